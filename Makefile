@@ -1,0 +1,32 @@
+# Two entry points that do all their own set-up on a fresh clone:
+#   make demo   benchmark the bundled digits FP32 and INT8 models on this computer
+#   make test   run the test suite (installs system tools as root, then a venv)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+
+.PHONY: demo test venv system clean
+
+demo: $(VENV)/.stamp
+	$(BIN)/edgebench demo
+
+test: system $(VENV)/.stamp-test
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+system:
+	bash scripts/setup-system.sh
+
+venv: $(VENV)/.stamp
+
+$(VENV)/.stamp: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.stamp-test: $(VENV)/.stamp
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+clean:
+	rm -rf $(VENV) runs build dist

@@ -1,0 +1,85 @@
+"""`edgebench bench MODEL --board B`: latency with CIs, cold start, warm-up, e2e breakdown."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from edgebench.cli.app import app
+
+
+def parse_range(text: Optional[str]):
+    if not text:
+        return None
+    from edgebench.errors import UsageError
+
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise UsageError(f"--input-range {text!r} is not LOW,HIGH", "e.g. --input-range 0,1") from None
+    return lo, hi
+
+
+def progress_printer(console, label: str):
+    """A progress callback that shows the precision reached so far on one live line."""
+    from edgebench.report import format as fmt
+
+    def show(ev: dict) -> None:
+        if ev["event"] == "connect":
+            console.print(f"[dim]{label}: connecting to {ev['board']}…[/]")
+        elif ev["event"] == "load":
+            console.print(f"[dim]{label}: loading {ev['model']}…[/]")
+        elif ev["event"] == "chunk":
+            rel = ev.get("rel_ci")
+            ci = f"±{100 * rel:.2f}%" if rel is not None else "n/a"
+            console.print(f"[dim]{label}: n={ev['n']:,} (warm-up {ev['n_warmup']}), median "
+                          f"{fmt.duration(ev.get('median_s'))}, CI {ci} (target ±{100 * ev['target']:.1f}%), "
+                          f"{ev['elapsed_s']:.1f} s[/]", end="\r")
+
+    return show
+
+
+@app.command()
+def bench(
+    model: Path = typer.Argument(..., help="The .tflite model to benchmark."),
+    board: str = typer.Option("host", "--board", "-b", help="Board profile name (see `edgebench boards`)."),
+    scenario: str = typer.Option("single-stream", help="single-stream, offline or fixed-rate."),
+    kernels: str = typer.Option("xnnpack", help="xnnpack (default), builtin (no default delegates) or reference."),
+    threads: int = typer.Option(1, help="Interpreter threads."),
+    delegate: Optional[str] = typer.Option(None, help="Delegate to load, e.g. edgetpu."),
+    rate: Optional[float] = typer.Option(None, help="Requests per second for --scenario fixed-rate."),
+    batch: int = typer.Option(1, help="Batch size for --scenario offline (where the model allows it)."),
+    inputs: Optional[Path] = typer.Option(None, help=".npy/.npz inputs (default: seeded random in range)."),
+    input_range: Optional[str] = typer.Option(None, help="LOW,HIGH for random inputs of float models (default 0,1)."),
+    seed: int = typer.Option(0, help="Seed of the random inputs."),
+    target: float = typer.Option(0.01, help="Stop when the 95% CI half-width of the median is within this fraction."),
+    min_samples: int = typer.Option(200, help="Minimum measured inferences."),
+    min_time: float = typer.Option(2.0, help="Minimum measuring time, seconds."),
+    max_time: float = typer.Option(30.0, help="Maximum measuring time, seconds (then the target is reported as not reached)."),
+    runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
+    url: Optional[str] = typer.Option(None, help="Override the board's address (ssh://user@host, /dev/ttyUSB0)."),
+    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the run as JSON on stdout."),
+) -> None:
+    """Benchmark a model's latency on a board until the median is known to the target precision."""
+    from rich.console import Console
+
+    from edgebench.bench.latency import BenchOptions, run_bench
+    from edgebench.boards.registry import get_profile
+    from edgebench.cli.output import emit_json
+    from edgebench.cli.render import print_run
+
+    err = Console(stderr=True)
+    profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    opts = BenchOptions(scenario=scenario, kernels=kernels, threads=threads, delegate=delegate,
+                        rate_hz=rate, batch=batch, inputs=str(inputs) if inputs else None,
+                        input_range=parse_range(input_range), seed=seed, target_rel_ci=target,
+                        min_samples=min_samples, min_time_s=min_time, max_time_s=max_time)
+    result, run_dir = run_bench(model, profile, opts, runs_root=runs_dir, url=url,
+                                progress=progress_printer(err, model.name))
+    err.print()
+    if json_out:
+        emit_json(result)
+    else:
+        print_run(Console(), result, run_dir)

@@ -1,0 +1,52 @@
+"""`edgebench runs`: list stored runs, or show one (table, claim, --json)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from edgebench.cli.app import app
+
+
+@app.command()
+def runs(
+    run: Optional[str] = typer.Argument(None, help="A run folder, its name prefix, or 'latest'; omit to list."),
+    runs_dir: Path = typer.Option(Path("runs"), help="Folder holding run folders."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout."),
+) -> None:
+    """List stored runs, or show one run in full."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from edgebench.cli.output import emit_json
+    from edgebench.cli.render import print_run
+    from edgebench.report import format as fmt
+    from edgebench.results.store import find_runs, flat_row, read_result, resolve_run
+
+    out = Console()
+    if run is not None:
+        d = resolve_run(run, runs_dir)
+        result = read_result(d)
+        if json_out:
+            emit_json(result)
+        else:
+            print_run(out, result, d)
+        return
+    rows = [flat_row(read_result(d), d) for d in find_runs(runs_dir)]
+    if json_out:
+        emit_json(rows)
+        return
+    if not rows:
+        out.print(f"no runs under {runs_dir}")
+        return
+    t = Table(title=f"runs under {runs_dir}", title_justify="left")
+    for col in ("run", "status", "label", "model", "precision", "board", "kernels", "thr",
+                "scenario", "median e2e", "95% CI", "n", "warn"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(Path(r["path"]).name, r["status"], r["label"], str(r["model"]), str(r["precision"]),
+                  str(r["board"]), str(r["kernels"]), str(r["threads"]), str(r["scenario"]),
+                  fmt.duration(r["e2e_median_s"]), fmt.duration_range(r["e2e_ci_low_s"], r["e2e_ci_high_s"]),
+                  fmt.count(r["n"]), str(r["warnings"]))
+    out.print(t)

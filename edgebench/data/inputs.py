@@ -1,0 +1,104 @@
+"""Benchmark inputs (level 2): seeded random data in the model's input range, or a user file.
+
+Inputs are always float32 arrays shaped ``(N, *input_shape_without_batch)``;
+the device quantizes them (that is part of the timed input preparation).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from edgebench.errors import DataError
+
+_QRANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}
+FLOAT_DEFAULT_RANGE = (0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class InputSet:
+    x: np.ndarray            # float32 (N, *shape)
+    source: str              # "random" or the file path
+    seed: int | None
+    low: float | None
+    high: float | None
+
+    def describe(self) -> dict:
+        return {
+            "source": self.source, "seed": self.seed, "count": int(self.x.shape[0]),
+            "shape": list(self.x.shape[1:]), "dtype": str(self.x.dtype),
+            "range": [self.low, self.high] if self.low is not None else None,
+            "sha256": hashlib.sha256(np.ascontiguousarray(self.x).tobytes()).hexdigest(),
+        }
+
+
+def input_range(tensor: dict, override: tuple | None = None) -> tuple[float, float]:
+    """The real-valued range a model input can represent.
+
+    Quantized inputs: the dequantized span of the integer type. Float inputs:
+    [0, 1] unless ``override`` says otherwise (a float model has no declared range).
+    """
+    if override is not None:
+        lo, hi = float(override[0]), float(override[1])
+        if not lo < hi:
+            raise DataError(f"input range {lo},{hi} is empty", "give LOW,HIGH with LOW < HIGH")
+        return lo, hi
+    q = tensor.get("quant")
+    if q and tensor.get("dtype") in _QRANGE:
+        scale, zp = float(np.ravel(q["scale"])[0]), float(np.ravel(q["zero_point"])[0])
+        qmin, qmax = _QRANGE[tensor["dtype"]]
+        return scale * (qmin - zp), scale * (qmax - zp)
+    return FLOAT_DEFAULT_RANGE
+
+
+def random_inputs(tensor: dict, count: int = 64, seed: int = 0, override=None) -> InputSet:
+    if count < 1:
+        raise DataError(f"input count {count} must be at least 1", "use a positive --input-count")
+    lo, hi = input_range(tensor, override)
+    shape = tuple(int(d) for d in tensor["shape"][1:])
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(lo, hi, size=(count, *shape)).astype(np.float32)
+    return InputSet(x, "random", seed, lo, hi)
+
+
+def load_inputs(path, tensor: dict, key: str | None = None, limit: int | None = None) -> InputSet:
+    """Load a user's .npy or .npz (array ``x`` or the first array, or ``key``) and check its shape."""
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"input file {p} does not exist", "check the --inputs path")
+    try:
+        loaded = np.load(p, allow_pickle=False)
+    except Exception as exc:
+        raise DataError(f"{p}: not a readable .npy/.npz file ({exc})", "save inputs with numpy.save/savez") from None
+    if isinstance(loaded, np.lib.npyio.NpzFile):
+        names = list(loaded.files)
+        name = key or ("x" if "x" in names else (names[0] if names else None))
+        if name is None or name not in names:
+            raise DataError(f"{p}: no array {key or 'x'!r} (has {names})", "name the inputs array x")
+        arr = loaded[name]
+    else:
+        arr = loaded
+    shape = tuple(int(d) for d in tensor["shape"])
+    per = shape[1:]
+    if arr.shape == shape and shape[0] == 1:
+        arr = arr.reshape((1, *per))
+    elif arr.ndim == len(per):  # one sample without the batch axis
+        arr = arr.reshape((1, *arr.shape))
+    if tuple(arr.shape[1:]) != per:
+        raise DataError(
+            f"{p}: inputs of shape {tuple(arr.shape)} do not fit the model input "
+            f"{tensor.get('name')!r} of shape {list(shape)}",
+            f"give an array shaped (N, {', '.join(map(str, per))})",
+        )
+    if not np.issubdtype(arr.dtype, np.number):
+        raise DataError(f"{p}: inputs have dtype {arr.dtype}, not numeric", "save float32 inputs")
+    arr = arr.astype(np.float32)
+    if not np.all(np.isfinite(arr)):
+        raise DataError(f"{p}: inputs contain NaN or infinity", "clean the input data")
+    if limit:
+        arr = arr[:limit]
+    if arr.shape[0] == 0:
+        raise DataError(f"{p}: holds no samples", "give at least one input")
+    return InputSet(arr, str(p), None, float(arr.min()), float(arr.max()))

@@ -1,0 +1,62 @@
+"""Typed errors (level 0). Library code raises these; only the CLI prints them.
+
+Every error carries a one-line message that says what is wrong and, where there
+is one, what to do about it (``hint``). The CLI prints ``error: <message>`` and,
+when present, `` (<hint>)`` on one line, and exits with ``exit_code``.
+"""
+from __future__ import annotations
+
+
+class EdgebenchError(Exception):
+    """Base of all edgebench errors: one clear line, an exit code."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def one_line(self) -> str:
+        text = self.message.rstrip(".")
+        if self.hint:
+            text += f": {self.hint}"
+        return " ".join(text.split())
+
+
+class UsageError(EdgebenchError):
+    """A bad argument or option value given by the user."""
+
+
+class ModelError(EdgebenchError):
+    """A model file that is missing, corrupt or unusable."""
+
+
+class DataError(EdgebenchError):
+    """Input or test data with the wrong shape, dtype or labels."""
+
+
+class ProfileError(EdgebenchError):
+    """A board profile that does not validate, or an unknown board."""
+
+
+class TransportError(EdgebenchError):
+    """The board cannot be reached or the link broke."""
+
+
+class AgentError(EdgebenchError):
+    """The on-device agent failed, crashed, or answered with an error."""
+
+
+class RuntimeMissingError(AgentError):
+    """No usable TFLite runtime (or delegate) on the board."""
+
+
+class ResultError(EdgebenchError):
+    """A stored result that cannot be read or is of an unknown schema."""
+
+
+class GateFailed(EdgebenchError):
+    """A result failed a user-given gate (threshold). Exit code 2."""
+
+    exit_code = 2

@@ -1,0 +1,120 @@
+"""The claim sentence: one complete statement generated from a stored run (level 1).
+
+It names the figure, its uncertainty and sample count, the model and how it
+ran, what the timing includes, the board and its state, the label of the
+figure, and what was *not* measured, so a number cannot travel without its
+conditions.
+"""
+from __future__ import annotations
+
+from edgebench.report import format as fmt
+from edgebench.results.model import RunResult
+
+_KERNELS = {"xnnpack": "XNNPACK", "builtin": "builtin kernels", "reference": "reference kernels"}
+_PRECISION = {"int8": "INT8", "uint8": "UINT8", "fp32": "FP32", "fp16": "FP16",
+              "dynamic-range": "dynamic-range INT8 weights/FP32 activations", "mixed": "mixed precision"}
+
+
+def claim(result: RunResult) -> str:
+    parts = [_headline(result), _what(result), _includes(result), _where(result), _state(result)]
+    text = ", ".join(p for p in parts if p) + "."
+    caveats = _caveats(result)
+    if caveats:
+        text += " " + " ".join(caveats)
+    return text
+
+
+def _headline(r: RunResult) -> str:
+    e2e = r.latency.get("e2e") or {}
+    scen = r.scenario.get("name", "single-stream")
+    tput = r.throughput.get("per_s")
+    head = f"{fmt.rate(tput)} inferences/s {scen}"
+    if scen == "fixed-rate":
+        head = (f"fixed-rate at {fmt.rate(r.scenario.get('rate_hz'))}/s requested, "
+                f"{fmt.rate(r.extra.get('achieved_rate_hz'))}/s achieved")
+    stats = (f"median {fmt.duration(e2e.get('median_s'))}, "
+             f"{int(round(100 * e2e.get('ci_level', 0.95)))}% CI "
+             f"{fmt.duration_range(e2e.get('ci_low_s'), e2e.get('ci_high_s'))}")
+    if e2e.get("p99_s") is not None:
+        stats += f", p99 {fmt.duration(e2e.get('p99_s'))}"
+    stats += f", n={fmt.count(e2e.get('n'))}"
+    return f"{head} ({stats})"
+
+
+def _what(r: RunResult) -> str:
+    m, rt = r.model, r.runtime
+    prec = _PRECISION.get(m.get("precision"), str(m.get("precision")))
+    how = _KERNELS.get(rt.get("kernels"), str(rt.get("kernels")))
+    if rt.get("delegate"):
+        how = f"{rt['delegate']} delegate"
+    threads = rt.get("threads")
+    run_on = f"{rt.get('name', '?')} {rt.get('version', '')}".strip()
+    batch = r.scenario.get("batch") or 1
+    extra = f", batch {batch}" if batch > 1 else ""
+    return (f"for {m.get('name')} {prec} ({how}, {threads} thread{'s' if threads != 1 else ''}, "
+            f"{run_on}{extra})")
+
+
+def _includes(r: RunResult) -> str:
+    inc = r.timing.get("e2e_includes")
+    return f"end-to-end incl. {inc}" if inc else "end-to-end"
+
+
+def _where(r: RunResult) -> str:
+    b = r.board
+    sysd = b.get("system") or {}
+    cpu = (sysd.get("cpu") or {}).get("model") or (sysd.get("board_model") or {}).get("model")
+    gov = _governor(sysd)
+    details = ", ".join(x for x in (cpu, gov) if x)
+    title = b.get("title") or b.get("name")
+    return f"on {title}" + (f" ({details})" if details else "")
+
+
+def _governor(sysd: dict) -> str | None:
+    policies = (sysd.get("cpufreq") or {}).get("policies") or {}
+    govs = sorted({p.get("governor") for p in policies.values() if isinstance(p, dict) and p.get("governor")})
+    maxf = [p.get("cur_freq_hz") for p in policies.values() if isinstance(p, dict) and p.get("cur_freq_hz")]
+    bits = []
+    if maxf:
+        bits.append(f"{max(maxf) / 1e9:.2f} GHz")
+    if govs:
+        bits.append(f"governor {'/'.join(govs)}")
+    return ", ".join(bits) or None
+
+
+def _state(r: RunResult) -> str:
+    t = r.thermal or {}
+    start, end = t.get("start") or {}, t.get("end") or {}
+    label = r.label
+    if not (start.get("available") or end.get("available")):
+        return f"{label}, thermal state unknown (no thermal sensor)"
+    hs, he = _hottest(start), _hottest(end)
+    throttled = end.get("throttled")
+    thr = ""
+    if isinstance(throttled, dict):
+        thr = ", throttled" if throttled.get("now_any") else ", not throttled"
+    return f"{label}, {hs:.0f}→{he:.0f} °C during the run{thr}"
+
+
+def _hottest(snap: dict) -> float:
+    temps = [v for v in (snap.get("temps_c") or {}).values() if isinstance(v, (int, float))]
+    return max(temps) if temps else float("nan")
+
+
+def _caveats(r: RunResult) -> list[str]:
+    out = []
+    if r.status != "complete":
+        out.append(f"INCOMPLETE run ({r.status_reason or r.status}).")
+    if r.stopping and r.stopping.get("target_reached") is False:
+        out.append(f"Precision target not reached: {r.stopping.get('reason')}.")
+    if r.kind == "bench":
+        out.append("Burst figure, not sustained (no soak to thermal steady state).")
+    if not (r.power or {}).get("measured"):
+        out.append("Energy not measured.")
+    acc = (r.extra or {}).get("accuracy")
+    if not acc:
+        out.append("Accuracy not measured in this run.")
+    if r.warnings:
+        codes = ", ".join(sorted({w.get("code", "?") for w in r.warnings}))
+        out.append(f"{len(r.warnings)} stability warning{'s' if len(r.warnings) != 1 else ''} ({codes}).")
+    return out

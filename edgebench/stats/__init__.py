@@ -1,0 +1,28 @@
+"""Statistics for honest benchmarks (level 1): pure functions, no I/O.
+
+- :mod:`.latency`   summaries with an order-statistic CI of the median; the stop rule
+- :mod:`.warmup`    end of warm-up by MSER-5
+- :mod:`.compare`   ratio of medians with a bootstrap CI and a Mann-Whitney U test
+- :mod:`.stability` warnings with remedies (spread, drift, outliers, too few samples)
+
+All times are in seconds. scipy is imported inside the functions that use it,
+so importing this package stays cheap.
+"""
+from edgebench.stats.compare import RatioResult, ratio_of_medians
+from edgebench.stats.latency import LatencySummary, StopDecision, StopRule, median_ci, summarize
+from edgebench.stats.stability import StabilityWarning, instability_warnings
+from edgebench.stats.warmup import WarmupResult, detect_warmup
+
+__all__ = [
+    "LatencySummary",
+    "RatioResult",
+    "StabilityWarning",
+    "StopDecision",
+    "StopRule",
+    "WarmupResult",
+    "detect_warmup",
+    "instability_warnings",
+    "median_ci",
+    "ratio_of_medians",
+    "summarize",
+]

@@ -1,0 +1,68 @@
+"""Reading .tflite files on the host: identity, precision, operators, bad files."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgebench.data.inputs import input_range, load_inputs, random_inputs
+from edgebench.errors import DataError, ModelError
+from edgebench.runtime.tflite_file import read_model
+
+MLPERF = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny"
+DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits"
+
+
+def test_int8_model_is_described():
+    m = read_model(MLPERF / "kws_ref_model.tflite")
+    assert m.precision == "int8"
+    assert m.sha256 == "aeea436800704fce17b17292e4412630ad856e9d777c044c64ef748a880bd0ae"
+    assert m.operators["DEPTHWISE_CONV_2D"] == 4
+    assert m.inputs[0].to_dict()["quant"] == {"scale": pytest.approx(0.5847029), "zero_point": 83}
+
+
+def test_kws_float_model_is_really_dynamic_range():
+    # The MLPerf Tiny "float32" KWS file stores its CONV_2D weights as int8: the
+    # tool must say so instead of calling it FP32.
+    assert read_model(MLPERF / "kws_ref_model_float32.tflite").precision == "dynamic-range"
+    assert read_model(MLPERF / "pretrainedResnet.tflite").precision == "fp32"
+
+
+def test_digits_pair():
+    assert read_model(DIGITS / "digits_fp32.tflite").precision == "fp32"
+    assert read_model(DIGITS / "digits_int8.tflite").precision == "int8"
+
+
+def test_missing_and_corrupt_models(tmp_path):
+    with pytest.raises(ModelError, match="does not exist"):
+        read_model(tmp_path / "nope.tflite")
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"PK\x03\x04 not a model at all")
+    with pytest.raises(ModelError, match="not a TFLite model"):
+        read_model(bad)
+    trunc = tmp_path / "trunc.tflite"
+    trunc.write_bytes((MLPERF / "kws_ref_model.tflite").read_bytes()[:2000])
+    with pytest.raises(ModelError, match="corrupt"):
+        read_model(trunc)
+
+
+def test_input_range_of_quantized_input():
+    t = read_model(MLPERF / "kws_ref_model.tflite").inputs[0].to_dict()
+    lo, hi = input_range(t)
+    assert lo == pytest.approx(0.5847029 * (-128 - 83))
+    assert hi == pytest.approx(0.5847029 * (127 - 83))
+    x = random_inputs(t, count=8, seed=3)
+    assert x.x.shape == (8, 49, 10, 1) and x.x.dtype == np.float32
+    assert x.x.min() >= lo and x.x.max() <= hi
+    assert np.array_equal(x.x, random_inputs(t, count=8, seed=3).x)
+    assert not np.array_equal(x.x, random_inputs(t, count=8, seed=4).x)
+
+
+def test_user_inputs_shape_checked(tmp_path):
+    t = read_model(DIGITS / "digits_int8.tflite").inputs[0].to_dict()
+    good = tmp_path / "good.npz"
+    np.savez(good, x=np.zeros((5, 8, 8, 1), np.float32))
+    assert load_inputs(good, t).x.shape == (5, 8, 8, 1)
+    bad = tmp_path / "bad.npy"
+    np.save(bad, np.zeros((5, 9, 9, 1), np.float32))
+    with pytest.raises(DataError, match=r"do not fit the model input .* \[1, 8, 8, 1\]"):
+        load_inputs(bad, t)
