@@ -1,0 +1,281 @@
+"""Latency summaries with a nonparametric CI of the median, and the stop rule.
+
+Level 1: pure functions on arrays of per-inference latencies in seconds.
+
+Confidence interval of the median
+---------------------------------
+The CI is the classic distribution-free interval from order statistics: with
+``B ~ Binomial(n, 1/2)`` (how many of n samples fall below the true median),
+take the largest ``j`` with ``P(B <= j - 1) <= (1 - ci_level) / 2``; the
+interval is ``[x_(j), x_(n-j+1)]`` (1-based order statistics). Its coverage,
+``1 - 2 P(B <= j - 1)``, is at least ``ci_level`` for any continuous
+distribution (conservative, because order statistics are discrete). ``j`` is
+found with ``scipy.stats.binom``; the interval is identical to
+``scipy.stats.quantile_test(x, q=median, p=0.5).confidence_interval(ci_level)``
+(the tests check this), but costs O(1) after the sort.
+
+No order statistic reaches 95% coverage for n < 6 (``P(B = 0) = 1/32 > 0.025``
+at n = 5): :func:`median_ci` then raises DataError and :func:`summarize`
+records the interval as ``None`` instead of printing a narrower, dishonest one.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Optional
+
+import numpy as np
+
+from edgebench.errors import DataError, UsageError
+from edgebench.stats._samples import (
+    as_samples,
+    check_count,
+    check_level,
+    format_duration_s,
+    format_percent,
+)
+
+#: Smallest n for which each tail percentile is reported; below it the value is None.
+#: A p-th percentile needs about 1 / (1 - p) samples before a single value beyond
+#: it is even expected: p90 needs 10, p99 needs 100, p99.9 needs 1,000.
+MIN_N_P90 = 10
+MIN_N_P99 = 100
+MIN_N_P999 = 1000
+
+
+def _order_statistic_ci(sorted_s: np.ndarray, ci_level: float) -> Optional[tuple[float, float]]:
+    """Order-statistic CI of the median of already sorted samples, or None if unattainable."""
+    from scipy.stats import binom
+
+    n = sorted_s.size
+    alpha_half = (1.0 - ci_level) / 2.0
+    m = int(binom.ppf(alpha_half, n, 0.5))  # smallest m with P(B <= m) >= alpha/2
+    j = m + 1 if binom.cdf(m, n, 0.5) <= alpha_half else m  # largest j: P(B <= j-1) <= alpha/2
+    if j < 1:
+        return None
+    return float(sorted_s[j - 1]), float(sorted_s[n - j])
+
+
+def _min_n_for_ci(ci_level: float) -> int:
+    """Smallest n whose extreme order statistics reach ``ci_level``: 0.5**n <= (1 - ci_level) / 2."""
+    return max(2, math.ceil(math.log2(2.0 / (1.0 - ci_level)) - 1e-9))
+
+
+def median_ci(samples_s, ci_level: float = 0.95) -> tuple[float, float]:
+    """Nonparametric CI ``(low_s, high_s)`` of the median from order statistics.
+
+    See the module docstring for the method. Raises DataError for bad samples
+    or when n is too small for any order statistic to reach ``ci_level``
+    (n < 6 at 95%); UsageError for a ``ci_level`` outside (0, 1).
+    """
+    level = check_level(ci_level)
+    x = np.sort(as_samples(samples_s, min_n=2))
+    ci = _order_statistic_ci(x, level)
+    if ci is None:
+        raise DataError(
+            f"{x.size} samples are too few for a {level:.0%} CI of the median",
+            hint=f"measure at least {_min_n_for_ci(level)} samples",
+        )
+    return ci
+
+
+@dataclass(frozen=True)
+class LatencySummary:
+    """Summary of per-inference latencies, all times in seconds.
+
+    ``ci_low_s``/``ci_high_s``: order-statistic CI of the median at ``ci_level``
+    (None when n is too small to reach that level). ``mad_s`` is the raw median
+    absolute deviation; ``mad_scaled_s`` is multiplied by ~1.4826 so it estimates
+    the standard deviation of normal data. Percentiles use numpy's "linear"
+    method; p90/p99/p999 are None below 10/100/1,000 samples.
+    ``throughput_per_s`` is ``1 / median_s``: single-stream throughput (one
+    inference at a time), not what a batched or pipelined scenario reaches.
+    ``rel_ci_halfwidth`` is ``(ci_high_s - ci_low_s) / 2 / median_s``. Both are
+    None when the median is 0 s (a stage shorter than the timer's resolution).
+    """
+
+    n: int
+    median_s: float
+    ci_low_s: Optional[float]
+    ci_high_s: Optional[float]
+    ci_level: float
+    mean_s: float
+    std_s: float
+    mad_s: float
+    mad_scaled_s: float
+    min_s: float
+    max_s: float
+    p50_s: float
+    p90_s: Optional[float]
+    p99_s: Optional[float]
+    p999_s: Optional[float]
+    throughput_per_s: Optional[float]
+    rel_ci_halfwidth: Optional[float]
+
+    def to_dict(self) -> dict:
+        """Plain JSON-able dict: int ``n``, floats, and None for unavailable values."""
+        out = {}
+        for key, value in asdict(self).items():
+            if value is None:
+                out[key] = None
+            elif key == "n":
+                out[key] = int(value)
+            else:
+                out[key] = float(value)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "LatencySummary":
+        """Inverse of :meth:`to_dict`. Raises DataError if a field is missing; extra keys are ignored."""
+        if not isinstance(data, dict):
+            raise DataError(f"a latency summary must be a mapping, got {type(data).__name__}")
+        names = [f.name for f in fields(cls)]
+        missing = [name for name in names if name not in data]
+        if missing:
+            raise DataError(f"latency summary lacks field(s): {', '.join(missing)}")
+        values = {}
+        for name in names:
+            value = data[name]
+            try:
+                values[name] = None if value is None else (int(value) if name == "n" else float(value))
+            except (TypeError, ValueError):
+                raise DataError(f"latency summary field {name!r} is not a number: {value!r}") from None
+        return cls(**values)
+
+
+def summarize(samples_s, ci_level: float = 0.95) -> LatencySummary:
+    """Summarize per-inference latencies (seconds) into a :class:`LatencySummary`.
+
+    Raises DataError for fewer than 2 samples or any non-finite or negative
+    value; UsageError for a ``ci_level`` outside (0, 1). A median of 0 s (a
+    stage below the timer's resolution) is summarized, with
+    ``throughput_per_s`` and ``rel_ci_halfwidth`` None.
+    """
+    from scipy.stats import median_abs_deviation
+
+    level = check_level(ci_level)
+    x = np.sort(as_samples(samples_s, min_n=2))
+    n = x.size
+    median = float(np.median(x))
+    ci = _order_statistic_ci(x, level)
+    positive = median > 0.0
+    p50, p90, p99, p999 = (float(v) for v in np.percentile(x, [50.0, 90.0, 99.0, 99.9], method="linear"))
+    return LatencySummary(
+        n=n,
+        median_s=median,
+        ci_low_s=None if ci is None else ci[0],
+        ci_high_s=None if ci is None else ci[1],
+        ci_level=level,
+        mean_s=float(np.mean(x)),
+        std_s=float(np.std(x, ddof=1)),
+        mad_s=float(median_abs_deviation(x, scale=1.0)),
+        mad_scaled_s=float(median_abs_deviation(x, scale="normal")),
+        min_s=float(x[0]),
+        max_s=float(x[-1]),
+        p50_s=p50,
+        p90_s=p90 if n >= MIN_N_P90 else None,
+        p99_s=p99 if n >= MIN_N_P99 else None,
+        p999_s=p999 if n >= MIN_N_P999 else None,
+        throughput_per_s=1.0 / median if positive else None,
+        rel_ci_halfwidth=(ci[1] - ci[0]) / 2.0 / median if (ci is not None and positive) else None,
+    )
+
+
+@dataclass(frozen=True)
+class StopDecision:
+    """Verdict of :meth:`StopRule.check`.
+
+    ``done``: stop measuring. ``target_reached``: the CI half-width met the
+    target (with the minimum samples and time). ``reason``: one sentence with
+    the numbers. ``rel_ci_halfwidth`` is None while the CI is unattainable.
+    """
+
+    done: bool
+    target_reached: bool
+    reason: str
+    n_samples: int
+    rel_ci_halfwidth: Optional[float]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _rel_halfwidth(x: np.ndarray, ci_level: float) -> Optional[float]:
+    if x.size < 2:
+        return None
+    xs = np.sort(x)
+    median = float(np.median(xs))
+    ci = _order_statistic_ci(xs, ci_level)
+    if ci is None or median <= 0.0:
+        return None
+    return (ci[1] - ci[0]) / 2.0 / median
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """Measure until the median's CI is tight enough, within time limits.
+
+    Stop with ``target_reached`` once there are at least ``min_samples`` samples,
+    at least ``min_time_s`` has elapsed, and the relative CI half-width of the
+    median is <= ``target_rel_ci``. Stop without it once ``max_time_s`` has
+    elapsed, whatever the state. Raises UsageError for invalid parameters.
+    """
+
+    target_rel_ci: float = 0.01
+    min_samples: int = 100
+    min_time_s: float = 1.0
+    max_time_s: float = 30.0
+    ci_level: float = 0.95
+
+    def __post_init__(self):
+        target = self.target_rel_ci
+        if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0.0 < target < 1.0:
+            raise UsageError(f"target_rel_ci must be in (0, 1), got {target!r}", hint="e.g. 0.01 for 1%")
+        check_count(self.min_samples, "min_samples", minimum=2)
+        for name in ("min_time_s", "max_time_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+                raise UsageError(f"{name} must be a finite number >= 0, got {value!r}")
+        if self.max_time_s <= 0 or self.max_time_s < self.min_time_s:
+            raise UsageError(
+                f"max_time_s must be > 0 and >= min_time_s ({self.min_time_s:g} s), got {self.max_time_s!r}"
+            )
+        check_level(self.ci_level)
+
+    def check(self, samples_s, elapsed_s: float) -> StopDecision:
+        """Decide whether to stop after ``elapsed_s`` seconds with these samples."""
+        if isinstance(elapsed_s, bool) or not isinstance(elapsed_s, (int, float)) or not np.isfinite(elapsed_s) or elapsed_s < 0:
+            raise UsageError(f"elapsed_s must be a finite number >= 0, got {elapsed_s!r}")
+        x = as_samples(samples_s, min_n=0)
+        n = int(x.size)
+        rel = _rel_halfwidth(x, self.ci_level)
+        target = format_percent(self.target_rel_ci)
+        enough = n >= self.min_samples and elapsed_s >= self.min_time_s
+
+        if enough and rel is not None and rel <= self.target_rel_ci:
+            reason = f"CI half-width {format_percent(rel)} of median <= target {target} after {n:,} samples"
+            return StopDecision(True, True, reason, n, rel)
+
+        if elapsed_s >= self.max_time_s:
+            limit = f"maximum time {self.max_time_s:g} s reached"
+            if rel is None:
+                reason = f"{limit} after {n:,} samples, too few for a {self.ci_level:.0%} CI of the median"
+            elif n < self.min_samples:
+                reason = (
+                    f"{limit} with only {n:,} samples < minimum {self.min_samples:,} "
+                    f"(CI half-width {format_percent(rel)}, target {target})"
+                )
+            else:
+                reason = f"{limit} with CI half-width {format_percent(rel)} > target {target} after {n:,} samples"
+            return StopDecision(True, False, reason, n, rel)
+
+        pending = []
+        if n < self.min_samples:
+            pending.append(f"{n:,} of minimum {self.min_samples:,} samples")
+        if elapsed_s < self.min_time_s:
+            pending.append(f"{format_duration_s(elapsed_s)} of minimum time {self.min_time_s:g} s")
+        if rel is None:
+            pending.append(f"too few samples for a {self.ci_level:.0%} CI of the median")
+        elif rel > self.target_rel_ci:
+            pending.append(f"CI half-width {format_percent(rel)} > target {target}")
+        return StopDecision(False, False, "continuing: " + "; ".join(pending), n, rel)
