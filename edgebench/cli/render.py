@@ -2,26 +2,40 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from edgebench.report import format as fmt
 from edgebench.results.model import STAGES
 
 
+def _unit(seconds: float) -> tuple[str, float]:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return unit, scale
+    return "µs", 1e-6
+
+
 def latency_table(result, title: str | None = None) -> Table:
+    """Stage latencies in one unit (chosen from the end-to-end median) so columns stay narrow."""
     lat = result.latency
-    t = Table(title=title or f"{result.model.get('name')} on {result.board.get('name')} "
-                             f"[{result.label}]", title_justify="left")
-    for col in ("stage", "median", "95% CI of median", "p90", "p99", "p99.9", "mean", "std", "MAD", "min", "n"):
+    unit, scale = _unit((lat.get("e2e") or {}).get("median_s") or 1e-6)
+    heading = title or (f"{result.model.get('name')} on {result.board.get('name')}, "
+                        f"{result.label}, times in {unit}")
+    t = Table(title=escape(heading), title_justify="left")
+    for col in ("stage", "median", "95% CI", "p90", "p99", "p99.9", "mean", "MAD", "min", "n"):
         t.add_column(col, justify="left" if col == "stage" else "right")
+
+    def v(x):
+        return "–" if x is None else f"{x / scale:.3g}"
+
     for stage in STAGES:
         s = lat.get(stage)
         if not s:
             continue
-        t.add_row(stage, fmt.duration(s["median_s"]), fmt.duration_range(s["ci_low_s"], s["ci_high_s"]),
-                  fmt.duration(s["p90_s"]), fmt.duration(s["p99_s"]), fmt.duration(s["p999_s"]),
-                  fmt.duration(s["mean_s"]), fmt.duration(s["std_s"]), fmt.duration(s["mad_s"]),
-                  fmt.duration(s["min_s"]), fmt.count(s["n"]))
+        ci = "–" if s["ci_low_s"] is None else f"{v(s['ci_low_s'])}–{v(s['ci_high_s'])}"
+        t.add_row(stage, v(s["median_s"]), ci, v(s["p90_s"]), v(s["p99_s"]), v(s["p999_s"]),
+                  v(s["mean_s"]), v(s["mad_s"]), v(s["min_s"]), fmt.count(s["n"]))
     return t
 
 
@@ -43,9 +57,10 @@ def print_run(console: Console, result, run_dir=None) -> None:
         mark = "reached" if st.get("target_reached") else "NOT reached"
         console.print(f"precision target {mark}: {st.get('reason')}")
     for w in result.warnings:
-        console.print(f"[yellow]warning ({w.get('code')}):[/] {w.get('message')} — {w.get('remedy')}")
+        console.print(f"[yellow]warning ({w.get('code')}):[/] {escape(str(w.get('message')))} — "
+                      f"{escape(str(w.get('remedy')))}")
     claim = result.extra.get("claim")
     if claim:
-        console.print(f"[bold]claim:[/] {claim}")
+        console.print(f"[bold]claim:[/] {escape(claim)}")
     if run_dir is not None:
         console.print(f"run stored in {run_dir} ({result.status})")

@@ -1,0 +1,126 @@
+"""`bench` on the host board: the real agent as a child process, real LiteRT."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgebench.bench.latency import BenchOptions, run_bench
+from edgebench.boards.registry import get_profile
+from edgebench.errors import DataError, UsageError
+from edgebench.results import store
+
+DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits"
+INT8 = DIGITS / "digits_int8.tflite"
+
+
+def _opts(**kw):
+    base = dict(min_samples=50, min_time_s=0.3, max_time_s=2.0, chunk_time_s=0.1)
+    base.update(kw)
+    return BenchOptions(**base)
+
+
+@pytest.fixture(scope="module")
+def host():
+    return get_profile("host")
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory, host):
+    root = tmp_path_factory.mktemp("runs")
+    return run_bench(INT8, host, _opts(), runs_root=root)
+
+
+def test_single_stream_result_is_complete_and_conditioned(single):
+    result, run_dir = single
+    assert result.status == "complete" and result.label == "measured"
+    e2e = result.latency["e2e"]
+    assert e2e["n"] >= 50
+    assert e2e["ci_low_s"] <= e2e["median_s"] <= e2e["ci_high_s"]
+    assert e2e["min_s"] <= e2e["p50_s"] <= e2e["p90_s"]
+    # e2e covers the other stages
+    assert e2e["median_s"] >= result.latency["invoke"]["median_s"]
+    assert result.model["sha256"] == __import__("hashlib").sha256(INT8.read_bytes()).hexdigest()
+    assert result.model["precision"] == "int8"
+    assert result.model["calibration"]["count"] == 200  # copied from the sidecar
+    assert result.runtime["name"] and result.runtime["version"]
+    assert result.runtime["kernels"] == "xnnpack" and result.runtime["threads"] == 1
+    assert result.cold_start["load_s"] > 0 and result.cold_start["first_inference_s"] > 0
+    assert result.warmup["n_warmup"] >= 10
+    assert result.scenario["inputs"]["source"] == "random" and result.scenario["inputs"]["seed"] == 0
+    assert "os" in result.board["system"]
+    assert result.power["measured"] is False
+    assert result.extra["claim"].startswith(f"{result.throughput['per_s']:,.0f} inferences/s single-stream")
+
+
+def test_samples_parquet_matches_result(single):
+    result, run_dir = single
+    frame = store.read_samples(run_dir)
+    counts = frame["phase"].value_counts().to_dict()
+    assert counts["cold"] == 1
+    assert counts["warmup"] == result.warmup["n_warmup"]
+    assert counts["measure"] == result.latency["e2e"]["n"]
+    meas = frame.loc[frame["phase"] == "measure", "e2e_s"].to_numpy()
+    assert np.median(meas) == pytest.approx(result.latency["e2e"]["median_s"])
+    assert np.all(np.diff(frame["t_start_ns"].to_numpy()) > 0)
+    assert store.read_result(run_dir) == result
+
+
+def test_reference_kernels_and_fixed_rate(tmp_path, host):
+    result, _ = run_bench(INT8, host, _opts(kernels="reference", scenario="fixed-rate", rate_hz=200.0,
+                                            min_samples=40, max_time_s=1.0), runs_root=tmp_path)
+    assert result.runtime["kernels"] == "reference"
+    assert result.extra["achieved_rate_hz"] == pytest.approx(200.0, rel=0.05)
+    assert result.extra["lateness_median_s"] >= 0
+
+
+def test_offline_scenario(tmp_path, host):
+    result, _ = run_bench(INT8, host, _opts(scenario="offline"), runs_root=tmp_path)
+    assert result.throughput["per_s"] > 0
+    assert "wall span" in result.throughput["definition"]
+
+
+def test_interrupted_run_keeps_samples_and_says_incomplete(tmp_path, host):
+    chunks = []
+
+    def progress(ev):
+        if ev["event"] == "chunk":
+            chunks.append(ev)
+            if len(chunks) == 3:
+                raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_bench(INT8, host, _opts(max_time_s=10.0, min_time_s=5.0), runs_root=tmp_path, progress=progress)
+    (run_dir,) = store.find_runs(tmp_path)
+    result = store.read_result(run_dir)
+    assert result.status == "incomplete"
+    assert "Ctrl-C" in result.status_reason
+    assert len(store.read_samples(run_dir)) > 10
+    assert "INCOMPLETE run" in result.extra["claim"]
+
+
+def test_bad_inputs_leave_no_run_folder(tmp_path, host):
+    bad = tmp_path / "x.npy"
+    np.save(bad, np.zeros((3, 5, 5, 1), np.float32))
+    runs = tmp_path / "runs"
+    with pytest.raises(DataError, match="do not fit"):
+        run_bench(INT8, host, _opts(inputs=str(bad)), runs_root=runs)
+    assert store.find_runs(runs) == []
+
+
+def test_user_inputs_are_used(tmp_path, host):
+    data = np.load(DIGITS / "digits_test.npz")["x"][:16]
+    p = tmp_path / "in.npz"
+    np.savez(p, x=data)
+    result, _ = run_bench(INT8, host, _opts(inputs=str(p)), runs_root=tmp_path / "runs")
+    assert result.scenario["inputs"]["source"] == str(p)
+    assert result.scenario["inputs"]["count"] == 16
+
+
+@pytest.mark.parametrize("kw,match", [({"scenario": "burst"}, "unknown scenario"),
+                                      ({"kernels": "fast"}, "unknown kernel set"),
+                                      ({"scenario": "fixed-rate"}, "positive --rate"),
+                                      ({"threads": 0}, "threads")])
+def test_bad_options(tmp_path, host, kw, match):
+    with pytest.raises(UsageError, match=match):
+        run_bench(INT8, host, _opts(**kw), runs_root=tmp_path)

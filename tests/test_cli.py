@@ -1,0 +1,76 @@
+"""The command line: --json parity with the library result, one-line errors, exit codes."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from edgebench.cli.app import app
+from edgebench.results import store
+
+ROOT = Path(__file__).resolve().parents[1]
+INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
+FAST = ["--min-samples", "50", "--min-time", "0.3", "--max-time", "1.5"]
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "edgebench", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, timeout=120)
+
+
+def test_bench_json_equals_stored_result(tmp_path):
+    res = CliRunner().invoke(app, ["bench", str(INT8), "--runs-dir", str(tmp_path), "--json", *FAST])
+    assert res.exit_code == 0, res.output
+    printed = json.loads(res.stdout)
+    (run_dir,) = store.find_runs(tmp_path)
+    assert printed == store.read_result(run_dir).to_dict()
+
+
+def test_runs_lists_and_shows(tmp_path):
+    assert CliRunner().invoke(app, ["bench", str(INT8), "--runs-dir", str(tmp_path), *FAST]).exit_code == 0
+    listing = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path), "--json"])
+    rows = json.loads(listing.stdout)
+    assert len(rows) == 1 and rows[0]["model"] == "digits_int8" and rows[0]["status"] == "complete"
+    shown = CliRunner().invoke(app, ["runs", "latest", "--runs-dir", str(tmp_path)])
+    assert shown.exit_code == 0 and "claim:" in shown.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["bench", "nope.tflite"], "model file nope.tflite does not exist"),
+    (["bench", str(INT8), "--board", "raspbery-pi-5"], "unknown board"),
+    (["bench", str(INT8), "--scenario", "fixed-rate"], "positive --rate"),
+    (["runs", "zzz"], "no run 'zzz'"),
+])
+def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle):
+    p = run_cli(*args, "--runs-dir", tmp_path) if args[0] in ("bench", "runs") else run_cli(*args)
+    assert p.returncode == 1, p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("error: ") and needle in lines[0]
+    assert "Traceback" not in p.stderr
+    assert store.find_runs(tmp_path) == []
+
+
+def test_corrupt_model(tmp_path):
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(INT8.read_bytes()[:100])
+    p = run_cli("bench", bad, "--runs-dir", tmp_path / "runs")
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert "TFLite model" in p.stderr
+    assert not (tmp_path / "runs").exists() or store.find_runs(tmp_path / "runs") == []
+
+
+def test_debug_shows_traceback(tmp_path):
+    p = run_cli("--debug", "bench", "nope.tflite", "--runs-dir", tmp_path)
+    assert p.returncode == 1 and "Traceback" in p.stderr
+
+
+def test_version_and_help_do_not_import_heavy_modules():
+    code = ("import sys; from edgebench.cli.app import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('tensorflow', 'matplotlib', 'pandas', 'scipy', 'ai_edge_litert') if m in sys.modules]\n"
+            "print('HEAVY', heavy)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "HEAVY []" in p.stdout, p.stdout + p.stderr
