@@ -1,0 +1,176 @@
+"""`edgebench inspect`: what a .tflite model contains and costs (operators, tensors, MACs, memory)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from edgebench.cli.app import app
+
+
+@app.command("inspect")
+def inspect_command(
+    model: Path = typer.Argument(..., help="A .tflite model."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout."),
+    layers: bool = typer.Option(False, "--layers", help="Also show the per-layer table (MACs, params, live memory)."),
+    tensors: bool = typer.Option(False, "--tensors", help="Also show every tensor with its quantization."),
+) -> None:
+    """Operators, tensors, quantization, parameters, MACs and peak activation memory of a model."""
+    from edgebench.cli.output import emit_json, get_console
+    from edgebench.runtime.inspect import inspect_model
+
+    report = inspect_model(model)
+    if json_out:
+        emit_json(report)
+        return
+    out = get_console()
+    _summary(out, report)
+    _operators(out, report)
+    _io(out, report)
+    if layers:
+        _layers(out, report)
+    if tensors:
+        _tensors(out, report)
+
+
+def _bytes(n) -> str:
+    if n is None:
+        return "n/a"
+    for div, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if n >= div:
+            return f"{n:,} B ({n / div:.1f} {unit})"
+    return f"{n:,} B"
+
+
+def _si(n: int) -> str:
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= div:
+            return f"{n:,} ({n / div:.3g} {unit})"
+    return f"{n:,}"
+
+
+def _print_table(out, title: str, columns, rows, caption: str | None = None) -> None:
+    """A rich table whose numeric columns are never cut: on a narrow terminal, only the
+    ``name`` column (ellipsis) and the ``quantization`` column (wrapped) give way."""
+    from rich import box
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, caption=caption,
+              caption_justify="left", pad_edge=False)
+    widths = [max(len(str(c)) for c in [col] + [row[k] for row in rows]) for k, col in enumerate(columns)]
+    flexible = {"name": 12, "quantization": 18}
+    fixed = sum(w for c, w in zip(columns, widths) if c not in flexible) + 3 * len(columns)
+    room = max(out.width - fixed, sum(min(flexible[c], w) for c, w in zip(columns, widths) if c in flexible))
+    for c, w in zip(columns, widths):
+        if c == "name":
+            other = sum(min(flexible["quantization"], w2) for c2, w2 in zip(columns, widths) if c2 == "quantization")
+            t.add_column(c, no_wrap=True, overflow="ellipsis", max_width=max(min(12, w), min(w, room - other)))
+        elif c == "quantization":
+            t.add_column(c, overflow="fold", min_width=min(flexible[c], w))
+        else:
+            t.add_column(c, justify="right" if c in _NUMERIC else "left", no_wrap=True, min_width=w)
+    for row in rows:
+        t.add_row(*map(str, row))
+    out.print(t)
+
+
+_NUMERIC = {"count", "MACs", "params", "param B", "live B", "bytes", "#"}
+
+
+def _name(name: str) -> str:
+    """TFLite names fused tensors 'a;b;c': show the first part (JSON has the full name)."""
+    return name.split(";")[0] + ("…" if ";" in name else "")
+
+
+def _summary(out, r) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    m = r.model
+    t = Table.grid(padding=(0, 2))
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column(overflow="fold")
+    t.add_row("model", f"{m.name}  ({m.path})")
+    t.add_row("sha256", m.sha256)
+    t.add_row("file size", _bytes(m.bytes))
+    t.add_row("precision", f"{m.precision} (weights {m.weights_dtype}, activations {m.activations_dtype})")
+    t.add_row("operators", f"{len(r.layers)} in the main subgraph"
+              + (f" ({r.subgraphs} subgraphs)" if r.subgraphs > 1 else ""))
+    t.add_row("parameters", f"{r.params:,} in constant tensors, {_bytes(r.param_bytes)}")
+    macs = f"{_si(r.macs)} per inference  \\[computed from shapes]"
+    if r.macs_not_counted:
+        ops = sorted({l.op for l in r.macs_not_counted})
+        macs += f"; MACs not counted for {len(r.macs_not_counted)} operator(s): {', '.join(ops)}"
+    t.add_row("MACs", macs)
+    if r.peak_op_index is not None:
+        peak_op = r.layers[r.peak_op_index].op
+        where = f" at operator #{r.peak_op_index} {peak_op}, {len(r.peak_tensors)} tensors live"
+    else:
+        where = ""
+    t.add_row("peak activations", f"{_bytes(r.peak_activation_bytes)}{where}  \\[estimated: liveness, "
+              "no in-place reuse; not TFLM's planner]")
+    t.add_row("all activations", f"{_bytes(r.activation_bytes_no_reuse)} if nothing were reused")
+    for note in r.notes:
+        t.add_row("note", escape(note))
+    out.print(t)
+
+
+def _operators(out, r) -> None:
+    macs: dict = {}
+    for layer in r.layers:
+        if layer.macs is None:
+            macs[layer.op] = None
+        elif layer.op not in macs or macs[layer.op] is not None:
+            macs[layer.op] = (macs.get(layer.op) or 0) + layer.macs
+    rows = [(op, n, "not counted" if macs.get(op, 0) is None else f"{macs.get(op, 0):,}")
+            for op, n in sorted(r.operators.items(), key=lambda kv: (-kv[1], kv[0]))]
+    _print_table(out, "operators", ("operator", "count", "MACs"), rows)
+
+
+def _quant(tensor) -> str:
+    """'s=0.0394 zp=-128' per tensor; 'axis 0 x16: s=1e-05…3e-04 zp=0' per channel."""
+    q = tensor.quant_dict()
+    if q is None:
+        return "-"
+    if q["channels"] == 1:
+        return f"s={q['scale']:.6g} zp={q['zero_point']}"
+    scales = [float(s) for s in q["scale"]]
+    zps = sorted({int(z) for z in q["zero_point"]})
+    zp = str(zps[0]) if len(zps) == 1 else f"{zps[0]}…{zps[-1]}"
+    return f"axis {q['quantized_dimension']} x{q['channels']}: s={min(scales):.2g}…{max(scales):.2g} zp={zp}"
+
+
+def _shape(shape) -> str:
+    return "x".join(map(str, shape)) or "scalar"
+
+
+def _io(out, r) -> None:
+    rows = [(role, _name(t.name), _shape(t.shape), t.dtype, _quant(t))
+            for role, items in (("input", r.inputs), ("output", r.outputs)) for t in items]
+    _print_table(out, "inputs and outputs", ("role", "name", "shape", "dtype", "quantization"), rows)
+
+
+def _layers(out, r) -> None:
+    rows = []
+    for layer in r.layers:
+        rows.append((layer.index, layer.op, ", ".join(_shape(s) for s in layer.output_shapes),
+                     "not counted" if layer.macs is None else f"{layer.macs:,}",
+                     f"{layer.params:,}", f"{layer.param_bytes:,}",
+                     f"{layer.live_bytes:,}" + ("*" if layer.index == r.peak_op_index else " ")))
+    rows.append(("", "total", "", f"{r.macs:,}" + ("+" if r.macs_not_counted else ""),
+                 f"{r.params:,}", f"{r.param_bytes:,}", f"{r.peak_activation_bytes:,}*"))
+    caption = "live B: activation bytes live while the operator runs (estimate); * peak"
+    notes = [f"#{l.index} {l.op}: {l.note}" for l in r.layers if l.note and l.note != "no MACs"]
+    if notes:
+        caption += "\n" + "\n".join(notes)
+    _print_table(out, "layers, in execution order",
+                 ("#", "operator", "output", "MACs", "params", "param B", "live B"), rows, caption)
+
+
+def _tensors(out, r) -> None:
+    rows = [(t.index, _name(t.name), _shape(t.shape), t.dtype, f"{t.bytes:,}",
+             "const" if t.constant else ("var" if t.variable else "act"), _quant(t))
+            for t in r.tensors]
+    _print_table(out, "tensors", ("#", "name", "shape", "dtype", "bytes", "kind", "quantization"), rows,
+                 "kind: const = constant (parameters), act = activation, var = variable (state); "
+                 "s = scale, zp = zero point, axis N xC: per-channel on axis N with C channels")
