@@ -1,0 +1,274 @@
+"""Calibration and output fidelity of classifier outputs (level 1: pure, writes only where told).
+
+Expected calibration error
+--------------------------
+:func:`expected_calibration_error` bins samples by their top-class confidence
+``max_c p[i, c]`` into ``n_bins`` equal-width bins with edges
+``0, 1/n_bins, ..., 1``. Bins are right-inclusive, ``(lo, hi]``, except the
+first, ``[0, hi]``, so every confidence in [0, 1] falls in exactly one bin (and
+1.0 lands in the last). With ``B_m`` the samples of bin m,
+
+    ECE = sum_m |B_m| / N * |accuracy(B_m) - mean confidence(B_m)|
+
+where a sample is accurate when its top class (``np.argmax``, ties to the lower
+index) is its label. Empty bins contribute nothing and are reported with count 0
+and None for their confidence and accuracy. Probabilities are used as given (for
+an INT8 model: the dequantized outputs); rows need not sum exactly to 1, but
+values outside [0, 1] are rejected, because they are logits, not probabilities.
+
+Temperature scaling
+-------------------
+:func:`fit_temperature` finds the T > 0 that minimizes the mean negative
+log-likelihood of ``softmax(z / T)`` (``scipy.optimize.minimize_scalar``,
+bounded, on log T within :data:`TEMPERATURE_BOUNDS`). ``z`` are logits, or,
+when probabilities are given, their logarithms (floored at ``prob_floor``,
+because dequantized outputs contain exact zeros): softmax(log p / T) is p
+sharpened or flattened. ``kind="auto"`` treats the input as probabilities when
+every value is within [0, 1] and every row sums to 1 within
+:data:`PROB_SUM_TOLERANCE`; pass ``kind`` explicitly to avoid the guess. A result at a
+bound means the likelihood was still improving there (e.g. a model that is right
+on every fitting sample wants T -> 0). Fit on a held-out split
+(:func:`calibration_split`), never on the samples the ECE is then reported on.
+
+Output fidelity
+---------------
+:func:`output_fidelity` compares a model's outputs with a reference's (e.g.
+dequantized INT8 vs FP32) sample by sample.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from edgebench.errors import DataError, UsageError
+from edgebench.stats._samples import check_count
+
+DEFAULT_BINS = 15
+TEMPERATURE_BOUNDS = (0.01, 100.0)
+PROB_SUM_TOLERANCE = 0.05
+PROB_FLOOR = 1e-7
+_KINDS = ("auto", "logits", "probs")
+
+
+def _as_matrix(values, name: str) -> np.ndarray:
+    try:
+        a = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{name} must be a numeric (N, C) array ({exc})") from None
+    if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 2:
+        raise DataError(f"{name} must have shape (N, C) with N >= 1 and C >= 2, got {a.shape}")
+    if not np.isfinite(a).all():
+        raise DataError(f"{name} has {int((~np.isfinite(a)).sum())} non-finite value(s) (NaN or inf)")
+    return a
+
+
+def _as_labels(labels, n: int, num_classes: int) -> np.ndarray:
+    y = np.asarray(labels)
+    if y.shape != (n,):
+        raise DataError(f"labels must have shape ({n},), got {y.shape}")
+    if y.dtype.kind not in "iu":
+        raise DataError(f"labels must be integer class indices, got dtype {y.dtype}")
+    if n and (y.min() < 0 or y.max() >= num_classes):
+        raise DataError(f"labels must be in [0, {num_classes - 1}], got values from {y.min()} to {y.max()}")
+    return y.astype(np.int64)
+
+
+# ---------------------------------------------------------------- ECE
+
+@dataclass(frozen=True)
+class ECEResult:
+    """Expected calibration error and its bins (a list of dicts: lo, hi, count, confidence, accuracy)."""
+
+    ece: float
+    n: int
+    n_bins: int
+    bins: list
+
+    @property
+    def accuracy(self) -> float:
+        return sum(b["accuracy"] * b["count"] for b in self.bins if b["count"]) / self.n
+
+    def to_dict(self) -> dict:
+        return {"ece": float(self.ece), "n": int(self.n), "n_bins": int(self.n_bins),
+                "bins": [dict(b) for b in self.bins]}
+
+
+def expected_calibration_error(probs, labels, n_bins: int = DEFAULT_BINS) -> ECEResult:
+    """ECE of probabilities ``probs`` (N, C) against ``labels`` (N,); bins as in the module docstring."""
+    p = _as_matrix(probs, "probs")
+    n_bins = check_count(n_bins, "n_bins", minimum=1)
+    if p.min() < 0.0 or p.max() > 1.0:
+        raise DataError(f"probs must lie in [0, 1], got values from {p.min():.4g} to {p.max():.4g}",
+                        hint="apply softmax to logits first")
+    y = _as_labels(labels, p.shape[0], p.shape[1])
+    confidence = p.max(axis=1)
+    correct = p.argmax(axis=1) == y
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    index = np.clip(np.searchsorted(edges, confidence, side="left") - 1, 0, n_bins - 1)
+    bins, ece, n = [], 0.0, p.shape[0]
+    for m in range(n_bins):
+        mask = index == m
+        count = int(mask.sum())
+        conf = float(confidence[mask].mean()) if count else None
+        acc = float(correct[mask].mean()) if count else None
+        if count:
+            ece += count / n * abs(acc - conf)
+        bins.append({"lo": float(edges[m]), "hi": float(edges[m + 1]), "count": count,
+                     "confidence": conf, "accuracy": acc})
+    return ECEResult(ece=float(ece), n=int(n), n_bins=n_bins, bins=bins)
+
+
+# ---------------------------------------------------------------- temperature scaling
+
+def _log_inputs(values, kind: str, prob_floor: float) -> np.ndarray:
+    if kind not in _KINDS:
+        raise UsageError(f"kind must be one of {', '.join(_KINDS)}, got {kind!r}")
+    z = _as_matrix(values, "logits_or_probs")
+    if kind == "auto":
+        in_unit = z.min() >= 0.0 and z.max() <= 1.0
+        kind = "probs" if in_unit and np.all(np.abs(z.sum(axis=1) - 1.0) <= PROB_SUM_TOLERANCE) else "logits"
+    if kind == "probs":
+        if z.min() < 0.0 or z.max() > 1.0:
+            raise DataError("probabilities must lie in [0, 1]", hint="pass kind='logits' for logits")
+        if not 0.0 < prob_floor < 1.0:
+            raise UsageError(f"prob_floor must be in (0, 1), got {prob_floor!r}")
+        return np.log(np.maximum(z, prob_floor))
+    return z
+
+
+def _nll(z: np.ndarray, y: np.ndarray, temperature: float) -> float:
+    from scipy.special import log_softmax
+
+    return float(-np.mean(log_softmax(z / temperature, axis=1)[np.arange(y.size), y]))
+
+
+def fit_temperature(logits_or_probs, labels, kind: str = "auto", prob_floor: float = PROB_FLOOR) -> float:
+    """Temperature T > 0 minimizing the NLL of ``softmax(z / T)`` on these samples (see module docstring)."""
+    from scipy.optimize import minimize_scalar
+
+    z = _log_inputs(logits_or_probs, kind, prob_floor)
+    y = _as_labels(labels, z.shape[0], z.shape[1])
+    lo, hi = (math.log(b) for b in TEMPERATURE_BOUNDS)
+    res = minimize_scalar(lambda log_t: _nll(z, y, math.exp(log_t)), bounds=(lo, hi), method="bounded",
+                          options={"xatol": 1e-6})
+    return float(math.exp(res.x))
+
+
+def apply_temperature(logits_or_probs, temperature: float, kind: str = "auto",
+                      prob_floor: float = PROB_FLOOR) -> np.ndarray:
+    """Probabilities ``softmax(z / temperature)`` (N, C); ``z`` as in :func:`fit_temperature`."""
+    from scipy.special import softmax
+
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
+            or not math.isfinite(temperature) or temperature <= 0:
+        raise UsageError(f"temperature must be a finite number > 0, got {temperature!r}")
+    z = _log_inputs(logits_or_probs, kind, prob_floor)
+    return softmax(z / float(temperature), axis=1)
+
+
+def calibration_split(n: int, fit_fraction: float = 0.5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint sorted index arrays ``(fit, evaluate)`` over ``n`` samples, seeded.
+
+    Fit the temperature on ``fit`` and report ECE after scaling on ``evaluate``.
+    """
+    n = check_count(n, "n", minimum=2)
+    if isinstance(fit_fraction, bool) or not isinstance(fit_fraction, (int, float)) or not 0.0 < fit_fraction < 1.0:
+        raise UsageError(f"fit_fraction must be in (0, 1), got {fit_fraction!r}")
+    order = np.random.default_rng(check_count(seed, "seed", minimum=0)).permutation(n)
+    k = min(max(int(round(n * fit_fraction)), 1), n - 1)
+    return np.sort(order[:k]), np.sort(order[k:])
+
+
+# ---------------------------------------------------------------- reliability diagram
+
+def reliability_diagram(ece_result: ECEResult, path, title: str = "Reliability diagram") -> Path:
+    """Write a reliability diagram of ``ece_result`` as a PNG at ``path``; returns the path.
+
+    Bars: accuracy per confidence bin (empty bins left blank), the diagonal is
+    perfect calibration, the bin's mean confidence is marked. matplotlib is imported
+    here (Agg canvas, no pyplot state) so that importing edgebench stays fast.
+    """
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise UsageError("the reliability diagram needs matplotlib", hint="pip install matplotlib") from None
+
+    out = Path(path)
+    bins = [b for b in ece_result.bins if b["count"]]
+    fig = Figure(figsize=(4.5, 4.5), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="perfect calibration")
+    ax.bar([b["lo"] for b in bins], [b["accuracy"] for b in bins], width=[b["hi"] - b["lo"] for b in bins],
+           align="edge", edgecolor="black", color="#4c72b0", alpha=0.8, label="accuracy")
+    ax.plot([b["confidence"] for b in bins], [b["confidence"] for b in bins], "o", color="#dd8452",
+            markersize=4, label="mean confidence")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("confidence (top class)")
+    ax.set_ylabel("accuracy")
+    ax.set_title(f"{title}\nECE {ece_result.ece:.4f}, n={ece_result.n:,}, {ece_result.n_bins} bins", fontsize=10)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, format="png")
+    return out
+
+
+# ---------------------------------------------------------------- output fidelity
+
+@dataclass(frozen=True)
+class Fidelity:
+    """Agreement of outputs with reference outputs.
+
+    ``rmse`` and ``max_abs_error`` over all elements; ``cosine_similarity`` is the
+    mean over samples (a sample whose vectors are both zero counts as 1, one zero
+    vector as 0); ``relative_l2_error`` = ||test - ref|| / ||ref|| over all
+    elements, None when the reference is all zeros.
+    """
+
+    n: int
+    rmse: float
+    max_abs_error: float
+    cosine_similarity: float
+    relative_l2_error: Optional[float]
+
+    def to_dict(self) -> dict:
+        return {"n": int(self.n), "rmse": float(self.rmse), "max_abs_error": float(self.max_abs_error),
+                "cosine_similarity": float(self.cosine_similarity),
+                "relative_l2_error": None if self.relative_l2_error is None else float(self.relative_l2_error)}
+
+
+def output_fidelity(y_ref, y_test) -> Fidelity:
+    """:class:`Fidelity` of ``y_test`` against ``y_ref``, both float (N, ...) of the same shape."""
+    try:
+        ref = np.asarray(y_ref, dtype=np.float64)
+        test = np.asarray(y_test, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"outputs must be numeric arrays ({exc})") from None
+    if ref.shape != test.shape:
+        raise DataError(f"output shapes differ: reference {ref.shape}, test {test.shape}")
+    if ref.ndim < 1 or ref.shape[0] < 1 or ref.size == 0:
+        raise DataError(f"outputs must have shape (N, ...) with N >= 1, got {ref.shape}")
+    for name, a in (("reference", ref), ("test", test)):
+        if not np.isfinite(a).all():
+            raise DataError(f"{name} outputs have {int((~np.isfinite(a)).sum())} non-finite value(s)")
+    r = ref.reshape(ref.shape[0], -1)
+    t = test.reshape(test.shape[0], -1)
+    diff = t - r
+    norm_r, norm_t = np.linalg.norm(r, axis=1), np.linalg.norm(t, axis=1)
+    both = norm_r * norm_t
+    cos = np.where(both > 0, np.sum(r * t, axis=1) / np.where(both > 0, both, 1.0),
+                   np.where((norm_r == 0) & (norm_t == 0), 1.0, 0.0))
+    ref_norm = float(np.linalg.norm(r))
+    return Fidelity(
+        n=int(r.shape[0]),
+        rmse=float(np.sqrt(np.mean(diff ** 2))),
+        max_abs_error=float(np.max(np.abs(diff))),
+        cosine_similarity=float(np.mean(cos)),
+        relative_l2_error=float(np.linalg.norm(diff)) / ref_norm if ref_norm > 0 else None,
+    )
