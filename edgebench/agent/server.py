@@ -1,0 +1,294 @@
+"""The agent's request loop (protocol: docs/agent-protocol.md).
+
+``python -m edgebench.agent [--cache-dir DIR] [--tty /dev/ttyS0 --baud 115200]``
+
+Serves requests on stdin/stdout (or on a serial device) until ``shutdown`` or
+end of input. Before serving, the real stdout is moved to a private descriptor
+and fd 1 is pointed at stderr, so that whatever a native runtime prints cannot
+corrupt the protocol stream.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+import time
+from typing import Optional, Tuple
+
+import numpy as np
+
+from . import __version__, protocol, sysinfo
+from .loop import Runner
+from .protocol import AgentFailure, DataFailure, ModelFailure, TransferFailure, UsageFailure
+from .runtime import LoadedModel, runtime_summary
+
+DEFAULT_CACHE = os.path.join("~", ".cache", "edgebench", "agent")
+_BAUD_NAMES = ("B9600", "B19200", "B38400", "B57600", "B115200", "B230400", "B460800",
+               "B500000", "B576000", "B921600", "B1000000", "B1500000", "B2000000", "B3000000")
+
+
+class FdStream:
+    """Blocking reads and writes on raw file descriptors, with a read buffer."""
+
+    def __init__(self, in_fd: int, out_fd: int):
+        self.in_fd, self.out_fd = in_fd, out_fd
+        self.buf = bytearray()
+        self.eof = False
+
+    def _more(self) -> bool:
+        if self.eof:
+            return False
+        chunk = os.read(self.in_fd, 1 << 16)
+        if not chunk:
+            self.eof = True
+            return False
+        self.buf += chunk
+        return True
+
+    def read_line(self, max_bytes: int) -> bytes:
+        start = 0
+        while True:
+            idx = self.buf.find(b"\n", start)
+            if idx >= 0 or len(self.buf) >= max_bytes:
+                end = idx + 1 if idx >= 0 else max_bytes
+                line = bytes(self.buf[:end])
+                del self.buf[:end]
+                return line
+            start = len(self.buf)
+            if not self._more():
+                line = bytes(self.buf)
+                self.buf.clear()
+                return line
+
+    def read_exact(self, n: int) -> bytes:
+        while len(self.buf) < n:
+            if not self._more():
+                raise protocol.EndOfStream()
+        data = bytes(self.buf[:n])
+        del self.buf[:n]
+        return data
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.out_fd, view):]
+
+
+class Agent:
+    """Request handlers; state: model cache, loaded model, input pool."""
+
+    def __init__(self, cache_dir: str):
+        self.cache_dir = os.path.abspath(os.path.expanduser(cache_dir))
+        self.model: Optional[LoadedModel] = None
+        self.runner: Optional[Runner] = None
+        self.running = True
+
+    def handle(self, header: dict, payload: bytes) -> Tuple[dict, bytes]:
+        op = header.get("op")
+        fn = getattr(self, "op_" + str(op).replace("-", "_"), None)
+        if fn is None:
+            raise AgentFailure(f"unknown op {op!r}", hint="host and agent versions differ; update the agent")
+        args = {k: v for k, v in header.items() if k not in ("id", "op", "payload_bytes")}
+        try:
+            return fn(payload, **args)
+        except TypeError as exc:
+            if "argument" in str(exc) and f"op_{op}" in str(exc):
+                raise UsageFailure(f"bad arguments for {op}: {exc}")
+            raise
+
+    # -- information ----------------------------------------------------------------
+    def op_hello(self, payload):
+        runtime, error = runtime_summary()
+        return {"protocol": protocol.PROTOCOL_VERSION, "agent_version": __version__,
+                "python": sys.version.split()[0], "numpy": np.__version__, "runtime": runtime,
+                "runtime_error": error, "pid": os.getpid(), "cache_dir": self.cache_dir}, b""
+
+    def op_sysinfo(self, payload):
+        return sysinfo.collect(), b""
+
+    def op_thermal(self, payload):
+        return sysinfo.thermal_snapshot(), b""
+
+    def op_status(self, payload):
+        rss = None
+        try:
+            with open("/proc/self/statm") as f:
+                rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            pass
+        maxrss = None
+        try:
+            import resource
+
+            ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            maxrss = ru if sys.platform == "darwin" else ru * 1024
+        except ImportError:
+            pass
+        return {"rss_bytes": rss if rss is not None else maxrss, "maxrss_bytes": maxrss,
+                "model_loaded": self.model is not None,
+                "pool": len(self.runner.pool) if self.runner else 0}, b""
+
+    # -- models ---------------------------------------------------------------------
+    def _model_path(self, sha256) -> str:
+        if not isinstance(sha256, str) or len(sha256) != 64 or not all(c in "0123456789abcdef" for c in sha256):
+            raise UsageFailure(f"sha256 must be 64 lowercase hex digits, got {sha256!r}")
+        return os.path.join(self.cache_dir, sha256 + ".tflite")
+
+    def op_has_model(self, payload, sha256):
+        return {"present": os.path.isfile(self._model_path(sha256))}, b""
+
+    def op_put_model(self, payload, sha256):
+        path = self._model_path(sha256)
+        digest = hashlib.sha256(payload).hexdigest()
+        if digest != sha256:
+            raise TransferFailure(f"model bytes arrived with sha256 {digest[:12]}..., expected {sha256[:12]}...",
+                                  hint="the link corrupted the transfer; retry")
+        os.makedirs(self.cache_dir, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(payload)
+        os.replace(tmp, path)
+        return {"stored": True, "bytes": len(payload)}, b""
+
+    def op_load(self, payload, sha256, kernels="xnnpack", threads=1, delegate=None, batch=1):
+        path = self._model_path(sha256)
+        if not os.path.isfile(path):
+            raise ModelFailure(f"model {sha256[:12]}... is not on the agent", hint="put_model first")
+        self.model = self.runner = None
+        self.model = LoadedModel(path, kernels=kernels, threads=threads, delegate=delegate, batch=batch)
+        return self.model.describe(), b""
+
+    # -- inputs and inference -------------------------------------------------------
+    def _need_model(self) -> LoadedModel:
+        if self.model is None:
+            raise UsageFailure("no model is loaded", hint="load a model first")
+        return self.model
+
+    def _samples(self, payload: bytes) -> np.ndarray:
+        model = self._need_model()
+        arrays = protocol.decode_arrays(payload)
+        if "x" not in arrays:
+            raise DataFailure(f"the payload must hold an array 'x' (got {sorted(arrays)})")
+        x = arrays["x"]
+        want = model.sample_shape()
+        if x.ndim != len(want) + 1 or list(x.shape[1:]) != want:
+            raise DataFailure(f"input shape {list(x.shape)} does not fit the model: expected "
+                              f"[N, {', '.join(str(s) for s in want)}]")
+        if x.dtype.kind not in "fiub":
+            raise DataFailure(f"input dtype {x.dtype} is not numeric")
+        if len(x) == 0:
+            raise DataFailure("no input samples (N = 0)")
+        return np.ascontiguousarray(x, dtype=np.float32)
+
+    def op_set_inputs(self, payload):
+        pool = self._samples(payload)
+        self.runner = Runner(self.model, pool)
+        return {"count": len(pool)}, b""
+
+    def op_run(self, payload, mode, count, max_time_s, rate_hz=None, start_index=0):
+        if self.runner is None:
+            raise UsageFailure("no inputs are set", hint="set_inputs first")
+        t0 = time.perf_counter()
+        arrays = self.runner.run(mode, count, max_time_s, rate_hz=rate_hz, start_index=start_index)
+        elapsed = time.perf_counter() - t0
+        header = {"n": int(len(arrays["e2e_ns"])), "clock": "perf_counter_ns", "elapsed_s": elapsed,
+                  "batch": self.runner.batch, "mode": mode}
+        return header, protocol.encode_arrays(arrays)
+
+    def op_infer(self, payload):
+        x = self._samples(payload)
+        runner = self.runner if self.runner is not None else Runner(self.model, x[:1])
+        out = runner.infer(x)
+        return {"n": len(x)}, protocol.encode_arrays(out)
+
+    def op_shutdown(self, payload):
+        self.running = False
+        return {}, b""
+
+
+def serve(stream: FdStream, agent: Agent) -> int:
+    while agent.running:
+        try:
+            header, payload = protocol.read_message(stream.read_line, stream.read_exact)
+        except protocol.EndOfStream:
+            return 0
+        except AgentFailure as exc:  # framing broken: answer once, keep reading
+            stream.write(protocol.encode_message({"id": None, "ok": False, "error": exc.to_dict()}))
+            continue
+        rid = header.get("id")
+        try:
+            result, out = agent.handle(header, payload)
+            response = {"id": rid, "ok": True}
+            response.update(result)
+        except AgentFailure as exc:
+            response, out = {"id": rid, "ok": False, "error": exc.to_dict()}, b""
+        except MemoryError:
+            response, out = {"id": rid, "ok": False, "error": AgentFailure(
+                "the agent ran out of memory", hint="use fewer input samples or a smaller model").to_dict()}, b""
+        except Exception as exc:  # never let one request kill the agent
+            response, out = {"id": rid, "ok": False, "error": AgentFailure(
+                f"{header.get('op')} failed: {type(exc).__name__}: {exc}").to_dict()}, b""
+        stream.write(protocol.encode_message(response, out))
+    return 0
+
+
+def open_tty(path: str, baud: int) -> int:
+    import termios
+    import tty
+
+    fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+    tty.setraw(fd, termios.TCSANOW)  # TCSAFLUSH would drop a request already waiting
+    attrs = termios.tcgetattr(fd)
+    speed = getattr(termios, f"B{baud}", None)
+    if speed is None:
+        raise SystemExit(f"edgebench agent: unsupported baud rate {baud} "
+                         f"(use one of {', '.join(b[1:] for b in _BAUD_NAMES if hasattr(termios, b))})")
+    attrs[4] = attrs[5] = speed
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+    return fd
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="edgebench-agent", description=__doc__.splitlines()[0])
+    parser.add_argument("--tty", help="serve on this serial device instead of stdin/stdout")
+    parser.add_argument("--baud", type=int, default=115200, help="baud rate with --tty")
+    parser.add_argument("--cache-dir", default=os.environ.get("EDGEBENCH_AGENT_CACHE", DEFAULT_CACHE),
+                        help="model cache (by sha256); default %(default)s")
+    parser.add_argument("--version", action="version", version=f"edgebench agent {__version__} "
+                        f"(protocol {protocol.PROTOCOL_VERSION})")
+    args = parser.parse_args(argv)
+    sys.stdout.flush()
+    restore = None
+    if args.tty:
+        fd = open_tty(args.tty, args.baud)
+        stream = FdStream(fd, fd)
+    else:
+        stream = FdStream(0, os.dup(1))  # the protocol's private stdout
+        restore = raw_stdin()
+    os.dup2(2, 1)  # anything printed to fd 1 from now on lands on stderr
+    try:
+        return serve(stream, Agent(args.cache_dir))
+    except (BrokenPipeError, ConnectionResetError):
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if restore is not None:
+            restore()
+
+
+def raw_stdin():
+    """On a console (stdin is a terminal), switch it to raw mode: no echo, no CR/LF mangling."""
+    if not os.isatty(0):
+        return None
+    import termios
+    import tty
+
+    saved = termios.tcgetattr(0)
+    tty.setraw(0, termios.TCSANOW)
+    return lambda: termios.tcsetattr(0, termios.TCSADRAIN, saved)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""``edgebench boards``: the known board profiles, or one of them in full."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from edgebench.cli.app import app
+
+_UNITS = {  # datasheet key -> (label, formatter)
+    "idle_power_w": ("idle power", lambda v: f"{v:g} W"),
+    "typical_load_power_w": ("typical load power", lambda v: f"{v:g} W"),
+    "max_power_w": ("max power", lambda v: f"{v:g} W"),
+    "typical_current_a": ("typical current", lambda v: f"{v * 1000:g} mA"),
+    "supply_voltage_v": ("supply voltage", lambda v: f"{v:g} V"),
+    "supply_current_a": ("recommended supply current", lambda v: f"{v:g} A"),
+    "cpu_max_freq_hz": ("CPU max clock", lambda v: _hz(v)),
+    "throttle_temp_c": ("throttling starts at", lambda v: f"{v:g} °C"),
+    "temp_limit_c": ("temperature limit", lambda v: f"{v:g} °C"),
+    "accel_tops": ("accelerator peak", lambda v: f"{v:g} TOPS (int8)"),
+    "accel_tops_per_w": ("accelerator efficiency", lambda v: f"{v:g} TOPS/W"),
+    "accel_power_w": ("accelerator power at peak", lambda v: f"{v:g} W"),
+}
+
+
+def _hz(value: float) -> str:
+    for div, unit in ((1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")):
+        if value >= div:
+            return f"{value / div:g} {unit}"
+    return f"{value:g} Hz"
+
+
+def _power_summary(ds) -> str:
+    """Short power figures from a datasheet (all estimates), '-' if none are published."""
+    if ds is None:
+        return "-"
+    parts = []
+    if ds.idle_power_w:
+        parts.append(f"idle {ds.idle_power_w:g} W")
+    if ds.typical_load_power_w:
+        parts.append(f"typ {ds.typical_load_power_w:g} W")
+    elif ds.typical_current_a and ds.supply_voltage_v:
+        parts.append(f"typ ~{ds.typical_current_a * ds.supply_voltage_v:.1f} W")
+    if ds.max_power_w:
+        parts.append(f"max {ds.max_power_w:g} W")
+    if ds.accel_power_w:
+        parts.append(f"TPU {ds.accel_power_w:g} W")
+    if ds.supply_current_a and ds.supply_voltage_v:
+        parts.append(f"PSU {ds.supply_current_a * ds.supply_voltage_v:g} W")
+    return ", ".join(parts) if parts else "-"
+
+
+def _transport_cell(transport) -> str:
+    if transport.type == "ssh":
+        return "ssh " + transport.url.replace("ssh://", "", 1)
+    if transport.type == "serial":
+        return f"serial {transport.url}"
+    return transport.type
+
+
+def _table(profiles, width: int):
+    """The board list: one row per board, or (below 150 columns) one block per board."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from edgebench.boards.profile import ESTIMATED_LABEL
+
+    power_head = f"power, {ESTIMATED_LABEL}"
+    if width < 150:
+        grid = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        for i, p in enumerate(profiles):
+            if i:
+                grid.add_row("", "")
+            grid.add_row(Text(p.name, style="bold"), Text(f"{p.title} ({p.kind})"))
+            grid.add_row("  transport", Text(_transport_cell(p.transport)))
+            grid.add_row("  runtimes", Text(_runtimes_cell(p)))
+            grid.add_row("  telemetry", Text(", ".join(p.telemetry) or "-"))
+            grid.add_row("  power", Text(f"{_power_summary(p.datasheet)}  [{ESTIMATED_LABEL}]"
+                                         if p.datasheet else "-"))
+        return grid
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("name", no_wrap=True)
+    table.add_column("title")
+    table.add_column("kind")
+    table.add_column("transport", overflow="fold")
+    table.add_column("runtimes / delegates")
+    table.add_column("telemetry")
+    table.add_column(power_head)
+    for p in profiles:
+        table.add_row(Text(p.name, style="bold"), Text(p.title), Text(p.kind),
+                      Text(_transport_cell(p.transport)), Text(_runtimes_cell(p)),
+                      Text(", ".join(p.telemetry) or "-"), Text(_power_summary(p.datasheet)))
+    return table
+
+
+def _runtimes_cell(p) -> str:
+    text = ", ".join(p.runtimes)
+    if p.delegates:
+        text += " / " + ", ".join(p.delegates)
+    return text
+
+
+def _detail(p):
+    from rich.table import Table
+    from rich.text import Text
+
+    from edgebench.boards.profile import ESTIMATED_LABEL
+
+    grid = Table(title=f"{p.name}: {p.title}", title_justify="left", show_header=False, box=None,
+                 padding=(0, 2, 0, 0))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+
+    def row(key: str, value: str) -> None:
+        grid.add_row(Text(key), Text(value))
+
+    row("kind", p.kind)
+    row("soc", p.soc or "-")
+    row("transport", p.transport.describe())
+    if p.transport.python:
+        row("agent python", p.transport.python)
+    row("runtimes", ", ".join(p.runtimes))
+    row("kernels", ", ".join(p.kernels))
+    row("delegates", ", ".join(p.delegates) or "-")
+    row("default threads", str(p.default_threads))
+    row("telemetry", ", ".join(p.telemetry) or "-")
+    row("flasher", " ".join(p.flasher.argv) if p.flasher else "-")
+    if p.datasheet is None:
+        row("datasheet", "- (no published figures)")
+    else:
+        ds = p.datasheet
+        for key, value in ds.figures().items():
+            label, fmt = _UNITS[key]
+            row(label, f"{fmt(value)}  [{ESTIMATED_LABEL}]")
+        if ds.typical_load_power_w is None and ds.typical_current_a and ds.supply_voltage_v:
+            watts = ds.typical_current_a * ds.supply_voltage_v
+            row("typical power", f"~{watts:.1f} W = {ds.typical_current_a:g} A x "
+                f"{ds.supply_voltage_v:g} V  [{ESTIMATED_LABEL}]")
+        row("datasheet source", ds.source)
+    if p.notes:
+        row("notes", " ".join(p.notes.split()))
+    row("profile file", p.origin or "-")
+    return grid
+
+
+@app.command("boards")
+def boards(
+    name: Optional[str] = typer.Argument(None, metavar="NAME", help="Show this board's profile in full."),
+    json_out: bool = typer.Option(False, "--json", help="Print the profiles as JSON."),
+    boards_dir: Optional[List[Path]] = typer.Option(
+        None, "--boards-dir", metavar="DIR",
+        help="Also read board profiles (NAME.yaml) from DIR; repeatable, later ones win."),
+) -> None:
+    """Known boards: how each is reached, its runtimes, what it can measure."""
+    from edgebench.boards.registry import get_profile, list_profiles
+    from edgebench.cli.output import emit_json, get_console
+
+    extra = tuple(boards_dir or ())
+    if name is not None:
+        profile = get_profile(name, extra_dirs=extra)
+        if json_out:
+            emit_json(profile)
+        else:
+            get_console().print(_detail(profile))
+        return
+    profiles = list_profiles(extra_dirs=extra)
+    if json_out:
+        emit_json([p.to_dict() for p in profiles])
+    else:
+        from edgebench.boards.profile import ESTIMATED_LABEL
+
+        console = get_console()
+        console.print(_table(profiles, console.width))
+        console.print(f"power figures are {ESTIMATED_LABEL}: vendor figures, never measured; "
+                      "'edgebench boards NAME' shows a board in full with its sources",
+                      markup=False, highlight=False)

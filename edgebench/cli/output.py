@@ -1,0 +1,64 @@
+"""Shared output helpers of the command line (level 5).
+
+* ``console``: a rich Console on stdout, for results (tables, summaries);
+* ``err_console``: a rich Console on stderr, for progress and warnings;
+* :func:`emit_json`: the ``--json`` output of a command, from the data model's
+  own ``to_dict()``.
+
+The consoles are created on first use (``from edgebench.cli.output import
+console`` works), so importing this module does not import rich and verbs that
+register on the app stay cheap to load.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+_consoles: dict = {}
+
+
+def _console(stderr: bool):
+    key = "err" if stderr else "out"
+    if key not in _consoles:
+        from rich.console import Console
+
+        # file=None: rich resolves sys.stdout / sys.stderr at print time, so
+        # redirection (tests, CliRunner) is honoured.
+        _consoles[key] = Console(stderr=stderr, highlight=False)
+    return _consoles[key]
+
+
+def get_console():
+    """The rich Console on stdout (results); also available as ``console``."""
+    return _console(stderr=False)
+
+
+def get_err_console():
+    """The rich Console on stderr (progress, warnings); also available as ``err_console``."""
+    return _console(stderr=True)
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: lazy module attributes
+    if name == "console":
+        return get_console()
+    if name == "err_console":
+        return get_err_console()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _plain(obj: Any) -> Any:
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    if isinstance(obj, (list, tuple)):
+        return [_plain(item) for item in obj]
+    return obj
+
+
+def emit_json(obj: Any) -> None:
+    """Print ``obj`` (its ``to_dict()`` if it has one; lists item by item) as JSON on stdout."""
+    sys.stdout.write(json.dumps(_plain(obj), indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()
+
+
+__all__ = ["console", "err_console", "get_console", "get_err_console", "emit_json"]
