@@ -18,9 +18,9 @@ def _result(**kw) -> RunResult:
     r.runtime = {"name": "ai_edge_litert", "version": "2.3.0", "kernels": "xnnpack", "threads": 1,
                  "delegate": None}
     r.board = {"name": "raspberry-pi-5", "title": "Raspberry Pi 5 Model B",
-               "system": {"cpu": {"model": "Cortex-A76"},
+               "system": {"cpu": {"model_name": "Cortex-A76", "logical_cpus": 4},
                           "cpufreq": {"policies": {"policy0": {"governor": "performance",
-                                                               "cur_freq_hz": 2.4e9}}}}}
+                                                               "scaling_cur_freq_hz": 2.4e9}}}}}
     r.scenario = {"name": "single-stream", "batch": 1}
     r.timing = {"e2e_includes": "input quantization, transfer, invoke, output read and dequantization"}
     r.latency = {"e2e": {"n": 12000, "median_s": 0.00065, "ci_low_s": 0.00064, "ci_high_s": 0.00066,
@@ -28,7 +28,8 @@ def _result(**kw) -> RunResult:
     r.throughput = {"per_s": 1538.46}
     r.thermal = {"available": True, "start": {"available": True, "temps_c": {"cpu": 48.0}},
                  "end": {"available": True, "temps_c": {"cpu": 71.0},
-                         "throttled": {"now_any": False}}}
+                         "throttled": {"raw": "0x0", "throttled_now": False,
+                                       "under_voltage_now": False}}}
     r.stopping = {"target_reached": True, "reason": "ok"}
     for k, v in kw.items():
         setattr(r, k, v)
@@ -74,11 +75,18 @@ def test_claim_sentence_carries_conditions():
                            "p99 910 µs, n=12,000)")
     assert "kws_ref_model INT8 (XNNPACK, 1 thread, ai_edge_litert 2.3.0)" in text
     assert "end-to-end incl. input quantization" in text
-    assert "on Raspberry Pi 5 Model B (Cortex-A76, 2.40 GHz, governor performance)" in text
+    assert "on Raspberry Pi 5 Model B (Cortex-A76, 4 CPUs, 2.40 GHz, governor performance)" in text
     assert "measured, 48→71 °C during the run, not throttled" in text
     assert "Burst figure, not sustained" in text
     assert "Energy not measured." in text
     assert "Accuracy not measured in this run." in text
+
+
+def test_claim_names_throttling_causes():
+    r = _result()
+    r.thermal["end"]["throttled"] = {"raw": "0x50005", "under_voltage_now": True, "throttled_now": True,
+                                     "freq_capped_now": False}
+    assert "throttled now (under_voltage, throttled)" in claim(r)
 
 
 def test_claim_says_incomplete_and_unknown_thermal():

@@ -63,7 +63,10 @@ def _includes(r: RunResult) -> str:
 def _where(r: RunResult) -> str:
     b = r.board
     sysd = b.get("system") or {}
-    cpu = (sysd.get("cpu") or {}).get("model") or (sysd.get("board_model") or {}).get("model")
+    cpu_d = sysd.get("cpu") or {}
+    cpu = (sysd.get("board") or {}).get("model") or cpu_d.get("model_name") or cpu_d.get("hardware")
+    if cpu and cpu_d.get("logical_cpus"):
+        cpu = f"{cpu}, {cpu_d['logical_cpus']} CPUs"
     gov = _governor(sysd)
     details = ", ".join(x for x in (cpu, gov) if x)
     title = b.get("title") or b.get("name")
@@ -73,7 +76,8 @@ def _where(r: RunResult) -> str:
 def _governor(sysd: dict) -> str | None:
     policies = (sysd.get("cpufreq") or {}).get("policies") or {}
     govs = sorted({p.get("governor") for p in policies.values() if isinstance(p, dict) and p.get("governor")})
-    maxf = [p.get("cur_freq_hz") for p in policies.values() if isinstance(p, dict) and p.get("cur_freq_hz")]
+    maxf = [p.get("scaling_cur_freq_hz") for p in policies.values()
+            if isinstance(p, dict) and p.get("scaling_cur_freq_hz")]
     bits = []
     if maxf:
         bits.append(f"{max(maxf) / 1e9:.2f} GHz")
@@ -92,7 +96,8 @@ def _state(r: RunResult) -> str:
     throttled = end.get("throttled")
     thr = ""
     if isinstance(throttled, dict):
-        thr = ", throttled" if throttled.get("now_any") else ", not throttled"
+        now = [k[: -len("_now")] for k, v in throttled.items() if k.endswith("_now") and v]
+        thr = f", throttled now ({', '.join(now)})" if now else ", not throttled"
     return f"{label}, {hs:.0f}→{he:.0f} °C during the run{thr}"
 
 
