@@ -11,7 +11,7 @@ demo: $(VENV)/.stamp
 	$(BIN)/edgebench demo
 
 test: system $(VENV)/.stamp-test
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 system:
 	bash scripts/setup-system.sh
@@ -29,4 +29,4 @@ $(VENV)/.stamp-test: $(VENV)/.stamp
 	touch $@
 
 clean:
-	rm -rf $(VENV) runs build dist
+	rm -rf $(VENV) .venv-agent39 runs build dist
