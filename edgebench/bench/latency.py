@@ -272,6 +272,12 @@ def _finish(result, chunks, opts, client, run_dir, decision, status, reason, ali
             latency[stage] = {**summarize(kept[f"{stage}_s"].to_numpy()).to_dict(), "label": result.label}
         result.warnings = [w.to_dict() for w in instability_warnings(kept["e2e_s"].to_numpy())]
     result.latency = latency
+    if warm.at_limit:
+        result.warnings.append({
+            "code": "warmup-unsettled",
+            "message": f"the detected warm-up ({warm.n_warmup:,} inferences) reaches the search limit "
+                       "(half the samples): latency may not have settled",
+            "remedy": "raise --min-time, or run `edgebench soak` first"})
     result.throughput = _throughput(result, kept, batch, opts)
     if opts.scenario == "fixed-rate" and len(kept) >= 2:
         _fixed_rate(result, kept, opts)

@@ -52,7 +52,7 @@ def debug_enabled() -> bool:
 def _try_register() -> None:
     import importlib
 
-    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd"):
+    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd"):
         try:
             importlib.import_module(f"edgebench.cli.{name}")
         except ModuleNotFoundError as exc:  # a verb not written yet

@@ -63,14 +63,12 @@ def bench(
     json_out: bool = typer.Option(False, "--json", help="Print the run as JSON on stdout."),
 ) -> None:
     """Benchmark a model's latency on a board until the median is known to the target precision."""
-    from rich.console import Console
-
     from edgebench.bench.latency import BenchOptions, run_bench
     from edgebench.boards.registry import get_profile
-    from edgebench.cli.output import emit_json
+    from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.cli.render import print_run
 
-    err = Console(stderr=True)
+    err = get_err_console()
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     opts = BenchOptions(scenario=scenario, kernels=kernels, threads=threads, delegate=delegate,
                         rate_hz=rate, batch=batch, inputs=str(inputs) if inputs else None,
@@ -82,4 +80,4 @@ def bench(
     if json_out:
         emit_json(result)
     else:
-        print_run(Console(), result, run_dir)
+        print_run(get_console(), result, run_dir)

@@ -28,18 +28,16 @@ def demo(
     json_out: bool = typer.Option(False, "--json", help="Print both runs and the comparison as JSON."),
 ) -> None:
     """Benchmark the bundled digits FP32 and INT8 models and compare them honestly."""
-    from rich.console import Console
-
     from edgebench.bench.compare import compare
     from edgebench.bench.latency import BenchOptions, run_bench
     from edgebench.boards.registry import get_profile
     from edgebench.cli.bench_cmd import progress_printer
-    from edgebench.cli.output import emit_json
+    from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.cli.render import print_run
     from edgebench.data.bundled import bundled_model
     from edgebench.results.store import read_samples
 
-    err, out = Console(stderr=True), Console()
+    err, out = get_err_console(), get_console()
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     runs = {}
     for name in ("digits_fp32", "digits_int8"):
@@ -50,14 +48,18 @@ def demo(
         err.print()
         runs[name] = (result, run_dir)
     (fp32, d32), (int8, d8) = runs["digits_fp32"], runs["digits_int8"]
-    comp = compare(fp32, read_samples(d32), int8, read_samples(d8))
+    s32, s8 = read_samples(d32), read_samples(d8)
+    comp = compare(fp32, s32, int8, s8)
+    comp_invoke = compare(fp32, s32, int8, s8, stage="invoke")
     if json_out:
-        emit_json({"fp32": fp32.to_dict(), "int8": int8.to_dict(), "comparison": comp.to_dict()})
+        emit_json({"fp32": fp32.to_dict(), "int8": int8.to_dict(), "comparison": comp.to_dict(),
+                   "comparison_invoke": comp_invoke.to_dict()})
         return
     for result, run_dir in runs.values():
         print_run(out, result, run_dir)
         out.print()
-    out.print(f"[bold]INT8 vs FP32:[/] {comp.sentence()}")
+    out.print(f"[bold]INT8 vs FP32, end to end:[/] {comp.sentence()}")
+    out.print(f"[bold]INT8 vs FP32, invoke only:[/] {comp_invoke.sentence()}")
     if comp.conditions_differ:
         out.print(f"[yellow]conditions differ:[/] {'; '.join(comp.conditions_differ)}")
     out.print("Accuracy of the pair on the digits test split is in models/digits/model_card.md "

@@ -12,6 +12,7 @@ register on the app stay cheap to load.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -25,7 +26,13 @@ def _console(stderr: bool):
 
         # file=None: rich resolves sys.stdout / sys.stderr at print time, so
         # redirection (tests, CliRunner) is honoured.
-        _consoles[key] = Console(stderr=stderr, highlight=False)
+        stream = sys.stderr if stderr else sys.stdout
+        # Piped output (a log, CI, a README) gets 120 columns instead of rich's 80,
+        # so latency tables are not truncated; COLUMNS still wins when set.
+        width = None
+        if not (hasattr(stream, "isatty") and stream.isatty()) and "COLUMNS" not in os.environ:
+            width = 120
+        _consoles[key] = Console(stderr=stderr, highlight=False, width=width)
     return _consoles[key]
 
 

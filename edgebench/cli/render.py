@@ -46,7 +46,7 @@ def print_run(console: Console, result, run_dir=None) -> None:
         console.print(f"cold start: model load {fmt.duration(cs.get('load_s'))}, "
                       f"first inference {fmt.duration(cs.get('first_inference_s'))}")
     if wu:
-        console.print(f"warm-up: {wu.get('n_warmup')} inferences ({fmt.duration(wu.get('duration_s'))}), "
+        console.print(f"warm-up: {fmt.count(wu.get('n_warmup'))} inferences ({fmt.duration(wu.get('duration_s'))}), "
                       f"end detected by {wu.get('method')}")
     if tp:
         console.print(f"throughput: {fmt.rate(tp.get('per_s'))} inferences/s ({tp.get('definition')})")

@@ -16,15 +16,14 @@ def runs(
     json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout."),
 ) -> None:
     """List stored runs, or show one run in full."""
-    from rich.console import Console
     from rich.table import Table
 
-    from edgebench.cli.output import emit_json
+    from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.cli.render import print_run
     from edgebench.report import format as fmt
     from edgebench.results.store import find_runs, flat_row, read_result, resolve_run
 
-    out = Console()
+    out = get_console()
     if run is not None:
         d = resolve_run(run, runs_dir)
         result = read_result(d)

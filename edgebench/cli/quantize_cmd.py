@@ -1,0 +1,90 @@
+"""`edgebench quantize`: FP32 baseline + full-integer INT8 .tflite from a Keras model or SavedModel."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from edgebench.cli.app import app
+
+
+@app.command("quantize")
+def quantize_command(
+    model: Path = typer.Argument(..., help="A Keras model (.keras, .h5) or a SavedModel directory."),
+    calib: str = typer.Option(..., "--calib", help="Calibration data: .npz/.npy file, image folder, or digits[:split]."),
+    out: Optional[Path] = typer.Option(None, "-o", "--out",
+                                       help="INT8 model path (default: <model>_int8.tflite beside the model)."),
+    fp32_out: Optional[Path] = typer.Option(None, "--fp32-out",
+                                            help="FP32 baseline path (default: <out base>_fp32.tflite)."),
+    io: str = typer.Option("int8", "--io", help="Input/output dtype of the INT8 model: int8 or uint8."),
+    per_tensor: bool = typer.Option(False, "--per-tensor", help="Per-tensor weight scales (default per-channel)."),
+    batch: int = typer.Option(1, "--batch", help="Fixed batch size of the exported models."),
+    float16: bool = typer.Option(False, "--float16", help="Also write a float16-weights model (<base>_fp16.tflite)."),
+    dynamic_range: bool = typer.Option(False, "--dynamic-range",
+                                       help="Also write a dynamic-range model (<base>_dynamic.tflite)."),
+    calib_count: Optional[int] = typer.Option(None, "--calib-count",
+                                              help="Calibrate with N samples, evenly spaced (default: all)."),
+    calib_preprocess: Optional[List[str]] = typer.Option(
+        None, "--calib-preprocess",
+        help="Declared preprocessing, key=value, repeatable: scale=1/255, mean=0.5 or per channel "
+             "mean=0.485,0.456,0.406, std=..., and for image folders size=HxW, resize=HxW, channels=1|3."),
+    calib_key: Optional[str] = typer.Option(None, "--calib-key", help="Array name in a .npz file (default x)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+) -> None:
+    """Convert to an FP32 .tflite baseline and a calibrated full-integer INT8 .tflite, each with a sidecar."""
+    from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.quantize import QuantizeOptions, parse_preprocess, quantize_model
+
+    options = QuantizeOptions(
+        io=io.lower(), per_channel=not per_tensor, batch=batch, float16=float16, dynamic_range=dynamic_range,
+        calib_count=calib_count, calib_preprocess=parse_preprocess(calib_preprocess), calib_key=calib_key)
+    err = get_err_console()
+
+    def progress(message: str) -> None:
+        err.print(f"[dim]… {message}[/dim]", soft_wrap=True, highlight=False)
+
+    result = quantize_model(model, calib, out=out, fp32_out=fp32_out, options=options, progress=progress)
+    for w in result.warnings:
+        err.print(f"warning: {w.one_line()}", markup=False, soft_wrap=True)
+    if json_out:
+        emit_json(result)
+        return
+    _show(get_console(), result)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
+
+
+def _quant(q) -> str:
+    return "-" if not q else f"s={q[0]:.6g} zp={q[1]}"
+
+
+def _show(out, r) -> None:
+    from rich import box
+    from rich.table import Table
+
+    g = Table.grid(padding=(0, 2))
+    g.add_column(style="bold", no_wrap=True)
+    g.add_column(overflow="fold")
+    src = r.source
+    g.add_row("source", f"{src['path']} ({src['kind']}, sha256 {src['sha256'][:16]}… of {src['sha256_of']})")
+    g.add_row("input", f"{r.input['name']} {r.input['dtype']}, exported as "
+              + "x".join(map(str, r.input["export_shape"])))
+    c = r.calibration
+    g.add_row("calibration", f"{c['count']} samples ({c['selection']}) from {c['source']}, "
+              f"sha256 {c['sha256'][:16]}…")
+    g.add_row("converter", f"TensorFlow {r.versions['tensorflow']}, Keras {r.versions['keras']}; {r.export}")
+    g.add_row("time", f"{r.timings_s.get('total', 0):.1f} s")
+    out.print(g)
+    t = Table(title="written", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col, just in (("model", "left"), ("precision", "left"), ("input", "left"), ("output", "left"),
+                      ("size", "right"), ("sha256", "left"), ("path", "left")):
+        t.add_column(col, justify=just, no_wrap=col != "path", overflow="fold")
+    for o in r.outputs:
+        t.add_row(o.role, o.precision, f"{o.input_dtype} {_quant(o.input_quantization)}",
+                  f"{o.output_dtype} {_quant(o.output_quantization)}", _size(o.bytes), o.sha256[:12],
+                  o.path)
+    out.print(t)
+    out.print("sidecars: <model>.json beside each model", style="dim")
