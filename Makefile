@@ -25,7 +25,7 @@ $(VENV)/.stamp: pyproject.toml
 	touch $@
 
 $(VENV)/.stamp-test: $(VENV)/.stamp
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,quantize]'
 	touch $@
 
 clean:

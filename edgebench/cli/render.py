@@ -27,7 +27,10 @@ def latency_table(result, title: str | None = None) -> Table:
         t.add_column(col, justify="left" if col == "stage" else "right")
 
     def v(x):
-        return "–" if x is None else f"{x / scale:.3g}"
+        if x is None:
+            return "–"
+        val = x / scale
+        return f"{val:,.0f}" if val >= 1000 else f"{val:.3g}"
 
     for stage in STAGES:
         s = lat.get(stage)
