@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # Installs the system tools the test suite drives for real: OpenSSH server and
-# client (SSH transport tests against sshd on 127.0.0.1) and socat (serial tests
-# over a pseudo-terminal pair). Needs root for apt-get; without root it only
+# client (SSH transport tests against sshd on 127.0.0.1), socat (serial tests
+# over a pseudo-terminal pair), the Arm GNU toolchain with newlib-nano and
+# qemu-system-arm (firmware for Cortex-M4/M7 under emulation), clang with its
+# runtime (libFuzzer + AddressSanitizer for the firmware's command parser). Needs root for apt-get; without root it only
 # reports what is missing (those tests then skip locally, and fail under CI=true).
 set -euo pipefail
 need=()
 command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 command -v socat >/dev/null 2>&1 || need+=(socat)
+command -v gcc >/dev/null 2>&1 || need+=(gcc)
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v arm-none-eabi-gcc >/dev/null 2>&1 || need+=(gcc-arm-none-eabi)
+[ -e /usr/lib/arm-none-eabi/newlib/libc_nano.a ] || [ -e /usr/lib/arm-none-eabi/lib/libc_nano.a ] \
+  || need+=(libnewlib-arm-none-eabi)
+command -v qemu-system-arm >/dev/null 2>&1 || need+=(qemu-system-arm)
+command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need+=(clang-14)
+ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
+  || need+=(libclang-rt-14-dev)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -117,7 +117,7 @@ def _run(client, model, profile, opts, rule, runs_root, emit):
         run_id=uuid.uuid4().hex[:12],
         created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         edgebench_version=__version__,
-        label=_label(profile),
+        label=_label(hello),
     )
     _describe(result, model, loaded, hello, system, profile, client, opts, inputs)
     result.thermal = {"available": bool(thermal_start.get("available")), "start": thermal_start, "end": None}
@@ -174,8 +174,9 @@ def _run(client, model, profile, opts, rule, runs_root, emit):
     return result, run_dir
 
 
-def _label(profile) -> str:
-    return "emulated" if getattr(profile, "kind", "") == "emulated" else "measured"
+def _label(hello: dict) -> str:
+    """'emulated' when the device says its clock counts emulated instructions (QEMU), else 'measured'."""
+    return "emulated" if hello.get("timing") == "emulated" else "measured"
 
 
 def _warmup(e2e: np.ndarray, opts: BenchOptions):
