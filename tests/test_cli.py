@@ -42,6 +42,8 @@ def test_runs_lists_and_shows(tmp_path):
     (["bench", str(INT8), "--board", "raspbery-pi-5"], "unknown board"),
     (["bench", str(INT8), "--scenario", "fixed-rate"], "positive --rate"),
     (["runs", "zzz"], "no run 'zzz'"),
+    (["bench", str(INT8), "--bogus"], "No such option: --bogus (see edgebench bench --help)"),
+    (["bench", str(INT8), "--threads", "abc"], "Invalid value for '--threads'"),
 ])
 def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle):
     p = run_cli(*args, "--runs-dir", tmp_path) if args[0] in ("bench", "runs") else run_cli(*args)
@@ -51,6 +53,12 @@ def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle):
     assert lines[0].startswith("error: ") and needle in lines[0]
     assert "Traceback" not in p.stderr
     assert store.find_runs(tmp_path) == []
+
+
+def test_unknown_verb_is_one_line():
+    p = run_cli("nosuchverb")
+    assert p.returncode == 1 and p.stderr.strip().count("\n") == 0
+    assert "No such command" in p.stderr and "(see edgebench --help)" in p.stderr
 
 
 def test_corrupt_model(tmp_path):

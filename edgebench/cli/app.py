@@ -14,6 +14,8 @@ import sys
 import typer
 
 from edgebench import __version__
+from typer.exceptions import TyperException
+
 from edgebench.errors import EdgebenchError
 
 app = typer.Typer(
@@ -52,7 +54,7 @@ def debug_enabled() -> bool:
 def _try_register() -> None:
     import importlib
 
-    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd"):
+    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd", "flash_cmd", "deploy_cmd", "verify_cmd", "soak_cmd"):
         try:
             importlib.import_module(f"edgebench.cli.{name}")
         except ModuleNotFoundError as exc:  # a verb not written yet
@@ -79,23 +81,25 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except SystemExit:
         raise
-    except Exception as exc:  # click usage errors and anything unexpected
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
-            print("aborted", file=sys.stderr)
-            sys.exit(1)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Exit):
-            sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        print("aborted", file=sys.stderr)
+        sys.exit(1)
+    except TyperException as exc:  # usage errors: unknown option, bad value, missing argument
+        if debug:
+            raise
+        verb = next((a for a in args if not a.startswith("-")), None)
+        known = verb is not None and "No such command" not in exc.format_message()
+        where = f"edgebench {verb} --help" if known else "edgebench --help"
+        print(f"error: {' '.join(exc.format_message().split())} (see {where})", file=sys.stderr)
+        sys.exit(1)
+    except Exception as exc:  # anything unexpected: still one line unless --debug
         if debug:
             raise
         print(f"error: unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)",
               file=sys.stderr)
         sys.exit(1)
-
 
 if __name__ == "__main__":  # pragma: no cover
     main()

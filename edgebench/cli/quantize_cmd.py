@@ -31,6 +31,8 @@ def quantize_command(
              "mean=0.485,0.456,0.406, std=..., and for image folders size=HxW, resize=HxW, channels=1|3."),
     calib_key: Optional[str] = typer.Option(None, "--calib-key", help="Array name in a .npz file (default x)."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    show_progress: bool = typer.Option(False, "--progress",
+                                       help="Report progress on stderr even when it is not a terminal."),
 ) -> None:
     """Convert to an FP32 .tflite baseline and a calibrated full-integer INT8 .tflite, each with a sidecar."""
     from edgebench.cli.output import emit_json, get_console, get_err_console
@@ -42,9 +44,12 @@ def quantize_command(
     err = get_err_console()
 
     def progress(message: str) -> None:
-        err.print(f"[dim]… {message}[/dim]", soft_wrap=True, highlight=False)
+        err.print(f"… {message}", style="dim", markup=False, soft_wrap=True, highlight=False)
 
-    result = quantize_model(model, calib, out=out, fp32_out=fp32_out, options=options, progress=progress)
+    # Progress goes to an interactive stderr only: piped or captured, stderr carries just
+    # warnings and (on failure) the one error line.
+    show = progress if (err.is_terminal or show_progress) else None
+    result = quantize_model(model, calib, out=out, fp32_out=fp32_out, options=options, progress=show)
     for w in result.warnings:
         err.print(f"warning: {w.one_line()}", markup=False, soft_wrap=True)
     if json_out:
@@ -63,19 +68,20 @@ def _quant(q) -> str:
 
 def _show(out, r) -> None:
     from rich import box
+    from rich.markup import escape
     from rich.table import Table
 
     g = Table.grid(padding=(0, 2))
     g.add_column(style="bold", no_wrap=True)
     g.add_column(overflow="fold")
     src = r.source
-    g.add_row("source", f"{src['path']} ({src['kind']}, sha256 {src['sha256'][:16]}… of {src['sha256_of']})")
-    g.add_row("input", f"{r.input['name']} {r.input['dtype']}, exported as "
-              + "x".join(map(str, r.input["export_shape"])))
+    g.add_row("source", escape(f"{src['path']} ({src['kind']}, sha256 {src['sha256'][:16]}… of {src['sha256_of']})"))
+    g.add_row("input", escape(f"{r.input['name']} {r.input['dtype']}, exported as "
+                              + "x".join(map(str, r.input["export_shape"]))))
     c = r.calibration
-    g.add_row("calibration", f"{c['count']} samples ({c['selection']}) from {c['source']}, "
-              f"sha256 {c['sha256'][:16]}…")
-    g.add_row("converter", f"TensorFlow {r.versions['tensorflow']}, Keras {r.versions['keras']}; {r.export}")
+    g.add_row("calibration", escape(f"{c['count']} samples ({c['selection']}) from {c['source']}, "
+                                    f"sha256 {c['sha256'][:16]}…"))
+    g.add_row("converter", escape(f"TensorFlow {r.versions['tensorflow']}, Keras {r.versions['keras']}; {r.export}"))
     g.add_row("time", f"{r.timings_s.get('total', 0):.1f} s")
     out.print(g)
     t = Table(title="written", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -85,6 +91,6 @@ def _show(out, r) -> None:
     for o in r.outputs:
         t.add_row(o.role, o.precision, f"{o.input_dtype} {_quant(o.input_quantization)}",
                   f"{o.output_dtype} {_quant(o.output_quantization)}", _size(o.bytes), o.sha256[:12],
-                  o.path)
+                  escape(o.path))
     out.print(t)
     out.print("sidecars: <model>.json beside each model", style="dim")

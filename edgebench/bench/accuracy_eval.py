@@ -1,0 +1,280 @@
+"""Figures of an accuracy run from the outputs of two models (level 4, pure: no I/O).
+
+Given the outputs of a baseline (e.g. FP32) and a candidate (e.g. INT8) on the
+same labelled samples, this module composes :mod:`edgebench.stats.accuracy` and
+:mod:`edgebench.stats.calibration` into the JSON-able sections stored under
+``RunResult.extra["accuracy"]``; :mod:`edgebench.bench.accuracy` drives the
+models and stores the run.
+
+Outputs are read as probabilities when every value lies in [0, 1] and every row
+sums to 1 within :data:`~edgebench.stats.calibration.PROB_SUM_TOLERANCE` (a
+softmax head, dequantized for INT8); otherwise they are logits and softmax is
+applied before confidences are taken. Which one was found is recorded.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+ALPHA = 0.05
+POWER = 0.8
+N_BINS = 15
+TEMPERATURE_BOUND_REL = 1e-3  # a fitted T this close to a bound is reported as "at bound"
+
+
+def plain(value):
+    """numpy -> Python, tuples -> lists, non-finite floats -> None, recursively (strict JSON)."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [plain(v) for v in value.tolist()]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        return v if math.isfinite(v) else None
+    return value
+
+
+# ---------------------------------------------------------------- one model's outputs
+
+@dataclass(frozen=True)
+class ModelOutputs:
+    """One model on one slice: raw float outputs (N, C), probabilities, predictions."""
+
+    scores: np.ndarray      # dequantized outputs as returned, float64 (N, C)
+    probs: np.ndarray       # probabilities (softmax applied when the outputs were logits)
+    kind: str               # "probabilities" or "logits"
+    pred: np.ndarray        # argmax, ties to the lower index
+    conf: np.ndarray        # top-class probability
+
+
+def outputs_kind(scores: np.ndarray) -> str:
+    from edgebench.stats.calibration import PROB_SUM_TOLERANCE
+
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size and s.min() >= 0.0 and s.max() <= 1.0 and np.all(np.abs(s.sum(axis=1) - 1.0) <= PROB_SUM_TOLERANCE):
+        return "probabilities"
+    return "logits"
+
+
+def model_outputs(scores, kind: Optional[str] = None) -> ModelOutputs:
+    """Wrap raw outputs (N, C); ``kind`` fixed by the caller (decided on the clean set) or guessed."""
+    from scipy.special import softmax
+
+    s = np.asarray(scores, dtype=np.float64).reshape(len(scores), -1)
+    kind = kind or outputs_kind(s)
+    if kind == "probabilities":
+        probs = np.clip(s, 0.0, 1.0)
+    else:
+        probs = softmax(s, axis=1)
+    pred = s.argmax(axis=1)
+    return ModelOutputs(scores=s, probs=probs, kind=kind, pred=pred, conf=probs[np.arange(len(s)), pred])
+
+
+# ---------------------------------------------------------------- clean test set
+
+def accuracy_section(out: ModelOutputs, labels, class_names: Optional[Sequence[str]], label: str) -> dict:
+    from edgebench.stats.accuracy import accuracy_report
+
+    return {**accuracy_report(out.scores, labels, class_names).to_dict(), "label": label}
+
+
+def paired_section(base: ModelOutputs, cand: ModelOutputs, labels) -> tuple[dict, object]:
+    from edgebench.stats.accuracy import paired_comparison
+
+    y = np.asarray(labels)
+    pc = paired_comparison(base.pred == y, cand.pred == y, base.pred, cand.pred)
+    return pc.to_dict(), pc
+
+
+def relative_section(pc) -> dict:
+    """Relative accuracy three ways, each with the sentence that states it unambiguously."""
+    pct = pc.candidate_pct_of_baseline_correct
+    inc = pc.error_increase_pct
+    statements = [
+        (f"the candidate gets {pct:.1f}% of the samples right that the baseline gets right "
+         f"({pc.candidate_correct} vs {pc.baseline_correct} correct)") if pct is not None
+        else "the baseline got no sample right: a percentage of its correct answers is undefined",
+        f"{pc.diff_points:+.2f} accuracy points (candidate minus baseline; negative is a drop)",
+        (f"{inc:+.1f}% errors ({pc.candidate_errors} vs {pc.baseline_errors})") if inc is not None
+        else f"the baseline made no errors, the candidate {pc.candidate_errors}: relative increase undefined",
+    ]
+    return {"candidate_pct_of_baseline_correct": pct, "diff_points": pc.diff_points,
+            "error_increase_pct": inc, "baseline_errors": pc.baseline_errors,
+            "candidate_errors": pc.candidate_errors, "statements": statements}
+
+
+def resolution_section(pc, alpha: float = ALPHA, power: float = POWER) -> dict:
+    """The smallest difference this test set resolves, and whether the observed one reaches it."""
+    from edgebench.stats.accuracy import min_detectable_difference, resolution_warning
+
+    psi = pc.discordant_proportion
+    mdd = min_detectable_difference(pc.n, pc.baseline_accuracy, alpha=alpha, power=power,
+                                    paired_discordance=psi if psi > 0 else None)
+    observed = pc.diff_points / 100.0
+    warning = resolution_warning(observed, mdd, pc.n)
+    method = ("McNemar, normal approximation (Connor 1987) with the observed discordance "
+              f"{psi:.4f}" if psi > 0 else
+              "two independent proportions (Cohen's h), conservative: no discordant samples observed")
+    return {"mdd_points": 100.0 * mdd if math.isfinite(mdd) else None, "resolvable_at_all": math.isfinite(mdd),
+            "alpha": alpha, "power": power, "n": pc.n, "method": method,
+            "observed_diff_points": pc.diff_points, "resolvable": warning is None, "warning": warning}
+
+
+def _ece(out: ModelOutputs, labels, idx=None):
+    from edgebench.stats.calibration import expected_calibration_error
+
+    probs = out.probs if idx is None else out.probs[idx]
+    y = np.asarray(labels) if idx is None else np.asarray(labels)[idx]
+    return expected_calibration_error(probs, y, n_bins=N_BINS)
+
+
+def temperature_section(out: ModelOutputs, labels, fit_idx, eval_idx) -> dict:
+    from edgebench.stats.calibration import TEMPERATURE_BOUNDS, apply_temperature, expected_calibration_error
+    from edgebench.stats.calibration import fit_temperature
+
+    kind = "probs" if out.kind == "probabilities" else "logits"
+    y = np.asarray(labels)
+    t = fit_temperature(out.scores[fit_idx], y[fit_idx], kind=kind)
+    scaled = apply_temperature(out.scores[eval_idx], t, kind=kind)
+    at_bound = any(abs(t - b) <= TEMPERATURE_BOUND_REL * b for b in TEMPERATURE_BOUNDS)
+    return {"temperature": t, "at_bound": at_bound,
+            "ece_eval_before": _ece(out, y, eval_idx).ece,
+            "ece_eval_after": expected_calibration_error(scaled, y[eval_idx], n_bins=N_BINS).ece}
+
+
+def calibration_section(base: ModelOutputs, cand: ModelOutputs, labels, fit_fraction: float,
+                        seed: int) -> tuple[dict, dict]:
+    """ECE of both models on the whole set, and temperature scaling fitted on a held-out split.
+
+    Returns the section and the two ECEResult objects (for the reliability diagrams).
+    """
+    from edgebench.stats.calibration import calibration_split
+
+    ece_b, ece_c = _ece(base, labels), _ece(cand, labels)
+    fit_idx, eval_idx = calibration_split(len(labels), fit_fraction=fit_fraction, seed=seed)
+    section = {
+        "n_bins": N_BINS,
+        "confidence": "top-class probability of the dequantized outputs (softmax applied to logits)",
+        "baseline": ece_b.to_dict(),
+        "candidate": ece_c.to_dict(),
+        "temperature_scaling": {
+            "fit_fraction": fit_fraction, "seed": seed, "n_fit": int(fit_idx.size), "n_eval": int(eval_idx.size),
+            "method": "T minimizing the NLL of softmax(z / T) on the fit part; ECE before and after on the "
+                      "other part (z: logits, or log-probabilities for softmax outputs)",
+            "baseline": temperature_section(base, labels, fit_idx, eval_idx),
+            "candidate": temperature_section(cand, labels, fit_idx, eval_idx),
+        },
+    }
+    return section, {"baseline": ece_b, "candidate": ece_c}
+
+
+def fidelity_section(base: ModelOutputs, cand: ModelOutputs) -> dict:
+    from edgebench.stats.calibration import output_fidelity
+
+    return {**output_fidelity(base.scores, cand.scores).to_dict(),
+            "compared": "dequantized candidate outputs vs baseline outputs (output 0), clean test set"}
+
+
+# ---------------------------------------------------------------- slices
+
+def slice_row(name: str, family: Optional[str], severity: Optional[int], base: ModelOutputs,
+              cand: ModelOutputs, labels) -> dict:
+    """Per-slice figures: both accuracies (Wilson), the drop in points with its CI, McNemar p."""
+    from edgebench.stats.accuracy import paired_comparison, summarize_correct
+
+    y = np.asarray(labels)
+    cb, cc = base.pred == y, cand.pred == y
+    pc = paired_comparison(cb, cc, base.pred, cand.pred)
+    return {
+        "slice": name, "family": family, "severity": severity, "n": pc.n,
+        "baseline": summarize_correct(cb).to_dict(), "candidate": summarize_correct(cc).to_dict(),
+        "drop_points": 0.0 - pc.diff_points,
+        "drop_ci_low_points": 0.0 - pc.diff_ci_high_points, "drop_ci_high_points": 0.0 - pc.diff_ci_low_points,
+        "mcnemar_p": pc.mcnemar_p, "agreement_rate": pc.agreement_rate,
+        "flips_right_to_wrong": pc.flips_right_to_wrong, "flips_wrong_to_right": pc.flips_wrong_to_right,
+    }
+
+
+def adjust_slice_p_values(rows: list) -> None:
+    """Add ``mcnemar_p_holm`` to every slice row: Holm's adjustment over all slices.
+
+    With 30 slices, one McNemar p below 0.05 is expected by chance alone; the
+    adjusted value says whether the worst slice stands out after that.
+    """
+    if not rows:
+        return
+    from statsmodels.stats.multitest import multipletests
+
+    adjusted = multipletests([r["mcnemar_p"] for r in rows], method="holm")[1]
+    for r, p in zip(rows, adjusted):
+        r["mcnemar_p_holm"] = float(p)
+
+
+def worst_slice(rows: list) -> Optional[dict]:
+    """The slice with the largest drop (first on ties), or None without slices."""
+    return max(rows, key=lambda r: r["drop_points"]) if rows else None
+
+
+# ---------------------------------------------------------------- compression validation
+
+def _threshold(value) -> Optional[float]:
+    return None if value is None or not math.isfinite(float(value)) else float(value)
+
+
+def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration: dict,
+                       fidelity: dict, edge_rows: list, max_drop_points, max_ece,
+                       max_edge_drop_points) -> dict:
+    """The compression-validation table: metric | baseline | candidate | threshold | acceptable?
+
+    A threshold of None or infinity is "not set" and that row is not gated.
+    ``passed`` is True when every gated row is acceptable.
+    """
+    rows = []
+
+    def add(metric, base, cand, value, threshold, rule, unit, note=None):
+        thr = _threshold(threshold)
+        ok = None if thr is None or value is None else bool(value <= thr)
+        rows.append({"metric": metric, "baseline": base, "candidate": cand, "value": value, "unit": unit,
+                     "threshold": thr, "rule": rule, "acceptable": ok, "note": note})
+
+    drop = 0.0 - paired["diff_points"]
+    add("top-1 accuracy", acc_base["top1"]["accuracy"], acc_cand["top1"]["accuracy"], drop, max_drop_points,
+        "drop <= threshold (accuracy points)", "fraction",
+        note=f"drop {drop:+.2f} points (95% CI {0.0 - paired['diff_ci_high_points']:+.2f} to "
+             f"{0.0 - paired['diff_ci_low_points']:+.2f})")
+    ece_b, ece_c = calibration["baseline"]["ece"], calibration["candidate"]["ece"]
+    add(f"ECE ({N_BINS} bins)", ece_b, ece_c, ece_c, max_ece, "candidate ECE <= threshold", "ece")
+    worst = worst_slice(edge_rows)
+    if worst is None:
+        rows.append({"metric": "worst edge-case slice, top-1", "baseline": None, "candidate": None, "value": None,
+                     "unit": "fraction", "threshold": _threshold(max_edge_drop_points),
+                     "rule": "drop <= threshold (accuracy points)", "acceptable": None,
+                     "note": "no edge cases run (--edge-cases or --edge-set)"})
+    else:
+        add(f"worst edge-case slice ({worst['slice']}), top-1", worst["baseline"]["accuracy"],
+            worst["candidate"]["accuracy"], worst["drop_points"], max_edge_drop_points,
+            "drop <= threshold (accuracy points)", "fraction",
+            note=f"drop {worst['drop_points']:+.2f} points (95% CI {worst['drop_ci_low_points']:+.2f} to "
+                 f"{worst['drop_ci_high_points']:+.2f}), McNemar p={worst['mcnemar_p']:.3g}"
+                 + (f", Holm-adjusted over {len(edge_rows)} slices p={worst['mcnemar_p_holm']:.3g}"
+                    if "mcnemar_p_holm" in worst and len(edge_rows) > 1 else ""))
+    if acc_base.get("top5") and acc_cand.get("top5"):
+        add("top-5 accuracy", acc_base["top5"]["accuracy"], acc_cand["top5"]["accuracy"], None, None,
+            "not gated", "fraction")
+    add("agreement (same top-1)", None, paired["agreement_rate"], None, None, "not gated", "fraction",
+        note=f"McNemar exact p={paired['mcnemar_p']:.3g}")
+    add("output cosine similarity", None, fidelity["cosine_similarity"], None, None, "not gated", "ratio")
+    failed = [r["metric"] for r in rows if r["acceptable"] is False]
+    return {"rows": rows, "passed": not failed, "failed": failed,
+            "thresholds": {"max_drop_points": _threshold(max_drop_points), "max_ece": _threshold(max_ece),
+                           "max_edge_drop_points": _threshold(max_edge_drop_points)}}

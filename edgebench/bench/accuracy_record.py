@@ -1,0 +1,254 @@
+"""Recording an accuracy run (level 4): figures, warnings, conditions, files.
+
+:func:`store_run` turns the outputs of both models on every slice into the
+``extra["accuracy"]`` section (:mod:`edgebench.bench.accuracy_eval`), the
+warnings, the conditions of both models and the board, and writes the run folder:
+``predictions.parquet`` (one row per sample and slice: ``sample_index``,
+``slice``, ``label``, ``pred_base``, ``pred_cand``, ``conf_base``,
+``conf_cand``), the two reliability diagrams and ``run.json``, the last one
+written when everything else is in place (a failure removes the folder).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from edgebench import __version__
+from edgebench.results.model import RunResult
+
+PREDICTIONS = "predictions.parquet"
+DIAGRAMS = {"baseline": "reliability_baseline.png", "candidate": "reliability_candidate.png"}
+CLIP_WARN_FRACTION = 0.01
+UNDERUSED_RANGE = 0.05
+
+
+def input_range_warnings(model, x: np.ndarray) -> list:
+    """Warnings when test inputs clip at, or use little of, the INT8 input range of ``model``."""
+    t = model.inputs[0]
+    if not t.scale or t.dtype not in ("int8", "uint8", "int16"):
+        return []
+    info = np.iinfo(t.dtype)
+    scale, zp = float(t.scale[0]), float(t.zero_point[0] if t.zero_point else 0)
+    lo, hi = (info.min - zp) * scale, (info.max - zp) * scale
+    out = []
+    clipped = float(np.mean((x < lo - scale / 2) | (x > hi + scale / 2)))
+    if clipped > CLIP_WARN_FRACTION:
+        out.append({"code": "inputs-clipped",
+                    "message": f"{100 * clipped:.1f}% of the input values fall outside {model.name}'s "
+                               f"{t.dtype} input range [{lo:.4g}, {hi:.4g}] and are clipped by quantization",
+                    "remedy": "check the preprocessing against the calibration data (--scale, --mean, --std)"})
+    span = float(x.max() - x.min())
+    if span < UNDERUSED_RANGE * (hi - lo):
+        out.append({"code": "input-range-underused",
+                    "message": f"the test inputs span {span:.4g}, {100 * span / (hi - lo):.1f}% of {model.name}'s "
+                               f"{t.dtype} input range [{lo:.4g}, {hi:.4g}]: few quantization levels are used",
+                    "remedy": "the model likely expects other preprocessing (e.g. 0..255, not 0..1)"})
+    return out
+
+
+@dataclass
+class Run:
+    """Everything a finished accuracy run knows besides the model outputs."""
+
+    model: object
+    baseline: object
+    dataset: object
+    slices: list
+    edge: Optional[dict]
+    opts: AccuracyOptions
+    profile: object
+    base_profile: object
+    hello: dict
+    base_hello: dict
+    system: dict
+    client_desc: Optional[str]
+    cand_loaded: dict
+    base_loaded: dict
+    timings: dict
+    thermal: tuple
+    agent_status: dict
+
+
+def _label(hello: dict) -> str:
+    """'emulated' when the device says it runs under emulation (QEMU), else 'measured' (as bench does)."""
+    return "emulated" if hello.get("timing") == "emulated" else "measured"
+
+
+def _sidecar(path) -> Optional[dict]:
+    p = Path(str(path) + ".json")
+    if not p.exists():
+        return None
+    try:
+        return json.loads(p.read_text())
+    except ValueError:
+        return {"error": f"unreadable sidecar {p.name}"}
+
+
+def _runtime(loaded: dict, kernels: str, threads: int) -> dict:
+    rt = loaded.get("runtime") or {}
+    return {"name": rt.get("name"), "version": rt.get("version"), "kernels": loaded.get("kernels", kernels),
+            "op_resolver": loaded.get("op_resolver"), "threads": loaded.get("threads", threads),
+            "delegate": loaded.get("delegate")}
+
+
+def _figures(run: Run, cand_out: list, base_out: list, label: str) -> tuple[dict, dict, list]:
+    from edgebench.bench import accuracy_eval as ev
+
+    y = run.dataset.y
+    kinds = {"baseline": ev.outputs_kind(base_out[0]), "candidate": ev.outputs_kind(cand_out[0])}
+    base = ev.model_outputs(base_out[0], kinds["baseline"])
+    cand = ev.model_outputs(cand_out[0], kinds["candidate"])
+    names = run.dataset.class_names
+    acc_b, acc_c = ev.accuracy_section(base, y, names, label), ev.accuracy_section(cand, y, names, label)
+    paired, pc = ev.paired_section(base, cand, y)
+    calibration, eces = ev.calibration_section(base, cand, y, run.opts.calib_fraction, run.opts.seed)
+    fidelity = ev.fidelity_section(base, cand)
+    per_slice, rows = [], []
+    for s, bo, co in zip(run.slices, base_out, cand_out):
+        b, c = ev.model_outputs(bo, kinds["baseline"]), ev.model_outputs(co, kinds["candidate"])
+        per_slice.append((s, b, c))
+        if s.name != "clean":
+            rows.append(ev.slice_row(s.name, s.family, s.severity, b, c, s.labels))
+    ev.adjust_slice_p_values(rows)
+    o = run.opts
+    section = {
+        "label": label,
+        "num_classes": int(acc_c["num_classes"]),
+        "output_kind": kinds,
+        "accuracy": {"baseline": acc_b, "candidate": acc_c},
+        "paired": {**paired, "label": label},
+        "relative": ev.relative_section(pc),
+        "resolution": ev.resolution_section(pc),
+        "calibration": {**calibration, "label": label},
+        "fidelity": {**fidelity, "label": label},
+        "edge_cases": None if run.edge is None else {
+            **run.edge, "clean": ev.slice_row("clean", None, None, base, cand, y), "slices": rows,
+            "worst": (ev.worst_slice(rows) or {}).get("slice"),
+            "multiple_comparisons": {"method": "Holm", "m": len(rows),
+                                     "note": "mcnemar_p_holm controls the family-wise error over all slices"},
+            "label": label},
+        "validation": ev.validation_section(acc_b, acc_c, paired, calibration, fidelity, rows, o.max_drop_points,
+                                            o.max_ece, o.max_edge_drop_points),
+    }
+    return section, eces, per_slice
+
+
+def _warnings(run: Run, section: dict) -> list:
+    out = []
+    res = section["resolution"]
+    if res["warning"]:
+        limit = "any size" if res["mdd_points"] is None else f"{res['mdd_points']:.2f} points"
+        out.append({"code": "difference-not-resolvable", "message": res["warning"],
+                    "remedy": f"do not claim a difference, or its absence, below {limit}; use a larger test set"})
+    for role in ("baseline", "candidate"):
+        ts = section["calibration"]["temperature_scaling"][role]
+        if ts["at_bound"]:
+            out.append({"code": "temperature-at-bound",
+                        "message": f"the fitted temperature of the {role} ({ts['temperature']:.3g}) is at a bound "
+                                   "of the search: the likelihood was still improving there",
+                        "remedy": "read the ECE after scaling with care (e.g. a model right on every fit sample)"})
+    for row in (section["edge_cases"] or {}).get("slices", []):
+        if row["n"] < 30:
+            out.append({"code": "small-slice", "message": f"edge-case slice {row['slice']} has only {row['n']} "
+                        "samples: its accuracy interval is wide", "remedy": "add samples to that slice"})
+    out += input_range_warnings(run.model, run.dataset.x)
+    return out
+
+
+def _describe(run: Run, result: RunResult, section: dict) -> None:
+    from edgebench.bench.hostinfo import host_description
+
+    o = run.opts
+    sidecar = _sidecar(run.model.path)
+    result.host = host_description()
+    result.model = {**run.model.to_dict(), "sidecar": sidecar, "calibration": (sidecar or {}).get("calibration")}
+    result.runtime = _runtime(run.cand_loaded, o.kernels, o.threads)
+    result.board = {"name": run.profile.name, "title": getattr(run.profile, "title", run.profile.name),
+                    "kind": getattr(run.profile, "kind", None), "transport": run.client_desc,
+                    "profile_origin": str(getattr(run.profile, "origin", "") or ""),
+                    "system": run.system.get("system", run.system),
+                    "collector_errors": run.system.get("collector_errors", {})}
+    result.agent = {**{k: run.hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid")},
+                    "status": run.agent_status}
+    result.scenario = {"name": "accuracy", "batch": 1, "inputs": run.dataset.to_dict()}
+    result.timing = {"note": "no latency is measured in an accuracy run; see extra.accuracy.evaluation "
+                             "for the evaluation throughput"}
+    result.settings = {"seed": o.seed, "calib_fraction": o.calib_fraction, "severities": list(o.severities),
+                       "families": None if o.families is None else list(o.families),
+                       "edge_cases": o.edge_cases, "edge_set": o.edge_set,
+                       "value_range": None if o.value_range is None else list(o.value_range),
+                       "thresholds": section["validation"]["thresholds"], "chunk_size": o.chunk_size,
+                       "data_options": dict(o.data_options), "baseline_on_board": o.baseline_on_board}
+    start, end = run.thermal
+    result.thermal = {"available": bool(start.get("available") or end.get("available")), "start": start, "end": end}
+    result.power = {"measured": False, "boundary": None, "instrument": None,
+                    "note": "no power meter attached to this run: energy not measured"}
+    base_sidecar = _sidecar(run.baseline.path)
+    section["candidate"] = {"model": {k: result.model[k] for k in ("name", "path", "sha256", "precision")},
+                            "board": run.profile.name, "runtime": result.runtime, "where": "board"}
+    section["baseline"] = {
+        "model": {**run.baseline.to_dict(), "sidecar": base_sidecar},
+        "board": run.base_profile.name, "on_board": o.baseline_on_board,
+        "where": "board" if o.baseline_on_board else "host board (local agent)",
+        "runtime": _runtime(run.base_loaded, o.baseline_kernels, o.baseline_threads),
+        "agent": {k: run.base_hello.get(k) for k in ("protocol", "agent_version", "python", "numpy")}}
+    t = run.timings
+    section["evaluation"] = {
+        "candidate": t["candidate"], "baseline": t["baseline"], "wall_s": t["wall_s"],
+        "definition": "samples / host wall time of the infer requests (transfer, agent-side quantization, "
+                      "invoke, dequantization); perturbation and statistics excluded; wall_s covers both passes"}
+    section["predictions"] = PREDICTIONS
+    section["calibration"]["diagrams"] = dict(DIAGRAMS)
+
+
+def _predictions_frame(per_slice: list):
+    import pandas as pd
+
+    parts = []
+    for s, b, c in per_slice:
+        parts.append(pd.DataFrame({
+            "sample_index": s.sample_index.astype(np.int64), "slice": np.full(s.n, s.name, dtype=object),
+            "label": s.labels.astype(np.int64), "pred_base": b.pred.astype(np.int64),
+            "pred_cand": c.pred.astype(np.int64), "conf_base": b.conf.astype(np.float64),
+            "conf_cand": c.conf.astype(np.float64)}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def store_run(run: Run, cand_out: list, base_out: list, runs_root) -> tuple[RunResult, Path]:
+    """Compute the figures of ``run`` and write its folder; returns the result and the folder."""
+    from edgebench.bench.accuracy_eval import plain
+    from edgebench.results import store
+    from edgebench.stats.calibration import reliability_diagram
+
+    label = _label(run.hello)
+    section, eces, per_slice = _figures(run, cand_out, base_out, label)
+    result = RunResult(run_id=uuid.uuid4().hex[:12], kind="accuracy", label=label, edgebench_version=__version__,
+                       created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    _describe(run, result, section)
+    result.warnings = _warnings(run, section)
+    result.extra = plain({"accuracy": section})
+    run_dir = store.new_run_dir(runs_root, run.model.name, run.profile.name)
+    try:
+        frame = _predictions_frame(per_slice)
+        tmp = run_dir / (PREDICTIONS + ".tmp")
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, run_dir / PREDICTIONS)
+        for role, model in (("baseline", run.baseline), ("candidate", run.model)):
+            reliability_diagram(eces[role], run_dir / DIAGRAMS[role],
+                                title=f"{model.name} ({model.precision.upper()}, {role})")
+        result.status = "complete"
+        from edgebench.bench.accuracy import accuracy_claim
+
+        result.extra["claim"] = accuracy_claim(result)
+        store.write_result(run_dir, result)
+    except BaseException:
+        store.discard_run_dir(run_dir)
+        raise
+    return result, run_dir

@@ -1,0 +1,309 @@
+"""`edgebench accuracy`: digits end to end on the host board, edge cases, the CI gate, --json parity,
+bad input, and the MLPerf Tiny FP32/INT8 pairs on synthetic inputs (real agent, real LiteRT)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from edgebench.bench.accuracy import DIAGRAMS, PREDICTIONS, AccuracyOptions, accuracy_claim, run_accuracy
+from edgebench.boards.registry import get_profile
+from edgebench.cli.app import main
+from edgebench.data.datasets import load_digits
+from edgebench.results import store
+
+ROOT = Path(__file__).resolve().parents[1]
+DIGITS = ROOT / "models" / "digits"
+INT8, FP32 = DIGITS / "digits_int8.tflite", DIGITS / "digits_fp32.tflite"
+MLPERF = ROOT.parent / "shared" / "models" / "mlperf-tiny"
+KWS_INT8, KWS_FP32 = MLPERF / "kws_ref_model.tflite", MLPERF / "kws_ref_model_float32.tflite"
+RESNET_INT8, RESNET_FP32 = MLPERF / "pretrainedResnet_quant.tflite", MLPERF / "pretrainedResnet.tflite"
+CARD_TOP1 = 529 / 540  # models/digits/model_card.md, both models
+
+
+@pytest.fixture(scope="module")
+def host():
+    return get_profile("host")
+
+
+@pytest.fixture(scope="module")
+def edge_run(tmp_path_factory, host):
+    root = tmp_path_factory.mktemp("runs")
+    return run_accuracy(INT8, FP32, "digits", host, AccuracyOptions(edge_cases=True, severities=(1, 5)),
+                        runs_root=root)
+
+
+def cli(args, capsys):
+    """Run the CLI in this process; (exit code, stdout, stderr)."""
+    try:
+        main([str(a) for a in args])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# ---------------------------------------------------------------- digits end to end
+
+def test_digits_figures_match_the_model_card(edge_run):
+    result, run_dir = edge_run
+    a = result.extra["accuracy"]
+    assert result.kind == "accuracy" and result.status == "complete" and result.label == "measured"
+    for role in ("baseline", "candidate"):
+        top1 = a["accuracy"][role]["top1"]
+        assert top1["n"] == 540 and top1["accuracy"] == pytest.approx(CARD_TOP1)
+        assert (round(top1["ci_low"], 4), round(top1["ci_high"], 4)) == (0.9639, 0.9886)
+        assert a["accuracy"][role]["top5"]["accuracy"] >= top1["accuracy"]
+        assert len(a["accuracy"][role]["per_class"]) == 10
+        assert sum(c["n"] for c in a["accuracy"][role]["per_class"]) == 540
+    # both models' conditions are recorded
+    assert a["candidate"]["runtime"]["kernels"] == "xnnpack" and a["candidate"]["runtime"]["threads"] == 1
+    assert a["baseline"]["runtime"]["kernels"] == "reference" and a["baseline"]["board"] == "host"
+    assert a["baseline"]["runtime"]["op_resolver"] == "BUILTIN_REF"
+    assert a["baseline"]["model"]["precision"] == "fp32" and result.model["precision"] == "int8"
+    assert result.model["calibration"]["count"] == 200  # from the sidecar
+    assert result.scenario["inputs"]["count"] == 540
+
+
+def test_paired_comparison_and_resolution_warning(edge_run):
+    result, _ = edge_run
+    a = result.extra["accuracy"]
+    pr = a["paired"]
+    assert pr["agreement_rate"] >= 0.99
+    assert pr["flips_right_to_wrong"] == pr["flips_wrong_to_right"] == 0 and pr["mcnemar_p"] == 1.0
+    assert a["relative"]["candidate_pct_of_baseline_correct"] == pytest.approx(100.0)
+    assert a["relative"]["diff_points"] == 0.0 and a["relative"]["error_increase_pct"] == 0.0
+    res = a["resolution"]
+    assert 1.0 < res["mdd_points"] < 6.0 and res["resolvable"] is False
+    assert [w["code"] for w in result.warnings].count("difference-not-resolvable") == 1
+
+
+def test_calibration_fidelity_and_files(edge_run):
+    result, run_dir = edge_run
+    a = result.extra["accuracy"]
+    cal = a["calibration"]
+    assert cal["n_bins"] == 15 and len(cal["candidate"]["bins"]) == 15
+    assert 0.0 <= cal["candidate"]["ece"] < 0.05 and 0.0 <= cal["baseline"]["ece"] < 0.05
+    ts = cal["temperature_scaling"]
+    assert ts["n_fit"] + ts["n_eval"] == 540 and ts["candidate"]["temperature"] > 0
+    assert a["fidelity"]["cosine_similarity"] > 0.999 and a["fidelity"]["max_abs_error"] < 0.1
+    for name in DIAGRAMS.values():
+        assert (run_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    frame = pd.read_parquet(run_dir / PREDICTIONS)
+    assert list(frame.columns) == ["sample_index", "slice", "label", "pred_base", "pred_cand", "conf_base",
+                                   "conf_cand"]
+    assert len(frame) == 540 * 13  # clean + 6 image families x 2 severities
+    clean = frame[frame["slice"] == "clean"]
+    assert (clean["pred_base"] == clean["label"]).mean() == pytest.approx(CARD_TOP1)
+    assert np.array_equal(clean["label"].to_numpy(), load_digits("test").y)
+
+
+def test_edge_slices_and_validation(edge_run):
+    result, _ = edge_run
+    edge = result.extra["accuracy"]["edge_cases"]
+    assert edge["families"] == ["low_light", "contrast", "gaussian_noise", "blur", "occlusion", "rotation"]
+    assert [r["slice"] for r in edge["slices"]][:2] == ["low_light/s1", "low_light/s5"]
+    for r in edge["slices"]:
+        assert r["n"] == 540
+        assert r["drop_ci_low_points"] <= r["drop_points"] <= r["drop_ci_high_points"]
+        assert 0.0 <= r["mcnemar_p"] <= r["mcnemar_p_holm"] <= 1.0  # Holm over the 12 slices
+        drop = 100 * (r["baseline"]["accuracy"] - r["candidate"]["accuracy"])
+        assert r["drop_points"] == pytest.approx(drop)
+    # severity 5 hurts more than severity 1 for every family
+    by = {(r["family"], r["severity"]): r["baseline"]["accuracy"] for r in edge["slices"]}
+    assert all(by[(f, 5)] < by[(f, 1)] for f in edge["families"])
+    worst = max(edge["slices"], key=lambda r: r["drop_points"])
+    assert edge["worst"] == worst["slice"]
+    rows = {r["metric"].split(" (")[0]: r for r in result.extra["accuracy"]["validation"]["rows"]}
+    assert rows["top-1 accuracy"]["acceptable"] is True
+    assert rows["worst edge-case slice"]["value"] == pytest.approx(worst["drop_points"])
+
+
+def test_claim_sentence(edge_run):
+    result, _ = edge_run
+    text = result.extra["claim"]
+    assert text == accuracy_claim(result)
+    assert text.startswith("97.96% top-1 (95% CI 96.4–98.9%, n=540")
+    for part in ("digits_int8 INT8 (XNNPACK, 1 thread) on host", "vs FP32 97.96% (reference kernels, host)",
+                 "McNemar p=1.00", "agreement 100.0%", "difference not resolvable below", "ECE 0.0",
+                 "worst edge-case slice: ", "Holm-adjusted over 12 slices", "measured."):
+        assert part in text, part
+
+
+def test_edge_cases_are_deterministic(edge_run, tmp_path, host):
+    first, first_dir = edge_run
+    again, again_dir = run_accuracy(INT8, FP32, "digits", host,
+                                    AccuracyOptions(edge_cases=True, severities=(1, 5)), runs_root=tmp_path)
+    assert again.extra["accuracy"]["edge_cases"]["slices"] == first.extra["accuracy"]["edge_cases"]["slices"]
+    pd.testing.assert_frame_equal(pd.read_parquet(first_dir / PREDICTIONS), pd.read_parquet(again_dir / PREDICTIONS))
+    assert store.read_result(again_dir) == again  # the stored run is the returned one
+
+
+def test_user_edge_set(tmp_path, host):
+    ds = load_digits("test")
+    x = np.concatenate([ds.x[:60] * 0.15, ds.x[60:120]])
+    names = np.array(["dark"] * 60 + ["plain"] * 60)
+    path = tmp_path / "edge.npz"
+    np.savez(path, x=x, y=ds.y[:120], slice=names)
+    result, run_dir = run_accuracy(INT8, FP32, "digits", host, AccuracyOptions(edge_set=str(path)),
+                                   runs_root=tmp_path / "runs")
+    edge = result.extra["accuracy"]["edge_cases"]
+    assert edge["source"] == "file" and [r["slice"] for r in edge["slices"]] == ["dark", "plain"]
+    assert [r["n"] for r in edge["slices"]] == [60, 60]
+    frame = pd.read_parquet(run_dir / PREDICTIONS)
+    assert frame.loc[frame["slice"] == "dark", "sample_index"].tolist() == list(range(60))
+
+
+# ---------------------------------------------------------------- command line
+
+def test_cli_json_is_the_stored_run(tmp_path, capsys):
+    code, out, err = cli(["accuracy", INT8, "--baseline", FP32, "--data", "digits:test",
+                          "--runs-dir", tmp_path, "--json"], capsys)
+    assert code == 0, err
+    (run_dir,) = store.find_runs(tmp_path)
+    assert json.loads(out) == store.read_result(run_dir).to_dict()
+    assert json.loads(out)["kind"] == "accuracy"
+
+
+def test_cli_gate_fails_with_exit_2_after_storing(tmp_path, capsys):
+    code, out, err = cli(["accuracy", INT8, "--baseline", FP32, "--data", "digits",
+                          "--runs-dir", tmp_path, "--max-drop", "-1"], capsys)
+    assert code == 2
+    (run_dir,) = store.find_runs(tmp_path)
+    stored = store.read_result(run_dir)
+    assert stored.status == "complete"
+    v = stored.extra["accuracy"]["validation"]
+    assert v["passed"] is False and v["failed"] == ["top-1 accuracy"]
+    assert "compression validation" in out and "claim:" in out and "FAILED" in out
+    lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and "compression check failed: top-1 accuracy" in lines[0]
+
+
+def _npz(path, x, y):
+    np.savez(path, x=x, y=y)
+    return path
+
+
+@pytest.mark.parametrize("case,needle", [
+    ("labels-out-of-range", "label(s) are >= the model's 10 outputs"),
+    ("labels-missing", "has no labels"),
+    ("fewer-than-classes", "fewer than the model's 10 classes"),
+    ("baseline-mismatch", "baseline kws_ref_model_float32 does not match digits_int8: inputs 1x49x10x1 vs 1x8x8x1"),
+    ("data-shape", "data samples have shape 8x8x1, the model expects 1x32x32x3"),
+    ("both-edge-options", "--edge-cases and --edge-set exclude each other"),
+])
+def test_bad_input_one_line_exit_1_nothing_stored(tmp_path, capsys, case, needle):
+    x, y = load_digits("test").x, load_digits("test").y
+    model, baseline, data, extra = INT8, FP32, "digits", []
+    if case == "labels-out-of-range":
+        bad = y.copy()
+        bad[:3] = 10
+        data = _npz(tmp_path / "d.npz", x, bad)
+    elif case == "labels-missing":
+        data = tmp_path / "d.npz"
+        np.savez(data, x=x)
+    elif case == "fewer-than-classes":
+        data = _npz(tmp_path / "d.npz", x[:5], np.arange(5))
+    elif case == "baseline-mismatch":
+        baseline = KWS_FP32
+    elif case == "data-shape":
+        model, baseline = RESNET_INT8, RESNET_FP32
+    elif case == "both-edge-options":
+        extra = ["--edge-cases", "--edge-set", _npz(tmp_path / "e.npz", x, y)]
+    runs = tmp_path / "runs"
+    code, out, err = cli(["accuracy", model, "--baseline", baseline, "--data", data, "--runs-dir", runs,
+                          *extra], capsys)
+    assert code == 1
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], err
+    assert "Traceback" not in err
+    assert not runs.exists() or not any(runs.iterdir())
+
+
+# ---------------------------------------------------------------- MLPerf Tiny pairs, synthetic inputs
+
+def _mfcc(audio: np.ndarray) -> np.ndarray:
+    """MLPerf Tiny KWS features of 1 s, 16 kHz audio: 30 ms Hann frames every 20 ms (49), |STFT| 512,
+    40 HTK mel bins 20-4000 Hz, log(mel + 1e-6), DCT-II scaled as tf.signal.mfccs_from_log_mel_spectrograms,
+    first 10 coefficients -> (N, 49, 10, 1)."""
+    mel = lambda f: 1127.0 * np.log1p(np.asarray(f) / 700.0)  # noqa: E731
+    freqs = mel(np.linspace(0, 8000, 257))[1:, None]
+    edges = np.linspace(mel(20.0), mel(4000.0), 42)
+    lo, mid, hi = edges[:-2], edges[1:-1], edges[2:]
+    weights = np.vstack([np.zeros((1, 40)), np.maximum(0, np.minimum((freqs - lo) / (mid - lo),
+                                                                       (hi - freqs) / (hi - mid)))])
+    frames = np.lib.stride_tricks.sliding_window_view(audio, 480, axis=1)[:, ::320]
+    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(480) / 480)
+    log_mel = np.log(np.abs(np.fft.rfft(frames * window, 512)) @ weights + 1e-6)
+    dct = 2 * np.cos(np.pi * np.arange(10)[:, None] * (2 * np.arange(40) + 1) / 80) / np.sqrt(80)
+    return (log_mel @ dct.T)[..., None].astype(np.float32)
+
+
+def _voiced_audio(rng, n: int) -> np.ndarray:
+    """Seeded speech-like audio: 1-3 harmonic bursts (f0 100-400 Hz, 7 harmonics) over faint noise."""
+    t = np.arange(16000) / 16000
+    out = np.zeros((n, 16000))
+    for i in range(n):
+        for _ in range(rng.integers(1, 4)):
+            f0, start, dur = rng.uniform(100, 400), rng.uniform(0, 0.6), rng.uniform(0.1, 0.4)
+            env = np.exp(-0.5 * ((t - start - dur / 2) / (dur / 4)) ** 2)
+            tone = sum(rng.uniform(0.2, 1) / h * np.sin(2 * np.pi * f0 * h * t + rng.uniform(0, 6.3))
+                       for h in range(1, 8))
+            out[i] += rng.uniform(0.05, 0.5) * env * tone
+        out[i] += rng.normal(0, rng.uniform(0.001, 0.02), 16000)
+    return np.clip(out, -1, 1)
+
+
+def _smooth_images(rng, n: int) -> np.ndarray:
+    """Seeded smooth colour images stretched to the 0..255 range the ResNet-8 INT8 input spans."""
+    from scipy.ndimage import gaussian_filter
+
+    img = gaussian_filter(rng.uniform(0, 1, (n, 32, 32, 3)), (0, 2, 2, 0))
+    low, span = img.min(axis=(1, 2, 3), keepdims=True), np.ptp(img, axis=(1, 2, 3), keepdims=True)
+    return ((img - low) / span * 255).astype(np.float32)
+
+
+@pytest.mark.parametrize("name,int8,fp32,classes,make,min_agree,min_cos", [
+    # measured (seed 0, 200 samples, XNNPACK vs reference): KWS agreement 0.945, cosine 0.991;
+    # ResNet-8 agreement 0.90, cosine 0.980. A broken pipeline (misordered outputs, wrong
+    # quantization) lands near chance agreement (~0.5 here, the classes are unbalanced).
+    ("kws", KWS_INT8, KWS_FP32, 12, lambda rng: _mfcc(_voiced_audio(rng, 200)), 0.85, 0.97),
+    ("resnet8", RESNET_INT8, RESNET_FP32, 10, lambda rng: _smooth_images(rng, 200), 0.80, 0.95),
+])
+def test_mlperf_tiny_pairs_on_synthetic_inputs(tmp_path, host, name, int8, fp32, classes, make, min_agree,
+                                               min_cos):
+    if not int8.exists():
+        pytest.skip(f"{int8} is not available")
+    rng = np.random.default_rng(0)
+    x = make(rng)
+    data = _npz(tmp_path / f"{name}.npz", x, rng.integers(0, classes, len(x)))  # random labels
+    result, run_dir = run_accuracy(int8, fp32, data, host, AccuracyOptions(), runs_root=tmp_path / "runs")
+    a = result.extra["accuracy"]
+    assert a["num_classes"] == classes and a["paired"]["n"] == 200
+    assert a["paired"]["agreement_rate"] > min_agree
+    assert a["fidelity"]["cosine_similarity"] > min_cos
+    assert a["fidelity"]["relative_l2_error"] < 0.3
+    codes = {w["code"] for w in result.warnings}
+    assert not codes & {"inputs-clipped", "input-range-underused"}, codes
+    frame = pd.read_parquet(run_dir / PREDICTIONS)
+    assert frame["pred_base"].nunique() >= 3  # the inputs are not all one class
+
+
+def test_input_range_warnings_catch_wrong_preprocessing():
+    from edgebench.bench.accuracy_record import input_range_warnings
+    from edgebench.runtime.tflite_file import read_model
+
+    if not RESNET_INT8.exists():
+        pytest.skip(f"{RESNET_INT8} is not available")
+    resnet = read_model(RESNET_INT8)  # int8 input, scale 1, zero point -128: expects 0..255
+    rng = np.random.default_rng(0)
+    assert input_range_warnings(resnet, rng.uniform(0, 255, (8, 32, 32, 3))) == []
+    assert [w["code"] for w in input_range_warnings(resnet, rng.uniform(0, 1, (8, 32, 32, 3)))] == \
+        ["input-range-underused"]
+    assert [w["code"] for w in input_range_warnings(resnet, rng.uniform(-255, 255, (8, 32, 32, 3)))] == \
+        ["inputs-clipped"]
+    assert input_range_warnings(read_model(FP32), rng.uniform(0, 1, (8, 8, 8, 1))) == []  # float input
