@@ -19,6 +19,7 @@ import threading
 import time
 
 from edgebench.errors import TransportError
+from edgebench.transport.buffered import BufferedReads
 
 _STDERR_TAIL_BYTES = 64 * 1024
 _READ_CHUNK = 1 << 16
@@ -44,7 +45,7 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-class ProcessChannel:
+class ProcessChannel(BufferedReads):
     """Start ``argv`` and speak to it over its stdin/stdout.
 
     ``description`` names the far end in messages ("local agent", "ssh pi@pi5").
@@ -131,33 +132,6 @@ class ProcessChannel:
                 )
             self._sel_w.select(min(remaining, 0.5))
 
-    def read_exact(self, n: int, timeout_s: float) -> bytes:
-        deadline = time.monotonic() + timeout_s
-        while len(self._rbuf) < n:
-            self._fill(deadline, timeout_s, f"{n} bytes")
-        out = bytes(self._rbuf[:n])
-        del self._rbuf[:n]
-        return out
-
-    def read_line(self, timeout_s: float, max_bytes: int = 1 << 20) -> bytes:
-        deadline = time.monotonic() + timeout_s
-        start = 0
-        while True:
-            idx = self._rbuf.find(b"\n", start)
-            if idx >= 0:
-                if idx + 1 > max_bytes:
-                    break
-                out = bytes(self._rbuf[: idx + 1])
-                del self._rbuf[: idx + 1]
-                return out
-            if len(self._rbuf) > max_bytes:
-                break
-            start = len(self._rbuf)
-            self._fill(deadline, timeout_s, "a line")
-        raise TransportError(
-            f"{self.description} sent a line longer than {max_bytes} bytes"
-        )
-
     def alive(self) -> bool:
         return not self._closed and self._proc.poll() is None
 
@@ -224,7 +198,7 @@ class ProcessChannel:
         return f"ProcessChannel({self.description!r}, pid={self._proc.pid})"
 
     # -- internals ------------------------------------------------------------------
-    def _fill(self, deadline: float, timeout_s: float, what: str) -> None:
+    def _fill(self, deadline: float, timeout_s: float, what: str, want: int = 1) -> None:
         if self._eof:
             raise TransportError(f"end of stream from {self.description} while reading {what}")
         if self._closed:

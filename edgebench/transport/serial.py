@@ -21,6 +21,7 @@ import time
 import serial  # pyserial (absolute import: this module is edgebench.transport.serial)
 
 from edgebench.errors import TransportError, UsageError
+from edgebench.transport.buffered import BufferedReads
 
 _POLL_S = 0.05  # pyserial read timeout per poll; reads return as soon as data arrives
 _WRITE_CHUNK = 4096
@@ -38,7 +39,7 @@ def _port_name(url: str) -> str:
     return url
 
 
-class SerialChannel:
+class SerialChannel(BufferedReads):
     """A :class:`~edgebench.transport.base.Channel` over an open pyserial port."""
 
     def __init__(self, port, url: str, baud: int, description: str | None = None,
@@ -79,30 +80,6 @@ class SerialChannel:
             self._dead = str(exc)
             raise TransportError(f"cannot write to {self.description}: {exc}") from exc
 
-    def read_exact(self, n: int, timeout_s: float) -> bytes:
-        deadline = time.monotonic() + timeout_s
-        while len(self._rbuf) < n:
-            self._fill(deadline, timeout_s, f"{n} bytes", n - len(self._rbuf))
-        out = bytes(self._rbuf[:n])
-        del self._rbuf[:n]
-        return out
-
-    def read_line(self, timeout_s: float, max_bytes: int = 1 << 20) -> bytes:
-        deadline = time.monotonic() + timeout_s
-        start = 0
-        while True:
-            idx = self._rbuf.find(b"\n", start)
-            if idx >= 0:
-                if idx + 1 > max_bytes:
-                    break
-                out = bytes(self._rbuf[: idx + 1])
-                del self._rbuf[: idx + 1]
-                return out
-            if len(self._rbuf) > max_bytes:
-                break
-            start = len(self._rbuf)
-            self._fill(deadline, timeout_s, "a line", 1)
-        raise TransportError(f"{self.description} sent a line longer than {max_bytes} bytes")
 
     def alive(self) -> bool:
         return not self._closed and self._dead is None and bool(self._port.is_open)
