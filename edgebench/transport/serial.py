@@ -80,7 +80,6 @@ class SerialChannel(BufferedReads):
             self._dead = str(exc)
             raise TransportError(f"cannot write to {self.description}: {exc}") from exc
 
-
     def alive(self) -> bool:
         return not self._closed and self._dead is None and bool(self._port.is_open)
 
