@@ -74,6 +74,18 @@ def test_reference_kernels_and_fixed_rate(tmp_path, host):
     assert result.extra["lateness_median_s"] >= 0
 
 
+def test_fixed_rate_below_one_request_per_chunk_keeps_its_schedule(tmp_path, host):
+    # 5/s with 0.1 s chunks: most chunks hold no request; the schedule must continue
+    # across chunks instead of restarting (which would run requests back to back).
+    result, run_dir = run_bench(INT8, host, _opts(scenario="fixed-rate", rate_hz=5.0, min_samples=12,
+                                                  min_time_s=0.5, max_time_s=3.0, min_warmup=2),
+                                runs_root=tmp_path)
+    assert result.extra["achieved_rate_hz"] == pytest.approx(5.0, rel=0.05)
+    t = store.read_samples(run_dir)["t_start_ns"].to_numpy()
+    gaps = np.diff(t[1:]) / 1e9  # after the cold inference
+    assert gaps.min() > 0.15  # never back to back
+
+
 def test_offline_scenario(tmp_path, host):
     result, _ = run_bench(INT8, host, _opts(scenario="offline"), runs_root=tmp_path)
     assert result.throughput["per_s"] > 0

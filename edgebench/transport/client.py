@@ -155,12 +155,17 @@ class AgentClient:
         return int(header["count"])
 
     def run(self, mode: str, count: int, max_time_s: float, rate_hz: float | None = None,
-            start_index: int = 0) -> tuple[dict, dict[str, np.ndarray]]:
-        """One timed run; returns the header and the per-invoke int64 arrays."""
+            start_index: int = 0, start_ns: int | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+        """One timed run; returns the header and the per-invoke int64 arrays.
+
+        ``start_ns`` (fixed-rate): the device time request 0 of this run is due, to
+        continue a schedule across runs."""
+        extra = {} if start_ns is None else {"start_ns": int(start_ns)}
+        wait_s = 0.0 if start_ns is None else 10.0  # the agent may wait up to 10 s for start_ns
         header, body = self.request(
             "run", mode=mode, count=int(count), max_time_s=float(max_time_s), rate_hz=rate_hz,
-            start_index=int(start_index), timeout_s=float(max_time_s) + self.timeout_s,
-            doing=f"running {count} {mode} inferences")
+            start_index=int(start_index), timeout_s=float(max_time_s) + wait_s + self.timeout_s,
+            doing=f"running {count} {mode} inferences", **extra)
         return _strip(header), self._arrays(body, "run")
 
     def infer(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
