@@ -24,7 +24,8 @@ from edgebench.errors import ProfileError
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = {"host", "raspberry-pi-4", "raspberry-pi-5", "raspberry-pi-zero-2w", "coral-dev-board",
-           "coral-usb"}
+           "coral-usb", "posix-sim", "qemu-m4", "qemu-m7", "nucleo-l4r5zi", "nrf5340-dk", "esp32-s3", "pico",
+           "sim-pi5"}
 
 
 @pytest.fixture(autouse=True)
@@ -221,7 +222,7 @@ def test_unknown_board_suggests_close_match():
         get_profile("raspbery-pi-5")
     message = info.value.one_line()
     assert message.startswith("unknown board 'raspbery-pi-5' (did you mean 'raspberry-pi-5'?")
-    assert "known: coral-dev-board, coral-usb, host," in message
+    assert "known: coral-dev-board, coral-usb, esp32-s3, host," in message
     assert message.endswith("add a profile with --boards-dir)")
     with pytest.raises(ProfileError) as info:
         get_profile("zzz")

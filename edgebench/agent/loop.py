@@ -6,12 +6,18 @@ that the work between two stamps is exactly the stage it names (the ``invoke``
 stage is ``interpreter.invoke()`` and nothing else). Names used inside the loops
 are bound to locals beforehand.
 
+With telemetry on (a ``sampler``, see :mod:`.telemetry`), the same loops run in
+slices that end at the first inference finishing after the next sample is due;
+the sample is read there, between two inferences, and its cost recorded. With
+telemetry off each loop runs once over the whole request, as before.
+
 Quantization of a float input: ``q = clip(round(x / scale) + zero_point)`` with
 numpy's ``np.round`` (round half to even), then cast to the tensor's integer
 type. Dequantization of an output: ``(q - zero_point) * scale`` in float32.
 """
 from __future__ import annotations
 
+import bisect
 import time
 from typing import Callable, Dict, List, Optional
 
@@ -21,6 +27,7 @@ from .protocol import DataFailure, UsageFailure
 
 MAX_RUN_COUNT = 1_000_000
 SPIN_NS = 200_000  # fixed-rate: sleep until this close to the deadline, then spin
+MAX_START_AHEAD_NS = 10 * 10**9  # fixed-rate start_ns: at most this far in the future
 MODES = ("single-stream", "offline", "fixed-rate")
 
 
@@ -115,7 +122,11 @@ class Runner:
         return self.pool.take(np.arange(j, j + b) % n, axis=0)
 
     def run(self, mode: str, count: int, max_time_s: float, rate_hz: Optional[float] = None,
-            start_index: int = 0) -> Dict[str, np.ndarray]:
+            start_index: int = 0, sampler=None, start_ns: Optional[int] = None) -> Dict[str, np.ndarray]:
+        """Timed inferences; with a telemetry ``sampler``, it samples between inferences
+        whenever its interval has elapsed (the loops themselves are the same code).
+        ``start_ns`` (fixed-rate only): the device time the first request is due, so that
+        a schedule continues across requests."""
         if mode not in MODES:
             raise UsageFailure(f"unknown run mode {mode!r}; choose one of {', '.join(MODES)}")
         if not isinstance(count, int) or not 1 <= count <= MAX_RUN_COUNT:
@@ -129,12 +140,19 @@ class Runner:
             if not rate_hz or rate_hz <= 0:
                 raise UsageFailure(f"fixed-rate needs a positive rate_hz, got {rate_hz!r}")
             sched = np.round(np.arange(count) * (1e9 / float(rate_hz))).astype(np.int64)
+        if start_ns is not None:
+            if mode != "fixed-rate":
+                raise UsageFailure("start_ns applies to the fixed-rate mode only")
+            if isinstance(start_ns, bool) or not isinstance(start_ns, int) \
+                    or start_ns > time.perf_counter_ns() + MAX_START_AHEAD_NS:
+                raise UsageFailure(f"start_ns must be a device time (perf_counter_ns) at most "
+                                   f"{MAX_START_AHEAD_NS // 10**9} s ahead, got {start_ns!r}")
         stamps = [np.empty(count, np.int64) for _ in range(5)]
         max_ns = int(max_time_s * 1e9)
         if mode == "offline":
-            done, t_begin = self._loop_offline(stamps, count, max_ns, start)
+            done, t_begin = self._loop_offline(stamps, count, max_ns, start, sampler)
         else:
-            done, t_begin = self._loop_stream(stamps, count, max_ns, start, sched)
+            done, t_begin = self._loop_stream(stamps, count, max_ns, start, sched, sampler, start_ns)
         t0, t1, t2, t3, t4 = (s[:done] for s in stamps)
         out = {
             "t_start_ns": t0.copy(),
@@ -149,7 +167,69 @@ class Runner:
             out["scheduled_ns"] = sched[:done] + t_begin
         return out
 
-    def _loop_stream(self, stamps, count, max_ns, start, sched):
+    def _loop_stream(self, stamps, count, max_ns, start, sched, sampler=None, start_ns=None):
+        pc = time.perf_counter_ns
+        if sched is None:
+            if sampler is None:
+                t_begin = pc()
+                k, _ = self._back_to_back(stamps, 0, count, t_begin + max_ns, start)
+                return k, t_begin
+            sampler.sample_if_due()
+            t_begin = pc()
+            t_stop = t_begin + max_ns
+            k, j, a4 = 0, start, stamps[4]
+            while k < count:  # slices end at the first inference that ends past the sample time
+                k, j = self._back_to_back(stamps, k, count, min(sampler.t_next, t_stop), j)
+                if a4[k - 1] >= t_stop:
+                    break
+                sampler.sample_if_due()
+            return k, t_begin
+        if sampler is not None:
+            sampler.sample_if_due()
+        # first request a little ahead (its start is then on time), or where the caller's schedule is
+        t_begin = pc() + SPIN_NS if start_ns is None else start_ns
+        t_stop = t_begin + max_ns
+        due_list = (sched + t_begin).tolist()
+        if sampler is None:
+            k, _ = self._paced(stamps, 0, count, due_list, t_stop, start)
+            return k, t_begin
+        k, j = 0, start
+        while k < count:  # slices end before the first request due after the sample time
+            k_end = min(max(bisect.bisect_left(due_list, sampler.t_next, k), k + 1), count)
+            k_new, j = self._paced(stamps, k, k_end, due_list, t_stop, j)
+            if k_new < k_end:  # the next request is due after the stop time
+                return k_new, t_begin
+            k = k_new
+            sampler.sample_if_due()  # in the slack before the next request
+        return k, t_begin
+
+    def _back_to_back(self, stamps, k, count, t_stop, j):
+        """Single-stream from invoke ``k`` until ``count`` or the first that ends at/after ``t_stop``."""
+        a0, a1, a2, a3, a4 = stamps
+        pc = time.perf_counter_ns
+        source, quantize, get = self._source, self.quantize, self.get
+        set_tensor = self.model.interpreter.set_tensor
+        invoke = self.model.interpreter.invoke
+        in_index, b, n_pool = self.in_index, self.batch, len(self.pool)
+        while k < count:
+            t0 = pc()
+            x = quantize(source(j))
+            t1 = pc()
+            set_tensor(in_index, x)
+            t2 = pc()
+            invoke()
+            t3 = pc()
+            get()
+            t4 = pc()
+            a0[k] = t0; a1[k] = t1; a2[k] = t2; a3[k] = t3; a4[k] = t4
+            k += 1
+            j = (j + b) % n_pool
+            if t4 >= t_stop:
+                break
+        return k, j
+
+    def _paced(self, stamps, k, k_end, due_list, t_stop, j):
+        """Fixed-rate requests ``k``..``k_end - 1``, each started at its due time (or late)."""
         a0, a1, a2, a3, a4 = stamps
         pc = time.perf_counter_ns
         sleep = time.sleep
@@ -157,31 +237,7 @@ class Runner:
         set_tensor = self.model.interpreter.set_tensor
         invoke = self.model.interpreter.invoke
         in_index, b, n_pool = self.in_index, self.batch, len(self.pool)
-        j = start
-        k = 0
-        if sched is None:
-            t_begin = pc()
-            t_stop = t_begin + max_ns
-            while k < count:
-                t0 = pc()
-                x = quantize(source(j))
-                t1 = pc()
-                set_tensor(in_index, x)
-                t2 = pc()
-                invoke()
-                t3 = pc()
-                get()
-                t4 = pc()
-                a0[k] = t0; a1[k] = t1; a2[k] = t2; a3[k] = t3; a4[k] = t4
-                k += 1
-                j = (j + b) % n_pool
-                if t4 >= t_stop:
-                    break
-            return k, t_begin
-        t_begin = pc() + SPIN_NS  # first request a little ahead: its start is then on time
-        t_stop = t_begin + max_ns
-        due_list = (sched + t_begin).tolist()
-        while k < count:
+        while k < k_end:
             due = due_list[k]
             if due > t_stop:
                 break
@@ -202,10 +258,9 @@ class Runner:
             a0[k] = t0; a1[k] = t1; a2[k] = t2; a3[k] = t3; a4[k] = t4
             k += 1
             j = (j + b) % n_pool
-        return k, t_begin
+        return k, j
 
-    def _loop_offline(self, stamps, count, max_ns, start):
-        a0, a1, a2, a3, a4 = stamps
+    def _loop_offline(self, stamps, count, max_ns, start, sampler=None):
         b, n_pool = self.batch, len(self.pool)
         prepared = {}
         order = []
@@ -216,15 +271,29 @@ class Runner:
             prepared[j] = self.quantize(self._source(j)).copy()
             order.append(prepared[j])
             j = (j + b) % n_pool
+        if sampler is None:
+            t_begin = time.perf_counter_ns()
+            return self._offline(stamps, 0, count, t_begin + max_ns, order), t_begin
+        sampler.sample_if_due()
+        t_begin = time.perf_counter_ns()
+        t_stop = t_begin + max_ns
+        k, a4 = 0, stamps[4]
+        while k < count:
+            k = self._offline(stamps, k, count, min(sampler.t_next, t_stop), order)
+            if a4[k - 1] >= t_stop:
+                break
+            sampler.sample_if_due()
+        return k, t_begin
+
+    def _offline(self, stamps, k, count, t_stop, order):
+        """Prepared batches from invoke ``k`` until ``count`` or the first that ends at/after ``t_stop``."""
+        a0, a1, a2, a3, a4 = stamps
         period = len(order)
         pc = time.perf_counter_ns
         get = self.get
         set_tensor = self.model.interpreter.set_tensor
         invoke = self.model.interpreter.invoke
         in_index = self.in_index
-        k = 0
-        t_begin = pc()
-        t_stop = t_begin + max_ns
         while k < count:
             x = order[k % period]
             t0 = pc()
@@ -238,24 +307,33 @@ class Runner:
             k += 1
             if t4 >= t_stop:
                 break
-        return k, t_begin
+        return k
 
     def infer(self, x: np.ndarray) -> Dict[str, np.ndarray]:
-        """Outputs for every sample of x: ``y``/``y_float`` (output 0), ``y1``/``y1_float``..."""
+        """Outputs for every sample of x: ``y``/``y_float`` (output 0), ``y1``/``y1_float``...
+
+        The whole request is quantized at once (vectorised) and outputs land in
+        preallocated arrays, so the per-sample work is set_tensor, invoke, get_tensor.
+        """
         interp = self.model.interpreter
         b, n = self.batch, len(x)
-        raw = [[] for _ in self.model.outputs]
-        for j in range(0, n, b):
-            chunk = x[j:j + b]
-            if len(chunk) < b:  # pad the last batch, drop the padding's outputs
-                chunk = np.concatenate([chunk, np.zeros((b - len(chunk),) + chunk.shape[1:], chunk.dtype)])
-            interp.set_tensor(self.in_index, self.quantize(chunk))
-            interp.invoke()
-            for k, d in enumerate(self.model.outputs):
-                raw[k].append(interp.get_tensor(d["index"])[: min(b, n - j)])
+        n_pad = -(-n // b) * b
+        if n_pad != n:  # pad the last batch; the padding's outputs are dropped
+            x = np.concatenate([x, np.zeros((n_pad - n,) + x.shape[1:], x.dtype)])
+        detail = self.model.inputs[0]
+        xq = make_quantizer(detail, list(x.shape))(x)
+        xq = xq.reshape((n_pad // b, b) + tuple(x.shape[1:]))
+        outs = [np.empty((n_pad,) + tuple(d["shape"][1:]), d["dtype"]) for d in self.model.outputs]
+        plan = [(d["index"], outs[k]) for k, d in enumerate(self.model.outputs)]
+        set_tensor, invoke, get_tensor, in_index = interp.set_tensor, interp.invoke, interp.get_tensor, self.in_index
+        for i in range(n_pad // b):
+            set_tensor(in_index, xq[i])
+            invoke()
+            for index, out in plan:
+                out[i * b:(i + 1) * b] = get_tensor(index)
         result = {}
         for k, d in enumerate(self.model.outputs):
-            y = np.concatenate(raw[k]) if raw[k] else np.empty([0] + d["shape"][1:], d["dtype"])
+            y = outs[k][:n]
             name = "y" if k == 0 else f"y{k}"
             result[name] = y
             result[name + "_float"] = dequantize(d, y)

@@ -18,7 +18,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from . import __version__, protocol, sysinfo
+from . import __version__, protocol, sysinfo, telemetry
 from .loop import Runner
 from .protocol import AgentFailure, DataFailure, ModelFailure, TransferFailure, UsageFailure
 from .runtime import LoadedModel, runtime_summary
@@ -83,6 +83,8 @@ class Agent:
         self.model: Optional[LoadedModel] = None
         self.runner: Optional[Runner] = None
         self.running = True
+        self.sampler: Optional[telemetry.Sampler] = None
+        self._sampler_key = None
 
     def handle(self, header: dict, payload: bytes) -> Tuple[dict, bytes]:
         op = header.get("op")
@@ -102,7 +104,9 @@ class Agent:
         runtime, error = runtime_summary()
         return {"protocol": protocol.PROTOCOL_VERSION, "agent_version": __version__,
                 "python": sys.version.split()[0], "numpy": np.__version__, "runtime": runtime,
-                "runtime_error": error, "pid": os.getpid(), "cache_dir": self.cache_dir}, b""
+                "runtime_error": error, "pid": os.getpid(), "cache_dir": self.cache_dir,
+                "features": ["telemetry"], "telemetry_sources": list(telemetry.SOURCES),
+                "telemetry_max_hz": 1 / telemetry.MIN_INTERVAL_S}, b""
 
     def op_sysinfo(self, payload):
         return sysinfo.collect(), b""
@@ -186,15 +190,58 @@ class Agent:
         self.runner = Runner(self.model, pool)
         return {"count": len(pool)}, b""
 
-    def op_run(self, payload, mode, count, max_time_s, rate_hz=None, start_index=0):
+    def op_run(self, payload, mode, count, max_time_s, rate_hz=None, start_index=0, telemetry=None,
+               start_ns=None):
         if self.runner is None:
             raise UsageFailure("no inputs are set", hint="set_inputs first")
+        sampler = self._telemetry(telemetry) if telemetry is not None else None
         t0 = time.perf_counter()
-        arrays = self.runner.run(mode, count, max_time_s, rate_hz=rate_hz, start_index=start_index)
+        arrays = self.runner.run(mode, count, max_time_s, rate_hz=rate_hz, start_index=start_index,
+                                 sampler=sampler, start_ns=start_ns)
         elapsed = time.perf_counter() - t0
         header = {"n": int(len(arrays["e2e_ns"])), "clock": "perf_counter_ns", "elapsed_s": elapsed,
                   "batch": self.runner.batch, "mode": mode}
+        if sampler is not None:
+            header["telemetry"], tm = sampler.take()
+            arrays.update(tm)
         return header, protocol.encode_arrays(arrays)
+
+    # -- telemetry ------------------------------------------------------------------
+    def _telemetry(self, spec) -> "telemetry.Sampler":
+        """The sampler for ``spec`` ({sources, interval_s, vcgencmd_interval_s}), kept between requests
+        so that its schedule runs on across chunks."""
+        if not isinstance(spec, dict):
+            raise UsageFailure(f"telemetry must be an object {{sources, interval_s}}, got {spec!r}")
+        unknown = set(spec) - {"sources", "interval_s", "vcgencmd_interval_s"}
+        if unknown:
+            raise UsageFailure(f"unknown telemetry option(s) {sorted(unknown)}")
+        sources = spec.get("sources")
+        key = (tuple(sources) if isinstance(sources, list) else sources, spec.get("interval_s"),
+               spec.get("vcgencmd_interval_s"))
+        if self.sampler is None or key != self._sampler_key:
+            if self.sampler is not None:
+                self.sampler.close()
+            self.sampler = None
+            self.sampler = telemetry.Sampler(sources=sources, interval_s=spec.get("interval_s"),
+                                             vcgencmd_interval_s=spec.get("vcgencmd_interval_s"))
+            self._sampler_key = key
+        self.sampler.take()  # a response holds only the samples taken while answering it
+        return self.sampler
+
+    def op_telemetry(self, payload, sources=None, interval_s=None, vcgencmd_interval_s=None, duration_s=0.0):
+        """One sample now (duration_s 0), or samples at the interval while idle for duration_s."""
+        sampler = self._telemetry({"sources": sources, "interval_s": interval_s,
+                                   "vcgencmd_interval_s": vcgencmd_interval_s})
+        if isinstance(duration_s, bool) or not isinstance(duration_s, (int, float)) \
+                or not 0 <= duration_s <= telemetry.MAX_IDLE_S:
+            raise UsageFailure(f"duration_s must be in [0, {telemetry.MAX_IDLE_S:g}] seconds, got {duration_s!r}")
+        if duration_s:
+            sampler.idle(float(duration_s))
+        else:
+            sampler.sample()
+        summary, arrays = sampler.take()
+        return {**sampler.describe(), "n": summary["n"], "cost_ns": summary["cost_ns"]}, \
+            protocol.encode_arrays(arrays)
 
     def op_infer(self, payload):
         x = self._samples(payload)

@@ -147,6 +147,26 @@ def apex_info(root: Optional[str] = None) -> dict:
     return {"devices": devices}
 
 
+def hwmon_info(root: Optional[str] = None) -> dict:
+    """``sys/class/hwmon/hwmon*``: driver name and the current value of every sensor (°C, V, A, W)."""
+    units = {"temp": ("temp_c", 1e-3), "in": ("volt_v", 1e-3), "curr": ("curr_a", 1e-3), "power": ("power_w", 1e-6)}
+    devices = {}
+    for hdir in sorted(glob.glob(_path(root, "sys/class/hwmon/hwmon*")), key=_natural):
+        sensors = {}
+        for adir in (hdir, os.path.join(hdir, "device")):
+            for path in sorted(glob.glob(os.path.join(adir, "*_input")), key=_natural):
+                m = re.match(r"^(temp|in|curr|power)(\d+)_input$", os.path.basename(path))
+                if not m:
+                    continue
+                key, scale = units[m.group(1)]
+                raw = _read_int(path)
+                sensors[m.group(1) + m.group(2)] = {
+                    "label": _read(os.path.join(adir, f"{m.group(1)}{m.group(2)}_label")),
+                    key: raw * scale if raw is not None else None}
+        devices[os.path.basename(hdir)] = {"name": _read(os.path.join(hdir, "name")), "sensors": sensors}
+    return {"devices": devices}
+
+
 def _vcgencmd(exe: str, *args: str) -> str:
     out = subprocess.run([exe, *args], capture_output=True, timeout=VCGENCMD_TIMEOUT_S)
     text = (out.stdout or b"").decode("utf-8", "replace").strip()
@@ -213,7 +233,7 @@ def software_info(root: Optional[str] = None) -> dict:
 
 COLLECTORS: Dict[str, Callable[[Optional[str]], dict]] = {
     "os": os_info, "cpu": cpu_info, "board": board_info, "cpufreq": cpufreq_info,
-    "thermal": thermal_info, "apex": apex_info, "vcgencmd": vcgencmd_info,
+    "thermal": thermal_info, "hwmon": hwmon_info, "apex": apex_info, "vcgencmd": vcgencmd_info,
     "memory": memory_info, "load": load_info, "software": software_info,
 }
 

@@ -63,6 +63,8 @@ Progress = Callable[[dict], None]
 
 
 def _stop_rule(o: BenchOptions):
+    import scipy.stats  # noqa: F401  imported now, not in the middle of the first chunk's schedule
+
     from edgebench.stats.latency import StopRule
 
     return StopRule(target_rel_ci=o.target_rel_ci, min_samples=o.min_samples,
@@ -139,10 +141,12 @@ def _run(client, model, profile, opts, rule, runs_root, emit):
             "note": "model load = interpreter construction + allocate_tensors; first inference timed alone",
         }
         start_index = 1
+        schedule = _Schedule(opts, client)
         while True:
             header, arrs = client.run(opts.scenario, count=100000, max_time_s=opts.chunk_time_s,
-                                      rate_hz=opts.rate_hz, start_index=start_index)
+                                      rate_hz=opts.rate_hz, start_index=start_index, **schedule.next_kwargs())
             n = int(header.get("n", len(arrs["e2e_ns"])))
+            schedule.advance(arrs, n)
             start_index += n
             arrs["phase"] = np.array(["measure"] * n)
             chunks.append(arrs)
@@ -174,9 +178,41 @@ def _run(client, model, profile, opts, rule, runs_root, emit):
     return result, run_dir
 
 
+class _Schedule:
+    """Keeps a fixed-rate schedule continuous across chunks.
+
+    The first chunk's first request fixes the origin on the device clock; each later
+    chunk is told (``start_ns``) when its first request is due, so the time spent
+    between chunks shows up as lateness of the requests it delayed, never as a
+    silent gap in the schedule, and rates below one request per chunk work.
+    """
+
+    def __init__(self, opts: BenchOptions, client):
+        import inspect
+
+        # a client whose run() cannot continue a schedule (an MCU's firmware) restarts it per chunk
+        continues = "start_ns" in inspect.signature(client.run).parameters
+        self.period_ns = 1e9 / opts.rate_hz if opts.scenario == "fixed-rate" and continues else None
+        self.origin_ns = None
+        self.requests = 0
+
+    def next_kwargs(self) -> dict:
+        if self.period_ns is None or self.origin_ns is None:
+            return {}
+        return {"start_ns": int(self.origin_ns + round(self.requests * self.period_ns))}
+
+    def advance(self, arrs: dict, n: int) -> None:
+        if self.period_ns is None or n == 0:
+            return
+        if self.origin_ns is None and "scheduled_ns" in arrs:
+            self.origin_ns = int(arrs["scheduled_ns"][0])
+        self.requests += n
+
+
 def _label(hello: dict) -> str:
-    """'emulated' when the device says its clock counts emulated instructions (QEMU), else 'measured'."""
-    return "emulated" if hello.get("timing") == "emulated" else "measured"
+    """'emulated' when the device says its clock counts emulated instructions (QEMU), 'simulated'
+    for a simulated board (edgebench.sim), else 'measured'."""
+    return hello.get("timing") if hello.get("timing") in ("emulated", "simulated") else "measured"
 
 
 def _warmup(e2e: np.ndarray, opts: BenchOptions):
@@ -226,6 +262,7 @@ def _describe(result, model, loaded, hello, system, profile, client, opts, input
         "excludes": "host-to-board transfer of inputs (inputs are on the device before timing), "
                     "feature extraction / image decoding (not part of this model)",
     }
+    result.timing.update(loaded.get("timing") or {})  # a device that times less says so (MCU: invoke only)
     result.settings = {"stop_rule": {"target_rel_ci": opts.target_rel_ci, "min_samples": opts.min_samples,
                                      "min_time_s": opts.min_time_s, "max_time_s": opts.max_time_s},
                        "min_warmup": opts.min_warmup, "seed": opts.seed, "chunk_time_s": opts.chunk_time_s}

@@ -12,7 +12,24 @@ def transport_for(profile, url: str | None = None):
 
 
 def open_agent(profile, url: str | None = None, timeout_s: float = 120.0):
-    """Start or attach to the agent on ``profile``'s board; returns an AgentClient."""
+    """Start or attach to the agent on ``profile``'s board; returns an AgentClient.
+
+    A microcontroller board (``kind: mcu``) gets the same interface over its firmware
+    (:class:`edgebench.boards.mcu.McuClient`), starting its emulator if it has one.
+    """
+    if getattr(profile.transport, "type", None) == "sim":  # a simulated board: no hardware, no agent
+        from edgebench.sim import SimClient
+
+        if url:
+            from edgebench.errors import UsageError
+
+            raise UsageError(f"board {profile.name!r} is simulated: --url does not apply",
+                             "drop --url, or pick a real board")
+        return SimClient(profile.simulated, description=f"simulated board {profile.name}")
+    if getattr(profile, "kind", None) == "mcu":
+        from edgebench.boards.mcu import open_mcu
+
+        return open_mcu(profile, url)
     from edgebench.transport.client import AgentClient
 
     transport = transport_for(profile, url)

@@ -27,11 +27,14 @@ ESTIMATED_LABEL = "estimated (datasheet)"
 
 KINDS = ("linux", "mcu")
 TRANSPORT_TYPES = ("local", "ssh", "serial")
+SIM_TRANSPORT = "sim"   # a simulated board (edgebench.sim, the profile's `simulated` block): no hardware
 RUNTIMES = ("ai_edge_litert", "tflite_runtime", "tensorflow", "edgebench_firmware", "mlperf_tiny")
 KERNELS = ("xnnpack", "builtin", "reference", "cmsis_nn")
 DELEGATES = ("edgetpu",)
 TELEMETRY = ("thermal_zone", "cpufreq", "hwmon", "vcgencmd", "apex", "mcu_temp")
 FLASHER_PLACEHOLDERS = ("image", "url", "name")
+EMULATORS = ("posix", "qemu")
+EMULATOR_URL = "emulator"   # transport.url of a board whose emulator edgebench starts itself
 DEFAULT_BAUD = 115200
 DEFAULT_SSH_PYTHON = "python3"
 
@@ -165,6 +168,18 @@ def _check_serial_url(check: _Check, key: str, url: Any) -> str:
     return url
 
 
+def _check_simulated(check: _Check, value: Any):
+    """The ``simulated`` block: parameters of edgebench.sim's board model (defaults for absent keys)."""
+    from edgebench.sim.params import SimParamError, SimParams
+
+    if value is None:
+        return None
+    try:
+        return SimParams.from_dict(value)
+    except SimParamError as exc:
+        raise check.fail("simulated" + (f".{exc.key}" if exc.key else ""), exc.text) from None
+
+
 # ---------------------------------------------------------------------------
 # the data model
 
@@ -191,6 +206,11 @@ class TransportSpec:
     def from_dict(cls, data: Any, where: str = "<dict>", prefix: str = "transport") -> "TransportSpec":
         check = _Check(where)
         check.keys(data, prefix, ("type", "url", "python", "baud"), ("type",))
+        if data["type"] == SIM_TRANSPORT:  # a simulated board (edgebench.sim): nothing to reach
+            for key in ("url", "python", "baud"):
+                if key in data:
+                    raise check.fail(f"{prefix}.{key}", "not allowed for transport type sim (expected only: type)")
+            return cls(type=SIM_TRANSPORT)
         kind = check.choice(f"{prefix}.type", data["type"], TRANSPORT_TYPES)
         allowed = {"local": ("python",), "ssh": ("url", "python"), "serial": ("url", "baud")}[kind]
         for key in ("url", "python", "baud"):
@@ -247,8 +267,12 @@ class TransportSpec:
         return {k: v for k, v in self.to_dict().items() if k not in ("type", "url")}
 
     def describe(self) -> str:
+        if self.type == SIM_TRANSPORT:
+            return "simulated (no hardware)"
         if self.type == "local":
             return "local"
+        if self.url == EMULATOR_URL:
+            return f"serial: the pty of the emulator edgebench starts, {self.baud} baud"
         if self.type == "ssh":
             return f"ssh {self.url}"
         return f"serial {self.url} @ {self.baud} baud"
@@ -339,8 +363,61 @@ class FlasherSpec:
         return cls(tool=tool, argv=tuple(argv))
 
 
+@dataclass(frozen=True)
+class FirmwareSpec:
+    """The firmware of an ``mcu`` board (optional section ``firmware``).
+
+    ``port`` is the ``firmware/ports/<port>`` that ``edgebench flash`` builds with make
+    (None: the user supplies a prebuilt image). ``emulator`` is ``posix`` (the host
+    build on a pseudo-terminal) or ``qemu`` (``qemu-system-arm -M machine -icount
+    shift=icount_shift``) for boards edgebench starts itself, None for real boards.
+    ``bit_exact``: the board promises outputs bit-exact with the reference kernels, so
+    ``edgebench verify`` fails (exit 2) on any difference.
+    """
+
+    port: str | None = None
+    emulator: str | None = None
+    machine: str | None = None
+    icount_shift: int | None = None
+    bit_exact: bool = False
+
+    def to_dict(self) -> dict:
+        return {"port": self.port, "emulator": self.emulator, "machine": self.machine,
+                "icount_shift": self.icount_shift, "bit_exact": self.bit_exact}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "<dict>", prefix: str = "firmware") -> "FirmwareSpec":
+        check = _Check(where)
+        check.keys(data, prefix, ("port", "emulator", "machine", "icount_shift", "bit_exact"), ())
+        port = None if data.get("port") is None else check.string(f"{prefix}.port", data["port"])
+        if port is not None and not _NAME_RE.match(port):
+            raise check.expected(f"{prefix}.port", "a firmware/ports/ directory name", port)
+        emulator = None
+        if data.get("emulator") is not None:
+            emulator = check.choice(f"{prefix}.emulator", data["emulator"], EMULATORS)
+            if port is None:
+                raise check.fail(f"{prefix}.port", f"missing: an emulator ({emulator}) runs a firmware port")
+        machine = shift = None
+        if emulator == "qemu":
+            for key in ("machine", "icount_shift"):
+                if data.get(key) is None:
+                    raise check.fail(f"{prefix}.{key}", "missing required key for emulator qemu")
+            machine = check.string(f"{prefix}.machine", data["machine"])
+            shift = check.integer(f"{prefix}.icount_shift", data["icount_shift"], 0)
+            if shift > 10:
+                raise check.expected(f"{prefix}.icount_shift", "an integer in 0..10", shift)
+        else:
+            for key in ("machine", "icount_shift"):
+                if data.get(key) is not None:
+                    raise check.fail(f"{prefix}.{key}", "only allowed with emulator: qemu")
+        bit_exact = data.get("bit_exact", False)
+        if not isinstance(bit_exact, bool):
+            raise check.expected(f"{prefix}.bit_exact", "true or false", bit_exact)
+        return cls(port=port, emulator=emulator, machine=machine, icount_shift=shift, bit_exact=bit_exact)
+
+
 _TOP_KEYS = ("schema", "name", "title", "kind", "soc", "transport", "runtimes", "kernels",
-             "delegates", "default_threads", "telemetry", "datasheet", "flasher", "notes")
+             "delegates", "default_threads", "telemetry", "datasheet", "flasher", "firmware", "simulated", "notes")
 _REQUIRED = ("schema", "name", "title", "kind", "transport", "runtimes", "kernels", "default_threads")
 
 
@@ -363,6 +440,8 @@ class BoardProfile:
     soc: str = ""
     datasheet: Datasheet | None = None
     flasher: FlasherSpec | None = None
+    firmware: FirmwareSpec | None = None
+    simulated: Any = None          # edgebench.sim.SimParams for transport type sim
     notes: str = ""
     schema: int = SCHEMA_VERSION
     origin: str | None = field(default=None, compare=False)
@@ -382,6 +461,8 @@ class BoardProfile:
             "telemetry": list(self.telemetry),
             "datasheet": self.datasheet.to_dict() if self.datasheet else None,
             "flasher": self.flasher.to_dict() if self.flasher else None,
+            "firmware": self.firmware.to_dict() if self.firmware else None,
+            "simulated": self.simulated.to_dict() if self.simulated is not None else None,
             "notes": self.notes,
             "origin": self.origin,
         }
@@ -412,6 +493,8 @@ class BoardProfile:
             "telemetry": lambda v: check.choices("telemetry", v, TELEMETRY, empty_ok=True),
             "datasheet": lambda v: None if v is None else Datasheet.from_dict(v, where),
             "flasher": lambda v: None if v is None else FlasherSpec.from_dict(v, where),
+            "firmware": lambda v: None if v is None else FirmwareSpec.from_dict(v, where),
+            "simulated": lambda v: _check_simulated(check, v),
             "notes": lambda v: "" if v is None else check.string("notes", v, empty_ok=True),
             "origin": lambda v: None if v is None else check.string("origin", v),
         }
@@ -425,6 +508,18 @@ class BoardProfile:
         kind, transport = values["kind"], values["transport"]
         if kind == "mcu" and transport.type != "serial":
             raise check.expected("transport.type", "serial for kind mcu", transport.type)
+        if values.get("simulated") is not None and transport.type != SIM_TRANSPORT:
+            raise check.fail("simulated", "only allowed with transport type sim")
+        if transport.type == SIM_TRANSPORT:
+            if kind != "linux":
+                raise check.expected("kind", "linux for transport type sim", kind)
+            if values.get("simulated") is None:
+                values["simulated"] = _check_simulated(check, {})
+        firmware = values.get("firmware")
+        if firmware is not None and kind != "mcu":
+            raise check.fail("firmware", "only allowed for kind mcu")
+        if transport.url == EMULATOR_URL and not (firmware and firmware.emulator):
+            raise check.fail("transport.url", f"{EMULATOR_URL!r} needs firmware.emulator (posix or qemu)")
         return cls(schema=schema, **values)
 
 
@@ -493,7 +588,7 @@ def load_profile(path: "str | os.PathLike") -> BoardProfile:
 
 
 __all__ = [
-    "BoardProfile", "Datasheet", "FlasherSpec", "TransportSpec", "load_profile", "display_path",
+    "BoardProfile", "Datasheet", "FirmwareSpec", "FlasherSpec", "TransportSpec", "load_profile", "display_path",
     "ESTIMATED_LABEL", "SCHEMA_VERSION", "KINDS", "TRANSPORT_TYPES", "RUNTIMES", "KERNELS",
-    "DELEGATES", "TELEMETRY", "FLASHER_PLACEHOLDERS",
+    "DELEGATES", "TELEMETRY", "FLASHER_PLACEHOLDERS", "EMULATORS", "EMULATOR_URL",
 ]

@@ -54,7 +54,7 @@ def debug_enabled() -> bool:
 def _try_register() -> None:
     import importlib
 
-    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd", "flash_cmd", "deploy_cmd", "verify_cmd", "soak_cmd"):
+    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd", "flash_cmd", "deploy_cmd", "verify_cmd", "soak_cmd", "energy_cmd", "battery_cmd", "sweep_cmd"):
         try:
             importlib.import_module(f"edgebench.cli.{name}")
         except ModuleNotFoundError as exc:  # a verb not written yet
@@ -70,7 +70,11 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
     try:
-        app(args=args, standalone_mode=False)
+        rc = app(args=args, standalone_mode=False)
+        if isinstance(rc, int) and rc:  # typer turns Ctrl-C into 130 without raising
+            if rc == 130:
+                print("interrupted", file=sys.stderr)
+            sys.exit(rc)
     except EdgebenchError as exc:
         if debug:
             raise

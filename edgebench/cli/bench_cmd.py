@@ -30,6 +30,10 @@ def progress_printer(console, label: str):
             console.print(f"[dim]{label}: connecting to {ev['board']}…[/]")
         elif ev["event"] == "load":
             console.print(f"[dim]{label}: loading {ev['model']}…[/]")
+        elif ev["event"] == "window":
+            console.print(f"[dim]{label}: MLPerf window {ev['window']}/{ev['of']} ({ev['window_s']:g} s)…[/]")
+        elif ev["event"] == "deploy":
+            console.print(f"[dim]{label}: uploading {ev['model']}…[/]")
         elif ev["event"] == "chunk":
             rel = ev.get("rel_ci")
             ci = f"±{100 * rel:.2f}%" if rel is not None else "n/a"
@@ -60,6 +64,8 @@ def bench(
     runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
     url: Optional[str] = typer.Option(None, help="Override the board's address (ssh://user@host, /dev/ttyUSB0)."),
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
+    mlperf: bool = typer.Option(False, "--mlperf", help="MLPerf Tiny performance mode: drive the board with the "
+                                "plain DUT dialect (five windows of >= 10 s, median throughput)."),
     json_out: bool = typer.Option(False, "--json", help="Print the run as JSON on stdout."),
 ) -> None:
     """Benchmark a model's latency on a board until the median is known to the target precision."""
@@ -70,6 +76,19 @@ def bench(
 
     err = get_err_console()
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    from edgebench.boards.mcu import mlperf_only
+
+    if mlperf or mlperf_only(profile):
+        from edgebench.bench.mlperf_mode import MlperfOptions, run_mlperf
+
+        result, run_dir = run_mlperf(model, profile, MlperfOptions(inputs=str(inputs) if inputs else None, seed=seed),
+                                     runs_root=runs_dir, url=url, progress=progress_printer(err, model.name))
+        err.print()
+        if json_out:
+            emit_json(result)
+        else:
+            print_run(get_console(), result, run_dir)
+        return
     opts = BenchOptions(scenario=scenario, kernels=kernels, threads=threads, delegate=delegate,
                         rate_hz=rate, batch=batch, inputs=str(inputs) if inputs else None,
                         input_range=parse_range(input_range), seed=seed, target_rel_ci=target,

@@ -43,7 +43,8 @@ def latency_table(result, title: str | None = None) -> Table:
 
 
 def print_run(console: Console, result, run_dir=None) -> None:
-    console.print(latency_table(result))
+    if result.latency:
+        console.print(latency_table(result))
     cs, wu, tp, st = result.cold_start, result.warmup, result.throughput, result.stopping
     if cs:
         console.print(f"cold start: model load {fmt.duration(cs.get('load_s'))}, "

@@ -9,6 +9,28 @@ import typer
 from edgebench.cli.app import app
 
 
+def show_run(console, result, run_dir) -> None:
+    """Print a stored run the way the verb that made it does."""
+    from edgebench.cli.render import print_run
+
+    if result.kind == "accuracy":
+        from edgebench.cli.accuracy_cmd import print_accuracy as show
+    elif result.kind == "soak":
+        from edgebench.cli.soak_cmd import print_soak as show
+    elif result.kind == "sweep":
+        from edgebench.cli.sweep_cmd import print_sweep as show
+    elif result.kind == "energy":
+        from edgebench.cli.energy_cmd import energy_lines
+
+        print_run(console, result, run_dir)
+        for line in energy_lines(result, run_dir):
+            console.print(line, markup=False)
+        return
+    else:
+        show = print_run
+    show(console, result, run_dir)
+
+
 @app.command()
 def runs(
     run: Optional[str] = typer.Argument(None, help="A run folder, its name prefix, or 'latest'; omit to list."),
@@ -19,7 +41,6 @@ def runs(
     from rich.table import Table
 
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.cli.render import print_run
     from edgebench.report import format as fmt
     from edgebench.results.store import find_runs, flat_row, read_result, resolve_run
 
@@ -30,7 +51,7 @@ def runs(
         if json_out:
             emit_json(result)
         else:
-            print_run(out, result, d)
+            show_run(out, result, d)
         return
     rows = [flat_row(read_result(d), d) for d in find_runs(runs_dir)]
     if json_out:

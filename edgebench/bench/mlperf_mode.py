@@ -1,0 +1,234 @@
+"""MLPerf Tiny compatibility mode (level 4): drive a DUT with only the MLPerf Tiny dialect.
+
+Any board flashed with an MLPerf Tiny reference firmware (or the edgebench firmware,
+which speaks the same dialect) is measured the way MLPerf Tiny's runner measures it:
+
+* **performance**: for each of five windows, a different input is loaded with
+  ``db load N`` + ``db <hex>`` chunks, then ``infer N W`` runs W warm-ups and N timed
+  inferences between two ``m-lap-us`` timestamps; N is chosen so each window lasts at
+  least ``window_s`` (10 s, as the runner requires; a window that falls short is rerun
+  with a larger N). The figure is the median of the five windows' throughputs.
+* **accuracy**: ``infer 1 0`` per input and the scores of ``m-results-[...]``.
+
+Only dialect commands reach the device here (``name``, ``profile``, ``db``, ``infer``);
+the model must already be on it: flashed with the reference firmware, or deployed
+beforehand with the edgebench extensions (``deploy=True``, the default for boards that
+run edgebench firmware). The dialect reports only the aggregate time of N inferences,
+so there are no per-inference samples, no confidence interval of a median latency:
+the result says so.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from edgebench import __version__
+from edgebench.errors import AgentError, UsageError
+from edgebench.results.model import RunResult
+
+ENCODINGS = ("int8", "uint8-offset")
+Progress = Callable[[dict], None]
+
+
+@dataclass
+class MlperfOptions:
+    windows: int = 5
+    window_s: float = 10.0            # MLPerf Tiny: at least 10 s per window
+    warmup: int = 10                  # W of `infer N W` (the reference's default)
+    inputs: Optional[str] = None      # .npy/.npz; None: seeded random in range
+    input_count: int = 5              # distinct inputs (one per window, cycled)
+    seed: int = 0
+    input_range: Optional[tuple] = None
+    db_chunk_bytes: int = 32          # bytes per `db <hex>` (fits the reference's 80-char command buffer)
+    input_encoding: str = "int8"      # uint8-offset: bytes q+128 (the reference image-classification firmware)
+    deploy: Optional[bool] = None     # upload with eb- first; None: when the firmware is edgebench's
+    max_reruns: int = 3
+
+    def validate(self) -> None:
+        if self.windows < 1 or self.window_s <= 0:
+            raise UsageError("MLPerf mode needs at least one window of positive length")
+        if self.warmup < 0 or self.input_count < 1 or self.db_chunk_bytes < 1:
+            raise UsageError("warm-up must be >= 0, input count and db chunk size >= 1")
+        if self.input_encoding not in ENCODINGS:
+            raise UsageError(f"unknown input encoding {self.input_encoding!r}", f"use {' or '.join(ENCODINGS)}")
+
+
+def encode(q: np.ndarray, encoding: str) -> bytes:
+    """int8 input tensor -> the bytes a reference firmware expects in its db buffer."""
+    q = np.asarray(q, dtype=np.int8).reshape(-1)
+    return q.tobytes() if encoding == "int8" else (q.astype(np.int16) + 128).astype(np.uint8).tobytes()
+
+
+def performance(dut, inputs: list, opts: MlperfOptions, emit: Progress | None = None) -> dict:
+    """Five (``opts.windows``) windows of ``infer N W`` of at least ``window_s``; median throughput."""
+    emit = emit or (lambda event: None)
+    dut.db_load(inputs[0], opts.db_chunk_bytes)
+    n, calib = 1, []
+    while True:                                       # calibrate N: grow until a run is measurable
+        el = dut.infer(n, 0, timeout_s=_timeout(n, calib, dut)).elapsed_us / 1e6
+        calib.append({"n": n, "elapsed_s": el})
+        if el >= 0.2 * opts.window_s or el >= 1.0 or n >= 10 ** 9:
+            break
+        n = n * 10 if el < 1e-3 else max(n + 1, int(math.ceil(n * 1.0 / max(el, 1e-6))))
+    per_inf = el / n
+    n = max(1, int(math.ceil(opts.window_s * 1.05 / max(per_inf, 1e-9))))
+    windows = []
+    for w in range(opts.windows):
+        idx = w % len(inputs)
+        dut.db_load(inputs[idx], opts.db_chunk_bytes)
+        runs = 0
+        while True:
+            emit({"event": "window", "window": w + 1, "of": opts.windows, "n": n, "window_s": opts.window_s})
+            rep = dut.infer(n, opts.warmup, timeout_s=dut.timeout_s + 3 * (n + opts.warmup) * per_inf + 5)
+            el = rep.elapsed_us / 1e6
+            runs += 1
+            if el >= opts.window_s or runs > opts.max_reruns:
+                break
+            n = int(math.ceil(n * opts.window_s * 1.05 / max(el, 1e-9)))   # too short: rerun longer
+        windows.append({"window": w + 1, "input_index": idx, "n": n, "warmup": opts.warmup,
+                        "elapsed_s": el, "per_s": n / el if el > 0 else None,
+                        "meets_min_window": el >= opts.window_s, "runs": runs, "results": rep.results})
+        per_inf = el / n if n else per_inf
+    rates = [w["per_s"] for w in windows if w["per_s"]]
+    return {"windows": windows, "median_per_s": float(np.median(rates)) if rates else None,
+            "calibration": calib, "window_s": opts.window_s,
+            "all_windows_long_enough": all(w["meets_min_window"] for w in windows)}
+
+
+def _timeout(n: int, calib: list, dut) -> float:
+    if not calib:
+        return max(dut.timeout_s, 60.0)
+    last = calib[-1]
+    return dut.timeout_s + 3 * n * last["elapsed_s"] / max(last["n"], 1) + 5
+
+
+def accuracy_scores(dut, inputs: list, opts: MlperfOptions, emit: Progress | None = None) -> np.ndarray:
+    """``infer 1 0`` per input: the scores of ``m-results-[...]`` (N, classes)."""
+    emit = emit or (lambda event: None)
+    rows = []
+    for i, data in enumerate(inputs):
+        dut.db_load(data, opts.db_chunk_bytes)
+        rows.append(dut.infer(1, 0).results)
+        emit({"event": "infer", "done": i + 1, "total": len(inputs)})
+    widths = {len(r) for r in rows}
+    if len(widths) > 1:
+        raise AgentError(f"m-results had different lengths: {sorted(widths)}")
+    return np.asarray(rows, dtype=np.float32)
+
+
+def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
+    """Read the model, build the inputs, deploy when asked; returns (model, input set, byte inputs, info)."""
+    from edgebench.boards.mcu import FIRMWARE_NAME
+    from edgebench.data.inputs import load_inputs, random_inputs
+    from edgebench.runtime.tflite_file import read_model
+
+    opts.validate()
+    model = read_model(model_path)
+    tensor = model.inputs[0].to_dict()
+    if tensor["dtype"] != "int8" or not tensor.get("quant"):
+        raise UsageError(f"{model.name}: MLPerf Tiny mode sends int8 inputs; this model's input is {tensor['dtype']}",
+                         "quantize it: edgebench quantize MODEL --calib DATA")
+    inset = (load_inputs(opts.inputs, tensor, limit=opts.input_count) if opts.inputs
+             else random_inputs(tensor, count=opts.input_count, seed=opts.seed, override=opts.input_range))
+    hello = client.hello()
+    deploy = opts.deploy if opts.deploy is not None else hello["runtime"]["name"] == FIRMWARE_NAME
+    if deploy:
+        emit({"event": "deploy", "model": model.name})
+        sha = client.ensure_model(Path(model.path).read_bytes(), name=model.name)
+        client.load(sha, name=model.name)
+    from edgebench.agent.loop import make_quantizer
+
+    q = make_quantizer(tensor, [1] + list(tensor["shape"][1:]))
+    data = [encode(q(inset.x[i:i + 1]).copy(), opts.input_encoding) for i in range(len(inset.x))]
+    return model, inset, data, hello, deploy
+
+
+def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: Optional[str] = None,
+               progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
+    """MLPerf Tiny performance mode on ``profile``'s board; the result and its run folder."""
+    from edgebench.boards.connect import open_agent
+    from edgebench.results import store
+
+    emit = progress or (lambda event: None)
+    own = client is None
+    if own:
+        emit({"event": "connect", "board": profile.name})
+        client = open_agent(profile, url)
+    try:
+        model, inset, data, hello, deployed = prepare(model_path, profile, opts, client, emit)
+        dut = client.dut
+        prof = dut.profile()
+        t0 = time.monotonic()
+        perf = performance(dut, data, opts, emit)
+        wall = time.monotonic() - t0
+        thermal = client.thermal() if hello.get("dialect") == "edgebench" else {"available": False}
+    finally:
+        if own:
+            client.close()
+    label = "emulated" if hello.get("timing") == "emulated" else "measured"
+    result = RunResult(run_id=uuid.uuid4().hex[:12], kind="mlperf-tiny",
+                       created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                       edgebench_version=__version__, label=label, status="complete")
+    result.model = model.to_dict()
+    result.runtime = {"name": hello["runtime"]["name"], "version": hello["runtime"]["version"],
+                      "kernels": "reference" if hello["runtime"]["name"] == "edgebench-firmware" else "firmware",
+                      "threads": 1, "delegate": None,
+                      "op_resolver": "the firmware's own engine", "device_model": prof.get("model")}
+    result.board = {"name": profile.name, "title": profile.title, "kind": profile.kind,
+                    "transport": client.description, "system": {"board": {"model": profile.title},
+                                                               "firmware": prof, "dut_name": hello.get("dut_name")}}
+    result.scenario = {"name": "mlperf-tiny-performance", "batch": 1, "inputs": inset.describe(),
+                       "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup,
+                       "input_encoding": opts.input_encoding, "db_chunk_bytes": opts.db_chunk_bytes,
+                       "model_deployed_by_edgebench": bool(deployed)}
+    result.timing = {"clock": "the device's m-lap-us timestamps (µs) around N inferences",
+                     "e2e_includes": "N back-to-back inferences on the device, each with the firmware's copy of "
+                                     "the input into the model",
+                     "excludes": "the db input upload (before the window), the W warm-up inferences, any host "
+                                 "work; only the aggregate of N is known (no per-inference samples)"}
+    med = perf["median_per_s"]
+    result.throughput = {"per_s": med, "label": label,
+                         "definition": f"median over {opts.windows} windows of N / (second m-lap-us - first), "
+                                       f"each at least {opts.window_s:g} s on a different input "
+                                       "(MLPerf Tiny performance mode)"}
+    result.thermal = {"available": bool(thermal.get("available")), "start": thermal, "end": thermal}
+    result.power = {"measured": False, "note": "no power meter: energy not measured (MLPerf Tiny energy mode "
+                                               "needs an energy monitor and the 9600-baud firmware build)"}
+    result.settings = {"procedure": "MLPerf Tiny performance mode (fixed: no precision-based stopping rule)",
+                       "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup,
+                       "seed": opts.seed, "wall_s": wall}
+    if not perf["all_windows_long_enough"]:
+        result.warnings.append({"code": "window-too-short",
+                                "message": f"a window stayed below {opts.window_s:g} s after reruns",
+                                "remedy": "check the device's m-lap-us clock"})
+    if opts.window_s < 10.0:
+        result.warnings.append({"code": "short-windows", "message": f"windows of {opts.window_s:g} s: shorter "
+                                "than MLPerf Tiny's 10 s", "remedy": "use the default window length for "
+                                "figures comparable with MLPerf Tiny results"})
+    result.extra = {"mlperf": {**perf, "latency_s": 1.0 / med if med else None,
+                               "latency_definition": "1 / median throughput (mean per inference, not a median "
+                                                     "of per-inference samples)"},
+                    "claim": _claim(result, med, model, profile, opts)}
+    run_dir = store.new_run_dir(runs_root, model.name, profile.name)
+    store.write_result(run_dir, result)
+    return result, run_dir
+
+
+def _claim(result, med, model, profile, opts) -> str:
+    if not med:
+        return "no throughput measured"
+    return (f"{med:,.1f} inferences/s (median of {opts.windows} windows of at least {opts.window_s:g} s, "
+            f"MLPerf Tiny performance mode; mean latency {1e3 / med:.3f} ms) for {model.name} "
+            f"{model.precision.upper()} on {profile.title} ({result.runtime['name']} "
+            f"{result.runtime['version']}), {result.label}. Aggregate of N inferences only: no per-inference "
+            "distribution. Energy not measured.")
+
+
+__all__ = ["MlperfOptions", "run_mlperf", "performance", "accuracy_scores", "prepare", "encode"]

@@ -1,0 +1,457 @@
+"""Thermal soak to a statistical steady state (level 4). Documented in docs/soak.md.
+
+Flow of :func:`run_soak`: open the board, load the model and inputs, discover
+its telemetry; write ``run.json`` with status ``running``; optionally cool down
+(idle, sampling, until the temperature trend is flat or ``cool_timeout_s``);
+one cold inference; then chunks of continuous (single-stream) or fixed-rate
+inference with telemetry sampled on the device, until temperature *and* latency
+are flat over the trailing window (:func:`edgebench.stats.steady.steady_state`)
+or ``max_duration_s`` of device time has passed. Every chunk's rows are appended
+to ``samples.arrows`` / ``telemetry.arrows`` and flushed at once, so Ctrl-C or a
+crash keeps everything measured: Ctrl-C and errors finish the run as
+``incomplete``; after a crash (status still ``running`` on disk),
+:func:`recover_run` converts the streams and marks it incomplete.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import time
+import uuid
+from collections import deque
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from edgebench import __version__
+from edgebench.bench.steady import phases, summarize_run
+from edgebench.errors import EdgebenchError, ResultError, UsageError
+from edgebench.results.model import STAGES, RunResult
+
+SAMPLES_STREAM = "samples.arrows"
+TELEMETRY_STREAM = "telemetry.arrows"
+TELEMETRY_PARQUET = "telemetry.parquet"
+AGENT_SOURCES = ("thermal_zone", "cpufreq", "hwmon", "vcgencmd", "apex")
+UNTIL = ("steady", "max")
+VERDICT_PER_WINDOW = 10   # the verdict is re-evaluated every window/10 of device time (at least every chunk)
+Progress = Callable[[dict], None]
+
+
+@dataclass
+class SoakOptions:
+    rate_hz: Optional[float] = None       # None: continuous (single-stream, back to back)
+    kernels: str = "xnnpack"
+    threads: int = 1
+    delegate: Optional[str] = None
+    inputs: Optional[str] = None
+    input_count: int = 64
+    input_range: Optional[tuple] = None
+    seed: int = 0
+    cool_down: bool = False
+    cool_timeout_s: float = 600.0
+    window_s: float = 60.0
+    burst_s: float = 5.0
+    max_duration_s: float = 1800.0
+    until: str = "steady"                 # "max": a fixed-duration soak (never stops early)
+    telemetry_hz: float = 2.0
+    temp_floor_c: float = 0.5
+    latency_floor_rel: float = 0.01
+    ci_level: float = 0.95
+    chunk_s: float = 1.0
+
+    @property
+    def scenario(self) -> str:
+        return "fixed-rate" if self.rate_hz else "single-stream"
+
+    def validate(self) -> None:
+        from edgebench.telemetry.capture import MAX_RATE_HZ
+
+        def positive(name, value):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise UsageError(f"{name} must be a positive number, got {value!r}")
+
+        if self.rate_hz is not None:
+            positive("--rate", self.rate_hz)
+        for name in ("window_s", "max_duration_s", "cool_timeout_s", "temp_floor_c", "latency_floor_rel",
+                     "chunk_s"):
+            positive(name, getattr(self, name))
+        if self.burst_s < 0:
+            raise UsageError(f"burst_s must be >= 0, got {self.burst_s!r}")
+        if not 0 < self.telemetry_hz <= MAX_RATE_HZ:
+            raise UsageError(f"--telemetry-hz must be in (0, {MAX_RATE_HZ:g}], got {self.telemetry_hz!r}",
+                             "sampling faster disturbs the workload")
+        if self.until not in UNTIL:
+            raise UsageError(f"--until must be one of {', '.join(UNTIL)}, got {self.until!r}")
+        if self.threads < 1:
+            raise UsageError(f"threads must be at least 1, got {self.threads}")
+        if self.burst_s + self.window_s > self.max_duration_s:
+            raise UsageError(f"--max-duration ({self.max_duration_s:g} s) is shorter than the burst "
+                             f"({self.burst_s:g} s) plus one --window ({self.window_s:g} s)",
+                             "steady state could never be established; raise --max-duration")
+
+
+def refuse_mixed_labels(*results) -> str:
+    """The common label of ``results``; ResultError when they mix measured, emulated, simulated
+    or estimated figures (a simulated figure must never be compared with a measured one)."""
+    labels = {getattr(r, "label", None) or (r.get("label") if isinstance(r, dict) else None) for r in results}
+    if len(labels) > 1:
+        raise ResultError(f"refusing to compare {' with '.join(sorted(str(x) for x in labels))} figures",
+                          "compare runs of the same kind only (a simulated board is not a measurement)")
+    return labels.pop() if labels else "measured"
+
+
+# ---------------------------------------------------------------------------- the run
+def run_soak(model_path, profile, opts: SoakOptions, runs_root="runs", url: Optional[str] = None,
+             progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
+    """Soak ``model_path`` on ``profile``'s board; returns the stored result and its folder."""
+    from edgebench.boards.connect import open_agent
+    from edgebench.runtime.tflite_file import read_model
+
+    opts.validate()
+    model = read_model(model_path)
+    emit = progress or (lambda event: None)
+    own = client is None
+    emit({"event": "connect", "board": profile.name})
+    client = client or open_agent(profile, url)
+    try:
+        return _Soak(client, model, profile, opts, runs_root, emit).run()
+    finally:
+        if own:
+            client.close()
+
+
+class _Soak:
+    def __init__(self, client, model, profile, opts, runs_root, emit):
+        self.client, self.model, self.profile, self.o = client, model, profile, opts
+        self.runs_root, self.emit = runs_root, emit
+        self.tel_frames: list = []            # every telemetry frame (small: a few Hz)
+        self.temps: list = []                 # (t_ns, primary temperature) per frame, for the verdict
+        self.recent: deque = deque()          # (t_start_ns, e2e_ns) chunks within the trailing window
+        self.burst: list = []                 # chunks within the burst
+        self.n = 0
+        self.t0_ns: Optional[int] = None
+        self.t_end_ns: Optional[int] = None
+        self.verdict = None
+        self.cool = None
+
+    # -- setup ----------------------------------------------------------------------
+    def run(self):
+        from edgebench.bench.latency import BenchOptions, _describe, _label
+        from edgebench.data.inputs import load_inputs, random_inputs
+        from edgebench.results import store
+        from edgebench.telemetry import capture as cap
+        from edgebench.telemetry.stream import ArrowStream
+
+        import scipy.stats  # noqa: F401 - imported now: a first import mid-soak would pause the load for seconds
+
+        o, client = self.o, self.client
+        hello = client.hello()
+        if not hello.get("runtime"):
+            from edgebench.errors import RuntimeMissingError
+
+            raise RuntimeMissingError(
+                f"no TFLite runtime on board {self.profile.name}: {hello.get('runtime_error') or 'none importable'}",
+                "install one on the board: pip install ai-edge-litert (or tflite-runtime)")
+        system = client.sysinfo()
+        sha = client.ensure_model(Path(self.model.path).read_bytes())
+        self.emit({"event": "load", "model": self.model.name})
+        loaded = client.load(sha, kernels=o.kernels, threads=o.threads, delegate=o.delegate)
+        tensor = loaded["inputs"][0]
+        inputs = (load_inputs(o.inputs, tensor) if o.inputs else
+                  random_inputs(tensor, count=o.input_count, seed=o.seed, override=o.input_range))
+        client.set_inputs(inputs.x)
+        sources = [s for s in getattr(self.profile, "telemetry", ()) if s in AGENT_SOURCES] or None
+        self.spec = cap.TelemetrySpec(rate_hz=o.telemetry_hz, sources=tuple(sources) if sources else None)
+        self.capture, first = cap.describe(client, hello, self.spec)
+        self.has_temp = bool(cap_temp_columns(first))
+        thermal_start = client.thermal()
+
+        self.result = r = RunResult(run_id=uuid.uuid4().hex[:12], kind="soak", edgebench_version=__version__,
+                                    created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                                    label=_label(hello))
+        bopts = BenchOptions(scenario=o.scenario, kernels=o.kernels, threads=o.threads, delegate=o.delegate,
+                             rate_hz=o.rate_hz, seed=o.seed)
+        _describe(r, self.model, loaded, hello, system, self.profile, client, bopts, inputs)
+        r.settings = {"soak": {k: v for k, v in asdict(o).items() if k not in ("inputs", "input_range")},
+                      "telemetry": self.spec.to_request()}
+        r.thermal = {"available": self.has_temp, "start": thermal_start, "end": None,
+                     "telemetry": self.capture.to_dict()}
+        if not self.has_temp:
+            r.warnings.append({"code": "no-thermal-source",
+                               "message": "this board has no thermal source: soak runs, but cannot judge thermal "
+                                          "steady state; the verdict rests on latency only",
+                               "remedy": "add a sensor (thermal zone, hwmon, vcgencmd) or accept a latency-only "
+                                         "verdict"})
+            self.emit({"event": "no-thermal", "message": r.warnings[-1]["message"]})
+        self.run_dir = store.new_run_dir(self.runs_root, self.model.name, self.profile.name)
+        store.write_result(self.run_dir, r)   # status "running" on disk from the start
+        self.samples = ArrowStream(self.run_dir / SAMPLES_STREAM)
+        self.telemetry = ArrowStream(self.run_dir / TELEMETRY_STREAM)
+        self._tel(first, "setup")
+        try:
+            if o.cool_down:
+                self._cool_down()
+            self._soak()
+        except KeyboardInterrupt:
+            self._finish("incomplete", "interrupted by the user (Ctrl-C)")
+            raise
+        except EdgebenchError as exc:
+            if self.n == 0 and not self.telemetry.rows:
+                self.samples.close()
+                self.telemetry.close()
+                store.discard_run_dir(self.run_dir)
+                raise
+            self._finish("incomplete", f"stopped by an error: {exc.one_line()}", alive=False)
+            raise
+        self._finish("complete", None)
+        return self.result, self.run_dir
+
+    # -- writing ----------------------------------------------------------------------
+    def _tel(self, frame, phase: str) -> None:
+        if frame is None or len(frame) == 0:
+            return
+        from edgebench.telemetry import analysis
+
+        frame = frame.copy()
+        frame.insert(0, "phase", phase)
+        self.tel_frames.append(frame)
+        self.telemetry.append(frame)
+        self.temps.append((frame["t_ns"].to_numpy(np.int64), analysis.primary_temp(frame)))
+
+    def _rows(self, arrays: dict, phase: str) -> dict:
+        n = len(arrays["e2e_ns"])
+        cols = {"phase": np.full(n, phase),
+                "t_start_ns": np.asarray(arrays["t_start_ns"], np.int64)}
+        for stage in STAGES:
+            cols[f"{stage}_s"] = np.asarray(arrays[f"{stage}_ns"], np.float64) / 1e9
+        cols["input_index"] = np.asarray(arrays.get("input_index", np.full(n, -1)), np.int64)
+        cols["scheduled_ns"] = np.asarray(arrays.get("scheduled_ns", np.full(n, -1)), np.int64)
+        return cols
+
+    # -- cool-down --------------------------------------------------------------------
+    def _cool_down(self) -> None:
+        from edgebench.stats.steady import trend
+        from edgebench.telemetry import analysis
+        from edgebench.telemetry import capture as cap
+
+        o = self.o
+        if not self.has_temp:
+            self.cool = {"done": False, "reason": "skipped: no thermal source to watch"}
+            self.emit({"event": "cool", "message": self.cool["reason"]})
+            return
+        t_first = None
+        frames = []
+        start = time.monotonic()
+        while True:
+            frame = cap.idle(self.client, self.capture, self.spec, min(cap.IDLE_CHUNK_S, o.cool_timeout_s))
+            self._tel(frame, "cool-down")
+            frames.append(frame)
+            import pandas as pd
+
+            allf = pd.concat(frames, ignore_index=True)
+            t = allf["t_ns"].to_numpy(np.int64)
+            t_first = t[0] if t_first is None and t.size else t_first
+            temp = analysis.primary_temp(allf)
+            elapsed = (t[-1] - t_first) / 1e9 if t.size else 0.0
+            tr = trend(t / 1e9, temp, o.window_s, floor=o.temp_floor_c, quantity="temperature", unit="°C",
+                       ci_level=o.ci_level)
+            self.emit({"event": "cool", "elapsed_s": elapsed, "temp_c": _last(temp), "trend": tr.to_dict()})
+            if tr.flat:
+                self.cool = {"done": True, "duration_s": elapsed, "baseline_temp_c": tr.level,
+                             "reason": tr.reason}
+                return
+            if elapsed >= o.cool_timeout_s or time.monotonic() - start > o.cool_timeout_s * 1.5 + 30:
+                self.cool = {"done": False, "duration_s": elapsed, "baseline_temp_c": _last(temp),
+                             "reason": f"cool-down timeout after {elapsed:.0f} s: {tr.reason}"}
+                self.result.warnings.append({"code": "cool-down-timeout", "message": self.cool["reason"],
+                                             "remedy": "raise --cool-timeout, or improve cooling"})
+                return
+
+    # -- soak loop --------------------------------------------------------------------
+    def _soak(self) -> None:
+        from edgebench.stats.steady import steady_state
+        from edgebench.telemetry import analysis
+        from edgebench.telemetry import capture as cap
+
+        o, client = self.o, self.client
+        header, arrays, frame = cap.run_chunk(client, self.capture, self.spec, "single-stream", 1, 60.0)
+        self.samples.append(self._rows(arrays, "cold"))
+        self._tel(frame, "cold")
+        self.cold = {"first_inference_s": float(arrays["e2e_ns"][0]) / 1e9,
+                     "first_invoke_s": float(arrays["invoke_ns"][0]) / 1e9}
+        start_index, host_start = 1, time.monotonic()
+        burst_ns, window_ns = int(o.burst_s * 1e9), int(o.window_s * 1e9)
+        verdict_every, next_verdict = max(o.chunk_s, o.window_s / VERDICT_PER_WINDOW), 0.0
+        count, max_time, start_ns = 1_000_000, o.chunk_s, None
+        if o.rate_hz:  # fixed-rate: whole chunks of the schedule, continued across chunks on the device clock
+            count = max(1, int(round(o.rate_hz * o.chunk_s)))
+            max_time = count / o.rate_hz + max(1.0, o.chunk_s)
+        while True:
+            header, arrays, frame = cap.run_chunk(client, self.capture, self.spec, o.scenario, count, max_time,
+                                                  rate_hz=o.rate_hz, start_index=start_index, start_ns=start_ns)
+            if o.rate_hz and self.capture.mode == "on-device" and "scheduled_ns" in arrays and len(arrays["e2e_ns"]):
+                start_ns = int(arrays["scheduled_ns"][0]) + int(round(len(arrays["e2e_ns"]) * 1e9 / o.rate_hz))
+            n = len(arrays["e2e_ns"])
+            if n == 0:
+                raise EdgebenchError(f"{getattr(client, 'description', 'the board')} ran no inference in a "
+                                     f"{o.chunk_s:g} s chunk", "lower --rate or check the board")
+            start_index += n
+            self.samples.append(self._rows(arrays, "soak"))
+            self._tel(frame, "soak")
+            t, e2e = np.asarray(arrays["t_start_ns"], np.int64), np.asarray(arrays["e2e_ns"], np.int64)
+            if self.t0_ns is None:
+                self.t0_ns = int(t[0])
+            self.n += n
+            self.t_end_ns = int(t[-1] + e2e[-1])
+            b = t < self.t0_ns + burst_ns
+            if b.any():
+                self.burst.append((t[b], e2e[b]))
+            self.recent.append((t, e2e))
+            while self.recent and self.recent[0][0][-1] < self.t_end_ns - window_ns - int(5e9):
+                self.recent.popleft()
+            elapsed = (self.t_end_ns - self.t0_ns) / 1e9
+            at_max = elapsed >= o.max_duration_s or time.monotonic() - host_start > 1.5 * o.max_duration_s + 60
+            if self.verdict is None or at_max or elapsed >= next_verdict:
+                self.verdict = self._verdict(steady_state, analysis, burst_ns)
+                next_verdict = elapsed + verdict_every
+                if o.until == "steady" and self.verdict.steady:
+                    self.emit(self._progress(frame, analysis, e2e, elapsed))
+                    return
+            self.emit(self._progress(frame, analysis, e2e, elapsed))
+            if at_max:
+                return
+
+    def _verdict(self, steady_state, analysis, burst_ns):
+        o = self.o
+        t = np.concatenate([c[0] for c in self.recent])
+        e2e = np.concatenate([c[1] for c in self.recent])
+        keep = t >= self.t0_ns + burst_ns      # the trailing window never reaches into the burst
+        lat_t, lat = (t[keep] - self.t0_ns) / 1e9, e2e[keep] / 1e9
+        temp_t = temp = None
+        if self.has_temp and self.temps:
+            recent = self.temps[-max(1, int(o.window_s * o.telemetry_hz) + 50):]
+            tt = np.concatenate([x[0] for x in recent])
+            tv = np.concatenate([x[1] for x in recent])
+            sel = tt >= self.t0_ns + burst_ns
+            temp_t, temp = (tt[sel] - self.t0_ns) / 1e9, tv[sel]
+        return steady_state(temp_t, temp, lat_t, lat, o.window_s, temp_floor_c=o.temp_floor_c,
+                            latency_floor_rel=o.latency_floor_rel, ci_level=o.ci_level,
+                            t_end=(self.t_end_ns - self.t0_ns) / 1e9)
+
+    def _progress(self, frame, analysis, e2e, elapsed) -> dict:
+        temp = freq = None
+        if frame is not None and len(frame):
+            temp = _last(self.temps[-1][1]) if self.has_temp and self.temps else None
+            freq = _last(analysis.cpu_freq(frame)[1])
+        v = self.verdict
+        return {"event": "chunk", "elapsed_s": elapsed, "n": self.n, "temp_c": temp, "freq_hz": freq,
+                "latency_s": float(np.median(e2e)) / 1e9, "steady": v.steady,
+                "temperature": v.temperature.to_dict() if v.temperature else None,
+                "latency": v.latency.to_dict() if v.latency else None, "thermal_judged": v.thermal_judged,
+                "max_duration_s": self.o.max_duration_s, "window_s": self.o.window_s}
+
+    # -- finishing ----------------------------------------------------------------------
+    def _finish(self, status: str, reason: Optional[str], alive: bool = True) -> None:
+        from edgebench.results import store
+
+        r = self.result
+        if alive:
+            try:
+                r.thermal["end"] = self.client.thermal()
+                r.agent["status"] = self.client.status()
+            except (Exception, KeyboardInterrupt):  # an interrupted link: keep what we have
+                pass
+        self.telemetry.to_parquet(self.run_dir / TELEMETRY_PARQUET)
+        self.samples.close()
+        from edgebench.telemetry.stream import read_stream
+
+        frame = read_stream(self.samples.path) if self.samples.path.exists() else None
+        summarize_run(r, frame, self._telemetry_frame(), self.capture, self.o, self.verdict, self.t0_ns,
+                      self.t_end_ns, self.cold if hasattr(self, "cold") else None, self.cool, status, reason)
+        if frame is not None:
+            store.write_samples(self.run_dir, phases(frame, self.t0_ns, self.t_end_ns, self.o))
+            self.samples.path.unlink()
+        store.write_result(self.run_dir, r)
+
+    def _telemetry_frame(self):
+        import pandas as pd
+
+        return pd.concat(self.tel_frames, ignore_index=True) if self.tel_frames else pd.DataFrame()
+
+
+def cap_temp_columns(frame) -> list:
+    from edgebench.telemetry import analysis
+
+    cols = analysis.temp_columns(frame) if frame is not None and len(frame.columns) else []
+    return [c for c in cols if np.isfinite(frame[c].to_numpy(np.float64)).any()]
+
+
+def _last(x) -> Optional[float]:
+    x = np.asarray(x, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    return float(x[-1]) if x.size else None
+
+
+# ---------------------------------------------------------------------------- recovery
+def read_telemetry(run_dir):
+    """The telemetry frame of a soak run (from Parquet, or what a crashed run left in its stream)."""
+    import pandas as pd
+
+    from edgebench.telemetry.stream import read_stream
+
+    d = Path(run_dir)
+    if (d / TELEMETRY_PARQUET).exists():
+        return pd.read_parquet(d / TELEMETRY_PARQUET)
+    if (d / TELEMETRY_STREAM).exists():
+        return read_stream(d / TELEMETRY_STREAM)
+    return pd.DataFrame()
+
+
+def recover_run(run_dir) -> RunResult:
+    """A soak whose process died (status ``running`` on disk): convert what it wrote and mark it
+    ``incomplete``, with the figures its samples allow."""
+    from edgebench.results import store
+    from edgebench.stats.steady import steady_state
+    from edgebench.telemetry import analysis
+    from edgebench.telemetry.capture import Capture
+    from edgebench.telemetry.stream import read_stream
+
+    d = Path(run_dir)
+    r = store.read_result(d)
+    if r.kind != "soak":
+        raise ResultError(f"{d} is a {r.kind} run, not a soak")
+    if r.status != "running":
+        raise ResultError(f"{d} is not an unfinished soak (status {r.status})", "nothing to recover")
+    soak = (r.settings or {}).get("soak") or {}
+    o = SoakOptions(**{k: v for k, v in soak.items() if k in SoakOptions.__dataclass_fields__})
+    samples = read_stream(d / SAMPLES_STREAM) if (d / SAMPLES_STREAM).exists() else None
+    tel = read_telemetry(d)
+    tdesc = dict((r.thermal or {}).get("telemetry") or {})
+    capture = Capture(tdesc.pop("mode", "none"), tdesc)
+    verdict = t0 = t_end = None
+    rows = samples[samples["phase"] != "cold"] if samples is not None and len(samples) else None
+    if rows is not None and len(rows):
+        t = rows["t_start_ns"].to_numpy(np.int64)
+        t0, t_end = int(t[0]), int(t[-1] + rows["e2e_s"].to_numpy()[-1] * 1e9)
+        burst = t0 + int(o.burst_s * 1e9)
+        keep = t >= burst
+        temp_t = temp = None
+        if len(tel) and analysis.temp_columns(tel):
+            tt = tel["t_ns"].to_numpy(np.int64)
+            temp_t, temp = (tt[tt >= burst] - t0) / 1e9, analysis.primary_temp(tel)[tt >= burst]
+        verdict = steady_state(temp_t, temp, (t[keep] - t0) / 1e9, rows["e2e_s"].to_numpy()[keep], o.window_s,
+                               o.temp_floor_c, o.latency_floor_rel, o.ci_level, t_end=(t_end - t0) / 1e9)
+    reason = "the soak process stopped without finishing (crash or kill); recovered what it had written"
+    summarize_run(r, samples, tel, capture, o, verdict, t0, t_end, None, None, "incomplete", reason)
+    if (d / TELEMETRY_STREAM).exists():
+        tel.to_parquet(d / TELEMETRY_PARQUET, index=False)
+        (d / TELEMETRY_STREAM).unlink()
+    if samples is not None:
+        store.write_samples(d, phases(samples, t0, t_end, o))
+        (d / SAMPLES_STREAM).unlink()
+    store.write_result(d, r)
+    return r
+
+
+__all__ = ["SoakOptions", "run_soak", "recover_run", "read_telemetry", "refuse_mixed_labels"]

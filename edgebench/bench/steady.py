@@ -1,0 +1,235 @@
+"""Figures of a soak run (level 4): burst vs sustained, thermal story, the claim.
+
+Given the per-inference samples and the telemetry frame of a soak (device clock),
+:func:`soak_figures` computes what :mod:`edgebench.bench.soak` stores:
+
+* ``burst``: the first ``burst_s`` seconds after the load started (the figure a
+  short benchmark would quote); ``sustained``: the trailing window in which steady
+  state was established (or the last window when it was not);
+* ``sustained_over_burst``: ratio of sustained to burst throughput (1/median for
+  single-stream, achieved rate for fixed-rate) and of the medians;
+* thermal: maximum and steady (median over the window) temperature, time to the
+  first throttle, throttle events by cause, time at each frequency, the cost of
+  telemetry sampling as a fraction of the run.
+
+:func:`summarize_run` puts them into a ``RunResult`` (with warnings and the claim);
+:func:`phases` labels the stored samples cold | burst | soak | sustained.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from edgebench.results.model import STAGES
+
+
+def _window_stats(t_s: np.ndarray, e2e_s: np.ndarray, scenario: str, label: str) -> Optional[dict]:
+    from edgebench.stats.latency import summarize
+
+    if e2e_s.size < 2:
+        return None
+    s = summarize(e2e_s).to_dict()
+    span = float(t_s[-1] + e2e_s[-1] - t_s[0]) if t_s.size else 0.0
+    if scenario == "fixed-rate":
+        per_s = (t_s.size - 1) / float(t_s[-1] - t_s[0]) if t_s[-1] > t_s[0] else None
+        definition = "achieved request rate (starts per second on the device clock)"
+    else:
+        per_s = 1.0 / s["median_s"] if s["median_s"] > 0 else None
+        definition = "1 / median end-to-end latency (one request at a time)"
+    return {"t_from_s": float(t_s[0]), "t_to_s": float(t_s[-1] + e2e_s[-1]), "span_s": span, "n": int(e2e_s.size),
+            "median_s": s["median_s"], "ci_low_s": s["ci_low_s"], "ci_high_s": s["ci_high_s"],
+            "p99_s": s["p99_s"], "throughput_per_s": per_s, "throughput_definition": definition, "label": label}
+
+
+def soak_figures(samples, telemetry, capture, *, t0_ns: int, t_end_ns: int, burst_s: float, window_s: float,
+                 verdict, scenario: str, label: str) -> dict:
+    """``samples``: DataFrame with ``t_start_ns``, ``e2e_s`` (and the other stages), soak rows only;
+    ``telemetry``: the telemetry frame (may be empty). Times relative to ``t0_ns`` (load start)."""
+    from edgebench.telemetry import analysis
+
+    t = (samples["t_start_ns"].to_numpy(np.int64) - t0_ns) / 1e9 if len(samples) else np.zeros(0)
+    e2e = samples["e2e_s"].to_numpy(np.float64) if len(samples) else np.zeros(0)
+    end_s = (t_end_ns - t0_ns) / 1e9
+    b = t < burst_s
+    w = t >= end_s - window_s
+    burst = _window_stats(t[b], e2e[b], scenario, label)
+    sustained = _window_stats(t[w], e2e[w], scenario, label)
+    ratio = lat_ratio = None
+    if burst and sustained:
+        if burst["throughput_per_s"] and sustained["throughput_per_s"]:
+            ratio = sustained["throughput_per_s"] / burst["throughput_per_s"]
+        if burst["median_s"]:
+            lat_ratio = sustained["median_s"] / burst["median_s"]
+    busy = float(e2e.sum()) / (end_s - float(t[0])) if e2e.size and end_s > t[0] else None
+    out = {"burst": burst, "sustained": sustained, "sustained_over_burst": ratio,
+           "busy_fraction": busy,
+           "latency_sustained_over_burst": lat_ratio, "duration_s": end_s, "steady": bool(verdict.steady),
+           "steady_at_s": end_s if verdict.steady else None, "verdict": verdict.to_dict()}
+    thermal = {"telemetry": capture.mode, "judged": bool(verdict.thermal_judged)}
+    tel = telemetry if telemetry is not None and len(telemetry) else None
+    if tel is not None:
+        soak_tel = tel[tel["t_ns"] >= t0_ns] if "t_ns" in tel else tel
+        tt = (soak_tel["t_ns"].to_numpy(np.int64) - t0_ns) / 1e9
+        temp = analysis.primary_temp(soak_tel)
+        finite = np.isfinite(temp)
+        thermal.update({
+            "temp_columns": analysis.temp_columns(soak_tel),
+            "start_temp_c": float(temp[finite][0]) if finite.any() else None,
+            "max_temp_c": float(np.max(temp[finite])) if finite.any() else None,
+            "max_temp_at_s": float(tt[finite][np.argmax(temp[finite])]) if finite.any() else None,
+            "steady_temp_c": float(np.median(temp[finite & (tt >= end_s - window_s)]))
+            if (finite & (tt >= end_s - window_s)).any() else None,
+        })
+        what, freq = analysis.cpu_freq(soak_tel)
+        thermal["frequency_source"] = what
+        thermal["time_at_frequency"] = analysis.time_at_frequency(soak_tel["t_ns"].to_numpy(np.int64), freq,
+                                                                  t_end_ns) if what else []
+        ev = analysis.throttle_events(soak_tel, capture.description.get("static"), t0_ns, t_end_ns)
+        thermal.update({"time_to_first_throttle_s": ev["first_throttle_s"], "throttle_events": ev["causes"],
+                        "trips_reached": ev["trips"], "throttle_occurred_unseen": ev["occurred_unseen"]})
+        cost = float(soak_tel["cost_ns"].sum()) / 1e9 if "cost_ns" in soak_tel else 0.0
+        thermal["telemetry_samples"] = int(len(soak_tel))
+        thermal["telemetry_cost_s"] = cost
+        thermal["telemetry_cost_fraction"] = cost / end_s if end_s > 0 else None
+    out["thermal"] = thermal
+    return out
+
+
+def stage_summaries(window_frame, label: str) -> dict:
+    from edgebench.stats.latency import summarize
+
+    out = {}
+    if len(window_frame) >= 2:
+        for stage in STAGES:
+            col = f"{stage}_s"
+            if col in window_frame:
+                out[stage] = {**summarize(window_frame[col].to_numpy(np.float64)).to_dict(), "label": label}
+    return out
+
+
+def _ms(seconds: float) -> str:
+    from edgebench.report.format import duration
+
+    return duration(seconds)
+
+
+def soak_sentence(fig: dict, status: str) -> str:
+    """The soak part of the claim: how long to steady state, at what temperature, burst vs sustained."""
+    th = fig.get("thermal") or {}
+    parts = []
+    minutes = fig["duration_s"] / 60.0
+    when = f"{minutes:.1f} min" if minutes >= 1 else f"{fig['duration_s']:.0f} s"
+    v = fig.get("verdict") or {}
+    window = (v.get("latency") or {}).get("window_s", 0)
+    if fig.get("steady"):
+        temp = th.get("steady_temp_c")
+        at = f" at {temp:.0f} °C" if temp is not None else ""
+        what = ("temperature and latency flat" if v.get("thermal_judged") else
+                "latency flat; thermal steady state not judged, no thermal source")
+        parts.append(f"Sustained after {when}{at} (steady state over the last {window:.0f} s: {what}).")
+    else:
+        parts.append(f"Steady state NOT established after {when}"
+                     + (" (stopped early)" if status != "complete" else "")
+                     + f": the sustained figures are from the last {window:.0f} s.")
+        if not v.get("thermal_judged"):
+            parts.append("Thermal steady state cannot be judged: no thermal source.")
+    b, s = fig.get("burst") or {}, fig.get("sustained") or {}
+    if b and s and b.get("throughput_definition", "").startswith("achieved"):
+        parts.append(f"Median latency {_ms(s['median_s'])} sustained vs {_ms(b['median_s'])} over the first "
+                     f"{b['span_s']:.1f} s ({fig['latency_sustained_over_burst']:.2f}x).")
+    elif fig.get("sustained_over_burst") is not None:
+        parts.append(f"Burst {b['throughput_per_s']:,.0f}/s over the first {b['span_s']:.1f} s; sustained is "
+                     f"{100 * fig['sustained_over_burst']:.0f}% of burst.")
+    if th.get("max_temp_c") is not None:
+        parts.append(f"Max {th['max_temp_c']:.1f} °C.")
+    first = th.get("time_to_first_throttle_s")
+    if first is not None:
+        causes = [c for c, e in (th.get("throttle_events") or {}).items() if e.get("events")]
+        parts.append(f"First throttled at {first:.0f} s ({', '.join(causes)}).")
+    elif th.get("telemetry") not in (None, "none"):
+        parts.append("No throttling seen.")
+    return " ".join(parts)
+
+
+def phases(frame, t0_ns, t_end_ns, o):
+    """Label rows: cold | burst (first burst_s) | soak | sustained (the final window)."""
+    if t0_ns is None or len(frame) == 0:
+        return frame
+    t = frame["t_start_ns"].to_numpy(np.int64)
+    phase = frame["phase"].to_numpy(object).copy()
+    soak = phase != "cold"
+    phase[soak & (t < t0_ns + int(o.burst_s * 1e9))] = "burst"
+    phase[soak & (t >= t_end_ns - int(o.window_s * 1e9))] = "sustained"
+    frame = frame.copy()
+    frame["phase"] = phase
+    return frame
+
+
+def summarize_run(r, samples, telemetry, capture, o, verdict, t0_ns, t_end_ns, cold,
+                  cool, status: str, reason: Optional[str]) -> None:
+    """Fill ``r`` with the soak's figures from its samples and telemetry (used on every exit path)."""
+    from edgebench.report.claim import claim
+
+    soak_rows = samples[samples["phase"] != "cold"] if samples is not None and len(samples) else None
+    if cold:
+        r.cold_start = {**cold, "label": r.label, "note": "first inference after load, timed alone"}
+    r.warmup = {"method": "none: a soak reports its first seconds as the burst figure",
+                "burst_s": o.burst_s, "label": r.label}
+    if soak_rows is not None and len(soak_rows) and verdict is not None and t0_ns is not None:
+        fig = soak_figures(soak_rows, telemetry, capture, t0_ns=t0_ns, t_end_ns=t_end_ns, burst_s=o.burst_s,
+                           window_s=o.window_s, verdict=verdict, scenario=o.scenario, label=r.label)
+        window = soak_rows[soak_rows["t_start_ns"] >= t_end_ns - int(o.window_s * 1e9)]
+        r.latency = stage_summaries(window, r.label)
+        sus = fig.get("sustained") or {}
+        r.throughput = ({"per_s": sus["throughput_per_s"], "definition": sus["throughput_definition"]
+                         + f", over the final {o.window_s:g} s window", "label": r.label}
+                        if sus.get("throughput_per_s") else {})
+        r.stopping = {"steady": fig["steady"], "reason": verdict.reason, "n": int(len(soak_rows)),
+                      "elapsed_s": fig["duration_s"], "until": o.until, "max_duration_s": o.max_duration_s}
+        fig["cool_down"] = cool
+        r.extra = {**r.extra, "soak": fig}
+        th = fig["thermal"]
+        r.thermal.update({k: th.get(k) for k in ("max_temp_c", "steady_temp_c", "start_temp_c",
+                                                 "time_to_first_throttle_s") if k in th})
+        _soak_warnings(r, fig, o, verdict)
+        if o.scenario == "fixed-rate":
+            r.extra.update({"requested_rate_hz": o.rate_hz, "achieved_rate_hz": sus.get("throughput_per_s")})
+        if o.scenario == "fixed-rate" and sus.get("throughput_per_s") and sus["throughput_per_s"] < 0.95 * o.rate_hz:
+            r.warnings.append({"code": "rate-not-sustained",
+                               "message": f"the board did not sustain {o.rate_hz:g}/s: achieved "
+                                          f"{sus['throughput_per_s']:.1f}/s in the final window",
+                               "remedy": "lower --rate, use more threads or a faster delegate"})
+        r.status, r.status_reason = status, reason
+        text = claim(r) if r.latency else None
+        r.extra["claim"] = f"{text} {soak_sentence(fig, status)}" if text else None
+    else:
+        r.stopping = {"steady": False, "reason": "stopped before any soak measurement", "n": 0}
+        r.extra = {**r.extra, "soak": {"cool_down": cool}, "claim": None}
+    r.status, r.status_reason = status, reason
+
+
+def _soak_warnings(r, fig, o, verdict) -> None:
+    if not fig["steady"] and o.until == "steady":
+        r.warnings.append({"code": "steady-state-not-reached",
+                           "message": f"no steady state within {fig['duration_s']:.0f} s: {verdict.reason}",
+                           "remedy": "raise --max-duration, or widen --window / the floors if the series "
+                                     "oscillates (a throttling limit cycle longer than the window)"})
+    busy = fig.get("busy_fraction")
+    if o.scenario == "single-stream" and busy is not None and busy < 0.97:
+        r.warnings.append({"code": "load-gaps",
+                           "message": f"the board was busy only {100 * busy:.1f}% of the soak: the rest went to "
+                                      "host round trips between chunks and telemetry, during which it cooled",
+                           "remedy": "a faster link or host; a model this fast heats the board less than a "
+                                     "real workload would"})
+    cost = (fig.get("thermal") or {}).get("telemetry_cost_fraction")
+    if cost is not None and cost > 0.01:
+        r.warnings.append({"code": "telemetry-cost",
+                           "message": f"telemetry sampling took {100 * cost:.1f}% of the run on the device",
+                           "remedy": "lower --telemetry-hz or drop slow sources (vcgencmd) from the profile"})
+    if (fig.get("thermal") or {}).get("telemetry") == "between-chunks":
+        r.warnings.append({"code": "telemetry-between-chunks",
+                           "message": "this board cannot sample telemetry during inference: temperatures "
+                                      "were read once after each chunk, stamped with its last inference",
+                           "remedy": "on a Linux board, update the agent (protocol feature 'telemetry'); "
+                                     "microcontroller firmware answers eb-temp between runs only"})

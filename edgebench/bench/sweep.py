@@ -1,0 +1,679 @@
+"""Thermal/energy sweeps (level 4): a grid of soaks, one run folder. Documented in docs/sweep.md.
+
+A sweep is a grid over the load (duty cycle *or* inference rate) × model variant ×
+kernels × delegate × threads. Every point is a soak to a statistical steady state
+(:func:`edgebench.bench.soak.run_soak`, fixed-rate or continuous load, at most
+``max_duration_per_point_s`` of device time), on one connection to the board. The
+points run from the lightest load to the heaviest, so a point starts no hotter than
+its own steady state (unless ``cool_down``, which idles each point to a baseline first).
+
+Load: a duty cycle ``D < 1`` becomes the fixed rate ``D / t`` with ``t`` the median
+back-to-back latency of a short probe of the same configuration; ``D = 1`` is
+continuous (single-stream) load. A rate is used as given; a rate the board cannot
+sustain is said, with the achieved rate, and the sweep goes on. Each point's
+trailing window holds at least :data:`MIN_WINDOW_INFERENCES` inferences (a 1%
+latency trend cannot be resolved from fewer), within the per-point maximum.
+
+Energy per inference at a point = average board power over the point's final
+(sustained) window / inferences in it, idle time between inferences included.
+On a simulated board it comes from the board model's energy counter (``simulated``);
+on a real board, with no meter, from the profile's datasheet figures (``estimated
+(datasheet)``); otherwise it is absent, and says why.
+
+Folder: ``run.json`` (kind ``sweep``, the points in ``extra.points``, rewritten after
+every point), ``points.parquet`` (the summary table), ``points/pNN-*/`` (each point's
+soak run: ``run.json``, ``samples.parquet``, ``telemetry.parquet``) and PNG plots.
+Ctrl-C keeps finished points (the interrupted one too, marked incomplete) and marks
+the sweep ``incomplete``.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from edgebench import __version__
+from edgebench.errors import EdgebenchError, ResultError, UsageError
+from edgebench.results.model import RunResult
+
+DEFAULT_DUTY = (0.01, 0.1, 0.5, 1.0)
+MIN_WINDOW_INFERENCES = 500
+POINTS_DIR = "points"
+TABLE = "points.parquet"
+TIMESERIES_PNG = "timeseries.png"
+CURVES_PNG = "throughput_energy.png"
+Progress = Callable[[dict], None]
+
+
+@dataclass
+class SweepOptions:
+    duty: Optional[tuple] = None           # fractions in (0, 1]; default DEFAULT_DUTY when rate_hz is None
+    rate_hz: Optional[tuple] = None        # inferences per second
+    threads: tuple = (1,)
+    variants: tuple = ()                   # further model files (e.g. the FP32 model of an INT8 one)
+    kernels: tuple = ("xnnpack",)
+    delegates: tuple = (None,)
+    max_duration_per_point_s: float = 900.0
+    window_s: float = 60.0
+    burst_s: float = 5.0
+    cool_down: bool = False
+    cool_timeout_s: float = 600.0
+    telemetry_hz: float = 2.0
+    inputs: Optional[str] = None
+    seed: int = 0
+
+    @property
+    def axis(self) -> str:
+        return "rate" if self.rate_hz is not None else "duty"
+
+    @property
+    def loads(self) -> tuple:
+        return tuple(self.rate_hz) if self.rate_hz is not None else tuple(self.duty or DEFAULT_DUTY)
+
+    def validate(self, profile=None) -> None:
+        from edgebench.bench.latency import KERNELS
+
+        if self.duty is not None and self.rate_hz is not None:
+            raise UsageError("give --duty or --rate, not both", "a sweep has one load axis")
+        for d in self.duty or ():
+            if isinstance(d, bool) or not isinstance(d, (int, float)) or not (math.isfinite(d) and 0 < d <= 1):
+                raise UsageError(f"duty cycle {d!r} is outside (0, 1]",
+                                 "give fractions of time spent inferring, e.g. --duty 0.01,0.1,0.5,1.0")
+        for r in self.rate_hz or ():
+            if isinstance(r, bool) or not isinstance(r, (int, float)) or not (math.isfinite(r) and r > 0):
+                raise UsageError(f"rate {r!r} is not a positive number of inferences per second",
+                                 "e.g. --rate 1,10,100")
+        if not self.loads:
+            raise UsageError(f"no {self.axis} values given", "e.g. --duty 0.1,1.0")
+        for t in self.threads:
+            if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+                raise UsageError(f"threads must be whole numbers of at least 1, got {t!r}", "e.g. --threads 1,4")
+        for k in self.kernels:
+            if k not in KERNELS:
+                raise UsageError(f"unknown kernel set {k!r}", f"use one of {', '.join(KERNELS)}")
+            if profile is not None and getattr(profile, "kernels", None) and k not in profile.kernels:
+                raise UsageError(f"board {profile.name} does not offer kernels {k!r}",
+                                 f"its profile lists {', '.join(profile.kernels)}")
+        for d in self.delegates:
+            if d is not None and profile is not None and d not in tuple(getattr(profile, "delegates", ()) or ()):
+                have = ", ".join(profile.delegates) or "none"
+                raise UsageError(f"board {profile.name} has no delegate {d!r} (its profile lists: {have})",
+                                 "drop it from --delegate, or pick a board that has it")
+        m, b, w = self.max_duration_per_point_s, self.burst_s, self.window_s
+        for name, v in (("--max-duration-per-point", m), ("--window", w)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                raise UsageError(f"{name} must be a positive number of seconds, got {v!r}")
+        if not b >= 0:
+            raise UsageError(f"--burst must be >= 0, got {b!r}")
+        if b + w > m:
+            raise UsageError(f"--max-duration-per-point ({m:g} s) is shorter than the burst ({b:g} s) plus one "
+                             f"--window ({w:g} s)", "steady state could never be established; raise it")
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.update(axis=self.axis, loads=list(self.loads), threads=list(self.threads), variants=list(self.variants),
+                 kernels=list(self.kernels), delegates=list(self.delegates))
+        d.pop("duty"), d.pop("rate_hz")
+        return d
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    index: int
+    load: float                 # duty cycle or rate, per SweepOptions.axis
+    model: object               # edgebench ModelFile
+    kernels: str
+    delegate: Optional[str]
+    threads: int
+
+    def config(self) -> tuple:
+        return (self.model.sha256, self.kernels, self.delegate, self.threads)
+
+
+def grid(opts: SweepOptions, models: list) -> list:
+    """Points, lightest load first: load × model × kernels × delegate × threads."""
+    out = []
+    for load in sorted(set(opts.loads)):
+        for m in models:
+            for k in opts.kernels:
+                for d in opts.delegates:
+                    for t in opts.threads:
+                        out.append(GridPoint(len(out) + 1, float(load), m, k, d, t))
+    return out
+
+
+def describe_point(gp: GridPoint, axis: str, vary: set) -> str:
+    """'duty 0.1, digits_int8 (int8), 4 threads': the load, and only the dimensions that vary."""
+    parts = [f"duty {gp.load:g}" if axis == "duty" else f"{gp.load:g}/s"]
+    if "model" in vary:
+        parts.append(f"{gp.model.name} ({gp.model.precision})")
+    if "kernels" in vary:
+        parts.append(gp.kernels)
+    if "delegate" in vary:
+        parts.append(gp.delegate or "no delegate")
+    if "threads" in vary:
+        parts.append(f"{gp.threads} thread{'s' if gp.threads > 1 else ''}")
+    return ", ".join(parts)
+
+
+class _EnergyCounter:
+    """A simulated board's client that reads the board model's energy counter and clock after every
+    ``run`` request (``status()["simulated_energy_j"]``, ``thermal()["clock_ns"]``)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+        self.marks: list = []
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def _mark(self) -> None:
+        energy = self._inner.status().get("simulated_energy_j")
+        clock = self._inner.thermal().get("clock_ns")
+        if energy is not None and clock is not None:
+            self.marks.append((int(clock), float(energy)))
+
+    def request_arrays(self, op, payload=b"", **kw):
+        out = self._inner.request_arrays(op, payload, **kw)
+        if op == "run":
+            self._mark()
+        return out
+
+    def request(self, op, payload=b"", **kw):
+        out = self._inner.request(op, payload, **kw)
+        if op == "run":
+            self._mark()
+        return out
+
+    def run(self, *a, **kw):
+        out = self._inner.run(*a, **kw)
+        self._mark()
+        return out
+
+
+# ---------------------------------------------------------------------------- the run
+def run_sweep(model_path, profile, opts: SweepOptions, runs_root="runs", url: Optional[str] = None,
+              progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
+    """Sweep ``model_path`` (and ``opts.variants``) on ``profile``'s board; the stored sweep and its folder."""
+    from edgebench.boards.connect import open_agent
+    from edgebench.runtime.tflite_file import read_model
+
+    opts.validate(profile)
+    models = []
+    for path in (model_path, *opts.variants):
+        m = read_model(path)
+        same = next((x for x in models if x.sha256 == m.sha256), None)
+        if same is not None:
+            raise UsageError(f"variant {path} is the same model as {same.path}", "give each model once")
+        models.append(m)
+    emit = progress or (lambda event: None)
+    own = client is None
+    emit({"event": "connect", "board": profile.name})
+    client = client or open_agent(profile, url)
+    try:
+        return _Sweep(client, models, profile, opts, runs_root, emit).run()
+    finally:
+        if own:
+            client.close()
+
+
+class _Sweep:
+    def __init__(self, client, models, profile, opts, runs_root, emit):
+        self.client, self.models, self.profile, self.o = client, models, profile, opts
+        self.runs_root, self.emit = runs_root, emit
+        self.points = grid(opts, models)
+        self.vary = {name for name, n in (("model", len(models)), ("kernels", len(opts.kernels)),
+                                          ("delegate", len(opts.delegates)), ("threads", len(opts.threads))) if n > 1}
+        self.probes: dict = {}
+
+    def run(self):
+        from edgebench.bench.latency import _label
+        from edgebench.results import store
+
+        import scipy.stats  # noqa: F401 - as soak does: not a first import in the middle of a point
+
+        hello = self.client.hello()
+        self.label = _label(hello)
+        if self.label == "simulated":
+            self.client = _EnergyCounter(self.client)
+        self.energy_basis = self._energy_basis()
+        o, first = self.o, self.models[0]
+        self.entries = [self._planned(gp) for gp in self.points]
+        r = self.result = RunResult(
+            run_id=uuid.uuid4().hex[:12], kind="sweep", edgebench_version=__version__, label=self.label,
+            created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+        r.model = {**first.to_dict(), "variants": [m.to_dict() for m in self.models[1:]]}
+        r.board = {"name": self.profile.name, "title": getattr(self.profile, "title", self.profile.name),
+                   "kind": getattr(self.profile, "kind", None), "transport": getattr(self.client, "description", None)}
+        one = lambda xs: xs[0] if len(xs) == 1 else ",".join(str(x) for x in xs)  # noqa: E731
+        r.runtime = {"kernels": one(o.kernels), "delegate": one([d or "none" for d in o.delegates]),
+                     "threads": one(o.threads), "note": "per point: see extra.points and each point's run.json"}
+        r.scenario = {"name": "sweep", "axis": o.axis, "values": sorted(set(o.loads)),
+                      "load": "duty cycle: fixed rate duty / probe latency, 1.0 = continuous" if o.axis == "duty"
+                      else "fixed-rate requests per second"}
+        r.settings = {"sweep": o.to_dict(), "min_window_inferences": MIN_WINDOW_INFERENCES,
+                      "order": "lightest load first; then model, kernels, delegate, threads"}
+        r.power = {"measured": False, **self.energy_basis}
+        r.extra = {"axis": o.axis, "points": self.entries, "table": TABLE, "plots": []}
+        self.run_dir = store.new_run_dir(self.runs_root, f"{first.name}-sweep", self.profile.name)
+        self.points_dir = self.run_dir / POINTS_DIR
+        self.points_dir.mkdir()
+        store.write_result(self.run_dir, r)
+        self.emit({"event": "sweep-start", "run_dir": str(self.run_dir), "points": len(self.points),
+                   "label": self.label, "axis": o.axis})
+        try:
+            for gp in self.points:
+                self._point(gp)
+        except KeyboardInterrupt:
+            try:
+                self._finish(interrupted=True)
+            except Exception:  # noqa: BLE001 - run.json already says incomplete; the interrupt is what to report
+                pass
+            raise
+        self._finish()
+        return self.result, self.run_dir
+
+    # -- one point ---------------------------------------------------------------------
+    def _planned(self, gp: GridPoint) -> dict:
+        return {"index": gp.index, "id": f"p{gp.index:02d}", "name": describe_point(gp, self.o.axis, self.vary),
+                "axis": self.o.axis, "duty": gp.load if self.o.axis == "duty" else None,
+                "requested_rate_hz": gp.load if self.o.axis == "rate" else None,
+                "model": {"name": gp.model.name, "path": gp.model.path, "sha256": gp.model.sha256,
+                          "precision": gp.model.precision},
+                "kernels": gp.kernels, "delegate": gp.delegate, "threads": gp.threads,
+                "status": "not-run", "status_reason": None, "run_dir": None}
+
+    def _point(self, gp: GridPoint) -> None:
+        from edgebench.bench.soak import SoakOptions, run_soak
+        from edgebench.results import store
+
+        entry, n = self.entries[gp.index - 1], len(self.points)
+        self.emit({"event": "point-start", "index": gp.index, "of": n, "name": entry["name"]})
+        before = set(self.points_dir.iterdir())
+
+        def forward(ev: dict) -> None:
+            self.emit({**ev, "point": gp.index, "of": n, "name": entry["name"]})
+
+        try:
+            rate, window, notes = self._load(gp, entry)
+            so = SoakOptions(rate_hz=rate, kernels=gp.kernels, threads=gp.threads, delegate=gp.delegate,
+                             inputs=self.o.inputs, seed=self.o.seed, cool_down=self.o.cool_down,
+                             cool_timeout_s=self.o.cool_timeout_s, window_s=window, burst_s=self.o.burst_s,
+                             max_duration_s=self.o.max_duration_per_point_s, telemetry_hz=self.o.telemetry_hz)
+            entry["notes"] = notes
+            if hasattr(self.client, "marks"):
+                self.client.marks.clear()
+            result, pdir = run_soak(gp.model.path, self.profile, so, runs_root=self.points_dir,
+                                    progress=forward, client=self.client)
+        except KeyboardInterrupt:
+            self._salvage(gp, entry, before, "interrupted by the user (Ctrl-C)")
+            raise
+        except EdgebenchError as exc:
+            self.first_error = getattr(self, "first_error", None) or exc
+            self._salvage(gp, entry, before, f"failed: {exc.one_line()}", failed=True)
+            self.emit({"event": "point-failed", "index": gp.index, "of": n, "name": entry["name"],
+                       "error": exc.one_line()})
+            store.write_result(self.run_dir, self.result)
+            return
+        entry.update(self._summary(result, self._rename(pdir, gp, entry)))
+        self.emit({"event": "point-done", "index": gp.index, "of": n, "name": entry["name"], "point": entry})
+        store.write_result(self.run_dir, self.result)
+
+    def _salvage(self, gp, entry, before, reason: str, failed: bool = False) -> None:
+        """After an error or Ctrl-C inside a point: keep what its soak stored, marked incomplete."""
+        from edgebench.results import store
+
+        new = sorted(set(self.points_dir.iterdir()) - before)
+        entry["status_reason"] = reason
+        entry["status"] = "failed" if failed else "incomplete"
+        if failed:
+            entry["error"] = reason[len("failed: "):]
+        if new and (new[-1] / store.RUN_JSON).exists():
+            try:
+                result = store.read_result(new[-1])
+            except EdgebenchError:
+                return
+            entry.update(self._summary(result, self._rename(new[-1], gp, entry)))
+            entry["status"], entry["status_reason"] = "incomplete", reason
+
+    def _rename(self, pdir: Path, gp: GridPoint, entry: dict) -> Path:
+        from edgebench.results.store import _slug
+
+        target = self.points_dir / f"{entry['id']}-{_slug(entry['name'].replace(', ', '-').replace(' ', ''))}"
+        if not target.exists():
+            pdir = Path(pdir).rename(target)
+        entry["run_dir"] = str(Path(pdir).relative_to(self.run_dir))
+        return Path(pdir)
+
+    def _probe(self, gp: GridPoint) -> float:
+        from edgebench.bench.energy import EnergyOptions, probe_e2e
+
+        if gp.config() not in self.probes:
+            eo = EnergyOptions(rate_hz=1.0, kernels=gp.kernels, threads=gp.threads, delegate=gp.delegate,
+                               inputs=self.o.inputs, seed=self.o.seed)
+            self.probes[gp.config()] = probe_e2e(self.client, gp.model.path, eo)
+        return self.probes[gp.config()]
+
+    def _load(self, gp: GridPoint, entry: dict) -> tuple:
+        """(fixed rate or None for continuous, trailing window, notes) of a point."""
+        from edgebench.report.format import duration
+
+        notes = []
+        if self.o.axis == "duty":
+            e2e = self._probe(gp)
+            rate = None if gp.load >= 1.0 else gp.load / e2e
+            expected = rate or 1.0 / e2e
+            entry["probe_e2e_s"] = e2e
+            entry["requested_rate_hz"] = rate
+            entry["load_from"] = ("duty 1: continuous (single-stream) load" if rate is None else
+                                  f"duty {gp.load:g} / median back-to-back latency {duration(e2e)} "
+                                  f"(probe of 40 inferences) = {rate:.4g}/s")
+        else:
+            rate = expected = gp.load
+        window = float(max(self.o.window_s, math.ceil(MIN_WINDOW_INFERENCES / expected)))
+        cap = self.o.max_duration_per_point_s - self.o.burst_s
+        if window > self.o.window_s:
+            notes.append(f"window widened to {window:.0f} s to hold {MIN_WINDOW_INFERENCES} inferences")
+        if window > cap:
+            window = cap
+            notes.append(f"window capped at {cap:g} s by --max-duration-per-point: fewer than "
+                         f"{MIN_WINDOW_INFERENCES} inferences in it, the latency verdict may stay undetermined")
+        entry["window_s"] = window
+        return rate, window, notes
+
+    # -- figures of a point ------------------------------------------------------------------
+    def _summary(self, r: RunResult, pdir: Path) -> dict:
+        from edgebench.bench.soak import read_telemetry
+        from edgebench.results import store
+        from edgebench.telemetry import analysis
+
+        soak = r.extra.get("soak") or {}
+        th = soak.get("thermal") or {}
+        e2e = r.latency.get("e2e") or {}
+        samples, tel = store.read_samples(pdir), read_telemetry(pdir)
+        sus = samples[samples["phase"] == "sustained"] if len(samples) else samples
+        t_sus = int(sus["t_start_ns"].min()) if len(sus) else None
+        freq = None
+        if t_sus is not None and len(tel) and "t_ns" in tel:
+            late = tel[tel["t_ns"] >= t_sus]
+            what, f = analysis.cpu_freq(late) if len(late) else (None, np.zeros(0))
+            f = f[np.isfinite(f)] if what else f[:0]
+            freq = float(np.median(f)) if f.size else None
+        per_s, median = (r.throughput or {}).get("per_s"), e2e.get("median_s")
+        requested, achieved = r.extra.get("requested_rate_hz"), r.extra.get("achieved_rate_hz")
+        codes = [w.get("code") for w in r.warnings]
+        fixed = r.scenario.get("name") == "fixed-rate"
+        first = th.get("time_to_first_throttle_s")
+        out = {
+            "status": r.status, "status_reason": r.status_reason, "run_id": r.run_id, "label": r.label,
+            "steady": bool(soak.get("steady")), "duration_s": soak.get("duration_s"),
+            "verdict": (r.stopping or {}).get("reason") or (soak.get("verdict") or {}).get("reason"),
+            "thermal_judged": bool((soak.get("verdict") or {}).get("thermal_judged")),
+            "throughput_per_s": per_s, "throughput_definition": (r.throughput or {}).get("definition"),
+            "latency": {k: e2e.get(k) for k in ("median_s", "ci_low_s", "ci_high_s", "p99_s", "n")} if e2e else None,
+            "steady_temp_c": th.get("steady_temp_c"), "max_temp_c": th.get("max_temp_c"),
+            "throttled": None if th.get("telemetry") in (None, "none") else first is not None,
+            "time_to_first_throttle_s": first, "sustained_freq_hz": freq,
+            "achieved_rate_hz": achieved if fixed else None,
+            "rate_sustained": (not (fixed and "rate-not-sustained" in codes)) if fixed else None,
+            "realized_duty": (min(1.0, per_s * median) if fixed and per_s and median else soak.get("busy_fraction")),
+            "warnings": codes,
+        }
+        if fixed and requested:
+            out["requested_rate_hz"] = requested
+        if fixed and not out["rate_sustained"]:
+            out["rate_message"] = (f"the board did not sustain {requested:.4g}/s: achieved "
+                                   f"{(achieved or 0):.4g}/s in the final window")
+        out["energy"] = self._energy(samples, t_sus, per_s, median)
+        return out
+
+    def _energy_basis(self) -> dict:
+        from edgebench.bench.energy import datasheet_power
+        from edgebench.boards.profile import ESTIMATED_LABEL
+
+        if self.label == "simulated":
+            return {"label": "simulated", "method": "the simulated board's energy counter (its power model), "
+                    "over each point's final window", "instrument": None, "boundary": "the simulated board"}
+        if self.label == "emulated":
+            return {"label": None, "method": None, "note": "an emulated board has no energy: none reported"}
+        try:
+            ds = datasheet_power(self.profile)
+        except UsageError as exc:
+            return {"label": None, "method": None, "note": f"no energy figures: {exc.one_line()}"}
+        how = ("idle power + (active - idle) x busy fraction" if ds["idle_w"] is not None
+               else "active power x latency (no idle power in the datasheet: inference only, idle excluded)")
+        return {"label": ESTIMATED_LABEL, "method": f"no meter: {how}, from datasheet figures", "datasheet": ds,
+                "boundary": "board (datasheet figures)", "instrument": None}
+
+    def _energy(self, samples, t_sus, per_s, median) -> Optional[dict]:
+        basis = self.energy_basis
+        if not basis.get("label") or not per_s:
+            return None
+        definition = "average power over the final window / inference rate (idle time between inferences included)"
+        if basis["label"] == "simulated":
+            marks = getattr(self.client, "marks", [])
+            if len(marks) < 2 or t_sus is None:
+                return None
+            c = np.array([m[0] for m in marks], np.int64)
+            e = np.array([m[1] for m in marks], np.float64)
+            i0 = int(np.searchsorted(c, t_sus, side="left"))
+            if i0 >= c.size - 1:
+                return None
+            t = samples.loc[samples["phase"] != "cold", "t_start_ns"].to_numpy(np.int64)
+            n = int(np.count_nonzero((t >= c[i0]) & (t < c[-1])))
+            if n == 0:
+                return None
+            joules, span = float(e[-1] - e[i0]), (int(c[-1]) - int(c[i0])) / 1e9
+            return {"per_inference_j": joules / n, "avg_power_w": joules / span, "label": "simulated",
+                    "n": n, "span_s": span, "definition": definition}
+        ds = basis["datasheet"]
+        if not median:
+            return None
+        if ds["idle_w"] is None:
+            return {"per_inference_j": ds["active_w"] * median, "avg_power_w": None, "label": basis["label"],
+                    "definition": "datasheet active power x median latency (inference only, idle excluded)"}
+        busy = min(1.0, per_s * median)
+        avg = ds["idle_w"] + (ds["active_w"] - ds["idle_w"]) * busy
+        return {"per_inference_j": avg / per_s, "avg_power_w": avg, "label": basis["label"], "busy_fraction": busy,
+                "definition": definition}
+
+    # -- finishing ------------------------------------------------------------------------
+    def _finish(self, interrupted: bool = False) -> None:
+        from edgebench.results import store
+
+        r, entries = self.result, self.entries
+        done = [e for e in entries if e["status"] in ("complete", "incomplete") and e.get("run_id")]
+        failed = [e for e in entries if e.get("error")]
+        r.warnings = self._warnings(done, failed)
+        if interrupted:
+            r.status = "incomplete"
+            r.status_reason = (f"interrupted by the user (Ctrl-C): {sum(e['status'] == 'complete' for e in entries)} "
+                               f"of {len(entries)} points finished, kept")
+        elif failed:
+            r.status = "incomplete" if done else "failed"
+            r.status_reason = f"{len(failed)} of {len(entries)} points failed: " + failed[0]["status_reason"]
+        else:
+            r.status, r.status_reason = "complete", None
+        r.stopping = {"points": len(entries), "finished": sum(e["status"] == "complete" for e in entries),
+                      "steady": sum(bool(e.get("steady")) for e in entries), "failed": len(failed),
+                      "not_run": sum(e["status"] == "not-run" for e in entries)}
+        store.write_result(self.run_dir, r)      # the status first: tables and plots come after
+        self._table()
+        r.extra["plots"] = self._plots(done)
+        r.extra["claim"] = sweep_sentence(r)
+        store.write_result(self.run_dir, r)
+        if not done and failed and not interrupted:
+            exc = self.first_error
+            exc.message = f"every point of the sweep failed; first: {exc.message} (sweep kept in {self.run_dir})"
+            raise exc
+
+    def _warnings(self, done, failed) -> list:
+        from edgebench.bench.soak import refuse_mixed_labels
+
+        out = []
+        try:
+            refuse_mixed_labels(*[{"label": e["label"]} for e in done])
+        except ResultError:
+            out.append({"code": "mixed-labels", "message": "MIXED LABELS: the points are "
+                        + ", ".join(sorted({e['label'] for e in done})) + "; they must not be compared",
+                        "remedy": "sweep one kind of board at a time"})
+        unsteady = [e["id"] for e in done if not e.get("steady")]
+        if unsteady:
+            out.append({"code": "steady-state-not-reached", "message": f"no steady state at {', '.join(unsteady)}: "
+                        "their sustained figures are from the last window", "remedy": "raise --max-duration-per-point"})
+        for e in done:
+            if e.get("rate_message"):
+                out.append({"code": "rate-not-sustained", "message": f"{e['id']} ({e['name']}): {e['rate_message']}",
+                            "remedy": "the sweep went on; lower the rate, add threads or a delegate"})
+        for e in failed:
+            out.append({"code": "point-failed", "message": f"{e['id']} ({e['name']}): {e['status_reason']}",
+                        "remedy": "see the error; the other points are unaffected"})
+        if self.label == "simulated" and self.vary:
+            out.append({"code": "simulated-ignores-config",
+                        "message": "the simulated board's latency and power do not depend on the model, kernels, "
+                                   "delegate or threads: points differing only in " + ", ".join(sorted(self.vary))
+                                   + " differ only by the board's thermal history and noise",
+                        "remedy": "sweep a real board to compare configurations"})
+        basis = self.energy_basis
+        if not basis.get("label"):
+            out.append({"code": "no-energy", "message": basis.get("note", "no energy figures"),
+                        "remedy": "measure energy with `edgebench energy --meter ...`"})
+        elif basis["label"] != "simulated":
+            out.append({"code": "energy-estimated", "message": f"energy per inference is {basis['label']}, not "
+                        f"measured, while latency and temperature are {self.label}",
+                        "remedy": "measure it with `edgebench energy --meter ...` at the rates of interest"})
+        return out
+
+    def _table(self) -> None:
+        import pandas as pd
+
+        rows = [flat_point(e) for e in self.entries]
+        path = self.run_dir / TABLE
+        tmp = path.with_name(TABLE + ".tmp")
+        pd.DataFrame(rows).to_parquet(tmp, index=False)
+        tmp.replace(path)
+
+    def _plots(self, done) -> list:
+        from edgebench.report import plots
+
+        written = []
+        try:
+            panels = [p for p in (point_series(self.run_dir, e) for e in done) if p is not None]
+            note = plot_note(self.label, self.energy_basis.get("label"))
+            warn = next((w["message"] for w in self.result.warnings if w["code"] == "mixed-labels"), None)
+            title = f"{self.models[0].name} on {self.profile.name}"
+            if panels:
+                written += plots.point_timeseries(panels, self.run_dir / TIMESERIES_PNG, title=title, note=note,
+                                                  warning=warn)
+            series = curve_series(done, self.o.axis)
+            if series:
+                x_label = "duty cycle (fraction of time inferring)" if self.o.axis == "duty" else \
+                    "requested rate (inferences/s)"
+                written.append(plots.load_curves(series, self.run_dir / CURVES_PNG, x_label=x_label,
+                                                 title=title, note=note, warning=warn,
+                                                 requested_line=self.o.axis == "rate",
+                                                 energy_label=self.energy_basis.get("label")))
+        except Exception as exc:  # a plot must never lose the measurements
+            self.result.warnings.append({"code": "plots-failed", "message": f"plots not written: "
+                                         f"{type(exc).__name__}: {exc}", "remedy": "the data are in the run folder"})
+        return [Path(p).name for p in written]
+
+
+# ---------------------------------------------------------------------------- helpers
+def flat_point(e: dict) -> dict:
+    """One row of ``points.parquet``."""
+    lat, en = e.get("latency") or {}, e.get("energy") or {}
+    return {"index": e["index"], "id": e["id"], "name": e["name"], "status": e["status"], "label": e.get("label"),
+            "duty": e.get("duty"), "requested_rate_hz": e.get("requested_rate_hz"),
+            "achieved_rate_hz": e.get("achieved_rate_hz"), "model": e["model"]["name"],
+            "precision": e["model"]["precision"], "kernels": e["kernels"], "delegate": e["delegate"] or "none",
+            "threads": e["threads"], "steady": e.get("steady"), "duration_s": e.get("duration_s"),
+            "window_s": e.get("window_s"), "throughput_per_s": e.get("throughput_per_s"),
+            "median_s": lat.get("median_s"), "ci_low_s": lat.get("ci_low_s"), "ci_high_s": lat.get("ci_high_s"),
+            "p99_s": lat.get("p99_s"), "n": lat.get("n"), "steady_temp_c": e.get("steady_temp_c"),
+            "max_temp_c": e.get("max_temp_c"), "throttled": e.get("throttled"),
+            "time_to_first_throttle_s": e.get("time_to_first_throttle_s"),
+            "sustained_freq_hz": e.get("sustained_freq_hz"), "realized_duty": e.get("realized_duty"),
+            "energy_per_inference_j": en.get("per_inference_j"), "avg_power_w": en.get("avg_power_w"),
+            "energy_label": en.get("label"), "run_dir": e.get("run_dir"), "status_reason": e.get("status_reason")}
+
+
+def plot_note(label: str, energy_label: Optional[str]) -> str:
+    if energy_label in (None, label):
+        return f"all figures {label}" + ("" if energy_label else "; no energy figures")
+    return f"throughput, latency, temperature: {label}; energy: {energy_label} (labels differ by panel)"
+
+
+def point_series(run_dir: Path, e: dict) -> Optional[dict]:
+    """Temperature, clock and latency against time (s from load start) of one point, from its folder."""
+    from edgebench.bench.soak import read_telemetry
+    from edgebench.results import store
+    from edgebench.telemetry import analysis
+
+    pdir = Path(run_dir) / e["run_dir"]
+    samples = store.read_samples(pdir)
+    rows = samples[samples["phase"] != "cold"] if len(samples) else samples
+    if not len(rows):
+        return None
+    t0 = int(rows["t_start_ns"].min())
+    tel = read_telemetry(pdir)
+    tel = tel[tel["t_ns"] >= t0] if len(tel) and "t_ns" in tel else tel.iloc[0:0]
+    sus = rows[rows["phase"] == "sustained"]
+    t_tel = (tel["t_ns"].to_numpy(np.int64) - t0) / 1e9 if len(tel) else np.zeros(0)
+    _, freq = analysis.cpu_freq(tel) if len(tel) else (None, np.zeros(0))
+    end = (int(rows["t_start_ns"].max()) - t0) / 1e9 + float(rows["e2e_s"].iloc[-1])
+    verdict = "steady" if e.get("steady") else "NOT steady"
+    if e["status"] != "complete":
+        verdict += f", {e['status']}"
+    return {"title": f"{e['id']} {e['name']} ({verdict})",
+            "t_temp_s": t_tel, "temp_c": analysis.primary_temp(tel) if len(tel) else np.zeros(0),
+            "t_freq_s": t_tel, "freq_hz": np.asarray(freq, np.float64),
+            "t_lat_s": (rows["t_start_ns"].to_numpy(np.int64) - t0) / 1e9, "latency_s": rows["e2e_s"].to_numpy(),
+            "window": ((int(sus["t_start_ns"].min()) - t0) / 1e9, end) if len(sus) else None}
+
+
+def curve_series(done: list, axis: str) -> list:
+    """One series per configuration (model, kernels, delegate, threads): load -> throughput, energy."""
+    groups: dict = {}
+    for e in done:
+        if e.get("throughput_per_s") is None:
+            continue
+        key = (e["model"]["name"], e["model"]["precision"], e["kernels"], e["delegate"], e["threads"])
+        groups.setdefault(key, []).append(e)
+    out = []
+    for (name, prec, k, d, t), es in groups.items():
+        es = sorted(es, key=lambda e: e["duty"] if axis == "duty" else e["requested_rate_hz"])
+        out.append({"name": f"{name} ({prec}), {k}, {d or 'no delegate'}, {t} thr",
+                    "x": [e["duty"] if axis == "duty" else e["requested_rate_hz"] for e in es],
+                    "throughput_per_s": [e["throughput_per_s"] for e in es],
+                    "energy_j": [(e.get("energy") or {}).get("per_inference_j") for e in es],
+                    "steady": [bool(e.get("steady")) for e in es]})
+    return out
+
+
+def sweep_sentence(r: RunResult) -> Optional[str]:
+    """One line: how many points, steady, the range of sustained throughput and steady temperature."""
+    pts = [e for e in r.extra.get("points", []) if e.get("throughput_per_s") is not None]
+    if not pts:
+        return None
+    tp = [e["throughput_per_s"] for e in pts]
+    temps = [e["steady_temp_c"] for e in pts if e.get("steady_temp_c") is not None]
+    hot = [e["id"] for e in pts if e.get("throttled")]
+    text = (f"Sweep of {r.model.get('name')} on {r.board.get('name')} ({r.label}): {len(pts)} of "
+            f"{len(r.extra['points'])} points measured, {sum(bool(e.get('steady')) for e in pts)} at steady state; "
+            f"sustained {min(tp):,.3g}–{max(tp):,.3g}/s")
+    if temps:
+        text += f", steady {min(temps):.0f}–{max(temps):.0f} °C"
+    text += f"; throttled at {', '.join(hot)}." if hot else "; no throttling seen."
+    if r.status != "complete":
+        text += f" INCOMPLETE sweep: {r.status_reason}."
+    return text
+
+
+__all__ = ["SweepOptions", "GridPoint", "grid", "run_sweep", "describe_point", "flat_point", "DEFAULT_DUTY",
+           "MIN_WINDOW_INFERENCES", "TABLE", "TIMESERIES_PNG", "CURVES_PNG"]

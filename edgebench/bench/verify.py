@@ -1,0 +1,201 @@
+"""Validation on target (level 4): the board's outputs against the host's reference kernels.
+
+:func:`run_verify` runs the same inputs (seeded random in the model's input range, or a
+user file) through the model on the board (through :func:`edgebench.boards.connect.open_agent`:
+the Linux agent, or a microcontroller's firmware) and through LiteRT with
+``OpResolverType.BUILTIN_REF`` in a child process on this computer (the local agent),
+then compares the raw output tensors: how many output bytes differ and the largest
+difference in LSB (units of the output's quantization step) per output.
+
+A board whose profile promises bit-exactness (``firmware.bit_exact`` on a
+microcontroller running edgebench firmware) *fails* when any byte differs: the result's
+``gate`` says so and the CLI exits with status 2. Elsewhere (Linux boards with XNNPACK or
+builtin kernels, MLPerf Tiny reference firmware) differences are expected and reported.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from edgebench.errors import UsageError
+
+Progress = Callable[[dict], None]
+
+
+@dataclass
+class VerifyOptions:
+    inputs: Optional[str] = None      # .npy/.npz; None: seeded random in range
+    count: int = 32
+    seed: int = 0
+    input_range: Optional[tuple] = None
+    kernels: Optional[str] = None     # the board's kernels (Linux); None: xnnpack on Linux
+
+    def validate(self) -> None:
+        if self.count < 1:
+            raise UsageError(f"--count must be at least 1, got {self.count}")
+        if self.kernels is not None and self.kernels not in ("xnnpack", "builtin", "reference"):
+            raise UsageError(f"unknown kernel set {self.kernels!r}", "use xnnpack, builtin or reference")
+
+
+@dataclass
+class VerifyResult:
+    """Board vs reference outputs; ``gate`` decides the exit status."""
+
+    created_utc: str
+    board: dict
+    model: dict
+    device: dict
+    reference: dict
+    inputs: dict
+    outputs: list
+    bit_exact: bool
+    gate: dict
+    label: str = "measured"
+    notes: list = field(default_factory=list)
+    format: str = "edgebench-verify"
+    schema_version: int = 1
+
+    @property
+    def failed(self) -> bool:
+        return self.gate.get("passed") is False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def compare_outputs(device: np.ndarray, reference: np.ndarray, name: str = "output 0",
+                    quant: Optional[dict] = None) -> dict:
+    """Differing bytes, differing samples and the largest difference in LSB of one output."""
+    a, b = np.asarray(device), np.asarray(reference)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        raise UsageError(f"{name}: device gave {a.dtype}{list(a.shape)}, reference {b.dtype}{list(b.shape)}")
+    n = len(a)
+    ab = a.reshape(n, -1).view(np.uint8) if n else a.reshape(0, 0)
+    bb = b.reshape(n, -1).view(np.uint8) if n else b.reshape(0, 0)
+    bytes_diff = ab != bb
+    out = {"name": name, "dtype": str(a.dtype), "shape": list(a.shape[1:]), "samples": int(n),
+           "bytes": int(ab.size), "differing_bytes": int(bytes_diff.sum()),
+           "differing_samples": int(bytes_diff.any(axis=1).sum()) if n else 0}
+    if a.dtype.kind in "iu":
+        diff = np.abs(a.astype(np.int64) - b.astype(np.int64)).reshape(n, -1)
+        out.update({"unit": "LSB", "max_diff_lsb": int(diff.max()) if diff.size else 0,
+                    "mean_abs_diff_lsb": float(diff.mean()) if diff.size else 0.0,
+                    "elements_off_by": {str(k): int((diff == k).sum()) for k in np.unique(diff) if k > 0}})
+        if quant:
+            out["max_diff_real"] = out["max_diff_lsb"] * float(np.ravel(quant["scale"])[0])
+    else:
+        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        out.update({"unit": "absolute (float output: no LSB)", "max_diff_lsb": None,
+                    "max_abs_diff": float(diff.max()) if diff.size else 0.0})
+    out["top1_agreement"] = _top1(a, b)
+    return out
+
+
+def _top1(a: np.ndarray, b: np.ndarray) -> Optional[float]:
+    if a.ndim < 2 or a.reshape(len(a), -1).shape[1] < 2 or not len(a):
+        return None
+    return float(np.mean(a.reshape(len(a), -1).argmax(1) == b.reshape(len(b), -1).argmax(1)))
+
+
+def promises_bit_exact(profile, hello: dict) -> bool:
+    """Only a microcontroller whose profile says so, running edgebench firmware."""
+    from edgebench.boards.mcu import FIRMWARE_NAME
+
+    fw = getattr(profile, "firmware", None)
+    runtime = (hello.get("runtime") or {}).get("name")
+    return bool(getattr(profile, "kind", None) == "mcu" and fw is not None and fw.bit_exact
+                and runtime == FIRMWARE_NAME)
+
+
+def _outputs(out: dict) -> list:
+    keys = ["y"] + sorted((k for k in out if k.startswith("y") and k[1:].isdigit()), key=lambda k: int(k[1:]))
+    return [out[k] for k in keys if k in out]
+
+
+def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = None, client=None,
+               reference_client=None, progress: Optional[Progress] = None) -> VerifyResult:
+    """Run ``opts``' inputs on the board and on the host reference kernels; compare."""
+    from edgebench.boards.connect import open_agent
+    from edgebench.boards.registry import get_profile
+    from edgebench.data.inputs import load_inputs, random_inputs
+    from edgebench.runtime.tflite_file import read_model
+
+    opts.validate()
+    model = read_model(model_path)
+    data = Path(model.path).read_bytes()
+    emit = progress or (lambda event: None)
+    tensor = model.inputs[0].to_dict()
+    inputs = (load_inputs(opts.inputs, tensor, limit=opts.count) if opts.inputs
+              else random_inputs(tensor, count=opts.count, seed=opts.seed, override=opts.input_range))
+    is_mcu = getattr(profile, "kind", None) == "mcu"
+    kernels = "reference" if is_mcu else (opts.kernels or "xnnpack")
+    opened = []
+    try:
+        if client is None:
+            emit({"event": "connect", "board": profile.name})
+            client = open_agent(profile, url)
+            opened.append(client)
+        hello = client.hello()
+        sha = client.ensure_model(data, name=model.name)
+        loaded = client.load(sha, kernels=kernels, threads=1, name=model.name)
+        emit({"event": "infer", "where": profile.name, "n": len(inputs.x)})
+        dev = _outputs(_infer_all(client, inputs.x))
+        if reference_client is None:
+            emit({"event": "connect", "board": "host (reference kernels, child process)"})
+            reference_client = open_agent(get_profile("host"))
+            opened.append(reference_client)
+        ref_hello = reference_client.hello()
+        rsha = reference_client.ensure_model(data, name=model.name)
+        ref_loaded = reference_client.load(rsha, kernels="reference", threads=1, name=model.name)
+        emit({"event": "infer", "where": "host reference", "n": len(inputs.x)})
+        ref = _outputs(reference_client.infer_all(inputs.x))
+    finally:
+        for c in opened:
+            c.close()
+    n_out = min(len(dev), len(ref))
+    details = loaded.get("outputs") or []
+    outputs = [compare_outputs(dev[k], ref[k], name=(details[k]["name"] if k < len(details) else f"output {k}"),
+                               quant=(details[k].get("quant") if k < len(details) else None))
+               for k in range(n_out)]
+    exact = all(o["differing_bytes"] == 0 for o in outputs)
+    promised = promises_bit_exact(profile, hello)
+    if promised:
+        gate = {"applies": True, "passed": exact,
+                "rule": "bit-exact with the reference kernels (the board's profile promises it)",
+                "reason": None if exact else "outputs differ from the reference kernels"}
+    else:
+        why = ("the board does not promise bit-exact outputs" if is_mcu
+               else f"{loaded.get('kernels', kernels)} kernels are not the reference kernels: differences "
+                    "are expected and reported" if kernels != "reference"
+               else "reference kernels on a Linux board: reported, not gated (runtime versions may differ)")
+        gate = {"applies": False, "passed": None, "rule": None, "reason": why}
+    notes = []
+    if n_out < max(len(dev), len(ref)):
+        notes.append(f"compared {n_out} output(s): the board returned {len(dev)}, the reference {len(ref)}")
+    if is_mcu:
+        notes.append("inputs quantized on the host with the same rule as the reference (round half to even)")
+    return VerifyResult(
+        created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        board={"name": profile.name, "title": getattr(profile, "title", profile.name), "kind": profile.kind,
+               "transport": getattr(client, "description", None)},
+        model={"name": model.name, "path": model.path, "sha256": model.sha256, "precision": model.precision},
+        device={"runtime": hello.get("runtime"), "kernels": loaded.get("kernels", kernels),
+                "op_resolver": loaded.get("op_resolver"), "timing": hello.get("timing")},
+        reference={"runtime": ref_hello.get("runtime"), "kernels": ref_loaded.get("kernels"),
+                   "op_resolver": ref_loaded.get("op_resolver"), "where": "this computer, a child process"},
+        inputs=inputs.describe(), outputs=outputs, bit_exact=exact, gate=gate,
+        label="measured", notes=notes)
+
+
+def _infer_all(client, x: np.ndarray) -> dict:
+    if hasattr(client, "infer_all"):
+        return client.infer_all(x)
+    y, yf = client.infer(x)
+    return {"y": y, "y_float": yf}
+
+
+__all__ = ["VerifyOptions", "VerifyResult", "run_verify", "compare_outputs", "promises_bit_exact"]

@@ -1,0 +1,115 @@
+"""`edgebench battery [RUN] --cell C`: battery life at a rate or duty cycle, from a run or given figures."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from edgebench.cli.app import app
+
+
+def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, voltage, usable, regulator_eff,
+                     self_discharge, temp_c, temp_derate, rate, duty, idle_w, event_j, event_s):
+    """Build the estimate from CLI arguments (shared by the verb and the tests)."""
+    from edgebench.bench.battery import estimate, figures_from_run, load_from_figures, make_cell
+    from edgebench.errors import UsageError
+    from edgebench.stats.energy import parse_rate
+
+    if rate is not None and duty is not None:
+        raise UsageError("give either --rate or --duty, not both")
+    c = make_cell(cell, capacity_mah, voltage)
+    figs: dict = {}
+    if run is not None:
+        from edgebench.results.store import read_result, resolve_run
+
+        figs = figures_from_run(read_result(resolve_run(run, runs_dir)))
+    elif idle_w is None or event_j is None:
+        raise UsageError("give a stored energy run, or --idle-w and --event-j",
+                         "e.g. edgebench battery latest --cell 2xAA, or --idle-w 0.002 --event-j 0.0005 --rate 1/s")
+    given = idle_w is not None or event_j is not None
+    label = "given" if given or not figs else figs["label"]
+    i_w = idle_w if idle_w is not None else figs["idle_w"]
+    e_j = event_j if event_j is not None else figs["event_j"]
+    e_s = event_s if event_s is not None else figs.get("event_s")
+    r = parse_rate(rate) if rate is not None else None
+    if r is None and duty is None:
+        r = figs.get("rate_hz")
+        if r is None:
+            raise UsageError("give --rate or --duty", "e.g. --rate 1/min")
+    load = load_from_figures(i_w, e_j, label, rate_hz=r, duty=duty, event_s=e_s,
+                             idle_ci=figs.get("idle_ci", (None, None)) if idle_w is None else (None, None),
+                             event_ci=figs.get("event_ci", (None, None)) if event_j is None else (None, None),
+                             source={k: figs.get(k) for k in ("run_id", "board", "model", "boundary", "instrument")}
+                             if figs else {"given": True})
+    return estimate(c, load, usable=usable, regulator_eff=regulator_eff,
+                    self_discharge_pct_per_month=self_discharge, temp_c=temp_c, temp_derate=temp_derate)
+
+
+def _life(hours: float) -> str:
+    if hours < 48:
+        return f"{hours:.3g} hours"
+    if hours < 2 * 8765.82:
+        return f"{hours / 24:.3g} days"
+    return f"{hours / 8765.82:.3g} years"
+
+
+def battery_lines(est) -> list:
+    from edgebench.stats.energy import si
+
+    c, load, a = est.cell, est.load, est.assumptions
+    src = load["detail"].get("source") or {}
+    origin = (f"run {src.get('run_id')} ({src.get('model')} on {src.get('board')}, boundary {src.get('boundary')})"
+              if src.get("run_id") else "given figures")
+    d = load["detail"]
+    rng = ""
+    if est.life_low_h and est.life_high_h:
+        rng = f" (from the power's CI: {_life(est.life_low_h)} to {_life(est.life_high_h)})"
+    out = [
+        f"battery life {_life(est.life_h)} ({est.life_h:,.4g} h){rng}  [{est.label}]",
+        f"  cell            {c['name']}: {c['description']}, {c['capacity_mah']:g} mAh at {c['voltage_v']:g} V "
+        f"= {est.energy_nominal_wh:.3g} Wh  [datasheet: {c['source']}]",
+        f"  usable energy   {est.energy_usable_wh:.3g} Wh (usable fraction {a['usable_fraction']:g}"
+        + (f", temperature derating {a['temp_derate']:g}" if a.get("temp_derate") else "") + ")  [assumed]",
+        f"  average power   {si(load['avg_power_w'], 'W')} at the board = idle {si(d['idle_w'], 'W')} + "
+        f"{si(d['event_j'], 'J')} per event x {d['rate_hz']:.4g}/s"
+        + (f" (duty cycle {d['duty']:.3g})" if d.get("duty") is not None else "") + f"  [{load['label']}: {origin}]",
+        f"  from the cell   {si(est.battery_power_w, 'W')} through a {a['regulator_efficiency']:g}-efficient "
+        f"regulator  [assumed efficiency]",
+        f"  self-discharge  {a['self_discharge_pct_per_month']:.3g}%/month = {si(est.self_discharge_w, 'W')}  "
+        f"[{a['self_discharge_source']}]",
+    ]
+    out += [f"  note: {n}" for n in est.notes]
+    return out
+
+
+@app.command()
+def battery(
+    run: Optional[str] = typer.Argument(None, help="A stored energy run (folder, name prefix or 'latest')."),
+    cell: str = typer.Option("2xAA", help="2xAA, CR2032, 18650, lipo-1000 or custom."),
+    capacity_mah: Optional[float] = typer.Option(None, help="Capacity in mAh (custom cell, or override)."),
+    voltage: Optional[float] = typer.Option(None, help="Nominal voltage (custom cell, or override)."),
+    usable: float = typer.Option(0.8, help="Fraction of the capacity usable down to the device's cut-off."),
+    regulator_eff: float = typer.Option(0.85, help="Efficiency of the regulator between cell and board."),
+    self_discharge_pct_per_month: Optional[float] = typer.Option(None, help="Self-discharge, % of capacity per month."),
+    temp_c: Optional[float] = typer.Option(None, help="Operating temperature (checked against the cell's range)."),
+    temp_derate: Optional[float] = typer.Option(None, help="Fraction of capacity left at that temperature."),
+    rate: Optional[str] = typer.Option(None, help="Inference rate: 10, 1/s, 2/min, 30/h (default: the run's)."),
+    duty: Optional[float] = typer.Option(None, help="Duty cycle in (0, 1] instead of a rate."),
+    idle_w: Optional[float] = typer.Option(None, help="Idle (sleep) power in W (instead of a run's)."),
+    event_j: Optional[float] = typer.Option(None, help="Energy per event above idle in J (instead of a run's)."),
+    event_s: Optional[float] = typer.Option(None, help="Duration of one event in s (needed by --duty)."),
+    runs_dir: Path = typer.Option(Path("runs"), help="Folder holding run folders."),
+    json_out: bool = typer.Option(False, "--json", help="Print the estimate as JSON on stdout."),
+) -> None:
+    """Battery life at a duty cycle: from a stored energy run, or from given idle power and event energy."""
+    from edgebench.cli.output import emit_json, get_console
+
+    est = battery_estimate(run, runs_dir, cell, capacity_mah, voltage, usable, regulator_eff,
+                           self_discharge_pct_per_month, temp_c, temp_derate, rate, duty, idle_w, event_j, event_s)
+    if json_out:
+        emit_json(est)
+        return
+    out = get_console()
+    for text in battery_lines(est):
+        out.print(text, markup=False, highlight=False)

@@ -1,0 +1,60 @@
+"""`edgebench deploy MODEL --board B`: convert to a blob, upload with CRC frames, load it on the device."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from edgebench.cli.app import app
+
+
+def _bytes(n) -> str:
+    return "–" if n is None else f"{int(n):,} bytes"
+
+
+@app.command()
+def deploy(
+    model: Path = typer.Argument(..., help="The INT8 .tflite model to put on the board."),
+    board: str = typer.Option(..., "--board", "-b", help="Microcontroller board profile (see `edgebench boards`)."),
+    url: Optional[str] = typer.Option(None, help="The board's serial port (e.g. the pty `edgebench flash` printed)."),
+    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the deployment report as JSON."),
+) -> None:
+    """Convert a model to a firmware blob, upload it (CRC-checked frames), verify it and load it."""
+    from edgebench.boards.connect import open_agent
+    from edgebench.boards.registry import get_profile
+    from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.errors import ModelError, UsageError
+
+    profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    if profile.kind != "mcu":
+        raise UsageError(f"board {profile.name} is a Linux board: deploy is for microcontroller firmware",
+                         "edgebench bench/accuracy send the model to a Linux board themselves")
+    if not model.is_file():
+        raise ModelError(f"model file {model} does not exist", "check the path")
+    err = get_err_console()
+    err.print(f"[dim]connecting to {profile.name}…[/]")
+    client = open_agent(profile, url)
+    try:
+        report = client.deploy(model.read_bytes(), name=model.stem)
+    finally:
+        client.close()
+    if json_out:
+        emit_json(report)
+        return
+    out = get_console()
+    up, ld = report.upload, report.loaded
+    out.print(f"deployed {report.model['name']} to {profile.name} ({client.description})")
+    out.print(f"  blob {_bytes(report.blob_bytes)} (model file {_bytes(report.model['bytes'])}), "
+              f"peak arena {_bytes(report.peak_arena_bytes)}, flash {_bytes(report.flash_bytes)}")
+    rate = up.get("bytes_per_s")
+    out.print(f"  upload {_bytes(up['bytes'])} in {up['elapsed_s']:.3f} s"
+              + (f" = {rate / 1e3:,.1f} kB/s" if rate else "")
+              + f" ({up['frames']} frames of <= {up['payload_max']} bytes, window {up['window']}, "
+              f"{up['retransmits']} retransmitted); CRC-32 {up['crc32']} verified by the device")
+    out.print(f"  loaded: {ld['layers']} layers, arena {_bytes(ld['arena'])} of {_bytes(report.device.get('arena-bytes'))}, "
+              f"input {_bytes(ld['in'])}, output {_bytes(ld['out'])}")
+    if url is None and profile.transport.url == "emulator":
+        out.print(f"  note: {profile.name} was started for this command and stopped after it, taking the model "
+                  f"with it; keep one running with `edgebench flash --board {profile.name}` and pass --url")

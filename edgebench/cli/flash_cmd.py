@@ -1,0 +1,83 @@
+"""`edgebench flash --board B`: build and start an emulated board's firmware, or flash a real board.
+
+Emulated boards (posix-sim, qemu-m4, qemu-m7): builds the firmware with make when
+needed, starts it, prints the serial pseudo-terminal and stays in the foreground until
+Ctrl-C, so other commands can use it with ``--url``. Real boards: runs the profile's
+flasher (an argv, no shell) with ``{image}`` filled in.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from edgebench.cli.app import app
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM and SIGHUP end the foreground session like Ctrl-C, so the emulator is stopped too."""
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), interrupt)
+
+
+@app.command()
+def flash(
+    board: str = typer.Option(..., "--board", "-b", help="Board profile name (see `edgebench boards`)."),
+    image: Optional[Path] = typer.Option(None, help="Firmware image to use instead of building one."),
+    url: Optional[str] = typer.Option(None, help="Serial port for the flasher's {url} (real boards)."),
+    build_only: bool = typer.Option(False, "--build-only", help="Build the firmware, print its path, exit."),
+    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
+    json_out: bool = typer.Option(False, "--json", help="Print what was started or flashed as JSON."),
+) -> None:
+    """Build and start an emulated board's firmware (until Ctrl-C), or flash a real board."""
+    from edgebench.boards.mcu import FirmwareSession, build_firmware, flash_board
+    from edgebench.boards.registry import get_profile
+    from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.errors import TransportError, UsageError
+
+    out, err = get_console(), get_err_console()
+    profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    if profile.kind != "mcu":
+        raise UsageError(f"board {profile.name} is a Linux board: there is no firmware to flash",
+                         "edgebench bench/accuracy start the agent on it themselves")
+    fw = profile.firmware
+    if build_only:
+        if fw is None or fw.port is None:
+            raise UsageError(f"board {profile.name} has no firmware port in this edgebench to build")
+        built = build_firmware(fw.port)
+        emit_json({"board": profile.name, "port": fw.port, "image": str(built)}) if json_out else out.print(str(built))
+        return
+    if fw is None or fw.emulator is None:
+        done = flash_board(profile, image=image, url=url)
+        if json_out:
+            emit_json(done)
+        else:
+            out.print(f"flashed {done['image']} to {profile.name} with {done['argv'][0]} "
+                      f"in {done['elapsed_s']:.1f} s")
+        return
+    session = FirmwareSession(profile, image=image)
+    err.print(f"[dim]{profile.name}: building and starting the {fw.emulator} firmware…[/]")
+    _stop_on_signals()
+    session.start()
+    try:
+        if json_out:
+            emit_json(session.to_dict())
+        else:
+            out.print(f"{profile.name}: serial on {session.url}")
+            out.print(f"  ({session.describe()}; image {session.image})")
+            out.print(f"  use it with: edgebench bench MODEL --board {profile.name} --url {session.url}")
+            out.print("  stop with Ctrl-C")
+        code = session.wait()
+        raise TransportError(f"{session.describe()} exited on its own (status {code})",
+                             session.log_tail() or None)
+    except KeyboardInterrupt:
+        err.print(f"{profile.name}: stopped")
+    finally:
+        session.stop()

@@ -1,0 +1,14 @@
+"""Telemetry on the host (level 2): request it from the device, decode it, read what it says.
+
+- :mod:`.capture`  — ask a client for telemetry (on the device between inferences,
+  or a ``thermal()`` snapshot after each chunk as a fallback) and decode it into frames
+- :mod:`.analysis` — primary temperature, effective clock, time at each frequency,
+  throttle events by cause
+- :mod:`.stream`   — append-only Arrow IPC files that survive Ctrl-C and crashes
+
+The device side is ``edgebench.agent.telemetry``; the protocol additions are in
+``docs/agent-protocol.md``.
+"""
+from edgebench.telemetry.capture import DEFAULT_RATE_HZ, MAX_RATE_HZ, Capture, TelemetrySpec
+
+__all__ = ["Capture", "TelemetrySpec", "DEFAULT_RATE_HZ", "MAX_RATE_HZ"]

@@ -1,0 +1,199 @@
+/*
+ * eb_kernels.h - INT8 kernels of the edgebench engine and their fixed-point
+ * arithmetic, bit-exact with TFLite's reference kernels (reference_ops /
+ * reference_integer_ops with gemmlowp fixed point; double rounding).
+ *
+ * Private to the engine (eb_engine.c) and its unit tests
+ * (firmware/tests/test_kernels.c). Kernels never allocate and never read or
+ * write outside the tensors described by their parameters; the engine checks
+ * the parameters against the tensor sizes before the first call.
+ */
+#ifndef EB_KERNELS_H
+#define EB_KERNELS_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
+    (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+#error "the edgebench engine reads little-endian int32 data in place"
+#endif
+
+/* ---- fixed-point helpers ------------------------------------------------ */
+
+/* A 4-byte copy the compiler turns into one (unaligned-capable) load even
+ * with -ffreestanding, where plain memcpy() stays a library call. */
+#if defined(__GNUC__)
+#define EB_COPY4(dst, src) __builtin_memcpy((dst), (src), 4)
+#else
+#define EB_COPY4(dst, src) memcpy((dst), (src), 4)
+#endif
+
+/* int32 load from any alignment (blob data is read in place). */
+static inline int32_t eb_ld32(const void *p)
+{
+    int32_t v;
+    EB_COPY4(&v, p);
+    return v;
+}
+
+/* gemmlowp SaturatingRoundingDoublingHighMul: a * b / 2^31 rounded to
+ * nearest with ties toward +infinity (the nudge is 2^30 for a non-negative
+ * product, 1 - 2^30 for a negative one, then the quotient truncates), and the
+ * single overflow case INT32_MIN * INT32_MIN saturated to INT32_MAX. */
+static inline int32_t eb_srdhm(int32_t a, int32_t b)
+{
+    if (a == INT32_MIN && b == INT32_MIN) {
+        return INT32_MAX;
+    }
+    /* gemmlowp: (ab + nudge) / 2^31 truncated toward zero. For ab < 0 the
+     * nudge is 1 - 2^30 and truncation adds 2^31 - 1 before flooring, so
+     * both signs reduce to one floor: (ab + 2^30) >> 31 (arithmetic). */
+    return (int32_t)(((int64_t)a * (int64_t)b + ((int64_t)1 << 30)) >> 31);
+}
+
+/* gemmlowp RoundingDivideByPOT: x / 2^e rounded to nearest, ties away from
+ * zero (e in 0..31). */
+static inline int32_t eb_rdbypot(int32_t x, int32_t e)
+{
+    const int32_t mask = (int32_t)((1u << e) - 1u);
+    const int32_t rem = x & mask;
+    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> e) + (rem > threshold ? 1 : 0);
+}
+
+/* TFLite MultiplyByQuantizedMultiplier (double rounding): x * m * 2^shift
+ * with m a Q31 multiplier; shift > 0 shifts left before the multiply,
+ * shift <= 0 divides (rounding) after it. shift in -31..30. */
+static inline int32_t eb_mbqm(int32_t x, int32_t m, int32_t shift)
+{
+    const int32_t left = shift > 0 ? shift : 0;
+    const int32_t right = shift > 0 ? 0 : -shift;
+    return eb_rdbypot(eb_srdhm((int32_t)((uint32_t)x << left), m), right);
+}
+
+/* gemmlowp SaturatingRoundingMultiplyByPOT: x * 2^e, saturating for e > 0,
+ * rounding (RoundingDivideByPOT) for e < 0. */
+static inline int32_t eb_srmbypot(int32_t x, int32_t e)
+{
+    int32_t threshold;
+    if (e == 0) {
+        return x;
+    }
+    if (e < 0) {
+        return eb_rdbypot(x, -e);
+    }
+    threshold = (int32_t)(((uint32_t)1 << (31 - e)) - 1u);
+    if (x > threshold) {
+        return INT32_MAX;
+    }
+    if (x < -threshold) {
+        return INT32_MIN;
+    }
+    return (int32_t)((uint32_t)x << e);
+}
+
+/* Requantize an int32 accumulator to int8: multiplier, output offset and the
+ * fused activation clamp. */
+static inline int8_t eb_requant(int32_t acc, int32_t m, int32_t shift, int32_t out_offset,
+                                int32_t act_min, int32_t act_max)
+{
+    int32_t v = eb_mbqm(acc, m, shift) + out_offset;
+    v = v < act_min ? act_min : v;
+    v = v > act_max ? act_max : v;
+    return (int8_t)v;
+}
+
+/* round(acc * S) as C computes it in IEEE-754 binary64: the product rounded
+ * to 53 significant bits (to nearest, ties to even), then rounded to an
+ * integer with ties away from zero; saturated to the int32 range. S is given
+ * by its binary64 bit pattern (s_hi:s_lo) and must be a positive normal
+ * number. Integer arithmetic only: this is how the engine reproduces
+ * LiteRT's reference FULLY_CONNECTED, which rescales in double precision
+ * (acc * (input_scale * filter_scale / output_scale)) instead of using a
+ * fixed-point multiplier. */
+int32_t eb_mul_round_f64(int32_t acc, uint32_t s_lo, uint32_t s_hi);
+
+/* gemmlowp exp_on_negative_values for FixedPoint<int32, 5> input
+ * (a <= 0, 26 fractional bits); result in Q0.31. */
+int32_t eb_exp_on_negative_values(int32_t a);
+
+/* gemmlowp one_over_one_plus_x_for_x_in_0_1, Q0.31 in and out. */
+int32_t eb_one_over_one_plus_x(int32_t a);
+
+/* ---- kernels ------------------------------------------------------------ */
+
+typedef struct {
+    int32_t n, h, w, c;   /* NHWC; lower-rank tensors are right-aligned */
+} eb_dims;
+
+/* CONV_2D and DEPTHWISE_CONV_2D. chan points at the per-channel arrays
+ * i32 bias'[oc], i32 multiplier[oc], i32 shift[oc] (any alignment), where
+ * bias' = bias + in_offset * (sum of the channel's weights): padded taps then
+ * behave as inputs equal to the input zero point, as in the reference. */
+typedef struct {
+    eb_dims in, out;
+    int32_t kh, kw;            /* filter */
+    int32_t sh, sw, dh, dw;    /* stride, dilation */
+    int32_t ph, pw;            /* padding before the first row/column */
+    int32_t depth_mult;        /* depthwise only */
+    int32_t in_offset, out_offset, act_min, act_max;
+    const int8_t *filter;      /* conv [oc][kh][kw][ic] blocked by 4 output channels
+                                  (eb_block_filter order); depthwise [kh][kw][oc] */
+    const uint8_t *chan;
+    int8_t *scratch;           /* conv: kh*kw*ic bytes unless eb_conv_direct();
+                                  depthwise: ic bytes (a row of input zero points) */
+} eb_conv_params;
+
+/* Filters of CONV_2D and FULLY_CONNECTED as the blob stores them: rows of
+ * `depth` weights, one per output channel, in blocks of four rows; inside a
+ * block, for each group of four weights the four rows' bytes one after the
+ * other, then the depth % 4 last weights of each row; the rows % 4 last rows
+ * plain. eb_block_filter() writes that order from plain rows (the host
+ * converter does the same; used by the unit tests). */
+void eb_block_filter(const int8_t *plain, int32_t rows, int32_t depth, int8_t *blocked);
+
+/* 1 when the convolution reads its input in place (1x1, no padding, every
+ * window inside the input) and needs no scratch. */
+int eb_conv_direct(const eb_conv_params *p);
+void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out);
+void eb_depthwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out);
+
+/* FULLY_CONNECTED. chan: i32 bias'[units] as for convolutions, then the
+ * binary64 rescale factor of each unit as two u32 arrays, low words[units]
+ * and high words[units] (see eb_mul_round_f64). */
+typedef struct {
+    int32_t batches, depth, units;
+    int32_t in_offset, out_offset, act_min, act_max;
+    const int8_t *filter;      /* [units][depth] blocked as for CONV_2D */
+    const uint8_t *chan;
+} eb_fc_params;
+
+void eb_fc_s8(const eb_fc_params *p, const int8_t *in, int8_t *out);
+
+typedef struct {
+    eb_dims in, out;
+    int32_t kh, kw, sh, sw, ph, pw;
+    int32_t act_min, act_max;
+} eb_pool_params;
+
+void eb_avgpool_s8(const eb_pool_params *p, const int8_t *in, int8_t *out);
+void eb_maxpool_s8(const eb_pool_params *p, const int8_t *in, int8_t *out);
+
+typedef struct {
+    eb_dims in1, in2, out;     /* in1/in2 dims equal out's or 1 (broadcast) */
+    int32_t in1_offset, in2_offset, out_offset, left_shift;
+    int32_t in1_mult, in1_shift, in2_mult, in2_shift, out_mult, out_shift;
+    int32_t act_min, act_max;
+} eb_add_params;
+
+void eb_add_s8(const eb_add_params *p, const int8_t *in1, const int8_t *in2, int8_t *out);
+
+typedef struct {
+    int32_t rows, depth;       /* softmax over the last dimension */
+    int32_t in_mult, in_left_shift, diff_min;
+} eb_softmax_params;
+
+void eb_softmax_s8(const eb_softmax_params *p, const int8_t *in, int8_t *out);
+
+#endif /* EB_KERNELS_H */

@@ -1,0 +1,278 @@
+"""Fault injection: a serial proxy between host and the posix firmware corrupts and drops bytes.
+
+:class:`SerialProxy` bridges two pseudo-terminals in Python: it opens the firmware's
+pty as the "cable" and makes a new pty for the host, forwarding bytes both ways. At a
+seeded rate it flips a random bit of a byte or drops it, and it can limit the rate of
+the link to that of a UART (``bytes_per_s``; 115200 baud 8N1 = 11,520 bytes/s, used by
+benchmarks/upload_rate.py).
+
+The property under test (issue 4): an upload either arrives intact (the device's
+CRC-32 of the whole upload matches, the model loads, outputs are bit-exact) or fails
+with a clear error. Never a silently wrong model or input.
+"""
+from __future__ import annotations
+
+import os
+import random
+import select
+import sys
+import threading
+import time
+import tty
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from edgebench.errors import AgentError, EdgebenchError, ModelError, TransportError  # noqa: E402
+from fw_util import posix_firmware_bin  # noqa: E402,F401  (session fixture: the posix firmware, built once)
+
+ROOT = Path(__file__).resolve().parents[1]
+DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
+KWS = ROOT.parent / "shared" / "models" / "mlperf-tiny" / "kws_ref_model.tflite"
+
+
+class SerialProxy:
+    """The firmware's pty <-> a new pty for the host, with seeded faults and an optional rate limit.
+
+    ``corrupt`` / ``drop``: per-byte probabilities (each direction in ``directions``:
+    ``h2d`` host to device, ``d2h`` device to host) while ``enabled``. ``bytes_per_s``
+    paces both directions like a UART of that byte rate.
+    """
+
+    def __init__(self, device_path: str, seed: int = 0, corrupt: float = 0.0, drop: float = 0.0,
+                 bytes_per_s: float | None = None, directions=("h2d", "d2h")):
+        self.device_path = device_path
+        self.rng = random.Random(seed)
+        self.corrupt, self.drop = corrupt, drop
+        self.bytes_per_s = bytes_per_s
+        self.directions = set(directions)
+        self.enabled = True
+        self.stats = {"h2d": 0, "d2h": 0, "corrupted": 0, "dropped": 0}
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads: list = []
+        self.host_path: str | None = None
+
+    def start(self) -> str:
+        self.dev_fd = os.open(self.device_path, os.O_RDWR | os.O_NOCTTY)
+        tty.setraw(self.dev_fd)
+        self.master_fd, self.slave_fd = os.openpty()   # the proxy keeps the slave open: no EIO on hang-up
+        tty.setraw(self.slave_fd)
+        self.host_path = os.ttyname(self.slave_fd)
+        for src, dst, name in ((self.master_fd, self.dev_fd, "h2d"), (self.dev_fd, self.master_fd, "d2h")):
+            t = threading.Thread(target=self._pump, args=(src, dst, name), daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self.host_path
+
+    def _faults(self, data: bytes, direction: str) -> bytes:
+        if not self.enabled or direction not in self.directions or not (self.corrupt or self.drop):
+            return data
+        out = bytearray()
+        with self._lock:
+            for b in data:
+                r = self.rng.random()
+                if r < self.drop:
+                    self.stats["dropped"] += 1
+                    continue
+                if r < self.drop + self.corrupt:
+                    b ^= 1 << self.rng.randrange(8)
+                    self.stats["corrupted"] += 1
+                out.append(b)
+        return bytes(out)
+
+    def _pump(self, src: int, dst: int, direction: str) -> None:
+        free_at = time.monotonic()
+        piece = max(1, int((self.bytes_per_s or 1e9) * 0.002))
+        while not self._stop.is_set():
+            try:
+                ready, _, _ = select.select([src], [], [], 0.05)
+                if not ready:
+                    continue
+                data = os.read(src, 4096)
+            except OSError:
+                if self._stop.is_set():
+                    return
+                time.sleep(0.01)
+                continue
+            if not data:
+                continue
+            self.stats[direction] += len(data)
+            data = self._faults(data, direction)
+            for i in range(0, len(data), piece if self.bytes_per_s else len(data) or 1):
+                chunk = data[i:i + piece] if self.bytes_per_s else data
+                if self.bytes_per_s:
+                    now = time.monotonic()
+                    free_at = max(free_at, now) + len(chunk) / self.bytes_per_s
+                    if free_at > now:
+                        time.sleep(free_at - now)
+                try:
+                    os.write(dst, chunk)
+                except OSError:
+                    pass
+                if not self.bytes_per_s:
+                    break
+
+    def stop(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=2)
+        for fd in (getattr(self, "dev_fd", None), getattr(self, "master_fd", None), getattr(self, "slave_fd", None)):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def __enter__(self) -> "SerialProxy":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+# --------------------------------------------------------------------------------------- fixtures
+
+@pytest.fixture
+def device(posix_firmware_bin):
+    """A running posix firmware; yields its pty."""
+    from edgebench.boards.mcu import FirmwareSession
+    from edgebench.boards.registry import get_profile
+
+    with FirmwareSession(get_profile("posix-sim"), image=posix_firmware_bin) as session:
+        yield session.url
+
+
+def _dut(url, timeout_s=3.0):
+    from edgebench.transport.mlperf import DutClient
+
+    return DutClient(url, timeout_s=timeout_s)
+
+
+def _db_print(dut) -> bytes:
+    reply = dut.command("db print")
+    hexes = []
+    for line in reply.lines:
+        assert line.startswith("m-buffer-"), line
+        hexes += line[len("m-buffer-"):].split("-")
+    return bytes.fromhex("".join(hexes))
+
+
+CLEAR = ("upload", "crc", "not acknowledged", "answer", "frame", "error", "stopped answering", "garbled")
+
+
+def _is_clear(exc: EdgebenchError) -> bool:
+    text = exc.one_line().lower()
+    return len(text.splitlines()) == 1 and any(word in text for word in CLEAR)
+
+
+# --------------------------------------------------------------------------------------- tests
+
+@pytest.mark.parametrize("seed,rate,tries", [(0, 0.0005, 12), (1, 0.002, 12), (2, 0.005, 12), (3, 0.03, 3)])
+def test_input_upload_through_a_noisy_link_is_intact_or_fails_clearly(device, seed, rate, tries):
+    """Binary input uploads through links that corrupt a fraction ``rate`` of the bytes (and drop
+    half as many), both ways; read back with `db print` over the clean link afterwards."""
+    rng = np.random.default_rng(seed)
+    data = rng.integers(0, 256, size=20_000, dtype=np.uint8).tobytes()
+    with SerialProxy(device, seed=seed, corrupt=rate, drop=rate / 2) as proxy:
+        dut = _dut(proxy.host_path)
+        try:
+            proxy.enabled = False
+            dut.sync()
+            proxy.enabled = True
+            try:
+                stats = dut.upload("input", data, ack_timeout_s=0.3, max_tries=tries)
+                outcome = "ok"
+            except (TransportError, AgentError) as exc:
+                assert _is_clear(exc), exc.one_line()
+                outcome = "failed"
+            proxy.enabled = False
+            time.sleep(0.3)
+            dut.sync()
+            if rate <= 0.0005:
+                assert outcome == "ok", "a mildly noisy link must get through (retransmission)"
+            if tries <= 3:
+                assert outcome == "failed", "3% of bytes damaged with 3 tries a frame cannot get through"
+            if outcome == "ok":
+                assert _db_print(dut) == data, "upload reported ok but the device holds other bytes"
+                assert stats.retransmits + stats.timeouts + stats.naks > 0 or proxy.stats["corrupted"] == 0
+            else:
+                # whatever the device holds is not marked complete: inference refuses it or it equals nothing
+                info = dut.command("eb-infer 1 0", ok_errors=True)
+                assert info.errors, "a failed upload must not leave a usable input behind"
+        finally:
+            dut.close()
+    assert proxy.stats["corrupted"] + proxy.stats["dropped"] > 0
+
+
+@pytest.mark.parametrize("seed,model,rate", [(0, "digits", 0.0005), (1, "kws", 0.001), (2, "digits", 0.002)])
+def test_model_upload_through_a_noisy_link_loads_bit_exact_or_fails_clearly(device, seed, model, rate):
+    """A model deployed through a noisy link either gives bit-exact outputs or a clear error."""
+    from edgebench.bench.verify import run_verify, VerifyOptions
+    from edgebench.boards.mcu import McuClient
+    from edgebench.boards.registry import get_profile
+
+    pytest.importorskip("edgebench.mcu.blob")
+    profile = get_profile("posix-sim")
+    model = {"kws": KWS, "digits": DIGITS}[model]
+    with SerialProxy(device, seed=100 + seed, corrupt=rate, drop=rate / 2) as proxy:
+        proxy.enabled = False
+        client = McuClient(_dut(proxy.host_path), profile)
+        try:
+            client.hello()
+            proxy.enabled = True
+            try:
+                report = client.deploy(model.read_bytes(), name=model.stem)
+                outcome = "ok"
+            except (TransportError, AgentError, ModelError) as exc:
+                assert _is_clear(exc), exc.one_line()
+                outcome = "failed"
+            proxy.enabled = False
+            time.sleep(0.3)
+            client.dut.sync()
+            if outcome == "ok":
+                assert report.upload["crc32"] == report.upload["crc32"].lower()
+                result = run_verify(model, profile, VerifyOptions(count=8), client=client)
+                assert result.bit_exact, result.outputs
+            else:
+                # the device holds no loaded model: nothing silently wrong can run
+                assert "none" in str(client.dut.info()["loaded"]) or client.dut.command(
+                    "eb-infer 1 0", ok_errors=True).errors
+                client._on_device = None
+                client.deploy(model.read_bytes(), name=model.stem)   # a clean link recovers
+                assert run_verify(model, profile, VerifyOptions(count=4), client=client).bit_exact
+        finally:
+            client.dut.close()
+    assert proxy.stats["corrupted"] + proxy.stats["dropped"] > 0
+
+
+def test_a_link_that_goes_dead_mid_upload_fails_clearly_and_recovers(device):
+    """Every frame byte lost (the command got through): a clear error; once the link is back,
+    the next sync aborts the half-done upload and the device answers again."""
+    from edgebench.transport.mlperf import FRAME_MAGIC
+
+    with SerialProxy(device, seed=7, drop=1.0, directions=("h2d",)) as proxy:
+        proxy.enabled = False
+        dut = _dut(proxy.host_path, timeout_s=1.0)
+        dut.sync()
+        write = dut.link.write
+
+        def dead_from_first_frame(data: bytes) -> None:
+            if data[:2] == FRAME_MAGIC:
+                proxy.enabled = True
+            write(data)
+
+        dut.link.write = dead_from_first_frame
+        with pytest.raises(TransportError) as info:
+            dut.upload("input", b"\x01" * 5000, ack_timeout_s=0.1, max_tries=3)
+        assert "not acknowledged after 3 tries" in info.value.one_line()
+        assert "nothing was loaded" in info.value.one_line()
+        proxy.enabled = False
+        dut.link.write = write
+        assert dut.sync() == "posix"          # the abort frame got the device out of upload mode
+        assert dut.command("eb-infer 1 0", ok_errors=True).errors   # and no input is marked loaded
+        dut.close()
