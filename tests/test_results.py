@@ -82,6 +82,12 @@ def test_claim_sentence_carries_conditions():
     assert "Accuracy not measured in this run." in text
 
 
+def test_non_measured_claims_say_so_first():
+    assert claim(_result(label="emulated")).startswith("EMULATED (instruction counts under an emulator")
+    assert claim(_result(label="simulated")).startswith("SIMULATED (a physics model")
+    assert claim(_result()).startswith("1,538 inferences/s")
+
+
 def test_claim_names_throttling_causes():
     r = _result()
     r.thermal["end"]["throttled"] = {"raw": "0x50005", "under_voltage_now": True, "throttled_now": True,

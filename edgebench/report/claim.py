@@ -15,9 +15,16 @@ _PRECISION = {"int8": "INT8", "uint8": "UINT8", "fp32": "FP32", "fp16": "FP16",
               "dynamic-range": "dynamic-range INT8 weights/FP32 activations", "mixed": "mixed precision"}
 
 
+_LEADS = {
+    "emulated": "EMULATED (instruction counts under an emulator, not a real board's speed): ",
+    "simulated": "SIMULATED (a physics model, not a measurement): ",
+    "estimated": "ESTIMATED (datasheet arithmetic, not a measurement): ",
+}
+
+
 def claim(result: RunResult) -> str:
     parts = [_headline(result), _what(result), _includes(result), _where(result), _state(result)]
-    text = ", ".join(p for p in parts if p) + "."
+    text = _LEADS.get(result.label, "") + ", ".join(p for p in parts if p) + "."
     caveats = _caveats(result)
     if caveats:
         text += " " + " ".join(caveats)
