@@ -1,5 +1,6 @@
 # Two entry points that do all their own set-up on a fresh clone:
-#   make demo   benchmark the bundled digits FP32 and INT8 models on this computer
+#   make demo   benchmark the bundled digits FP32 and INT8 models on this computer, then the
+#               INT8 model on the emulated Cortex-M4 board (QEMU), bit-exactness checked
 #   make test   run the test suite (installs system tools as root, then a venv)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -7,7 +8,7 @@ BIN     = $(VENV)/bin
 
 .PHONY: demo test venv system clean
 
-demo: $(VENV)/.stamp
+demo: system $(VENV)/.stamp
 	$(BIN)/edgebench demo
 
 test: system $(VENV)/.stamp-test

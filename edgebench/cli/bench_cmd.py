@@ -34,7 +34,7 @@ def progress_printer(console, label: str):
             console.print(f"[dim]{label}: MLPerf window {ev['window']}/{ev['of']} ({ev['window_s']:g} s)…[/]")
         elif ev["event"] == "deploy":
             console.print(f"[dim]{label}: uploading {ev['model']}…[/]")
-        elif ev["event"] == "chunk":
+        elif ev["event"] == "chunk" and console.is_terminal:  # a live line; logs get no carriage returns
             rel = ev.get("rel_ci")
             ci = f"±{100 * rel:.2f}%" if rel is not None else "n/a"
             console.print(f"[dim]{label}: n={ev['n']:,} (warm-up {ev['n_warmup']}), median "
