@@ -82,3 +82,20 @@ def test_version_and_help_do_not_import_heavy_modules():
             "print('HEAVY', heavy)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "HEAVY []" in p.stdout, p.stdout + p.stderr
+
+
+def test_demo_json_has_both_runs_the_ratio_and_the_emulated_board(tmp_path):
+    from conftest import require_tool
+
+    for tool in ("arm-none-eabi-gcc", "qemu-system-arm"):
+        require_tool(tool)
+    p = run_cli("demo", "--runs-dir", tmp_path, "--min-time", "0.3", "--max-time", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["fp32"]["model"]["precision"] == "fp32" and out["int8"]["model"]["precision"] == "int8"
+    speed = out["comparison"]["speedup"]
+    assert speed["ci_low"] <= speed["ratio"] <= speed["ci_high"]
+    assert out["emulated"]["verify"]["bit_exact"] is True
+    assert out["emulated"]["bench"]["label"] == "emulated"
+    assert out["emulated"]["bench"]["extra"]["claim"].startswith("EMULATED")
+    assert len(store.find_runs(tmp_path)) == 3
