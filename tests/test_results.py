@@ -128,3 +128,10 @@ def test_load_runs_gives_frames(tmp_path):
     assert store.resolve_run("latest", tmp_path) == d
     with pytest.raises(ResultError, match="no run"):
         store.resolve_run("zzz", tmp_path)
+
+
+def test_compare_refuses_to_mix_measured_and_simulated():
+    from edgebench.bench.compare import compare
+
+    with pytest.raises(ResultError, match="refusing to compare measured with simulated figures"):
+        compare(_result(), pd.DataFrame(), _result(label="simulated"), pd.DataFrame())

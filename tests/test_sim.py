@@ -179,7 +179,7 @@ def test_bench_on_the_simulated_board_is_labelled_simulated(tmp_path):
 
 
 def test_simulated_and_measured_are_never_mixed():
-    from edgebench.bench.soak import refuse_mixed_labels
+    from edgebench.results.model import refuse_mixed_labels
     from edgebench.results.model import RunResult
 
     sim = RunResult(run_id="a", created_utc="x", label="simulated")

@@ -29,8 +29,10 @@ class Comparison:
 
 def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str = "e2e") -> Comparison:
     """``baseline``/``candidate`` are RunResults; samples their Parquet frames."""
+    from edgebench.results.model import refuse_mixed_labels
     from edgebench.stats.compare import ratio_of_medians
 
+    refuse_mixed_labels(baseline, candidate)  # never a simulated or emulated figure against a measured one
     col = f"{stage}_s"
     a = baseline_samples.loc[baseline_samples["phase"] == "measure", col].to_numpy()
     b = candidate_samples.loc[candidate_samples["phase"] == "measure", col].to_numpy()

@@ -91,16 +91,6 @@ class SoakOptions:
                              "steady state could never be established; raise --max-duration")
 
 
-def refuse_mixed_labels(*results) -> str:
-    """The common label of ``results``; ResultError when they mix measured, emulated, simulated
-    or estimated figures (a simulated figure must never be compared with a measured one)."""
-    labels = {getattr(r, "label", None) or (r.get("label") if isinstance(r, dict) else None) for r in results}
-    if len(labels) > 1:
-        raise ResultError(f"refusing to compare {' with '.join(sorted(str(x) for x in labels))} figures",
-                          "compare runs of the same kind only (a simulated board is not a measurement)")
-    return labels.pop() if labels else "measured"
-
-
 # ---------------------------------------------------------------------------- the run
 def run_soak(model_path, profile, opts: SoakOptions, runs_root="runs", url: Optional[str] = None,
              progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
@@ -454,4 +444,4 @@ def recover_run(run_dir) -> RunResult:
     return r
 
 
-__all__ = ["SoakOptions", "run_soak", "recover_run", "read_telemetry", "refuse_mixed_labels"]
+__all__ = ["SoakOptions", "run_soak", "recover_run", "read_telemetry"]

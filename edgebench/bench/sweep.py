@@ -513,7 +513,7 @@ class _Sweep:
             raise exc
 
     def _warnings(self, done, failed) -> list:
-        from edgebench.bench.soak import refuse_mixed_labels
+        from edgebench.results.model import refuse_mixed_labels
 
         out = []
         try:

@@ -96,3 +96,13 @@ class RunResult:
     @property
     def complete(self) -> bool:
         return self.status == "complete"
+
+
+def refuse_mixed_labels(*results) -> str:
+    """The common label of ``results``; ResultError when they mix measured, emulated, simulated
+    or estimated figures (a simulated figure must never be compared with a measured one)."""
+    labels = {getattr(r, "label", None) or (r.get("label") if isinstance(r, dict) else None) for r in results}
+    if len(labels) > 1:
+        raise ResultError(f"refusing to compare {' with '.join(sorted(str(x) for x in labels))} figures",
+                          "compare runs of the same kind only (a simulated board is not a measurement)")
+    return labels.pop() if labels else "measured"
