@@ -1,5 +1,4 @@
 """`bench` on the host board: the real agent as a child process, real LiteRT."""
-import json
 from pathlib import Path
 
 import numpy as np

@@ -27,7 +27,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench.bench.accuracy_record import DIAGRAMS, PREDICTIONS
-from edgebench.errors import ModelError, RuntimeMissingError, UsageError
+from edgebench.errors import ModelError, UsageError
 from edgebench.results.model import RunResult
 
 KERNELS = ("xnnpack", "builtin", "reference")
@@ -157,15 +157,6 @@ def _chunk(opts: AccuracyOptions, sample_bytes: int, board_kind: str = "") -> in
     return int(max(1, min(MAX_CHUNK, CHUNK_BYTES // max(sample_bytes, 1))))
 
 
-def _check_runtime(client, board: str) -> dict:
-    hello = client.hello()
-    if not hello.get("runtime"):
-        raise RuntimeMissingError(
-            f"no TFLite runtime on board {board}: {hello.get('runtime_error') or 'none importable'}",
-            "install one on the board: pip install ai-edge-litert (or tflite-runtime)")
-    return hello
-
-
 def _run_model(client, model, role, kernels, threads, delegate, inputs, chunk, emit) -> tuple[dict, list, dict]:
     """Outputs (N, C) float of ``model`` for every slice; the agent's load reply; timing."""
     sha = client.ensure_model(Path(model.path).read_bytes(), name=model.name)
@@ -196,7 +187,7 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
     """Accuracy of ``model_path`` on ``profile``'s board against ``baseline_path``; result and run folder."""
     from edgebench.bench.accuracy_record import Run, store_run
     from edgebench.bench.accuracy_slices import SliceInputs
-    from edgebench.boards.connect import open_agent
+    from edgebench.boards.connect import open_agent, require_runtime
     from edgebench.boards.registry import get_profile
     from edgebench.data.datasets import check_against_model
     from edgebench.runtime.tflite_file import read_model
@@ -225,8 +216,8 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
                 emit({"event": "connect", "board": base_profile.name})
                 baseline_client = open_agent(base_profile)
                 opened.append(baseline_client)
-        hello = _check_runtime(client, profile.name)
-        base_hello = hello if baseline_client is client else _check_runtime(baseline_client, base_profile.name)
+        hello = require_runtime(client, profile.name)
+        base_hello = hello if baseline_client is client else require_runtime(baseline_client, base_profile.name)
         system = client.sysinfo()
         thermal_start = client.thermal()
         inputs = SliceInputs(slices)

@@ -11,7 +11,6 @@ written when everything else is in place (a failure removes the folder).
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import uuid
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ import numpy as np
 
 from edgebench import __version__
 from edgebench.results.model import RunResult
+from edgebench.runtime.tflite_file import read_sidecar
 
 PREDICTIONS = "predictions.parquet"
 DIAGRAMS = {"baseline": "reliability_baseline.png", "candidate": "reliability_candidate.png"}
@@ -62,7 +62,7 @@ class Run:
     dataset: object
     slices: list
     edge: Optional[dict]
-    opts: AccuracyOptions
+    opts: "AccuracyOptions"  # edgebench.bench.accuracy.AccuracyOptions (imported there; no cycle)
     profile: object
     base_profile: object
     hello: dict
@@ -81,14 +81,6 @@ def _label(hello: dict) -> str:
     return "emulated" if hello.get("timing") == "emulated" else "measured"
 
 
-def _sidecar(path) -> Optional[dict]:
-    p = Path(str(path) + ".json")
-    if not p.exists():
-        return None
-    try:
-        return json.loads(p.read_text())
-    except ValueError:
-        return {"error": f"unreadable sidecar {p.name}"}
 
 
 def _runtime(loaded: dict, kernels: str, threads: int) -> dict:
@@ -166,7 +158,7 @@ def _describe(run: Run, result: RunResult, section: dict) -> None:
     from edgebench.bench.hostinfo import host_description
 
     o = run.opts
-    sidecar = _sidecar(run.model.path)
+    sidecar = read_sidecar(run.model.path)
     result.host = host_description()
     result.model = {**run.model.to_dict(), "sidecar": sidecar, "calibration": (sidecar or {}).get("calibration")}
     result.runtime = _runtime(run.cand_loaded, o.kernels, o.threads)
@@ -190,7 +182,7 @@ def _describe(run: Run, result: RunResult, section: dict) -> None:
     result.thermal = {"available": bool(start.get("available") or end.get("available")), "start": start, "end": end}
     result.power = {"measured": False, "boundary": None, "instrument": None,
                     "note": "no power meter attached to this run: energy not measured"}
-    base_sidecar = _sidecar(run.baseline.path)
+    base_sidecar = read_sidecar(run.baseline.path)
     section["candidate"] = {"model": {k: result.model[k] for k in ("name", "path", "sha256", "precision")},
                             "board": run.profile.name, "runtime": result.runtime, "where": "board"}
     section["baseline"] = {

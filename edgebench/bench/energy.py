@@ -42,6 +42,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench.errors import DataError, EdgebenchError, UsageError
+from edgebench.stats import preload
 
 SPIN_LEAD_S = 0.0007  # the agent starts a chunk ~0.2 ms after the request arrives; plus local link latency
 COVERAGE_MIN = 0.99
@@ -152,7 +153,7 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
     opts.validate()
     emit = progress or (lambda ev: None)
     info = meter.describe()
-    _prewarm()
+    preload()
     local = url.strip() == "local" if url else profile.transport.type == "local"
     if info.reads == OWN_POWER and not local:
         raise UsageError(f"meter {info.instrument} measures the computer running edgebench, but board "
@@ -218,12 +219,6 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
         raise MeterError(f"{exc.message} (partial data kept in {run_dir})",
                          "check that the meter streams during the whole run") from None
     return result, run_dir
-
-
-def _prewarm() -> None:
-    """Import what run_bench's stop rule imports on its first use (scipy.stats, ~2 s), so that the
-    first pause between chunks of the fixed-rate schedule is not seconds long."""
-    import scipy.stats  # noqa: F401
 
 
 def _quiet(seconds: float, which: str, emit, meter) -> tuple:
@@ -563,7 +558,7 @@ def estimate_energy(model_path, profile, opts: EnergyOptions, runs_root="runs", 
 
     opts.validate()
     figs = datasheet_power(profile)
-    _prewarm()
+    preload()
     own = client is None
     client = client or open_agent(profile, url)
     try:

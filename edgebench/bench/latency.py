@@ -63,9 +63,10 @@ Progress = Callable[[dict], None]
 
 
 def _stop_rule(o: BenchOptions):
-    import scipy.stats  # noqa: F401  imported now, not in the middle of the first chunk's schedule
-
+    from edgebench.stats import preload
     from edgebench.stats.latency import StopRule
+
+    preload()
 
     return StopRule(target_rel_ci=o.target_rel_ci, min_samples=o.min_samples,
                     min_time_s=o.min_time_s, max_time_s=o.max_time_s)
@@ -74,34 +75,24 @@ def _stop_rule(o: BenchOptions):
 def run_bench(model_path, profile, opts: BenchOptions, runs_root="runs", url: str | None = None,
               progress: Progress | None = None, client=None) -> tuple[RunResult, Path]:
     """Benchmark ``model_path`` on the board of ``profile``; return the result and its folder."""
-    from edgebench.boards.connect import open_agent
+    from edgebench.boards.connect import board_client
     from edgebench.runtime.tflite_file import read_model
 
     opts.validate()
     rule = _stop_rule(opts)
     model = read_model(model_path)
     emit = progress or (lambda event: None)
-    own_client = client is None
-    emit({"event": "connect", "board": profile.name})
-    client = client or open_agent(profile, url)
-    try:
+    with board_client(profile, url, client, emit) as client:
         return _run(client, model, profile, opts, rule, runs_root, emit)
-    finally:
-        if own_client:
-            client.close()
 
 
 def _run(client, model, profile, opts, rule, runs_root, emit):
     from edgebench.data.inputs import load_inputs, random_inputs
     from edgebench.results import store
 
-    hello = client.hello()
-    if not hello.get("runtime"):
-        from edgebench.errors import RuntimeMissingError
+    from edgebench.boards.connect import require_runtime
 
-        raise RuntimeMissingError(
-            f"no TFLite runtime on board {profile.name}: {hello.get('runtime_error') or 'none importable'}",
-            "install one on the board: pip install ai-edge-litert (or tflite-runtime)")
+    hello = require_runtime(client, profile.name)
     system = client.sysinfo()
     sha = client.ensure_model(Path(model.path).read_bytes())
     emit({"event": "load", "model": model.name})
@@ -230,7 +221,9 @@ def _concat(chunks: list, key: str) -> np.ndarray:
 
 
 def _describe(result, model, loaded, hello, system, profile, client, opts, inputs) -> None:
-    sidecar = _sidecar(model.path)
+    from edgebench.runtime.tflite_file import read_sidecar
+
+    sidecar = read_sidecar(model.path)
     result.host = _host()
     result.model = {**model.to_dict(), "sidecar": sidecar,
                     "calibration": (sidecar or {}).get("calibration")}
@@ -274,18 +267,6 @@ def _host() -> dict:
     from edgebench.bench.hostinfo import host_description
 
     return host_description()
-
-
-def _sidecar(path) -> dict | None:
-    import json
-
-    p = Path(str(path) + ".json")
-    if not p.exists():
-        return None
-    try:
-        return json.loads(p.read_text())
-    except ValueError:
-        return {"error": f"unreadable sidecar {p.name}"}
 
 
 def _finish(result, chunks, opts, client, run_dir, decision, status, reason, alive=True) -> None:

@@ -95,20 +95,14 @@ class SoakOptions:
 def run_soak(model_path, profile, opts: SoakOptions, runs_root="runs", url: Optional[str] = None,
              progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
     """Soak ``model_path`` on ``profile``'s board; returns the stored result and its folder."""
-    from edgebench.boards.connect import open_agent
+    from edgebench.boards.connect import board_client
     from edgebench.runtime.tflite_file import read_model
 
     opts.validate()
     model = read_model(model_path)
     emit = progress or (lambda event: None)
-    own = client is None
-    emit({"event": "connect", "board": profile.name})
-    client = client or open_agent(profile, url)
-    try:
+    with board_client(profile, url, client, emit) as client:
         return _Soak(client, model, profile, opts, runs_root, emit).run()
-    finally:
-        if own:
-            client.close()
 
 
 class _Soak:
@@ -133,16 +127,14 @@ class _Soak:
         from edgebench.telemetry import capture as cap
         from edgebench.telemetry.stream import ArrowStream
 
-        import scipy.stats  # noqa: F401 - imported now: a first import mid-soak would pause the load for seconds
+        from edgebench.stats import preload
+
+        preload()
 
         o, client = self.o, self.client
-        hello = client.hello()
-        if not hello.get("runtime"):
-            from edgebench.errors import RuntimeMissingError
+        from edgebench.boards.connect import require_runtime
 
-            raise RuntimeMissingError(
-                f"no TFLite runtime on board {self.profile.name}: {hello.get('runtime_error') or 'none importable'}",
-                "install one on the board: pip install ai-edge-litert (or tflite-runtime)")
+        hello = require_runtime(client, self.profile.name)
         system = client.sysinfo()
         sha = client.ensure_model(Path(self.model.path).read_bytes())
         self.emit({"event": "load", "model": self.model.name})

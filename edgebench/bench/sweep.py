@@ -200,7 +200,7 @@ class _EnergyCounter:
 def run_sweep(model_path, profile, opts: SweepOptions, runs_root="runs", url: Optional[str] = None,
               progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
     """Sweep ``model_path`` (and ``opts.variants``) on ``profile``'s board; the stored sweep and its folder."""
-    from edgebench.boards.connect import open_agent
+    from edgebench.boards.connect import board_client
     from edgebench.runtime.tflite_file import read_model
 
     opts.validate(profile)
@@ -212,14 +212,8 @@ def run_sweep(model_path, profile, opts: SweepOptions, runs_root="runs", url: Op
             raise UsageError(f"variant {path} is the same model as {same.path}", "give each model once")
         models.append(m)
     emit = progress or (lambda event: None)
-    own = client is None
-    emit({"event": "connect", "board": profile.name})
-    client = client or open_agent(profile, url)
-    try:
+    with board_client(profile, url, client, emit) as client:
         return _Sweep(client, models, profile, opts, runs_root, emit).run()
-    finally:
-        if own:
-            client.close()
 
 
 class _Sweep:
@@ -235,7 +229,9 @@ class _Sweep:
         from edgebench.bench.latency import _label
         from edgebench.results import store
 
-        import scipy.stats  # noqa: F401 - as soak does: not a first import in the middle of a point
+        from edgebench.stats import preload
+
+        preload()
 
         hello = self.client.hello()
         self.label = _label(hello)

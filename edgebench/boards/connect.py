@@ -1,6 +1,8 @@
 """Open the agent on a board (level 3): a profile's transport plus the protocol client."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 
 def transport_for(profile, url: str | None = None):
     """The transport a profile declares; ``url`` (any kind: ssh, serial, local) overrides it."""
@@ -39,3 +41,31 @@ def open_agent(profile, url: str | None = None, timeout_s: float = 120.0):
     except BaseException:
         channel.close()
         raise
+
+
+@contextmanager
+def board_client(profile, url: str | None = None, client=None, emit=None):
+    """Yield ``client`` if given (the caller keeps it), else one opened on ``profile``'s board
+    and closed afterwards."""
+    if client is not None:
+        yield client
+        return
+    if emit is not None:
+        emit({"event": "connect", "board": profile.name})
+    opened = open_agent(profile, url)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def require_runtime(client, board_name: str) -> dict:
+    """The board's hello; RuntimeMissingError when it has no usable TFLite runtime."""
+    from edgebench.errors import RuntimeMissingError
+
+    hello = client.hello()
+    if not hello.get("runtime"):
+        raise RuntimeMissingError(
+            f"no TFLite runtime on board {board_name}: {hello.get('runtime_error') or 'none importable'}",
+            "install one on the board: pip install ai-edge-litert (or tflite-runtime)")
+    return hello

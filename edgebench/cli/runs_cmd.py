@@ -40,7 +40,7 @@ def runs(
     """List stored runs, or show one run in full."""
     from rich.table import Table
 
-    from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.cli.output import emit_json, get_console
     from edgebench.report import format as fmt
     from edgebench.results.store import find_runs, flat_row, read_result, resolve_run
 
