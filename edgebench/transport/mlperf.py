@@ -268,6 +268,12 @@ class DutClient:
         elif line.strip():
             reply.other.append(line)
 
+    def _garbled(self, what: str) -> AgentError:
+        """A reply that does not parse: reply lines carry no checksum, so say what likely happened."""
+        return AgentError(f"{self.description}: garbled or unexpected reply: {what}",
+                          "a noisy link, a wrong baud rate, or firmware other than edgebench's: "
+                          "check the cable and --url, then retry")
+
     def command(self, text: str, timeout_s: float | None = None, overall_s: float | None = None,
                 ok_errors: bool = False) -> Reply:
         """Send ``text%`` and read its reply; an ``e-[...]`` line raises AgentError unless ``ok_errors``."""
@@ -399,12 +405,11 @@ class DutClient:
     def _results(self, reply: Reply, command: str) -> list:
         text = reply.bracket("m-results-")
         if text is None:
-            raise AgentError(f"{self.description} answered {command} without m-results-[...]")
+            raise self._garbled(f"{command} without m-results-[...]")
         try:
             return [float(v) for v in text.split(",") if v.strip()]
         except ValueError:
-            raise AgentError(f"{self.description}: garbled reply m-results-[{text[:80]}]",
-                             "a noisy link or a wrong baud rate: check the cable and --url") from None
+            raise self._garbled(f"m-results-[{text[:80]}]") from None
 
     # -- edgebench extensions -----------------------------------------------------------
     def info(self) -> dict:
@@ -651,17 +656,16 @@ class DutClient:
         reply = self.command(cmd, timeout_s=max(self.timeout_s, 10.0))
         text = reply.bracket("m-eb-model-")
         if text is None:
-            raise AgentError(f"{self.description} answered eb-model without m-eb-model-[...] (got {reply.lines[:3]})")
+            raise self._garbled(f"eb-model without m-eb-model-[...] (got {reply.lines[:3]})")
         out = {}
         for part in text.split(","):
             key, _, value = part.partition("=")
             if not value.isdigit():
-                raise AgentError(f"{self.description}: garbled reply m-eb-model-[{text}]",
-                                 "a noisy link or a wrong baud rate: check the cable and --url")
+                raise self._garbled(f"m-eb-model-[{text}]")
             out[key.strip()] = int(value)
         for key in ("layers", "arena", "in", "out"):
             if key not in out:
-                raise AgentError(f"{self.description}: m-eb-model-[{text}] lacks {key}")
+                raise self._garbled(f"m-eb-model-[{text}] (no {key})")
         return out
 
     def eb_infer(self, n: int, warmup: int = 0, layers: bool = False,
@@ -694,7 +698,7 @@ class DutClient:
         reply = self.command("eb-output")
         text = reply.bracket("m-eb-output-")
         if text is None or len(text) % 2 or not re.fullmatch(r"[0-9a-fA-F]*", text):
-            raise AgentError(f"{self.description} answered eb-output without m-eb-output-[<hex>]")
+            raise self._garbled("eb-output without m-eb-output-[<hex>]")
         return bytes.fromhex(text)
 
     def temp_mc(self) -> int | None:
@@ -706,7 +710,7 @@ class DutClient:
             raise self.device_error("eb-temp", reply.errors[0])
         text = reply.bracket("m-eb-temp-mc-")
         if text is None or not re.fullmatch(r"-?\d+", text):
-            raise AgentError(f"{self.description}: eb-temp reply without m-eb-temp-mc-[<milli °C>]")
+            raise self._garbled("eb-temp without m-eb-temp-mc-[<milli °C>]")
         return int(text)
 
     def close(self) -> None:
