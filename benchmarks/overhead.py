@@ -10,6 +10,10 @@ chunk (this process), so drift of the machine hits both alike.
 Also reports the end-to-end overhead beyond invoke (prep + set + get) and the
 host round trip per chunk.
 
+Both sides are pinned to one CPU (``--cpu``; the agent inherits the affinity):
+the two vCPUs of a cloud VM can differ by tens of percent, so unpinned runs
+compare cores, not harnesses.
+
     .venv/bin/python benchmarks/overhead.py [--rounds 20] [--per-round 2000] [--kernels xnnpack]
 """
 from __future__ import annotations
@@ -44,7 +48,12 @@ def main() -> None:
     ap.add_argument("--per-round", type=int, default=2000)
     ap.add_argument("--kernels", default="xnnpack", choices=["xnnpack", "builtin", "reference"])
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--cpu", type=int, default=None, help="CPU to pin both sides to (default: the first allowed)")
     args = ap.parse_args()
+    import os
+
+    cpu = args.cpu if args.cpu is not None else min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
 
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
@@ -97,7 +106,7 @@ def main() -> None:
     from edgebench.stats.compare import ratio_of_medians
 
     r = ratio_of_medians(ai, b)
-    print(f"model {Path(args.model).name}, kernels {args.kernels}, threads {args.threads}, "
+    print(f"model {Path(args.model).name}, kernels {args.kernels}, threads {args.threads}, pinned to CPU {cpu}, "
           f"{args.rounds} interleaved rounds x {args.per_round} inferences each side")
     print(f"bare loop     median invoke {med_b:8.3f} µs")
     print(f"edgebench     median invoke {med_ai:8.3f} µs  ratio {r.ratio:.4f} "
