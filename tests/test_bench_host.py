@@ -85,6 +85,21 @@ def test_fixed_rate_below_one_request_per_chunk_keeps_its_schedule(tmp_path, hos
     assert gaps.min() > 0.15  # never back to back
 
 
+def test_agent_pinned_to_one_cpu_reports_it(tmp_path, host):
+    import os
+
+    cpu = min(os.sched_getaffinity(0))
+    result, _ = run_bench(INT8, host, _opts(cpus=str(cpu)), runs_root=tmp_path)
+    assert result.board["system"]["cpu"]["affinity"] == [cpu]
+    assert result.settings["agent_cpus"] == str(cpu)
+    assert f"pinned to CPUs {cpu}" in result.board["transport"]
+
+
+def test_cpus_only_for_local_boards(tmp_path):
+    with pytest.raises(UsageError, match="--cpus pins a local agent"):
+        run_bench(INT8, get_profile("raspberry-pi-5"), _opts(cpus="0"), runs_root=tmp_path)
+
+
 def test_offline_scenario(tmp_path, host):
     result, _ = run_bench(INT8, host, _opts(scenario="offline"), runs_root=tmp_path)
     assert result.throughput["per_s"] > 0

@@ -42,7 +42,7 @@ def test_runs_lists_and_shows(tmp_path):
     (["bench", str(INT8), "--board", "raspbery-pi-5"], "unknown board"),
     (["bench", str(INT8), "--scenario", "fixed-rate"], "positive --rate"),
     (["runs", "zzz"], "no run 'zzz'"),
-    (["bench", str(INT8), "--bogus"], "No such option: --bogus (see edgebench bench --help)"),
+    (["bench", str(INT8), "--bogus"], "No such option: --bogus"),
     (["bench", str(INT8), "--threads", "abc"], "Invalid value for '--threads'"),
 ])
 def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle):
@@ -53,6 +53,11 @@ def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle):
     assert lines[0].startswith("error: ") and needle in lines[0]
     assert "Traceback" not in p.stderr
     assert store.find_runs(tmp_path) == []
+
+
+def test_usage_error_points_at_the_verbs_help():
+    p = run_cli("bench", str(INT8), "--bogus")
+    assert p.returncode == 1 and p.stderr.strip().endswith("(see edgebench bench --help)")
 
 
 def test_unknown_verb_is_one_line():

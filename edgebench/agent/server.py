@@ -302,9 +302,13 @@ def main(argv=None) -> int:
     parser.add_argument("--baud", type=int, default=115200, help="baud rate with --tty")
     parser.add_argument("--cache-dir", default=os.environ.get("EDGEBENCH_AGENT_CACHE", DEFAULT_CACHE),
                         help="model cache (by sha256); default %(default)s")
+    parser.add_argument("--cpus", help="pin the agent to these CPUs, e.g. 0 or 2,3 (Linux; the "
+                        "affinity is reported by sysinfo)")
     parser.add_argument("--version", action="version", version=f"edgebench agent {__version__} "
                         f"(protocol {protocol.PROTOCOL_VERSION})")
     args = parser.parse_args(argv)
+    if args.cpus:
+        pin_cpus(args.cpus)
     sys.stdout.flush()
     restore = None
     if args.tty:
@@ -323,6 +327,16 @@ def main(argv=None) -> int:
     finally:
         if restore is not None:
             restore()
+
+
+def pin_cpus(text: str) -> None:
+    """Restrict this process (and the runtime's threads) to the CPUs in ``text`` ("0", "2,3")."""
+    try:
+        cpus = {int(c) for c in text.split(",") if c.strip()}
+        os.sched_setaffinity(0, cpus)
+    except (ValueError, OSError, AttributeError) as exc:
+        print(f"edgebench agent: cannot pin to CPUs {text!r}: {exc}", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def raw_stdin():

@@ -45,6 +45,7 @@ class BenchOptions:
     max_time_s: float = 30.0
     min_warmup: int = 10
     chunk_time_s: float = 0.25
+    cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
 
     def validate(self) -> None:
         if self.scenario not in SCENARIOS:
@@ -82,7 +83,7 @@ def run_bench(model_path, profile, opts: BenchOptions, runs_root="runs", url: st
     rule = _stop_rule(opts)
     model = read_model(model_path)
     emit = progress or (lambda event: None)
-    with board_client(profile, url, client, emit) as client:
+    with board_client(profile, url, client, emit, cpus=opts.cpus) as client:
         return _run(client, model, profile, opts, rule, runs_root, emit)
 
 
@@ -258,7 +259,8 @@ def _describe(result, model, loaded, hello, system, profile, client, opts, input
     result.timing.update(loaded.get("timing") or {})  # a device that times less says so (MCU: invoke only)
     result.settings = {"stop_rule": {"target_rel_ci": opts.target_rel_ci, "min_samples": opts.min_samples,
                                      "min_time_s": opts.min_time_s, "max_time_s": opts.max_time_s},
-                       "min_warmup": opts.min_warmup, "seed": opts.seed, "chunk_time_s": opts.chunk_time_s}
+                       "min_warmup": opts.min_warmup, "seed": opts.seed, "chunk_time_s": opts.chunk_time_s,
+                       "agent_cpus": opts.cpus}
     result.power = {"measured": False, "boundary": None, "instrument": None,
                     "note": "no power meter attached to this run: energy not measured"}
 

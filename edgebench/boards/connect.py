@@ -4,21 +4,33 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 
-def transport_for(profile, url: str | None = None):
-    """The transport a profile declares; ``url`` (any kind: ssh, serial, local) overrides it."""
+def transport_for(profile, url: str | None = None, cpus: str | None = None):
+    """The transport a profile declares; ``url`` (any kind: ssh, serial, local) overrides it.
+    ``cpus`` pins a local agent to those CPUs."""
     from edgebench.boards.registry import with_transport_url
+    from edgebench.errors import UsageError
     from edgebench.transport.url import transport_from_url
 
     spec = (with_transport_url(profile, url) if url else profile).transport
-    return transport_from_url(spec.address, **spec.options())
+    options = spec.options()
+    if cpus:
+        if spec.type != "local":
+            raise UsageError(f"--cpus pins a local agent; board {profile.name} is reached by {spec.type}",
+                             "pin CPUs on the board itself (taskset), or drop --cpus")
+        options["cpus"] = cpus
+    return transport_from_url(spec.address, **options)
 
 
-def open_agent(profile, url: str | None = None, timeout_s: float = 120.0):
+def open_agent(profile, url: str | None = None, timeout_s: float = 120.0, cpus: str | None = None):
     """Start or attach to the agent on ``profile``'s board; returns an AgentClient.
 
     A microcontroller board (``kind: mcu``) gets the same interface over its firmware
     (:class:`edgebench.boards.mcu.McuClient`), starting its emulator if it has one.
     """
+    if cpus and getattr(profile.transport, "type", None) != "local":
+        from edgebench.errors import UsageError
+
+        raise UsageError(f"--cpus pins a local agent; board {profile.name} is not one", "drop --cpus")
     if getattr(profile.transport, "type", None) == "sim":  # a simulated board: no hardware, no agent
         from edgebench.sim import SimClient
 
@@ -34,7 +46,7 @@ def open_agent(profile, url: str | None = None, timeout_s: float = 120.0):
         return open_mcu(profile, url)
     from edgebench.transport.client import AgentClient
 
-    transport = transport_for(profile, url)
+    transport = transport_for(profile, url, cpus)
     channel = transport.open()
     try:
         return AgentClient(channel, transport.describe(), timeout_s=timeout_s)
@@ -44,7 +56,7 @@ def open_agent(profile, url: str | None = None, timeout_s: float = 120.0):
 
 
 @contextmanager
-def board_client(profile, url: str | None = None, client=None, emit=None):
+def board_client(profile, url: str | None = None, client=None, emit=None, cpus: str | None = None):
     """Yield ``client`` if given (the caller keeps it), else one opened on ``profile``'s board
     and closed afterwards."""
     if client is not None:
@@ -52,7 +64,7 @@ def board_client(profile, url: str | None = None, client=None, emit=None):
         return
     if emit is not None:
         emit({"event": "connect", "board": profile.name})
-    opened = open_agent(profile, url)
+    opened = open_agent(profile, url, cpus=cpus)
     try:
         yield opened
     finally:

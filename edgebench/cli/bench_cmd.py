@@ -61,6 +61,8 @@ def bench(
     min_samples: int = typer.Option(200, help="Minimum measured inferences."),
     min_time: float = typer.Option(2.0, help="Minimum measuring time, seconds."),
     max_time: float = typer.Option(30.0, help="Maximum measuring time, seconds (then the target is reported as not reached)."),
+    cpus: Optional[str] = typer.Option(None, help="Pin a local board's agent to these CPUs, e.g. 0 (cores of a "
+                                       "machine can differ: pin when comparing runs)."),
     runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
     url: Optional[str] = typer.Option(None, help="Override the board's address (ssh://user@host, /dev/ttyUSB0)."),
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
@@ -92,7 +94,7 @@ def bench(
     opts = BenchOptions(scenario=scenario, kernels=kernels, threads=threads, delegate=delegate,
                         rate_hz=rate, batch=batch, inputs=str(inputs) if inputs else None,
                         input_range=parse_range(input_range), seed=seed, target_rel_ci=target,
-                        min_samples=min_samples, min_time_s=min_time, max_time_s=max_time)
+                        min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, cpus=cpus)
     result, run_dir = run_bench(model, profile, opts, runs_root=runs_dir, url=url,
                                 progress=progress_printer(err, model.name))
     err.print()

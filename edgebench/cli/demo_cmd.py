@@ -44,9 +44,12 @@ def demo(
     err, out = get_err_console(), get_console()
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     runs = {}
+    # Both models on the same CPU: the cores of a (virtual) machine can differ by tens of
+    # percent, and a ratio between two cores would measure the cores, not the models.
+    cpus = _one_cpu() if profile.transport.type == "local" and threads == 1 else None
     for name in ("digits_fp32", "digits_int8"):
         opts = BenchOptions(kernels=kernels, threads=threads, target_rel_ci=target,
-                            min_time_s=min_time, max_time_s=max_time)
+                            min_time_s=min_time, max_time_s=max_time, cpus=cpus)
         result, run_dir = run_bench(bundled_model(name), profile, opts, runs_root=runs_dir, url=url,
                                     progress=progress_printer(err, name))
         err.print()
@@ -76,6 +79,15 @@ def demo(
         out.print()
         print_verify(out, mcu[0])
         print_run(out, mcu[1], mcu[2])
+
+
+def _one_cpu() -> str | None:
+    import os
+
+    try:
+        return str(min(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux: no pinning, and the settings say so (agent_cpus null)
+        return None
 
 
 def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: float, err):

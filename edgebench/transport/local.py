@@ -23,9 +23,10 @@ class LocalTransport:
     kind = "local"
 
     def __init__(self, python: str | None = None, cache_dir: str | None = None,
-                 env: dict | None = None):
+                 env: dict | None = None, cpus: str | None = None):
         self.python = python or sys.executable
         self.cache_dir = cache_dir
+        self.cpus = cpus  # e.g. "0": pin the agent (comparisons on a machine whose cores differ)
         self.env = dict(env or {})
         self._version: str | None = None
 
@@ -33,6 +34,8 @@ class LocalTransport:
         argv = [self.python, "-m", "edgebench.agent"]
         if self.cache_dir:
             argv += ["--cache-dir", str(self.cache_dir)]
+        if self.cpus:
+            argv += ["--cpus", str(self.cpus)]
         return argv
 
     def environment(self) -> dict:
@@ -46,7 +49,8 @@ class LocalTransport:
         return ProcessChannel(self.argv(), "agent process", env=self.environment())
 
     def describe(self) -> str:
-        return f"local agent (python {self._python_version()} at {self.python})"
+        pinned = f", pinned to CPUs {self.cpus}" if self.cpus else ""
+        return f"local agent (python {self._python_version()} at {self.python}{pinned})"
 
     def _python_version(self) -> str:
         if self._version is None:
