@@ -3,8 +3,19 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
+
+# The MLPerf Tiny reference models: shared/ sits beside the clone (here, and in CI).
+MLPERF_DIR = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny"
+
+
+def missing(message: str):
+    """Something the test needs is absent: skip locally, but fail under CI=true (a skip proves nothing)."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{message} (CI=true: .ci/run must provide it)", pytrace=False)
+    pytest.skip(message)
 
 
 def require_tool(name: str) -> str:
@@ -12,10 +23,24 @@ def require_tool(name: str) -> str:
     path = shutil.which(name, path=os.pathsep.join(
         [os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin", "/sbin"]))
     if path is None:
-        message = f"{name} is not installed"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{message} (CI=true: .ci/run must install it)", pytrace=False)
-        pytest.skip(message)
+        missing(f"{name} is not installed")
+    return path
+
+
+def require_module(name: str):
+    """An importable module; skip the test without it, but fail under CI=true."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        missing(f"{name} is not importable ({exc})")
+
+
+def require_file(path):
+    """A file the test reads (e.g. the shared MLPerf Tiny models); skip without it, fail under CI=true."""
+    if not os.path.isfile(path):
+        missing(f"{path} is not present")
     return path
 
 

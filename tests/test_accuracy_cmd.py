@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import MLPERF_DIR, require_file
 
 from edgebench.bench.accuracy import DIAGRAMS, PREDICTIONS, AccuracyOptions, accuracy_claim, run_accuracy
 from edgebench.boards.registry import get_profile
@@ -18,7 +19,7 @@ from edgebench.results import store
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits"
 INT8, FP32 = DIGITS / "digits_int8.tflite", DIGITS / "digits_fp32.tflite"
-MLPERF = ROOT.parent / "shared" / "models" / "mlperf-tiny"
+MLPERF = MLPERF_DIR
 KWS_INT8, KWS_FP32 = MLPERF / "kws_ref_model.tflite", MLPERF / "kws_ref_model_float32.tflite"
 RESNET_INT8, RESNET_FP32 = MLPERF / "pretrainedResnet_quant.tflite", MLPERF / "pretrainedResnet.tflite"
 CARD_TOP1 = 529 / 540  # models/digits/model_card.md, both models
@@ -276,8 +277,7 @@ def _smooth_images(rng, n: int) -> np.ndarray:
 ])
 def test_mlperf_tiny_pairs_on_synthetic_inputs(tmp_path, host, name, int8, fp32, classes, make, min_agree,
                                                min_cos):
-    if not int8.exists():
-        pytest.skip(f"{int8} is not available")
+    require_file(int8)
     rng = np.random.default_rng(0)
     x = make(rng)
     data = _npz(tmp_path / f"{name}.npz", x, rng.integers(0, classes, len(x)))  # random labels
@@ -297,8 +297,7 @@ def test_input_range_warnings_catch_wrong_preprocessing():
     from edgebench.bench.accuracy_record import input_range_warnings
     from edgebench.runtime.tflite_file import read_model
 
-    if not RESNET_INT8.exists():
-        pytest.skip(f"{RESNET_INT8} is not available")
+    require_file(RESNET_INT8)
     resnet = read_model(RESNET_INT8)  # int8 input, scale 1, zero point -128: expects 0..255
     rng = np.random.default_rng(0)
     assert input_range_warnings(resnet, rng.uniform(0, 255, (8, 32, 32, 3))) == []

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import require_module
 
 from edgebench.errors import DataError, UsageError
 from edgebench.stats.accuracy import (
@@ -261,7 +262,7 @@ def test_ece_first_bin_closed_and_bad_input():
 
 
 def test_reliability_diagram_writes_png(tmp_path):
-    pytest.importorskip("matplotlib")
+    require_module("matplotlib")
     rng = np.random.default_rng(1)
     p = rng.dirichlet(np.ones(4), size=200)
     r = expected_calibration_error(p, rng.integers(0, 4, 200))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import MLPERF_DIR, missing, require_file
 
 from edgebench import errors
 from edgebench.transport.base import Channel, Transport
@@ -17,8 +18,12 @@ from edgebench.transport.client import AgentClient
 from edgebench.transport.local import LocalTransport
 from edgebench.transport.process import ProcessChannel
 
-KWS = Path("/work/shared/models/mlperf-tiny/kws_ref_model.tflite")
-pytestmark = pytest.mark.skipif(not KWS.exists(), reason=f"{KWS} not present")
+KWS = MLPERF_DIR / "kws_ref_model.tflite"
+
+
+@pytest.fixture(autouse=True)
+def _kws_present():
+    require_file(KWS)
 
 
 @pytest.fixture(scope="module")
@@ -316,9 +321,7 @@ def test_agent_under_another_python(tmp_path):
     # `make test` sets EDGEBENCH_TEST_AGENT_PYTHON to a Python 3.9 venv with numpy<2 and
     # tflite-runtime 2.14 (scripts/agent-py39.sh): the agent as an older board runs it.
     if not os.environ.get("EDGEBENCH_TEST_AGENT_PYTHON"):
-        if os.environ.get("CI") == "true":
-            pytest.fail("EDGEBENCH_TEST_AGENT_PYTHON is not set: CI must run the agent under Python 3.9")
-        pytest.skip("set EDGEBENCH_TEST_AGENT_PYTHON (make test does) to run the agent under Python 3.9")
+        missing("EDGEBENCH_TEST_AGENT_PYTHON is not set (make test sets it to a Python 3.9 agent environment)")
     transport = LocalTransport(python=os.environ["EDGEBENCH_TEST_AGENT_PYTHON"], cache_dir=str(tmp_path))
     with AgentClient(transport.open(), transport.describe(), timeout_s=60) as client:
         hello = client.hello()

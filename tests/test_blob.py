@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import MLPERF_DIR
 
 from edgebench.errors import ModelError
 from edgebench.mcu import FORMAT_VERSION, SUPPORTED_OPS, convert, parse
@@ -20,7 +21,7 @@ from test_firmware_engine import TinyModel
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 DIGITS_FP32 = ROOT / "models" / "digits" / "digits_fp32.tflite"
-MLPERF = ROOT.parent / "shared" / "models" / "mlperf-tiny"
+MLPERF = MLPERF_DIR
 
 
 def _models():

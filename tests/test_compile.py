@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import MLPERF_DIR
 
 from edgebench.errors import ModelError, UsageError
 from edgebench.runtime.edgetpu import (
@@ -24,7 +25,7 @@ from edgebench.runtime.edgetpu import (
 )
 
 DATA = Path(__file__).resolve().parent / "data"
-MLPERF = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny"
+MLPERF = MLPERF_DIR
 DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits"
 KIB, MIB = 1024, 1024 * 1024
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import require_module
 
 from edgebench.data.datasets import (
     Dataset,
@@ -116,7 +117,7 @@ def _make_folder(root: Path, size=(10, 12), mode="L", per_class=3):
 
 
 def test_image_folder_loads_with_declared_preprocessing(tmp_path):
-    pytest.importorskip("PIL")
+    require_module("PIL")
     root = _make_folder(tmp_path / "imgs")
     ds = load_image_folder(root, size=(10, 12), scale=1 / 255)
     assert ds.x.shape == (6, 10, 12, 1) and ds.x.dtype == np.float32
@@ -131,7 +132,7 @@ def test_image_folder_loads_with_declared_preprocessing(tmp_path):
 
 
 def test_image_folder_resize_channels_and_normalization(tmp_path):
-    pytest.importorskip("PIL")
+    require_module("PIL")
     root = _make_folder(tmp_path / "rgb", mode="RGB")
     ds = load_image_folder(root, resize=(8, 8), channels=3, scale=1 / 255,
                            mean=[0.5, 0.5, 0.5], std=[0.25, 0.25, 0.25], class_names=["dog", "cat"])
@@ -146,7 +147,7 @@ def test_image_folder_resize_channels_and_normalization(tmp_path):
 
 
 def test_image_folder_bad_inputs(tmp_path):
-    pytest.importorskip("PIL")
+    require_module("PIL")
     from PIL import Image
 
     root = _make_folder(tmp_path / "imgs")
@@ -201,7 +202,7 @@ def test_image_folder_without_pillow(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- digits
 
 def test_digits_matches_reference_build():
-    pytest.importorskip("sklearn")
+    require_module("sklearn")
     test = load_digits("test")
     train = load_digits("train")
     assert (len(train), len(test), len(load_digits("all"))) == (1257, 540, 1797)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import MLPERF_DIR
 
 from edgebench.errors import ModelError
 from edgebench.mcu import SUPPORTED_OPS, convert
@@ -36,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FW_TESTS = ROOT / "firmware" / "tests"
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 DIGITS_TEST = ROOT / "models" / "digits" / "digits_test.npz"
-MLPERF = ROOT.parent / "shared" / "models" / "mlperf-tiny"
+MLPERF = MLPERF_DIR
 CI = os.environ.get("CI", "").lower() == "true"
 
 

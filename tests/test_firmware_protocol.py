@@ -13,14 +13,14 @@ import struct
 import subprocess
 import time
 import zlib
-from pathlib import Path
 
 import pytest
+from conftest import MLPERF_DIR
 
 from fw_util import (ABORT_FRAME, READY, Device, PosixFirmware, frame,  # noqa: F401
                      posix_firmware_bin)
 
-MLPERF = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny"
+MLPERF = MLPERF_DIR
 MAX_INPUT = 65536    # EB_INPUT_MAX_BYTES of the posix port (ports/posix/port.mk)
 MAX_MODEL = 1048576  # EB_MODEL_MAX_BYTES of the posix port
 

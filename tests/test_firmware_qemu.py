@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import require_tool
+from conftest import require_file, require_module, require_tool
 from edgebench.mcu.qemu import QemuBoard, QemuError, QemuMissingError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -241,12 +241,11 @@ _REFERENCE_CHILD = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     """Seeded inputs and LiteRT BUILTIN_REF outputs of every model (one child process)."""
-    pytest.importorskip("ai_edge_litert")
+    require_module("ai_edge_litert")
     from edgebench.mcu import convert
 
-    missing = [str(p) for p in MODELS.values() if not p.is_file()]
-    if missing:
-        pytest.skip(f"models missing: {missing}")
+    for p in MODELS.values():
+        require_file(p)
     work = tmp_path_factory.mktemp("reference")
     rng = np.random.default_rng(20240611)
     blobs, inputs = {}, {}

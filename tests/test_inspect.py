@@ -18,12 +18,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import MLPERF_DIR
 
 from edgebench.errors import ModelError
 from edgebench.runtime.inspect import inspect_model
 from edgebench.runtime.tflite_file import read_model
 
-MLPERF = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny"
+MLPERF = MLPERF_DIR
 DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits"
 
 # DS-CNN (KWS), input 1x49x10x1:

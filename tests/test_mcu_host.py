@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import MLPERF_DIR
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -33,7 +34,7 @@ from fw_util import posix_firmware_bin  # noqa: E402,F401  (session fixture: the
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 DIGITS_FP32 = ROOT / "models" / "digits" / "digits_fp32.tflite"
-KWS = ROOT.parent / "shared" / "models" / "mlperf-tiny" / "kws_ref_model.tflite"
+KWS = MLPERF_DIR / "kws_ref_model.tflite"
 FAST = ["--min-samples", "50", "--min-time", "0.3", "--max-time", "2"]
 
 

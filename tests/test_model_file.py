@@ -3,12 +3,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import MLPERF_DIR
 
 from edgebench.data.inputs import input_range, load_inputs, random_inputs
 from edgebench.errors import DataError, ModelError
 from edgebench.runtime.tflite_file import read_model
 
-MLPERF = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny"
+MLPERF = MLPERF_DIR
 DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits"
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import missing
 
 from edgebench.errors import DataError, ModelError, UsageError
 from edgebench.quantize import (MIN_CALIBRATION_SAMPLES, QuantizeOptions, TensorFlowMissing, parse_preprocess,
@@ -39,10 +40,7 @@ def require_module(name: str):
 
         return importlib.import_module(name)
     except (ImportError, TensorFlowMissing) as exc:
-        message = f"{name} is not importable ({getattr(exc, 'message', exc)})"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{message} (CI=true: install it, pip install 'edgebench[quantize]')", pytrace=False)
-        pytest.skip(message)
+        missing(f"{name} is not importable ({getattr(exc, 'message', exc)}; pip install 'edgebench[quantize]')")
 
 
 def sha256(path) -> str:

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import serial
 
-from conftest import require_tool
+from conftest import MLPERF_DIR, require_file, require_tool
 from edgebench.errors import EdgebenchError, TransportError, UsageError
 from edgebench.transport.serial import SerialChannel, SerialTransport
 
-MLPERF = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny"
+MLPERF = MLPERF_DIR
 KWS = MLPERF / "kws_ref_model.tflite"
 
 
@@ -100,8 +100,7 @@ def _wait_for_agent(path: str, proc: subprocess.Popen, log: Path, timeout_s: flo
 def test_serial_end_to_end(agent_on_tty):
     from edgebench.transport.client import AgentClient
 
-    if not KWS.is_file():
-        pytest.skip(f"MLPerf Tiny model not found: {KWS}")
+    require_file(KWS)
     transport = SerialTransport(agent_on_tty, baud=115200)
     assert transport.kind == "serial"
     assert transport.describe() == f"serial {agent_on_tty} at 115200 baud"

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import MLPERF_DIR, require_file
 
 from edgebench.errors import EdgebenchError, RuntimeMissingError, TransportError, UsageError
 from edgebench.transport.bundle import agent_zipapp, agent_zipapp_bytes
 from edgebench.transport.ssh import SshChannel, SshTransport, classify_ssh_failure, parse_ssh_url
 
-MLPERF = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny"
+MLPERF = MLPERF_DIR
 KWS = MLPERF / "kws_ref_model.tflite"
 
 
@@ -135,8 +136,7 @@ def test_classify_ssh_failure(stderr, words):
 def test_ssh_end_to_end_single_stream(sshd_server, board_dir):
     from edgebench.transport.client import AgentClient
 
-    if not KWS.is_file():
-        pytest.skip(f"MLPerf Tiny model not found: {KWS}")
+    require_file(KWS)
     transport = _transport(sshd_server, board_dir)
     assert transport.describe() == f"ssh {sshd_server.user}@127.0.0.1:{sshd_server.port}"
     channel = transport.open()

@@ -25,7 +25,7 @@ import numpy as np
 from edgebench.errors import ModelError
 from edgebench.mcu import blob_plan
 from edgebench.mcu.blob_ops import OPS, SUPPORTED_OPS, Tensor, UnsupportedError, block_filter, lower
-from edgebench.runtime.tflite_file import _decode, _op_names, parse_model
+from edgebench.runtime.tflite_file import CUSTOM, builtin_code, decode_name, op_names, operator_name, parse_model
 
 FORMAT_VERSION = 1
 MAGIC = b"EBNN"
@@ -105,21 +105,21 @@ def convert(model: Union[bytes, bytearray, str, Path], name: Optional[str] = Non
     sg = m.subgraphs[0]
     tensors = [_tensor(m, sg, i, data) for i in range(len(sg.tensors or []))]
     _check_io(sg, tensors, path)
-    names, codes = _op_names(), m.operatorCodes or []
-    op_names = []
+    names, codes = op_names(), m.operatorCodes or []
+    layer_ops = []
     for op in sg.operators or []:
         code = codes[op.opcodeIndex]
-        b = max(code.builtinCode or 0, code.deprecatedBuiltinCode or 0)
-        op_names.append(f"custom {_decode(code.customCode)}" if b == 32 else names.get(b, str(b)))
-    unsupported = Counter(n for n in op_names if n not in OPS)
+        name = operator_name(code, names)
+        layer_ops.append(f"custom {name}" if builtin_code(code) == CUSTOM else name)
+    unsupported = Counter(n for n in layer_ops if n not in OPS)
     if unsupported:
         listed = ", ".join(f"{n} (x{c})" if c > 1 else n for n, c in sorted(unsupported.items()))
         raise ModelError(f"{path}: operator(s) not supported by the microcontroller engine: {listed}",
                          f"the engine runs {', '.join(SUPPORTED_OPS)}")
-    if not op_names:
+    if not layer_ops:
         raise ModelError(f"{path} has no operators", "nothing to run")
     layers = []
-    for k, (op, opname) in enumerate(zip(sg.operators, op_names)):
+    for k, (op, opname) in enumerate(zip(sg.operators, layer_ops)):
         ins = [tensors[i] if i >= 0 else None for i in (op.inputs if op.inputs is not None else [])]
         outs = [tensors[i] if i >= 0 else None for i in (op.outputs if op.outputs is not None else [])]
         try:
@@ -177,7 +177,7 @@ def _tensor(m, sg, i: int, file_bytes: bytes) -> Tensor:
         dtype = {9: "<i1", 2: "<i4", 3: "<u1", 7: "<i2", 0: "<f4", 4: "<i8"}.get(t.type, "<u1")
         data = np.frombuffer(raw, dtype=dtype)
     return Tensor(
-        index=i, name=_decode(t.name), shape=shape, type=int(t.type),
+        index=i, name=decode_name(t.name), shape=shape, type=int(t.type),
         scale=tuple(float(v) for v in (qp.scale if qp is not None and qp.scale is not None else [])),
         zero_point=tuple(int(v) for v in (qp.zeroPoint if qp is not None and qp.zeroPoint is not None
                                           else [])),

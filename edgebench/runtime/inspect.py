@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Optional
 
 from edgebench.errors import ModelError
-from edgebench.runtime.tflite_file import _TENSOR_TYPES, ModelFile, _decode, _op_names, read_model
+from edgebench.runtime.tflite_file import (CUSTOM, TENSOR_TYPES, ModelFile, builtin_code, decode_name, op_names,
+                                           operator_name, read_model)
 
 MEMORY_METHOD = ("estimated: greedy liveness over the stored operator order, tensors live from "
                  "producer to last consumer, no reuse within an operator, no alignment; "
@@ -175,7 +176,7 @@ def inspect_model(path) -> ModelReport:
                          "re-export the model") from None
 
 
-_BITS = {name: bits for name, bits in _TENSOR_TYPES.values()}
+_BITS = {name: bits for name, bits in TENSOR_TYPES.values()}
 
 
 def _tensor_bytes(shape, dtype: str) -> int:
@@ -200,7 +201,7 @@ def _report(info: ModelFile, m) -> ModelReport:
 
     tensors = []
     for i, t in enumerate(sg.tensors or []):
-        dtype = _TENSOR_TYPES.get(t.type, ("unknown", 0))[0]
+        dtype = TENSOR_TYPES.get(t.type, ("unknown", 0))[0]
         shape = tuple(int(v) for v in (t.shape if t.shape is not None else []))
         sig = tuple(int(v) for v in t.shapeSignature) if t.shapeSignature is not None else None
         q = t.quantization
@@ -208,7 +209,7 @@ def _report(info: ModelFile, m) -> ModelReport:
         zp = tuple(int(v) for v in (q.zeroPoint if q is not None and q.zeroPoint is not None else []))
         const_bytes = buffer_bytes(t.buffer)
         tensors.append(TensorReport(
-            index=i, name=_decode(t.name), shape=shape, dtype=dtype,
+            index=i, name=decode_name(t.name), shape=shape, dtype=dtype,
             bytes=const_bytes or _tensor_bytes(shape, dtype), constant=const_bytes > 0,
             variable=bool(t.isVariable), scale=scale, zero_point=zp,
             quantized_dimension=int(q.quantizedDimension) if q is not None and scale else None,
@@ -232,7 +233,7 @@ def _report(info: ModelFile, m) -> ModelReport:
             params += prod(t.shape)
             param_bytes += t.bytes
 
-    names = _op_names()
+    names = op_names()
     codes = m.operatorCodes or []
     ops = sg.operators or []
     n = len(ops)
@@ -244,13 +245,12 @@ def _report(info: ModelFile, m) -> ModelReport:
 
     layers = []
     for k, op in enumerate(ops):
-        code = codes[op.opcodeIndex]
-        b = max(code.builtinCode or 0, code.deprecatedBuiltinCode or 0)
-        name = _decode(code.customCode) if b == 32 else names.get(b, str(b))
+        name = operator_name(codes[op.opcodeIndex], names)
+        custom = builtin_code(codes[op.opcodeIndex]) == CUSTOM
         ins = tuple(int(v) for v in (op.inputs if op.inputs is not None else []))
         outs = tuple(int(v) for v in (op.outputs if op.outputs is not None else []))
         consts = {i for i in ins if i >= 0 and tensors[i].constant}
-        macs, note = _macs(name, b == 32, ins, outs, tensors, op.builtinOptions)
+        macs, note = _macs(name, custom, ins, outs, tensors, op.builtinOptions)
         layers.append(LayerReport(
             index=k, op=name, inputs=ins, outputs=outs,
             output_shapes=tuple(tensors[i].shape for i in outs if i >= 0),

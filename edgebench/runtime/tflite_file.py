@@ -14,7 +14,7 @@ from pathlib import Path
 from edgebench.errors import ModelError
 
 # TensorType enum of the TFLite schema -> (name, bits)
-_TENSOR_TYPES = {
+TENSOR_TYPES = {
     0: ("float32", 32), 1: ("float16", 16), 2: ("int32", 32), 3: ("uint8", 8),
     4: ("int64", 64), 5: ("string", 0), 6: ("bool", 8), 7: ("int16", 16),
     8: ("complex64", 64), 9: ("int8", 8), 10: ("float64", 64), 11: ("complex128", 128),
@@ -66,14 +66,30 @@ class ModelFile:
         }
 
 
-def _op_names() -> dict:
+def op_names() -> dict:
+    """TFLite BuiltinOperator code -> name (from the schema module)."""
     from ai_edge_litert import schema_py_generated as s
 
     return {v: k for k, v in vars(s.BuiltinOperator).items() if isinstance(v, int) and not k.startswith("_")}
 
 
-def _decode(x) -> str:
+def decode_name(x) -> str:
+    """A flatbuffer string (bytes) as text."""
     return x.decode("utf-8", "replace") if isinstance(x, (bytes, bytearray)) else str(x or "")
+
+
+CUSTOM = 32  # BuiltinOperator.CUSTOM
+
+
+def builtin_code(code) -> int:
+    """An OperatorCode's builtin code: models written before 2.4 keep it in the deprecated field."""
+    return max(code.builtinCode or 0, code.deprecatedBuiltinCode or 0)
+
+
+def operator_name(code, names: dict) -> str:
+    """The builtin operator's name, or a custom operator's own name."""
+    b = builtin_code(code)
+    return decode_name(code.customCode) if b == CUSTOM else names.get(b, str(b))
 
 
 def read_model(path) -> ModelFile:
@@ -105,14 +121,12 @@ def parse_model(data: bytes, path: str = "<bytes>") -> ModelFile:
                          "re-export or re-download the model") from None
     if not m.subgraphs:
         raise ModelError(f"{path} has no subgraphs", "re-export the model")
-    names = _op_names()
+    names = op_names()
     ops: dict = {}
     sg = m.subgraphs[0]
     codes = m.operatorCodes or []
     for op in sg.operators or []:
-        code = codes[op.opcodeIndex]
-        b = max(code.builtinCode or 0, code.deprecatedBuiltinCode or 0)
-        opname = _decode(code.customCode) if b == 32 else names.get(b, str(b))  # 32: CUSTOM
+        opname = operator_name(codes[op.opcodeIndex], names)
         ops[opname] = ops.get(opname, 0) + 1
 
     def tinfo(i) -> TensorInfo:
@@ -121,12 +135,12 @@ def parse_model(data: bytes, path: str = "<bytes>") -> ModelFile:
         scale = [float(v) for v in (q.scale if q is not None and q.scale is not None else [])]
         zp = [int(v) for v in (q.zeroPoint if q is not None and q.zeroPoint is not None else [])]
         shape = [int(v) for v in (t.shape if t.shape is not None else [])]
-        return TensorInfo(_decode(t.name), shape, _TENSOR_TYPES.get(t.type, ("unknown", 0))[0], scale, zp)
+        return TensorInfo(decode_name(t.name), shape, TENSOR_TYPES.get(t.type, ("unknown", 0))[0], scale, zp)
 
     weight_bytes: dict = {}
     act_count: dict = {}
     for t in sg.tensors or []:
-        tname, _bits = _TENSOR_TYPES.get(t.type, ("unknown", 0))
+        tname, _bits = TENSOR_TYPES.get(t.type, ("unknown", 0))
         buf = m.buffers[t.buffer] if t.buffer < len(m.buffers) else None
         nbytes = len(buf.data) if buf is not None and buf.data is not None else 0
         if buf is not None and buf.size:  # buffers stored outside the flatbuffer (>2 GB models)
@@ -137,7 +151,7 @@ def parse_model(data: bytes, path: str = "<bytes>") -> ModelFile:
             act_count[tname] = act_count.get(tname, 0) + 1
     wd = max(weight_bytes, key=weight_bytes.get) if weight_bytes else "none"
     ad = max(act_count, key=act_count.get) if act_count else "none"
-    bits = {v[0]: v[1] for v in _TENSOR_TYPES.values()}
+    bits = {v[0]: v[1] for v in TENSOR_TYPES.values()}
     inputs = [tinfo(i) for i in sg.inputs]
     outputs = [tinfo(i) for i in sg.outputs]
     return ModelFile(

@@ -78,3 +78,16 @@ def format_percent(fraction: float) -> str:
     if pct != 0.0 and abs(pct) < 0.1:
         return f"{pct:.2g}%"
     return f"{pct:.1f}%"
+
+
+def as_matrix(values, name: str) -> np.ndarray:
+    """A finite float64 (N, C) array with N >= 1 and C >= 2 (scores, probabilities, logits)."""
+    try:
+        a = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{name} must be a numeric (N, C) array ({exc})") from None
+    if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 2:
+        raise DataError(f"{name} must have shape (N, C) with N >= 1 and C >= 2, got {a.shape}")
+    if not np.isfinite(a).all():
+        raise DataError(f"{name}: {int((~np.isfinite(a)).sum())} non-finite value(s) (NaN or inf)")
+    return a

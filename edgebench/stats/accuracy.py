@@ -64,7 +64,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from edgebench.errors import DataError, UsageError
-from edgebench.stats._samples import check_count, check_level
+from edgebench.stats._samples import as_matrix, check_count, check_level
 
 TOP5 = 5
 
@@ -86,18 +86,6 @@ def wilson_interval(k: int, n: int, ci_level: float = 0.95) -> tuple[float, floa
 
 
 # ---------------------------------------------------------------- input checks
-
-def _as_scores(scores) -> np.ndarray:
-    try:
-        s = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"scores must be a numeric (N, C) array ({exc})") from None
-    if s.ndim != 2 or s.shape[0] < 1 or s.shape[1] < 2:
-        raise DataError(f"scores must have shape (N, C) with N >= 1 and C >= 2, got {s.shape}")
-    if not np.isfinite(s).all():
-        raise DataError(f"scores have {int((~np.isfinite(s)).sum())} non-finite value(s) (NaN or inf)")
-    return s
-
 
 def _as_labels(labels, n: int, num_classes: Optional[int] = None) -> np.ndarray:
     y = np.asarray(labels)
@@ -155,7 +143,7 @@ def topk_accuracy(scores, labels, k: int) -> np.ndarray:
     Ties rank towards the lower class index (as ``np.argmax``), see the module docstring.
     Raises DataError for bad arrays, UsageError for k outside [1, C].
     """
-    s = _as_scores(scores)
+    s = as_matrix(scores, "scores")
     n, c = s.shape
     y = _as_labels(labels, n, num_classes=c)
     k = check_count(k, "k", minimum=1)
@@ -252,7 +240,7 @@ def per_class_accuracy(correct, labels, num_classes: int, class_names: Optional[
 def accuracy_report(scores, labels, class_names: Optional[Sequence[str]] = None,
                     ci_level: float = 0.95) -> AccuracyReport:
     """Top-1, top-5 (when C > 5) and per-class accuracy of ``scores`` (N, C) with Wilson CIs."""
-    s = _as_scores(scores)
+    s = as_matrix(scores, "scores")
     top1 = topk_accuracy(s, labels, 1)
     c = s.shape[1]
     top5 = summarize_correct(topk_accuracy(s, labels, TOP5), ci_level) if c > TOP5 else None

@@ -45,25 +45,13 @@ from typing import Optional
 import numpy as np
 
 from edgebench.errors import DataError, UsageError
-from edgebench.stats._samples import check_count
+from edgebench.stats._samples import as_matrix, check_count
 
 DEFAULT_BINS = 15
 TEMPERATURE_BOUNDS = (0.01, 100.0)
 PROB_SUM_TOLERANCE = 0.05
 PROB_FLOOR = 1e-7
 _KINDS = ("auto", "logits", "probs")
-
-
-def _as_matrix(values, name: str) -> np.ndarray:
-    try:
-        a = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{name} must be a numeric (N, C) array ({exc})") from None
-    if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 2:
-        raise DataError(f"{name} must have shape (N, C) with N >= 1 and C >= 2, got {a.shape}")
-    if not np.isfinite(a).all():
-        raise DataError(f"{name} has {int((~np.isfinite(a)).sum())} non-finite value(s) (NaN or inf)")
-    return a
 
 
 def _as_labels(labels, n: int, num_classes: int) -> np.ndarray:
@@ -99,7 +87,7 @@ class ECEResult:
 
 def expected_calibration_error(probs, labels, n_bins: int = DEFAULT_BINS) -> ECEResult:
     """ECE of probabilities ``probs`` (N, C) against ``labels`` (N,); bins as in the module docstring."""
-    p = _as_matrix(probs, "probs")
+    p = as_matrix(probs, "probs")
     n_bins = check_count(n_bins, "n_bins", minimum=1)
     if p.min() < 0.0 or p.max() > 1.0:
         raise DataError(f"probs must lie in [0, 1], got values from {p.min():.4g} to {p.max():.4g}",
@@ -127,7 +115,7 @@ def expected_calibration_error(probs, labels, n_bins: int = DEFAULT_BINS) -> ECE
 def _log_inputs(values, kind: str, prob_floor: float) -> np.ndarray:
     if kind not in _KINDS:
         raise UsageError(f"kind must be one of {', '.join(_KINDS)}, got {kind!r}")
-    z = _as_matrix(values, "logits_or_probs")
+    z = as_matrix(values, "logits_or_probs")
     if kind == "auto":
         in_unit = z.min() >= 0.0 and z.max() <= 1.0
         kind = "probs" if in_unit and np.all(np.abs(z.sum(axis=1) - 1.0) <= PROB_SUM_TOLERANCE) else "logits"
