@@ -49,14 +49,21 @@ def test_single_stream_result_is_complete_and_conditioned(single):
     assert result.scenario["inputs"]["source"] == "random" and result.scenario["inputs"]["seed"] == 0
     assert "os" in result.board["system"]
     assert result.power["measured"] is False
-    assert result.extra["claim"].startswith(f"{result.throughput['per_s']:,.0f} inferences/s single-stream")
+    assert result.extra["claim"].startswith(f"{result.throughput['per_s']:,.0f} inferences/s achieved single-stream")
+    # achieved throughput counts the time between inferences too: below 1/median
+    assert result.throughput["per_s"] < result.throughput["inverse_median_per_s"]
+    assert "over 3 runs" in result.extra["claim"]
+    assert e2e["runs"] == 3 and len(e2e["per_run"]) == 3 and e2e["n_eff"] > 0
+    assert "Student t on log medians of 3 runs" in e2e["ci_method"]
+    assert result.timing["clock_resolution_s"] > 0
 
 
 def test_samples_parquet_matches_result(single):
     result, run_dir = single
     frame = store.read_samples(run_dir)
     counts = frame["phase"].value_counts().to_dict()
-    assert counts["cold"] == 1
+    assert counts["cold"] == result.settings["repeat"] == 3  # one cold start per fresh process
+    assert sorted(frame["repeat"].unique()) == [0, 1, 2]
     assert counts["warmup"] == result.warmup["n_warmup"]
     assert counts["measure"] == result.latency["e2e"]["n"]
     meas = frame.loc[frame["phase"] == "measure", "e2e_s"].to_numpy()
@@ -80,9 +87,10 @@ def test_fixed_rate_below_one_request_per_chunk_keeps_its_schedule(tmp_path, hos
                                                   min_time_s=0.5, max_time_s=3.0, min_warmup=2),
                                 runs_root=tmp_path)
     assert result.extra["achieved_rate_hz"] == pytest.approx(5.0, rel=0.05)
-    t = store.read_samples(run_dir)["t_start_ns"].to_numpy()
-    gaps = np.diff(t[1:]) / 1e9  # after the cold inference
-    assert gaps.min() > 0.15  # never back to back
+    frame = store.read_samples(run_dir)
+    for _, rep in frame[frame["phase"] != "cold"].groupby("repeat"):
+        gaps = np.diff(rep["t_start_ns"].to_numpy()) / 1e9
+        assert gaps.min() > 0.15  # never back to back within a repeat
 
 
 def test_agent_pinned_to_one_cpu_reports_it(tmp_path, host):
@@ -103,7 +111,7 @@ def test_cpus_only_for_local_boards(tmp_path):
 def test_offline_scenario(tmp_path, host):
     result, _ = run_bench(INT8, host, _opts(scenario="offline"), runs_root=tmp_path)
     assert result.throughput["per_s"] > 0
-    assert "wall span" in result.throughput["definition"]
+    assert "wall time of the measuring windows" in result.throughput["definition"]
 
 
 def test_interrupted_run_keeps_samples_and_says_incomplete(tmp_path, host):
@@ -146,6 +154,9 @@ def test_user_inputs_are_used(tmp_path, host):
 @pytest.mark.parametrize("kw,match", [({"scenario": "burst"}, "unknown scenario"),
                                       ({"kernels": "fast"}, "unknown kernel set"),
                                       ({"scenario": "fixed-rate"}, "positive --rate"),
+                                      ({"scenario": "fixed-rate", "rate_hz": float("inf")}, "positive finite"),
+                                      ({"rate_hz": 10.0}, "fixed-rate only"),
+                                      ({"repeat": 0}, "--repeat"),
                                       ({"threads": 0}, "threads")])
 def test_bad_options(tmp_path, host, kw, match):
     with pytest.raises(UsageError, match=match):

@@ -106,7 +106,9 @@ class Agent:
                 "python": sys.version.split()[0], "numpy": np.__version__, "runtime": runtime,
                 "runtime_error": error, "pid": os.getpid(), "cache_dir": self.cache_dir,
                 "features": ["telemetry"], "telemetry_sources": list(telemetry.SOURCES),
-                "telemetry_max_hz": 1 / telemetry.MIN_INTERVAL_S}, b""
+                "telemetry_max_hz": 1 / telemetry.MIN_INTERVAL_S,
+                "clock": "time.perf_counter_ns",
+                "clock_resolution_s": time.get_clock_info("perf_counter").resolution}, b""
 
     def op_sysinfo(self, payload):
         return sysinfo.collect(), b""

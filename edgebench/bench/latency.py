@@ -1,16 +1,20 @@
 """Latency benchmarks (level 4): drive the agent, decide when to stop, store the run.
 
-Flow of :func:`run_bench`: read the model on the host (identity, precision),
-open the agent on the board, describe the board, load the model (cold start:
-load time, then the first inference timed alone), send the inputs, then run
-chunks of inferences until the stop rule is met on the samples after the
-detected warm-up, or the maximum time. Samples go to Parquet and the run to
-``run.json``; Ctrl-C or an error after the first samples keeps them and marks
-the run incomplete.
+Flow of :func:`run_bench`: read the model on the host (identity, precision), then K
+independent *repeats* (``--repeat``, default 3), each of which opens the agent on the
+board afresh (a new process), loads the model (cold start: load time, then the first
+inference timed alone), sends the inputs and runs chunks of inferences until that
+repeat's stop rule is met on the samples after its detected warm-up. The headline
+interval combines within-run and between-run variation
+(:func:`edgebench.stats.latency.summarize_runs`); more repeats are added while it is
+wider than the target and the time budget allows. Samples (with a ``repeat`` column) go
+to Parquet and the run to ``run.json`` after every repeat; Ctrl-C, SIGTERM/SIGHUP or an
+error keeps what was measured and marks the run incomplete with the reason.
 """
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import time
 import uuid
 from dataclasses import dataclass
@@ -41,8 +45,10 @@ class BenchOptions:
     seed: int = 0
     target_rel_ci: float = 0.01
     min_samples: int = 200
-    min_time_s: float = 2.0
-    max_time_s: float = 30.0
+    min_time_s: float = 1.0               # per repeat
+    max_time_s: float = 20.0              # whole run, all repeats
+    repeat: int = 3                       # independent runs (fresh process and model load each)
+    max_repeats: int = 10
     min_warmup: int = 10
     chunk_time_s: float = 0.25
     cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
@@ -54,8 +60,24 @@ class BenchOptions:
             raise UsageError(f"unknown kernel set {self.kernels!r}", f"use one of {', '.join(KERNELS)}")
         if self.threads < 1:
             raise UsageError(f"threads must be at least 1, got {self.threads}")
-        if self.scenario == "fixed-rate" and not (self.rate_hz and self.rate_hz > 0):
+        if self.rate_hz is not None and not (math.isfinite(self.rate_hz) and self.rate_hz > 0):
+            raise UsageError(f"--rate must be a positive finite number of requests per second, got {self.rate_hz!r}",
+                             "e.g. --rate 50")
+        if self.scenario == "fixed-rate" and self.rate_hz is None:
             raise UsageError("the fixed-rate scenario needs a positive --rate", "e.g. --rate 50")
+        if self.scenario != "fixed-rate" and self.rate_hz is not None:
+            raise UsageError(f"--rate applies to --scenario fixed-rate only (scenario is {self.scenario})",
+                             "add --scenario fixed-rate, or drop --rate")
+        if self.repeat < 1 or self.max_repeats < self.repeat:
+            raise UsageError(f"--repeat must be at least 1 and at most --max-repeats ({self.max_repeats}), "
+                             f"got {self.repeat}")
+        for name in ("target_rel_ci", "min_time_s", "max_time_s", "chunk_time_s"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise UsageError(f"{name.replace('_rel_ci', '').replace('_s', '').replace('_', '-')} must be a "
+                                 f"positive finite number, got {value!r}")
+        if self.max_time_s < self.min_time_s:
+            raise UsageError(f"--max-time ({self.max_time_s:g} s) is shorter than --min-time ({self.min_time_s:g} s)")
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1, got {self.batch}")
 
@@ -63,111 +85,255 @@ class BenchOptions:
 Progress = Callable[[dict], None]
 
 
-def _stop_rule(o: BenchOptions):
+def _stop_rule(o: BenchOptions, resolution_s: float = 0.0):
+    """The stop rule of one repeat: half the target within the run (the spread between runs
+    takes the rest), at most an equal share of the time budget."""
     from edgebench.stats import preload
     from edgebench.stats.latency import StopRule
 
     preload()
-
-    return StopRule(target_rel_ci=o.target_rel_ci, min_samples=o.min_samples,
-                    min_time_s=o.min_time_s, max_time_s=o.max_time_s)
+    per_repeat = max(o.min_time_s, o.max_time_s / o.repeat)
+    return StopRule(target_rel_ci=o.target_rel_ci / 2.0, min_samples=o.min_samples,
+                    min_time_s=o.min_time_s, max_time_s=per_repeat, resolution_s=resolution_s)
 
 
 def run_bench(model_path, profile, opts: BenchOptions, runs_root="runs", url: str | None = None,
               progress: Progress | None = None, client=None) -> tuple[RunResult, Path]:
-    """Benchmark ``model_path`` on the board of ``profile``; return the result and its folder."""
-    from edgebench.boards.connect import board_client
-    from edgebench.runtime.tflite_file import read_model
+    """Benchmark ``model_path`` on the board of ``profile`` in ``opts.repeat`` (or more) independent
+    runs; return the result and its folder.
 
-    opts.validate()
-    rule = _stop_rule(opts)
-    model = read_model(model_path)
-    emit = progress or (lambda event: None)
-    with board_client(profile, url, client, emit, cpus=opts.cpus) as client:
-        return _run(client, model, profile, opts, rule, runs_root, emit)
+    Each repeat opens a fresh agent (a new process, a new model load) unless ``client`` is
+    given (the caller keeps it; then each repeat reloads the model on it). Repeats are added,
+    up to ``opts.max_repeats``, while the headline interval is wider than the target and the
+    time budget ``opts.max_time_s`` allows.
+    """
+    session = BenchSession(model_path, profile, opts, runs_root, url, progress, client)
+    return session.run()
 
 
-def _run(client, model, profile, opts, rule, runs_root, emit):
-    from edgebench.data.inputs import load_inputs, random_inputs
-    from edgebench.results import store
-
-    from edgebench.boards.connect import require_runtime
-
-    hello = require_runtime(client, profile.name)
-    system = client.sysinfo()
-    sha = client.ensure_model(Path(model.path).read_bytes())
-    emit({"event": "load", "model": model.name})
-    loaded = client.load(sha, kernels=opts.kernels, threads=opts.threads,
-                         delegate=opts.delegate, batch=opts.batch)
-    tensor = loaded["inputs"][0]
-    if opts.inputs:
-        inputs = load_inputs(opts.inputs, tensor)
-    else:
-        inputs = random_inputs(tensor, count=opts.input_count, seed=opts.seed, override=opts.input_range)
-    client.set_inputs(inputs.x)
-    thermal_start = client.thermal()
-
-    result = RunResult(
-        run_id=uuid.uuid4().hex[:12],
-        created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        edgebench_version=__version__,
-        label=_label(hello),
-    )
-    _describe(result, model, loaded, hello, system, profile, client, opts, inputs)
-    result.thermal = {"available": bool(thermal_start.get("available")), "start": thermal_start, "end": None}
-    run_dir = store.new_run_dir(runs_root, model.name, profile.name)
-    store.write_result(run_dir, result)
-
-    chunks: list = []
-    t0 = time.monotonic()
-    decision = None
+def run_interleaved(sessions: list) -> None:
+    """Run the repeats of several :class:`BenchSession` objects in turn (A B A B ...), so that a
+    comparison of their results sees the same drift of the machine on both sides."""
     try:
+        for _ in range(max(s.opts.repeat for s in sessions)):
+            for s in sessions:
+                if s.repeats_done < s.opts.repeat:
+                    s.repeat_once()
+    except BaseException as exc:
+        for s in sessions:
+            s.abort(exc)
+        raise
+    for s in sessions:
+        s.result.settings["interleaved_with"] = [o.result.run_id for o in sessions if o is not s]
+        s.finish("complete", None)
+
+
+class BenchSession:
+    """One bench run of K repeats: opens the board per repeat, collects samples, stores the run."""
+
+    def __init__(self, model_path, profile, opts: BenchOptions, runs_root="runs", url=None,
+                 progress: Progress | None = None, client=None):
+        from edgebench.runtime.tflite_file import read_model
+
+        opts.validate()
+        self.opts, self.profile, self.url, self.runs_root = opts, profile, url, runs_root
+        self.model = read_model(model_path)
+        self.emit = progress or (lambda event: None)
+        self.client = client
+        self.result: RunResult | None = None
+        self.run_dir: Path | None = None
+        self.chunks: list = []           # every chunk of every repeat, with "phase" and "repeat"
+        self.repeats_done = 0
+        self.repeat_info: list = []      # per repeat: stop decision, window, cold start
+        self.resolution_s = 0.0
+        self.t0 = time.monotonic()
+        self.alive = True
+
+    # -- the whole run ------------------------------------------------------------------
+    def run(self) -> tuple[RunResult, Path]:
+        try:
+            while self.repeats_done < self.opts.repeat or self._wants_more():
+                self.repeat_once()
+        except BaseException as exc:
+            self.abort(exc)
+            raise
+        self.finish("complete", None)
+        return self.result, self.run_dir
+
+    def _wants_more(self) -> bool:
+        o = self.opts
+        if self.repeats_done >= o.max_repeats or self.result is None:
+            return False
+        e2e = self.result.latency.get("e2e") or {}
+        rel = e2e.get("rel_ci_halfwidth")
+        if rel is not None and rel <= o.target_rel_ci:
+            return False
+        per_repeat = (time.monotonic() - self.t0) / max(1, self.repeats_done)
+        return time.monotonic() - self.t0 + per_repeat <= o.max_time_s
+
+    def abort(self, exc: BaseException) -> None:
+        """Keep what was measured when a repeat is stopped by a signal or an error."""
+        from edgebench.results import store
+
+        if self.run_dir is None:
+            return
+        if isinstance(exc, KeyboardInterrupt):
+            reason = _interrupt_reason(exc)
+        elif isinstance(exc, EdgebenchError):
+            reason = f"stopped by an error: {exc.one_line()}"
+            self.alive = False
+        else:
+            reason = f"stopped by an unexpected error: {type(exc).__name__}: {exc}"
+            self.alive = False
+        if not any(c["phase"][0] != "cold" for c in self.chunks if len(c["phase"])):
+            store.discard_run_dir(self.run_dir)   # nothing measured: leave nothing that looks like a run
+            self.run_dir = None
+            return
+        self.finish("incomplete", reason)
+
+    # -- one repeat ------------------------------------------------------------------------
+    def repeat_once(self) -> None:
+        from edgebench.boards.connect import board_client
+
+        k = self.repeats_done
+        with board_client(self.profile, self.url, self.client, self.emit if k == 0 else None,
+                          cpus=self.opts.cpus) as client:
+            self.emit({"event": "repeat", "repeat": k + 1, "of": self.opts.repeat})
+            self._measure(client, k)
+        self.repeats_done += 1
+        self._summarise(final=False)
+
+    def _measure(self, client, k: int) -> None:
+        from edgebench.boards.connect import require_runtime
+        from edgebench.data.inputs import load_inputs, random_inputs
+
+        o = self.opts
+        hello = require_runtime(client, self.profile.name)
+        sha = client.ensure_model(Path(self.model.path).read_bytes())
+        self.emit({"event": "load", "model": self.model.name})
+        loaded = client.load(sha, kernels=o.kernels, threads=o.threads, delegate=o.delegate, batch=o.batch)
+        tensor = loaded["inputs"][0]
+        if o.inputs:
+            inputs = load_inputs(o.inputs, tensor)
+        else:
+            inputs = random_inputs(tensor, count=o.input_count, seed=o.seed, override=o.input_range)
+        client.set_inputs(inputs.x)
+        if self.result is None:
+            self._start(client, hello, loaded, inputs)
+        self.loaded_last = loaded
+        rule = _stop_rule(o, self.resolution_s)
+        t0 = time.monotonic()
         header, cold = client.run("single-stream", count=1, max_time_s=60.0)
         cold["phase"] = np.array(["cold"])
-        chunks.append(cold)
-        result.cold_start = {
-            "load_s": loaded.get("load_s"),
-            "first_inference_s": float(cold["e2e_ns"][0]) / 1e9,
-            "first_invoke_s": float(cold["invoke_ns"][0]) / 1e9,
-            "label": result.label,
-            "note": "model load = interpreter construction + allocate_tensors; first inference timed alone",
-        }
+        cold["repeat"] = np.array([k])
+        self.chunks.append(cold)
+        info = {"repeat": k, "load_s": loaded.get("load_s"),
+                "first_inference_s": float(cold["e2e_ns"][0]) / 1e9,
+                "first_invoke_s": float(cold["invoke_ns"][0]) / 1e9, "decision": None}
+        self.repeat_info.append(info)
         start_index = 1
-        schedule = _Schedule(opts, client)
+        schedule = _Schedule(o, client)
+        mine: list = []
         while True:
-            header, arrs = client.run(opts.scenario, count=100000, max_time_s=opts.chunk_time_s,
-                                      rate_hz=opts.rate_hz, start_index=start_index, **schedule.next_kwargs())
+            header, arrs = client.run(o.scenario, count=100000, max_time_s=o.chunk_time_s,
+                                      rate_hz=o.rate_hz, start_index=start_index, **schedule.next_kwargs())
             n = int(header.get("n", len(arrs["e2e_ns"])))
             schedule.advance(arrs, n)
             start_index += n
             arrs["phase"] = np.array(["measure"] * n)
-            chunks.append(arrs)
-            e2e = _concat(chunks[1:], "e2e_ns") / 1e9
-            warm = _warmup(e2e, opts)
+            arrs["repeat"] = np.full(n, k)
+            self.chunks.append(arrs)
+            mine.append(arrs)
+            e2e = _concat(mine, "e2e_ns") / 1e9
+            warm = _warmup(e2e, o)
             measured = e2e[warm.n_warmup:]
             decision = rule.check(measured, time.monotonic() - t0) if measured.size else None
-            emit({"event": "chunk", "n": int(measured.size), "n_warmup": warm.n_warmup,
-                  "elapsed_s": time.monotonic() - t0,
-                  "median_s": float(np.median(measured)) if measured.size else None,
-                  "rel_ci": decision.rel_ci_halfwidth if decision else None,
-                  "target": opts.target_rel_ci})
+            info["decision"] = decision
+            self.emit({"event": "chunk", "n": int(measured.size), "n_warmup": warm.n_warmup,
+                       "elapsed_s": time.monotonic() - self.t0, "repeat": k + 1, "of": o.repeat,
+                       "median_s": float(np.median(measured)) if measured.size else None,
+                       "rel_ci": decision.rel_ci_halfwidth if decision else None,
+                       "target": o.target_rel_ci / 2.0})
             if decision is not None and decision.done:
                 break
-            if time.monotonic() - t0 > opts.max_time_s + 5:
+            if time.monotonic() - t0 > rule.max_time_s + 5:
                 break
-    except KeyboardInterrupt:
-        _finish(result, chunks, opts, client, run_dir, decision, status="incomplete",
-                reason="interrupted by the user (Ctrl-C)")
-        raise
-    except EdgebenchError as exc:
-        if len(chunks) <= 1:
-            store.discard_run_dir(run_dir)
-            raise
-        _finish(result, chunks, opts, client, run_dir, decision, status="incomplete",
-                reason=f"stopped by an error: {exc.one_line()}", alive=False)
-        raise
-    _finish(result, chunks, opts, client, run_dir, decision, status="complete", reason=None)
-    return result, run_dir
+        self._thermal_end(client)
+
+    def _start(self, client, hello, loaded, inputs) -> None:
+        """The run's description from the first repeat; the folder and a run.json marked running."""
+        from edgebench.results import store
+
+        system = client.sysinfo()
+        self.resolution_s = _clock_resolution(hello)
+        result = RunResult(
+            run_id=uuid.uuid4().hex[:12],
+            created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            edgebench_version=__version__,
+            label=_label(hello),
+        )
+        _describe(result, self.model, loaded, hello, system, self.profile, client, self.opts, inputs)
+        result.timing["clock_resolution_s"] = self.resolution_s or None
+        result.settings["repeat"] = self.opts.repeat
+        result.settings["max_repeats"] = self.opts.max_repeats
+        result.settings["fresh_process_per_repeat"] = self.client is None
+        thermal = client.thermal()
+        result.thermal = {"available": bool(thermal.get("available")), "start": thermal, "end": None}
+        result.extra["load_at_start"] = _load_average()
+        self.result = result
+        self.run_dir = store.new_run_dir(self.runs_root, self.model.name, self.profile.name)
+        store.write_result(self.run_dir, result)
+
+    def _thermal_end(self, client) -> None:
+        try:
+            end = client.thermal()
+            self.result.thermal["end"] = end
+            self.result.thermal["available"] = bool(self.result.thermal["available"] or end.get("available"))
+            self.result.agent["status"] = client.status()
+        except EdgebenchError:
+            pass
+
+    # -- results --------------------------------------------------------------------------
+    def _summarise(self, final: bool) -> None:
+        """Summaries over the repeats so far; samples and run.json written after every repeat,
+        so a killed run keeps every finished repeat."""
+        from edgebench.bench.latency_summary import summarise
+
+        summarise(self, final=final)
+
+    def finish(self, status: str, reason: str | None) -> None:
+        from edgebench.bench.latency_summary import summarise
+
+        if self.result is None:
+            return
+        summarise(self, final=True, status=status, reason=reason)
+
+
+def _interrupt_reason(exc: BaseException) -> str:
+    name = getattr(exc, "signal_name", None)
+    return f"stopped by {name}" if name else "interrupted by the user (Ctrl-C)"
+
+
+def _clock_resolution(hello: dict) -> float:
+    """Seconds per tick of the clock that timed the samples: the agent reports
+    ``time.get_clock_info('perf_counter').resolution``; firmware its counter's frequency."""
+    res = hello.get("clock_resolution_s")
+    if res:
+        return float(res)
+    hz = (hello.get("firmware") or {}).get("counter-hz")
+    try:
+        return 1.0 / float(hz) if hz else 0.0
+    except (TypeError, ValueError, ZeroDivisionError):
+        return 0.0
+
+
+def _load_average():
+    import os
+
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
 
 
 class _Schedule:
@@ -271,105 +437,4 @@ def _host() -> dict:
     return host_description()
 
 
-def _finish(result, chunks, opts, client, run_dir, decision, status, reason, alive=True) -> None:
-    """Summarise what was measured, write samples and run.json; used on every exit path."""
-    from edgebench.results import store
-    from edgebench.stats.latency import summarize
-    from edgebench.stats.stability import instability_warnings
-
-    frame = _frame(chunks)
-    measure = frame[frame["phase"] != "cold"]
-    e2e = measure["e2e_s"].to_numpy()
-    warm = _warmup(e2e, opts)
-    phase = np.array(["measure"] * len(measure), dtype=object)
-    phase[: warm.n_warmup] = "warmup"
-    frame.loc[frame["phase"] != "cold", "phase"] = phase
-    kept = measure.iloc[warm.n_warmup:]
-    result.warmup = {**warm.to_dict(), "label": result.label}
-    latency = {}
-    batch = int(result.scenario.get("batch") or 1)
-    if len(kept) >= 2:
-        for stage in STAGES:
-            latency[stage] = {**summarize(kept[f"{stage}_s"].to_numpy()).to_dict(), "label": result.label}
-        result.warnings = [w.to_dict() for w in instability_warnings(kept["e2e_s"].to_numpy())]
-    result.latency = latency
-    if warm.at_limit:
-        result.warnings.append({
-            "code": "warmup-unsettled",
-            "message": f"the detected warm-up ({warm.n_warmup:,} inferences) reaches the search limit "
-                       "(half the samples): latency may not have settled",
-            "remedy": "raise --min-time, or run `edgebench soak` first"})
-    result.throughput = _throughput(result, kept, batch, opts)
-    if opts.scenario == "fixed-rate" and len(kept) >= 2:
-        _fixed_rate(result, kept, opts)
-    result.stopping = {
-        "target_reached": bool(decision.target_reached) if decision else False,
-        "reason": decision.reason if decision else "stopped before any measurement",
-        "n": int(len(kept)),
-        "elapsed_s": float(kept["e2e_s"].sum()) if len(kept) else 0.0,
-    }
-    if decision and not decision.target_reached:
-        result.warnings.append({"code": "target-not-reached", "message": decision.reason,
-                                "remedy": "raise --max-time, or accept a wider --target"})
-    if alive:
-        try:
-            result.thermal["end"] = client.thermal()
-            result.thermal["available"] = bool(result.thermal["available"] or result.thermal["end"].get("available"))
-            result.agent["status"] = client.status()
-        except (EdgebenchError, KeyboardInterrupt):
-            pass
-    result.status, result.status_reason = status, reason
-    from edgebench.report.claim import claim
-
-    result.extra = {**result.extra, "claim": claim(result) if latency else None}
-    store.write_samples(run_dir, frame)
-    store.write_result(run_dir, result)
-
-
-def _frame(chunks):
-    import pandas as pd
-
-    cols = {"phase": np.concatenate([np.asarray(c["phase"], dtype=object) for c in chunks])}
-    cols["t_start_ns"] = np.concatenate([c["t_start_ns"] for c in chunks]).astype(np.int64)
-    for stage in STAGES:
-        cols[f"{stage}_s"] = np.concatenate([c[f"{stage}_ns"] for c in chunks]).astype(np.float64) / 1e9
-    if all("input_index" in c for c in chunks):
-        cols["input_index"] = np.concatenate([c["input_index"] for c in chunks]).astype(np.int64)
-    if all("scheduled_ns" in c for c in chunks[1:]) and len(chunks) > 1:
-        sched = [c.get("scheduled_ns", np.full(len(c["e2e_ns"]), -1)) for c in chunks]
-        cols["scheduled_ns"] = np.concatenate(sched).astype(np.int64)
-    return pd.DataFrame(cols)
-
-
-def _throughput(result, kept, batch, opts) -> dict:
-    if len(kept) < 2:
-        return {}
-    if opts.scenario == "single-stream":
-        med = result.latency["e2e"]["median_s"]
-        return {"per_s": batch / med, "definition": "1 / median end-to-end latency (one request at a time)",
-                "label": result.label}
-    t = kept["t_start_ns"].to_numpy()
-    span = (t[-1] + kept["e2e_s"].to_numpy()[-1] * 1e9 - t[0]) / 1e9
-    return {"per_s": len(kept) * batch / span,
-            "definition": "inferences completed / wall span on the device clock", "label": result.label}
-
-
-def _fixed_rate(result, kept, opts) -> None:
-    t = kept["t_start_ns"].to_numpy()
-    achieved = (len(t) - 1) / ((t[-1] - t[0]) / 1e9) if t[-1] > t[0] else None
-    extra = {"requested_rate_hz": opts.rate_hz, "achieved_rate_hz": achieved}
-    if "scheduled_ns" in kept:
-        late = (t - kept["scheduled_ns"].to_numpy()) / 1e9
-        late = late[kept["scheduled_ns"].to_numpy() >= 0]
-        if late.size:
-            extra.update({"lateness_median_s": float(np.median(late)),
-                          "lateness_p99_s": float(np.percentile(late, 99))})
-    result.extra = {**result.extra, **extra}
-    if achieved is not None and achieved < 0.95 * opts.rate_hz:
-        result.warnings.append({
-            "code": "rate-not-sustained",
-            "message": f"the board did not sustain {opts.rate_hz:g}/s: achieved {achieved:.1f}/s",
-            "remedy": "lower --rate, use more threads or a faster delegate"})
-
-
-__all__ = ["BenchOptions", "run_bench", "SCENARIOS", "KERNELS"]
+__all__ = ["BenchOptions", "BenchSession", "run_bench", "run_interleaved", "SCENARIOS", "KERNELS"]

@@ -34,10 +34,13 @@ def progress_printer(console, label: str):
             console.print(f"[dim]{label}: MLPerf window {ev['window']}/{ev['of']} ({ev['window_s']:g} s)…[/]")
         elif ev["event"] == "deploy":
             console.print(f"[dim]{label}: uploading {ev['model']}…[/]")
+        elif ev["event"] == "repeat" and ev["repeat"] > 1:
+            console.print()
         elif ev["event"] == "chunk" and console.is_terminal:  # a live line; logs get no carriage returns
             rel = ev.get("rel_ci")
             ci = f"±{100 * rel:.2f}%" if rel is not None else "n/a"
-            console.print(f"[dim]{label}: n={ev['n']:,} (warm-up {ev['n_warmup']}), median "
+            run = f"run {ev['repeat']}/{ev['of']}: " if ev.get("repeat") else ""
+            console.print(f"[dim]{label}: {run}n={ev['n']:,} (warm-up {ev['n_warmup']}), median "
                           f"{fmt.duration(ev.get('median_s'))}, CI {ci} (target ±{100 * ev['target']:.1f}%), "
                           f"{ev['elapsed_s']:.1f} s[/]", end="\r")
 
@@ -57,10 +60,16 @@ def bench(
     inputs: Optional[Path] = typer.Option(None, help=".npy/.npz inputs (default: seeded random in range)."),
     input_range: Optional[str] = typer.Option(None, help="LOW,HIGH for random inputs of float models (default 0,1)."),
     seed: int = typer.Option(0, help="Seed of the random inputs."),
-    target: float = typer.Option(0.01, help="Stop when the 95% CI half-width of the median is within this fraction."),
-    min_samples: int = typer.Option(200, help="Minimum measured inferences."),
-    min_time: float = typer.Option(2.0, help="Minimum measuring time, seconds."),
-    max_time: float = typer.Option(30.0, help="Maximum measuring time, seconds (then the target is reported as not reached)."),
+    target: float = typer.Option(0.01, help="Stop when the headline 95% CI half-width of the median (across runs) "
+                                 "is within this fraction."),
+    min_samples: int = typer.Option(200, help="Minimum measured inferences per run."),
+    min_time: float = typer.Option(1.0, help="Minimum measuring time per run, seconds."),
+    max_time: float = typer.Option(20.0, help="Time budget for all runs, seconds (then the target is reported as "
+                                   "not reached)."),
+    repeat: int = typer.Option(3, help="Independent runs (a fresh agent process and model load each); the "
+                               "interval combines within- and between-run variation."),
+    max_repeats: int = typer.Option(10, help="More runs are added, up to this many, while the interval is wider "
+                                    "than --target and the time budget allows."),
     cpus: Optional[str] = typer.Option(None, help="Pin a local board's agent to these CPUs, e.g. 0 (cores of a "
                                        "machine can differ: pin when comparing runs)."),
     runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
@@ -80,6 +89,11 @@ def bench(
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     from edgebench.boards.mcu import mlperf_only
 
+    if mlperf and profile.kind != "mcu":
+        from edgebench.errors import UsageError
+
+        raise UsageError(f"--mlperf drives a microcontroller's MLPerf Tiny firmware; board {profile.name} is "
+                         f"a {profile.kind} board", "drop --mlperf, or pick an MCU board (edgebench boards)")
     if mlperf or mlperf_only(profile):
         from edgebench.bench.mlperf_mode import MlperfOptions, run_mlperf
 
@@ -94,7 +108,8 @@ def bench(
     opts = BenchOptions(scenario=scenario, kernels=kernels, threads=threads, delegate=delegate,
                         rate_hz=rate, batch=batch, inputs=str(inputs) if inputs else None,
                         input_range=parse_range(input_range), seed=seed, target_rel_ci=target,
-                        min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, cpus=cpus)
+                        min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, cpus=cpus,
+                        repeat=repeat, max_repeats=max(max_repeats, repeat))
     result, run_dir = run_bench(model, profile, opts, runs_root=runs_dir, url=url,
                                 progress=progress_printer(err, model.name))
     err.print()

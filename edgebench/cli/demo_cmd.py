@@ -2,7 +2,7 @@
 
 Benchmarks the bundled digits FP32 and INT8 models on a board (default: this
 computer as the ``host`` board), prints both results with their CIs, the
-speed ratio with a bootstrap CI, and the claim sentences. Then, where the Arm
+speed ratio with its run-aware CI (runs interleaved), and the claim sentences. Then, where the Arm
 toolchain and QEMU are installed, the INT8 model on the emulated Cortex-M4
 board (``qemu-m4``): output bytes checked against the reference kernels, and
 latency labelled emulated.
@@ -23,8 +23,9 @@ def demo(
     kernels: str = typer.Option("xnnpack", help="Kernel set for both models."),
     threads: int = typer.Option(1, help="Interpreter threads."),
     target: float = typer.Option(0.01, help="Target CI half-width as a fraction of the median."),
-    min_time: float = typer.Option(2.0, help="Minimum measuring time per model, seconds."),
-    max_time: float = typer.Option(20.0, help="Maximum measuring time per model, seconds."),
+    min_time: float = typer.Option(1.0, help="Minimum measuring time per run, seconds."),
+    max_time: float = typer.Option(20.0, help="Time budget per model, seconds."),
+    repeat: int = typer.Option(3, help="Runs per model, interleaved between the two models."),
     runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
     url: Optional[str] = typer.Option(None, help="Override the board's address."),
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
@@ -33,7 +34,7 @@ def demo(
 ) -> None:
     """Benchmark the bundled digits FP32 and INT8 models and compare them honestly."""
     from edgebench.bench.compare import compare
-    from edgebench.bench.latency import BenchOptions, run_bench
+    from edgebench.bench.latency import BenchOptions, BenchSession, run_interleaved
     from edgebench.boards.registry import get_profile
     from edgebench.cli.bench_cmd import progress_printer
     from edgebench.cli.output import emit_json, get_console, get_err_console
@@ -43,32 +44,33 @@ def demo(
 
     err, out = get_err_console(), get_console()
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
-    runs = {}
     # Both models on the same CPU: the cores of a (virtual) machine can differ by tens of
     # percent, and a ratio between two cores would measure the cores, not the models.
+    # Their runs alternate (FP32, INT8, FP32, ...), each a fresh process, so that drift of
+    # the machine falls on both and the comparison pairs run k of one with run k of the other.
     cpus = _one_cpu() if profile.transport.type == "local" and threads == 1 else None
+    sessions = {}
     for name in ("digits_fp32", "digits_int8"):
-        opts = BenchOptions(kernels=kernels, threads=threads, target_rel_ci=target,
-                            min_time_s=min_time, max_time_s=max_time, cpus=cpus)
-        result, run_dir = run_bench(bundled_model(name), profile, opts, runs_root=runs_dir, url=url,
-                                    progress=progress_printer(err, name))
-        err.print()
-        runs[name] = (result, run_dir)
+        opts = BenchOptions(kernels=kernels, threads=threads, target_rel_ci=target, repeat=repeat,
+                            max_repeats=repeat, min_time_s=min_time, max_time_s=max_time, cpus=cpus)
+        sessions[name] = BenchSession(bundled_model(name), profile, opts, runs_root=runs_dir, url=url,
+                                      progress=progress_printer(err, name))
+    run_interleaved(list(sessions.values()))
+    err.print()
+    runs = {name: (s.result, s.run_dir) for name, s in sessions.items()}
     (fp32, d32), (int8, d8) = runs["digits_fp32"], runs["digits_int8"]
     s32, s8 = read_samples(d32), read_samples(d8)
-    comp = compare(fp32, s32, int8, s8)
-    comp_invoke = compare(fp32, s32, int8, s8, stage="invoke")
+    comp = compare(fp32, s32, int8, s8, stage="e2e", stages=("e2e", "invoke"))
     mcu = _emulated_board(emulated, boards_dir, runs_dir, min_time, max_time, err)
     if json_out:
         emit_json({"fp32": fp32.to_dict(), "int8": int8.to_dict(), "comparison": comp.to_dict(),
-                   "comparison_invoke": comp_invoke.to_dict(),
                    "emulated": None if mcu is None else {"verify": mcu[0].to_dict(), "bench": mcu[1].to_dict()}})
         return
     for result, run_dir in runs.values():
         print_run(out, result, run_dir)
         out.print()
-    out.print(f"[bold]INT8 vs FP32, end to end:[/] {comp.sentence()}")
-    out.print(f"[bold]INT8 vs FP32, invoke only:[/] {comp_invoke.sentence()}")
+    out.print(f"[bold]INT8 vs FP32, end to end:[/] {comp.sentence('e2e')}")
+    out.print(f"[bold]INT8 vs FP32, invoke only:[/] {comp.sentence('invoke')}")
     if comp.conditions_differ:
         out.print(f"[yellow]conditions differ:[/] {'; '.join(comp.conditions_differ)}")
     out.print("Accuracy of the pair on the digits test split is in models/digits/model_card.md "

@@ -52,8 +52,18 @@ def print_run(console: Console, result, run_dir=None) -> None:
     if wu:
         console.print(f"warm-up: {fmt.count(wu.get('n_warmup'))} inferences ({fmt.duration(wu.get('duration_s'))}), "
                       f"end detected by {wu.get('method')}")
+    e2e = result.latency.get("e2e") or {}
+    if e2e.get("ci_method"):
+        runs = e2e.get("per_run") or []
+        medians = ", ".join(fmt.duration(r["median_s"]) for r in runs) if len(runs) > 1 else None
+        console.print(f"interval: {e2e['ci_method']}" + (f"; run medians {medians}" if medians else "")
+                      + (f"; lag-1 autocorrelation {e2e['lag1_autocorr']:.2f}, effective samples "
+                         f"{fmt.count(round(e2e['n_eff']))} of {fmt.count(e2e['n'])}"
+                         if e2e.get("n_eff") is not None else ""))
     if tp:
-        console.print(f"throughput: {fmt.rate(tp.get('per_s'))} inferences/s ({tp.get('definition')})")
+        console.print(f"throughput: {fmt.rate(tp.get('per_s'))} inferences/s achieved ({tp.get('definition')})"
+                      + (f"; 1/median would say {fmt.rate(tp['inverse_median_per_s'])}/s"
+                         if tp.get("inverse_median_per_s") else ""))
     if result.extra.get("achieved_rate_hz") is not None:
         console.print(f"rate: requested {result.extra['requested_rate_hz']:g}/s, "
                       f"achieved {result.extra['achieved_rate_hz']:.2f}/s")

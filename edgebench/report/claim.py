@@ -35,16 +35,21 @@ def _headline(r: RunResult) -> str:
     e2e = r.latency.get("e2e") or {}
     scen = r.scenario.get("name", "single-stream")
     tput = r.throughput.get("per_s")
-    head = f"{fmt.rate(tput)} inferences/s {scen}"
+    head = f"{fmt.rate(tput)} inferences/s achieved {scen}"
     if scen == "fixed-rate":
         head = (f"fixed-rate at {fmt.rate(r.scenario.get('rate_hz'))}/s requested, "
                 f"{fmt.rate(r.extra.get('achieved_rate_hz'))}/s achieved")
+    runs = int(e2e.get("runs") or 1)
+    over = (f" over {runs} runs of ~{fmt.count(round((e2e.get('n') or 0) / runs))} inferences"
+            if runs > 1 else f" over 1 run of {fmt.count(e2e.get('n'))} inferences")
     stats = (f"median {fmt.duration(e2e.get('median_s'))}, "
              f"{int(round(100 * e2e.get('ci_level', 0.95)))}% CI "
-             f"{fmt.duration_range(e2e.get('ci_low_s'), e2e.get('ci_high_s'))}")
+             f"{fmt.duration_range(e2e.get('ci_low_s'), e2e.get('ci_high_s'))}{over}")
     if e2e.get("p99_s") is not None:
         stats += f", p99 {fmt.duration(e2e.get('p99_s'))}"
-    stats += f", n={fmt.count(e2e.get('n'))}"
+    warm = (r.warmup or {}).get("n_warmup")
+    if warm is not None:
+        stats += f", {fmt.count(warm)} warm-up inferences discarded"
     return f"{head} ({stats})"
 
 
@@ -58,8 +63,18 @@ def _what(r: RunResult) -> str:
     run_on = f"{rt.get('name', '?')} {rt.get('version', '')}".strip()
     batch = r.scenario.get("batch") or 1
     extra = f", batch {batch}" if batch > 1 else ""
+    inputs = _inputs(r.scenario.get("inputs") or {})
     return (f"for {m.get('name')} {prec} ({how}, {threads} thread{'s' if threads != 1 else ''}, "
-            f"{run_on}{extra})")
+            f"{run_on}{extra}{', ' + inputs if inputs else ''})")
+
+
+def _inputs(inp: dict) -> str:
+    shape = "×".join(str(d) for d in inp.get("shape") or [])
+    if not inp:
+        return ""
+    if inp.get("source") == "random":
+        return f"seeded random {shape} inputs (seed {inp.get('seed')}, {inp.get('count')} distinct)"
+    return f"{inp.get('count')} real {shape} inputs from {inp.get('source')}"
 
 
 def _includes(r: RunResult) -> str:
@@ -75,7 +90,15 @@ def _where(r: RunResult) -> str:
     if cpu and cpu_d.get("logical_cpus"):
         cpu = f"{cpu}, {cpu_d['logical_cpus']} CPUs"
     gov = _governor(sysd)
-    details = ", ".join(x for x in (cpu, gov) if x)
+    pinned = (r.settings or {}).get("agent_cpus")
+    pin = f"pinned to CPU {pinned}" if pinned not in (None, "") else "not pinned"
+    osd = sysd.get("os") or {}
+    os_name = osd.get("os_pretty_name") or " ".join(str(v) for v in (osd.get("system"), osd.get("kernel")) if v)
+    if osd.get("kernel") and osd.get("os_pretty_name"):
+        os_name += f", kernel {osd['kernel']}"
+    load = (r.extra or {}).get("load_at_start")
+    load_text = f"load {load[0]:.2f} at start" if isinstance(load, list) and load else None
+    details = ", ".join(x for x in (cpu, gov, pin, os_name or None, load_text) if x)
     title = b.get("title") or b.get("name")
     return f"on {title}" + (f" ({details})" if details else "")
 
@@ -88,9 +111,8 @@ def _governor(sysd: dict) -> str | None:
     bits = []
     if maxf:
         bits.append(f"{max(maxf) / 1e9:.2f} GHz")
-    if govs:
-        bits.append(f"governor {'/'.join(govs)}")
-    return ", ".join(bits) or None
+    bits.append(f"governor {'/'.join(govs)}" if govs else "governor unknown")
+    return ", ".join(bits)
 
 
 def _state(r: RunResult) -> str:
@@ -121,6 +143,13 @@ def _caveats(r: RunResult) -> list[str]:
         out.append(f"Precision target not reached: {r.stopping.get('reason')}.")
     if r.kind == "bench":
         out.append("Burst figure, not sustained (no soak to thermal steady state).")
+    codes = {w.get("code") for w in r.warnings or []}
+    if "coarse-clock" in codes:
+        res = (r.timing or {}).get("clock_resolution_s")
+        out.append(f"The device clock ticks every {fmt.duration(res)}: the median is within a few tens of "
+                   "ticks, so the figure is no finer than the clock.")
+    if "single-run" in codes:
+        out.append("One run only: run-to-run variation is not in the interval.")
     if not (r.power or {}).get("measured"):
         out.append("Energy not measured.")
     acc = (r.extra or {}).get("accuracy")

@@ -43,3 +43,21 @@ def rate(per_s) -> str:
 
 def percent(fraction, decimals: int = 1) -> str:
     return "n/a" if fraction is None else f"{100 * fraction:.{decimals}f}%"
+
+
+def p_value(p) -> str:
+    """A p-value as text that never reads 'p=0': 'p=0.031', 'p=2.1e-05', 'p<1e-16'.
+
+    scipy returns 0.0 when the true value underflows double precision (or is below what
+    its algorithm resolves); anything under 1e-16 is printed as a bound, not a number.
+    """
+    if p is None:
+        return "p=n/a"
+    p = float(p)
+    if p != p:  # NaN
+        return "p=n/a"
+    if p < 1e-16:
+        return "p<1e-16"
+    if p < 0.001:
+        return f"p={p:.1e}"
+    return f"p={p:.2g}" if p < 0.1 else f"p={p:.2f}"

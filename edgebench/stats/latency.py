@@ -1,10 +1,21 @@
-"""Latency summaries with a nonparametric CI of the median, and the stop rule.
+"""Latency summaries with dependence- and run-aware intervals, and the stop rule.
 
 Level 1: pure functions on arrays of per-inference latencies in seconds.
 
-Confidence interval of the median
----------------------------------
-The CI is the classic distribution-free interval from order statistics: with
+Intervals
+---------
+:func:`summarize` (one run) gives the median's interval from
+:func:`edgebench.stats.dependence.quantile_interval` (batch means of the median
+indicator: valid for autocorrelated samples), with the lag-1 autocorrelation and the
+effective sample size. :func:`summarize_runs` (K runs, each a fresh process) pools the
+samples for the median and percentiles and takes the interval from
+:func:`edgebench.stats.dependence.runs_interval` (Student t on the log run medians),
+which is what a re-run of the command should land in. Both respect the clock's
+resolution. The stop rule uses the dependence-aware interval.
+
+The textbook interval (kept as :func:`median_ci`)
+-------------------------------------------------
+The classic distribution-free interval from order statistics: with
 ``B ~ Binomial(n, 1/2)`` (how many of n samples fall below the true median),
 take the largest ``j`` with ``P(B <= j - 1) <= (1 - ci_level) / 2``; the
 interval is ``[x_(j), x_(n-j+1)]`` (1-based order statistics). Its coverage,
@@ -83,13 +94,14 @@ def median_ci(samples_s, ci_level: float = 0.95) -> tuple[float, float]:
 class LatencySummary:
     """Summary of per-inference latencies, all times in seconds.
 
-    ``ci_low_s``/``ci_high_s``: order-statistic CI of the median at ``ci_level``
-    (None when n is too small to reach that level). ``mad_s`` is the raw median
+    ``ci_low_s``/``ci_high_s``: the interval of the median at ``ci_level``, made as
+    ``ci_method`` says (None when there are too few effective samples). ``mad_s`` is the raw median
     absolute deviation; ``mad_scaled_s`` is multiplied by ~1.4826 so it estimates
     the standard deviation of normal data. Percentiles use numpy's "linear"
     method; p90/p99/p999 are None below 10/100/1,000 samples.
-    ``throughput_per_s`` is ``1 / median_s``: single-stream throughput (one
-    inference at a time), not what a batched or pipelined scenario reaches.
+    ``throughput_per_s`` is ``1 / median_s`` (the inverse median, *not* the achieved
+    throughput: a run's headline throughput is completed inferences over wall time, which
+    the bench computes from the timestamps).
     ``rel_ci_halfwidth`` is ``(ci_high_s - ci_low_s) / 2 / median_s``. Both are
     None when the median is 0 s (a stage shorter than the timer's resolution).
     """
@@ -111,14 +123,24 @@ class LatencySummary:
     p999_s: Optional[float]
     throughput_per_s: Optional[float]
     rel_ci_halfwidth: Optional[float]
+    # since schema 2: how the interval was made and what it rests on
+    ci_method: Optional[str] = None
+    lag1_autocorr: Optional[float] = None       # of the median indicator, pooled over runs
+    n_eff: Optional[float] = None                # effective independent samples, summed over runs
+    runs: int = 1
+    between_run_cv: Optional[float] = None       # sd of log run medians
+    clock_resolution_s: Optional[float] = None
+    p90_ci_s: Optional[list] = None              # [low, high] or None
+    p99_ci_s: Optional[list] = None
+    per_run: Optional[list] = None               # [{median_s, ci_low_s, ci_high_s, n, n_eff, lag1}]
 
     def to_dict(self) -> dict:
-        """Plain JSON-able dict: int ``n``, floats, and None for unavailable values."""
+        """Plain JSON-able dict: int ``n``/``runs``, floats, strings, lists, and None for unavailable values."""
         out = {}
         for key, value in asdict(self).items():
-            if value is None:
-                out[key] = None
-            elif key == "n":
+            if value is None or isinstance(value, (str, list)):
+                out[key] = value
+            elif key in ("n", "runs"):
                 out[key] = int(value)
             else:
                 out[key] = float(value)
@@ -129,7 +151,7 @@ class LatencySummary:
         """Inverse of :meth:`to_dict`. Raises DataError if a field is missing; extra keys are ignored."""
         if not isinstance(data, dict):
             raise DataError(f"a latency summary must be a mapping, got {type(data).__name__}")
-        names = [f.name for f in fields(cls)]
+        names = [f.name for f in fields(cls) if f.name not in _OPTIONAL]
         missing = [name for name in names if name not in data]
         if missing:
             raise DataError(f"latency summary lacks field(s): {', '.join(missing)}")
@@ -140,31 +162,77 @@ class LatencySummary:
                 values[name] = None if value is None else (int(value) if name == "n" else float(value))
             except (TypeError, ValueError):
                 raise DataError(f"latency summary field {name!r} is not a number: {value!r}") from None
+        for name in _OPTIONAL:
+            if data.get(name) is not None:
+                values[name] = data[name]
         return cls(**values)
 
 
-def summarize(samples_s, ci_level: float = 0.95) -> LatencySummary:
-    """Summarize per-inference latencies (seconds) into a :class:`LatencySummary`.
+_OPTIONAL = ("ci_method", "lag1_autocorr", "n_eff", "runs", "between_run_cv", "clock_resolution_s",
+             "p90_ci_s", "p99_ci_s", "per_run")
 
-    Raises DataError for fewer than 2 samples or any non-finite or negative
-    value; UsageError for a ``ci_level`` outside (0, 1). A median of 0 s (a
-    stage below the timer's resolution) is summarized, with
+
+def _interval_pair(q) -> Optional[list]:
+    return None if q is None or q.low is None else [q.low, q.high]
+
+
+def summarize(samples_s, ci_level: float = 0.95, resolution_s: float = 0.0) -> LatencySummary:
+    """Summarize the per-inference latencies (seconds) of one run into a :class:`LatencySummary`.
+
+    The interval of the median is dependence-aware
+    (:func:`edgebench.stats.dependence.quantile_interval`) and never narrower than the
+    clock's ``resolution_s``. Raises DataError for fewer than 2 samples or any
+    non-finite or negative value; UsageError for a ``ci_level`` outside (0, 1). A median
+    of 0 s (a stage below the timer's resolution) is summarized, with
     ``throughput_per_s`` and ``rel_ci_halfwidth`` None.
+    """
+    return summarize_runs([samples_s], ci_level, resolution_s)
+
+
+def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0) -> LatencySummary:
+    """Summarize K runs (a list of 1-D arrays of latencies in seconds, each in measuring order).
+
+    Median, percentiles, MAD and extremes come from the pooled samples; the interval of
+    the median from :func:`edgebench.stats.dependence.runs_interval` over the run medians
+    (one run: its own dependence-aware interval). Percentile intervals likewise, where
+    every run has enough effective samples for one.
     """
     from scipy.stats import median_abs_deviation
 
+    from edgebench.stats.dependence import quantile_interval, runs_interval
+
     level = check_level(ci_level)
-    x = np.sort(as_samples(samples_s, min_n=2))
+    arrays = [as_samples(r, min_n=2) for r in runs]
+    if not arrays:
+        raise DataError("no runs to summarize")
+    x = np.sort(np.concatenate(arrays))
     n = x.size
     median = float(np.median(x))
-    ci = _order_statistic_ci(x, level)
     positive = median > 0.0
+    per = [quantile_interval(a, 0.5, level, resolution_s) for a in arrays]
+    ci_low = ci_high = None
+    method, cv = per[0].method, None
+    if positive and all(q.estimate > 0 for q in per):
+        iv = runs_interval([q.estimate for q in per], [(q.low, q.high) for q in per], level, resolution_s)
+        ci_low, ci_high, cv = iv.low, iv.high, iv.between_run_cv
+        method = iv.method if len(per) > 1 else f"{per[0].method} (one run: run-to-run variation not measured)"
+        if ci_low is not None:  # the headline interval must hold the pooled median it is printed beside
+            ci_low, ci_high = min(ci_low, median), max(ci_high, median)
+    pct = {}
+    for q, key, min_n in ((0.9, "p90_ci_s", MIN_N_P90), (0.99, "p99_ci_s", MIN_N_P99)):
+        qs = [quantile_interval(a, q, level, resolution_s) for a in arrays] if n >= min_n else []
+        if qs and all(v.low is not None and v.estimate > 0 for v in qs):
+            iv = runs_interval([v.estimate for v in qs], [(v.low, v.high) for v in qs], level, resolution_s)
+            pct[key] = [iv.low, iv.high] if iv.low is not None else None
+        else:
+            pct[key] = None
     p50, p90, p99, p999 = (float(v) for v in np.percentile(x, [50.0, 90.0, 99.0, 99.9], method="linear"))
+    weights = np.array([a.size for a in arrays], dtype=np.float64)
     return LatencySummary(
         n=n,
         median_s=median,
-        ci_low_s=None if ci is None else ci[0],
-        ci_high_s=None if ci is None else ci[1],
+        ci_low_s=ci_low,
+        ci_high_s=ci_high,
         ci_level=level,
         mean_s=float(np.mean(x)),
         std_s=float(np.std(x, ddof=1)),
@@ -177,7 +245,17 @@ def summarize(samples_s, ci_level: float = 0.95) -> LatencySummary:
         p99_s=p99 if n >= MIN_N_P99 else None,
         p999_s=p999 if n >= MIN_N_P999 else None,
         throughput_per_s=1.0 / median if positive else None,
-        rel_ci_halfwidth=(ci[1] - ci[0]) / 2.0 / median if (ci is not None and positive) else None,
+        rel_ci_halfwidth=(ci_high - ci_low) / 2.0 / median if (ci_low is not None and positive) else None,
+        ci_method=method,
+        lag1_autocorr=float(np.average([q.lag1 for q in per], weights=weights)),
+        n_eff=float(sum(q.n_eff for q in per)),
+        runs=len(arrays),
+        between_run_cv=cv,
+        clock_resolution_s=float(resolution_s) if resolution_s else None,
+        p90_ci_s=pct["p90_ci_s"],
+        p99_ci_s=pct["p99_ci_s"],
+        per_run=[{"median_s": q.estimate, "ci_low_s": q.low, "ci_high_s": q.high, "n": q.n,
+                  "n_eff": q.n_eff, "lag1": q.lag1} for q in per],
     )
 
 
@@ -200,20 +278,18 @@ class StopDecision:
         return asdict(self)
 
 
-def _rel_halfwidth(x: np.ndarray, ci_level: float) -> Optional[float]:
+def _rel_halfwidth(x: np.ndarray, ci_level: float, resolution_s: float = 0.0) -> Optional[float]:
+    """Relative half-width of the dependence-aware interval of the median (None: unattainable)."""
+    from edgebench.stats.dependence import quantile_interval
+
     if x.size < 2:
         return None
-    xs = np.sort(x)
-    median = float(np.median(xs))
-    ci = _order_statistic_ci(xs, ci_level)
-    if ci is None or median <= 0.0:
-        return None
-    return (ci[1] - ci[0]) / 2.0 / median
+    return quantile_interval(x, 0.5, ci_level, resolution_s).rel_halfwidth
 
 
 @dataclass(frozen=True)
 class StopRule:
-    """Measure until the median's CI is tight enough, within time limits.
+    """Measure until the median's dependence-aware CI is tight enough, within time limits.
 
     Stop with ``target_reached`` once there are at least ``min_samples`` samples,
     at least ``min_time_s`` has elapsed, and the relative CI half-width of the
@@ -226,6 +302,7 @@ class StopRule:
     min_time_s: float = 1.0
     max_time_s: float = 30.0
     ci_level: float = 0.95
+    resolution_s: float = 0.0
 
     def __post_init__(self):
         target = self.target_rel_ci
@@ -248,7 +325,7 @@ class StopRule:
             raise UsageError(f"elapsed_s must be a finite number >= 0, got {elapsed_s!r}")
         x = as_samples(samples_s, min_n=0)
         n = int(x.size)
-        rel = _rel_halfwidth(x, self.ci_level)
+        rel = _rel_halfwidth(x, self.ci_level, self.resolution_s)
         target = format_percent(self.target_rel_ci)
         enough = n >= self.min_samples and elapsed_s >= self.min_time_s
 

@@ -1,0 +1,150 @@
+"""Coverage of edgebench's latency intervals under autocorrelation and run-to-run variation.
+
+Simulates lognormal latencies whose log follows a stationary AR(1) series (lag-1
+autocorrelation phi), the dependence measured on real benchmark runs, and counts how
+often each interval contains the true value:
+
+1. within one run: the dependence-aware interval of the median
+   (:func:`edgebench.stats.dependence.quantile_interval`) against the textbook
+   order-statistic interval that assumes independent samples;
+2. within one run, two models with the same true median: how often the ratio-of-medians
+   interval (:func:`edgebench.stats.compare.ratio_of_medians`) excludes 1 (a false
+   "faster"/"slower" verdict) and how often it covers a true ratio of 1.1;
+3. across runs: K runs whose medians differ by a random run effect (coefficient of
+   variation ``--run-cv``), the headline interval (:func:`runs_interval`) and the
+   paired ratio of interleaved runs.
+
+Run: .venv/bin/python benchmarks/ci_coverage.py [--reps 1000]. Prints one row per cell.
+An interval the estimator refuses to give (too few effective samples) counts as a miss
+in "coverage" and is also shown in the "refused" column.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+from scipy.signal import lfilter
+from scipy.stats import binom
+
+from edgebench.errors import DataError
+from edgebench.stats.compare import ratio_of_medians
+from edgebench.stats.dependence import quantile_interval, runs_interval
+
+SIGMA = 0.2          # sd of log latency
+MEDIAN_S = 1e-3
+
+
+def ar1(rng, phi: float, n: int, reps: int) -> np.ndarray:
+    """reps x n stationary AR(1) series with unit variance."""
+    e = rng.standard_normal((reps, n)) * np.sqrt(1.0 - phi ** 2)
+    e[:, 0] = rng.standard_normal(reps)
+    return lfilter([1.0], [1.0, -phi], e, axis=1)
+
+
+def latencies(rng, phi, n, reps, median=MEDIAN_S):
+    return median * np.exp(SIGMA * ar1(rng, phi, n, reps))
+
+
+def textbook_ci(x: np.ndarray, level=0.95):
+    """Order-statistic interval for independent samples (what edgebench printed before)."""
+    xs = np.sort(x)
+    n = xs.size
+    j = int(binom.ppf((1 - level) / 2, n, 0.5))
+    if binom.cdf(j, n, 0.5) > (1 - level) / 2:
+        j -= 1
+    j += 1
+    if j < 1:
+        return None
+    return xs[j - 1], xs[n - j]
+
+
+def within(rng, reps, ns, phis):
+    print("within one run: coverage of the 95% interval of the median (goal >= 0.93)")
+    print(f"{'phi':>4} {'n':>6} {'edgebench':>10} {'refused':>8} {'rel.hw':>8} {'n_eff':>7} {'textbook':>9}")
+    for phi in phis:
+        for n in ns:
+            x = latencies(rng, phi, n, reps)
+            hit = refused = hit_tb = 0
+            hw, neff = [], []
+            for row in x:
+                q = quantile_interval(row)
+                if q.low is None:
+                    refused += 1
+                else:
+                    hit += q.low <= MEDIAN_S <= q.high
+                    hw.append(q.rel_halfwidth)
+                    neff.append(q.n_eff)
+                tb = textbook_ci(row)
+                hit_tb += tb is not None and tb[0] <= MEDIAN_S <= tb[1]
+            print(f"{phi:>4} {n:>6} {hit / reps:>10.3f} {refused:>8} {np.median(hw):>8.4f} "
+                  f"{np.median(neff):>7.0f} {hit_tb / reps:>9.3f}")
+
+
+def ratios(rng, reps, ns, phis):
+    print("\nwithin one run each: ratio of medians, 95% interval "
+          "(goal: false positives <= 0.07, coverage >= 0.93)")
+    print(f"{'phi':>4} {'n':>6} {'false+ @1':>10} {'cover @1.1':>11} {'refused':>8}")
+    for phi in phis:
+        for n in ns:
+            a = latencies(rng, phi, n, reps)
+            b = latencies(rng, phi, n, reps)
+            c = latencies(rng, phi, n, reps, MEDIAN_S * 1.1)
+            fp = cov = refused = 0
+            for i in range(reps):
+                try:
+                    r = ratio_of_medians(a[i], b[i])
+                    fp += r.verdict != "no difference resolved"
+                    r2 = ratio_of_medians(c[i], b[i])
+                    cov += r2.ci_low <= 1.1 <= r2.ci_high
+                except DataError:  # a run too short for an interval: no verdict, no interval
+                    refused += 1
+            print(f"{phi:>4} {n:>6} {fp / reps:>10.3f} {cov / reps:>11.3f} {refused:>8}")
+
+
+def across(rng, reps, n, phis, ks, run_cv):
+    print(f"\nacross runs (run-to-run CV {run_cv:.0%}, {n:,} samples a run): coverage of the headline "
+          "interval of the long-run median, and false positives of the paired run ratio")
+    print(f"{'phi':>4} {'K':>3} {'cover':>7} {'false+':>7} {'rel.hw':>8}")
+    for phi in phis:
+        for k in ks:
+            hit = fp = 0
+            hw = []
+            for _ in range(reps):
+                runs_a, runs_b, meds, ivs = [], [], [], []
+                for _j in range(k):
+                    shared = np.exp(run_cv * rng.standard_normal())  # machine state shared by a pair
+                    ea = shared * np.exp(0.5 * run_cv * rng.standard_normal())
+                    eb = shared * np.exp(0.5 * run_cv * rng.standard_normal())
+                    xa = latencies(rng, phi, n, 1, MEDIAN_S * ea)[0]
+                    xb = latencies(rng, phi, n, 1, MEDIAN_S * eb)[0]
+                    q = quantile_interval(xa)
+                    runs_a.append(xa)
+                    runs_b.append(xb)
+                    meds.append(q.estimate)
+                    ivs.append((q.low, q.high))
+                iv = runs_interval(meds, ivs)
+                hit += iv.low <= MEDIAN_S <= iv.high
+                hw.append((iv.high - iv.low) / 2 / iv.estimate)
+                fp += ratio_of_medians(runs_a, runs_b, paired=True).verdict != "no difference resolved"
+            print(f"{phi:>4} {k:>3} {hit / reps:>7.3f} {fp / reps:>7.3f} {np.median(hw):>8.4f}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--run-cv", type=float, default=0.03)
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    t0 = time.time()
+    within(rng, args.reps, (100, 1000, 10000), (0.0, 0.5, 0.9))
+    ratios(rng, args.reps, (100, 1000, 10000), (0.0, 0.5, 0.9))
+    across(rng, max(100, args.reps // 2), 2000, (0.5, 0.9), (3, 5), args.run_cv)
+    print(f"\n{args.reps} repetitions a cell, seed {args.seed}, {time.time() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
