@@ -1,7 +1,7 @@
 """edgebench: honest benchmarks of ML models on edge hardware."""
 from __future__ import annotations
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def load_runs(root="runs"):

@@ -87,6 +87,8 @@ class EnergyOptions:
                             input_range=self.input_range, seed=self.seed, target_rel_ci=self.target_rel_ci,
                             min_samples=self.min_samples, min_time_s=self.min_time_s,
                             max_time_s=self.max_time_s,
+                            # one timed window: the meter's trace is aligned to it as a whole
+                            repeat=1, max_repeats=1,
                             chunk_time_s=max(0.25, min(20.0 / rate_hz, 10.0)))
 
 

@@ -93,7 +93,8 @@ def _stop_rule(o: BenchOptions, resolution_s: float = 0.0):
 
     preload()
     per_repeat = max(o.min_time_s, o.max_time_s / o.repeat)
-    return StopRule(target_rel_ci=o.target_rel_ci / 2.0, min_samples=o.min_samples,
+    return StopRule(target_rel_ci=o.target_rel_ci / 2.0 if o.repeat > 1 else o.target_rel_ci,
+                    min_samples=o.min_samples,
                     min_time_s=o.min_time_s, max_time_s=per_repeat, resolution_s=resolution_s)
 
 
@@ -169,7 +170,8 @@ class BenchSession:
         if rel is not None and rel <= o.target_rel_ci:
             return False
         per_repeat = (time.monotonic() - self.t0) / max(1, self.repeats_done)
-        return time.monotonic() - self.t0 + per_repeat <= o.max_time_s
+        # a margin for the slowest repeat: the budget is a promise about time to answer
+        return time.monotonic() - self.t0 + 1.3 * per_repeat <= o.max_time_s
 
     def abort(self, exc: BaseException) -> None:
         """Keep what was measured when a repeat is stopped by a signal or an error."""

@@ -50,6 +50,11 @@ def summarise(session, final: bool, status: str = "running", reason: str | None 
     latency = {}
     res = session.resolution_s
     if kept_parts:
+        from edgebench.stats.dependence import observed_tick
+
+        res = observed_tick(np.concatenate([p["e2e_s"].to_numpy() for p in kept_parts]), res)
+        result.timing["clock_resolution_s"] = res or None
+        result.timing["clock_resolution_reported_s"] = session.resolution_s or None
         for stage in STAGES:
             runs = [p[f"{stage}_s"].to_numpy() for p in kept_parts]
             latency[stage] = {**summarize_runs(runs, resolution_s=res).to_dict(), "label": result.label}
@@ -120,7 +125,7 @@ def _warnings(result, warm_parts, latency, session, opts, final) -> list:
                         "message": f"repeat {k + 1}: the detected warm-up ({warm.n_warmup:,} inferences) reaches "
                                    "the search limit (half the samples): latency may not have settled",
                         "remedy": "raise --min-time, or run `edgebench soak` first"})
-    res = session.resolution_s
+    res = (result.timing or {}).get("clock_resolution_s") or 0.0
     if e2e and coarse_clock(e2e["median_s"], res):
         out.append({"code": "coarse-clock",
                     "message": f"the median ({fmt.duration(e2e['median_s'])}) is within {COARSE_TICKS} ticks of "

@@ -10,6 +10,8 @@ Schema history (``schema_version``):
 
 * 1 (edgebench 0.1): first version. Sections as documented in
   ``docs/results-schema.md``.
+* 2 (edgebench 0.2): bench runs are K repeats; latency intervals combine within- and
+  between-run variation; throughput is achieved, not 1/median; a ``repeat`` sample column.
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ from typing import Any
 
 from edgebench.errors import ResultError
 
-SCHEMA_VERSION = 1
-SCHEMA_HISTORY = {1: "edgebench 0.1: first version"}
+SCHEMA_VERSION = 2
+SCHEMA_HISTORY = {1: "edgebench 0.1: first version",
+                  2: "edgebench 0.2: repeats, run- and dependence-aware intervals, achieved throughput"}
 FORMAT = "edgebench-run"
 LABELS = ("measured", "emulated", "simulated", "estimated")
 STATUSES = ("running", "complete", "incomplete", "failed")

@@ -233,10 +233,21 @@ def runs_interval(run_medians: Sequence[float], run_intervals: Sequence[tuple] =
                         between_run_cv=cv, method=method)
 
 
+def observed_tick(samples_s, reported_s: float = 0.0) -> float:
+    """The clock's step as the data show it: the smallest positive gap between distinct
+    values (a clock may report 1 ns and tick in 10s of ns), never below ``reported_s``."""
+    x = np.unique(np.asarray(samples_s, dtype=np.float64))
+    gaps = np.diff(x)
+    gaps = gaps[gaps > 0]
+    if gaps.size < 10:  # too few distinct values to say
+        return float(reported_s)
+    return float(max(reported_s, np.min(gaps)))
+
+
 def coarse_clock(median_s: float, resolution_s: float) -> bool:
     """True when the median spans fewer than :data:`COARSE_TICKS` ticks of the clock."""
     return resolution_s > 0 and median_s < COARSE_TICKS * resolution_s
 
 
-__all__ = ["QuantileInterval", "RunsInterval", "coarse_clock", "lag1_autocorr",
+__all__ = ["QuantileInterval", "RunsInterval", "coarse_clock", "lag1_autocorr", "observed_tick",
            "quantile_interval", "runs_interval", "COARSE_TICKS", "MIN_BATCHES"]
