@@ -161,3 +161,41 @@ def test_user_inputs_are_used(tmp_path, host):
 def test_bad_options(tmp_path, host, kw, match):
     with pytest.raises(UsageError, match=match):
         run_bench(INT8, host, _opts(**kw), runs_root=tmp_path)
+
+
+def test_killed_bench_keeps_finished_repeats_and_recovers(tmp_path):
+    """SIGKILL during the third repeat: the two finished repeats are on disk, `runs` would see
+    the folder `running`, and `bench --recover` turns it into an incomplete run with figures."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from edgebench.bench.latency import recover_bench
+
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--board", "host",
+                             "--runs-dir", str(runs), "--repeat", "3", "--min-time", "1.5", "--max-time", "60"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    run_dir = None
+    while time.monotonic() < deadline:
+        found = store.find_runs(runs)
+        if found:
+            run_dir = found[0]
+            frame = store.read_samples(run_dir)
+            if len(frame) and frame["repeat"].nunique() >= 2:
+                break
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert run_dir is not None
+    assert store.read_result(run_dir).status == "running"
+    r = recover_bench(run_dir)
+    k = r.latency["e2e"]["runs"]
+    assert r.status == "incomplete" and f"recovered the {k} repeat(s)" in r.status_reason
+    assert k >= 2 and r.latency["e2e"]["ci_low_s"] is not None
+    assert store.read_result(run_dir).status == "incomplete"
+    with pytest.raises(Exception, match="not an unfinished bench run"):
+        recover_bench(run_dir)

@@ -71,11 +71,11 @@ def test_bad_label_is_refused():
 
 def test_claim_sentence_carries_conditions():
     text = claim(_result())
-    assert text.startswith("1,538 inferences/s single-stream (median 650 µs, 95% CI 640–660 µs, "
-                           "p99 910 µs, n=12,000)")
+    assert text.startswith("1,538 inferences/s achieved single-stream (median 650 µs, 95% CI 640–660 µs "
+                           "over 1 run of 12,000 inferences, p99 910 µs")
     assert "kws_ref_model INT8 (XNNPACK, 1 thread, ai_edge_litert 2.3.0)" in text
     assert "end-to-end incl. input quantization" in text
-    assert "on Raspberry Pi 5 Model B (Cortex-A76, 4 CPUs, 2.40 GHz, governor performance)" in text
+    assert "on Raspberry Pi 5 Model B (Cortex-A76, 4 CPUs, 2.40 GHz, governor performance, not pinned" in text
     assert "measured, 48→71 °C during the run, not throttled" in text
     assert "Burst figure, not sustained" in text
     assert "Energy not measured." in text

@@ -250,7 +250,8 @@ class BenchSession:
             warm = _warmup(e2e, o)
             measured = e2e[warm.n_warmup:]
             decision = rule.check(measured, time.monotonic() - t0) if measured.size else None
-            info["decision"] = decision
+            if decision is not None:
+                info["decision"] = {"reason": decision.reason, "target_reached": bool(decision.target_reached)}
             self.emit({"event": "chunk", "n": int(measured.size), "n_warmup": warm.n_warmup,
                        "elapsed_s": time.monotonic() - self.t0, "repeat": k + 1, "of": o.repeat,
                        "median_s": float(np.median(measured)) if measured.size else None,
@@ -296,19 +297,57 @@ class BenchSession:
             pass
 
     # -- results --------------------------------------------------------------------------
-    def _summarise(self, final: bool) -> None:
+    def _summarise(self, final: bool, status: str = "running", reason: str | None = None) -> None:
         """Summaries over the repeats so far; samples and run.json written after every repeat,
-        so a killed run keeps every finished repeat."""
-        from edgebench.bench.latency_summary import summarise
+        so a killed run keeps every finished repeat (``edgebench bench --recover``)."""
+        from edgebench.bench.latency_summary import frame_of, summarise
 
-        summarise(self, final=final)
+        if self.result is None or self.run_dir is None:
+            return
+        summarise(self.result, frame_of(self.chunks), self.opts, self.run_dir, self.repeat_info,
+                  self.resolution_s, final=final, status=status, reason=reason)
 
     def finish(self, status: str, reason: str | None) -> None:
-        from edgebench.bench.latency_summary import summarise
+        self._summarise(True, status, reason)
 
-        if self.result is None:
-            return
-        summarise(self, final=True, status=status, reason=reason)
+
+def recover_bench(run_dir) -> RunResult:
+    """Finish a bench run folder left ``running`` by a crash or a kill: summarise the repeats
+    it had written (samples are written after every repeat) and mark it incomplete."""
+    from edgebench.bench.latency_summary import summarise
+    from edgebench.errors import ResultError
+    from edgebench.results import store
+
+    d = Path(run_dir)
+    r = store.read_result(d)
+    if r.kind != "bench" or r.status != "running":
+        raise ResultError(f"{d} is not an unfinished bench run (kind {r.kind}, status {r.status})",
+                          "nothing to recover")
+    stop = (r.settings or {}).get("stop_rule") or {}
+    opts = BenchOptions(scenario=r.scenario.get("name", "single-stream"), rate_hz=r.scenario.get("rate_hz"),
+                        target_rel_ci=stop.get("target_rel_ci", 0.01), min_samples=stop.get("min_samples", 200),
+                        min_time_s=stop.get("min_time_s", 1.0), max_time_s=stop.get("max_time_s", 20.0),
+                        min_warmup=(r.settings or {}).get("min_warmup", 10),
+                        repeat=(r.settings or {}).get("repeat", 1), max_repeats=(r.settings or {}).get("max_repeats", 1))
+    try:
+        frame = store.read_samples(d)
+    except ResultError:
+        frame = None
+    if frame is None or not len(frame):
+        r.status, r.status_reason = "incomplete", "the bench process stopped before its first repeat was written"
+        store.write_result(d, r)
+        return r
+    per = {p.get("repeat"): p for p in (r.stopping or {}).get("per_repeat") or []}
+    info = [{**c, "decision": {k: per[c["repeat"]][k] for k in ("reason", "target_reached")}
+             if c.get("repeat") in per else None}
+            for c in (r.cold_start or {}).get("per_repeat") or []]
+    written = sorted(int(k) for k in frame["repeat"].unique())
+    info = [i for i in info if i["repeat"] in written]
+    reason = (f"the bench process stopped without finishing (crash or kill); recovered the {len(written)} "
+              f"repeat(s) it had written")
+    summarise(r, frame, opts, d, info, (r.timing or {}).get("clock_resolution_reported_s") or 0.0,
+              final=True, status="incomplete", reason=reason)
+    return r
 
 
 def _interrupt_reason(exc: BaseException) -> str:
@@ -439,4 +478,4 @@ def _host() -> dict:
     return host_description()
 
 
-__all__ = ["BenchOptions", "BenchSession", "run_bench", "run_interleaved", "SCENARIOS", "KERNELS"]
+__all__ = ["BenchOptions", "BenchSession", "recover_bench", "run_bench", "run_interleaved", "SCENARIOS", "KERNELS"]

@@ -24,17 +24,20 @@ from edgebench.results.model import STAGES
 MIN_N_EFF = 30
 
 
-def summarise(session, final: bool, status: str = "running", reason: str | None = None) -> None:
+def summarise(result, frame, opts, run_dir, repeat_info: list, reported_resolution_s: float,
+              final: bool, status: str = "running", reason: str | None = None) -> None:
+    """Fill ``result``'s figures from the samples ``frame`` (all repeats) and write both to ``run_dir``.
+
+    ``repeat_info``: per repeat ``{repeat, load_s, first_inference_s, first_invoke_s,
+    decision: {reason, target_reached} | None}``. Phases (warm-up / measure) are decided
+    here, per repeat, from the samples themselves.
+    """
     from edgebench.bench.latency import _warmup
     from edgebench.report.claim import claim
     from edgebench.results import store
     from edgebench.stats.latency import summarize_runs
     from edgebench.stats.stability import instability_warnings
 
-    result, opts = session.result, session.opts
-    if result is None or session.run_dir is None:
-        return
-    frame = _frame(session.chunks)
     kept_parts, warm_parts = [], []
     for k in sorted(frame["repeat"].unique()):
         sel = (frame["repeat"] == k) & (frame["phase"] != "cold")
@@ -48,26 +51,26 @@ def summarise(session, final: bool, status: str = "running", reason: str | None 
     result.warmup = _warmup_record(warm_parts, result.label)
     result.warnings = []
     latency = {}
-    res = session.resolution_s
+    res = reported_resolution_s
     if kept_parts:
         from edgebench.stats.dependence import observed_tick
 
         res = observed_tick(np.concatenate([p["e2e_s"].to_numpy() for p in kept_parts]), res)
         result.timing["clock_resolution_s"] = res or None
-        result.timing["clock_resolution_reported_s"] = session.resolution_s or None
+        result.timing["clock_resolution_reported_s"] = reported_resolution_s or None
         for stage in STAGES:
             runs = [p[f"{stage}_s"].to_numpy() for p in kept_parts]
             latency[stage] = {**summarize_runs(runs, resolution_s=res).to_dict(), "label": result.label}
         pooled = np.concatenate([p["e2e_s"].to_numpy() for p in kept_parts])
         result.warnings += [w.to_dict() for w in instability_warnings(pooled)]
     result.latency = latency
-    result.warnings += _warnings(result, warm_parts, latency, session, opts, final)
-    result.cold_start = _cold_record(session.repeat_info, result.label)
+    result.warnings += _warnings(result, warm_parts, latency, final)
+    result.cold_start = _cold_record(repeat_info, result.label)
     batch = int(result.scenario.get("batch") or 1)
     result.throughput = _throughput(kept_parts, batch, latency, result.label)
     if opts.scenario == "fixed-rate" and kept_parts:
         _fixed_rate(result, kept_parts, opts)
-    decisions = [i["decision"] for i in session.repeat_info if i.get("decision") is not None]
+    repeats = len(repeat_info)
     e2e = latency.get("e2e") or {}
     rel = e2e.get("rel_ci_halfwidth")
     reached = rel is not None and rel <= opts.target_rel_ci
@@ -75,11 +78,10 @@ def summarise(session, final: bool, status: str = "running", reason: str | None 
         "target_reached": bool(reached),
         "target_rel_ci": opts.target_rel_ci,
         "rel_ci_halfwidth": rel,
-        "reason": _stop_reason(rel, opts, session.repeats_done, decisions),
-        "repeats": session.repeats_done,
-        "per_repeat": [{"repeat": i["repeat"], "reason": i["decision"].reason if i.get("decision") else None,
-                        "target_reached": bool(i["decision"].target_reached) if i.get("decision") else False}
-                       for i in session.repeat_info],
+        "reason": _stop_reason(rel, opts, repeats),
+        "repeats": repeats,
+        "per_repeat": [{"repeat": i["repeat"], **(i.get("decision") or {"reason": None, "target_reached": False})}
+                       for i in repeat_info],
         "n": int(sum(len(p) for p in kept_parts)),
         "elapsed_s": float(sum(p["e2e_s"].sum() for p in kept_parts)),
     }
@@ -88,8 +90,8 @@ def summarise(session, final: bool, status: str = "running", reason: str | None 
                                 "remedy": "raise --max-time or --max-repeats, or accept a wider --target"})
     result.status, result.status_reason = status, reason
     result.extra = {**result.extra, "claim": claim(result) if latency else None}
-    store.write_samples(session.run_dir, frame)
-    store.write_result(session.run_dir, result)
+    store.write_samples(run_dir, frame)
+    store.write_result(run_dir, result)
 
 
 def _warmup_record(parts, label) -> dict:
@@ -113,7 +115,7 @@ def _cold_record(infos, label) -> dict:
                     "one cold start per repeat (a fresh process each)"}
 
 
-def _warnings(result, warm_parts, latency, session, opts, final) -> list:
+def _warnings(result, warm_parts, latency, final) -> list:
     from edgebench.report import format as fmt
     from edgebench.stats.dependence import COARSE_TICKS, coarse_clock
 
@@ -147,7 +149,7 @@ def _warnings(result, warm_parts, latency, session, opts, final) -> list:
     return out
 
 
-def _stop_reason(rel, opts, repeats, decisions) -> str:
+def _stop_reason(rel, opts, repeats) -> str:
     from edgebench.report import format as fmt
 
     if rel is None:
@@ -161,7 +163,8 @@ def _stop_reason(rel, opts, repeats, decisions) -> str:
     return text
 
 
-def _frame(chunks):
+def frame_of(chunks):
+    """One samples frame from the chunks the client returned (each with ``phase`` and ``repeat``)."""
     import pandas as pd
 
     cols = {"phase": np.concatenate([np.asarray(c["phase"], dtype=object) for c in chunks]),
@@ -223,4 +226,4 @@ def _fixed_rate(result, parts, opts) -> None:
             "remedy": "lower --rate, use more threads or a faster delegate"})
 
 
-__all__ = ["summarise", "MIN_N_EFF"]
+__all__ = ["summarise", "frame_of", "MIN_N_EFF"]

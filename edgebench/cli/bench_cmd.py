@@ -49,7 +49,7 @@ def progress_printer(console, label: str):
 
 @app.command()
 def bench(
-    model: Path = typer.Argument(..., help="The .tflite model to benchmark."),
+    model: Optional[Path] = typer.Argument(None, help="The .tflite model to benchmark (omit with --recover)."),
     board: str = typer.Option("host", "--board", "-b", help="Board profile name (see `edgebench boards`)."),
     scenario: str = typer.Option("single-stream", help="single-stream, offline or fixed-rate."),
     kernels: str = typer.Option("xnnpack", help="xnnpack (default), builtin (no default delegates) or reference."),
@@ -77,21 +77,30 @@ def bench(
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
     mlperf: bool = typer.Option(False, "--mlperf", help="MLPerf Tiny performance mode: drive the board with the "
                                 "plain DUT dialect (five windows of >= 10 s, median throughput)."),
+    recover: Optional[Path] = typer.Option(None, help="Finish a bench run folder left 'running' by a crash or "
+                                           "a kill (keeps the repeats it had written)."),
     json_out: bool = typer.Option(False, "--json", help="Print the run as JSON on stdout."),
 ) -> None:
     """Benchmark a model's latency on a board until the median is known to the target precision."""
-    from edgebench.bench.latency import BenchOptions, run_bench
+    from edgebench.bench.latency import BenchOptions, recover_bench, run_bench
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.cli.render import print_run
+    from edgebench.errors import UsageError
 
     err = get_err_console()
+    if recover is not None:
+        if model is not None:
+            raise UsageError("give a model to benchmark or --recover RUN_DIR, not both")
+        result = recover_bench(recover)
+        emit_json(result) if json_out else print_run(get_console(), result, recover)
+        return
+    if model is None:
+        raise UsageError("missing the model to benchmark", "edgebench bench MODEL.tflite --board BOARD")
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     from edgebench.boards.mcu import mlperf_only
 
     if mlperf and profile.kind != "mcu":
-        from edgebench.errors import UsageError
-
         raise UsageError(f"--mlperf drives a microcontroller's MLPerf Tiny firmware; board {profile.name} is "
                          f"a {profile.kind} board", "drop --mlperf, or pick an MCU board (edgebench boards)")
     if mlperf or mlperf_only(profile):
