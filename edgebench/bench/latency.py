@@ -13,17 +13,15 @@ error keeps what was measured and marks the run incomplete with the reason.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import math
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
 
-from edgebench import __version__
+from edgebench.bench.record import RunFolder, new_result, stop_reason
 from edgebench.errors import EdgebenchError, UsageError
 from edgebench.results.model import STAGE_MEANING, STAGES, RunResult
 
@@ -142,24 +140,30 @@ class BenchSession:
         self.emit = progress or (lambda event: None)
         self.client = client
         self.result: RunResult | None = None
-        self.run_dir: Path | None = None
+        self.folder = RunFolder(runs_root, self.model.name, profile.name)
         self.chunks: list = []           # every chunk of every repeat, with "phase" and "repeat"
         self.repeats_done = 0
         self.repeat_info: list = []      # per repeat: stop decision, window, cold start
         self.resolution_s = 0.0
         self.t0 = time.monotonic()
-        self.alive = True
+
+    @property
+    def run_dir(self) -> Path | None:
+        return self.folder.path
 
     # -- the whole run ------------------------------------------------------------------
     def run(self) -> tuple[RunResult, Path]:
-        try:
+        with self.folder.guard(self._stopped, self._measured):
             while self.repeats_done < self.opts.repeat or self._wants_more():
                 self.repeat_once()
-        except BaseException as exc:
-            self.abort(exc)
-            raise
         self.finish("complete", None)
         return self.result, self.run_dir
+
+    def _measured(self) -> bool:
+        return any(len(c["phase"]) and c["phase"][0] != "cold" for c in self.chunks)
+
+    def _stopped(self, status: str, reason: str) -> None:
+        self.finish(status, reason)
 
     def _wants_more(self) -> bool:
         o = self.opts
@@ -174,24 +178,13 @@ class BenchSession:
         return time.monotonic() - self.t0 + 1.3 * per_repeat <= o.max_time_s
 
     def abort(self, exc: BaseException) -> None:
-        """Keep what was measured when a repeat is stopped by a signal or an error."""
-        from edgebench.results import store
-
+        """Keep what was measured when the run is stopped by ``exc`` (or leave no folder)."""
         if self.run_dir is None:
             return
-        if isinstance(exc, KeyboardInterrupt):
-            reason = _interrupt_reason(exc)
-        elif isinstance(exc, EdgebenchError):
-            reason = f"stopped by an error: {exc.one_line()}"
-            self.alive = False
-        else:
-            reason = f"stopped by an unexpected error: {type(exc).__name__}: {exc}"
-            self.alive = False
-        if not any(c["phase"][0] != "cold" for c in self.chunks if len(c["phase"])):
-            store.discard_run_dir(self.run_dir)   # nothing measured: leave nothing that looks like a run
-            self.run_dir = None
+        if not self._measured():
+            self.folder.discard()
             return
-        self.finish("incomplete", reason)
+        self.finish(*stop_reason(exc))
 
     # -- one repeat ------------------------------------------------------------------------
     def repeat_once(self) -> None:
@@ -265,16 +258,9 @@ class BenchSession:
 
     def _start(self, client, hello, loaded, inputs) -> None:
         """The run's description from the first repeat; the folder and a run.json marked running."""
-        from edgebench.results import store
-
         system = client.sysinfo()
         self.resolution_s = _clock_resolution(hello)
-        result = RunResult(
-            run_id=uuid.uuid4().hex[:12],
-            created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            edgebench_version=__version__,
-            label=_label(hello),
-        )
+        result = new_result("bench", _label(hello))
         _describe(result, self.model, loaded, hello, system, self.profile, client, self.opts, inputs)
         result.timing["clock_resolution_s"] = self.resolution_s or None
         result.settings["repeat"] = self.opts.repeat
@@ -284,8 +270,7 @@ class BenchSession:
         result.thermal = {"available": bool(thermal.get("available")), "start": thermal, "end": None}
         result.extra["load_at_start"] = _load_average()
         self.result = result
-        self.run_dir = store.new_run_dir(self.runs_root, self.model.name, self.profile.name)
-        store.write_result(self.run_dir, result)
+        self.folder.start(result)
 
     def _thermal_end(self, client) -> None:
         try:
@@ -304,8 +289,9 @@ class BenchSession:
 
         if self.result is None or self.run_dir is None:
             return
-        summarise(self.result, frame_of(self.chunks), self.opts, self.run_dir, self.repeat_info,
-                  self.resolution_s, final=final, status=status, reason=reason)
+        frame = summarise(self.result, frame_of(self.chunks), self.opts, self.repeat_info,
+                          self.resolution_s, final=final, status=status, reason=reason)
+        self.folder.save(self.result, frame)
 
     def finish(self, status: str, reason: str | None) -> None:
         self._summarise(True, status, reason)
@@ -345,14 +331,11 @@ def recover_bench(run_dir) -> RunResult:
     info = [i for i in info if i["repeat"] in written]
     reason = (f"the bench process stopped without finishing (crash or kill); recovered the {len(written)} "
               f"repeat(s) it had written")
-    summarise(r, frame, opts, d, info, (r.timing or {}).get("clock_resolution_reported_s") or 0.0,
-              final=True, status="incomplete", reason=reason)
+    frame = summarise(r, frame, opts, info, (r.timing or {}).get("clock_resolution_reported_s") or 0.0,
+                      final=True, status="incomplete", reason=reason)
+    store.write_samples(d, frame)
+    store.write_result(d, r)
     return r
-
-
-def _interrupt_reason(exc: BaseException) -> str:
-    name = getattr(exc, "signal_name", None)
-    return f"stopped by {name}" if name else "interrupted by the user (Ctrl-C)"
 
 
 def _clock_resolution(hello: dict) -> float:

@@ -24,9 +24,10 @@ from edgebench.results.model import STAGES
 MIN_N_EFF = 30
 
 
-def summarise(result, frame, opts, run_dir, repeat_info: list, reported_resolution_s: float,
-              final: bool, status: str = "running", reason: str | None = None) -> None:
-    """Fill ``result``'s figures from the samples ``frame`` (all repeats) and write both to ``run_dir``.
+def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: float,
+              final: bool, status: str = "running", reason: str | None = None):
+    """Fill ``result``'s figures from the samples ``frame`` (all repeats); return the frame with
+    each sample's phase (cold, warmup, measure) set, ready to be stored beside the result.
 
     ``repeat_info``: per repeat ``{repeat, load_s, first_inference_s, first_invoke_s,
     decision: {reason, target_reached} | None}``. Phases (warm-up / measure) are decided
@@ -34,7 +35,6 @@ def summarise(result, frame, opts, run_dir, repeat_info: list, reported_resoluti
     """
     from edgebench.bench.latency import _warmup
     from edgebench.report.claim import claim
-    from edgebench.results import store
     from edgebench.stats.latency import summarize_runs
     from edgebench.stats.stability import instability_warnings
 
@@ -90,8 +90,7 @@ def summarise(result, frame, opts, run_dir, repeat_info: list, reported_resoluti
                                 "remedy": "raise --max-time or --max-repeats, or accept a wider --target"})
     result.status, result.status_reason = status, reason
     result.extra = {**result.extra, "claim": claim(result) if latency else None}
-    store.write_samples(run_dir, frame)
-    store.write_result(run_dir, result)
+    return frame
 
 
 def _warmup_record(parts, label) -> dict:

@@ -1,0 +1,91 @@
+"""The run skeleton every measuring verb uses (level 4): one RunResult factory, one run folder
+from start to end, and the same handling of every way a run can stop.
+
+A verb creates its result with :func:`new_result`, opens a :class:`RunFolder` once it has
+something to describe (the folder and a ``running`` run.json appear then), saves samples
+and result as it goes (:meth:`RunFolder.save`: Parquet and JSON written atomically by
+``edgebench.results.store``), and wraps its measuring in :meth:`RunFolder.guard`, which on
+Ctrl-C, SIGTERM/SIGHUP (raised as KeyboardInterrupt by the CLI) or an error calls the
+verb's own ``stop(status, reason)`` so what was measured is kept and the run is marked
+``incomplete`` with the reason — or removes the folder when nothing was measured, so that
+nothing half-written looks like a run.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Optional
+
+from edgebench import __version__
+from edgebench.errors import EdgebenchError
+from edgebench.results.model import RunResult
+
+
+def new_result(kind: str, label: str = "measured", **sections) -> RunResult:
+    """A fresh RunResult: new id, creation time, edgebench version, ``kind`` and ``label``."""
+    return RunResult(run_id=uuid.uuid4().hex[:12],
+                     created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                     edgebench_version=__version__, kind=kind, label=label, **sections)
+
+
+def stop_reason(exc: BaseException) -> tuple[str, str]:
+    """``(status, reason)`` for a run stopped by ``exc``."""
+    if isinstance(exc, KeyboardInterrupt):
+        name = getattr(exc, "signal_name", None)
+        return "incomplete", (f"stopped by {name}" if name else "interrupted by the user (Ctrl-C)")
+    if isinstance(exc, EdgebenchError):
+        return "incomplete", f"stopped by an error: {exc.one_line()}"
+    return "failed", f"stopped by an unexpected error: {type(exc).__name__}: {exc}"
+
+
+class RunFolder:
+    """One run folder under ``runs_root``, named after the model and board."""
+
+    def __init__(self, runs_root, model_name: str, board_name: str):
+        self.runs_root, self.model_name, self.board_name = runs_root, model_name, board_name
+        self.path: Optional[Path] = None
+
+    def start(self, result: RunResult) -> Path:
+        """Create the folder and write ``result`` (status ``running``)."""
+        from edgebench.results import store
+
+        self.path = store.new_run_dir(self.runs_root, self.model_name, self.board_name)
+        store.write_result(self.path, result)
+        return self.path
+
+    def save(self, result: RunResult, frame=None) -> None:
+        """Samples first (if any), then run.json: a reader never sees a result without its samples."""
+        from edgebench.results import store
+
+        if self.path is None:
+            return
+        if frame is not None:
+            store.write_samples(self.path, frame)
+        store.write_result(self.path, result)
+
+    def discard(self) -> None:
+        from edgebench.results import store
+
+        if self.path is not None:
+            store.discard_run_dir(self.path)
+            self.path = None
+
+    @contextmanager
+    def guard(self, stop: Callable[[str, str], None], measured: Callable[[], bool]):
+        """Run the body; on any exception keep what ``measured()`` says exists via ``stop``
+        (status, reason), or discard the folder when nothing was measured; then re-raise."""
+        try:
+            yield self
+        except BaseException as exc:
+            if self.path is not None:
+                if measured():
+                    status, reason = stop_reason(exc)
+                    stop(status, reason)
+                else:
+                    self.discard()
+            raise
+
+
+__all__ = ["RunFolder", "new_result", "stop_reason"]
