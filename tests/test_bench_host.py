@@ -199,3 +199,40 @@ def test_killed_bench_keeps_finished_repeats_and_recovers(tmp_path):
     assert store.read_result(run_dir).status == "incomplete"
     with pytest.raises(Exception, match="not an unfinished bench run"):
         recover_bench(run_dir)
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--scenario", "fixed-rate", "--rate", "inf"], "positive finite"),
+    (["--rate", "10"], "--rate applies to --scenario fixed-rate only"),
+    (["--mlperf"], "--mlperf drives a microcontroller"),
+    (["--repeat", "0"], "--repeat must be at least 1"),
+])
+def test_bad_bench_options_are_one_line_and_leave_no_run(tmp_path, args, words):
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "edgebench", "bench", str(INT8), "--board", "host",
+                          "--runs-dir", str(tmp_path), *args], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1
+    assert words in res.stderr and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) <= 2   # the error and, at most, what to do
+    assert store.find_runs(tmp_path) == []
+
+
+def test_recover_from_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    result, run_dir = run_bench(INT8, get_profile("host"), _opts(repeat=2, max_repeats=2), runs_root=tmp_path)
+    # pretend the process died after writing its repeats
+    result.status = "running"
+    store.write_result(run_dir, result)
+    res = subprocess.run([sys.executable, "-m", "edgebench", "bench", "--recover", str(run_dir), "--json"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    import json
+
+    assert json.loads(res.stdout)["status"] == "incomplete"
+    res = subprocess.run([sys.executable, "-m", "edgebench", "bench", "--recover", str(run_dir)],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1 and "not an unfinished bench run" in res.stderr
