@@ -57,3 +57,40 @@ def sshd_server(tmp_path_factory):
         yield server
     finally:
         server.stop()
+
+
+# ---------------------------------------------------------------------------- lanes
+# `make test-fast` runs `-m "not slow and not qemu and not fuzz and not tensorflow"` in under a
+# minute; `make test` and CI run everything. Markers are given here by module (what a module
+# needs) and, for single heavy tests elsewhere, by name, so a new test file lands in the fast
+# lane unless it says otherwise (pytestmark = pytest.mark.slow, or an entry here).
+_MODULE_MARKS = {
+    "test_firmware_qemu": ("qemu", "slow"),
+    "test_mcu_host": ("qemu", "slow"),
+    "test_firmware_fuzz": ("fuzz", "slow"),
+    "test_blob_fuzz": ("fuzz", "slow"),
+    "test_fault_injection": ("fuzz", "slow"),
+    "test_quantize": ("tensorflow", "slow"),
+    "test_digits_e2e": ("tensorflow", "slow"),
+    "test_firmware_engine": ("tensorflow", "slow"),
+    "test_energy": ("slow",),
+    "test_sweep": ("slow",),
+    "test_transport_ssh": ("slow",),
+    "test_report": ("slow",),
+}
+_SLOW_TESTS = ("test_demo_json", "test_killed_bench", "test_runs_lists_and_shows", "test_bench_json_equals",
+               "test_agent_pinned", "test_offline_scenario", "test_user_inputs_are_used",
+               "test_fixed_rate_below_one", "test_accuracy_through", "test_mlperf_tiny_pairs",
+               "test_recover_from_the_command_line", "test_reference_kernels_and_fixed_rate",
+               "test_digits_figures_match", "test_edge_cases_are_deterministic", "test_coarse_clock_is_widened",
+               "test_silent_agent_times_out", "test_host_board_without_sensors", "test_stream_stopping_mid_run",
+               "test_bench_on_the_simulated_board", "test_nothing_answering_names_the_baud_rate")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        for name in _MODULE_MARKS.get(module, ()):
+            item.add_marker(getattr(pytest.mark, name))
+        if any(item.name.startswith(prefix) for prefix in _SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)
