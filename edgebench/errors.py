@@ -60,3 +60,29 @@ class GateFailed(EdgebenchError):
     """A result failed a user-given gate (threshold). Exit code 2."""
 
     exit_code = 2
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop asked for by a signal (SIGTERM, SIGHUP, ...) other than Ctrl-C.
+
+    A subclass of KeyboardInterrupt, so every ``except KeyboardInterrupt`` path
+    (keep the samples, mark the run incomplete) runs unchanged; ``signal_name``
+    says which signal it was, for the recorded reason (see :func:`interrupt_reason`).
+    """
+
+    def __init__(self, signal_name: str, signal_number: int | None = None):
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+        self.signal_number = signal_number
+
+
+def interrupt_reason(exc: BaseException) -> str:
+    """The reason a run records when ``exc`` (a KeyboardInterrupt) stopped it."""
+    name = getattr(exc, "signal_name", None)
+    return f"stopped by {name}" if name else "interrupted by the user (Ctrl-C)"
+
+
+class InputWarning(UserWarning):
+    """Inputs were accepted but changed on the way in (e.g. values clamped into the
+    input tensor's range). Raised with :func:`warnings.warn`; the CLI prints it as
+    one ``warning:`` line."""

@@ -3,7 +3,8 @@
 # client (SSH transport tests against sshd on 127.0.0.1), socat (serial tests
 # over a pseudo-terminal pair), the Arm GNU toolchain with newlib-nano and
 # qemu-system-arm (firmware for Cortex-M4/M7 under emulation), clang with its
-# runtime (libFuzzer + AddressSanitizer for the firmware's command parser). Needs root for apt-get; without root it only
+# runtime (libFuzzer + AddressSanitizer for the firmware's command parser), chromium
+# (headless: renders `edgebench report` HTML in its tests). Needs root for apt-get; without root it only
 # reports what is missing (those tests then skip locally, and fail under CI=true).
 set -euo pipefail
 need=()
@@ -19,6 +20,7 @@ command -v qemu-system-arm >/dev/null 2>&1 || need+=(qemu-system-arm)
 command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need+=(clang-14)
 ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
   || need+=(libclang-rt-14-dev)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -334,3 +334,64 @@ def test_agent_under_another_python(tmp_path):
         client.set_inputs(x)
         for mode in ("single-stream", "offline"):
             assert client.run(mode, 5, max_time_s=30)[0]["n"] == 5
+
+
+def _gone(pid: int) -> bool:
+    """True once ``pid`` no longer runs (gone, or a zombie nobody has reaped yet)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux only")
+def test_local_agent_dies_when_edgebench_is_killed(tmp_path):
+    import signal
+    import subprocess
+
+    # an agent busy in a long operation: it does not read its stdin, so only the kernel's
+    # parent-death signal can end it when edgebench is killed
+    busy = fake_python(tmp_path, "status", "import time; time.sleep(300)")
+    script = textwrap.dedent("""
+        import sys, threading
+        from edgebench.transport.client import AgentClient
+        from edgebench.transport.local import LocalTransport
+        t = LocalTransport(python=sys.argv[1])
+        client = AgentClient(t.open(), "local agent", timeout_s=600)
+        client.hello()                       # the agent is up and answering
+        threading.Thread(target=client.status, daemon=True).start()   # ... and then busy
+        print(client.channel.pid, flush=True)
+        sys.stdin.read()                     # wait to be killed
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script, busy], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        agent_pid = int(parent.stdout.readline())
+        assert not _gone(agent_pid)
+        assert os.getpgid(agent_pid) == agent_pid      # its own process group: Ctrl-C reaches edgebench first
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 30               # a bound on the kernel's work, not a timing assertion
+        while not _gone(agent_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(agent_pid), "the local agent outlived the edgebench process that started it"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
+def test_closing_a_process_channel_ends_what_the_child_started(tmp_path):
+    ch = ProcessChannel([sys.executable, "-c", textwrap.dedent("""
+        import subprocess, sys, time
+        g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        print(g.pid, flush=True)
+        time.sleep(300)
+    """)], "parent of a grandchild")
+    grandchild = int(ch.read_line(30))
+    assert not _gone(grandchild)
+    ch.close(grace_s=1.0)
+    deadline = time.monotonic() + 30
+    while not _gone(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(grandchild)

@@ -104,3 +104,28 @@ def test_demo_json_has_both_runs_the_ratio_and_the_emulated_board(tmp_path):
     assert out["emulated"]["bench"]["label"] == "emulated"
     assert out["emulated"]["bench"]["extra"]["claim"].startswith("EMULATED")
     assert len(store.find_runs(tmp_path)) == 3
+
+
+def test_runs_shows_a_run_whose_process_is_gone_as_abandoned(tmp_path):
+    from edgebench.results.model import RunResult
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    d = store.new_run_dir(tmp_path, "m", "host")
+    store.write_result(d, RunResult(run_id="r1", created_utc="2026-11-24T00:00:00+00:00", status="running"))
+    data = json.loads((d / store.RUN_JSON).read_text())
+    data["extra"]["writer"]["pid"] = dead.pid
+    (d / store.RUN_JSON).write_text(json.dumps(data))
+    listing = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path), "--json"])
+    assert listing.exit_code == 0 and json.loads(listing.stdout)[0]["status"] == "abandoned"
+    table = run_cli("runs", "--runs-dir", tmp_path)
+    assert table.returncode == 0 and "abandoned" in table.stdout and "running" not in table.stdout
+    shown = run_cli("runs", "latest", "--runs-dir", tmp_path, "--json")
+    assert shown.returncode == 0 and f"pid {dead.pid}" in shown.stderr and "abandoned" in shown.stderr
+    assert json.loads(shown.stdout)["status"] == "running"      # the folder itself is not changed
+
+
+def test_runs_of_a_missing_folder_is_one_line_and_exit_1(tmp_path):
+    p = run_cli("runs", "--runs-dir", tmp_path / "nonexistent")
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr.strip() == f"error: runs folder {tmp_path / 'nonexistent'} does not exist: check --runs-dir"

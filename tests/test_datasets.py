@@ -239,3 +239,21 @@ def test_check_against_model():
         check_against_model(ds, (1, 8, 8, 1), num_classes=10)
     with pytest.raises(DataError, match="4 classes, the model 3 outputs"):
         check_against_model(_ds(names=("a", "b", "c", "d")), (1, 8, 8, 1), num_classes=3)
+
+
+def test_garbage_npz_is_a_data_error(tmp_path):
+    import numpy as np
+    import pytest
+
+    from edgebench.data.datasets import load_dataset
+    from edgebench.errors import DataError
+
+    cases = {"text.npz": b"garbage\n", "zipsig.npz": b"PK\x03\x04not really a zip", "empty.npz": b""}
+    for name, content in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(DataError, match="npz file"):
+            load_dataset(tmp_path / name)
+    np.save(tmp_path / "single.npy", np.zeros((3, 2), np.float32))
+    (tmp_path / "single.npz").write_bytes((tmp_path / "single.npy").read_bytes())
+    with pytest.raises(DataError, match="single .npy array"):
+        load_dataset(tmp_path / "single.npz")

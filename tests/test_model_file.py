@@ -67,3 +67,42 @@ def test_user_inputs_shape_checked(tmp_path):
     np.save(bad, np.zeros((5, 9, 9, 1), np.float32))
     with pytest.raises(DataError, match=r"do not fit the model input .* \[1, 8, 8, 1\]"):
         load_inputs(bad, t)
+
+
+def test_mutated_models_give_a_model_error_or_a_model_never_anything_else():
+    """Seeded byte flips, truncations and smashed 32-bit offsets/lengths of a real model: the
+    reader returns a description or raises ModelError; no other exception, no endless read."""
+    import random
+
+    from edgebench.runtime.tflite_file import parse_model
+
+    data = (DIGITS / "digits_int8.tflite").read_bytes()
+    rng = random.Random(1234)
+    refused = 0
+    for _ in range(300):
+        b = bytearray(data)
+        r = rng.random()
+        if r < 0.4:
+            for _ in range(rng.randint(1, 8)):
+                b[rng.randrange(len(b))] = rng.randrange(256)
+        elif r < 0.6:
+            b = b[:rng.randrange(len(b))]
+        else:
+            p = rng.randrange(0, min(len(b) - 4, 4096)) & ~3
+            b[p:p + 4] = rng.choice([0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, rng.randrange(1 << 32)]).to_bytes(4, "little")
+        try:
+            parse_model(bytes(b))
+        except ModelError as exc:
+            refused += 1
+            assert "TFLite model" in exc.one_line()
+    assert refused > 50
+
+
+def test_structural_check_names_the_problem():
+    from edgebench.runtime.tflite_file import verify_flatbuffer
+
+    data = (DIGITS / "digits_int8.tflite").read_bytes()
+    assert verify_flatbuffer(data) is None
+    assert "root table offset" in verify_flatbuffer(b"\xff\xff\x00\x00" + data[4:])
+    assert "expected b'TFL3'" in verify_flatbuffer(data[:4] + b"XXXX" + data[8:])
+    assert "too short" in verify_flatbuffer(b"\x00\x00")

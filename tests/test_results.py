@@ -135,3 +135,156 @@ def test_compare_refuses_to_mix_measured_and_simulated():
 
     with pytest.raises(ResultError, match="refusing to compare measured with simulated figures"):
         compare(_result(), pd.DataFrame(), _result(label="simulated"), pd.DataFrame())
+
+
+# ---------------------------------------------------------------- writer, abandoned runs, journal
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_running_run_names_its_writer_and_a_finished_one_does_not(tmp_path):
+    import os
+    import socket
+
+    r = _result(status="running")
+    store.write_result(tmp_path, r)
+    w = json.loads((tmp_path / store.RUN_JSON).read_text())["extra"]["writer"]
+    assert w["pid"] == os.getpid() and w["host"] == socket.gethostname()
+    loaded = store.read_result(tmp_path)
+    assert store.run_status(loaded) == "running"          # this process is alive
+    loaded.status = "complete"
+    store.write_result(tmp_path, loaded)
+    assert "writer" not in json.loads((tmp_path / store.RUN_JSON).read_text())["extra"]
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_running_run_whose_process_is_gone_is_abandoned(tmp_path):
+    import socket
+
+    r = _result(status="running")
+    r.extra = {"writer": {**store.writer_info(), "pid": _dead_pid()}}
+    assert store.run_status(r) == "abandoned"
+    assert "is gone" in store.abandoned_reason(r)
+    # the pid exists but belongs to a process started at another time: reused
+    me = store.writer_info()
+    if me["process_start_ticks"] is not None and me["boot_id"]:
+        r.extra = {"writer": {**me, "process_start_ticks": me["process_start_ticks"] + 1}}
+        assert "another process" in store.abandoned_reason(r)
+        r.extra = {"writer": {**me, "boot_id": "another-boot"}}
+        assert "restarted" in store.abandoned_reason(r)
+    # another host cannot be checked; a run without a writer cannot either; finished runs never are
+    r.extra = {"writer": {**me, "pid": _dead_pid(), "host": socket.gethostname() + "-elsewhere"}}
+    assert store.run_status(r) == "running"
+    r.extra = {}
+    assert store.run_status(r) == "running"
+    done = _result(status="incomplete")
+    done.extra = {"writer": {**me, "pid": _dead_pid()}}
+    assert store.run_status(done) == "incomplete"
+
+
+def test_load_runs_reports_abandoned_runs(tmp_path):
+    d = tmp_path / "run-a"
+    d.mkdir()
+    r = _result(status="running")
+    store.write_result(d, r)
+    data = json.loads((d / store.RUN_JSON).read_text())
+    data["extra"]["writer"]["pid"] = _dead_pid()
+    (d / store.RUN_JSON).write_text(json.dumps(data))
+    runs, _ = __import__("edgebench").load_runs(tmp_path)
+    assert list(runs["status"]) == ["abandoned"]
+
+
+def test_journal_appends_and_reads_back(tmp_path):
+    import numpy as np
+
+    j = store.open_journal(tmp_path)
+    j.append({"phase": np.array(["warmup", "measure"]), "e2e_s": np.array([1.0, 2.0])})
+    j.append(pd.DataFrame({"phase": ["measure"], "e2e_s": [3.0]}))
+    assert j.append({"phase": np.array([], dtype=str), "e2e_s": np.array([])}) == 0
+    frame = store.read_journal(tmp_path)
+    assert list(frame["e2e_s"]) == [1.0, 2.0, 3.0] and list(frame["phase"]) == ["warmup", "measure", "measure"]
+    # a chunk with another column starts a new segment instead of dropping the column
+    j.append({"phase": np.array(["measure"]), "e2e_s": np.array([4.0]), "repeat": np.array([1])})
+    j.close()
+    assert len(store.journal_paths(tmp_path)) == 2
+    frame = store.read_journal(tmp_path)
+    assert list(frame["e2e_s"]) == [1.0, 2.0, 3.0, 4.0] and frame["repeat"].iloc[-1] == 1
+    # read_samples falls back on the journal while there is no samples.parquet
+    assert len(store.read_samples(tmp_path)) == 4
+    store.write_samples(tmp_path, frame)
+    j.remove()
+    assert store.journal_paths(tmp_path) == [] and len(store.read_samples(tmp_path)) == 4
+    assert store.read_journal(tmp_path).empty
+    with pytest.raises(ValueError):
+        store.open_journal(tmp_path, "../escape")
+
+
+def test_journal_keeps_whole_chunks_of_a_torn_tail(tmp_path):
+    import numpy as np
+
+    j = store.open_journal(tmp_path, "telemetry")
+    for k in range(3):
+        j.append({"t_ns": np.arange(4) + 10 * k})
+    (path,) = store.journal_paths(tmp_path, "telemetry")
+    size = path.stat().st_size
+    j.append({"t_ns": np.arange(4) + 30})
+    j._file.flush()
+    with open(path, "r+b") as f:        # a kill in the middle of the fourth chunk
+        f.truncate(size + (path.stat().st_size - size) // 2)
+    frame = store.read_journal(tmp_path, "telemetry")
+    assert len(frame) == 12 and frame["t_ns"].iloc[-1] == 23
+    # a resumed run appends to a new segment, never over the old one
+    j2 = store.open_journal(tmp_path, "telemetry")
+    j2.append({"t_ns": np.array([99])})
+    j2.close()
+    assert len(store.journal_paths(tmp_path, "telemetry")) == 2
+    assert store.read_journal(tmp_path, "telemetry")["t_ns"].iloc[-1] == 99
+
+
+def test_journal_survives_sigkill(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, numpy as np\n"
+        "from edgebench.results import store\n"
+        "j = store.open_journal(sys.argv[1])\n"
+        "for k in range(5):\n"
+        "    j.append({'e2e_s': np.full(100, float(k))})\n"
+        "print('written', flush=True)\n"
+        "sys.stdin.read()\n")
+    p = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "written"
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    frame = store.read_journal(tmp_path)
+    assert len(frame) == 500 and sorted(set(frame["e2e_s"])) == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+def test_write_parquet_is_atomic(tmp_path, monkeypatch):
+    frame = pd.DataFrame({"e2e_s": [1.0, 2.0]})
+    path = store.write_parquet(tmp_path / "x.parquet", frame)
+    assert list(pd.read_parquet(path)["e2e_s"]) == [1.0, 2.0]
+
+    def broken(self, f, index=False):
+        f.write(b"half a file")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", broken)
+    with pytest.raises(OSError, match="disk full"):
+        store.write_parquet(path, pd.DataFrame({"e2e_s": [3.0]}))
+    monkeypatch.undo()
+    assert list(pd.read_parquet(path)["e2e_s"]) == [1.0, 2.0]   # the old file is intact
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.parquet"]

@@ -54,7 +54,7 @@ def debug_enabled() -> bool:
 def _try_register() -> None:
     import importlib
 
-    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd", "flash_cmd", "deploy_cmd", "verify_cmd", "soak_cmd", "energy_cmd", "battery_cmd", "sweep_cmd"):
+    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd", "flash_cmd", "deploy_cmd", "verify_cmd", "soak_cmd", "energy_cmd", "battery_cmd", "sweep_cmd", "report_cmd", "compare_cmd", "check_cmd"):
         try:
             importlib.import_module(f"edgebench.cli.{name}")
         except ModuleNotFoundError as exc:  # a verb not written yet
@@ -65,45 +65,102 @@ def _try_register() -> None:
 _try_register()
 
 
+def _say(line: str) -> None:
+    """One line on stderr; a closed terminal (SIGHUP) must not turn it into a traceback."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _interrupted() -> None:
+    """Exit after Ctrl-C (130) or a stop signal (128+N), with one line on stderr."""
+    from edgebench.cli import signals
+
+    got = signals.received()
+    if got is None:
+        _say("interrupted")
+        sys.exit(130)
+    name, number = got
+    _say(f"stopped by {name}")
+    sys.exit(signals.exit_code(number))
+
+
+def _show_warnings() -> None:
+    """edgebench's own warnings (InputWarning, ...) become one ``warning:`` line on stderr."""
+    import warnings
+
+    from edgebench.errors import InputWarning
+
+    original = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, InputWarning):
+            _say(f"warning: {' '.join(str(message).split())}")
+        else:
+            original(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    warnings.simplefilter("always", InputWarning)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: run the app and map errors to exit codes."""
+    """Console-script entry point: run the app and map errors to exit codes.
+
+    SIGTERM and SIGHUP act like Ctrl-C in every verb (:mod:`edgebench.cli.signals`):
+    what was measured is kept, the run says which signal stopped it, and the exit
+    code is 128+N (130 for Ctrl-C).
+    """
+    from edgebench.cli import signals
+
+    signals.install()
+    _show_warnings()
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
     try:
-        rc = app(args=args, standalone_mode=False)
-        if isinstance(rc, int) and rc:  # typer turns Ctrl-C into 130 without raising
-            if rc == 130:
-                print("interrupted", file=sys.stderr)
-            sys.exit(rc)
-    except EdgebenchError as exc:
-        if debug:
+        try:
+            rc = app(args=args, standalone_mode=False)
+            if isinstance(rc, int) and rc:  # typer turns Ctrl-C into 130 without raising
+                if rc == 130:
+                    _interrupted()
+                sys.exit(rc)
+        except EdgebenchError as exc:
+            if debug:
+                raise
+            _say(f"error: {exc.one_line()}")
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            if debug:
+                import traceback
+
+                traceback.print_exc()
+            _interrupted()
+        except SystemExit as exc:
+            got = signals.received()
+            if exc.code == 130 and got is not None:  # a verb that printed its own line and exited 130
+                sys.exit(signals.exit_code(got[1]))
             raise
-        print(f"error: {exc.one_line()}", file=sys.stderr)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
-    except SystemExit:
-        raise
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        print("aborted", file=sys.stderr)
-        sys.exit(1)
-    except TyperException as exc:  # usage errors: unknown option, bad value, missing argument
-        if debug:
-            raise
-        verb = next((a for a in args if not a.startswith("-")), None)
-        known = verb is not None and "No such command" not in exc.format_message()
-        where = f"edgebench {verb} --help" if known else "edgebench --help"
-        print(f"error: {' '.join(exc.format_message().split())} (see {where})", file=sys.stderr)
-        sys.exit(1)
-    except Exception as exc:  # anything unexpected: still one line unless --debug
-        if debug:
-            raise
-        print(f"error: unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)",
-              file=sys.stderr)
-        sys.exit(1)
+        except typer.Exit as exc:
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            _say("aborted")
+            sys.exit(1)
+        except TyperException as exc:  # usage errors: unknown option, bad value, missing argument
+            if debug:
+                raise
+            verb = next((a for a in args if not a.startswith("-")), None)
+            known = verb is not None and "No such command" not in exc.format_message()
+            where = f"edgebench {verb} --help" if known else "edgebench --help"
+            _say(f"error: {' '.join(exc.format_message().split())} (see {where})")
+            sys.exit(1)
+        except Exception as exc:  # anything unexpected: still one line unless --debug
+            if debug:
+                raise
+            _say(f"error: unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+            sys.exit(1)
+    except KeyboardInterrupt:  # a second signal while the first error or interrupt was reported
+        _interrupted()
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

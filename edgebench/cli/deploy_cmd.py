@@ -25,14 +25,15 @@ def deploy(
     from edgebench.boards.connect import open_agent
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.errors import ModelError, UsageError
+    from edgebench.errors import UsageError
 
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     if profile.kind != "mcu":
         raise UsageError(f"board {profile.name} is a Linux board: deploy is for microcontroller firmware",
                          "edgebench bench/accuracy send the model to a Linux board themselves")
-    if not model.is_file():
-        raise ModelError(f"model file {model} does not exist", "check the path")
+    from edgebench.runtime.tflite_file import read_model
+
+    read_model(model)  # missing, a directory, a device, not a valid TFLite model: one clear line
     err = get_err_console()
     err.print(f"[dim]connecting to {profile.name}…[/]")
     client = open_agent(profile, url)

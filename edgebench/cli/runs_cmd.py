@@ -40,19 +40,28 @@ def runs(
     """List stored runs, or show one run in full."""
     from rich.table import Table
 
-    from edgebench.cli.output import emit_json, get_console
+    from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.errors import UsageError
     from edgebench.report import format as fmt
-    from edgebench.results.store import find_runs, flat_row, read_result, resolve_run
+    from edgebench.results.store import abandoned_reason, find_runs, flat_row, read_result, resolve_run
 
     out = get_console()
     if run is not None:
         d = resolve_run(run, runs_dir)
         result = read_result(d)
+        gone = abandoned_reason(result)
+        if gone:  # stored status "running", but nobody is writing it any more
+            get_err_console().print(f"note: run {d.name} is abandoned: {gone}; it never finished", markup=False,
+                                    soft_wrap=True)
         if json_out:
             emit_json(result)
         else:
             show_run(out, result, d)
         return
+    if not runs_dir.exists():
+        raise UsageError(f"runs folder {runs_dir} does not exist", "check --runs-dir")
+    if not runs_dir.is_dir():
+        raise UsageError(f"--runs-dir {runs_dir} is not a folder", "give the folder holding run folders")
     rows = [flat_row(read_result(d), d) for d in find_runs(runs_dir)]
     if json_out:
         emit_json(rows)
@@ -63,7 +72,7 @@ def runs(
     t = Table(title=f"runs under {runs_dir}", title_justify="left")
     for col in ("run", "status", "label", "model", "precision", "board", "kernels", "thr",
                 "scenario", "median e2e", "95% CI", "n", "warn"):
-        t.add_column(col)
+        t.add_column(col, min_width=10 if col == "status" else None)  # "incomplete", "abandoned" in full
     for r in rows:
         t.add_row(Path(r["path"]).name, r["status"], r["label"], str(r["model"]), str(r["precision"]),
                   str(r["board"]), str(r["kernels"]), str(r["threads"]), str(r["scenario"]),

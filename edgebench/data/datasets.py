@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import numbers
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
@@ -174,10 +176,26 @@ def load_npz(path, x_key: str = "x", y_key: str = "y", class_names: Optional[Seq
     if not p.is_file():
         raise DataError(f"no data file {source}")
     try:
-        with np.load(p, allow_pickle=False) as npz:
+        loaded = np.load(p, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise DataError(f"{source} is a single .npy array, not a .npz file with inputs and labels",
+                            hint="save both with numpy.savez(path, x=..., y=...)")
+        with loaded as npz:
             arrays = {key: npz[key] for key in npz.files}
-    except (OSError, ValueError, EOFError) as exc:
-        raise DataError(f"{source} is not a readable .npz file ({exc})") from None
+    except DataError:
+        raise
+    except ValueError as exc:
+        if "pickled" in str(exc):
+            raise DataError(f"{source} is not a readable .npz file (not a zip archive of arrays)",
+                            hint="save it with numpy.savez(path, x=..., y=...)") from None
+        if "Object arrays" in str(exc):
+            raise DataError(f"{source} holds object arrays (Python objects), which are not loaded",
+                            hint="store numeric x and integer y arrays") from None
+        raise DataError(f"{source} is not a readable .npz file ({exc})",
+                        hint="save it with numpy.savez(path, x=..., y=...)") from None
+    except (OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        raise DataError(f"{source} is not a readable .npz file ({type(exc).__name__}: {exc})",
+                        hint="save it with numpy.savez(path, x=..., y=...)") from None
     present = ", ".join(sorted(arrays)) or "none"
     if x_key not in arrays:
         raise DataError(f"{source} has no input array {x_key!r} (arrays: {present})", hint="name it with the x key")

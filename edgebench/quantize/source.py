@@ -82,25 +82,56 @@ def identify(path) -> SourceModel:
             raise ModelError(f"{p} is a directory without saved_model.pb, not a SavedModel",
                              "pass a .keras or .h5 file, or a SavedModel directory")
         return SourceModel(str(path), "saved_model", _sha256_file(pb), "saved_model.pb", _tree_sha256(p))
+    if not p.is_file():
+        raise ModelError(f"{p} is not a regular file", "pass a .keras or .h5 file, or a SavedModel directory")
+    size = p.stat().st_size
+    with open(p, "rb") as f:
+        head = f.read(512)
     suffix = p.suffix.lower()
-    if suffix == ".tflite":
+    what = _content_kind(p, head, size)
+    if what == "tflite":
         raise ModelError(f"{p} is already a TFLite model; quantize converts Keras models and SavedModels",
                          "pass the .keras/.h5 file or SavedModel it was made from")
-    if suffix in KERAS_SUFFIXES:
-        if not zipfile.is_zipfile(p):
-            raise ModelError(f"cannot load {p} with keras.saving.load_model: not a Keras v3 archive "
-                             f"(a .keras file is a zip archive; this one is truncated or not one, {p.stat().st_size} bytes)",
-                             "re-save the model with model.save('model.keras')")
+    if what == "keras" and suffix in KERAS_SUFFIXES:
         return SourceModel(str(path), "keras", _sha256_file(p), "file")
-    if suffix in H5_SUFFIXES:
-        with open(p, "rb") as f:
-            head = f.read(8)
-        if head != _HDF5_MAGIC:
-            raise ModelError(f"cannot load {p} with keras.saving.load_model: not an HDF5 file "
-                             f"(signature {head!r})", "re-save the model with model.save('model.h5')")
+    if what == "h5" and suffix in H5_SUFFIXES:
         return SourceModel(str(path), "h5", _sha256_file(p), "file")
-    raise ModelError(f"{p}: unsupported model format {suffix or '(no suffix)'!r}",
+    if suffix in KERAS_SUFFIXES and what != "h5":
+        raise ModelError(f"cannot load {p} with keras.saving.load_model: not a Keras v3 archive "
+                         f"(a .keras file is a zip archive; this one is {what})",
+                         "re-save the model with model.save('model.keras')")
+    if suffix in H5_SUFFIXES and what != "keras":
+        raise ModelError(f"cannot load {p} with keras.saving.load_model: not an HDF5 file (it is {what})",
+                         "re-save the model with model.save('model.h5')")
+    if what in ("keras", "h5"):
+        kind = "a zip archive (a Keras v3 .keras file?)" if what == "keras" else "an HDF5 file (a legacy .h5 model?)"
+        raise ModelError(f"{p} is {kind} but is named {suffix or '(no suffix)'!r}",
+                         "rename it to .keras (zip archive) or .h5 (HDF5) to match its content")
+    expected = {".keras": "a Keras v3 archive (a zip file)", ".h5": "an HDF5 model", ".hdf5": "an HDF5 model",
+                ".tflite": "a TFLite model"}.get(suffix, "a Keras model (.keras, .h5) or a SavedModel directory")
+    raise ModelError(f"{p} is not {expected}: it is {what}",
                      "quantize reads .keras and .h5 files and SavedModel directories")
+
+
+def _content_kind(p: Path, head: bytes, size: int) -> str:
+    """What a file holds, from its first bytes: "tflite", "keras" (zip), "h5", or a description."""
+    if size == 0:
+        return "an empty file (0 bytes)"
+    if len(head) >= 8 and head[4:8] == b"TFL3":
+        return "tflite"
+    if head.startswith(_HDF5_MAGIC):
+        return "h5"
+    if head.startswith(b"PK\x03\x04") and zipfile.is_zipfile(p):
+        return "keras"
+    if head.startswith(b"PK"):
+        return f"a damaged or truncated zip archive ({size:,} bytes)"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"{size:,} bytes of an unknown format (first bytes {head[:8]!r})"
+    if "\x00" in text:
+        return f"{size:,} bytes of an unknown format (first bytes {head[:8]!r})"
+    return f"a text file ({size:,} bytes)"
 
 
 @dataclass

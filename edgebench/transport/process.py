@@ -7,7 +7,9 @@ forever: every read and write waits on the file descriptor with a deadline
 (``selectors`` + ``os.read``/``os.write``). The child's stderr is drained by a
 daemon thread into a bounded tail buffer so that a crash can be explained
 (:meth:`ProcessChannel.diagnostics`) and a chatty child can never fill the pipe
-and stall.
+and stall. The child is started with :func:`~edgebench.transport.child.spawn_tied`
+(its own process group, killed by the kernel when edgebench dies, SIGKILL included)
+and ended with :func:`~edgebench.transport.child.stop_tied`.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import time
 
 from edgebench.errors import TransportError
 from edgebench.transport.buffered import BufferedReads
+from edgebench.transport.child import spawn_tied, stop_tied
 
 _STDERR_TAIL_BYTES = 64 * 1024
 _READ_CHUNK = 1 << 16
@@ -66,7 +69,9 @@ class ProcessChannel(BufferedReads):
         self.description = description
         self.write_timeout_s = write_timeout_s
         try:
-            self._proc = subprocess.Popen(
+            # tied: own process group (a terminal's Ctrl-C reaches edgebench, which stops
+            # it), and killed by the kernel if edgebench dies in any way (SIGKILL too)
+            self._proc = spawn_tied(
                 self.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -169,17 +174,12 @@ class ProcessChannel(BufferedReads):
             self._proc.stdin.close()  # EOF: a well-behaved agent exits by itself
         except OSError:
             pass
-        for action in (None, self._proc.terminate, self._proc.kill):
-            if action is not None and self._proc.poll() is None:
-                try:
-                    action()
-                except OSError:
-                    pass
-            try:
-                self._proc.wait(timeout=grace_s)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        try:
+            self._proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+        # then SIGTERM, SIGKILL to its whole process group (whatever it started dies too)
+        stop_tied(self._proc, grace_s=grace_s)
         for sel in (self._sel_r, self._sel_w):
             sel.close()
         try:

@@ -1,0 +1,52 @@
+"""`edgebench check RUN...`: the ways to fool the masses, as named rules with verdicts and evidence."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+import typer
+
+from edgebench.cli.app import app
+
+_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "not applicable": "dim"}
+
+
+def verdict_table(report):
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=f"check of {len(report.runs)} run{'s' if len(report.runs) != 1 else ''}: "
+                    + ", ".join(f"{n} {k}" for k, n in report.counts.items() if n), title_justify="left")
+    t.add_column("verdict", no_wrap=True, min_width=7, max_width=14)
+    t.add_column("rule", max_width=30, overflow="fold")
+    t.add_column("evidence", ratio=1, overflow="fold")
+    for v in report.verdicts:
+        evidence = v.evidence + (f" → {v.remedy}" if v.remedy and v.verdict in ("warn", "fail") else "")
+        t.add_row(f"[{_STYLE[v.verdict]}]{v.verdict}[/]", f"{escape(v.title)}\n[dim]{v.rule}[/]", escape(evidence))
+    return t
+
+
+@app.command()
+def check(
+    runs: List[str] = typer.Argument(..., help="Runs to check together: ids, folder name prefixes or folders."),
+    runs_dir: Path = typer.Option(Path("runs"), help="Folder holding run folders."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 2 when any rule fails."),
+    json_out: bool = typer.Option(False, "--json", help="Print the verdicts as JSON on stdout."),
+) -> None:
+    """Check runs against the twelve ways to fool the masses and the edge reality check."""
+    from edgebench.cli.output import emit_json, get_console
+    from edgebench.cli.report_cmd import resolve_ref
+    from edgebench.errors import GateFailed
+    from edgebench.report.check import check as run_checks
+    from edgebench.results.store import read_result
+
+    results = [read_result(resolve_ref(ref, runs_dir)) for ref in runs]
+    report = run_checks(results)
+    if json_out:
+        emit_json(report)
+    else:
+        get_console().print(verdict_table(report))
+    if strict and report.failed:
+        failed = [v.rule for v in report.verdicts if v.verdict == "fail"]
+        raise GateFailed(f"check --strict: {len(failed)} rule{'s' if len(failed) != 1 else ''} failed "
+                         f"({', '.join(failed)})")

@@ -1,0 +1,91 @@
+"""`edgebench compare A B`: ratio of medians per stage with the honest interval; a CI regression gate."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from edgebench.cli.app import app
+
+
+def comparison_table(comp, a, b):
+    from rich.markup import escape
+    from rich.table import Table
+
+    from edgebench.report import format as fmt
+
+    t = Table(title=escape(f"{b.model.get('name')} ({b.run_id}) against {a.model.get('name')} ({a.run_id}), "
+                           f"{comp.label}; speed-up = median(A) / median(B), > 1: B faster"), title_justify="left")
+    for col in ("stage", "median A", "median B", "speed-up", "95% CI", "p", "Holm p", "verdict", "runs"):
+        t.add_column(col, justify="left" if col in ("stage", "verdict") else "right")
+    for stage, s in comp.stages.items():
+        la, lb = (a.latency or {}).get(stage) or {}, (b.latency or {}).get(stage) or {}
+        t.add_row(stage, fmt.duration(la.get("median_s")), fmt.duration(lb.get("median_s")), f"{s['ratio']:.3f}",
+                  f"{s['ci_low']:.3f}–{s['ci_high']:.3f}", fmt.p_value(s["p_value"]), fmt.p_value(s["p_holm"]),
+                  s["verdict"], f"{s['runs_a']} vs {s['runs_b']}")
+    return t
+
+
+@app.command()
+def compare(
+    a: str = typer.Argument(..., help="Baseline run: id, folder name prefix, folder, or 'latest'."),
+    b: str = typer.Argument(..., help="Candidate run compared against it."),
+    runs_dir: Path = typer.Option(Path("runs"), help="Folder holding run folders."),
+    stage: str = typer.Option("e2e", help="Headline stage (e2e, prep, set, invoke, get)."),
+    allow_different: bool = typer.Option(False, "--allow-different",
+                                         help="Compare even when conditions differ (they are listed)."),
+    max_slowdown: Optional[float] = typer.Option(
+        None, "--max-slowdown", help="Exit 2 when B is slower than X times A beyond the interval's doubt "
+                                     "(lower bound of the slowdown interval > X)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
+) -> None:
+    """Compare two runs: ratio of medians per stage, run- and dependence-aware interval, Holm across stages."""
+    from edgebench.bench.compare import compare as compare_runs
+    from edgebench.bench.compare import short_value, condition_differences
+    from edgebench.cli.output import emit_json, get_console
+    from edgebench.cli.report_cmd import resolve_ref
+    from edgebench.errors import GateFailed, ResultError, UsageError
+    from edgebench.results.model import STAGES, refuse_mixed_labels
+    from edgebench.results.store import read_result, read_samples
+
+    if stage not in STAGES:
+        raise UsageError(f"unknown stage {stage!r}", f"use one of {', '.join(STAGES)}")
+    if max_slowdown is not None and not max_slowdown > 0:
+        raise UsageError(f"--max-slowdown must be a positive ratio, got {max_slowdown}", "e.g. --max-slowdown 1.05")
+    da, db = resolve_ref(a, runs_dir), resolve_ref(b, runs_dir)
+    ra, rb = read_result(da), read_result(db)
+    refuse_mixed_labels(ra, rb)
+    for r, d in ((ra, da), (rb, db)):
+        if not (r.latency or {}).get(stage):
+            raise ResultError(f"run {d.name} ({r.kind}) has no {stage} latency to compare",
+                              "compare runs of bench, soak, energy or mlperf-tiny")
+    diffs = condition_differences(ra, rb)
+    if diffs and not allow_different:
+        listed = "; ".join(f"{d['condition']} {short_value(d['baseline'])} vs {short_value(d['candidate'])}" for d in diffs)
+        raise UsageError(f"refusing to compare runs whose conditions differ: {listed}",
+                         "pass --allow-different to compare anyway (the differences are printed beside the result)")
+    stages = tuple(s for s in STAGES if (ra.latency or {}).get(s) and (rb.latency or {}).get(s))
+    comp = compare_runs(ra, read_samples(da), rb, read_samples(db), stage=stage, stages=stages)
+    gate = comp.apply_gate(max_slowdown, stage) if max_slowdown is not None else None
+    if json_out:
+        emit_json(comp)
+    else:
+        out = get_console()
+        out.print(comparison_table(comp, ra, rb))
+        out.print(comp.sentence(stage), markup=False, soft_wrap=True)
+        if diffs:
+            out.print(f"conditions differ ({len(diffs)}), compared anyway (--allow-different):", markup=False)
+            for d in diffs:
+                out.print(f"  {d['condition']}: {short_value(d['baseline'])} (A) vs {short_value(d['candidate'])} (B)",
+                          markup=False)
+        else:
+            out.print("conditions: every recorded condition is the same in both runs", markup=False)
+        if gate is not None:
+            out.print(f"gate --max-slowdown {max_slowdown:g}: slowdown {gate['slowdown']:.3f} "
+                      f"(95% CI {gate['slowdown_ci_low']:.3f}–{gate['slowdown_ci_high']:.3f}) "
+                      f"{'FAILED' if gate['failed'] else 'passed'}", markup=False, soft_wrap=True)
+    if gate is not None and gate["failed"]:
+        raise GateFailed(f"{rb.model.get('name')} is slower than {max_slowdown:g}x {ra.model.get('name')} "
+                         f"({stage} slowdown {gate['slowdown']:.3f}, 95% CI {gate['slowdown_ci_low']:.3f}–"
+                         f"{gate['slowdown_ci_high']:.3f})")

@@ -1,0 +1,185 @@
+"""`edgebench report RUN...`: one self-contained HTML file (or Markdown) with the claim, the
+conditions, the check verdicts and the figures of each run.
+
+The reading of each run folder (samples, telemetry, power trace, battery curve, sweep
+plots) happens here, in :func:`gather`; :mod:`edgebench.report.html` only renders.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from edgebench.cli.app import app
+
+BATTERY_CELL = "2xAA"
+
+
+def resolve_ref(ref: str, runs_dir) -> Path:
+    """A run folder from a folder, a folder-name prefix, 'latest', or a run id (or its prefix)."""
+    from edgebench.errors import ResultError
+    from edgebench.results.store import find_runs, read_result, resolve_run
+
+    try:
+        return resolve_run(ref, runs_dir)
+    except ResultError as first:
+        if not Path(runs_dir).is_dir():
+            raise
+        hits = []
+        for d in find_runs(runs_dir):
+            try:
+                if read_result(d).run_id.startswith(str(ref)):
+                    hits.append(d)
+            except ResultError:
+                continue
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            raise ResultError(f"run id {ref!r} matches {len(hits)} runs under {runs_dir}", "give more of the id")
+        raise first
+
+
+def _soak_series(result, run_dir: Path, samples) -> Optional[dict]:
+    import numpy as np
+
+    from edgebench.bench.soak import read_telemetry
+    from edgebench.telemetry import analysis
+
+    if samples is None or not len(samples) or "t_start_ns" not in samples:
+        return None
+    rows = samples[samples["phase"] != "cold"]
+    if not len(rows):
+        return None
+    t0 = int(rows["t_start_ns"].min())
+    tel = read_telemetry(run_dir)
+    series = {"t_lat_s": (rows["t_start_ns"].to_numpy(np.int64) - t0) / 1e9, "latency_s": rows["e2e_s"].to_numpy(),
+              "t_temp_s": [], "temp_c": [], "t_freq_s": [], "freq_hz": [], "throttle": []}
+    if len(tel) and "t_ns" in tel:
+        tel = tel[tel["t_ns"] >= t0]
+        t = (tel["t_ns"].to_numpy(np.int64) - t0) / 1e9
+        series.update(t_temp_s=t, temp_c=analysis.primary_temp(tel), t_freq_s=t, freq_hz=analysis.cpu_freq(tel)[1])
+    s = (result.extra or {}).get("soak") or {}
+    for cause, ev in ((s.get("thermal") or {}).get("throttle_events") or {}).items():
+        if isinstance(ev, dict) and ev.get("events") and ev.get("first_s") is not None:
+            series["throttle"].append((ev["first_s"], cause))
+    for key in ("burst", "sustained"):
+        w = s.get(key) or {}
+        if w.get("t_from_s") is not None:
+            series["burst" if key == "burst" else "window"] = (w["t_from_s"], w["t_to_s"])
+    return series
+
+
+def _battery(result) -> Optional[dict]:
+    import numpy as np
+
+    from edgebench.bench.battery import estimate, figures_from_run, load_from_figures, make_cell
+    from edgebench.errors import EdgebenchError
+
+    try:
+        f = figures_from_run(result)
+    except EdgebenchError:
+        return None
+    if not f.get("event_s"):
+        return None
+    cell = make_cell(BATTERY_CELL)
+    duties = np.logspace(-5, 0, 41)
+    life, lo, hi = [], [], []
+    for d in duties:
+        est = estimate(cell, load_from_figures(f["idle_w"], f["event_j"], f["label"], duty=float(d),
+                                               event_s=f["event_s"], idle_ci=f["idle_ci"], event_ci=f["event_ci"]))
+        life.append(est.life_h)
+        lo.append(est.life_low_h)
+        hi.append(est.life_high_h)
+    run_duty = ((result.power or {}).get("duty_cycle") or {}).get("duty")
+    run_life = None
+    if run_duty:
+        run_life = estimate(cell, load_from_figures(f["idle_w"], f["event_j"], f["label"], duty=float(run_duty),
+                                                    event_s=f["event_s"])).life_h
+    return {"duty": duties.tolist(), "life_h": life, "life_low_h": lo, "life_high_h": hi, "cell": cell.name,
+            "run_duty": run_duty, "run_life_h": run_life, "label": f"estimated from {f['label']} power",
+            "assumptions": "80% usable, regulator 85% efficient"}
+
+
+def gather(run_dir) -> "object":
+    """A :class:`edgebench.report.html.RunData` with everything the run's folder holds for the report."""
+    import pandas as pd
+
+    from edgebench.errors import ResultError
+    from edgebench.report.html import RunData
+    from edgebench.results.store import read_result, read_samples
+
+    d = Path(run_dir)
+    result = read_result(d)
+    data = RunData(result=result, path=str(d))
+    if (result.latency or {}).get("e2e") or result.kind == "soak":
+        try:
+            data.samples = read_samples(d)
+        except (ResultError, OSError):
+            data.samples = None
+    if result.kind == "soak":
+        data.soak_series = _soak_series(result, d, data.samples)
+    if result.kind == "energy":
+        if (d / "power.parquet").exists():
+            data.power = pd.read_parquet(d / "power.parquet")
+        if (d / "energy_events.parquet").exists():
+            data.events = pd.read_parquet(d / "energy_events.parquet")
+        data.battery = _battery(result)
+    if result.kind == "sweep":
+        for name in (result.extra or {}).get("plots") or []:
+            if (d / name).exists() and str(name).endswith(".png"):
+                data.images[f"sweep plot {name} (written by edgebench sweep)"] = (d / name).read_bytes()
+    return data
+
+
+def _comparisons(datas: list) -> list:
+    """Each latency run against the first of the same label and kind (all stages, conditions listed)."""
+    from edgebench.bench.compare import compare
+    from edgebench.errors import EdgebenchError
+
+    lat = [x for x in datas if x.result.kind in ("bench", "mlperf-tiny") and x.samples is not None
+           and ((x.result.latency or {}).get("e2e") or {}).get("median_s")]
+    out = []
+    if len(lat) < 2:
+        return out
+    base = lat[0]
+    for cand in lat[1:]:
+        if cand.result.label != base.result.label:
+            continue
+        stages = tuple(s for s in ("e2e", "invoke") if base.result.latency.get(s) and cand.result.latency.get(s))
+        try:
+            out.append(compare(base.result, base.samples, cand.result, cand.samples, stage="e2e", stages=stages))
+        except EdgebenchError:
+            continue
+    return out
+
+
+@app.command()
+def report(
+    runs: List[str] = typer.Argument(..., help="Runs to report: ids, folder name prefixes, folders, or 'latest'."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="File to write (default: report.html, or "
+                                                                        "report.md with --md)."),
+    md: bool = typer.Option(False, "--md", help="Write Markdown (for a pull-request comment) instead of HTML."),
+    runs_dir: Path = typer.Option(Path("runs"), help="Folder holding run folders."),
+    title: Optional[str] = typer.Option(None, help="Title of the report."),
+) -> None:
+    """Write one self-contained HTML report (or Markdown) of runs: claim, conditions, checks, plots."""
+    from edgebench import __version__
+    from edgebench.cli.output import get_console
+    from edgebench.report import html
+    from edgebench.report.check import check
+
+    dirs = list(dict.fromkeys(resolve_ref(ref, runs_dir) for ref in runs))
+    datas = [gather(d) for d in dirs]
+    verdicts = check([x.result for x in datas])
+    comps = _comparisons(datas)
+    if md:
+        text = html.render_markdown(datas, verdicts, comps, title=title)
+        target = output or Path("report.md")
+    else:
+        text = html.render_html(datas, verdicts, comps, title=title, version=__version__)
+        target = output or Path("report.html")
+    path = html.write_text(target, text)
+    counts = verdicts.counts
+    get_console().print(f"report written to {path} ({len(datas)} run{'s' if len(datas) != 1 else ''}; check: "
+                        f"{counts['fail']} fail, {counts['warn']} warn, {counts['pass']} pass)", markup=False)

@@ -1,0 +1,566 @@
+"""`edgebench report`: one self-contained HTML file, or Markdown for a pull request (level 1).
+
+Pure functions: :func:`render_html` and :func:`render_markdown` take the runs (as
+:class:`RunData`: the stored result and the frames read from its folder), the ``check``
+verdicts and any comparisons, and return text; :func:`write_text` writes it where it is
+told. The page needs no network, no JavaScript and no external CSS or fonts: figures are
+PNG bytes from :mod:`edgebench.report.report_plots`, inlined as base64 ``data:`` URIs.
+
+Every page starts with the claim of each run, the conditions table (one column per run,
+differing rows marked) and the check verdicts; then one section per run with the
+figures its kind has (latency distribution and stage breakdown; soak time series;
+sweep plots; reliability diagram and edge-case slices; energy trace and battery life
+against duty cycle); several runs add a Pareto view.
+"""
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html as _html
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from edgebench.report import format as fmt
+from edgebench.report import report_plots as rp
+
+KIND_TITLE = {"bench": "benchmark", "soak": "thermal soak", "sweep": "sweep", "accuracy": "accuracy",
+              "energy": "energy", "mlperf-tiny": "MLPerf Tiny"}
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0 auto;max-width:1180px;
+padding:16px 24px;color:#1a1a1a;line-height:1.4}
+h1{font-size:1.6em;margin:.2em 0}h2{font-size:1.3em;border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:1.6em}
+h3{font-size:1.08em;margin:1.2em 0 .4em}
+.claim{background:#f4f7fb;border-left:4px solid #2a6fb0;padding:8px 12px;margin:8px 0}
+.claim.lab-simulated,.claim.lab-emulated,.claim.lab-estimated{border-left-color:#b06a2a;background:#fbf6f1}
+table{border-collapse:collapse;margin:6px 0 12px;font-size:.9em}
+th,td{border:1px solid #d0d0d0;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.differs td{background:#fff4d6}
+.v-pass{color:#1d7a2e;font-weight:600}.v-warn{color:#9a6700;font-weight:600}.v-fail{color:#b3261e;font-weight:700}
+.v-na{color:#777}
+.label{display:inline-block;padding:0 6px;border-radius:3px;font-size:.85em;background:#e8eef6}
+.label.simulated,.label.emulated,.label.estimated{background:#f6e3cf}
+figure{margin:10px 0}figure img{max-width:100%;height:auto;border:1px solid #e3e3e3}
+figcaption{font-size:.85em;color:#444}
+.small{font-size:.85em;color:#555}.wide{overflow-x:auto}ul.warn li{margin:2px 0}
+"""
+
+
+@dataclass
+class RunData:
+    """One run and what its folder holds, read by the caller (the CLI): frames may be None."""
+
+    result: Any                          # RunResult
+    path: str = ""
+    samples: Any = None                  # samples.parquet
+    soak_series: Optional[dict] = None   # see report_plots.soak_series
+    power: Any = None                    # power.parquet (t_s, dt_s, power_w)
+    events: Any = None                   # energy_events.parquet
+    battery: Optional[dict] = None       # see report_plots.battery_curve
+    images: dict = field(default_factory=dict)  # caption -> PNG bytes already in the folder (sweep plots)
+
+
+# ---------------------------------------------------------------- conditions
+
+def _governor(sysd: dict) -> Optional[str]:
+    pol = (sysd.get("cpufreq") or {}).get("policies") or {}
+    govs = sorted({p.get("governor") for p in pol.values() if isinstance(p, dict) and p.get("governor")})
+    return "/".join(govs) or None
+
+
+def _thermal(r) -> str:
+    t = r.thermal or {}
+    start, end = t.get("start") or {}, t.get("end") or {}
+    if not (t.get("available") or start.get("available") or end.get("available")):
+        return "unknown (no thermal sensor)"
+
+    def hottest(s):
+        v = [x for x in (s.get("temps_c") or {}).values() if isinstance(x, (int, float))]
+        return f"{max(v):.0f} °C" if v else "?"
+    thr = end.get("throttled") or {}
+    now = sorted(k[:-4] for k, v in thr.items() if k.endswith("_now") and v) if isinstance(thr, dict) else []
+    return f"{hottest(start)} → {hottest(end)}" + (f", throttled ({', '.join(now)})" if now else ", not throttled")
+
+
+def conditions(r) -> list:
+    """``[(condition, value)]`` of a run: what must travel with every figure it holds."""
+    m, rt, b, sc = r.model or {}, r.runtime or {}, r.board or {}, r.scenario or {}
+    sysd = b.get("system") or {}
+    cpu_d = sysd.get("cpu") or {}
+    osd = sysd.get("os") or {}
+    inp = sc.get("inputs") or {}
+    cpu = cpu_d.get("model_name") or (sysd.get("board") or {}).get("model") or cpu_d.get("hardware")
+    if cpu and cpu_d.get("logical_cpus"):
+        cpu = f"{cpu} ({cpu_d['logical_cpus']} CPUs)"
+    bits = (f"weights {m.get('weights_bits')}-bit, activations {m.get('activations_bits')}-bit"
+            if m.get("weights_bits") else None)
+    pinned = (r.settings or {}).get("agent_cpus")
+    shape = "×".join(str(d) for d in inp.get("shape") or [])
+    inputs = None
+    if inp:
+        inputs = f"{shape} from {inp.get('source')} ({inp.get('count')})"
+        if inp.get("sha256"):
+            inputs += f", sha256 {str(inp['sha256'])[:12]}"
+    os_name = osd.get("os_pretty_name") or osd.get("system")
+    if osd.get("kernel"):
+        os_name = f"{os_name}, kernel {osd['kernel']}" if os_name else f"kernel {osd['kernel']}"
+    power = r.power or {}
+    rows = [
+        ("run", f"{r.run_id} ({r.kind}, {r.status}{', ' + r.status_reason if r.status_reason else ''})"),
+        ("created (UTC)", r.created_utc),
+        ("label", r.label),
+        ("model", f"{m.get('name')} (sha256 {str(m.get('sha256'))[:12]}, {fmt.count(m.get('bytes'))} bytes)"),
+        ("precision", f"{m.get('precision')}" + (f" ({bits})" if bits else "")),
+        ("runtime", " ".join(str(x) for x in (rt.get("name"), rt.get("version")) if x) or None),
+        ("kernels", rt.get("kernels")),
+        ("threads", rt.get("threads")),
+        ("delegate", rt.get("delegate") or "none"),
+        ("board", f"{b.get('title') or b.get('name')} ({b.get('name')})"),
+        ("CPU", cpu),
+        ("pinning", f"agent pinned to CPU {pinned}" if pinned not in (None, "") else "not pinned"),
+        ("governor", _governor(sysd) or "unknown"),
+        ("OS", os_name),
+        ("thermal state", _thermal(r)),
+        ("scenario", sc.get("name")),
+        ("inputs", inputs),
+        ("timing includes", (r.timing or {}).get("e2e_includes")),
+        ("power", power.get("label") or ("measured" if power.get("measured") else "not measured")),
+    ]
+    return [(k, "–" if v in (None, "") else str(v)) for k, v in rows]
+
+
+# ---------------------------------------------------------------- small html helpers
+
+def _e(x) -> str:
+    return _html.escape("–" if x is None else str(x))
+
+
+def _img(png: bytes, alt: str, caption: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return (f'<figure><img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{_e(caption)}</figcaption></figure>")
+
+
+def _table(head: list, rows: list, num_from: int = 1, row_class=None) -> str:
+    out = ["<table><thead><tr>", *(f"<th>{_e(h)}</th>" for h in head), "</tr></thead><tbody>"]
+    for i, row in enumerate(rows):
+        cls = f' class="{row_class(i, row)}"' if row_class and row_class(i, row) else ""
+        cells = "".join(f'<td class="num">{_e(c)}</td>' if j >= num_from else f"<td>{_e(c)}</td>"
+                        for j, c in enumerate(row))
+        out.append(f"<tr{cls}>{cells}</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _vclass(v: str) -> str:
+    return {"pass": "v-pass", "warn": "v-warn", "fail": "v-fail"}.get(v, "v-na")
+
+
+def _verdicts_html(report) -> str:
+    rows = []
+    for v in report.verdicts:
+        remedy = f"<br><span class=small>remedy: {_e(v.remedy)}</span>" if v.remedy and v.verdict in (
+            "warn", "fail") else ""
+        rows.append(f"<tr><td class={_vclass(v.verdict)}>{_e(v.verdict)}</td><td>{_e(v.title)}<br>"
+                    f"<span class=small>{_e(v.rule)}</span></td><td>{_e(v.evidence)}{remedy}</td></tr>")
+    counts = ", ".join(f"{n} {k}" for k, n in report.counts.items() if n)
+    return (f"<p class=small>{_e(counts)} (see docs/check.md for each rule and its source)</p>"
+            "<table><thead><tr><th>verdict</th><th>rule</th><th>evidence</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>")
+
+
+# ---------------------------------------------------------------- per kind
+
+def _latency_table(lat: dict) -> str:
+    rows = []
+    for st in ("e2e", "prep", "set", "invoke", "get"):
+        s = lat.get(st)
+        if not s:
+            continue
+        rows.append([st, fmt.duration(s.get("median_s")), fmt.duration_range(s.get("ci_low_s"), s.get("ci_high_s")),
+                     fmt.duration(s.get("p90_s")), fmt.duration(s.get("p99_s")), fmt.count(s.get("n")),
+                     s.get("runs") or 1])
+    return _table(["stage", "median", "95% CI", "p90", "p99", "n", "runs"], rows)
+
+
+def _measured_e2e(samples):
+    if samples is None or "e2e_s" not in samples:
+        return None
+    for phase in ("measure", "sustained"):
+        sel = samples[samples["phase"] == phase]
+        if len(sel):
+            return sel["e2e_s"].to_numpy()
+    return None
+
+
+def _latency_section(d: RunData) -> str:
+    r = d.result
+    lat = r.latency or {}
+    if not (lat.get("e2e") or {}).get("median_s"):
+        return ""
+    out = ["<h3>Latency</h3>", _latency_table(lat)]
+    cs, wu = r.cold_start or {}, r.warmup or {}
+    bits = []
+    if cs:
+        bits.append(f"cold start: model load {fmt.duration(cs.get('load_s'))}, first inference "
+                    f"{fmt.duration(cs.get('first_inference_s'))}")
+    if wu.get("n_warmup") is not None:
+        bits.append(f"warm-up: {fmt.count(wu.get('n_warmup'))} inferences discarded ({wu.get('method')})")
+    tp = r.throughput or {}
+    if tp.get("per_s"):
+        bits.append(f"throughput achieved {fmt.rate(tp['per_s'])}/s ({tp.get('definition')})")
+    e2e = lat["e2e"]
+    if e2e.get("ci_method"):
+        bits.append(f"interval: {e2e['ci_method']}")
+    out.append("<p class=small>" + "<br>".join(_e(b) for b in bits) + "</p>")
+    x = _measured_e2e(d.samples)
+    what = "sustained window" if r.kind == "soak" else "all repeats after warm-up"
+    name = f"{r.model.get('name')} on {r.board.get('name')}"
+    if x is not None and len(x):
+        out.append(_img(rp.latency_distribution(x, e2e, f"{name}: end-to-end latency ({what})", r.label),
+                        "latency histogram and CDF",
+                        "Histogram and cumulative distribution of end-to-end latency; shaded: the headline 95% "
+                        "interval of the median; right: each repeat's median with its own interval (red) against "
+                        "the headline interval."))
+    if any(lat.get(s) for s in ("prep", "set", "invoke", "get")):
+        out.append(_img(rp.stage_breakdown(lat, f"{name}: where end to end goes", r.label), "stage breakdown",
+                        "Median of each stage: prep (input preparation), set (copy into the interpreter), invoke "
+                        "(the kernels), get (output read). The model itself is invoke; the rest is harness."))
+    return "".join(out)
+
+
+def _soak_section(d: RunData) -> str:
+    r = d.result
+    s = (r.extra or {}).get("soak") or {}
+    if not s:
+        return ""
+    rows = []
+    for key in ("burst", "sustained"):
+        w = s.get(key) or {}
+        if w:
+            rows.append([key, f"{w.get('t_from_s', 0):.0f}–{w.get('t_to_s', 0):.0f} s",
+                         fmt.rate(w.get("throughput_per_s")),
+                         fmt.duration(w.get("median_s")), fmt.duration_range(w.get("ci_low_s"), w.get("ci_high_s")),
+                         fmt.duration(w.get("p99_s")), fmt.count(w.get("n"))])
+    th = s.get("thermal") or {}
+    out = ["<h3>Burst against sustained</h3>",
+           _table(["window", "device time", "inferences/s", "median", "95% CI", "p99", "n"], rows),
+           f"<p>{_e((s.get('verdict') or {}).get('reason'))}</p>",
+           f"<p class=small>sustained/burst throughput {_e(_num(s.get('sustained_over_burst')))}; max "
+           f"{_e(_num(th.get('max_temp_c'), '°C'))} at {_e(_num(th.get('max_temp_at_s'), 's'))}; steady "
+           f"{_e(_num(th.get('steady_temp_c'), '°C'))}; first throttle at "
+           f"{_e(_num(th.get('time_to_first_throttle_s'), 's'))}</p>"]
+    if d.soak_series:
+        out.append(_img(rp.soak_series(d.soak_series, f"{r.model.get('name')} on {r.board.get('name')}: soak",
+                                       r.label), "soak time series",
+                        "Temperature, CPU clock and latency (median and 10–90% of equal-time bins) against device "
+                        "time; dashed lines: throttle onsets."))
+    return "".join(out)
+
+
+def _joules(j) -> str:
+    if j is None:
+        return "n/a"
+    for scale, unit in ((1.0, "J"), (1e-3, "mJ"), (1e-6, "µJ")):
+        if abs(j) >= scale or unit == "µJ":
+            return f"{j / scale:.3g} {unit}"
+    return f"{j} J"  # pragma: no cover
+
+
+def _num(x, unit: str = "") -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:.3g}{(' ' + unit) if unit else ''}"
+
+
+def _sweep_section(d: RunData) -> str:
+    r = d.result
+    pts = (r.extra or {}).get("points") or []
+    if r.kind != "sweep":
+        return ""
+    rows = []
+    for p in pts:
+        lat = p.get("latency") or {}
+        en = p.get("energy") or {}
+        rows.append([p.get("id"), p.get("name"), fmt.rate(p.get("throughput_per_s")), fmt.duration(lat.get("median_s")),
+                     _num(p.get("steady_temp_c"), "°C"), "yes" if p.get("throttled") else "no",
+                     "yes" if p.get("steady") else "no",
+                     f"{_joules(en.get('per_inference_j'))} ({en.get('label')})"
+                     if en.get("per_inference_j") else "–"])
+    out = ["<h3>Points</h3>", _table(["point", "configuration", "inferences/s", "median", "steady temp",
+                                      "throttled", "steady", "energy/inference"], rows, num_from=2)]
+    for caption, png in d.images.items():
+        out.append(_img(png, caption, caption))
+    return "".join(out)
+
+
+def _accuracy_section(d: RunData) -> str:
+    r = d.result
+    a = (r.extra or {}).get("accuracy") or {}
+    if not a:
+        return ""
+    acc, p, res = a.get("accuracy") or {}, a.get("paired") or {}, a.get("resolution") or {}
+    rows = []
+    for key in ("baseline", "candidate"):
+        t1 = (acc.get(key) or {}).get("top1") or {}
+        ece = ((a.get("calibration") or {}).get(key) or {}).get("ece")
+        rows.append([key, fmt.percent(t1.get("accuracy"), 2),
+                     f"{fmt.percent(t1.get('ci_low'))}–{fmt.percent(t1.get('ci_high'))}", fmt.count(t1.get("n")),
+                     _num(ece)])
+    out = ["<h3>Accuracy</h3>", _table(["model", "top-1", "95% Wilson CI", "n", "ECE"], rows)]
+    if p:
+        out.append(f"<p>candidate − baseline: {p.get('diff_points', 0):+.2f} points (95% CI "
+                   f"{p.get('diff_ci_low_points', 0):+.2f} to {p.get('diff_ci_high_points', 0):+.2f}), McNemar "
+                   f"{_e(fmt.p_value(p.get('mcnemar_p')))}, agreement {_e(fmt.percent(p.get('agreement_rate')))}; "
+                   f"smallest resolvable difference with this test set: {_e(_num(res.get('mdd_points')))} points</p>")
+    rel = (a.get("relative") or {}).get("statements") or []
+    if rel:
+        out.append("<ul>" + "".join(f"<li>{_e(s)}</li>" for s in rel) + "</ul>")
+    name = (r.model or {}).get("name")
+    cal = a.get("calibration") or {}
+    if cal.get("baseline") or cal.get("candidate"):
+        out.append(_img(rp.reliability(cal, f"{name}: reliability diagram", r.label), "reliability diagram",
+                        "Accuracy against confidence per confidence bin; on the diagonal a model is calibrated."))
+    edge = a.get("edge_cases") or {}
+    if edge.get("slices"):
+        out.append(_img(rp.edge_slices(edge, f"{name}: edge cases", r.label), "edge-case slices",
+                        f"Worst slice: {edge.get('worst')}. Holm-adjusted over "
+                        f"{(edge.get('multiple_comparisons') or {}).get('m')} slices."))
+    val = (a.get("validation") or {}).get("rows") or []
+    if val:
+        out.append(_table(["gate", "threshold", "rule", "acceptable", "note"],
+                          [[v.get("metric"), v.get("threshold"), v.get("rule"), "yes" if v.get("acceptable") else "NO",
+                            v.get("note")] for v in val], num_from=9))
+    return "".join(out)
+
+
+def _energy_section(d: RunData) -> str:
+    r = d.result
+    p = r.power or {}
+    if r.kind != "energy" or not p:
+        return ""
+    idle, inf, ev, duty = (p.get(k) or {} for k in ("idle", "inference", "event", "duty_cycle"))
+
+    def ci(block, lo, hi, f):
+        return f"{f(block.get(lo))}–{f(block.get(hi))}" if block.get(lo) is not None else "–"
+    watts = (lambda w: _num(w, "W"))
+    rows = [["idle power", watts(idle.get("power_w")), ci(idle, "ci_low_w", "ci_high_w", watts), idle.get("label")],
+            ["energy per inference (idle share included)", _joules(inf.get("energy_j")),
+             ci(inf, "ci_low_j", "ci_high_j", _joules), inf.get("label")],
+            ["energy per event above idle", _joules(ev.get("energy_j")), ci(ev, "ci_low_j", "ci_high_j", _joules),
+             ev.get("label")],
+            [f"average power at {fmt.rate(duty.get('rate_hz'))}/s (duty {_num(duty.get('duty'))})",
+             watts(duty.get("avg_power_w")), "–", duty.get("label")]]
+    out = ["<h3>Energy</h3>", f"<p>{_e(p.get('label'))}; instrument {_e(p.get('instrument'))}; boundary "
+                              f"{_e(p.get('boundary'))}; {_e(p.get('model'))}</p>",
+           _table(["figure", "value", "95% CI", "label"], rows)]
+    name = f"{(r.model or {}).get('name')} on {(r.board or {}).get('name')}"
+    if d.power is not None and len(d.power):
+        out.append(_img(rp.energy_trace(d.power, d.events, f"{name}: power trace", p.get("label") or r.label),
+                        "energy trace", "Meter samples with the inference windows shaded; energy per event."))
+    if d.battery:
+        out.append(_img(rp.battery_curve(d.battery, f"{name}: battery life",
+                                         d.battery.get("label") or p.get("label") or r.label),
+                        "battery life against duty cycle",
+                        f"Battery life on {d.battery.get('cell')} ({d.battery.get('assumptions', '')}) from this "
+                        "run's idle power and energy per event."))
+    return "".join(out)
+
+
+def _warnings(r) -> str:
+    if not r.warnings:
+        return ""
+    return ("<h3>Warnings</h3><ul class=warn>" + "".join(
+        f"<li><b>{_e(w.get('code'))}</b>: {_e(w.get('message'))}" + (f" <i>({_e(w.get('remedy'))})</i>"
+                                                                     if w.get("remedy") else "") + "</li>"
+        for w in r.warnings) + "</ul>")
+
+
+def _run_section(d: RunData, index: int) -> str:
+    r = d.result
+    title = f"{index}. {KIND_TITLE.get(r.kind, r.kind)}: {(r.model or {}).get('name')} on {(r.board or {}).get('name')}"
+    body = "".join(f(d) for f in (_soak_section, _latency_section, _sweep_section, _accuracy_section,
+                                  _energy_section))
+    return (f'<section id="run-{_e(r.run_id)}"><h2>{_e(title)} <span class="label {_e(r.label)}">{_e(r.label)}'
+            f"</span></h2><p class=small>{_e(d.path)}</p>{body or '<p>no figures in this run</p>'}"
+            f"{_warnings(r)}</section>")
+
+
+# ---------------------------------------------------------------- several runs
+
+def pareto_points(runs: list) -> list:
+    """One point per model (sha256): latency from its latency runs, accuracy from accuracy runs
+    (candidate and baseline), energy from energy runs."""
+    pts: dict = {}
+
+    def point(m: dict) -> dict:
+        key = m.get("sha256") or m.get("name")
+        return pts.setdefault(key, {"name": f"{m.get('name')} {m.get('precision') or ''}".strip(), "labels": set()})
+
+    for d in runs:
+        r = d.result
+        m = r.model or {}
+        e2e = (r.latency or {}).get("e2e") or {}
+        if r.kind in ("bench", "mlperf-tiny", "soak", "energy") and e2e.get("median_s"):
+            p = point(m)
+            if "latency_s" not in p or r.kind == "bench":
+                p.update(latency_s=e2e["median_s"], latency_ci=(e2e.get("ci_low_s"), e2e.get("ci_high_s")))
+                p["labels"].add(r.label)
+        if r.kind == "energy":
+            ev = (r.power or {}).get("inference") or {}
+            if ev.get("energy_j"):
+                point(m)["energy_j"] = ev["energy_j"]
+                point(m)["labels"].add(((r.power or {}).get("label") or r.label).split(" ")[0])
+        a = (r.extra or {}).get("accuracy") or {}
+        if r.kind == "accuracy" and a:
+            for key, mm in (("candidate", m), ("baseline", ((a.get("baseline") or {}).get("model") or {}))):
+                t1 = ((a.get("accuracy") or {}).get(key) or {}).get("top1") or {}
+                if t1.get("accuracy") is not None and mm:
+                    p = point(mm)
+                    p.update(accuracy=t1["accuracy"], accuracy_ci=(t1.get("ci_low"), t1.get("ci_high")))
+                    p["labels"].add(r.label)
+    out = []
+    for p in pts.values():
+        labels = p.pop("labels")
+        p["label"] = "/".join(sorted(labels)) or "measured"
+        out.append(p)
+    return out
+
+
+def _summary_table(runs: list) -> str:
+    rows = []
+    for d in runs:
+        r = d.result
+        e2e = (r.latency or {}).get("e2e") or {}
+        rows.append([f"{r.run_id}", r.kind, r.label, (r.model or {}).get("name"), (r.model or {}).get("precision"),
+                     (r.board or {}).get("name"), fmt.duration(e2e.get("median_s")),
+                     fmt.duration_range(e2e.get("ci_low_s"), e2e.get("ci_high_s"))])
+    return _table(["run", "kind", "label", "model", "precision", "board", "median e2e", "95% CI"], rows, num_from=6)
+
+
+def _conditions_table(runs: list) -> str:
+    cols = [conditions(d.result) for d in runs]
+    names = [k for k, _ in cols[0]]
+    rows = [[name] + [c[i][1] for c in cols] for i, name in enumerate(names)]
+
+    def differs(i, row):
+        return "differs" if len(runs) > 1 and names[i] not in ("run", "created (UTC)") and len(set(row[1:])) > 1 else ""
+    head = ["condition"] + [f"{d.result.run_id}" for d in runs]
+    note = "<p class=small>highlighted: conditions that differ between the runs</p>" if len(runs) > 1 else ""
+    return '<div class=wide>' + _table(head, rows, num_from=99, row_class=differs) + "</div>" + note
+
+
+def _comparisons_html(comparisons: list) -> str:
+    if not comparisons:
+        return ""
+    out = ["<h2>Comparisons</h2>"]
+    for c in comparisons:
+        out.append(f"<p>{_e(c.sentence())}</p>")
+        rows = [[st, f"{s['ratio']:.3f}", f"{s['ci_low']:.3f}–{s['ci_high']:.3f}", fmt.p_value(s['p_holm']),
+                 s["verdict"]] for st, s in c.stages.items()]
+        out.append(_table(["stage", "speed-up (A/B medians)", "95% CI", "Holm p", "verdict"], rows))
+        if c.conditions_differ:
+            out.append("<p class=small>conditions differ: " + _e("; ".join(c.conditions_differ)) + "</p>")
+    return "".join(out)
+
+
+def render_html(runs: list, report, comparisons: list = (), title: Optional[str] = None,
+                generated_utc: Optional[str] = None, version: str = "") -> str:
+    """The whole report as one HTML document (str). ``report``: the CheckReport of ``runs``."""
+    when = generated_utc or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    title = title or ("edgebench report: " + ", ".join(sorted({f"{(d.result.model or {}).get('name')}"
+                                                                for d in runs})))
+    claims = "".join(
+        f'<div class="claim lab-{_e(d.result.label)}"><b>{_e(d.result.run_id)}</b> '
+        f"({_e(KIND_TITLE.get(d.result.kind, d.result.kind))}): "
+        f"{_e((d.result.extra or {}).get('claim') or 'no claim stored')}</div>"
+        for d in runs)
+    labels = {d.result.label for d in runs}
+    mixed = (f"<p class=v-fail>These runs mix {_e(', '.join(sorted(labels)))} figures: never compare them with "
+             "each other.</p>") if len(labels) > 1 else ""
+    parts = [f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title>"
+             f"<meta name=viewport content='width=device-width, initial-scale=1'><style>{_CSS}</style></head><body>",
+             f"<h1>{_e(title)}</h1><p class=small>generated {_e(when)} by edgebench {_e(version)} from "
+             f"{len(runs)} run{'s' if len(runs) != 1 else ''}</p>", mixed,
+             "<h2>Claim</h2>", claims, "<h2>Conditions</h2>", _conditions_table(runs),
+             "<h2>Check</h2>", _verdicts_html(report)]
+    if len(runs) > 1:
+        parts += ["<h2>Runs</h2>", _summary_table(runs)]
+        pts = pareto_points(runs)
+        usable = [p for p in pts if p.get("latency_s") and (p.get("accuracy") is not None or p.get("energy_j"))]
+        if len(usable) >= 2:
+            kinds = "accuracy" if any(p.get("accuracy") is not None for p in usable) else "energy"
+            parts += ["<h2>Pareto view</h2>",
+                      _img(rp.pareto(usable, f"{kinds} against latency, one point per model"), "Pareto view",
+                           f"Latency (median, 95% CI) against {kinds}; labels in brackets; the dashed line joins the "
+                           "models no other model beats on both.")]
+    parts.append(_comparisons_html(list(comparisons)))
+    parts += [_run_section(d, i) for i, d in enumerate(runs, 1)]
+    parts.append("<p class=small>edgebench report: every figure above carries its label (measured, emulated, "
+                 "simulated, estimated) and the conditions above.</p></body></html>")
+    return "\n".join(p for p in parts if p)
+
+
+# ---------------------------------------------------------------- markdown
+
+def _md_cell(x) -> str:
+    return str("–" if x is None else x).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(head: list, rows: list) -> str:
+    lines = ["| " + " | ".join(_md_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+_MD_MARK = {"pass": "✅ pass", "warn": "⚠️ warn", "fail": "❌ fail", "not applicable": "– n/a"}
+
+
+def render_markdown(runs: list, report, comparisons: list = (), title: Optional[str] = None) -> str:
+    """The report as Markdown for a pull-request comment: claims, conditions, verdicts, key figures
+    (figures as tables; the HTML report has the plots)."""
+    title = title or "edgebench report"
+    out = [f"## {title}", ""]
+    labels = {d.result.label for d in runs}
+    if len(labels) > 1:
+        out += [f"**These runs mix {', '.join(sorted(labels))} figures: never compare them with each other.**", ""]
+    for d in runs:
+        out += [f"> **{d.result.run_id}** ({d.result.kind}, {d.result.label}): "
+                f"{(d.result.extra or {}).get('claim') or 'no claim stored'}", ""]
+    cols = [conditions(d.result) for d in runs]
+    out += ["### Conditions", "", _md_table(["condition"] + [d.result.run_id for d in runs],
+                                            [[k] + [c[i][1] for c in cols] for i, (k, _) in enumerate(cols[0])]), ""]
+    out += ["### Check", "", _md_table(["verdict", "rule", "evidence"],
+                                       [[_MD_MARK.get(v.verdict, v.verdict), f"{v.title} (`{v.rule}`)",
+                                         v.evidence + (f" — remedy: {v.remedy}" if v.remedy and v.verdict in
+                                                       ("warn", "fail") else "")]
+                                        for v in report.verdicts]), ""]
+    lat_rows = []
+    for d in runs:
+        e = (d.result.latency or {}).get("e2e") or {}
+        inv = (d.result.latency or {}).get("invoke") or {}
+        if e.get("median_s"):
+            lat_rows.append([d.result.run_id, d.result.model.get("name"), d.result.label, fmt.duration(e["median_s"]),
+                             fmt.duration_range(e.get("ci_low_s"), e.get("ci_high_s")), e.get("runs") or 1,
+                             fmt.duration(e.get("p99_s")), fmt.duration(inv.get("median_s"))])
+    if lat_rows:
+        out += ["### Latency", "", _md_table(["run", "model", "label", "median e2e", "95% CI", "runs", "p99",
+                                              "invoke median"], lat_rows), ""]
+    for c in comparisons:
+        out += ["### Comparison", "", c.sentence(), ""]
+        if c.conditions_differ:
+            out += ["Conditions differ: " + "; ".join(c.conditions_differ), ""]
+    out += ["_Figures: `edgebench report " + " ".join(d.result.run_id for d in runs) + "` writes the HTML report._"]
+    return "\n".join(out) + "\n"
+
+
+def write_text(path, text: str) -> Path:
+    """Write ``text`` to ``path`` (UTF-8), creating the parent folder; the only write of this module."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+__all__ = ["RunData", "conditions", "pareto_points", "render_html", "render_markdown", "write_text"]

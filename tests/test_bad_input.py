@@ -1,0 +1,205 @@
+"""Bad input found by a mutation and option campaign: one clear line on stderr, exit 1, no
+traceback, no run left ``running``."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgebench.results import store
+
+ROOT = Path(__file__).resolve().parents[1]
+DIGITS = ROOT / "models" / "digits"
+INT8 = DIGITS / "digits_int8.tflite"
+FP32 = DIGITS / "digits_fp32.tflite"
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "edgebench", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def one_error_line(p, needle: str) -> str:
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip() and not ln.startswith(("connecting", "running"))]
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("error: ") and needle in lines[0], lines[0]
+    return lines[0]
+
+
+def no_run_left_running(runs_dir: Path) -> None:
+    for d in store.find_runs(runs_dir):
+        assert json.loads((d / store.RUN_JSON).read_text())["status"] != "running"
+
+
+def _repacked(mutate) -> bytes:
+    """digits_int8 changed through the schema's object API and packed again (a well-formed
+    flatbuffer with wrong content)."""
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as s
+
+    m = s.ModelT.InitFromPackedBuf(bytearray(INT8.read_bytes()), 0)
+    mutate(m)
+    b = flatbuffers.Builder(1024)
+    b.Finish(m.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+@pytest.fixture
+def bad_models(tmp_path):
+    data = bytearray(INT8.read_bytes())
+    out = {}
+    root = int.from_bytes(data[:4], "little")
+    p = tmp_path / "root_offset.tflite"                        # root table beyond the end
+    p.write_bytes(b"\xff\xff\xff\x7f" + bytes(data[4:]))
+    out["root"] = (p, "root table offset")
+    p = tmp_path / "truncated.tflite"                          # a truncated download
+    p.write_bytes(bytes(data[: len(data) // 3]))
+    out["truncated"] = (p, "not a valid TFLite model")
+    p = tmp_path / "vtable.tflite"                             # the root's vtable pointer smashed
+    d = bytearray(data)
+    d[root:root + 4] = (0x7FFFFFF0).to_bytes(4, "little")
+    p.write_bytes(bytes(d))
+    out["vtable"] = (p, "not a valid TFLite model")
+
+    def negative_scale(m):                                     # made the runtime abort (SIGABRT)
+        m.subgraphs[0].tensors[m.subgraphs[0].outputs[0]].quantization.scale = np.array([-5.0], np.float32)
+
+    def bad_opcode(m):
+        m.operatorCodes[0].builtinCode = 15597590
+
+    def no_subgraphs(m):
+        m.subgraphs = []
+
+    for name, mutate, needle in (("scale", negative_scale, "invalid quantization scale"),
+                                 ("opcode", bad_opcode, "builtin operator 15597590"),
+                                 ("subgraphs", no_subgraphs, "no subgraphs")):
+        p = tmp_path / f"{name}.tflite"
+        p.write_bytes(_repacked(mutate))
+        out[name] = (p, needle)
+    return out
+
+
+@pytest.mark.slow  # four verbs in subprocesses per case
+@pytest.mark.parametrize("case", ["root", "truncated", "vtable", "scale", "opcode", "subgraphs"])
+def test_malformed_models_are_refused_before_any_board_sees_them(tmp_path, bad_models, case):
+    path, needle = bad_models[case]
+    for verb in (["deploy", path, "--board", "qemu-m4"], ["verify", path, "--board", "host"],
+                 ["inspect", path]):
+        line = one_error_line(run_cli(*verb), needle)
+        assert "TFLite model" in line
+    p = run_cli("bench", path, "--runs-dir", tmp_path / "runs")
+    one_error_line(p, needle)
+    assert store.find_runs(tmp_path / "runs") == []
+
+
+def test_valid_models_pass_the_structural_check():
+    from edgebench.runtime.tflite_file import read_model
+
+    for name in ("digits_int8.tflite", "digits_fp32.tflite"):
+        assert read_model(DIGITS / name).inputs
+
+
+def test_inspect_of_a_device_is_refused_not_read_forever():
+    one_error_line(run_cli("inspect", "/dev/zero"), "/dev/zero is a character device, not a model file")
+
+
+def test_inspect_of_a_fifo_does_not_wait_for_a_writer(tmp_path):
+    fifo = tmp_path / "pipe.tflite"
+    os.mkfifo(fifo)
+    one_error_line(run_cli("inspect", fifo), "is a named pipe, not a model file")
+
+
+def test_deploy_of_a_directory_says_it_is_a_directory(tmp_path):
+    one_error_line(run_cli("deploy", tmp_path, "--board", "qemu-m4"), f"{tmp_path} is a directory")
+
+
+@pytest.mark.parametrize("name,content,needle", [
+    ("empty.tflite", b"", "is not a TFLite model: it is an empty file"),
+    ("notes.tflite", b"hello, world\n", "is not a TFLite model: it is a text file"),
+    ("model.keras", b"", "not a Keras v3 archive (a .keras file is a zip archive; this one is an empty file"),
+    ("model.h5", b"just text\n", "not an HDF5 file (it is a text file"),
+    ("model.onnx", b"\x08\x07\x12\x00\x00binary", "is not a Keras model (.keras, .h5) or a SavedModel directory"),
+])
+def test_quantize_says_what_a_file_is_not(tmp_path, name, content, needle):
+    path = tmp_path / name
+    path.write_bytes(content)
+    line = one_error_line(run_cli("quantize", path, "--calib", "digits"), needle)
+    assert "already a TFLite model" not in line
+
+
+def test_quantize_still_recognises_a_real_tflite_model(tmp_path):
+    one_error_line(run_cli("quantize", INT8, "--calib", "digits"), "is already a TFLite model")
+    renamed = tmp_path / "model.keras"
+    renamed.write_bytes(INT8.read_bytes())
+    one_error_line(run_cli("quantize", renamed, "--calib", "digits"), "is already a TFLite model")
+
+
+def test_runs_of_a_missing_folder_is_an_error(tmp_path):
+    one_error_line(run_cli("runs", "--runs-dir", tmp_path / "nonexistent"), "does not exist")
+    f = tmp_path / "file"
+    f.write_text("x")
+    one_error_line(run_cli("runs", "--runs-dir", f), "is not a folder")
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b"garbage\n", "is not a readable .npz file (not a zip archive of arrays)"),
+    (b"PK\x03\x04garbage-after-a-zip-signature", "is not a readable .npz file (BadZipFile"),
+])
+def test_accuracy_of_a_garbage_npz_is_a_data_error(tmp_path, content, needle):
+    data = tmp_path / "garbage.npz"
+    data.write_bytes(content)
+    p = run_cli("accuracy", INT8, "--baseline", FP32, "--data", data, "--runs-dir", tmp_path / "runs")
+    one_error_line(p, needle)
+    no_run_left_running(tmp_path / "runs")
+
+
+def _inputs(tmp_path, name, arr, **kw):
+    path = tmp_path / name
+    if name.endswith(".npz"):
+        np.savez(path, x=arr)
+    else:
+        np.save(path, arr, **kw)
+    return path
+
+
+def test_verify_refuses_object_and_complex_inputs(tmp_path):
+    obj = _inputs(tmp_path, "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    one_error_line(run_cli("verify", INT8, "--board", "host", "--inputs", obj), "holds an object array")
+    objz = _inputs(tmp_path, "objz.npz", np.array([1, "a"], dtype=object))
+    one_error_line(run_cli("verify", INT8, "--board", "host", "--inputs", objz), "holds an object array")
+    cplx = _inputs(tmp_path, "cplx.npy", np.ones((2, 8, 8, 1), np.complex64) * (1 + 0.5j))
+    one_error_line(run_cli("verify", INT8, "--board", "host", "--inputs", cplx), "inputs are complex (complex64)")
+
+
+def test_verify_warns_about_clamped_inputs(tmp_path):
+    x = np.full((2, 8, 8, 1), 0.5, np.float32)
+    x[0, 0, 0, 0], x[1, 0, 0, 0] = 50.0, -3.0                   # the int8 input spans [0, 1]
+    path = _inputs(tmp_path, "big.npy", x)
+    p = run_cli("verify", INT8, "--board", "host", "--inputs", path)
+    assert p.returncode == 0, p.stderr
+    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warning:")]
+    assert len(warnings) == 1 and "2 of 128 input values lie outside the range [0, 1]" in warnings[0]
+    assert "will be clamped" in warnings[0] and "Traceback" not in p.stderr
+
+
+def test_load_inputs_counts_clamped_values_and_leaves_float_inputs_alone(tmp_path):
+    from edgebench.data.inputs import load_inputs
+    from edgebench.errors import InputWarning
+
+    x = np.array([[0.0], [1.0], [1.001], [2.0], [-0.5]], np.float32)
+    path = _inputs(tmp_path, "x.npy", x)
+    q = {"name": "in", "shape": [1, 1], "dtype": "int8", "quant": {"scale": 1 / 255, "zero_point": -128}}
+    with pytest.warns(InputWarning, match="2 of 5 input values"):
+        s = load_inputs(path, q)
+    assert s.clamped == 2 and s.describe()["clamped"] == 2      # 1.001 is within half a step of 1
+    f = {"name": "in", "shape": [1, 1], "dtype": "float32", "quant": None}
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_inputs(path, f).clamped is None

@@ -1,0 +1,147 @@
+"""`edgebench compare A B`: ratio per stage, refusals (labels, conditions), the --max-slowdown gate, --json."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from edgebench.bench.compare import compare, condition_differences
+from edgebench.cli.app import main
+from edgebench.results import store
+from edgebench.results.model import RunResult
+
+
+def make_run(root, run_id, median_s=1e-3, label="measured", repeats=3, n=2000, seed=0, precision="int8",
+             threads=1, kind="bench", cpus="0"):
+    """A stored bench run with ``repeats`` runs of lognormal latencies around ``median_s``."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(repeats):
+        run_effect = np.exp(rng.normal(0, 0.01))
+        e2e = median_s * run_effect * np.exp(rng.normal(0, 0.05, n))
+        rows.append(pd.DataFrame({"phase": "measure", "repeat": k, "t_start_ns": np.arange(n) * 10_000,
+                                  "e2e_s": e2e, "prep_s": e2e * 0.1, "set_s": e2e * 0.05, "invoke_s": e2e * 0.8,
+                                  "get_s": e2e * 0.05, "input_index": np.arange(n) % 64}))
+    frame = pd.concat(rows, ignore_index=True)
+    r = RunResult(run_id=run_id, created_utc="2026-01-01T00:00:00+00:00", kind=kind, status="complete", label=label)
+    r.model = {"name": f"model_{run_id}", "sha256": run_id * 8, "precision": precision}
+    r.runtime = {"name": "ai-edge-litert", "version": "2.3.0", "kernels": "xnnpack", "threads": threads,
+                 "delegate": None}
+    r.board = {"name": "pi5", "system": {"cpu": {"model_name": "Cortex-A76"}}}
+    r.settings = {"agent_cpus": cpus}
+    r.scenario = {"name": "single-stream", "inputs": {"source": "random", "shape": [8, 8, 1], "sha256": "e" * 64}}
+    med = float(np.median(frame["e2e_s"]))
+    if kind != "accuracy":
+        r.latency = {s: {"median_s": med * f, "ci_low_s": med * f * 0.98, "ci_high_s": med * f * 1.02,
+                         "runs": repeats, "n": len(frame)}
+                     for s, f in (("e2e", 1.0), ("prep", 0.1), ("set", 0.05), ("invoke", 0.8), ("get", 0.05))}
+    d = root / f"20260101-0000{len(list(root.iterdir())):02d}-{run_id}"
+    d.mkdir()
+    store.write_result(d, r)
+    if kind != "accuracy":
+        store.write_samples(d, frame)
+    return d
+
+
+def cli(*args) -> int:
+    try:
+        main([str(a) for a in args])
+    except SystemExit as exc:
+        return exc.code or 0
+    return 0
+
+
+@pytest.fixture
+def runs(tmp_path):
+    make_run(tmp_path, "base", 1e-3, seed=1)
+    make_run(tmp_path, "same", 1e-3, seed=2)
+    make_run(tmp_path, "slow", 1.5e-3, seed=3)
+    make_run(tmp_path, "sim", 1e-3, label="simulated", seed=4)
+    make_run(tmp_path, "fp32", 2e-3, precision="fp32", threads=4, cpus=None, seed=5)
+    make_run(tmp_path, "acc", kind="accuracy")
+    return tmp_path
+
+
+def test_same_conditions_compare_every_stage(runs, capsys):
+    assert cli("compare", "base", "slow", "--runs-dir", runs) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for stage in ("e2e", "prep", "set", "invoke", "get"):
+        assert f"│ {stage} " in out
+    assert "slower" in out and "Holm-adjusted over 5 stages" in out
+    assert "every recorded condition is the same" in out
+
+
+def test_json_is_the_comparison_to_dict(runs, capsys):
+    assert cli("compare", "base", "slow", "--runs-dir", runs, "--json") == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["format"] == "edgebench-compare" and d["baseline"] == "base" and d["candidate"] == "slow"
+    s = d["stages"]["e2e"]
+    assert s["ratio"] == pytest.approx(1 / 1.5, rel=0.03) and s["ci_low"] < s["ratio"] < s["ci_high"]
+    assert s["verdict"] == "slower" and s["runs_a"] == s["runs_b"] == 3
+    assert set(d["stages"]) == {"e2e", "prep", "set", "invoke", "get"} and d["differences"] == []
+    assert d["gate"] is None and d["label"] == "measured"
+
+
+def test_no_difference_gives_no_verdict(runs, capsys):
+    assert cli("compare", "base", "same", "--runs-dir", runs, "--json") == 0
+    s = json.loads(capsys.readouterr().out)["stages"]["e2e"]
+    assert s["ci_low"] < 1 < s["ci_high"] and s["verdict"] == "no difference resolved"
+
+
+def test_refuses_measured_against_simulated(runs, capsys):
+    assert cli("compare", "base", "sim", "--runs-dir", runs, "--allow-different") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: refusing to compare measured with simulated") and err.count("\n") == 1
+
+
+def test_refuses_different_conditions_unless_allowed(runs, capsys):
+    assert cli("compare", "fp32", "base", "--runs-dir", runs) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "refusing to compare runs whose conditions differ" in err
+    for needle in ("threads 4 vs 1", "pinning", "model precision fp32 vs int8", "--allow-different"):
+        assert needle in err
+    assert cli("compare", "fp32", "base", "--runs-dir", runs, "--allow-different") == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "conditions differ (3), compared anyway" in out and "threads: 4 (A) vs 1 (B)" in out
+    assert "faster" in out
+
+
+def test_max_slowdown_gate(runs, capsys):
+    assert cli("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "1.2") == 2
+    captured = capsys.readouterr()
+    assert "FAILED" in captured.out and captured.err.startswith("error: model_slow is slower than 1.2x")
+    assert cli("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "1.8", "--json") == 0
+    gate = json.loads(capsys.readouterr().out)["gate"]
+    assert gate["failed"] is False and gate["slowdown_ci_low"] < 1.5 < gate["slowdown_ci_high"]
+    assert cli("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", "1.0") == 0  # CI contains 1
+    capsys.readouterr()
+    assert cli("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "0") == 1
+
+
+def test_bad_input_is_one_line(runs, capsys):
+    for args, needle in ((("base", "nosuch"), "no run 'nosuch'"), (("base", "acc"), "has no e2e latency"),
+                         (("base", "slow", "--stage", "kernel"), "unknown stage 'kernel'")):
+        assert cli("compare", *args, "--runs-dir", runs) == 1
+        err = capsys.readouterr().err
+        assert needle in err and err.count("\n") == 1, err
+
+
+def test_condition_differences_lists_every_condition(runs):
+    a = store.read_result(store.resolve_run("20260101-000000", runs))
+    b = store.read_result(store.resolve_run("20260101-000004", runs))
+    names = [d["condition"] for d in condition_differences(a, b)]
+    assert names == ["threads", "pinning (settings.agent_cpus)", "model precision"]
+    b.runtime["version"] = "2.4.0"
+    b.board["system"]["cpu"]["model_name"] = "Cortex-A72"
+    b.scenario["inputs"]["shape"] = [4, 4, 1]
+    names = [d["condition"] for d in condition_differences(a, b)]
+    assert {"runtime version", "CPU model", "inputs shape"} <= set(names)
+
+
+def test_soak_runs_compare_their_sustained_window(tmp_path):
+    d = make_run(tmp_path, "s1")
+    frame = store.read_samples(d)
+    frame["phase"] = "sustained"
+    r = store.read_result(d)
+    comp = compare(r, frame, r, frame)
+    assert comp.speedup["ratio"] == pytest.approx(1.0)
