@@ -51,9 +51,15 @@ INSTALL_HINTS = {
 # ----------------------------------------------------------------------------- building
 
 def firmware_dir() -> Path:
-    """The firmware sources: ``$EDGEBENCH_FIRMWARE_DIR`` or ``firmware/`` of the source checkout."""
+    """The firmware sources: ``$EDGEBENCH_FIRMWARE_DIR``, ``firmware/`` of the source checkout,
+    or ``edgebench/_data/firmware`` of an installed wheel (the wheel ships core/, ports/, Makefile)."""
+    import edgebench
+
     env = os.environ.get("EDGEBENCH_FIRMWARE_DIR")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "firmware"
+    package = Path(edgebench.__file__).resolve().parent
+    path = Path(env) if env else next(
+        (p for p in (package.parent / "firmware", package / "_data" / "firmware") if (p / "Makefile").is_file()),
+        package.parent / "firmware")
     if not (path / "Makefile").is_file():
         raise UsageError(f"firmware sources not found at {path} (no Makefile)",
                          "build from a source checkout of edgebench, set EDGEBENCH_FIRMWARE_DIR, "
