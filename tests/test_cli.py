@@ -80,6 +80,24 @@ def test_debug_shows_traceback(tmp_path):
     assert p.returncode == 1 and "Traceback" in p.stderr
 
 
+def test_debug_is_accepted_after_the_verb_too(tmp_path):
+    p = run_cli("runs", "zzz", "--runs-dir", tmp_path, "--debug")
+    assert p.returncode == 1 and "Traceback" in p.stderr and "No such option" not in p.stderr
+    plain = run_cli("runs", "zzz", "--runs-dir", tmp_path)
+    assert plain.returncode == 1 and "Traceback" not in plain.stderr
+
+
+def test_shell_completion_is_on():
+    import os
+
+    shown = run_cli("--show-completion", "bash")
+    assert shown.returncode == 0 and "_EDGEBENCH_COMPLETE" in shown.stdout
+    env = {**os.environ, "_EDGEBENCH_COMPLETE": "complete_bash", "_TYPER_COMPLETE_ARGS": "edgebench rep",
+           "COMP_WORDS": "edgebench rep", "COMP_CWORD": "1"}
+    p = subprocess.run([sys.executable, "-m", "edgebench"], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0 and p.stdout.split() == ["report"], p.stdout + p.stderr
+
+
 def test_version_and_help_do_not_import_heavy_modules():
     code = ("import sys; from edgebench.cli.app import main\n"
             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
@@ -129,3 +147,43 @@ def test_runs_of_a_missing_folder_is_one_line_and_exit_1(tmp_path):
     p = run_cli("runs", "--runs-dir", tmp_path / "nonexistent")
     assert p.returncode == 1 and p.stdout == ""
     assert p.stderr.strip() == f"error: runs folder {tmp_path / 'nonexistent'} does not exist: check --runs-dir"
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_firmware_sources_and_the_licence(tmp_path):
+    """A wheel install can build the firmware (demo's emulated step) without a source checkout."""
+    import os
+    import zipfile
+
+    from conftest import require_tool
+
+    require_tool("make")
+    require_tool("cc")
+    dist = tmp_path / "dist"
+    code = "import sys, hatchling.build as b; print(b.build_wheel(sys.argv[1]))"
+    proc = subprocess.run([sys.executable, "-c", code, str(dist)], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    wheel = dist / proc.stdout.strip().splitlines()[-1]
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        meta = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        zf.extractall(tmp_path / "site")
+    assert {"edgebench/_data/firmware/Makefile", "edgebench/_data/firmware/core/eb_engine.c",
+            "edgebench/_data/firmware/ports/posix/port.mk"} <= names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert "License-Expression: Apache-2.0" in meta
+    for dropped in ("statsmodels", "scikit-learn", "arch"):   # extras, not requirements
+        assert not [ln for ln in meta.splitlines() if ln.startswith(f"Requires-Dist: {dropped}")
+                    and "extra ==" not in ln], dropped
+    # Built from the unpacked wheel in a folder that is no checkout: the sources come from the wheel.
+    code = ("import sys; from edgebench.boards.mcu import build_firmware, firmware_dir; "
+            "print(firmware_dir()); print(build_firmware('posix', out=sys.argv[1]))")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    env.pop("EDGEBENCH_FIRMWARE_DIR", None)
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "build")], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    src, image = proc.stdout.split()
+    assert Path(src) == tmp_path / "site" / "edgebench" / "_data" / "firmware"
+    assert Path(image).is_file() and os.access(image, os.X_OK)

@@ -213,9 +213,9 @@ def adjust_slice_p_values(rows: list) -> None:
     """
     if not rows:
         return
-    from statsmodels.stats.multitest import multipletests
+    from edgebench.stats.compare import holm
 
-    adjusted = multipletests([r["mcnemar_p"] for r in rows], method="holm")[1]
+    adjusted = holm([r["mcnemar_p"] for r in rows])
     for r, p in zip(rows, adjusted):
         r["mcnemar_p_holm"] = float(p)
 

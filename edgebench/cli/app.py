@@ -23,7 +23,7 @@ app = typer.Typer(
     help="Honest benchmarks of ML models on edge hardware: latency with confidence "
     "intervals, thermal soak, energy and INT8 accuracy, each figure with its conditions.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 
@@ -104,6 +104,15 @@ def _show_warnings() -> None:
     warnings.simplefilter("always", InputWarning)
 
 
+def _hoist_debug(args: list) -> tuple:
+    """``--debug`` anywhere on the line (before a ``--``) is the root option: move it to the front."""
+    end = args.index("--") if "--" in args else len(args)
+    debug = "--debug" in args[:end]
+    if debug:
+        args = ["--debug"] + [a for a in args[:end] if a != "--debug"] + args[end:]
+    return debug, args
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map errors to exit codes.
 
@@ -115,11 +124,11 @@ def main(argv: list[str] | None = None) -> None:
 
     signals.install()
     _show_warnings()
-    args = sys.argv[1:] if argv is None else argv
-    debug = "--debug" in args
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug, args = _hoist_debug(args)
     try:
         try:
-            rc = app(args=args, standalone_mode=False)
+            rc = app(args=args, prog_name="edgebench", standalone_mode=False)
             if isinstance(rc, int) and rc:  # typer turns Ctrl-C into 130 without raising
                 if rc == 130:
                     _interrupted()
@@ -148,6 +157,8 @@ def main(argv: list[str] | None = None) -> None:
         except TyperException as exc:  # usage errors: unknown option, bad value, missing argument
             if debug:
                 raise
+            if type(exc).__name__ == "NoArgsIsHelpError":  # the help was shown: nothing is wrong to report
+                sys.exit(1)
             verb = next((a for a in args if not a.startswith("-")), None)
             known = verb is not None and "No such command" not in exc.format_message()
             where = f"edgebench {verb} --help" if known else "edgebench --help"

@@ -342,7 +342,7 @@ def load_digits(split: str = "test") -> Dataset:
         from sklearn.datasets import load_digits as sk_load_digits
         from sklearn.model_selection import train_test_split
     except ImportError:
-        raise DataError("the built-in digits set needs scikit-learn", hint="pip install scikit-learn") from None
+        raise DataError("the built-in digits set needs scikit-learn", hint="pip install 'edgebench[digits]' (scikit-learn)") from None
     digits = sk_load_digits()
     x = (digits.images.astype(np.float64) / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)
     y = digits.target.astype(np.int64)

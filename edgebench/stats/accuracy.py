@@ -44,7 +44,7 @@ be for this test set to find it (two-sided alpha, given power)?":
   solved for ``d`` by ``scipy.optimize.brentq`` on ``0 < d <= psi`` (a difference of
   discordant proportions cannot exceed psi);
 - without it (None, or psi = 0 where the formula degenerates): two independent
-  proportions of n samples each, ``statsmodels.stats.power.NormalIndPower`` solved
+  proportions of n samples each, a two-sided z test's power (as statsmodels' ``NormalIndPower``) solved
   for Cohen's ``h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p2))``, mapped back to a drop
   below ``p_base``: ``p_base - sin^2(asin(sqrt(p_base)) - h / 2)``. Ignoring the
   pairing is conservative when the models agree on most samples, as a quantized
@@ -393,6 +393,26 @@ def _check_probability(value, name: str, closed: bool = True) -> float:
     return v
 
 
+def _cohen_h_resolved(n: int, alpha: float, power: float) -> float:
+    """Cohen's h that a two-sided z test of two groups of ``n`` reaches with ``power`` at ``alpha``.
+
+    The power of that test is ``Φ(h·√(n/2) − z) + Φ(−h·√(n/2) − z)`` with ``z = Φ⁻¹(1 − α/2)``
+    (both tails; what statsmodels' ``NormalIndPower`` solves with ratio 1), solved for h.
+    """
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    z, root_n = norm.isf(alpha / 2.0), math.sqrt(n / 2.0)
+
+    def short(h: float) -> float:
+        return norm.sf(z - h * root_n) + norm.cdf(-z - h * root_n) - power
+
+    upper = 1.0
+    while short(upper) < 0:
+        upper *= 2.0
+    return float(brentq(short, 0.0, upper, xtol=1e-14, rtol=1e-12))
+
+
 def min_detectable_difference(n: int, p_base: float, alpha: float = 0.05, power: float = 0.8,
                               paired_discordance: Optional[float] = None) -> float:
     """Smallest true accuracy difference (a proportion) that ``n`` test samples resolve.
@@ -423,10 +443,7 @@ def min_detectable_difference(n: int, p_base: float, alpha: float = 0.05, power:
         tiny = psi * 1e-9
         return float(brentq(excess, tiny, psi, xtol=1e-12, rtol=1e-10))
 
-    from statsmodels.stats.power import NormalIndPower
-
-    h = float(NormalIndPower().solve_power(effect_size=None, nobs1=n, alpha=alpha, power=power,
-                                           ratio=1.0, alternative="two-sided"))
+    h = _cohen_h_resolved(n, alpha, power)
     angle = math.asin(math.sqrt(p_base)) - h / 2.0
     if angle < 0:
         return math.inf
