@@ -220,3 +220,131 @@ def test_not_a_model(tmp_path):
     p.write_bytes(g.build([a, b], [y]))
     with pytest.raises(ModelError, match="2 inputs and 1 outputs"):
         convert(p)
+
+
+# ---- damaged models: converted or refused, never a crash ---------------------------
+
+def _convert_or_refuse(data: bytes) -> str:
+    """'converted' (and the blob reads back) or 'refused' (ModelError); anything else fails."""
+    try:
+        blob = convert(data, name="mutant")
+    except ModelError as exc:
+        assert exc.message and "\n" not in exc.message
+        return "refused"
+    assert parse(blob.data)["header"]["n_layers"] >= 1
+    return "converted"
+
+
+def test_byte_flipped_models_are_converted_or_refused():
+    """300 seeded mutants of digits_int8 with 1 to 3 bytes replaced (this found IndexError,
+    ValueError and AttributeError escaping the converter)."""
+    import random
+
+    src = DIGITS.read_bytes()
+    rng = random.Random(20261125)
+    outcomes = []
+    for _ in range(300):
+        d = bytearray(src)
+        for _ in range(rng.choice((1, 2, 3))):
+            d[rng.randrange(len(d))] = rng.randrange(256)
+        outcomes.append(_convert_or_refuse(bytes(d)))
+    # both outcomes happen: most single-byte changes hit weights, many hit the structure
+    assert outcomes.count("converted") > 30 and outcomes.count("refused") > 30
+
+
+def _fields(obj, out: list) -> list:
+    """(object, attribute, index) of every scalar number in a schema object tree (not buffer data)."""
+    for attr, v in vars(obj).items():
+        if isinstance(v, bool) or v is None or attr == "data":
+            continue
+        if isinstance(v, (int, float)):
+            out.append((obj, attr, None))
+        elif isinstance(v, (list, np.ndarray)):
+            for i, e in enumerate(v[:8]):
+                if hasattr(e, "__dict__"):
+                    _fields(e, out)
+                elif isinstance(e, (int, float, np.integer, np.floating)):
+                    out.append((obj, attr, i))
+        elif hasattr(v, "__dict__"):
+            _fields(v, out)
+    return out
+
+
+def test_structurally_mutated_models_are_converted_or_refused():
+    """250 seeded mutants made through the schema's object API: one to three numbers anywhere in
+    the model (shapes, tensor, buffer and operator indices, options, quantization) set to a
+    boundary value, packed again as a well-formed flatbuffer."""
+    import random
+
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as s
+
+    src = DIGITS.read_bytes()
+    rng = random.Random(9)
+    ints = [0, 1, -1, 2, 3, 127, -128, 255, 65535, 65536, 2**31 - 1, -2**31]
+    floats = [0.0, -1.0, 1e-30, 1e30, float("inf"), float("nan")]
+    outcomes = []
+    while len(outcomes) < 250:
+        m = s.ModelT.InitFromPackedBuf(bytearray(src), 0)      # a fresh copy: arrays are views of it
+        fields = _fields(m, [])
+        for _ in range(rng.choice((1, 1, 2, 3))):
+            obj, attr, i = rng.choice(fields)
+            cur = getattr(obj, attr) if i is None else getattr(obj, attr)[i]
+            new = rng.choice(floats) if isinstance(cur, (float, np.floating)) else rng.choice(ints + [int(cur) + 1])
+            try:
+                if i is None:
+                    setattr(obj, attr, new)
+                else:
+                    getattr(obj, attr)[i] = new
+            except (OverflowError, ValueError):      # does not fit the array's type
+                continue
+        b = flatbuffers.Builder(1024)
+        try:
+            b.Finish(m.Pack(b), file_identifier=b"TFL3")
+        except Exception:                            # the schema cannot even write it (e.g. -1 in a uint)
+            continue
+        outcomes.append(_convert_or_refuse(bytes(b.Output())))
+    assert outcomes.count("converted") > 30 and outcomes.count("refused") > 30
+
+
+def _fc_model(mutate=None) -> bytes:
+    g = TinyModel()
+    x = g.tensor((1, 4), scale=0.1, zp=0)
+    w = g.tensor((3, 4), scale=0.1, zp=0, data=np.ones((3, 4), np.int8))
+    y = g.tensor((1, 3), scale=0.2, zp=0)
+    ins, opts = [x, w, -1], g.options("FullyConnectedOptions")
+    if mutate:
+        ins, opts = mutate(g, ins, opts)
+    g.op("FULLY_CONNECTED", ins, [y], opts)
+    return g.build([x], [y])
+
+
+@pytest.mark.parametrize("mutate,needle", [
+    (lambda g, ins, o: (ins, g.options("Pool2DOptions", strideH=1)),
+     r"options Pool2DOptions do not belong to FULLY_CONNECTED"),
+    (lambda g, ins, o: (ins[:1], o), "missing the filter"),
+    (lambda g, ins, o: ([ins[0], -1, -1], o), "missing the filter"),
+    (lambda g, ins, o: ([ins[0], g.tensor((3, 5), scale=0.1, zp=0, data=np.ones(12, np.int8)), -1], o),
+     r"tensor 3 needs 15 bytes of constant data, its buffer holds 12"),  # the model check sees it first
+    (lambda g, ins, o: ([ins[0], ins[1], g.tensor((3,), "int32", data=np.ones(5, np.int32))], o),
+     "needs 12 bytes, its buffer holds 20"),
+])
+def test_damaged_operators_are_refused_with_the_reason(mutate, needle):
+    assert _convert_or_refuse(_fc_model()) == "converted"
+    with pytest.raises(ModelError, match=needle):
+        convert(_fc_model(mutate))
+
+
+def test_constant_graph_ends_and_empty_dimensions_are_refused():
+    g = TinyModel()
+    x = g.tensor((1, 4), scale=0.1, zp=0, data=np.ones(4, np.int8))       # the input has data
+    y = g.tensor((1, 4), scale=0.1, zp=0)
+    g.op("RESHAPE", [x], [y])
+    with pytest.raises(ModelError, match="model input 't0' is a constant tensor"):
+        convert(g.build([x], [y]))
+    g = TinyModel()
+    x = g.tensor((1, 0, 4), scale=0.1, zp=0)
+    y = g.tensor((1, 0), scale=0.1, zp=0)
+    g.op("RESHAPE", [x], [y])
+    with pytest.raises(ModelError, match=r"shape \[1, 0, 4\]: every dimension must be at least 1"):
+        convert(g.build([x], [y]))

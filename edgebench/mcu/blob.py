@@ -33,6 +33,8 @@ HEADER_BYTES, TENSOR_BYTES, LAYER_BYTES = 64, 40, 96
 NO_TENSOR = 0xFFFF
 OP_NAMES = {v: k for k, v in OPS.items()}
 _DTYPES = {9: 1, 2: 2}           # TFLite TensorType -> blob dtype (int8 1, int32 2)
+_CONST_DTYPES = {9: "<i1", 2: "<i4", 3: "<u1", 7: "<i2", 0: "<f4", 4: "<i8"}
+_DAMAGED_HINT = "the model file is damaged or was written by a broken tool: export it again"
 _QUANTIZE_HINT = ("convert it to full INT8 first: `edgebench quantize MODEL --calib DATA "
                   "-o MODEL_int8.tflite`")
 
@@ -103,7 +105,7 @@ def convert(model: Union[bytes, bytearray, str, Path], name: Optional[str] = Non
 
     m = s.ModelT.InitFromPackedBuf(bytearray(data), 0)
     sg = m.subgraphs[0]
-    tensors = [_tensor(m, sg, i, data) for i in range(len(sg.tensors or []))]
+    tensors = [_tensor(m, sg, i, data, path) for i in range(len(sg.tensors or []))]
     _check_io(sg, tensors, path)
     names, codes = op_names(), m.operatorCodes or []
     layer_ops = []
@@ -152,6 +154,8 @@ def _check_io(sg, tensors: list, path: str) -> None:
     types = {9: "int8", 3: "uint8", 0: "float32", 2: "int32", 7: "int16", 1: "float16"}
     for what, i in (("input", ins[0]), ("output", outs[0])):
         t = tensors[i]
+        if t.constant:
+            raise ModelError(f"{path}: the model {what} '{t.name}' is a constant tensor", _DAMAGED_HINT)
         if t.type != 9:
             tname = types.get(t.type, f"type {t.type}")
             hint = (_QUANTIZE_HINT if t.type in (0, 1) else
@@ -161,7 +165,7 @@ def _check_io(sg, tensors: list, path: str) -> None:
                              "engine takes int8 input and output", hint)
 
 
-def _tensor(m, sg, i: int, file_bytes: bytes) -> Tensor:
+def _tensor(m, sg, i: int, file_bytes: bytes, path: str) -> Tensor:
     t = sg.tensors[i]
     qp = t.quantization
     shape = tuple(int(v) for v in (t.shape if t.shape is not None else []))
@@ -174,8 +178,14 @@ def _tensor(m, sg, i: int, file_bytes: bytes) -> Tensor:
         elif (buf.offset or 0) > 1 and buf.size:   # stored after the flatbuffer (large models)
             raw = file_bytes[int(buf.offset):int(buf.offset) + int(buf.size)]
     if raw is not None:
-        dtype = {9: "<i1", 2: "<i4", 3: "<u1", 7: "<i2", 0: "<f4", 4: "<i8"}.get(t.type, "<u1")
-        data = np.frombuffer(raw, dtype=dtype)
+        dtype = _CONST_DTYPES.get(t.type)
+        if dtype is not None:  # a runtime refuses constant data of the wrong size; so does this
+            need = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            if len(raw) != need:
+                raise ModelError(f"{path}: constant tensor {i} '{decode_name(t.name)}' of shape "
+                                 f"{list(shape)} needs {need:,} bytes, its buffer holds {len(raw):,}",
+                                 _DAMAGED_HINT)
+        data = np.frombuffer(raw, dtype=dtype or "<u1")
     return Tensor(
         index=i, name=decode_name(t.name), shape=shape, type=int(t.type),
         scale=tuple(float(v) for v in (qp.scale if qp is not None and qp.scale is not None else [])),
@@ -205,6 +215,13 @@ def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
                              "(int8/int32, 1 to 4 dimensions)", None)
         if not t.constant and t.type != 9:
             raise ModelError(f"{name}: activation tensor '{t.name}' is not int8", None)
+        if any(not 1 <= d < 2**31 for d in t.shape) or np.prod(t.shape, dtype=np.float64) >= 2**31:
+            raise ModelError(f"{name}: tensor '{t.name}' has shape {list(t.shape)}: every dimension must be "
+                             "at least 1 and the tensor smaller than 2 GiB", _DAMAGED_HINT)
+    for k, layer in enumerate(layers):
+        if tensors[layer.output].constant:
+            raise ModelError(f"{name}: layer {k} ({layer.op}) writes the constant tensor "
+                             f"'{tensors[layer.output].name}'", _DAMAGED_HINT)
 
     # lifetimes; RESHAPE output shares its input's bytes
     alias = {i: i for i in order}

@@ -23,6 +23,11 @@ OPS = {"ADD": 0, "AVERAGE_POOL_2D": 1, "CONV_2D": 3, "DEPTHWISE_CONV_2D": 4,
        "FULLY_CONNECTED": 9, "MAX_POOL_2D": 17, "RESHAPE": 22, "SOFTMAX": 25}
 SUPPORTED_OPS = tuple(sorted(OPS))
 _INT8, _INT32 = 9, 2
+#: the builtin options table each operator's options must be (schema object-API class names)
+_OPTIONS = {"ADD": "AddOptionsT", "AVERAGE_POOL_2D": "Pool2DOptionsT", "CONV_2D": "Conv2DOptionsT",
+            "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptionsT", "FULLY_CONNECTED": "FullyConnectedOptionsT",
+            "MAX_POOL_2D": "Pool2DOptionsT", "RESHAPE": "ReshapeOptionsT", "SOFTMAX": "SoftmaxOptionsT"}
+_NEEDS_OPTIONS = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX")
 
 
 class UnsupportedError(Exception):
@@ -292,13 +297,19 @@ def lower(op: str, opts, ins: list, outs: list) -> Layer:
     y = outs[0]
     if not ins or ins[0] is None:
         raise UnsupportedError("missing input")
-    if opts is None and op in ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D",
-                               "SOFTMAX"):
+    if opts is None and op in _NEEDS_OPTIONS:
         raise UnsupportedError("operator options missing")
-    if op in ("CONV_2D", "DEPTHWISE_CONV_2D"):
-        return lower_conv(op, opts, ins[0], ins[1], ins[2] if len(ins) > 2 else None, y)
-    if op == "FULLY_CONNECTED":
-        return lower_fc(opts, ins[0], ins[1], ins[2] if len(ins) > 2 else None, y)
+    if opts is not None and type(opts).__name__ != _OPTIONS.get(op, type(opts).__name__):
+        # the options union names another operator's table (a damaged or hand-made model)
+        raise UnsupportedError(f"options {type(opts).__name__[:-1]} do not belong to {op} "
+                               f"(expected {_OPTIONS[op][:-1]})")
+    if op in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+        if len(ins) < 2 or ins[1] is None:
+            raise UnsupportedError("missing the filter (weights) input")
+        b = ins[2] if len(ins) > 2 else None
+        if op == "FULLY_CONNECTED":
+            return lower_fc(opts, ins[0], ins[1], b, y)
+        return lower_conv(op, opts, ins[0], ins[1], b, y)
     if op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
         return lower_pool(op, opts, ins[0], y)
     if op == "ADD":
