@@ -5,14 +5,23 @@ __version__ = "0.2.0"
 
 
 def load_runs(root="runs"):
-    """Load stored runs under ``root`` as pandas DataFrames.
+    """The stored runs under ``root`` as one pandas DataFrame, one row per run.
 
-    Returns ``(runs, samples)``: one row per run (its conditions and summary
-    figures) and one row per measured inference (with a ``run_id`` column).
+    Columns (fixed types, docs/results-schema.md "Tables"): the conditions (model,
+    precision, board, runtime, kernels, threads, ...), the latency figures, and the
+    accuracy, temperature and energy figures of the kinds that have them (missing
+    elsewhere). ``short_id`` is the id ``edgebench runs`` lists.
     """
-    from edgebench.results.store import load_runs as _load_runs
+    from edgebench.results.table import load_runs as _load_runs
 
     return _load_runs(root)
 
 
-__all__ = ["__version__", "load_runs"]
+def load_samples(root="runs"):
+    """Every stored run's per-inference samples as one pandas DataFrame (``run_id`` first)."""
+    from edgebench.results.table import load_samples as _load_samples
+
+    return _load_samples(root)
+
+
+__all__ = ["__version__", "load_runs", "load_samples"]

@@ -117,17 +117,128 @@ def test_new_run_dir_never_reuses(tmp_path):
     assert a != b and a.is_dir() and b.is_dir()
 
 
-def test_load_runs_gives_frames(tmp_path):
+def test_load_runs_gives_one_frame_and_load_samples_the_samples(tmp_path):
+    import edgebench
+
     d = store.new_run_dir(tmp_path, "kws", "pi5")
     store.write_result(d, _result())
     store.write_samples(d, pd.DataFrame({"phase": ["cold", "measure"], "e2e_s": [0.01, 0.001]}))
-    runs, samples = __import__("edgebench").load_runs(tmp_path)
-    assert list(runs["run_id"]) == ["abc123"]
+    runs = edgebench.load_runs(tmp_path)
+    assert isinstance(runs, pd.DataFrame)
+    assert list(runs["run_id"]) == ["abc123"] and list(runs["short_id"]) == ["abc123"]
     assert runs.loc[0, "e2e_median_s"] == 0.00065
-    assert list(samples["run_id"]) == ["abc123", "abc123"]
+    assert runs.loc[0, "temp_start_c"] == 48.0 and runs.loc[0, "temp_end_c"] == 71.0
+    assert not runs.loc[0, "throttled"]
+    assert pd.isna(runs.loc[0, "top1"]) and pd.isna(runs.loc[0, "energy_per_inference_j"])  # not 0
+    samples = edgebench.load_samples(tmp_path)
+    assert list(samples["run_id"]) == ["abc123", "abc123"] and list(samples["e2e_s"]) == [0.01, 0.001]
     assert store.resolve_run("latest", tmp_path) == d
     with pytest.raises(ResultError, match="no run"):
         store.resolve_run("zzz", tmp_path)
+
+
+def _kinds(tmp_path):
+    """A bench run, a thread sweep, an accuracy run and an energy run with the figures each kind stores."""
+    bench = _result(run_id="aa11bb")
+    sweep = _result(run_id="aa11cc", kind="sweep", latency={}, label="simulated", thermal={})
+    sweep.runtime = {**sweep.runtime, "threads": "1,4"}
+    sweep.extra = {"points": [{"max_temp_c": 70.5, "steady_temp_c": 70.1, "throttled": False},
+                              {"max_temp_c": 81.0, "steady_temp_c": 80.2, "throttled": True}]}
+    acc = _result(run_id="ff0001", kind="accuracy", latency={})
+    acc.extra = {"accuracy": {"accuracy": {"candidate": {"top1": {"n": 540, "accuracy": 0.97, "ci_low": 0.95,
+                                                                  "ci_high": 0.98}},
+                                           "baseline": {"top1": {"n": 540, "accuracy": 0.98}}},
+                              "paired": {"diff_points": -1.0, "diff_ci_low_points": -2.0,
+                                         "diff_ci_high_points": 0.1, "mcnemar_p": 0.2}}}
+    energy = _result(run_id="ee0001", kind="energy")
+    energy.power = {"label": "measured", "inference": {"energy_j": 2e-3, "ci_low_j": 1.9e-3, "ci_high_j": 2.1e-3,
+                                                       "label": "measured"},
+                    "idle": {"power_w": 0.5}, "duty_cycle": {"avg_power_w": 0.7}}
+    for i, r in enumerate((bench, sweep, acc, energy)):
+        d = tmp_path / f"2026112{i}-000000-m-b"
+        d.mkdir(parents=True)
+        store.write_result(d, r)
+    return tmp_path
+
+
+def test_runs_table_has_one_type_per_column_and_each_kinds_figures(tmp_path):
+    from edgebench.results.table import COLUMNS, load_runs
+
+    runs = load_runs(_kinds(tmp_path)).set_index("run_id")
+    assert list(runs.reset_index().columns) == list(COLUMNS)
+    assert str(runs["threads"].dtype) == "Int64" and str(runs["threads_list"].dtype) == "string"
+    assert runs.loc["aa11bb", "threads"] == 1 and pd.isna(runs.loc["aa11cc", "threads"])
+    assert runs.loc["aa11cc", "threads_list"] == "1,4"
+    assert runs.loc["aa11cc", "temp_max_c"] == 81.0 and runs.loc["aa11cc", "throttled"]
+    assert runs.loc["ff0001", "top1"] == 0.97 and runs.loc["ff0001", "top1_diff_ci_high_points"] == 0.1
+    assert runs.loc["ee0001", "energy_per_inference_j"] == 2e-3 and runs.loc["ee0001", "idle_power_w"] == 0.5
+    assert pd.isna(runs.loc["aa11bb", "idle_power_w"]) and pd.isna(runs.loc["aa11bb", "temp_max_c"])
+    # short ids: unique prefixes of at least 6 characters
+    assert dict(zip(runs.index, runs["short_id"])) == {"aa11bb": "aa11bb", "aa11cc": "aa11cc", "ff0001": "ff0001",
+                                                       "ee0001": "ee0001"}
+    assert store.resolve_run("ff00", tmp_path).name.startswith("20261122")
+    with pytest.raises(ResultError, match="run id 'aa11' matches 2 runs"):
+        store.resolve_run("aa11", tmp_path)
+
+
+def test_short_ids_grow_until_unique():
+    from edgebench.results.table import short_ids
+
+    assert short_ids(["abcdef1234", "abcdef5678", "0123456789"]) == {
+        "abcdef1234": "abcdef1", "abcdef5678": "abcdef5", "0123456789": "012345"}
+
+
+def test_csv_and_parquet_exports_read_back_with_the_same_figures(tmp_path):
+    from typer.testing import CliRunner
+
+    from edgebench.cli.app import app
+    from edgebench.results.table import load_runs
+
+    root = _kinds(tmp_path / "runs")
+    res = CliRunner().invoke(app, ["runs", "--runs-dir", str(root), "--csv", str(tmp_path / "r.csv"),
+                                   "--parquet", str(tmp_path / "r.parquet")])
+    assert res.exit_code == 0, res.output
+    assert "4 runs written to" in res.stdout
+    frame = load_runs(root)
+    back = pd.read_parquet(tmp_path / "r.parquet")
+    pd.testing.assert_frame_equal(back, frame, check_dtype=False)
+    assert str(back["threads"].dtype) == "Int64"
+    csv = pd.read_csv(tmp_path / "r.csv")
+    assert list(csv["run_id"]) == list(frame["run_id"]) and list(csv["top1"].isna()) == list(frame["top1"].isna())
+    one = CliRunner().invoke(app, ["runs", "ee00", "--runs-dir", str(root), "--csv", str(tmp_path / "one.csv")])
+    assert one.exit_code == 0 and list(pd.read_csv(tmp_path / "one.csv")["run_id"]) == ["ee0001"]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--csv", "out.txt"], "must end in .csv"),
+    (["--parquet", "nofolder/out.parquet"], "does not exist"),
+])
+def test_export_refuses_bad_file_names_and_writes_nothing(tmp_path, args, needle, monkeypatch):
+    import subprocess
+    import sys
+
+    root = _kinds(tmp_path / "runs")
+    monkeypatch.chdir(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "edgebench", "runs", "--runs-dir", str(root), *args],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and p.stderr.startswith("error: ") and needle in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1 and sorted(x.name for x in tmp_path.iterdir()) == ["runs"]
+
+
+def test_runs_listing_fits_80_columns(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = _kinds(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "edgebench", "runs", "--runs-dir", str(root)], capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "COLUMNS": "80"})
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert max(len(ln.rstrip()) for ln in lines) <= 80
+    rows = [ln for ln in lines if ln[:6] in ("aa11bb", "aa11cc", "ff0001", "ee0001")]
+    assert len(rows) == 4          # one line per run: nothing wrapped, the typed id shown whole
+    assert "top-1 97.0%" in p.stdout and "simulated" in p.stdout
 
 
 def test_compare_refuses_to_mix_measured_and_simulated():
@@ -196,7 +307,7 @@ def test_load_runs_reports_abandoned_runs(tmp_path):
     data = json.loads((d / store.RUN_JSON).read_text())
     data["extra"]["writer"]["pid"] = _dead_pid()
     (d / store.RUN_JSON).write_text(json.dumps(data))
-    runs, _ = __import__("edgebench").load_runs(tmp_path)
+    runs = __import__("edgebench").load_runs(tmp_path)
     assert list(runs["status"]) == ["abandoned"]
 
 

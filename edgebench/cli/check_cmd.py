@@ -35,12 +35,11 @@ def check(
 ) -> None:
     """Check runs against the twelve ways to fool the masses and the edge reality check."""
     from edgebench.cli.output import emit_json, get_console
-    from edgebench.cli.report_cmd import resolve_ref
     from edgebench.errors import GateFailed
     from edgebench.report.check import check as run_checks
-    from edgebench.results.store import read_result
+    from edgebench.results.store import read_result, resolve_run
 
-    results = [read_result(resolve_ref(ref, runs_dir)) for ref in runs]
+    results = [read_result(resolve_run(ref, runs_dir)) for ref in runs]
     report = run_checks(results)
     if json_out:
         emit_json(report)

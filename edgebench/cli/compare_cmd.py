@@ -44,16 +44,15 @@ def compare(
     from edgebench.bench.compare import compare as compare_runs
     from edgebench.bench.compare import short_value, condition_differences
     from edgebench.cli.output import emit_json, get_console
-    from edgebench.cli.report_cmd import resolve_ref
     from edgebench.errors import GateFailed, ResultError, UsageError
     from edgebench.results.model import STAGES, refuse_mixed_labels
-    from edgebench.results.store import read_result, read_samples
+    from edgebench.results.store import read_result, read_samples, resolve_run
 
     if stage not in STAGES:
         raise UsageError(f"unknown stage {stage!r}", f"use one of {', '.join(STAGES)}")
     if max_slowdown is not None and not max_slowdown > 0:
         raise UsageError(f"--max-slowdown must be a positive ratio, got {max_slowdown}", "e.g. --max-slowdown 1.05")
-    da, db = resolve_ref(a, runs_dir), resolve_ref(b, runs_dir)
+    da, db = resolve_run(a, runs_dir), resolve_run(b, runs_dir)
     ra, rb = read_result(da), read_result(db)
     refuse_mixed_labels(ra, rb)
     for r, d in ((ra, da), (rb, db)):

@@ -16,30 +16,6 @@ from edgebench.cli.app import app
 BATTERY_CELL = "2xAA"
 
 
-def resolve_ref(ref: str, runs_dir) -> Path:
-    """A run folder from a folder, a folder-name prefix, 'latest', or a run id (or its prefix)."""
-    from edgebench.errors import ResultError
-    from edgebench.results.store import find_runs, read_result, resolve_run
-
-    try:
-        return resolve_run(ref, runs_dir)
-    except ResultError as first:
-        if not Path(runs_dir).is_dir():
-            raise
-        hits = []
-        for d in find_runs(runs_dir):
-            try:
-                if read_result(d).run_id.startswith(str(ref)):
-                    hits.append(d)
-            except ResultError:
-                continue
-        if len(hits) == 1:
-            return hits[0]
-        if len(hits) > 1:
-            raise ResultError(f"run id {ref!r} matches {len(hits)} runs under {runs_dir}", "give more of the id")
-        raise first
-
-
 def _soak_series(result, run_dir: Path, samples) -> Optional[dict]:
     import numpy as np
 
@@ -168,8 +144,9 @@ def report(
     from edgebench.cli.output import get_console
     from edgebench.report import html
     from edgebench.report.check import check
+    from edgebench.results.store import resolve_run
 
-    dirs = list(dict.fromkeys(resolve_ref(ref, runs_dir) for ref in runs))
+    dirs = list(dict.fromkeys(resolve_run(ref, runs_dir) for ref in runs))
     datas = [gather(d) for d in dirs]
     verdicts = check([x.result for x in datas])
     comps = _comparisons(datas)

@@ -127,6 +127,13 @@ def write_parquet(path, frame) -> Path:
     return path
 
 
+def write_text_atomic(path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically and durably (temporary file, fsync, rename)."""
+    path = Path(path)
+    _atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    return path
+
+
 def write_samples(run_dir, frame) -> Path:
     """Write the per-inference samples (a pandas DataFrame) as ``samples.parquet``, atomically."""
     return write_parquet(Path(run_dir) / SAMPLES, frame)
@@ -245,69 +252,31 @@ def find_runs(root="runs") -> list[Path]:
 
 
 def resolve_run(ref, root="runs") -> Path:
-    """A run folder from a path, a run id, or a unique prefix of its folder name."""
+    """A run folder from a path, ``latest``, a unique prefix of its folder name, or a unique
+    prefix of its run id (the short id ``edgebench runs`` lists)."""
     p = Path(ref)
     if (p / RUN_JSON).exists():
         return p
     runs = find_runs(root)
     if ref == "latest" and runs:
         return runs[-1]
-    hits = [r for r in runs if r.name.startswith(str(ref)) or r.name == str(ref)]
+    text = str(ref)
+    hits = [r for r in runs if r.name.startswith(text)]
+    if len(hits) == 1:
+        return hits[0]
+    if len(hits) > 1:
+        raise ResultError(f"{ref!r} matches {len(hits)} runs under {root}", "give more of the name")
+    for r in runs:
+        try:
+            if read_result(r).run_id.startswith(text):
+                hits.append(r)
+        except ResultError:  # a damaged run.json is not this run
+            continue
     if len(hits) == 1:
         return hits[0]
     if not hits:
         raise ResultError(f"no run {ref!r} under {root}", "list runs with `edgebench runs`")
-    raise ResultError(f"{ref!r} matches {len(hits)} runs under {root}", "give more of the name")
-
-
-def flat_row(result: RunResult, run_dir) -> dict:
-    """One flat row describing a run: its conditions and headline figures."""
-    e2e = result.latency.get("e2e") or {}
-    inv = result.latency.get("invoke") or {}
-    return {
-        "run_id": result.run_id,
-        "path": str(run_dir),
-        "created_utc": result.created_utc,
-        "kind": result.kind,
-        "status": run_status(result),
-        "label": result.label,
-        "model": result.model.get("name"),
-        "model_sha256": result.model.get("sha256"),
-        "precision": result.model.get("precision"),
-        "board": result.board.get("name"),
-        "runtime": result.runtime.get("name"),
-        "kernels": result.runtime.get("kernels"),
-        "threads": result.runtime.get("threads"),
-        "delegate": result.runtime.get("delegate"),
-        "scenario": result.scenario.get("name"),
-        "n": e2e.get("n"),
-        "e2e_median_s": e2e.get("median_s"),
-        "e2e_ci_low_s": e2e.get("ci_low_s"),
-        "e2e_ci_high_s": e2e.get("ci_high_s"),
-        "e2e_p99_s": e2e.get("p99_s"),
-        "invoke_median_s": inv.get("median_s"),
-        "throughput_per_s": result.throughput.get("per_s"),
-        "target_reached": result.stopping.get("target_reached"),
-        "warnings": len(result.warnings),
-    }
-
-
-def load_runs(root="runs"):
-    """All runs under ``root`` as ``(runs, samples)`` pandas DataFrames."""
-    import pandas as pd
-
-    rows, frames = [], []
-    for d in find_runs(root):
-        result = read_result(d)
-        rows.append(flat_row(result, d))
-        s = read_samples(d)
-        if len(s):
-            s = s.copy()
-            s.insert(0, "run_id", result.run_id)
-            frames.append(s)
-    runs = pd.DataFrame(rows)
-    samples = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return runs, samples
+    raise ResultError(f"run id {ref!r} matches {len(hits)} runs under {root}", "give more of the id")
 
 
 # ---------------------------------------------------------------- journal: samples that survive a kill

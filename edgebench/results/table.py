@@ -1,0 +1,223 @@
+"""Stored runs as tables (level 0: load and dump only): one row per run, one row per sample.
+
+:func:`flat_row` turns a run into one flat row of plain values (the ``runs --json``
+listing); :func:`runs_frame` makes a pandas DataFrame of such rows with one fixed
+type per column (:data:`COLUMNS`), whatever kinds the runs are, so that a CSV or
+Parquet export and ``edgebench.load_runs()`` read the same way every time. Figures a
+kind does not have are missing (NaN / <NA>), never 0. :func:`samples_frame` gathers
+the per-inference samples of the runs with a ``run_id`` column.
+
+The columns are documented in docs/results-schema.md ("Tables").
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from edgebench.results.model import RunResult
+from edgebench.results.store import find_runs, read_result, read_samples, run_status
+
+# column -> pandas dtype; the order is the order of the table
+COLUMNS = {
+    "run_id": "string", "short_id": "string", "path": "string", "created_utc": "datetime64[ns, UTC]",
+    "kind": "string", "status": "string", "label": "string",
+    "model": "string", "model_sha256": "string", "precision": "string", "board": "string",
+    "runtime": "string", "runtime_version": "string", "kernels": "string",
+    "threads": "Int64", "threads_list": "string", "delegate": "string", "scenario": "string",
+    "agent_cpus": "string",
+    # latency (bench, mlperf-tiny, soak's sustained window, energy)
+    "n": "Int64", "runs": "Int64", "e2e_median_s": "float64", "e2e_ci_low_s": "float64",
+    "e2e_ci_high_s": "float64", "e2e_p99_s": "float64", "invoke_median_s": "float64",
+    "throughput_per_s": "float64", "target_reached": "boolean", "warnings": "Int64",
+    # temperature (runs with a thermal sensor; soak and sweep)
+    "temp_start_c": "float64", "temp_end_c": "float64", "temp_max_c": "float64", "temp_steady_c": "float64",
+    "throttled": "boolean",
+    # soak
+    "burst_throughput_per_s": "float64", "sustained_throughput_per_s": "float64",
+    "sustained_over_burst": "float64",
+    # accuracy (candidate against its baseline on the same samples)
+    "accuracy_n": "Int64", "top1": "float64", "top1_ci_low": "float64", "top1_ci_high": "float64",
+    "baseline_top1": "float64", "top1_diff_points": "float64", "top1_diff_ci_low_points": "float64",
+    "top1_diff_ci_high_points": "float64", "mcnemar_p": "float64",
+    # energy
+    "energy_label": "string", "energy_per_inference_j": "float64", "energy_ci_low_j": "float64",
+    "energy_ci_high_j": "float64", "idle_power_w": "float64", "avg_power_w": "float64",
+}
+
+
+def _hottest(snapshot) -> float | None:
+    temps = [v for v in ((snapshot or {}).get("temps_c") or {}).values()
+             if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return float(max(temps)) if temps else None
+
+
+def _throttled_now(snapshot) -> bool | None:
+    thr = (snapshot or {}).get("throttled")
+    if not isinstance(thr, dict):
+        return None
+    return any(bool(v) for k, v in thr.items() if k.endswith("_now"))
+
+
+def _threads(value) -> tuple:
+    """``(threads as int or None, every thread count as text)``: a sweep over several is None, "1,4"."""
+    if value is None or value == "":
+        return None, None
+    if isinstance(value, bool):
+        return None, str(value)
+    if isinstance(value, int):
+        return value, str(value)
+    if isinstance(value, (list, tuple)):
+        text = ",".join(str(v) for v in value)
+    else:
+        text = str(value).replace(" ", "")
+    parts = [p for p in text.split(",") if p]
+    single = int(parts[0]) if len(parts) == 1 and parts[0].isdigit() else None
+    return single, text
+
+
+def _temperatures(r: RunResult) -> dict:
+    t = r.thermal or {}
+    row = {"temp_start_c": _hottest(t.get("start")), "temp_end_c": _hottest(t.get("end")),
+           "throttled": _throttled_now(t.get("end"))}
+    row.update(temp_max_c=None, temp_steady_c=None)  # only soak and sweep watch the whole run
+    soak = (r.extra or {}).get("soak") or {}
+    if soak:
+        th = soak.get("thermal") or {}
+        row.update(temp_max_c=th.get("max_temp_c", row["temp_max_c"]), temp_steady_c=th.get("steady_temp_c"),
+                   temp_start_c=th.get("start_temp_c", row["temp_start_c"]))
+        if th.get("time_to_first_throttle_s") is not None:
+            row["throttled"] = True
+    points = (r.extra or {}).get("points") if r.kind == "sweep" else None
+    if points:  # the hottest point: what the sweep reached
+        def most(key):
+            v = [p.get(key) for p in points if isinstance(p.get(key), (int, float))]
+            return max(v) if v else None
+        row.update(temp_max_c=most("max_temp_c"), temp_steady_c=most("steady_temp_c"),
+                   throttled=any(bool(p.get("throttled")) for p in points))
+    return row
+
+
+def _accuracy(r: RunResult) -> dict:
+    a = (r.extra or {}).get("accuracy") or {}
+    acc, p = a.get("accuracy") or {}, a.get("paired") or {}
+    cand = (acc.get("candidate") or {}).get("top1") or {}
+    base = (acc.get("baseline") or {}).get("top1") or {}
+    return {"accuracy_n": cand.get("n"), "top1": cand.get("accuracy"), "top1_ci_low": cand.get("ci_low"),
+            "top1_ci_high": cand.get("ci_high"), "baseline_top1": base.get("accuracy"),
+            "top1_diff_points": p.get("diff_points"), "top1_diff_ci_low_points": p.get("diff_ci_low_points"),
+            "top1_diff_ci_high_points": p.get("diff_ci_high_points"), "mcnemar_p": p.get("mcnemar_p")}
+
+
+def _energy(r: RunResult) -> dict:
+    p = r.power or {}
+    inf, idle, duty = p.get("inference") or {}, p.get("idle") or {}, p.get("duty_cycle") or {}
+    return {"energy_label": inf.get("label") or (p.get("label") if inf else None),
+            "energy_per_inference_j": inf.get("energy_j"), "energy_ci_low_j": inf.get("ci_low_j"),
+            "energy_ci_high_j": inf.get("ci_high_j"), "idle_power_w": idle.get("power_w"),
+            "avg_power_w": duty.get("avg_power_w") or (p.get("average") or {}).get("power_w")}
+
+
+def flat_row(result: RunResult, run_dir) -> dict:
+    """One flat row of plain (JSON-able) values describing a run: its conditions and headline
+    figures; the keys are :data:`COLUMNS` but ``short_id`` (which depends on the other runs)."""
+    r = result
+    e2e = (r.latency or {}).get("e2e") or {}
+    inv = (r.latency or {}).get("invoke") or {}
+    soak = (r.extra or {}).get("soak") or {}
+    threads, threads_list = _threads((r.runtime or {}).get("threads"))
+    cpus = (r.settings or {}).get("agent_cpus")
+    row = {
+        "run_id": r.run_id, "path": str(run_dir), "created_utc": r.created_utc, "kind": r.kind,
+        "status": run_status(r), "label": r.label,
+        "model": (r.model or {}).get("name"), "model_sha256": (r.model or {}).get("sha256"),
+        "precision": (r.model or {}).get("precision"), "board": (r.board or {}).get("name"),
+        "runtime": (r.runtime or {}).get("name"), "runtime_version": (r.runtime or {}).get("version"),
+        "kernels": (r.runtime or {}).get("kernels"), "threads": threads, "threads_list": threads_list,
+        "delegate": (r.runtime or {}).get("delegate"), "scenario": (r.scenario or {}).get("name"),
+        "agent_cpus": None if cpus in (None, "") else str(cpus),
+        "n": e2e.get("n"), "runs": e2e.get("runs"), "e2e_median_s": e2e.get("median_s"),
+        "e2e_ci_low_s": e2e.get("ci_low_s"), "e2e_ci_high_s": e2e.get("ci_high_s"), "e2e_p99_s": e2e.get("p99_s"),
+        "invoke_median_s": inv.get("median_s"), "throughput_per_s": (r.throughput or {}).get("per_s"),
+        "target_reached": (r.stopping or {}).get("target_reached"), "warnings": len(r.warnings or []),
+        "burst_throughput_per_s": (soak.get("burst") or {}).get("throughput_per_s"),
+        "sustained_throughput_per_s": (soak.get("sustained") or {}).get("throughput_per_s"),
+        "sustained_over_burst": soak.get("sustained_over_burst"),
+        **_temperatures(r), **_accuracy(r), **_energy(r),
+    }
+    return {k: row.get(k) for k in COLUMNS if k != "short_id"}
+
+
+def short_ids(run_ids, minimum: int = 6) -> dict:
+    """Each run id's shortest prefix (at least ``minimum`` characters) that no other id starts with."""
+    ids = [str(i) for i in run_ids]
+    out = {}
+    for i in ids:
+        n = min(minimum, len(i))
+        while n < len(i) and any(o != i and o.startswith(i[:n]) for o in ids):
+            n += 1
+        out[i] = i[:n]
+    return out
+
+
+def runs_frame(rows: list):
+    """A DataFrame of :func:`flat_row` rows with the types of :data:`COLUMNS` (an empty list gives
+    an empty frame with every column), ``short_id`` filled in."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "short_id"])
+    ids = short_ids(frame["run_id"].astype(str)) if len(frame) else {}
+    frame.insert(1, "short_id", [ids.get(str(i)) for i in frame["run_id"]])
+    for col, dtype in COLUMNS.items():
+        if dtype.startswith("datetime"):
+            frame[col] = pd.to_datetime(frame[col], utc=True, errors="coerce")
+        elif dtype == "boolean":
+            frame[col] = frame[col].astype("object").where(frame[col].notna(), None).astype("boolean")
+        else:
+            frame[col] = frame[col].astype("object").where(frame[col].notna(), None).astype(dtype)
+    return frame
+
+
+def rows_of(root="runs") -> list:
+    """:func:`flat_row` of every run under ``root`` (oldest first)."""
+    return [flat_row(read_result(d), d) for d in find_runs(root)]
+
+
+def load_runs(root="runs"):
+    """All runs under ``root`` as one pandas DataFrame, one row per run (see :data:`COLUMNS`)."""
+    return runs_frame(rows_of(root))
+
+
+def load_samples(root="runs", runs=None):
+    """The per-inference samples of the runs under ``root`` (or of the run folders ``runs``) as one
+    DataFrame with a ``run_id`` column first; empty when no run has samples."""
+    import pandas as pd
+
+    frames = []
+    for d in (find_runs(root) if runs is None else [Path(x) for x in runs]):
+        s = read_samples(d)
+        if len(s):
+            s = s.copy()
+            s.insert(0, "run_id", pd.array([read_result(d).run_id] * len(s), dtype="string"))
+            frames.append(s)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"run_id": pd.array([], "string")})
+
+
+def export(frame, path) -> Path:
+    """Write the runs table to ``path``: ``.csv`` or ``.parquet`` (atomically: nothing half-written)."""
+    from edgebench.errors import UsageError
+    from edgebench.results.store import write_parquet, write_text_atomic
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise UsageError(f"cannot tell the format of {path} from its name", "end the file name in .csv or .parquet")
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder", "give a file name")
+    if not path.parent.is_dir():
+        raise UsageError(f"folder {path.parent} does not exist", "create it first, or write elsewhere")
+    if suffix == ".parquet":
+        return write_parquet(path, frame)
+    text = frame.to_csv(index=False, date_format="%Y-%m-%dT%H:%M:%S%z")
+    return write_text_atomic(path, text)
+
+
+__all__ = ["COLUMNS", "export", "flat_row", "load_runs", "load_samples", "rows_of", "runs_frame", "short_ids"]
