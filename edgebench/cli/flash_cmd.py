@@ -2,7 +2,8 @@
 
 Emulated boards (posix-sim, qemu-m4, qemu-m7): builds the firmware with make when
 needed, starts it, prints the serial pseudo-terminal and stays in the foreground until
-Ctrl-C, so other commands can use it with ``--url``. Real boards: runs the profile's
+Ctrl-C (or SIGTERM/SIGHUP), so other commands can use it with ``--url``; the emulator stops
+with it, even when flash is killed. Real boards: runs the profile's
 flasher (an argv, no shell) with ``{image}`` filled in.
 """
 from __future__ import annotations
@@ -13,18 +14,6 @@ from typing import List, Optional
 import typer
 
 from edgebench.cli.app import app
-
-
-def _stop_on_signals() -> None:
-    """SIGTERM and SIGHUP end the foreground session like Ctrl-C, so the emulator is stopped too."""
-    import signal
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), interrupt)
 
 
 @app.command()
@@ -64,9 +53,11 @@ def flash(
         return
     session = FirmwareSession(profile, image=image)
     err.print(f"[dim]{profile.name}: building and starting the {fw.emulator} firmware…[/]")
-    _stop_on_signals()
-    session.start()
+    # SIGTERM and SIGHUP raise KeyboardInterrupt like Ctrl-C (edgebench.cli.signals, installed by main),
+    # so every way of stopping flash ends in the finally below; if flash is killed outright (SIGKILL),
+    # the kernel ends the emulator (it is started tied to this process: edgebench.transport.child).
     try:
+        session.start()
         if json_out:
             emit_json(session.to_dict())
         else:

@@ -8,7 +8,9 @@ puts the board's UART0 on a pseudo-terminal and prints its path on start-up::
 
 :class:`QemuBoard` starts the emulator (an argv list, never a shell), waits for that
 line with a timeout, returns the pty path for pyserial to open, and stops the
-emulator on :meth:`QemuBoard.stop` or when leaving its ``with`` block::
+emulator on :meth:`QemuBoard.stop` or when leaving its ``with`` block. QEMU runs in a
+process group of its own with a parent-death signal (:func:`edgebench.transport.child.spawn_tied`):
+if edgebench dies without stopping it, even by SIGKILL, the kernel ends it::
 
     with QemuBoard("mps2-an386", "build/m4/edgebench.elf", icount_shift=0) as board:
         port = serial.Serial(board.pty_path, 115200, timeout=1)
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from edgebench.errors import TransportError
+from edgebench.transport.child import spawn_tied, stop_tied
 
 QEMU_PROGRAM = "qemu-system-arm"
 
@@ -70,16 +73,8 @@ def find_qemu(program: str = QEMU_PROGRAM) -> str:
 
 
 def _stop_process(proc: subprocess.Popen, timeout_s: float) -> None:
-    """SIGTERM, then SIGKILL after ``timeout_s``; always reaps the child."""
-    if proc.poll() is None:
-        try:
-            proc.terminate()
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        except ProcessLookupError:
-            pass
+    """SIGTERM to QEMU's process group, then SIGKILL after ``timeout_s``; always reaps it."""
+    stop_tied(proc, grace_s=timeout_s)
     if proc.stdin is not None:
         try:
             proc.stdin.close()
@@ -201,7 +196,9 @@ class QemuBoard:
                             hint="build it first: make -C firmware PORT=<port> BUILD=<dir>")
         argv = self.argv(qemu_path)
         try:
-            self._proc = subprocess.Popen(
+            # tied to edgebench: its own process group (a terminal's Ctrl-C reaches edgebench,
+            # which stops it) and killed by the kernel when edgebench dies, SIGKILL included
+            self._proc = spawn_tied(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
         except OSError as exc:
