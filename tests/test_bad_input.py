@@ -203,3 +203,34 @@ def test_load_inputs_counts_clamped_values_and_leaves_float_inputs_alone(tmp_pat
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_inputs(path, f).clamped is None
+
+
+@pytest.mark.parametrize("rate", ["inf", "nan", "0", "-5", "-inf"])
+def test_fixed_rate_needs_a_positive_finite_rate(tmp_path, rate):
+    p = run_cli("bench", INT8, "--scenario", "fixed-rate", f"--rate={rate}", "--runs-dir", tmp_path / "runs")
+    one_error_line(p, "--rate must be a positive finite number of requests per second")
+    assert store.find_runs(tmp_path / "runs") == []              # refused before a run folder exists
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--scenario", "fixed-rate"], "the fixed-rate scenario needs a positive --rate"),
+    (["--rate", "10"], "--rate applies to --scenario fixed-rate only (scenario is single-stream)"),
+    (["--scenario", "offline", "--rate", "10"], "--rate applies to --scenario fixed-rate only (scenario is offline)"),
+    (["--mlperf"], "--mlperf drives a microcontroller's MLPerf Tiny firmware; board host is a linux board"),
+    (["--mlperf", "--board", "qemu-m4", "--rate", "5"], "--scenario and --rate do not apply"),
+    (["--mlperf", "--board", "qemu-m4", "--scenario", "offline"], "--scenario and --rate do not apply"),
+])
+def test_bench_options_that_do_not_go_together_are_refused(tmp_path, extra, needle):
+    p = run_cli("bench", INT8, *extra, "--runs-dir", tmp_path / "runs")
+    one_error_line(p, needle)
+    assert "AttributeError" not in p.stderr
+    assert store.find_runs(tmp_path / "runs") == []
+
+
+def test_mlperf_mode_refuses_a_linux_board_in_the_library():
+    from edgebench.bench.mlperf_mode import MlperfOptions, run_mlperf
+    from edgebench.boards.registry import get_profile
+    from edgebench.errors import UsageError
+
+    with pytest.raises(UsageError, match="board host is a linux board"):
+        run_mlperf(INT8, get_profile("host"), MlperfOptions())

@@ -156,6 +156,9 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
     from edgebench.boards.connect import open_agent
     from edgebench.results import store
 
+    if getattr(profile, "kind", "mcu") != "mcu":
+        raise UsageError(f"MLPerf Tiny mode drives a microcontroller's MLPerf Tiny firmware; board "
+                         f"{profile.name} is a {profile.kind} board", "pick an MCU board (edgebench boards)")
     emit = progress or (lambda event: None)
     own = client is None
     if own:

@@ -74,6 +74,8 @@ def bench(
                                        "machine can differ: pin when comparing runs)."),
     runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
     url: Optional[str] = typer.Option(None, help="Override the board's address (ssh://user@host, /dev/ttyUSB0)."),
+    image: Optional[Path] = typer.Option(None, help="Emulated boards: firmware image to start instead of building "
+                                                    "one (e.g. from `edgebench flash --build-only`)."),
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
     mlperf: bool = typer.Option(False, "--mlperf", help="MLPerf Tiny performance mode: drive the board with the "
                                 "plain DUT dialect (five windows of >= 10 s, median throughput)."),
@@ -106,8 +108,20 @@ def bench(
     if mlperf or mlperf_only(profile):
         from edgebench.bench.mlperf_mode import MlperfOptions, run_mlperf
 
-        result, run_dir = run_mlperf(model, profile, MlperfOptions(inputs=str(inputs) if inputs else None, seed=seed),
-                                     runs_root=runs_dir, url=url, progress=progress_printer(err, model.name))
+        why = "--mlperf" if mlperf else f"board {profile.name} speaks only the MLPerf Tiny dialect, so it"
+        if scenario != "single-stream" or rate is not None:
+            raise UsageError(f"{why} runs MLPerf Tiny's own performance windows: --scenario and --rate "
+                             "do not apply", "drop --scenario and --rate")
+
+        from contextlib import nullcontext
+
+        from edgebench.boards.connect import board_client
+
+        with board_client(profile, url, image=image) if image else nullcontext() as client:
+            result, run_dir = run_mlperf(model, profile, MlperfOptions(inputs=str(inputs) if inputs else None,
+                                                                       seed=seed),
+                                         runs_root=runs_dir, url=url, client=client,
+                                         progress=progress_printer(err, model.name))
         err.print()
         if json_out:
             emit_json(result)
@@ -119,8 +133,13 @@ def bench(
                         input_range=parse_range(input_range), seed=seed, target_rel_ci=target,
                         min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, cpus=cpus,
                         repeat=repeat, max_repeats=max(max_repeats, repeat))
-    result, run_dir = run_bench(model, profile, opts, runs_root=runs_dir, url=url,
-                                progress=progress_printer(err, model.name))
+    from contextlib import nullcontext
+
+    from edgebench.boards.connect import board_client
+
+    with board_client(profile, url, image=image) if image else nullcontext() as client:  # one emulator, all runs
+        result, run_dir = run_bench(model, profile, opts, runs_root=runs_dir, url=url, client=client,
+                                    progress=progress_printer(err, model.name))
     err.print()
     if json_out:
         emit_json(result)
