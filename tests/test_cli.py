@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from edgebench.cli.app import app
+from fw_util import posix_firmware_bin  # noqa: F401  (a session fixture)
 from edgebench.results import store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,3 +188,55 @@ def test_wheel_ships_the_firmware_sources_and_the_licence(tmp_path):
     src, image = proc.stdout.split()
     assert Path(src) == tmp_path / "site" / "edgebench" / "_data" / "firmware"
     assert Path(image).is_file() and os.access(image, os.X_OK)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["bench", str(INT8), "--image", "x.elf"], "board host is a linux board"),
+    (["verify", str(INT8), "--board", "nucleo-l4r5zi", "--image", str(INT8)], "is a real board"),
+    (["deploy", str(INT8), "--board", "qemu-m4", "--image", str(INT8), "--url", "/dev/null"], "give one of the two"),
+    (["bench", str(INT8), "--board", "qemu-m4", "--image", "missing.elf"], "firmware image missing.elf does not"),
+    (["demo", "--image", "missing.elf"], "firmware image missing.elf does not"),
+])
+def test_image_is_refused_where_it_cannot_start_the_board(tmp_path, args, needle):
+    p = run_cli(*args, cwd=tmp_path)
+    assert p.returncode == 1 and p.stderr.startswith("error: ") and needle in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1 and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.qemu
+def test_image_starts_the_emulated_board_with_that_firmware(tmp_path, posix_firmware_bin):
+    """verify and bench on posix-sim run the image given (a copy here), not a build of their own."""
+    import shutil
+
+    image = tmp_path / "my-firmware"
+    shutil.copy2(posix_firmware_bin, image)
+    p = run_cli("verify", INT8, "--board", "posix-sim", "--image", image, "--count", "4", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["gate"]["passed"] is True
+    p = run_cli("bench", INT8, "--board", "posix-sim", "--image", image, "--runs-dir", tmp_path / "runs",
+                "--repeat", "2", "--min-time", "0.2", "--max-time", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["latency"]["e2e"]["runs"] == 2
+    broken = tmp_path / "broken"       # an image that is no firmware: the board does not come up
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    p = run_cli("verify", INT8, "--board", "posix-sim", "--image", broken, "--count", "4")
+    assert p.returncode == 1 and "Traceback" not in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+@pytest.mark.slow
+def test_demo_prints_the_host_results_before_a_failing_emulated_step(tmp_path):
+    """The emulated step fails (no firmware sources): the host runs and their comparison are already out."""
+    import os
+
+    env = {**os.environ, "EDGEBENCH_FIRMWARE_DIR": str(tmp_path / "nofirmware")}
+    p = subprocess.run([sys.executable, "-m", "edgebench", "demo", "--runs-dir", str(tmp_path / "runs"),
+                        "--repeat", "2", "--min-time", "0.2", "--max-time", "1"], capture_output=True, text=True,
+                       env=env, timeout=300)
+    from conftest import require_tool
+
+    if p.returncode == 0:   # the emulated board was skipped: its tools are missing here
+        require_tool("arm-none-eabi-gcc")
+    assert p.returncode == 1 and "firmware sources not found" in p.stderr, p.stderr
+    assert p.stdout.count("claim:") == 2 and "INT8 vs FP32, end to end:" in p.stdout
+    assert len(store.find_runs(tmp_path / "runs")) == 2

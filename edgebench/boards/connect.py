@@ -21,12 +21,16 @@ def transport_for(profile, url: str | None = None, cpus: str | None = None):
     return transport_from_url(spec.address, **options)
 
 
-def open_agent(profile, url: str | None = None, timeout_s: float = 120.0, cpus: str | None = None):
+def open_agent(profile, url: str | None = None, timeout_s: float = 120.0, cpus: str | None = None,
+               image=None):
     """Start or attach to the agent on ``profile``'s board; returns an AgentClient.
 
     A microcontroller board (``kind: mcu``) gets the same interface over its firmware
-    (:class:`edgebench.boards.mcu.McuClient`), starting its emulator if it has one.
+    (:class:`edgebench.boards.mcu.McuClient`), starting its emulator if it has one
+    (with the firmware ``image`` given instead of building one).
     """
+    if image is not None:
+        check_image(profile, url, image)
     if cpus and getattr(profile.transport, "type", None) != "local":
         from edgebench.errors import UsageError
 
@@ -43,7 +47,7 @@ def open_agent(profile, url: str | None = None, timeout_s: float = 120.0, cpus: 
     if getattr(profile, "kind", None) == "mcu":
         from edgebench.boards.mcu import open_mcu
 
-        return open_mcu(profile, url)
+        return open_mcu(profile, url, image=image)
     from edgebench.transport.client import AgentClient
 
     transport = transport_for(profile, url, cpus)
@@ -55,16 +59,38 @@ def open_agent(profile, url: str | None = None, timeout_s: float = 120.0, cpus: 
         raise
 
 
+def check_image(profile, url, image) -> None:
+    """UsageError unless ``image`` can start ``profile``'s board: an emulated microcontroller
+    started here (not one attached with ``url``), and an existing file."""
+    from pathlib import Path
+
+    from edgebench.errors import UsageError
+
+    fw = getattr(profile, "firmware", None)
+    if getattr(profile, "kind", None) != "mcu":
+        raise UsageError(f"--image is a microcontroller firmware image; board {profile.name} is a "
+                         f"{profile.kind} board", "drop --image")
+    if fw is None or fw.emulator is None:
+        raise UsageError(f"board {profile.name} is a real board: --image cannot start it",
+                         f"flash the image first: edgebench flash --board {profile.name} --image {image}")
+    if url:
+        raise UsageError("--image starts the emulator with that firmware; --url attaches to one already running",
+                         "give one of the two")
+    if not Path(image).is_file():
+        raise UsageError(f"firmware image {image} does not exist (or is not a file)",
+                         f"build one: edgebench flash --board {profile.name} --build-only")
+
+
 @contextmanager
-def board_client(profile, url: str | None = None, client=None, emit=None, cpus: str | None = None):
+def board_client(profile, url: str | None = None, client=None, emit=None, cpus: str | None = None, image=None):
     """Yield ``client`` if given (the caller keeps it), else one opened on ``profile``'s board
-    and closed afterwards."""
+    (an emulated one started with firmware ``image`` if given) and closed afterwards."""
     if client is not None:
         yield client
         return
     if emit is not None:
         emit({"event": "connect", "board": profile.name})
-    opened = open_agent(profile, url, cpus=cpus)
+    opened = open_agent(profile, url, cpus=cpus, image=image)
     try:
         yield opened
     finally:

@@ -30,6 +30,8 @@ def demo(
     url: Optional[str] = typer.Option(None, help="Override the board's address."),
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
     emulated: str = typer.Option("qemu-m4", help="Emulated board to run the INT8 model on too ('none' to skip)."),
+    image: Optional[Path] = typer.Option(None, help="Firmware image for the emulated board instead of building one "
+                                                    "(e.g. from `edgebench flash --board qemu-m4 --build-only`)."),
     json_out: bool = typer.Option(False, "--json", help="Print both runs and the comparison as JSON."),
 ) -> None:
     """Benchmark the bundled digits FP32 and INT8 models and compare them honestly."""
@@ -40,10 +42,18 @@ def demo(
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.cli.render import print_run
     from edgebench.data.bundled import bundled_model
+    from edgebench.errors import UsageError
     from edgebench.results.store import read_samples
 
     err, out = get_err_console(), get_console()
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    if image is not None:  # a wrong image is said now, not after the host runs
+        from edgebench.boards.connect import check_image
+
+        if emulated == "none":
+            raise UsageError("--image is the emulated board's firmware, and --emulated none skips that board",
+                             "drop one of the two")
+        check_image(get_profile(emulated, extra_dirs=tuple(boards_dir)), None, image)
     # Both models on the same CPU: the cores of a (virtual) machine can differ by tens of
     # percent, and a ratio between two cores would measure the cores, not the models.
     # Their runs alternate (FP32, INT8, FP32, ...), each a fresh process, so that drift of
@@ -61,26 +71,21 @@ def demo(
     (fp32, d32), (int8, d8) = runs["digits_fp32"], runs["digits_int8"]
     s32, s8 = read_samples(d32), read_samples(d8)
     comp = compare(fp32, s32, int8, s8, stage="e2e", stages=("e2e", "invoke"))
-    mcu = _emulated_board(emulated, boards_dir, runs_dir, min_time, max_time, err)
+    if not json_out:  # each part as soon as it is measured: a later step that fails cannot hide it
+        for result, run_dir in runs.values():
+            print_run(out, result, run_dir)
+            out.print()
+        out.print(f"[bold]INT8 vs FP32, end to end:[/] {comp.sentence('e2e')}")
+        out.print(f"[bold]INT8 vs FP32, invoke only:[/] {comp.sentence('invoke')}")
+        if comp.conditions_differ:
+            out.print(f"[yellow]conditions differ:[/] {'; '.join(comp.conditions_differ)}")
+        out.print("Accuracy of the pair on the digits test split is in models/digits/model_card.md "
+                  "(not measured by this command; `edgebench accuracy` measures it).")
+        out.print()
+    mcu = _emulated_board(emulated, boards_dir, runs_dir, min_time, max_time, err, None if json_out else out, image)
     if json_out:
         emit_json({"fp32": fp32.to_dict(), "int8": int8.to_dict(), "comparison": comp.to_dict(),
                    "emulated": None if mcu is None else {"verify": mcu[0].to_dict(), "bench": mcu[1].to_dict()}})
-        return
-    for result, run_dir in runs.values():
-        print_run(out, result, run_dir)
-        out.print()
-    out.print(f"[bold]INT8 vs FP32, end to end:[/] {comp.sentence('e2e')}")
-    out.print(f"[bold]INT8 vs FP32, invoke only:[/] {comp.sentence('invoke')}")
-    if comp.conditions_differ:
-        out.print(f"[yellow]conditions differ:[/] {'; '.join(comp.conditions_differ)}")
-    out.print("Accuracy of the pair on the digits test split is in models/digits/model_card.md "
-              "(not measured by this command; `edgebench accuracy` measures it).")
-    if mcu is not None:
-        from edgebench.cli.verify_cmd import print_verify
-
-        out.print()
-        print_verify(out, mcu[0])
-        print_run(out, mcu[1], mcu[2])
 
 
 def _one_cpu() -> str | None:
@@ -92,13 +97,15 @@ def _one_cpu() -> str | None:
         return None
 
 
-def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: float, err):
-    """Verify and benchmark digits INT8 on an emulated microcontroller, or say why not."""
+def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: float, err, out=None, image=None):
+    """Verify and benchmark digits INT8 on an emulated microcontroller, or say why not; with a
+    console ``out``, print the verification and the run as each finishes."""
     import shutil
 
     if name == "none":
         return None
-    missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm", "make") if shutil.which(t) is None]
+    needed = ("qemu-system-arm",) if image else ("arm-none-eabi-gcc", "qemu-system-arm", "make")
+    missing = [t for t in needed if shutil.which(t) is None]
     if missing:
         err.print(f"emulated board {name} skipped: {', '.join(missing)} not installed "
                   "(`make demo` installs them as root; or apt-get install gcc-arm-none-eabi "
@@ -113,11 +120,19 @@ def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: 
 
     profile = get_profile(name, extra_dirs=tuple(boards_dir))
     model = bundled_model("digits_int8")
-    err.print(f"[dim]{name}: building the firmware and starting the emulator…[/]")
-    with open_agent(profile) as client:
+    err.print(f"[dim]{name}: {'starting' if image else 'building the firmware and starting'} the emulator…[/]")
+    with open_agent(profile, image=image) as client:
         checked = run_verify(model, profile, VerifyOptions(count=16), client=client)
+        if out is not None:
+            from edgebench.cli.verify_cmd import print_verify
+
+            print_verify(out, checked)
         result, run_dir = run_bench(model, profile, BenchOptions(min_time_s=min_time, max_time_s=max_time),
                                     runs_root=runs_dir, client=client,
                                     progress=progress_printer(err, f"digits_int8 on {name}"))
     err.print()
+    if out is not None:
+        from edgebench.cli.render import print_run
+
+        print_run(out, result, run_dir)
     return checked, result, run_dir

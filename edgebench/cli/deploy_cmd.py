@@ -18,6 +18,8 @@ def deploy(
     model: Path = typer.Argument(..., help="The INT8 .tflite model to put on the board."),
     board: str = typer.Option(..., "--board", "-b", help="Microcontroller board profile (see `edgebench boards`)."),
     url: Optional[str] = typer.Option(None, help="The board's serial port (e.g. the pty `edgebench flash` printed)."),
+    image: Optional[Path] = typer.Option(None, help="Emulated boards: firmware image to start instead of building "
+                                                    "one (e.g. from `edgebench flash --build-only`)."),
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
     json_out: bool = typer.Option(False, "--json", help="Print the deployment report as JSON."),
 ) -> None:
@@ -34,9 +36,13 @@ def deploy(
     from edgebench.runtime.tflite_file import read_model
 
     read_model(model)  # missing, a directory, a device, not a valid TFLite model: one clear line
+    if image is not None:
+        from edgebench.boards.connect import check_image
+
+        check_image(profile, url, image)
     err = get_err_console()
     err.print(f"[dim]connecting to {profile.name}…[/]")
-    client = open_agent(profile, url)
+    client = open_agent(profile, url, image=image)
     try:
         report = client.deploy(model.read_bytes(), name=model.stem)
     finally:

@@ -50,6 +50,8 @@ def verify(
     seed: int = typer.Option(0, help="Seed of the random inputs."),
     kernels: Optional[str] = typer.Option(None, help="Linux boards: kernels on the board (default xnnpack)."),
     url: Optional[str] = typer.Option(None, help="Override the board's address (a serial port, ssh://...)."),
+    image: Optional[Path] = typer.Option(None, help="Emulated boards: firmware image to start instead of building "
+                                                    "one (e.g. from `edgebench flash --build-only`)."),
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
     json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
 ) -> None:
@@ -68,8 +70,14 @@ def verify(
         elif ev["event"] == "infer":
             err.print(f"[dim]running {ev['n']} inputs on {ev['where']}…[/]")
 
-    result = run_verify(model, profile, VerifyOptions(inputs=str(inputs) if inputs else None, count=count,
-                                                      seed=seed, kernels=kernels), url=url, progress=show)
+    from contextlib import nullcontext
+
+    from edgebench.boards.connect import board_client
+
+    with board_client(profile, url, image=image) if image else nullcontext() as client:
+        result = run_verify(model, profile, VerifyOptions(inputs=str(inputs) if inputs else None, count=count,
+                                                          seed=seed, kernels=kernels), url=url, client=client,
+                            progress=show)
     if json_out:
         emit_json(result)
     else:
