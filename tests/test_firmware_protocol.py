@@ -225,7 +225,7 @@ def test_eb_info_fields(dut):
     assert list(fields) == ["engine", "proto", "port", "timing", "counter-hz", "counter-bits",
                             "ram-bytes", "arena-bytes", "model-max-bytes", "input-max-bytes",
                             "frame-max-bytes", "cmd-max-bytes", "mode", "temp", "loaded"]
-    assert fields["engine"] == "1" and fields["proto"] == "1"
+    assert fields["engine"] == "1" and fields["proto"] == "2"
     assert fields["port"] == "posix" and fields["timing"] == "real"
     assert fields["counter-hz"] == "1000000" and fields["counter-bits"] == "32"
     assert fields["arena-bytes"] == "1048576"

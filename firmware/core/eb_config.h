@@ -58,6 +58,6 @@
 
 /* Firmware identification printed by `profile%` as m-profile-[...]. */
 #define EB_FW_VERSION "edgebench firmware 1.0"
-#define EB_PROTO_VERSION 1u
+#define EB_PROTO_VERSION 2u
 
 #endif /* EB_CONFIG_H */

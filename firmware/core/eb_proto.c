@@ -30,6 +30,13 @@
 #define EB_ECHO_MAX 32u          /* bytes of user text echoed in an error */
 #define EB_MODEL_ID_MAX 16u      /* `eb-model <id>` length */
 #define EB_ABORT_SEQ 0xFFFFu     /* seq of the abort frame (len 0) */
+#define EB_NONCE_MAX 32u         /* `eb-sync <nonce>` echo */
+
+/* An upload with no byte for this long is over: the next byte is a command byte
+ * (checked when that byte arrives; the port API has no receive timeout). */
+#ifndef EB_UPLOAD_IDLE_MS
+#define EB_UPLOAD_IDLE_MS 5000u
+#endif
 
 #if EB_FRAME_PAYLOAD_MAX > 65535u || EB_FRAME_PAYLOAD_MAX < 1u
 #error "EB_FRAME_PAYLOAD_MAX must be 1..65535 (u16 length field)"
@@ -52,6 +59,8 @@ static struct {
 
 enum { UP_OFF = 0, UP_SYNC0, UP_SYNC1, UP_HEADER, UP_PAYLOAD, UP_CRC };
 enum { TARGET_MODEL = 0, TARGET_INPUT = 1 };
+/* A stray upload frame met in command mode (a late retransmission): skipped. */
+enum { STRAY_OFF = 0, STRAY_SYNC1, STRAY_HEADER, STRAY_SKIP };
 
 static struct {
     /* command line being received */
@@ -76,9 +85,27 @@ static struct {
     uint32_t layer_prev;
     uint32_t layer_n;
     uint32_t layer_dropped;
+    /* reply framing of a framed request (PROTOCOL.md, "Framed requests and replies") */
+    struct {
+        int on;                /* reply lines get " #<seq>.<k>:<crc32>" */
+        int suspended;         /* writing the ":<crc32>" part itself */
+        uint16_t seq;          /* the request's sequence number */
+        uint32_t k;            /* index of the next line of this reply */
+        uint32_t crc;          /* CRC-32 of the current line so far */
+    } fr;
+    /* a stray upload frame being skipped in command mode */
+    struct {
+        int state;
+        uint8_t hdr[4];
+        uint32_t n;
+        uint32_t skip;
+    } stray;
     /* binary upload */
     struct {
         int state;
+        int framed;            /* the eb-upload request was framed: its lines stay framed */
+        uint16_t sid;          /* upload session id (the request's seq; 0 if unframed): frame CRC seed */
+        uint32_t last_rx;      /* counter at the last upload byte (idle timeout) */
         int target;
         uint8_t *dest;
         uint32_t total;        /* announced length */
@@ -112,6 +139,9 @@ static void out_flush(void)
 static void out_bytes(const void *data, size_t n)
 {
     const uint8_t *p = (const uint8_t *)data;
+    if (S.fr.on && !S.fr.suspended) {
+        S.fr.crc = eb_crc32_update(S.fr.crc, p, n);
+    }
     while (n > 0u) {
         size_t room = sizeof g_out - S.out_len;
         size_t k = n < room ? n : room;
@@ -130,9 +160,28 @@ static void out_str(const char *s)
     out_bytes(s, strlen(s));
 }
 
+static void out_u32(uint32_t v);
+static void out_hex(uint32_t v, unsigned digits);
+
+/* End a reply line; in a framed reply append " #<seq>.<k>:<crc32 hex>", the
+ * CRC-32 covering the line text up to and including <k>. */
 static void out_eol(void)
 {
+    if (S.fr.on) {
+        uint32_t crc;
+        out_bytes(" #", 2u);
+        out_u32(S.fr.seq);
+        out_bytes(".", 1u);
+        out_u32(S.fr.k);
+        crc = S.fr.crc;
+        S.fr.suspended = 1;
+        out_bytes(":", 1u);
+        out_hex(crc, 8u);
+        S.fr.k++;
+    }
     out_bytes("\r\n", 2u);
+    S.fr.suspended = 0;
+    S.fr.crc = 0u;
 }
 
 static void out_line(const char *s)
@@ -445,7 +494,7 @@ static void cmd_help(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    out_line(EB_FW_VERSION " (MLPerf Tiny DUT dialect + edgebench protocol 1)");
+    out_line(EB_FW_VERSION " (MLPerf Tiny DUT dialect + edgebench protocol 2)");
     out_line("");
     out_line("help          : Print this information");
     out_line("name          : Print the name of the device");
@@ -463,6 +512,8 @@ static void cmd_help(int argc, char **argv)
     out_line("eb-infer N [W=0] [layers] : N inferences timed one by one");
     out_line("eb-output     : Raw int8 output of the last inference");
     out_line("eb-temp       : Die temperature");
+    out_line("eb-sync NONCE : Echo NONCE (link resynchronisation)");
+    out_line("eb-... #SEQ:CRC32 : Framed request: every reply line carries SEQ and a CRC");
 }
 
 static void cmd_timestamp(int argc, char **argv)
@@ -779,6 +830,9 @@ static void cmd_eb_upload(int argc, char **argv)
         S.up.dest = g_input;
     }
     S.up.target = target;
+    S.up.framed = S.fr.on;
+    S.up.sid = S.fr.on ? S.fr.seq : 0u;
+    S.up.last_rx = eb_port_counter();
     S.up.total = len;
     S.up.pos = 0u;
     S.up.crc_announced = crc;
@@ -1021,6 +1075,19 @@ static void cmd_eb_temp(int argc, char **argv)
     out_line("]");
 }
 
+/* `eb-sync <nonce>`: echo the nonce; a host framing it knows, from the
+ * sequence number and the nonce, that every older reply has been read. */
+static void cmd_eb_sync(int argc, char **argv)
+{
+    if (argc != 2) {
+        out_line("e-[eb-sync-usage: eb-sync NONCE]");
+        return;
+    }
+    out_str("m-eb-sync-[");
+    out_text(argv[1], EB_NONCE_MAX);
+    out_line("]");
+}
+
 /* ------------------------------------------------------------------------ */
 /* Command lines.                                                            */
 
@@ -1034,7 +1101,7 @@ static const struct {
     {"timestamp", cmd_timestamp}, {"db", cmd_db},             {"infer", cmd_infer},
     {"results", cmd_results},   {"eb-info", cmd_eb_info},     {"eb-upload", cmd_eb_upload},
     {"eb-model", cmd_eb_model}, {"eb-infer", cmd_eb_infer},   {"eb-output", cmd_eb_output},
-    {"eb-temp", cmd_eb_temp},
+    {"eb-temp", cmd_eb_temp},   {"eb-sync", cmd_eb_sync},
 };
 
 /* Split the line in place at whitespace and control bytes; -1: too many. */
@@ -1061,11 +1128,82 @@ static int tokenize(char *line, size_t len, char **argv)
     return argc;
 }
 
+/* A framed request ends with the word "#<seq>:<crc32 hex>" (seq 1..65535, 8 hex
+ * digits; the CRC-32 covers the line from its first word up to and including
+ * <seq>). Returns 0 for an unframed line, 1 for an intact framed one (*cut =
+ * where the frame word starts), -1 for a framed one that fails its CRC (*seq
+ * as read, may be damaged) and -2 for a frame word that does not parse. */
+static int frame_token(const char *line, size_t len, uint16_t *seq, size_t *cut)
+{
+    size_t end = len;
+    size_t start = 0u;
+    size_t h;
+    size_t i;
+    uint32_t v = 0u;
+    uint32_t crc = 0u;
+    while (end > 0u && (unsigned char)line[end - 1u] <= 0x20u) {
+        end--;
+    }
+    for (h = end; h > 0u && line[h - 1u] != '#'; h--) {
+        if ((unsigned char)line[h - 1u] <= 0x20u) {
+            return 0; /* the last word has no '#' */
+        }
+    }
+    if (h == 0u) {
+        return 0;
+    }
+    h--; /* line[h] == '#' */
+    if (h == 0u || (unsigned char)line[h - 1u] > 0x20u) {
+        return 0; /* '#' inside a word */
+    }
+    for (i = h + 1u; i < end && line[i] >= '0' && line[i] <= '9' && i < h + 6u; i++) {
+        v = v * 10u + (uint32_t)(line[i] - '0');
+    }
+    if (i == h + 1u || v == 0u || v > 0xFFFFu || i + 9u != end || line[i] != ':') {
+        return -2;
+    }
+    *seq = (uint16_t)v;
+    {
+        char hex[9];
+        memcpy(hex, &line[i + 1u], 8u);
+        hex[8] = '\0';
+        if (parse_hex32(hex, &crc) != 0) {
+            return -2;
+        }
+    }
+    while (start < h && (unsigned char)line[start] <= 0x20u) {
+        start++;
+    }
+    *cut = h;
+    return eb_crc32((const uint8_t *)line + start, i - start) == crc ? 1 : -1;
+}
+
 static void run_line(void)
 {
     char *argv[EB_ARGV_MAX];
     size_t i;
-    int argc = tokenize(g_line, S.line_len, argv);
+    int argc;
+    uint16_t seq = 0u;
+    size_t cut = 0u;
+    int framed = frame_token(g_line, S.line_len, &seq, &cut);
+    if (framed == 1 || framed == -1) {
+        S.fr.on = 1;
+        S.fr.seq = seq;
+        S.fr.k = 0u;
+        S.fr.crc = 0u;
+    }
+    if (framed == -1 || framed == -2) {
+        /* not executed: the host resends it (a request damaged on the way in) */
+        out_line(framed == -1 ? "e-[eb-request-damaged: CRC mismatch, not executed]"
+                              : "e-[eb-request-damaged: bad frame word, not executed]");
+        reply_ready();
+        S.fr.on = 0;
+        return;
+    }
+    if (framed == 1) {
+        S.line_len = cut;
+    }
+    argc = tokenize(g_line, S.line_len, argv);
     if (argc < 0) {
         out_line("e-[Too many arguments]");
     } else if (argc > 0) {
@@ -1083,21 +1221,75 @@ static void run_line(void)
     }
     /* argc == 0: an empty command only answers m-ready (a cheap resync). */
     reply_ready();
+    if (S.up.state == UP_OFF) {
+        S.fr.on = 0; /* an upload keeps framing its lines until it ends */
+    }
+}
+
+static void end_line(void)
+{
+    if (S.line_overflow) {
+        out_str("e-[Command too long: more than ");
+        out_u32(EB_CMD_MAX_BYTES);
+        out_line(" bytes]");
+        reply_ready();
+    } else {
+        run_line();
+    }
+    S.line_len = 0u;
+    S.line_overflow = 0;
+}
+
+/* Command mode meets "EB 5A": an upload frame that came after its upload
+ * ended (a late retransmission, or the resynchronising abort frame). The
+ * partial line before it is dropped, the frame is skipped unanswered. */
+static int feed_stray(uint8_t c)
+{
+    switch (S.stray.state) {
+    case STRAY_SYNC1:
+        if (c == 0x5Au) {
+            S.stray.state = STRAY_HEADER;
+            S.stray.n = 0u;
+            S.line_len = 0u;
+            S.line_overflow = 0;
+            return 1;
+        }
+        S.stray.state = STRAY_OFF;
+        return 0; /* not a frame: the byte is a command byte (the 0xEB is dropped) */
+    case STRAY_HEADER:
+        S.stray.hdr[S.stray.n++] = c;
+        if (S.stray.n == 4u) {
+            uint32_t len = (uint32_t)S.stray.hdr[2] | ((uint32_t)S.stray.hdr[3] << 8);
+            if (len > EB_FRAME_PAYLOAD_MAX) {
+                S.stray.state = STRAY_OFF; /* not a frame header */
+            } else {
+                S.stray.skip = len + 4u; /* payload and CRC */
+                S.stray.state = STRAY_SKIP;
+            }
+        }
+        return 1;
+    case STRAY_SKIP:
+        if (--S.stray.skip == 0u) {
+            S.stray.state = STRAY_OFF;
+        }
+        return 1;
+    default:
+        S.stray.state = STRAY_OFF;
+        return 0;
+    }
 }
 
 static void feed_command(uint8_t c)
 {
+    if (S.stray.state != STRAY_OFF && feed_stray(c)) {
+        return;
+    }
+    if (c == 0xEBu) {
+        S.stray.state = STRAY_SYNC1;
+        return;
+    }
     if (c == (uint8_t)'%') {
-        if (S.line_overflow) {
-            out_str("e-[Command too long: more than ");
-            out_u32(EB_CMD_MAX_BYTES);
-            out_line(" bytes]");
-            reply_ready();
-        } else {
-            run_line();
-        }
-        S.line_len = 0u;
-        S.line_overflow = 0;
+        end_line();
     } else if (S.line_len < EB_CMD_MAX_BYTES) {
         g_line[S.line_len++] = (char)c;
     } else {
@@ -1112,6 +1304,17 @@ static void up_finish(void)
 {
     S.up.state = UP_OFF;
     reply_ready();
+    S.fr.on = 0;
+    S.line_len = 0u;
+    S.line_overflow = 0;
+}
+
+/* As up_finish, but the command line collected between frames survives. */
+static void up_finish_keep_line(void)
+{
+    size_t keep = S.line_len;
+    up_finish();
+    S.line_len = keep;
 }
 
 static void up_nak(void)
@@ -1162,13 +1365,15 @@ static void up_complete(void)
 static void up_frame_done(void)
 {
     uint16_t behind;
-    if (S.up.crc_rx != S.up.crc) {
-        up_nak();
-        return;
-    }
-    if (S.up.len == 0u) { /* only the abort frame has no payload */
+    if (S.up.len == 0u && S.up.seq == EB_ABORT_SEQ &&
+        (S.up.crc_rx == S.up.crc || S.up.crc_rx == eb_crc32(S.up.hdr, 4u))) {
+        /* the abort frame, of this session or of session 0 (a host resynchronising) */
         out_line("e-[eb-upload-aborted]");
         up_finish();
+        return;
+    }
+    if (S.up.crc_rx != S.up.crc) {
+        up_nak(); /* damaged, or a frame of another session (its CRC has another seed) */
         return;
     }
     if (S.up.seq == S.up.expect) {
@@ -1200,12 +1405,36 @@ static void up_frame_done(void)
     }
 }
 
+/* Between frames the device also watches for a command line: an intact framed
+ * request ends the upload (the host that started it is gone) and then runs. */
+static void hunt_line(uint8_t c)
+{
+    uint16_t seq;
+    size_t cut;
+    if (c == (uint8_t)'%') {
+        if (S.line_len > 0u && frame_token(g_line, S.line_len, &seq, &cut) == 1) {
+            out_line("e-[eb-upload-aborted: a new command arrived]");
+            up_finish_keep_line();
+            end_line();
+            return;
+        }
+        S.line_len = 0u;
+    } else if (c >= 0x20u && c < 0x7Fu && S.line_len < EB_CMD_MAX_BYTES) {
+        g_line[S.line_len++] = (char)c;
+    } else {
+        S.line_len = 0u;
+    }
+}
+
 static void feed_upload(uint8_t c)
 {
     switch (S.up.state) {
     case UP_SYNC0:
         if (c == 0xEBu) {
             S.up.state = UP_SYNC1;
+            S.line_len = 0u;
+        } else {
+            hunt_line(c);
         }
         break;
     case UP_SYNC1:
@@ -1221,7 +1450,7 @@ static void feed_upload(uint8_t c)
         if (S.up.hdr_n == 4u) {
             S.up.seq = (uint16_t)(S.up.hdr[0] | (S.up.hdr[1] << 8));
             S.up.len = (uint16_t)(S.up.hdr[2] | (S.up.hdr[3] << 8));
-            S.up.crc = eb_crc32(S.up.hdr, 4u);
+            S.up.crc = eb_crc32_update(S.up.sid, S.up.hdr, 4u); /* seeded with the session id */
             S.up.got = 0u;
             S.up.crc_rx = 0u;
             S.up.crc_n = 0u;
@@ -1279,8 +1508,29 @@ void eb_proto_banner(void)
     reply_ready();
 }
 
+/* An upload idle for EB_UPLOAD_IDLE_MS is over; seen when the next byte comes
+ * (a counter that wraps within the idle time can hide one wrap: then the next
+ * framed command still ends the upload). */
+static int upload_idle(void)
+{
+    uint32_t now = eb_port_counter();
+    uint64_t limit = (uint64_t)eb_port_counter_hz() * EB_UPLOAD_IDLE_MS / 1000u;
+    uint32_t idle = ticks_between(S.up.last_rx, now);
+    S.up.last_rx = now;
+    if (limit > counter_mask() / 2u) {
+        limit = counter_mask() / 2u;
+    }
+    return (uint64_t)idle > limit;
+}
+
 void eb_proto_feed(uint8_t byte)
 {
+    if (S.up.state != UP_OFF && upload_idle()) {
+        out_str("e-[eb-upload-timeout: no upload byte for ");
+        out_u32(EB_UPLOAD_IDLE_MS);
+        out_line(" ms, back in command mode]");
+        up_finish();
+    }
     if (S.up.state != UP_OFF) {
         feed_upload(byte);
     } else {

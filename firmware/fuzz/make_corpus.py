@@ -15,16 +15,23 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 PAYLOAD = 64  # EB_FRAME_PAYLOAD_MAX of the fuzz build
 
 
-def frame(seq: int, payload: bytes) -> bytes:
+def frame(seq: int, payload: bytes, sid: int = 0) -> bytes:
     head = struct.pack("<HH", seq & 0xFFFF, len(payload))
-    return b"\xeb\x5a" + head + payload + struct.pack("<I", zlib.crc32(head + payload))
+    return b"\xeb\x5a" + head + payload + struct.pack("<I", zlib.crc32(head + payload, sid))
 
 
-def upload(target: str, data: bytes, crc: int | None = None) -> bytes:
+def req(text: str, seq: int) -> bytes:
+    """A framed request (protocol 2): text #seq:crc32%."""
+    body = f"{text} #{seq}".encode()
+    return body + f":{zlib.crc32(body):08x}%".encode()
+
+
+def upload(target: str, data: bytes, crc: int | None = None, sid: int = 0) -> bytes:
     crc = zlib.crc32(data) if crc is None else crc
-    out = f"eb-upload {target} {len(data)} {crc:08x}%".encode()
+    text = f"eb-upload {target} {len(data)} {crc:08x}"
+    out = req(text, sid) if sid else f"{text}%".encode()
     for seq, at in enumerate(range(0, len(data), PAYLOAD)):
-        out += frame(seq, data[at:at + PAYLOAD])
+        out += frame(seq, data[at:at + PAYLOAD], sid)
     return out
 
 
@@ -59,6 +66,13 @@ def main() -> None:
                        + b"eb-model%db load 4%db 01020304%infer 5 0%eb-infer 2 1 layers%"),
         "eb_usage": b"eb-upload%eb-upload disk 1 0%eb-upload model 0 0%eb-upload model 1 xyz%"
                     b"eb-infer%eb-infer 1 2 3 4%eb-output%",
+        "framed_session": (req("eb-sync 1a2b", 7) + req("eb-info", 8) + upload("model", blob, sid=9)
+                           + frame(1, blob[64:], 9) + req("eb-model", 10) + upload("input", bytes(16), sid=11)
+                           + req("eb-infer 3 1 layers", 12) + req("eb-output", 13) + req("eb-temp", 14)
+                           + b"eb-info #15:00000000%eb-info #x:1%eb-sync%eb-sync a b%"),
+        "framed_abort": (req("eb-upload input 16 0", 20) + frame(0, bytes(8), 20) + b"noise%"
+                         + req("eb-sync 99", 21) + req("eb-upload input 8 0", 22) + frame(0xFFFF, b"")
+                         + frame(0, bytes(8), 5) + b"name%"),
     }
     for name, data in seeds.items():
         (CORPUS / name).write_bytes(data)

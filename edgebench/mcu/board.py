@@ -1,0 +1,454 @@
+"""The microcontroller board client (level 2, used by boards/): the agent interface over the firmware protocol.
+
+:class:`McuClient` exposes the client interface of the Linux agent
+(:class:`~edgebench.transport.client.AgentClient`) over the firmware protocol
+(:class:`~edgebench.mcu.protocol.DutClient`), so ``run_bench`` and ``run_accuracy``
+drive a microcontroller unchanged. What differs is stated in what it returns: inputs
+are quantized on the host (outside the device timing: ``prep_ns`` is 0), each input is
+uploaded before its inferences, and the device times each inference with its own
+counter (``invoke_ns`` = ``e2e_ns`` = ticks / counter-hz; ``set_ns`` = ``get_ns`` = 0).
+
+What it took to get intact answers over the link (:meth:`McuClient.link_report`) is in
+``status()["link"]``; the benchmarks store it as ``extra.link`` in run.json.
+:func:`edgebench.boards.mcu.open_mcu` opens one, starting the board's emulator when its profile says so.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from edgebench.errors import AgentError, ModelError, TransportError, UsageError
+from edgebench.mcu.firmware import FirmwareSession
+
+FIRMWARE_NAME = "edgebench-firmware"
+MLPERF_NAME = "mlperf-tiny-reference"
+MAX_TICKS_PER_CALL = 32          # one m-eb-t line
+TARGET_CALL_S = 0.05             # device time aimed at per eb-infer call in run()
+UPLOAD_TRIES = 3                 # an upload whose outcome is unknown is started again, whole
+
+
+@dataclass
+class DeployReport:
+    """What ``deploy`` did: the model, its blob, the upload and the device's load reply."""
+
+    board: str
+    model: dict
+    blob_bytes: int
+    peak_arena_bytes: int | None
+    flash_bytes: int | None
+    device: dict
+    upload: dict
+    loaded: dict
+    converter: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class McuClient:
+    """The agent client interface over a device running edgebench (or MLPerf Tiny) firmware."""
+
+    def __init__(self, dut, profile, session: FirmwareSession | None = None):
+        self.dut = dut
+        self.profile = profile
+        self.session = session
+        self.description = dut.description + (f", {session.describe()}" if session else "")
+        self.info: dict = {}
+        self.dialect: str | None = None
+        self._models: dict = {}           # sha -> ModelFile
+        self._deployed: dict = {}         # sha -> DeployReport
+        self._loaded_sha: str | None = None
+        self._on_device: str | None = None  # sha of the model the device holds now
+        self._pool = None                 # int8 inputs (N, bytes)
+        self._input_on_device: int | None = None
+        self._tick_s: float | None = None
+        self._hello: dict | None = None
+
+    # -- information ------------------------------------------------------------------
+    def hello(self) -> dict:
+        if self._hello is not None:
+            return self._hello
+        if not mlperf_only(self.profile):
+            self.dut.end_uploads()        # whatever an earlier, killed session left the device in
+        name = self.dut.sync()
+        if mlperf_only(self.profile):
+            self.dialect = "mlperf"       # never send eb- commands to it
+        else:
+            try:
+                self.dut.resync()
+                self.info = self.dut.info()
+                self.dialect = "edgebench"
+            except AgentError as exc:
+                if "does not know" not in exc.message:
+                    raise
+                self._refuse_old_protocol()
+                self.dialect = "mlperf"
+        self.dut.stats.checked = self.dialect == "edgebench"
+        if self.dialect == "edgebench":
+            runtime = {"name": FIRMWARE_NAME, "version": str(self.info["engine"])}
+            timing = self.info["timing"]
+        else:
+            prof = self.dut.profile()
+            runtime = {"name": MLPERF_NAME, "version": prof.get("profile") or "unknown"}
+            timing = "emulated" if self.profile.firmware and self.profile.firmware.emulator == "qemu" else "real"
+        self._hello = {"protocol": f"mlperf-tiny+eb{self.info.get('proto')}" if self.info else "mlperf-tiny",
+                       "agent_version": f"{runtime['name']} {runtime['version']}", "runtime": runtime,
+                       "runtime_error": None, "timing": timing, "dialect": self.dialect, "dut_name": name,
+                       "firmware": dict(self.info), "python": None, "numpy": None, "pid": None}
+        return self._hello
+
+    def _refuse_old_protocol(self) -> None:
+        """A firmware that does not know eb-sync may be an older edgebench one: say so, not 'MLPerf'."""
+        from edgebench.mcu.protocol import EB_PROTO
+
+        reply = self.dut.command("eb-info", ok_errors=True)
+        proto = reply.bracket("m-eb-proto-")
+        if proto is not None:
+            raise AgentError(f"{self.dut.description} speaks edgebench protocol {proto}, this host {EB_PROTO}",
+                             hint="rebuild/flash the firmware of this edgebench version (edgebench flash)")
+
+    def link_report(self) -> dict:
+        """What it took to get intact answers: ``checked`` (replies carried CRCs), retries,
+        discarded and stale lines, restarted uploads, resyncs; stored as run.json ``extra.link``."""
+        return self.dut.stats.to_dict()
+
+    def sysinfo(self) -> dict:
+        hello = self.hello()
+        port = self.info.get("port") or "unknown"
+        cpu = (f"{self.profile.soc}; edgebench firmware port {port}" if self.dialect == "edgebench"
+               else f"{self.profile.soc}; MLPerf Tiny firmware {hello['runtime']['version']}")
+        hz = self.info.get("counter-hz")
+        model = (f"edgebench firmware port {port}, {self.info.get('timing')} timing, counter {hz:,} Hz"
+                 if self.dialect == "edgebench" else f"MLPerf Tiny firmware {hello['runtime']['version']}")
+        system = {"board": {"model": model}, "cpu": {"model_name": cpu.strip("; ")},
+                  "firmware": {**self.info, "dut_name": hello["dut_name"], "dialect": self.dialect},
+                  "link": self.dut.description,
+                  "emulator": self.session.describe() if self.session else None}
+        return {"system": system, "collector_errors": {}}
+
+    def thermal(self) -> dict:
+        temps, errors = {}, {}
+        if self.info.get("temp") == "yes":
+            try:
+                mc = self.dut.temp_mc()
+                if mc is not None:
+                    temps["die"] = mc / 1000.0
+            except AgentError as exc:
+                errors["eb-temp"] = exc.message
+        return {"available": bool(temps), "temps_c": temps, "freqs_hz": {}, "throttled": None,
+                "clock_ns": time.perf_counter_ns(), "errors": errors}
+
+    def status(self) -> dict:
+        return {"model_loaded": self._loaded_sha is not None,
+                "pool": 0 if self._pool is None else len(self._pool), "dut_name": self.dut.dut_name,
+                "link": self.link_report()}
+
+    # -- models -----------------------------------------------------------------------
+    def _model(self, data: bytes, name: str | None):
+        from edgebench.runtime.tflite_file import parse_model
+
+        sha = hashlib.sha256(data).hexdigest()
+        if sha not in self._models:
+            model = parse_model(data, f"{name or sha[:12]}.tflite")
+            _check_int8(model)
+            self._models[sha] = model
+        return sha, self._models[sha]
+
+    def deploy(self, data: bytes, name: str | None = None, force: bool = True) -> DeployReport:
+        """Convert to a blob, check it fits, upload it, check the CRC, load it (``eb-model``).
+
+        ``force=False`` skips the upload when the device already holds this blob
+        (``eb-info``'s ``loaded`` CRC-32 and size), as the agent's model cache does."""
+        from edgebench.mcu.blob import convert
+        from edgebench.mcu.frames import crc32
+
+        self._need_edgebench("deploying a model")
+        sha, model = self._model(data, name)
+        label = model.name
+        converted = convert(bytes(data), name=label)
+        blob, arena, flash = converted.data, converted.peak_arena_bytes, converted.flash_bytes
+        report = {k: v for k, v in converted.to_dict().items() if k != "layers"}
+        if len(blob) > int(self.info["model-max-bytes"]):
+            raise ModelError(f"model {label}: its blob is {len(blob):,} bytes, board {self.profile.name} holds "
+                             f"at most {int(self.info['model-max-bytes']):,}",
+                             "use a smaller model or a board/firmware build with a larger model buffer")
+        if arena is not None and int(arena) > int(self.info["arena-bytes"]):
+            raise ModelError(f"model {label} needs {int(arena):,} bytes of arena RAM, board "
+                             f"{self.profile.name} has {int(self.info['arena-bytes']):,}",
+                             "use a smaller model or a board/firmware build with a larger arena")
+        self._input_on_device = None
+        crc = f"{crc32(blob):08x}"
+        held = str(self.dut.info().get("loaded", ""))
+        if not force and held.startswith(f"crc32={crc},bytes={len(blob)},"):
+            up = {"skipped": True, "reason": "the device already holds this blob (eb-info loaded)", "crc32": crc,
+                  "bytes": len(blob)}
+        else:
+            self._on_device = self._loaded_sha = None
+            up = self._upload("model", blob).to_dict()
+        loaded = self.dut.load_model(_model_id(label))
+        want_in = int(np.prod(model.inputs[0].shape))
+        want_out = int(np.prod(model.outputs[0].shape))
+        if loaded["in"] != want_in or loaded["out"] != want_out:
+            raise ModelError(f"model {label}: the device loaded {loaded['in']} input / {loaded['out']} output "
+                             f"bytes, the .tflite has {want_in} / {want_out}", "the blob converter and the "
+                             "firmware disagree; report this as a bug")
+        self._on_device = self._loaded_sha = sha
+        rep = DeployReport(board=self.profile.name, model={"name": label, "sha256": sha, "bytes": len(data),
+                                                           "precision": model.precision},
+                           blob_bytes=len(blob), peak_arena_bytes=None if arena is None else int(arena),
+                           flash_bytes=None if flash is None else int(flash),
+                           device={k: self.info.get(k) for k in ("port", "engine", "timing", "arena-bytes",
+                                                                  "model-max-bytes", "counter-hz")},
+                           upload=up, loaded=loaded, converter=_plain(report))
+        self._deployed[sha] = rep
+        return rep
+
+    def _upload(self, target: str, data: bytes):
+        """``DutClient.upload``, started again whole (up to ``UPLOAD_TRIES``) after a failure whose
+        outcome is unknown or that the link caused: the device holds nothing from a failed one."""
+        from edgebench.mcu.upload import DEFAULT_WINDOW
+
+        for attempt in range(UPLOAD_TRIES):
+            try:
+                return self.dut.upload(target, data, window=DEFAULT_WINDOW)
+            except TransportError as exc:
+                if exc.hint != "retry the upload" and "not acknowledged" not in exc.message \
+                        or attempt == UPLOAD_TRIES - 1:
+                    raise
+                self.dut.stats.upload_restarts += 1
+                self.dut.end_uploads()
+                self.dut.resync()
+
+    def ensure_model(self, model_bytes: bytes, name: str | None = None) -> str:
+        sha, _ = self._model(model_bytes, name)
+        self.hello()
+        if self.dialect == "edgebench" and self._on_device != sha:
+            self.deploy(model_bytes, name, force=False)
+        return sha
+
+    def has_model(self, sha256: str) -> bool:
+        return self._on_device == sha256
+
+    def load(self, sha256: str, kernels: str = "reference", threads: int = 1, delegate: str | None = None,
+             batch: int = 1, name: str | None = None) -> dict:
+        if sha256 not in self._models:
+            raise ModelError(f"model {sha256[:12]} was not given to {self.profile.name}", "ensure_model first")
+        if delegate:
+            raise UsageError(f"board {self.profile.name} is a microcontroller: no delegate {delegate!r}")
+        if batch != 1:
+            raise UsageError(f"board {self.profile.name} runs batch 1 only, got batch {batch}")
+        model = self._models[sha256]
+        t0 = time.perf_counter()
+        if self.dialect == "edgebench":
+            if self._on_device != sha256:
+                raise ModelError(f"model {model.name} is not on {self.profile.name}", "ensure_model first")
+            self.dut.load_model(_model_id(model.name))
+        load_s = time.perf_counter() - t0
+        self._loaded_sha = sha256
+        self._input_on_device = None
+        hello = self.hello()
+        engine = ("edgebench firmware INT8 engine (reference-kernel semantics)" if self.dialect == "edgebench"
+                  else "MLPerf Tiny reference firmware (its own kernels)")
+        return {
+            "inputs": [_detail(t) for t in model.inputs], "outputs": [_detail(t) for t in model.outputs],
+            "runtime": hello["runtime"], "kernels": "reference" if self.dialect == "edgebench" else "firmware",
+            "kernels_requested": kernels, "op_resolver": engine, "threads": 1, "delegate": None, "batch": 1,
+            "batch_resizable": False, "load_s": load_s,
+            "load_note": "eb-model round trip over the serial link, host-timed",
+            "timing": self.timing_description(),
+        }
+
+    def timing_description(self) -> dict:
+        hz = self.info.get("counter-hz")
+        return {
+            "clock": f"device counter at {hz} Hz ({self.info.get('timing')}), port {self.info.get('port')}",
+            "e2e_includes": "the engine running every layer once on the device (invoke); the input is in "
+                            "device RAM before the timed window",
+            "excludes": "input quantization (done on the host, outside the device timing), upload of each "
+                        "input over the serial link, output read; prep/set/get are 0 by construction",
+        }
+
+    # -- inputs and inference ---------------------------------------------------------
+    def _need_edgebench(self, doing: str) -> None:
+        self.hello()
+        if self.dialect != "edgebench":
+            raise UsageError(f"board {self.profile.name} runs an MLPerf Tiny firmware without the edgebench "
+                             f"extensions: {doing} needs them", "use MLPerf Tiny mode (--mlperf)")
+
+    def _quantize(self, x: np.ndarray) -> np.ndarray:
+        from edgebench.agent.loop import make_quantizer
+
+        if self._loaded_sha is None:
+            raise UsageError("no model is loaded", "load a model first")
+        detail = _detail(self._models[self._loaded_sha].inputs[0])
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        want = list(detail["shape"][1:])
+        if x.ndim != len(want) + 1 or list(x.shape[1:]) != want:
+            from edgebench.errors import DataError
+
+            raise DataError(f"input shape {list(x.shape)} does not fit the model: expected [N, {', '.join(map(str, want))}]")
+        q = make_quantizer(detail, [1] + want)
+        return np.stack([q(x[i:i + 1]).copy().reshape(-1) for i in range(len(x))]).astype(np.int8)
+
+    def set_inputs(self, x: np.ndarray) -> int:
+        """Keep the pool on the host, quantized there (the device timing excludes it)."""
+        self._need_edgebench("per-inference timing")
+        self._pool = self._quantize(x)
+        self._input_on_device = None
+        return len(self._pool)
+
+    def _put_input(self, j: int) -> None:
+        if self._input_on_device != j:
+            self._input_on_device = None
+            self._upload("input", self._pool[j].tobytes())
+            self._input_on_device = j
+
+    def run(self, mode: str, count: int, max_time_s: float, rate_hz: float | None = None,
+            start_index: int = 0) -> tuple[dict, dict]:
+        """Inferences timed by the device counter, grouped per uploaded input (``eb-infer N 0``)."""
+        if self._pool is None:
+            raise UsageError("no inputs are set", "set_inputs first")
+        if mode == "fixed-rate":
+            raise UsageError(f"board {self.profile.name}: the fixed-rate scenario needs a device-side "
+                             "scheduler the firmware does not have", "use single-stream or offline")
+        if mode not in ("single-stream", "offline"):
+            raise UsageError(f"unknown run mode {mode!r}")
+        hz = int(self.info["counter-hz"])
+        n_pool = len(self._pool)
+        j = int(start_index) % n_pool
+        ticks, starts, index = [], [], []
+        t_end = time.monotonic() + max_time_s
+        while len(ticks) < count:
+            per_call = MAX_TICKS_PER_CALL if self._tick_s is None else \
+                int(max(1, min(MAX_TICKS_PER_CALL, TARGET_CALL_S / max(self._tick_s, 1e-9))))
+            k = min(count - len(ticks), per_call)
+            self._put_input(j)
+            t_host = time.monotonic_ns()
+            got = self.dut.eb_infer(k, 0, timeout_s=self._infer_timeout(k))["ticks"]
+            ns = [t * 1_000_000_000 // hz for t in got]
+            offset = t_host
+            for d in ns:
+                starts.append(offset)
+                offset += d
+            ticks += ns
+            index += [j] * k
+            self._tick_s = float(np.median(ns)) / 1e9 if ns else self._tick_s
+            j = (j + 1) % n_pool
+            if time.monotonic() >= t_end:
+                break
+        e2e = np.asarray(ticks, dtype=np.int64)
+        zero = np.zeros(len(e2e), dtype=np.int64)
+        arrays = {"t_start_ns": np.asarray(starts, dtype=np.int64), "prep_ns": zero, "set_ns": zero.copy(),
+                  "invoke_ns": e2e.copy(), "get_ns": zero.copy(), "e2e_ns": e2e,
+                  "input_index": np.asarray(index, dtype=np.int64)}
+        header = {"n": len(e2e), "clock": f"device counter {hz} Hz", "batch": 1, "mode": mode,
+                  "note": "t_start_ns: host clock at each eb-infer plus the device-timed inferences before it"}
+        return header, arrays
+
+    def _infer_timeout(self, k: int) -> float:
+        if self._tick_s is None:
+            return max(self.dut.timeout_s, 60.0)
+        return self.dut.timeout_s + 3.0 * k * self._tick_s
+
+    def infer(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Output 0 for every sample: int8 from ``eb-output`` (edgebench) or the scores of ``infer 1 0``."""
+        out = self.infer_all(x)
+        return out["y"], out["y_float"]
+
+    def infer_all(self, x: np.ndarray) -> dict:
+        from edgebench.agent.loop import dequantize
+
+        self.hello()
+        if self._loaded_sha is None:
+            raise UsageError("no model is loaded", "load a model first")
+        model = self._models[self._loaded_sha]
+        detail = _detail(model.outputs[0])
+        q = self._quantize(x)
+        shape = [len(q)] + list(detail["shape"][1:])
+        size = int(np.prod(detail["shape"][1:]))
+        raw = np.empty((len(q), size), dtype=np.int8)
+        if self.dialect == "edgebench":
+            for i in range(len(q)):
+                self._input_on_device = None
+                self._upload("input", q[i].tobytes())
+                self.dut.eb_infer(1, 0, timeout_s=self._infer_timeout(1))
+                y = self.dut.output()
+                if len(y) != size:
+                    raise AgentError(f"{self.description}: eb-output gave {len(y)} bytes, the model has {size}")
+                raw[i] = np.frombuffer(y, dtype=np.int8)
+            y_raw = raw.reshape(shape)
+            return {"y": y_raw, "y_float": dequantize(detail, y_raw)}
+        scores = np.empty((len(q), size), dtype=np.float32)
+        for i in range(len(q)):
+            self.dut.db_load(q[i].tobytes(), check=True)
+            res = self.dut.checked_results(self.dut.infer(1, 0, timeout_s=self._infer_timeout(1)).results)
+            if len(res) != size:
+                raise AgentError(f"{self.description}: m-results has {len(res)} scores, the model has {size}")
+            scores[i] = res
+        quant = detail["quant"]
+        requant = np.clip(np.rint(scores / quant["scale"]) + quant["zero_point"], -128, 127).astype(np.int8)
+        return {"y": requant.reshape(shape), "y_float": scores.reshape(shape),
+                "note": "MLPerf Tiny firmware prints rounded scores: y is requantized from them; the dialect "
+                        "has no checksum: inputs read back with db print, scores read until two reads agree"}
+
+    # -- lifetime ---------------------------------------------------------------------
+    def close(self) -> None:
+        try:
+            self.dut.close()
+        finally:
+            if self.session is not None:
+                self.session.stop()
+
+    def shutdown(self) -> None:
+        pass
+
+    def __enter__(self) -> "McuClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def mlperf_only(profile) -> bool:
+    """The profile says the board runs MLPerf Tiny reference firmware (first runtime ``mlperf_tiny``)."""
+    return bool(getattr(profile, "runtimes", ()) and profile.runtimes[0] == "mlperf_tiny")
+
+
+def _detail(t) -> dict:
+    d = t.to_dict()
+    d.setdefault("index", 0)
+    d.setdefault("shape_signature", list(d["shape"]))
+    return d
+
+
+def _plain(obj):
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, (np.integer, np.floating)):
+        return obj.item()
+    return obj if isinstance(obj, (str, int, float, bool, type(None))) else str(obj)
+
+
+def _model_id(name: str) -> str:
+    """The ``eb-model ID`` (profile%'s m-model-[...]): 1-16 of A-Z a-z 0-9 _ - ."""
+    return (re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:16]) or "model"
+
+
+def _check_int8(model) -> None:
+    for role, tensors in (("input", model.inputs), ("output", model.outputs)):
+        if len(tensors) != 1:
+            raise ModelError(f"{model.name} has {len(tensors)} {role}s; the firmware runs single-input, "
+                             "single-output models")
+        t = tensors[0]
+        if t.dtype != "int8" or not t.scale:
+            raise ModelError(f"{model.name}: {role} {t.name!r} is {t.dtype}, the firmware runs INT8 models "
+                             f"with int8 {role}s", "quantize it: edgebench quantize MODEL --calib DATA")
+
+
+__all__ = ["McuClient", "DeployReport", "mlperf_only", "FIRMWARE_NAME", "MLPERF_NAME"]

@@ -1,0 +1,258 @@
+"""Microcontroller firmware on the host side (level 2): building it, running emulated boards, flashing.
+
+* :func:`build_firmware` runs ``make -C firmware PORT=<port> BUILD=<dir>`` (make decides
+  whether anything needs rebuilding).
+* :class:`FirmwareSession` starts and supervises the firmware of an emulated board, the
+  posix build on a pseudo-terminal or QEMU (``edgebench.mcu.qemu``), and hands out the
+  serial URL; a context manager, used by ``edgebench flash`` in the foreground and by
+  :func:`edgebench.mcu.board.open_mcu` so ``bench``/``deploy``/``verify``/``accuracy``
+  start it themselves. The posix firmware runs tied to edgebench
+  (:func:`edgebench.transport.child.spawn_tied`): no kill of edgebench leaves it behind.
+* :func:`flash_board` runs a real board's flasher (argv, no shell).
+
+Library code: raises edgebench errors, never prints.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from edgebench.errors import AgentError, TransportError, UsageError
+
+TARGET_CALL_S = 0.05             # device time aimed at per eb-infer call in run()
+INSTALL_HINTS = {
+    "make": "sudo apt install make gcc",
+    "qemu-system-arm": "sudo apt install qemu-system-arm",
+    "arm-none-eabi-gcc": "sudo apt install gcc-arm-none-eabi libnewlib-arm-none-eabi",
+    "openocd": "sudo apt install openocd",
+    "pyocd": "pip install pyocd",
+    "nrfjprog": "install Nordic's nRF Command Line Tools (and SEGGER J-Link) from nordicsemi.com",
+    "esptool.py": "pip install esptool",
+    "esptool": "pip install esptool",
+    "picotool": "sudo apt install picotool, or build github.com/raspberrypi/picotool",
+}
+
+
+# ----------------------------------------------------------------------------- building
+
+def firmware_dir() -> Path:
+    """The firmware sources: ``$EDGEBENCH_FIRMWARE_DIR``, ``firmware/`` of the source checkout,
+    or ``edgebench/_data/firmware`` of an installed wheel (the wheel ships core/, ports/, Makefile)."""
+    import edgebench
+
+    env = os.environ.get("EDGEBENCH_FIRMWARE_DIR")
+    package = Path(edgebench.__file__).resolve().parent
+    path = Path(env) if env else next(
+        (p for p in (package.parent / "firmware", package / "_data" / "firmware") if (p / "Makefile").is_file()),
+        package.parent / "firmware")
+    if not (path / "Makefile").is_file():
+        raise UsageError(f"firmware sources not found at {path} (no Makefile)",
+                         "build from a source checkout of edgebench, set EDGEBENCH_FIRMWARE_DIR, "
+                         "or pass a prebuilt image with --image")
+    return path
+
+
+def build_dir(port: str) -> Path:
+    base = os.environ.get("EDGEBENCH_FIRMWARE_BUILD")
+    if base:
+        return Path(base) / port
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "edgebench" / "firmware" / port
+
+
+def require_tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise UsageError(f"{name} is not installed", f"install it: {INSTALL_HINTS.get(name, 'see docs/mcu.md')}")
+    return path
+
+
+def build_firmware(port: str, out: Path | None = None, timeout_s: float = 600.0) -> Path:
+    """``make -C firmware PORT=port BUILD=out``; returns the firmware image (posix binary or ELF)."""
+    src = firmware_dir()
+    out = Path(out) if out else build_dir(port)
+    out.mkdir(parents=True, exist_ok=True)
+    make = require_tool("make")
+    if port != "posix":
+        require_tool("arm-none-eabi-gcc")
+    try:
+        proc = subprocess.run([make, f"-j{os.cpu_count() or 2}", "-C", str(src), f"PORT={port}", f"BUILD={out}"], capture_output=True,
+                              text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"building the {port} firmware took more than {timeout_s:g} s") from None
+    if proc.returncode != 0:
+        tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+        raise UsageError(f"building the {port} firmware failed (make exit {proc.returncode}): {tail}",
+                         f"run make -C {src} PORT={port} BUILD={out} to see the full log")
+    return firmware_image(port, out)
+
+
+def firmware_image(port: str, out: Path) -> Path:
+    """The image firmware/Makefile leaves in ``out``: ``eb-firmware`` (posix) or ``eb-firmware.elf``."""
+    image = out / ("eb-firmware" if port == "posix" else "eb-firmware.elf")
+    if not image.is_file():
+        raise UsageError(f"make built the {port} firmware but {image} is not there")
+    return image
+
+
+# ----------------------------------------------------------------------------- running emulated boards
+
+class FirmwareSession:
+    """Starts the firmware of an emulated board (posix or QEMU) and stops it on exit.
+
+    ``url`` is the pseudo-terminal to open. ``image`` replaces the built one.
+    """
+
+    def __init__(self, profile, image: str | os.PathLike | None = None, start_timeout_s: float = 30.0):
+        fw = getattr(profile, "firmware", None)
+        if fw is None or fw.emulator is None:
+            raise UsageError(f"board {profile.name} is not emulated: nothing to start",
+                             "for a real board use edgebench flash --board B --image FILE")
+        self.profile, self.fw = profile, fw
+        self.image = Path(image) if image else None
+        self.start_timeout_s = start_timeout_s
+        self.url: str | None = None
+        self._proc = None
+        self._qemu = None
+        self._tail: list = []
+
+    def start(self) -> str:
+        image = self.image = self.image or build_firmware(self.fw.port)
+        if not image.is_file():
+            raise UsageError(f"firmware image {image} does not exist")
+        if self.fw.emulator == "posix":
+            self.url = self._start_posix(image)
+        else:
+            self.url = self._start_qemu(image)
+        return self.url
+
+    def _start_posix(self, image: Path) -> str:
+        import selectors
+
+        from edgebench.transport.child import spawn_tied
+
+        # --keep-open: serve one host connection after another until we stop it; tied to edgebench
+        self._proc = spawn_tied([str(image), "--keep-open"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+        sel = selectors.DefaultSelector()
+        sel.register(self._proc.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + self.start_timeout_s
+        line = b""
+        while not line.endswith(b"\n") and time.monotonic() < deadline:
+            if sel.select(timeout=0.1):
+                ch = self._proc.stdout.read1(1) if hasattr(self._proc.stdout, "read1") else self._proc.stdout.read(1)
+                if not ch:
+                    break
+                line += ch
+        sel.close()
+        m = re.search(rb"serial on (\S+)", line)
+        if not m:
+            self.stop()
+            raise AgentError(f"the posix firmware {image} did not announce its pty (first line {line[:120]!r})",
+                             hint="expected 'eb-posix: serial on /dev/pts/N' as its first line")
+        threading.Thread(target=self._drain, daemon=True).start()
+        return m.group(1).decode()
+
+    def _drain(self) -> None:
+        for raw in iter(self._proc.stdout.readline, b""):
+            self._tail = (self._tail + [raw.decode("utf-8", "replace").rstrip()])[-20:]
+
+    def _start_qemu(self, image: Path) -> str:
+        require_tool("qemu-system-arm")
+        from edgebench.mcu.qemu import QemuBoard
+
+        self._qemu = QemuBoard(self.fw.machine, str(image), icount_shift=self.fw.icount_shift)
+        return self._qemu.start()
+
+    def alive(self) -> bool:
+        if self._proc is not None:
+            return self._proc.poll() is None
+        if self._qemu is not None:
+            return bool(self._qemu.running)
+        return False
+
+    def describe(self) -> str:
+        if self.fw.emulator == "posix":
+            return f"posix firmware started by edgebench ({self.image.name if self.image else 'eb-firmware'})"
+        return f"qemu-system-arm -M {self.fw.machine} -icount shift={self.fw.icount_shift} started by edgebench"
+
+    def to_dict(self) -> dict:
+        pid = self._proc.pid if self._proc is not None else getattr(self._qemu, "pid", None)
+        return {"board": self.profile.name, "url": self.url, "emulator": self.fw.emulator,
+                "machine": self.fw.machine, "icount_shift": self.fw.icount_shift, "port": self.fw.port,
+                "image": str(self.image) if self.image else None, "pid": pid,
+                "timing": "emulated" if self.fw.emulator == "qemu" else "real (host CPU)"}
+
+    def log_tail(self) -> str:
+        if self._qemu is not None:
+            return " | ".join(ln for ln in self._qemu.output().splitlines()[-3:] if ln.strip())
+        return " | ".join(self._tail[-3:])
+
+    def wait(self, poll_s: float = 0.5) -> int | None:
+        """Block while the emulator runs (Ctrl-C raises KeyboardInterrupt); its exit status."""
+        while self.alive():
+            time.sleep(poll_s)
+        if self._qemu is not None:
+            return self._qemu.returncode
+        return self._proc.returncode if self._proc is not None else None
+
+    def stop(self) -> None:
+        if self._qemu is not None:
+            qemu, self._qemu = self._qemu, None
+            qemu.stop()
+        if self._proc is not None:
+            from edgebench.transport.child import stop_tied
+
+            stop_tied(self._proc)
+
+    def __enter__(self) -> "FirmwareSession":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def flash_board(profile, image: str | os.PathLike | None = None, url: str | None = None,
+                timeout_s: float = 600.0) -> dict:
+    """Run a real board's flasher (argv, no shell) with ``{image}``, ``{url}``, ``{name}`` filled."""
+    fl = profile.flasher
+    if fl is None:
+        raise UsageError(f"board {profile.name} has no flasher in its profile",
+                         "add flasher: {tool, argv} to the profile (docs/boards.md)")
+    fw = profile.firmware
+    if image is None:
+        if fw is None or fw.port is None:
+            raise UsageError(f"board {profile.name} has no firmware port in this edgebench to build",
+                             "give a prebuilt image: edgebench flash --board B --image FILE")
+        image = build_firmware(fw.port)
+    image = Path(image)
+    if not image.is_file():
+        raise UsageError(f"firmware image {image} does not exist")
+    argv = fl.command(image=str(image), url=url or profile.transport.url or "", name=profile.name)
+    exe = shutil.which(argv[0])
+    if exe is None:
+        raise UsageError(f"{argv[0]} (the flasher of board {profile.name}) is not installed",
+                         f"install it: {INSTALL_HINTS.get(argv[0], 'see its vendor documentation')}")
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run([exe] + argv[1:], capture_output=True, text=True, timeout=timeout_s,
+                              stdin=subprocess.DEVNULL, errors="replace")
+    except subprocess.TimeoutExpired:
+        raise TransportError(f"{argv[0]} did not finish flashing {profile.name} within {timeout_s:g} s",
+                             "is the board connected and powered?") from None
+    out = (proc.stdout + proc.stderr).strip().splitlines()
+    if proc.returncode != 0:
+        raise TransportError(f"{argv[0]} failed to flash {profile.name} (exit {proc.returncode}): "
+                             + " | ".join(out[-3:]), "is the board connected, powered, and not in use?")
+    return {"board": profile.name, "image": str(image), "argv": argv, "returncode": proc.returncode,
+            "elapsed_s": time.monotonic() - t0, "output_tail": out[-5:]}
+
+
+__all__ = ["FirmwareSession", "flash_board", "build_firmware", "build_dir", "firmware_dir", "firmware_image",
+           "require_tool", "INSTALL_HINTS"]

@@ -1,0 +1,140 @@
+"""The serial line under the firmware protocol (level 2): lines under deadlines, byte and link counters.
+
+:class:`Link` opens a pyserial port (a serial device, the pseudo-terminal of the posix
+port or QEMU, any pyserial URL) exclusively and reads CRLF lines under deadlines.
+:class:`LinkStats` counts what the protocol client had to do to get intact answers:
+requests retried, lines discarded as damaged (CRC) or stale (another request's), and
+whether the dialect could check its replies at all (``checked``). It goes to run.json
+as ``extra.link``.
+
+Library code: raises edgebench errors, never prints.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+
+from edgebench.errors import AgentError, TransportError, UsageError
+
+_POLL_S = 0.02
+_MAX_LINE = 64 * 1024
+
+
+@dataclass
+class LinkStats:
+    """What it took to get intact answers over this link."""
+
+    checked: bool = True           # replies carried CRCs (edgebench dialect) or only shape checks (MLPerf)
+    requests: int = 0              # framed requests sent (first tries)
+    retries: int = 0               # requests or timed windows sent again
+    discarded_lines: int = 0       # lines that failed their CRC or did not parse
+    stale_lines: int = 0           # intact lines of an earlier request
+    upload_restarts: int = 0       # uploads started again after a failed attempt
+    resyncs: int = 0               # link resynchronisations (session start, after a failure)
+    reasons: dict = field(default_factory=dict)   # why requests were retried -> count
+
+    def retry(self, why: str) -> None:
+        self.retries += 1
+        self.reasons[why] = self.reasons.get(why, 0) + 1
+
+    @property
+    def needed_recovery(self) -> bool:
+        return bool(self.retries or self.discarded_lines or self.upload_restarts)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "needed_recovery": self.needed_recovery}
+
+
+class Link:
+    """A pyserial port with line reading under deadlines and byte counters."""
+
+    def __init__(self, url: str, baud: int):
+        import serial
+
+        self.url, self.baud = url, baud
+        name = url[len("serial://"):] if url.startswith("serial://") else url
+        try:
+            self.port = serial.serial_for_url(name, baudrate=baud, timeout=_POLL_S, write_timeout=10,
+                                              exclusive=True)
+        except ValueError as exc:
+            raise UsageError(f"invalid serial port or setting {url!r}: {exc}",
+                             hint="list the serial ports with: python -m serial.tools.list_ports") from None
+        except (serial.SerialException, OSError) as exc:
+            from edgebench.transport.serial import SerialTransport   # its one wording of open errors
+
+            raise SerialTransport(name, baud)._open_error(exc) from None
+        self.buf = bytearray()
+        self.bytes_in = self.bytes_out = 0
+        self.tail = bytearray()
+        self.saw_line = False
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        import serial
+
+        try:
+            self.port.write(data)
+            self.bytes_out += len(data)
+        except (serial.SerialException, OSError) as exc:
+            raise TransportError(f"cannot write to serial {self.url}: {exc}",
+                                 hint="was the board reset or the adapter unplugged?") from None
+
+    def _fill(self, wait_s: float) -> bool:
+        import serial
+
+        try:
+            timeout = max(0.001, min(_POLL_S, wait_s))
+            if self.port.timeout != timeout:
+                self.port.timeout = timeout
+            chunk = self.port.read(max(1, min(self.port.in_waiting, 1 << 16)))
+        except (serial.SerialException, OSError) as exc:
+            raise TransportError(f"cannot read from serial {self.url}: {exc}",
+                                 hint="the device closed the link: did the firmware crash or exit?") from None
+        if chunk:
+            self.buf += chunk
+            self.bytes_in += len(chunk)
+            self.tail = (self.tail + chunk)[-160:]
+        return bool(chunk)
+
+    def read_line(self, deadline: float) -> str | None:
+        """One line without CR/LF, or None at the deadline."""
+        while True:
+            idx = self.buf.find(b"\n")
+            if idx >= 0:
+                raw = bytes(self.buf[:idx]).rstrip(b"\r")
+                del self.buf[:idx + 1]
+                self.saw_line = True
+                return raw.decode("latin-1")
+            if len(self.buf) > _MAX_LINE:
+                raw = bytes(self.buf[:200])
+                self.buf.clear()
+                raise AgentError(f"serial {self.url} sent more than {_MAX_LINE} bytes without a line end "
+                                 f"(starting {raw!r})", hint=f"a baud rate other than {self.baud}?")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self._fill(left)
+
+    def drain(self, quiet_s: float = 0.05, max_s: float = 1.0) -> bytes:
+        """Read and drop whatever arrives until the line is quiet for ``quiet_s``."""
+        end = time.monotonic() + max_s
+        got = bytes(self.buf)
+        self.buf.clear()
+        quiet_until = time.monotonic() + quiet_s
+        while time.monotonic() < min(end, quiet_until):
+            if self._fill(quiet_s):
+                got += bytes(self.buf)
+                self.buf.clear()
+                quiet_until = time.monotonic() + quiet_s
+        return got
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            try:
+                self.port.close()
+            except Exception:  # noqa: BLE001 - closing a broken port must not raise
+                pass
+
+
+__all__ = ["Link", "LinkStats"]

@@ -1,0 +1,258 @@
+"""The edgebench firmware protocol client (level 2): framed ``eb-`` requests over the MLPerf Tiny dialect.
+
+:class:`DutClient` is the :class:`~edgebench.mcu.dialect.DialectClient` plus the
+edgebench extensions of ``firmware/PROTOCOL.md`` (protocol 2):
+
+* Every ``eb-`` request is framed (:func:`~edgebench.mcu.frames.encode_request`): a fresh
+  sequence number and a CRC-32. Every line of its reply carries that sequence number,
+  the line's index and a CRC-32, and the reply ends with a framed ``m-ready``. A reply
+  is accepted only when lines 0..k all arrived intact; damaged lines (CRC) and stale ones
+  (another sequence number, or unframed) are discarded and counted in :attr:`stats`.
+* A request whose reply is incomplete is sent again (a new sequence number) after a short
+  backoff: the read-only ones (info, output, temp, sync) and ``eb-model`` /
+  ``eb-infer``, whose rerun replaces the first run whole (a timed window is never
+  stitched from two runs). An upload restarts from its ``eb-upload`` request
+  (:mod:`edgebench.mcu.upload`).
+* Every session begins with :meth:`end_uploads` (zeros and the abort frame end any
+  upload a crashed host left behind) and :meth:`resync` (``eb-sync <nonce>``, answered
+  with a framed echo, so every older reply has been read).
+
+Library code: raises edgebench errors, never prints.
+"""
+from __future__ import annotations
+
+import re
+import secrets
+import time
+
+from edgebench.errors import AgentError, TransportError, UsageError
+from edgebench.mcu.dialect import DialectClient, Reply
+from edgebench.mcu.frames import FRAME_OVERHEAD, abort_frame, encode_request, parse_reply_line
+from edgebench.mcu.upload import UploadMixin
+
+EB_PROTO = 2
+RETRIES = 5                    # further tries of a request whose reply did not arrive intact
+END_WAIT_S = 0.25              # after a reply's last content line, how long its m-ready may take
+
+_KV_RE = re.compile(r"^m-eb-([a-z0-9-]+?)-\[(.*)\]$")
+_PROTO_RE = re.compile(r"^m-eb-proto-\[(\d+)\]$")
+
+
+class _Incomplete(Exception):
+    """A framed reply with a line missing: the request is sent again."""
+
+
+class DutClient(UploadMixin, DialectClient):
+    """MLPerf Tiny commands plus framed, CRC-checked ``eb-`` requests to one device."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._seq = secrets.randbelow(0xFFFF)     # a new host starts away from an old one's numbers
+        self.last_seq = 0
+
+    # -- framed requests ----------------------------------------------------------------
+    def _next_seq(self) -> int:
+        self._seq = self._seq % 0xFFFF + 1
+        return self._seq
+
+    def request(self, text: str, timeout_s: float | None = None, end: tuple = (), retries: int = RETRIES,
+                ok_errors: bool = False) -> Reply:
+        """Send ``text`` framed and return its intact reply (lines without frame suffixes).
+
+        ``end``: prefixes of the reply's last content line; once it is in (with every line
+        before it), a lost ``m-ready`` costs at most ``END_WAIT_S``. Sent again, with
+        backoff, when the reply is incomplete or the device says the request was damaged."""
+        if "%" in text or "\n" in text or "#" in text:
+            raise UsageError(f"command {text!r} may not contain '%', '#' or a line break")
+        silence = self.timeout_s if timeout_s is None else timeout_s
+        why = "no answer"
+        for attempt in range(retries + 1):
+            if attempt:
+                self.stats.retry(why)
+                time.sleep(min(0.02 * 2 ** attempt, 0.5))     # backoff: let a burst of noise pass
+            else:
+                self.stats.requests += 1
+            seq = self.last_seq = self._next_seq()
+            self.link.write(encode_request(text, seq))
+            try:
+                reply = self._read_framed(text, seq, silence, end)
+            except _Incomplete as exc:
+                why = str(exc)
+                continue
+            except TransportError as exc:
+                if self.link.bytes_in == 0 or attempt == retries:
+                    raise exc from None
+                why = "no intact end of reply"
+                continue
+            if reply.errors and reply.errors[0].startswith("eb-request-damaged"):
+                why = "request damaged on the way in"
+                continue
+            self.checked = True
+            if reply.errors and not ok_errors:
+                raise self.device_error(text, reply.errors[0])
+            return reply
+        raise TransportError(f"{self.description}: no intact answer to {text.split()[0]!r} in {retries + 1} "
+                             f"tries (last: {why}; {self.stats.discarded_lines} damaged lines so far)",
+                             hint="the link damages too many bytes: check the cable and the baud rate")
+
+    def _read_framed(self, text: str, seq: int, silence: float, end: tuple) -> Reply:
+        reply = Reply(text)
+        k = 0
+        ended = False
+        while True:
+            deadline = time.monotonic() + (END_WAIT_S if ended else silence)
+            raw = self.link.read_line(deadline)
+            if raw is None:
+                if ended:
+                    return reply                  # every content line in: the m-ready was lost
+                raise self._silence(text, reply, silence)
+            got = parse_reply_line(raw)
+            if got.damaged:
+                self.stats.discarded_lines += 1
+                continue
+            if not got.framed:
+                self._unframed(text, got.text)
+                continue
+            if got.seq != seq:
+                self.stats.stale_lines += 1
+                continue
+            if got.index != k:
+                raise _Incomplete(f"reply line {k} lost")
+            k += 1
+            if got.text == "m-ready":
+                return reply
+            self._classify(reply, got.text)
+            if got.text.startswith(end) and end or got.text.startswith("e-["):
+                ended = True
+
+    def _unframed(self, text: str, line: str) -> None:
+        """An unframed line while waiting for a framed reply: stale, unless it says the firmware
+        does not frame (protocol 1) or does not know the command at all."""
+        self.stats.stale_lines += 1
+        m = _PROTO_RE.match(line)
+        if m and int(m.group(1)) != EB_PROTO:
+            raise AgentError(f"{self.description} speaks edgebench protocol {m.group(1)}, this host {EB_PROTO}",
+                             hint="rebuild/flash the firmware of this edgebench version (edgebench flash)")
+        word = text.split()[0]
+        if line == f"e-[Unknown command: {word}]":
+            raise self.device_error(text, line[3:-1])
+
+    # -- session ------------------------------------------------------------------------
+    def end_uploads(self) -> None:
+        """Zeros that complete any partial frame, then the abort frame of session 0: the device
+        leaves any upload an earlier (killed) host left it in; in command mode it skips them."""
+        self.link.write(b"\x00" * (self.frame_max + FRAME_OVERHEAD) + abort_frame(0))
+        self._upload_unclean = False
+        self.link.drain(quiet_s=0.05, max_s=1.0)
+
+    def resync(self) -> str:
+        """``eb-sync <nonce>`` answered by its framed echo: every older reply has been read."""
+        self.stats.resyncs += 1
+        nonce = secrets.token_hex(4)
+        reply = self.request(f"eb-sync {nonce}", timeout_s=min(self.timeout_s, 2.0), end=("m-eb-sync-",))
+        if reply.bracket("m-eb-sync-") != nonce:
+            raise self._garbled(f"eb-sync {nonce} answered {reply.lines[:2]}")
+        return nonce
+
+    def sync(self, timeout_s: float = 2.0) -> str:
+        """The dialect's ``name%`` sync; after an upload that did not end, the abort frame first."""
+        if self._upload_unclean:
+            sid = self._upload_unclean if self._upload_unclean is not True else 0
+            self._abort(self.frame_max, sid)
+            self._abort(self.frame_max, 0)
+        return super().sync(timeout_s)
+
+    # -- edgebench extensions -----------------------------------------------------------
+    def info(self) -> dict:
+        """``eb-info``: engine/protocol versions, timing, counter, memory sizes."""
+        reply = self.request("eb-info", end=("m-eb-loaded-",))
+        out: dict = {}
+        for line in reply.lines:
+            m = _KV_RE.match(line)
+            if not m:
+                raise AgentError(f"{self.description}: eb-info line {line!r} is not m-eb-<key>-[<value>]")
+            key, value = m.group(1), m.group(2)
+            out[key] = int(value) if re.fullmatch(r"\d+", value) else value
+        for key in ("engine", "proto", "port", "timing", "counter-hz", "arena-bytes", "model-max-bytes",
+                    "input-max-bytes"):
+            if key not in out:
+                raise AgentError(f"{self.description}: eb-info lacks {key!r} (got {sorted(out)})",
+                                 hint="firmware and edgebench versions differ")
+        if out["proto"] != EB_PROTO:
+            raise AgentError(f"{self.description} speaks edgebench protocol {out['proto']}, this host {EB_PROTO}",
+                             hint="rebuild/flash the firmware of this edgebench version (edgebench flash)")
+        if isinstance(out.get("frame-max-bytes"), int):
+            self.frame_max = out["frame-max-bytes"]
+        if out["timing"] not in ("real", "emulated"):
+            raise AgentError(f"{self.description}: eb-info timing {out['timing']!r} is not real or emulated")
+        if not isinstance(out["counter-hz"], int) or out["counter-hz"] <= 0:
+            raise AgentError(f"{self.description}: eb-info counter-hz {out['counter-hz']!r} is not positive")
+        return out
+
+    def load_model(self, model_id: str | None = None) -> dict:
+        """``eb-model [ID]``: load the uploaded blob; returns layers, arena, in, out (bytes).
+        ``ID`` (1-16 of A-Z a-z 0-9 _ - .) is what ``profile%`` then reports as m-model-[ID]."""
+        cmd = "eb-model" + (f" {model_id}" if model_id else "")
+        reply = self.request(cmd, timeout_s=max(self.timeout_s, 10.0), end=("m-eb-model-",))
+        text = reply.bracket("m-eb-model-")
+        if text is None:
+            raise self._garbled(f"eb-model without m-eb-model-[...] (got {reply.lines[:3]})")
+        out = {}
+        for part in text.split(","):
+            key, _, value = part.partition("=")
+            if not value.isdigit():
+                raise self._garbled(f"m-eb-model-[{text}]")
+            out[key.strip()] = int(value)
+        for key in ("layers", "arena", "in", "out"):
+            if key not in out:
+                raise self._garbled(f"m-eb-model-[{text}] (no {key})")
+        return out
+
+    def eb_infer(self, n: int, warmup: int = 0, layers: bool = False,
+                 timeout_s: float | None = None) -> dict:
+        """``eb-infer N W [layers]``: each inference's ticks (and per-layer ticks of the last one).
+        A reply with a line missing reruns the whole call: the samples are one run's."""
+        if n < 1 or warmup < 0:
+            raise UsageError(f"eb-infer needs N >= 1 and W >= 0, got {n} {warmup}")
+        cmd = f"eb-infer {n} {warmup}" + (" layers" if layers else "")
+        reply = self.request(cmd, timeout_s=timeout_s, end=("m-eb-infer-done",))
+        ticks: list = []
+        per_layer: list = []
+        done = False
+        for line in reply.lines:
+            m = re.match(r"^m-eb-t-\[([0-9,]*)\]$", line)
+            if m:
+                ticks += [int(v) for v in m.group(1).split(",") if v]
+                continue
+            m = re.match(r"^m-eb-layer-(\d+)-\[([^,\]]+),(\d+)\]$", line)
+            if m:
+                per_layer.append({"layer": int(m.group(1)), "op": m.group(2), "ticks": int(m.group(3))})
+                continue
+            if line == "m-eb-infer-done":
+                done = True
+        if not done or len(ticks) != n:
+            raise AgentError(f"{self.description} answered {cmd!r} with {len(ticks)} timings (expected {n})"
+                             + ("" if done else " and no m-eb-infer-done"))
+        return {"ticks": ticks, "layers": per_layer}
+
+    def output(self) -> bytes:
+        reply = self.request("eb-output", end=("m-eb-output-",))
+        text = reply.bracket("m-eb-output-")
+        if text is None or len(text) % 2 or not re.fullmatch(r"[0-9a-fA-F]*", text):
+            raise self._garbled("eb-output without m-eb-output-[<hex>]")
+        return bytes.fromhex(text)
+
+    def temp_mc(self) -> int | None:
+        """Die temperature in milli-°C, or None where the port has no sensor."""
+        reply = self.request("eb-temp", ok_errors=True, end=("m-eb-temp-mc-",))
+        if reply.errors:
+            if "unavailable" in reply.errors[0]:
+                return None
+            raise self.device_error("eb-temp", reply.errors[0])
+        text = reply.bracket("m-eb-temp-mc-")
+        if text is None or not re.fullmatch(r"-?\d+", text):
+            raise self._garbled("eb-temp without m-eb-temp-mc-[<milli °C>]")
+        return int(text)
+
+
+__all__ = ["DutClient", "EB_PROTO"]

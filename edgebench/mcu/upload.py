@@ -1,0 +1,254 @@
+"""Binary uploads over the firmware protocol (level 2): CRC-checked frames of one upload session.
+
+:class:`UploadMixin` (part of :class:`edgebench.mcu.protocol.DutClient`) sends a model
+blob or an input in frames with a window of frames in flight, go-back-N retransmission
+on a NAK or a timeout, cumulative acknowledgements, and checks the device's CRC-32 of
+the whole upload against its own, so an upload arrives intact or fails with a clear
+error. The ``eb-upload`` request is framed; its sequence number is the upload session
+id that seeds every frame's CRC, and the device's acknowledgements are framed reply
+lines of that request, so a line of another session or a damaged one is never acted on.
+
+Library code: raises edgebench errors, never prints.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass
+
+from edgebench.errors import AgentError, TransportError, UsageError
+from edgebench.mcu.frames import FRAME_OVERHEAD, abort_frame, crc32, encode_frame, parse_reply_line
+
+DEFAULT_WINDOW = 4
+START_PAYLOAD = 512            # first frames' payload; doubles after clean runs up to the device's limit
+
+_ACK_RE = re.compile(r"^m-eb-ack-(\d+)$")
+_NAK_RE = re.compile(r"^e-\[eb-nak-(\d+)\]$")
+_ERR_RE = re.compile(r"^e-\[(.*)\]$")
+_READY_RE = re.compile(r"^m-eb-upload-ready-\[(\d+)\]$")
+_OK_RE = re.compile(r"^m-eb-upload-ok-\[([0-9a-fA-F]{1,8})\]$")
+
+
+@dataclass
+class UploadStats:
+    target: str
+    bytes: int
+    crc32: str
+    frames: int
+    payload_max: int
+    window: int
+    retransmits: int = 0
+    naks: int = 0
+    timeouts: int = 0
+    elapsed_s: float = 0.0
+    wire_bytes: int = 0
+
+    @property
+    def bytes_per_s(self) -> float | None:
+        return self.bytes / self.elapsed_s if self.elapsed_s > 0 else None
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "bytes_per_s": self.bytes_per_s}
+
+
+class UploadMixin:
+    """``upload`` for a client with ``link``, ``request``, ``stats``, ``description``, ``device_error``."""
+
+    def upload(self, target: str, data: bytes, window: int = DEFAULT_WINDOW, ack_timeout_s: float = 1.0,
+               max_tries: int = 12, payload: int | None = None) -> UploadStats:
+        """Binary upload of ``data`` to ``target`` (``model`` or ``input``) in CRC-checked frames.
+
+        Frames start at 512 bytes of payload (or ``payload``) and double after each run of
+        8 clean acknowledgements up to the device's announced maximum; after repeated losses
+        new frames are halved (down to 32 bytes), so a noisy link still gets through. A
+        frame, once sent, always covers the same bytes."""
+        if target not in ("model", "input"):
+            raise UsageError(f"upload target must be model or input, got {target!r}")
+        if not data:
+            raise UsageError(f"nothing to upload to {target}")
+        if window < 1:
+            raise UsageError(f"window must be at least 1, got {window}")
+        crc = crc32(data)
+        t0 = time.perf_counter()
+        out0 = self.link.bytes_out
+        cmd = f"eb-upload {target} {len(data)} {crc:08x}"
+        # Framed: a damaged request is not run and is resent; a resent one ends the upload its
+        # first copy may have started (a framed command line ends a pending upload).
+        self._upload_unclean = True
+        reply = self.request(cmd)
+        text = reply.bracket("m-eb-upload-ready-")
+        if text is None or not text.isdigit() or not 1 <= int(text) <= 0xFFFF:
+            self._upload_unclean = False
+            raise AgentError(f"{self.description} answered {cmd!r} with {reply.lines[:2]}, "
+                             "expected m-eb-upload-ready-[<payload max>]")
+        pmax = int(text)
+        sid = self.last_seq
+        self._upload_unclean = sid
+        size = min(pmax, payload or START_PAYLOAD)
+        stats = UploadStats(target, len(data), f"{crc:08x}", 0, pmax, window)
+        final = self._send_frames(sid, data, size, stats, window, ack_timeout_s, max_tries)
+        if final.lower() != f"{crc:08x}":
+            raise TransportError(f"upload of {len(data)} bytes to {target} on {self.description}: the device "
+                                 f"reports CRC-32 {final.lower()}, the host sent {crc:08x}", hint="retry the upload")
+        stats.elapsed_s = time.perf_counter() - t0
+        stats.wire_bytes = self.link.bytes_out - out0
+        return stats
+
+    def _send_frames(self, sid, data, size, stats, window, ack_timeout_s, max_tries) -> str:
+        """Go-back-N: up to ``window`` frames in flight; acks are cumulative (the device
+        re-acknowledges a duplicate); a NAK (one per missing frame) or ``ack_timeout_s``
+        without progress resends from the oldest unacknowledged frame, in smaller frames
+        when that frame was lost before."""
+        pmax = size
+        offs: list = []            # frame i covers data[offs[i]:offs[i] + lens[i]]
+        lens: list = []
+        base = nxt = 0
+        tries: dict = {}           # offset of a frame's first byte -> times sent
+        resent_at = -1             # the base a NAK already sent us back to
+        clean = 0
+        sent_at: dict = {}         # frame index -> (time of its first sending, bytes in flight then incl. it)
+        srtt = rttvar = None       # smoothed round trip per byte in flight (a UART's RTT grows with it)
+        rto = ack_timeout_s        # smoothed RTT + 4 deviations (RFC 6298) for the bytes now in flight
+        final_wait = False
+        final: str | None = None
+        waited_from = time.monotonic()
+
+        def done() -> bool:
+            return base == len(offs) and bool(offs) and offs[-1] + lens[-1] >= len(data)
+
+        def go_back(to: int) -> None:
+            # Frames already sent keep their boundaries (the device may hold one whose ack was
+            # lost, and frame k must mean the same bytes every time); only new frames get smaller.
+            nonlocal nxt, size, clean
+            nxt, clean = to, 0
+            if to < len(offs) and tries.get(offs[to], 0) >= 2 and size > 32:
+                size = max(32, size // 2)
+
+        while True:
+            while nxt < base + window:
+                start = offs[nxt - 1] + lens[nxt - 1] if nxt else 0
+                if start >= len(data):
+                    break
+                if nxt == len(offs):
+                    offs.append(start)
+                    lens.append(min(size, len(data) - start))
+                tries[start] = tries.get(start, 0) + 1
+                if tries[start] > max_tries:
+                    self._abort(pmax, sid)
+                    raise TransportError(
+                        f"upload to {stats.target} on {self.description} failed: the frame at byte {start:,} of "
+                        f"{len(data):,} was not acknowledged after {max_tries} tries ({stats.naks} NAKs, "
+                        f"{stats.timeouts} timeouts); nothing was loaded",
+                        hint="the link loses or corrupts too many bytes: check the cable, lower the baud rate")
+                if tries[start] > 1:
+                    stats.retransmits += 1
+                else:
+                    inflight = offs[nxt] + lens[nxt] - (offs[base] if base < len(offs) else 0)
+                    sent_at[nxt] = (time.monotonic(), inflight + FRAME_OVERHEAD * (nxt - base + 1))
+                stats.frames += 1
+                self.link.write(encode_frame(nxt, data[start:start + lens[nxt]], sid))
+                nxt += 1
+            raw = self.link.read_line(waited_from + rto)
+            if raw is None:
+                stats.timeouts += 1
+                rto = min(rto * 2, max(ack_timeout_s, 0.05) * 4)      # back off, as TCP does
+                if final is not None:               # the ok line came intact, its m-ready did not
+                    self._upload_unclean = False
+                    return final
+                if done():
+                    if final_wait:
+                        raise self._unknown_outcome(stats, "no final answer after every frame was acknowledged")
+                    final_wait, waited_from = True, time.monotonic()
+                    continue
+                go_back(base)
+                resent_at, waited_from = base, time.monotonic()
+                continue
+            got = parse_reply_line(raw)
+            if got.damaged or not got.framed:
+                self.stats.discarded_lines += 1      # damaged on the way back: the timeout recovers it
+                continue
+            if got.seq != sid:
+                self.stats.stale_lines += 1          # another request's or session's line
+                continue
+            line = got.text
+            if line == "m-ready":
+                if final is not None:
+                    self._upload_unclean = False
+                    return final
+                raise self._unknown_outcome(stats, "the device ended the upload, its answer was damaged on the way")
+            m = _ACK_RE.match(line)
+            if m:
+                s = self._abs_seq(int(m.group(1)), base, nxt)
+                if s is not None and s >= base:
+                    now = time.monotonic()
+                    if tries.get(offs[s]) == 1 and s in sent_at:   # Karn: only frames sent once
+                        t_sent, nbytes = sent_at[s]
+                        per = (now - t_sent) / nbytes
+                        srtt, rttvar = (per, per / 2) if srtt is None else \
+                            (0.875 * srtt + 0.125 * per, 0.75 * rttvar + 0.25 * abs(srtt - per))
+                    if srtt is not None:
+                        # the next ack comes at the latest after every byte still in flight has gone
+                        ahead = (offs[nxt - 1] + lens[nxt - 1] - offs[s] - lens[s]) + FRAME_OVERHEAD * (nxt - s - 1)
+                        window_bytes = max(ahead, size + FRAME_OVERHEAD)
+                        rto = min(max((srtt + 4 * rttvar) * window_bytes * 1.5 + 0.02, 0.05),
+                                  max(ack_timeout_s, 0.05) * 4)
+                    base = s + 1
+                    waited_from = now
+                    clean += 1
+                    if clean >= 8 and size < pmax:
+                        size, clean = min(pmax, size * 2), 0
+                continue
+            m = _NAK_RE.match(line)
+            if m:
+                stats.naks += 1
+                if resent_at != base:
+                    go_back(base)
+                    resent_at = base
+                waited_from = time.monotonic()
+                continue
+            ok = _OK_RE.match(line)
+            if ok:
+                final = ok.group(1).rjust(8, "0")    # then m-ready, which a lost line must not cost 60 s
+                waited_from, rto, final_wait = time.monotonic(), min(rto, 0.5), True
+                continue
+            err = _ERR_RE.match(line)
+            if err and err.group(1).startswith("eb-upload-"):   # the device ended the upload
+                self._upload_unclean = False
+                self.link.drain(quiet_s=0.02, max_s=0.3)    # its m-ready
+                text = err.group(1)
+                if text.startswith("eb-upload-crc-mismatch"):
+                    m = re.search(r"announced ([0-9a-f]{8})", text)
+                    what = ("the command announcing it was damaged on the way (CRC-32 announced as "
+                            f"{m.group(1)}, sent {stats.crc32})" if m and m.group(1) != stats.crc32
+                            else f"the device's CRC-32 of the whole upload does not match ({text})")
+                    raise TransportError(f"upload of {stats.bytes:,} bytes to {stats.target} on {self.description} "
+                                         f"refused: {what}; nothing was loaded", hint="retry the upload")
+                raise self.device_error(f"eb-upload {stats.target}", text)
+            # anything else is a reply line damaged on the way back: the timeout recovers it
+
+    def _unknown_outcome(self, stats: UploadStats, why: str) -> TransportError:
+        self._upload_unclean = False     # the device is back in command mode
+        return TransportError(f"upload of {stats.bytes:,} bytes to {stats.target} on {self.description}: {why}; "
+                              "its outcome is unknown, so it is treated as failed", hint="retry the upload")
+
+    def _abort(self, payload_max: int, sid: int = 0) -> None:
+        """Zeros that complete any partial frame, then the abort frame (seq 0xFFFF, no payload):
+        the device leaves upload mode with e-[eb-upload-aborted] (in command mode it skips
+        a stray frame unanswered)."""
+        try:
+            self.link.write(b"\x00" * (min(payload_max, 0xFFFF) + FRAME_OVERHEAD) + abort_frame(sid))
+            if b"eb-upload-aborted" in self.link.drain(quiet_s=0.2, max_s=2.0):
+                self._upload_unclean = False
+        except TransportError:
+            pass
+
+    @staticmethod
+    def _abs_seq(seq16: int, base: int, nxt: int) -> int | None:
+        """The frame index of a 16-bit sequence number among the frames sent (base-1 .. nxt-1)."""
+        for cand in range(max(base - 1, 0), nxt):
+            if cand & 0xFFFF == seq16:
+                return cand
+        return None
+
+
+__all__ = ["UploadMixin", "UploadStats", "DEFAULT_WINDOW", "START_PAYLOAD"]
