@@ -240,3 +240,39 @@ def test_demo_prints_the_host_results_before_a_failing_emulated_step(tmp_path):
     assert p.returncode == 1 and "firmware sources not found" in p.stderr, p.stderr
     assert p.stdout.count("claim:") == 2 and "INT8 vs FP32, end to end:" in p.stdout
     assert len(store.find_runs(tmp_path / "runs")) == 2
+
+
+def _rendered(fn, *args) -> list:
+    from rich.console import Console
+
+    console = Console(width=80, record=True, color_system=None, file=open("/dev/null", "w"))
+    fn(console, *args)
+    return console.export_text().splitlines()
+
+
+def test_bench_and_sweep_tables_fit_80_columns_without_cutting_headers():
+    from edgebench.cli.render import latency_table
+    from edgebench.cli.sweep_cmd import print_sweep
+    from edgebench.results.model import RunResult
+
+    stage = {"n": 144131, "median_s": 1.2e-5, "ci_low_s": 1.19e-5, "ci_high_s": 1.21e-5, "p90_s": 1.29e-5,
+             "p99_s": 2.54e-5, "p999_s": 3.43e-5, "mean_s": 1.18e-5, "mad_s": 5.52e-7, "min_s": 7.91e-6}
+    r = RunResult(run_id="r", created_utc="2026-11-25T00:00:00+00:00", status="complete",
+                  model={"name": "digits_fp32"}, board={"name": "host"},
+                  latency={s: dict(stage) for s in ("e2e", "prep", "set", "invoke", "get")})
+    lines = _rendered(lambda c: c.print(latency_table(r)))
+    assert max(map(len, lines)) <= 80 and len(lines) == 2 + 5       # title, header, one line per stage
+    assert lines[1].split() == ["stage", "median", "95%", "CI", "p90", "p99", "p99.9", "mean", "MAD", "min", "n"]
+    point = {"id": "p01", "name": "duty 0.01", "status": "complete", "axis": "duty", "duty": 0.01,
+             "realized_duty": 0.0101, "throughput_per_s": 1.01, "run_id": "x", "steady": True, "duration_s": 240.0,
+             "latency": {"median_s": 0.0074, "ci_low_s": 0.00739, "ci_high_s": 0.00741},
+             "steady_temp_c": 80.3, "sustained_freq_hz": 1.6e9, "throttled": True, "time_to_first_throttle_s": 4.0,
+             "energy": {"per_inference_j": 0.0402, "label": "simulated"}}
+    sweep = RunResult(run_id="s", created_utc="2026-11-25T00:00:00+00:00", status="complete", kind="sweep",
+                      label="simulated", model={"name": "digits_int8"}, board={"name": "sim-pi5"},
+                      power={"label": "simulated"},
+                      extra={"points": [dict(point, id=f"p0{i}") for i in range(1, 5)]})
+    lines = _rendered(print_sweep, sweep, "/tmp/x")
+    assert max(map(len, lines)) <= 80
+    rows = [ln for ln in lines if ln.startswith("p0")]
+    assert len(rows) == 4 and all("7.40 ms [7.39–7.41]" in ln and "80.3" in ln for ln in rows)   # one line each

@@ -221,7 +221,7 @@ def test_cli_table_says_when_a_rate_is_not_sustained_and_goes_on(tmp_path):
                                    "--window", "30", "--max-duration-per-point", "120", "--runs-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output
     out = res.stdout
-    for column in ("point", "sustained", "median latency", "steady temp", "throttled?", "energy", "verdict"):
+    for column in ("point", "inf/s", "median [95% CI]", "°C", "GHz", "throttled", "J/inf", "steady after"):
         assert column in out
     assert "asked 400/s: NOT" in out and "(simulated)" in out and "all figures simulated" in out
     assert "warning (rate-not-sustained): p02" in out

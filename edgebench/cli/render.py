@@ -22,9 +22,11 @@ def latency_table(result, title: str | None = None) -> Table:
     unit, scale = _unit((lat.get("e2e") or {}).get("median_s") or 1e-6)
     heading = title or (f"{result.model.get('name')} on {result.board.get('name')}, "
                         f"{result.label}, times in {unit}")
-    t = Table(title=escape(heading), title_justify="left")
+    # no borders, one space between columns: ten columns fit 80 characters without cutting a header
+    t = Table(title=escape(heading), title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
+              header_style="bold underline")
     for col in ("stage", "median", "95% CI", "p90", "p99", "p99.9", "mean", "MAD", "min", "n"):
-        t.add_column(col, justify="left" if col == "stage" else "right")
+        t.add_column(col, justify="left" if col == "stage" else "right", no_wrap=True)
 
     def v(x):
         if x is None:

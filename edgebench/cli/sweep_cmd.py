@@ -120,34 +120,44 @@ def progress_view():
     return callback, stop_live, state
 
 
-def _cells(p: dict) -> list:
+def _cells(p: dict, energy_label=None) -> list:
+    """One point as narrow cells (the table fits 80 columns): the unit of the interval is the
+    median's; an energy label is written only where it differs from the table's caption."""
     from edgebench.report import format as fmt
     from edgebench.stats.energy import si
 
     lat, en = p.get("latency") or {}, p.get("energy") or {}
     if p["status"] == "not-run":
-        return [f"{p['id']} {p['name']}", "", "", "", "", "", "not run"]
-    tp = f"{fmt.rate(p['throughput_per_s'])}/s" if p.get("throughput_per_s") else "n/a"
-    if p.get("axis") == "duty" and p.get("realized_duty") is not None:
-        tp += f", duty {p['realized_duty']:.2g}"
+        return [f"{p['id']} {p['name']}", "", "", "", "", "", "", "not run"]
+    tp = fmt.rate(p["throughput_per_s"]) if p.get("throughput_per_s") else "n/a"
+    if p.get("axis") == "duty" and p.get("realized_duty") is not None and p.get("duty") \
+            and abs(p["realized_duty"] - p["duty"]) > 0.05 * p["duty"]:
+        tp += f"\n(duty {p['realized_duty']:.2g})"
     if p.get("rate_sustained") is False:
         tp += f"\n[red]asked {p['requested_rate_hz']:.4g}/s: NOT sustained[/]"
-    latency = (f"{fmt.duration(lat['median_s'])} ({fmt.duration_range(lat['ci_low_s'], lat['ci_high_s'])})"
-               if lat.get("median_s") else "n/a")
-    temp = "n/a" if p.get("steady_temp_c") is None else f"{p['steady_temp_c']:.1f} °C"
-    clock = f" ({p['sustained_freq_hz'] / 1e9:.2f} GHz)" if p.get("sustained_freq_hz") else ""
-    throttled = {None: "n/a", True: f"yes, from {p.get('time_to_first_throttle_s') or 0:.0f} s",
-                 False: "no"}[p.get("throttled")] + clock
-    energy = f"{si(en['per_inference_j'], 'J')} ({en['label']})" if en.get("per_inference_j") else "n/a"
+    latency = "n/a"
+    if lat.get("median_s"):
+        ci = fmt.duration_range(lat["ci_low_s"], lat["ci_high_s"])
+        median = fmt.duration(lat["median_s"])
+        if ci.split(" ")[-1] == median.split(" ")[-1]:
+            ci = ci.rsplit(" ", 1)[0]
+        latency = f"{median} [{ci}]"
+    temp = "n/a" if p.get("steady_temp_c") is None else f"{p['steady_temp_c']:.1f}"
+    clock = f"{p['sustained_freq_hz'] / 1e9:.2f}" if p.get("sustained_freq_hz") else "n/a"
+    throttled = {None: "n/a", True: f"at {p.get('time_to_first_throttle_s') or 0:.0f} s",
+                 False: "no"}[p.get("throttled")]
+    energy = "n/a"
+    if en.get("per_inference_j"):
+        energy = si(en["per_inference_j"], "J") + (f" ({en['label']})" if en.get("label") != energy_label else "")
     if p.get("error") and not p.get("run_id"):
         verdict = f"[red]failed[/]: {p['error']}"
     elif p.get("steady"):
-        verdict = f"steady after {p.get('duration_s') or 0:.0f} s"
+        verdict = f"{p.get('duration_s') or 0:.0f} s"
     else:
         verdict = f"[yellow]NOT steady[/] ({p.get('duration_s') or 0:.0f} s)"
     if p["status"] == "incomplete":
         verdict += f"\n[yellow]incomplete[/]: {p.get('status_reason')}"
-    return [f"{p['id']} {p['name']}", tp, latency, temp, throttled, energy, verdict]
+    return [f"{p['id']} {p['name']}", tp, latency, temp, clock, throttled, energy, verdict]
 
 
 def print_sweep(console, result, run_dir) -> None:
@@ -160,13 +170,14 @@ def print_sweep(console, result, run_dir) -> None:
     mixed = [w for w in result.warnings if w.get("code") == "mixed-labels"]
     if mixed:
         console.print(f"[bold red]{escape(mixed[0]['message'])}[/]")
-    table = Table(title=f"sweep: {result.model.get('name')} on {result.board.get('name')}, {result.label}",
-                  caption=plot_note(result.label, energy_label))
-    for col in ("point", "sustained throughput", "median latency (95% CI)", "steady temp", "throttled?",
-                "energy / inference", "verdict"):
-        table.add_column(col, overflow="fold")
+    table = Table(title=f"sweep: {result.model.get('name')} on {result.board.get('name')}, {result.label}; "
+                        "sustained figures", title_justify="left", caption=plot_note(result.label, energy_label),
+                  caption_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold underline")
+    for col in ("point", "inf/s", "median [95% CI]", "°C", "GHz", "throttled", "J/inf", "steady after"):
+        table.add_column(col, overflow="fold", justify="left" if col in ("point", "throttled", "steady after")
+                         else "right")
     for p in result.extra.get("points", []):
-        table.add_row(*_cells(p))
+        table.add_row(*_cells(p, energy_label))
     console.print(table)
     for w in result.warnings:
         if w.get("code") != "mixed-labels":
