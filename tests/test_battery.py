@@ -1,5 +1,6 @@
 """Battery-life estimates against hand-computed cases; presets; bad input; `battery` --json parity."""
 import json
+from pathlib import Path
 import subprocess
 import sys
 
@@ -146,10 +147,10 @@ def test_cli_json_parity_and_labels(tmp_path):
     assert printed == json.loads(json.dumps(expected))
     assert printed["load"]["label"] == "measured" and printed["assumptions"]["label"].startswith("assumed")
     assert printed["cell"]["source"] and printed["label"] == "estimated from measured power"
-    given = CliRunner().invoke(app, ["battery", "--idle-w", "0.001", "--event-j", "0", "--rate", "1/s",
+    given = CliRunner().invoke(app, ["battery", "--idle-w", "0.001", "--event-above-idle-j", "0", "--rate", "1/s",
                                      "--cell", "2xAA", "--self-discharge-pct-per-month", "0", "--json"])
     assert json.loads(given.stdout)["life_h"] == pytest.approx(6120.0)
-    shown = CliRunner().invoke(app, ["battery", "--idle-w", "0.001", "--event-j", "0", "--rate", "1/s",
+    shown = CliRunner().invoke(app, ["battery", "--idle-w", "0.001", "--event-above-idle-j", "0", "--rate", "1/s",
                                      "--self-discharge-pct-per-month", "0"])
     assert shown.exit_code == 0 and "battery life 255 days" in shown.stdout and "[given" in shown.stdout
 
@@ -160,17 +161,98 @@ def run_cli(*args):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--cell", "AAA", "--idle-w", "1e-3", "--event-j", "0", "--rate", "1"], "unknown battery preset 'AAA'"),
-    (["--idle-w", "1e-3"], "give a stored energy run, or --idle-w and --event-j"),
-    (["--idle-w", "1e-3", "--event-j", "1e-3", "--duty", "0", "--event-s", "0.01"], "outside (0, 1]"),
-    (["--idle-w", "1e-3", "--event-j", "1e-3", "--duty", "0.5"], "needs the duration of one event"),
-    (["--idle-w", "1e-3", "--event-j", "1e-3", "--rate", "200", "--event-s", "0.01"],
+    (["--cell", "AAA", "--idle-w", "1e-3", "--event-above-idle-j", "0", "--rate", "1"], "unknown battery preset 'AAA'"),
+    (["--idle-w", "1e-3"], "give a stored run (energy, soak or sweep), or --idle-w with --event-above-idle-j"),
+    (["--idle-w", "1e-3", "--event-above-idle-j", "1e-3", "--duty", "0", "--event-s", "0.01"], "outside (0, 1]"),
+    (["--idle-w", "1e-3", "--event-above-idle-j", "1e-3", "--duty", "0.5"], "needs the duration of one event"),
+    (["--idle-w", "1e-3", "--event-above-idle-j", "1e-3", "--rate", "200", "--event-s", "0.01"],
      "achievable rate is at most 100/s"),
-    (["--idle-w", "1e-3", "--event-j", "1e-3", "--rate", "1", "--duty", "0.5"], "either --rate or --duty"),
+    (["--idle-w", "1e-3", "--event-above-idle-j", "1e-3", "--rate", "1", "--duty", "0.5"], "either --rate or --duty"),
     (["nosuchrun", "--runs-dir", "."], "no run 'nosuchrun'"),
+    # the two forms of an event, and the old name beside the new one
+    (["--idle-w", "0.05", "--active-w", "2", "--event-s", "1", "--event-above-idle-j", "1.95", "--duty", "0.01"],
+     "give the event as --event-above-idle-j J or as --active-w W with --event-s S, not both"),
+    (["--idle-w", "0.05", "--event-j", "1", "--event-above-idle-j", "1", "--rate", "1"],
+     "--event-j is the old name of --event-above-idle-j"),
+    (["--idle-w", "0.05", "--active-w", "2", "--duty", "0.01"], "--active-w needs --event-s"),
+    (["--idle-w", "0.05", "--active-w", "0.01", "--event-s", "1", "--duty", "0.01"],
+     "active power 0.01 W is below the idle power 0.05 W"),
 ])
 def test_bad_input_gives_one_line_and_exit_1(args, needle):
     p = run_cli(*args)
     assert p.returncode == 1, p.stderr
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and needle in lines[0], p.stderr
+
+
+def test_active_power_form_gives_the_books_reality_check():
+    """50 mW idle, 2 W active for 1 s at 1% duty: 0.05 + (2 - 0.05) x 1 s x 0.01/s = 69.5 mW
+    (the energy-above-idle form read '2' as 2 J above idle and gave 70.0 mW)."""
+    res = CliRunner().invoke(app, ["battery", "--active-w", "2", "--idle-w", "0.05", "--duty", "0.01",
+                                   "--event-s", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    est = json.loads(res.stdout)
+    assert est["load"]["avg_power_w"] == pytest.approx(0.0695, abs=1e-12)
+    assert est["load"]["detail"]["event_j"] == pytest.approx(1.95) and est["load"]["detail"]["active_w"] == 2.0
+    shown = CliRunner().invoke(app, ["battery", "--active-w", "2", "--idle-w", "0.05", "--duty", "0.01",
+                                     "--event-s", "1"])
+    assert "69.5 mW at the board" in shown.stdout and "(active 2 W - idle 0.05 W) x 1 s" in shown.stdout
+    assert "per event above idle" in shown.stdout
+
+
+def test_the_old_event_name_still_means_energy_above_idle_and_says_so():
+    new = battery_estimate(None, "runs", "2xAA", None, None, 0.8, 0.85, None, None, None, "1/s", None, 0.05, 2.0,
+                           None)
+    old = battery_estimate(None, "runs", "2xAA", None, None, 0.8, 0.85, None, None, None, "1/s", None, 0.05, None,
+                           None, event_j=2.0)
+    assert old.load["avg_power_w"] == new.load["avg_power_w"] == pytest.approx(2.05)
+    assert any("ABOVE IDLE" in n and "deprecated" in n for n in old.notes)
+    assert not any("deprecated" in n for n in new.notes)
+
+
+def test_a_simulated_soak_gives_its_sustained_window_power(tmp_path):
+    from edgebench.bench.soak import SoakOptions, run_soak
+    from edgebench.boards.registry import get_profile
+
+    model = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
+    result, run_dir = run_soak(model, get_profile("sim-pi5"), SoakOptions(rate_hz=20.0, window_s=30.0,
+                                                                          max_duration_s=120.0, until="max"),
+                               runs_root=tmp_path)
+    w = result.power["window"]
+    est = battery_estimate(str(run_dir), tmp_path, "18650", None, None, 0.8, 0.85, None, None, None, None, None,
+                           None, None, None)
+    assert est.load["avg_power_w"] == pytest.approx(w["avg_power_w"]) and est.load["label"] == "simulated"
+    assert 2.5 < w["avg_power_w"] < 2.5 + 6.5 * 0.2           # idle + a tenth-ish of the dynamic power at 20/s
+    text = "\n".join(battery_lines(est))
+    win = result.power["window"]
+    assert (f"the average over the soak's {win['window']} window ({win['t_from_s']:.0f}-{win['t_to_s']:.0f} s "
+            "after the load started) at 20/s") in text
+    assert win["t_to_s"] - win["t_from_s"] == pytest.approx(30.0, abs=1.0)
+    assert f"soak run {result.run_id}" in text and "[simulated:" in text
+    with pytest.raises(UsageError, match="its power is the average at its own load"):
+        battery_estimate(str(run_dir), tmp_path, "18650", None, None, 0.8, 0.85, None, None, None, "1/s", None,
+                         None, None, None)
+    with pytest.raises(UsageError, match="do not apply"):
+        battery_estimate(str(run_dir), tmp_path, "18650", None, None, 0.8, 0.85, None, None, None, None, None,
+                         0.1, None, None)
+
+
+def test_a_sweep_point_is_picked_by_its_duty_and_named(tmp_path):
+    points = [{"id": f"p0{i}", "name": f"duty {d:g}", "duty": d, "requested_rate_hz": None, "steady": True,
+               "throughput_per_s": 200 * d, "realized_duty": d, "model": {"name": "kws"},
+               "energy": {"avg_power_w": 2.5 + 6.5 * d, "per_inference_j": (2.5 + 6.5 * d) / (200 * d),
+                          "rate_hz": 200 * d, "label": "simulated"}}
+              for i, d in enumerate((0.1, 1.0), start=1)]
+    result = RunResult(run_id="sw", created_utc="2026-01-01T00:00:00+00:00", kind="sweep", status="complete",
+                       label="simulated", model={"name": "kws"}, board={"name": "sim-pi5"},
+                       power={"measured": False, "label": "simulated", "boundary": "the simulated board"},
+                       extra={"axis": "duty", "points": points})
+    run_dir = store.new_run_dir(tmp_path, "kws-sweep", "sim-pi5")
+    store.write_result(run_dir, result)
+    est = battery_estimate(str(run_dir), tmp_path, "2xAA", None, None, 0.8, 0.85, None, None, None, None, 0.1,
+                           None, None, None)
+    assert est.load["avg_power_w"] == pytest.approx(3.15) and est.load["detail"]["source"]["point"] == "p01"
+    assert "sweep point p01 (duty 0.1), its sustained window" in "\n".join(battery_lines(est))
+    with pytest.raises(UsageError, match="has 2 points with energy: say which"):
+        battery_estimate(str(run_dir), tmp_path, "2xAA", None, None, 0.8, 0.85, None, None, None, None, None,
+                         None, None, None)

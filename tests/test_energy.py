@@ -155,7 +155,8 @@ def constructed_run(tmp_path, with_marker=False):
         frame[f"{stage}_s"] = 0.0025
     run_dir = store.new_run_dir(tmp_path, "m", "b")
     store.write_samples(run_dir, frame)
-    result = RunResult(run_id="r1", created_utc="2026-01-01T00:00:00+00:00", scenario={"rate_hz": 10.0})
+    result = RunResult(run_id="r1", created_utc="2026-01-01T00:00:00+00:00", status="complete",
+                       scenario={"rate_hz": 10.0})
     timed = TimedClient(None, local=False)
     off = 100.0
     ns = frame["t_start_ns"].to_numpy()
@@ -404,3 +405,47 @@ def test_duty_cycle_becomes_a_rate_from_measured_latency(tmp_path):
     assert realized == pytest.approx(result.power["inference"]["duration_s"] * result.scenario["rate_hz"])
     warned = any(w["code"] == "duty-not-met" for w in result.warnings)
     assert warned == (abs(realized - 0.02) > 0.2 * 0.02)
+
+
+# ---------------------------------------------------------------------------
+# a simulated board: its power model through the meter interface
+
+
+def test_simulated_board_energy_through_the_meter_interface(tmp_path):
+    """sim-pi5: idle 2.5 W; an inference keeps it busy for 5 ms at 2.4 GHz, adding its dynamic power 6.5 W,
+    so 32.5 mJ above idle per inference and 2.5 W + 32.5 mJ x 20/s = 3.15 W on average at 20/s."""
+    from edgebench.cli.energy_cmd import energy_lines
+    from edgebench.power.base import PowerMeter
+    from edgebench.sim import SimClient
+    from edgebench.sim.meter import SimMeter
+
+    assert isinstance(SimMeter(SimClient()), PowerMeter)
+    res = CliRunner().invoke(app, ["energy", str(INT8), "--board", "sim-pi5", "--rate", "20", "--min-time", "1",
+                                   "--max-time", "5", "--idle-s", "2", "--runs-dir", str(tmp_path), "--json"])
+    assert res.exit_code == 0, res.output
+    printed = json.loads(res.stdout)
+    (run_dir,) = store.find_runs(tmp_path)
+    result = store.read_result(run_dir)
+    assert printed == result.to_dict()
+    p = result.power
+    assert result.kind == "energy" and result.label == "simulated" and p["label"] == "simulated"
+    for key in ("idle", "inference", "event", "average", "duty_cycle"):
+        assert p[key]["label"] == "simulated", key
+    assert p["idle"]["power_w"] == pytest.approx(2.5)
+    assert p["inference"]["above_idle_j"] == pytest.approx(6.5 * 0.005, rel=0.03)
+    assert p["event"]["energy_j"] == pytest.approx(6.5 * 0.005, rel=0.03)
+    assert p["average"]["measured_w"] == pytest.approx(2.5 + 6.5 * 0.005 * p["average"]["rate_hz"], rel=0.01)
+    assert p["alignment"]["method"].startswith("same clock: the meter reads the simulated board's own clock")
+    assert p["samples"]["clock"] == "device" and (run_dir / "power.parquet").exists()
+    assert not any(w["code"] in ("simulated-board-energy", "meter-too-slow-for-inference") for w in result.warnings)
+    assert result.extra["claim"].startswith("SIMULATED") and "simulated with simulated power model" in \
+        result.extra["claim"]
+    lines = energy_lines(result, run_dir)
+    assert all(line.endswith("[simulated]") for line in lines if line.startswith("  ") and "  [" in line)
+    assert "measured" not in lines[0]
+
+
+def test_a_simulated_board_refuses_a_meter(tmp_path):
+    p = run_cli("energy", INT8, "--board", "sim-pi5", "--rate", "1/s", "--meter", "rapl", "--runs-dir", tmp_path)
+    assert p.returncode == 1 and "is simulated: its power comes from its power model" in p.stderr
+    assert store.find_runs(tmp_path) == []

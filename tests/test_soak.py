@@ -3,6 +3,10 @@ crashes, boards without a thermal source, and the CLI."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -216,24 +220,90 @@ def test_ctrl_c_keeps_samples_and_marks_incomplete(tmp_path):
     assert "INCOMPLETE run" in result.extra["claim"]
 
 
-def test_a_crash_keeps_the_stream_and_recover_marks_incomplete(tmp_path):
-    def progress(ev):
-        if ev["event"] == "chunk" and ev["elapsed_s"] > 40:
-            raise RuntimeError("the host died")        # not handled: like a kill, nothing is finished
+def _soak_process(runs_dir):
+    """A long soak of the simulated board in its own process (about 100 s of host time to finish),
+    returned once its samples journal holds a few chunks."""
+    p = subprocess.Popen([sys.executable, "-m", "edgebench", "soak", str(INT8), "--board", "sim-pi5", "--until", "max",
+                          "--max-duration", "20000", "--window", "30", "--runs-dir", str(runs_dir)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        journal = list(Path(runs_dir).glob("*/samples.journal.*.arrows"))
+        if journal and journal[0].stat().st_size > 200_000:
+            return p
+        time.sleep(0.1)
+    p.kill()
+    raise AssertionError(f"the soak did not start measuring: {p.stderr.read().decode(errors='replace')}")
 
-    with pytest.raises(RuntimeError):
-        soak(tmp_path, progress=progress)
+
+@pytest.mark.slow
+def test_sigterm_stops_the_soak_like_ctrl_c_and_keeps_the_samples(tmp_path):
+    p = _soak_process(tmp_path)
+    try:
+        p.send_signal(signal.SIGTERM)
+        err = p.stderr.read().decode(errors="replace")
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "stopped by SIGTERM"
     (run_dir,) = store.find_runs(tmp_path)
-    assert store.read_result(run_dir).status == "running"   # what a crashed soak leaves on disk
-    assert (run_dir / "samples.arrows").exists() and (run_dir / "telemetry.arrows").exists()
-    result = recover_run(run_dir)
-    assert result.status == "incomplete" and "crash" in result.status_reason
+    result = store.read_result(run_dir)
+    assert result.status == "incomplete" and result.status_reason == "stopped by SIGTERM"
     samples = store.read_samples(run_dir)
-    assert len(samples) > 5000 and not list(run_dir.glob("*.arrows"))
-    assert result.extra["soak"]["duration_s"] == pytest.approx(41.0, abs=1.5)
-    assert store.read_result(run_dir).status == "incomplete"
+    assert len(samples) > 1000 and (run_dir / "samples.parquet").exists()
+    assert result.stopping["n"] == (samples["phase"] != "cold").sum()
+    assert not list(run_dir.glob("*.arrows"))            # the journal became Parquet
+    assert "INCOMPLETE run (stopped by SIGTERM)" in result.extra["claim"]
+
+
+@pytest.mark.slow
+def test_a_killed_soak_keeps_its_journal_and_recover_marks_incomplete(tmp_path):
+    from edgebench.cli.app import app
+
+    p = _soak_process(tmp_path)
+    p.kill()                                             # SIGKILL: nothing runs on the way out
+    p.wait(timeout=60)
+    (run_dir,) = store.find_runs(tmp_path)
+    assert store.read_result(run_dir).status == "running"   # what a killed soak leaves on disk
+    assert list(run_dir.glob("samples.journal.*.arrows")) and list(run_dir.glob("telemetry.journal.*.arrows"))
+    journalled = len(store.read_samples(run_dir))
+    res = CliRunner().invoke(app, ["soak", "--recover", str(run_dir), "--json"])
+    assert res.exit_code == 0, res.output
+    result = store.read_result(run_dir)
+    assert json.loads(res.stdout) == result.to_dict()
+    assert result.status == "incomplete" and "crash or kill" in result.status_reason
+    assert len(store.read_samples(run_dir)) == journalled > 1000 and not list(run_dir.glob("*.arrows"))
+    assert result.extra["soak"]["duration_s"] > 5 and len(read_telemetry(run_dir)) > 10
     with pytest.raises(errors.ResultError, match="not an unfinished soak"):
         recover_run(run_dir)
+
+
+def test_claim_quotes_the_clock_and_temperature_of_the_sustained_window(tmp_path):
+    """The board starts at 2.40 GHz and throttles to 1.60 GHz near 80 °C: the sustained figure is
+    measured at the throttled clock, and the claim must say so (not the start-of-run clock)."""
+    result, _ = soak(tmp_path, until="max", max_duration_s=900.0)
+    fig = result.extra["soak"]
+    sus, burst = fig["sustained"], fig["burst"]
+    assert burst["freq_hz"] == 2.4e9 and sus["freq_hz"] < 2.0e9
+    assert sus["temp_c"] == pytest.approx(79.5, abs=1.5) and burst["temp_c"] < 60
+    claim = result.extra["claim"]
+    window = f"{sus['freq_hz'] / 1e9:.2f} GHz in the sustained window"
+    assert window in claim and "2.40 GHz" not in claim
+    assert f"{sus['temp_c']:.0f} °C in the sustained window" in claim
+    assert result.extra["figure_window"]["freq_hz"] == sus["freq_hz"]
+
+
+def test_simulated_soak_states_the_energy_of_its_sustained_window(tmp_path):
+    result, _ = soak(tmp_path, until="max", max_duration_s=300.0)
+    w, sim = result.power["window"], SIM.simulated
+    assert result.power["label"] == "simulated" and w["label"] == "simulated" and w["window"] == "sustained"
+    assert w["span_s"] == pytest.approx(30.0, abs=2.0)
+    # continuous load: the board is busy all the time, so the power lies between idle and full power
+    assert sim.idle_power_w < w["avg_power_w"] < sim.idle_power_w + sim.dynamic_power_w
+    assert w["per_inference_j"] == pytest.approx(w["avg_power_w"] / w["rate_hz"], rel=1e-6)
+    assert "Simulated energy" in result.extra["claim"]
 
 
 # -- boards without telemetry ---------------------------------------------------------------

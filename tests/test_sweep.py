@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import struct
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -97,6 +100,85 @@ def test_hotter_faster_and_cheaper_per_inference_at_higher_duty(swept):
     assert low["energy"]["avg_power_w"] == pytest.approx(3.15, rel=0.02)
     assert low["energy"]["per_inference_j"] == pytest.approx(3.15 / 20.0, rel=0.03)
     assert pts[(1.0, "int8")]["requested_rate_hz"] is None      # duty 1: continuous load
+
+
+def test_each_point_quotes_the_clock_and_temperature_of_its_own_window(swept):
+    result, run_dir, _, _ = swept
+    pts = by_point(result)
+    hot, cool = pts[(1.0, "int8")], pts[(0.1, "int8")]
+    assert hot["sustained_freq_hz"] < 2.0e9 and cool["sustained_freq_hz"] == 2.4e9
+    assert hot["sustained_temp_c"] == pytest.approx(79.5, abs=1.5) and cool["sustained_temp_c"] < 70
+    claim = result.extra["claim"]
+    assert f"p03 (duty 1, digits_int8 (int8)) {hot['throughput_per_s']:,.3g}/s at {hot['sustained_temp_c']:.0f} °C, " \
+           f"{hot['sustained_freq_hz'] / 1e9:.2f} GHz (sustained window)" in claim
+    assert f"at {cool['sustained_temp_c']:.0f} °C, 2.40 GHz (sustained window)" in claim
+    # a point's energy is its soak's own record of its window
+    soak = store.read_result(run_dir / hot["run_dir"])
+    assert hot["energy"] == soak.power["window"] and soak.power["window"]["window"] == "sustained"
+    assert soak.extra["figure_window"]["freq_hz"] == hot["sustained_freq_hz"]
+
+
+def test_battery_takes_one_points_window_power_and_says_which(swept):
+    from edgebench.cli.battery_cmd import battery_estimate, battery_lines
+
+    result, run_dir, _, root = swept
+
+    def est(duty=None, rate=None):
+        return battery_estimate(str(run_dir), root, "18650", None, None, 0.8, 0.85, None, None, None, rate, duty,
+                                None, None, None)
+
+    with pytest.raises(errors.UsageError, match="has 2 points with energy: say which") as exc:
+        est(duty=1.0)              # two variants at duty 1: INT8 and FP32
+    assert "p03: duty 1" in exc.value.one_line() and "p04: duty 1" in exc.value.one_line()
+    with pytest.raises(errors.UsageError, match="no point with energy at duty 0.3"):
+        est(duty=0.3)
+    with pytest.raises(errors.UsageError, match="pick a point with --duty"):
+        est(rate="10/s")
+    p03 = by_point(result)[(1.0, "int8")]
+    point = battery_estimate(str(run_dir / p03["run_dir"]), root, "18650", None, None, 0.8, 0.85, None, None, None,
+                             None, None, None, None, None)   # a point's folder is a soak run of its own
+    assert point.load["avg_power_w"] == pytest.approx(p03["energy"]["avg_power_w"])
+    assert point.load["label"] == "simulated"
+
+
+def _sweep_process(runs_dir):
+    """A sweep whose first point runs for long (about 100 s of host time), returned once that point's
+    samples journal holds a few chunks."""
+    p = subprocess.Popen([sys.executable, "-m", "edgebench", "sweep", str(INT8), "--board", "sim-pi5", "--duty",
+                          "0.5,1", "--window", "30", "--max-duration-per-point", "20000", "--runs-dir",
+                          str(runs_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and p.poll() is None:
+        journal = list(Path(runs_dir).glob("*/points/*/samples.journal.*.arrows"))
+        if journal and journal[0].stat().st_size > 100_000:
+            return p
+        time.sleep(0.1)
+    p.kill()
+    raise AssertionError(f"the sweep did not start measuring: {p.stderr.read().decode(errors='replace')}")
+
+
+@pytest.mark.slow
+def test_a_killed_sweep_is_finished_by_recover(tmp_path):
+    from edgebench.cli.app import app
+
+    p = _sweep_process(tmp_path)
+    p.kill()
+    p.wait(timeout=60)
+    (run_dir,) = store.find_runs(tmp_path)
+    assert store.read_result(run_dir).status == "running"
+    res = CliRunner().invoke(app, ["sweep", "--recover", str(run_dir), "--json"])
+    assert res.exit_code == 0, res.output
+    r = store.read_result(run_dir)
+    assert json.loads(res.stdout) == r.to_dict()
+    assert r.status == "incomplete" and "crash or kill" in r.status_reason and "0 of 2 points finished" in r.status_reason
+    p1, p2 = r.extra["points"]
+    assert p1["status"] == "incomplete" and "recovered from its journal" in p1["status_reason"]
+    assert p1["run_dir"].startswith("points/p01-") and p2["status"] == "not-run"
+    point = store.read_result(run_dir / p1["run_dir"])
+    assert point.status == "incomplete" and len(store.read_samples(run_dir / p1["run_dir"])) > 1000
+    assert not list(run_dir.rglob("*.arrows")) and len(pd.read_parquet(run_dir / "points.parquet")) == 2
+    again = CliRunner().invoke(app, ["sweep", "--recover", str(run_dir)])
+    assert again.exit_code == 1 and "not an unfinished sweep" in str(again.exception)
 
 
 def test_folder_table_and_pngs(swept):

@@ -11,8 +11,10 @@ Model
     life_h     = E_usable / (P_battery + P_self)
 
 ``P_load`` is the duty-cycle model's average power (idle power + energy per
-event x rate, :mod:`edgebench.stats.energy`), from a stored energy run or from
-given figures. ``usable_fraction`` (default 0.8) stands for what the cell
+event above idle x rate, :mod:`edgebench.stats.energy`), from a stored energy run
+or from given figures (the event as energy above idle, or as the power while
+active for the event's duration: ``(active - idle) x event_s``); or, from a soak or
+sweep run, the average power over the window it names, at that run's own load. ``usable_fraction`` (default 0.8) stands for what the cell
 delivers above the device's cut-off voltage at its load; ``regulator_efficiency``
 (default 0.85) for the converter between cell and board. Both are assumptions
 the user should replace with their own figures. Self-discharge is linear in
@@ -221,22 +223,115 @@ def estimate(cell: Cell, load: Load, usable: float = 0.8, regulator_eff: float =
 # figures from a stored energy run
 
 
-def figures_from_run(result) -> dict:
-    """Idle power, energy per event, event duration and rate from a stored energy run."""
+def figures_from_run(result, rate_hz: Optional[float] = None, duty: Optional[float] = None) -> dict:
+    """The figures a battery estimate takes from a stored run.
+
+    An energy run: idle power, energy per event above idle, event duration and rate (a
+    ``rate_hz``/``duty`` given by the caller replaces the run's). A soak or a sweep: the average
+    power over a window at the run's own load (``avg_power_w``), and which window that is: a soak's
+    sustained (or final) window; one sweep point's, picked by ``duty`` or ``rate_hz`` when the sweep
+    has several.
+    """
     from edgebench.errors import ResultError
 
+    if result.kind == "soak":
+        return _soak_figures(result, rate_hz, duty)
+    if result.kind == "sweep":
+        return _sweep_figures(result, rate_hz, duty)
     p = result.power or {}
     idle, event, inf = p.get("idle") or {}, p.get("event") or {}, p.get("inference") or {}
     if result.kind != "energy" or idle.get("power_w") is None or event.get("energy_j") is None:
         raise ResultError(f"run {result.run_id} has no energy figures (kind {result.kind!r})",
-                          "give a run written by `edgebench energy`, or --idle-w and --event-j")
-    return {"run_id": result.run_id, "label": p.get("label", "measured"),
+                          "give a run written by `edgebench energy`, soak or sweep, or --idle-w and "
+                          "--event-above-idle-j")
+    return {"run_id": result.run_id, "kind": "energy", "label": p.get("label", "measured"),
             "idle_w": idle["power_w"], "idle_ci": (idle.get("ci_low_w"), idle.get("ci_high_w")),
             "event_j": event["energy_j"], "event_ci": (event.get("ci_low_j"), event.get("ci_high_j")),
             "event_s": inf.get("duration_s"),
             "rate_hz": (p.get("average") or {}).get("rate_hz") or (result.scenario or {}).get("rate_hz"),
             "boundary": p.get("boundary"), "instrument": p.get("instrument"),
             "board": (result.board or {}).get("name"), "model": (result.model or {}).get("name")}
+
+
+def _own_load_only(result, rate_hz, duty, load: str) -> None:
+    if rate_hz is not None or duty is not None:
+        raise UsageError(f"run {result.run_id} is a soak: its power is the average at its own load ({load}); "
+                         "--rate and --duty do not apply to it",
+                         "drop --rate/--duty, or run `edgebench energy` at the load you want")
+
+
+def _soak_figures(result, rate_hz, duty) -> dict:
+    from edgebench.errors import ResultError
+
+    p = result.power or {}
+    w = p.get("window") or {}
+    if w.get("avg_power_w") is None:
+        raise ResultError(f"soak run {result.run_id} has no average power for its window: "
+                          f"{p.get('note') or 'no energy figure was recorded'}",
+                          "soak a simulated board, add datasheet power figures (idle and active) to the profile, "
+                          "or measure with `edgebench energy --meter ...`")
+    load = f"{w['rate_hz']:.4g}/s" if w.get("rate_hz") else "its load"
+    _own_load_only(result, rate_hz, duty, load)
+    return {"run_id": result.run_id, "kind": "soak", "label": w.get("label") or p.get("label"),
+            "avg_power_w": w["avg_power_w"], "rate_hz": w.get("rate_hz"),
+            "window": f"the soak's {w.get('window', 'final')} window ({w.get('t_from_s', 0):.0f}-"
+                      f"{w.get('t_to_s', 0):.0f} s after the load started)",
+            "boundary": p.get("boundary"), "instrument": p.get("instrument") or p.get("method"),
+            "board": (result.board or {}).get("name"), "model": (result.model or {}).get("name")}
+
+
+def _sweep_figures(result, rate_hz, duty) -> dict:
+    from edgebench.errors import ResultError
+
+    axis = (result.extra or {}).get("axis")
+    pts = [e for e in (result.extra or {}).get("points") or []
+           if (e.get("energy") or {}).get("avg_power_w") is not None]
+    if not pts:
+        raise ResultError(f"sweep run {result.run_id} has no point with an average power",
+                          (result.power or {}).get("note") or "sweep a simulated board or one with datasheet figures")
+    if duty is not None or rate_hz is not None:
+        if (duty is not None) != (axis == "duty"):
+            raise UsageError(f"sweep {result.run_id} varies the {axis}: pick a point with --{axis}",
+                             "values: " + ", ".join(_point_value(e, axis) for e in pts))
+        want = duty if duty is not None else rate_hz
+        pts = [e for e in pts if math.isclose(float(e["duty"] if axis == "duty" else e["requested_rate_hz"]),
+                                              want, rel_tol=1e-6)]
+        if not pts:
+            raise UsageError(f"sweep {result.run_id} has no point with energy at {axis} {want:g}",
+                             "values: " + ", ".join(_point_value(e, axis) for e in
+                                                    (result.extra or {}).get("points") or []))
+    if len(pts) > 1:
+        raise UsageError(f"sweep {result.run_id} has {len(pts)} points with energy: say which",
+                         f"give --{axis} ({', '.join(_point_value(e, axis) for e in pts)}), or the point's "
+                         "folder (RUN/points/pNN-...)")
+    e = pts[0]
+    en = e["energy"]
+    return {"run_id": result.run_id, "kind": "sweep", "label": en.get("label"), "avg_power_w": en["avg_power_w"],
+            "rate_hz": en.get("rate_hz") or e.get("throughput_per_s"), "duty": e.get("realized_duty"),
+            "point": e["id"],
+            "window": f"sweep point {e['id']} ({e['name']}), its {'sustained' if e.get('steady') else 'final'} "
+                      "window",
+            "boundary": (result.power or {}).get("boundary"), "instrument": (result.power or {}).get("method"),
+            "board": (result.board or {}).get("name"), "model": e["model"]["name"]}
+
+
+def _point_value(e: dict, axis: str) -> str:
+    return f"{e['id']}: {axis} {e['duty'] if axis == 'duty' else e['requested_rate_hz']:g}"
+
+
+def above_idle_from_active(idle_w: float, active_w: float, event_s: Optional[float]) -> float:
+    """Energy of one event above idle (J) from the power while active: ``(active - idle) x event_s``."""
+    if event_s is None:
+        raise UsageError("--active-w needs --event-s, the duration of one event at that power",
+                         "e.g. --active-w 2 --event-s 1")
+    if not (math.isfinite(active_w) and active_w > 0):
+        raise UsageError(f"active power must be positive, got {active_w} W")
+    if not (math.isfinite(event_s) and event_s > 0):
+        raise UsageError(f"event duration must be positive, got {event_s!r} s")
+    if active_w < idle_w:
+        raise UsageError(f"active power {active_w:g} W is below the idle power {idle_w:g} W",
+                         "--active-w is the whole board's power while it infers, idle included")
+    return (active_w - idle_w) * event_s
 
 
 def load_from_figures(idle_w: float, event_j: float, label: str, *, rate_hz: Optional[float] = None,
@@ -257,4 +352,4 @@ def load_from_figures(idle_w: float, event_j: float, label: str, *, rate_hz: Opt
 
 
 __all__ = ["Cell", "PRESETS", "preset", "make_cell", "Load", "BatteryEstimate", "estimate",
-           "figures_from_run", "load_from_figures", "HOURS_PER_MONTH"]
+           "figures_from_run", "load_from_figures", "above_idle_from_active", "HOURS_PER_MONTH"]

@@ -157,6 +157,7 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
     info = meter.describe()
     preload()
     local = url.strip() == "local" if url else profile.transport.type == "local"
+    device_clock = info.clock == "device"   # a simulated board's power model: its own clock, nothing to align
     if info.reads == OWN_POWER and not local:
         raise UsageError(f"meter {info.instrument} measures the computer running edgebench, but board "
                          f"{profile.name} is reached remotely",
@@ -177,10 +178,10 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
         try:
             if own:
                 client = open_agent(profile, url)
-            timed = TimedClient(client, local)
+            timed = TimedClient(client, local or device_clock)
             rate = opts.rate_hz or opts.duty / probe_e2e(timed, model_path, opts)
             marks["idle_before"] = _quiet(opts.idle_s, "before", emit, meter)
-            timed.pace(rate)
+            timed.pace(None if device_clock else rate)  # simulated time passes only inside requests
             before = set(store.find_runs(runs_root))
 
             def watch(ev: dict) -> None:
@@ -227,6 +228,8 @@ def _quiet(seconds: float, which: str, emit, meter) -> tuple:
     from edgebench.power.base import MeterError
 
     emit({"event": "idle", "which": which, "seconds": seconds})
+    if hasattr(meter, "idle"):  # a meter on a simulated clock lets idle time pass itself
+        return meter.idle(seconds)
     t0 = time.perf_counter()
     time.sleep(seconds)
     t1 = time.perf_counter()
@@ -316,6 +319,12 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
     if use_marker:
         starts, ends, align, matched = _windows_from_marker(samples, frame, marks)
         phase = matched["phase"].to_numpy() if matched is not None else np.array(["measure"] * starts.size)
+    elif samples.clock == "device":
+        starts = rows["t_start_ns"].to_numpy(np.float64) / 1e9
+        ends = starts + rows["e2e_s"].to_numpy(np.float64)
+        align = {"offset_s": 0.0, "uncertainty_s": 0.0,
+                 "method": "same clock: the meter reads the simulated board's own clock"}
+        matched, phase = rows, rows["phase"].to_numpy()
     else:
         starts, ends, align = _windows_from_device(rows, timed, timed._local)
         matched, phase = rows, rows["phase"].to_numpy()
@@ -377,7 +386,7 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
         except UsageError as exc:
             power["duty_cycle"] = {"error": exc.one_line()}
         dt_med = float(np.median(samples.dt_s)) if len(samples) else None
-        if dt_med and power["inference"]["duration_s"] < 2 * dt_med:
+        if dt_med and power["inference"]["duration_s"] < 2 * dt_med and samples.clock != "device":
             warnings.append({
                 "code": "meter-too-slow-for-inference",
                 "message": f"one inference ({power['inference']['duration_s'] * 1e3:.3g} ms) is shorter than two "
@@ -394,7 +403,7 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
     if align.get("notes"):
         warnings += [{"code": "marker-mismatch", "message": n, "remedy": "check the firmware's marker pin"}
                      for n in align["notes"]]
-    if result.label in ("emulated", "simulated"):
+    if result.label in ("emulated", "simulated") and info.label != "simulated":
         warnings.append({"code": f"{result.label}-board-energy",
                          "message": f"the board is {result.label}: the meter measured the computer running it, "
                                     "not a board", "remedy": "measure energy on real hardware"})
@@ -436,7 +445,7 @@ def energy_claim(power: dict) -> str:
     if idle:
         parts.append(f"idle {si(idle['power_w'], 'W')}{ci(idle, 'w')}")
     if power.get("measured"):
-        how = (f"measured with {power['instrument']} at the '{power['boundary']}' boundary "
+        how = (f"{power.get('label', 'measured')} with {power['instrument']} at the '{power['boundary']}' boundary "
                f"(meter code tested against: {power['tested_against']})")
     else:
         how = "estimated (datasheet): measured latency x datasheet power"
@@ -513,10 +522,12 @@ def _save_partial(run_dir, samples, info, exc) -> None:
         return
     if len(samples):
         _write_frame(run_dir, "power.parquet", samples.to_frame())
-    reason = exc.one_line() if isinstance(exc, EdgebenchError) else "interrupted by the user (Ctrl-C)"
+    from edgebench.bench.record import stop_reason
+
+    status, reason = stop_reason(exc)
     result.kind = "energy"
-    result.status = "incomplete"
-    result.status_reason = f"energy run stopped: {reason}"
+    result.status = status
+    result.status_reason = f"energy run {reason}"
     result.power = {"measured": True, "label": info.label, "instrument": info.instrument,
                     "boundary": info.boundary, "sample_rate_hz": info.sample_rate_hz,
                     "tested_against": info.tested_against, "meter": info.to_dict(),
@@ -524,6 +535,24 @@ def _save_partial(run_dir, samples, info, exc) -> None:
                                 "complete": False, "problem": samples.problem or reason},
                     "note": "partial: no energy figures were computed; the samples are kept"}
     store.write_result(run_dir, result)
+
+
+def simulated_energy(model_path, profile, opts: EnergyOptions, runs_root="runs", url: Optional[str] = None,
+                     boundary: Optional[str] = None, progress: Optional[Callable[[dict], None]] = None):
+    """A simulated board: the same measurement as :func:`measure_energy`, its power model read through the
+    meter interface (:class:`edgebench.sim.meter.SimMeter`); every figure labelled ``simulated``."""
+    from edgebench.boards.connect import open_agent
+    from edgebench.power.base import check_boundary
+    from edgebench.sim.meter import SimMeter
+
+    opts.validate()
+    client = open_agent(profile, url)
+    try:
+        meter = SimMeter(client, check_boundary(boundary) if boundary else "board")
+        return measure_energy(model_path, profile, opts, meter, runs_root=runs_root, url=url, progress=progress,
+                              client=client)
+    finally:
+        client.close()
 
 
 # ---------------------------------------------------------------------------
@@ -608,5 +637,5 @@ def estimate_energy(model_path, profile, opts: EnergyOptions, runs_root="runs", 
     return result, run_dir
 
 
-__all__ = ["EnergyOptions", "TimedClient", "measure_energy", "estimate_energy", "analyse", "datasheet_power",
-           "probe_e2e"]
+__all__ = ["EnergyOptions", "TimedClient", "measure_energy", "estimate_energy", "simulated_energy", "analyse",
+           "datasheet_power", "probe_e2e"]

@@ -6,17 +6,24 @@ its telemetry; write ``run.json`` with status ``running``; optionally cool down
 one cold inference; then chunks of continuous (single-stream) or fixed-rate
 inference with telemetry sampled on the device, until temperature *and* latency
 are flat over the trailing window (:func:`edgebench.stats.steady.steady_state`)
-or ``max_duration_s`` of device time has passed. Every chunk's rows are appended
-to ``samples.arrows`` / ``telemetry.arrows`` and flushed at once, so Ctrl-C or a
-crash keeps everything measured: Ctrl-C and errors finish the run as
-``incomplete``; after a crash (status still ``running`` on disk),
-:func:`recover_run` converts the streams and marks it incomplete.
+or ``max_duration_s`` of device time has passed. The run is made and kept by the
+run skeleton (:mod:`edgebench.bench.record`): every chunk's rows are appended to the
+run's journals (``samples`` and ``telemetry``, :func:`edgebench.results.store.open_journal`,
+fsync'd per chunk), so Ctrl-C, SIGTERM/SIGHUP or an error finish the run as
+``incomplete`` with the reason and everything measured; after a kill or a crash
+(status still ``running`` on disk), :func:`recover_run` turns the journals into
+Parquet and marks it incomplete.
+
+The figures quote the window they come from: the sustained window's median
+temperature and CPU clock (``extra.soak.sustained.temp_c`` / ``freq_hz``) are
+what the claim states, not the start-of-run clock (``extra.figure_window``).
+On a simulated board the board model's energy counter gives the sustained
+window's average power and energy per inference (``power.window``, ``simulated``);
+on a real board with datasheet power figures, an estimate (``estimated (datasheet)``).
 """
 from __future__ import annotations
 
-import datetime as _dt
 import time
-import uuid
 from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,13 +31,13 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from edgebench import __version__
+from edgebench.bench.record import RunFolder, new_result
 from edgebench.bench.steady import phases, summarize_run
 from edgebench.errors import EdgebenchError, ResultError, UsageError
 from edgebench.results.model import STAGES, RunResult
 
-SAMPLES_STREAM = "samples.arrows"
-TELEMETRY_STREAM = "telemetry.arrows"
+SAMPLES_JOURNAL = "samples"
+TELEMETRY_JOURNAL = "telemetry"
 TELEMETRY_PARQUET = "telemetry.parquet"
 AGENT_SOURCES = ("thermal_zone", "cpufreq", "hwmon", "vcgencmd", "apex")
 UNTIL = ("steady", "max")
@@ -122,10 +129,10 @@ class _Soak:
     # -- setup ----------------------------------------------------------------------
     def run(self):
         from edgebench.bench.latency import BenchOptions, _describe, _label
+        from edgebench.bench.window_power import EnergyCounter, energy_basis
         from edgebench.data.inputs import load_inputs, random_inputs
         from edgebench.results import store
         from edgebench.telemetry import capture as cap
-        from edgebench.telemetry.stream import ArrowStream
 
         from edgebench.stats import preload
 
@@ -135,6 +142,10 @@ class _Soak:
         from edgebench.boards.connect import require_runtime
 
         hello = require_runtime(client, self.profile.name)
+        label = _label(hello)
+        if label == "simulated" and not isinstance(client, EnergyCounter):
+            self.client = client = EnergyCounter(client)
+        self.energy_basis = energy_basis(label, self.profile)
         system = client.sysinfo()
         sha = client.ensure_model(Path(self.model.path).read_bytes())
         self.emit({"event": "load", "model": self.model.name})
@@ -149,9 +160,7 @@ class _Soak:
         self.has_temp = bool(cap_temp_columns(first))
         thermal_start = client.thermal()
 
-        self.result = r = RunResult(run_id=uuid.uuid4().hex[:12], kind="soak", edgebench_version=__version__,
-                                    created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                                    label=_label(hello))
+        self.result = r = new_result("soak", label)
         bopts = BenchOptions(scenario=o.scenario, kernels=o.kernels, threads=o.threads, delegate=o.delegate,
                              rate_hz=o.rate_hz, seed=o.seed)
         _describe(r, self.model, loaded, hello, system, self.profile, client, bopts, inputs)
@@ -166,28 +175,25 @@ class _Soak:
                                "remedy": "add a sensor (thermal zone, hwmon, vcgencmd) or accept a latency-only "
                                          "verdict"})
             self.emit({"event": "no-thermal", "message": r.warnings[-1]["message"]})
-        self.run_dir = store.new_run_dir(self.runs_root, self.model.name, self.profile.name)
-        store.write_result(self.run_dir, r)   # status "running" on disk from the start
-        self.samples = ArrowStream(self.run_dir / SAMPLES_STREAM)
-        self.telemetry = ArrowStream(self.run_dir / TELEMETRY_STREAM)
+        self.folder = RunFolder(self.runs_root, self.model.name, self.profile.name)
+        self.run_dir = self.folder.start(r)   # status "running" on disk from the start
+        self.samples = store.open_journal(self.run_dir, SAMPLES_JOURNAL)
+        self.telemetry = store.open_journal(self.run_dir, TELEMETRY_JOURNAL)
         self._tel(first, "setup")
-        try:
+        with self.folder.guard(self._stopped, self._measured):
             if o.cool_down:
                 self._cool_down()
             self._soak()
-        except KeyboardInterrupt:
-            self._finish("incomplete", "interrupted by the user (Ctrl-C)")
-            raise
-        except EdgebenchError as exc:
-            if self.n == 0 and not self.telemetry.rows:
-                self.samples.close()
-                self.telemetry.close()
-                store.discard_run_dir(self.run_dir)
-                raise
-            self._finish("incomplete", f"stopped by an error: {exc.one_line()}", alive=False)
-            raise
         self._finish("complete", None)
         return self.result, self.run_dir
+
+    def _measured(self) -> bool:
+        """Anything beyond the setup reading: inferences, or cool-down telemetry."""
+        return self.samples.rows > 0 or len(self.tel_frames) > 1
+
+    def _stopped(self, status: str, reason: str) -> None:
+        """The run skeleton's stop path: keep everything, say why (a link that failed is not asked again)."""
+        self._finish(status, reason, alive=status == "incomplete" and not reason.startswith("stopped by an error"))
 
     # -- writing ----------------------------------------------------------------------
     def _tel(self, frame, phase: str) -> None:
@@ -335,6 +341,7 @@ class _Soak:
 
     # -- finishing ----------------------------------------------------------------------
     def _finish(self, status: str, reason: Optional[str], alive: bool = True) -> None:
+        from edgebench.bench.window_power import window_energy
         from edgebench.results import store
 
         r = self.result
@@ -344,17 +351,20 @@ class _Soak:
                 r.agent["status"] = self.client.status()
             except (Exception, KeyboardInterrupt):  # an interrupted link: keep what we have
                 pass
-        self.telemetry.to_parquet(self.run_dir / TELEMETRY_PARQUET)
         self.samples.close()
-        from edgebench.telemetry.stream import read_stream
-
-        frame = read_stream(self.samples.path) if self.samples.path.exists() else None
+        self.telemetry.close()
+        frame = store.read_journal(self.run_dir, SAMPLES_JOURNAL) if self.samples.rows else None
         summarize_run(r, frame, self._telemetry_frame(), self.capture, self.o, self.verdict, self.t0_ns,
                       self.t_end_ns, self.cold if hasattr(self, "cold") else None, self.cool, status, reason)
-        if frame is not None:
-            store.write_samples(self.run_dir, phases(frame, self.t0_ns, self.t_end_ns, self.o))
-            self.samples.path.unlink()
-        store.write_result(self.run_dir, r)
+        sus = (r.extra.get("soak") or {}).get("sustained") or {}
+        window = None
+        if frame is not None and sus and self.t0_ns is not None:
+            rows = frame[frame["phase"] != "cold"]
+            window = window_energy(self.energy_basis, getattr(self.client, "marks", []),
+                                   rows["t_start_ns"].to_numpy(np.int64), self.t0_ns + int(sus["t_from_s"] * 1e9),
+                                   sus.get("throughput_per_s"), sus.get("median_s"))
+        _window_power(r, self.energy_basis, window, sus)
+        _store(self.run_dir, r, frame, self._telemetry_frame(), self.o, self.t0_ns, self.t_end_ns)
 
     def _telemetry_frame(self):
         import pandas as pd
@@ -375,29 +385,60 @@ def _last(x) -> Optional[float]:
     return float(x[-1]) if x.size else None
 
 
+# ---------------------------------------------------------------------------- storing
+def _window_power(r: RunResult, basis: dict, window: Optional[dict], sus: dict) -> None:
+    """The run's power section: how energy is known on this board, and the sustained window's figures."""
+    if not basis.get("label"):
+        r.power = {**(r.power or {}), "window": None, "note": basis.get("note") or (r.power or {}).get("note")}
+        return
+    if window is not None:
+        window = {**window, "window": "sustained" if r.extra.get("soak", {}).get("steady") else "final",
+                  "t_from_s": sus.get("t_from_s"), "t_to_s": sus.get("t_to_s")}
+    r.power = {"measured": False, **basis, "window": window}
+    if window is not None and r.extra.get("claim"):
+        from edgebench.stats.energy import si
+
+        avg = f", average {si(window['avg_power_w'], 'W')}" if window.get("avg_power_w") is not None else ""
+        r.extra["claim"] += (f" {window['label'].capitalize()} energy: {si(window['per_inference_j'], 'J')} per "
+                             f"inference{avg} over the {window['window']} window ({basis['method']}).")
+
+
+def _store(run_dir: Path, r: RunResult, frame, tel, o, t0_ns, t_end_ns) -> None:
+    """Telemetry and samples to Parquet, then run.json, then the journals go (a reader never sees a
+    finished run.json without its samples)."""
+    from edgebench.results import store
+
+    if tel is not None and len(tel):
+        store.write_parquet(Path(run_dir) / TELEMETRY_PARQUET, tel)
+    if frame is not None:
+        store.write_samples(run_dir, phases(frame, t0_ns, t_end_ns, o))
+    store.write_result(run_dir, r)
+    store.remove_journal(run_dir, SAMPLES_JOURNAL)
+    store.remove_journal(run_dir, TELEMETRY_JOURNAL)
+
+
 # ---------------------------------------------------------------------------- recovery
 def read_telemetry(run_dir):
-    """The telemetry frame of a soak run (from Parquet, or what a crashed run left in its stream)."""
+    """The telemetry frame of a soak run (from Parquet, or what a killed run left in its journal)."""
     import pandas as pd
 
-    from edgebench.telemetry.stream import read_stream
+    from edgebench.results import store
 
     d = Path(run_dir)
     if (d / TELEMETRY_PARQUET).exists():
         return pd.read_parquet(d / TELEMETRY_PARQUET)
-    if (d / TELEMETRY_STREAM).exists():
-        return read_stream(d / TELEMETRY_STREAM)
+    if store.journal_paths(d, TELEMETRY_JOURNAL):
+        return store.read_journal(d, TELEMETRY_JOURNAL)
     return pd.DataFrame()
 
 
 def recover_run(run_dir) -> RunResult:
-    """A soak whose process died (status ``running`` on disk): convert what it wrote and mark it
+    """A soak whose process died (status ``running`` on disk): convert what it journalled and mark it
     ``incomplete``, with the figures its samples allow."""
     from edgebench.results import store
     from edgebench.stats.steady import steady_state
     from edgebench.telemetry import analysis
     from edgebench.telemetry.capture import Capture
-    from edgebench.telemetry.stream import read_stream
 
     d = Path(run_dir)
     r = store.read_result(d)
@@ -405,9 +446,10 @@ def recover_run(run_dir) -> RunResult:
         raise ResultError(f"{d} is a {r.kind} run, not a soak")
     if r.status != "running":
         raise ResultError(f"{d} is not an unfinished soak (status {r.status})", "nothing to recover")
+    r.extra.pop("writer", None)   # the writer is gone; a finished run names none
     soak = (r.settings or {}).get("soak") or {}
     o = SoakOptions(**{k: v for k, v in soak.items() if k in SoakOptions.__dataclass_fields__})
-    samples = read_stream(d / SAMPLES_STREAM) if (d / SAMPLES_STREAM).exists() else None
+    samples = store.read_journal(d, SAMPLES_JOURNAL) if store.journal_paths(d, SAMPLES_JOURNAL) else None
     tel = read_telemetry(d)
     tdesc = dict((r.thermal or {}).get("telemetry") or {})
     capture = Capture(tdesc.pop("mode", "none"), tdesc)
@@ -424,15 +466,12 @@ def recover_run(run_dir) -> RunResult:
             temp_t, temp = (tt[tt >= burst] - t0) / 1e9, analysis.primary_temp(tel)[tt >= burst]
         verdict = steady_state(temp_t, temp, (t[keep] - t0) / 1e9, rows["e2e_s"].to_numpy()[keep], o.window_s,
                                o.temp_floor_c, o.latency_floor_rel, o.ci_level, t_end=(t_end - t0) / 1e9)
-    reason = "the soak process stopped without finishing (crash or kill); recovered what it had written"
+    reason = "the soak process stopped without finishing (crash or kill); recovered what it had journalled"
     summarize_run(r, samples, tel, capture, o, verdict, t0, t_end, None, None, "incomplete", reason)
-    if (d / TELEMETRY_STREAM).exists():
-        tel.to_parquet(d / TELEMETRY_PARQUET, index=False)
-        (d / TELEMETRY_STREAM).unlink()
-    if samples is not None:
-        store.write_samples(d, phases(samples, t0, t_end, o))
-        (d / SAMPLES_STREAM).unlink()
-    store.write_result(d, r)
+    if (r.power or {}).get("label"):
+        r.power["window"] = None
+        r.power["note"] = "the energy counter's readings died with the soak process: no window energy"
+    _store(d, r, samples, tel, o, t0, t_end)
     return r
 
 

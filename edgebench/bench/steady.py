@@ -82,6 +82,9 @@ def soak_figures(samples, telemetry, capture, *, t0_ns: int, t_end_ns: int, burs
             if (finite & (tt >= end_s - window_s)).any() else None,
         })
         what, freq = analysis.cpu_freq(soak_tel)
+        for name, fig, lo, hi in (("burst", burst, 0.0, burst_s), ("sustained", sustained, end_s - window_s, end_s)):
+            if fig is not None:  # the conditions of the window each figure comes from
+                fig.update(_window_conditions(tt, temp, freq if what else None, lo, hi))
         thermal["frequency_source"] = what
         thermal["time_at_frequency"] = analysis.time_at_frequency(soak_tel["t_ns"].to_numpy(np.int64), freq,
                                                                   t_end_ns) if what else []
@@ -94,6 +97,30 @@ def soak_figures(samples, telemetry, capture, *, t0_ns: int, t_end_ns: int, burs
         thermal["telemetry_cost_fraction"] = cost / end_s if end_s > 0 else None
     out["thermal"] = thermal
     return out
+
+
+def _window_conditions(t_s, temp_c, freq_hz, lo_s: float, hi_s: float) -> dict:
+    """Median temperature and CPU clock of the telemetry samples in [lo_s, hi_s] (None where none)."""
+    inside = (t_s >= lo_s) & (t_s <= hi_s)
+
+    def median(x):
+        if x is None:
+            return None
+        x = np.asarray(x, np.float64)[inside]
+        x = x[np.isfinite(x)]
+        return float(np.median(x)) if x.size else None
+
+    return {"temp_c": median(temp_c), "freq_hz": median(freq_hz), "telemetry_samples": int(np.count_nonzero(inside))}
+
+
+def figure_window(fig: dict, steady: bool) -> Optional[dict]:
+    """What the claim quotes as the conditions of the headline figure: the sustained (or final) window."""
+    sus = fig.get("sustained") or {}
+    if not sus:
+        return None
+    name = "sustained window" if steady else "final window"
+    return {"name": f"{name} ({sus['t_from_s']:.0f}-{sus['t_to_s']:.0f} s)", "t_from_s": sus["t_from_s"],
+            "t_to_s": sus["t_to_s"], "temp_c": sus.get("temp_c"), "freq_hz": sus.get("freq_hz")}
 
 
 def stage_summaries(window_frame, label: str) -> dict:
@@ -123,8 +150,9 @@ def soak_sentence(fig: dict, status: str) -> str:
     v = fig.get("verdict") or {}
     window = (v.get("latency") or {}).get("window_s", 0)
     if fig.get("steady"):
-        temp = th.get("steady_temp_c")
+        temp, freq = th.get("steady_temp_c"), (fig.get("sustained") or {}).get("freq_hz")
         at = f" at {temp:.0f} °C" if temp is not None else ""
+        at += (" and" if at else " at") + f" {freq / 1e9:.2f} GHz" if freq else ""
         what = ("temperature and latency flat" if v.get("thermal_judged") else
                 "latency flat; thermal steady state not judged, no thermal source")
         parts.append(f"Sustained after {when}{at} (steady state over the last {window:.0f} s: {what}).")
@@ -188,7 +216,7 @@ def summarize_run(r, samples, telemetry, capture, o, verdict, t0_ns, t_end_ns, c
         r.stopping = {"steady": fig["steady"], "reason": verdict.reason, "n": int(len(soak_rows)),
                       "elapsed_s": fig["duration_s"], "until": o.until, "max_duration_s": o.max_duration_s}
         fig["cool_down"] = cool
-        r.extra = {**r.extra, "soak": fig}
+        r.extra = {**r.extra, "soak": fig, "figure_window": figure_window(fig, fig["steady"])}
         th = fig["thermal"]
         r.thermal.update({k: th.get(k) for k in ("max_temp_c", "steady_temp_c", "start_temp_c",
                                                  "time_to_first_throttle_s") if k in th})

@@ -15,29 +15,32 @@ trailing window holds at least :data:`MIN_WINDOW_INFERENCES` inferences (a 1%
 latency trend cannot be resolved from fewer), within the per-point maximum.
 
 Energy per inference at a point = average board power over the point's final
-(sustained) window / inferences in it, idle time between inferences included.
-On a simulated board it comes from the board model's energy counter (``simulated``);
-on a real board, with no meter, from the profile's datasheet figures (``estimated
-(datasheet)``); otherwise it is absent, and says why.
+(sustained) window / inferences in it, idle time between inferences included: each
+point's soak records it (:mod:`edgebench.bench.window_power`). On a simulated board
+it comes from the board model's energy counter (``simulated``); on a real board, with
+no meter, from the profile's datasheet figures (``estimated (datasheet)``); otherwise
+it is absent, and says why. Each point also records the median temperature and CPU
+clock of its window (``sustained_temp_c``, ``sustained_freq_hz``), and the claim quotes them.
 
 Folder: ``run.json`` (kind ``sweep``, the points in ``extra.points``, rewritten after
 every point), ``points.parquet`` (the summary table), ``points/pNN-*/`` (each point's
 soak run: ``run.json``, ``samples.parquet``, ``telemetry.parquet``) and PNG plots.
-Ctrl-C keeps finished points (the interrupted one too, marked incomplete) and marks
-the sweep ``incomplete``.
+The run skeleton (:mod:`edgebench.bench.record`) keeps it on every stop: Ctrl-C,
+SIGTERM/SIGHUP or an error keeps the finished points (the interrupted one too, marked
+incomplete) and marks the sweep ``incomplete`` with the reason; a sweep killed outright
+(status still ``running``) is finished by :func:`recover_sweep` (``sweep --recover``):
+its points' soaks are recovered from their journals.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import math
-import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
 
-from edgebench import __version__
+from edgebench.bench.record import RunFolder, new_result
 from edgebench.errors import EdgebenchError, ResultError, UsageError
 from edgebench.results.model import RunResult
 
@@ -161,41 +164,6 @@ def describe_point(gp: GridPoint, axis: str, vary: set) -> str:
     return ", ".join(parts)
 
 
-class _EnergyCounter:
-    """A simulated board's client that reads the board model's energy counter and clock after every
-    ``run`` request (``status()["simulated_energy_j"]``, ``thermal()["clock_ns"]``)."""
-
-    def __init__(self, inner):
-        self._inner = inner
-        self.marks: list = []
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
-    def _mark(self) -> None:
-        energy = self._inner.status().get("simulated_energy_j")
-        clock = self._inner.thermal().get("clock_ns")
-        if energy is not None and clock is not None:
-            self.marks.append((int(clock), float(energy)))
-
-    def request_arrays(self, op, payload=b"", **kw):
-        out = self._inner.request_arrays(op, payload, **kw)
-        if op == "run":
-            self._mark()
-        return out
-
-    def request(self, op, payload=b"", **kw):
-        out = self._inner.request(op, payload, **kw)
-        if op == "run":
-            self._mark()
-        return out
-
-    def run(self, *a, **kw):
-        out = self._inner.run(*a, **kw)
-        self._mark()
-        return out
-
-
 # ---------------------------------------------------------------------------- the run
 def run_sweep(model_path, profile, opts: SweepOptions, runs_root="runs", url: Optional[str] = None,
               progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
@@ -227,7 +195,7 @@ class _Sweep:
 
     def run(self):
         from edgebench.bench.latency import _label
-        from edgebench.results import store
+        from edgebench.bench.window_power import energy_basis
 
         from edgebench.stats import preload
 
@@ -235,14 +203,10 @@ class _Sweep:
 
         hello = self.client.hello()
         self.label = _label(hello)
-        if self.label == "simulated":
-            self.client = _EnergyCounter(self.client)
-        self.energy_basis = self._energy_basis()
+        self.energy_basis = energy_basis(self.label, self.profile)
         o, first = self.o, self.models[0]
         self.entries = [self._planned(gp) for gp in self.points]
-        r = self.result = RunResult(
-            run_id=uuid.uuid4().hex[:12], kind="sweep", edgebench_version=__version__, label=self.label,
-            created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+        r = self.result = new_result("sweep", self.label)
         r.model = {**first.to_dict(), "variants": [m.to_dict() for m in self.models[1:]]}
         r.board = {"name": self.profile.name, "title": getattr(self.profile, "title", self.profile.name),
                    "kind": getattr(self.profile, "kind", None), "transport": getattr(self.client, "description", None)}
@@ -256,23 +220,26 @@ class _Sweep:
                       "order": "lightest load first; then model, kernels, delegate, threads"}
         r.power = {"measured": False, **self.energy_basis}
         r.extra = {"axis": o.axis, "points": self.entries, "table": TABLE, "plots": []}
-        self.run_dir = store.new_run_dir(self.runs_root, f"{first.name}-sweep", self.profile.name)
+        self.folder = RunFolder(self.runs_root, f"{first.name}-sweep", self.profile.name)
+        self.run_dir = self.folder.start(r)
         self.points_dir = self.run_dir / POINTS_DIR
         self.points_dir.mkdir()
-        store.write_result(self.run_dir, r)
         self.emit({"event": "sweep-start", "run_dir": str(self.run_dir), "points": len(self.points),
                    "label": self.label, "axis": o.axis})
-        try:
+        with self.folder.guard(self._stopped, self._measured):
             for gp in self.points:
                 self._point(gp)
-        except KeyboardInterrupt:
-            try:
-                self._finish(interrupted=True)
-            except Exception:  # noqa: BLE001 - run.json already says incomplete; the interrupt is what to report
-                pass
-            raise
         self._finish()
         return self.result, self.run_dir
+
+    def _measured(self) -> bool:
+        return any(e["status"] != "not-run" for e in self.entries)
+
+    def _stopped(self, status: str, reason: str) -> None:
+        try:
+            self._finish(stopped=reason)
+        except Exception:  # noqa: BLE001 - run.json already says incomplete; the stop is what to report
+            pass
 
     # -- one point ---------------------------------------------------------------------
     def _planned(self, gp: GridPoint) -> dict:
@@ -306,8 +273,10 @@ class _Sweep:
                 self.client.marks.clear()
             result, pdir = run_soak(gp.model.path, self.profile, so, runs_root=self.points_dir,
                                     progress=forward, client=self.client)
-        except KeyboardInterrupt:
-            self._salvage(gp, entry, before, "interrupted by the user (Ctrl-C)")
+        except KeyboardInterrupt as exc:
+            from edgebench.bench.record import stop_reason
+
+            self._salvage(gp, entry, before, stop_reason(exc)[1])
             raise
         except EdgebenchError as exc:
             self.first_error = getattr(self, "first_error", None) or exc
@@ -316,7 +285,8 @@ class _Sweep:
                        "error": exc.one_line()})
             store.write_result(self.run_dir, self.result)
             return
-        entry.update(self._summary(result, self._rename(pdir, gp, entry)))
+        self._rename(pdir, entry)
+        entry.update(self._summary(result))
         self.emit({"event": "point-done", "index": gp.index, "of": n, "name": entry["name"], "point": entry})
         store.write_result(self.run_dir, self.result)
 
@@ -334,10 +304,11 @@ class _Sweep:
                 result = store.read_result(new[-1])
             except EdgebenchError:
                 return
-            entry.update(self._summary(result, self._rename(new[-1], gp, entry)))
+            self._rename(new[-1], entry)
+            entry.update(self._summary(result))
             entry["status"], entry["status_reason"] = "incomplete", reason
 
-    def _rename(self, pdir: Path, gp: GridPoint, entry: dict) -> Path:
+    def _rename(self, pdir: Path, entry: dict) -> Path:
         from edgebench.results.store import _slug
 
         target = self.points_dir / f"{entry['id']}-{_slug(entry['name'].replace(', ', '-').replace(' ', ''))}"
@@ -383,23 +354,11 @@ class _Sweep:
         return rate, window, notes
 
     # -- figures of a point ------------------------------------------------------------------
-    def _summary(self, r: RunResult, pdir: Path) -> dict:
-        from edgebench.bench.soak import read_telemetry
-        from edgebench.results import store
-        from edgebench.telemetry import analysis
-
+    def _summary(self, r: RunResult) -> dict:
         soak = r.extra.get("soak") or {}
         th = soak.get("thermal") or {}
         e2e = r.latency.get("e2e") or {}
-        samples, tel = store.read_samples(pdir), read_telemetry(pdir)
-        sus = samples[samples["phase"] == "sustained"] if len(samples) else samples
-        t_sus = int(sus["t_start_ns"].min()) if len(sus) else None
-        freq = None
-        if t_sus is not None and len(tel) and "t_ns" in tel:
-            late = tel[tel["t_ns"] >= t_sus]
-            what, f = analysis.cpu_freq(late) if len(late) else (None, np.zeros(0))
-            f = f[np.isfinite(f)] if what else f[:0]
-            freq = float(np.median(f)) if f.size else None
+        window = soak.get("sustained") or {}
         per_s, median = (r.throughput or {}).get("per_s"), e2e.get("median_s")
         requested, achieved = r.extra.get("requested_rate_hz"), r.extra.get("achieved_rate_hz")
         codes = [w.get("code") for w in r.warnings]
@@ -414,7 +373,8 @@ class _Sweep:
             "latency": {k: e2e.get(k) for k in ("median_s", "ci_low_s", "ci_high_s", "p99_s", "n")} if e2e else None,
             "steady_temp_c": th.get("steady_temp_c"), "max_temp_c": th.get("max_temp_c"),
             "throttled": None if th.get("telemetry") in (None, "none") else first is not None,
-            "time_to_first_throttle_s": first, "sustained_freq_hz": freq,
+            "time_to_first_throttle_s": first, "sustained_freq_hz": window.get("freq_hz"),
+            "sustained_temp_c": window.get("temp_c"),
             "achieved_rate_hz": achieved if fixed else None,
             "rate_sustained": (not (fixed and "rate-not-sustained" in codes)) if fixed else None,
             "realized_duty": (min(1.0, per_s * median) if fixed and per_s and median else soak.get("busy_fraction")),
@@ -425,70 +385,22 @@ class _Sweep:
         if fixed and not out["rate_sustained"]:
             out["rate_message"] = (f"the board did not sustain {requested:.4g}/s: achieved "
                                    f"{(achieved or 0):.4g}/s in the final window")
-        out["energy"] = self._energy(samples, t_sus, per_s, median)
+        out["energy"] = (r.power or {}).get("window")
         return out
 
-    def _energy_basis(self) -> dict:
-        from edgebench.bench.energy import datasheet_power
-        from edgebench.boards.profile import ESTIMATED_LABEL
-
-        if self.label == "simulated":
-            return {"label": "simulated", "method": "the simulated board's energy counter (its power model), "
-                    "over each point's final window", "instrument": None, "boundary": "the simulated board"}
-        if self.label == "emulated":
-            return {"label": None, "method": None, "note": "an emulated board has no energy: none reported"}
-        try:
-            ds = datasheet_power(self.profile)
-        except UsageError as exc:
-            return {"label": None, "method": None, "note": f"no energy figures: {exc.one_line()}"}
-        how = ("idle power + (active - idle) x busy fraction" if ds["idle_w"] is not None
-               else "active power x latency (no idle power in the datasheet: inference only, idle excluded)")
-        return {"label": ESTIMATED_LABEL, "method": f"no meter: {how}, from datasheet figures", "datasheet": ds,
-                "boundary": "board (datasheet figures)", "instrument": None}
-
-    def _energy(self, samples, t_sus, per_s, median) -> Optional[dict]:
-        basis = self.energy_basis
-        if not basis.get("label") or not per_s:
-            return None
-        definition = "average power over the final window / inference rate (idle time between inferences included)"
-        if basis["label"] == "simulated":
-            marks = getattr(self.client, "marks", [])
-            if len(marks) < 2 or t_sus is None:
-                return None
-            c = np.array([m[0] for m in marks], np.int64)
-            e = np.array([m[1] for m in marks], np.float64)
-            i0 = int(np.searchsorted(c, t_sus, side="left"))
-            if i0 >= c.size - 1:
-                return None
-            t = samples.loc[samples["phase"] != "cold", "t_start_ns"].to_numpy(np.int64)
-            n = int(np.count_nonzero((t >= c[i0]) & (t < c[-1])))
-            if n == 0:
-                return None
-            joules, span = float(e[-1] - e[i0]), (int(c[-1]) - int(c[i0])) / 1e9
-            return {"per_inference_j": joules / n, "avg_power_w": joules / span, "label": "simulated",
-                    "n": n, "span_s": span, "definition": definition}
-        ds = basis["datasheet"]
-        if not median:
-            return None
-        if ds["idle_w"] is None:
-            return {"per_inference_j": ds["active_w"] * median, "avg_power_w": None, "label": basis["label"],
-                    "definition": "datasheet active power x median latency (inference only, idle excluded)"}
-        busy = min(1.0, per_s * median)
-        avg = ds["idle_w"] + (ds["active_w"] - ds["idle_w"]) * busy
-        return {"per_inference_j": avg / per_s, "avg_power_w": avg, "label": basis["label"], "busy_fraction": busy,
-                "definition": definition}
-
     # -- finishing ------------------------------------------------------------------------
-    def _finish(self, interrupted: bool = False) -> None:
+    def _finish(self, stopped: Optional[str] = None) -> None:
+        """Status, table, plots and claim of the sweep; ``stopped``: why it stopped early (a signal, Ctrl-C,
+        an error outside a point, a kill found by recovery)."""
         from edgebench.results import store
 
         r, entries = self.result, self.entries
         done = [e for e in entries if e["status"] in ("complete", "incomplete") and e.get("run_id")]
         failed = [e for e in entries if e.get("error")]
         r.warnings = self._warnings(done, failed)
-        if interrupted:
+        if stopped:
             r.status = "incomplete"
-            r.status_reason = (f"interrupted by the user (Ctrl-C): {sum(e['status'] == 'complete' for e in entries)} "
+            r.status_reason = (f"{stopped}: {sum(e['status'] == 'complete' for e in entries)} "
                                f"of {len(entries)} points finished, kept")
         elif failed:
             r.status = "incomplete" if done else "failed"
@@ -503,7 +415,7 @@ class _Sweep:
         r.extra["plots"] = self._plots(done)
         r.extra["claim"] = sweep_sentence(r)
         store.write_result(self.run_dir, r)
-        if not done and failed and not interrupted:
+        if not done and failed and not stopped:
             exc = self.first_error
             exc.message = f"every point of the sweep failed; first: {exc.message} (sweep kept in {self.run_dir})"
             raise exc
@@ -562,7 +474,7 @@ class _Sweep:
             panels = [p for p in (point_series(self.run_dir, e) for e in done) if p is not None]
             note = plot_note(self.label, self.energy_basis.get("label"))
             warn = next((w["message"] for w in self.result.warnings if w["code"] == "mixed-labels"), None)
-            title = f"{self.models[0].name} on {self.profile.name}"
+            title = f"{self.result.model.get('name')} on {self.result.board.get('name')}"
             if panels:
                 written += plots.point_timeseries(panels, self.run_dir / TIMESERIES_PNG, title=title, note=note,
                                                   warning=warn)
@@ -578,6 +490,46 @@ class _Sweep:
             self.result.warnings.append({"code": "plots-failed", "message": f"plots not written: "
                                          f"{type(exc).__name__}: {exc}", "remedy": "the data are in the run folder"})
         return [Path(p).name for p in written]
+
+
+# ---------------------------------------------------------------------------- recovery
+def recover_sweep(run_dir) -> RunResult:
+    """Finish a sweep left ``running`` by a kill or a crash: the points it finished are kept as they are,
+    the point it was in is recovered from its soak's journal (:func:`edgebench.bench.soak.recover_run`),
+    and the sweep gets its table, plots and claim, marked ``incomplete``."""
+    from edgebench.bench.soak import recover_run
+    from edgebench.results import store
+
+    d = Path(run_dir)
+    r = store.read_result(d)
+    if r.kind != "sweep" or r.status != "running":
+        raise ResultError(f"{d} is not an unfinished sweep (kind {r.kind}, status {r.status})", "nothing to recover")
+    r.extra.pop("writer", None)
+    settings = (r.settings or {}).get("sweep") or {}
+    axis, loads = settings.get("axis", "duty"), tuple(settings.get("loads") or ())
+    sw = _Sweep.__new__(_Sweep)
+    sw.o = SweepOptions(duty=loads if axis == "duty" else None, rate_hz=loads if axis == "rate" else None)
+    sw.result, sw.entries, sw.run_dir, sw.points_dir = r, r.extra.get("points") or [], d, d / POINTS_DIR
+    sw.label = r.label
+    sw.energy_basis = {k: v for k, v in (r.power or {}).items() if k != "measured"}
+    sw.vary = {name for name, key in (("model", "variants"), ("kernels", "kernels"), ("delegate", "delegates"),
+                                      ("threads", "threads")) if len(settings.get(key) or ()) > (0 if key == "variants" else 1)}
+    named = {e.get("run_dir") for e in sw.entries if e.get("run_dir")}
+    left = [p for p in sorted(sw.points_dir.iterdir()) if p.is_dir() and str(p.relative_to(d)) not in named
+            and (p / store.RUN_JSON).exists()] if sw.points_dir.is_dir() else []
+    pending = [e for e in sw.entries if e["status"] == "not-run"]
+    reason = "the sweep process stopped without finishing (crash or kill)"
+    for pdir, entry in zip(left, pending):   # points run in order: the unnamed folder is the first not-run point
+        try:
+            point = store.read_result(pdir)
+            point = recover_run(pdir) if point.status == "running" else point
+        except EdgebenchError:
+            continue
+        sw._rename(pdir, entry)
+        entry.update(sw._summary(point))
+        entry["status"], entry["status_reason"] = "incomplete", f"{reason}; recovered from its journal"
+    sw._finish(stopped=reason)
+    return r
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -666,10 +618,25 @@ def sweep_sentence(r: RunResult) -> Optional[str]:
     if temps:
         text += f", steady {min(temps):.0f}–{max(temps):.0f} °C"
     text += f"; throttled at {', '.join(hot)}." if hot else "; no throttling seen."
+    text += " Each point in its own window: " + "; ".join(_point_conditions(e) for e in pts) + "."
     if r.status != "complete":
         text += f" INCOMPLETE sweep: {r.status_reason}."
     return text
 
 
-__all__ = ["SweepOptions", "GridPoint", "grid", "run_sweep", "describe_point", "flat_point", "DEFAULT_DUTY",
+def _point_conditions(e: dict) -> str:
+    """'p02 (duty 0.1) 41.2/s at 62 °C, 1.80 GHz': a point's figure with the conditions of its window."""
+    from edgebench.stats.energy import si
+
+    cond = [f"{e['sustained_temp_c']:.0f} °C" if e.get("sustained_temp_c") is not None else None,
+            f"{e['sustained_freq_hz'] / 1e9:.2f} GHz" if e.get("sustained_freq_hz") else None]
+    cond = [c for c in cond if c]
+    en = e.get("energy") or {}
+    energy = f", {si(en['per_inference_j'], 'J')}/inference {en.get('label')}" if en.get("per_inference_j") else ""
+    window = "sustained" if e.get("steady") else "final"
+    return (f"{e['id']} ({e['name']}) {e['throughput_per_s']:,.3g}/s"
+            + (f" at {', '.join(cond)}" if cond else "") + f" ({window} window){energy}")
+
+
+__all__ = ["SweepOptions", "GridPoint", "grid", "run_sweep", "recover_sweep", "describe_point", "flat_point", "DEFAULT_DUTY",
            "MIN_WINDOW_INFERENCES", "TABLE", "TIMESERIES_PNG", "CURVES_PNG"]

@@ -10,40 +10,86 @@ from edgebench.cli.app import app
 
 
 def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, voltage, usable, regulator_eff,
-                     self_discharge, temp_c, temp_derate, rate, duty, idle_w, event_j, event_s):
-    """Build the estimate from CLI arguments (shared by the verb and the tests)."""
-    from edgebench.bench.battery import estimate, figures_from_run, load_from_figures, make_cell
+                     self_discharge, temp_c, temp_derate, rate, duty, idle_w, event_above_idle_j, event_s,
+                     active_w=None, event_j=None):
+    """Build the estimate from CLI arguments (shared by the verb and the tests).
+
+    An event is given in one of two forms: its energy above idle (``event_above_idle_j``;
+    ``event_j`` is the deprecated name of the same figure), or the board's power while active
+    (``active_w``, idle included) for ``event_s`` seconds.
+    """
+    from edgebench.bench.battery import (above_idle_from_active, estimate, figures_from_run, load_from_figures,
+                                         make_cell)
     from edgebench.errors import UsageError
     from edgebench.stats.energy import parse_rate
 
+    notes = []
+    if event_j is not None:
+        if event_above_idle_j is not None:
+            raise UsageError("--event-j is the old name of --event-above-idle-j: give one of them")
+        event_above_idle_j = event_j
+        notes.append("--event-j was read as energy per event ABOVE IDLE (its deprecated name; use "
+                     "--event-above-idle-j, or --active-w with --event-s for the board's power while active)")
+    if active_w is not None and event_above_idle_j is not None:
+        raise UsageError("give the event as --event-above-idle-j J or as --active-w W with --event-s S, not both",
+                         "--active-w is the board's total power while inferring; the other is energy above idle")
     if rate is not None and duty is not None:
         raise UsageError("give either --rate or --duty, not both")
     c = make_cell(cell, capacity_mah, voltage)
     figs: dict = {}
+    r = parse_rate(rate) if rate is not None else None
     if run is not None:
         from edgebench.results.store import read_result, resolve_run
 
-        figs = figures_from_run(read_result(resolve_run(run, runs_dir)))
-    elif idle_w is None or event_j is None:
-        raise UsageError("give a stored energy run, or --idle-w and --event-j",
-                         "e.g. edgebench battery latest --cell 2xAA, or --idle-w 0.002 --event-j 0.0005 --rate 1/s")
-    given = idle_w is not None or event_j is not None
+        figs = figures_from_run(read_result(resolve_run(run, runs_dir)), rate_hz=r, duty=duty)
+    elif idle_w is None or (event_above_idle_j is None and active_w is None):
+        raise UsageError("give a stored run (energy, soak or sweep), or --idle-w with --event-above-idle-j "
+                         "(or --active-w and --event-s)",
+                         "e.g. edgebench battery --idle-w 0.05 --active-w 2 --event-s 1 --duty 0.01")
+    if figs.get("avg_power_w") is not None:  # a soak or sweep: the average power of the window it used
+        if idle_w is not None or event_above_idle_j is not None or active_w is not None:
+            raise UsageError(f"run {figs['run_id']} is a {figs['kind']}: its figure is an average power at its own "
+                             "load; --idle-w, --event-above-idle-j and --active-w do not apply",
+                             "drop them, or give the figures without a run")
+        load = load_at_window(figs)
+        return estimate(c, load, usable=usable, regulator_eff=regulator_eff,
+                        self_discharge_pct_per_month=self_discharge, temp_c=temp_c, temp_derate=temp_derate)
+    given = idle_w is not None or event_above_idle_j is not None or active_w is not None
     label = "given" if given or not figs else figs["label"]
     i_w = idle_w if idle_w is not None else figs["idle_w"]
-    e_j = event_j if event_j is not None else figs["event_j"]
     e_s = event_s if event_s is not None else figs.get("event_s")
-    r = parse_rate(rate) if rate is not None else None
+    if active_w is not None:
+        e_j = above_idle_from_active(i_w, active_w, e_s)
+    else:
+        e_j = event_above_idle_j if event_above_idle_j is not None else figs["event_j"]
     if r is None and duty is None:
         r = figs.get("rate_hz")
         if r is None:
             raise UsageError("give --rate or --duty", "e.g. --rate 1/min")
+    own_event = event_above_idle_j is None and active_w is None
     load = load_from_figures(i_w, e_j, label, rate_hz=r, duty=duty, event_s=e_s,
                              idle_ci=figs.get("idle_ci", (None, None)) if idle_w is None else (None, None),
-                             event_ci=figs.get("event_ci", (None, None)) if event_j is None else (None, None),
+                             event_ci=figs.get("event_ci", (None, None)) if own_event else (None, None),
                              source={k: figs.get(k) for k in ("run_id", "board", "model", "boundary", "instrument")}
                              if figs else {"given": True})
-    return estimate(c, load, usable=usable, regulator_eff=regulator_eff,
-                    self_discharge_pct_per_month=self_discharge, temp_c=temp_c, temp_derate=temp_derate)
+    if active_w is not None:
+        load.detail["active_w"] = float(active_w)
+        load.detail["event_from"] = f"(active {active_w:g} W - idle {i_w:g} W) x {e_s:g} s"
+    est = estimate(c, load, usable=usable, regulator_eff=regulator_eff,
+                   self_discharge_pct_per_month=self_discharge, temp_c=temp_c, temp_derate=temp_derate)
+    est.notes[:0] = notes
+    return est
+
+
+def load_at_window(figs: dict):
+    """A soak's or sweep's average power over the window it names, as a battery load."""
+    from edgebench.bench.battery import Load
+
+    return Load(figs["avg_power_w"], figs["label"],
+                detail={"avg_power_w": figs["avg_power_w"], "rate_hz": figs.get("rate_hz"), "duty": figs.get("duty"),
+                        "window": figs.get("window"),
+                        "source": {k: figs.get(k) for k in ("run_id", "kind", "board", "model", "boundary",
+                                                            "instrument", "point")}})
 
 
 def _life(hours: float) -> str:
@@ -54,13 +100,26 @@ def _life(hours: float) -> str:
     return f"{hours / 8765.82:.3g} years"
 
 
+def _power_terms(d: dict) -> str:
+    """How the average power was formed: a window's average, or idle + event energy x rate."""
+    from edgebench.stats.energy import si
+
+    if d.get("window"):
+        rate = f" at {d['rate_hz']:.4g}/s" if d.get("rate_hz") else ""
+        return f"the average over {d['window']}{rate}"
+    event = f"{si(d['event_j'], 'J')} per event above idle"
+    if d.get("event_from"):
+        event += f" [{d['event_from']}]"
+    return f"idle {si(d['idle_w'], 'W')} + {event} x {d['rate_hz']:.4g}/s"
+
+
 def battery_lines(est) -> list:
     from edgebench.stats.energy import si
 
     c, load, a = est.cell, est.load, est.assumptions
     src = load["detail"].get("source") or {}
-    origin = (f"run {src.get('run_id')} ({src.get('model')} on {src.get('board')}, boundary {src.get('boundary')})"
-              if src.get("run_id") else "given figures")
+    origin = (f"{src.get('kind') or 'energy'} run {src.get('run_id')} ({src.get('model')} on {src.get('board')}, "
+              f"boundary {src.get('boundary')})" if src.get("run_id") else "given figures")
     d = load["detail"]
     rng = ""
     if est.life_low_h and est.life_high_h:
@@ -71,8 +130,7 @@ def battery_lines(est) -> list:
         f"= {est.energy_nominal_wh:.3g} Wh  [datasheet: {c['source']}]",
         f"  usable energy   {est.energy_usable_wh:.3g} Wh (usable fraction {a['usable_fraction']:g}"
         + (f", temperature derating {a['temp_derate']:g}" if a.get("temp_derate") else "") + ")  [assumed]",
-        f"  average power   {si(load['avg_power_w'], 'W')} at the board = idle {si(d['idle_w'], 'W')} + "
-        f"{si(d['event_j'], 'J')} per event x {d['rate_hz']:.4g}/s"
+        f"  average power   {si(load['avg_power_w'], 'W')} at the board = {_power_terms(d)}"
         + (f" (duty cycle {d['duty']:.3g})" if d.get("duty") is not None else "") + f"  [{load['label']}: {origin}]",
         f"  from the cell   {si(est.battery_power_w, 'W')} through a {a['regulator_efficiency']:g}-efficient "
         f"regulator  [assumed efficiency]",
@@ -85,7 +143,8 @@ def battery_lines(est) -> list:
 
 @app.command()
 def battery(
-    run: Optional[str] = typer.Argument(None, help="A stored energy run (folder, name prefix or 'latest')."),
+    run: Optional[str] = typer.Argument(None, help="A stored energy, soak or sweep run (folder, name prefix or "
+                                        "'latest')."),
     cell: str = typer.Option("2xAA", help="2xAA, CR2032, 18650, lipo-1000 or custom."),
     capacity_mah: Optional[float] = typer.Option(None, help="Capacity in mAh (custom cell, or override)."),
     voltage: Optional[float] = typer.Option(None, help="Nominal voltage (custom cell, or override)."),
@@ -97,16 +156,22 @@ def battery(
     rate: Optional[str] = typer.Option(None, help="Inference rate: 10, 1/s, 2/min, 30/h (default: the run's)."),
     duty: Optional[float] = typer.Option(None, help="Duty cycle in (0, 1] instead of a rate."),
     idle_w: Optional[float] = typer.Option(None, help="Idle (sleep) power in W (instead of a run's)."),
-    event_j: Optional[float] = typer.Option(None, help="Energy per event above idle in J (instead of a run's)."),
-    event_s: Optional[float] = typer.Option(None, help="Duration of one event in s (needed by --duty)."),
+    event_above_idle_j: Optional[float] = typer.Option(None, help="Energy per event ABOVE IDLE in J (instead of a "
+                                                       "run's); or give --active-w and --event-s."),
+    active_w: Optional[float] = typer.Option(None, help="The board's total power while inferring, in W (idle "
+                                             "included), for --event-s seconds per event."),
+    event_s: Optional[float] = typer.Option(None, help="Duration of one event in s (needed by --duty and --active-w)."),
+    event_j: Optional[float] = typer.Option(None, hidden=True, help="Deprecated name of --event-above-idle-j."),
     runs_dir: Path = typer.Option(Path("runs"), help="Folder holding run folders."),
     json_out: bool = typer.Option(False, "--json", help="Print the estimate as JSON on stdout."),
 ) -> None:
-    """Battery life at a duty cycle: from a stored energy run, or from given idle power and event energy."""
+    """Battery life at a duty cycle: from a stored energy, soak or sweep run, or from given idle power and
+    either the energy per event above idle or the power while active."""
     from edgebench.cli.output import emit_json, get_console
 
     est = battery_estimate(run, runs_dir, cell, capacity_mah, voltage, usable, regulator_eff,
-                           self_discharge_pct_per_month, temp_c, temp_derate, rate, duty, idle_w, event_j, event_s)
+                           self_discharge_pct_per_month, temp_c, temp_derate, rate, duty, idle_w, event_above_idle_j,
+                           event_s, active_w=active_w, event_j=event_j)
     if json_out:
         emit_json(est)
         return

@@ -22,7 +22,7 @@ def energy_lines(result, run_dir=None) -> list:
     lab = p.get("label", "measured")
     out = []
     rate = (result.scenario or {}).get("rate_hz")
-    who = (f"measured with {p.get('instrument')}, boundary {p.get('boundary')} ({p.get('boundary_meaning', '')}); "
+    who = (f"{lab} with {p.get('instrument')}, boundary {p.get('boundary')} ({p.get('boundary_meaning', '')}); "
            f"meter code tested against: {p.get('tested_against')}") if p.get("measured") else p.get("note", "")
     out.append(f"{result.model.get('name')} on {result.board.get('name')} at {rate:.4g}/s: {who}")
 
@@ -51,7 +51,7 @@ def energy_lines(result, run_dir=None) -> list:
         line("wake-up per event", si(wake.get("energy_j"), "J"), ci(wake.get("ci_low_j"), wake.get("ci_high_j"), "J"))
     avg = p.get("average") or {}
     if avg:
-        meas = f"measured {si(avg.get('measured_w'), 'W')}, " if avg.get("measured_w") is not None else ""
+        meas = f"{lab} {si(avg.get('measured_w'), 'W')}, " if avg.get("measured_w") is not None else ""
         line(f"average at {avg.get('rate_hz') or 0:.3g}/s", f"{meas}model {si(avg.get('model_w'), 'W')}",
              "(model: idle + energy per event x rate)")
     duty = p.get("duty_cycle") or {}
@@ -123,7 +123,7 @@ def energy(
     json_out: bool = typer.Option(False, "--json", help="Print the run as JSON on stdout."),
 ) -> None:
     """Energy per inference, idle power and wake-up energy at a fixed rate or duty cycle."""
-    from edgebench.bench.energy import EnergyOptions, estimate_energy, measure_energy
+    from edgebench.bench.energy import EnergyOptions, estimate_energy, measure_energy, simulated_energy
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.power import open_meter, parse_options
@@ -137,10 +137,15 @@ def energy(
     opts.validate()
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     show = _progress(err, model.name)
-    if meter is None:
-        if meter_port or meter_opt or boundary:
-            from edgebench.errors import UsageError
+    from edgebench.errors import UsageError
 
+    if getattr(profile.transport, "type", None) == "sim":
+        if meter is not None or meter_port or meter_opt:
+            raise UsageError(f"board {profile.name} is simulated: its power comes from its power model, not a meter",
+                             "drop --meter, --meter-port and --meter-opt")
+        result, run_dir = simulated_energy(model, profile, opts, runs_dir, url, boundary, show)
+    elif meter is None:
+        if meter_port or meter_opt or boundary:
             raise UsageError("--meter-port, --meter-opt and --boundary need --meter")
         result, run_dir = estimate_energy(model, profile, opts, runs_root=runs_dir, url=url, progress=show)
     else:

@@ -192,7 +192,8 @@ def print_sweep(console, result, run_dir) -> None:
 
 @app.command()
 def sweep(
-    model: Path = typer.Argument(..., help="The .tflite model to sweep (more with --variant)."),
+    model: Optional[Path] = typer.Argument(None, help="The .tflite model to sweep (more with --variant; omit with "
+                                           "--recover)."),
     board: str = typer.Option("host", "--board", "-b", help="Board profile name (see `edgebench boards`)."),
     duty: Optional[str] = typer.Option(None, help="Duty cycles in (0, 1], comma separated "
                                                   "(default 0.01,0.1,0.5,1.0; 1 = continuous)."),
@@ -215,13 +216,25 @@ def sweep(
     runs_dir: Path = typer.Option(Path("runs"), help="Where the sweep's run folder is written."),
     url: Optional[str] = typer.Option(None, help="Override the board's address."),
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
+    recover: Optional[Path] = typer.Option(None, help="Finish a sweep folder left 'running' by a kill or a crash "
+                                           "(keeps its finished points, recovers the one it was in)."),
     json_out: bool = typer.Option(False, "--json", help="Print the stored sweep run as JSON on stdout."),
 ) -> None:
     """Soak to steady state at every point of a grid; one table, one folder, PNG plots."""
-    from edgebench.bench.sweep import SweepOptions, run_sweep
+    from edgebench.bench.sweep import SweepOptions, recover_sweep, run_sweep
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console
+    from edgebench.errors import UsageError
     from edgebench.results import store
+
+    if recover is not None:
+        if model is not None:
+            raise UsageError("give a model to sweep or --recover RUN_DIR, not both")
+        result = recover_sweep(recover)
+        emit_json(result) if json_out else print_sweep(get_console(), result, recover)
+        return
+    if model is None:
+        raise UsageError("missing the model to sweep", "edgebench sweep MODEL.tflite --board BOARD")
 
     opts = SweepOptions(duty=parse_duties(duty) if duty is not None else None,
                         rate_hz=parse_rates(rate) if rate is not None else None,

@@ -89,7 +89,7 @@ def _where(r: RunResult) -> str:
     cpu = (sysd.get("board") or {}).get("model") or cpu_d.get("model_name") or cpu_d.get("hardware")
     if cpu and cpu_d.get("logical_cpus"):
         cpu = f"{cpu}, {cpu_d['logical_cpus']} CPUs"
-    gov = _governor(sysd)
+    gov = _governor(sysd, (r.extra or {}).get("figure_window"))
     pinned = (r.settings or {}).get("agent_cpus")
     pin = f"pinned to CPU {pinned}" if pinned not in (None, "") else "not pinned"
     osd = sysd.get("os") or {}
@@ -103,14 +103,16 @@ def _where(r: RunResult) -> str:
     return f"on {title}" + (f" ({details})" if details else "")
 
 
-def _governor(sysd: dict) -> str | None:
+def _governor(sysd: dict, window: dict | None = None) -> str | None:
     policies = (sysd.get("cpufreq") or {}).get("policies") or {}
     govs = sorted({p.get("governor") for p in policies.values() if isinstance(p, dict) and p.get("governor")})
     maxf = [p.get("scaling_cur_freq_hz") for p in policies.values()
             if isinstance(p, dict) and p.get("scaling_cur_freq_hz")]
     bits = []
-    if maxf:
-        bits.append(f"{max(maxf) / 1e9:.2f} GHz")
+    if window and window.get("freq_hz"):  # a figure from a window (soak, sweep) quotes that window's clock
+        bits.append(f"{window['freq_hz'] / 1e9:.2f} GHz in the {window['name']}")
+    elif maxf:
+        bits.append(f"{max(maxf) / 1e9:.2f} GHz" + (" at start" if window else ""))
     bits.append(f"governor {'/'.join(govs)}" if govs else "governor unknown")
     return ", ".join(bits)
 
@@ -122,6 +124,9 @@ def _state(r: RunResult) -> str:
     if not (start.get("available") or end.get("available")):
         return f"{label}, thermal state unknown (no thermal sensor)"
     hs, he = _hottest(start), _hottest(end)
+    window = (r.extra or {}).get("figure_window") or {}
+    if window.get("temp_c") is not None:
+        label = f"{label}, {window['temp_c']:.0f} °C in the {window['name']}"
     throttled = end.get("throttled")
     thr = ""
     if isinstance(throttled, dict):

@@ -159,7 +159,8 @@ class SimClient:
 
     def _op_status(self, payload):
         return {"rss_bytes": None, "maxrss_bytes": None, "model_loaded": self.model is not None,
-                "pool": 0 if self.pool is None else len(self.pool), "simulated_energy_j": self.board.energy_j}, None
+                "pool": 0 if self.pool is None else len(self.pool), "simulated_energy_j": self.board.energy_j,
+                "clock_ns": self.board.now_ns}, None
 
     def _op_has_model(self, payload, sha256):
         return {"present": sha256 in self.models}, None
@@ -297,9 +298,14 @@ class SimClient:
                 # start_i = max(due_i, end_(i-1)): a running maximum over due_j - (work before j)
                 cum = np.concatenate([[0], np.cumsum(lat)[:-1]])
                 st = np.maximum(np.maximum.accumulate(due - cum), b.now_ns) + cum
-                b.advance_to(int(st[0]), 0.0)
-                span = int(st[-1] + lat[-1]) - b.now_ns
-                b.advance(span, min(1.0, float(lat.sum()) / span))
+                if b.trace is None:  # the busy fraction of the span is all thermal integration needs
+                    b.advance_to(int(st[0]), 0.0)
+                    span = int(st[-1] + lat[-1]) - b.now_ns
+                    b.advance(span, min(1.0, float(lat.sum()) / span))
+                else:  # a meter records: busy during each inference, idle between them
+                    for s_i, l_i in zip(st.tolist(), lat.tolist()):
+                        b.advance_to(int(s_i), 0.0)
+                        b.advance(int(l_i), 1.0)
                 sched.append(due)
             else:
                 mean = b.p.latency_at(b.freq_hz) * batch * 1e9

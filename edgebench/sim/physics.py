@@ -41,6 +41,7 @@ class SimBoard:
         self.flags_occurred: Dict[str, bool] = {k: False for k in THROTTLE_BITS}
         self.energy_j = 0.0
         self.busy = 0.0                        # busy fraction of the last interval
+        self.trace: Optional[list] = None      # (start_ns, dt_ns, power_w) per interval while a meter records
 
     # -- observables -------------------------------------------------------------------
     @property
@@ -96,6 +97,8 @@ class SimBoard:
         t_ss = self.p.steady_temp_c(power)
         self.temp_c = t_ss + (self.temp_c - t_ss) * math.exp(-dt / self.p.tau_s)
         self.energy_j += power * dt
+        if self.trace is not None:
+            self.trace.append((self.now_ns, dt_ns, power))
         self.now_ns += dt_ns
 
     def _poll(self) -> None:
