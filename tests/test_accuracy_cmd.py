@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 from conftest import MLPERF_DIR, require_file
 
-from edgebench.bench.accuracy import DIAGRAMS, PREDICTIONS, AccuracyOptions, accuracy_claim, run_accuracy
+from edgebench.bench.accuracy import DIAGRAMS, PREDICTIONS, AccuracyOptions, run_accuracy
 from edgebench.boards.registry import get_profile
 from edgebench.cli.app import main
 from edgebench.data.datasets import load_digits
+from edgebench.report.claim import accuracy_claim
 from edgebench.results import store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,6 +81,8 @@ def test_paired_comparison_and_resolution_warning(edge_run):
     assert a["relative"]["diff_points"] == 0.0 and a["relative"]["error_increase_pct"] == 0.0
     res = a["resolution"]
     assert 1.0 < res["mdd_points"] < 6.0 and res["resolvable"] is False
+    assert res["verdict"] == "no-difference-resolved" and res["significant"] is False
+    assert res["statement"].startswith("no difference resolved (95% CI -0.77 to +0.77 points, McNemar exact p=1.00)")
     assert [w["code"] for w in result.warnings].count("difference-not-resolvable") == 1
 
 
@@ -89,6 +92,10 @@ def test_calibration_fidelity_and_files(edge_run):
     cal = a["calibration"]
     assert cal["n_bins"] == 15 and len(cal["candidate"]["bins"]) == 15
     assert 0.0 <= cal["candidate"]["ece"] < 0.05 and 0.0 <= cal["baseline"]["ece"] < 0.05
+    for role in ("baseline", "candidate"):  # bias-corrected below the plug-in, inside its bootstrap interval
+        c = cal[role]
+        assert 0.0 <= c["ece_ci_low"] <= c["ece_debiased"] <= c["ece_ci_high"] < 0.05
+        assert c["ece_debiased"] < c["ece"] and c["ece_null_expected"] > 0
     ts = cal["temperature_scaling"]
     assert ts["n_fit"] + ts["n_eval"] == 540 and ts["candidate"]["temperature"] > 0
     assert a["fidelity"]["cosine_similarity"] > 0.999 and a["fidelity"]["max_abs_error"] < 0.1
@@ -120,8 +127,14 @@ def test_edge_slices_and_validation(edge_run):
     worst = max(edge["slices"], key=lambda r: r["drop_points"])
     assert edge["worst"] == worst["slice"]
     rows = {r["metric"].split(" (")[0]: r for r in result.extra["accuracy"]["validation"]["rows"]}
-    assert rows["top-1 accuracy"]["acceptable"] is True
-    assert rows["worst edge-case slice"]["value"] == pytest.approx(worst["drop_points"])
+    top1, edge_row = rows["top-1 accuracy"], rows["worst edge-case slice"]
+    assert top1["acceptable"] is True and top1["gate_on"] == "interval"
+    assert top1["value"] == pytest.approx(top1["ci_high"]) and top1["point"] == 0.0  # gated on the upper bound
+    assert edge_row["point"] == pytest.approx(worst["drop_points"])
+    assert edge_row["value"] == pytest.approx(worst["drop_ci_high_points"])
+    # low_light/s5: drop 2.2 points, interval 0.3 to 4.1 against the limit 3: unresolved, so not passed
+    assert edge_row["outcome"] == "unresolved" and edge_row["acceptable"] is False
+    assert "gate-unresolved" in {w["code"] for w in result.warnings}
 
 
 def test_claim_sentence(edge_run):
@@ -130,9 +143,13 @@ def test_claim_sentence(edge_run):
     assert text == accuracy_claim(result)
     assert text.startswith("97.96% top-1 (95% CI 96.4–98.9%, n=540")
     for part in ("digits_int8 INT8 (XNNPACK, 1 thread) on host", "vs FP32 97.96% (reference kernels, host)",
-                 "McNemar p=1.00", "agreement 100.0%", "difference not resolvable below", "ECE 0.0",
-                 "worst edge-case slice: ", "Holm-adjusted over 12 slices", "measured."):
+                 "agreement 100.0%", "difference +0.00 points (95% CI -0.77 to +0.77, McNemar p=1.00): "
+                 "no difference resolved (this test set detects 3.1 points with 80% power)",
+                 "bias-corrected (95% CI 0.000–", "worst edge-case slice: ", "Holm-adjusted over 12 slices",
+                 "measured.", "(unresolved: interval straddles the limit)"):
         assert part in text, part
+    from edgebench.bench import accuracy as bench_accuracy
+    assert bench_accuracy.accuracy_claim is accuracy_claim  # the old import path still works
 
 
 def test_edge_cases_are_deterministic(edge_run, tmp_path, host):
@@ -159,6 +176,58 @@ def test_user_edge_set(tmp_path, host):
     assert frame.loc[frame["slice"] == "dark", "sample_index"].tolist() == list(range(60))
 
 
+# ---------------------------------------------------------------- stopped runs (the run skeleton)
+
+class _StopAfter:
+    """A progress callback that raises KeyboardInterrupt (what Ctrl-C and SIGTERM become) once ``role``
+    has evaluated ``after`` samples."""
+
+    def __init__(self, role: str, after: int):
+        self.role, self.after = role, after
+
+    def __call__(self, ev: dict) -> None:
+        if ev["event"] == "infer" and ev["role"] == self.role and ev["done"] >= self.after:
+            raise KeyboardInterrupt
+
+
+def test_interrupted_run_keeps_the_paired_samples_and_says_incomplete(tmp_path, host):
+    # one agent for both models (host board): the candidate's pass is whole, the baseline is stopped
+    # after 200 clean samples, so 200 samples were evaluated by both and the figures cover exactly those
+    with pytest.raises(KeyboardInterrupt):
+        run_accuracy(INT8, FP32, "digits", host, AccuracyOptions(chunk_size=100), runs_root=tmp_path,
+                     progress=_StopAfter("baseline", 200))
+    (run_dir,) = store.find_runs(tmp_path)
+    r = store.read_result(run_dir)
+    a = r.extra["accuracy"]
+    assert r.status == "incomplete" and r.status_reason == "interrupted by the user (Ctrl-C)"
+    assert a["evaluated"] == {"samples": 200, "planned": 540, "slices": ["clean"],
+                              "note": "the run stopped: figures cover the samples both models evaluated"}
+    assert a["paired"]["n"] == 200 and a["accuracy"]["candidate"]["top1"]["n"] == 200
+    assert len(pd.read_parquet(run_dir / PREDICTIONS)) == 200
+    assert "run-incomplete" in {w["code"] for w in r.warnings}
+    assert "INCOMPLETE run (interrupted by the user (Ctrl-C))" in r.extra["claim"]
+
+
+def test_interleaved_passes_keep_a_paired_prefix_and_nothing_evaluated_leaves_no_folder(tmp_path, host):
+    from edgebench.boards.connect import open_agent
+
+    cand, base = open_agent(host), open_agent(host)
+    try:
+        with pytest.raises(KeyboardInterrupt):  # two agents: chunks alternate, the stop is mid-slice
+            run_accuracy(INT8, FP32, "digits", host, AccuracyOptions(chunk_size=64), runs_root=tmp_path / "a",
+                         progress=_StopAfter("baseline", 128), client=cand, baseline_client=base)
+        (run_dir,) = store.find_runs(tmp_path / "a")
+        r = store.read_result(run_dir)
+        assert r.status == "incomplete" and r.extra["accuracy"]["paired"]["n"] == 128
+        with pytest.raises(KeyboardInterrupt):  # stopped before the baseline ran: nothing paired, no folder
+            run_accuracy(INT8, FP32, "digits", host, AccuracyOptions(chunk_size=64), runs_root=tmp_path / "b",
+                         progress=_StopAfter("candidate", 64), client=cand, baseline_client=base)
+        assert not (tmp_path / "b").exists() or not any((tmp_path / "b").iterdir())
+    finally:
+        cand.close()
+        base.close()
+
+
 # ---------------------------------------------------------------- command line
 
 def test_cli_json_is_the_stored_run(tmp_path, capsys):
@@ -182,6 +251,63 @@ def test_cli_gate_fails_with_exit_2_after_storing(tmp_path, capsys):
     assert "compression validation" in out and "claim:" in out and "FAILED" in out
     lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1 and "compression check failed: top-1 accuracy" in lines[0]
+
+
+def test_cli_interval_gate_and_point_gate_labelled(tmp_path, capsys):
+    # drop 0.00 points, its interval reaching 0.77: --max-drop 0.5 cannot be shown to hold
+    code, out, err = cli(["accuracy", INT8, "--baseline", FP32, "--data", "digits", "--runs-dir", tmp_path / "i",
+                          "--max-drop", "0.5"], capsys)
+    assert code == 2
+    line = [ln for ln in err.splitlines() if ln.startswith("error:")][0]
+    assert "its 95% interval reaches +0.77 points" in line and "cannot show the gate holds" in line
+    assert "gates on the upper 95% bound" in out
+    code, out, err = cli(["accuracy", INT8, "--baseline", FP32, "--data", "digits", "--runs-dir", tmp_path / "p",
+                          "--max-drop", "0.5", "--gate-on", "point", "--json"], capsys)
+    assert code == 0, err
+    stored = json.loads(out)
+    v = stored["extra"]["accuracy"]["validation"]
+    assert v["gate_on"] == "point" and v["passed"] is True and stored["settings"]["gate_on"] == "point"
+    assert "POINT ESTIMATE" in v["rows"][0]["note"] and "POINT ESTIMATES" in stored["extra"]["claim"]
+    assert "gate-unresolved" in {w["code"] for w in stored["warnings"]}  # the straddle is still said
+    code, out, err = cli(["accuracy", INT8, "--baseline", FP32, "--data", "digits", "--runs-dir", tmp_path / "x",
+                          "--gate-on", "median"], capsys)
+    assert code == 1 and "--gate-on must be one of interval, point" in err
+
+
+def test_preprocessing_has_one_spelling_and_the_old_ones_warn(tmp_path, capsys):
+    ds = load_digits("test")
+    data = _npz(tmp_path / "d.npz", (ds.x * 2).astype(np.float32), ds.y)
+    code, out, err = cli(["accuracy", INT8, "--baseline", FP32, "--data", data, "--runs-dir", tmp_path / "new",
+                          "--preprocess", "scale=1/2", "--json"], capsys)
+    assert code == 0, err
+    new = json.loads(out)
+    assert new["settings"]["data_options"] == {"scale": 0.5} and "deprecated" not in err
+    code, out, err = cli(["accuracy", INT8, "--baseline", FP32, "--data", data, "--runs-dir", tmp_path / "old",
+                          "--scale", "1/2", "--json"], capsys)
+    assert code == 0, err
+    assert "warning: --scale is deprecated; use --preprocess scale=VALUE" in err
+    old = json.loads(out)
+    assert old["settings"]["data_options"] == new["settings"]["data_options"]
+    assert old["extra"]["accuracy"]["paired"] == new["extra"]["accuracy"]["paired"]
+    code, out, err = cli(["accuracy", INT8, "--baseline", FP32, "--data", data, "--runs-dir", tmp_path / "both",
+                          "--scale", "1/2", "--preprocess", "scale=1/2"], capsys)
+    assert code == 1 and "preprocessing 'scale' given twice" in err
+    code, out, err = cli(["quantize", tmp_path / "missing.keras", "--calib", "digits",
+                          "--calib-preprocess", "scale=1/255"], capsys)
+    assert code == 1 and "warning: --calib-preprocess is deprecated; use --preprocess" in err
+
+
+def test_help_groups_the_options_and_hides_the_old_spellings(capsys):
+    import re
+
+    for verb in ("accuracy", "quantize"):
+        code, out, err = cli([verb, "--help"], capsys)
+        assert code == 0 and "--preprocess" in out
+        assert "--calib-preprocess" not in out and not re.search(r"--scale\b", out)
+    code, out, _ = cli(["accuracy", "--help"], capsys)
+    for panel in ("Preprocessing", "Gates", "Edge cases", "How the models run"):
+        assert panel in out, panel
+    assert out.index("Gates") < out.index("--max-drop") < out.index("Edge cases") < out.index("--edge-cases")
 
 
 def _npz(path, x, y):

@@ -8,15 +8,16 @@ import numpy as np
 import pytest
 from conftest import require_module
 
+from edgebench.bench.accuracy_eval import resolution_section
 from edgebench.errors import DataError, UsageError
 from edgebench.stats.accuracy import (
     accuracy_report,
-    difference_resolvable,
+    difference_verdict,
+    gate_check,
     mcnemar_exact_p,
     min_detectable_difference,
     paired_comparison,
     per_class_accuracy,
-    resolution_warning,
     summarize_correct,
     topk_accuracy,
     wilson_interval,
@@ -24,6 +25,7 @@ from edgebench.stats.accuracy import (
 from edgebench.stats.calibration import (
     apply_temperature,
     calibration_split,
+    ece_estimate,
     expected_calibration_error,
     fit_temperature,
     output_fidelity,
@@ -213,14 +215,91 @@ def test_mdd_monotone_and_edge_cases():
         min_detectable_difference(0, 0.9)
 
 
-def test_difference_resolvable_and_warning():
-    mdd = min_detectable_difference(540, 0.98)
-    assert not difference_resolvable(-0.01, mdd)
-    assert difference_resolvable(-0.05, mdd)
-    assert resolution_warning(-0.05, mdd, 540) is None
-    msg = resolution_warning(-0.01, mdd, 540)
-    assert "1.00 points" in msg and "3.07 points" in msg and "n=540" in msg
-    assert not difference_resolvable(0.5, math.inf)
+def _compared(a: int, b: int, c: int, d: int):
+    return paired_comparison(*_paired(a, b, c, d))
+
+
+def test_15_vs_5_flips_is_a_resolved_difference():
+    # n = 500: 15 right->wrong, 5 wrong->right. McNemar exact p = 2 P(X <= 5 | 20, 0.5) = 0.0414; the paired
+    # interval of the difference excludes 0. The MDD at 80% power (2.5 points) is larger than the observed
+    # 2 points, which the old rule read as "not resolvable": the difference WAS found, so it is resolved.
+    pc = _compared(460, 15, 5, 20)
+    assert pc.mcnemar_p == pytest.approx(0.0414, abs=1e-4)
+    assert pc.diff_ci_high_points < 0 and pc.diff_points == pytest.approx(-2.0)
+    res = resolution_section(pc)
+    assert res["mdd_points"] > abs(pc.diff_points)  # smaller than the MDD, and still found
+    assert res["verdict"] == "difference" and res["resolvable"] is True and res["significant"] is True
+    assert res["statement"].startswith("difference resolved: the candidate is 2.00 points lower")
+    assert "p=0.041" in res["statement"] and res["warning"] is None
+    assert "not resolv" not in res["statement"] and "do not claim" not in res["statement"]
+
+
+def test_57_vs_47_flips_is_no_resolved_difference():
+    # n = 1,000: 57 vs 47 flips, p = 0.378; the interval (-3.04 to +1.02 points) contains 0
+    pc = _compared(880, 57, 47, 16)
+    assert pc.mcnemar_p == pytest.approx(0.3776, abs=1e-4)
+    assert pc.diff_ci_low_points < 0 < pc.diff_ci_high_points
+    res = resolution_section(pc)
+    assert res["verdict"] == "no-difference-resolved" and res["resolvable"] is False
+    assert res["significant"] is False and res["ci_excludes_zero"] is False
+    assert res["statement"].startswith("no difference resolved (95% CI -3.04 to +1.02 points")
+    assert f"{res['mdd_points']:.2f} points in 80% of repetitions" in res["statement"]
+    assert res["warning"] == res["statement"]
+
+
+def test_verdict_never_contradicts_test_and_interval():
+    rng = np.random.default_rng(5)
+    seen = set()
+    for _ in range(300):
+        n = int(rng.integers(20, 400))
+        b, c = (int(v) for v in rng.integers(0, n // 4 + 1, 2))
+        a = int(rng.integers(0, n - b - c + 1))
+        pc = _compared(a, b, c, n - a - b - c)
+        v = difference_verdict(pc)
+        sig, excl = pc.mcnemar_p < 0.05, pc.diff_ci_low_points > 0 or pc.diff_ci_high_points < 0
+        assert v["verdict"] == ("difference" if sig and excl else "no-difference-resolved" if not (sig or excl)
+                                else "borderline")
+        assert v["resolved"] == (sig and excl)
+        seen.add(v["verdict"])
+    assert {"difference", "no-difference-resolved"} <= seen
+
+
+# ---------------------------------------------------------------- gates on intervals
+
+def test_gate_check_acts_on_the_upper_bound():
+    assert gate_check(0.5, -0.2, 0.9, 1.0)["outcome"] == "pass"
+    unresolved = gate_check(0.5, -0.2, 2.5, 1.0)      # point within, interval reaches beyond
+    assert unresolved["outcome"] == "unresolved" and unresolved["acceptable"] is False
+    assert unresolved["value"] == 2.5 and unresolved["interval_straddles"] is True
+    assert gate_check(1.5, 1.2, 1.9, 1.0)["outcome"] == "fail"
+    point = gate_check(0.5, -0.2, 2.5, 1.0, gate_on="point")
+    assert point["outcome"] == "pass" and point["gate_on"] == "point" and point["interval_straddles"] is True
+    assert gate_check(0.5, 0.1, 0.9, None)["outcome"] == "not gated"
+    with pytest.raises(UsageError):
+        gate_check(0.5, 0.1, 0.9, 1.0, gate_on="median")
+
+
+def test_drop_gate_fails_when_the_interval_reaches_past_max_drop():
+    # 57 vs 47 flips on 1,000 samples: a drop of exactly 1.0 point, its interval reaching 3.04 points.
+    # The old point-estimate gate passed --max-drop 1; the interval gate does not, and says why.
+    from edgebench.bench.accuracy_eval import validation_section
+
+    pc = _compared(880, 57, 47, 16)
+    paired = pc.to_dict() | {"agreement_rate": 0.9}
+    acc = {"top1": {"accuracy": 0.9}}
+    cal = {r: {"ece_debiased": 0.01, "ece_ci_low": 0.0, "ece_ci_high": 0.02} for r in ("baseline", "candidate")}
+    v = validation_section(acc, acc, paired, cal, {"cosine_similarity": 1.0}, [], 1.0, 0.05, 3.0)
+    top1 = v["rows"][0]
+    assert top1["point"] == pytest.approx(1.0) and top1["value"] == pytest.approx(3.038, abs=1e-3)
+    assert top1["outcome"] == "unresolved" and v["passed"] is False and v["failed"] == ["top-1 accuracy"]
+    assert "cannot resolve the gate" in top1["note"] and v["unresolved"] == ["top-1 accuracy"]
+    p = validation_section(acc, acc, paired, cal, {"cosine_similarity": 1.0}, [], 1.0, 0.05, 3.0, gate_on="point")
+    assert p["passed"] is True and p["gate_on"] == "point" and p["thresholds"]["gate_on"] == "point"
+    assert "POINT ESTIMATE" in p["rows"][0]["note"]
+    # the ECE gate straddling its limit is unresolved, not silently passed or failed
+    cal["candidate"] = {"ece_debiased": 0.04, "ece_ci_low": 0.01, "ece_ci_high": 0.09}
+    v = validation_section(acc, acc, paired, cal, {"cosine_similarity": 1.0}, [], math.inf, 0.05, 3.0)
+    assert v["rows"][1]["outcome"] == "unresolved" and v["failed"] == [v["rows"][1]["metric"]]
 
 
 # ---------------------------------------------------------------- ECE
@@ -259,6 +338,50 @@ def test_ece_first_bin_closed_and_bad_input():
     assert "softmax" in err.value.hint
     with pytest.raises(DataError):
         expected_calibration_error(np.array([[0.5, 0.5]]), np.array([2]))
+
+
+def _two_class(rng, n: int, shift: float = 0.0):
+    """Top-class confidences uniform in [0.5, 1), correct with probability conf - shift."""
+    conf = rng.uniform(0.5, 1.0, n)
+    correct = rng.random(n) < np.clip(conf - shift, 0, 1)
+    return np.stack([conf, 1 - conf], axis=1), np.where(correct, 0, 1)
+
+
+@pytest.mark.parametrize("n,plugin_above,debiased_below", [(100, 0.08, 0.05), (1000, 0.025, 0.015)])
+def test_ece_of_a_calibrated_model_is_near_zero_and_covered(n, plugin_above, debiased_below):
+    # seeded simulation of a perfectly calibrated model (labels drawn as Bernoulli(confidence)): the plug-in
+    # ECE is 0.093 at n=100 and 0.029 at n=1,000 from sampling noise alone (the figures the old code gated on);
+    # the bias-corrected estimate removes more than half of that and its interval reaches down to 0
+    rng = np.random.default_rng(11)
+    runs = [ece_estimate(*_two_class(rng, n), seed=i, n_boot=400) for i in range(30)]
+    plugin = np.mean([r.ece_plugin for r in runs])
+    debiased = np.mean([r.ece_debiased for r in runs])
+    assert plugin > plugin_above
+    assert debiased < debiased_below and debiased < 0.5 * plugin
+    assert np.mean([r.ci_low == 0.0 for r in runs]) >= 0.85
+    assert all(r.ci_low <= r.ece_debiased <= r.ci_high for r in runs)
+    assert np.mean([r.ece_null_expected for r in runs]) == pytest.approx(plugin, rel=0.15)
+
+
+def test_ece_interval_covers_a_miscalibrated_models_ece():
+    # over-confident by 0.08: the true binned ECE (from 2 million samples) is about 0.08
+    rng = np.random.default_rng(12)
+    big = expected_calibration_error(*_two_class(rng, 2_000_000, shift=0.08)).ece
+    runs = [ece_estimate(*_two_class(rng, 500, shift=0.08), seed=i, n_boot=400) for i in range(30)]
+    assert np.mean([r.ci_low <= big <= r.ci_high for r in runs]) >= 0.85
+    assert np.mean([r.ece_debiased for r in runs]) == pytest.approx(big, abs=0.02)
+
+
+def test_ece_estimate_seeded_and_checked():
+    rng = np.random.default_rng(3)
+    probs, labels = _two_class(rng, 300)
+    first, again = ece_estimate(probs, labels, seed=4), ece_estimate(probs, labels, seed=4)
+    assert first == again and json.loads(json.dumps(first.to_dict()))["n_boot"] == 1000
+    assert first.ece_plugin == pytest.approx(expected_calibration_error(probs, labels).ece)
+    with pytest.raises(DataError):
+        ece_estimate(np.array([[2.0, -1.0]]), np.array([0]))
+    with pytest.raises(UsageError):
+        ece_estimate(probs, labels, ci_level=1.5)
 
 
 def test_reliability_diagram_writes_png(tmp_path):

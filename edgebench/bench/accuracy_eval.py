@@ -114,20 +114,41 @@ def relative_section(pc) -> dict:
 
 
 def resolution_section(pc, alpha: float = ALPHA, power: float = POWER) -> dict:
-    """The smallest difference this test set resolves, and whether the observed one reaches it."""
-    from edgebench.stats.accuracy import min_detectable_difference, resolution_warning
+    """Significance (McNemar with the paired interval) and resolution (MDD) side by side, one verdict.
+
+    ``resolvable`` is True when a difference is resolved (significant and the interval
+    excludes 0); ``warning`` is the statement when it is not.
+    """
+    from edgebench.report.format import p_value
+    from edgebench.stats.accuracy import difference_verdict, min_detectable_difference
 
     psi = pc.discordant_proportion
     mdd = min_detectable_difference(pc.n, pc.baseline_accuracy, alpha=alpha, power=power,
                                     paired_discordance=psi if psi > 0 else None)
-    observed = pc.diff_points / 100.0
-    warning = resolution_warning(observed, mdd, pc.n)
+    v = difference_verdict(pc, alpha)
+    ci = (f"{round(100 * pc.ci_level)}% CI {pc.diff_ci_low_points:+.2f} to {pc.diff_ci_high_points:+.2f} points, "
+          f"McNemar exact {p_value(pc.mcnemar_p)}")
+    found = "no true difference" if not math.isfinite(mdd) else f"a true difference of {100 * mdd:.2f} points"
+    if v["verdict"] == "difference":
+        side = "lower" if pc.diff_points < 0 else "higher"
+        statement = (f"difference resolved: the candidate is {abs(pc.diff_points):.2f} points {side} ({ci}; "
+                     f"{pc.flips_right_to_wrong} right-to-wrong vs {pc.flips_wrong_to_right} wrong-to-right flips)")
+    elif v["verdict"] == "no-difference-resolved":
+        statement = (f"no difference resolved ({ci}): the true difference may be anywhere in that interval; "
+                     f"with n={pc.n:,} this test set finds {found} in {power:.0%} of repetitions, "
+                     "smaller ones can go undetected")
+    else:
+        statement = (f"borderline: McNemar's test and the interval disagree at alpha={alpha:g} ({ci}); "
+                     "no difference is claimed")
     method = ("McNemar, normal approximation (Connor 1987) with the observed discordance "
               f"{psi:.4f}" if psi > 0 else
               "two independent proportions (Cohen's h), conservative: no discordant samples observed")
     return {"mdd_points": 100.0 * mdd if math.isfinite(mdd) else None, "resolvable_at_all": math.isfinite(mdd),
             "alpha": alpha, "power": power, "n": pc.n, "method": method,
-            "observed_diff_points": pc.diff_points, "resolvable": warning is None, "warning": warning}
+            "mdd_meaning": f"the true difference this test set detects with {power:.0%} power (two-sided "
+                           f"alpha={alpha:g}); a property of the test set, not of the observed difference",
+            "observed_diff_points": pc.diff_points, **v, "resolvable": v["resolved"], "statement": statement,
+            "warning": None if v["resolved"] else statement}
 
 
 def _ece(out: ModelOutputs, labels, idx=None):
@@ -136,6 +157,15 @@ def _ece(out: ModelOutputs, labels, idx=None):
     probs = out.probs if idx is None else out.probs[idx]
     y = np.asarray(labels) if idx is None else np.asarray(labels)[idx]
     return expected_calibration_error(probs, y, n_bins=N_BINS)
+
+
+def _ece_interval(out: ModelOutputs, labels, seed: int) -> dict:
+    from edgebench.stats.calibration import ece_estimate
+
+    e = ece_estimate(out.probs, np.asarray(labels), n_bins=N_BINS, seed=seed)
+    return {"ece_debiased": e.ece_debiased, "ece_ci_low": e.ci_low, "ece_ci_high": e.ci_high,
+            "ece_ci_level": e.ci_level, "ece_null_expected": e.ece_null_expected, "ece_n_boot": e.n_boot,
+            "ece_method": e.method}
 
 
 def temperature_section(out: ModelOutputs, labels, fit_idx, eval_idx) -> dict:
@@ -165,8 +195,11 @@ def calibration_section(base: ModelOutputs, cand: ModelOutputs, labels, fit_frac
     section = {
         "n_bins": N_BINS,
         "confidence": "top-class probability of the dequantized outputs (softmax applied to logits)",
-        "baseline": ece_b.to_dict(),
-        "candidate": ece_c.to_dict(),
+        "ece_meaning": "ece: plug-in binned ECE (biased upward at small n); ece_debiased with ece_ci_low/high: "
+                       "bias-corrected estimate and bootstrap interval (edgebench.stats.calibration.ece_estimate); "
+                       "ece_null_expected: the plug-in ECE a perfectly calibrated model would show here by noise",
+        "baseline": {**ece_b.to_dict(), **_ece_interval(base, labels, seed)},
+        "candidate": {**ece_c.to_dict(), **_ece_interval(cand, labels, seed)},
         "temperature_scaling": {
             "fit_fraction": fit_fraction, "seed": seed, "n_fit": int(fit_idx.size), "n_eval": int(eval_idx.size),
             "method": "T minimizing the NLL of softmax(z / T) on the fit part; ECE before and after on the "
@@ -231,50 +264,77 @@ def _threshold(value) -> Optional[float]:
     return None if value is None or not math.isfinite(float(value)) else float(value)
 
 
+def _ci(low, high, unit: str) -> str:
+    return f"[{low:+.2f}, {high:+.2f}] points" if unit == "points" else f"[{low:.4f}, {high:.4f}]"
+
+
 def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration: dict,
                        fidelity: dict, edge_rows: list, max_drop_points, max_ece,
-                       max_edge_drop_points) -> dict:
+                       max_edge_drop_points, gate_on: str = "interval") -> dict:
     """The compression-validation table: metric | baseline | candidate | threshold | acceptable?
 
-    A threshold of None or infinity is "not set" and that row is not gated.
-    ``passed`` is True when every gated row is acceptable.
+    Each gated row is decided by :func:`edgebench.stats.accuracy.gate_check` on the
+    figure's 95% interval (its upper bound must be within the threshold), or on the
+    point estimate when ``gate_on="point"``; ``outcome`` says pass, fail or unresolved
+    (the interval straddles the threshold: not passed). A threshold of None or
+    infinity is "not set" and that row is not gated. ``passed`` is True when every
+    gated row is acceptable.
     """
+    from edgebench.stats.accuracy import gate_check
+
     rows = []
+    bound = "point estimate" if gate_on == "point" else "upper 95% bound"
 
-    def add(metric, base, cand, value, threshold, rule, unit, note=None):
+    def add(metric, base, cand, point, low, high, threshold, what, unit):
         thr = _threshold(threshold)
-        ok = None if thr is None or value is None else bool(value <= thr)
-        rows.append({"metric": metric, "baseline": base, "candidate": cand, "value": value, "unit": unit,
-                     "threshold": thr, "rule": rule, "acceptable": ok, "note": note})
+        g = gate_check(point, low, high, thr, gate_on)
+        note = None
+        if point is not None:
+            note = f"{what} {point:+.2f} points" if unit == "points" else f"{what} {point:.4f}"
+            if low is not None:
+                note += f" (95% CI {_ci(low, high, unit)})"
+            if g["outcome"] == "unresolved" or (gate_on == "point" and g["interval_straddles"]):
+                note += f"; the interval straddles the limit {thr:g}: this test set cannot resolve the gate"
+            if gate_on == "point" and g["acceptable"] is not None:
+                note += "; gated on the POINT ESTIMATE (--gate-on point), not the interval"
+        rows.append({"metric": metric, "baseline": base, "candidate": cand, "point": point, "ci_low": low,
+                     "ci_high": high, **g, "unit": "fraction" if unit == "points" else "ece", "threshold": thr,
+                     "rule": f"{what} ({bound}) <= threshold" + (" (accuracy points)" if unit == "points" else ""),
+                     "note": note})
 
-    drop = 0.0 - paired["diff_points"]
-    add("top-1 accuracy", acc_base["top1"]["accuracy"], acc_cand["top1"]["accuracy"], drop, max_drop_points,
-        "drop <= threshold (accuracy points)", "fraction",
-        note=f"drop {drop:+.2f} points (95% CI {0.0 - paired['diff_ci_high_points']:+.2f} to "
-             f"{0.0 - paired['diff_ci_low_points']:+.2f})")
-    ece_b, ece_c = calibration["baseline"]["ece"], calibration["candidate"]["ece"]
-    add(f"ECE ({N_BINS} bins)", ece_b, ece_c, ece_c, max_ece, "candidate ECE <= threshold", "ece")
+    add("top-1 accuracy", acc_base["top1"]["accuracy"], acc_cand["top1"]["accuracy"], 0.0 - paired["diff_points"],
+        0.0 - paired["diff_ci_high_points"], 0.0 - paired["diff_ci_low_points"], max_drop_points, "drop", "points")
+    cb, cc = calibration["baseline"], calibration["candidate"]
+    add(f"ECE ({N_BINS} bins, bias-corrected)", cb["ece_debiased"], cc["ece_debiased"], cc["ece_debiased"],
+        cc["ece_ci_low"], cc["ece_ci_high"], max_ece, "candidate ECE", "ece")
     worst = worst_slice(edge_rows)
     if worst is None:
-        rows.append({"metric": "worst edge-case slice, top-1", "baseline": None, "candidate": None, "value": None,
+        rows.append({"metric": "worst edge-case slice, top-1", "baseline": None, "candidate": None, "point": None,
+                     "ci_low": None, "ci_high": None, **gate_check(None, None, None, None, gate_on),
                      "unit": "fraction", "threshold": _threshold(max_edge_drop_points),
-                     "rule": "drop <= threshold (accuracy points)", "acceptable": None,
+                     "rule": f"drop ({bound}) <= threshold (accuracy points)", "outcome": "not gated",
                      "note": "no edge cases run (--edge-cases or --edge-set)"})
     else:
         add(f"worst edge-case slice ({worst['slice']}), top-1", worst["baseline"]["accuracy"],
-            worst["candidate"]["accuracy"], worst["drop_points"], max_edge_drop_points,
-            "drop <= threshold (accuracy points)", "fraction",
-            note=f"drop {worst['drop_points']:+.2f} points (95% CI {worst['drop_ci_low_points']:+.2f} to "
-                 f"{worst['drop_ci_high_points']:+.2f}), McNemar p={worst['mcnemar_p']:.3g}"
-                 + (f", Holm-adjusted over {len(edge_rows)} slices p={worst['mcnemar_p_holm']:.3g}"
-                    if "mcnemar_p_holm" in worst and len(edge_rows) > 1 else ""))
+            worst["candidate"]["accuracy"], worst["drop_points"], worst["drop_ci_low_points"],
+            worst["drop_ci_high_points"], max_edge_drop_points, "drop", "points")
+        holm = (f", Holm-adjusted over {len(edge_rows)} slices p={worst['mcnemar_p_holm']:.3g}"
+                if "mcnemar_p_holm" in worst and len(edge_rows) > 1 else "")
+        rows[-1]["note"] += f"; McNemar p={worst['mcnemar_p']:.3g}{holm}"
     if acc_base.get("top5") and acc_cand.get("top5"):
-        add("top-5 accuracy", acc_base["top5"]["accuracy"], acc_cand["top5"]["accuracy"], None, None,
-            "not gated", "fraction")
-    add("agreement (same top-1)", None, paired["agreement_rate"], None, None, "not gated", "fraction",
-        note=f"McNemar exact p={paired['mcnemar_p']:.3g}")
-    add("output cosine similarity", None, fidelity["cosine_similarity"], None, None, "not gated", "ratio")
+        rows.append(_ungated("top-5 accuracy", acc_base["top5"]["accuracy"], acc_cand["top5"]["accuracy"],
+                             "fraction"))
+    rows.append(_ungated("agreement (same top-1)", None, paired["agreement_rate"], "fraction",
+                         note=f"McNemar exact p={paired['mcnemar_p']:.3g}"))
+    rows.append(_ungated("output cosine similarity", None, fidelity["cosine_similarity"], "ratio"))
     failed = [r["metric"] for r in rows if r["acceptable"] is False]
-    return {"rows": rows, "passed": not failed, "failed": failed,
+    return {"rows": rows, "passed": not failed, "failed": failed, "gate_on": gate_on,
+            "unresolved": [r["metric"] for r in rows if r["outcome"] == "unresolved"],
             "thresholds": {"max_drop_points": _threshold(max_drop_points), "max_ece": _threshold(max_ece),
-                           "max_edge_drop_points": _threshold(max_edge_drop_points)}}
+                           "max_edge_drop_points": _threshold(max_edge_drop_points), "gate_on": gate_on}}
+
+
+def _ungated(metric: str, base, cand, unit: str, note: Optional[str] = None) -> dict:
+    return {"metric": metric, "baseline": base, "candidate": cand, "point": None, "ci_low": None, "ci_high": None,
+            "gate_on": None, "value": None, "acceptable": None, "outcome": "not gated", "interval_straddles": None,
+            "unit": unit, "threshold": None, "rule": "not gated", "note": note}

@@ -10,16 +10,12 @@ written when everything else is in place (a failure removes the folder).
 """
 from __future__ import annotations
 
-import datetime as _dt
-import os
-import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
-from edgebench import __version__
 from edgebench.results.model import RunResult
 from edgebench.runtime.tflite_file import read_sidecar
 
@@ -43,7 +39,8 @@ def input_range_warnings(model, x: np.ndarray) -> list:
         out.append({"code": "inputs-clipped",
                     "message": f"{100 * clipped:.1f}% of the input values fall outside {model.name}'s "
                                f"{t.dtype} input range [{lo:.4g}, {hi:.4g}] and are clipped by quantization",
-                    "remedy": "check the preprocessing against the calibration data (--scale, --mean, --std)"})
+                    "remedy": "check the preprocessing against the calibration data "
+                              "(--preprocess scale=, mean=, std=)"})
     span = float(x.max() - x.min())
     if span < UNDERUSED_RANGE * (hi - lo):
         out.append({"code": "input-range-underused",
@@ -53,27 +50,30 @@ def input_range_warnings(model, x: np.ndarray) -> list:
     return out
 
 
+MIN_PAIRED = 2  # clean samples both models must have evaluated for a stopped run to keep figures
+
+
 @dataclass
 class Run:
-    """Everything a finished accuracy run knows besides the model outputs."""
+    """Everything an accuracy run knows besides the model outputs (the later fields fill in as it goes)."""
 
     model: object
     baseline: object
     dataset: object
     slices: list
     edge: Optional[dict]
-    opts: "AccuracyOptions"  # edgebench.bench.accuracy.AccuracyOptions (imported there; no cycle)
+    opts: "AccuracyOptions"  # edgebench.bench.accuracy.AccuracyOptions
     profile: object
     base_profile: object
     hello: dict
     base_hello: dict
     system: dict
     client_desc: Optional[str]
-    cand_loaded: dict
-    base_loaded: dict
-    timings: dict
-    thermal: tuple
-    agent_status: dict
+    thermal: list                                   # [start, end]; end {} until the passes finish
+    cand_loaded: dict = field(default_factory=dict)
+    base_loaded: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    agent_status: dict = field(default_factory=dict)
 
 
 def _label(hello: dict) -> str:
@@ -90,10 +90,10 @@ def _runtime(loaded: dict, kernels: str, threads: int) -> dict:
             "delegate": loaded.get("delegate")}
 
 
-def _figures(run: Run, cand_out: list, base_out: list, label: str) -> tuple[dict, dict, list]:
+def _figures(run: Run, slices: list, cand_out: list, base_out: list, label: str) -> tuple[dict, dict, list]:
     from edgebench.bench import accuracy_eval as ev
 
-    y = run.dataset.y
+    y = slices[0].labels
     kinds = {"baseline": ev.outputs_kind(base_out[0]), "candidate": ev.outputs_kind(cand_out[0])}
     base = ev.model_outputs(base_out[0], kinds["baseline"])
     cand = ev.model_outputs(cand_out[0], kinds["candidate"])
@@ -103,7 +103,7 @@ def _figures(run: Run, cand_out: list, base_out: list, label: str) -> tuple[dict
     calibration, eces = ev.calibration_section(base, cand, y, run.opts.calib_fraction, run.opts.seed)
     fidelity = ev.fidelity_section(base, cand)
     per_slice, rows = [], []
-    for s, bo, co in zip(run.slices, base_out, cand_out):
+    for s, bo, co in zip(slices, base_out, cand_out):
         b, c = ev.model_outputs(bo, kinds["baseline"]), ev.model_outputs(co, kinds["candidate"])
         per_slice.append((s, b, c))
         if s.name != "clean":
@@ -127,7 +127,7 @@ def _figures(run: Run, cand_out: list, base_out: list, label: str) -> tuple[dict
                                      "note": "mcnemar_p_holm controls the family-wise error over all slices"},
             "label": label},
         "validation": ev.validation_section(acc_b, acc_c, paired, calibration, fidelity, rows, o.max_drop_points,
-                                            o.max_ece, o.max_edge_drop_points),
+                                            o.max_ece, o.max_edge_drop_points, o.gate_on),
     }
     return section, eces, per_slice
 
@@ -135,10 +135,22 @@ def _figures(run: Run, cand_out: list, base_out: list, label: str) -> tuple[dict
 def _warnings(run: Run, section: dict) -> list:
     out = []
     res = section["resolution"]
-    if res["warning"]:
-        limit = "any size" if res["mdd_points"] is None else f"{res['mdd_points']:.2f} points"
-        out.append({"code": "difference-not-resolvable", "message": res["warning"],
-                    "remedy": f"do not claim a difference, or its absence, below {limit}; use a larger test set"})
+    if res["verdict"] == "no-difference-resolved":
+        out.append({"code": "difference-not-resolvable", "message": res["statement"],
+                    "remedy": "do not claim a difference; claim its absence only as 'the difference lies within "
+                              "the interval'; a larger test set narrows it"})
+    elif res["verdict"] == "borderline":
+        out.append({"code": "difference-borderline", "message": res["statement"],
+                    "remedy": "use more test samples before claiming a difference or its absence"})
+    for row in section["validation"]["rows"]:
+        if row["outcome"] == "unresolved" or (row["gate_on"] == "point" and row["interval_straddles"]):
+            pts = row["unit"] == "fraction"
+            ci = (f"{row['ci_low']:+.2f} to {row['ci_high']:+.2f} points" if pts else
+                  f"{row['ci_low']:.4f} to {row['ci_high']:.4f}")
+            out.append({"code": "gate-unresolved",
+                        "message": f"{row['metric']}: the 95% interval ({ci}) straddles the limit "
+                                   f"{row['threshold']:g}; this test set cannot tell whether the gate holds",
+                        "remedy": "use a larger test set (or, knowingly, --gate-on point)"})
     for role in ("baseline", "candidate"):
         ts = section["calibration"]["temperature_scaling"][role]
         if ts["at_bound"]:
@@ -154,21 +166,21 @@ def _warnings(run: Run, section: dict) -> list:
     return out
 
 
-def _describe(run: Run, result: RunResult, section: dict) -> None:
+def describe(run: Run) -> RunResult:
+    """A fresh accuracy RunResult with the run's conditions (what is known before the models run)."""
     from edgebench.bench.hostinfo import host_description
+    from edgebench.bench.record import new_result
 
     o = run.opts
+    result = new_result("accuracy", _label(run.hello))
     sidecar = read_sidecar(run.model.path)
     result.host = host_description()
     result.model = {**run.model.to_dict(), "sidecar": sidecar, "calibration": (sidecar or {}).get("calibration")}
-    result.runtime = _runtime(run.cand_loaded, o.kernels, o.threads)
     result.board = {"name": run.profile.name, "title": getattr(run.profile, "title", run.profile.name),
                     "kind": getattr(run.profile, "kind", None), "transport": run.client_desc,
                     "profile_origin": str(getattr(run.profile, "origin", "") or ""),
                     "system": run.system.get("system", run.system),
                     "collector_errors": run.system.get("collector_errors", {})}
-    result.agent = {**{k: run.hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid")},
-                    "status": run.agent_status}
     result.scenario = {"name": "accuracy", "batch": 1, "inputs": run.dataset.to_dict()}
     result.timing = {"note": "no latency is measured in an accuracy run; see extra.accuracy.evaluation "
                              "for the evaluation throughput"}
@@ -176,12 +188,23 @@ def _describe(run: Run, result: RunResult, section: dict) -> None:
                        "families": None if o.families is None else list(o.families),
                        "edge_cases": o.edge_cases, "edge_set": o.edge_set,
                        "value_range": None if o.value_range is None else list(o.value_range),
-                       "thresholds": section["validation"]["thresholds"], "chunk_size": o.chunk_size,
+                       "chunk_size": o.chunk_size, "gate_on": o.gate_on,
                        "data_options": dict(o.data_options), "baseline_on_board": o.baseline_on_board}
-    start, end = run.thermal
-    result.thermal = {"available": bool(start.get("available") or end.get("available")), "start": start, "end": end}
     result.power = {"measured": False, "boundary": None, "instrument": None,
                     "note": "no power meter attached to this run: energy not measured"}
+    return result
+
+
+def _describe_end(run: Run, result: RunResult, section: dict) -> None:
+    """What is known once the models ran: runtimes, thermal end, evaluation rates, both models' identity."""
+    o = run.opts
+    result.runtime = _runtime(run.cand_loaded, o.kernels, o.threads)
+    result.agent = {**{k: run.hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid")},
+                    "status": run.agent_status}
+    result.settings["thresholds"] = section["validation"]["thresholds"]
+    start, end = run.thermal
+    result.thermal = {"available": bool(start.get("available") or end.get("available")), "start": start,
+                      "end": end or None}
     base_sidecar = read_sidecar(run.baseline.path)
     section["candidate"] = {"model": {k: result.model[k] for k in ("name", "path", "sha256", "precision")},
                             "board": run.profile.name, "runtime": result.runtime, "where": "board"}
@@ -213,34 +236,32 @@ def _predictions_frame(per_slice: list):
     return pd.concat(parts, ignore_index=True)
 
 
-def store_run(run: Run, cand_out: list, base_out: list, runs_root) -> tuple[RunResult, Path]:
-    """Compute the figures of ``run`` and write its folder; returns the result and the folder."""
+def store_run(run: Run, result: RunResult, folder, slices: list, cand_out: list, base_out: list,
+              status: str = "complete", reason: Optional[str] = None) -> None:
+    """Compute the figures of the paired ``slices`` and write them into ``folder`` (a started
+    :class:`~edgebench.bench.record.RunFolder`): predictions, diagrams, then run.json last."""
     from edgebench.bench.accuracy_eval import plain
+    from edgebench.report.claim import accuracy_claim
     from edgebench.results import store
     from edgebench.stats.calibration import reliability_diagram
 
-    label = _label(run.hello)
-    section, eces, per_slice = _figures(run, cand_out, base_out, label)
-    result = RunResult(run_id=uuid.uuid4().hex[:12], kind="accuracy", label=label, edgebench_version=__version__,
-                       created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
-    _describe(run, result, section)
+    section, eces, per_slice = _figures(run, slices, cand_out, base_out, result.label)
+    if status != "complete":
+        done = sum(s.n for s in slices)
+        planned = sum(s.n for s in run.slices)
+        section["evaluated"] = {"samples": done, "planned": planned, "slices": [s.name for s in slices],
+                                "note": "the run stopped: figures cover the samples both models evaluated"}
+    _describe_end(run, result, section)
     result.warnings = _warnings(run, section)
-    result.extra = plain({"accuracy": section})
-    run_dir = store.new_run_dir(runs_root, run.model.name, run.profile.name)
-    try:
-        frame = _predictions_frame(per_slice)
-        tmp = run_dir / (PREDICTIONS + ".tmp")
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, run_dir / PREDICTIONS)
-        for role, model in (("baseline", run.baseline), ("candidate", run.model)):
-            reliability_diagram(eces[role], run_dir / DIAGRAMS[role],
-                                title=f"{model.name} ({model.precision.upper()}, {role})")
-        result.status = "complete"
-        from edgebench.bench.accuracy import accuracy_claim
-
-        result.extra["claim"] = accuracy_claim(result)
-        store.write_result(run_dir, result)
-    except BaseException:
-        store.discard_run_dir(run_dir)
-        raise
-    return result, run_dir
+    if status != "complete":
+        result.warnings.append({"code": "run-incomplete", "message": f"{reason}; figures cover "
+                                f"{section['evaluated']['samples']:,} of {section['evaluated']['planned']:,} "
+                                "planned samples", "remedy": "run the command again to evaluate every sample"})
+    result.extra = {**result.extra, **plain({"accuracy": section})}
+    store.write_parquet(folder.path / PREDICTIONS, _predictions_frame(per_slice))
+    for role, model in (("baseline", run.baseline), ("candidate", run.model)):
+        reliability_diagram(eces[role], folder.path / DIAGRAMS[role],
+                            title=f"{model.name} ({model.precision.upper()}, {role})")
+    result.status, result.status_reason = status, reason
+    result.extra["claim"] = accuracy_claim(result)
+    folder.save(result)

@@ -80,23 +80,29 @@ def print_accuracy(console, result, run_dir) -> None:
     cp = a["candidate"]["model"]["precision"].upper()
     t = Table(title=f"accuracy on {escape(result.scenario['inputs']['source'])} "
                     f"(n={a['paired']['n']:,}, {result.label}; 95% Wilson CIs)", title_justify="left")
-    for col in ("model", "where, kernels", "top-1 (95% CI)", "top-5 (95% CI)", "ECE"):
+    for col in ("model", "where, kernels", "top-1 (95% CI)", "top-5 (95% CI)", "ECE bias-corr. (95% CI)",
+                "ECE plug-in"):
         t.add_column(col)
     for role in ("baseline", "candidate"):
-        m, acc, rt = a[role], a["accuracy"][role], a[role]["runtime"]
+        m, acc, rt, cal = a[role], a["accuracy"][role], a[role]["runtime"], a["calibration"][role]
         how = rt.get("delegate") or rt.get("kernels")
         t.add_row(f"{escape(m['model']['name'])} ({role})", f"{m['board']}, {how}, {rt.get('threads')} thr",
-                  _acc(acc["top1"]), _acc(acc["top5"]), f"{a['calibration'][role]['ece']:.4f}")
+                  _acc(acc["top1"]), _acc(acc["top5"]),
+                  f"{cal['ece_debiased']:.4f} ({cal['ece_ci_low']:.4f}–{cal['ece_ci_high']:.4f})",
+                  f"{cal['ece']:.4f}")
     console.print(t)
     pr, res = a["paired"], a["resolution"]
     console.print(f"paired: agreement {_pct(pr['agreement_rate'], 1)}, flips right→wrong "
-                  f"{pr['flips_right_to_wrong']}, wrong→right {pr['flips_wrong_to_right']}, McNemar exact "
-                  f"p={pr['mcnemar_p']:.3g}")
+                  f"{pr['flips_right_to_wrong']}, wrong→right {pr['flips_wrong_to_right']}")
     console.print("relative: " + "; ".join(escape(s) for s in a["relative"]["statements"]))
-    mdd = "no difference" if res["mdd_points"] is None else f"{res['mdd_points']:.2f} points"
-    console.print(f"resolution: smallest difference this test set resolves (power {res['power']:.0%}, "
-                  f"α={res['alpha']}): {mdd}; observed {pr['diff_points']:+.2f} points "
-                  f"(95% CI {pr['diff_ci_low_points']:+.2f} to {pr['diff_ci_high_points']:+.2f})")
+    mdd = "no difference of any size" if res["mdd_points"] is None else f"{res['mdd_points']:.2f} points"
+    console.print(f"verdict: {escape(res['statement'])}")
+    console.print(f"resolution (a property of the test set): a true difference of {mdd} is detected with "
+                  f"{res['power']:.0%} power (two-sided α={res['alpha']:g}, n={res['n']:,})")
+    cal = a["calibration"]["candidate"]
+    console.print(f"calibration: a perfectly calibrated model would show a plug-in ECE of "
+                  f"{cal['ece_null_expected']:.4f} here by sampling noise alone; the bias-corrected ECE removes "
+                  "most of that bias")
     ts = a["calibration"]["temperature_scaling"]
     console.print(f"calibration: temperature scaling fitted on {ts['n_fit']}, evaluated on {ts['n_eval']} "
                   f"(seed {ts['seed']}): " + "; ".join(
@@ -130,15 +136,19 @@ def print_accuracy(console, result, run_dir) -> None:
                        _p(r["mcnemar_p"]), "–" if "mcnemar_p_holm" not in r else _p(r["mcnemar_p_holm"]))
         console.print(et)
     v = a["validation"]
-    vt = Table(title="compression validation", title_justify="left")
-    for col in ("metric", bp, cp, "threshold", "acceptable?"):
+    on = "upper 95% bound" if v.get("gate_on") != "point" else "POINT ESTIMATE (not the interval)"
+    vt = Table(title=f"compression validation (gates on the {on})", title_justify="left")
+    for col in ("metric", bp, cp, "gated value", "threshold", "acceptable?"):
         vt.add_column(col)
     for r in v["rows"]:
         fmt = (lambda x: "–" if x is None else f"{x:.4f}") if r["unit"] in ("ece", "ratio") else _pct
+        points = r["unit"] == "fraction"
         thr = "–" if r["threshold"] is None else (
-            f"drop ≤ {r['threshold']:g} pt" if "drop" in r["rule"] else f"≤ {r['threshold']:g}")
-        ok = {True: "[green]yes[/]", False: "[red]NO[/]", None: "not gated"}[r["acceptable"]]
-        vt.add_row(escape(r["metric"]), fmt(r["baseline"]), fmt(r["candidate"]), thr, ok)
+            f"drop ≤ {r['threshold']:g} pt" if points else f"≤ {r['threshold']:g}")
+        gated = "–" if r["value"] is None else (f"{r['value']:+.2f} pt" if points else f"{r['value']:.4f}")
+        ok = {"pass": "[green]yes[/]", "fail": "[red]NO[/]", "unresolved": "[red]NO (unresolved)[/]",
+              "not gated": "not gated"}[r["outcome"]]
+        vt.add_row(escape(r["metric"]), fmt(r["baseline"]), fmt(r["candidate"]), gated, thr, ok)
     console.print(vt)
     for r in v["rows"]:
         if r["acceptable"] is not None and r["note"]:
@@ -153,34 +163,75 @@ def print_accuracy(console, result, run_dir) -> None:
                   + ", ".join(a["calibration"]["diagrams"].values()))
 
 
+PREP, GATES, EDGE, RUN = "Preprocessing", "Gates", "Edge cases", "How the models run"
+_OLD_PREP = {"scale": "--scale", "mean": "--mean", "std": "--std", "size": "--size", "resize": "--resize",
+             "channels": "--channels"}
+
+
+def _preprocessing(items: Optional[List[str]], old: dict, err) -> dict:
+    """``--preprocess KEY=VALUE`` items (the spelling ``quantize`` uses too), plus the deprecated
+    ``--scale/--mean/--std/--size/--resize/--channels`` options, which say so on stderr."""
+    from edgebench.quantize.calibration import parse_preprocess
+
+    given = {k: v for k, v in old.items() if v is not None}
+    for key in given:
+        err.print(f"warning: {_OLD_PREP[key]} is deprecated; use --preprocess {key}=VALUE", markup=False,
+                  soft_wrap=True)
+    spelled = [f"{k}={str(v).replace(',', 'x') if k in ('size', 'resize') else v}" for k, v in given.items()]
+    options = parse_preprocess(list(items or []) + spelled)  # a key given both ways: "given twice"
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+
+
 @app.command()
 def accuracy(
     model: Path = typer.Argument(..., help="The model under test (.tflite, e.g. INT8)."),
     baseline: Path = typer.Option(..., "--baseline", help="The FP32 model it came from (.tflite)."),
     data: str = typer.Option(..., "--data", help="Test set: digits, digits:test, an .npz (x, y) or an image folder."),
     board: str = typer.Option("host", "--board", "-b", help="Board the model under test runs on."),
-    baseline_on_board: bool = typer.Option(False, help="Run the baseline on the board too (default: host board)."),
-    edge_cases: bool = typer.Option(False, "--edge-cases", help="Evaluate the built-in perturbation families."),
-    edge_set: Optional[Path] = typer.Option(None, help="A labelled edge-case .npz (x, y, optional slice)."),
-    families: Optional[str] = typer.Option(None, help="Comma-separated subset of the perturbation families."),
-    severities: str = typer.Option("1,2,3,4,5", help="Perturbation severities (1-5), comma-separated."),
-    seed: int = typer.Option(0, help="Seed of the perturbations and of the calibration split."),
-    value_range: Optional[str] = typer.Option(None, help="LOW,HIGH the inputs live in (default: observed)."),
-    max_drop: float = typer.Option(1.0, help="Gate: maximum top-1 drop in points (inf: not gated)."),
-    max_ece: float = typer.Option(0.05, help="Gate: maximum ECE of the model under test (inf: not gated)."),
-    max_edge_drop: float = typer.Option(3.0, help="Gate: maximum drop on the worst edge-case slice, points."),
+    preprocess: Optional[List[str]] = typer.Option(
+        None, "--preprocess", rich_help_panel=PREP,
+        help="Declared preprocessing, KEY=VALUE, repeatable (as in quantize): scale=1/255, mean=0.5 or per "
+             "channel mean=0.485,0.456,0.406, std=..., and for image folders size=HxW, resize=HxW, channels=1|3."),
+    max_drop: float = typer.Option(1.0, rich_help_panel=GATES,
+                                   help="Maximum top-1 drop in points: the upper 95% bound must be within it "
+                                        "(inf: not gated)."),
+    max_ece: float = typer.Option(0.05, rich_help_panel=GATES,
+                                  help="Maximum bias-corrected ECE of the model under test: the upper 95% bound "
+                                       "must be within it (inf: not gated)."),
+    max_edge_drop: float = typer.Option(3.0, rich_help_panel=GATES,
+                                        help="Maximum drop on the worst edge-case slice, points (upper 95% bound)."),
+    gate_on: str = typer.Option("interval", rich_help_panel=GATES,
+                                help="interval: gates act on the upper 95% bound; point: on the point estimate "
+                                     "(labelled so in the output and run.json)."),
+    edge_cases: bool = typer.Option(False, "--edge-cases", rich_help_panel=EDGE,
+                                    help="Evaluate the built-in perturbation families."),
+    edge_set: Optional[Path] = typer.Option(None, rich_help_panel=EDGE,
+                                            help="A labelled edge-case .npz (x, y, optional slice)."),
+    families: Optional[str] = typer.Option(None, rich_help_panel=EDGE,
+                                           help="Comma-separated subset of the perturbation families."),
+    severities: str = typer.Option("1,2,3,4,5", rich_help_panel=EDGE,
+                                   help="Perturbation severities (1-5), comma-separated."),
+    value_range: Optional[str] = typer.Option(None, rich_help_panel=EDGE,
+                                              help="LOW,HIGH the inputs live in (default: observed)."),
+    seed: int = typer.Option(0, help="Seed of the perturbations, the calibration split and the ECE bootstrap."),
     calib_fraction: float = typer.Option(0.5, help="Share of the test set that fits the temperature."),
-    kernels: str = typer.Option("xnnpack", help="Kernels of the model under test: xnnpack, builtin, reference."),
-    threads: int = typer.Option(1, help="Interpreter threads of the model under test."),
-    delegate: Optional[str] = typer.Option(None, help="Delegate of the model under test, e.g. edgetpu."),
-    baseline_kernels: str = typer.Option("reference", help="Kernels of the baseline (default: reference)."),
-    scale: Optional[str] = typer.Option(None, help="Declared preprocessing: x * SCALE (e.g. 1/255)."),
-    mean: Optional[str] = typer.Option(None, help="Declared preprocessing: subtract MEAN (one or per channel)."),
-    std: Optional[str] = typer.Option(None, help="Declared preprocessing: divide by STD (one or per channel)."),
-    size: Optional[str] = typer.Option(None, help="Image folders: expected H,W."),
-    resize: Optional[str] = typer.Option(None, help="Image folders: resize to H,W (bilinear)."),
-    channels: Optional[int] = typer.Option(None, help="Image folders: 1 (greyscale) or 3 (RGB)."),
-    chunk: Optional[int] = typer.Option(None, help="Samples per infer request (default: up to 4 MB, 2048)."),
+    kernels: str = typer.Option("xnnpack", rich_help_panel=RUN,
+                                help="Kernels of the model under test: xnnpack, builtin, reference."),
+    threads: int = typer.Option(1, rich_help_panel=RUN, help="Interpreter threads of the model under test."),
+    delegate: Optional[str] = typer.Option(None, rich_help_panel=RUN,
+                                           help="Delegate of the model under test, e.g. edgetpu."),
+    baseline_on_board: bool = typer.Option(False, rich_help_panel=RUN,
+                                           help="Run the baseline on the board too (default: host board)."),
+    baseline_kernels: str = typer.Option("reference", rich_help_panel=RUN,
+                                         help="Kernels of the baseline (default: reference)."),
+    chunk: Optional[int] = typer.Option(None, rich_help_panel=RUN,
+                                        help="Samples per infer request (default: up to 4 MB, 2048)."),
+    scale: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess scale=S."),
+    mean: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess mean=M."),
+    std: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess std=S."),
+    size: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess size=HxW."),
+    resize: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess resize=HxW."),
+    channels: Optional[int] = typer.Option(None, hidden=True, help="Deprecated: --preprocess channels=N."),
     runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
     url: Optional[str] = typer.Option(None, help="Override the board's address (ssh://user@host, /dev/ttyUSB0)."),
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
@@ -193,20 +244,18 @@ def accuracy(
     from edgebench.errors import GateFailed
     from edgebench.results import store
 
+    err = get_err_console()
     sev = _numbers(severities, "--severities", kind=int)
-    data_options = {"scale": (_numbers(scale, "--scale", 1) or (None,))[0], "mean": _numbers(mean, "--mean"),
-                    "std": _numbers(std, "--std"), "size": _numbers(size, "--size", 2, int),
-                    "resize": _numbers(resize, "--resize", 2, int), "channels": channels}
+    data_options = _preprocessing(preprocess, {"scale": scale, "mean": mean, "std": std, "size": size,
+                                               "resize": resize, "channels": channels}, err)
     opts = AccuracyOptions(
         kernels=kernels, threads=threads, delegate=delegate, baseline_on_board=baseline_on_board,
         baseline_kernels=baseline_kernels, edge_cases=edge_cases, edge_set=str(edge_set) if edge_set else None,
         families=tuple(f.strip() for f in families.split(",") if f.strip()) if families else None,
         severities=sev or (), seed=seed, value_range=_numbers(value_range, "--value-range", 2),
-        max_drop_points=max_drop, max_ece=max_ece, max_edge_drop_points=max_edge_drop,
-        calib_fraction=calib_fraction, chunk_size=chunk,
-        data_options={k: v for k, v in data_options.items() if v is not None})
+        max_drop_points=max_drop, max_ece=max_ece, max_edge_drop_points=max_edge_drop, gate_on=gate_on,
+        calib_fraction=calib_fraction, chunk_size=chunk, data_options=data_options)
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
-    err = get_err_console()
     result, run_dir = run_accuracy(model, baseline, data, profile, opts, runs_root=runs_dir, url=url,
                                    progress=_progress(err))
     if json_out:

@@ -25,10 +25,13 @@ def quantize_command(
                                        help="Also write a dynamic-range model (<base>_dynamic.tflite)."),
     calib_count: Optional[int] = typer.Option(None, "--calib-count",
                                               help="Calibrate with N samples, evenly spaced (default: all)."),
+    preprocess: Optional[List[str]] = typer.Option(
+        None, "--preprocess",
+        help="Declared preprocessing of the calibration data, KEY=VALUE, repeatable (as in accuracy): "
+             "scale=1/255, mean=0.5 or per channel mean=0.485,0.456,0.406, std=..., and for image folders "
+             "size=HxW, resize=HxW, channels=1|3."),
     calib_preprocess: Optional[List[str]] = typer.Option(
-        None, "--calib-preprocess",
-        help="Declared preprocessing, key=value, repeatable: scale=1/255, mean=0.5 or per channel "
-             "mean=0.485,0.456,0.406, std=..., and for image folders size=HxW, resize=HxW, channels=1|3."),
+        None, "--calib-preprocess", hidden=True, help="Deprecated name of --preprocess."),
     calib_key: Optional[str] = typer.Option(None, "--calib-key", help="Array name in a .npz file (default x)."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     show_progress: bool = typer.Option(False, "--progress",
@@ -38,10 +41,14 @@ def quantize_command(
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.quantize import QuantizeOptions, parse_preprocess, quantize_model
 
+    err = get_err_console()
+    if calib_preprocess:
+        err.print("warning: --calib-preprocess is deprecated; use --preprocess KEY=VALUE (the spelling accuracy "
+                  "uses too)", markup=False, soft_wrap=True)
     options = QuantizeOptions(
         io=io.lower(), per_channel=not per_tensor, batch=batch, float16=float16, dynamic_range=dynamic_range,
-        calib_count=calib_count, calib_preprocess=parse_preprocess(calib_preprocess), calib_key=calib_key)
-    err = get_err_console()
+        calib_count=calib_count, calib_key=calib_key,
+        calib_preprocess=parse_preprocess(list(preprocess or []) + list(calib_preprocess or [])))
 
     def progress(message: str) -> None:
         err.print(f"… {message}", style="dim", markup=False, soft_wrap=True, highlight=False)

@@ -78,13 +78,13 @@ def parse_preprocess(items: Optional[Sequence[str]]) -> dict:
             key, sep, value = part.partition("=")
             key, value = key.strip().lower(), value.strip()
             if not sep or not key or not value:
-                raise UsageError(f"calibration preprocessing {part!r} is not key=value",
+                raise UsageError(f"preprocessing {part!r} is not key=value",
                                  f"keys: {', '.join(PREPROCESS_KEYS)}; e.g. scale=1/255")
             if key not in PREPROCESS_KEYS:
-                raise UsageError(f"unknown calibration preprocessing key {key!r}",
+                raise UsageError(f"unknown preprocessing key {key!r}",
                                  f"keys: {', '.join(PREPROCESS_KEYS)}")
             if key in out:
-                raise UsageError(f"calibration preprocessing {key!r} given twice")
+                raise UsageError(f"preprocessing {key!r} given twice")
             if key == "scale":
                 out[key] = _number(value, key)
             elif key in ("mean", "std"):
@@ -117,9 +117,9 @@ def _number(text: str, key: str) -> float:
         else:
             value = float(text)
     except (ValueError, ZeroDivisionError):
-        raise UsageError(f"calibration preprocessing {key}={text!r} is not a number (e.g. 0.5 or 1/255)") from None
+        raise UsageError(f"preprocessing {key}={text!r} is not a number (e.g. 0.5 or 1/255)") from None
     if not np.isfinite(value):
-        raise UsageError(f"calibration preprocessing {key}={text!r} is not finite")
+        raise UsageError(f"preprocessing {key}={text!r} is not finite")
     return value
 
 

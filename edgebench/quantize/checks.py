@@ -45,7 +45,7 @@ def calibration_warnings(calib, declared_scale: bool) -> list:
             "calibration-unscaled",
             f"calibration data ({'decoded images' if stored == 'image' else 'stored as ' + stored}) is used "
             f"unscaled, values up to {hi:g}",
-            "declare the model's input scaling, e.g. --calib-preprocess scale=1/255, unless the model "
+            "declare the model's input scaling, e.g. --preprocess scale=1/255, unless the model "
             "rescales its input itself", "int8"))
     return out
 

@@ -164,3 +164,75 @@ def _caveats(r: RunResult) -> list[str]:
         codes = ", ".join(sorted({w.get("code", "?") for w in r.warnings}))
         out.append(f"{len(r.warnings)} stability warning{'s' if len(r.warnings) != 1 else ''} ({codes}).")
     return out
+
+
+# ---------------------------------------------------------------- accuracy runs
+
+def _accuracy_how(rt: dict, with_threads: bool = True) -> str:
+    kernels = rt.get("kernels")
+    how = f"{rt['delegate']} delegate" if rt.get("delegate") else _KERNELS.get(kernels, str(kernels))
+    if with_threads:
+        t = rt.get("threads")
+        how += f", {t} thread{'s' if t != 1 else ''}"
+    return how
+
+
+def _data_name(source: str) -> str:
+    """'builtin:digits/test (...)' -> 'digits/test'; 'npz:/a/b/test.npz [x, y]' -> 'test.npz'."""
+    from pathlib import Path
+
+    kind, _, rest = source.partition(":")
+    rest = rest.split(" [")[0].split(" (")[0]
+    return rest if kind == "builtin" else Path(rest).name
+
+
+def _pct(x: float, d: int = 1) -> str:
+    return f"{100 * x:.{d}f}"
+
+
+def accuracy_claim(result: RunResult) -> str:
+    """One sentence stating the figures of a stored accuracy run with their conditions."""
+    a = result.extra["accuracy"]
+    c1, b1 = a["accuracy"]["candidate"]["top1"], a["accuracy"]["baseline"]["top1"]
+    pr, res, cal = a["paired"], a["resolution"], a["calibration"]
+    cand, base = a["candidate"], a["baseline"]
+    cprec = _PRECISION.get(cand["model"]["precision"], cand["model"]["precision"])
+    bprec = _PRECISION.get(base["model"]["precision"], base["model"]["precision"])
+    data = _data_name((result.scenario.get("inputs") or {}).get("source", ""))
+    text = (f"{_pct(c1['accuracy'], 2)}% top-1 (95% CI {_pct(c1['ci_low'])}–{_pct(c1['ci_high'])}%, "
+            f"n={c1['n']:,}{', ' + data if data else ''}) for {cand['model']['name']} {cprec} "
+            f"({_accuracy_how(cand['runtime'])}) on {cand['board']} vs {bprec} {_pct(b1['accuracy'], 2)}% "
+            f"({_accuracy_how(base['runtime'], False)}, {base['board']}), agreement {_pct(pr['agreement_rate'])}%")
+    diff = (f"difference {pr['diff_points']:+.2f} points (95% CI {pr['diff_ci_low_points']:+.2f} to "
+            f"{pr['diff_ci_high_points']:+.2f}, McNemar {fmt.p_value(pr['mcnemar_p'])})")
+    mdd = ("this test set cannot detect a difference of any size" if res["mdd_points"] is None else
+           f"this test set detects {res['mdd_points']:.1f} points with {res['power']:.0%} power")
+    verdict = {"difference": "a difference resolved",
+               "no-difference-resolved": f"no difference resolved ({mdd})",
+               "borderline": "borderline (test and interval disagree): no difference claimed"}[res["verdict"]]
+    text += f"; {diff}: {verdict}"
+    cc, cb = cal["candidate"], cal["baseline"]
+    text += (f"; ECE {cc['ece_debiased']:.3f} bias-corrected (95% CI {cc['ece_ci_low']:.3f}–{cc['ece_ci_high']:.3f}; "
+             f"{bprec} {cb['ece_debiased']:.3f})")
+    edge = a.get("edge_cases")
+    if edge and edge.get("slices"):
+        w = next(r for r in edge["slices"] if r["slice"] == edge["worst"])
+        name = f"{w['family']} s{w['severity']}" if w["family"] else w["slice"]
+        m = len(edge["slices"])
+        holm = f", {fmt.p_value(w['mcnemar_p_holm'])} Holm-adjusted over {m} slices" if m > 1 else ""
+        text += (f"; worst edge-case slice: {name}, drop {w['drop_points']:.1f} points (95% CI "
+                 f"{w['drop_ci_low_points']:.1f} to {w['drop_ci_high_points']:.1f}, McNemar "
+                 f"{fmt.p_value(w['mcnemar_p'])}{holm})")
+    else:
+        text += "; no edge cases evaluated"
+    text += f"; {result.label}."
+    v = a.get("validation") or {}
+    if v.get("gate_on") == "point":
+        text += " Gates compared POINT ESTIMATES, not interval bounds."
+    if v.get("failed"):
+        unresolved = set(v.get("unresolved") or [])
+        text += " Compression check FAILED: " + ", ".join(
+            f"{m} (unresolved: interval straddles the limit)" if m in unresolved else m for m in v["failed"]) + "."
+    if result.status != "complete":
+        text += f" INCOMPLETE run ({result.status_reason or result.status})."
+    return text

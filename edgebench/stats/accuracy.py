@@ -53,6 +53,29 @@ be for this test set to find it (two-sided alpha, given power)?":
 It returns ``math.inf`` when no difference in the feasible range is resolvable
 (n too small for even the largest possible difference). Differences are proportions
 (0.01 = one accuracy point).
+
+Significance and resolution, side by side
+-----------------------------------------
+They answer different questions and are never mixed. *Significance* is about the
+observed data: :func:`difference_verdict` says a difference is resolved when
+McNemar's exact p is below alpha **and** the paired interval excludes 0; no
+difference is resolved when p >= alpha and the interval contains 0; when the
+two disagree (it happens at the boundary, they are different procedures) the
+verdict is "borderline" and no difference is claimed. *Resolution* (the MDD) is
+about the test set's power before looking: a true difference of MDD points would
+be found in ``power`` of repeated test sets. A significant difference smaller
+than the MDD is still resolved (it was found); a non-significant one says only
+that the difference lies within the interval, and that differences below the MDD
+can go undetected.
+
+Gates on intervals
+------------------
+:func:`gate_check` decides a "figure <= threshold" gate (a drop, an ECE) from the
+figure's interval: it passes when the interval's *upper* bound is within the
+threshold, fails when the lower bound is beyond it, and is "unresolved" (the
+test set cannot tell; the gate does not pass) when the interval straddles the
+threshold. Gating on the point estimate is available only when asked
+(``gate_on="point"``) and is recorded as such.
 """
 from __future__ import annotations
 
@@ -450,19 +473,47 @@ def min_detectable_difference(n: int, p_base: float, alpha: float = 0.05, power:
     return p_base - math.sin(angle) ** 2
 
 
-def difference_resolvable(observed_diff: float, mdd: float) -> bool:
-    """True when ``|observed_diff|`` (a proportion) reaches the minimum detectable difference."""
-    if isinstance(observed_diff, bool) or not isinstance(observed_diff, numbers.Real) or math.isnan(observed_diff):
-        raise UsageError(f"observed_diff must be a number, got {observed_diff!r}")
-    if isinstance(mdd, bool) or not isinstance(mdd, numbers.Real) or math.isnan(mdd) or mdd < 0:
-        raise UsageError(f"mdd must be a number >= 0, got {mdd!r}")
-    return abs(float(observed_diff)) >= float(mdd)
+GATE_ON = ("interval", "point")
+VERDICTS = ("difference", "no-difference-resolved", "borderline")
 
 
-def resolution_warning(observed_diff: float, mdd: float, n: int) -> Optional[str]:
-    """A one-line warning when the observed difference is below what ``n`` samples resolve, else None."""
-    if difference_resolvable(observed_diff, mdd):
-        return None
-    limit = "no difference" if math.isinf(mdd) else f"differences below {100.0 * mdd:.2f} points"
-    return (f"the observed difference of {100.0 * abs(observed_diff):.2f} points is below what this test set "
-            f"can resolve: with n={n:,} samples {limit} are not detected reliably; use more test samples")
+def difference_verdict(pc: PairedComparison, alpha: float = 0.05) -> dict:
+    """The verdict on a paired comparison from McNemar's test and the paired interval together.
+
+    ``verdict`` is one of :data:`VERDICTS` (see the module docstring); ``resolved``
+    is True only for "difference". The MDD is reported beside it, never mixed in.
+    """
+    alpha = _check_probability(alpha, "alpha", closed=False)
+    significant = pc.mcnemar_p < alpha
+    excludes_zero = pc.diff_ci_low_points > 0 or pc.diff_ci_high_points < 0
+    if significant and excludes_zero:
+        verdict = "difference"
+    elif not significant and not excludes_zero:
+        verdict = "no-difference-resolved"
+    else:
+        verdict = "borderline"
+    return {"verdict": verdict, "resolved": verdict == "difference", "significant": bool(significant),
+            "ci_excludes_zero": bool(excludes_zero), "alpha": alpha}
+
+
+def gate_check(point: Optional[float], low: Optional[float], high: Optional[float], threshold: Optional[float],
+               gate_on: str = "interval") -> dict:
+    """Decide "figure <= threshold" from the figure's interval (or its point estimate when asked).
+
+    ``outcome`` is "pass", "fail", "unresolved" (interval straddles the threshold:
+    not passed) or "not gated" (no threshold or no figure); ``acceptable`` is True,
+    False, False, None respectively; ``value`` is the number the gate compared.
+    """
+    if gate_on not in GATE_ON:
+        raise UsageError(f"gate_on must be one of {', '.join(GATE_ON)}, got {gate_on!r}")
+    if threshold is None or point is None or (gate_on == "interval" and (low is None or high is None)):
+        return {"gate_on": gate_on, "value": None, "acceptable": None, "outcome": "not gated",
+                "interval_straddles": None}
+    straddles = None if low is None or high is None else bool(low <= threshold < high)
+    if gate_on == "point":
+        ok = bool(point <= threshold)
+        return {"gate_on": gate_on, "value": float(point), "acceptable": ok, "outcome": "pass" if ok else "fail",
+                "interval_straddles": straddles}
+    outcome = "pass" if high <= threshold else ("fail" if low > threshold else "unresolved")
+    return {"gate_on": gate_on, "value": float(high), "acceptable": outcome == "pass", "outcome": outcome,
+            "interval_straddles": straddles}

@@ -16,6 +16,35 @@ and None for their confidence and accuracy. Probabilities are used as given (for
 an INT8 model: the dequantized outputs); rows need not sum exactly to 1, but
 values outside [0, 1] are rejected, because they are logits, not probabilities.
 
+The plug-in ECE above is biased upward at small n: sampling noise alone makes
+``|accuracy - confidence|`` positive in every bin, so a perfectly calibrated model
+scores about 0.09 at n=100 and 0.03 at n=1,000 (15 bins).
+
+Bias-corrected ECE and its interval
+-----------------------------------
+:func:`ece_estimate` estimates each bin's gap from an unbiased estimate of its
+*square* (Kumar, Liang & Ma 2019, "Verified uncertainty calibration"): with
+``g_b`` = accuracy - mean confidence in bin b and ``a_b`` its accuracy over
+``n_b`` samples, ``E[g_b^2 - a_b (1 - a_b) / (n_b - 1)]`` is the squared true gap,
+so bin b contributes ``n_b / N * sqrt(max(0, g_b^2 - a_b (1 - a_b) / (n_b - 1)))``
+(a bin of one sample uses its confidence c for the variance, c (1 - c)). This
+keeps the ECE's L1 form and removes about half of the plug-in's bias for a
+calibrated model, almost all of it for a miscalibrated one. Subtracting the
+expected plug-in ECE of a perfectly calibrated model (reported as
+``ece_null_expected``, by simulating labels as Bernoulli(confidence)) would centre
+a calibrated model on 0 but understates a miscalibrated model's ECE by up to that
+amount, so it is reported for context and not used as the estimate.
+
+The interval is a seeded nonparametric bootstrap over samples (``n_boot``
+resamples, bins fixed by the edges): the union of the percentile and the basic
+(reflected) interval, clipped at 0. The percentile interval covers miscalibrated
+models but, since the bootstrap adds noise of its own, excludes 0 for calibrated
+ones; the basic interval does the reverse; their union covered the true binned
+ECE in 0.90-1.00 of seeded simulations (n = 100, 300, 1,000; calibrated,
+over- and under-confident models; 200 repetitions each, 95% nominal).
+Assumptions: samples are independent and the bins are fixed before looking at
+the labels.
+
 Temperature scaling
 -------------------
 :func:`fit_temperature` finds the T > 0 that minimizes the mean negative
@@ -38,14 +67,14 @@ dequantized INT8 vs FP32) sample by sample.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
 from edgebench.errors import DataError, UsageError
-from edgebench.stats._samples import as_matrix, check_count
+from edgebench.stats._samples import as_matrix, check_count, check_level
 
 DEFAULT_BINS = 15
 TEMPERATURE_BOUNDS = (0.01, 100.0)
@@ -85,18 +114,28 @@ class ECEResult:
                 "bins": [dict(b) for b in self.bins]}
 
 
-def expected_calibration_error(probs, labels, n_bins: int = DEFAULT_BINS) -> ECEResult:
-    """ECE of probabilities ``probs`` (N, C) against ``labels`` (N,); bins as in the module docstring."""
+def _probs_and_labels(probs, labels) -> tuple[np.ndarray, np.ndarray]:
     p = as_matrix(probs, "probs")
-    n_bins = check_count(n_bins, "n_bins", minimum=1)
     if p.min() < 0.0 or p.max() > 1.0:
         raise DataError(f"probs must lie in [0, 1], got values from {p.min():.4g} to {p.max():.4g}",
                         hint="apply softmax to logits first")
-    y = _as_labels(labels, p.shape[0], p.shape[1])
+    return p, _as_labels(labels, p.shape[0], p.shape[1])
+
+
+def _bin_index(confidence: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin of each confidence: equal-width, right-inclusive, the first bin closed."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    return np.clip(np.searchsorted(edges, confidence, side="left") - 1, 0, n_bins - 1)
+
+
+def expected_calibration_error(probs, labels, n_bins: int = DEFAULT_BINS) -> ECEResult:
+    """ECE of probabilities ``probs`` (N, C) against ``labels`` (N,); bins as in the module docstring."""
+    p, y = _probs_and_labels(probs, labels)
+    n_bins = check_count(n_bins, "n_bins", minimum=1)
     confidence = p.max(axis=1)
     correct = p.argmax(axis=1) == y
     edges = np.linspace(0.0, 1.0, n_bins + 1)
-    index = np.clip(np.searchsorted(edges, confidence, side="left") - 1, 0, n_bins - 1)
+    index = _bin_index(confidence, n_bins)
     bins, ece, n = [], 0.0, p.shape[0]
     for m in range(n_bins):
         mask = index == m
@@ -108,6 +147,98 @@ def expected_calibration_error(probs, labels, n_bins: int = DEFAULT_BINS) -> ECE
         bins.append({"lo": float(edges[m]), "hi": float(edges[m + 1]), "count": count,
                      "confidence": conf, "accuracy": acc})
     return ECEResult(ece=float(ece), n=int(n), n_bins=n_bins, bins=bins)
+
+
+# ---------------------------------------------------------------- bias-corrected ECE
+
+N_BOOT = 1000
+N_NULL = 200
+_BOOT_CELLS = 2_000_000  # resample rows x samples held in memory at once
+
+
+@dataclass(frozen=True)
+class ECEEstimate:
+    """Plug-in ECE, its bias-corrected estimate and a bootstrap interval (see the module docstring)."""
+
+    n: int
+    n_bins: int
+    ece_plugin: float
+    ece_debiased: float
+    ci_low: float
+    ci_high: float
+    ci_level: float
+    ece_null_expected: float
+    n_boot: int
+    seed: int
+    method: str = ("per-bin unbiased squared gap (Kumar et al. 2019), square root, weighted by bin share; "
+                   "interval: union of the bootstrap percentile and basic intervals, clipped at 0")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _binned(index: np.ndarray, conf: np.ndarray, correct: np.ndarray, n_bins: int):
+    """Per-row bin counts, summed correctness and summed confidence of (R, N) index arrays."""
+    rows = index.shape[0]
+    flat = (np.arange(rows)[:, None] * n_bins + index).ravel()
+    size = rows * n_bins
+
+    def total(weights=None):
+        return np.bincount(flat, weights=weights, minlength=size).reshape(rows, n_bins)
+
+    return total().astype(np.float64), total(correct.ravel()), total(conf.ravel())
+
+
+def _debiased(count, sum_correct, sum_conf, n: int) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gap = (sum_correct - sum_conf) / count
+        acc, mean_conf = sum_correct / count, sum_conf / count
+        var = np.where(count > 1, acc * (1.0 - acc) / (count - 1), mean_conf * (1.0 - mean_conf))
+        per_bin = np.where(count > 0, count / n * np.sqrt(np.maximum(gap * gap - var, 0.0)), 0.0)
+    return per_bin.sum(axis=1)
+
+
+def _plugin(sum_correct, sum_conf, n: int) -> np.ndarray:
+    return np.abs(sum_correct - sum_conf).sum(axis=1) / n
+
+
+def ece_estimate(probs, labels, n_bins: int = DEFAULT_BINS, ci_level: float = 0.95, n_boot: int = N_BOOT,
+                 seed: int = 0) -> ECEEstimate:
+    """Bias-corrected ECE of ``probs`` (N, C) against ``labels`` with a seeded bootstrap interval."""
+    level = check_level(ci_level)
+    p, y = _probs_and_labels(probs, labels)
+    n_bins = check_count(n_bins, "n_bins", minimum=1)
+    n_boot = check_count(n_boot, "n_boot", minimum=10)
+    seed = check_count(seed, "seed", minimum=0)
+    n = p.shape[0]
+    conf = p.max(axis=1)
+    correct = (p.argmax(axis=1) == y).astype(np.float64)
+    index = _bin_index(conf, n_bins)
+    count, s_cor, s_conf = _binned(index[None], conf[None], correct[None], n_bins)
+    plugin, point = float(_plugin(s_cor, s_conf, n)[0]), float(_debiased(count, s_cor, s_conf, n)[0])
+
+    rng = np.random.default_rng(seed)
+    boot = []
+    step = max(1, _BOOT_CELLS // n)
+    for start in range(0, n_boot, step):
+        rows = rng.integers(0, n, size=(min(step, n_boot - start), n))
+        boot.append(_debiased(*_binned(index[rows], conf[rows], correct[rows], n_bins), n))
+    boot = np.concatenate(boot)
+    tail = (1.0 - level) / 2.0
+    q_low, q_high = (float(v) for v in np.quantile(boot, [tail, 1.0 - tail]))
+    low = max(0.0, min(q_low, 2.0 * point - q_high))
+    high = max(q_high, 2.0 * point - q_low)
+
+    null = []
+    for start in range(0, N_NULL, step):
+        k = min(step, N_NULL - start)
+        draws = (rng.random((k, n)) < conf[None, :]).astype(np.float64)
+        _, s_cor_null, s_conf_null = _binned(np.broadcast_to(index, (k, n)), np.broadcast_to(conf, (k, n)),
+                                             draws, n_bins)
+        null.append(_plugin(s_cor_null, s_conf_null, n))
+    return ECEEstimate(n=int(n), n_bins=n_bins, ece_plugin=plugin, ece_debiased=point, ci_low=low,
+                       ci_high=max(high, point), ci_level=level, ece_null_expected=float(np.mean(np.concatenate(null))),
+                       n_boot=n_boot, seed=seed)
 
 
 # ---------------------------------------------------------------- temperature scaling
