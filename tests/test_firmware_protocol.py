@@ -225,7 +225,7 @@ def test_eb_info_fields(dut):
     assert list(fields) == ["engine", "proto", "port", "timing", "counter-hz", "counter-bits",
                             "ram-bytes", "arena-bytes", "model-max-bytes", "input-max-bytes",
                             "frame-max-bytes", "cmd-max-bytes", "mode", "temp", "loaded"]
-    assert fields["engine"] == "1" and fields["proto"] == "2"
+    assert fields["engine"].isdigit() and fields["proto"] == "2"
     assert fields["port"] == "posix" and fields["timing"] == "real"
     assert fields["counter-hz"] == "1000000" and fields["counter-bits"] == "32"
     assert fields["arena-bytes"] == "1048576"
@@ -514,3 +514,110 @@ def test_real_model_with_a_bad_crc_or_too_big_for_the_arena(kws):
     (line,) = dut.command("eb-model")
     assert line.startswith("e-[eb-model-arena: "), line
     assert dut.command("infer 1 0") == ["e-[No model loaded: eb-upload model, then eb-model]"]
+
+
+# --- protocol 2: framed requests and replies, upload sessions that end --------
+
+def framed(text: str, seq: int) -> bytes:
+    """A framed request without its '%': text #seq:crc32(text #seq)."""
+    body = f"{text} #{seq}".encode()
+    return body + f":{zlib.crc32(body):08x}".encode()
+
+
+def unframe(line: str, seq: int, k: int) -> str:
+    """The text of a framed reply line, checking its sequence number, index and CRC."""
+    m = re.fullmatch(r"(.*) #(\d+)\.(\d+):([0-9a-f]{8})", line)
+    assert m, line
+    assert (int(m.group(2)), int(m.group(3))) == (seq, k), line
+    assert zlib.crc32(line[:m.start(4) - 1].encode("latin-1")) == int(m.group(4), 16), line
+    return m.group(1)
+
+
+def fcommand(dut, text: str, seq: int, start: int = 0) -> list[str]:
+    """Send ``text`` framed; the texts of its reply lines up to its framed m-ready (checked)."""
+    dut.send(framed(text, seq))
+    return read_framed(dut, seq, start)
+
+
+def read_framed(dut, seq: int, start: int = 0) -> list[str]:
+    out = []
+    while not out or out[-1] != "m-ready":
+        out.append(unframe(dut.readline(), seq, start + len(out)))
+    return out
+
+
+def sid_frame(seq: int, payload: bytes, sid: int) -> bytes:
+    """An upload frame of session ``sid`` (the CRC-32 is seeded with it)."""
+    head = struct.pack("<HH", seq, len(payload))
+    return b"\xeb\x5a" + head + payload + struct.pack("<I", zlib.crc32(head + payload, sid))
+
+
+def test_framed_request_frames_every_reply_line(dut):
+    assert fcommand(dut, "eb-sync n0nce", 4242) == ["m-eb-sync-[n0nce]", "m-ready"]
+    texts = fcommand(dut, "eb-info", 7)
+    assert texts[1] == "m-eb-proto-[2]" and texts[-1] == "m-ready"
+    # the MLPerf dialect is untouched: no suffix on unframed commands
+    assert dut.raw("name") == b"m-name-dut-[posix]\r\nm-ready\r\n"
+
+
+def test_a_damaged_framed_request_is_not_run(dut):
+    bad = framed("eb-upload input 16 0", 9).replace(b"16", b"17")
+    dut.send(bad)
+    assert read_framed(dut, 9) == [
+        "e-[eb-request-damaged: CRC mismatch, not executed]", "m-ready"]
+    assert dut.raw("name") == b"m-name-dut-[posix]\r\nm-ready\r\n"   # still in command mode
+
+
+def test_late_and_duplicated_frames_after_the_upload_are_ignored(dut):
+    data = bytes(range(200))
+    crc = zlib.crc32(data)
+    assert fcommand(dut, f"eb-upload input {len(data)} {crc:08x}", 31) == ["m-eb-upload-ready-[1024]", "m-ready"]
+    dut.write(sid_frame(0, data[:100], 31) + sid_frame(1, data[100:], 31))
+    assert read_framed(dut, 31, 2) == ["m-eb-ack-0", "m-eb-ack-1", f"m-eb-upload-ok-[{crc:08x}]", "m-ready"]
+    # late retransmissions (some with a '%' inside), a frame of another session, an abort frame
+    late = sid_frame(1, data[100:], 31) + sid_frame(0, b"db load 9%" * 5, 31) + sid_frame(0, data, 77) + ABORT_FRAME
+    dut.write(late)
+    assert dut.raw("name") == b"m-name-dut-[posix]\r\nm-ready\r\n"    # not one reply to the stray bytes
+    assert dut.raw("eb-infer 1 0").startswith(b"e-[No model loaded")
+    assert [ln for ln in lines(dut.raw("db print"))][:1] == ["m-buffer-00-01-02-03-04-05-06-07"]
+
+
+def test_frames_of_another_session_are_never_stored(dut):
+    data = bytes(range(64))
+    crc = zlib.crc32(data)
+    fcommand(dut, f"eb-upload input {len(data)} {crc:08x}", 40)
+    dut.write(sid_frame(0, bytes(64), 39))          # the previous session's frame: CRC fails under 40
+    assert unframe(dut.readline(), 40, 2) == "e-[eb-nak-0]"
+    dut.write(sid_frame(0, data, 40))
+    assert unframe(dut.readline(), 40, 3) == "m-eb-ack-0"
+    assert unframe(dut.readline(), 40, 4) == f"m-eb-upload-ok-[{crc:08x}]"
+
+
+def test_a_framed_command_ends_a_pending_upload(dut):
+    """A host killed mid-upload: the next host's first framed request ends the upload and runs."""
+    fcommand(dut, "eb-upload model 5000 0", 50)
+    dut.write(sid_frame(0, bytes(300), 50)[:200])    # cut off mid-frame (the host died)
+    dut.write(b"\x00" * 1034)                       # what a new session sends first: completes the frame
+    assert unframe(dut.readline(), 50, 2) == "e-[eb-nak-0]"
+    dut.write(framed("eb-sync abc", 51) + b"%")
+    assert unframe(dut.readline(), 50, 3) == "e-[eb-upload-aborted: a new command arrived]"
+    assert unframe(dut.readline(), 50, 4) == "m-ready"
+    assert unframe(dut.readline(), 51, 0) == "m-eb-sync-[abc]"
+    assert unframe(dut.readline(), 51, 1) == "m-ready"
+    # an unframed line between frames is not a command (payload bytes could look like one)
+    fcommand(dut, "eb-upload input 10 0", 52)
+    dut.write(b"name%")
+    dut.expect_silence(0.3)
+    dut.write(ABORT_FRAME)
+    assert read_framed(dut, 52, 2) == ["e-[eb-upload-aborted]", "m-ready"]
+
+
+@pytest.mark.slow
+def test_an_idle_upload_returns_to_command_mode_and_says_so(dut):
+    dut.command("eb-upload input 100 0")
+    dut.write(frame(0, bytes(10)))
+    assert dut.readline() == "m-eb-ack-0"
+    time.sleep(5.3)                                   # EB_UPLOAD_IDLE_MS = 5000
+    reply = dut.raw("name") + dut.read_until(READY)
+    assert reply == (b"e-[eb-upload-timeout: no upload byte for 5000 ms, back in command mode]\r\n" + READY
+                     + b"m-name-dut-[posix]\r\n" + READY)
