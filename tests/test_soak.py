@@ -220,20 +220,25 @@ def test_ctrl_c_keeps_samples_and_marks_incomplete(tmp_path):
     assert "INCOMPLETE run" in result.extra["claim"]
 
 
-def _soak_process(runs_dir):
-    """A long soak of the simulated board in its own process (about 100 s of host time to finish),
-    returned once its samples journal holds a few chunks."""
-    p = subprocess.Popen([sys.executable, "-m", "edgebench", "soak", str(INT8), "--board", "sim-pi5", "--until", "max",
-                          "--max-duration", "20000", "--window", "30", "--runs-dir", str(runs_dir)],
+def start_measuring(args, runs_dir, journal_glob: str, min_bytes: int):
+    """``edgebench ARGS`` in its own process, returned once a journal matching ``journal_glob`` under
+    ``runs_dir`` holds ``min_bytes`` (a few chunks measured)."""
+    p = subprocess.Popen([sys.executable, "-m", "edgebench", *map(str, args), "--runs-dir", str(runs_dir)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 90
     while time.monotonic() < deadline and p.poll() is None:
-        journal = list(Path(runs_dir).glob("*/samples.journal.*.arrows"))
-        if journal and journal[0].stat().st_size > 200_000:
+        journal = list(Path(runs_dir).glob(journal_glob))
+        if journal and journal[0].stat().st_size > min_bytes:
             return p
         time.sleep(0.1)
     p.kill()
-    raise AssertionError(f"the soak did not start measuring: {p.stderr.read().decode(errors='replace')}")
+    raise AssertionError(f"edgebench {args[0]} did not start measuring: {p.stderr.read().decode(errors='replace')}")
+
+
+def _soak_process(runs_dir):
+    """A long soak of the simulated board (about 100 s of host time to finish), once it measures."""
+    return start_measuring(["soak", INT8, "--board", "sim-pi5", "--until", "max", "--max-duration", "20000",
+                            "--window", "30"], runs_dir, "*/samples.journal.*.arrows", 200_000)
 
 
 @pytest.mark.slow

@@ -5,9 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import struct
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -142,19 +139,12 @@ def test_battery_takes_one_points_window_power_and_says_which(swept):
 
 
 def _sweep_process(runs_dir):
-    """A sweep whose first point runs for long (about 100 s of host time), returned once that point's
-    samples journal holds a few chunks."""
-    p = subprocess.Popen([sys.executable, "-m", "edgebench", "sweep", str(INT8), "--board", "sim-pi5", "--duty",
-                          "0.5,1", "--window", "30", "--max-duration-per-point", "20000", "--runs-dir",
-                          str(runs_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and p.poll() is None:
-        journal = list(Path(runs_dir).glob("*/points/*/samples.journal.*.arrows"))
-        if journal and journal[0].stat().st_size > 100_000:
-            return p
-        time.sleep(0.1)
-    p.kill()
-    raise AssertionError(f"the sweep did not start measuring: {p.stderr.read().decode(errors='replace')}")
+    """A sweep whose first point runs for long (about 100 s of host time), once that point measures."""
+    from test_soak import start_measuring
+
+    return start_measuring(["sweep", INT8, "--board", "sim-pi5", "--duty", "0.5,1", "--window", "30",
+                            "--max-duration-per-point", "20000"], runs_dir, "*/points/*/samples.journal.*.arrows",
+                           100_000)
 
 
 @pytest.mark.slow
