@@ -12,17 +12,20 @@ _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "not applicable
 
 
 def verdict_table(report):
+    from rich import box
     from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=f"check of {len(report.runs)} run{'s' if len(report.runs) != 1 else ''}: "
-                    + ", ".join(f"{n} {k}" for k, n in report.counts.items() if n), title_justify="left")
-    t.add_column("verdict", no_wrap=True, min_width=7, max_width=14)
-    t.add_column("rule", max_width=30, overflow="fold")
+                    + ", ".join(f"{n} {k}" for k, n in report.counts.items() if n), title_justify="left",
+              box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, show_lines=True)
+    t.add_column("verdict", no_wrap=True)
+    t.add_column("rule", max_width=26, overflow="fold")
     t.add_column("evidence", ratio=1, overflow="fold")
     for v in report.verdicts:
         evidence = v.evidence + (f" → {v.remedy}" if v.remedy and v.verdict in ("warn", "fail") else "")
-        t.add_row(f"[{_STYLE[v.verdict]}]{v.verdict}[/]", f"{escape(v.title)}\n[dim]{v.rule}[/]", escape(evidence))
+        shown = "n/a" if v.verdict == "not applicable" else v.verdict
+        t.add_row(f"[{_STYLE[v.verdict]}]{shown}[/]", f"{escape(v.title)}\n[dim]{v.rule}[/]", escape(evidence))
     return t
 
 
@@ -33,7 +36,7 @@ def check(
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when any rule fails."),
     json_out: bool = typer.Option(False, "--json", help="Print the verdicts as JSON on stdout."),
 ) -> None:
-    """Check runs against the twelve ways to fool the masses and the edge reality check."""
+    """Check runs against the twelve ways to fool the masses and the edge reality check (n/a: not applicable)."""
     from edgebench.cli.output import emit_json, get_console
     from edgebench.errors import GateFailed
     from edgebench.report.check import check as run_checks

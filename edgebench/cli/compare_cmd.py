@@ -16,14 +16,19 @@ def comparison_table(comp, a, b):
     from edgebench.report import format as fmt
 
     t = Table(title=escape(f"{b.model.get('name')} ({b.run_id}) against {a.model.get('name')} ({a.run_id}), "
-                           f"{comp.label}; speed-up = median(A) / median(B), > 1: B faster"), title_justify="left")
-    for col in ("stage", "median A", "median B", "speed-up", "95% CI", "p", "Holm p", "verdict", "runs"):
-        t.add_column(col, justify="left" if col in ("stage", "verdict") else "right")
+                           f"{comp.label}; speed-up = median(A) / median(B), > 1: B faster"), title_justify="left",
+              box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold underline")
+    for col in ("stage", "A", "B", "speed-up", "95% CI", "p", "Holm p", "verdict", "runs"):
+        t.add_column(col, justify="left" if col in ("stage", "verdict") else "right", no_wrap=True)
+
+    def p(x):
+        return fmt.p_value(x).removeprefix("p=").replace("p<", "<")
+
     for stage, s in comp.stages.items():
         la, lb = (a.latency or {}).get(stage) or {}, (b.latency or {}).get(stage) or {}
         t.add_row(stage, fmt.duration(la.get("median_s")), fmt.duration(lb.get("median_s")), f"{s['ratio']:.3f}",
-                  f"{s['ci_low']:.3f}–{s['ci_high']:.3f}", fmt.p_value(s["p_value"]), fmt.p_value(s["p_holm"]),
-                  s["verdict"], f"{s['runs_a']} vs {s['runs_b']}")
+                  f"{s['ci_low']:.3f}–{s['ci_high']:.3f}", p(s["p_value"]), p(s["p_holm"]),
+                  s["verdict"], f"{s['runs_a']}/{s['runs_b']}")
     return t
 
 
