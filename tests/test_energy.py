@@ -449,3 +449,39 @@ def test_a_simulated_board_refuses_a_meter(tmp_path):
     p = run_cli("energy", INT8, "--board", "sim-pi5", "--rate", "1/s", "--meter", "rapl", "--runs-dir", tmp_path)
     assert p.returncode == 1 and "is simulated: its power comes from its power model" in p.stderr
     assert store.find_runs(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_a_killed_energy_run_is_finished_from_its_journal(tmp_path):
+    """SIGKILL in the middle of the workload: the power samples and inference windows journaled per chunk
+    give the energy figures of what was measured (idle from the window before the run only)."""
+    from test_soak import start_measuring
+
+    p = start_measuring(["energy", INT8, "--board", "sim-pi5", "--rate", "20", "--min-time", "100",
+                         "--max-time", "120", "--idle-s", "2"], tmp_path, "*/windows.journal.*.arrows", 20_000)
+    p.kill()
+    p.wait(timeout=60)
+    (run_dir,) = store.find_runs(tmp_path)
+    assert store.read_result(run_dir).status == "running" and (run_dir / "energy.json").exists()
+    res = CliRunner().invoke(app, ["energy", "--recover", str(run_dir), "--json"])
+    assert res.exit_code == 0, res.output
+    result = store.read_result(run_dir)
+    assert json.loads(res.stdout) == result.to_dict()
+    assert result.kind == "energy" and result.status == "incomplete" and "crash or kill" in result.status_reason
+    p_ = result.power
+    assert p_["label"] == "simulated" and len(p_["idle"]["windows"]) == 1
+    assert p_["idle"]["power_w"] == pytest.approx(2.5)
+    assert p_["event"]["energy_j"] == pytest.approx(6.5 * 0.005, rel=0.03) and p_["inference"]["n"] > 100
+    assert (run_dir / "power.parquet").exists() and (run_dir / "energy_events.parquet").exists()
+    assert not list(run_dir.glob("*.journal.*")) and not (run_dir / "energy.json").exists()
+    again = CliRunner().invoke(app, ["energy", "--recover", str(run_dir)])
+    assert again.exit_code == 1 and "not an unfinished energy run" in str(again.exception)
+
+
+def test_a_finished_energy_run_leaves_no_journal(tmp_path):
+    res = CliRunner().invoke(app, ["energy", str(INT8), "--board", "sim-pi5", "--rate", "20", "--min-time", "1",
+                                   "--max-time", "3", "--idle-s", "1", "--runs-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    (run_dir,) = store.find_runs(tmp_path)
+    assert store.read_result(run_dir).status == "complete"
+    assert not list(run_dir.glob("*.journal.*")) and not (run_dir / "energy.json").exists()

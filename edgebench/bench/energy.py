@@ -101,6 +101,8 @@ class TimedClient:
         self._inner, self._local, self._clock = inner, local, clock
         self.brackets: list = []   # (host_send_s, host_recv_s, dev_first_start_s, dev_last_end_s)
         self.chunks: list = []     # dicts: mode, n, first/last start ns
+        self.arrays: list = []     # per chunk: the device's t_start_ns and e2e_ns (for the journal)
+        self.bench_from = 0        # chunks before this one were the duty-cycle probe
         self._period: Optional[float] = None
         self._next_due: Optional[float] = None
 
@@ -108,8 +110,10 @@ class TimedClient:
         return getattr(self._inner, name)
 
     def pace(self, rate_hz: Optional[float]) -> None:
+        """The workload starts: pace it at ``rate_hz`` (None: do not pace)."""
         self._period = 1.0 / rate_hz if rate_hz else None
         self._next_due = None
+        self.bench_from = len(self.chunks)
 
     def offset(self) -> float:
         from edgebench.stats.energy import bracket_offset
@@ -135,6 +139,7 @@ class TimedClient:
             end = t.astype(np.float64) + np.asarray(arrs["e2e_ns"], dtype=np.float64)
             self.brackets.append((h0, h1, t[0] / 1e9, float(end.max()) / 1e9))
             self.chunks.append({"mode": mode, "n": int(t.size), "first_ns": int(t[0]), "last_ns": int(t[-1])})
+            self.arrays.append({"t_start_ns": t, "e2e_ns": np.asarray(arrs["e2e_ns"])})
             if mode == "fixed-rate" and self._period:
                 self._next_due = t[-1] / 1e9 + self.offset() + self._period
         return header, arrs
@@ -147,6 +152,8 @@ class TimedClient:
 def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="runs", url: Optional[str] = None,
                    progress: Optional[Callable[[dict], None]] = None, client=None):
     """Measure energy with ``meter`` (a PowerMeter); return ``(RunResult, run_dir)``."""
+    from edgebench.bench.energy_journal import EnergyJournal
+    from edgebench.bench.energy_journal import context as journal_context
     from edgebench.bench.latency import run_bench
     from edgebench.boards.connect import open_agent
     from edgebench.power.base import OWN_POWER, MeterError
@@ -183,12 +190,16 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
             marks["idle_before"] = _quiet(opts.idle_s, "before", emit, meter)
             timed.pace(None if device_clock else rate)  # simulated time passes only inside requests
             before = set(store.find_runs(runs_root))
+            journal = EnergyJournal(runs_root, before, meter, timed,
+                                    journal_context(marks, rate, opts, info, local or device_clock, profile))
 
             def watch(ev: dict) -> None:
                 emit(ev)
                 problem = meter.health() if hasattr(meter, "health") else None
                 if problem:
                     raise MeterError(problem)
+                if ev.get("event") == "chunk":
+                    journal.chunk()
 
             try:
                 result, run_dir = run_bench(model_path, profile, opts.bench_options(rate), runs_root=runs_root,
@@ -198,6 +209,7 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
                 new = sorted(set(store.find_runs(runs_root)) - before)
                 if new:
                     _save_partial(new[-1], samples, info, exc)
+                    journal.remove(new[-1])
                     if isinstance(exc, EdgebenchError):
                         exc.message += f" (partial data kept in {new[-1]})"
                 raise
@@ -217,8 +229,10 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
         meter.close()
     try:
         analyse(result, run_dir, samples, info, timed, marks, opts, rate, profile)
+        journal.remove(run_dir)
     except DataError as exc:  # e.g. no samples in the idle windows: keep what there is, say what is missing
         _save_partial(run_dir, samples, info, exc)
+        journal.remove(run_dir)
         raise MeterError(f"{exc.message} (partial data kept in {run_dir})",
                          "check that the meter streams during the whole run") from None
     return result, run_dir
@@ -337,7 +351,7 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
     warnings = list(result.warnings)
 
     idle = idle_power(samples.t_s, samples.dt_s, samples.power_w,
-                      [marks["idle_before"], marks["idle_after"]])
+                      [m for m in (marks.get("idle_before"), marks.get("idle_after")) if m])
     idle["label"] = info.label
     if idle["drift"]:
         warnings.append({"code": "idle-drift",

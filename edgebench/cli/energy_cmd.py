@@ -94,7 +94,7 @@ def _progress(console, label: str):
 
 @app.command()
 def energy(
-    model: Path = typer.Argument(..., help="The .tflite model."),
+    model: Optional[Path] = typer.Argument(None, help="The .tflite model (omit with --recover)."),
     board: str = typer.Option("host", "--board", "-b", help="Board profile name (see `edgebench boards`)."),
     meter: Optional[str] = typer.Option(None, help="Power meter: rapl, hwmon, ina219, ina226, ina260, vcgencmd, "
                                                    "ppk2, joulescope, lpm01a. None: datasheet estimates."),
@@ -120,15 +120,32 @@ def energy(
     runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
     url: Optional[str] = typer.Option(None, help="Override the board's address."),
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
+    recover: Optional[Path] = typer.Option(None, help="Finish an energy run folder left 'running' by a kill or a "
+                                           "crash, from its journal (power samples and inference windows)."),
     json_out: bool = typer.Option(False, "--json", help="Print the run as JSON on stdout."),
 ) -> None:
     """Energy per inference, idle power and wake-up energy at a fixed rate or duty cycle."""
     from edgebench.bench.energy import EnergyOptions, estimate_energy, measure_energy, simulated_energy
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.errors import UsageError
     from edgebench.power import open_meter, parse_options
     from edgebench.stats.energy import parse_rate
 
+    if recover is not None:
+        from edgebench.bench.energy_journal import recover_energy
+
+        if model is not None:
+            raise UsageError("give a model to measure or --recover RUN_DIR, not both")
+        result = recover_energy(recover)
+        if json_out:
+            emit_json(result)
+        else:
+            for text in energy_lines(result, recover):
+                get_console().print(text, markup=False, highlight=False)
+        return
+    if model is None:
+        raise UsageError("missing the model to measure", "edgebench energy MODEL.tflite --board BOARD --rate 1/s")
     err = get_err_console()
     opts = EnergyOptions(rate_hz=parse_rate(rate) if rate is not None else None, duty=duty, idle_s=idle_s,
                          margin_s=margin_s, alignment=alignment, kernels=kernels, threads=threads,
@@ -137,8 +154,6 @@ def energy(
     opts.validate()
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     show = _progress(err, model.name)
-    from edgebench.errors import UsageError
-
     if getattr(profile.transport, "type", None) == "sim":
         if meter is not None or meter_port or meter_opt:
             raise UsageError(f"board {profile.name} is simulated: its power comes from its power model, not a meter",
