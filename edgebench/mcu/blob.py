@@ -24,7 +24,8 @@ import numpy as np
 
 from edgebench.errors import ModelError
 from edgebench.mcu import blob_plan
-from edgebench.mcu.blob_ops import OPS, SUPPORTED_OPS, Tensor, UnsupportedError, block_filter, lower
+from edgebench.mcu.blob_ops import (OPS, SUPPORTED_OPS, Tensor, UnsupportedError, block_filter,
+                                     describe_unsupported, lower, unsupported_layers)
 from edgebench.runtime.tflite_file import CUSTOM, builtin_code, decode_name, op_names, operator_name, parse_model
 
 FORMAT_VERSION = 1
@@ -113,9 +114,11 @@ def convert(model: Union[bytes, bytearray, str, Path], name: Optional[str] = Non
         code = codes[op.opcodeIndex]
         name = operator_name(code, names)
         layer_ops.append(f"custom {name}" if builtin_code(code) == CUSTOM else name)
-    unsupported = Counter(n for n in layer_ops if n not in OPS)
+    outs = [tensors[op.outputs[0]].name if op.outputs is not None and len(op.outputs) and
+            0 <= op.outputs[0] < len(tensors) else "?" for op in sg.operators or []]
+    unsupported = unsupported_layers(layer_ops, outs, SUPPORTED_OPS)
     if unsupported:
-        listed = ", ".join(f"{n} (x{c})" if c > 1 else n for n, c in sorted(unsupported.items()))
+        listed = describe_unsupported(unsupported)
         raise ModelError(f"{path}: operator(s) not supported by the microcontroller engine: {listed}",
                          f"the engine runs {', '.join(SUPPORTED_OPS)}")
     if not layer_ops:

@@ -21,12 +21,26 @@ from edgebench.mcu import blob_quant as q
 # TFLite BuiltinOperator codes of the supported set (blob op codes)
 OPS = {"ADD": 0, "AVERAGE_POOL_2D": 1, "CONV_2D": 3, "DEPTHWISE_CONV_2D": 4,
        "FULLY_CONNECTED": 9, "MAX_POOL_2D": 17, "RESHAPE": 22, "SOFTMAX": 25}
-SUPPORTED_OPS = tuple(sorted(OPS))
+#: operators of engine version 2 (lowered in blob_ops_ext)
+EXT_OPS = {"CONCATENATION": 2, "MUL": 18, "RELU": 19, "RELU_N1_TO_1": 20, "RELU6": 21, "PAD": 34,
+           "MEAN": 40, "SUB": 41, "MAXIMUM": 55, "MINIMUM": 57, "PADV2": 60, "LEAKY_RELU": 98,
+           "QUANTIZE": 114}
+#: the operators each engine version runs (the device reports its version: `engine` in its info)
+ENGINE_OPS = {1: tuple(sorted(OPS)), 2: tuple(sorted({**OPS, **EXT_OPS}))}
+OPS.update(EXT_OPS)
+#: TFLite operators run as another one (the same bytes): not blob codes of their own
+ALIASES = {"SQUEEZE": "RESHAPE", "EXPAND_DIMS": "RESHAPE"}
+SUPPORTED_OPS = tuple(sorted([*OPS, *ALIASES]))
 _INT8, _INT32 = 9, 2
 #: the builtin options table each operator's options must be (schema object-API class names)
 _OPTIONS = {"ADD": "AddOptionsT", "AVERAGE_POOL_2D": "Pool2DOptionsT", "CONV_2D": "Conv2DOptionsT",
             "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptionsT", "FULLY_CONNECTED": "FullyConnectedOptionsT",
-            "MAX_POOL_2D": "Pool2DOptionsT", "RESHAPE": "ReshapeOptionsT", "SOFTMAX": "SoftmaxOptionsT"}
+            "MAX_POOL_2D": "Pool2DOptionsT", "RESHAPE": "ReshapeOptionsT", "SOFTMAX": "SoftmaxOptionsT",
+            "CONCATENATION": "ConcatenationOptionsT", "MUL": "MulOptionsT", "SUB": "SubOptionsT",
+            "MEAN": "ReducerOptionsT", "PAD": "PadOptionsT", "PADV2": "PadV2OptionsT",
+            "LEAKY_RELU": "LeakyReluOptionsT", "MAXIMUM": "MaximumMinimumOptionsT",
+            "MINIMUM": "MaximumMinimumOptionsT", "SQUEEZE": "SqueezeOptionsT",
+            "EXPAND_DIMS": "ExpandDimsOptionsT", "QUANTIZE": "QuantizeOptionsT"}
 _NEEDS_OPTIONS = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX")
 
 
@@ -118,6 +132,16 @@ def _window(in_size: int, k: int, stride: int, dilation: int, padding: int, out_
 
 def _four(shape: tuple) -> tuple:
     return (1,) * (4 - len(shape)) + tuple(shape)
+
+
+def check_broadcast(a: Tensor, b: Tensor, y: Tensor) -> None:
+    """Both inputs equal to the output, or 1, in each (right-aligned) dimension."""
+    if max(len(a.shape), len(b.shape), len(y.shape)) > 4:
+        raise UnsupportedError("more than 4 dimensions")
+    for t in (a, b):
+        for d, o in zip(_four(t.shape), _four(y.shape)):
+            if d not in (o, 1):
+                raise UnsupportedError(f"input {t.shape} does not broadcast to output {y.shape}")
 
 
 def _weights(t: Tensor, channels: int, axis: int, what: str) -> np.ndarray:
@@ -252,12 +276,7 @@ def lower_add(opts, a: Tensor, b: Tensor, y: Tensor) -> Layer:
     s1, z1 = a.qparams("input 1")
     s2, z2 = b.qparams("input 2")
     so, zo = y.qparams("output")
-    if max(len(a.shape), len(b.shape), len(y.shape)) > 4:
-        raise UnsupportedError("more than 4 dimensions")
-    for t in (a, b):
-        for d, o in zip(_four(t.shape), _four(y.shape)):
-            if d not in (o, 1):
-                raise UnsupportedError(f"input {t.shape} does not broadcast to output {y.shape}")
+    check_broadcast(a, b, y)
     try:
         params = q.add_params(s1, z1, s2, z2, so, zo)
     except ValueError as exc:
@@ -320,4 +339,25 @@ def lower(op: str, opts, ins: list, outs: list) -> Layer:
         return lower_reshape(ins[0], y)
     if op == "SOFTMAX":
         return lower_softmax(opts, ins[0], y)
+    if op in EXT_OPS or op in ALIASES:
+        from edgebench.mcu.blob_ops_ext import lower_ext
+
+        return lower_ext(op, opts, ins, y)
     raise UnsupportedError(f"operator {op}")
+
+
+def unsupported_layers(layer_ops: list, out_names: list, supported) -> list:
+    """(operator, count, first layer index, its output tensor name) for every
+    operator of ``layer_ops`` not in ``supported``, in order of first use."""
+    found: dict = {}
+    for k, (name, out) in enumerate(zip(layer_ops, out_names)):
+        if name not in supported:
+            op, n, first, tname = found.get(name, (name, 0, k, out))
+            found[name] = (op, n + 1, first, tname)
+    return list(found.values())
+
+
+def describe_unsupported(rows: list) -> str:
+    """'MEAN (layer 12 'gap/Mean'), TANH (x2, first layer 3 't')' from unsupported_layers()."""
+    return ", ".join(f"{op} ({'x%d, first ' % n if n > 1 else ''}layer {k} '{name}')"
+                     for op, n, k, name in rows)

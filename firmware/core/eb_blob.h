@@ -90,6 +90,21 @@
 #define EB_OP_MAX_POOL_2D 17u
 #define EB_OP_RESHAPE 22u
 #define EB_OP_SOFTMAX 25u
+/* engine version 2 */
+#define EB_OP_CONCATENATION 2u
+#define EB_OP_LOGISTIC 14u
+#define EB_OP_MUL 18u
+#define EB_OP_RELU 19u
+#define EB_OP_RELU_N1_TO_1 20u
+#define EB_OP_RELU6 21u
+#define EB_OP_PAD 34u
+#define EB_OP_MEAN 40u
+#define EB_OP_SUB 41u
+#define EB_OP_MAXIMUM 55u
+#define EB_OP_MINIMUM 57u
+#define EB_OP_PADV2 60u
+#define EB_OP_LEAKY_RELU 98u
+#define EB_OP_QUANTIZE 114u
 
 /* Operator parameters p[]:
  *   CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED: p0 input offset (-input zero
@@ -100,6 +115,16 @@
  *     p4/p5 input1 multiplier/shift, p6/p7 input2 multiplier/shift,
  *     p8/p9 output multiplier/shift.
  *   SOFTMAX: p0 input multiplier, p1 input left shift, p2 diff_min.
- *   pooling, RESHAPE: none. */
+ *   pooling, RESHAPE: none.
+ * Engine version 2 (eb_engine_ops.c):
+ *   SUB, MUL, MAXIMUM, MINIMUM: as ADD (MUL: p0, p1, p2, p8/p9 only;
+ *     MAXIMUM/MINIMUM: none).
+ *   QUANTIZE, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU: p0 input zero point,
+ *     p1 output zero point, p2/p3 multiplier/shift, p4/p5 multiplier/shift
+ *     for negative inputs (LEAKY_RELU's alpha; equal to p2/p3 otherwise).
+ *   MEAN: p0 0, p1 axis mask (bit 0 N .. bit 3 C), p2/p3 input/output zero
+ *     point, p4/p5 multiplier/shift (1/count folded in).
+ *   PAD, PADV2: p0..p3 padding before N, H, W, C; p4 the pad value.
+ *   CONCATENATION: inputs in[0..n-1] (n <= 3), p0 the axis (0 N .. 3 C). */
 
 #endif /* EB_BLOB_H */

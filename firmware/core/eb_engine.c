@@ -12,38 +12,10 @@
 
 #include "eb_blob.h"
 #include "eb_crc32.h"
+#include "eb_engine_int.h"
 #include "eb_kernels.h"
 
-/* ---- little-endian field access ----------------------------------------- */
-
-/* Unaligned-safe loads (one LDR/LDRH on Cortex-M3 and up); the blob is
- * little-endian like every target (eb_kernels.h checks). */
-static uint32_t rd_u16(const uint8_t *p)
-{
-    uint16_t v;
-#if defined(__GNUC__)
-    __builtin_memcpy(&v, p, 2);
-#else
-    memcpy(&v, p, 2);
-#endif
-    return v;
-}
-
-static uint32_t rd_u32(const uint8_t *p)
-{
-    uint32_t v;
-    EB_COPY4(&v, p);
-    return v;
-}
-
-static int32_t rd_i32(const uint8_t *p) { return (int32_t)rd_u32(p); }
-
 /* ---- short error messages without printf -------------------------------- */
-
-typedef struct {
-    char *buf;
-    size_t len, pos;
-} eb_msg;
 
 static void msg_str(eb_msg *m, const char *s)
 {
@@ -78,67 +50,12 @@ static eb_status fail(eb_msg *m, eb_status st, const char *what, uint32_t layer)
     return st;
 }
 
-/* ---- blob views ---------------------------------------------------------- */
-
-typedef struct {
-    const uint8_t *blob;
-    uint32_t total, n_tensors, n_layers, tensors_off, layers_off, arena_bytes;
-    uint32_t input, output;
-} eb_view;
-
-static void view_of(const uint8_t *blob, eb_view *v)
+eb_status eb_layer_fail(eb_msg *m, eb_status st, const char *what, uint32_t layer)
 {
-    v->blob = blob;
-    v->total = rd_u32(blob + EB_HDR_TOTAL_BYTES);
-    v->n_tensors = rd_u16(blob + EB_HDR_N_TENSORS);
-    v->n_layers = rd_u16(blob + EB_HDR_N_LAYERS);
-    v->tensors_off = rd_u32(blob + EB_HDR_TENSORS_OFF);
-    v->layers_off = rd_u32(blob + EB_HDR_LAYERS_OFF);
-    v->arena_bytes = rd_u32(blob + EB_HDR_ARENA_BYTES);
-    v->input = rd_u16(blob + EB_HDR_INPUT);
-    v->output = rd_u16(blob + EB_HDR_OUTPUT);
-}
-
-static const uint8_t *tensor_rec(const eb_view *v, uint32_t i)
-{
-    return v->blob + v->tensors_off + (size_t)i * EB_TENSOR_BYTES;
-}
-
-static const uint8_t *layer_rec(const eb_view *v, uint32_t i)
-{
-    return v->blob + v->layers_off + (size_t)i * EB_LAYER_BYTES;
-}
-
-static void dims_of(const uint8_t *t, eb_dims *d)
-{
-    d->n = rd_i32(t + EB_T_DIMS);
-    d->h = rd_i32(t + EB_T_DIMS + 4);
-    d->w = rd_i32(t + EB_T_DIMS + 8);
-    d->c = rd_i32(t + EB_T_DIMS + 12);
-}
-
-static uint32_t dims_count(const eb_dims *d)
-{
-    return (uint32_t)d->n * (uint32_t)d->h * (uint32_t)d->w * (uint32_t)d->c;
-}
-
-/* Data of tensor i: in the blob (constant) or in the arena. */
-static int8_t *tensor_data(const eb_model *m, const eb_view *v, uint32_t i)
-{
-    const uint8_t *t = tensor_rec(v, i);
-    const uint32_t off = rd_u32(t + EB_T_OFFSET);
-    if (t[EB_T_FLAGS] & EB_TFLAG_CONST) {
-        return (int8_t *)(uintptr_t)(v->blob + off);
-    }
-    return (int8_t *)(m->arena + off);
+    return fail(m, st, what, layer);
 }
 
 /* ---- validation ----------------------------------------------------------- */
-
-static int in_range(uint32_t off, uint32_t len, uint32_t limit)
-{
-    return off <= limit && len <= limit - off;
-}
 
 static eb_status check_tensors(const eb_view *v, eb_msg *msg)
 {
@@ -177,35 +94,13 @@ static eb_status check_tensors(const eb_view *v, eb_msg *msg)
     return EB_OK;
 }
 
-static int is_int8(const eb_view *v, uint32_t i)
-{
-    return i < v->n_tensors && tensor_rec(v, i)[EB_T_DTYPE] == EB_DTYPE_INT8;
-}
-
-static int is_act(const eb_view *v, uint32_t i)   /* int8 tensor in the arena */
-{
-    return is_int8(v, i) && !(tensor_rec(v, i)[EB_T_FLAGS] & EB_TFLAG_CONST);
-}
-
-static int is_const(const eb_view *v, uint32_t i)
-{
-    return is_int8(v, i) && (tensor_rec(v, i)[EB_T_FLAGS] & EB_TFLAG_CONST);
-}
-
-/* Parameters shared by the layer checks and by invoke. */
-typedef struct {
-    uint32_t op, in[3], out;
-    eb_dims din, dout, dfilt;
-    int32_t sh, sw, dh, dw, ph, pw, fh, fw, depth_mult, act_min, act_max;
-    uint32_t chan_off, n_chan, scratch_off, scratch_bytes;
-    int32_t p[EB_L_N_P];
-} eb_layer;
 
 static void layer_of(const eb_view *v, uint32_t k, eb_layer *L)
 {
     const uint8_t *r = layer_rec(v, k);
     int i;
     L->op = r[EB_L_OP];
+    L->n_in = r[EB_L_N_INPUTS];
     L->out = rd_u16(r + EB_L_OUT);
     for (i = 0; i < 3; i++) {
         L->in[i] = rd_u16(r + EB_L_IN + 2 * i);
@@ -273,12 +168,6 @@ static int chan_ok(const eb_view *v, const eb_layer *L, uint32_t channels, int f
     return 1;
 }
 
-static int act_ok(const eb_layer *L)
-{
-    return L->act_min >= -128 && L->act_max <= 127 && L->act_min <= L->act_max;
-}
-
-static int shift_ok(int32_t s) { return s >= -31 && s <= 30; }
 
 static eb_status check_layer(const eb_view *v, uint32_t k, eb_msg *msg)
 {
@@ -286,7 +175,7 @@ static eb_status check_layer(const eb_view *v, uint32_t k, eb_msg *msg)
     layer_of(v, k, &L);
     if (L.op != EB_OP_CONV_2D && L.op != EB_OP_DEPTHWISE_CONV_2D && L.op != EB_OP_FULLY_CONNECTED &&
         L.op != EB_OP_AVERAGE_POOL_2D && L.op != EB_OP_MAX_POOL_2D && L.op != EB_OP_ADD &&
-        L.op != EB_OP_RESHAPE && L.op != EB_OP_SOFTMAX) {
+        L.op != EB_OP_RESHAPE && L.op != EB_OP_SOFTMAX && !eb_is_ext_op(L.op)) {
         msg_str(msg, "unsupported operator code ");
         msg_u32(msg, L.op);
         return fail(msg, EB_ERR_OP, "", k);
@@ -296,6 +185,9 @@ static eb_status check_layer(const eb_view *v, uint32_t k, eb_msg *msg)
     }
     if (L.scratch_bytes && !in_range(L.scratch_off, L.scratch_bytes, v->arena_bytes)) {
         return fail(msg, EB_ERR_INVALID, "scratch outside the planned arena", k);
+    }
+    if (eb_is_ext_op(L.op)) {
+        return eb_check_ext(v, &L, k, msg);
     }
     switch (L.op) {
     case EB_OP_CONV_2D:
@@ -645,7 +537,11 @@ eb_status eb_model_invoke(eb_model *m, eb_layer_hook hook, void *hook_ctx)
             break;
         }
         default:
-            return EB_ERR_OP;
+            if (!eb_is_ext_op(L.op)) {
+                return EB_ERR_OP;
+            }
+            eb_run_ext(m, &v, &L);
+            break;
         }
         if (hook) {
             hook(hook_ctx, k, L.op);

@@ -16,7 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EB_ENGINE_VERSION 1u
+/* 1: eight operators; 2: adds the operators listed in eb_blob.h (same blob format) */
+#define EB_ENGINE_VERSION 2u
 
 typedef enum {
     EB_OK = 0,

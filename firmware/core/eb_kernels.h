@@ -196,4 +196,53 @@ typedef struct {
 
 void eb_softmax_s8(const eb_softmax_params *p, const int8_t *in, int8_t *out);
 
+/* ---- operators of engine version 2 (eb_kernels_elem.c, eb_kernels_shape.c) */
+
+/* Element-wise binary operators with broadcasting (a dimension of 1 repeats),
+ * using eb_add_params: SUB as TFLite's reference (the ADD scheme, the scaled
+ * second input subtracted); MUL with in1/in2 offsets, out_mult/out_shift of
+ * s1*s2/s_out; MAXIMUM/MINIMUM on the raw int8 values (TFLite does not
+ * rescale them). */
+enum { EB_BIN_SUB = 1, EB_BIN_MUL, EB_BIN_MAX, EB_BIN_MIN };
+void eb_binary_s8(int kind, const eb_add_params *p, const int8_t *in1, const int8_t *in2,
+                  int8_t *out);
+
+/* QUANTIZE (int8 -> int8), RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU:
+ * out = clamp(out_zp + MultiplyByQuantizedMultiplier(x - in_zp, m, shift)),
+ * with (m, shift) for x - in_zp >= 0 and (m_neg, shift_neg) below (equal
+ * except for LEAKY_RELU, whose negative side carries alpha). */
+typedef struct {
+    int32_t count, in_zp, out_zp, mult, shift, mult_neg, shift_neg, act_min, act_max;
+} eb_requant_params;
+
+void eb_requant_s8(const eb_requant_params *p, const int8_t *in, int8_t *out);
+
+/* MEAN over the dimensions in axis_mask (bit 0 N, 1 H, 2 W, 3 C of the
+ * right-aligned 4-D shape); output in row-major order of the kept ones.
+ * LiteRT's reference_ops::QuantizedMeanOrSum: the int32 sum of (x - in_zp)
+ * (wrapping), out = clamp(MultiplyByQuantizedMultiplier(sum, mult, shift) +
+ * out_zp), where (mult, shift) is in_scale / out_scale with 1/count folded in
+ * as the reference does it (computed on the host). */
+typedef struct {
+    eb_dims in;
+    int32_t axis_mask, in_zp, out_zp, mult, shift;
+} eb_mean_params;
+
+void eb_mean_s8(const eb_mean_params *p, const int8_t *in, int8_t *out);
+
+/* PAD / PADV2: the input placed at `before` (N, H, W, C) inside the output,
+ * every other byte `value`. */
+typedef struct {
+    eb_dims in, out;
+    int32_t before[4];
+    int32_t value;
+} eb_pad_params;
+
+void eb_pad_s8(const eb_pad_params *p, const int8_t *in, int8_t *out);
+
+/* CONCATENATION of n inputs along one axis: outer = product of the dims
+ * before the axis, inner[i] = bytes of input i from the axis on. */
+void eb_concat_s8(int32_t n, const int8_t *const *in, const int32_t *inner, int32_t outer,
+                  int8_t *out);
+
 #endif /* EB_KERNELS_H */

@@ -1,0 +1,142 @@
+/*
+ * eb_engine_int.h - private to the engine (eb_engine.c, eb_engine_ops.c): blob
+ * field access, views of the tensor and layer tables, and the decoded layer
+ * record shared by the validation and the dispatch of every operator.
+ */
+#ifndef EB_ENGINE_INT_H
+#define EB_ENGINE_INT_H
+
+#include "eb_blob.h"
+#include "eb_engine.h"
+#include "eb_kernels.h"
+
+/* ---- little-endian field access ----------------------------------------- */
+
+/* Unaligned-safe loads (one LDR/LDRH on Cortex-M3 and up); the blob is
+ * little-endian like every target (eb_kernels.h checks). */
+static inline uint32_t rd_u16(const uint8_t *p)
+{
+    uint16_t v;
+#if defined(__GNUC__)
+    __builtin_memcpy(&v, p, 2);
+#else
+    memcpy(&v, p, 2);
+#endif
+    return v;
+}
+
+static inline uint32_t rd_u32(const uint8_t *p)
+{
+    uint32_t v;
+    EB_COPY4(&v, p);
+    return v;
+}
+
+static inline int32_t rd_i32(const uint8_t *p) { return (int32_t)rd_u32(p); }
+
+typedef struct {
+    char *buf;
+    size_t len, pos;
+} eb_msg;
+
+/* ---- blob views ---------------------------------------------------------- */
+
+typedef struct {
+    const uint8_t *blob;
+    uint32_t total, n_tensors, n_layers, tensors_off, layers_off, arena_bytes;
+    uint32_t input, output;
+} eb_view;
+
+static inline void view_of(const uint8_t *blob, eb_view *v)
+{
+    v->blob = blob;
+    v->total = rd_u32(blob + EB_HDR_TOTAL_BYTES);
+    v->n_tensors = rd_u16(blob + EB_HDR_N_TENSORS);
+    v->n_layers = rd_u16(blob + EB_HDR_N_LAYERS);
+    v->tensors_off = rd_u32(blob + EB_HDR_TENSORS_OFF);
+    v->layers_off = rd_u32(blob + EB_HDR_LAYERS_OFF);
+    v->arena_bytes = rd_u32(blob + EB_HDR_ARENA_BYTES);
+    v->input = rd_u16(blob + EB_HDR_INPUT);
+    v->output = rd_u16(blob + EB_HDR_OUTPUT);
+}
+
+static inline const uint8_t *tensor_rec(const eb_view *v, uint32_t i)
+{
+    return v->blob + v->tensors_off + (size_t)i * EB_TENSOR_BYTES;
+}
+
+static inline const uint8_t *layer_rec(const eb_view *v, uint32_t i)
+{
+    return v->blob + v->layers_off + (size_t)i * EB_LAYER_BYTES;
+}
+
+static inline void dims_of(const uint8_t *t, eb_dims *d)
+{
+    d->n = rd_i32(t + EB_T_DIMS);
+    d->h = rd_i32(t + EB_T_DIMS + 4);
+    d->w = rd_i32(t + EB_T_DIMS + 8);
+    d->c = rd_i32(t + EB_T_DIMS + 12);
+}
+
+static inline uint32_t dims_count(const eb_dims *d)
+{
+    return (uint32_t)d->n * (uint32_t)d->h * (uint32_t)d->w * (uint32_t)d->c;
+}
+
+/* Data of tensor i: in the blob (constant) or in the arena. */
+static inline int8_t *tensor_data(const eb_model *m, const eb_view *v, uint32_t i)
+{
+    const uint8_t *t = tensor_rec(v, i);
+    const uint32_t off = rd_u32(t + EB_T_OFFSET);
+    if (t[EB_T_FLAGS] & EB_TFLAG_CONST) {
+        return (int8_t *)(uintptr_t)(v->blob + off);
+    }
+    return (int8_t *)(m->arena + off);
+}
+
+static inline int in_range(uint32_t off, uint32_t len, uint32_t limit)
+{
+    return off <= limit && len <= limit - off;
+}
+
+static inline int is_int8(const eb_view *v, uint32_t i)
+{
+    return i < v->n_tensors && tensor_rec(v, i)[EB_T_DTYPE] == EB_DTYPE_INT8;
+}
+
+static inline int is_act(const eb_view *v, uint32_t i)   /* int8 tensor in the arena */
+{
+    return is_int8(v, i) && !(tensor_rec(v, i)[EB_T_FLAGS] & EB_TFLAG_CONST);
+}
+
+static inline int is_const(const eb_view *v, uint32_t i)
+{
+    return is_int8(v, i) && (tensor_rec(v, i)[EB_T_FLAGS] & EB_TFLAG_CONST);
+}
+
+/* Parameters shared by the layer checks and by invoke. */
+typedef struct {
+    uint32_t op, n_in, in[3], out;
+    eb_dims din, dout, dfilt;
+    int32_t sh, sw, dh, dw, ph, pw, fh, fw, depth_mult, act_min, act_max;
+    uint32_t chan_off, n_chan, scratch_off, scratch_bytes;
+    int32_t p[EB_L_N_P];
+} eb_layer;
+
+static inline int act_ok(const eb_layer *L)
+{
+    return L->act_min >= -128 && L->act_max <= 127 && L->act_min <= L->act_max;
+}
+
+static inline int shift_ok(int32_t s) { return s >= -31 && s <= 30; }
+
+/* One line naming what is wrong with layer `layer` (0xFFFFFFFF: no layer). */
+eb_status eb_layer_fail(eb_msg *m, eb_status st, const char *what, uint32_t layer);
+
+/* The operators added with engine version 2 (eb_engine_ops.c): 1 if op is one
+ * of them; eb_check_ext validates the layer, eb_run_ext runs it. */
+int eb_is_ext_op(uint32_t op);
+eb_status eb_check_ext(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *msg);
+void eb_run_ext(eb_model *m, const eb_view *v, const eb_layer *L);
+
+#endif /* EB_ENGINE_INT_H */

@@ -1,0 +1,197 @@
+/*
+ * eb_engine_ops.c - validation and dispatch of the operators added in engine
+ * version 2 (firmware/BLOB.md, "Operators"): SUB, MUL, MAXIMUM, MINIMUM,
+ * QUANTIZE, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, MEAN, PAD, PADV2,
+ * CONCATENATION. Like eb_engine.c, every check a kernel relies on is made
+ * here before the first invoke.
+ */
+#include "eb_engine_int.h"
+
+int eb_is_ext_op(uint32_t op)
+{
+    switch (op) {
+    case EB_OP_SUB: case EB_OP_MUL: case EB_OP_MAXIMUM: case EB_OP_MINIMUM:
+    case EB_OP_QUANTIZE: case EB_OP_RELU: case EB_OP_RELU6: case EB_OP_RELU_N1_TO_1:
+    case EB_OP_LEAKY_RELU: case EB_OP_MEAN: case EB_OP_PAD: case EB_OP_PADV2:
+    case EB_OP_CONCATENATION:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int bcast_ok(const eb_dims *a, const eb_dims *o)
+{
+    return (a->n == o->n || a->n == 1) && (a->h == o->h || a->h == 1) &&
+           (a->w == o->w || a->w == 1) && (a->c == o->c || a->c == 1);
+}
+
+static int32_t dim_at(const eb_dims *d, int i)
+{
+    return i == 0 ? d->n : i == 1 ? d->h : i == 2 ? d->w : d->c;
+}
+
+static eb_status check_concat(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *msg)
+{
+    const uint32_t n = L->n_in;
+    const int32_t axis = L->p[0];
+    int64_t along = 0;
+    uint32_t i;
+    int d;
+    if (n < 1 || n > 3 || axis < 0 || axis > 3) {
+        return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent concatenation", k);
+    }
+    for (i = 0; i < n; i++) {
+        eb_dims di;
+        if (!is_int8(v, L->in[i])) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "bad concatenation input", k);
+        }
+        dims_of(tensor_rec(v, L->in[i]), &di);
+        for (d = 0; d < 4; d++) {
+            if (d != axis && dim_at(&di, d) != dim_at(&L->dout, d)) {
+                return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent concatenation", k);
+            }
+        }
+        along += dim_at(&di, axis);
+    }
+    if (along != dim_at(&L->dout, axis)) {
+        return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent concatenation", k);
+    }
+    return EB_OK;
+}
+
+eb_status eb_check_ext(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *msg)
+{
+    const uint32_t n_in = dims_count(&L->din), n_out = dims_count(&L->dout);
+    int d;
+    switch (L->op) {
+    case EB_OP_SUB: case EB_OP_MUL: case EB_OP_MAXIMUM: case EB_OP_MINIMUM:
+        if (!is_int8(v, L->in[1]) || !act_ok(L) || !bcast_ok(&L->din, &L->dout) ||
+            !bcast_ok(&L->dfilt, &L->dout) || L->p[3] < 0 || L->p[3] > 20 ||
+            !shift_ok(L->p[5]) || !shift_ok(L->p[7]) || !shift_ok(L->p[9])) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent element-wise operator", k);
+        }
+        return EB_OK;
+    case EB_OP_QUANTIZE: case EB_OP_RELU: case EB_OP_RELU6: case EB_OP_RELU_N1_TO_1:
+    case EB_OP_LEAKY_RELU:
+        if (n_in != n_out || !act_ok(L) || !shift_ok(L->p[3]) || !shift_ok(L->p[5])) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent requantization", k);
+        }
+        return EB_OK;
+    case EB_OP_MEAN: {
+        uint32_t kept = 1;
+        for (d = 0; d < 4; d++) {
+            kept *= ((L->p[1] >> d) & 1) ? 1u : (uint32_t)dim_at(&L->din, d);
+        }
+        if (L->p[0] != 0 || L->p[1] < 0 || L->p[1] > 15 || kept != n_out ||
+            !shift_ok(L->p[5])) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent mean", k);
+        }
+        return EB_OK;
+    }
+    case EB_OP_PAD: case EB_OP_PADV2:
+        for (d = 0; d < 4; d++) {
+            const int32_t b = L->p[d];
+            if (b < 0 || (int64_t)b + dim_at(&L->din, d) > dim_at(&L->dout, d)) {
+                return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent pad", k);
+            }
+        }
+        if (L->p[4] < -128 || L->p[4] > 127) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent pad", k);
+        }
+        return EB_OK;
+    case EB_OP_CONCATENATION:
+        return check_concat(v, L, k, msg);
+    default:
+        return eb_layer_fail(msg, EB_ERR_OP, "unsupported operator", k);
+    }
+}
+
+static void binary_params(const eb_layer *L, eb_add_params *p)
+{
+    p->in1 = L->din;
+    p->in2 = L->dfilt;
+    p->out = L->dout;
+    p->in1_offset = L->p[0];
+    p->in2_offset = L->p[1];
+    p->out_offset = L->p[2];
+    p->left_shift = L->p[3];
+    p->in1_mult = L->p[4];
+    p->in1_shift = L->p[5];
+    p->in2_mult = L->p[6];
+    p->in2_shift = L->p[7];
+    p->out_mult = L->p[8];
+    p->out_shift = L->p[9];
+    p->act_min = L->act_min;
+    p->act_max = L->act_max;
+}
+
+void eb_run_ext(eb_model *m, const eb_view *v, const eb_layer *L)
+{
+    const int8_t *in = tensor_data(m, v, L->in[0]);
+    int8_t *out = tensor_data(m, v, L->out);
+    switch (L->op) {
+    case EB_OP_SUB: case EB_OP_MUL: case EB_OP_MAXIMUM: case EB_OP_MINIMUM: {
+        eb_add_params p;
+        const int kind = L->op == EB_OP_SUB ? EB_BIN_SUB : L->op == EB_OP_MUL ? EB_BIN_MUL
+                         : L->op == EB_OP_MAXIMUM ? EB_BIN_MAX : EB_BIN_MIN;
+        binary_params(L, &p);
+        eb_binary_s8(kind, &p, in, tensor_data(m, v, L->in[1]), out);
+        break;
+    }
+    case EB_OP_MEAN: {
+        eb_mean_params p;
+        p.in = L->din;
+        p.axis_mask = L->p[1];
+        p.in_zp = L->p[2];
+        p.out_zp = L->p[3];
+        p.mult = L->p[4];
+        p.shift = L->p[5];
+        eb_mean_s8(&p, in, out);
+        break;
+    }
+    case EB_OP_PAD: case EB_OP_PADV2: {
+        eb_pad_params p;
+        int d;
+        p.in = L->din;
+        p.out = L->dout;
+        for (d = 0; d < 4; d++) {
+            p.before[d] = L->p[d];
+        }
+        p.value = L->p[4];
+        eb_pad_s8(&p, in, out);
+        break;
+    }
+    case EB_OP_CONCATENATION: {
+        const int8_t *ins[3];
+        int32_t inner[3], outer = 1;
+        uint32_t i;
+        int d;
+        for (d = 0; d < L->p[0]; d++) {
+            outer *= dim_at(&L->dout, d);
+        }
+        for (i = 0; i < L->n_in; i++) {
+            eb_dims di;
+            dims_of(tensor_rec(v, L->in[i]), &di);
+            ins[i] = tensor_data(m, v, L->in[i]);
+            inner[i] = (int32_t)(dims_count(&di) / (uint32_t)outer);
+        }
+        eb_concat_s8((int32_t)L->n_in, ins, inner, outer, out);
+        break;
+    }
+    default: {   /* QUANTIZE and the activations */
+        eb_requant_params p;
+        p.count = (int32_t)dims_count(&L->dout);
+        p.in_zp = L->p[0];
+        p.out_zp = L->p[1];
+        p.mult = L->p[2];
+        p.shift = L->p[3];
+        p.mult_neg = L->p[4];
+        p.shift_neg = L->p[5];
+        p.act_min = L->act_min;
+        p.act_max = L->act_max;
+        eb_requant_s8(&p, in, out);
+        break;
+    }
+    }
+}

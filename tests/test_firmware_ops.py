@@ -1,0 +1,280 @@
+"""Operators of engine version 2, bit-exact with LiteRT's reference kernels.
+
+Keras models built here with seeded random weights (a CNN with
+GlobalAveragePooling2D -> MEAN, a MobileNetV2-style inverted residual block
+-> PAD/RELU6/ADD, a squeeze-excite block -> MEAN keep_dims/MUL broadcast, a
+two-branch model -> CONCATENATION (with the QUANTIZE ops the converter inserts),
+SUB, MAXIMUM, MINIMUM, LEAKY_RELU, RELU, PADV2, SQUEEZE/EXPAND_DIMS), quantized to
+full INT8 with a random calibration set, run on the engine (eb_run, posix build)
+and compared byte for byte, layer by layer, with BUILTIN_REF in a child
+process. Plus synthetic single-operator models with random quantization (no
+TensorFlow) for the arithmetic edge cases, and the refusal of a model that still
+uses an unsupported operator (named with its layer and tensor).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from test_firmware_engine import (TinyModel, _skip_or_fail, assert_bit_exact, build,  # noqa: F401
+                                  run_engine, run_reference)
+
+from edgebench.errors import ModelError
+from edgebench.mcu import convert
+from edgebench.mcu.blob_ops import ENGINE_OPS, EXT_OPS
+
+TF_SCRIPT = textwrap.dedent("""
+    import os, sys
+    import numpy as np
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    import tensorflow as tf
+    L = tf.keras.layers
+    out = sys.argv[1]
+    tf.keras.utils.set_random_seed(1234)
+
+    def save(name, model, shape):
+        rep = np.random.default_rng(5).normal(size=(32, *shape)).astype(np.float32)
+        conv = tf.lite.TFLiteConverter.from_keras_model(model)
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = lambda: ([r[None]] for r in rep)
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+        with open(os.path.join(out, name + ".tflite"), "wb") as f:
+            f.write(conv.convert())
+
+    # a small CNN with a global average pooling head (MEAN, keep_dims false)
+    # and a zero padding before an average pool (PAD), the input concatenated
+    # with a convolution of it (the converter requantizes with QUANTIZE)
+    i = L.Input((12, 12, 3), batch_size=1)
+    x = L.Conv2D(8, 3, padding="same", activation="relu")(i)
+    x = L.Concatenate()([i, x])
+    x = L.ZeroPadding2D(1)(x)
+    x = L.AveragePooling2D(2)(x)
+    x = L.Conv2D(16, 3, strides=2, padding="same", activation="relu")(x)
+    x = L.GlobalAveragePooling2D()(x)
+    x = L.Dense(5)(x)
+    save("gap", tf.keras.Model(i, x), (12, 12, 3))
+
+    # MobileNetV2-style inverted residual blocks: expand, ZeroPadding + strided
+    # depthwise (PAD), ReLU6, project, residual ADD
+    i = L.Input((16, 16, 8), batch_size=1)
+    x = L.Conv2D(24, 1, activation="relu6")(i)
+    x = L.ZeroPadding2D(((0, 1), (0, 1)))(x)
+    x = L.DepthwiseConv2D(3, strides=2, padding="valid")(x)
+    x = L.ReLU(6.0)(x)
+    x = L.Conv2D(8, 1)(x)
+    y = L.Conv2D(32, 1)(x)
+    y = L.ReLU(6.0)(y)
+    y = L.DepthwiseConv2D(3, padding="same", activation="relu6")(y)
+    y = L.Conv2D(8, 1)(y)
+    x = L.Add()([x, y])
+    x = L.GlobalAveragePooling2D()(x)
+    x = L.Dense(4)(x)
+    save("mbv2", tf.keras.Model(i, x), (16, 16, 8))
+
+    # squeeze-excite: MEAN keep_dims over H, W, a gate through ReLU / ReLU6,
+    # channel-wise MUL broadcast over H and W
+    i = L.Input((10, 10, 12), batch_size=1)
+    x = L.Conv2D(12, 3, padding="same", activation="relu")(i)
+    g = L.GlobalAveragePooling2D(keepdims=True)(x)
+    g = L.Conv2D(4, 1, activation="relu")(g)
+    g = L.Conv2D(12, 1, activation="relu6")(g)
+    x = L.Multiply()([x, g])
+    x = L.Conv2D(6, 3, strides=2)(x)
+    x = L.Flatten()(x)
+    x = L.Dense(5)(x)
+    save("se", tf.keras.Model(i, x), (10, 10, 12))
+
+    # two branches: concatenation (with requantizing QUANTIZE ops), subtract,
+    # maximum, minimum, leaky relu, a standalone relu, a constant pad, reshapes
+    i = L.Input((8, 8, 4), batch_size=1)
+    a = L.Conv2D(6, 3, padding="same")(i)
+    b = L.Conv2D(6, 1)(i)
+    b = L.LeakyReLU(0.2)(b)
+    d = L.Subtract()([a, b])
+    m = L.Maximum()([a, b])
+    n = L.Minimum()([a, d])
+    x = L.Concatenate()([d, m, n])
+    x = L.ReLU()(x)
+    x = L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [2, 1], [0, 0]], constant_values=0.5))(x)
+    x = L.Conv2D(8, 3, strides=2)(x)
+    x = L.Lambda(lambda t: tf.expand_dims(tf.reduce_mean(t, axis=[1, 2]), 1))(x)
+    x = L.Lambda(lambda t: tf.squeeze(t, axis=1))(x)
+    x = L.Dense(6)(x)
+    save("branches", tf.keras.Model(i, x), (8, 8, 4))
+
+    # still unsupported: a sigmoid (LOGISTIC)
+    i = L.Input((6,), batch_size=1)
+    x = L.Dense(4, activation="sigmoid", name="gate")(i)
+    save("sigmoid", tf.keras.Model(i, L.Dense(3)(x)), (6,))
+""")
+
+KERAS = ["gap", "mbv2", "se", "branches"]
+
+
+@pytest.fixture(scope="module")
+def keras_models(tmp_path_factory):
+    import importlib.util
+
+    if importlib.util.find_spec("tensorflow") is None:
+        _skip_or_fail("tensorflow is not installed (pip install edgebench[quantize])")
+    out = tmp_path_factory.mktemp("keras-ops")
+    r = subprocess.run([sys.executable, "-c", TF_SCRIPT, str(out)], capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, f"building the Keras models failed: {r.stderr[-3000:]}"
+    return out
+
+
+def _inputs(blob, seed: int, n: int = 40) -> np.ndarray:
+    x = np.random.default_rng(seed).normal(size=(n, blob.input["bytes"]))
+    q = np.round(x / blob.input["scale"]) + blob.input["zero_point"]
+    return np.clip(q, -128, 127).astype(np.int8)
+
+
+@pytest.mark.tensorflow
+def test_keras_models_with_new_operators_bit_exact(build, keras_models, tmp_path):  # noqa: F811
+    jobs = []
+    for k, name in enumerate(KERAS):
+        path = keras_models / f"{name}.tflite"
+        b = convert(path)
+        jobs.append((path, _inputs(b, k), b))
+    refs = run_reference([(p, x) for p, x, _ in jobs], tmp_path / "ref")
+    covered = set()
+    for name, (path, x, b), ref in zip(KERAS, jobs, refs):
+        outs, sizes, ops = ref
+        final = outs[:, -sizes[-1]:]
+        assert len({row.tobytes() for row in final}) > 5, f"{name}: reference outputs collapsed"
+        dev = run_engine(build, b.data, x, tmp_path / f"dev-{name}", layers=True)
+        assert_bit_exact(name, ref, dev, len(x))
+        covered |= set(ops)
+    # the models exercise these operators of engine version 2 (as the reference names them)
+    need = {"MEAN", "PAD", "MUL", "SUB", "MAXIMUM", "MINIMUM", "CONCATENATION", "LEAKY_RELU",
+            "RELU"}   # QUANTIZE: the synthetic models below
+    assert need <= covered, f"not exercised: {sorted(need - covered)}"
+
+
+@pytest.mark.tensorflow
+def test_unsupported_operator_named_with_its_layer(keras_models):
+    with pytest.raises(ModelError) as err:
+        convert(keras_models / "sigmoid.tflite")
+    text = err.value.one_line()
+    assert "LOGISTIC (layer " in text and "gate" in text, text
+    assert "MEAN" in text     # the supported set is listed
+
+
+def test_engine_versions_list_their_operators():
+    assert set(ENGINE_OPS[2]) == set(ENGINE_OPS[1]) | set(EXT_OPS)
+    assert "MEAN" not in ENGINE_OPS[1]
+
+
+# ---- synthetic single-operator models (random quantization, no TensorFlow) ----
+
+def _q(rng):
+    return float(10 ** rng.uniform(-2, 0)), int(rng.integers(-128, 128))
+
+
+def synth_binary(rng, op: str):
+    g = TinyModel()
+    h, w, c = (int(v) for v in rng.integers(1, 6, 3))
+    out_shape = (1, h, w, c)
+    other = [out_shape, (1, 1, 1, c), (c,), (1, h, 1, 1), (1, h, w, 1)][int(rng.integers(0, 5))]
+    (s1, z1), (s2, z2) = _q(rng), _q(rng)
+    act = int(rng.choice([0, 1, 3])) if op in ("SUB", "MUL") else 0
+    so = {"MUL": s1 * s2 * 128 * float(rng.uniform(0.3, 2)), "SUB": (s1 + s2) * float(rng.uniform(0.7, 1.5))
+          }.get(op, s1)
+    x = g.tensor(out_shape, scale=s1, zp=z1)
+    b = g.tensor(other, scale=s2, zp=z2, data=rng.integers(-128, 128, size=other).astype(np.int8))
+    y = g.tensor(out_shape, scale=so, zp=int(rng.integers(-20, 20)))
+    opts = {"SUB": ("SubOptions", dict(fusedActivationFunction=act)),
+            "MUL": ("MulOptions", dict(fusedActivationFunction=act))}.get(op)
+    g.op(op, [x, b], [y], g.options(opts[0], **opts[1]) if opts else None)
+    return g.build([x], [y]), h * w * c
+
+
+def synth_unary(rng, op: str):
+    g = TinyModel()
+    shape = tuple(int(v) for v in rng.integers(1, 7, int(rng.integers(1, 5))))
+    (s1, z1), (so, zo) = _q(rng), _q(rng)
+    x = g.tensor(shape, scale=s1, zp=z1)
+    y = g.tensor(shape, scale=so, zp=zo)
+    opts = g.options("LeakyReluOptions", alpha=float(rng.uniform(0.01, 0.9))) if op == "LEAKY_RELU" else None
+    g.op(op, [x], [y], opts)
+    return g.build([x], [y]), int(np.prod(shape))
+
+
+def synth_mean(rng):
+    g = TinyModel()
+    shape = tuple(int(v) for v in rng.integers(1, 7, 4))
+    kind = int(rng.integers(0, 3))       # 0: keep_dims H,W; 1: equal quantization; 2: float path
+    axes = [1, 2] if kind == 0 else sorted(rng.choice(4, size=int(rng.integers(1, 4)), replace=False).tolist())
+    keep = kind == 0 or bool(rng.integers(0, 2))
+    (s1, z1) = _q(rng)
+    so, zo = (s1, z1) if kind == 1 else _q(rng)
+    out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keep else \
+        tuple(d for i, d in enumerate(shape) if i not in axes)
+    x = g.tensor(shape, scale=s1, zp=z1)
+    a = g.tensor((len(axes),), "int32", data=np.array(axes, np.int32))
+    y = g.tensor(out_shape or (1,), scale=so, zp=zo)
+    g.op("MEAN", [x, a], [y], g.options("ReducerOptions", keepDims=keep))
+    return g.build([x], [y]), int(np.prod(shape))
+
+
+def synth_pad(rng):
+    g = TinyModel()
+    shape = tuple(int(v) for v in rng.integers(1, 6, 4))
+    pads = rng.integers(0, 3, size=(4, 2)).astype(np.int32)
+    s_, z_ = _q(rng)
+    x = g.tensor(shape, scale=s_, zp=z_)
+    p = g.tensor((4, 2), "int32", data=pads)
+    y = g.tensor(tuple(int(d + pp.sum()) for d, pp in zip(shape, pads)), scale=s_, zp=z_)
+    if rng.integers(0, 2):
+        v = g.tensor((1,), scale=s_, zp=z_, data=np.array([rng.integers(-128, 128)], np.int8))
+        g.op("PADV2", [x, p, v], [y], g.options("PadV2Options"))
+    else:
+        g.op("PAD", [x, p], [y], g.options("PadOptions"))
+    return g.build([x], [y]), int(np.prod(shape))
+
+
+def synth_concat(rng):
+    """x concatenated with a constant and with x again, along a random axis."""
+    g = TinyModel()
+    shape = tuple(int(v) for v in rng.integers(1, 5, 4))
+    axis = int(rng.integers(-4, 4))
+    s_, z_ = _q(rng)
+    x = g.tensor(shape, scale=s_, zp=z_)
+    cshape = list(shape)
+    cshape[axis] = int(rng.integers(1, 4))
+    c = g.tensor(cshape, scale=s_, zp=z_, data=rng.integers(-128, 128, size=cshape).astype(np.int8))
+    oshape = list(shape)
+    oshape[axis] = 2 * shape[axis] + cshape[axis]
+    y = g.tensor(oshape, scale=s_, zp=z_)
+    g.op("CONCATENATION", [x, c, x], [y], g.options("ConcatenationOptions", axis=axis))
+    return g.build([x], [y]), int(np.prod(shape))
+
+
+SYNTH = {
+    **{op: (lambda rng, op=op: synth_binary(rng, op)) for op in ("SUB", "MUL", "MAXIMUM", "MINIMUM")},
+    **{op: (lambda rng, op=op: synth_unary(rng, op))
+       for op in ("QUANTIZE", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU")},
+    "MEAN": synth_mean, "PAD": synth_pad, "CONCATENATION": synth_concat,
+}
+
+
+@pytest.mark.parametrize("op", sorted(SYNTH))
+def test_synthetic_operator_bit_exact(build, tmp_path, op):  # noqa: F811
+    rng = np.random.default_rng(sum(map(ord, op)))
+    jobs = []
+    for k in range(12):
+        data, n_in = SYNTH[op](rng)
+        path = tmp_path / f"{op}{k}.tflite"
+        path.write_bytes(data)
+        x = rng.integers(-128, 128, size=(8, n_in)).astype(np.int8)
+        jobs.append((path, x))
+    refs = run_reference(jobs, tmp_path / "ref")
+    for k, ((path, x), ref) in enumerate(zip(jobs, refs)):
+        dev = run_engine(build, convert(path).data, x, tmp_path / f"dev{k}", layers=True)
+        assert_bit_exact(f"{op} model {k}", ref, dev, len(x))
