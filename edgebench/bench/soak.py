@@ -364,7 +364,7 @@ class _Soak:
                                    rows["t_start_ns"].to_numpy(np.int64), self.t0_ns + int(sus["t_from_s"] * 1e9),
                                    sus.get("throughput_per_s"), sus.get("median_s"))
         _window_power(r, self.energy_basis, window, sus)
-        _store(self.run_dir, r, frame, self._telemetry_frame(), self.o, self.t0_ns, self.t_end_ns)
+        _store(self.folder, r, frame, self._telemetry_frame(), self.o, self.t0_ns, self.t_end_ns)
 
     def _telemetry_frame(self):
         import pandas as pd
@@ -403,18 +403,16 @@ def _window_power(r: RunResult, basis: dict, window: Optional[dict], sus: dict) 
                              f"inference{avg} over the {window['window']} window ({basis['method']}).")
 
 
-def _store(run_dir: Path, r: RunResult, frame, tel, o, t0_ns, t_end_ns) -> None:
-    """Telemetry and samples to Parquet, then run.json, then the journals go (a reader never sees a
-    finished run.json without its samples)."""
+def _store(folder: RunFolder, r: RunResult, frame, tel, o, t0_ns, t_end_ns) -> None:
+    """Telemetry and samples to Parquet, then run.json (:meth:`RunFolder.save`), then the journals go
+    (a reader never sees a finished run.json without its samples)."""
     from edgebench.results import store
 
     if tel is not None and len(tel):
-        store.write_parquet(Path(run_dir) / TELEMETRY_PARQUET, tel)
-    if frame is not None:
-        store.write_samples(run_dir, phases(frame, t0_ns, t_end_ns, o))
-    store.write_result(run_dir, r)
-    store.remove_journal(run_dir, SAMPLES_JOURNAL)
-    store.remove_journal(run_dir, TELEMETRY_JOURNAL)
+        store.write_parquet(folder.path / TELEMETRY_PARQUET, tel)
+    folder.save(r, phases(frame, t0_ns, t_end_ns, o) if frame is not None else None)
+    store.remove_journal(folder.path, SAMPLES_JOURNAL)
+    store.remove_journal(folder.path, TELEMETRY_JOURNAL)
 
 
 # ---------------------------------------------------------------------------- recovery
@@ -471,7 +469,9 @@ def recover_run(run_dir) -> RunResult:
     if (r.power or {}).get("label"):
         r.power["window"] = None
         r.power["note"] = "the energy counter's readings died with the soak process: no window energy"
-    _store(d, r, samples, tel, o, t0, t_end)
+    folder = RunFolder(d.parent, r.model.get("name", ""), r.board.get("name", ""))
+    folder.path = d
+    _store(folder, r, samples, tel, o, t0, t_end)
     return r
 
 
