@@ -148,6 +148,30 @@ def _sweep_process(runs_dir):
 
 
 @pytest.mark.slow
+def test_sigterm_stops_the_sweep_like_ctrl_c(tmp_path):
+    import signal
+
+    p = _sweep_process(tmp_path)
+    try:
+        p.send_signal(signal.SIGTERM)
+        err = p.stderr.read().decode(errors="replace")
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err
+    assert "stopped by SIGTERM: 0 of 2 points finished; kept, marked incomplete" in err
+    (run_dir,) = store.find_runs(tmp_path)
+    r = store.read_result(run_dir)
+    assert r.status == "incomplete" and r.status_reason.startswith("stopped by SIGTERM: 0 of 2 points finished")
+    p1, p2 = r.extra["points"]
+    assert p1["status"] == "incomplete" and p1["status_reason"] == "stopped by SIGTERM" and p2["status"] == "not-run"
+    point = store.read_result(run_dir / p1["run_dir"])
+    assert point.status_reason == "stopped by SIGTERM" and len(store.read_samples(run_dir / p1["run_dir"])) > 1000
+    assert not list(run_dir.rglob("*.arrows"))
+
+
+@pytest.mark.slow
 def test_a_killed_sweep_is_finished_by_recover(tmp_path):
     from edgebench.cli.app import app
 
@@ -331,4 +355,4 @@ def test_cli_ctrl_c_shows_the_finished_points_and_exits_130(tmp_path, monkeypatc
     (run_dir,) = store.find_runs(tmp_path)
     assert printed == store.read_result(run_dir).to_dict() and printed["status"] == "incomplete"
     assert [p["status"] for p in printed["extra"]["points"]] == ["complete", "not-run"]
-    assert "interrupted: 1 of 2 points finished; kept, marked incomplete" in captured.err
+    assert "interrupted by the user (Ctrl-C): 1 of 2 points finished; kept, marked incomplete" in captured.err

@@ -247,7 +247,9 @@ def sweep(
     callback, stop, state = progress_view()
     try:
         result, run_dir = run_sweep(model, profile, opts, runs_root=runs_dir, url=url, progress=callback)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        from edgebench.errors import interrupt_reason
+
         stop()
         if not state["run_dir"]:
             raise
@@ -259,8 +261,8 @@ def sweep(
         except Exception:  # noqa: BLE001 - showing the table is a courtesy; the data are on disk
             pass
         finished = (result.stopping or {}).get("finished", 0)
-        print(f"interrupted: {finished} of {len(result.extra.get('points', []))} points finished; kept, marked "
-              f"incomplete, in {state['run_dir']}", file=sys.stderr)
+        print(f"{interrupt_reason(exc)}: {finished} of {len(result.extra.get('points', []))} points finished; kept, "
+              f"marked incomplete, in {state['run_dir']}", file=sys.stderr)
         raise SystemExit(130) from None
     finally:
         stop()
