@@ -402,5 +402,7 @@ def test_cli_text_and_errors(tmp_path):
                                    "--max-duration", "90", "--runs-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output
     assert "burst (first" in res.stdout and "claim:" in res.stdout and "time at frequency" in res.stdout
+    assert " GHz; sustained: " in res.stdout and "per inference, average" in res.stdout
+    assert "window): " in res.stdout and "[simulated]" in res.stdout
     bad = CliRunner().invoke(app, ["soak", str(INT8), "--board", "sim-pi5", "--rate", "fast"])
     assert bad.exit_code != 0 and "neither a number nor 'continuous'" in str(bad.exception)

@@ -93,6 +93,14 @@ def live_view(title: str):
     return callback, stop
 
 
+def _conditions(window: dict) -> str:
+    """' at 79.5 °C, 1.60 GHz': the medians of the telemetry in a window, where known."""
+    bits = [f"{window['temp_c']:.1f} °C" if window.get("temp_c") is not None else None,
+            f"{window['freq_hz'] / 1e9:.2f} GHz" if window.get("freq_hz") else None]
+    bits = [x for x in bits if x]
+    return f" at {', '.join(bits)}" if bits else ""
+
+
 def print_soak(console, result, run_dir) -> None:
     from rich.markup import escape
 
@@ -107,8 +115,16 @@ def print_soak(console, result, run_dir) -> None:
     if b and s:
         ratio = soak.get("sustained_over_burst")
         console.print(f"burst (first {b['span_s']:.0f} s): {fmt.rate(b['throughput_per_s'])}/s, median "
-                      f"{fmt.duration(b['median_s'])}; sustained: {fmt.rate(s['throughput_per_s'])}/s, median "
-                      f"{fmt.duration(s['median_s'])}" + (f"; sustained/burst {ratio:.2f}" if ratio else ""))
+                      f"{fmt.duration(b['median_s'])}{_conditions(b)}; sustained: {fmt.rate(s['throughput_per_s'])}/s, "
+                      f"median {fmt.duration(s['median_s'])}{_conditions(s)}"
+                      + (f"; sustained/burst {ratio:.2f}" if ratio else ""))
+    w = (result.power or {}).get("window") or {}
+    if w.get("per_inference_j") is not None:
+        from edgebench.stats.energy import si
+
+        avg = f", average {si(w['avg_power_w'], 'W')}" if w.get("avg_power_w") is not None else ""
+        console.print(f"energy ({w['window']} window): {si(w['per_inference_j'], 'J')} per inference{avg} "
+                      + escape(f"[{w['label']}]"))
     v = soak.get("verdict") or {}
     if v:
         mark = "reached" if soak.get("steady") else "NOT reached"
