@@ -101,6 +101,8 @@ def test_calibration_fidelity_and_files(edge_run):
     assert a["fidelity"]["cosine_similarity"] > 0.999 and a["fidelity"]["max_abs_error"] < 0.1
     for name in DIAGRAMS.values():
         assert (run_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not store.journal_paths(run_dir, "outputs")
+    assert result.settings["invocation"]["data"] == "digits" and result.settings["invocation"]["chunk"] == 2048
     frame = pd.read_parquet(run_dir / PREDICTIONS)
     assert list(frame.columns) == ["sample_index", "slice", "label", "pred_base", "pred_cand", "conf_base",
                                    "conf_cand"]
@@ -206,6 +208,7 @@ def test_interrupted_run_keeps_the_paired_samples_and_says_incomplete(tmp_path, 
     assert len(pd.read_parquet(run_dir / PREDICTIONS)) == 200
     assert "run-incomplete" in {w["code"] for w in r.warnings}
     assert "INCOMPLETE run (interrupted by the user (Ctrl-C))" in r.extra["claim"]
+    assert not store.journal_paths(run_dir, "outputs")  # the figures are written: the journal is gone
 
 
 def test_interleaved_passes_keep_a_paired_prefix_and_nothing_evaluated_leaves_no_folder(tmp_path, host):
@@ -226,6 +229,52 @@ def test_interleaved_passes_keep_a_paired_prefix_and_nothing_evaluated_leaves_no
     finally:
         cand.close()
         base.close()
+
+
+KILL_AFTER = """
+import os, signal, sys
+from edgebench.bench.accuracy import AccuracyOptions, run_accuracy
+from edgebench.boards.registry import get_profile
+int8, fp32, root, after = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def progress(ev):  # SIGKILL: no handler, no guard, no figures: only the journal survives
+    if ev["event"] == "infer" and ev["role"] == "baseline" and ev["done"] >= after:
+        os.kill(os.getpid(), signal.SIGKILL)
+run_accuracy(int8, fp32, "digits", get_profile("host"),
+             AccuracyOptions(chunk_size=100, edge_cases=True, families=("blur",), severities=(1,)),
+             runs_root=root, progress=progress)
+"""
+
+
+def test_killed_run_is_recovered_from_its_journal(tmp_path, capsys):
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", KILL_AFTER, INT8, FP32, tmp_path, "700"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    (run_dir,) = store.find_runs(tmp_path)
+    assert store.read_result(run_dir).status == "running"
+    assert store.journal_paths(run_dir, "outputs") and not (run_dir / PREDICTIONS).exists()
+    code, out, err = cli(["accuracy", "--recover", run_dir, "--json"], capsys)
+    assert code == 0, err
+    r = json.loads(out)
+    a = r["extra"]["accuracy"]
+    assert r["status"] == "incomplete" and "recovered the outputs it had journalled" in r["status_reason"]
+    # chunks of 100: the clean set (540) and two chunks of blur/s1 were evaluated by both models
+    assert a["evaluated"]["samples"] == 740 and a["evaluated"]["slices"] == ["clean", "blur/s1"]
+    assert a["paired"]["n"] == 540 and [s["n"] for s in a["edge_cases"]["slices"]] == [200]
+    assert a["accuracy"]["candidate"]["top1"]["accuracy"] == pytest.approx(CARD_TOP1)
+    assert len(pd.read_parquet(run_dir / PREDICTIONS)) == 740
+    assert not store.journal_paths(run_dir, "outputs")
+    assert r["runtime"]["kernels"] == "xnnpack" and r["extra"]["accuracy"]["baseline"]["runtime"]["kernels"] == \
+        "reference"
+    code, out, err = cli(["accuracy", "--recover", run_dir], capsys)  # only a running run can be recovered
+    assert code == 1 and "is not an unfinished accuracy run" in err
+    code, out, err = cli(["accuracy", INT8, "--recover", run_dir], capsys)
+    assert code == 1 and "not both" in err
+    code, out, err = cli(["accuracy", INT8], capsys)
+    assert code == 1 and "missing --baseline, --data" in err
 
 
 # ---------------------------------------------------------------- command line

@@ -30,8 +30,10 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench.bench.accuracy_passes import JOURNAL, Passes, timings
 from edgebench.bench.accuracy_record import DIAGRAMS, PREDICTIONS
-from edgebench.errors import ModelError, UsageError
+from edgebench.errors import EdgebenchError, ModelError, UsageError
+from edgebench.results import store
 from edgebench.results.model import RunResult
 from edgebench.stats.accuracy import GATE_ON
 
@@ -166,70 +168,6 @@ def _chunk(opts: AccuracyOptions, sample_bytes: int, board_kind: str = "") -> in
     return int(max(1, min(MAX_CHUNK, CHUNK_BYTES // max(sample_bytes, 1))))
 
 
-class _Passes:
-    """Both models' outputs, slice by slice. With two agents the candidate and then the baseline
-    run each chunk, so whatever stops the run leaves a prefix evaluated by both (paired); one
-    agent holds one model at a time, so then the candidate's pass comes first, whole."""
-
-    def __init__(self, inputs, chunk: int, emit):
-        self.inputs, self.chunk, self.emit = inputs, chunk, emit
-        self.outs = {"candidate": [], "baseline": []}          # per role: per slice, list of (n, C) parts
-        self.infer_s = {"candidate": 0.0, "baseline": 0.0}
-        self.done = {"candidate": 0, "baseline": 0}
-        self.total = sum(s.n for s in inputs.slices)
-
-    def run(self, sides: dict) -> None:
-        """``sides``: role -> (client, model name, load()): load the model on that client."""
-        if len({id(side[0]) for side in sides.values()}) == len(sides):
-            for side in sides.values():
-                side[2]()
-            self._slices(sides)
-            return
-        for role, side in sides.items():
-            side[2]()
-            self._slices({role: side})
-
-    def _slices(self, sides: dict) -> None:
-        for i, s in enumerate(self.inputs.slices):
-            x = self.inputs.get(i)
-            for role in sides:
-                self.outs[role].append([])
-            for j in range(0, len(x), self.chunk):
-                for role, (client, name, _) in sides.items():
-                    t0 = time.perf_counter()
-                    _, y = client.infer(x[j:j + self.chunk])
-                    self.infer_s[role] += time.perf_counter() - t0
-                    part = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
-                    self.outs[role][-1].append(part)
-                    self.done[role] += len(part)
-                    rate = self.done[role] / self.infer_s[role] if self.infer_s[role] > 0 else None
-                    self.emit({"event": "infer", "role": role, "model": name, "slice": s.name,
-                               "done": self.done[role], "total": self.total, "samples_per_s": rate})
-
-    def paired(self) -> tuple[list, list, list]:
-        """Slices evaluated by both models (a slice cut short keeps its paired prefix), and their outputs."""
-        from dataclasses import replace
-
-        slices, cand, base = [], [], []
-        for s, c_parts, b_parts in zip(self.inputs.slices, self.outs["candidate"], self.outs["baseline"]):
-            c = np.concatenate(c_parts) if c_parts else np.zeros((0, 0))
-            b = np.concatenate(b_parts) if b_parts else np.zeros((0, 0))
-            k = min(len(c), len(b))
-            if k == 0:
-                break
-            slices.append(s if k == s.n else replace(s, labels=s.labels[:k], sample_index=s.sample_index[:k]))
-            cand.append(c[:k])
-            base.append(b[:k])
-            if k < s.n:
-                break
-        return slices, cand, base
-
-    def timing(self, role: str) -> dict:
-        n, t = self.done[role], self.infer_s[role]
-        return {"samples": n, "infer_s": t, "samples_per_s": n / t if t > 0 else None, "chunk": self.chunk,
-                "requests": -(-n // self.chunk) if n else 0}
-
-
 def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions, runs_root="runs",
                  url: Optional[str] = None, progress: Optional[Progress] = None, client=None,
                  baseline_client=None) -> tuple[RunResult, Path]:
@@ -260,7 +198,7 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
     base_profile = profile if opts.baseline_on_board else get_profile("host")
     same_agent = opts.baseline_on_board or (profile.name == "host" and url is None)
     folder = RunFolder(runs_root, model.name, profile.name)
-    opened = []
+    opened, passes = [], None
     try:
         if client is None:
             emit({"event": "connect", "board": profile.name})
@@ -280,15 +218,21 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
                   system=client.sysinfo(), client_desc=getattr(client, "description", None),
                   thermal=[client.thermal(), {}])
         result = describe(run)
-        passes = _Passes(SliceInputs(slices), _chunk(opts, int(np.prod(dataset.x.shape[1:])) * 4,
-                                                     getattr(profile, "kind", "")), emit)
+        chunk = _chunk(opts, int(np.prod(dataset.x.shape[1:])) * 4, getattr(profile, "kind", ""))
+        result.settings["invocation"] = {
+            "model": str(model.path), "baseline": str(baseline.path), "data": str(data), "chunk": chunk,
+            "base_board": base_profile.name, "options": _options_dict(opts),
+            "base_agent": {k: base_hello.get(k) for k in ("protocol", "agent_version", "python", "numpy")},
+            "loaded": {}}
+        passes = Passes(SliceInputs(slices), chunk, emit)
         started = time.perf_counter()
 
         def finish(status: str, reason: Optional[str]) -> None:
-            run.timings = {"candidate": passes.timing("candidate"), "baseline": passes.timing("baseline"),
-                           "wall_s": time.perf_counter() - started}
+            run.timings = timings(passes, time.perf_counter() - started)
             emit({"event": "analyse"})
             store_run(run, result, folder, *passes.paired(), status=status, reason=reason)
+            if passes.journal is not None:
+                passes.journal.remove()  # the figures and predictions are written: the journal has served
 
         def stopped(status: str, reason: str) -> None:
             try:
@@ -306,12 +250,15 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
             def go() -> None:
                 sha = agent.ensure_model(Path(m.path).read_bytes(), name=m.name)
                 emit({"event": "load", "role": role, "model": m.name, "kernels": kernels})
-                setattr(run, "cand_loaded" if role == "candidate" else "base_loaded",
-                        agent.load(sha, kernels=kernels, threads=threads, delegate=delegate, name=m.name))
+                loaded = agent.load(sha, kernels=kernels, threads=threads, delegate=delegate, name=m.name)
+                setattr(run, "cand_loaded" if role == "candidate" else "base_loaded", loaded)
+                result.settings["invocation"]["loaded"][role] = loaded
+                folder.save(result)  # what --recover needs to describe the runtimes
             return go
 
         folder.start(result)
         with folder.guard(stopped, measured):
+            passes.journal = store.open_journal(folder.path, JOURNAL)
             passes.run({
                 "candidate": (client, model.name,
                               load("candidate", client, model, opts.kernels, opts.threads, opts.delegate)),
@@ -322,9 +269,86 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
             run.agent_status = client.status()
             finish("complete", None)
     finally:
+        if passes is not None and passes.journal is not None:
+            passes.journal.close()
         for c in opened:
             c.close()
     return result, folder.path
+
+
+def _options_dict(opts: AccuracyOptions) -> dict:
+    from dataclasses import asdict
+
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(opts).items()}
+
+
+def _options_from(d: dict) -> AccuracyOptions:
+    known = {f: d[f] for f in AccuracyOptions.__dataclass_fields__ if f in d}
+    for name in ("families", "severities", "value_range"):
+        if known.get(name) is not None:
+            known[name] = tuple(known[name])
+    known["data_options"] = {k: tuple(v) if isinstance(v, list) else v
+                             for k, v in (known.get("data_options") or {}).items()}
+    return AccuracyOptions(**known)
+
+
+class _Named:
+    """A board profile as a stopped run recorded it (recovery needs only its name and kind)."""
+
+    def __init__(self, name: str, kind=None):
+        self.name, self.kind, self.title = name, kind, name
+
+
+def recover_accuracy(run_dir) -> RunResult:
+    """Finish an accuracy run folder left ``running`` by a crash or a kill: the outputs it had
+    journalled give the figures of the samples both models evaluated; the run is marked incomplete."""
+    from edgebench.bench.accuracy_record import MIN_PAIRED, Run, store_run
+    from edgebench.bench.accuracy_slices import SliceInputs
+    from edgebench.bench.record import RunFolder
+    from edgebench.errors import ResultError
+    from edgebench.runtime.tflite_file import read_model
+
+    d = Path(run_dir)
+    r = store.read_result(d)
+    if r.kind != "accuracy" or r.status != "running":
+        raise ResultError(f"{d} is not an unfinished accuracy run (kind {r.kind}, status {r.status})",
+                          "nothing to recover")
+    inv = (r.settings or {}).get("invocation")
+    if not inv:
+        raise ResultError(f"{d} was written by an edgebench that did not record how it was invoked",
+                          "it cannot be recovered; run the accuracy command again")
+    opts = _options_from(inv["options"])
+    try:
+        model, baseline = read_model(inv["model"]), read_model(inv["baseline"])
+    except EdgebenchError as exc:
+        raise ResultError(f"cannot recover {d}: {exc.one_line()}", "the models of the run must still be there") \
+            from None
+    dataset = _load_data(inv["data"], opts)
+    slices, edge = _plan_slices(dataset, model, num_classes_of(model), opts)
+    passes = Passes(SliceInputs(slices), int(inv["chunk"]), lambda event: None)
+    frame = store.read_journal(d, JOURNAL)
+    if len(frame):
+        passes.restore(frame)
+    folder = RunFolder(d.parent, model.name, r.board.get("name", ""))
+    folder.path = d
+    done = passes.paired()[0]
+    reason = "the accuracy process stopped without finishing (crash or kill)"
+    if not done or done[0].n < MIN_PAIRED:
+        r.status, r.status_reason = "incomplete", f"{reason}; no sample was evaluated by both models"
+        folder.save(r)
+        store.remove_journal(d, JOURNAL)
+        return r
+    agent = dict(r.agent or {})
+    loaded = inv.get("loaded") or {}
+    run = Run(model=model, baseline=baseline, dataset=dataset, slices=slices, edge=edge, opts=opts,
+              profile=_Named(r.board.get("name", "?"), r.board.get("kind")), base_profile=_Named(inv["base_board"]),
+              hello=agent, base_hello=inv.get("base_agent") or {}, system={}, client_desc=None,
+              thermal=[(r.thermal or {}).get("start") or {}, {}], cand_loaded=loaded.get("candidate") or {},
+              base_loaded=loaded.get("baseline") or {}, timings=timings(passes, None))
+    store_run(run, r, folder, *passes.paired(), status="incomplete",
+              reason=f"{reason}; recovered the outputs it had journalled")
+    store.remove_journal(d, JOURNAL)
+    return r
 
 
 # ---------------------------------------------------------------- gate
@@ -359,5 +383,5 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["AccuracyOptions", "run_accuracy", "gate_failures", "check_signatures",
+__all__ = ["AccuracyOptions", "run_accuracy", "recover_accuracy", "gate_failures", "check_signatures",
            "num_classes_of", "KERNELS", "PREDICTIONS", "DIAGRAMS", "GATE_ON"]

@@ -1,12 +1,14 @@
 """Recording an accuracy run (level 4): figures, warnings, conditions, files.
 
-:func:`store_run` turns the outputs of both models on every slice into the
-``extra["accuracy"]`` section (:mod:`edgebench.bench.accuracy_eval`), the
-warnings, the conditions of both models and the board, and writes the run folder:
+:func:`describe` makes the run's RunResult from what is known before the models
+run; :func:`store_run` turns the outputs both models gave on the evaluated slices
+(all of them, or the paired prefix of a stopped run) into the ``extra["accuracy"]``
+section (:mod:`edgebench.bench.accuracy_eval`), the warnings and the conditions of
+both models, and writes them into the run folder of the run skeleton:
 ``predictions.parquet`` (one row per sample and slice: ``sample_index``,
 ``slice``, ``label``, ``pred_base``, ``pred_cand``, ``conf_base``,
 ``conf_cand``), the two reliability diagrams and ``run.json``, the last one
-written when everything else is in place (a failure removes the folder).
+written when everything else is in place.
 """
 from __future__ import annotations
 
@@ -182,6 +184,8 @@ def describe(run: Run) -> RunResult:
                     "system": run.system.get("system", run.system),
                     "collector_errors": run.system.get("collector_errors", {})}
     result.scenario = {"name": "accuracy", "batch": 1, "inputs": run.dataset.to_dict()}
+    result.agent = {k: run.hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid", "timing")}
+    result.thermal = {"available": bool(run.thermal[0].get("available")), "start": run.thermal[0], "end": None}
     result.timing = {"note": "no latency is measured in an accuracy run; see extra.accuracy.evaluation "
                              "for the evaluation throughput"}
     result.settings = {"seed": o.seed, "calib_fraction": o.calib_fraction, "severities": list(o.severities),

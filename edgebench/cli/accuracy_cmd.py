@@ -75,6 +75,9 @@ def print_accuracy(console, result, run_dir) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    if "accuracy" not in (result.extra or {}):  # a recovered run in which no sample was evaluated by both
+        console.print(f"run {run_dir}: {result.status} ({escape(result.status_reason or '')}); no figures")
+        return
     a = result.extra["accuracy"]
     bp = a["baseline"]["model"]["precision"].upper()
     cp = a["candidate"]["model"]["precision"].upper()
@@ -184,9 +187,11 @@ def _preprocessing(items: Optional[List[str]], old: dict, err) -> dict:
 
 @app.command()
 def accuracy(
-    model: Path = typer.Argument(..., help="The model under test (.tflite, e.g. INT8)."),
-    baseline: Path = typer.Option(..., "--baseline", help="The FP32 model it came from (.tflite)."),
-    data: str = typer.Option(..., "--data", help="Test set: digits, digits:test, an .npz (x, y) or an image folder."),
+    model: Optional[Path] = typer.Argument(None,
+                                           help="The model under test (.tflite, e.g. INT8; omit with --recover)."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="The FP32 model it came from (.tflite)."),
+    data: Optional[str] = typer.Option(None, "--data",
+                                       help="Test set: digits, digits:test, an .npz (x, y) or an image folder."),
     board: str = typer.Option("host", "--board", "-b", help="Board the model under test runs on."),
     preprocess: Optional[List[str]] = typer.Option(
         None, "--preprocess", rich_help_panel=PREP,
@@ -235,16 +240,28 @@ def accuracy(
     runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
     url: Optional[str] = typer.Option(None, help="Override the board's address (ssh://user@host, /dev/ttyUSB0)."),
     boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
+    recover: Optional[Path] = typer.Option(None, help="Finish an accuracy run folder left 'running' by a crash "
+                                                      "or a kill, from the outputs it journalled."),
     json_out: bool = typer.Option(False, "--json", help="Print the stored run as JSON on stdout."),
 ) -> None:
     """Accuracy of a model on a board against its FP32 baseline, with edge cases and a CI gate."""
-    from edgebench.bench.accuracy import AccuracyOptions, gate_failures, run_accuracy
+    from edgebench.bench.accuracy import AccuracyOptions, gate_failures, recover_accuracy, run_accuracy
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.errors import GateFailed
+    from edgebench.errors import GateFailed, UsageError
     from edgebench.results import store
 
     err = get_err_console()
+    if recover is not None:
+        if model is not None or baseline is not None or data is not None:
+            raise UsageError("give a model to evaluate or --recover RUN_DIR, not both")
+        result = recover_accuracy(recover)
+        emit_json(store.read_result(recover)) if json_out else print_accuracy(get_console(), result, recover)
+        return
+    missing = [name for name, v in (("MODEL", model), ("--baseline", baseline), ("--data", data)) if v is None]
+    if missing:
+        raise UsageError(f"missing {', '.join(missing)}",
+                         "edgebench accuracy MODEL.tflite --baseline FP32.tflite --data TEST")
     sev = _numbers(severities, "--severities", kind=int)
     data_options = _preprocessing(preprocess, {"scale": scale, "mean": mean, "std": std, "size": size,
                                                "resize": resize, "channels": channels}, err)
