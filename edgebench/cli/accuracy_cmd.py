@@ -37,6 +37,7 @@ def _numbers(text: Optional[str], name: str, count: Optional[int] = None, kind=f
 
 def _progress(console):
     live = console.is_terminal
+    passes: dict = {}  # role -> its latest progress line (two agents run both models chunk by chunk)
 
     def show(ev: dict) -> None:
         kind = ev["event"]
@@ -48,9 +49,14 @@ def _progress(console):
             if not live and ev["done"] != ev["total"]:
                 return  # a log, not a terminal: one line per pass
             rate = ev.get("samples_per_s")
-            console.print(f"[dim]{ev['role']} {ev['model']}: {ev['done']:,}/{ev['total']:,} samples "
-                          f"({ev['slice']}){f', {rate:,.0f}/s' if rate else ''}[/]" + (" " * 8 if live else ""),
-                          end="\n" if ev["done"] == ev["total"] else "\r")
+            passes[ev["role"]] = (f"{ev['role']} {ev['model']}: {ev['done']:,}/{ev['total']:,}"
+                                  f"{f', {rate:,.0f}/s' if rate else ''}", ev["done"] == ev["total"])
+            text = " · ".join(line for line, _ in passes.values()) if live else passes[ev["role"]][0]
+            finished = all(done for _, done in passes.values()) if live else True
+            console.print(f"[dim]{text} ({ev['slice']})[/]" + (" " * 8 if live else ""),
+                          end="\n" if finished else "\r")
+            if live and finished:
+                passes.clear()
         elif kind == "analyse":
             console.print("[dim]computing statistics…[/]")
 
