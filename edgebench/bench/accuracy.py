@@ -220,8 +220,9 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
         result = describe(run)
         chunk = _chunk(opts, int(np.prod(dataset.x.shape[1:])) * 4, getattr(profile, "kind", ""))
         result.settings["invocation"] = {
-            "model": str(model.path), "baseline": str(baseline.path), "data": str(data), "chunk": chunk,
-            "base_board": base_profile.name, "options": _options_dict(opts),
+            "model": _absolute(model.path), "baseline": _absolute(baseline.path), "data": _absolute(data),
+            "chunk": chunk, "base_board": base_profile.name,
+            "options": {**_options_dict(opts), "edge_set": opts.edge_set and _absolute(opts.edge_set)},
             "base_agent": {k: base_hello.get(k) for k in ("protocol", "agent_version", "python", "numpy")},
             "loaded": {}}
         passes = Passes(SliceInputs(slices), chunk, emit)
@@ -274,6 +275,12 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
         for c in opened:
             c.close()
     return result, folder.path
+
+
+def _absolute(ref) -> str:
+    """A path as an absolute path (so --recover works from any directory); 'digits' and the like as given."""
+    p = Path(str(ref))
+    return str(p.resolve()) if p.exists() else str(ref)
 
 
 def _options_dict(opts: AccuracyOptions) -> dict:
