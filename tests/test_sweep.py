@@ -116,7 +116,7 @@ def test_each_point_quotes_the_clock_and_temperature_of_its_own_window(swept):
 
 
 def test_battery_takes_one_points_window_power_and_says_which(swept):
-    from edgebench.cli.battery_cmd import battery_estimate, battery_lines
+    from edgebench.cli.battery_cmd import battery_estimate
 
     result, run_dir, _, root = swept
 
