@@ -51,7 +51,7 @@ def test_train_quantize_accuracy_chain(keras_model):
 
     a = run_cli("accuracy", d / "m_int8.tflite", "--baseline", d / "m_fp32.tflite", "--data", "digits:test",
                 "--board", "host", "--edge-cases", "--severities", "1,3", "--runs-dir", d / "runs",
-                "--max-drop", "2.0", "--max-ece", "0.2", "--json")
+                "--max-drop", "2.0", "--max-ece", "0.2", "--max-edge-drop", "6", "--json")  # gates on upper bounds
     assert a.returncode == 0, a.stderr
     run = json.loads(a.stdout)
     acc = run["extra"]["accuracy"]
