@@ -6,9 +6,13 @@ seeded rate it flips a random bit of a byte or drops it, and it can limit the ra
 the link to that of a UART (``bytes_per_s``; 115200 baud 8N1 = 11,520 bytes/s, used by
 benchmarks/upload_rate.py).
 
-The property under test (issue 4): an upload either arrives intact (the device's
-CRC-32 of the whole upload matches, the model loads, outputs are bit-exact) or fails
-with a clear error. Never a silently wrong model or input.
+The properties under test: an upload either arrives intact (the device's CRC-32 of the
+whole upload matches, the model loads, outputs are bit-exact) or fails with a clear
+error, never a silently wrong model or input (issue 4); and every reply that reaches a
+result is the one the device sent: an output vector or a timing list damaged on the way,
+in either direction, is discarded and asked for again, or the call fails loudly (issue 9).
+The proxy keeps the device's bytes before any fault, so a timing list the host accepted
+is compared with what the device really printed for that request's sequence number.
 """
 from __future__ import annotations
 
@@ -52,6 +56,7 @@ class SerialProxy:
         self.directions = set(directions)
         self.enabled = True
         self.stats = {"h2d": 0, "d2h": 0, "corrupted": 0, "dropped": 0}
+        self.clean_d2h = bytearray()          # what the device sent, before any fault
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._threads: list = []
@@ -102,6 +107,8 @@ class SerialProxy:
             if not data:
                 continue
             self.stats[direction] += len(data)
+            if direction == "d2h":
+                self.clean_d2h += data
             data = self._faults(data, direction)
             for i in range(0, len(data), piece if self.bytes_per_s else len(data) or 1):
                 chunk = data[i:i + piece] if self.bytes_per_s else data
@@ -277,3 +284,129 @@ def test_a_link_that_goes_dead_mid_upload_fails_clearly_and_recovers(device):
         assert dut.sync() == "posix"          # the abort frame got the device out of upload mode
         assert dut.command("eb-infer 1 0", ok_errors=True).errors   # and no input is marked loaded
         dut.close()
+
+
+# --------------------------------------------------------------------------------------- framed replies
+
+def _clean_ticks(proxy: SerialProxy, seq: int) -> list:
+    """The m-eb-t values the device printed, before any fault, for request ``seq``."""
+    import re
+
+    out = []
+    for line in bytes(proxy.clean_d2h).decode("latin-1").split("\r\n"):
+        m = re.fullmatch(r"m-eb-t-\[([0-9,]*)\] #(\d+)\.\d+:[0-9a-f]{8}", line)
+        if m and int(m.group(2)) == seq:
+            out += [int(v) for v in m.group(1).split(",") if v]
+    return out
+
+
+@pytest.fixture
+def digits_on_device(device):
+    """The digits model deployed on a clean link, one input uploaded, its true output read."""
+    from edgebench.boards.mcu import McuClient
+    from edgebench.boards.registry import get_profile
+
+    pytest.importorskip("edgebench.mcu.blob")
+    client = McuClient(_dut(device), get_profile("posix-sim"))
+    client.hello()
+    client.deploy(DIGITS.read_bytes(), name="digits")
+    client.dut.upload("input", bytes(np.random.default_rng(0).integers(-128, 128, 64, dtype=np.int8)))
+    client.dut.eb_infer(1, 0)
+    truth = client.dut.output()
+    client.dut.close()
+    return truth
+
+
+@pytest.mark.fuzz
+@pytest.mark.slow
+@pytest.mark.parametrize("direction", ["d2h", "h2d"])
+@pytest.mark.parametrize("rate", [1e-3, 1e-2])
+def test_no_silently_wrong_output_or_timing_list(device, digits_on_device, direction, rate):
+    """eb-output and eb-infer through a link that flips and drops bytes in one direction:
+    every answer accepted is exactly what the device sent (0 silently wrong); the rest fail loudly."""
+    calls, wrong, failed = (40 if rate <= 1e-3 else 15), 0, 0
+    with SerialProxy(device, seed=int(rate * 1e4) + len(direction), corrupt=rate, drop=rate / 4,
+                     directions=(direction,)) as proxy:
+        dut = _dut(proxy.host_path, timeout_s=0.5)
+        try:
+            proxy.enabled = False
+            dut.end_uploads()
+            dut.resync()
+            proxy.enabled = True
+            for _ in range(calls):
+                try:
+                    wrong += dut.output() != digits_on_device
+                except (TransportError, AgentError) as exc:
+                    assert _is_clear(exc), exc.one_line()
+                    failed += 1
+                try:
+                    ticks = dut.eb_infer(8, 0)["ticks"]
+                    wrong += ticks != _clean_ticks(proxy, dut.last_seq)
+                except (TransportError, AgentError) as exc:
+                    assert _is_clear(exc), exc.one_line()
+                    failed += 1
+            stats = dut.stats.to_dict()
+        finally:
+            dut.close()
+    assert wrong == 0, f"{wrong} damaged answers accepted as valid"
+    assert proxy.stats["corrupted"] + proxy.stats["dropped"] > 0
+    assert stats["retries"] > 0                        # the damage was seen and recovered
+    if rate <= 1e-3:
+        assert failed == 0, "at 1e-3 per byte, retries get every answer through"
+    assert failed < 2 * calls                          # ... and most answers at 1e-2
+
+
+def test_a_stale_reply_is_discarded(device, digits_on_device):
+    """The reply to an earlier request that nobody read arrives first: it is not taken."""
+    from edgebench.mcu.frames import encode_request
+
+    dut = _dut(device)
+    try:
+        dut.end_uploads()
+        dut.resync()
+        dut.link.write(encode_request("eb-infer 3 0", 60000))  # its reply is still on the line
+        before = dut.stats.stale_lines
+        assert dut.output() == digits_on_device
+        assert dut.stats.stale_lines - before >= 3           # m-eb-t, m-eb-infer-done, m-ready of #60000
+    finally:
+        dut.close()
+
+
+def test_a_host_killed_mid_upload_leaves_a_board_that_works(device, tmp_path):
+    """SIGKILL of a host in the middle of a model upload; the next session resyncs and deploys."""
+    import signal
+    import subprocess
+
+    from edgebench.boards.mcu import McuClient
+    from edgebench.boards.registry import get_profile
+
+    script = tmp_path / "upload.py"
+    script.write_text(
+        "import sys, time\n"
+        "from edgebench.mcu.protocol import DutClient\n"
+        "d = DutClient(sys.argv[1])\n"
+        "d.end_uploads(); d.resync()\n"
+        "w = d.link.write\n"
+        "def slow(b):\n"
+        "    w(b)\n"
+        "    if b[:2] == b'\\xeb\\x5a':\n"
+        "        print('frame', flush=True); time.sleep(0.05)\n"
+        "d.link.write = slow\n"
+        "d.upload('model', bytes(200_000))\n")
+    proc = subprocess.Popen([sys.executable, str(script), device], stdout=subprocess.PIPE, text=True)
+    try:
+        for _ in range(3):
+            assert proc.stdout.readline().strip() == "frame"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    client = McuClient(_dut(device), get_profile("posix-sim"))
+    try:
+        t0 = time.monotonic()
+        assert client.hello()["dialect"] == "edgebench"
+        assert time.monotonic() - t0 < 5, "the first command after the kill must not wait out a timeout"
+        assert "none" in str(client.dut.info()["loaded"])         # nothing half-uploaded is kept
+        client.deploy(DIGITS.read_bytes(), name="digits")
+        assert client.dut.load_model()["layers"] > 0
+    finally:
+        client.dut.close()

@@ -153,6 +153,9 @@ def test_bench_starts_the_firmware_itself_and_times_on_the_device(tmp_path):
     us = s["e2e_s"].to_numpy() * 1e6                   # the posix counter ticks in microseconds
     assert np.allclose(us, np.round(us), atol=1e-3) and (us >= 1).all()
     assert s["input_index"].nunique() > 1              # each input uploaded before its inferences
+    link = r.extra["link"]                             # a clean link: checked, nothing retried
+    assert link["checked"] is True and link["requests"] > 0 and link["discarded_lines"] == 0
+    assert link["retries"] == 0 and not any(w["code"].startswith(("link-", "unchecked")) for w in r.warnings)
 
 
 def test_run_groups_inferences_per_uploaded_input(client):
@@ -274,6 +277,9 @@ def test_mlperf_performance_with_only_the_dialect(client, tmp_path):
     assert result.throughput["per_s"] == pytest.approx(rates[2]) and rates[2] > 0
     assert result.kind == "mlperf-tiny" and result.label == "measured"
     assert any(w["code"] == "short-windows" for w in result.warnings)
+    assert result.extra["link"]["checked"] is False           # plain dialect lines: no checksum
+    assert any(w["code"] == "unchecked-link" for w in result.warnings)
+    assert "Unchecked link" in result.extra["claim"]
     assert store.read_result(run_dir).to_dict() == result.to_dict()
 
 

@@ -172,6 +172,8 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
         perf = performance(dut, data, opts, emit)
         wall = time.monotonic() - t0
         thermal = client.thermal() if hello.get("dialect") == "edgebench" else {"available": False}
+        # the figures came as plain-dialect lines (db, infer): no checksum, whatever the firmware
+        link = {**client.link_report(), "checked": False} if hasattr(client, "link_report") else None
     finally:
         if own:
             client.close()
@@ -219,6 +221,13 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
                                "latency_definition": "1 / median throughput (mean per inference, not a median "
                                                      "of per-inference samples)"},
                     "claim": _claim(result, med, model, profile, opts)}
+    if link is not None:
+        from edgebench.mcu.link import link_warnings
+
+        result.extra["link"] = link
+        result.warnings += link_warnings(link)
+        result.extra["claim"] += (" Unchecked link: the MLPerf Tiny dialect carries no checksum (timestamps "
+                                  "checked for order and count only).")
     run_dir = store.new_run_dir(runs_root, model.name, profile.name)
     store.write_result(run_dir, result)
     return result, run_dir

@@ -40,6 +40,19 @@ def stop_reason(exc: BaseException) -> tuple[str, str]:
     return "failed", f"stopped by an unexpected error: {type(exc).__name__}: {exc}"
 
 
+def _link_section(result: RunResult) -> None:
+    """A microcontroller's serial link report (its client's ``status()["link"]``) as
+    ``extra.link``, with a warning when the run needed retries or had no checksum."""
+    from edgebench.mcu.link import link_warnings
+
+    link = ((result.agent or {}).get("status") or {}).get("link") or (result.extra or {}).get("link")
+    if not isinstance(link, dict):
+        return
+    result.extra["link"] = link
+    kept = [w for w in result.warnings or [] if w.get("code") not in ("unchecked-link", "link-retries")]
+    result.warnings = kept + link_warnings(link)     # the latest report replaces an earlier one
+
+
 class RunFolder:
     """One run folder under ``runs_root``, named after the model and board."""
 
@@ -61,6 +74,7 @@ class RunFolder:
 
         if self.path is None:
             return
+        _link_section(result)
         if frame is not None:
             store.write_samples(self.path, frame)
         store.write_result(self.path, result)

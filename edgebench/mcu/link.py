@@ -45,6 +45,24 @@ class LinkStats:
         return {**asdict(self), "needed_recovery": self.needed_recovery}
 
 
+def link_warnings(link: dict) -> list:
+    """Run warnings for a link report (:meth:`LinkStats.to_dict`): figures from a link whose
+    replies carried no checksum, or that needed retries to get intact answers."""
+    out = []
+    if not link.get("checked", True):
+        out.append({"code": "unchecked-link",
+                    "message": "the device spoke the plain MLPerf Tiny dialect: its replies carry no checksum, "
+                               "so figures were checked only by shape, counts, order and repeated reads",
+                    "remedy": "use the edgebench firmware (framed, CRC-checked replies) where possible"})
+    if link.get("retries") or link.get("discarded_lines") or link.get("upload_restarts"):
+        out.append({"code": "link-retries",
+                    "message": f"the serial link needed {link.get('retries', 0)} retries and "
+                               f"{link.get('upload_restarts', 0)} upload restarts; {link.get('discarded_lines', 0)} "
+                               "damaged reply lines were discarded (no damaged reply was used)",
+                    "remedy": "check the cable, the baud rate and electrical noise near the board"})
+    return out
+
+
 class Link:
     """A pyserial port with line reading under deadlines and byte counters."""
 
@@ -137,4 +155,4 @@ class Link:
                 pass
 
 
-__all__ = ["Link", "LinkStats"]
+__all__ = ["Link", "LinkStats", "link_warnings"]

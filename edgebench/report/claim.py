@@ -155,6 +155,13 @@ def _caveats(r: RunResult) -> list[str]:
                    "ticks, so the figure is no finer than the clock.")
     if "single-run" in codes:
         out.append("One run only: run-to-run variation is not in the interval.")
+    link = (r.extra or {}).get("link") or {}
+    if link.get("checked") is False:
+        out.append("Unchecked link: the plain MLPerf Tiny dialect carries no checksum (replies checked by "
+                   "shape, counts and repeated reads only).")
+    elif link.get("retries") or link.get("upload_restarts"):
+        out.append(f"The serial link needed {link.get('retries', 0)} retries "
+                   f"({link.get('discarded_lines', 0)} damaged lines discarded; only CRC-checked replies used).")
     if not (r.power or {}).get("measured"):
         out.append("Energy not measured.")
     acc = (r.extra or {}).get("accuracy")
