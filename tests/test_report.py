@@ -54,14 +54,18 @@ def runs(tmp_path_factory):
     eb("energy", INT8, "--board", "ds-host", "--boards-dir", boards, "--rate", "20", "--idle-s", "0.5",
        "--min-time", "1", "--max-time", "2", "--runs-dir", root)
     eb("sweep", INT8, "--board", "sim-pi5", "--duty", "0.5,1", "--window", "10", "--runs-dir", root)
+    # the simulated power meter records a trace (the datasheet board above has none)
+    eb("energy", INT8, "--board", "sim-pi5", "--rate", "20", "--idle-s", "0.5", "--min-time", "1", "--max-time", "2",
+       "--runs-dir", root)
     dirs = sorted(p for p in root.iterdir() if (p / "run.json").exists())
     kinds = {}
     from edgebench.results.store import read_result
 
     for d in dirs:
         r = read_result(d)
-        kinds.setdefault("bench_fp32" if r.kind == "bench" and r.model["precision"] == "fp32" else r.kind, d)
-    assert set(kinds) == {"bench_fp32", "bench", "soak", "accuracy", "energy", "sweep"}
+        key = "bench_fp32" if r.kind == "bench" and r.model["precision"] == "fp32" else r.kind
+        kinds.setdefault("energy_sim" if r.kind == "energy" and r.label == "simulated" else key, d)
+    assert set(kinds) == {"bench_fp32", "bench", "soak", "accuracy", "energy", "sweep", "energy_sim"}
     synth = tmp_path_factory.mktemp("synthetic")
     make_run(synth, "base", 1e-3, seed=1)
     make_run(synth, "slow", 1.5e-3, seed=3)
@@ -107,11 +111,11 @@ def assert_self_contained(text: str):
 def test_every_kind_in_one_report_renders_without_console_errors(runs, tmp_path):
     k = runs["kinds"]
     out = tmp_path / "all.html"
-    assert cli("report", *(k[x] for x in ("bench_fp32", "bench", "soak", "accuracy", "energy", "sweep")),
-               "-o", out) == 0
+    assert cli("report", *(k[x] for x in ("bench_fp32", "bench", "soak", "accuracy", "energy", "sweep",
+                                          "energy_sim")), "-o", out) == 0
     text = out.read_text()
     assert assert_self_contained(text) >= 10
-    dom, console = chromium_render(out, tmp_path / "all.png", size="1200,3000")
+    dom, console = chromium_render(out, tmp_path / "all.png", size="1200,3400")
     assert console == [], console
     page = _text(dom)
     # the page starts with the claim, the conditions and the check verdicts
@@ -123,7 +127,7 @@ def test_every_kind_in_one_report_renders_without_console_errors(runs, tmp_path)
     for rule in ("single-run", "burst-as-sustained", "mixed-labels", "test-set-too-small", "speedup-without-accuracy"):
         assert rule in page
     for alt in ("latency histogram and CDF", "stage breakdown", "soak time series", "reliability diagram",
-                "edge-case slices", "battery life against duty cycle", "Pareto view"):
+                "edge-case slices", "energy trace", "battery life against duty cycle", "Pareto view"):
         assert f'alt="{alt}"' in text, alt
     assert "Burst against sustained" in page and "SIMULATED (a physics model" in page
     assert "idle power" in page and "estimated (datasheet)" in page
