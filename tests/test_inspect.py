@@ -285,3 +285,149 @@ def test_cli_bad_model_one_line_exit_1(tmp_path):
     assert proc.stdout == ""
     assert len(proc.stderr.splitlines()) == 1
     assert proc.stderr.startswith("error: ") and "not a TFLite model" in proc.stderr
+
+
+# --------------------------------------------------------------------------- fit check (--board)
+
+def _tiny(op: str, shape=(1, 4, 4, 3)) -> bytes:
+    """A one-operator int8 model: MEAN over H and W, or an element-wise op (TANH: unsupported)."""
+    from test_firmware_engine import TinyModel
+
+    g = TinyModel()
+    x = g.tensor(shape, scale=0.05, zp=3)
+    if op == "MEAN":
+        a = g.tensor((2,), "int32", data=np.array([1, 2], np.int32))
+        y = g.tensor((1, shape[3]), scale=0.04, zp=-2)
+        g.op("MEAN", [x, a], [y], g.options("ReducerOptions", keepDims=False))
+    else:
+        y = g.tensor(shape, scale=1 / 128, zp=0)
+        g.op(op, [x], [y])
+    return g.build([x], [y])
+
+
+def _profile_file(tmp_path, base: str, name: str, **firmware) -> Path:
+    """A copy of a builtin board profile under another name with other firmware sizes."""
+    import yaml
+
+    from edgebench.boards.registry import builtin_boards_dir
+
+    data = yaml.safe_load((builtin_boards_dir() / f"{base}.yaml").read_text())
+    data["name"] = name
+    data["firmware"].update(firmware)
+    d = tmp_path / "boards"
+    d.mkdir(exist_ok=True)
+    (d / f"{name}.yaml").write_text(yaml.safe_dump(data))
+    return d
+
+
+def test_fit_on_an_emulated_board_uses_the_firmware_build():
+    from edgebench.boards.registry import get_profile
+    from edgebench.mcu import convert
+    from edgebench.mcu.fit import FIRMWARE_BUILD, check_fit
+
+    model = MLPERF / "kws_ref_model.tflite"
+    fit = check_fit(model, get_profile("qemu-m4"))
+    blob = convert(model)
+    assert fit.ok and not fit.missing and fit.refused is None
+    checks = {c.what: c for c in fit.checks}
+    assert set(checks) == {"model buffer", "arena"}
+    assert (checks["model buffer"].need_bytes, checks["model buffer"].have_bytes) == (blob.flash_bytes, 1048576)
+    assert (checks["arena"].need_bytes, checks["arena"].have_bytes) == (blob.peak_arena_bytes, 1048576)
+    assert all(c.basis == FIRMWARE_BUILD for c in fit.checks)
+
+
+def test_fit_on_a_real_board_is_estimated_from_the_datasheet():
+    from edgebench.boards.registry import get_profile
+    from edgebench.mcu.fit import DATASHEET, check_fit
+
+    fit = check_fit(MLPERF / "pretrainedResnet_quant.tflite", get_profile("nucleo-l4r5zi"))
+    checks = {c.what: c for c in fit.checks}
+    assert set(checks) == {"flash", "RAM"} and all(c.basis == DATASHEET for c in fit.checks)
+    assert checks["RAM"].have_bytes == 640 * 1024 and checks["flash"].have_bytes == 2 * 1024 * 1024
+    assert checks["RAM"].need_bytes == fit.arena_bytes + fit.blob_bytes
+    assert fit.ok
+    assert any(u.startswith("model buffer") for u in fit.unknown)     # no edgebench port: not known
+
+
+def test_fit_names_missing_operators_by_engine_version(tmp_path):
+    from edgebench.boards.registry import get_profile
+    from edgebench.mcu.fit import check_fit
+
+    mean = _tiny("MEAN")
+    assert check_fit(mean, get_profile("qemu-m7")).ok                  # engine version 2 runs MEAN
+    old = get_profile("old-m7", extra_dirs=(_profile_file(tmp_path, "qemu-m7", "old-m7", engine_version=1),))
+    fit = check_fit(mean, old)
+    assert not fit.ok and [(op, n, k) for op, n, k, _ in fit.missing] == [("MEAN", 1, 0)]
+    assert fit.blob_bytes is not None                                  # this edgebench can size it
+    tanh = check_fit(_tiny("TANH"), get_profile("qemu-m7"))
+    assert [m[0] for m in tanh.missing] == ["TANH"] and tanh.blob_bytes is None
+    with pytest.raises(ModelError) as err:
+        tanh.raise_if_unfit()
+    assert "lacks TANH (layer 0 't1')" in err.value.one_line()
+
+
+def test_fit_refuses_a_float_model_with_the_converters_reason():
+    from edgebench.boards.registry import get_profile
+    from edgebench.mcu.fit import check_fit
+
+    fit = check_fit(MLPERF / "kws_ref_model_float32.tflite", get_profile("qemu-m4"))
+    assert not fit.ok and "full-INT8 models only" in fit.refused and "edgebench quantize" in fit.hint()
+
+
+def _main(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "import sys; from edgebench.cli.app import main; main(sys.argv[1:])",
+                           *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "300"})
+
+
+def test_cli_fit_too_small_arena_exit_2(tmp_path):
+    boards = _profile_file(tmp_path, "qemu-m4", "tiny-m4", arena_bytes=8192)
+    args = ["inspect", str(MLPERF / "kws_ref_model.tflite"), "--board", "tiny-m4", "--boards-dir", str(boards)]
+    proc = _main(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert "does not fit" in proc.stdout and "NO" in proc.stdout and "firmware build" in proc.stdout
+    assert proc.stderr.startswith("error: ") and "arena: needs 16,064 bytes, the board has 8,192" in proc.stderr
+    proc = _main(*args, "--json")
+    assert proc.returncode == 2
+    fit = json.loads(proc.stdout)["fit"]
+    arena = next(c for c in fit["checks"] if c["what"] == "arena")
+    assert not fit["fits"] and arena == {**arena, "have_bytes": 8192, "fits": False, "basis": "firmware build"}
+    proc = _main("inspect", str(MLPERF / "kws_ref_model.tflite"), "--board", "qemu-m4")
+    assert proc.returncode == 0 and "verdict: fits" in proc.stdout
+
+
+def test_deploy_refuses_before_upload(tmp_path):
+    model = tmp_path / "tanh.tflite"
+    model.write_bytes(_tiny("TANH"))
+    proc = _main("deploy", str(model), "--board", "posix-sim")
+    assert proc.returncode == 1, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and "does not fit posix-sim" in proc.stderr
+    assert "TANH (layer 0" in proc.stderr and "connecting" not in proc.stderr
+
+
+@pytest.mark.parametrize("board", ["posix-sim", "qemu-m4", "qemu-m7"])
+def test_profile_sizes_match_the_firmware_build(board):
+    """The profile's model buffer, arena and engine version are those the port builds with."""
+    import re
+    import shutil
+
+    from edgebench.boards.registry import get_profile
+    from edgebench.mcu.fit import ENGINE_VERSION
+
+    if shutil.which("gcc") is None or shutil.which("make") is None:
+        pytest.skip("gcc and make are needed to read the firmware configuration")
+    fw_dir = Path(__file__).resolve().parents[1] / "firmware"
+    p = get_profile(board)
+    cflags = subprocess.run(["make", "-s", "-C", str(fw_dir), f"PORT={p.firmware.port}", "print-PORT_CFLAGS"],
+                            capture_output=True, text=True, check=True).stdout.split()
+    defs = subprocess.run(["gcc", "-E", "-dM", *[f for f in cflags if f.startswith("-D")],
+                           "-include", str(fw_dir / "core" / "eb_engine.h"), str(fw_dir / "core" / "eb_config.h")],
+                          capture_output=True, text=True, check=True).stdout
+
+    def value(name: str) -> int:
+        expr = re.search(rf"#define {name} (.+)", defs).group(1)
+        return int(eval(re.sub(r"(\d+)u", r"\1", expr)))   # e.g. (256u * 1024u)
+
+    assert p.firmware.model_buffer_bytes == value("EB_MODEL_MAX_BYTES")
+    assert p.firmware.arena_bytes == value("EB_ARENA_BYTES")
+    assert p.firmware.engine_version == value("EB_ENGINE_VERSION") == ENGINE_VERSION

@@ -283,6 +283,7 @@ _DATASHEET_FIGURES = (
     "typical_current_a", "supply_voltage_v", "supply_current_a",
     "cpu_max_freq_hz", "throttle_temp_c", "temp_limit_c",
     "accel_tops", "accel_tops_per_w", "accel_power_w",
+    "ram_bytes", "flash_bytes",
 )
 
 
@@ -306,6 +307,8 @@ class Datasheet:
     accel_tops: float | None = None
     accel_tops_per_w: float | None = None
     accel_power_w: float | None = None
+    ram_bytes: float | None = None        # on-chip RAM of a microcontroller (the fit check)
+    flash_bytes: float | None = None      # its flash (on the board, for external flash)
 
     basis = ESTIMATED_LABEL  # class constant: how every figure here must be labelled
 
@@ -373,6 +376,10 @@ class FirmwareSpec:
     shift=icount_shift``) for boards edgebench starts itself, None for real boards.
     ``bit_exact``: the board promises outputs bit-exact with the reference kernels, so
     ``edgebench verify`` fails (exit 2) on any difference.
+    ``model_buffer_bytes`` / ``arena_bytes``: the firmware build's model upload buffer and
+    tensor arena (EB_MODEL_MAX_BYTES / EB_ARENA_BYTES), ``engine_version`` its INT8 engine
+    (EB_ENGINE_VERSION, which sets the operators it runs); None when not known. The fit
+    check (``edgebench inspect MODEL --board B``) compares a model with them.
     """
 
     port: str | None = None
@@ -380,15 +387,21 @@ class FirmwareSpec:
     machine: str | None = None
     icount_shift: int | None = None
     bit_exact: bool = False
+    model_buffer_bytes: int | None = None
+    arena_bytes: int | None = None
+    engine_version: int | None = None
 
     def to_dict(self) -> dict:
         return {"port": self.port, "emulator": self.emulator, "machine": self.machine,
-                "icount_shift": self.icount_shift, "bit_exact": self.bit_exact}
+                "icount_shift": self.icount_shift, "bit_exact": self.bit_exact,
+                "model_buffer_bytes": self.model_buffer_bytes, "arena_bytes": self.arena_bytes,
+                "engine_version": self.engine_version}
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "<dict>", prefix: str = "firmware") -> "FirmwareSpec":
         check = _Check(where)
-        check.keys(data, prefix, ("port", "emulator", "machine", "icount_shift", "bit_exact"), ())
+        check.keys(data, prefix, ("port", "emulator", "machine", "icount_shift", "bit_exact",
+                                  "model_buffer_bytes", "arena_bytes", "engine_version"), ())
         port = None if data.get("port") is None else check.string(f"{prefix}.port", data["port"])
         if port is not None and not _NAME_RE.match(port):
             raise check.expected(f"{prefix}.port", "a firmware/ports/ directory name", port)
@@ -413,7 +426,10 @@ class FirmwareSpec:
         bit_exact = data.get("bit_exact", False)
         if not isinstance(bit_exact, bool):
             raise check.expected(f"{prefix}.bit_exact", "true or false", bit_exact)
-        return cls(port=port, emulator=emulator, machine=machine, icount_shift=shift, bit_exact=bit_exact)
+        sizes = {k: None if data.get(k) is None else check.integer(f"{prefix}.{k}", data[k], 1)
+                 for k in ("model_buffer_bytes", "arena_bytes", "engine_version")}
+        return cls(port=port, emulator=emulator, machine=machine, icount_shift=shift, bit_exact=bit_exact,
+                   **sizes)
 
 
 _TOP_KEYS = ("schema", "name", "title", "kind", "soc", "transport", "runtimes", "kernels",

@@ -128,6 +128,10 @@ def bench(
         else:
             print_run(get_console(), result, run_dir)
         return
+    if profile.kind == "mcu" and Path(model).is_file():
+        from edgebench.mcu.fit import check_fit
+
+        check_fit(model, profile).raise_if_unfit()  # operators, model buffer, arena: before any upload
     opts = BenchOptions(scenario=scenario, kernels=kernels, threads=threads, delegate=delegate,
                         rate_hz=rate, batch=batch, inputs=str(inputs) if inputs else None,
                         input_range=parse_range(input_range), seed=seed, target_rel_ci=target,

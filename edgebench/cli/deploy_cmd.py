@@ -36,6 +36,9 @@ def deploy(
     from edgebench.runtime.tflite_file import read_model
 
     read_model(model)  # missing, a directory, a device, not a valid TFLite model: one clear line
+    from edgebench.mcu.fit import check_fit
+
+    check_fit(model, profile).raise_if_unfit()  # operators, model buffer, arena: before any upload
     if image is not None:
         from edgebench.boards.connect import check_image
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List, Optional
 
 import typer
 
@@ -14,14 +15,24 @@ def inspect_command(
     json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout."),
     layers: bool = typer.Option(False, "--layers", help="Also show the per-layer table (MACs, params, live memory)."),
     tensors: bool = typer.Option(False, "--tensors", help="Also show every tensor with its quantization."),
+    board: Optional[str] = typer.Option(None, "--board", "-b", help="Microcontroller board: check that the model "
+                                        "fits it (operators, model buffer, flash, arena, RAM); exit 2 if not."),
+    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
 ) -> None:
     """Operators, tensors, quantization, parameters, MACs and peak activation memory of a model."""
     from edgebench.cli.output import emit_json, get_console
     from edgebench.runtime.inspect import inspect_model
 
     report = inspect_model(model)
+    fit = None
+    if board is not None:
+        from edgebench.boards.registry import get_profile
+        from edgebench.mcu.fit import check_fit
+
+        fit = check_fit(model, get_profile(board, extra_dirs=tuple(boards_dir)))
     if json_out:
-        emit_json(report)
+        emit_json(report if fit is None else {**report.to_dict(), "fit": fit.to_dict()})
+        _gate(fit)
         return
     out = get_console()
     _summary(out, report)
@@ -31,6 +42,39 @@ def inspect_command(
         _layers(out, report)
     if tensors:
         _tensors(out, report)
+    if fit is not None:
+        _fit(out, fit)
+        _gate(fit)
+
+
+def _gate(fit) -> None:
+    if fit is not None and not fit.ok:
+        from edgebench.errors import GateFailed
+
+        raise GateFailed(f"{fit.model} does not fit {fit.board}: " + "; ".join(fit.problems()), fit.hint())
+
+
+def _fit(out, f) -> None:
+    from rich.markup import escape
+
+    out.print(f"[bold]fit on {escape(f.board)}[/] (firmware engine version {f.engine_version}, "
+              f"{escape(f.engine_version_basis)})")
+    if f.missing:
+        out.print("  operators the firmware lacks: " + escape(", ".join(
+            f"{op} (x{n}, first layer {k} '{_name(t)}')" if n > 1 else f"{op} (layer {k} '{_name(t)}')"
+            for op, n, k, t in f.missing)))
+    else:
+        out.print("  operators: all supported")
+    if f.refused:
+        out.print(f"  refused by the converter: {escape(f.refused)}")
+    rows = [(c.what, f"{c.need_bytes:,}", f"{c.have_bytes:,}", "yes" if c.fits else "NO", c.basis)
+            for c in f.checks]
+    if rows:
+        _print_table(out, "sizes", ("check", "need B", "have B", "fits", "basis"), rows,
+                     "\n".join(f"{c.what}: {c.note}" for c in f.checks if c.note) or None)
+    for u in f.unknown:
+        out.print(f"  not checked: {escape(u)}")
+    out.print("  verdict: " + ("fits" if f.ok else "[bold red]does not fit[/]"))
 
 
 def _bytes(n) -> str:
@@ -74,7 +118,7 @@ def _print_table(out, title: str, columns, rows, caption: str | None = None) -> 
     out.print(t)
 
 
-_NUMERIC = {"count", "MACs", "params", "param B", "live B", "bytes", "#"}
+_NUMERIC = {"count", "MACs", "params", "param B", "live B", "bytes", "#", "need B", "have B"}
 
 
 def _name(name: str) -> str:

@@ -62,6 +62,10 @@ def verify(
     from edgebench.errors import GateFailed
 
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    if profile.kind == "mcu" and model is not None and Path(model).is_file():
+        from edgebench.mcu.fit import check_fit
+
+        check_fit(model, profile).raise_if_unfit()  # operators, model buffer, arena: before any upload
     err = get_err_console()
 
     def show(ev: dict) -> None:

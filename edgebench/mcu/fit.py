@@ -1,0 +1,185 @@
+"""Does a model fit a microcontroller board? The check before any upload (level 2).
+
+:func:`check_fit` reads a .tflite model and a board profile (any object with the
+``name``, ``kind``, ``firmware`` and ``datasheet`` attributes of
+:class:`edgebench.boards.profile.BoardProfile`; this module does not import the
+boards layer) and says, without touching the board:
+
+* which operators of the model the board's firmware engine lacks (by engine
+  version: :data:`edgebench.mcu.blob_ops.ENGINE_OPS`), each with its first layer
+  and output tensor;
+* the model blob's size against the firmware's model buffer
+  (``firmware.model_buffer_bytes``, from the firmware build) and against the
+  flash of the datasheet (``datasheet.flash_bytes``, estimated);
+* the planned arena against the firmware's arena (``firmware.arena_bytes``)
+  and, with the blob (the edgebench firmware holds an uploaded model in RAM),
+  against the datasheet RAM (``datasheet.ram_bytes``, estimated). The datasheet
+  comparison leaves out the firmware's code, stack and I/O buffers: it can
+  show that a model cannot fit, never promise that it does.
+
+A model the converter refuses for another reason (float, uint8, an operator
+variant the engine cannot run bit-exactly) is reported with that reason.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Union
+
+from edgebench.errors import ModelError
+from edgebench.mcu.blob_ops import ALIASES, ENGINE_OPS, describe_unsupported, unsupported_layers
+
+FIRMWARE_BUILD = "firmware build"
+DATASHEET = "estimated (datasheet)"
+#: the engine version of the firmware built from this tree (EB_ENGINE_VERSION)
+ENGINE_VERSION = max(ENGINE_OPS)
+
+
+@dataclass(frozen=True)
+class FitCheck:
+    """One size comparison: ``need`` bytes against ``have`` bytes."""
+
+    what: str            # "model buffer", "arena", "flash", "RAM"
+    need_bytes: int
+    have_bytes: int
+    basis: str           # FIRMWARE_BUILD or DATASHEET
+    note: str = ""
+
+    @property
+    def fits(self) -> bool:
+        return self.need_bytes <= self.have_bytes
+
+    def to_dict(self) -> dict:
+        return {"what": self.what, "need_bytes": self.need_bytes, "have_bytes": self.have_bytes,
+                "fits": self.fits, "basis": self.basis, "note": self.note}
+
+
+@dataclass(frozen=True)
+class FitReport:
+    model: str
+    board: str
+    engine_version: int
+    engine_version_basis: str           # "board profile" or "this edgebench's firmware"
+    operators: dict                     # TFLite operator -> count
+    missing: tuple = ()                 # (operator, count, first layer, its output tensor)
+    blob_bytes: Optional[int] = None
+    arena_bytes: Optional[int] = None
+    refused: Optional[str] = None       # the converter's reason, when it refuses the model
+    refused_hint: Optional[str] = None
+    checks: tuple = field(default_factory=tuple)
+    unknown: tuple = ()                 # sizes the profile does not give
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing and self.refused is None and all(c.fits for c in self.checks)
+
+    def problems(self) -> list:
+        """One short sentence per reason the model does not fit."""
+        out = []
+        if self.missing:
+            out.append(f"the firmware (engine version {self.engine_version}) lacks "
+                       f"{describe_unsupported(list(self.missing))}")
+        if self.refused:
+            out.append(self.refused)
+        for c in self.checks:
+            if not c.fits:
+                out.append(f"{c.what}: needs {c.need_bytes:,} bytes, the board has {c.have_bytes:,} "
+                           f"[{c.basis}]")
+        return out
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "board": self.board, "fits": self.ok,
+                "engine_version": self.engine_version, "engine_version_basis": self.engine_version_basis,
+                "operators": dict(self.operators),
+                "missing_operators": [{"op": op, "count": n, "first_layer": k, "tensor": t}
+                                      for op, n, k, t in self.missing],
+                "blob_bytes": self.blob_bytes, "arena_bytes": self.arena_bytes, "refused": self.refused,
+                "checks": [c.to_dict() for c in self.checks], "unknown": list(self.unknown),
+                "problems": self.problems()}
+
+    def hint(self) -> str:
+        if self.missing:
+            return ("the engine does not run these operators: replace them in the model, or use a board "
+                    "whose firmware runs them")
+        if self.refused:
+            return self.refused_hint or "see firmware/BLOB.md for what the engine runs bit-exactly"
+        return "choose a board with more memory, a smaller model, or a firmware built with larger buffers"
+
+    def raise_if_unfit(self) -> None:
+        """ModelError (one line) naming every reason, for deploy/verify/bench to stop before upload."""
+        if not self.ok:
+            raise ModelError(f"{self.model} does not fit {self.board}: " + "; ".join(self.problems()),
+                             self.hint())
+
+
+def model_operators(data: bytes, path: str = "<bytes>") -> tuple:
+    """(operator names, output tensor names) of the main subgraph, in execution order."""
+    from ai_edge_litert import schema_py_generated as s
+
+    from edgebench.runtime.tflite_file import CUSTOM, builtin_code, decode_name, op_names, operator_name, parse_model
+
+    parse_model(data, path)     # ModelError for a file that is not a TFLite model
+    m = s.ModelT.InitFromPackedBuf(bytearray(data), 0)
+    sg = m.subgraphs[0]
+    names, codes, tensors = op_names(), m.operatorCodes or [], sg.tensors or []
+    ops, outs = [], []
+    for op in sg.operators or []:
+        code = codes[op.opcodeIndex]
+        name = operator_name(code, names)
+        ops.append(f"custom {name}" if builtin_code(code) == CUSTOM else name)
+        o = op.outputs[0] if op.outputs is not None and len(op.outputs) else -1
+        outs.append(decode_name(tensors[o].name) if 0 <= o < len(tensors) else "?")
+    return ops, outs
+
+
+def check_fit(model: Union[str, Path, bytes], profile) -> FitReport:
+    """The fit of ``model`` on the microcontroller board ``profile`` (see the module doc)."""
+    from collections import Counter
+
+    from edgebench.mcu.blob import convert
+
+    if isinstance(model, (bytes, bytearray)):
+        data, label = bytes(model), "<bytes>"
+    else:
+        p = Path(model)
+        if not p.is_file():
+            raise ModelError(f"model file {p} does not exist", "check the path")
+        data, label = p.read_bytes(), str(p)
+    if getattr(profile, "kind", "mcu") != "mcu":
+        raise ModelError(f"board {profile.name} is a Linux board: the fit check is for microcontrollers",
+                         "leave out --board, or name a microcontroller board")
+    fw, ds = getattr(profile, "firmware", None), getattr(profile, "datasheet", None)
+    version = getattr(fw, "engine_version", None)
+    basis = "board profile" if version else "this edgebench's firmware"
+    version = version or ENGINE_VERSION
+    supported = set(ENGINE_OPS.get(version, ENGINE_OPS[1])) | (set(ALIASES) if version >= 2 else set())
+    ops, outs = model_operators(data, label)
+    missing = tuple(unsupported_layers(ops, outs, supported))
+    report = dict(model=label, board=profile.name, engine_version=version, engine_version_basis=basis,
+                  operators=dict(sorted(Counter(ops).items())), missing=missing)
+    host_missing = unsupported_layers(ops, outs, set(ENGINE_OPS[ENGINE_VERSION]) | set(ALIASES))
+    if host_missing:        # the converter cannot size it either
+        return FitReport(**report, unknown=("sizes: the model cannot be converted to a blob "
+                                            "while it has operators the engine lacks",))
+    try:
+        blob = convert(data, name=Path(label).stem if label != "<bytes>" else None)
+    except ModelError as exc:
+        return FitReport(**report, refused=exc.message.rstrip("."), refused_hint=exc.hint)
+    checks, unknown = [], []
+
+    def compare(what, need, have, basis_, note=""):
+        if have is None:
+            unknown.append(f"{what}: the board profile does not give it ({basis_})")
+        else:
+            checks.append(FitCheck(what, int(need), int(have), basis_, note))
+
+    compare("model buffer", blob.flash_bytes, getattr(fw, "model_buffer_bytes", None), FIRMWARE_BUILD)
+    compare("arena", blob.peak_arena_bytes, getattr(fw, "arena_bytes", None), FIRMWARE_BUILD)
+    if ds is not None:
+        compare("flash", blob.flash_bytes, getattr(ds, "flash_bytes", None), DATASHEET,
+                "the blob only; the firmware's code is not counted")
+        compare("RAM", blob.peak_arena_bytes + blob.flash_bytes, getattr(ds, "ram_bytes", None), DATASHEET,
+                "arena + blob (the firmware holds the uploaded model in RAM); code, stack and I/O "
+                "buffers not counted")
+    return FitReport(**report, blob_bytes=blob.flash_bytes, arena_bytes=blob.peak_arena_bytes,
+                     checks=tuple(checks), unknown=tuple(unknown))
