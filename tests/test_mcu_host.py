@@ -536,3 +536,52 @@ def test_qemu_m4_verify_and_bench_are_emulated(tmp_path, capsys):
     assert len(s) >= 30
     spread = s.groupby("input_index")["e2e_s"].agg(lambda v: v.max() - v.min())
     assert (spread <= 2.5 / 25e6).all()     # -icount: the same input repeats to a tick of the 25 MHz counter
+
+
+def _scripted_dut(script: list):
+    """A DutClient whose device is a script of reply lines (``{seq}`` filled with each request's)."""
+    from edgebench.mcu.frames import crc32
+    from edgebench.mcu.protocol import DutClient
+
+    dut = DutClient("loop://", timeout_s=60.0)
+    pending: list = []
+
+    def write(data: bytes) -> None:
+        if data.endswith(b"%") and script:
+            seq = int(data.rsplit(b"#", 1)[1].split(b":")[0])
+            for k, text in enumerate(script.pop(0)):
+                if text is None:                       # this line is lost on the way
+                    continue
+                body = f"{text} #{seq}.{k}"
+                pending.append(f"{body}:{crc32(body.encode()):08x}")
+
+    def read_line(deadline: float):
+        if pending:
+            return pending.pop(0)
+        time.sleep(max(0.0, min(deadline - time.monotonic(), 5.0)))
+        return None
+
+    dut.link.write, dut.link.read_line = write, read_line
+    return dut
+
+
+def test_a_lost_m_ready_does_not_stall_eb_infer():
+    """The reply's last content line is in: a lost m-ready costs a fraction of a second, not the
+    60 s silence timeout."""
+    dut = _scripted_dut([["m-eb-t-[123]", "m-eb-infer-done", None]])
+    t0 = time.monotonic()
+    assert dut.eb_infer(1, 0, timeout_s=60.0)["ticks"] == [123]
+    assert time.monotonic() - t0 < 2.0
+    assert dut.stats.retries == 0
+
+
+def test_a_reply_with_a_lost_line_is_asked_for_again():
+    """eb-info with one line lost (the index jumps): sent again, and the complete reply is used."""
+    info = ["m-eb-engine-[2]", "m-eb-proto-[2]", "m-eb-port-[posix]", "m-eb-timing-[real]",
+            "m-eb-counter-hz-[1000000]", "m-eb-arena-bytes-[1]", "m-eb-model-max-bytes-[1]",
+            "m-eb-input-max-bytes-[1]", "m-eb-loaded-[none]", "m-ready"]
+    lost = list(info)
+    lost[3] = None
+    dut = _scripted_dut([lost, info])
+    assert dut.info()["timing"] == "real"
+    assert dut.stats.retries == 1 and dut.stats.reasons == {"reply line 3 lost": 1}
