@@ -114,6 +114,7 @@ TF_SCRIPT = textwrap.dedent("""
 """)
 
 KERAS = ["gap", "mbv2", "se", "branches"]
+pytestmark = pytest.mark.slow      # builds the engine with make; the Keras tests also need TensorFlow
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +165,27 @@ def test_unsupported_operator_named_with_its_layer(keras_models):
     text = err.value.one_line()
     assert "LOGISTIC (layer " in text and "gate" in text, text
     assert "MEAN" in text     # the supported set is listed
+
+
+@pytest.mark.qemu
+@pytest.mark.tensorflow
+def test_keras_models_bit_exact_on_qemu_m7(keras_models):
+    """The same models on the Cortex-M7 build under QEMU, through `verify`'s path (upload,
+    load, infer, compare with BUILTIN_REF on the host)."""
+    from conftest import require_tool
+
+    from edgebench.bench.verify import VerifyOptions, run_verify
+    from edgebench.boards.connect import board_client
+    from edgebench.boards.registry import get_profile
+
+    for tool in ("make", "arm-none-eabi-gcc", "qemu-system-arm"):
+        require_tool(tool)
+    profile = get_profile("qemu-m7")
+    with board_client(profile) as client:
+        for name in KERAS:
+            r = run_verify(keras_models / f"{name}.tflite", profile, VerifyOptions(count=6, seed=11),
+                           client=client)
+            assert r.bit_exact, f"{name} on qemu-m7 is not bit-exact: {r.to_dict()['outputs'][:2]}"
 
 
 def test_engine_versions_list_their_operators():
