@@ -8,7 +8,7 @@ ends with ``m-ready``.
 * Every wait has a deadline: a silent device is a :class:`TransportError` that says how
   much came back and the likely cause.
 * The plain dialect carries no checksum, so what can be checked is checked (its
-  ``checked`` flag in :class:`~edgebench.mcu.link.LinkStats` stays False): every
+  board client sets ``checked: false`` in :class:`~edgebench.mcu.link.LinkStats`): every
   expected line present, two ``m-lap-us`` timestamps in order, the count of scores, and
   ``results%`` read again until two reads agree.
 * The ``eb-`` extensions with framed, CRC-checked replies are
@@ -98,7 +98,6 @@ class DialectClient:
         self.dut_name: str | None = None
         self._upload_unclean = False     # an upload ended without its final line: the device may still be in it
         self.frame_max = 1024            # frame payload limit to assume before the device announced one
-        self.checked = False             # replies carry CRCs (set by the eb- client once the device frames)
 
     # -- the command cycle ----------------------------------------------------------------
     def send(self, text: str) -> None:

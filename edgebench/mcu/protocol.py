@@ -87,7 +87,6 @@ class DutClient(UploadMixin, DialectClient):
             if reply.errors and reply.errors[0].startswith("eb-request-damaged"):
                 why = "request damaged on the way in"
                 continue
-            self.checked = True
             if reply.errors and not ok_errors:
                 raise self.device_error(text, reply.errors[0])
             return reply

@@ -6,6 +6,13 @@
  * against the MLPerf Tiny reference firmware in tests/test_firmware_protocol.py);
  * unlike the reference, every length is checked before a buffer is written.
  *
+ * Protocol 2: a request ending in the word "#<seq>:<crc32>" is framed: it
+ * runs only if its CRC-32 holds, and every line of its reply ends with
+ * " #<seq>.<k>:<crc32>" (out_eol). Uploads carry a session id (the request's
+ * seq) in their frames' CRC seed and end on completion, abort, a new framed
+ * command, or EB_UPLOAD_IDLE_MS without a byte; stray frames in command mode
+ * are skipped (feed_stray). Unframed commands are answered as before.
+ *
  * No heap, no printf: numbers are formatted by hand so every port links the
  * same small code. All state lives in the statics below; eb_proto_init()
  * resets it (the fuzz target calls it before every input).
