@@ -275,10 +275,12 @@ def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration
 
     Each gated row is decided by :func:`edgebench.stats.accuracy.gate_check` on the
     figure's 95% interval (its upper bound must be within the threshold), or on the
-    point estimate when ``gate_on="point"``; ``outcome`` says pass, fail or unresolved
-    (the interval straddles the threshold: not passed). A threshold of None or
-    infinity is "not set" and that row is not gated. ``passed`` is True when every
-    gated row is acceptable.
+    point estimate when ``gate_on="point"``; the edge-case row gates the slice whose
+    drop has the highest upper bound (the largest point drop when gating on points),
+    each slice's interval unadjusted for the number of slices; ``outcome`` says pass,
+    fail or unresolved (the interval straddles the threshold: not passed). A threshold
+    of None or infinity is "not set" and that row is not gated. ``passed`` is True when
+    every gated row is acceptable.
     """
     from edgebench.stats.accuracy import gate_check
 
@@ -307,7 +309,10 @@ def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration
     cb, cc = calibration["baseline"], calibration["candidate"]
     add(f"ECE ({N_BINS} bins, bias-corrected)", cb["ece_debiased"], cc["ece_debiased"], cc["ece_debiased"],
         cc["ece_ci_low"], cc["ece_ci_high"], max_ece, "candidate ECE", "ece")
-    worst = worst_slice(edge_rows)
+    # the slice the gate acts on: the highest upper bound of the drop (or the largest point drop with
+    # --gate-on point), so that every slice's interval is within the threshold when the gate passes
+    worst = worst_slice(edge_rows) if gate_on == "point" else (
+        max(edge_rows, key=lambda r: r["drop_ci_high_points"]) if edge_rows else None)
     if worst is None:
         rows.append({"metric": "worst edge-case slice, top-1", "baseline": None, "candidate": None, "point": None,
                      "ci_low": None, "ci_high": None, **gate_check(None, None, None, None, gate_on),
