@@ -105,14 +105,14 @@ void eb_mean_s8(const eb_mean_params *params, const int8_t *in, int8_t *out)
                 for (o[3] = 0; o[3] < odims[3]; o[3]++) {
                     const int8_t *base = in + o[0] * ostride[0] + o[1] * ostride[1] +
                                          o[2] * ostride[2] + o[3] * ostride[3];
-                    int32_t sum = 0;
+                    int32_t sum = 0;   /* wraps modulo 2^32, as the reference's int32 sum */
                     for (r[0] = 0; r[0] < rdims[0]; r[0]++) {
                         for (r[1] = 0; r[1] < rdims[1]; r[1]++) {
                             for (r[2] = 0; r[2] < rdims[2]; r[2]++) {
                                 const int8_t *row = base + r[0] * rstride[0] + r[1] * rstride[1] +
                                                     r[2] * rstride[2];
                                 for (r[3] = 0; r[3] < rdims[3]; r[3]++) {
-                                    sum += row[r[3] * rstride[3]] - q.in_zp;
+                                    sum = (int32_t)((uint32_t)sum + (uint32_t)(row[r[3] * rstride[3]] - q.in_zp));
                                 }
                             }
                         }
