@@ -31,11 +31,9 @@ def show_run(console, result, run_dir) -> None:
     show(console, result, run_dir)
 
 
-
-
 def runs_table(rows: list, title: str):
     """The listing: short id, kind, model, board, label, headline figure, status (fits 80 columns;
-    the unit of the interval is the median's unless the interval says otherwise)."""""
+    the unit of the interval is the median's unless the interval says otherwise)."""
     from rich.table import Table
 
     from edgebench.report import format as fmt
@@ -54,8 +52,11 @@ def runs_table(rows: list, title: str):
     t.add_column("warn", justify="right", no_wrap=True)
     for r in rows:
         if r["e2e_median_s"] is not None:
-            lo, hi = fmt.duration_range(r["e2e_ci_low_s"], r["e2e_ci_high_s"]).rsplit(" ", 1)[0], None
-            figure = f"{fmt.duration(r['e2e_median_s'])} [{lo}]"
+            median = fmt.duration(r["e2e_median_s"])
+            ci = fmt.duration_range(r["e2e_ci_low_s"], r["e2e_ci_high_s"])
+            if ci.rsplit(" ", 1)[-1] == median.rsplit(" ", 1)[-1]:
+                ci = ci.rsplit(" ", 1)[0]
+            figure = f"{median} [{ci}]"
         elif r["top1"] is not None:
             figure = f"top-1 {fmt.percent(r['top1'])}"
         elif r["temp_max_c"] is not None:
