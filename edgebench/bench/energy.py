@@ -105,14 +105,18 @@ class TimedClient:
         self.bench_from = 0        # chunks before this one were the duty-cycle probe
         self._period: Optional[float] = None
         self._next_due: Optional[float] = None
+        self._on_device = False    # the schedule continues on the device clock (start_ns), not by host sleeps
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
 
-    def pace(self, rate_hz: Optional[float]) -> None:
-        """The workload starts: pace it at ``rate_hz`` (None: do not pace)."""
+    def pace(self, rate_hz: Optional[float], on_device: bool = False) -> None:
+        """The workload starts: pace it at ``rate_hz`` (None: do not pace); ``on_device``: by telling the
+        device when each chunk's first request is due (``start_ns``), for a device on its own clock
+        (a simulated board, where no host time passes between requests)."""
         self._period = 1.0 / rate_hz if rate_hz else None
         self._next_due = None
+        self._on_device = on_device
         self.bench_from = len(self.chunks)
 
     def offset(self) -> float:
@@ -127,9 +131,12 @@ class TimedClient:
         through, and a caller that schedules on the device itself is not paced here."""
         if (mode == "fixed-rate" and self._period and self._next_due is not None
                 and more.get("start_ns") is None):
-            wait = self._next_due - SPIN_LEAD_S - self._clock()
-            if wait > 0:
-                time.sleep(wait)
+            if self._on_device:
+                more["start_ns"] = int(round(self._next_due * 1e9))
+            else:
+                wait = self._next_due - SPIN_LEAD_S - self._clock()
+                if wait > 0:
+                    time.sleep(wait)
         h0 = self._clock()
         header, arrs = self._inner.run(mode, count=count, max_time_s=max_time_s, rate_hz=rate_hz,
                                        start_index=start_index, **more)
@@ -140,7 +147,10 @@ class TimedClient:
             self.brackets.append((h0, h1, t[0] / 1e9, float(end.max()) / 1e9))
             self.chunks.append({"mode": mode, "n": int(t.size), "first_ns": int(t[0]), "last_ns": int(t[-1])})
             self.arrays.append({"t_start_ns": t, "e2e_ns": np.asarray(arrs["e2e_ns"])})
-            if mode == "fixed-rate" and self._period:
+            if mode == "fixed-rate" and self._period and self._on_device:
+                due = np.asarray(arrs.get("scheduled_ns", t), dtype=np.int64)
+                self._next_due = float(due[-1]) / 1e9 + self._period
+            elif mode == "fixed-rate" and self._period:
                 self._next_due = t[-1] / 1e9 + self.offset() + self._period
         return header, arrs
 
@@ -188,7 +198,7 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
             timed = TimedClient(client, local or device_clock)
             rate = opts.rate_hz or opts.duty / probe_e2e(timed, model_path, opts)
             marks["idle_before"] = _quiet(opts.idle_s, "before", emit, meter)
-            timed.pace(None if device_clock else rate)  # simulated time passes only inside requests
+            timed.pace(rate, on_device=device_clock)  # simulated time passes only inside requests
             before = set(store.find_runs(runs_root))
             journal = EnergyJournal(runs_root, before, meter, timed,
                                     journal_context(marks, rate, opts, info, local or device_clock, profile))

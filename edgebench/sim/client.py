@@ -380,9 +380,11 @@ class SimClient:
         return int(self.request("set_inputs", payload)[0]["count"])
 
     def run(self, mode: str, count: int, max_time_s: float, rate_hz: Optional[float] = None,
-            start_index: int = 0) -> tuple[dict, dict]:
+            start_index: int = 0, start_ns: Optional[int] = None) -> tuple[dict, dict]:
+        """As the agent's: ``start_ns`` continues a fixed-rate schedule on the device clock."""
+        more = {"start_ns": int(start_ns)} if start_ns is not None else {}
         header, body = self.request("run", mode=mode, count=int(count), max_time_s=float(max_time_s),
-                                    rate_hz=rate_hz, start_index=int(start_index))
+                                    rate_hz=rate_hz, start_index=int(start_index), **more)
         return header, protocol.decode_arrays(body)
 
     def infer(self, x):
