@@ -399,3 +399,23 @@ def test_write_parquet_is_atomic(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert list(pd.read_parquet(path)["e2e_s"]) == [1.0, 2.0]   # the old file is intact
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.parquet"]
+
+
+def test_a_damaged_run_is_skipped_with_a_warning_not_a_failed_listing(tmp_path):
+    import subprocess
+    import sys
+
+    import edgebench
+    from edgebench.errors import InputWarning
+
+    root = _kinds(tmp_path / "runs")
+    bad = root / "20261129-000000-m-b"
+    bad.mkdir()
+    (bad / store.RUN_JSON).write_text("{ cut short")
+    with pytest.warns(InputWarning, match="skipped .*20261129-000000-m-b.*unreadable JSON"):
+        runs = edgebench.load_runs(root)
+    assert len(runs) == 4
+    p = subprocess.run([sys.executable, "-m", "edgebench", "runs", "--runs-dir", str(root)], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr.startswith("warning: skipped") and p.stderr.count("\n") == 1, p.stderr
+    assert "ff0001" in p.stdout

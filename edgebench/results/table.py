@@ -176,9 +176,25 @@ def runs_frame(rows: list):
     return frame
 
 
+def _readable(root) -> list:
+    """``[(folder, RunResult)]`` under ``root``; a folder whose run.json cannot be read is skipped
+    with an :class:`~edgebench.errors.InputWarning` naming it (one damaged run hides no other)."""
+    import warnings
+
+    from edgebench.errors import InputWarning, ResultError
+
+    out = []
+    for d in find_runs(root):
+        try:
+            out.append((d, read_result(d)))
+        except ResultError as exc:
+            warnings.warn(f"skipped {d}: {exc.one_line()}", InputWarning, stacklevel=3)
+    return out
+
+
 def rows_of(root="runs") -> list:
-    """:func:`flat_row` of every run under ``root`` (oldest first)."""
-    return [flat_row(read_result(d), d) for d in find_runs(root)]
+    """:func:`flat_row` of every readable run under ``root`` (oldest first)."""
+    return [flat_row(r, d) for d, r in _readable(root)]
 
 
 def load_runs(root="runs"):
@@ -192,11 +208,12 @@ def load_samples(root="runs", runs=None):
     import pandas as pd
 
     frames = []
-    for d in (find_runs(root) if runs is None else [Path(x) for x in runs]):
+    pairs = _readable(root) if runs is None else [(Path(x), read_result(x)) for x in runs]
+    for d, result in pairs:
         s = read_samples(d)
         if len(s):
             s = s.copy()
-            s.insert(0, "run_id", pd.array([read_result(d).run_id] * len(s), dtype="string"))
+            s.insert(0, "run_id", pd.array([result.run_id] * len(s), dtype="string"))
             frames.append(s)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"run_id": pd.array([], "string")})
 
