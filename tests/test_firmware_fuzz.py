@@ -8,12 +8,17 @@ Skipped locally without clang/libFuzzer; under CI=true their absence fails.
 from __future__ import annotations
 
 import shutil
+import struct
 import subprocess
+import zlib
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import missing, require_tool
 from fw_util import FIRMWARE_DIR, build_fuzz, posix_firmware_bin  # noqa: F401
+from test_firmware_engine import TinyModel, build, run_engine, run_reference  # noqa: F401  (build: a fixture)
 
 SEEDS = FIRMWARE_DIR / "fuzz" / "corpus"
 FUZZ_SECONDS = 20
@@ -71,3 +76,98 @@ def test_seed_replays_on_the_posix_firmware(posix_firmware_bin, seed):
         assert all(0x20 <= b < 0x7F for b in line), line
     assert out.startswith(b"m-timestamp-mode-performance\r\n")
     assert out.count(b"m-ready\r\n") >= 2
+
+
+# ---- the model path: blob parser and engine (firmware/fuzz/fuzz_model.c) ------------
+
+MODEL_SEEDS = FIRMWARE_DIR / "fuzz" / "corpus_model"
+
+
+def _build_fuzz_model(tmp_path) -> Path:
+    clang = _clang()
+    _require_libfuzzer(clang, tmp_path)
+    build = tmp_path / "build"
+    r = subprocess.run(["make", "-s", "-C", str(FIRMWARE_DIR), f"BUILD={build}", f"FUZZ_CC={clang}",
+                        "fuzz-model"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"make fuzz-model failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    return build / "fuzz" / "fuzz_model"
+
+
+def _artifacts(folder: Path) -> list:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(("crash-", "leak-", "timeout-", "oom-")))
+
+
+def test_model_path_survives_bounded_fuzzing(tmp_path):
+    """Blobs with a valid CRC and mutated contents (seeds: the digits and KWS blobs) through
+    eb_model_init and eb_model_invoke under ASan and UBSan."""
+    binary = _build_fuzz_model(tmp_path)
+    work = tmp_path / "corpus"
+    work.mkdir()
+    assert len(list(MODEL_SEEDS.iterdir())) >= 4
+    proc = subprocess.run(
+        [str(binary), f"-max_total_time={FUZZ_SECONDS}", "-rss_limit_mb=1024", "-timeout=10",
+         "-max_len=65536", f"-artifact_prefix={tmp_path}/", "-print_final_stats=1", str(work),
+         str(MODEL_SEEDS)],
+        capture_output=True, text=True, timeout=FUZZ_SECONDS + 120)
+    artifacts = _artifacts(tmp_path)
+    assert proc.returncode == 0 and not artifacts, (
+        f"fuzz_model failed ({proc.returncode}), artifacts {artifacts} in {tmp_path} "
+        f"(reproduce: {binary} <artifact>):\n{proc.stderr[-6000:]}")
+    runs = int(proc.stderr.split("stat::number_of_executed_units:")[1].split()[0])
+    assert runs > 500, proc.stderr[-2000:]
+
+
+def _blob_with_extreme_bias() -> bytes:
+    """The digits blob with its first convolution's folded biases at the int32 limits
+    (alternately INT32_MAX and INT32_MIN): any sum of either sign overflows, and the CRC is right."""
+    from edgebench.mcu import convert, parse
+
+    data = bytearray(convert(FIRMWARE_DIR.parent / "models" / "digits" / "digits_int8.tflite").data)
+    conv = parse(bytes(data))["layers"][0]
+    assert conv["op"] == "CONV_2D"
+    for c in range(conv["channels"]):
+        struct.pack_into("<i", data, conv["chan_offset"] + 4 * c, 2**31 - 1 if c % 2 == 0 else -2**31)
+    struct.pack_into("<I", data, 12, zlib.crc32(bytes(data[16:])))
+    return bytes(data)
+
+
+def test_bias_at_the_int32_limit_wraps_without_undefined_behaviour(tmp_path):
+    """firmware/BLOB.md, integer overflow: the accumulators wrap modulo 2^32 (this input made
+    UBSan report a signed overflow in eb_kernels_conv.c before)."""
+    binary = _build_fuzz_model(tmp_path)
+    seed = tmp_path / "extreme_bias.ebnn"
+    seed.write_bytes(_blob_with_extreme_bias())
+    proc = subprocess.run([str(binary), str(seed)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "runtime error" not in proc.stderr, proc.stderr[-3000:]
+
+
+def test_overflowing_accumulator_matches_the_reference_kernels(build, tmp_path):
+    """A FULLY_CONNECTED and a CONV_2D whose bias sits near INT32_MAX / INT32_MIN, with inputs that
+    push the int32 sum past the limit: the engine (UBSan build) wraps, and its bytes equal LiteRT's
+    BUILTIN_REF kernels, which compute the same two's-complement sum on this machine."""
+    from edgebench.mcu import convert
+
+    rng = np.random.default_rng(5)
+    cases = []
+    g = TinyModel()
+    x = g.tensor((1, 8), scale=0.05, zp=-128)
+    w = g.tensor((4, 8), scale=0.01, zp=0, data=np.full((4, 8), 127, np.int8))
+    b = g.tensor((4,), "int32", scale=0.0005, zp=0,
+                 data=np.array([2**31 - 1000, -2**31 + 1000, 2**31 - 1, 5], np.int32))
+    y = g.tensor((1, 4), scale=1e6, zp=0)
+    g.op("FULLY_CONNECTED", [x, w, b], [y], g.options("FullyConnectedOptions"))
+    cases.append((g.build([x], [y]), np.stack([np.full(8, v, np.int8) for v in (127, -128, 0, 100)])))
+    g = TinyModel()
+    x = g.tensor((1, 2, 2, 8), scale=0.05, zp=-128)
+    w = g.tensor((4, 1, 1, 8), scale=0.01, zp=0, data=rng.choice([-127, 127], size=(4, 1, 1, 8)).astype(np.int8))
+    b = g.tensor((4,), "int32", scale=0.0005, zp=0,
+                 data=np.array([2**31 - 2000, -2**31 + 2000, 2**31 - 1, -2**31], np.int32))
+    y = g.tensor((1, 2, 2, 4), scale=1e6, zp=0)
+    g.op("CONV_2D", [x, w, b], [y], g.options("Conv2DOptions", padding=1, strideH=1, strideW=1))
+    cases.append((g.build([x], [y]), rng.integers(-128, 128, size=(6, 32)).astype(np.int8)))
+    for k, (model, inputs) in enumerate(cases):
+        path = tmp_path / f"m{k}.tflite"
+        path.write_bytes(model)
+        dev = run_engine(build, convert(path).data, inputs, tmp_path / f"dev{k}", sanitize=True)
+        ref, _, _ = run_reference([(path, inputs)], tmp_path / f"ref{k}")[0]
+        assert np.array_equal(dev.reshape(ref.shape), ref), (k, dev, ref)

@@ -35,6 +35,33 @@
 #define EB_ALWAYS_INLINE inline
 #endif
 
+/* Integer overflow (firmware/BLOB.md): every accumulation below is modulo 2^32
+ * (two's complement) and goes through eb_acc or eb_mac, never a plain signed +=.
+ * A blob whose bias is near the int32 limits makes the sum overflow; TFLite's
+ * reference kernels overflow there too, which is undefined in C. Here the sum
+ * wraps, as the DSP path's SMLAD/SMLABB do in hardware, so UBSan is clean and the
+ * result is defined; wherever the true sum fits in int32 it is exactly that sum,
+ * whatever the order of the additions (so the engine stays bit-exact with
+ * TFLite). The int8 products and four-product sums themselves cannot overflow.
+ * (uint32 -> int32 above INT32_MAX is modulo 2^32 on GCC and Clang.) */
+
+/* acc + v modulo 2^32 */
+static inline int32_t eb_acc(int32_t acc, int32_t v)
+{
+    return (int32_t)((uint32_t)acc + (uint32_t)v);
+}
+
+/* acc + x * w modulo 2^32 for int8 x and w (SMLABB on DSP cores: what GCC emitted
+ * for the signed += before, so the emulated instruction counts barely move) */
+static inline int32_t eb_mac(int32_t acc, int32_t x, int32_t w)
+{
+#if EB_DSP
+    return __smlabb(x, w, acc);
+#else
+    return eb_acc(acc, x * w);
+#endif
+}
+
 static inline uint32_t eb_ldw(const int8_t *p)
 {
     uint32_t v;
@@ -91,20 +118,20 @@ static inline void eb_dot4(const int8_t *x, const int8_t *w, int32_t n, int32_t 
 #else
     while (x < xend) {
         const int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-        a0 += x0 * w[0] + x1 * w[1] + x2 * w[2] + x3 * w[3];
-        a1 += x0 * w[4] + x1 * w[5] + x2 * w[6] + x3 * w[7];
-        a2 += x0 * w[8] + x1 * w[9] + x2 * w[10] + x3 * w[11];
-        a3 += x0 * w[12] + x1 * w[13] + x2 * w[14] + x3 * w[15];
+        a0 = eb_acc(a0, x0 * w[0] + x1 * w[1] + x2 * w[2] + x3 * w[3]);
+        a1 = eb_acc(a1, x0 * w[4] + x1 * w[5] + x2 * w[6] + x3 * w[7]);
+        a2 = eb_acc(a2, x0 * w[8] + x1 * w[9] + x2 * w[10] + x3 * w[11]);
+        a3 = eb_acc(a3, x0 * w[12] + x1 * w[13] + x2 * w[14] + x3 * w[15]);
         x += 4;
         w += 16;
     }
 #endif
     for (j = 0; j < r; j++) {
         const int32_t xv = x[j];
-        a0 += xv * w[j];
-        a1 += xv * w[r + j];
-        a2 += xv * w[2 * r + j];
-        a3 += xv * w[3 * r + j];
+        a0 = eb_mac(a0, xv, w[j]);
+        a1 = eb_mac(a1, xv, w[r + j]);
+        a2 = eb_mac(a2, xv, w[2 * r + j]);
+        a3 = eb_mac(a3, xv, w[3 * r + j]);
     }
     acc[0] = a0;
     acc[1] = a1;
@@ -135,8 +162,8 @@ static inline void eb_dot2(const int8_t *x, const int8_t *w0, const int8_t *w1, 
 #else
     while (x < xend) {
         const int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-        a0 += x0 * w0[0] + x1 * w0[1] + x2 * w0[2] + x3 * w0[3];
-        a1 += x0 * w1[0] + x1 * w1[1] + x2 * w1[2] + x3 * w1[3];
+        a0 = eb_acc(a0, x0 * w0[0] + x1 * w0[1] + x2 * w0[2] + x3 * w0[3]);
+        a1 = eb_acc(a1, x0 * w1[0] + x1 * w1[1] + x2 * w1[2] + x3 * w1[3]);
         x += 4;
         w0 += 4;
         w1 += 4;
@@ -144,8 +171,8 @@ static inline void eb_dot2(const int8_t *x, const int8_t *w0, const int8_t *w1, 
 #endif
     for (n &= 3; n > 0; n--) {
         const int32_t xv = *x++;
-        a0 += xv * *w0++;
-        a1 += xv * *w1++;
+        a0 = eb_mac(a0, xv, *w0++);
+        a1 = eb_mac(a1, xv, *w1++);
     }
     *pa0 = a0;
     *pa1 = a1;
@@ -166,13 +193,13 @@ static inline void eb_dot1(const int8_t *x, const int8_t *w0, int32_t n, int32_t
     }
 #else
     for (; n >= 4; n -= 4) {
-        a0 += x[0] * w0[0] + x[1] * w0[1] + x[2] * w0[2] + x[3] * w0[3];
+        a0 = eb_acc(a0, x[0] * w0[0] + x[1] * w0[1] + x[2] * w0[2] + x[3] * w0[3]);
         x += 4;
         w0 += 4;
     }
 #endif
     for (; n > 0; n--) {
-        a0 += *x++ * *w0++;
+        a0 = eb_mac(a0, *x++, *w0++);
     }
     *pa0 = a0;
 }
@@ -439,10 +466,10 @@ static void eb_dw_pixel_m1(const eb_conv_params *p, const int8_t *const *tap, in
             a1 = __smlabb(xo, wo, a1);
             a3 = __smlatt(xo, wo, a3);
 #else
-            a0 += xp[0] * w[0];
-            a1 += xp[1] * w[1];
-            a2 += xp[2] * w[2];
-            a3 += xp[3] * w[3];
+            a0 = eb_mac(a0, xp[0], w[0]);
+            a1 = eb_mac(a1, xp[1], w[1]);
+            a2 = eb_mac(a2, xp[2], w[2]);
+            a3 = eb_mac(a3, xp[3], w[3]);
 #endif
             w += C;
         }
@@ -459,7 +486,7 @@ static void eb_dw_pixel_m1(const eb_conv_params *p, const int8_t *const *tap, in
         int32_t acc = eb_ld32(bias + 4 * c);
         const int8_t *w = filter + c;
         for (t = 0; t < taps; t++) {
-            acc += tap[t][c] * *w;
+            acc = eb_mac(acc, tap[t][c], *w);
             w += C;
         }
         out[c] = eb_requant(acc, eb_ld32(mult + 4 * c), eb_ld32(shift + 4 * c), out_offset, act_min,
@@ -480,7 +507,7 @@ static void eb_dw_pixel(const eb_conv_params *p, const int8_t *const *tap, int32
         int32_t acc = eb_ld32(bias + 4 * oc);
         const int8_t *w = p->filter + oc;
         for (t = 0; t < taps; t++) {
-            acc += tap[t][ic] * *w;
+            acc = eb_mac(acc, tap[t][ic], *w);
             w += OC;
         }
         out[oc] = eb_requant(acc, eb_ld32(mult + 4 * oc), eb_ld32(shift + 4 * oc), p->out_offset,
@@ -538,7 +565,7 @@ void eb_depthwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
                                 const int32_t ix = ix0 + kx * p->dw;
                                 const int8_t *xp = (row_ok && ix >= 0 && ix < W)
                                                        ? in_b + ((size_t)iy * W + ix) * C : zrow;
-                                acc += xp[ic] * w[(size_t)kx * OC];
+                                acc = eb_mac(acc, xp[ic], w[(size_t)kx * OC]);
                             }
                         }
                         out[oc] = eb_requant(acc, eb_ld32(mult + 4 * oc), eb_ld32(shift + 4 * oc),

@@ -1,0 +1,58 @@
+"""Write the seed corpus of the model-path fuzz target (firmware/fuzz/corpus_model/).
+
+Seeds are real blobs from the host converter (edgebench.mcu.convert): the digits
+model (CONV_2D, MAX_POOL_2D, RESHAPE, FULLY_CONNECTED, SOFTMAX) and MLPerf Tiny's
+KWS DS-CNN (adds DEPTHWISE_CONV_2D and AVERAGE_POOL_2D), each whole and with its
+layer table cut short (the engine then runs a prefix of the graph: cheaper
+executions, and a header whose counts disagree with the tables). The fuzz target
+(fuzz_model.c) rewrites each input's header CRC, so mutations of these seeds
+reach the engine. Re-run after changing the blob format or the converter:
+
+    .venv/bin/python firmware/fuzz/make_model_corpus.py
+"""
+from __future__ import annotations
+
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+CORPUS = HERE / "corpus_model"
+MODELS = {
+    "digits": ROOT / "models" / "digits" / "digits_int8.tflite",
+    "kws": ROOT.parent / "shared" / "models" / "mlperf-tiny" / "kws_ref_model.tflite",
+}
+
+
+def with_layers(blob: bytes, n_layers: int) -> bytes:
+    """The blob with its header's layer count lowered (CRC recomputed)."""
+    out = bytearray(blob)
+    struct.pack_into("<H", out, 18, n_layers)
+    struct.pack_into("<I", out, 12, zlib.crc32(bytes(out[16:])))
+    return bytes(out)
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT))
+    from edgebench.mcu import convert
+
+    CORPUS.mkdir(exist_ok=True)
+    for name, path in MODELS.items():
+        if not path.is_file():
+            print(f"skipped {name}: {path} not found", file=sys.stderr)
+            continue
+        blob = convert(path).data
+        n = struct.unpack_from("<H", blob, 18)[0]
+        seeds = {f"{name}": blob, f"{name}_1layer": with_layers(blob, 1)}
+        if n > 2:
+            seeds[f"{name}_{n // 2}layers"] = with_layers(blob, n // 2)
+        for seed, data in seeds.items():
+            (CORPUS / f"{seed}.ebnn").write_bytes(data)
+            print(f"{seed}.ebnn: {len(data):,} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
