@@ -237,7 +237,7 @@ class _Sweep:
 
     def _stopped(self, status: str, reason: str) -> None:
         try:
-            self._finish(stopped=reason)
+            self._finish(stopped=reason, status=status)
         except Exception:  # noqa: BLE001 - run.json already says incomplete; the stop is what to report
             pass
 
@@ -389,7 +389,7 @@ class _Sweep:
         return out
 
     # -- finishing ------------------------------------------------------------------------
-    def _finish(self, stopped: Optional[str] = None) -> None:
+    def _finish(self, stopped: Optional[str] = None, status: str = "incomplete") -> None:
         """Status, table, plots and claim of the sweep; ``stopped``: why it stopped early (a signal, Ctrl-C,
         an error outside a point, a kill found by recovery)."""
         from edgebench.results import store
@@ -399,7 +399,7 @@ class _Sweep:
         failed = [e for e in entries if e.get("error")]
         r.warnings = self._warnings(done, failed)
         if stopped:
-            r.status = "incomplete"
+            r.status = status      # "failed" when an unexpected error stopped it
             r.status_reason = (f"{stopped}: {sum(e['status'] == 'complete' for e in entries)} "
                                f"of {len(entries)} points finished, kept")
         elif failed:
