@@ -599,12 +599,12 @@ def _with_opcode(model: Path, old: str, new: str) -> bytes:
 
 
 def test_unsupported_operator_is_named_at_conversion(tmp_path):
-    path = tmp_path / "tanh.tflite"
-    path.write_bytes(_with_opcode(DIGITS, "SOFTMAX", "TANH"))
+    path = tmp_path / "gather.tflite"
+    path.write_bytes(_with_opcode(DIGITS, "SOFTMAX", "GATHER"))
     with pytest.raises(ModelError) as err:
         convert(path)
     text = err.value.one_line()
-    assert "TANH" in text and "not supported" in text
+    assert "GATHER" in text and "not supported" in text
     for op in SUPPORTED_OPS:
         assert op in text
 
@@ -640,7 +640,7 @@ def test_engine_refuses_bad_blobs(build, tmp_path):
     cases["truncated"] = good[:-100]
     b = bytearray(good)
     layers_off = struct.unpack_from("<I", b, 24)[0]
-    b[layers_off] = 28                              # TANH in the first layer record
+    b[layers_off] = 36                              # GATHER in the first layer record
     cases["unsupported-op"] = _recrc(b)
     b = bytearray(good)
     tensors_off = struct.unpack_from("<I", b, 20)[0]

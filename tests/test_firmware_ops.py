@@ -107,13 +107,31 @@ TF_SCRIPT = textwrap.dedent("""
     x = L.Dense(6)(x)
     save("branches", tf.keras.Model(i, x), (8, 8, 4))
 
-    # still unsupported: a sigmoid (LOGISTIC)
-    i = L.Input((6,), batch_size=1)
-    x = L.Dense(4, activation="sigmoid", name="gate")(i)
-    save("sigmoid", tf.keras.Model(i, L.Dense(3)(x)), (6,))
+    # EfficientNet / MobileNetV3 style: swish (LOGISTIC, MUL), hard swish, a sigmoid
+    # squeeze-excite gate, tanh
+    i = L.Input((12, 12, 8), batch_size=1)
+    x = L.Conv2D(16, 1)(i)
+    x = L.Activation("swish")(x)
+    x = L.DepthwiseConv2D(3, padding="same")(x)
+    x = L.Activation("hard_swish")(x)
+    g = L.GlobalAveragePooling2D(keepdims=True)(x)
+    g = L.Conv2D(4, 1, activation="relu")(g)
+    g = L.Conv2D(16, 1, activation="sigmoid")(g)
+    x = L.Multiply()([x, g])
+    x = L.Conv2D(8, 1)(x)
+    x = L.Activation("tanh")(x)
+    x = L.GlobalAveragePooling2D()(x)
+    x = L.Dense(5)(x)
+    save("effnet", tf.keras.Model(i, x), (12, 12, 8))
+
+    # still unsupported: a channel gather (GATHER)
+    i = L.Input((4, 6), batch_size=1)
+    x = L.Dense(6)(i)
+    x = L.Lambda(lambda t: tf.gather(t, [2, 0, 1, 5], axis=-1), name="gate")(x)
+    save("gather", tf.keras.Model(i, L.Dense(3)(L.Flatten()(x))), (4, 6))
 """)
 
-KERAS = ["gap", "mbv2", "se", "branches"]
+KERAS = ["gap", "mbv2", "se", "branches", "effnet"]
 pytestmark = pytest.mark.slow      # builds the engine with make; the Keras tests also need TensorFlow
 
 
@@ -154,16 +172,16 @@ def test_keras_models_with_new_operators_bit_exact(build, keras_models, tmp_path
         covered |= set(ops)
     # the models exercise these operators of engine version 2 (as the reference names them)
     need = {"MEAN", "PAD", "MUL", "SUB", "MAXIMUM", "MINIMUM", "CONCATENATION", "LEAKY_RELU",
-            "RELU"}   # QUANTIZE: the synthetic models below
+            "RELU", "LOGISTIC", "HARD_SWISH", "TANH"}   # QUANTIZE: the synthetic models below
     assert need <= covered, f"not exercised: {sorted(need - covered)}"
 
 
 @pytest.mark.tensorflow
 def test_unsupported_operator_named_with_its_layer(keras_models):
     with pytest.raises(ModelError) as err:
-        convert(keras_models / "sigmoid.tflite")
+        convert(keras_models / "gather.tflite")
     text = err.value.one_line()
-    assert "LOGISTIC (layer " in text and "gate" in text, text
+    assert "GATHER (layer " in text and "gate" in text, text
     assert "MEAN" in text     # the supported set is listed
 
 
@@ -228,6 +246,19 @@ def synth_unary(rng, op: str):
     return g.build([x], [y]), int(np.prod(shape))
 
 
+def synth_table(rng, op: str):
+    """LOGISTIC / TANH / HARD_SWISH on a random quantization (LOGISTIC's output: 1/256, -128)."""
+    g = TinyModel()
+    shape = (int(rng.integers(1, 3)), 4, 32)       # 8 inputs of >= 128 bytes: every table entry is read
+    s1, z1 = float(10 ** rng.uniform(-2.5, -0.5)), int(rng.integers(-128, 128))
+    so, zo = {"LOGISTIC": (1 / 256, -128), "TANH": (1 / 128, 0)}.get(
+        op, (float(10 ** rng.uniform(-2, -0.5)), int(rng.integers(-128, 128))))
+    x = g.tensor(shape, scale=s1, zp=z1)
+    y = g.tensor(shape, scale=so, zp=zo)
+    g.op(op, [x], [y])
+    return g.build([x], [y]), int(np.prod(shape))
+
+
 def synth_mean(rng):
     g = TinyModel()
     shape = tuple(int(v) for v in rng.integers(1, 7, 4))
@@ -282,6 +313,7 @@ SYNTH = {
     **{op: (lambda rng, op=op: synth_binary(rng, op)) for op in ("SUB", "MUL", "MAXIMUM", "MINIMUM")},
     **{op: (lambda rng, op=op: synth_unary(rng, op))
        for op in ("QUANTIZE", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU")},
+    **{op: (lambda rng, op=op: synth_table(rng, op)) for op in ("LOGISTIC", "TANH", "HARD_SWISH")},
     "MEAN": synth_mean, "PAD": synth_pad, "CONCATENATION": synth_concat,
 }
 

@@ -290,7 +290,7 @@ def test_cli_bad_model_one_line_exit_1(tmp_path):
 # --------------------------------------------------------------------------- fit check (--board)
 
 def _tiny(op: str, shape=(1, 4, 4, 3)) -> bytes:
-    """A one-operator int8 model: MEAN over H and W, or an element-wise op (TANH: unsupported)."""
+    """A one-operator int8 model: MEAN over H and W, or an element-wise op (GELU: unsupported)."""
     from test_firmware_engine import TinyModel
 
     g = TinyModel()
@@ -359,11 +359,11 @@ def test_fit_names_missing_operators_by_engine_version(tmp_path):
     fit = check_fit(mean, old)
     assert not fit.ok and [(op, n, k) for op, n, k, _ in fit.missing] == [("MEAN", 1, 0)]
     assert fit.blob_bytes is not None                                  # this edgebench can size it
-    tanh = check_fit(_tiny("TANH"), get_profile("qemu-m7"))
-    assert [m[0] for m in tanh.missing] == ["TANH"] and tanh.blob_bytes is None
+    gelu = check_fit(_tiny("GELU"), get_profile("qemu-m7"))
+    assert [m[0] for m in gelu.missing] == ["GELU"] and gelu.blob_bytes is None
     with pytest.raises(ModelError) as err:
-        tanh.raise_if_unfit()
-    assert "lacks TANH (layer 0 't1')" in err.value.one_line()
+        gelu.raise_if_unfit()
+    assert "lacks GELU (layer 0 't1')" in err.value.one_line()
 
 
 def test_fit_refuses_a_float_model_with_the_converters_reason():
@@ -397,12 +397,12 @@ def test_cli_fit_too_small_arena_exit_2(tmp_path):
 
 
 def test_deploy_refuses_before_upload(tmp_path):
-    model = tmp_path / "tanh.tflite"
-    model.write_bytes(_tiny("TANH"))
+    model = tmp_path / "gelu.tflite"
+    model.write_bytes(_tiny("GELU"))
     proc = _main("deploy", str(model), "--board", "posix-sim")
     assert proc.returncode == 1, proc.stderr
     assert len(proc.stderr.splitlines()) == 1 and "does not fit posix-sim" in proc.stderr
-    assert "TANH (layer 0" in proc.stderr and "connecting" not in proc.stderr
+    assert "GELU (layer 0" in proc.stderr and "connecting" not in proc.stderr
 
 
 @pytest.mark.parametrize("board", ["posix-sim", "qemu-m4", "qemu-m7"])

@@ -93,6 +93,8 @@
 /* engine version 2 */
 #define EB_OP_CONCATENATION 2u
 #define EB_OP_LOGISTIC 14u
+#define EB_OP_TANH 28u
+#define EB_OP_HARD_SWISH 117u
 #define EB_OP_MUL 18u
 #define EB_OP_RELU 19u
 #define EB_OP_RELU_N1_TO_1 20u
@@ -125,6 +127,8 @@
  *   MEAN: p0 0, p1 axis mask (bit 0 N .. bit 3 C), p2/p3 input/output zero
  *     point, p4/p5 multiplier/shift (1/count folded in).
  *   PAD, PADV2: p0..p3 padding before N, H, W, C; p4 the pad value.
- *   CONCATENATION: inputs in[0..n-1] (n <= 3), p0 the axis (0 N .. 3 C). */
+ *   CONCATENATION: inputs in[0..n-1] (n <= 3), p0 the axis (0 N .. 3 C).
+ *   LOGISTIC, TANH, HARD_SWISH: no p[]; EB_L_CHAN_OFF points at a 256-byte int8
+ *     table indexed by x + 128 (EB_L_N_CHAN is not used). */
 
 #endif /* EB_BLOB_H */

@@ -2,7 +2,7 @@
  * eb_engine_ops.c - validation and dispatch of the operators added in engine
  * version 2 (firmware/BLOB.md, "Operators"): SUB, MUL, MAXIMUM, MINIMUM,
  * QUANTIZE, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, MEAN, PAD, PADV2,
- * CONCATENATION. Like eb_engine.c, every check a kernel relies on is made
+ * CONCATENATION, LOGISTIC, TANH, HARD_SWISH. Like eb_engine.c, every check a kernel relies on is made
  * here before the first invoke.
  */
 #include "eb_engine_int.h"
@@ -13,7 +13,7 @@ int eb_is_ext_op(uint32_t op)
     case EB_OP_SUB: case EB_OP_MUL: case EB_OP_MAXIMUM: case EB_OP_MINIMUM:
     case EB_OP_QUANTIZE: case EB_OP_RELU: case EB_OP_RELU6: case EB_OP_RELU_N1_TO_1:
     case EB_OP_LEAKY_RELU: case EB_OP_MEAN: case EB_OP_PAD: case EB_OP_PADV2:
-    case EB_OP_CONCATENATION:
+    case EB_OP_CONCATENATION: case EB_OP_LOGISTIC: case EB_OP_TANH: case EB_OP_HARD_SWISH:
         return 1;
     default:
         return 0;
@@ -102,6 +102,11 @@ eb_status eb_check_ext(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *
         return EB_OK;
     case EB_OP_CONCATENATION:
         return check_concat(v, L, k, msg);
+    case EB_OP_LOGISTIC: case EB_OP_TANH: case EB_OP_HARD_SWISH:   /* a 256-byte table */
+        if (n_in != n_out || !in_range(L->chan_off, 256u, v->total)) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent table lookup", k);
+        }
+        return EB_OK;
     default:
         return eb_layer_fail(msg, EB_ERR_OP, "unsupported operator", k);
     }
@@ -179,6 +184,10 @@ void eb_run_ext(eb_model *m, const eb_view *v, const eb_layer *L)
         eb_concat_s8((int32_t)L->n_in, ins, inner, outer, out);
         break;
     }
+    case EB_OP_LOGISTIC: case EB_OP_TANH: case EB_OP_HARD_SWISH:
+        eb_lut_s8((const int8_t *)(uintptr_t)(v->blob + L->chan_off), (int32_t)dims_count(&L->dout),
+                  in, out);
+        break;
     default: {   /* QUANTIZE and the activations */
         eb_requant_params p;
         p.count = (int32_t)dims_count(&L->dout);

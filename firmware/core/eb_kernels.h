@@ -230,6 +230,10 @@ typedef struct {
 
 void eb_mean_s8(const eb_mean_params *p, const int8_t *in, int8_t *out);
 
+/* LOGISTIC, TANH, HARD_SWISH: out = lut[x + 128], the 256-entry table computed on
+ * the host exactly as LiteRT's reference computes the operator for each int8 input. */
+void eb_lut_s8(const int8_t *lut, int32_t count, const int8_t *in, int8_t *out);
+
 /* PAD / PADV2: the input placed at `before` (N, H, W, C) inside the output,
  * every other byte `value`. */
 typedef struct {

@@ -11,6 +11,7 @@
  *    multiplier of s1*s2/s_out, plus the output offset, clamped.
  *  - Maximum/Minimum: max/min of the raw int8 values.
  *  - Requantize/ReluX/QuantizeLeakyRelu: out_zp + MBQM(x - in_zp), clamped.
+ *  - LOGISTIC/TANH/HARD_SWISH: a 256-entry table built on the host.
  *  - Mean: see eb_mean_params in eb_kernels.h (reference_ops::
  *    LiteRT's integer QuantizedMeanOrSum, the 1/count folded into the
  *    multiplier on the host).
@@ -81,6 +82,14 @@ void eb_requant_s8(const eb_requant_params *params, const int8_t *in, int8_t *ou
         const int32_t x = in[i] - q.in_zp;
         const int32_t v = x >= 0 ? eb_mbqm(x, q.mult, q.shift) : eb_mbqm(x, q.mult_neg, q.shift_neg);
         out[i] = (int8_t)eb_clamp(v + q.out_zp, q.act_min, q.act_max);
+    }
+}
+
+void eb_lut_s8(const int8_t *lut, int32_t count, const int8_t *in, int8_t *out)
+{
+    int32_t i;
+    for (i = 0; i < count; i++) {
+        out[i] = lut[in[i] + 128];
     }
 }
 
