@@ -225,20 +225,27 @@ def test_image_starts_the_emulated_board_with_that_firmware(tmp_path, posix_firm
 
 
 @pytest.mark.slow
-def test_demo_prints_the_host_results_before_a_failing_emulated_step(tmp_path):
-    """The emulated step fails (no firmware sources): the host runs and their comparison are already out."""
+@pytest.mark.parametrize("as_json", [False, True])
+def test_demo_prints_the_host_results_before_a_failing_emulated_step(tmp_path, as_json):
+    """The emulated step fails (no firmware sources): the host runs and their comparison are already out
+    (with --json: one document holding them and the emulated step's error)."""
     import os
 
     env = {**os.environ, "EDGEBENCH_FIRMWARE_DIR": str(tmp_path / "nofirmware")}
     p = subprocess.run([sys.executable, "-m", "edgebench", "demo", "--runs-dir", str(tmp_path / "runs"),
-                        "--repeat", "2", "--min-time", "0.2", "--max-time", "1"], capture_output=True, text=True,
-                       env=env, timeout=300)
+                        "--repeat", "2", "--min-time", "0.2", "--max-time", "1", *(["--json"] if as_json else [])],
+                       capture_output=True, text=True, env=env, timeout=300)
     from conftest import require_tool
 
     if p.returncode == 0:   # the emulated board was skipped: its tools are missing here
         require_tool("arm-none-eabi-gcc")
-    assert p.returncode == 1 and "firmware sources not found" in p.stderr, p.stderr
-    assert p.stdout.count("claim:") == 2 and "INT8 vs FP32, end to end:" in p.stdout
+    assert p.returncode == 1 and "firmware sources not found" in p.stderr.splitlines()[-1], p.stderr
+    if as_json:
+        out = json.loads(p.stdout)
+        assert out["fp32"]["status"] == out["int8"]["status"] == "complete" and out["comparison"]["stages"]
+        assert "firmware sources not found" in out["emulated"]["error"]
+    else:
+        assert p.stdout.count("claim:") == 2 and "INT8 vs FP32, end to end:" in p.stdout
     assert len(store.find_runs(tmp_path / "runs")) == 2
 
 

@@ -42,7 +42,7 @@ def demo(
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.cli.render import print_run
     from edgebench.data.bundled import bundled_model
-    from edgebench.errors import UsageError
+    from edgebench.errors import EdgebenchError, UsageError
     from edgebench.results.store import read_samples
 
     err, out = get_err_console(), get_console()
@@ -82,10 +82,17 @@ def demo(
         out.print("Accuracy of the pair on the digits test split is in models/digits/model_card.md "
                   "(not measured by this command; `edgebench accuracy` measures it).")
         out.print()
-    mcu = _emulated_board(emulated, boards_dir, runs_dir, min_time, max_time, err, None if json_out else out, image)
+    host = {"fp32": fp32.to_dict(), "int8": int8.to_dict(), "comparison": comp.to_dict()}
+    try:
+        mcu = _emulated_board(emulated, boards_dir, runs_dir, min_time, max_time, err, None if json_out else out,
+                              image)
+    except EdgebenchError as exc:  # the host figures stand: --json still gets them, with what went wrong
+        if json_out:
+            emit_json({**host, "emulated": {"error": exc.one_line()}})
+        raise
     if json_out:
-        emit_json({"fp32": fp32.to_dict(), "int8": int8.to_dict(), "comparison": comp.to_dict(),
-                   "emulated": None if mcu is None else {"verify": mcu[0].to_dict(), "bench": mcu[1].to_dict()}})
+        emit_json({**host, "emulated": None if mcu is None else {"verify": mcu[0].to_dict(),
+                                                                 "bench": mcu[1].to_dict()}})
 
 
 def _one_cpu() -> str | None:
