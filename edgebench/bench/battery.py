@@ -319,6 +319,15 @@ def _point_value(e: dict, axis: str) -> str:
     return f"{e['id']}: {axis} {e['duty'] if axis == 'duty' else e['requested_rate_hz']:g}"
 
 
+def load_from_window(figs: dict) -> "Load":
+    """A soak's or sweep's average power over the window :func:`figures_from_run` named, as a :class:`Load`."""
+    return Load(figs["avg_power_w"], figs["label"],
+                detail={"avg_power_w": figs["avg_power_w"], "rate_hz": figs.get("rate_hz"), "duty": figs.get("duty"),
+                        "window": figs.get("window"),
+                        "source": {k: figs.get(k) for k in ("run_id", "kind", "board", "model", "boundary",
+                                                            "instrument", "point")}})
+
+
 def above_idle_from_active(idle_w: float, active_w: float, event_s: Optional[float]) -> float:
     """Energy of one event above idle (J) from the power while active: ``(active - idle) x event_s``."""
     if event_s is None:
@@ -352,4 +361,4 @@ def load_from_figures(idle_w: float, event_j: float, label: str, *, rate_hz: Opt
 
 
 __all__ = ["Cell", "PRESETS", "preset", "make_cell", "Load", "BatteryEstimate", "estimate",
-           "figures_from_run", "load_from_figures", "above_idle_from_active", "HOURS_PER_MONTH"]
+           "figures_from_run", "load_from_figures", "load_from_window", "above_idle_from_active", "HOURS_PER_MONTH"]

@@ -19,7 +19,7 @@ def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, volt
     (``active_w``, idle included) for ``event_s`` seconds.
     """
     from edgebench.bench.battery import (above_idle_from_active, estimate, figures_from_run, load_from_figures,
-                                         make_cell)
+                                         load_from_window, make_cell)
     from edgebench.errors import UsageError
     from edgebench.stats.energy import parse_rate
 
@@ -51,7 +51,7 @@ def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, volt
             raise UsageError(f"run {figs['run_id']} is a {figs['kind']}: its figure is an average power at its own "
                              "load; --idle-w, --event-above-idle-j and --active-w do not apply",
                              "drop them, or give the figures without a run")
-        load = load_at_window(figs)
+        load = load_from_window(figs)
         return estimate(c, load, usable=usable, regulator_eff=regulator_eff,
                         self_discharge_pct_per_month=self_discharge, temp_c=temp_c, temp_derate=temp_derate)
     given = idle_w is not None or event_above_idle_j is not None or active_w is not None
@@ -79,17 +79,6 @@ def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, volt
                    self_discharge_pct_per_month=self_discharge, temp_c=temp_c, temp_derate=temp_derate)
     est.notes[:0] = notes
     return est
-
-
-def load_at_window(figs: dict):
-    """A soak's or sweep's average power over the window it names, as a battery load."""
-    from edgebench.bench.battery import Load
-
-    return Load(figs["avg_power_w"], figs["label"],
-                detail={"avg_power_w": figs["avg_power_w"], "rate_hz": figs.get("rate_hz"), "duty": figs.get("duty"),
-                        "window": figs.get("window"),
-                        "source": {k: figs.get(k) for k in ("run_id", "kind", "board", "model", "boundary",
-                                                            "instrument", "point")}})
 
 
 def _life(hours: float) -> str:
