@@ -29,7 +29,11 @@ and inferences the meter did not cover; all are counted in ``excluded``.
 
 With no meter, :func:`estimate_energy` runs the same workload for its latency
 and combines it with the board profile's datasheet power figures; every energy
-figure is then labelled ``estimated (datasheet)``.
+figure is then labelled ``estimated (datasheet)``. On a simulated board,
+:func:`simulated_energy` measures through the meter interface with the board's
+power model (:class:`edgebench.sim.meter.SimMeter`, on the board's own clock);
+every figure is labelled ``simulated``. A run killed outright is finished from
+its journal (:mod:`edgebench.bench.energy_journal`, ``energy --recover``).
 """
 from __future__ import annotations
 
