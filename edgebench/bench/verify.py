@@ -144,6 +144,7 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
         loaded = client.load(sha, kernels=kernels, threads=1, name=model.name)
         emit({"event": "infer", "where": profile.name, "n": len(inputs.x)})
         dev = _outputs(_infer_all(client, inputs.x))
+        link = client.link_report() if hasattr(client, "link_report") else None   # a serial link's checks
         if reference_client is None:
             emit({"event": "connect", "board": "host (reference kernels, child process)"})
             reference_client = open_agent(get_profile("host"))
@@ -178,13 +179,19 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
         notes.append(f"compared {n_out} output(s): the board returned {len(dev)}, the reference {len(ref)}")
     if is_mcu:
         notes.append("inputs quantized on the host with the same rule as the reference (round half to even)")
+    if link and (link.get("retries") or link.get("upload_restarts")):
+        notes.append(f"the serial link needed {link['retries']} retries and {link['upload_restarts']} upload "
+                     f"restarts ({link['discarded_lines']} damaged lines discarded; only CRC-checked replies used)")
+    if link and link.get("checked") is False:
+        notes.append("unchecked link: the plain MLPerf Tiny dialect carries no checksum (inputs read back, "
+                     "scores read until two reads agree)")
     return VerifyResult(
         created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         board={"name": profile.name, "title": getattr(profile, "title", profile.name), "kind": profile.kind,
                "transport": getattr(client, "description", None)},
         model={"name": model.name, "path": model.path, "sha256": model.sha256, "precision": model.precision},
         device={"runtime": hello.get("runtime"), "kernels": loaded.get("kernels", kernels),
-                "op_resolver": loaded.get("op_resolver"), "timing": hello.get("timing")},
+                "op_resolver": loaded.get("op_resolver"), "timing": hello.get("timing"), "link": link},
         reference={"runtime": ref_hello.get("runtime"), "kernels": ref_loaded.get("kernels"),
                    "op_resolver": ref_loaded.get("op_resolver"), "where": "this computer, a child process"},
         inputs=inputs.describe(), outputs=outputs, bit_exact=exact, gate=gate,
