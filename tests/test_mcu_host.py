@@ -236,6 +236,7 @@ def test_accuracy_through_the_same_command(fw, tmp_path, capsys):
     assert code in (0, 2), err                      # 2: a compression threshold, not an error
     r = json.loads(out)
     assert r["kind"] == "accuracy" and r["runtime"]["name"] == "edgebench-firmware"
+    assert r["extra"]["link"]["checked"] is True and r["extra"]["link"]["requests"] > 0
     # the firmware is bit-exact with the reference kernels: same top-1 as the host running them
     code, out_ref, err = run_main(capsys, "accuracy", DIGITS, "--baseline", DIGITS_FP32, "--data", "digits",
                                   "--kernels", "reference", "--runs-dir", tmp_path / "ref", "--json")
