@@ -124,6 +124,20 @@ TF_SCRIPT = textwrap.dedent("""
     x = L.Dense(5)(x)
     save("effnet", tf.keras.Model(i, x), (12, 12, 8))
 
+    # a small U-Net: encoder, transposed-convolution and resize decoders, skip concatenation
+    i = L.Input((16, 16, 3), batch_size=1)
+    e1 = L.Conv2D(8, 3, padding="same", activation="relu")(i)
+    p1 = L.MaxPooling2D(2)(e1)
+    e2 = L.Conv2D(16, 3, padding="same", activation="relu")(p1)
+    p2 = L.MaxPooling2D(2)(e2)
+    b = L.Conv2D(16, 3, padding="same", activation="relu")(p2)
+    u2 = L.Conv2DTranspose(16, 3, strides=2, padding="same")(b)
+    d2 = L.Conv2D(16, 3, padding="same", activation="relu")(L.Concatenate()([u2, e2]))
+    u1 = L.Resizing(16, 16, interpolation="bilinear")(d2)
+    n1 = L.Resizing(16, 16, interpolation="nearest")(d2)
+    d1 = L.Conv2D(8, 3, padding="same", activation="relu")(L.Concatenate()([u1, n1, e1]))
+    save("unet", tf.keras.Model(i, L.Conv2D(2, 1)(d1)), (16, 16, 3))
+
     # still unsupported: a channel gather (GATHER)
     i = L.Input((4, 6), batch_size=1)
     x = L.Dense(6)(i)
@@ -131,7 +145,7 @@ TF_SCRIPT = textwrap.dedent("""
     save("gather", tf.keras.Model(i, L.Dense(3)(L.Flatten()(x))), (4, 6))
 """)
 
-KERAS = ["gap", "mbv2", "se", "branches", "effnet"]
+KERAS = ["gap", "mbv2", "se", "branches", "effnet", "unet"]
 pytestmark = pytest.mark.slow      # builds the engine with make; the Keras tests also need TensorFlow
 
 
@@ -172,7 +186,8 @@ def test_keras_models_with_new_operators_bit_exact(build, keras_models, tmp_path
         covered |= set(ops)
     # the models exercise these operators of engine version 2 (as the reference names them)
     need = {"MEAN", "PAD", "MUL", "SUB", "MAXIMUM", "MINIMUM", "CONCATENATION", "LEAKY_RELU",
-            "RELU", "LOGISTIC", "HARD_SWISH", "TANH"}   # QUANTIZE: the synthetic models below
+            "RELU", "LOGISTIC", "HARD_SWISH", "TANH", "TRANSPOSE_CONV", "RESIZE_BILINEAR",
+            "RESIZE_NEAREST_NEIGHBOR"}   # QUANTIZE: the synthetic models below
     assert need <= covered, f"not exercised: {sorted(need - covered)}"
 
 
@@ -259,6 +274,47 @@ def synth_table(rng, op: str):
     return g.build([x], [y]), int(np.prod(shape))
 
 
+def synth_resize(rng, op: str):
+    """Up- and down-sampling with align_corners / half_pixel_centers."""
+    g = TinyModel()
+    ih, iw, c = (int(v) for v in rng.integers(1, 7, 3))
+    oh, ow = (int(v) for v in rng.integers(1, 13, 2))
+    align, half = [(False, False), (True, False), (False, True)][int(rng.integers(0, 3))]
+    s_, z_ = _q(rng)
+    x = g.tensor((1, ih, iw, c), scale=s_, zp=z_)
+    size = g.tensor((2,), "int32", data=np.array([oh, ow], np.int32))
+    y = g.tensor((1, oh, ow, c), scale=s_, zp=z_)
+    kind = "ResizeBilinearOptions" if op == "RESIZE_BILINEAR" else "ResizeNearestNeighborOptions"
+    g.op(op, [x, size], [y], g.options(kind, alignCorners=align, halfPixelCenters=half))
+    return g.build([x], [y]), ih * iw * c
+
+
+def synth_tconv(rng):
+    """TRANSPOSE_CONV with random stride, kernel, SAME/VALID, per-tensor or per-channel weights."""
+    g = TinyModel()
+    ih, iw, ic = (int(v) for v in rng.integers(1, 6, 3))
+    kh, kw = (int(v) for v in rng.integers(1, 5, 2))
+    sh, sw = (int(v) for v in rng.integers(1, 4, 2))
+    same = bool(rng.integers(0, 2))
+    oh, ow = (ih * sh, iw * sw) if same else ((ih - 1) * sh + kh, (iw - 1) * sw + kw)
+    oc = int(rng.integers(1, 7))
+    in_s, in_z = _q(rng)
+    ws = 10 ** rng.uniform(-3, -1, size=oc if rng.integers(0, 2) else 1)
+    out_s = float(np.sqrt(kh * kw * ic) * 73 * 60 * in_s * np.median(ws) * 2 / 127)
+    shape = g.tensor((4,), "int32", data=np.array([1, oh, ow, oc], np.int32))
+    w = g.tensor((oc, kh, kw, ic), scale=ws, zp=np.zeros(len(ws), int),
+                 data=rng.integers(-127, 128, size=(oc, kh, kw, ic)).astype(np.int8))
+    x = g.tensor((1, ih, iw, ic), scale=in_s, zp=in_z)
+    ins = [shape, w, x]
+    if rng.integers(0, 3):
+        ins.append(g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(len(ws), int),
+                            data=rng.integers(-3000, 3000, size=oc).astype(np.int32)))
+    y = g.tensor((1, oh, ow, oc), scale=out_s, zp=int(rng.integers(-20, 20)))
+    g.op("TRANSPOSE_CONV", ins, [y], g.options("TransposeConvOptions", padding=0 if same else 1,
+                                               strideH=sh, strideW=sw))
+    return g.build([x], [y]), ih * iw * ic
+
+
 def synth_mean(rng):
     g = TinyModel()
     shape = tuple(int(v) for v in rng.integers(1, 7, 4))
@@ -314,7 +370,8 @@ SYNTH = {
     **{op: (lambda rng, op=op: synth_unary(rng, op))
        for op in ("QUANTIZE", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU")},
     **{op: (lambda rng, op=op: synth_table(rng, op)) for op in ("LOGISTIC", "TANH", "HARD_SWISH")},
-    "MEAN": synth_mean, "PAD": synth_pad, "CONCATENATION": synth_concat,
+    **{op: (lambda rng, op=op: synth_resize(rng, op)) for op in ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR")},
+    "MEAN": synth_mean, "PAD": synth_pad, "CONCATENATION": synth_concat, "TRANSPOSE_CONV": synth_tconv,
 }
 
 
@@ -330,5 +387,10 @@ def test_synthetic_operator_bit_exact(build, tmp_path, op):  # noqa: F811
         jobs.append((path, x))
     refs = run_reference(jobs, tmp_path / "ref")
     for k, ((path, x), ref) in enumerate(zip(jobs, refs)):
-        dev = run_engine(build, convert(path).data, x, tmp_path / f"dev{k}", layers=True)
+        blob = convert(path).data
+        dev = run_engine(build, blob, x, tmp_path / f"dev{k}", layers=True)
         assert_bit_exact(f"{op} model {k}", ref, dev, len(x))
+        if k < 3:   # ASan + UBSan build, blob at an odd address: the same bytes
+            san = run_engine(build, blob, x, tmp_path / f"san{k}", layers=True, sanitize=True,
+                             extra=["--misalign"])
+            assert np.array_equal(san, dev), f"{op} model {k}: sanitized build differs"

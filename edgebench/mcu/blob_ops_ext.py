@@ -178,6 +178,12 @@ def lower_ext(op: str, opts, ins: list, y):
         return lower_concat(opts, ins, y)
     if op in ("LOGISTIC", "TANH", "HARD_SWISH"):
         return lower_lut(op, ins[0], y)
+    if op in ("RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"):
+        return lower_resize(op, opts, ins[0], y)
+    if op == "TRANSPOSE_CONV":
+        if len(ins) < 3 or ins[1] is None or ins[2] is None or opts is None:
+            raise _err("TRANSPOSE_CONV needs output_shape, weights and input (and its options)")
+        return lower_transpose_conv(opts, ins[0], ins[1], ins[2], arg(3), y)
     raise _err(f"operator {op}")
 
 
@@ -286,3 +292,100 @@ def lower_lut(op: str, x, y) -> Layer:
     # the table travels in the layer's per-channel area: 256 bytes, indexed by x + 128
     return Layer(op, [x.index], y.index, {}, (q.INT8_MIN, q.INT8_MAX), [],
                  np.frombuffer(lut.tobytes(), "<i4").copy())
+
+
+# ---- RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR: the source rows/columns precomputed ------
+
+def _nearest(out_size: int, in_size: int, align: bool, half: bool) -> list:
+    """reference_ops GetNearestNeighbor for every output index (float32 arithmetic)."""
+    f32 = np.float32
+    scale = (f32(in_size - 1) / f32(out_size - 1) if align and out_size > 1
+             else f32(in_size) / f32(out_size))
+    offset = f32(0.5) if half else f32(0.0)
+    out = []
+    for i in range(out_size):
+        v = f32(f32(f32(i) + offset) * scale)
+        idx = int(q.round_half_away(float(v))) if align else int(np.floor(v))
+        idx = min(idx, in_size - 1)
+        out.append(max(0, idx) if half else idx)
+    return out
+
+
+def _bilinear(out_size: int, in_size: int, align: bool, half: bool) -> tuple:
+    """reference_ops ResizeBilinearInteger: (lower, upper, scaled - 1024·lower) per output index."""
+    def cdiv(a: int, b: int) -> int:            # C integer division (toward zero)
+        return abs(a) // b * (1 if a >= 0 else -1)
+
+    scale = ((1 << 10) * in_size + out_size // 2) // out_size
+    if align and out_size > 1:
+        scale = ((1 << 10) * (in_size - 1) + (out_size - 1) // 2) // (out_size - 1)
+    lo, hi, frac = [], [], []
+    for i in range(out_size):
+        v = i * scale + scale // 2 - (1 << 9) if half else i * scale
+        a = max(cdiv(v, 1 << 10), 0)
+        lo.append(a)
+        hi.append(min(cdiv(v + (1 << 10) - 1, 1 << 10), in_size - 1))
+        frac.append(v - (1 << 10) * a)
+    return lo, hi, frac
+
+
+def lower_resize(op: str, opts, x, y) -> Layer:
+    _same_quant(x, y, "output")
+    if len(x.shape) != 4 or len(y.shape) != 4 or x.shape[0] != y.shape[0] or x.shape[3] != y.shape[3]:
+        raise _err(f"input {x.shape} and output {y.shape} must be NHWC with equal N and C")
+    align = bool(getattr(opts, "alignCorners", False))
+    half = bool(getattr(opts, "halfPixelCenters", False))
+    (_, ih, iw, _), (_, oh, ow, _) = x.shape, y.shape
+    if op == "RESIZE_NEAREST_NEIGHBOR":
+        ys, xs = _nearest(oh, ih, align, half), _nearest(ow, iw, align, half)
+        lo, hi, frac = ys + xs, ys + xs, [0] * (oh + ow)
+    else:
+        (ly, hy, fy), (lx, hx, fx) = _bilinear(oh, ih, align, half), _bilinear(ow, iw, align, half)
+        lo, hi, frac = ly + lx, hy + hx, fy + fx
+    # rows then columns: lower[OH + OW], upper[OH + OW], fraction (of 1024)[OH + OW]
+    chan = np.array(lo + hi + frac, dtype=np.int64)
+    return Layer(op, [x.index], y.index, {}, (q.INT8_MIN, q.INT8_MAX),
+                 [1 if op == "RESIZE_NEAREST_NEIGHBOR" else 0], chan.astype(np.int32))
+
+
+# ---- TRANSPOSE_CONV --------------------------------------------------------------------
+
+def _tconv_pad(out_size: int, k: int, stride: int, padding: int) -> int:
+    """TFLite's ComputePaddingHeightWidth applied to the transposed convolution's output."""
+    if padding == 0:      # SAME
+        conv_out = (out_size + stride - 1) // stride
+    elif padding == 1:    # VALID
+        conv_out = (out_size - k + stride) // stride
+    else:
+        raise _err(f"padding type {padding}")
+    return max((conv_out - 1) * stride + k - out_size, 0) // 2
+
+
+def lower_transpose_conv(opts, shape_t, w, x, b, y) -> Layer:
+    from edgebench.mcu.blob_ops import _bias, _weights
+
+    in_s, in_z = x.qparams("input")
+    out_s, out_z = y.qparams("output")
+    if len(x.shape) != 4 or len(w.shape) != 4 or len(y.shape) != 4:
+        raise _err("input, filter and output must be 4-D (NHWC)")
+    oc, kh, kw, ic = w.shape
+    if ic != x.shape[3] or oc != y.shape[3] or x.shape[0] != y.shape[0]:
+        raise _err(f"filter {w.shape} does not fit input {x.shape} and output {y.shape}")
+    if shape_t is not None and shape_t.constant and tuple(int(v) for v in shape_t.data) != tuple(y.shape):
+        raise _err(f"output_shape {list(shape_t.data)} differs from the output tensor {y.shape}")
+    if int(getattr(opts, "fusedActivationFunction", 0) or 0):
+        raise _err("fused activation on TRANSPOSE_CONV")
+    scales = _weights(w, oc, 0, "filter")
+    sh, sw = int(opts.strideH), int(opts.strideW)
+    if sh < 1 or sw < 1:
+        raise _err(f"stride {sh}x{sw}")
+    ph = _tconv_pad(y.shape[1], kh, sh, int(opts.padding))
+    pw = _tconv_pad(y.shape[2], kw, sw, int(opts.padding))
+    ms = [q.conv_multiplier(in_s, fs, out_s) for fs in scales]
+    chan = np.concatenate([_bias(b, oc), [m for m, _ in ms], [s for _, s in ms]]).astype(np.int64)
+    if (np.abs(chan[:oc]) >= 2 ** 31).any():
+        raise _err("bias outside int32")
+    macs = x.shape[0] * x.shape[1] * x.shape[2] * ic * kh * kw * oc
+    return Layer("TRANSPOSE_CONV", [x.index, w.index], y.index,
+                 dict(stride=(sh, sw), dilation=(1, 1), pad=(ph, pw), filter=(kh, kw), depth_mult=1),
+                 (q.INT8_MIN, q.INT8_MAX), [-in_z, out_z], chan.astype(np.int32), macs=macs)

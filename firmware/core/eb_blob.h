@@ -94,6 +94,9 @@
 #define EB_OP_CONCATENATION 2u
 #define EB_OP_LOGISTIC 14u
 #define EB_OP_TANH 28u
+#define EB_OP_TRANSPOSE_CONV 67u
+#define EB_OP_RESIZE_BILINEAR 23u
+#define EB_OP_RESIZE_NEAREST_NEIGHBOR 97u
 #define EB_OP_HARD_SWISH 117u
 #define EB_OP_MUL 18u
 #define EB_OP_RELU 19u
@@ -129,6 +132,11 @@
  *   PAD, PADV2: p0..p3 padding before N, H, W, C; p4 the pad value.
  *   CONCATENATION: inputs in[0..n-1] (n <= 3), p0 the axis (0 N .. 3 C).
  *   LOGISTIC, TANH, HARD_SWISH: no p[]; EB_L_CHAN_OFF points at a 256-byte int8
- *     table indexed by x + 128 (EB_L_N_CHAN is not used). */
+ *     table indexed by x + 128 (EB_L_N_CHAN is not used).
+ *   RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR: p0 1 nearest / 0 bilinear; the
+ *     per-channel arrays (n = OH + OW): i32 lower[n], upper[n], fraction[n].
+ *   TRANSPOSE_CONV: data, filter [OC, KH, KW, IC] (plain); stride, padding and
+ *     filter size in the geometry fields; p0 input offset, p1 output zero
+ *     point; per-channel arrays i32 bias[OC] (not folded), multiplier, shift. */
 
 #endif /* EB_BLOB_H */

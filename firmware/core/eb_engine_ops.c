@@ -2,7 +2,8 @@
  * eb_engine_ops.c - validation and dispatch of the operators added in engine
  * version 2 (firmware/BLOB.md, "Operators"): SUB, MUL, MAXIMUM, MINIMUM,
  * QUANTIZE, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, MEAN, PAD, PADV2,
- * CONCATENATION, LOGISTIC, TANH, HARD_SWISH. Like eb_engine.c, every check a kernel relies on is made
+ * CONCATENATION, LOGISTIC, TANH, HARD_SWISH, RESIZE_NEAREST_NEIGHBOR,
+ * RESIZE_BILINEAR, TRANSPOSE_CONV. Like eb_engine.c, every check a kernel relies on is made
  * here before the first invoke.
  */
 #include "eb_engine_int.h"
@@ -14,6 +15,7 @@ int eb_is_ext_op(uint32_t op)
     case EB_OP_QUANTIZE: case EB_OP_RELU: case EB_OP_RELU6: case EB_OP_RELU_N1_TO_1:
     case EB_OP_LEAKY_RELU: case EB_OP_MEAN: case EB_OP_PAD: case EB_OP_PADV2:
     case EB_OP_CONCATENATION: case EB_OP_LOGISTIC: case EB_OP_TANH: case EB_OP_HARD_SWISH:
+    case EB_OP_RESIZE_BILINEAR: case EB_OP_RESIZE_NEAREST_NEIGHBOR: case EB_OP_TRANSPOSE_CONV:
         return 1;
     default:
         return 0;
@@ -60,6 +62,46 @@ static eb_status check_concat(const eb_view *v, const eb_layer *L, uint32_t k, e
     return EB_OK;
 }
 
+/* RESIZE_*: rows then columns, lower[n], upper[n], fraction[n] with n = OH + OW;
+ * every index inside the input, every fraction within [-4096, 4096]. */
+static int resize_ok(const eb_view *v, const eb_layer *L)
+{
+    const uint32_t n = (uint32_t)L->dout.h + (uint32_t)L->dout.w;
+    uint32_t i;
+    if (L->din.n != L->dout.n || L->din.c != L->dout.c || L->n_chan != n ||
+        !in_range(L->chan_off, 12u * n, v->total) || L->p[0] < 0 || L->p[0] > 1) {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        const int32_t size = i < (uint32_t)L->dout.h ? L->din.h : L->din.w;
+        const int32_t lo = rd_i32(v->blob + L->chan_off + 4u * i);
+        const int32_t hi = rd_i32(v->blob + L->chan_off + 4u * (n + i));
+        const int32_t fr = rd_i32(v->blob + L->chan_off + 4u * (2u * n + i));
+        if (lo < 0 || lo >= size || hi < 0 || hi >= size || fr < -4096 || fr > 4096) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int tconv_ok(const eb_view *v, const eb_layer *L)
+{
+    uint32_t c;
+    const eb_dims *f = &L->dfilt;
+    if (!is_const(v, L->in[1]) || !act_ok(L) || L->din.n != L->dout.n || f->n != L->dout.c ||
+        f->c != L->din.c || f->h != L->fh || f->w != L->fw || L->sh < 1 || L->sw < 1 ||
+        L->ph < 0 || L->pw < 0 || L->n_chan != (uint32_t)L->dout.c ||
+        !in_range(L->chan_off, 12u * L->n_chan, v->total)) {
+        return 0;
+    }
+    for (c = 0; c < L->n_chan; c++) {
+        if (!shift_ok(rd_i32(v->blob + L->chan_off + 4u * (2u * L->n_chan + c)))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 eb_status eb_check_ext(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *msg)
 {
     const uint32_t n_in = dims_count(&L->din), n_out = dims_count(&L->dout);
@@ -102,6 +144,16 @@ eb_status eb_check_ext(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *
         return EB_OK;
     case EB_OP_CONCATENATION:
         return check_concat(v, L, k, msg);
+    case EB_OP_TRANSPOSE_CONV:
+        if (!tconv_ok(v, L)) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent transposed convolution", k);
+        }
+        return EB_OK;
+    case EB_OP_RESIZE_BILINEAR: case EB_OP_RESIZE_NEAREST_NEIGHBOR:
+        if (!resize_ok(v, L)) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent resize", k);
+        }
+        return EB_OK;
     case EB_OP_LOGISTIC: case EB_OP_TANH: case EB_OP_HARD_SWISH:   /* a 256-byte table */
         if (n_in != n_out || !in_range(L->chan_off, 256u, v->total)) {
             return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent table lookup", k);
@@ -182,6 +234,34 @@ void eb_run_ext(eb_model *m, const eb_view *v, const eb_layer *L)
             inner[i] = (int32_t)(dims_count(&di) / (uint32_t)outer);
         }
         eb_concat_s8((int32_t)L->n_in, ins, inner, outer, out);
+        break;
+    }
+    case EB_OP_TRANSPOSE_CONV: {
+        eb_tconv_params p;
+        p.in = L->din;
+        p.out = L->dout;
+        p.kh = L->fh;
+        p.kw = L->fw;
+        p.sh = L->sh;
+        p.sw = L->sw;
+        p.ph = L->ph;
+        p.pw = L->pw;
+        p.in_offset = L->p[0];
+        p.out_offset = L->p[1];
+        p.act_min = L->act_min;
+        p.act_max = L->act_max;
+        p.filter = tensor_data(m, v, L->in[1]);
+        p.chan = v->blob + L->chan_off;
+        eb_transpose_conv_s8(&p, in, out);
+        break;
+    }
+    case EB_OP_RESIZE_BILINEAR: case EB_OP_RESIZE_NEAREST_NEIGHBOR: {
+        eb_resize_params p;
+        p.in = L->din;
+        p.out = L->dout;
+        p.map = v->blob + L->chan_off;
+        p.nearest = L->p[0];
+        eb_resize_s8(&p, in, out);
         break;
     }
     case EB_OP_LOGISTIC: case EB_OP_TANH: case EB_OP_HARD_SWISH:

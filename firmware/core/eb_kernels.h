@@ -234,6 +234,33 @@ void eb_mean_s8(const eb_mean_params *p, const int8_t *in, int8_t *out);
  * the host exactly as LiteRT's reference computes the operator for each int8 input. */
 void eb_lut_s8(const int8_t *lut, int32_t count, const int8_t *in, int8_t *out);
 
+/* RESIZE_NEAREST_NEIGHBOR / RESIZE_BILINEAR (reference_ops::ResizeBilinearInteger):
+ * map holds int32 lower[n], upper[n], fraction[n] (n = out.h + out.w: rows, then
+ * columns; fraction in 1/1024, the reference's input_y - 1024*y0), any alignment.
+ * Bilinear: the four taps weighted in 2^-20, rounded half away from zero
+ * ((s +- 2^19) / 2^20 truncated). Nearest: out = in[lower_y][lower_x]. */
+typedef struct {
+    eb_dims in, out;
+    const uint8_t *map;
+    int32_t nearest;
+} eb_resize_params;
+
+void eb_resize_s8(const eb_resize_params *p, const int8_t *in, int8_t *out);
+
+/* TRANSPOSE_CONV: filter [OC][KH][KW][IC] plain (not blocked), chan the
+ * per-channel arrays i32 bias[OC] (not folded: the taps that reach an output
+ * vary), multiplier[OC], shift[OC]; ph/pw the padding TFLite computes for the
+ * output size. */
+typedef struct {
+    eb_dims in, out;
+    int32_t kh, kw, sh, sw, ph, pw;
+    int32_t in_offset, out_offset, act_min, act_max;
+    const int8_t *filter;
+    const uint8_t *chan;
+} eb_tconv_params;
+
+void eb_transpose_conv_s8(const eb_tconv_params *p, const int8_t *in, int8_t *out);
+
 /* PAD / PADV2: the input placed at `before` (N, H, W, C) inside the output,
  * every other byte `value`. */
 typedef struct {

@@ -1,6 +1,6 @@
 /*
  * eb_kernels_shape.c - int8 operators of engine version 2 that move bytes
- * without arithmetic: PAD/PADV2 and CONCATENATION (TFLite requires equal
+ * without rescaling: PAD/PADV2, CONCATENATION and RESIZE_* (TFLite requires equal
  * input and output quantization for both in int8, so the reference copies
  * the values unchanged; the converter checks that).
  */
@@ -34,6 +34,39 @@ void eb_concat_s8(int32_t n, const int8_t *const *in, const int32_t *inner, int3
         for (i = 0; i < n; i++) {
             memcpy(out, in[i] + (size_t)o * inner[i], (size_t)inner[i]);
             out += inner[i];
+        }
+    }
+}
+
+void eb_resize_s8(const eb_resize_params *params, const int8_t *in, int8_t *out)
+{
+    const eb_resize_params q = *params;
+    const int32_t n = q.out.h + q.out.w, C = q.in.c;
+    int32_t b, y, x, c;
+    for (b = 0; b < q.out.n; b++) {
+        const int8_t *in_b = in + (size_t)b * q.in.h * q.in.w * C;
+        for (y = 0; y < q.out.h; y++) {
+            const int32_t y0 = eb_ld32(q.map + 4 * y), y1 = eb_ld32(q.map + 4 * (n + y));
+            const int64_t dy = eb_ld32(q.map + 4 * (2 * n + y));
+            for (x = 0; x < q.out.w; x++) {
+                const int32_t k = q.out.h + x;
+                const int32_t x0 = eb_ld32(q.map + 4 * k), x1 = eb_ld32(q.map + 4 * (n + k));
+                const int64_t dx = eb_ld32(q.map + 4 * (2 * n + k));
+                const int8_t *p00 = in_b + ((size_t)y0 * q.in.w + (size_t)x0) * C;
+                const int8_t *p10 = in_b + ((size_t)y1 * q.in.w + (size_t)x0) * C;
+                const int8_t *p01 = in_b + ((size_t)y0 * q.in.w + (size_t)x1) * C;
+                const int8_t *p11 = in_b + ((size_t)y1 * q.in.w + (size_t)x1) * C;
+                if (q.nearest) {
+                    memcpy(out, p00, (size_t)C);
+                    out += C;
+                    continue;
+                }
+                for (c = 0; c < C; c++) {
+                    const int64_t s = p00[c] * (1024 - dy) * (1024 - dx) + p10[c] * dy * (1024 - dx) +
+                                      p01[c] * (1024 - dy) * dx + p11[c] * dy * dx;
+                    *out++ = (int8_t)((s + (s > 0 ? (1 << 19) : -(1 << 19))) / (1 << 20));
+                }
+            }
         }
     }
 }

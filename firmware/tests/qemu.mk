@@ -13,6 +13,7 @@ include $(HERE)/../ports/$(PORT)/port.mk
 CFLAGS := -std=c99 -Wall -Wextra -Werror $(PORT_CFLAGS) -I$(CORE) -DEB_TEST_PORT
 SRCS   := $(HERE)/test_kernels.c $(CORE)/eb_engine.c $(CORE)/eb_engine_ops.c $(CORE)/eb_kernels.c \
           $(CORE)/eb_kernels_conv.c $(CORE)/eb_kernels_elem.c $(CORE)/eb_kernels_shape.c \
+          $(CORE)/eb_kernels_tconv.c \
           $(CORE)/eb_crc32.c $(PORT_SRCS)
 OBJS   := $(addprefix $(BUILD)/,$(notdir $(SRCS:.c=.o)))
 

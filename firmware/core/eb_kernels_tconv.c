@@ -1,0 +1,60 @@
+/*
+ * eb_kernels_tconv.c - TRANSPOSE_CONV (int8, per-channel), engine version 2.
+ *
+ * Same integers as LiteRT's reference_integer_ops::TransposeConv: every input
+ * pixel scatters (x + in_offset) * w into the output positions its filter
+ * covers; the int32 sums get the bias, MultiplyByQuantizedMultiplier with the
+ * channel's multiplier, the output offset and the clamp. Computed here output
+ * by output (a gather over the taps that reach it), which gives the same sums
+ * (integer addition is exact and wraps identically in any order) and needs no
+ * int32 scratch the size of the output.
+ */
+#include "eb_kernels.h"
+
+void eb_transpose_conv_s8(const eb_tconv_params *params, const int8_t *in, int8_t *out)
+{
+    const eb_tconv_params q = *params;
+    const int32_t IH = q.in.h, IW = q.in.w, IC = q.in.c, OC = q.out.c;
+    int32_t b, oy, ox, oc, ky, kx, ic;
+    for (b = 0; b < q.out.n; b++) {
+        const int8_t *in_b = in + (size_t)b * IH * IW * IC;
+        for (oy = 0; oy < q.out.h; oy++) {
+            for (ox = 0; ox < q.out.w; ox++) {
+                for (oc = 0; oc < OC; oc++) {
+                    uint32_t acc = (uint32_t)eb_ld32(q.chan + 4 * oc);    /* bias, wrapping sum */
+                    for (ky = 0; ky < q.kh; ky++) {
+                        const int32_t ty = oy + q.ph - ky;
+                        int32_t iy;
+                        if (ty < 0 || ty % q.sh) {
+                            continue;
+                        }
+                        iy = ty / q.sh;
+                        if (iy >= IH) {
+                            continue;
+                        }
+                        for (kx = 0; kx < q.kw; kx++) {
+                            const int32_t tx = ox + q.pw - kx;
+                            const int8_t *x, *w;
+                            int32_t ix;
+                            if (tx < 0 || tx % q.sw) {
+                                continue;
+                            }
+                            ix = tx / q.sw;
+                            if (ix >= IW) {
+                                continue;
+                            }
+                            x = in_b + ((size_t)iy * IW + (size_t)ix) * IC;
+                            w = q.filter + (((size_t)oc * q.kh + (size_t)ky) * q.kw + (size_t)kx) * IC;
+                            for (ic = 0; ic < IC; ic++) {
+                                acc += (uint32_t)((x[ic] + q.in_offset) * w[ic]);
+                            }
+                        }
+                    }
+                    *out++ = eb_requant((int32_t)acc, eb_ld32(q.chan + 4 * (OC + oc)),
+                                        eb_ld32(q.chan + 4 * (2 * OC + oc)), q.out_offset, q.act_min,
+                                        q.act_max);
+                }
+            }
+        }
+    }
+}
