@@ -315,6 +315,52 @@ def synth_tconv(rng):
     return g.build([x], [y]), ih * iw * ic
 
 
+def synth_gather(rng, op: str):
+    """TRANSPOSE (random permutation), SLICE (random begin/size, -1 sizes), STRIDED_SLICE
+    (random begin/end/strides including negative ones, begin/end/shrink masks)."""
+    g = TinyModel()
+    r = int(rng.integers(1, 5))
+    shape = tuple(int(v) for v in rng.integers(1, 7, r))
+    s_, z_ = _q(rng)
+    x = g.tensor(shape, scale=s_, zp=z_)
+    dummy = np.arange(int(np.prod(shape))).reshape(shape)
+    if op == "TRANSPOSE":
+        perm = rng.permutation(r).astype(np.int32)
+        out = dummy.transpose(perm)
+        consts = [g.tensor((r,), "int32", data=perm)]
+        opts = None
+    elif op == "SLICE":
+        begin = np.array([rng.integers(0, d) for d in shape], np.int32)
+        size = np.array([-1 if rng.integers(0, 4) == 0 else rng.integers(1, d - b + 1)
+                         for d, b in zip(shape, begin)], np.int32)
+        out = dummy[tuple(slice(b, None if n == -1 else b + n) for b, n in zip(begin, size))]
+        consts = [g.tensor((r,), "int32", data=begin), g.tensor((r,), "int32", data=size)]
+        opts = g.options("SliceOptions")
+    else:
+        while True:
+            begin = np.array([rng.integers(-d - 1, d + 2) for d in shape], np.int32)
+            end = np.array([rng.integers(-d - 1, d + 2) for d in shape], np.int32)
+            step = np.array([rng.choice([-2, -1, 1, 1, 2, 3]) for _ in shape], np.int32)
+            bm, em = int(rng.integers(0, 1 << r)), int(rng.integers(0, 1 << r))
+            sm = int(rng.integers(0, 1 << r)) if rng.integers(0, 2) else 0
+            index = []
+            for k, d in enumerate(shape):
+                if sm >> k & 1:     # a shrunk axis: one index (begin_mask: index 0), a positive stride
+                    begin[k], step[k] = int(rng.integers(-d, d)), 1
+                    index.append(0 if bm >> k & 1 else int(begin[k]))
+                else:
+                    index.append(slice(None if bm >> k & 1 else int(begin[k]),
+                                       None if em >> k & 1 else int(end[k]), int(step[k])))
+            out = dummy[tuple(index)]
+            if out.size:
+                break
+        consts = [g.tensor((r,), "int32", data=v) for v in (begin, end, step)]
+        opts = g.options("StridedSliceOptions", beginMask=bm, endMask=em, shrinkAxisMask=sm)
+    y = g.tensor(out.shape or (1,), scale=s_, zp=z_)
+    g.op(op, [x, *consts], [y], opts)
+    return g.build([x], [y]), int(np.prod(shape))
+
+
 def synth_mean(rng):
     g = TinyModel()
     shape = tuple(int(v) for v in rng.integers(1, 7, 4))
@@ -371,6 +417,7 @@ SYNTH = {
        for op in ("QUANTIZE", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU")},
     **{op: (lambda rng, op=op: synth_table(rng, op)) for op in ("LOGISTIC", "TANH", "HARD_SWISH")},
     **{op: (lambda rng, op=op: synth_resize(rng, op)) for op in ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR")},
+    **{op: (lambda rng, op=op: synth_gather(rng, op)) for op in ("TRANSPOSE", "SLICE", "STRIDED_SLICE")},
     "MEAN": synth_mean, "PAD": synth_pad, "CONCATENATION": synth_concat, "TRANSPOSE_CONV": synth_tconv,
 }
 

@@ -25,7 +25,8 @@ OPS = {"ADD": 0, "AVERAGE_POOL_2D": 1, "CONV_2D": 3, "DEPTHWISE_CONV_2D": 4,
 EXT_OPS = {"CONCATENATION": 2, "MUL": 18, "RELU": 19, "RELU_N1_TO_1": 20, "RELU6": 21, "PAD": 34,
            "MEAN": 40, "SUB": 41, "MAXIMUM": 55, "MINIMUM": 57, "PADV2": 60, "LEAKY_RELU": 98,
            "QUANTIZE": 114, "LOGISTIC": 14, "TANH": 28, "HARD_SWISH": 117, "RESIZE_BILINEAR": 23,
-           "RESIZE_NEAREST_NEIGHBOR": 97, "TRANSPOSE_CONV": 67}
+           "RESIZE_NEAREST_NEIGHBOR": 97, "TRANSPOSE_CONV": 67, "TRANSPOSE": 39, "SLICE": 65,
+           "STRIDED_SLICE": 45}
 #: the operators each engine version runs (the device reports its version: `engine` in its info)
 ENGINE_OPS = {1: tuple(sorted(OPS)), 2: tuple(sorted({**OPS, **EXT_OPS}))}
 OPS.update(EXT_OPS)
@@ -44,7 +45,8 @@ _OPTIONS = {"ADD": "AddOptionsT", "AVERAGE_POOL_2D": "Pool2DOptionsT", "CONV_2D"
             "EXPAND_DIMS": "ExpandDimsOptionsT", "QUANTIZE": "QuantizeOptionsT",
             "RESIZE_BILINEAR": "ResizeBilinearOptionsT",
             "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptionsT",
-            "TRANSPOSE_CONV": "TransposeConvOptionsT"}
+            "TRANSPOSE_CONV": "TransposeConvOptionsT", "TRANSPOSE": "TransposeOptionsT",
+            "SLICE": "SliceOptionsT", "STRIDED_SLICE": "StridedSliceOptionsT"}
 _NEEDS_OPTIONS = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX")
 
 

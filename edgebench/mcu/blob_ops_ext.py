@@ -180,6 +180,12 @@ def lower_ext(op: str, opts, ins: list, y):
         return lower_lut(op, ins[0], y)
     if op in ("RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"):
         return lower_resize(op, opts, ins[0], y)
+    if op == "TRANSPOSE":
+        return lower_transpose(ins[0], arg(1), y)
+    if op == "SLICE":
+        return lower_slice(ins[0], arg(1), arg(2), y)
+    if op == "STRIDED_SLICE":
+        return lower_strided_slice(opts, ins[0], arg(1), arg(2), arg(3), y)
     if op == "TRANSPOSE_CONV":
         if len(ins) < 3 or ins[1] is None or ins[2] is None or opts is None:
             raise _err("TRANSPOSE_CONV needs output_shape, weights and input (and its options)")
@@ -389,3 +395,96 @@ def lower_transpose_conv(opts, shape_t, w, x, b, y) -> Layer:
     return Layer("TRANSPOSE_CONV", [x.index, w.index], y.index,
                  dict(stride=(sh, sw), dilation=(1, 1), pad=(ph, pw), filter=(kh, kw), depth_mult=1),
                  (q.INT8_MIN, q.INT8_MAX), [-in_z, out_z], chan.astype(np.int32), macs=macs)
+
+
+# ---- SLICE, STRIDED_SLICE, TRANSPOSE: one strided gather ------------------------------
+
+def _gather_layer(op: str, x, y, base: int, strides: list) -> Layer:
+    """out[i0, i1, i2, i3] = in[base + sum(i_k * strides[k])] over the right-aligned 4-D output
+    (the reference copies the bytes whatever the quantization says; so does the engine)."""
+    if x.type != y.type or y.type != _INT8:
+        raise _err(f"{op} of a non-int8 tensor")
+    strides = [0] * (4 - len(strides)) + list(strides)
+    return Layer(op, [x.index], y.index, {}, (q.INT8_MIN, q.INT8_MAX), [int(base), *map(int, strides)])
+
+
+def _in_strides(shape) -> list:
+    st, acc = [], 1
+    for d in reversed(shape):
+        st.insert(0, acc)
+        acc *= d
+    return st
+
+
+def lower_transpose(x, perm_t, y) -> Layer:
+    perm = [int(v) for v in _const_ints(perm_t, "the permutation")]
+    r = len(x.shape)
+    if r > 4 or sorted(perm) != list(range(r)):
+        raise _err(f"permutation {perm} of a rank-{r} input")
+    if tuple(x.shape[p] for p in perm) != tuple(y.shape):
+        raise _err(f"permutation {perm} does not turn {x.shape} into {y.shape}")
+    st = _in_strides(x.shape)
+    return _gather_layer("TRANSPOSE", x, y, 0, [st[p] for p in perm])
+
+
+def lower_slice(x, begin_t, size_t, y) -> Layer:
+    r = len(x.shape)
+    begin = [int(v) for v in _const_ints(begin_t, "the begin")]
+    size = [int(v) for v in _const_ints(size_t, "the size")]
+    if r > 4 or len(begin) != r or len(size) != r:
+        raise _err(f"begin {begin} / size {size} of a rank-{r} input")
+    size = [d - b if s == -1 else s for d, b, s in zip(x.shape, begin, size)]
+    if any(b < 0 or s < 0 or b + s > d for d, b, s in zip(x.shape, begin, size)) or tuple(size) != tuple(y.shape):
+        raise _err(f"begin {begin} / size {size} of {x.shape} do not give {y.shape}")
+    st = _in_strides(x.shape)
+    return _gather_layer("SLICE", x, y, sum(b * s for b, s in zip(begin, st)), st)
+
+
+def lower_strided_slice(opts, x, begin_t, end_t, strides_t, y) -> Layer:
+    r = len(x.shape)
+    begin = [int(v) for v in _const_ints(begin_t, "the begin")]
+    end = [int(v) for v in _const_ints(end_t, "the end")]
+    step = [int(v) for v in _const_ints(strides_t, "the strides")] if strides_t is not None else [1] * r
+    masks = {k: int(getattr(opts, k, 0) or 0) for k in ("beginMask", "endMask", "ellipsisMask", "newAxisMask",
+                                                         "shrinkAxisMask")}
+    if masks["ellipsisMask"] or masks["newAxisMask"] or bool(getattr(opts, "offset", False)):
+        raise _err("ellipsis, new-axis or offset STRIDED_SLICE is not supported")
+    if r > 4 or not (len(begin) == len(end) == len(step) == r) or 0 in step:
+        raise _err(f"begin/end/strides of length {len(begin)}/{len(end)}/{len(step)} for rank {r}")
+    st = _in_strides(x.shape)
+    base, out_strides, out_dims = 0, [], []
+    for k, d in enumerate(x.shape):
+        if masks["shrinkAxisMask"] >> k & 1:          # one index, the axis dropped
+            if step[k] < 0:     # LiteRT's reference leaves such an output unwritten
+                raise _err(f"shrunk axis {k} with a negative stride")
+            if masks["beginMask"] >> k & 1:           # TFLite's StartForAxis: the mask wins
+                i = 0
+            else:
+                i = begin[k] + d if begin[k] < 0 else begin[k]
+            if not 0 <= i < d:
+                raise _err(f"index {begin[k]} outside axis {k} of {x.shape}")
+            base += i * st[k]
+            continue
+        b = None if masks["beginMask"] >> k & 1 else begin[k]
+        e = None if masks["endMask"] >> k & 1 else end[k]
+        start, stop, stp = slice(b, e, step[k]).indices(d)    # numpy's (and TF's) clamping
+        n = len(range(start, stop, stp))
+        base += start * st[k] if n else 0
+        out_strides.append(st[k] * stp)
+        out_dims.append(n)
+    if tuple(out_dims) != tuple(y.shape) and prod(out_dims) != prod(y.shape):
+        raise _err(f"the slice of {x.shape} has shape {out_dims}, the output {y.shape}")
+    if len(out_dims) > 4 or 0 in out_dims:
+        raise _err(f"slice shape {out_dims}")
+    if tuple(out_dims) != tuple(y.shape):           # same elements, other rank: align to the output
+        out_strides = _realign(out_dims, out_strides, list(y.shape))
+    return _gather_layer("STRIDED_SLICE", x, y, base, out_strides)
+
+
+def _realign(dims: list, strides: list, out_shape: list) -> list:
+    """Strides for ``out_shape`` when it only differs from ``dims`` by axes of size 1."""
+    kept = [s for d, s in zip(dims, strides) if d != 1]
+    if [d for d in dims if d != 1] != [d for d in out_shape if d != 1]:
+        raise _err(f"slice shape {dims} does not match the output {out_shape}")
+    it = iter(kept)
+    return [0 if d == 1 else next(it) for d in out_shape]

@@ -95,6 +95,9 @@
 #define EB_OP_LOGISTIC 14u
 #define EB_OP_TANH 28u
 #define EB_OP_TRANSPOSE_CONV 67u
+#define EB_OP_TRANSPOSE 39u
+#define EB_OP_STRIDED_SLICE 45u
+#define EB_OP_SLICE 65u
 #define EB_OP_RESIZE_BILINEAR 23u
 #define EB_OP_RESIZE_NEAREST_NEIGHBOR 97u
 #define EB_OP_HARD_SWISH 117u
@@ -137,6 +140,8 @@
  *     per-channel arrays (n = OH + OW): i32 lower[n], upper[n], fraction[n].
  *   TRANSPOSE_CONV: data, filter [OC, KH, KW, IC] (plain); stride, padding and
  *     filter size in the geometry fields; p0 input offset, p1 output zero
- *     point; per-channel arrays i32 bias[OC] (not folded), multiplier, shift. */
+ *     point; per-channel arrays i32 bias[OC] (not folded), multiplier, shift.
+ *   TRANSPOSE, SLICE, STRIDED_SLICE: p0 base, p1..p4 element strides (may be
+ *     negative) of the right-aligned 4-D output: out[i] = in[p0 + sum i_k p(k+1)]. */
 
 #endif /* EB_BLOB_H */

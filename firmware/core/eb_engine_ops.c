@@ -3,7 +3,7 @@
  * version 2 (firmware/BLOB.md, "Operators"): SUB, MUL, MAXIMUM, MINIMUM,
  * QUANTIZE, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, MEAN, PAD, PADV2,
  * CONCATENATION, LOGISTIC, TANH, HARD_SWISH, RESIZE_NEAREST_NEIGHBOR,
- * RESIZE_BILINEAR, TRANSPOSE_CONV. Like eb_engine.c, every check a kernel relies on is made
+ * RESIZE_BILINEAR, TRANSPOSE_CONV, TRANSPOSE, SLICE, STRIDED_SLICE. Like eb_engine.c, every check a kernel relies on is made
  * here before the first invoke.
  */
 #include "eb_engine_int.h"
@@ -16,6 +16,7 @@ int eb_is_ext_op(uint32_t op)
     case EB_OP_LEAKY_RELU: case EB_OP_MEAN: case EB_OP_PAD: case EB_OP_PADV2:
     case EB_OP_CONCATENATION: case EB_OP_LOGISTIC: case EB_OP_TANH: case EB_OP_HARD_SWISH:
     case EB_OP_RESIZE_BILINEAR: case EB_OP_RESIZE_NEAREST_NEIGHBOR: case EB_OP_TRANSPOSE_CONV:
+    case EB_OP_TRANSPOSE: case EB_OP_SLICE: case EB_OP_STRIDED_SLICE:
         return 1;
     default:
         return 0;
@@ -84,6 +85,19 @@ static int resize_ok(const eb_view *v, const eb_layer *L)
     return 1;
 }
 
+/* The gather's lowest and highest element offsets stay inside the input. */
+static int gather_ok(const eb_layer *L)
+{
+    int64_t lo = L->p[0], hi = L->p[0];
+    int d;
+    for (d = 0; d < 4; d++) {
+        const int64_t span = (int64_t)L->p[1 + d] * (dim_at(&L->dout, d) - 1);
+        lo += span < 0 ? span : 0;
+        hi += span > 0 ? span : 0;
+    }
+    return lo >= 0 && hi < (int64_t)dims_count(&L->din);
+}
+
 static int tconv_ok(const eb_view *v, const eb_layer *L)
 {
     uint32_t c;
@@ -144,6 +158,11 @@ eb_status eb_check_ext(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *
         return EB_OK;
     case EB_OP_CONCATENATION:
         return check_concat(v, L, k, msg);
+    case EB_OP_TRANSPOSE: case EB_OP_SLICE: case EB_OP_STRIDED_SLICE:
+        if (!gather_ok(L)) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "slice or transpose outside its input", k);
+        }
+        return EB_OK;
     case EB_OP_TRANSPOSE_CONV:
         if (!tconv_ok(v, L)) {
             return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent transposed convolution", k);
@@ -234,6 +253,17 @@ void eb_run_ext(eb_model *m, const eb_view *v, const eb_layer *L)
             inner[i] = (int32_t)(dims_count(&di) / (uint32_t)outer);
         }
         eb_concat_s8((int32_t)L->n_in, ins, inner, outer, out);
+        break;
+    }
+    case EB_OP_TRANSPOSE: case EB_OP_SLICE: case EB_OP_STRIDED_SLICE: {
+        eb_gather_params p;
+        int d;
+        p.out = L->dout;
+        p.base = L->p[0];
+        for (d = 0; d < 4; d++) {
+            p.st[d] = L->p[1 + d];
+        }
+        eb_gather_s8(&p, in, out);
         break;
     }
     case EB_OP_TRANSPOSE_CONV: {

@@ -261,6 +261,16 @@ typedef struct {
 
 void eb_transpose_conv_s8(const eb_tconv_params *p, const int8_t *in, int8_t *out);
 
+/* TRANSPOSE, SLICE, STRIDED_SLICE: out[n][h][w][c] = in[base + n*st[0] + h*st[1]
+ * + w*st[2] + c*st[3]] (strides in elements, may be negative; checked to stay
+ * inside the input before the first call). */
+typedef struct {
+    eb_dims out;
+    int32_t base, st[4];
+} eb_gather_params;
+
+void eb_gather_s8(const eb_gather_params *p, const int8_t *in, int8_t *out);
+
 /* PAD / PADV2: the input placed at `before` (N, H, W, C) inside the output,
  * every other byte `value`. */
 typedef struct {

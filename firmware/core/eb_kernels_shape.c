@@ -1,10 +1,13 @@
 /*
  * eb_kernels_shape.c - int8 operators of engine version 2 that move bytes
- * without rescaling: PAD/PADV2, CONCATENATION and RESIZE_* (TFLite requires equal
+ * without rescaling: PAD/PADV2, CONCATENATION, RESIZE_*, TRANSPOSE, SLICE and
+ * STRIDED_SLICE (TFLite requires equal
  * input and output quantization for both in int8, so the reference copies
  * the values unchanged; the converter checks that).
  */
 #include "eb_kernels.h"
+
+#include <stddef.h>
 
 void eb_pad_s8(const eb_pad_params *params, const int8_t *in, int8_t *out)
 {
@@ -65,6 +68,28 @@ void eb_resize_s8(const eb_resize_params *params, const int8_t *in, int8_t *out)
                     const int64_t s = p00[c] * (1024 - dy) * (1024 - dx) + p10[c] * dy * (1024 - dx) +
                                       p01[c] * (1024 - dy) * dx + p11[c] * dy * dx;
                     *out++ = (int8_t)((s + (s > 0 ? (1 << 19) : -(1 << 19))) / (1 << 20));
+                }
+            }
+        }
+    }
+}
+
+void eb_gather_s8(const eb_gather_params *params, const int8_t *in, int8_t *out)
+{
+    const eb_gather_params q = *params;
+    int32_t n, y, x, c;
+    for (n = 0; n < q.out.n; n++) {
+        for (y = 0; y < q.out.h; y++) {
+            for (x = 0; x < q.out.w; x++) {
+                const int8_t *row = in + ((ptrdiff_t)q.base + (ptrdiff_t)n * q.st[0] +
+                                          (ptrdiff_t)y * q.st[1] + (ptrdiff_t)x * q.st[2]);
+                if (q.st[3] == 1) {
+                    memcpy(out, row, (size_t)q.out.c);
+                    out += q.out.c;
+                    continue;
+                }
+                for (c = 0; c < q.out.c; c++) {
+                    *out++ = row[(ptrdiff_t)c * q.st[3]];
                 }
             }
         }
