@@ -88,7 +88,8 @@ REF_SCRIPT = textwrap.dedent("""
                          experimental_preserve_all_tensors=True)
         it.allocate_tensors()
         inp = it.get_input_details()[0]
-        outs = [int(op["outputs"][0]) for op in it._get_ops_details()]
+        details = it._get_ops_details()      # every output of every operator (SPLIT has several)
+        outs = [int(t) for op in details for t in op["outputs"]]
         x = np.load(job["inputs"])
         got = []
         for k in range(len(x)):
@@ -97,7 +98,7 @@ REF_SCRIPT = textwrap.dedent("""
             got.append(np.concatenate([it.get_tensor(t).reshape(-1) for t in outs]))
         np.save(job["out"], np.stack(got))
         json.dump({"sizes": [int(np.prod(it.get_tensor(t).shape)) for t in outs],
-                   "ops": [op["op_name"] for op in it._get_ops_details()]},
+                   "ops": [op["op_name"] for op in details for _ in op["outputs"]]},
                   open(job["out"] + ".json", "w"))
 """)
 

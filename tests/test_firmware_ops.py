@@ -361,6 +361,47 @@ def synth_gather(rng, op: str):
     return g.build([x], [y]), int(np.prod(shape))
 
 
+def synth_split(rng, op: str):
+    """SPLIT into equal parts / SPLIT_V into given sizes (one -1) along a random axis; the
+    parts are added back pairwise so the model has one output and every part is used."""
+    g = TinyModel()
+    r = int(rng.integers(1, 5))
+    shape = [int(v) for v in rng.integers(1, 5, r)]
+    a = int(rng.integers(0, r))
+    n = int(rng.integers(1, 4))
+    if op == "SPLIT":
+        shape[a] *= n
+        sizes = [shape[a] // n] * n
+    else:
+        shape[a] = int(rng.integers(n, n + 5))
+        cuts = sorted(rng.choice(np.arange(1, shape[a]), size=n - 1, replace=False).tolist()) if n > 1 else []
+        sizes = [b - c for b, c in zip(cuts + [shape[a]], [0] + cuts)]
+    s_, z_ = _q(rng)
+    x = g.tensor(shape, scale=s_, zp=z_)
+    parts = []
+    for k in range(n):
+        ps = list(shape)
+        ps[a] = sizes[k]
+        parts.append(g.tensor(ps, scale=s_, zp=z_))
+    axis = g.tensor((1,), "int32", data=np.array([a - r if rng.integers(0, 2) else a], np.int32))
+    if op == "SPLIT":
+        g.op("SPLIT", [axis, x], parts, g.options("SplitOptions", numSplits=n))
+    else:
+        given = list(sizes)
+        given[int(rng.integers(0, n))] = -1
+        sz = g.tensor((n,), "int32", data=np.array(given, np.int32))
+        g.op("SPLIT_V", [x, sz, axis], parts, g.options("SplitVOptions", numSplits=n))
+    out = parts[0]
+    for k in range(1, n):       # a MAXIMUM of the first part with each broadcastable one
+        ps = g.tensors[parts[k]].shape
+        if list(ps) != list(g.tensors[out].shape):
+            continue
+        nxt = g.tensor(ps, scale=s_, zp=z_)
+        g.op("MAXIMUM", [out, parts[k]], [nxt])
+        out = nxt
+    return g.build([x], [out]), int(np.prod(shape))
+
+
 def synth_mean(rng):
     g = TinyModel()
     shape = tuple(int(v) for v in rng.integers(1, 7, 4))
@@ -418,6 +459,7 @@ SYNTH = {
     **{op: (lambda rng, op=op: synth_table(rng, op)) for op in ("LOGISTIC", "TANH", "HARD_SWISH")},
     **{op: (lambda rng, op=op: synth_resize(rng, op)) for op in ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR")},
     **{op: (lambda rng, op=op: synth_gather(rng, op)) for op in ("TRANSPOSE", "SLICE", "STRIDED_SLICE")},
+    **{op: (lambda rng, op=op: synth_split(rng, op)) for op in ("SPLIT", "SPLIT_V")},
     "MEAN": synth_mean, "PAD": synth_pad, "CONCATENATION": synth_concat, "TRANSPOSE_CONV": synth_tconv,
 }
 

@@ -128,7 +128,8 @@ def convert(model: Union[bytes, bytearray, str, Path], name: Optional[str] = Non
         ins = [tensors[i] if i >= 0 else None for i in (op.inputs if op.inputs is not None else [])]
         outs = [tensors[i] if i >= 0 else None for i in (op.outputs if op.outputs is not None else [])]
         try:
-            layers.append(lower(opname, op.builtinOptions, ins, outs))
+            lowered = lower(opname, op.builtinOptions, ins, outs)      # SPLIT: one layer per output
+            layers.extend(lowered if isinstance(lowered, list) else [lowered])
         except UnsupportedError as exc:
             raise ModelError(f"{path}: layer {k} ({opname}): {exc}",
                              "the microcontroller engine cannot run this model bit-exactly") from None

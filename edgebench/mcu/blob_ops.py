@@ -31,7 +31,7 @@ EXT_OPS = {"CONCATENATION": 2, "MUL": 18, "RELU": 19, "RELU_N1_TO_1": 20, "RELU6
 ENGINE_OPS = {1: tuple(sorted(OPS)), 2: tuple(sorted({**OPS, **EXT_OPS}))}
 OPS.update(EXT_OPS)
 #: TFLite operators run as another one (the same bytes): not blob codes of their own
-ALIASES = {"SQUEEZE": "RESHAPE", "EXPAND_DIMS": "RESHAPE"}
+ALIASES = {"SQUEEZE": "RESHAPE", "EXPAND_DIMS": "RESHAPE", "SPLIT": "SLICE", "SPLIT_V": "SLICE"}
 SUPPORTED_OPS = tuple(sorted([*OPS, *ALIASES]))
 _INT8, _INT32 = 9, 2
 #: the builtin options table each operator's options must be (schema object-API class names)
@@ -46,7 +46,8 @@ _OPTIONS = {"ADD": "AddOptionsT", "AVERAGE_POOL_2D": "Pool2DOptionsT", "CONV_2D"
             "RESIZE_BILINEAR": "ResizeBilinearOptionsT",
             "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptionsT",
             "TRANSPOSE_CONV": "TransposeConvOptionsT", "TRANSPOSE": "TransposeOptionsT",
-            "SLICE": "SliceOptionsT", "STRIDED_SLICE": "StridedSliceOptionsT"}
+            "SLICE": "SliceOptionsT", "STRIDED_SLICE": "StridedSliceOptionsT", "SPLIT": "SplitOptionsT",
+            "SPLIT_V": "SplitVOptionsT"}
 _NEEDS_OPTIONS = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX")
 
 
@@ -316,8 +317,10 @@ def lower_softmax(opts, x: Tensor, y: Tensor) -> Layer:
 
 
 def lower(op: str, opts, ins: list, outs: list) -> Layer:
-    """ins/outs: Tensor or None (optional input left out)."""
-    if len(outs) != 1 or outs[0] is None:
+    """ins/outs: Tensor or None (optional input left out). One Layer, or a list of them for
+    an operator with several outputs (SPLIT, SPLIT_V: one SLICE per output)."""
+    split = op in ("SPLIT", "SPLIT_V")
+    if (len(outs) != 1 and not split) or not outs or outs[0] is None:
         raise UnsupportedError(f"{len(outs)} outputs")
     y = outs[0]
     if not ins or ins[0] is None:
@@ -328,6 +331,10 @@ def lower(op: str, opts, ins: list, outs: list) -> Layer:
         # the options union names another operator's table (a damaged or hand-made model)
         raise UnsupportedError(f"options {type(opts).__name__[:-1]} do not belong to {op} "
                                f"(expected {_OPTIONS[op][:-1]})")
+    if split:
+        from edgebench.mcu.blob_ops_shape import lower_split
+
+        return lower_split(op, opts, ins, outs)
     if op in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
         if len(ins) < 2 or ins[1] is None:
             raise UnsupportedError("missing the filter (weights) input")

@@ -163,7 +163,7 @@ def lower_ext(op: str, opts, ins: list, y):
     def arg(i):
         return ins[i] if len(ins) > i else None
 
-    if op in ALIASES:
+    if ALIASES.get(op) == "RESHAPE":
         return lower_reshape(ins[0], y)
     if op in ("SUB", "MUL", "MAXIMUM", "MINIMUM"):
         if len(ins) != 2 or ins[1] is None:

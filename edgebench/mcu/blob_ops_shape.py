@@ -200,3 +200,26 @@ def _realign(dims: list, strides: list, out_shape: list) -> list:
         raise _err(f"slice shape {dims} does not match the output {out_shape}")
     it = iter(kept)
     return [0 if d == 1 else next(it) for d in out_shape]
+
+
+def lower_split(op: str, opts, ins: list, outs: list) -> list:
+    """SPLIT (inputs: axis, data) / SPLIT_V (data, sizes, axis): one SLICE gather per output,
+    in output order (the outputs are copies of the input's bytes)."""
+    x, axis_t = (ins[1], ins[0]) if op == "SPLIT" else (ins[0], ins[2] if len(ins) > 2 else None)
+    if x is None or any(y is None for y in outs) or not outs:
+        raise _err(f"{op} with a missing input or output")
+    axis = [int(v) for v in _const_ints(axis_t, "the axis")]
+    r = len(x.shape)
+    if len(axis) != 1 or not -r <= axis[0] < r or r > 4:
+        raise _err(f"axis {axis} of a rank-{r} input")
+    a = axis[0] % r
+    if sum(y.shape[a] for y in outs) != x.shape[a] or any(
+            len(y.shape) != r or any(d != e for k, (d, e) in enumerate(zip(y.shape, x.shape)) if k != a)
+            for y in outs):
+        raise _err(f"outputs {[y.shape for y in outs]} do not split {x.shape} on axis {a}")
+    st = _in_strides(x.shape)
+    layers, offset = [], 0
+    for y in outs:
+        layers.append(_gather_layer("SLICE", x, y, offset * st[a], st))
+        offset += y.shape[a]
+    return layers
