@@ -34,24 +34,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
-def corrupted_calls(url: str, truth: bytes, direction: str, rate: float, calls: int, seed: int) -> dict:
-    from test_fault_injection import SerialProxy, checked_calls
 
-    from edgebench.mcu.protocol import DutClient
+
+def corrupted_calls(url: str, truth: bytes, direction: str, rate: float, calls: int, seed: int) -> dict:
+    """One direction damaged at ``rate``: answers accepted, silently wrong, failed loudly (errors grouped)."""
+    from test_fault_injection import corrupted_trial
 
     t0 = time.monotonic()
-    with SerialProxy(url, seed=seed, corrupt=rate, drop=rate / 4, directions=(direction,)) as proxy:
-        dut = DutClient(proxy.host_path, timeout_s=0.3)
-        try:
-            proxy.enabled = False
-            dut.end_uploads()
-            dut.resync()
-            proxy.enabled = True
-            out = {"direction": direction, "rate_per_byte": rate, **checked_calls(dut, proxy, truth, calls)}
-            out["link"] = dut.stats.to_dict()
-        finally:
-            dut.close()
-        out["proxy"] = dict(proxy.stats)
+    out = corrupted_trial(url, truth, direction, rate, calls, seed=seed, timeout_s=0.3)
     errors: dict = {}
     for exc in out.pop("errors"):
         key = re.sub(r"\d+", "N", exc.one_line())[:90]

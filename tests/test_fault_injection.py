@@ -329,6 +329,24 @@ def checked_calls(dut, proxy: SerialProxy, truth: bytes, calls: int) -> dict:
     return out
 
 
+def corrupted_trial(url: str, truth: bytes, direction: str, rate: float, calls: int, seed: int,
+                    timeout_s: float) -> dict:
+    """:func:`checked_calls` through a proxy damaging one direction at ``rate`` per byte (and
+    dropping at rate/4), after a resync on the clean link; with the link and proxy counters."""
+    with SerialProxy(url, seed=seed, corrupt=rate, drop=rate / 4, directions=(direction,)) as proxy:
+        dut = _dut(proxy.host_path, timeout_s=timeout_s)
+        try:
+            proxy.enabled = False
+            dut.end_uploads()
+            dut.resync()
+            proxy.enabled = True
+            out = {"direction": direction, "rate_per_byte": rate, **checked_calls(dut, proxy, truth, calls),
+                   "link": dut.stats.to_dict()}
+        finally:
+            dut.close()
+    return {**out, "proxy": dict(proxy.stats)}
+
+
 @pytest.fixture
 def digits_on_device(device):
     """The digits model deployed on a clean link, one input uploaded, its true output read."""
@@ -354,22 +372,12 @@ def test_no_silently_wrong_output_or_timing_list(device, digits_on_device, direc
     """eb-output and eb-infer through a link that flips and drops bytes in one direction:
     every answer accepted is exactly what the device sent (0 silently wrong); the rest fail loudly."""
     calls = 80 if rate <= 1e-3 else 30
-    with SerialProxy(device, seed=int(rate * 1e4) + len(direction), corrupt=rate, drop=rate / 4,
-                     directions=(direction,)) as proxy:
-        dut = _dut(proxy.host_path, timeout_s=0.5)
-        try:
-            proxy.enabled = False
-            dut.end_uploads()
-            dut.resync()
-            proxy.enabled = True
-            got = checked_calls(dut, proxy, digits_on_device, calls)
-            stats = dut.stats.to_dict()
-        finally:
-            dut.close()
-    wrong, failed = got["silently_wrong"], got["failed_loudly"]
+    got = corrupted_trial(device, digits_on_device, direction, rate, calls, seed=int(rate * 1e4) + len(direction),
+                          timeout_s=0.5)
+    wrong, failed, stats = got["silently_wrong"], got["failed_loudly"], got["link"]
     assert all(_is_clear(exc) for exc in got["errors"]), [exc.one_line() for exc in got["errors"]]
     assert wrong == 0, f"{wrong} damaged answers accepted as valid"
-    assert proxy.stats["corrupted"] + proxy.stats["dropped"] > 0
+    assert got["proxy"]["corrupted"] + got["proxy"]["dropped"] > 0
     assert stats["retries"] > 0                        # the damage was seen and recovered
     if rate <= 1e-3:
         assert failed == 0, "at 1e-3 per byte, retries get every answer through"

@@ -66,6 +66,7 @@ class DutClient(UploadMixin, DialectClient):
             raise UsageError(f"command {text!r} may not contain '%', '#' or a line break")
         silence = self.timeout_s if timeout_s is None else timeout_s
         why = "no answer"
+        silent = 0                 # tries in a row that got no byte back at all
         for attempt in range(retries + 1):
             if attempt:
                 self.stats.retry(why)
@@ -73,14 +74,17 @@ class DutClient(UploadMixin, DialectClient):
             else:
                 self.stats.requests += 1
             seq = self.last_seq = self._next_seq()
+            got_before = self.link.bytes_in
             self.link.write(encode_request(text, seq))
             try:
                 reply = self._read_framed(text, seq, silence, end)
             except _Incomplete as exc:
-                why = str(exc)
+                why, silent = str(exc), 0
                 continue
             except TransportError as exc:
-                if self.link.bytes_in == 0 or attempt == retries:
+                # nothing at all, twice in a row: the device stopped (a lost request gets one more try)
+                silent = silent + 1 if self.link.bytes_in == got_before else 0
+                if self.link.bytes_in == 0 or silent >= 2:
                     raise exc from None
                 why = "no intact end of reply"
                 continue
