@@ -142,7 +142,12 @@ def _four(shape: tuple) -> tuple:
 
 
 def check_broadcast(a: Tensor, b: Tensor, y: Tensor) -> None:
-    """Both inputs equal to the output, or 1, in each (right-aligned) dimension."""
+    """Both inputs equal to the output, or 1, in each (right-aligned) dimension. A scalar
+    (rank-0) operand, e.g. a Rescaling layer's constant, is stored as shape [1]: the same
+    broadcast."""
+    for t in (a, b):
+        if t.shape == ():
+            t.shape = (1,)
     if max(len(a.shape), len(b.shape), len(y.shape)) > 4:
         raise UnsupportedError("more than 4 dimensions")
     for t in (a, b):

@@ -59,9 +59,17 @@ def _srdhm16(a: int, b: int) -> int:
     return _div15(ab + ((1 << 14) if ab >= 0 else 1 - (1 << 14)))
 
 
-def _rdbypot(x: int, e: int) -> int:
-    mask = (1 << e) - 1
-    return (x >> e) + (1 if (x & mask) > (mask >> 1) + (1 if x < 0 else 0) else 0)
+def _to16(v: int) -> int:
+    return ((v + 32768) % 65536) - 32768
+
+
+def _rdbypot16(x: int, e: int) -> int:
+    """gemmlowp RoundingDivideByPOT with int16 operands, as HardSwish instantiates it: the
+    mask (2^e - 1) is truncated to int16, so for e >= 16 it is -1 and the result is
+    (x >> e) + (x >= 0), not a rounded quotient; reproduced as is."""
+    mask = _to16((1 << e) - 1)
+    threshold = _to16((mask >> 1) + (1 if x < 0 else 0))
+    return _to16((x >> e) + (1 if (x & mask) > threshold else 0))
 
 
 def _sat16(v: int) -> int:
@@ -95,10 +103,10 @@ def _hard_swish_lut(in_s: float, in_z: int, out_s: float, out_z: int) -> np.ndar
         if relu_e > 0:
             r = _sat16(r * 2)
         if relu_e < 0:
-            r = _rdbypot(r, -relu_e)
+            r = _rdbypot16(r, -relu_e)
         r = (r + (1 << 15)) >> 1
         p = 32767 if r == pre == -32768 else _div15(r * pre)   # SaturatingDoublingHighMul
-        o = _rdbypot(p, -out_e) + out_z
+        o = _to16(_rdbypot16(p, -out_e) + out_z)
         lut[v + 128] = max(-128, min(127, o))
     return lut
 
