@@ -117,6 +117,17 @@ def test_model_path_survives_bounded_fuzzing(tmp_path):
     assert runs > 500, proc.stderr[-2000:]
 
 
+@pytest.mark.parametrize("name", sorted(p.name for p in (FIRMWARE_DIR / "fuzz" / "regressions_model").iterdir()))
+def test_model_path_regressions_stay_fixed(tmp_path, name):
+    """Inputs the model-path fuzzer found (firmware/fuzz/regressions_model/), each once through the
+    sanitized target: an input offset of INT32_MIN negated, a convolution scratch overlapping its
+    input (memcpy of overlapping ranges), a requantized value near INT32_MAX plus the output zero point."""
+    binary = _build_fuzz_model(tmp_path)
+    proc = subprocess.run([str(binary), str(FIRMWARE_DIR / "fuzz" / "regressions_model" / name)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "runtime error" not in proc.stderr, proc.stderr[-3000:]
+
+
 def _blob_with_extreme_bias() -> bytes:
     """The digits blob with its first convolution's folded biases at the int32 limits
     (alternately INT32_MAX and INT32_MIN): any sum of either sign overflows, and the CRC is right."""

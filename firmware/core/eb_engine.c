@@ -169,6 +169,27 @@ static int chan_ok(const eb_view *v, const eb_layer *L, uint32_t channels, int f
 }
 
 
+/* CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED: p0 = -(input zero point), p1 = output zero
+ * point, both from int8 zero points (the kernels' arithmetic relies on these bounds). */
+static int conv_offsets_ok(const eb_layer *L)
+{
+    return L->p[0] >= -127 && L->p[0] <= 128 && L->p[1] >= -128 && L->p[1] <= 127;
+}
+
+/* 1 if arena tensor i does not overlap [off, off + len) (a constant tensor never does). */
+static int apart(const eb_view *v, uint32_t i, uint32_t off, uint32_t len)
+{
+    const uint8_t *t;
+    uint32_t to, tn;
+    if (!is_act(v, i) || len == 0u) {
+        return 1;
+    }
+    t = tensor_rec(v, i);
+    to = rd_u32(t + EB_T_OFFSET);
+    tn = rd_u32(t + EB_T_NBYTES);
+    return (uint64_t)off + len <= to || (uint64_t)to + tn <= off;
+}
+
 static eb_status check_layer(const eb_view *v, uint32_t k, eb_msg *msg)
 {
     eb_layer L;
@@ -194,7 +215,9 @@ static eb_status check_layer(const eb_view *v, uint32_t k, eb_msg *msg)
     case EB_OP_DEPTHWISE_CONV_2D: {
         const int dw = L.op == EB_OP_DEPTHWISE_CONV_2D;
         const int32_t fh = L.dfilt.h, fw = L.dfilt.w;
-        if (!is_const(v, L.in[1]) || L.din.n != L.dout.n || !act_ok(&L) ||
+        if (!is_const(v, L.in[1]) || L.din.n != L.dout.n || !act_ok(&L) || !conv_offsets_ok(&L) ||
+            !apart(v, L.in[0], L.scratch_off, L.scratch_bytes) ||
+            !apart(v, L.out, L.scratch_off, L.scratch_bytes) ||
             !window_ok(L.din.h, L.dout.h, fh, L.sh, L.dh, L.ph) ||
             !window_ok(L.din.w, L.dout.w, fw, L.sw, L.dw, L.pw) ||
             !chan_ok(v, &L, (uint32_t)L.dout.c, 0)) {
@@ -231,7 +254,8 @@ static eb_status check_layer(const eb_view *v, uint32_t k, eb_msg *msg)
         const uint32_t units = (uint32_t)L.dfilt.n * L.dfilt.h * L.dfilt.w;
         const uint32_t depth = (uint32_t)L.dfilt.c;
         const uint32_t n_in = dims_count(&L.din), n_out = dims_count(&L.dout);
-        if (!is_const(v, L.in[1]) || !act_ok(&L) || depth == 0 || n_in % depth != 0 ||
+        if (!is_const(v, L.in[1]) || !act_ok(&L) || !conv_offsets_ok(&L) || depth == 0 ||
+            n_in % depth != 0 ||
             (n_in / depth) * units != n_out || !chan_ok(v, &L, units, 1)) {
             return fail(msg, EB_ERR_INVALID, "inconsistent fully connected layer", k);
         }

@@ -94,14 +94,17 @@ static inline int32_t eb_srmbypot(int32_t x, int32_t e)
 }
 
 /* Requantize an int32 accumulator to int8: multiplier, output offset and the
- * fused activation clamp. */
+ * fused activation clamp. Clamped before the offset is added, so a result near
+ * the int32 limits cannot overflow (TFLite adds first, undefined there; equal
+ * wherever TFLite's sum fits). Needs |out_offset| and the clamp bounds small
+ * (int8 zero points, checked by eb_model_init). */
 static inline int8_t eb_requant(int32_t acc, int32_t m, int32_t shift, int32_t out_offset,
                                 int32_t act_min, int32_t act_max)
 {
-    int32_t v = eb_mbqm(acc, m, shift) + out_offset;
-    v = v < act_min ? act_min : v;
-    v = v > act_max ? act_max : v;
-    return (int8_t)v;
+    int32_t v = eb_mbqm(acc, m, shift);
+    v = v < act_min - out_offset ? act_min - out_offset : v;
+    v = v > act_max - out_offset ? act_max - out_offset : v;
+    return (int8_t)(v + out_offset);
 }
 
 /* round(acc * S) as C computes it in IEEE-754 binary64: the product rounded

@@ -413,7 +413,7 @@ void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
     const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
     const int32_t K = p->kh * p->kw * C;
-    const int8_t pad = (int8_t)(-p->in_offset);
+    const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);   /* the input zero point */
     const int direct = eb_conv_direct(p);
     int32_t b, oy, ox;
     for (b = 0; b < p->out.n; b++) {
@@ -526,7 +526,7 @@ void eb_depthwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int8_t *zrow = p->scratch;
     int32_t b, oy, ox, ky, kx;
     /* padded taps read a row of input zero points (x' = zero point) */
-    memset(zrow, (int8_t)(-p->in_offset), (size_t)C);
+    memset(zrow, (int8_t)(0u - (uint32_t)p->in_offset), (size_t)C);
     for (b = 0; b < p->out.n; b++) {
         const int8_t *in_b = in + (size_t)b * H * W * C;
         for (oy = 0; oy < p->out.h; oy++) {
