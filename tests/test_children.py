@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
+from edgebench.transport.child import descendants, proc_stat, still_alive
 
 ROOT = Path(__file__).resolve().parents[1]
 INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
@@ -30,52 +31,15 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 
 # ---- processes by pid ---------------------------------------------------------------
 
-def _stat(pid: int):
-    """(ppid, state, start time in ticks, name) of a process, or None when it is gone."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    name = raw[raw.index("(") + 1:raw.rindex(")")]
-    rest = raw[raw.rindex(")") + 2:].split()
-    return int(rest[1]), rest[0], int(rest[19]), name
-
-
-def descendants(pid: int) -> dict:
-    """{pid: (start time, name)} of every live process below ``pid``."""
-    children: dict = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            st = _stat(int(entry))
-            if st is not None and st[1] != "Z":
-                children.setdefault(st[0], []).append((int(entry), st))
-    out, todo = {}, [pid]
-    while todo:
-        for child, st in children.get(todo.pop(), []):
-            out[child] = (st[2], st[3])
-            todo.append(child)
-    return out
-
-
-def alive(procs: dict) -> dict:
-    """Those of ``procs`` still running (same pid *and* start time, not a zombie)."""
-    out = {}
-    for pid, (start, name) in procs.items():
-        st = _stat(pid)
-        if st is not None and st[2] == start and st[1] != "Z":
-            out[pid] = name
-    return out
-
-
 def wait_gone(procs: dict, timeout_s: float = 5.0) -> dict:
     deadline = time.monotonic() + timeout_s
-    while alive(procs) and time.monotonic() < deadline:
+    while still_alive(procs) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return alive(procs)
+    return still_alive(procs)
 
 
 def _kill_leftovers(procs: dict) -> None:
-    for pid in alive(procs):
+    for pid in still_alive(procs):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -119,26 +83,35 @@ def _finish(p, timeout_s: float = 60.0) -> str:
 
 # ---- the tie itself -------------------------------------------------------------------
 
-def test_a_tied_child_dies_when_its_parent_is_killed():
-    """spawn_tied: a grandchild started by a parent that is then SIGKILLed is ended by the kernel."""
-    script = textwrap.dedent("""
-        import sys, time
-        from edgebench.transport.child import spawn_tied
-        p = spawn_tied([sys.executable, "-c", "import time; time.sleep(120)"])
-        print(p.pid, flush=True)
-        time.sleep(120)
-    """)
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+def _parent_killed(script: str, name: str) -> None:
+    """Run ``script`` (it starts a tied child and prints its pid), check the child leads its own
+    process group, SIGKILL the script, and check the kernel ended the child."""
+    parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)], stdout=subprocess.PIPE,
+                              text=True)
     try:
-        pid = int(parent.stdout.readline())
-        kid = {pid: (_stat(pid)[2], "python")}
-        assert alive(kid) and os.getpgid(pid) == pid          # its own process group
+        line = parent.stdout.readline()
+        assert line.strip().isdigit(), line
+        pid = int(line)
+        st = proc_stat(pid)
+        assert st is not None and st[3].startswith(name) and os.getpgid(pid) == pid   # its own group
+        kid = {pid: (st[2], st[3])}
         parent.kill()
         parent.wait()
         assert wait_gone(kid) == {}
     finally:
         parent.kill()
         parent.wait()
+
+
+def test_a_tied_child_dies_when_its_parent_is_killed():
+    """spawn_tied: a child whose parent is SIGKILLed (no handler, no cleanup) is ended by the kernel."""
+    _parent_killed("""
+        import sys, time
+        from edgebench.transport.child import spawn_tied
+        p = spawn_tied([sys.executable, "-c", "import time; time.sleep(120)"])
+        print(p.pid, flush=True)
+        time.sleep(120)
+    """, "python")
 
 
 @pytest.mark.qemu
@@ -149,28 +122,14 @@ def test_qemu_dies_with_a_sigkilled_parent():
     from fw_util import build_firmware
 
     elf = build_firmware("mps2-an386")
-    script = textwrap.dedent(f"""
+    _parent_killed(f"""
         import time
         from edgebench.mcu.qemu import QemuBoard
         b = QemuBoard("mps2-an386", {str(elf)!r})
         b.start()
         print(b.pid, flush=True)
         time.sleep(120)
-    """)
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    try:
-        line = parent.stdout.readline()
-        assert line.strip().isdigit(), line
-        pid = int(line)
-        st = _stat(pid)
-        assert st is not None and st[3] == "qemu-system-arm" and os.getpgid(pid) == pid
-        kid = {pid: (st[2], st[3])}
-        parent.kill()
-        parent.wait()
-        assert wait_gone(kid) == {}
-    finally:
-        parent.kill()
-        parent.wait()
+    """, "qemu-system-arm")
 
 
 # ---- edgebench killed mid-run -----------------------------------------------------------

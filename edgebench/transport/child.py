@@ -22,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 
@@ -83,4 +84,53 @@ def _signal_group(proc: subprocess.Popen, sig: int) -> None:
             pass
 
 
-__all__ = ["spawn_tied", "stop_tied"]
+def proc_stat(pid: int) -> tuple | None:
+    """(parent pid, state letter, start time in clock ticks, name) of a process from Linux's
+    /proc/<pid>/stat, or None when it is gone (or elsewhere than Linux)."""
+    try:
+        raw = Path(f"/proc/{int(pid)}/stat").read_text()
+    except (OSError, ValueError):
+        return None
+    try:  # "pid (comm) state ppid ...": comm may hold spaces and parentheses; field 22 is starttime
+        rest = raw[raw.rindex(")") + 2:].split()
+        return int(rest[1]), rest[0], int(rest[19]), raw[raw.index("(") + 1:raw.rindex(")")]
+    except (ValueError, IndexError):
+        return None
+
+
+def descendants(pid: int) -> dict:
+    """{pid: (start time, name)} of every live process below ``pid`` (Linux; {} elsewhere).
+
+    With the start time a pid names one process even after the pid is reused, so a caller
+    can ask later, with :func:`still_alive`, whether exactly these processes are gone.
+    """
+    children: dict = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return {}
+    for entry in entries:
+        if entry.isdigit():
+            st = proc_stat(int(entry))
+            if st is not None and st[1] != "Z":
+                children.setdefault(st[0], []).append((int(entry), st))
+    out, todo = {}, [pid]
+    while todo:
+        for child, st in children.get(todo.pop(), []):
+            out[child] = (st[2], st[3])
+            todo.append(child)
+    return out
+
+
+def still_alive(procs: dict) -> dict:
+    """{pid: name} of those of ``procs`` (from :func:`descendants`) still running: the same pid
+    and start time, and not a zombie (a zombie has stopped; only its exit status is left)."""
+    out = {}
+    for pid, (start, name) in procs.items():
+        st = proc_stat(pid)
+        if st is not None and st[2] == start and st[1] != "Z":
+            out[pid] = name
+    return out
+
+
+__all__ = ["spawn_tied", "stop_tied", "descendants", "still_alive", "proc_stat"]
