@@ -194,11 +194,53 @@ def test_killed_bench_keeps_finished_repeats_and_recovers(tmp_path):
     assert store.read_result(run_dir).status == "running"
     r = recover_bench(run_dir)
     k = r.latency["e2e"]["runs"]
-    assert r.status == "incomplete" and f"recovered the {k} repeat(s)" in r.status_reason
+    assert r.status == "incomplete" and f"recovered {k} repeat(s)" in r.status_reason
     assert k >= 2 and r.latency["e2e"]["ci_low_s"] is not None
     assert store.read_result(run_dir).status == "incomplete"
+    assert store.journal_paths(run_dir) == []
     with pytest.raises(Exception, match="not an unfinished bench run"):
         recover_bench(run_dir)
+
+
+def test_killed_single_repeat_keeps_its_journalled_chunks(tmp_path):
+    """SIGKILL in the middle of the only repeat: no repeat finished, but every chunk measured
+    before the kill is in the journal, and --recover turns them into figures."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from edgebench.bench.latency import recover_bench
+
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--board", "host",
+                             "--runs-dir", str(runs), "--repeat", "1", "--max-repeats", "1",
+                             "--min-time", "30", "--max-time", "60"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    run_dir, journalled = None, 0
+    try:
+        while time.monotonic() < deadline:
+            found = store.find_runs(runs)
+            if found:
+                run_dir = found[0]
+                frame = store.read_journal(run_dir)
+                journalled = int((frame["phase"] == "measure").sum()) if len(frame) else 0
+                if journalled >= 2000:
+                    break
+            time.sleep(0.2)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert run_dir is not None and journalled >= 2000
+    assert not (run_dir / store.SAMPLES).exists()          # no repeat had finished
+    assert len(store.read_samples(run_dir)) >= journalled  # readers fall back on the journal
+    r = recover_bench(run_dir)
+    assert r.status == "incomplete" and "recovered 1 repeat(s)" in r.status_reason
+    assert r.latency["e2e"]["n"] >= journalled - r.warmup["n_warmup"] - 1
+    assert r.cold_start["per_repeat"][0]["first_inference_s"] > 0
+    assert len(store.read_samples(run_dir)) >= journalled and store.journal_paths(run_dir) == []
 
 
 @pytest.mark.parametrize("args,words", [

@@ -142,6 +142,8 @@ class BenchSession:
         self.result: RunResult | None = None
         self.folder = RunFolder(runs_root, self.model.name, profile.name)
         self.chunks: list = []           # every chunk of every repeat, with "phase" and "repeat"
+        self.journal = None              # the same chunks on disk as they come (survives SIGKILL)
+        self.repeat_journal = None       # each repeat's cold start, for a recovery after a kill
         self.repeats_done = 0
         self.repeat_info: list = []      # per repeat: stop decision, window, cold start
         self.resolution_s = 0.0
@@ -221,11 +223,12 @@ class BenchSession:
         header, cold = client.run("single-stream", count=1, max_time_s=60.0)
         cold["phase"] = np.array(["cold"])
         cold["repeat"] = np.array([k])
-        self.chunks.append(cold)
+        self._keep(cold)
         info = {"repeat": k, "load_s": loaded.get("load_s"),
                 "first_inference_s": float(cold["e2e_ns"][0]) / 1e9,
                 "first_invoke_s": float(cold["invoke_ns"][0]) / 1e9, "decision": None}
         self.repeat_info.append(info)
+        self.repeat_journal.append({key: [info[key]] for key in REPEAT_COLUMNS})
         start_index = 1
         schedule = _Schedule(o, client)
         mine: list = []
@@ -237,7 +240,7 @@ class BenchSession:
             start_index += n
             arrs["phase"] = np.array(["measure"] * n)
             arrs["repeat"] = np.full(n, k)
-            self.chunks.append(arrs)
+            self._keep(arrs)
             mine.append(arrs)
             e2e = _concat(mine, "e2e_ns") / 1e9
             warm = _warmup(e2e, o)
@@ -271,6 +274,17 @@ class BenchSession:
         result.extra["load_at_start"] = _load_average()
         self.result = result
         self.folder.start(result)
+        from edgebench.results import store
+
+        self.journal = store.open_journal(self.run_dir)
+        self.repeat_journal = store.open_journal(self.run_dir, "repeats")
+
+    def _keep(self, chunk: dict) -> None:
+        """A chunk of samples in memory and, fsync'd before the next request, in the journal."""
+        from edgebench.bench.latency_summary import frame_of
+
+        self.chunks.append(chunk)
+        self.journal.append(frame_of([chunk]))
 
     def _thermal_end(self, client) -> None:
         try:
@@ -295,6 +309,9 @@ class BenchSession:
 
     def finish(self, status: str, reason: str | None) -> None:
         self._summarise(True, status, reason)
+        for j in (self.journal, self.repeat_journal):  # every sample is in samples.parquet now
+            if j is not None and self.run_dir is not None:
+                j.remove()
 
 
 def recover_bench(run_dir) -> RunResult:
@@ -315,27 +332,53 @@ def recover_bench(run_dir) -> RunResult:
                         min_time_s=stop.get("min_time_s", 1.0), max_time_s=stop.get("max_time_s", 20.0),
                         min_warmup=(r.settings or {}).get("min_warmup", 10),
                         repeat=(r.settings or {}).get("repeat", 1), max_repeats=(r.settings or {}).get("max_repeats", 1))
-    try:
-        frame = store.read_samples(d)
-    except ResultError:
-        frame = None
-    if frame is None or not len(frame):
-        r.status, r.status_reason = "incomplete", "the bench process stopped before its first repeat was written"
+    frame = _journalled_samples(d)
+    if frame is None:
+        try:
+            frame = store.read_samples(d)
+        except ResultError:
+            frame = None
+    if frame is None or not len(frame) or not (frame["phase"] != "cold").any():
+        r.status, r.status_reason = "incomplete", "the bench process stopped before it measured a sample"
         store.write_result(d, r)
         return r
     per = {p.get("repeat"): p for p in (r.stopping or {}).get("per_repeat") or []}
-    info = [{**c, "decision": {k: per[c["repeat"]][k] for k in ("reason", "target_reached")}
-             if c.get("repeat") in per else None}
-            for c in (r.cold_start or {}).get("per_repeat") or []]
+    colds = {int(c["repeat"]): c for c in (r.cold_start or {}).get("per_repeat") or []}
+    journalled = store.read_journal(d, "repeats")
+    for row in journalled.to_dict("records"):
+        colds.setdefault(int(row["repeat"]), row)
     written = sorted(int(k) for k in frame["repeat"].unique())
-    info = [i for i in info if i["repeat"] in written]
-    reason = (f"the bench process stopped without finishing (crash or kill); recovered the {len(written)} "
-              f"repeat(s) it had written")
+    info = [{**{key: colds[k].get(key) for key in REPEAT_COLUMNS},
+             "decision": {x: per[k][x] for x in ("reason", "target_reached")} if k in per else None}
+            for k in written if k in colds]
+    reason = (f"the bench process stopped without finishing (crash or kill); recovered {len(written)} "
+              f"repeat(s) from what it had written (the last one possibly cut short)")
     frame = summarise(r, frame, opts, info, (r.timing or {}).get("clock_resolution_reported_s") or 0.0,
                       final=True, status="incomplete", reason=reason)
     store.write_samples(d, frame)
     store.write_result(d, r)
+    store.remove_journal(d)
+    store.remove_journal(d, "repeats")
     return r
+
+
+#: what the repeats journal keeps of each repeat's start
+REPEAT_COLUMNS = ("repeat", "load_s", "first_inference_s", "first_invoke_s")
+
+
+def _journalled_samples(run_dir):
+    """The samples a killed bench journalled (every chunk up to the kill), or None without a journal."""
+    from edgebench.results import store
+
+    if not store.journal_paths(run_dir):
+        return None
+    frame = store.read_journal(run_dir)
+    if not len(frame):
+        return None
+    if "scheduled_ns" in frame:  # cold chunks carry no schedule: -1 as in a finished run
+        frame["scheduled_ns"] = frame["scheduled_ns"].fillna(-1).astype("int64")
+    frame["repeat"] = frame["repeat"].astype("int64")
+    return frame.reset_index(drop=True)
 
 
 def _clock_resolution(hello: dict) -> float:
