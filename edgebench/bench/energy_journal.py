@@ -137,7 +137,7 @@ def recover_energy(run_dir):
                        "from the window before the run only; latency not summarised)")
     analyse(r, d, samples, info, timed, {"idle_before": tuple(side["idle_before"])}, opts, side["rate_hz"],
             types.SimpleNamespace(kind=side.get("board_kind") or "linux"))
-    for name in JOURNALS:
+    for name in JOURNALS + ("samples", "repeats"):  # the latter two: the bench workload's own journal
         store.remove_journal(d, name)
     (d / SIDECAR).unlink(missing_ok=True)
     return r
