@@ -193,7 +193,7 @@ class _StopAfter:
 
 
 def test_interrupted_run_keeps_the_paired_samples_and_says_incomplete(tmp_path, host):
-    # one agent for both models (host board): the candidate's pass is whole, the baseline is stopped
+    # the host board gives the baseline an agent of its own: chunks alternate, the baseline is stopped
     # after 200 clean samples, so 200 samples were evaluated by both and the figures cover exactly those
     with pytest.raises(KeyboardInterrupt):
         run_accuracy(INT8, FP32, "digits", host, AccuracyOptions(chunk_size=100), runs_root=tmp_path,

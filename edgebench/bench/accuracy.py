@@ -196,7 +196,9 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
     emit = progress or (lambda event: None)
 
     base_profile = profile if opts.baseline_on_board else get_profile("host")
-    same_agent = opts.baseline_on_board or (profile.name == "host" and url is None)
+    # the baseline gets an agent of its own (on the host a second local process) so both models
+    # run each chunk in turn and any stop leaves a paired prefix; only --baseline-on-board shares one
+    same_agent = opts.baseline_on_board
     folder = RunFolder(runs_root, model.name, profile.name)
     opened, passes = [], None
     try:
