@@ -272,6 +272,8 @@ static eb_status check_layer(const eb_view *v, uint32_t k, eb_msg *msg)
     case EB_OP_ADD: {
         eb_dims a = L.din, b = L.dfilt, o = L.dout;
         if (!is_int8(v, L.in[1]) || !act_ok(&L) || L.p[3] < 0 || L.p[3] > 20 ||
+            !off_ok(L.p[0]) || !off_ok(L.p[1]) || !off_ok(L.p[2]) ||
+            L.p[5] > 0 || L.p[7] > 0 || L.p[9] > 0 ||     /* add.cc Prepare: multipliers < 1 */
             !shift_ok(L.p[5]) || !shift_ok(L.p[7]) || !shift_ok(L.p[9]) ||
             (a.n != o.n && a.n != 1) || (a.h != o.h && a.h != 1) || (a.w != o.w && a.w != 1) ||
             (a.c != o.c && a.c != 1) || (b.n != o.n && b.n != 1) || (b.h != o.h && b.h != 1) ||

@@ -130,6 +130,10 @@ static inline int act_ok(const eb_layer *L)
 
 static inline int shift_ok(int32_t s) { return s >= -31 && s <= 30; }
 
+/* Zero points and offsets of int8 tensors: |v| <= 256 keeps every sum and product of the
+ * kernels inside int32 whatever else a blob holds. */
+static inline int off_ok(int32_t v) { return v >= -256 && v <= 256; }
+
 /* One line naming what is wrong with layer `layer` (0xFFFFFFFF: no layer). */
 eb_status eb_layer_fail(eb_msg *m, eb_status st, const char *what, uint32_t layer);
 

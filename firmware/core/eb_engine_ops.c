@@ -105,6 +105,7 @@ static int tconv_ok(const eb_view *v, const eb_layer *L)
     if (!is_const(v, L->in[1]) || !act_ok(L) || L->din.n != L->dout.n || f->n != L->dout.c ||
         f->c != L->din.c || f->h != L->fh || f->w != L->fw || L->sh < 1 || L->sw < 1 ||
         L->ph < 0 || L->pw < 0 || L->n_chan != (uint32_t)L->dout.c ||
+        !off_ok(L->p[0]) || !off_ok(L->p[1]) ||
         !in_range(L->chan_off, 12u * L->n_chan, v->total)) {
         return 0;
     }
@@ -124,13 +125,16 @@ eb_status eb_check_ext(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *
     case EB_OP_SUB: case EB_OP_MUL: case EB_OP_MAXIMUM: case EB_OP_MINIMUM:
         if (!is_int8(v, L->in[1]) || !act_ok(L) || !bcast_ok(&L->din, &L->dout) ||
             !bcast_ok(&L->dfilt, &L->dout) || L->p[3] < 0 || L->p[3] > 20 ||
+            !off_ok(L->p[0]) || !off_ok(L->p[1]) || !off_ok(L->p[2]) ||
+            (L->op == EB_OP_SUB && (L->p[5] > 0 || L->p[7] > 0)) ||   /* Prepare: multipliers < 1 */
             !shift_ok(L->p[5]) || !shift_ok(L->p[7]) || !shift_ok(L->p[9])) {
             return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent element-wise operator", k);
         }
         return EB_OK;
     case EB_OP_QUANTIZE: case EB_OP_RELU: case EB_OP_RELU6: case EB_OP_RELU_N1_TO_1:
     case EB_OP_LEAKY_RELU:
-        if (n_in != n_out || !act_ok(L) || !shift_ok(L->p[3]) || !shift_ok(L->p[5])) {
+        if (n_in != n_out || !act_ok(L) || !shift_ok(L->p[3]) || !shift_ok(L->p[5]) ||
+            !off_ok(L->p[0]) || !off_ok(L->p[1])) {
             return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent requantization", k);
         }
         return EB_OK;
@@ -140,7 +144,7 @@ eb_status eb_check_ext(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *
             kept *= ((L->p[1] >> d) & 1) ? 1u : (uint32_t)dim_at(&L->din, d);
         }
         if (L->p[0] != 0 || L->p[1] < 0 || L->p[1] > 15 || kept != n_out ||
-            !shift_ok(L->p[5])) {
+            !shift_ok(L->p[5]) || !off_ok(L->p[2]) || !off_ok(L->p[3])) {
             return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent mean", k);
         }
         return EB_OK;

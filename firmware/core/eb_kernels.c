@@ -215,7 +215,10 @@ static inline int8_t eb_add1(const eb_add_params *p, int32_t a, int32_t b)
                                p->in1_mult, p->in1_shift);
     const int32_t sb = eb_mbqm((int32_t)((uint32_t)(b + p->in2_offset) << p->left_shift),
                                p->in2_mult, p->in2_shift);
-    int32_t v = eb_mbqm(sa + sb, p->out_mult, p->out_shift) + p->out_offset;
+    /* modulo-2^32 adds: the reference's result wherever its sums are defined, and
+     * defined (UBSan-clean) for any blob */
+    int32_t v = (int32_t)((uint32_t)eb_mbqm((int32_t)((uint32_t)sa + (uint32_t)sb), p->out_mult,
+                                            p->out_shift) + (uint32_t)p->out_offset);
     v = v < p->act_min ? p->act_min : v;
     v = v > p->act_max ? p->act_max : v;
     return (int8_t)v;

@@ -24,6 +24,13 @@ static inline int32_t eb_clamp(int32_t v, int32_t lo, int32_t hi)
     return v > hi ? hi : v;
 }
 
+/* int32 addition modulo 2^32: the reference's result wherever its sum is defined, and
+ * defined (UBSan-clean) for any blob */
+static inline int32_t eb_wadd(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
 static inline int8_t eb_bin1(int kind, const eb_add_params *p, int32_t a, int32_t b)
 {
     int32_t v;
@@ -33,12 +40,13 @@ static inline int8_t eb_bin1(int kind, const eb_add_params *p, int32_t a, int32_
                                    p->in1_mult, p->in1_shift);
         const int32_t sb = eb_mbqm((int32_t)((uint32_t)(b + p->in2_offset) << p->left_shift),
                                    p->in2_mult, p->in2_shift);
-        v = eb_mbqm(sa - sb, p->out_mult, p->out_shift) + p->out_offset;
+        v = eb_wadd(eb_mbqm(eb_wadd(sa, (int32_t)(0u - (uint32_t)sb)), p->out_mult, p->out_shift),
+                    p->out_offset);
         break;
     }
     case EB_BIN_MUL:
-        v = eb_mbqm((a + p->in1_offset) * (b + p->in2_offset), p->out_mult, p->out_shift) +
-            p->out_offset;
+        v = eb_wadd(eb_mbqm((a + p->in1_offset) * (b + p->in2_offset), p->out_mult, p->out_shift),
+                    p->out_offset);
         break;
     case EB_BIN_MAX:
         return (int8_t)(a > b ? a : b);
@@ -81,7 +89,7 @@ void eb_requant_s8(const eb_requant_params *params, const int8_t *in, int8_t *ou
     for (i = 0; i < q.count; i++) {
         const int32_t x = in[i] - q.in_zp;
         const int32_t v = x >= 0 ? eb_mbqm(x, q.mult, q.shift) : eb_mbqm(x, q.mult_neg, q.shift_neg);
-        out[i] = (int8_t)eb_clamp(v + q.out_zp, q.act_min, q.act_max);
+        out[i] = (int8_t)eb_clamp(eb_wadd(v, q.out_zp), q.act_min, q.act_max);
     }
 }
 
@@ -126,7 +134,7 @@ void eb_mean_s8(const eb_mean_params *params, const int8_t *in, int8_t *out)
                             }
                         }
                     }
-                    *out++ = (int8_t)eb_clamp(eb_mbqm(sum, q.mult, q.shift) + q.out_zp, -128, 127);
+                    *out++ = (int8_t)eb_clamp(eb_wadd(eb_mbqm(sum, q.mult, q.shift), q.out_zp), -128, 127);
                 }
             }
         }

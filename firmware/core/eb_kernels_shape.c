@@ -1,9 +1,10 @@
 /*
- * eb_kernels_shape.c - int8 operators of engine version 2 that move bytes
- * without rescaling: PAD/PADV2, CONCATENATION, RESIZE_*, TRANSPOSE, SLICE and
- * STRIDED_SLICE (TFLite requires equal
- * input and output quantization for both in int8, so the reference copies
- * the values unchanged; the converter checks that).
+ * eb_kernels_shape.c - int8 operators of engine version 2 that move bytes:
+ * PAD/PADV2, CONCATENATION, RESIZE_NEAREST_NEIGHBOR / RESIZE_BILINEAR,
+ * TRANSPOSE, SLICE and STRIDED_SLICE (none rescales: TFLite requires equal input
+ * and output quantization for them in int8, or copies the bytes regardless).
+ * Copies use memmove: the planner never overlaps an operator's input and
+ * output, but a damaged blob may, and that must stay defined behaviour.
  */
 #include "eb_kernels.h"
 
@@ -22,7 +23,7 @@ void eb_pad_s8(const eb_pad_params *params, const int8_t *in, int8_t *out)
                 const size_t dst = ((((size_t)(n + q.before[0]) * q.out.h + (size_t)(y + q.before[1])) *
                                      q.out.w + (size_t)(x + q.before[2])) * q.out.c) +
                                    (size_t)q.before[3];
-                memcpy(out + dst, in, row);
+                memmove(out + dst, in, row);
                 in += row;
             }
         }
@@ -35,7 +36,7 @@ void eb_concat_s8(int32_t n, const int8_t *const *in, const int32_t *inner, int3
     int32_t o, i;
     for (o = 0; o < outer; o++) {
         for (i = 0; i < n; i++) {
-            memcpy(out, in[i] + (size_t)o * inner[i], (size_t)inner[i]);
+            memmove(out, in[i] + (size_t)o * inner[i], (size_t)inner[i]);
             out += inner[i];
         }
     }
@@ -60,7 +61,7 @@ void eb_resize_s8(const eb_resize_params *params, const int8_t *in, int8_t *out)
                 const int8_t *p01 = in_b + ((size_t)y0 * q.in.w + (size_t)x1) * C;
                 const int8_t *p11 = in_b + ((size_t)y1 * q.in.w + (size_t)x1) * C;
                 if (q.nearest) {
-                    memcpy(out, p00, (size_t)C);
+                    memmove(out, p00, (size_t)C);
                     out += C;
                     continue;
                 }
@@ -84,7 +85,7 @@ void eb_gather_s8(const eb_gather_params *params, const int8_t *in, int8_t *out)
                 const int8_t *row = in + ((ptrdiff_t)q.base + (ptrdiff_t)n * q.st[0] +
                                           (ptrdiff_t)y * q.st[1] + (ptrdiff_t)x * q.st[2]);
                 if (q.st[3] == 1) {
-                    memcpy(out, row, (size_t)q.out.c);
+                    memmove(out, row, (size_t)q.out.c);
                     out += q.out.c;
                     continue;
                 }
