@@ -140,6 +140,34 @@ def assert_bit_exact(label: str, ref, dev: np.ndarray, n: int) -> None:
         start += size
 
 
+def normal_inputs(blob, seed: int, n: int = 40) -> np.ndarray:
+    """n seeded standard-normal inputs quantized with the model's input parameters."""
+    x = np.random.default_rng(seed).normal(size=(n, blob.input["bytes"]))
+    return np.clip(np.round(x / blob.input["scale"]) + blob.input["zero_point"], -128, 127).astype(np.int8)
+
+
+def check_models(build: Path, tmp: Path, models: dict, *, seed: int = 0, n: int = 40,
+                 distinct: bool = True) -> set:
+    """Each {name: .tflite} on the engine and BUILTIN_REF (one child process), compared layer by
+    layer; ``distinct``: the reference's outputs must not have collapsed to a few values
+    (random-weight INT8 models can). Returns the operators the reference ran."""
+    jobs = []
+    for k, path in enumerate(models.values()):
+        b = convert(path)
+        jobs.append((path, normal_inputs(b, seed + k, n), b))
+    refs = run_reference([(p, x) for p, x, _ in jobs], tmp / "ref")
+    ops = set()
+    for name, (path, x, b), ref in zip(models, jobs, refs):
+        outs, sizes, names = ref
+        if distinct:
+            final = outs[:, -sizes[-1]:]
+            assert len({row.tobytes() for row in final}) > 5, f"{name}: reference outputs collapsed"
+        dev = run_engine(build, b.data, x, tmp / f"dev-{name}", layers=True)
+        assert_bit_exact(name, ref, dev, len(x))
+        ops |= set(names)
+    return ops
+
+
 def check_model(build: Path, tmp: Path, model: Path, x: np.ndarray, label: str, ref=None) -> None:
     blob = convert(model)
     dev = run_engine(build, blob.data, x, tmp / "dev", layers=True)
@@ -491,7 +519,9 @@ def test_synthetic_models_bit_exact(build, tmp_path, kind):
 
 # ---- Keras models converted to full INT8 (needs TensorFlow) ----------------------
 
-TF_SCRIPT = textwrap.dedent("""
+#: the child script's start: imports, seeds and save(name, model, input shape) writing
+#: <out>/<name>.tflite as full INT8 with a random calibration set (also used by test_firmware_ops)
+TF_PRELUDE = textwrap.dedent("""
     import json, os, sys
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
@@ -515,6 +545,9 @@ TF_SCRIPT = textwrap.dedent("""
         with open(os.path.join(out, name + ".tflite"), "wb") as f:
             f.write(conv.convert())
 
+""")
+
+TF_SCRIPT = TF_PRELUDE + textwrap.dedent("""
     # geometry: SAME/VALID, stride 2, dilation 2, depth multiplier 2, RELU6,
     # non-square kernels and pools, pooling with padding, 1x1 conv, dense
     i = L.Input((15, 12, 3), batch_size=1)
@@ -560,26 +593,7 @@ def test_keras_models_bit_exact(build, tmp_path):
                        text=True, timeout=900)
     assert r.returncode == 0, f"building the Keras models failed: {r.stderr[-3000:]}"
     names = ["geometry", "residual", "mlp"]
-    jobs = []
-    for k, name in enumerate(names):
-        path = tmp_path / f"{name}.tflite"
-        b = convert(path)
-        ops = set(b.to_dict()["operators"])
-        assert ops <= set(SUPPORTED_OPS)
-        x = np.random.default_rng(k).normal(size=(40, b.input["bytes"]))
-        q = np.clip(np.round(x / b.input["scale"]) + b.input["zero_point"], -128, 127).astype(np.int8)
-        jobs.append((path, q, b))
-    refs = run_reference([(p, q) for p, q, _ in jobs], tmp_path / "ref")
-    covered = set()
-    for name, (path, q, b), ref in zip(names, jobs, refs):
-        outs, sizes, ops = ref
-        final = outs[:, -sizes[-1]:]
-        # random-weight INT8 models can collapse; these must not
-        assert len({row.tobytes() for row in final}) > 5, f"{name}: reference outputs collapsed"
-        dev = run_engine(build, b.data, q, tmp_path / f"dev-{name}", layers=True)
-        assert_bit_exact(name, ref, dev, len(q))
-        for layer in convert(path).layers:
-            covered.add(layer["op"])
+    covered = check_models(build, tmp_path, {name: tmp_path / f"{name}.tflite" for name in names})
     assert covered == set(ENGINE_OPS[1])     # engine version 2's operators: test_firmware_ops.py
 
 

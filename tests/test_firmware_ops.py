@@ -19,33 +19,14 @@ import textwrap
 
 import numpy as np
 import pytest
-from test_firmware_engine import (TinyModel, _skip_or_fail, assert_bit_exact, build,  # noqa: F401
-                                  run_engine, run_reference)
+from test_firmware_engine import (TF_PRELUDE, TinyModel, _skip_or_fail, assert_bit_exact,  # noqa: F401
+                                  build, check_models, run_engine, run_reference)
 
 from edgebench.errors import ModelError
 from edgebench.mcu import convert
 from edgebench.mcu.blob_ops import ENGINE_OPS, EXT_OPS
 
-TF_SCRIPT = textwrap.dedent("""
-    import os, sys
-    import numpy as np
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    import tensorflow as tf
-    L = tf.keras.layers
-    out = sys.argv[1]
-    tf.keras.utils.set_random_seed(1234)
-
-    def save(name, model, shape):
-        rep = np.random.default_rng(5).normal(size=(32, *shape)).astype(np.float32)
-        conv = tf.lite.TFLiteConverter.from_keras_model(model)
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.representative_dataset = lambda: ([r[None]] for r in rep)
-        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
-        with open(os.path.join(out, name + ".tflite"), "wb") as f:
-            f.write(conv.convert())
-
+TF_SCRIPT = TF_PRELUDE + textwrap.dedent("""
     # a small CNN with a global average pooling head (MEAN, keep_dims false)
     # and a zero padding before an average pool (PAD), the input concatenated
     # with a convolution of it (the converter requantizes with QUANTIZE)
@@ -171,28 +152,9 @@ def keras_models(tmp_path_factory):
     return out
 
 
-def _inputs(blob, seed: int, n: int = 40) -> np.ndarray:
-    x = np.random.default_rng(seed).normal(size=(n, blob.input["bytes"]))
-    q = np.round(x / blob.input["scale"]) + blob.input["zero_point"]
-    return np.clip(q, -128, 127).astype(np.int8)
-
-
 @pytest.mark.tensorflow
 def test_keras_models_with_new_operators_bit_exact(build, keras_models, tmp_path):  # noqa: F811
-    jobs = []
-    for k, name in enumerate(KERAS):
-        path = keras_models / f"{name}.tflite"
-        b = convert(path)
-        jobs.append((path, _inputs(b, k), b))
-    refs = run_reference([(p, x) for p, x, _ in jobs], tmp_path / "ref")
-    covered = set()
-    for name, (path, x, b), ref in zip(KERAS, jobs, refs):
-        outs, sizes, ops = ref
-        final = outs[:, -sizes[-1]:]
-        assert len({row.tobytes() for row in final}) > 5, f"{name}: reference outputs collapsed"
-        dev = run_engine(build, b.data, x, tmp_path / f"dev-{name}", layers=True)
-        assert_bit_exact(name, ref, dev, len(x))
-        covered |= set(ops)
+    covered = check_models(build, tmp_path, {name: keras_models / f"{name}.tflite" for name in KERAS})
     # the models exercise these operators of engine version 2 (as the reference names them)
     need = {"MEAN", "PAD", "MUL", "SUB", "MAXIMUM", "MINIMUM", "CONCATENATION", "LEAKY_RELU",
             "RELU", "LOGISTIC", "HARD_SWISH", "TANH", "TRANSPOSE_CONV", "RESIZE_BILINEAR",
@@ -209,17 +171,8 @@ def test_keras_applications_bit_exact(build, keras_models, tmp_path):  # noqa: F
     swish) at 96x96 and EfficientNet-B0 at 64x64, every layer's bytes. Random weights without
     trained batch-norm statistics make the last layers of the MobileNets nearly constant, so
     the per-layer comparison is what carries the weight here."""
-    jobs = []
-    for k, name in enumerate(APPS):
-        path = keras_models / f"{name}.tflite"
-        b = convert(path)
-        jobs.append((path, _inputs(b, 100 + k, n=6), b))
-    refs = run_reference([(p, x) for p, x, _ in jobs], tmp_path / "ref")
-    ops = set()
-    for name, (path, x, b), ref in zip(APPS, jobs, refs):
-        dev = run_engine(build, b.data, x, tmp_path / f"dev-{name}", layers=True)
-        assert_bit_exact(name, ref, dev, len(x))
-        ops |= set(ref[2])
+    ops = check_models(build, tmp_path, {name: keras_models / f"{name}.tflite" for name in APPS},
+                       seed=100, n=6, distinct=False)
     assert {"HARD_SWISH", "LOGISTIC", "MEAN", "MUL", "ADD"} <= ops
     # the fit check before upload: the two larger blobs exceed the emulated boards' 1 MiB buffer
     from edgebench.boards.registry import get_profile

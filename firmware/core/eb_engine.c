@@ -445,27 +445,32 @@ int32_t eb_model_output_zero_point(const eb_model *m)
     return rd_i32(tensor_rec(&v, v.output) + EB_T_ZERO_POINT);
 }
 
+void eb_conv_params_of(const eb_model *m, const eb_view *v, const eb_layer *L, eb_conv_params *p)
+{
+    p->in = L->din;
+    p->out = L->dout;
+    p->kh = L->dfilt.h;
+    p->kw = L->dfilt.w;
+    p->sh = L->sh;
+    p->sw = L->sw;
+    p->dh = L->dh;
+    p->dw = L->dw;
+    p->ph = L->ph;
+    p->pw = L->pw;
+    p->depth_mult = L->depth_mult;
+    p->in_offset = L->p[0];
+    p->out_offset = L->p[1];
+    p->act_min = L->act_min;
+    p->act_max = L->act_max;
+    p->filter = tensor_data(m, v, L->in[1]);
+    p->chan = v->blob + L->chan_off;
+    p->scratch = (int8_t *)(m->arena + L->scratch_off);
+}
+
 static void run_conv(const eb_model *m, const eb_view *v, const eb_layer *L)
 {
     eb_conv_params p;
-    p.in = L->din;
-    p.out = L->dout;
-    p.kh = L->dfilt.h;
-    p.kw = L->dfilt.w;
-    p.sh = L->sh;
-    p.sw = L->sw;
-    p.dh = L->dh;
-    p.dw = L->dw;
-    p.ph = L->ph;
-    p.pw = L->pw;
-    p.depth_mult = L->depth_mult;
-    p.in_offset = L->p[0];
-    p.out_offset = L->p[1];
-    p.act_min = L->act_min;
-    p.act_max = L->act_max;
-    p.filter = tensor_data(m, v, L->in[1]);
-    p.chan = v->blob + L->chan_off;
-    p.scratch = (int8_t *)(m->arena + L->scratch_off);
+    eb_conv_params_of(m, v, L, &p);
     if (L->op == EB_OP_CONV_2D) {
         eb_conv_s8(&p, tensor_data(m, v, L->in[0]), tensor_data(m, v, L->out));
     } else {

@@ -134,6 +134,10 @@ static inline int shift_ok(int32_t s) { return s >= -31 && s <= 30; }
  * kernels inside int32 whatever else a blob holds. */
 static inline int off_ok(int32_t v) { return v >= -256 && v <= 256; }
 
+/* The kernel parameters of a convolution-shaped layer (CONV_2D, DEPTHWISE_CONV_2D,
+ * TRANSPOSE_CONV) from its record. */
+void eb_conv_params_of(const eb_model *m, const eb_view *v, const eb_layer *L, eb_conv_params *p);
+
 /* One line naming what is wrong with layer `layer` (0xFFFFFFFF: no layer). */
 eb_status eb_layer_fail(eb_msg *m, eb_status st, const char *what, uint32_t layer);
 

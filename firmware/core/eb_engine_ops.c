@@ -271,21 +271,8 @@ void eb_run_ext(eb_model *m, const eb_view *v, const eb_layer *L)
         break;
     }
     case EB_OP_TRANSPOSE_CONV: {
-        eb_tconv_params p;
-        p.in = L->din;
-        p.out = L->dout;
-        p.kh = L->fh;
-        p.kw = L->fw;
-        p.sh = L->sh;
-        p.sw = L->sw;
-        p.ph = L->ph;
-        p.pw = L->pw;
-        p.in_offset = L->p[0];
-        p.out_offset = L->p[1];
-        p.act_min = L->act_min;
-        p.act_max = L->act_max;
-        p.filter = tensor_data(m, v, L->in[1]);
-        p.chan = v->blob + L->chan_off;
+        eb_conv_params p;
+        eb_conv_params_of(m, v, L, &p);
         eb_transpose_conv_s8(&p, in, out);
         break;
     }

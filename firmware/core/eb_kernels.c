@@ -236,7 +236,6 @@ void eb_add_s8(const eb_add_params *params, const int8_t *in1, const int8_t *in2
     const eb_add_params q = *params;
     const eb_add_params *const p = &q;
     const eb_dims *o = &p->out, *d1 = &p->in1, *d2 = &p->in2;
-    int32_t n, y, x, c;
     if (eb_same_dims(d1, o) && eb_same_dims(d2, o)) {
         const size_t count = (size_t)o->n * o->h * o->w * o->c;
         size_t i;
@@ -245,24 +244,5 @@ void eb_add_s8(const eb_add_params *params, const int8_t *in1, const int8_t *in2
         }
         return;
     }
-    /* Broadcast: a dimension of 1 repeats (stride 0). */
-    {
-        const size_t s1c = d1->c == 1 ? 0 : 1, s2c = d2->c == 1 ? 0 : 1;
-        const size_t s1w = d1->w == 1 ? 0 : (size_t)d1->c, s2w = d2->w == 1 ? 0 : (size_t)d2->c;
-        const size_t s1h = d1->h == 1 ? 0 : (size_t)d1->w * d1->c;
-        const size_t s2h = d2->h == 1 ? 0 : (size_t)d2->w * d2->c;
-        const size_t s1n = d1->n == 1 ? 0 : (size_t)d1->h * d1->w * d1->c;
-        const size_t s2n = d2->n == 1 ? 0 : (size_t)d2->h * d2->w * d2->c;
-        for (n = 0; n < o->n; n++) {
-            for (y = 0; y < o->h; y++) {
-                for (x = 0; x < o->w; x++) {
-                    const int8_t *a = in1 + n * s1n + y * s1h + x * s1w;
-                    const int8_t *b = in2 + n * s2n + y * s2h + x * s2w;
-                    for (c = 0; c < o->c; c++) {
-                        *out++ = eb_add1(p, a[c * s1c], b[c * s2c]);
-                    }
-                }
-            }
-        }
-    }
+    eb_binary_s8(EB_BIN_ADD, p, in1, in2, out);   /* broadcast: a dimension of 1 repeats */
 }

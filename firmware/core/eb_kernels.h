@@ -202,11 +202,11 @@ void eb_softmax_s8(const eb_softmax_params *p, const int8_t *in, int8_t *out);
 /* ---- operators of engine version 2 (eb_kernels_elem.c, eb_kernels_shape.c) */
 
 /* Element-wise binary operators with broadcasting (a dimension of 1 repeats),
- * using eb_add_params: SUB as TFLite's reference (the ADD scheme, the scaled
- * second input subtracted); MUL with in1/in2 offsets, out_mult/out_shift of
+ * using eb_add_params: ADD (eb_add_s8's broadcast path); SUB as TFLite's
+ * reference (the ADD scheme, the scaled second input subtracted); MUL with in1/in2 offsets, out_mult/out_shift of
  * s1*s2/s_out; MAXIMUM/MINIMUM on the raw int8 values (TFLite does not
  * rescale them). */
-enum { EB_BIN_SUB = 1, EB_BIN_MUL, EB_BIN_MAX, EB_BIN_MIN };
+enum { EB_BIN_ADD, EB_BIN_SUB, EB_BIN_MUL, EB_BIN_MAX, EB_BIN_MIN };
 void eb_binary_s8(int kind, const eb_add_params *p, const int8_t *in1, const int8_t *in2,
                   int8_t *out);
 
@@ -250,19 +250,11 @@ typedef struct {
 
 void eb_resize_s8(const eb_resize_params *p, const int8_t *in, int8_t *out);
 
-/* TRANSPOSE_CONV: filter [OC][KH][KW][IC] plain (not blocked), chan the
- * per-channel arrays i32 bias[OC] (not folded: the taps that reach an output
- * vary), multiplier[OC], shift[OC]; ph/pw the padding TFLite computes for the
- * output size. */
-typedef struct {
-    eb_dims in, out;
-    int32_t kh, kw, sh, sw, ph, pw;
-    int32_t in_offset, out_offset, act_min, act_max;
-    const int8_t *filter;
-    const uint8_t *chan;
-} eb_tconv_params;
-
-void eb_transpose_conv_s8(const eb_tconv_params *p, const int8_t *in, int8_t *out);
+/* TRANSPOSE_CONV with eb_conv_params (dilation, depth multiplier and scratch unused):
+ * filter [OC][KH][KW][IC] plain (not blocked), chan i32 bias[OC] (not folded: the
+ * taps that reach an output vary), multiplier[OC], shift[OC]; ph/pw the padding
+ * TFLite computes for the output size. */
+void eb_transpose_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out);
 
 /* TRANSPOSE, SLICE, STRIDED_SLICE: out[n][h][w][c] = in[base + n*st[0] + h*st[1]
  * + w*st[2] + c*st[3]] (strides in elements, may be negative; checked to stay

@@ -35,13 +35,14 @@ static inline int8_t eb_bin1(int kind, const eb_add_params *p, int32_t a, int32_
 {
     int32_t v;
     switch (kind) {
+    case EB_BIN_ADD:
     case EB_BIN_SUB: {
         const int32_t sa = eb_mbqm((int32_t)((uint32_t)(a + p->in1_offset) << p->left_shift),
                                    p->in1_mult, p->in1_shift);
         const int32_t sb = eb_mbqm((int32_t)((uint32_t)(b + p->in2_offset) << p->left_shift),
                                    p->in2_mult, p->in2_shift);
-        v = eb_wadd(eb_mbqm(eb_wadd(sa, (int32_t)(0u - (uint32_t)sb)), p->out_mult, p->out_shift),
-                    p->out_offset);
+        const int32_t s = eb_wadd(sa, kind == EB_BIN_SUB ? (int32_t)(0u - (uint32_t)sb) : sb);
+        v = eb_wadd(eb_mbqm(s, p->out_mult, p->out_shift), p->out_offset);
         break;
     }
     case EB_BIN_MUL:

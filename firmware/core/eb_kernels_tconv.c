@@ -11,9 +11,9 @@
  */
 #include "eb_kernels.h"
 
-void eb_transpose_conv_s8(const eb_tconv_params *params, const int8_t *in, int8_t *out)
+void eb_transpose_conv_s8(const eb_conv_params *params, const int8_t *in, int8_t *out)
 {
-    const eb_tconv_params q = *params;
+    const eb_conv_params q = *params;
     const int32_t IH = q.in.h, IW = q.in.w, IC = q.in.c, OC = q.out.c;
     int32_t b, oy, ox, oc, ky, kx, ic;
     for (b = 0; b < q.out.n; b++) {
