@@ -247,7 +247,7 @@ def time_kws(tf, work: Path, repeat: int) -> dict:
         r = quantize_model(path, calib, out=work / f"kws{i}" / "kws_int8.tflite")
         runs.append((time.perf_counter() - t, r))
     first = runs[0][1]
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     original = read_model(KWS_FP32)
     return {"original_precision": original.precision, "int8_weight_tensors": len(hybrid),

@@ -470,7 +470,7 @@ def test_mlperf_tiny_pairs_on_synthetic_inputs(tmp_path, host, name, int8, fp32,
 
 def test_input_range_warnings_catch_wrong_preprocessing():
     from edgebench.bench.accuracy_record import input_range_warnings
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     require_file(RESNET_INT8)
     resnet = read_model(RESNET_INT8)  # int8 input, scale 1, zero point -128: expects 0..255

@@ -98,7 +98,7 @@ def test_malformed_models_are_refused_before_any_board_sees_them(tmp_path, bad_m
 
 
 def test_valid_models_pass_the_structural_check():
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     for name in ("digits_int8.tflite", "digits_fp32.tflite"):
         assert read_model(DIGITS / name).inputs

@@ -22,7 +22,7 @@ from conftest import MLPERF_DIR
 
 from edgebench.errors import ModelError
 from edgebench.runtime.inspect import inspect_model
-from edgebench.runtime.tflite_file import read_model
+from edgebench.modelfile import read_model
 
 MLPERF = MLPERF_DIR
 DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits"

@@ -289,7 +289,7 @@ def test_mlperf_performance_with_only_the_dialect(client, tmp_path):
 def test_mlperf_accuracy_scores_match_the_reference(client):
     from edgebench.bench.mlperf_mode import MlperfOptions, accuracy_scores, encode
     from edgebench.boards.connect import open_agent
-    from edgebench.agent.loop import make_quantizer
+    from edgebench.agent.quant import make_quantizer
 
     sha = client.ensure_model(KWS.read_bytes(), name="kws")
     loaded = client.load(sha)

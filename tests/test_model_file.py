@@ -7,7 +7,7 @@ from conftest import MLPERF_DIR
 
 from edgebench.data.inputs import input_range, load_inputs, random_inputs
 from edgebench.errors import DataError, ModelError
-from edgebench.runtime.tflite_file import read_model
+from edgebench.modelfile import read_model
 
 MLPERF = MLPERF_DIR
 DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits"
@@ -74,7 +74,7 @@ def test_mutated_models_give_a_model_error_or_a_model_never_anything_else():
     reader returns a description or raises ModelError; no other exception, no endless read."""
     import random
 
-    from edgebench.runtime.tflite_file import parse_model
+    from edgebench.modelfile import parse_model
 
     data = (DIGITS / "digits_int8.tflite").read_bytes()
     rng = random.Random(1234)
@@ -99,7 +99,7 @@ def test_mutated_models_give_a_model_error_or_a_model_never_anything_else():
 
 
 def test_structural_check_names_the_problem():
-    from edgebench.runtime.tflite_file import verify_flatbuffer
+    from edgebench.modelfile import verify_flatbuffer
 
     data = (DIGITS / "digits_int8.tflite").read_bytes()
     assert verify_flatbuffer(data) is None

@@ -48,7 +48,7 @@ def by_point(result) -> dict:
 
 # -- the grid --------------------------------------------------------------------------------
 def test_grid_order_lightest_load_first():
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     models = [read_model(INT8), read_model(FP32)]
     pts = grid(SweepOptions(duty=(1.0, 0.1), threads=(1, 4)), models)

@@ -11,9 +11,7 @@ slices that end at the first inference finishing after the next sample is due;
 the sample is read there, between two inferences, and its cost recorded. With
 telemetry off each loop runs once over the whole request, as before.
 
-Quantization of a float input: ``q = clip(round(x / scale) + zero_point)`` with
-numpy's ``np.round`` (round half to even), then cast to the tensor's integer
-type. Dequantization of an output: ``(q - zero_point) * scale`` in float32.
+The input quantization and output dequantization are :mod:`.quant` (shared with the host).
 """
 from __future__ import annotations
 
@@ -23,52 +21,13 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from .protocol import DataFailure, UsageFailure
+from .protocol import UsageFailure
+from .quant import dequantize, make_quantizer
 
 MAX_RUN_COUNT = 1_000_000
 SPIN_NS = 200_000  # fixed-rate: sleep until this close to the deadline, then spin
 MAX_START_AHEAD_NS = 10 * 10**9  # fixed-rate start_ns: at most this far in the future
 MODES = ("single-stream", "offline", "fixed-rate")
-
-
-def make_quantizer(detail: dict, batch_shape: List[int]) -> Callable[[np.ndarray], np.ndarray]:
-    """A function float32 array (batch_shape) -> tensor-typed array (reuses one buffer)."""
-    dtype = np.dtype(detail["dtype"])
-    quant = detail["quant"]
-    if quant is None or dtype.kind == "f":
-        if dtype == np.float32:
-            return lambda x: x
-        return lambda x: x.astype(dtype)
-    if dtype.kind not in "iu":
-        raise DataFailure(f"input tensor type {dtype.name} is not supported")
-    scale, zp = np.float32(quant["scale"]), np.float32(quant["zero_point"])
-    info = np.iinfo(dtype)
-    lo, hi = np.float32(info.min), np.float32(info.max)
-    tmp = np.empty(batch_shape, np.float32)
-    out = np.empty(batch_shape, dtype)
-    # Plain ufuncs only: np.round and np.clip are Python-level wrappers that cost
-    # microseconds per call, as much as a small model's invoke. np.rint rounds half
-    # to even, exactly like np.round with 0 decimals.
-    divide, rint, add, maximum, minimum, copyto = (np.divide, np.rint, np.add, np.maximum,
-                                                   np.minimum, np.copyto)
-
-    def quantize(x: np.ndarray) -> np.ndarray:
-        divide(x, scale, out=tmp)
-        rint(tmp, out=tmp)
-        add(tmp, zp, out=tmp)
-        maximum(tmp, lo, out=tmp)
-        minimum(tmp, hi, out=tmp)
-        copyto(out, tmp, casting="unsafe")
-        return out
-
-    return quantize
-
-
-def dequantize(detail: dict, y: np.ndarray) -> np.ndarray:
-    quant = detail["quant"]
-    if quant is None or y.dtype.kind == "f":
-        return y.astype(np.float32)
-    return ((y.astype(np.float32) - np.float32(quant["zero_point"])) * np.float32(quant["scale"]))
 
 
 def make_getter(interpreter, outputs: List[dict]) -> Callable[[], None]:

@@ -184,7 +184,7 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
     from edgebench.boards.connect import open_agent, require_runtime
     from edgebench.boards.registry import get_profile
     from edgebench.data.datasets import check_against_model
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     opts.validate()
     model, baseline = read_model(model_path), read_model(baseline_path)
@@ -315,7 +315,7 @@ def recover_accuracy(run_dir) -> RunResult:
     from edgebench.bench.accuracy_slices import SliceInputs
     from edgebench.bench.record import RunFolder
     from edgebench.errors import ResultError
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     d = Path(run_dir)
     r = store.read_result(d)

@@ -18,7 +18,7 @@ from typing import Optional
 import numpy as np
 
 from edgebench.results.model import RunResult
-from edgebench.runtime.tflite_file import read_sidecar
+from edgebench.modelfile import read_sidecar
 
 PREDICTIONS = "predictions.parquet"
 DIAGRAMS = {"baseline": "reliability_baseline.png", "candidate": "reliability_candidate.png"}

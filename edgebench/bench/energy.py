@@ -270,7 +270,7 @@ def _quiet(seconds: float, which: str, emit, meter) -> tuple:
 def probe_e2e(client, model_path, opts: EnergyOptions, count: int = 40) -> float:
     """Median end-to-end latency of a few inferences (turns a duty cycle into a rate)."""
     from edgebench.data.inputs import load_inputs, random_inputs
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     model = read_model(model_path)
     client.hello()

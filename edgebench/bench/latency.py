@@ -132,7 +132,7 @@ class BenchSession:
 
     def __init__(self, model_path, profile, opts: BenchOptions, runs_root="runs", url=None,
                  progress: Progress | None = None, client=None):
-        from edgebench.runtime.tflite_file import read_model
+        from edgebench.modelfile import read_model
 
         opts.validate()
         self.opts, self.profile, self.url, self.runs_root = opts, profile, url, runs_root
@@ -455,7 +455,7 @@ def _concat(chunks: list, key: str) -> np.ndarray:
 
 
 def _describe(result, model, loaded, hello, system, profile, client, opts, inputs) -> None:
-    from edgebench.runtime.tflite_file import read_sidecar
+    from edgebench.modelfile import read_sidecar
 
     sidecar = read_sidecar(model.path)
     result.host = _host()

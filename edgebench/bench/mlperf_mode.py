@@ -127,7 +127,7 @@ def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
     """Read the model, build the inputs, deploy when asked; returns (model, input set, byte inputs, info)."""
     from edgebench.boards.mcu import FIRMWARE_NAME
     from edgebench.data.inputs import load_inputs, random_inputs
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     opts.validate()
     model = read_model(model_path)
@@ -143,7 +143,7 @@ def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
         emit({"event": "deploy", "model": model.name})
         sha = client.ensure_model(Path(model.path).read_bytes(), name=model.name)
         client.load(sha, name=model.name)
-    from edgebench.agent.loop import make_quantizer
+    from edgebench.agent.quant import make_quantizer
 
     q = make_quantizer(tensor, [1] + list(tensor["shape"][1:]))
     data = [encode(q(inset.x[i:i + 1]).copy(), opts.input_encoding) for i in range(len(inset.x))]

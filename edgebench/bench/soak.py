@@ -103,7 +103,7 @@ def run_soak(model_path, profile, opts: SoakOptions, runs_root="runs", url: Opti
              progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
     """Soak ``model_path`` on ``profile``'s board; returns the stored result and its folder."""
     from edgebench.boards.connect import board_client
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     opts.validate()
     model = read_model(model_path)

@@ -169,7 +169,7 @@ def run_sweep(model_path, profile, opts: SweepOptions, runs_root="runs", url: Op
               progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
     """Sweep ``model_path`` (and ``opts.variants``) on ``profile``'s board; the stored sweep and its folder."""
     from edgebench.boards.connect import board_client
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     opts.validate(profile)
     models = []

@@ -122,7 +122,7 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
     from edgebench.boards.connect import open_agent
     from edgebench.boards.registry import get_profile
     from edgebench.data.inputs import load_inputs, random_inputs
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     opts.validate()
     model = read_model(model_path)

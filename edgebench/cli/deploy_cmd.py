@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
 
 
@@ -16,12 +17,11 @@ def _bytes(n) -> str:
 @app.command()
 def deploy(
     model: Path = typer.Argument(..., help="The INT8 .tflite model to put on the board."),
-    board: str = typer.Option(..., "--board", "-b", help="Microcontroller board profile (see `edgebench boards`)."),
-    url: Optional[str] = typer.Option(None, help="The board's serial port (e.g. the pty `edgebench flash` printed)."),
-    image: Optional[Path] = typer.Option(None, help="Emulated boards: firmware image to start instead of building "
-                                                    "one (e.g. from `edgebench flash --build-only`)."),
-    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the deployment report as JSON."),
+    board: str = opt.board(..., help='Microcontroller board profile (see `edgebench boards`).'),
+    url: Optional[str] = opt.url(help="The board's serial port (e.g. the pty `edgebench flash` printed)."),
+    image: Optional[Path] = opt.image(),
+    boards_dir: List[Path] = opt.boards_dir(),
+    json_out: bool = opt.json_flag('the deployment report'),
 ) -> None:
     """Convert a model to a firmware blob, upload it (CRC-checked frames), verify it and load it."""
     from edgebench.boards.connect import open_agent
@@ -33,7 +33,7 @@ def deploy(
     if profile.kind != "mcu":
         raise UsageError(f"board {profile.name} is a Linux board: deploy is for microcontroller firmware",
                          "edgebench bench/accuracy send the model to a Linux board themselves")
-    from edgebench.runtime.tflite_file import read_model
+    from edgebench.modelfile import read_model
 
     read_model(model)  # missing, a directory, a device, not a valid TFLite model: one clear line
     from edgebench.mcu.fit import check_fit

@@ -26,7 +26,7 @@ from edgebench.errors import ModelError
 from edgebench.mcu import blob_plan
 from edgebench.mcu.blob_ops import (OPS, SUPPORTED_OPS, Tensor, UnsupportedError, block_filter,
                                      describe_unsupported, lower, unsupported_layers)
-from edgebench.runtime.tflite_file import CUSTOM, builtin_code, decode_name, op_names, operator_name, parse_model
+from edgebench.modelfile import CUSTOM, builtin_code, decode_name, op_names, operator_name, parse_model
 
 FORMAT_VERSION = 1
 MAGIC = b"EBNN"

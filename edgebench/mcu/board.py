@@ -149,7 +149,7 @@ class McuClient:
 
     # -- models -----------------------------------------------------------------------
     def _model(self, data: bytes, name: str | None):
-        from edgebench.runtime.tflite_file import parse_model
+        from edgebench.modelfile import parse_model
 
         sha = hashlib.sha256(data).hexdigest()
         if sha not in self._models:
@@ -280,7 +280,7 @@ class McuClient:
                              f"extensions: {doing} needs them", "use MLPerf Tiny mode (--mlperf)")
 
     def _quantize(self, x: np.ndarray) -> np.ndarray:
-        from edgebench.agent.loop import make_quantizer
+        from edgebench.agent.quant import make_quantizer
 
         if self._loaded_sha is None:
             raise UsageError("no model is loaded", "load a model first")
@@ -360,7 +360,7 @@ class McuClient:
         return out["y"], out["y_float"]
 
     def infer_all(self, x: np.ndarray) -> dict:
-        from edgebench.agent.loop import dequantize
+        from edgebench.agent.quant import dequantize
 
         self.hello()
         if self._loaded_sha is None:

@@ -116,7 +116,7 @@ def model_operators(data: bytes, path: str = "<bytes>") -> tuple:
     """(operator names, output tensor names) of the main subgraph, in execution order."""
     from ai_edge_litert import schema_py_generated as s
 
-    from edgebench.runtime.tflite_file import CUSTOM, builtin_code, decode_name, op_names, operator_name, parse_model
+    from edgebench.modelfile import CUSTOM, builtin_code, decode_name, op_names, operator_name, parse_model
 
     parse_model(data, path)     # ModelError for a file that is not a TFLite model
     m = s.ModelT.InitFromPackedBuf(bytearray(data), 0)

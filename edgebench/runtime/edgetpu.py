@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Optional
 
 from edgebench.errors import EdgebenchError, ModelError
-from edgebench.runtime.tflite_file import read_model
+from edgebench.modelfile import read_model
 
 COMPILER = "edgetpu_compiler"
 MAPPED = "Mapped to Edge TPU"

@@ -1,6 +1,6 @@
 """Describe what a .tflite model costs, without running it (level 2).
 
-:func:`inspect_model` builds on :func:`edgebench.runtime.tflite_file.read_model`
+:func:`inspect_model` builds on :func:`edgebench.modelfile.read_model`
 (identity, precision, operator counts) and adds, for the main subgraph:
 
 * every tensor: name, shape, dtype, bytes, whether it is constant, and its
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Optional
 
 from edgebench.errors import ModelError
-from edgebench.runtime.tflite_file import (CUSTOM, TENSOR_TYPES, ModelFile, builtin_code, decode_name, op_names,
+from edgebench.modelfile import (CUSTOM, TENSOR_TYPES, ModelFile, builtin_code, decode_name, op_names,
                                            operator_name, read_model)
 
 MEMORY_METHOD = ("estimated: greedy liveness over the stored operator order, tensors live from "

@@ -173,7 +173,7 @@ class SimClient:
         return {"stored": True, "bytes": len(payload)}, None
 
     def _op_load(self, payload, sha256, kernels="xnnpack", threads=1, delegate=None, batch=1):
-        from edgebench.runtime.tflite_file import parse_model
+        from edgebench.modelfile import parse_model
 
         if sha256 not in self.models:
             raise errors.ModelError(f"model {sha256[:12]}... is not on the agent", hint="put_model first")

@@ -1,4 +1,4 @@
-"""Read a .tflite file on the host without running it (level 2).
+"""Read a .tflite file on the host without running it (level 0, beside results).
 
 Parsing uses the flatbuffer schema module that ships with ai-edge-litert
 (pure Python, no native kernels), so a model that would crash a runtime can
