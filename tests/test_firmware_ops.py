@@ -79,7 +79,7 @@ TF_SCRIPT = TF_PRELUDE + textwrap.dedent("""
     d = L.Subtract()([a, b])
     m = L.Maximum()([a, b])
     n = L.Minimum()([a, d])
-    x = L.Concatenate()([d, m, n])
+    x = L.Concatenate()([d, m, n, a])     # four inputs: the record's slots, then p[]
     x = L.ReLU()(x)
     x = L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [2, 1], [0, 0]], constant_values=0.5))(x)
     x = L.Conv2D(8, 3, strides=2)(x)
@@ -434,19 +434,28 @@ def synth_pad(rng):
 
 
 def synth_concat(rng):
-    """x concatenated with a constant and with x again, along a random axis."""
+    """x concatenated with constants and with itself, 1 to 7 inputs, along a random axis
+    (more than 3 inputs: the record's three slots, then p[])."""
     g = TinyModel()
     shape = tuple(int(v) for v in rng.integers(1, 5, 4))
     axis = int(rng.integers(-4, 4))
     s_, z_ = _q(rng)
     x = g.tensor(shape, scale=s_, zp=z_)
-    cshape = list(shape)
-    cshape[axis] = int(rng.integers(1, 4))
-    c = g.tensor(cshape, scale=s_, zp=z_, data=rng.integers(-128, 128, size=cshape).astype(np.int8))
+    ins, total = [x], shape[axis]
+    for _ in range(int(rng.integers(0, 7))):
+        if rng.integers(0, 2):
+            ins.append(x)
+            total += shape[axis]
+        else:
+            cshape = list(shape)
+            cshape[axis] = int(rng.integers(1, 4))
+            ins.append(g.tensor(cshape, scale=s_, zp=z_,
+                                data=rng.integers(-128, 128, size=cshape).astype(np.int8)))
+            total += cshape[axis]
     oshape = list(shape)
-    oshape[axis] = 2 * shape[axis] + cshape[axis]
+    oshape[axis] = total
     y = g.tensor(oshape, scale=s_, zp=z_)
-    g.op("CONCATENATION", [x, c, x], [y], g.options("ConcatenationOptions", axis=axis))
+    g.op("CONCATENATION", ins, [y], g.options("ConcatenationOptions", axis=axis))
     return g.build([x], [y]), int(np.prod(shape))
 
 

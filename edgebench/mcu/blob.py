@@ -26,7 +26,8 @@ from edgebench.errors import ModelError
 from edgebench.mcu import blob_plan
 from edgebench.mcu.blob_ops import (OPS, SUPPORTED_OPS, Tensor, UnsupportedError, block_filter,
                                      describe_unsupported, lower, unsupported_layers)
-from edgebench.modelfile import CUSTOM, builtin_code, decode_name, op_names, operator_name, parse_model
+from edgebench.modelfile import (CUSTOM, ModelFile, builtin_code, decode_name, op_names, operator_name,
+                                  parse_model)
 
 FORMAT_VERSION = 1
 MAGIC = b"EBNN"
@@ -84,22 +85,25 @@ class Blob:
         }
 
 
-def convert(model: Union[bytes, bytearray, str, Path], name: Optional[str] = None) -> Blob:
-    """Convert a full-INT8 .tflite model (bytes or path) into a :class:`Blob`.
+def convert(model: Union[ModelFile, bytes, bytearray, str, Path], name: Optional[str] = None) -> Blob:
+    """Convert a full-INT8 .tflite model (a ModelFile as read_model gives it: not read or
+    hashed again; bytes or a path) into a :class:`Blob`.
 
     Raises :class:`ModelError` for a file that is not a TFLite model, a model
     that is not full INT8 (float, FP16, dynamic range, uint8), and any
     operator or operator variant the engine does not run (naming it and the
     supported set).
     """
-    if isinstance(model, (bytes, bytearray)):
+    if isinstance(model, ModelFile):
+        data, path = model.content, model.path
+    elif isinstance(model, (bytes, bytearray)):
         data, path = bytes(model), name or "<bytes>"
     else:
         p = Path(model)
         if not p.is_file():
             raise ModelError(f"model file {p} does not exist", "check the path")
         data, path = p.read_bytes(), str(p)
-    info = parse_model(data, path)
+    info = model if isinstance(model, ModelFile) else parse_model(data, path)
     label = name or (Path(path).stem if path != "<bytes>" else "model")
     _check_precision(info, path)
     from ai_edge_litert import schema_py_generated as s
@@ -133,7 +137,7 @@ def convert(model: Union[bytes, bytearray, str, Path], name: Optional[str] = Non
         except UnsupportedError as exc:
             raise ModelError(f"{path}: layer {k} ({opname}): {exc}",
                              "the microcontroller engine cannot run this model bit-exactly") from None
-    return _build(data, label, tensors, layers, int(sg.inputs[0]), int(sg.outputs[0]))
+    return _build(data, label, tensors, layers, int(sg.inputs[0]), int(sg.outputs[0]), info.sha256)
 
 
 def _check_precision(info, path: str) -> None:
@@ -199,7 +203,7 @@ def _tensor(m, sg, i: int, file_bytes: bytes, path: str) -> Tensor:
 
 
 def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
-           graph_out: int) -> Blob:
+           graph_out: int, source_sha256: str) -> Blob:
     n = len(layers)
     # tensors the device needs, in first-use order
     order: list = [graph_in]
@@ -304,8 +308,11 @@ def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
         if any(not 0 <= v <= 0xFFFF for v in u16):
             raise ModelError(f"{name}: layer {k} ({layer.op}) geometry {g} does not fit the blob format",
                              None)
-        ins = [index[i] for i in layer.inputs] + [NO_TENSOR] * (3 - len(layer.inputs))
+        all_ins = [index[i] for i in layer.inputs]
+        ins = (all_ins + [NO_TENSOR] * 3)[:3]
         params = list(layer.params) + [0] * (10 - len(layer.params))
+        if len(all_ins) > 3:        # CONCATENATION: the inputs past the third in p[1..9] (BLOB.md)
+            params[1:len(all_ins) - 2] = all_ins[3:]
         chan_n = len(layer.chan) // 3 if layer.chan is not None else 0
         sc = scratch.get(k)
         struct.pack_into("<BBH3H2x9H2x2iIIII10i", out, layers_off + k * LAYER_BYTES,
@@ -315,7 +322,7 @@ def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
         summary.append({"index": k, "op": layer.op, "output_shape": list(tensors[layer.output].shape),
                         "macs": int(layer.macs), "scratch_bytes": int(layer.scratch_bytes)})
     out[data_off:] = data
-    sha = hashlib.sha256(source).digest()
+    sha = bytes.fromhex(source_sha256)
     struct.pack_into("<4sHHII", out, 0, MAGIC, FORMAT_VERSION, HEADER_BYTES, total, 0)
     struct.pack_into("<HHIIIIIHHI16s", out, 16, len(order), n, tensors_off, layers_off, data_off,
                      len(data), arena, index[graph_in], index[graph_out], 0, sha[:16])
@@ -327,7 +334,7 @@ def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
         return {"name": t.name, "shape": list(t.shape), "dtype": "int8", "bytes": nbytes[i],
                 "scale": t.scale[0], "zero_point": t.zero_point[0]}
 
-    return Blob(data=bytes(out), name=name, source_sha256=hashlib.sha256(source).hexdigest(),
+    return Blob(data=bytes(out), name=name, source_sha256=source_sha256,
                 crc32=crc, peak_arena_bytes=arena, arena_lower_bound_bytes=lower_bound,
                 constant_bytes=len(data), macs=sum(x.macs for x in layers),
                 input=io(graph_in), output=io(graph_out), layers=tuple(summary))

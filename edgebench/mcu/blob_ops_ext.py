@@ -138,8 +138,8 @@ def lower_pad(op: str, x, pads_t, value_t, y):
 
 
 def lower_concat(opts, ins: list, y):
-    if not 1 <= len(ins) <= 3 or any(t is None for t in ins):
-        raise _err(f"{len(ins)} inputs (the engine concatenates up to 3)")
+    if not 1 <= len(ins) <= 12 or any(t is None for t in ins):
+        raise _err(f"{len(ins)} inputs (the engine concatenates up to 12)")
     if int(getattr(opts, "fusedActivationFunction", 0) or 0):
         raise _err("fused activation on CONCATENATION")
     rank = len(y.shape)

@@ -80,6 +80,7 @@
 #define EB_L_N_P 10u
 
 #define EB_NO_TENSOR 0xFFFFu
+#define EB_CONCAT_MAX 12u        /* CONCATENATION inputs: 3 in the record's slots + 9 in p[] */
 
 /* Operator codes: TFLite's BuiltinOperator values. */
 #define EB_OP_ADD 0u
@@ -133,7 +134,8 @@
  *   MEAN: p0 0, p1 axis mask (bit 0 N .. bit 3 C), p2/p3 input/output zero
  *     point, p4/p5 multiplier/shift (1/count folded in).
  *   PAD, PADV2: p0..p3 padding before N, H, W, C; p4 the pad value.
- *   CONCATENATION: inputs in[0..n-1] (n <= 3), p0 the axis (0 N .. 3 C).
+ *   CONCATENATION: n inputs (n <= EB_CONCAT_MAX): in[0..2], then p1..p9;
+ *     p0 the axis (0 N .. 3 C).
  *   LOGISTIC, TANH, HARD_SWISH: no p[]; EB_L_CHAN_OFF points at a 256-byte int8
  *     table indexed by x + 128 (EB_L_N_CHAN is not used).
  *   RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR: p0 1 nearest / 0 bilinear; the

@@ -34,6 +34,12 @@ static int32_t dim_at(const eb_dims *d, int i)
     return i == 0 ? d->n : i == 1 ? d->h : i == 2 ? d->w : d->c;
 }
 
+/* CONCATENATION's input i: in[0..2], then p[1..9] (up to 12 inputs). */
+static uint32_t concat_input(const eb_layer *L, uint32_t i)
+{
+    return i < 3u ? L->in[i] : (uint32_t)L->p[1u + i - 3u];
+}
+
 static eb_status check_concat(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *msg)
 {
     const uint32_t n = L->n_in;
@@ -41,15 +47,15 @@ static eb_status check_concat(const eb_view *v, const eb_layer *L, uint32_t k, e
     int64_t along = 0;
     uint32_t i;
     int d;
-    if (n < 1 || n > 3 || axis < 0 || axis > 3) {
+    if (n < 1 || n > EB_CONCAT_MAX || axis < 0 || axis > 3) {
         return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent concatenation", k);
     }
     for (i = 0; i < n; i++) {
         eb_dims di;
-        if (!is_int8(v, L->in[i])) {
+        if (!is_int8(v, concat_input(L, i))) {
             return eb_layer_fail(msg, EB_ERR_INVALID, "bad concatenation input", k);
         }
-        dims_of(tensor_rec(v, L->in[i]), &di);
+        dims_of(tensor_rec(v, concat_input(L, i)), &di);
         for (d = 0; d < 4; d++) {
             if (d != axis && dim_at(&di, d) != dim_at(&L->dout, d)) {
                 return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent concatenation", k);
@@ -243,8 +249,8 @@ void eb_run_ext(eb_model *m, const eb_view *v, const eb_layer *L)
         break;
     }
     case EB_OP_CONCATENATION: {
-        const int8_t *ins[3];
-        int32_t inner[3], outer = 1;
+        const int8_t *ins[EB_CONCAT_MAX];
+        int32_t inner[EB_CONCAT_MAX], outer = 1;
         uint32_t i;
         int d;
         for (d = 0; d < L->p[0]; d++) {
@@ -252,8 +258,8 @@ void eb_run_ext(eb_model *m, const eb_view *v, const eb_layer *L)
         }
         for (i = 0; i < L->n_in; i++) {
             eb_dims di;
-            dims_of(tensor_rec(v, L->in[i]), &di);
-            ins[i] = tensor_data(m, v, L->in[i]);
+            dims_of(tensor_rec(v, concat_input(L, i)), &di);
+            ins[i] = tensor_data(m, v, concat_input(L, i));
             inner[i] = (int32_t)(dims_count(&di) / (uint32_t)outer);
         }
         eb_concat_s8((int32_t)L->n_in, ins, inner, outer, out);
