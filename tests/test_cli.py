@@ -265,7 +265,7 @@ def _rendered(fn, *args) -> list:
 
 def test_bench_and_sweep_tables_fit_80_columns_without_cutting_headers():
     from edgebench.cli.render import latency_table
-    from edgebench.cli.sweep_cmd import print_sweep
+    from edgebench.cli.render.thermal import print_sweep
     from edgebench.results.model import RunResult
 
     stage = {"n": 144131, "median_s": 1.2e-5, "ci_low_s": 1.19e-5, "ci_high_s": 1.21e-5, "p90_s": 1.29e-5,
@@ -289,3 +289,104 @@ def test_bench_and_sweep_tables_fit_80_columns_without_cutting_headers():
     assert max(map(len, lines)) <= 80
     rows = [ln for ln in lines if ln.startswith("p0")]
     assert len(rows) == 4 and all("7.40 ms [7.39–7.41]" in ln and "80.3" in ln for ln in rows)   # one line each
+
+
+# --- the shape of the command line: shared options, one home for renderers, help of every verb ---
+
+CLI = ROOT / "edgebench" / "cli"
+SHARED = ("--json", "--boards-dir", "--board", "--url", "--runs-dir", "--image", "--cpus", "--seed", "--inputs",
+          "--recover", "--debug")
+
+
+def _verbs():
+    import typer.main
+
+    return typer.main.get_command(app).commands
+
+
+def _declared_options(path: Path) -> set:
+    """Long names of the options a module declares with typer.Option (written out, or a parameter's name)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    param_of = {}
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = fn.args.args + fn.args.kwonlyargs
+            defaults = [None] * (len(fn.args.args) - len(fn.args.defaults)) + fn.args.defaults + fn.args.kw_defaults
+            param_of.update({id(d): a.arg for a, d in zip(args, defaults) if d is not None})
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("typer.Option", "Option"):
+            spelled = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                       and a.value.startswith("--")]
+            if spelled:
+                names.update(s.split("/")[0] for s in spelled)
+            elif id(node) in param_of:
+                names.add("--" + param_of[id(node)].replace("_", "-"))
+    return names
+
+
+def test_each_shared_option_is_declared_once_in_cli_options():
+    shared = _declared_options(CLI / "options.py")
+    assert set(SHARED) <= shared
+    for path in sorted(CLI.rglob("*.py")):
+        if path.name != "options.py":
+            again = shared & _declared_options(path)
+            assert not again, f"{path.relative_to(ROOT)} declares {sorted(again)} again: use edgebench.cli.options"
+    # and the verbs do take them: --board in every verb that reaches a board, --json in every verb that has data
+    takes = {name: {o for p in cmd.params for o in p.opts} for name, cmd in _verbs().items()}
+    assert {v for v, opts in takes.items() if "--board" in opts} >= {"bench", "soak", "sweep", "energy", "accuracy",
+                                                                      "verify", "deploy", "flash", "demo"}
+    assert {v for v, opts in takes.items() if "--json" not in opts} <= {"report"}
+
+
+def test_no_verb_module_imports_another_verb_module():
+    import ast
+
+    verbs = {p.stem for p in CLI.glob("*_cmd.py")}
+    assert len(verbs) >= 15
+    for path in sorted(CLI.rglob("*.py")):
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+                imported.update(f"{node.module}.{a.name}" for a in node.names)
+        others = {m.rsplit(".", 1)[1] for m in imported if m.startswith("edgebench.cli.")} & (verbs - {path.stem})
+        assert not others, f"{path.relative_to(ROOT)} imports the verb module(s) {sorted(others)}: " \
+                           "shared renderers live in edgebench.cli.render"
+
+
+def test_every_verb_has_help_with_all_its_options():
+    verbs = _verbs()
+    assert len(verbs) >= 18
+    for name, cmd in verbs.items():
+        res = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200"})
+        assert res.exit_code == 0, (name, res.output)
+        text = res.stdout
+        assert cmd.help and " ".join(cmd.help.split())[:40] in " ".join(text.split()), name
+        for param in cmd.params:
+            if getattr(param, "hidden", False) or not param.opts[0].startswith("--"):
+                continue
+            assert param.opts[0] in text, f"{name} --help does not show {param.opts[0]}"
+            assert param.help, f"{name} {param.opts[0]} has no help text"
+
+
+def test_long_verbs_group_their_options_in_panels():
+    from edgebench.cli import options as opt
+
+    verbs = _verbs()
+    for name in ("bench", "soak", "sweep", "energy", "battery", "accuracy"):
+        panels = {p.opts[0]: getattr(p, "rich_help_panel", None) for p in verbs[name].params}
+        where = {"--board": opt.BOARD, "--boards-dir": opt.BOARD, "--url": opt.BOARD, "--runs-dir": opt.OUTPUT,
+                 "--json": opt.OUTPUT, "--recover": opt.OUTPUT, "--kernels": opt.RUNTIME, "--seed": opt.RUNTIME}
+        for option, panel in where.items():
+            if option in panels:
+                assert panels[option] == panel, (name, option, panels[option])
+        grouped = sum(1 for p in panels.values() if p)
+        assert grouped >= len(panels) / 2, f"{name}: only {grouped} of {len(panels)} options are in a panel"
+        text = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200"}).stdout
+        for panel in {p for p in panels.values() if p}:
+            assert f"─ {panel} ─" in text, (name, panel)

@@ -16,6 +16,7 @@ import typer
 from edgebench import __version__
 from typer.exceptions import TyperException
 
+from edgebench.cli import options
 from edgebench.errors import EdgebenchError
 
 app = typer.Typer(
@@ -38,10 +39,8 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
+    debug: bool = options.debug(),
+    version: bool = options.version(_version),
 ) -> None:
     _state["debug"] = debug
 

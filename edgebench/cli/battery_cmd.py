@@ -6,7 +6,11 @@ from typing import Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
+
+CELL = "Battery"  # the cell and what of it is usable
+WORKLOAD = "Workload (instead of the run's figures)"
 
 
 def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, voltage, usable, regulator_eff,
@@ -134,25 +138,49 @@ def battery_lines(est) -> list:
 def battery(
     run: Optional[str] = typer.Argument(None, help="A stored energy, soak or sweep run (folder, name prefix or "
                                         "'latest')."),
-    cell: str = typer.Option("2xAA", help="2xAA, CR2032, 18650, lipo-1000 or custom."),
-    capacity_mah: Optional[float] = typer.Option(None, help="Capacity in mAh (custom cell, or override)."),
-    voltage: Optional[float] = typer.Option(None, help="Nominal voltage (custom cell, or override)."),
-    usable: float = typer.Option(0.8, help="Fraction of the capacity usable down to the device's cut-off."),
-    regulator_eff: float = typer.Option(0.85, help="Efficiency of the regulator between cell and board."),
-    self_discharge_pct_per_month: Optional[float] = typer.Option(None, help="Self-discharge, % of capacity per month."),
-    temp_c: Optional[float] = typer.Option(None, help="Operating temperature (checked against the cell's range)."),
-    temp_derate: Optional[float] = typer.Option(None, help="Fraction of capacity left at that temperature."),
-    rate: Optional[str] = typer.Option(None, help="Inference rate: 10, 1/s, 2/min, 30/h (default: the run's)."),
-    duty: Optional[float] = typer.Option(None, help="Duty cycle in (0, 1] instead of a rate."),
-    idle_w: Optional[float] = typer.Option(None, help="Idle (sleep) power in W (instead of a run's)."),
-    event_above_idle_j: Optional[float] = typer.Option(None, help="Energy per event ABOVE IDLE in J (instead of a "
-                                                       "run's); or give --active-w and --event-s."),
-    active_w: Optional[float] = typer.Option(None, help="The board's total power while inferring, in W (idle "
-                                             "included), for --event-s seconds per event."),
-    event_s: Optional[float] = typer.Option(None, help="Duration of one event in s (needed by --duty and --active-w)."),
+    cell: str = typer.Option("2xAA", rich_help_panel=CELL, help="2xAA, CR2032, 18650, lipo-1000 or custom."),
+    capacity_mah: Optional[float] = typer.Option(
+        None, rich_help_panel=CELL,
+        help="Capacity in mAh (custom cell, or override)."),
+    voltage: Optional[float] = typer.Option(
+        None, rich_help_panel=CELL,
+        help="Nominal voltage (custom cell, or override)."),
+    usable: float = typer.Option(
+        0.8, rich_help_panel=CELL,
+        help="Fraction of the capacity usable down to the device's cut-off."),
+    regulator_eff: float = typer.Option(
+        0.85, rich_help_panel=CELL,
+        help="Efficiency of the regulator between cell and board."),
+    self_discharge_pct_per_month: Optional[float] = typer.Option(
+        None, rich_help_panel=CELL,
+        help="Self-discharge, % of capacity per month."),
+    temp_c: Optional[float] = typer.Option(
+        None, rich_help_panel=CELL,
+        help="Operating temperature (checked against the cell's range)."),
+    temp_derate: Optional[float] = typer.Option(
+        None, rich_help_panel=CELL,
+        help="Fraction of capacity left at that temperature."),
+    rate: Optional[str] = typer.Option(
+        None, rich_help_panel=WORKLOAD,
+        help="Inference rate: 10, 1/s, 2/min, 30/h (default: the run's)."),
+    duty: Optional[float] = typer.Option(
+        None, rich_help_panel=WORKLOAD,
+        help="Duty cycle in (0, 1] instead of a rate."),
+    idle_w: Optional[float] = typer.Option(
+        None, rich_help_panel=WORKLOAD,
+        help="Idle (sleep) power in W (instead of a run's)."),
+    event_above_idle_j: Optional[float] = typer.Option(
+        None, rich_help_panel=WORKLOAD,
+        help="Energy per event ABOVE IDLE in J (instead of a run's); or give --active-w and --event-s."),
+    active_w: Optional[float] = typer.Option(
+        None, rich_help_panel=WORKLOAD,
+        help="The board's total power while inferring, in W (idle included), for --event-s seconds per event."),
+    event_s: Optional[float] = typer.Option(
+        None, rich_help_panel=WORKLOAD,
+        help="Duration of one event in s (needed by --duty and --active-w)."),
     event_j: Optional[float] = typer.Option(None, hidden=True, help="Deprecated name of --event-above-idle-j."),
-    runs_dir: Path = typer.Option(Path("runs"), help="Folder holding run folders."),
-    json_out: bool = typer.Option(False, "--json", help="Print the estimate as JSON on stdout."),
+    runs_dir: Path = opt.runs_dir(writes=False, rich_help_panel=opt.OUTPUT),
+    json_out: bool = opt.json_flag("the estimate", rich_help_panel=opt.OUTPUT),
 ) -> None:
     """Battery life at a duty cycle: from a stored energy, soak or sweep run, or from given idle power and
     either the energy per event above idle or the power while active."""

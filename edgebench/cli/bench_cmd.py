@@ -6,7 +6,9 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.cli.render import print_run, progress_printer
 
 
 def parse_range(text: Optional[str]):
@@ -21,73 +23,53 @@ def parse_range(text: Optional[str]):
     return lo, hi
 
 
-def progress_printer(console, label: str):
-    """A progress callback that shows the precision reached so far on one live line."""
-    from edgebench.report import format as fmt
-
-    def show(ev: dict) -> None:
-        if ev["event"] == "connect":
-            console.print(f"[dim]{label}: connecting to {ev['board']}…[/]")
-        elif ev["event"] == "load":
-            console.print(f"[dim]{label}: loading {ev['model']}…[/]")
-        elif ev["event"] == "window":
-            console.print(f"[dim]{label}: MLPerf window {ev['window']}/{ev['of']} ({ev['window_s']:g} s)…[/]")
-        elif ev["event"] == "deploy":
-            console.print(f"[dim]{label}: uploading {ev['model']}…[/]")
-        elif ev["event"] == "repeat" and ev["repeat"] > 1:
-            console.print()
-        elif ev["event"] == "chunk" and console.is_terminal:  # a live line; logs get no carriage returns
-            rel = ev.get("rel_ci")
-            ci = f"±{100 * rel:.2f}%" if rel is not None else "n/a"
-            run = f"run {ev['repeat']}/{ev['of']}: " if ev.get("repeat") else ""
-            console.print(f"[dim]{label}: {run}n={ev['n']:,} (warm-up {ev['n_warmup']}), median "
-                          f"{fmt.duration(ev.get('median_s'))}, CI {ci} (target ±{100 * ev['target']:.1f}%), "
-                          f"{ev['elapsed_s']:.1f} s[/]", end="\r")
-
-    return show
-
-
 @app.command()
 def bench(
     model: Optional[Path] = typer.Argument(None, help="The .tflite model to benchmark (omit with --recover)."),
-    board: str = typer.Option("host", "--board", "-b", help="Board profile name (see `edgebench boards`)."),
+    board: str = opt.board(rich_help_panel=opt.BOARD),
     scenario: str = typer.Option("single-stream", help="single-stream, offline or fixed-rate."),
-    kernels: str = typer.Option("xnnpack", help="xnnpack (default), builtin (no default delegates) or reference."),
-    threads: int = typer.Option(1, help="Interpreter threads."),
-    delegate: Optional[str] = typer.Option(None, help="Delegate to load, e.g. edgetpu."),
+    kernels: str = opt.kernels(rich_help_panel=opt.RUNTIME),
+    threads: int = opt.threads(rich_help_panel=opt.RUNTIME),
+    delegate: Optional[str] = opt.delegate(rich_help_panel=opt.RUNTIME),
     rate: Optional[float] = typer.Option(None, help="Requests per second for --scenario fixed-rate."),
     batch: int = typer.Option(1, help="Batch size for --scenario offline (where the model allows it)."),
-    inputs: Optional[Path] = typer.Option(None, help=".npy/.npz inputs (default: seeded random in range)."),
-    input_range: Optional[str] = typer.Option(None, help="LOW,HIGH for random inputs of float models (default 0,1)."),
-    seed: int = typer.Option(0, help="Seed of the random inputs."),
-    target: float = typer.Option(0.01, help="Stop when the headline 95% CI half-width of the median (across runs) "
-                                 "is within this fraction."),
-    min_samples: int = typer.Option(200, help="Minimum measured inferences per run."),
-    min_time: float = typer.Option(1.0, help="Minimum measuring time per run, seconds."),
-    max_time: float = typer.Option(20.0, help="Time budget for all runs, seconds (then the target is reported as "
-                                   "not reached)."),
-    repeat: int = typer.Option(3, help="Independent runs (a fresh agent process and model load each); the "
-                               "interval combines within- and between-run variation."),
-    max_repeats: int = typer.Option(10, help="More runs are added, up to this many, while the interval is wider "
-                                    "than --target and the time budget allows."),
-    cpus: Optional[str] = typer.Option(None, help="Pin a local board's agent to these CPUs, e.g. 0 (cores of a "
-                                       "machine can differ: pin when comparing runs)."),
-    runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
-    url: Optional[str] = typer.Option(None, help="Override the board's address (ssh://user@host, /dev/ttyUSB0)."),
-    image: Optional[Path] = typer.Option(None, help="Emulated boards: firmware image to start instead of building "
-                                                    "one (e.g. from `edgebench flash --build-only`)."),
-    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
+    inputs: Optional[Path] = opt.inputs(rich_help_panel=opt.RUNTIME),
+    input_range: Optional[str] = typer.Option(
+        None, rich_help_panel=opt.RUNTIME,
+        help="LOW,HIGH for random inputs of float models (default 0,1)."),
+    seed: int = opt.seed(rich_help_panel=opt.RUNTIME),
+    target: float = typer.Option(
+        0.01, rich_help_panel=opt.STOPPING,
+        help="Stop when the headline 95% CI half-width of the median (across runs) is within this fraction."),
+    min_samples: int = typer.Option(200, rich_help_panel=opt.STOPPING, help="Minimum measured inferences per run."),
+    min_time: float = typer.Option(
+        1.0, rich_help_panel=opt.STOPPING,
+        help="Minimum measuring time per run, seconds."),
+    max_time: float = typer.Option(
+        20.0, rich_help_panel=opt.STOPPING,
+        help="Time budget for all runs, seconds (then the target is reported as not reached)."),
+    repeat: int = typer.Option(
+        3, rich_help_panel=opt.STOPPING,
+        help="Independent runs (a fresh agent process and model load each); the interval combines within- and "
+             "between-run variation."),
+    max_repeats: int = typer.Option(
+        10, rich_help_panel=opt.STOPPING,
+        help="More runs are added, up to this many, while the interval is wider than --target and the time budget "
+             "allows."),
+    cpus: Optional[str] = opt.cpus(rich_help_panel=opt.BOARD),
+    runs_dir: Path = opt.runs_dir(rich_help_panel=opt.OUTPUT),
+    url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
+    image: Optional[Path] = opt.image(rich_help_panel=opt.BOARD),
+    boards_dir: List[Path] = opt.boards_dir(rich_help_panel=opt.BOARD),
     mlperf: bool = typer.Option(False, "--mlperf", help="MLPerf Tiny performance mode: drive the board with the "
                                 "plain DUT dialect (five windows of >= 10 s, median throughput)."),
-    recover: Optional[Path] = typer.Option(None, help="Finish a bench run folder left 'running' by a crash or "
-                                           "a kill (keeps the repeats it had written)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the run as JSON on stdout."),
+    recover: Optional[Path] = opt.recover("bench", " (keeps the repeats it had written)", rich_help_panel=opt.OUTPUT),
+    json_out: bool = opt.json_flag("the run", rich_help_panel=opt.OUTPUT),
 ) -> None:
     """Benchmark a model's latency on a board until the median is known to the target precision."""
     from edgebench.bench.latency import BenchOptions, recover_bench, run_bench
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.cli.render import print_run
     from edgebench.errors import UsageError
 
     err = get_err_console()

@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
 
 _UNITS = {  # datasheet key -> (label, formatter)
@@ -150,10 +151,8 @@ def _detail(p):
 @app.command("boards")
 def boards(
     name: Optional[str] = typer.Argument(None, metavar="NAME", help="Show this board's profile in full."),
-    json_out: bool = typer.Option(False, "--json", help="Print the profiles as JSON."),
-    boards_dir: Optional[List[Path]] = typer.Option(
-        None, "--boards-dir", metavar="DIR",
-        help="Also read board profiles (NAME.yaml) from DIR; repeatable, later ones win."),
+    json_out: bool = opt.json_flag("the profiles"),
+    boards_dir: Optional[List[Path]] = opt.boards_dir(),
 ) -> None:
     """Known boards: how each is reached, its runtimes, what it can measure."""
     from edgebench.boards.registry import get_profile, list_profiles

@@ -6,6 +6,7 @@ from typing import List
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
 
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "not applicable": "dim"}
@@ -32,9 +33,9 @@ def verdict_table(report):
 @app.command()
 def check(
     runs: List[str] = typer.Argument(..., help="Runs to check together: ids, folder name prefixes or folders."),
-    runs_dir: Path = typer.Option(Path("runs"), help="Folder holding run folders."),
+    runs_dir: Path = opt.runs_dir(writes=False),
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when any rule fails."),
-    json_out: bool = typer.Option(False, "--json", help="Print the verdicts as JSON on stdout."),
+    json_out: bool = opt.json_flag("the verdicts"),
 ) -> None:
     """Check runs against the twelve ways to fool the masses and the edge reality check (n/a: not applicable)."""
     from edgebench.cli.output import emit_json, get_console

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
 
 
@@ -36,14 +37,14 @@ def comparison_table(comp, a, b):
 def compare(
     a: str = typer.Argument(..., help="Baseline run: id, folder name prefix, folder, or 'latest'."),
     b: str = typer.Argument(..., help="Candidate run compared against it."),
-    runs_dir: Path = typer.Option(Path("runs"), help="Folder holding run folders."),
+    runs_dir: Path = opt.runs_dir(writes=False),
     stage: str = typer.Option("e2e", help="Headline stage (e2e, prep, set, invoke, get)."),
     allow_different: bool = typer.Option(False, "--allow-different",
                                          help="Compare even when conditions differ (they are listed)."),
     max_slowdown: Optional[float] = typer.Option(
         None, "--max-slowdown", help="Exit 2 when B is slower than X times A beyond the interval's doubt "
                                      "(lower bound of the slowdown interval > X)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
+    json_out: bool = opt.json_flag("the comparison"),
 ) -> None:
     """Compare two runs: ratio of medians per stage, run- and dependence-aware interval, Holm across stages."""
     from edgebench.bench.compare import compare as compare_runs

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
 
 TARGETS = ("edgetpu",)
@@ -18,7 +19,7 @@ def compile_command(
     out_dir: Optional[Path] = typer.Option(None, "-o", "--out-dir",
                                            help="Folder for the compiled model (default: beside MODEL)."),
     timeout: float = typer.Option(600.0, "--timeout", help="Seconds to let the compiler run."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout."),
+    json_out: bool = opt.json_flag("the compiled model's report"),
 ) -> None:
     """Run edgetpu_compiler, parse its report into the compiled model's sidecar JSON."""
     from edgebench.errors import UsageError

@@ -14,33 +14,35 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.cli.render import print_run, progress_printer
+from edgebench.cli.render.verify import print_verify
 
 
 @app.command()
 def demo(
-    board: str = typer.Option("host", "--board", "-b", help="Board profile name."),
-    kernels: str = typer.Option("xnnpack", help="Kernel set for both models."),
-    threads: int = typer.Option(1, help="Interpreter threads."),
+    board: str = opt.board(),
+    kernels: str = opt.kernels(help="Kernel set for both models."),
+    threads: int = opt.threads(),
     target: float = typer.Option(0.01, help="Target CI half-width as a fraction of the median."),
     min_time: float = typer.Option(1.0, help="Minimum measuring time per run, seconds."),
     max_time: float = typer.Option(20.0, help="Time budget per model, seconds."),
     repeat: int = typer.Option(3, help="Runs per model, interleaved between the two models."),
-    runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
-    url: Optional[str] = typer.Option(None, help="Override the board's address."),
-    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
+    runs_dir: Path = opt.runs_dir(),
+    url: Optional[str] = opt.url(),
+    boards_dir: List[Path] = opt.boards_dir(),
     emulated: str = typer.Option("qemu-m4", help="Emulated board to run the INT8 model on too ('none' to skip)."),
-    image: Optional[Path] = typer.Option(None, help="Firmware image for the emulated board instead of building one "
-                                                    "(e.g. from `edgebench flash --board qemu-m4 --build-only`)."),
-    json_out: bool = typer.Option(False, "--json", help="Print both runs and the comparison as JSON."),
+    image: Optional[Path] = opt.image(
+        help="Firmware image for the emulated board instead of building one (e.g. from `edgebench flash "
+             "--board qemu-m4 --build-only`)."),
+    json_out: bool = opt.json_flag("both runs and the comparison"),
 ) -> None:
     """Benchmark the bundled digits FP32 and INT8 models and compare them honestly."""
     from edgebench.bench.compare import compare
     from edgebench.bench.latency import BenchOptions, BenchSession, run_interleaved
     from edgebench.boards.registry import get_profile
-    from edgebench.cli.bench_cmd import progress_printer
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.cli.render import print_run
     from edgebench.data.bundled import bundled_model
     from edgebench.errors import EdgebenchError, UsageError
     from edgebench.results.store import read_samples
@@ -122,7 +124,6 @@ def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: 
     from edgebench.bench.verify import VerifyOptions, run_verify
     from edgebench.boards.connect import open_agent
     from edgebench.boards.registry import get_profile
-    from edgebench.cli.bench_cmd import progress_printer
     from edgebench.data.bundled import bundled_model
 
     profile = get_profile(name, extra_dirs=tuple(boards_dir))
@@ -131,15 +132,11 @@ def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: 
     with open_agent(profile, image=image) as client:
         checked = run_verify(model, profile, VerifyOptions(count=16), client=client)
         if out is not None:
-            from edgebench.cli.verify_cmd import print_verify
-
             print_verify(out, checked)
         result, run_dir = run_bench(model, profile, BenchOptions(min_time_s=min_time, max_time_s=max_time),
                                     runs_root=runs_dir, client=client,
                                     progress=progress_printer(err, f"digits_int8 on {name}"))
     err.print()
     if out is not None:
-        from edgebench.cli.render import print_run
-
         print_run(out, result, run_dir)
     return checked, result, run_dir

@@ -17,11 +17,11 @@ def _bytes(n) -> str:
 @app.command()
 def deploy(
     model: Path = typer.Argument(..., help="The INT8 .tflite model to put on the board."),
-    board: str = opt.board(..., help='Microcontroller board profile (see `edgebench boards`).'),
+    board: str = opt.board(..., help="Microcontroller board profile (see `edgebench boards`)."),
     url: Optional[str] = opt.url(help="The board's serial port (e.g. the pty `edgebench flash` printed)."),
     image: Optional[Path] = opt.image(),
     boards_dir: List[Path] = opt.boards_dir(),
-    json_out: bool = opt.json_flag('the deployment report'),
+    json_out: bool = opt.json_flag("the deployment report"),
 ) -> None:
     """Convert a model to a firmware blob, upload it (CRC-checked frames), verify it and load it."""
     from edgebench.boards.connect import open_agent
@@ -35,7 +35,7 @@ def deploy(
                          "edgebench bench/accuracy send the model to a Linux board themselves")
     from edgebench.modelfile import read_model
 
-    read_model(model)  # missing, a directory, a device, not a valid TFLite model: one clear line
+    model_file = read_model(model)  # missing, a directory, a device, not a valid TFLite model: one clear line
     from edgebench.mcu.fit import check_fit
 
     check_fit(model, profile).raise_if_unfit()  # operators, model buffer, arena: before any upload
@@ -47,7 +47,7 @@ def deploy(
     err.print(f"[dim]connecting to {profile.name}…[/]")
     client = open_agent(profile, url, image=image)
     try:
-        report = client.deploy(model.read_bytes(), name=model.stem)
+        report = client.deploy(model_file)
     finally:
         client.close()
     if json_out:

@@ -6,76 +6,15 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.cli.render import progress_printer
+from edgebench.cli.render.energy import energy_lines
 
-
-def energy_lines(result, run_dir=None) -> list:
-    """The human summary of an energy run: one figure per line, each ending with its label."""
-    from edgebench.stats.energy import si, si_range
-
-    def ci(lo, hi, unit, extra=""):
-        parts = ([f"95% CI {si_range(lo, hi, unit)}"] if lo is not None and hi is not None else []) + \
-            ([extra] if extra else [])
-        return f"({'; '.join(parts)})" if parts else ""
-
-    p = result.power or {}
-    lab = p.get("label", "measured")
-    out = []
-    rate = (result.scenario or {}).get("rate_hz")
-    who = (f"{lab} with {p.get('instrument')}, boundary {p.get('boundary')} ({p.get('boundary_meaning', '')}); "
-           f"meter code tested against: {p.get('tested_against')}") if p.get("measured") else p.get("note", "")
-    out.append(f"{result.model.get('name')} on {result.board.get('name')} at {rate:.4g}/s: {who}")
-
-    def line(name, value, rest=""):
-        out.append(f"  {name:<22} {value}{('  ' + rest) if rest else ''}  [{lab}]")
-
-    idle = p.get("idle") or {}
-    if idle:
-        line("idle power", si(idle.get("power_w"), "W"), ci(idle.get("ci_low_w"), idle.get("ci_high_w"), "W"))
-    inf = p.get("inference") or {}
-    if inf:
-        n = f"n={inf['n']}, " if inf.get("n") else ""
-        line("energy per inference", si(inf.get("energy_j"), "J"),
-             ci(inf.get("ci_low_j"), inf.get("ci_high_j"), "J",
-                f"{n}{si(inf.get('duration_s'), 's')} each, idle share included"))
-        if inf.get("above_idle_j") is not None:
-            line("  above idle", si(inf.get("above_idle_j"), "J"),
-                 ci(inf.get("above_idle_ci_low_j"), inf.get("above_idle_ci_high_j"), "J"))
-    ev = p.get("event") or {}
-    if ev:
-        line("energy per event", si(ev.get("energy_j"), "J"),
-             ci(ev.get("ci_low_j"), ev.get("ci_high_j"), "J",
-                "above idle, " + ("inference + wake-up" if p.get("measured") else "inference only")))
-    wake = p.get("wake_up") or {}
-    if wake:
-        line("wake-up per event", si(wake.get("energy_j"), "J"), ci(wake.get("ci_low_j"), wake.get("ci_high_j"), "J"))
-    avg = p.get("average") or {}
-    if avg:
-        meas = f"{lab} {si(avg.get('measured_w'), 'W')}, " if avg.get("measured_w") is not None else ""
-        line(f"average at {avg.get('rate_hz') or 0:.3g}/s", f"{meas}model {si(avg.get('model_w'), 'W')}",
-             "(model: idle + energy per event x rate)")
-    duty = p.get("duty_cycle") or {}
-    if duty.get("error"):
-        out.append(f"  duty-cycle model: {duty['error']}")
-    align = p.get("alignment") or {}
-    if align:
-        unc = align.get("uncertainty_s")
-        unc_text = si(unc, "s") if unc is not None else "n/a"
-        out.append(f"  clock alignment: {align.get('method')} (uncertainty {unc_text})")
-    ex = p.get("excluded") or {}
-    if ex:
-        out.append("  excluded: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in ex.items()))
-    if run_dir is not None:
-        out.append(f"  run: {run_dir} ({result.status}{': ' + result.status_reason if result.status_reason else ''})")
-    for w in result.warnings:
-        out.append(f"  warning: {w['message']} ({w.get('remedy', '')})")
-    if not p.get("measured"):  # every line of an estimate says so
-        out = [t if t.endswith(f"[{lab}]") else f"{t}  [{lab}]" for t in out]
-    return out
+METER = "Power meter"  # which meter, how it is wired, how inferences are found in its samples
 
 
 def _progress(console, label: str):
-    from edgebench.cli.bench_cmd import progress_printer
 
     inner = progress_printer(console, label)
 
@@ -95,34 +34,45 @@ def _progress(console, label: str):
 @app.command()
 def energy(
     model: Optional[Path] = typer.Argument(None, help="The .tflite model (omit with --recover)."),
-    board: str = typer.Option("host", "--board", "-b", help="Board profile name (see `edgebench boards`)."),
-    meter: Optional[str] = typer.Option(None, help="Power meter: rapl, hwmon, ina219, ina226, ina260, vcgencmd, "
-                                                   "ppk2, joulescope, lpm01a. None: datasheet estimates."),
-    meter_port: Optional[str] = typer.Option(None, help="Where the meter is: serial port, I2C BUS:ADDR, "
-                                                        "hwmon name, RAPL zone (see docs/power.md)."),
-    meter_opt: List[str] = typer.Option([], help="Meter option KEY=VALUE (repeatable), e.g. shunt_ohm=0.1."),
-    boundary: Optional[str] = typer.Option(None, help="What the meter's figure includes, as wired: soc, board, "
-                                                      "board+accelerator, target-supply, ..."),
+    board: str = opt.board(rich_help_panel=opt.BOARD),
+    meter: Optional[str] = typer.Option(
+        None, rich_help_panel=METER,
+        help="Power meter: rapl, hwmon, ina219, ina226, ina260, vcgencmd, ppk2, joulescope, lpm01a. None: "
+             "datasheet estimates."),
+    meter_port: Optional[str] = typer.Option(
+        None, rich_help_panel=METER,
+        help="Where the meter is: serial port, I2C BUS:ADDR, hwmon name, RAPL zone (see docs/power.md)."),
+    meter_opt: List[str] = typer.Option(
+        [], rich_help_panel=METER,
+        help="Meter option KEY=VALUE (repeatable), e.g. shunt_ohm=0.1."),
+    boundary: Optional[str] = typer.Option(
+        None, rich_help_panel=METER,
+        help="What the meter's figure includes, as wired: soc, board, board+accelerator, target-supply, ..."),
     rate: Optional[str] = typer.Option(None, help="Inference rate: 10, 1/s, 2/min, 30/h."),
     duty: Optional[float] = typer.Option(None, help="Duty cycle in (0, 1]: fraction of time spent inferring."),
-    idle_s: float = typer.Option(3.0, help="Length of each quiet window before and after the run, seconds."),
-    margin_s: Optional[float] = typer.Option(None, help="Largest margin around an inference counted as its "
-                                                        "wake-up (default: half the period)."),
-    alignment: str = typer.Option("auto", help="auto, clock (device timestamps) or marker (GPIO edges)."),
-    kernels: str = typer.Option("xnnpack", help="xnnpack, builtin or reference."),
-    threads: int = typer.Option(1, help="Interpreter threads."),
-    delegate: Optional[str] = typer.Option(None, help="Delegate to load, e.g. edgetpu."),
-    inputs: Optional[Path] = typer.Option(None, help=".npy/.npz inputs (default: seeded random in range)."),
-    seed: int = typer.Option(0, help="Seed of the random inputs."),
-    min_samples: int = typer.Option(30, help="Minimum measured inferences."),
-    min_time: float = typer.Option(10.0, help="Minimum measuring time, seconds."),
-    max_time: float = typer.Option(60.0, help="Maximum measuring time, seconds."),
-    runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
-    url: Optional[str] = typer.Option(None, help="Override the board's address."),
-    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
-    recover: Optional[Path] = typer.Option(None, help="Finish an energy run folder left 'running' by a kill or a "
-                                           "crash, from its journal (power samples and inference windows)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the run as JSON on stdout."),
+    idle_s: float = typer.Option(
+        3.0, rich_help_panel=METER,
+        help="Length of each quiet window before and after the run, seconds."),
+    margin_s: Optional[float] = typer.Option(
+        None, rich_help_panel=METER,
+        help="Largest margin around an inference counted as its wake-up (default: half the period)."),
+    alignment: str = typer.Option(
+        "auto", rich_help_panel=METER,
+        help="auto, clock (device timestamps) or marker (GPIO edges)."),
+    kernels: str = opt.kernels(rich_help_panel=opt.RUNTIME),
+    threads: int = opt.threads(rich_help_panel=opt.RUNTIME),
+    delegate: Optional[str] = opt.delegate(rich_help_panel=opt.RUNTIME),
+    inputs: Optional[Path] = opt.inputs(rich_help_panel=opt.RUNTIME),
+    seed: int = opt.seed(rich_help_panel=opt.RUNTIME),
+    min_samples: int = typer.Option(30, rich_help_panel=opt.STOPPING, help="Minimum measured inferences."),
+    min_time: float = typer.Option(10.0, rich_help_panel=opt.STOPPING, help="Minimum measuring time, seconds."),
+    max_time: float = typer.Option(60.0, rich_help_panel=opt.STOPPING, help="Maximum measuring time, seconds."),
+    runs_dir: Path = opt.runs_dir(rich_help_panel=opt.OUTPUT),
+    url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
+    boards_dir: List[Path] = opt.boards_dir(rich_help_panel=opt.BOARD),
+    recover: Optional[Path] = opt.recover(
+        "energy", ", from its journal (power samples and inference windows)", rich_help_panel=opt.OUTPUT),
+    json_out: bool = opt.json_flag("the run", rich_help_panel=opt.OUTPUT),
 ) -> None:
     """Energy per inference, idle power and wake-up energy at a fixed rate or duty cycle."""
     from edgebench.bench.energy import EnergyOptions, estimate_energy, measure_energy, simulated_energy

@@ -13,17 +13,18 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
 
 
 @app.command()
 def flash(
-    board: str = typer.Option(..., "--board", "-b", help="Board profile name (see `edgebench boards`)."),
-    image: Optional[Path] = typer.Option(None, help="Firmware image to use instead of building one."),
-    url: Optional[str] = typer.Option(None, help="Serial port for the flasher's {url} (real boards)."),
+    board: str = opt.board(...),
+    image: Optional[Path] = opt.image(help="Firmware image to use instead of building one."),
+    url: Optional[str] = opt.url(help="Serial port for the flasher's {url} (real boards)."),
     build_only: bool = typer.Option(False, "--build-only", help="Build the firmware, print its path, exit."),
-    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
-    json_out: bool = typer.Option(False, "--json", help="Print what was started or flashed as JSON."),
+    boards_dir: List[Path] = opt.boards_dir(),
+    json_out: bool = opt.json_flag("what was started or flashed"),
 ) -> None:
     """Build and start an emulated board's firmware (until Ctrl-C), or flash a real board."""
     from edgebench.boards.mcu import FirmwareSession, build_firmware, flash_board

@@ -6,18 +6,20 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
 
 
 @app.command("inspect")
 def inspect_command(
     model: Path = typer.Argument(..., help="A .tflite model."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout."),
+    json_out: bool = opt.json_flag("the model report"),
     layers: bool = typer.Option(False, "--layers", help="Also show the per-layer table (MACs, params, live memory)."),
     tensors: bool = typer.Option(False, "--tensors", help="Also show every tensor with its quantization."),
-    board: Optional[str] = typer.Option(None, "--board", "-b", help="Microcontroller board: check that the model "
-                                        "fits it (operators, model buffer, flash, arena, RAM); exit 2 if not."),
-    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
+    board: Optional[str] = opt.board(
+        None, help="Microcontroller board: check that the model fits it (operators, model buffer, flash, arena, "
+             "RAM); exit 2 if not."),
+    boards_dir: List[Path] = opt.boards_dir(),
 ) -> None:
     """Operators, tensors, quantization, parameters, MACs and peak activation memory of a model."""
     from edgebench.cli.output import emit_json, get_console

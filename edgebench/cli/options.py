@@ -29,117 +29,117 @@ OUTPUT = "Runs and output"         # where runs are stored, --recover, --json
 STEADY = "Steady state"            # the thermal-soak family: cooling, windows, telemetry
 
 
-def _option(default: Any, *names: str, help: str, **kw: Any) -> Any:
-    return typer.Option(default, *names, help=help, **kw)
-
-
 def json_flag(what: str = "the result", **kw: Any) -> Any:
     """``--json``: the verb's data model (its ``to_dict()``) on stdout instead of tables."""
-    return _option(False, "--json", help=f"Print {what} as JSON on stdout.", **kw)
+    return typer.Option(False, "--json", help=f"Print {what} as JSON on stdout.", **kw)
 
 
 def board(default: Optional[str] = "host", help: Optional[str] = None, **kw: Any) -> Any:
     """``--board/-b``: a board profile name (``...`` as default makes it required)."""
-    return _option(default, "--board", "-b", help=help or "Board profile name (see `edgebench boards`).", **kw)
+    return typer.Option(default, "--board", "-b", help=help or "Board profile name (see `edgebench boards`).", **kw)
 
 
 def boards_dir(**kw: Any) -> Any:
     """``--boards-dir DIR`` (repeatable): extra folders of board profiles."""
-    return _option([], "--boards-dir", metavar="DIR",
-                   help="Also read board profiles (NAME.yaml) from DIR; repeatable, later ones win.", **kw)
+    return typer.Option([], "--boards-dir", metavar="DIR",
+                        help="Also read board profiles (NAME.yaml) from DIR; repeatable, later ones win.", **kw)
+
+
+URL_HELP = ("Override the board's address: ssh://user@host, user@host, a serial port (/dev/ttyUSB0, "
+            "socket://host:port) or local.")
+IMAGE_HELP = ("Emulated boards: firmware image to start instead of building one (e.g. from "
+              "`edgebench flash --build-only`).")
 
 
 def url(help: Optional[str] = None, **kw: Any) -> Any:
     """``--url``: the board's address instead of its profile's."""
-    return _option(None, "--url", help=help or "Override the board's address: ssh://user@host, user@host, a serial "
-                                               "port (/dev/ttyUSB0, socket://host:port) or local.", **kw)
+    return typer.Option(None, "--url", help=help or URL_HELP, **kw)
 
 
 def image(help: Optional[str] = None, **kw: Any) -> Any:
     """``--image``: a firmware image for an emulated board instead of building one."""
-    return _option(None, "--image", help=help or "Emulated boards: firmware image to start instead of building one "
-                                                 "(e.g. from `edgebench flash --build-only`).", **kw)
+    return typer.Option(None, "--image", help=help or IMAGE_HELP, **kw)
 
 
 def cpus(**kw: Any) -> Any:
     """``--cpus``: CPU pinning of a local board's agent."""
-    return _option(None, "--cpus", help="Pin a local board's agent to these CPUs, e.g. 0 (cores of a machine can "
-                                        "differ: pin when comparing runs).", **kw)
+    return typer.Option(None, "--cpus", help="Pin a local board's agent to these CPUs, e.g. 0 (cores of a "
+                                             "machine can differ: pin when comparing runs).", **kw)
 
 
 def runs_dir(writes: bool = True, help: Optional[str] = None, **kw: Any) -> Any:
     """``--runs-dir``: the folder of run folders (written by measuring verbs, read by the others)."""
     text = help or ("Where run folders are written." if writes else "Folder holding run folders.")
-    return _option(Path("runs"), "--runs-dir", help=text, **kw)
+    return typer.Option(Path("runs"), "--runs-dir", help=text, **kw)
 
 
 def recover(kind: str, keeps: str = "", **kw: Any) -> Any:
     """``--recover RUN_DIR``: finish a run of this verb left ``running`` by a crash or a kill."""
-    return _option(None, "--recover", metavar="RUN_DIR",
-                   help=f"Finish a {kind} run folder left 'running' by a crash or a kill{keeps}.", **kw)
+    return typer.Option(None, "--recover", metavar="RUN_DIR",
+                        help=f"Finish a {kind} run folder left 'running' by a crash or a kill{keeps}.", **kw)
 
 
 def seed(help: str = "Seed of the random inputs.", **kw: Any) -> Any:
     """``--seed``: the seed of whatever the verb draws at random (its help says what)."""
-    return _option(0, "--seed", help=help, **kw)
+    return typer.Option(0, "--seed", help=help, **kw)
 
 
 def inputs(help: str = ".npy/.npz inputs (default: seeded random in range).", **kw: Any) -> Any:
     """``--inputs``: input samples instead of seeded random ones."""
-    return _option(None, "--inputs", help=help, **kw)
+    return typer.Option(None, "--inputs", help=help, **kw)
 
 
 def kernels(default: Optional[str] = "xnnpack",
             help: str = "Kernels: xnnpack (default), builtin (no default delegates) or reference.", **kw: Any) -> Any:
     """``--kernels``: the kernel set of the runtime on the board."""
-    return _option(default, "--kernels", help=help, **kw)
+    return typer.Option(default, "--kernels", help=help, **kw)
 
 
 def threads(default: Any = 1, help: str = "Interpreter threads.", **kw: Any) -> Any:
     """``--threads``: interpreter threads (``sweep`` takes a list)."""
-    return _option(default, "--threads", help=help, **kw)
+    return typer.Option(default, "--threads", help=help, **kw)
 
 
 def delegate(default: Optional[str] = None, help: str = "Delegate to load, e.g. edgetpu.", **kw: Any) -> Any:
     """``--delegate``: a TFLite delegate to load."""
-    return _option(default, "--delegate", help=help, **kw)
+    return typer.Option(default, "--delegate", help=help, **kw)
 
 
 def preprocess(of: str = "", **kw: Any) -> Any:
     """``--preprocess KEY=VALUE`` (repeatable): the declared preprocessing, one spelling in every verb."""
-    return _option(None, "--preprocess",
-                   help=f"Declared preprocessing{of}, KEY=VALUE, repeatable (the same in accuracy and quantize): "
-                        "scale=1/255, mean=0.5 or per channel mean=0.485,0.456,0.406, std=..., and for image "
-                        "folders size=HxW, resize=HxW, channels=1|3.", **kw)
+    return typer.Option(None, "--preprocess",
+                        help=f"Declared preprocessing{of}, KEY=VALUE, repeatable (the same in accuracy and "
+                             "quantize): scale=1/255, mean=0.5 or per channel mean=0.485,0.456,0.406, std=..., "
+                             "and for image folders size=HxW, resize=HxW, channels=1|3.", **kw)
 
 
 # The thermal-soak family (soak, and sweep at each of its points).
 
 def cool_down(help: str = "First idle until the temperature is flat.", **kw: Any) -> Any:
-    return _option(False, "--cool-down", help=help, **kw)
+    return typer.Option(False, "--cool-down", help=help, **kw)
 
 
 def cool_timeout(**kw: Any) -> Any:
-    return _option(600.0, "--cool-timeout", help="Give up cooling down after this many seconds.", **kw)
+    return typer.Option(600.0, "--cool-timeout", help="Give up cooling down after this many seconds.", **kw)
 
 
 def window(help: str = "Trailing window (s) over which temperature and latency must be flat.", **kw: Any) -> Any:
-    return _option(60.0, "--window", help=help, **kw)
+    return typer.Option(60.0, "--window", help=help, **kw)
 
 
 def burst(help: str = "Seconds at the start reported as the burst figure.", **kw: Any) -> Any:
-    return _option(5.0, "--burst", help=help, **kw)
+    return typer.Option(5.0, "--burst", help=help, **kw)
 
 
 def telemetry_hz(**kw: Any) -> Any:
-    return _option(2.0, "--telemetry-hz", help="Telemetry samples per second on the device (at most 10).", **kw)
+    return typer.Option(2.0, "--telemetry-hz", help="Telemetry samples per second on the device (at most 10).", **kw)
 
 
 # The root options (edgebench --debug / --version), used by cli/app.py.
 
 def debug() -> Any:
-    return _option(False, "--debug", help="Show tracebacks for errors (allowed anywhere on the line).")
+    return typer.Option(False, "--debug", help="Show tracebacks for errors (allowed anywhere on the line).")
 
 
 def version(callback) -> Any:
-    return _option(False, "--version", callback=callback, is_eager=True, help="Print the version and exit.")
+    return typer.Option(False, "--version", callback=callback, is_eager=True, help="Print the version and exit.")

@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
 
 
@@ -25,15 +26,11 @@ def quantize_command(
                                        help="Also write a dynamic-range model (<base>_dynamic.tflite)."),
     calib_count: Optional[int] = typer.Option(None, "--calib-count",
                                               help="Calibrate with N samples, evenly spaced (default: all)."),
-    preprocess: Optional[List[str]] = typer.Option(
-        None, "--preprocess",
-        help="Declared preprocessing of the calibration data, KEY=VALUE, repeatable (as in accuracy): "
-             "scale=1/255, mean=0.5 or per channel mean=0.485,0.456,0.406, std=..., and for image folders "
-             "size=HxW, resize=HxW, channels=1|3."),
+    preprocess: Optional[List[str]] = opt.preprocess(" of the calibration data"),
     calib_preprocess: Optional[List[str]] = typer.Option(
         None, "--calib-preprocess", hidden=True, help="Deprecated name of --preprocess."),
     calib_key: Optional[str] = typer.Option(None, "--calib-key", help="Array name in a .npz file (default x)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    json_out: bool = opt.json_flag("the result"),
     show_progress: bool = typer.Option(False, "--progress",
                                        help="Report progress on stderr even when it is not a terminal."),
 ) -> None:

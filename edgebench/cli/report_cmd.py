@@ -11,6 +11,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
 
 BATTERY_CELL = "2xAA"
@@ -136,7 +137,7 @@ def report(
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="File to write (default: report.html, or "
                                                                         "report.md with --md)."),
     md: bool = typer.Option(False, "--md", help="Write Markdown (for a pull-request comment) instead of HTML."),
-    runs_dir: Path = typer.Option(Path("runs"), help="Folder holding run folders."),
+    runs_dir: Path = opt.runs_dir(writes=False),
     title: Optional[str] = typer.Option(None, help="Title of the report."),
 ) -> None:
     """Write one self-contained HTML report (or Markdown) of runs: claim, conditions, checks, plots."""

@@ -6,77 +6,17 @@ from typing import Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
-
-
-def show_run(console, result, run_dir) -> None:
-    """Print a stored run the way the verb that made it does."""
-    from edgebench.cli.render import print_run
-
-    if result.kind == "accuracy":
-        from edgebench.cli.accuracy_cmd import print_accuracy as show
-    elif result.kind == "soak":
-        from edgebench.cli.soak_cmd import print_soak as show
-    elif result.kind == "sweep":
-        from edgebench.cli.sweep_cmd import print_sweep as show
-    elif result.kind == "energy":
-        from edgebench.cli.energy_cmd import energy_lines
-
-        print_run(console, result, run_dir)
-        for line in energy_lines(result, run_dir):
-            console.print(line, markup=False)
-        return
-    else:
-        show = print_run
-    show(console, result, run_dir)
-
-
-def runs_table(rows: list, title: str):
-    """The listing: short id, kind, model, board, label, headline figure, status (fits 80 columns;
-    the unit of the interval is the median's unless the interval says otherwise)."""
-    from rich.table import Table
-
-    from edgebench.report import format as fmt
-    from edgebench.results.table import short_ids
-
-    ids = short_ids([r["run_id"] for r in rows])
-    t = Table(title=title, title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
-              header_style="bold underline")
-    t.add_column("id", no_wrap=True)
-    t.add_column("kind", no_wrap=True)
-    t.add_column("model", overflow="fold")
-    t.add_column("board", overflow="fold")
-    t.add_column("label", no_wrap=True)
-    t.add_column("median e2e [95% CI]", justify="right", no_wrap=True)
-    t.add_column("status", no_wrap=True)
-    t.add_column("warn", justify="right", no_wrap=True)
-    for r in rows:
-        if r["e2e_median_s"] is not None:
-            median = fmt.duration(r["e2e_median_s"])
-            ci = fmt.duration_range(r["e2e_ci_low_s"], r["e2e_ci_high_s"])
-            if ci.rsplit(" ", 1)[-1] == median.rsplit(" ", 1)[-1]:
-                ci = ci.rsplit(" ", 1)[0]
-            figure = f"{median} [{ci}]"
-        elif r["top1"] is not None:
-            figure = f"top-1 {fmt.percent(r['top1'])}"
-        elif r["temp_max_c"] is not None:
-            figure = f"max {r['temp_max_c']:.1f} °C"
-        else:
-            figure = "–"
-        model = str(r["model"])
-        if r["precision"] and str(r["precision"]).lower() not in model.lower():
-            model += f" {r['precision']}"
-        t.add_row(ids[r["run_id"]], r["kind"], model, str(r["board"]), r["label"], figure,
-                  "ok" if r["status"] == "complete" else r["status"], str(r["warnings"] or ""))
-    return t
+from edgebench.cli.render import runs_table, show_run
 
 
 @app.command()
 def runs(
     run: Optional[str] = typer.Argument(None, help="A run id or its prefix (the id listed), a folder or its name "
                                                    "prefix, or 'latest'; omit to list."),
-    runs_dir: Path = typer.Option(Path("runs"), help="Folder holding run folders."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout."),
+    runs_dir: Path = opt.runs_dir(writes=False),
+    json_out: bool = opt.json_flag("the run, or the listing"),
     csv: Optional[Path] = typer.Option(None, "--csv", help="Write the runs table (one row per run) to this CSV file."),
     parquet: Optional[Path] = typer.Option(None, "--parquet", help="Write the runs table to this Parquet file."),
 ) -> None:

@@ -6,7 +6,9 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.cli.render.thermal import print_soak
 
 
 def parse_rate(text: Optional[str]) -> Optional[float]:
@@ -93,96 +95,38 @@ def live_view(title: str):
     return callback, stop
 
 
-def _conditions(window: dict) -> str:
-    """' at 79.5 °C, 1.60 GHz': the medians of the telemetry in a window, where known."""
-    bits = [f"{window['temp_c']:.1f} °C" if window.get("temp_c") is not None else None,
-            f"{window['freq_hz'] / 1e9:.2f} GHz" if window.get("freq_hz") else None]
-    bits = [x for x in bits if x]
-    return f" at {', '.join(bits)}" if bits else ""
-
-
-def print_soak(console, result, run_dir) -> None:
-    from rich.markup import escape
-
-    from edgebench.cli.render import latency_table
-    from edgebench.report import format as fmt
-
-    soak = result.extra.get("soak") or {}
-    if result.latency:
-        console.print(latency_table(result, title=f"{result.model.get('name')} on {result.board.get('name')}, "
-                                                  f"{result.label}, sustained (final window)"))
-    b, s = soak.get("burst") or {}, soak.get("sustained") or {}
-    if b and s:
-        ratio = soak.get("sustained_over_burst")
-        console.print(f"burst (first {b['span_s']:.0f} s): {fmt.rate(b['throughput_per_s'])}/s, median "
-                      f"{fmt.duration(b['median_s'])}{_conditions(b)}; sustained: {fmt.rate(s['throughput_per_s'])}/s, "
-                      f"median {fmt.duration(s['median_s'])}{_conditions(s)}"
-                      + (f"; sustained/burst {ratio:.2f}" if ratio else ""))
-    w = (result.power or {}).get("window") or {}
-    if w.get("per_inference_j") is not None:
-        from edgebench.stats.energy import si
-
-        avg = f", average {si(w['avg_power_w'], 'W')}" if w.get("avg_power_w") is not None else ""
-        console.print(f"energy ({w['window']} window): {si(w['per_inference_j'], 'J')} per inference{avg} "
-                      + escape(f"[{w['label']}]"))
-    v = soak.get("verdict") or {}
-    if v:
-        mark = "reached" if soak.get("steady") else "NOT reached"
-        console.print(f"steady state {mark} after {soak.get('duration_s', 0):.0f} s: {escape(v.get('reason', ''))}")
-    th = soak.get("thermal") or {}
-    if th.get("max_temp_c") is not None:
-        steady_t = th.get("steady_temp_c")
-        console.print(f"temperature: max {th['max_temp_c']:.1f} °C at {th.get('max_temp_at_s', 0):.0f} s, steady "
-                      f"{'n/a' if steady_t is None else f'{steady_t:.1f} °C'}; first throttle: "
-                      + ("none" if th.get("time_to_first_throttle_s") is None
-                         else f"{th['time_to_first_throttle_s']:.0f} s"))
-    elif th:
-        console.print("temperature: no thermal source (thermal steady state not judged)")
-    events = {k: e for k, e in (th.get("throttle_events") or {}).items() if e.get("events")}
-    if events:
-        console.print("throttle events: " + ", ".join(f"{k} ×{e['events']} ({e['time_s']:.0f} s)"
-                                                       for k, e in events.items()))
-    if th.get("time_at_frequency"):
-        console.print(f"time at frequency ({th.get('frequency_source')}): " + ", ".join(
-            f"{f['freq_hz'] / 1e9:.2f} GHz {100 * (f['fraction'] or 0):.0f}%" for f in th["time_at_frequency"][:6]))
-    if th.get("telemetry_cost_fraction") is not None:
-        console.print(f"telemetry: {th.get('telemetry_samples')} samples on the device, cost "
-                      f"{100 * th['telemetry_cost_fraction']:.3f}% of the run")
-    cool = soak.get("cool_down")
-    if cool:
-        console.print(f"cool-down: {escape(cool.get('reason', ''))}")
-    for w in result.warnings:
-        console.print(f"[yellow]warning ({w.get('code')}):[/] {escape(str(w.get('message')))} — "
-                      f"{escape(str(w.get('remedy')))}")
-    if result.extra.get("claim"):
-        console.print(f"[bold]claim:[/] {escape(result.extra['claim'])}")
-    console.print(f"run stored in {run_dir} ({result.status})")
-
-
 @app.command()
 def soak(
     model: Optional[Path] = typer.Argument(None, help="The .tflite model to soak (omit with --recover)."),
-    board: str = typer.Option("host", "--board", "-b", help="Board profile name (see `edgebench boards`)."),
-    cool_down: bool = typer.Option(False, "--cool-down", help="First idle until the temperature is flat."),
-    cool_timeout: float = typer.Option(600.0, help="Give up cooling down after this many seconds."),
+    board: str = opt.board(rich_help_panel=opt.BOARD),
+    cool_down: bool = opt.cool_down(rich_help_panel=opt.STEADY),
+    cool_timeout: float = opt.cool_timeout(rich_help_panel=opt.STEADY),
     rate: Optional[str] = typer.Option(None, help="Requests per second, or 'continuous' (default: back to back)."),
-    window: float = typer.Option(60.0, help="Trailing window (s) over which temperature and latency must be flat."),
-    burst: float = typer.Option(5.0, help="Seconds at the start reported as the burst figure."),
-    max_duration: float = typer.Option(1800.0, help="Stop after this many seconds (device clock) even if not steady."),
-    until: str = typer.Option("steady", help="'steady' (stop at steady state) or 'max' (fixed duration)."),
-    telemetry_hz: float = typer.Option(2.0, help="Telemetry samples per second on the device (at most 10)."),
-    temp_floor: float = typer.Option(0.5, help="Largest negligible temperature change per window, °C."),
-    latency_floor: float = typer.Option(0.01, help="Largest negligible latency change per window, fraction."),
-    kernels: str = typer.Option("xnnpack", help="xnnpack, builtin or reference."),
-    threads: int = typer.Option(1, help="Interpreter threads."),
-    delegate: Optional[str] = typer.Option(None, help="Delegate to load, e.g. edgetpu."),
-    inputs: Optional[Path] = typer.Option(None, help=".npy/.npz inputs (default: seeded random in range)."),
-    seed: int = typer.Option(0, help="Seed of the random inputs."),
-    runs_dir: Path = typer.Option(Path("runs"), help="Where run folders are written."),
-    url: Optional[str] = typer.Option(None, help="Override the board's address."),
-    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
-    recover: Optional[Path] = typer.Option(None, help="Finish a soak run folder left 'running' by a crash."),
-    json_out: bool = typer.Option(False, "--json", help="Print the run as JSON on stdout."),
+    window: float = opt.window(rich_help_panel=opt.STEADY),
+    burst: float = opt.burst(rich_help_panel=opt.STEADY),
+    max_duration: float = typer.Option(
+        1800.0, rich_help_panel=opt.STEADY,
+        help="Stop after this many seconds (device clock) even if not steady."),
+    until: str = typer.Option(
+        "steady", rich_help_panel=opt.STEADY,
+        help="'steady' (stop at steady state) or 'max' (fixed duration)."),
+    telemetry_hz: float = opt.telemetry_hz(rich_help_panel=opt.STEADY),
+    temp_floor: float = typer.Option(
+        0.5, rich_help_panel=opt.STEADY,
+        help="Largest negligible temperature change per window, °C."),
+    latency_floor: float = typer.Option(
+        0.01, rich_help_panel=opt.STEADY,
+        help="Largest negligible latency change per window, fraction."),
+    kernels: str = opt.kernels(rich_help_panel=opt.RUNTIME),
+    threads: int = opt.threads(rich_help_panel=opt.RUNTIME),
+    delegate: Optional[str] = opt.delegate(rich_help_panel=opt.RUNTIME),
+    inputs: Optional[Path] = opt.inputs(rich_help_panel=opt.RUNTIME),
+    seed: int = opt.seed(rich_help_panel=opt.RUNTIME),
+    runs_dir: Path = opt.runs_dir(rich_help_panel=opt.OUTPUT),
+    url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
+    boards_dir: List[Path] = opt.boards_dir(rich_help_panel=opt.BOARD),
+    recover: Optional[Path] = opt.recover("soak", rich_help_panel=opt.OUTPUT),
+    json_out: bool = opt.json_flag("the run", rich_help_panel=opt.OUTPUT),
 ) -> None:
     """Run a model until the board reaches thermal steady state; burst vs sustained figures."""
     from edgebench.bench.soak import SoakOptions, recover_run, run_soak

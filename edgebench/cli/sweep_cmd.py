@@ -7,7 +7,9 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.cli.render.thermal import print_sweep
 
 
 def _items(text: str, option: str) -> list:
@@ -120,105 +122,43 @@ def progress_view():
     return callback, stop_live, state
 
 
-def _cells(p: dict, energy_label=None) -> list:
-    """One point as narrow cells (the table fits 80 columns): the unit of the interval is the
-    median's; an energy label is written only where it differs from the table's caption."""
-    from edgebench.report import format as fmt
-    from edgebench.stats.energy import si
-
-    lat, en = p.get("latency") or {}, p.get("energy") or {}
-    if p["status"] == "not-run":
-        return [f"{p['id']} {p['name']}", "", "", "", "", "", "", "not run"]
-    tp = fmt.rate(p["throughput_per_s"]) if p.get("throughput_per_s") else "n/a"
-    if p.get("axis") == "duty" and p.get("realized_duty") is not None and p.get("duty") \
-            and abs(p["realized_duty"] - p["duty"]) > 0.05 * p["duty"]:
-        tp += f"\n(duty {p['realized_duty']:.2g})"
-    if p.get("rate_sustained") is False:
-        tp += f"\n[red]asked {p['requested_rate_hz']:.4g}/s: NOT sustained[/]"
-    latency = "n/a"
-    if lat.get("median_s"):
-        ci = fmt.duration_range(lat["ci_low_s"], lat["ci_high_s"])
-        median = fmt.duration(lat["median_s"])
-        if ci.split(" ")[-1] == median.split(" ")[-1]:
-            ci = ci.rsplit(" ", 1)[0]
-        latency = f"{median} [{ci}]"
-    temp = "n/a" if p.get("steady_temp_c") is None else f"{p['steady_temp_c']:.1f}"
-    clock = f"{p['sustained_freq_hz'] / 1e9:.2f}" if p.get("sustained_freq_hz") else "n/a"
-    throttled = {None: "n/a", True: f"at {p.get('time_to_first_throttle_s') or 0:.0f} s",
-                 False: "no"}[p.get("throttled")]
-    energy = "n/a"
-    if en.get("per_inference_j"):
-        energy = si(en["per_inference_j"], "J") + (f" ({en['label']})" if en.get("label") != energy_label else "")
-    if p.get("error") and not p.get("run_id"):
-        verdict = f"[red]failed[/]: {p['error']}"
-    elif p.get("steady"):
-        verdict = f"{p.get('duration_s') or 0:.0f} s"
-    else:
-        verdict = f"[yellow]NOT steady[/] ({p.get('duration_s') or 0:.0f} s)"
-    if p["status"] == "incomplete":
-        verdict += f"\n[yellow]incomplete[/]: {p.get('status_reason')}"
-    return [f"{p['id']} {p['name']}", tp, latency, temp, clock, throttled, energy, verdict]
-
-
-def print_sweep(console, result, run_dir) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    from edgebench.bench.sweep import plot_note
-
-    energy_label = (result.power or {}).get("label")
-    mixed = [w for w in result.warnings if w.get("code") == "mixed-labels"]
-    if mixed:
-        console.print(f"[bold red]{escape(mixed[0]['message'])}[/]")
-    table = Table(title=f"sweep: {result.model.get('name')} on {result.board.get('name')}, {result.label}; "
-                        "sustained figures", title_justify="left", caption=plot_note(result.label, energy_label),
-                  caption_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold underline")
-    for col in ("point", "inf/s", "median [95% CI]", "°C", "GHz", "throttled", "J/inf", "steady after"):
-        table.add_column(col, overflow="fold", justify="left" if col in ("point", "throttled", "steady after")
-                         else "right")
-    for p in result.extra.get("points", []):
-        table.add_row(*_cells(p, energy_label))
-    console.print(table)
-    for w in result.warnings:
-        if w.get("code") != "mixed-labels":
-            console.print(f"[yellow]warning ({w.get('code')}):[/] {escape(str(w.get('message')))} — "
-                          f"{escape(str(w.get('remedy')))}")
-    if result.extra.get("plots"):
-        console.print("plots: " + ", ".join(escape(str(Path(run_dir) / p)) for p in result.extra["plots"]))
-    if result.extra.get("claim"):
-        console.print(f"[bold]summary:[/] {escape(result.extra['claim'])}")
-    console.print(f"run stored in {escape(str(run_dir))} ({result.status})")
-
-
 @app.command()
 def sweep(
     model: Optional[Path] = typer.Argument(None, help="The .tflite model to sweep (more with --variant; omit with "
                                            "--recover)."),
-    board: str = typer.Option("host", "--board", "-b", help="Board profile name (see `edgebench boards`)."),
+    board: str = opt.board(rich_help_panel=opt.BOARD),
     duty: Optional[str] = typer.Option(None, help="Duty cycles in (0, 1], comma separated "
                                                   "(default 0.01,0.1,0.5,1.0; 1 = continuous)."),
     rate: Optional[str] = typer.Option(None, help="Inference rates per second instead of duty cycles, e.g. 1,10,100."),
-    threads: str = typer.Option("1", help="Interpreter threads, comma separated, e.g. 1,4."),
+    threads: str = opt.threads(
+        "1", help="Interpreter threads, comma separated, e.g. 1,4.", rich_help_panel=opt.RUNTIME),
     variant: List[Path] = typer.Option([], "--variant", help="Another model of the grid, e.g. the FP32 one "
                                                              "(repeatable)."),
-    kernels: str = typer.Option("xnnpack", help="Kernel sets, comma separated: xnnpack, builtin, reference."),
-    delegate: str = typer.Option("none", help="Delegates, comma separated, 'none' for the CPU, e.g. none,edgetpu."),
-    max_duration_per_point: float = typer.Option(900.0, help="Stop a point after this many seconds (device "
-                                                             "clock) even if not steady."),
-    window: float = typer.Option(60.0, help="Trailing window (s) for the steady-state verdict (widened at low "
-                                            "rates to hold 500 inferences)."),
-    burst: float = typer.Option(5.0, help="Seconds at the start of each point reported as its burst."),
-    cool_down: bool = typer.Option(False, "--cool-down", help="Idle before each point until the temperature is flat."),
-    cool_timeout: float = typer.Option(600.0, help="Give up cooling down after this many seconds."),
-    telemetry_hz: float = typer.Option(2.0, help="Telemetry samples per second on the device (at most 10)."),
-    inputs: Optional[Path] = typer.Option(None, help=".npy/.npz inputs (default: seeded random in range)."),
-    seed: int = typer.Option(0, help="Seed of the random inputs."),
-    runs_dir: Path = typer.Option(Path("runs"), help="Where the sweep's run folder is written."),
-    url: Optional[str] = typer.Option(None, help="Override the board's address."),
-    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
-    recover: Optional[Path] = typer.Option(None, help="Finish a sweep folder left 'running' by a kill or a crash "
-                                           "(keeps its finished points, recovers the one it was in)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the stored sweep run as JSON on stdout."),
+    kernels: str = opt.kernels(
+        help="Kernel sets, comma separated: xnnpack, builtin, reference.", rich_help_panel=opt.RUNTIME),
+    delegate: str = opt.delegate(
+        "none", help="Delegates, comma separated, 'none' for the CPU, e.g. none,edgetpu.",
+        rich_help_panel=opt.RUNTIME),
+    max_duration_per_point: float = typer.Option(
+        900.0, rich_help_panel=opt.STEADY,
+        help="Stop a point after this many seconds (device clock) even if not steady."),
+    window: float = opt.window(
+        help="Trailing window (s) for the steady-state verdict (widened at low rates to hold 500 inferences).",
+        rich_help_panel=opt.STEADY),
+    burst: float = opt.burst(
+        help="Seconds at the start of each point reported as its burst.", rich_help_panel=opt.STEADY),
+    cool_down: bool = opt.cool_down(
+        help="Idle before each point until the temperature is flat.", rich_help_panel=opt.STEADY),
+    cool_timeout: float = opt.cool_timeout(rich_help_panel=opt.STEADY),
+    telemetry_hz: float = opt.telemetry_hz(rich_help_panel=opt.STEADY),
+    inputs: Optional[Path] = opt.inputs(rich_help_panel=opt.RUNTIME),
+    seed: int = opt.seed(rich_help_panel=opt.RUNTIME),
+    runs_dir: Path = opt.runs_dir(help="Where the sweep's run folder is written.", rich_help_panel=opt.OUTPUT),
+    url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
+    boards_dir: List[Path] = opt.boards_dir(rich_help_panel=opt.BOARD),
+    recover: Optional[Path] = opt.recover(
+        "sweep", " (keeps its finished points, recovers the one it was in)", rich_help_panel=opt.OUTPUT),
+    json_out: bool = opt.json_flag("the stored sweep run", rich_help_panel=opt.OUTPUT),
 ) -> None:
     """Soak to steady state at every point of a grid; one table, one folder, PNG plots."""
     from edgebench.bench.sweep import SweepOptions, recover_sweep, run_sweep

@@ -9,51 +9,23 @@ from typing import List, Optional
 
 import typer
 
+from edgebench.cli import options as opt
 from edgebench.cli.app import app
-
-
-def print_verify(console, r) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    dev, ref = r.device, r.reference
-    t = Table(title=f"{r.model['name']} on {r.board['name']} ({(dev.get('runtime') or {}).get('name')}, "
-                    f"{dev.get('kernels')} kernels) vs reference kernels on this computer "
-                    f"({(ref.get('runtime') or {}).get('name')} {(ref.get('runtime') or {}).get('version')}), "
-                    f"{r.inputs['count']} inputs ({escape(str(r.inputs['source']))})", title_justify="left")
-    for col in ("output", "differing bytes", "differing samples", "max diff", "mean |diff|", "top-1 agreement"):
-        t.add_column(col, justify="right" if col != "output" else "left")
-    for o in r.outputs:
-        lsb = o.get("max_diff_lsb")
-        mx = f"{lsb} LSB" if lsb is not None else f"{o.get('max_abs_diff', 0):.3g}"
-        mean = f"{o['mean_abs_diff_lsb']:.4f} LSB" if "mean_abs_diff_lsb" in o else "–"
-        agree = "–" if o.get("top1_agreement") is None else f"{100 * o['top1_agreement']:.1f}%"
-        t.add_row(escape(o["name"]), f"{o['differing_bytes']:,} of {o['bytes']:,}",
-                  f"{o['differing_samples']} of {o['samples']}", mx, mean, agree)
-    console.print(t)
-    g = r.gate
-    if g["applies"]:
-        verdict = "[green]bit-exact[/]" if g["passed"] else "[red]NOT bit-exact[/]"
-        console.print(f"{verdict}: {escape(g['rule'])}")
-    else:
-        console.print(("bit-exact" if r.bit_exact else "differs from the reference") + f" (not gated: {escape(g['reason'])})")
-    for n in r.notes:
-        console.print(f"[dim]note: {escape(n)}[/]")
+from edgebench.cli.render.verify import print_verify
 
 
 @app.command()
 def verify(
     model: Path = typer.Argument(..., help="The .tflite model (INT8 for microcontrollers)."),
-    board: str = typer.Option(..., "--board", "-b", help="Board profile name (see `edgebench boards`)."),
-    inputs: Optional[Path] = typer.Option(None, help=".npy/.npz inputs (default: seeded random in the input range)."),
+    board: str = opt.board(...),
+    inputs: Optional[Path] = opt.inputs(help=".npy/.npz inputs (default: seeded random in the input range)."),
     count: int = typer.Option(32, help="Number of inputs (random, or the first of --inputs)."),
-    seed: int = typer.Option(0, help="Seed of the random inputs."),
-    kernels: Optional[str] = typer.Option(None, help="Linux boards: kernels on the board (default xnnpack)."),
-    url: Optional[str] = typer.Option(None, help="Override the board's address (a serial port, ssh://...)."),
-    image: Optional[Path] = typer.Option(None, help="Emulated boards: firmware image to start instead of building "
-                                                    "one (e.g. from `edgebench flash --build-only`)."),
-    boards_dir: List[Path] = typer.Option([], help="Extra folder of board profiles (repeatable)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    seed: int = opt.seed(),
+    kernels: Optional[str] = opt.kernels(None, help="Linux boards: kernels on the board (default xnnpack)."),
+    url: Optional[str] = opt.url(),
+    image: Optional[Path] = opt.image(),
+    boards_dir: List[Path] = opt.boards_dir(),
+    json_out: bool = opt.json_flag("the comparison"),
 ) -> None:
     """Run inputs on the board and on the host's reference kernels; report differing bytes and LSB."""
     from edgebench.bench.verify import VerifyOptions, run_verify

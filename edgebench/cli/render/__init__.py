@@ -1,0 +1,198 @@
+"""Renderers of the command line (level 5): how results look on a terminal, in one home.
+
+A verb measures and stores; what it prints comes from here, so that ``edgebench runs ID``
+shows a stored run exactly as the verb that made it did, and no verb imports another.
+
+* this module: the latency table and run summary (bench, demo), the runs listing,
+  :func:`show_run` (any stored run by its kind), the live progress line of a latency run,
+  and :func:`print_warnings` (each warning with its remedy);
+* :mod:`.accuracy`, :mod:`.thermal` (soak, sweep), :mod:`.energy`, :mod:`.verify`: one per
+  kind of result.
+
+rich and the result model are imported inside the functions, so that importing a renderer
+(every verb does) costs nothing at start-up.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # rich is imported where it is used
+    from rich.table import Table
+
+
+def print_warnings(console, result, skip: tuple = ()) -> None:
+    """Each warning of a result on one line: code, message, remedy (codes in ``skip`` left out)."""
+    from rich.markup import escape
+
+    for w in result.warnings:
+        if w.get("code") not in skip:
+            console.print(f"[yellow]warning ({w.get('code')}):[/] {escape(str(w.get('message')))} — "
+                          f"{escape(str(w.get('remedy')))}")
+
+
+def _unit(seconds: float) -> tuple[str, float]:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return unit, scale
+    return "µs", 1e-6
+
+
+def latency_table(result, title: str | None = None) -> Table:
+    """Stage latencies in one unit (chosen from the end-to-end median) so columns stay narrow."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from edgebench.report import format as fmt
+    from edgebench.results.model import STAGES
+
+    lat = result.latency
+    unit, scale = _unit((lat.get("e2e") or {}).get("median_s") or 1e-6)
+    heading = title or (f"{result.model.get('name')} on {result.board.get('name')}, "
+                        f"{result.label}, times in {unit}")
+    # no borders, one space between columns: ten columns fit 80 characters without cutting a header
+    t = Table(title=escape(heading), title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
+              header_style="bold underline")
+    for col in ("stage", "median", "95% CI", "p90", "p99", "p99.9", "mean", "MAD", "min", "n"):
+        t.add_column(col, justify="left" if col == "stage" else "right", no_wrap=True)
+
+    def v(x):
+        if x is None:
+            return "–"
+        val = x / scale
+        return f"{val:,.0f}" if val >= 1000 else f"{val:.3g}"
+
+    for stage in STAGES:
+        s = lat.get(stage)
+        if not s:
+            continue
+        ci = "–" if s["ci_low_s"] is None else f"{v(s['ci_low_s'])}–{v(s['ci_high_s'])}"
+        t.add_row(stage, v(s["median_s"]), ci, v(s["p90_s"]), v(s["p99_s"]), v(s["p999_s"]),
+                  v(s["mean_s"]), v(s["mad_s"]), v(s["min_s"]), fmt.count(s["n"]))
+    return t
+
+
+def print_run(console, result, run_dir=None) -> None:
+    """A latency run (bench, demo): the stage table, then one line per finding."""
+    from rich.markup import escape
+
+    from edgebench.report import format as fmt
+
+    if result.latency:
+        console.print(latency_table(result))
+    cs, wu, tp, st = result.cold_start, result.warmup, result.throughput, result.stopping
+    if cs:
+        console.print(f"cold start: model load {fmt.duration(cs.get('load_s'))}, "
+                      f"first inference {fmt.duration(cs.get('first_inference_s'))}")
+    if wu:
+        console.print(f"warm-up: {fmt.count(wu.get('n_warmup'))} inferences ({fmt.duration(wu.get('duration_s'))}), "
+                      f"end detected by {wu.get('method')}")
+    e2e = result.latency.get("e2e") or {}
+    if e2e.get("ci_method"):
+        runs = e2e.get("per_run") or []
+        medians = ", ".join(fmt.duration(r["median_s"]) for r in runs) if len(runs) > 1 else None
+        console.print(f"interval: {e2e['ci_method']}" + (f"; run medians {medians}" if medians else "")
+                      + (f"; lag-1 autocorrelation {e2e['lag1_autocorr']:.2f}, effective samples "
+                         f"{fmt.count(round(e2e['n_eff']))} of {fmt.count(e2e['n'])}"
+                         if e2e.get("n_eff") is not None else ""))
+    if tp:
+        console.print(f"throughput: {fmt.rate(tp.get('per_s'))} inferences/s achieved ({tp.get('definition')})"
+                      + (f"; 1/median would say {fmt.rate(tp['inverse_median_per_s'])}/s"
+                         if tp.get("inverse_median_per_s") else ""))
+    if result.extra.get("achieved_rate_hz") is not None:
+        console.print(f"rate: requested {result.extra['requested_rate_hz']:g}/s, "
+                      f"achieved {result.extra['achieved_rate_hz']:.2f}/s")
+    if st:
+        mark = "reached" if st.get("target_reached") else "NOT reached"
+        console.print(f"precision target {mark}: {st.get('reason')}")
+    print_warnings(console, result)
+    claim = result.extra.get("claim")
+    if claim:
+        console.print(f"[bold]claim:[/] {escape(claim)}")
+    if run_dir is not None:
+        console.print(f"run stored in {run_dir} ({result.status})")
+
+
+def show_run(console, result, run_dir) -> None:
+    """Print a stored run the way the verb that made it does."""
+    if result.kind == "accuracy":
+        from edgebench.cli.render.accuracy import print_accuracy as show
+    elif result.kind == "soak":
+        from edgebench.cli.render.thermal import print_soak as show
+    elif result.kind == "sweep":
+        from edgebench.cli.render.thermal import print_sweep as show
+    elif result.kind == "energy":
+        from edgebench.cli.render.energy import energy_lines
+
+        print_run(console, result, run_dir)
+        for line in energy_lines(result, run_dir):
+            console.print(line, markup=False)
+        return
+    else:
+        show = print_run
+    show(console, result, run_dir)
+
+
+def runs_table(rows: list, title: str):
+    """The listing: short id, kind, model, board, label, headline figure, status (fits 80 columns;
+    the unit of the interval is the median's unless the interval says otherwise)."""
+    from rich.table import Table
+
+    from edgebench.report import format as fmt
+    from edgebench.results.table import short_ids
+
+    ids = short_ids([r["run_id"] for r in rows])
+    t = Table(title=title, title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
+              header_style="bold underline")
+    t.add_column("id", no_wrap=True)
+    t.add_column("kind", no_wrap=True)
+    t.add_column("model", overflow="fold")
+    t.add_column("board", overflow="fold")
+    t.add_column("label", no_wrap=True)
+    t.add_column("median e2e [95% CI]", justify="right", no_wrap=True)
+    t.add_column("status", no_wrap=True)
+    t.add_column("warn", justify="right", no_wrap=True)
+    for r in rows:
+        if r["e2e_median_s"] is not None:
+            median = fmt.duration(r["e2e_median_s"])
+            ci = fmt.duration_range(r["e2e_ci_low_s"], r["e2e_ci_high_s"])
+            if ci.rsplit(" ", 1)[-1] == median.rsplit(" ", 1)[-1]:
+                ci = ci.rsplit(" ", 1)[0]
+            figure = f"{median} [{ci}]"
+        elif r["top1"] is not None:
+            figure = f"top-1 {fmt.percent(r['top1'])}"
+        elif r["temp_max_c"] is not None:
+            figure = f"max {r['temp_max_c']:.1f} °C"
+        else:
+            figure = "–"
+        model = str(r["model"])
+        if r["precision"] and str(r["precision"]).lower() not in model.lower():
+            model += f" {r['precision']}"
+        t.add_row(ids[r["run_id"]], r["kind"], model, str(r["board"]), r["label"], figure,
+                  "ok" if r["status"] == "complete" else r["status"], str(r["warnings"] or ""))
+    return t
+
+
+def progress_printer(console, label: str):
+    """A progress callback that shows the precision reached so far on one live line."""
+    from edgebench.report import format as fmt
+
+    def show(ev: dict) -> None:
+        if ev["event"] == "connect":
+            console.print(f"[dim]{label}: connecting to {ev['board']}…[/]")
+        elif ev["event"] == "load":
+            console.print(f"[dim]{label}: loading {ev['model']}…[/]")
+        elif ev["event"] == "window":
+            console.print(f"[dim]{label}: MLPerf window {ev['window']}/{ev['of']} ({ev['window_s']:g} s)…[/]")
+        elif ev["event"] == "deploy":
+            console.print(f"[dim]{label}: uploading {ev['model']}…[/]")
+        elif ev["event"] == "repeat" and ev["repeat"] > 1:
+            console.print()
+        elif ev["event"] == "chunk" and console.is_terminal:  # a live line; logs get no carriage returns
+            rel = ev.get("rel_ci")
+            ci = f"±{100 * rel:.2f}%" if rel is not None else "n/a"
+            run = f"run {ev['repeat']}/{ev['of']}: " if ev.get("repeat") else ""
+            console.print(f"[dim]{label}: {run}n={ev['n']:,} (warm-up {ev['n_warmup']}), median "
+                          f"{fmt.duration(ev.get('median_s'))}, CI {ci} (target ±{100 * ev['target']:.1f}%), "
+                          f"{ev['elapsed_s']:.1f} s[/]", end="\r")
+
+    return show
