@@ -1,11 +1,15 @@
 /*
- * eb_proto.h - the command parser of the edgebench firmware core.
+ * eb_proto.h - the entry points of the edgebench firmware core's protocol.
  *
  * Speaks the MLPerf Tiny device-under-test dialect plus the edgebench
  * extensions (firmware/PROTOCOL.md). Byte driven: the run loop (eb_main.c)
  * hands every received byte to eb_proto_feed(); replies go out through
  * eb_port_write(). The core owns warm-up and timing; the port only supplies
  * the link and a counter (eb_port.h).
+ *
+ * Behind these entry points: the command parser (eb_proto.c, eb_commands.c,
+ * internal header eb_proto_int.h), the reply writer (eb_reply.h), the timing
+ * harness (eb_timing.h) and the upload receiver (eb_upload.h).
  */
 #ifndef EB_PROTO_H
 #define EB_PROTO_H
