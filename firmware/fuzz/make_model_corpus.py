@@ -8,14 +8,14 @@ executions, and a header whose counts disagree with the tables); and one small
 single-operator model of every engine version 1 kind (conv, depthwise, fully connected,
 pools, ADD, softmax, a chain), made by the test suite's seeded synthetic model builders
 (tests/test_firmware_engine.py), so that every kernel is reached from the first
-execution. ``--with-engine-v2`` adds the version 2 operators (tests/test_firmware_ops.py:
-MEAN, PAD, CONCATENATION, MUL, SUB, LOGISTIC, RESIZE_*, TRANSPOSE_CONV...); they are
-left out of the committed corpus while the fuzzer still finds undefined behaviour in
-their kernels within seconds (see the test's history). The fuzz target
+execution, and one of every engine version 2 operator (tests/test_firmware_ops.py:
+MEAN, PAD, CONCATENATION, MUL, SUB, LOGISTIC, RESIZE_*, TRANSPOSE_CONV...), whose kernels
+were made UBSan-clean on any blob with the help of these seeds. ``--v1-only`` leaves the
+version 2 seeds out. The fuzz target
 (fuzz_model.c) rewrites each input's header CRC, so mutations of these seeds
 reach the engine. Re-run after changing the blob format or the converter:
 
-    .venv/bin/python firmware/fuzz/make_model_corpus.py [--with-engine-v2]
+    .venv/bin/python firmware/fuzz/make_model_corpus.py [--v1-only]
 """
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def main() -> int:
         for seed, data in seeds.items():
             (CORPUS / f"{seed}.ebnn").write_bytes(data)
             print(f"{seed}.ebnn: {len(data):,} bytes")
-    for kind, blob in synthetic_blobs(convert, "--with-engine-v2" in sys.argv[1:]):
+    for kind, blob in synthetic_blobs(convert, "--v1-only" not in sys.argv[1:]):
         (CORPUS / f"synth_{kind.lower()}.ebnn").write_bytes(blob)
         print(f"synth_{kind.lower()}.ebnn: {len(blob):,} bytes")
     return 0
