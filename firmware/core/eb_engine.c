@@ -378,71 +378,72 @@ eb_status eb_model_init(eb_model *m, const uint8_t *blob, size_t blob_len,
     m->arena_used = v.arena_bytes;
     m->n_layers = v.n_layers;
     m->priv_header = blob;
+    m->priv_view = v;
     return EB_OK;
 }
 
 size_t eb_model_input_bytes(const eb_model *m)
 {
-    eb_view v;
+    const eb_view *v;
     if (!m || !m->priv_header) {
         return 0;
     }
-    view_of(m->blob, &v);
-    return rd_u32(tensor_rec(&v, v.input) + EB_T_NBYTES);
+    v = &m->priv_view;
+    return rd_u32(tensor_rec(v, v->input) + EB_T_NBYTES);
 }
 
 size_t eb_model_output_bytes(const eb_model *m)
 {
-    eb_view v;
+    const eb_view *v;
     if (!m || !m->priv_header) {
         return 0;
     }
-    view_of(m->blob, &v);
-    return rd_u32(tensor_rec(&v, v.output) + EB_T_NBYTES);
+    v = &m->priv_view;
+    return rd_u32(tensor_rec(v, v->output) + EB_T_NBYTES);
 }
 
 int8_t *eb_model_input(eb_model *m)
 {
-    eb_view v;
+    const eb_view *v;
     if (!m || !m->priv_header) {
         return 0;
     }
-    view_of(m->blob, &v);
-    return tensor_data(m, &v, v.input);
+    v = &m->priv_view;
+    return tensor_data(m, v, v->input);
 }
 
 const int8_t *eb_model_output(const eb_model *m)
 {
-    eb_view v;
+    const eb_view *v;
     if (!m || !m->priv_header) {
         return 0;
     }
-    view_of(m->blob, &v);
-    return tensor_data(m, &v, v.output);
+    v = &m->priv_view;
+    return tensor_data(m, v, v->output);
 }
 
 float eb_model_output_scale(const eb_model *m)
 {
-    eb_view v;
+    const eb_view *v;
     float f;
     uint32_t u;
     if (!m || !m->priv_header) {
         return 0.0f;
     }
-    view_of(m->blob, &v);
-    u = rd_u32(tensor_rec(&v, v.output) + EB_T_SCALE);
+    v = &m->priv_view;
+    u = rd_u32(tensor_rec(v, v->output) + EB_T_SCALE);
     memcpy(&f, &u, sizeof f);
     return f;
 }
 
 int32_t eb_model_output_zero_point(const eb_model *m)
 {
-    eb_view v;
+    const eb_view *v;
     if (!m || !m->priv_header) {
         return 0;
     }
-    view_of(m->blob, &v);
-    return rd_i32(tensor_rec(&v, v.output) + EB_T_ZERO_POINT);
+    v = &m->priv_view;
+    return rd_i32(tensor_rec(v, v->output) + EB_T_ZERO_POINT);
 }
 
 void eb_conv_params_of(const eb_model *m, const eb_view *v, const eb_layer *L, eb_conv_params *p)
@@ -480,23 +481,23 @@ static void run_conv(const eb_model *m, const eb_view *v, const eb_layer *L)
 
 eb_status eb_model_invoke(eb_model *m, eb_layer_hook hook, void *hook_ctx)
 {
-    eb_view v;
+    const eb_view *v;
     uint32_t k;
     if (!m || !m->priv_header) {
         return EB_ERR_INVALID;
     }
-    view_of(m->blob, &v);
-    for (k = 0; k < v.n_layers; k++) {
+    v = &m->priv_view;
+    for (k = 0; k < v->n_layers; k++) {
         eb_layer L;
         const int8_t *in;
         int8_t *out;
-        layer_of(&v, k, &L);
-        in = tensor_data(m, &v, L.in[0]);
-        out = tensor_data(m, &v, L.out);
+        layer_of(v, k, &L);
+        in = tensor_data(m, v, L.in[0]);
+        out = tensor_data(m, v, L.out);
         switch (L.op) {
         case EB_OP_CONV_2D:
         case EB_OP_DEPTHWISE_CONV_2D:
-            run_conv(m, &v, &L);
+            run_conv(m, v, &L);
             break;
         case EB_OP_FULLY_CONNECTED: {
             eb_fc_params p;
@@ -507,8 +508,8 @@ eb_status eb_model_invoke(eb_model *m, eb_layer_hook hook, void *hook_ctx)
             p.out_offset = L.p[1];
             p.act_min = L.act_min;
             p.act_max = L.act_max;
-            p.filter = tensor_data(m, &v, L.in[1]);
-            p.chan = v.blob + L.chan_off;
+            p.filter = tensor_data(m, v, L.in[1]);
+            p.chan = v->blob + L.chan_off;
             eb_fc_s8(&p, in, out);
             break;
         }
@@ -549,7 +550,7 @@ eb_status eb_model_invoke(eb_model *m, eb_layer_hook hook, void *hook_ctx)
             p.out_shift = L.p[9];
             p.act_min = L.act_min;
             p.act_max = L.act_max;
-            eb_add_s8(&p, in, tensor_data(m, &v, L.in[1]), out);
+            eb_add_s8(&p, in, tensor_data(m, v, L.in[1]), out);
             break;
         }
         case EB_OP_RESHAPE:
@@ -571,7 +572,7 @@ eb_status eb_model_invoke(eb_model *m, eb_layer_hook hook, void *hook_ctx)
             if (!eb_is_ext_op(L.op)) {
                 return EB_ERR_OP;
             }
-            eb_run_ext(m, &v, &L);
+            eb_run_ext(m, v, &L);
             break;
         }
         if (hook) {

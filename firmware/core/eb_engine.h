@@ -33,6 +33,13 @@ typedef enum {
 /* Called after each layer when per-layer timing is requested (NULL otherwise). */
 typedef void (*eb_layer_hook)(void *ctx, uint32_t layer_index, uint32_t op_code);
 
+/* The blob header's fields, read once by eb_model_init (private to the engine). */
+typedef struct {
+    const uint8_t *blob;
+    uint32_t total, n_tensors, n_layers, tensors_off, layers_off, arena_bytes;
+    uint32_t input, output;
+} eb_view;
+
 typedef struct {
     const uint8_t *blob;
     size_t blob_len;
@@ -41,7 +48,8 @@ typedef struct {
     size_t arena_used;        /* peak bytes the model needs (after eb_model_init) */
     uint32_t n_layers;
     /* private to the engine */
-    const void *priv_header;
+    const void *priv_header;  /* non-NULL once eb_model_init succeeded */
+    eb_view priv_view;        /* the blob's header fields, cached by eb_model_init */
 } eb_model;
 
 /* Validate the blob (magic, version, CRC, sizes, ops) and plan tensors in the arena.

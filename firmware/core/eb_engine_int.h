@@ -41,12 +41,6 @@ typedef struct {
 
 /* ---- blob views ---------------------------------------------------------- */
 
-typedef struct {
-    const uint8_t *blob;
-    uint32_t total, n_tensors, n_layers, tensors_off, layers_off, arena_bytes;
-    uint32_t input, output;
-} eb_view;
-
 static inline void view_of(const uint8_t *blob, eb_view *v)
 {
     v->blob = blob;
