@@ -104,7 +104,7 @@ def raw_rate(bytes_per_s: float | None, n: int) -> float:
 
 
 def measure(url: str, blob: bytes, reps: int, hex_chunks: tuple, window: int = 4) -> dict:
-    from edgebench.transport.mlperf import DutClient
+    from edgebench.mcu.protocol import DutClient
 
     dut = DutClient(url, timeout_s=10.0)
     dut.sync()

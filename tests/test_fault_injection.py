@@ -156,7 +156,7 @@ def device(posix_firmware_bin):
 
 
 def _dut(url, timeout_s=3.0):
-    from edgebench.transport.mlperf import DutClient
+    from edgebench.mcu.protocol import DutClient
 
     return DutClient(url, timeout_s=timeout_s)
 
@@ -261,7 +261,7 @@ def test_model_upload_through_a_noisy_link_loads_bit_exact_or_fails_clearly(devi
 def test_a_link_that_goes_dead_mid_upload_fails_clearly_and_recovers(device):
     """Every frame byte lost (the command got through): a clear error; once the link is back,
     the next sync aborts the half-done upload and the device answers again."""
-    from edgebench.transport.mlperf import FRAME_MAGIC
+    from edgebench.mcu.frames import FRAME_MAGIC
 
     with SerialProxy(device, seed=7, drop=1.0, directions=("h2d",)) as proxy:
         proxy.enabled = False

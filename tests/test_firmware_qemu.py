@@ -79,7 +79,7 @@ def builds(toolchain, tmp_path_factory) -> dict:
 
 
 def _client(board: QemuBoard, timeout_s: float = 20.0):
-    from edgebench.transport.mlperf import DutClient
+    from edgebench.mcu.protocol import DutClient
 
     client = DutClient(board.pty_path, timeout_s=timeout_s, name=board.machine)
     client.sync()

@@ -78,9 +78,9 @@ class Link:
             raise UsageError(f"invalid serial port or setting {url!r}: {exc}",
                              hint="list the serial ports with: python -m serial.tools.list_ports") from None
         except (serial.SerialException, OSError) as exc:
-            from edgebench.transport.serial import SerialTransport   # its one wording of open errors
+            from edgebench.transport.serial import serial_open_error   # the one wording of open errors
 
-            raise SerialTransport(name, baud)._open_error(exc) from None
+            raise serial_open_error(name, exc) from None
         self.buf = bytearray()
         self.bytes_in = self.bytes_out = 0
         self.tail = bytearray()

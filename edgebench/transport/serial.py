@@ -161,6 +161,33 @@ class SerialChannel(BufferedReads):
                 self._saw_frame = True
 
 
+def serial_open_error(name: str, exc: Exception) -> TransportError:
+    """The one clear error for a serial port ``name`` that failed to open with ``exc``.
+
+    Classifies the OS error (missing, busy, permission denied, no device behind it) into a
+    :class:`TransportError` whose hint says what to do. Used by every serial opener.
+    """
+    code = getattr(exc, "errno", None)
+    text = str(exc)
+    low = text.lower()
+    if code == errno.ENOENT or "no such file" in low or "filenotfounderror" in low \
+            or "cannot find the file" in low:
+        return TransportError(f"serial port {name} does not exist", hint=_LIST_PORTS_HINT)
+    if code in (errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK) or "exclusively lock" in low \
+            or "busy" in low or "access is denied" in low:
+        return TransportError(f"serial port {name} is busy", hint=_BUSY_HINT)
+    if code == errno.EACCES or "permission denied" in low:
+        return TransportError(
+            f"permission denied opening serial port {name}",
+            hint="add yourself to the group owning it, e.g. sudo usermod -aG dialout "
+            "$USER, then log in again",
+        )
+    if code == errno.ENXIO or code == errno.ENODEV:
+        return TransportError(f"serial port {name} exists but has no device behind it",
+                              hint=f"was the adapter unplugged? {_LIST_PORTS_HINT}")
+    return TransportError(f"cannot open serial port {name}: {text}", hint=_LIST_PORTS_HINT)
+
+
 class SerialTransport:
     """Attach to an agent serving on a serial line (``--tty``) at ``baud``.
 
@@ -195,35 +222,13 @@ class SerialTransport:
             raise UsageError(f"invalid serial port or setting {self.url!r}: {exc}",
                              hint=_LIST_PORTS_HINT) from exc
         except (serial.SerialException, OSError) as exc:
-            raise self._open_error(exc) from exc
+            raise serial_open_error(self.port_name, exc) from exc
         try:
             port.reset_input_buffer()  # stale bytes of an earlier session are not ours
         except (serial.SerialException, OSError):
             pass
         return SerialChannel(port, self.port_name, self.baud, self.describe(),
                              write_timeout_s=self.timeout_s)
-
-    def _open_error(self, exc: Exception) -> TransportError:
-        code = getattr(exc, "errno", None)
-        text = str(exc)
-        low = text.lower()
-        name = self.port_name
-        if code == errno.ENOENT or "no such file" in low or "filenotfounderror" in low \
-                or "cannot find the file" in low:
-            return TransportError(f"serial port {name} does not exist", hint=_LIST_PORTS_HINT)
-        if code in (errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK) or "exclusively lock" in low \
-                or "busy" in low or "access is denied" in low:
-            return TransportError(f"serial port {name} is busy", hint=_BUSY_HINT)
-        if code == errno.EACCES or "permission denied" in low:
-            return TransportError(
-                f"permission denied opening serial port {name}",
-                hint="add yourself to the group owning it, e.g. sudo usermod -aG dialout "
-                "$USER, then log in again",
-            )
-        if code == errno.ENXIO or code == errno.ENODEV:
-            return TransportError(f"serial port {name} exists but has no device behind it",
-                                  hint=f"was the adapter unplugged? {_LIST_PORTS_HINT}")
-        return TransportError(f"cannot open serial port {name}: {text}", hint=_LIST_PORTS_HINT)
 
     def __repr__(self) -> str:
         return f"SerialTransport({self.url!r}, baud={self.baud})"

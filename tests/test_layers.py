@@ -1,0 +1,63 @@
+"""The import contract of pyproject.toml [tool.importlinter] holds, and it can fail.
+
+The contract (README.md "Development", docs/architecture.md) is the layers
+cli > bench > boards > mcu | sim | quantize > transport | runtime | data | power | telemetry
+> stats | report > results | modelfile > errors, the agent island (edgebench.agent imports
+nothing else from edgebench) and the host importing only the agent's protocol and
+quantization helpers. It is checked with import-linter on the real tree, and on a copy of
+the tree with one forbidden import added, to show each kind of contract is live.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import missing
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN = ("from importlinter.cli import lint_imports; "
+       "raise SystemExit(lint_imports(config_filename='pyproject.toml', no_cache=True, no_logo=True))")
+
+
+def _lint(tree: Path) -> subprocess.CompletedProcess:
+    try:
+        import importlinter  # noqa: F401
+    except ImportError:
+        missing("import-linter is not installed (pip install -e '.[test]')")
+    env = dict(os.environ, PYTHONPATH=str(tree), COLUMNS="400")  # one line per contract
+    return subprocess.run([sys.executable, "-c", RUN], cwd=tree, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def _copy(tmp_path: Path) -> Path:
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copytree(ROOT / "edgebench", tmp_path / "edgebench",
+                    ignore=shutil.ignore_patterns("__pycache__", "_data"))
+    return tmp_path
+
+
+def test_the_tree_keeps_its_import_contracts():
+    result = _lint(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize("module, line, contract", [
+    ("stats/_layer_probe.py", "import edgebench.bench.latency\n", "Layers"),
+    ("transport/_layer_probe.py", "from edgebench.runtime import inspect\n", "Layers"),
+    ("agent/_layer_probe.py", "from edgebench.errors import EdgebenchError\n", "island"),
+    ("bench/_layer_probe.py", "def f():\n    from edgebench.agent import loop\n", "agent's wire protocol"),
+])
+def test_a_forbidden_import_breaks_the_contract(tmp_path, module, line, contract):
+    tree = _copy(tmp_path)
+    (tree / "edgebench" / module).write_text(line)
+    result = _lint(tree)
+    assert result.returncode == 1, result.stdout + result.stderr
+    broken = [ln for ln in result.stdout.splitlines() if "BROKEN" in ln]
+    assert len(broken) == 1 and contract in broken[0], result.stdout
+    assert "_layer_probe" in result.stdout
