@@ -53,6 +53,7 @@ class ModelFile:
     activations_dtype: str   # dtype of the model's non-constant tensors (majority)
     activations_bits: int
     precision: str          # "fp32" | "fp16" | "int8" | "uint8" | "dynamic-range" | "mixed"
+    content: bytes = field(default=b"", repr=False, compare=False)  # the bytes read: an upload reuses them
 
     def to_dict(self) -> dict:
         return {
@@ -203,6 +204,7 @@ def parse_model(data: bytes, path: str = "<bytes>") -> ModelFile:
         weights_dtype=wd, weights_bits=bits.get(wd, 0),
         activations_dtype=ad, activations_bits=bits.get(ad, 0),
         precision=_precision(wd, ad),
+        content=bytes(data),
     )
 
 

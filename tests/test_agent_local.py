@@ -1,6 +1,7 @@
 """The agent as a local child process, driven through AgentClient."""
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import sys
@@ -13,6 +14,7 @@ import pytest
 from conftest import MLPERF_DIR, missing, require_file
 
 from edgebench import errors
+from edgebench.modelfile import read_model
 from edgebench.transport.base import Channel, Transport
 from edgebench.transport.client import AgentClient
 from edgebench.transport.local import LocalTransport
@@ -36,7 +38,7 @@ def agent(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def kws_sha(agent):
-    return agent.ensure_model(KWS.read_bytes(), name=KWS.name)
+    return agent.ensure_model(read_model(KWS))
 
 
 def pool(n=16, seed=0):
@@ -64,7 +66,7 @@ def test_hello(agent):
 
 def test_ensure_model_uploads_once(agent, kws_sha):
     assert agent.has_model(kws_sha)
-    assert agent.ensure_model(KWS.read_bytes()) == kws_sha
+    assert agent.ensure_model(read_model(KWS)) == kws_sha
 
 
 @pytest.mark.parametrize("kernels,resolver", [("xnnpack", "AUTO"), ("builtin", "BUILTIN_WITHOUT_DEFAULT_DELEGATES"),
@@ -152,9 +154,11 @@ def test_sha_mismatch_is_rejected(agent):
 
 
 def test_garbage_model_is_one_clear_model_error(agent):
-    sha = agent.ensure_model(b"this is not a flatbuffer" * 40, name="garbage.tflite")
+    data = b"this is not a flatbuffer" * 40      # read_model would refuse it: put it there raw
+    sha = hashlib.sha256(data).hexdigest()
+    agent.put_model(sha, data)
     with pytest.raises(errors.ModelError) as info:
-        agent.load(sha)
+        agent.load(sha, name="garbage.tflite")
     text = info.value.one_line()
     assert "garbage.tflite" in text and "TFLite model" in text and "\n" not in text
     assert agent.hello()["protocol"] == 1  # the agent survives
@@ -219,10 +223,11 @@ def test_agent_abort_is_reported_not_hung(tmp_path):
     client = AgentClient(transport.open(), "local agent", timeout_s=30)
     try:
         assert client.hello()["protocol"] == 1
-        sha = client.ensure_model(b"model bytes", name="digits_int8.tflite")
+        sha = hashlib.sha256(b"model bytes").hexdigest()
+        client.put_model(sha, b"model bytes")
         t0 = time.monotonic()
         with pytest.raises(errors.AgentError) as info:
-            client.load(sha)
+            client.load(sha, name="digits_int8.tflite")
         assert time.monotonic() - t0 < 5
         text = info.value.one_line()
         assert "died while loading model digits_int8.tflite" in text
@@ -326,7 +331,7 @@ def test_agent_under_another_python(tmp_path):
     with AgentClient(transport.open(), transport.describe(), timeout_s=60) as client:
         hello = client.hello()
         assert hello["runtime"] is not None, hello["runtime_error"]
-        sha = client.ensure_model(KWS.read_bytes())
+        sha = client.ensure_model(read_model(KWS))
         client.load(sha, kernels="reference")
         x = pool(4, seed=5)
         y, _ = client.infer(x)

@@ -32,6 +32,7 @@ from conftest import MLPERF_DIR
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from edgebench.errors import AgentError, EdgebenchError, ModelError, TransportError  # noqa: E402
+from edgebench.modelfile import read_model  # noqa: E402
 from fw_util import posix_firmware_bin  # noqa: E402,F401  (session fixture: the posix firmware, built once)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -234,7 +235,7 @@ def test_model_upload_through_a_noisy_link_loads_bit_exact_or_fails_clearly(devi
             client.hello()
             proxy.enabled = True
             try:
-                report = client.deploy(model.read_bytes(), name=model.stem)
+                report = client.deploy(read_model(model))
                 outcome = "ok"
             except (TransportError, AgentError, ModelError) as exc:
                 assert _is_clear(exc), exc.one_line()
@@ -251,7 +252,7 @@ def test_model_upload_through_a_noisy_link_loads_bit_exact_or_fails_clearly(devi
                 assert "none" in str(client.dut.info()["loaded"]) or client.dut.command(
                     "eb-infer 1 0", ok_errors=True).errors
                 client._on_device = None
-                client.deploy(model.read_bytes(), name=model.stem)   # a clean link recovers
+                client.deploy(read_model(model))   # a clean link recovers
                 assert run_verify(model, profile, VerifyOptions(count=4), client=client).bit_exact
         finally:
             client.dut.close()
@@ -356,7 +357,7 @@ def digits_on_device(device):
     pytest.importorskip("edgebench.mcu.blob")
     client = McuClient(_dut(device), get_profile("posix-sim"))
     client.hello()
-    client.deploy(DIGITS.read_bytes(), name="digits")
+    client.deploy(read_model(DIGITS))
     client.dut.upload("input", bytes(np.random.default_rng(0).integers(-128, 128, 64, dtype=np.int8)))
     client.dut.eb_infer(1, 0)
     truth = client.dut.output()
@@ -434,7 +435,7 @@ def test_a_host_killed_mid_upload_leaves_a_board_that_works(device, tmp_path):
         assert client.hello()["dialect"] == "edgebench"
         assert time.monotonic() - t0 < 5, "the first command after the kill must not wait out a timeout"
         assert "none" in str(client.dut.info()["loaded"])         # nothing half-uploaded is kept
-        client.deploy(DIGITS.read_bytes(), name="digits")
+        client.deploy(read_model(DIGITS))
         assert client.dut.load_model()["layers"] > 0
     finally:
         client.dut.close()

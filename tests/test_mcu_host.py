@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from edgebench.boards.registry import get_profile  # noqa: E402
 from edgebench.cli.app import app, main  # noqa: E402
 from edgebench.errors import ModelError, ProfileError  # noqa: E402
+from edgebench.modelfile import read_model  # noqa: E402
 from edgebench.results import store  # noqa: E402
 from fw_util import posix_firmware_bin  # noqa: E402,F401  (session fixture: the posix firmware, built once)
 
@@ -119,7 +120,7 @@ def test_deploy_json_parity_with_the_library(fw, capsys):
     assert code == 0
     printed = json.loads(out)
     with open_mcu(get_profile("posix-sim"), url=fw) as c:
-        lib = c.deploy(KWS.read_bytes(), name=KWS.stem).to_dict()
+        lib = c.deploy(read_model(KWS)).to_dict()
     volatile = {"elapsed_s", "bytes_per_s", "retransmits", "naks", "timeouts", "frames", "wire_bytes"}
     for rep in (printed, lib):
         for k in volatile:
@@ -128,9 +129,9 @@ def test_deploy_json_parity_with_the_library(fw, capsys):
 
 
 def test_ensure_model_skips_a_blob_the_device_holds(client):
-    first = client.deploy(DIGITS.read_bytes(), name="digits_int8")
+    first = client.deploy(read_model(DIGITS))
     client._on_device = None                       # a new session would not know
-    again = client.deploy(DIGITS.read_bytes(), name="digits_int8", force=False)
+    again = client.deploy(read_model(DIGITS), force=False)
     assert again.upload.get("skipped") and again.upload["crc32"] == first.upload["crc32"]
 
 
@@ -159,7 +160,7 @@ def test_bench_starts_the_firmware_itself_and_times_on_the_device(tmp_path):
 
 
 def test_run_groups_inferences_per_uploaded_input(client):
-    sha = client.ensure_model(KWS.read_bytes(), name="kws")
+    sha = client.ensure_model(read_model(KWS))
     loaded = client.load(sha)
     assert loaded["timing"]["excludes"].startswith("input quantization (done on the host")
     x = np.random.default_rng(0).uniform(-1, 1, (3, 49, 10, 1)).astype(np.float32)
@@ -266,7 +267,7 @@ def _record_commands(dut) -> list:
 def test_mlperf_performance_with_only_the_dialect(client, tmp_path):
     from edgebench.bench.mlperf_mode import MlperfOptions, run_mlperf
 
-    sha = client.ensure_model(KWS.read_bytes(), name="kws")
+    sha = client.ensure_model(read_model(KWS))
     client.load(sha)
     sent = _record_commands(client.dut)
     opts = MlperfOptions(window_s=0.3, deploy=False, input_count=5)
@@ -291,7 +292,7 @@ def test_mlperf_accuracy_scores_match_the_reference(client):
     from edgebench.boards.connect import open_agent
     from edgebench.agent.quant import make_quantizer
 
-    sha = client.ensure_model(KWS.read_bytes(), name="kws")
+    sha = client.ensure_model(read_model(KWS))
     loaded = client.load(sha)
     x = np.random.default_rng(1).uniform(-3, 3, (6, 49, 10, 1)).astype(np.float32)
     q = make_quantizer(loaded["inputs"][0], [1, 49, 10, 1])
@@ -300,7 +301,7 @@ def test_mlperf_accuracy_scores_match_the_reference(client):
     scores = accuracy_scores(client.dut, data, MlperfOptions())
     assert set(sent) <= set(DIALECT)
     with open_agent(get_profile("host")) as ref:
-        rsha = ref.ensure_model(KWS.read_bytes())
+        rsha = ref.ensure_model(read_model(KWS))
         ref.load(rsha, kernels="reference")
         _, y = ref.infer(x)
     assert scores.shape == (6, 12)
@@ -310,13 +311,13 @@ def test_mlperf_accuracy_scores_match_the_reference(client):
 def test_adapter_in_mlperf_dialect_sends_no_extension_commands(client):
     from edgebench.boards.mcu import McuClient
 
-    client.deploy(DIGITS.read_bytes(), name="digits_int8")
+    client.deploy(read_model(DIGITS))
     profile = dataclasses.replace(get_profile("posix-sim"), runtimes=("mlperf_tiny",))
     plain = McuClient(client.dut, profile)
     sent = _record_commands(client.dut)
     hello = plain.hello()
     assert hello["runtime"]["name"] == "mlperf-tiny-reference" and hello["dialect"] == "mlperf"
-    sha = plain.ensure_model(DIGITS.read_bytes(), name="digits_int8")
+    sha = plain.ensure_model(read_model(DIGITS))
     plain.load(sha)
     x = np.random.default_rng(2).uniform(0, 1, (3, 8, 8, 1)).astype(np.float32)
     y_raw, y = plain.infer(x)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from edgebench import errors
+from edgebench.modelfile import read_model
 from edgebench.boards.profile import BoardProfile
 from edgebench.boards.registry import get_profile
 from edgebench.sim import SimClient, SimParams
@@ -24,7 +25,7 @@ NO_THROTTLE = dict(trip_c=500.0, critical_c=600.0, sensor_noise_c=0.0)
 
 def client_for(params: SimParams, seed=None) -> SimClient:
     c = SimClient(params, seed=seed)
-    info = c.load(c.ensure_model(INT8.read_bytes()))
+    info = c.load(c.ensure_model(read_model(INT8)))
     c.set_inputs(np.zeros([8] + info["inputs"][0]["shape"][1:], np.float32))
     return c
 

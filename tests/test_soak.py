@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from edgebench import board_protocol as bp
 from edgebench import errors
 from edgebench.bench.soak import SoakOptions, read_telemetry, recover_run, run_soak
 from edgebench.boards.registry import get_profile
@@ -316,6 +317,8 @@ def test_simulated_soak_states_the_energy_of_its_sustained_window(tmp_path):
 class NoThermalSim(SimClient):
     """A board that has no temperature source at all, and an agent without the telemetry feature."""
 
+    capabilities = SimClient.capabilities - {bp.TELEMETRY}
+
     def _op_hello(self, payload):
         header, _ = super()._op_hello(payload)
         header["features"] = []
@@ -328,6 +331,8 @@ class NoThermalSim(SimClient):
 
 class SnapshotOnlySim(SimClient):
     """An older agent (or a microcontroller): no telemetry during runs, thermal() only."""
+
+    capabilities = SimClient.capabilities - {bp.TELEMETRY}
 
     def _op_hello(self, payload):
         header, _ = super()._op_hello(payload)

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from edgebench import errors
+from edgebench.modelfile import read_model
 from edgebench.agent import telemetry as tm
 from edgebench.agent.protocol import UsageFailure
 from edgebench.telemetry import analysis, capture
@@ -253,7 +254,7 @@ def agent(pi5, vcgencmd, tmp_path):
     transport = LocalTransport(cache_dir=str(tmp_path / "cache"),
                                env={"EDGEBENCH_SYSFS_ROOT": str(pi5), "PATH": os.environ["PATH"]})
     client = AgentClient(transport.open(), transport.describe(), timeout_s=60)
-    sha = client.ensure_model(INT8.read_bytes())
+    sha = client.ensure_model(read_model(INT8))
     info = client.load(sha)
     x = np.random.default_rng(0).uniform(0, 1, [16] + info["inputs"][0]["shape"][1:]).astype(np.float32)
     client.set_inputs(x)

@@ -19,6 +19,7 @@ import serial
 
 from conftest import MLPERF_DIR, require_file, require_tool
 from edgebench.errors import EdgebenchError, TransportError, UsageError
+from edgebench.modelfile import read_model
 from edgebench.transport.serial import SerialChannel, SerialTransport
 
 MLPERF = MLPERF_DIR
@@ -110,9 +111,9 @@ def test_serial_end_to_end(agent_on_tty):
     try:
         hello = client.hello()
         assert hello["protocol"] == 1
-        model = KWS.read_bytes()
+        model = read_model(KWS)
         sha = client.ensure_model(model)
-        assert sha == hashlib.sha256(model).hexdigest()
+        assert sha == hashlib.sha256(KWS.read_bytes()).hexdigest()
         assert client.ensure_model(model) == sha  # second time: has_model, no upload
         info = client.load(sha, kernels="reference", threads=1)
         assert list(info["inputs"][0]["shape"]) == [1, 49, 10, 1]
@@ -125,7 +126,7 @@ def test_serial_end_to_end(agent_on_tty):
         assert y.shape[0] == 3 and y_float.dtype == np.float32
     finally:
         client.close()
-    assert channel.bytes_out > len(model) and channel.bytes_in > 0
+    assert channel.bytes_out > model.bytes and channel.bytes_in > 0
     assert "115200 baud" in channel.diagnostics()
 
 

@@ -20,6 +20,7 @@ import pytest
 from conftest import MLPERF_DIR, require_file
 
 from edgebench.errors import EdgebenchError, RuntimeMissingError, TransportError, UsageError
+from edgebench.modelfile import read_model
 from edgebench.transport.bundle import agent_zipapp, agent_zipapp_bytes
 from edgebench.transport.ssh import SshChannel, SshTransport, classify_ssh_failure, parse_ssh_url
 
@@ -145,9 +146,9 @@ def test_ssh_end_to_end_single_stream(sshd_server, board_dir):
     try:
         hello = client.hello()
         assert hello["protocol"] == 1
-        model = KWS.read_bytes()
+        model = read_model(KWS)
         sha = client.ensure_model(model)
-        assert sha == hashlib.sha256(model).hexdigest()
+        assert sha == hashlib.sha256(KWS.read_bytes()).hexdigest()
         assert Path(board_dir, "agent").is_dir()  # the model cache sits under remote_dir
         info = client.load(sha, kernels="reference", threads=1)
         assert list(info["inputs"][0]["shape"]) == [1, 49, 10, 1]

@@ -30,6 +30,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench import board_protocol as bp
 from edgebench.bench.accuracy_passes import JOURNAL, Passes, timings
 from edgebench.bench.accuracy_record import DIAGRAMS, PREDICTIONS
 from edgebench.errors import EdgebenchError, ModelError, UsageError
@@ -215,9 +216,11 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
                 opened.append(baseline_client)
         hello = require_runtime(client, profile.name)
         base_hello = hello if baseline_client is client else require_runtime(baseline_client, base_profile.name)
+        bp.require(client, bp.OUTPUTS, f"accuracy on board {profile.name}")
+        bp.require(baseline_client, bp.OUTPUTS, f"the baseline on board {base_profile.name}")
         run = Run(model=model, baseline=baseline, dataset=dataset, slices=slices, edge=edge, opts=opts,
                   profile=profile, base_profile=base_profile, hello=hello, base_hello=base_hello,
-                  system=client.sysinfo(), client_desc=getattr(client, "description", None),
+                  system=client.sysinfo(), client_desc=client.description,
                   thermal=[client.thermal(), {}])
         result = describe(run)
         chunk = _chunk(opts, int(np.prod(dataset.x.shape[1:])) * 4, getattr(profile, "kind", ""))
@@ -251,7 +254,7 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
 
         def load(role: str, agent, m, kernels: str, threads: int, delegate: Optional[str]):
             def go() -> None:
-                sha = agent.ensure_model(Path(m.path).read_bytes(), name=m.name)
+                sha = agent.ensure_model(m)
                 emit({"event": "load", "role": role, "model": m.name, "kernels": kernels})
                 loaded = agent.load(sha, kernels=kernels, threads=threads, delegate=delegate, name=m.name)
                 setattr(run, "cand_loaded" if role == "candidate" else "base_loaded", loaded)

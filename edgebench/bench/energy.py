@@ -274,7 +274,7 @@ def probe_e2e(client, model_path, opts: EnergyOptions, count: int = 40) -> float
 
     model = read_model(model_path)
     client.hello()
-    sha = client.ensure_model(Path(model.path).read_bytes())
+    sha = client.ensure_model(model)
     loaded = client.load(sha, kernels=opts.kernels, threads=opts.threads, delegate=opts.delegate, batch=1)
     tensor = loaded["inputs"][0]
     inputs = (load_inputs(opts.inputs, tensor) if opts.inputs

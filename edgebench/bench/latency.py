@@ -21,6 +21,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench import board_protocol as bp
 from edgebench.bench.record import RunFolder, new_result, stop_reason
 from edgebench.errors import EdgebenchError, UsageError
 from edgebench.results.model import STAGE_MEANING, STAGES, RunResult
@@ -206,7 +207,9 @@ class BenchSession:
 
         o = self.opts
         hello = require_runtime(client, self.profile.name)
-        sha = client.ensure_model(Path(self.model.path).read_bytes())
+        if o.scenario == "fixed-rate":
+            bp.require(client, bp.FIXED_RATE, f"the fixed-rate scenario on board {self.profile.name}")
+        sha = client.ensure_model(self.model)
         self.emit({"event": "load", "model": self.model.name})
         loaded = client.load(sha, kernels=o.kernels, threads=o.threads, delegate=o.delegate, batch=o.batch)
         tensor = loaded["inputs"][0]
@@ -413,10 +416,8 @@ class _Schedule:
     """
 
     def __init__(self, opts: BenchOptions, client):
-        import inspect
-
-        # a client whose run() cannot continue a schedule (an MCU's firmware) restarts it per chunk
-        continues = "start_ns" in inspect.signature(client.run).parameters
+        # a client whose run() cannot continue a schedule restarts it per chunk
+        continues = bp.SCHEDULE_CONTINUATION in client.capabilities
         self.period_ns = 1e9 / opts.rate_hz if opts.scenario == "fixed-rate" and continues else None
         self.origin_ns = None
         self.requests = 0
@@ -473,7 +474,7 @@ def _describe(result, model, loaded, hello, system, profile, client, opts, input
         "name": profile.name,
         "title": getattr(profile, "title", profile.name),
         "kind": getattr(profile, "kind", None),
-        "transport": client.description if hasattr(client, "description") else None,
+        "transport": client.description,
         "profile_origin": str(getattr(profile, "origin", "") or ""),
         "system": system.get("system", system),
         "collector_errors": system.get("collector_errors", {}),

@@ -30,6 +30,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import __version__
+from edgebench import board_protocol as bp
 from edgebench.errors import AgentError, UsageError
 from edgebench.results.model import RunResult
 
@@ -141,7 +142,7 @@ def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
     deploy = opts.deploy if opts.deploy is not None else hello["runtime"]["name"] == FIRMWARE_NAME
     if deploy:
         emit({"event": "deploy", "model": model.name})
-        sha = client.ensure_model(Path(model.path).read_bytes(), name=model.name)
+        sha = client.ensure_model(model)
         client.load(sha, name=model.name)
     from edgebench.agent.quant import make_quantizer
 
@@ -173,7 +174,7 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
         wall = time.monotonic() - t0
         thermal = client.thermal() if hello.get("dialect") == "edgebench" else {"available": False}
         # the figures came as plain-dialect lines (db, infer): no checksum, whatever the firmware
-        link = {**client.link_report(), "checked": False} if hasattr(client, "link_report") else None
+        link = {**client.link_report(), "checked": False} if bp.LINK_REPORT in client.capabilities else None
     finally:
         if own:
             client.close()

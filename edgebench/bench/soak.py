@@ -31,6 +31,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench import board_protocol as bp
 from edgebench.bench.record import RunFolder, new_result
 from edgebench.bench.steady import phases, summarize_run
 from edgebench.errors import EdgebenchError, ResultError, UsageError
@@ -143,11 +144,11 @@ class _Soak:
 
         hello = require_runtime(client, self.profile.name)
         label = _label(hello)
-        if label == "simulated" and not isinstance(client, EnergyCounter):
+        if bp.ENERGY_COUNTER in client.capabilities and not isinstance(client, EnergyCounter):
             self.client = client = EnergyCounter(client)
         self.energy_basis = energy_basis(label, self.profile)
         system = client.sysinfo()
-        sha = client.ensure_model(Path(self.model.path).read_bytes())
+        sha = client.ensure_model(self.model)
         self.emit({"event": "load", "model": self.model.name})
         loaded = client.load(sha, kernels=o.kernels, threads=o.threads, delegate=o.delegate)
         tensor = loaded["inputs"][0]
@@ -156,7 +157,7 @@ class _Soak:
         client.set_inputs(inputs.x)
         sources = [s for s in getattr(self.profile, "telemetry", ()) if s in AGENT_SOURCES] or None
         self.spec = cap.TelemetrySpec(rate_hz=o.telemetry_hz, sources=tuple(sources) if sources else None)
-        self.capture, first = cap.describe(client, hello, self.spec)
+        self.capture, first = cap.describe(client, self.spec)
         self.has_temp = bool(cap_temp_columns(first))
         thermal_start = client.thermal()
 
@@ -282,7 +283,7 @@ class _Soak:
                 start_ns = int(arrays["scheduled_ns"][0]) + int(round(len(arrays["e2e_ns"]) * 1e9 / o.rate_hz))
             n = len(arrays["e2e_ns"])
             if n == 0:
-                raise EdgebenchError(f"{getattr(client, 'description', 'the board')} ran no inference in a "
+                raise EdgebenchError(f"{client.description} ran no inference in a "
                                      f"{o.chunk_s:g} s chunk", "lower --rate or check the board")
             start_index += n
             self.samples.append(self._rows(arrays, "soak"))
@@ -360,7 +361,7 @@ class _Soak:
         window = None
         if frame is not None and sus and self.t0_ns is not None:
             rows = frame[frame["phase"] != "cold"]
-            window = window_energy(self.energy_basis, getattr(self.client, "marks", []),
+            window = window_energy(self.energy_basis, self.client.marks if bp.ENERGY_COUNTER in self.client.capabilities else [],
                                    rows["t_start_ns"].to_numpy(np.int64), self.t0_ns + int(sus["t_from_s"] * 1e9),
                                    sus.get("throughput_per_s"), sus.get("median_s"))
         _window_power(r, self.energy_basis, window, sus)

@@ -209,7 +209,7 @@ class _Sweep:
         r = self.result = new_result("sweep", self.label)
         r.model = {**first.to_dict(), "variants": [m.to_dict() for m in self.models[1:]]}
         r.board = {"name": self.profile.name, "title": getattr(self.profile, "title", self.profile.name),
-                   "kind": getattr(self.profile, "kind", None), "transport": getattr(self.client, "description", None)}
+                   "kind": getattr(self.profile, "kind", None), "transport": self.client.description}
         one = lambda xs: xs[0] if len(xs) == 1 else ",".join(str(x) for x in xs)  # noqa: E731
         r.runtime = {"kernels": one(o.kernels), "delegate": one([d or "none" for d in o.delegates]),
                      "threads": one(o.threads), "note": "per point: see extra.points and each point's run.json"}
@@ -269,8 +269,6 @@ class _Sweep:
                              cool_timeout_s=self.o.cool_timeout_s, window_s=window, burst_s=self.o.burst_s,
                              max_duration_s=self.o.max_duration_per_point_s, telemetry_hz=self.o.telemetry_hz)
             entry["notes"] = notes
-            if hasattr(self.client, "marks"):
-                self.client.marks.clear()
             result, pdir = run_soak(gp.model.path, self.profile, so, runs_root=self.points_dir,
                                     progress=forward, client=self.client)
         except KeyboardInterrupt as exc:

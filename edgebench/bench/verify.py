@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench import board_protocol as bp
 from edgebench.errors import UsageError
 
 Progress = Callable[[dict], None]
@@ -126,7 +126,6 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
 
     opts.validate()
     model = read_model(model_path)
-    data = Path(model.path).read_bytes()
     emit = progress or (lambda event: None)
     tensor = model.inputs[0].to_dict()
     inputs = (load_inputs(opts.inputs, tensor, limit=opts.count) if opts.inputs
@@ -140,17 +139,18 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
             client = open_agent(profile, url)
             opened.append(client)
         hello = client.hello()
-        sha = client.ensure_model(data, name=model.name)
+        sha = client.ensure_model(model)
         loaded = client.load(sha, kernels=kernels, threads=1, name=model.name)
         emit({"event": "infer", "where": profile.name, "n": len(inputs.x)})
-        dev = _outputs(_infer_all(client, inputs.x))
-        link = client.link_report() if hasattr(client, "link_report") else None   # a serial link's checks
+        bp.require(client, bp.OUTPUTS, f"verify on board {profile.name}")
+        dev = _outputs(client.infer_all(inputs.x))
+        link = client.link_report() if bp.LINK_REPORT in client.capabilities else None   # a serial link's checks
         if reference_client is None:
             emit({"event": "connect", "board": "host (reference kernels, child process)"})
             reference_client = open_agent(get_profile("host"))
             opened.append(reference_client)
         ref_hello = reference_client.hello()
-        rsha = reference_client.ensure_model(data, name=model.name)
+        rsha = reference_client.ensure_model(model)
         ref_loaded = reference_client.load(rsha, kernels="reference", threads=1, name=model.name)
         emit({"event": "infer", "where": "host reference", "n": len(inputs.x)})
         ref = _outputs(reference_client.infer_all(inputs.x))
@@ -188,7 +188,7 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
     return VerifyResult(
         created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         board={"name": profile.name, "title": getattr(profile, "title", profile.name), "kind": profile.kind,
-               "transport": getattr(client, "description", None)},
+               "transport": client.description},
         model={"name": model.name, "path": model.path, "sha256": model.sha256, "precision": model.precision},
         device={"runtime": hello.get("runtime"), "kernels": loaded.get("kernels", kernels),
                 "op_resolver": loaded.get("op_resolver"), "timing": hello.get("timing"), "link": link},
@@ -196,13 +196,6 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
                    "op_resolver": ref_loaded.get("op_resolver"), "where": "this computer, a child process"},
         inputs=inputs.describe(), outputs=outputs, bit_exact=exact, gate=gate,
         label="measured", notes=notes)
-
-
-def _infer_all(client, x: np.ndarray) -> dict:
-    if hasattr(client, "infer_all"):
-        return client.infer_all(x)
-    y, yf = client.infer(x)
-    return {"y": y, "y_float": yf}
 
 
 __all__ = ["VerifyOptions", "VerifyResult", "run_verify", "compare_outputs", "promises_bit_exact"]

@@ -1,14 +1,32 @@
-"""Open the agent on a board (level 3): a profile's transport plus the protocol client."""
+"""Open a board client (level 3): decide once what kind of board a profile names, and how it is reached.
+
+:func:`client_kind` is that decision: a simulated board (``transport: {type: sim}``) gets a
+:class:`~edgebench.sim.SimClient`, a microcontroller (``kind: mcu``) a
+:class:`~edgebench.mcu.board.McuClient` over its firmware, anything else the Python agent's
+:class:`~edgebench.transport.client.AgentClient` over the profile's transport. All three are
+:class:`~edgebench.board_protocol.BoardClient` s; what each can do is in its ``capabilities``.
+"""
 from __future__ import annotations
 
 from contextlib import contextmanager
+
+from edgebench.boards.profile import SIM_TRANSPORT
+from edgebench.errors import UsageError
+
+SIM, MCU, AGENT = "sim", "mcu", "agent"
+
+
+def client_kind(profile) -> str:
+    """Which client reaches ``profile``'s board: :data:`SIM`, :data:`MCU` or :data:`AGENT`."""
+    if profile.transport.type == SIM_TRANSPORT:
+        return SIM
+    return MCU if profile.kind == "mcu" else AGENT
 
 
 def transport_for(profile, url: str | None = None, cpus: str | None = None):
     """The transport a profile declares; ``url`` (any kind: ssh, serial, local) overrides it.
     ``cpus`` pins a local agent to those CPUs."""
     from edgebench.boards.registry import with_transport_url
-    from edgebench.errors import UsageError
     from edgebench.transport.url import transport_from_url
 
     spec = (with_transport_url(profile, url) if url else profile).transport
@@ -23,28 +41,22 @@ def transport_for(profile, url: str | None = None, cpus: str | None = None):
 
 def open_agent(profile, url: str | None = None, timeout_s: float = 120.0, cpus: str | None = None,
                image=None):
-    """Start or attach to the agent on ``profile``'s board; returns an AgentClient.
-
-    A microcontroller board (``kind: mcu``) gets the same interface over its firmware
-    (:class:`edgebench.boards.mcu.McuClient`), starting its emulator if it has one
-    (with the firmware ``image`` given instead of building one).
-    """
+    """The board client of ``profile``'s board (see :func:`client_kind`): an agent started or
+    attached to, a microcontroller's firmware (its emulator started if it has one, with the
+    firmware ``image`` given instead of building one), or a simulated board."""
+    kind = client_kind(profile)
     if image is not None:
         check_image(profile, url, image)
-    if cpus and getattr(profile.transport, "type", None) != "local":
-        from edgebench.errors import UsageError
-
+    if cpus and profile.transport.type != "local":
         raise UsageError(f"--cpus pins a local agent; board {profile.name} is not one", "drop --cpus")
-    if getattr(profile.transport, "type", None) == "sim":  # a simulated board: no hardware, no agent
+    if kind == SIM:  # no hardware, no agent
         from edgebench.sim import SimClient
 
         if url:
-            from edgebench.errors import UsageError
-
             raise UsageError(f"board {profile.name!r} is simulated: --url does not apply",
                              "drop --url, or pick a real board")
         return SimClient(profile.simulated, description=f"simulated board {profile.name}")
-    if getattr(profile, "kind", None) == "mcu":
+    if kind == MCU:
         from edgebench.boards.mcu import open_mcu
 
         return open_mcu(profile, url, image=image)
@@ -64,10 +76,8 @@ def check_image(profile, url, image) -> None:
     started here (not one attached with ``url``), and an existing file."""
     from pathlib import Path
 
-    from edgebench.errors import UsageError
-
-    fw = getattr(profile, "firmware", None)
-    if getattr(profile, "kind", None) != "mcu":
+    fw = profile.firmware
+    if client_kind(profile) != MCU:
         raise UsageError(f"--image is a microcontroller firmware image; board {profile.name} is a "
                          f"{profile.kind} board", "drop --image")
     if fw is None or fw.emulator is None:

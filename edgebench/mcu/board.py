@@ -14,15 +14,16 @@ What it took to get intact answers over the link (:meth:`McuClient.link_report`)
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from edgebench import board_protocol as bp
 from edgebench.errors import AgentError, ModelError, TransportError, UsageError
 from edgebench.mcu.firmware import FirmwareSession
+from edgebench.modelfile import ModelFile
 
 FIRMWARE_NAME = "edgebench-firmware"
 MLPERF_NAME = "mlperf-tiny-reference"
@@ -50,7 +51,8 @@ class DeployReport:
 
 
 class McuClient:
-    """The agent client interface over a device running edgebench (or MLPerf Tiny) firmware."""
+    """The board-client interface (:class:`~edgebench.board_protocol.BoardClient`) over a device
+    running edgebench (or MLPerf Tiny) firmware."""
 
     def __init__(self, dut, profile, session: FirmwareSession | None = None):
         self.dut = dut
@@ -111,6 +113,14 @@ class McuClient:
             raise AgentError(f"{self.dut.description} speaks edgebench protocol {proto}, this host {EB_PROTO}",
                              hint="rebuild/flash the firmware of this edgebench version (edgebench flash)")
 
+    @property
+    def capabilities(self) -> frozenset:
+        """Outputs, a link report and MLPerf Tiny mode always; per-layer timing with edgebench's
+        extensions (known after ``hello``). No fixed-rate: the firmware has no device-side scheduler."""
+        self.hello()
+        extra = {bp.LAYER_TIMING} if self.dialect == "edgebench" else set()
+        return frozenset({bp.OUTPUTS, bp.LINK_REPORT, bp.MLPERF_MODE, *extra})
+
     def link_report(self) -> dict:
         """What it took to get intact answers: ``checked`` (replies carried CRCs), retries,
         discarded and stale lines, restarted uploads, resyncs; stored as run.json ``extra.link``."""
@@ -148,28 +158,25 @@ class McuClient:
                 "link": self.link_report()}
 
     # -- models -----------------------------------------------------------------------
-    def _model(self, data: bytes, name: str | None):
-        from edgebench.modelfile import parse_model
-
-        sha = hashlib.sha256(data).hexdigest()
-        if sha not in self._models:
-            model = parse_model(data, f"{name or sha[:12]}.tflite")
+    def _model(self, model: ModelFile) -> ModelFile:
+        if model.sha256 not in self._models:
             _check_int8(model)
-            self._models[sha] = model
-        return sha, self._models[sha]
+            self._models[model.sha256] = model
+        return self._models[model.sha256]
 
-    def deploy(self, data: bytes, name: str | None = None, force: bool = True) -> DeployReport:
+    def deploy(self, model: ModelFile, force: bool = True) -> DeployReport:
         """Convert to a blob, check it fits, upload it, check the CRC, load it (``eb-model``).
 
-        ``force=False`` skips the upload when the device already holds this blob
+        ``model`` is :func:`edgebench.modelfile.read_model`'s result: its bytes are not read or
+        hashed again. ``force=False`` skips the upload when the device already holds this blob
         (``eb-info``'s ``loaded`` CRC-32 and size), as the agent's model cache does."""
         from edgebench.mcu.blob import convert
         from edgebench.mcu.frames import crc32
 
         self._need_edgebench("deploying a model")
-        sha, model = self._model(data, name)
-        label = model.name
-        converted = convert(bytes(data), name=label)
+        model = self._model(model)
+        sha, label, data = model.sha256, model.name, model.content
+        converted = convert(model, name=label)
         blob, arena, flash = converted.data, converted.peak_arena_bytes, converted.flash_bytes
         report = {k: v for k, v in converted.to_dict().items() if k != "layers"}
         if len(blob) > int(self.info["model-max-bytes"]):
@@ -223,11 +230,11 @@ class McuClient:
                 self.dut.end_uploads()
                 self.dut.resync()
 
-    def ensure_model(self, model_bytes: bytes, name: str | None = None) -> str:
-        sha, _ = self._model(model_bytes, name)
+    def ensure_model(self, model: ModelFile) -> str:
+        sha = self._model(model).sha256
         self.hello()
         if self.dialect == "edgebench" and self._on_device != sha:
-            self.deploy(model_bytes, name, force=False)
+            self.deploy(model, force=False)
         return sha
 
     def has_model(self, sha256: str) -> bool:

@@ -27,6 +27,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from edgebench import board_protocol as bp
 from edgebench import errors
 from edgebench.agent import protocol
 from edgebench.sim.params import SimParams
@@ -88,7 +89,10 @@ class _SimSampler:
 
 
 class SimClient:
-    """Requests to a simulated board; see the module docstring."""
+    """Requests to a simulated board (a :class:`~edgebench.board_protocol.BoardClient`); see the
+    module docstring. It models time, heat and power, not outputs: no :data:`~bp.OUTPUTS`."""
+
+    capabilities = frozenset({bp.FIXED_RATE, bp.SCHEDULE_CONTINUATION, bp.TELEMETRY, bp.ENERGY_COUNTER})
 
     def __init__(self, params: Optional[SimParams] = None, description: Optional[str] = None,
                  seed: Optional[int] = None, timeout_s: float = 60.0):
@@ -98,6 +102,7 @@ class SimClient:
         self.timeout_s = timeout_s
         self.noise: list = []
         self.models: dict[str, bytes] = {}
+        self._files: dict = {}     # sha256 -> the ModelFile ensure_model was given (parsed once)
         self.model = None          # edgebench ModelFile of the loaded model
         self.batch = 1
         self.pool: Optional[np.ndarray] = None
@@ -177,7 +182,7 @@ class SimClient:
 
         if sha256 not in self.models:
             raise errors.ModelError(f"model {sha256[:12]}... is not on the agent", hint="put_model first")
-        self.model = parse_model(self.models[sha256], path=f"<simulated {sha256[:12]}>")
+        self.model = self._files.get(sha256) or parse_model(self.models[sha256], path=f"<simulated {sha256[:12]}>")
         self.batch = int(batch)
         self.pool = None
 
@@ -364,11 +369,12 @@ class SimClient:
     def put_model(self, sha256: str, model_bytes: bytes) -> dict:
         return self.request("put_model", model_bytes, sha256=sha256)[0]
 
-    def ensure_model(self, model_bytes: bytes, name: Optional[str] = None) -> str:
-        sha256 = hashlib.sha256(model_bytes).hexdigest()
-        if not self.has_model(sha256):
-            self.put_model(sha256, model_bytes)
-        return sha256
+    def ensure_model(self, model) -> str:
+        """Keep ``model`` (a ModelFile, hashed when it was read): nothing travels, nothing is rehashed."""
+        if not self.has_model(model.sha256):
+            self.models[model.sha256] = model.content
+            self._files[model.sha256] = model
+        return model.sha256
 
     def load(self, sha256: str, kernels: str = "xnnpack", threads: int = 1, delegate: Optional[str] = None,
              batch: int = 1, name: Optional[str] = None) -> dict:

@@ -1,11 +1,12 @@
 """Host side of on-device telemetry (level 2): ask for it, decode it into frames.
 
-Works with any client of the agent interface (``AgentClient``, the simulated
-board's ``SimClient``, a microcontroller adapter) without importing one:
+Works with any board client (:class:`edgebench.board_protocol.BoardClient`: ``AgentClient``,
+the simulated board's ``SimClient``, a microcontroller's ``McuClient``) without importing one:
 
-* a client whose ``hello()`` lists ``"telemetry"`` in ``features`` speaks the
-  protocol additions (``run`` with a ``telemetry`` argument, the ``telemetry``
-  op): samples are taken on the device between inferences, on its clock;
+* a client that declares :data:`~edgebench.board_protocol.TELEMETRY` in its ``capabilities``
+  speaks the protocol additions (``run`` with a ``telemetry`` argument, the ``telemetry``
+  op, both through ``request_arrays``): samples are taken on the device between
+  inferences, on its clock;
 * any other client (older agents, microcontroller firmware) gets a fallback:
   one ``thermal()`` snapshot after each chunk, stamped with the end of that
   chunk's last inference on the device clock and marked ``between-chunks``.
@@ -23,6 +24,7 @@ from typing import Optional
 
 import numpy as np
 
+from edgebench import board_protocol as bp
 from edgebench.errors import UsageError
 
 DEFAULT_RATE_HZ = 2.0
@@ -67,15 +69,11 @@ class Capture:
         return {"mode": self.mode, **self.description}
 
 
-def supports_telemetry(hello: dict) -> bool:
-    return "telemetry" in (hello.get("features") or [])
-
-
-def describe(client, hello: dict, spec: TelemetrySpec) -> tuple[Capture, "object"]:
+def describe(client, spec: TelemetrySpec) -> tuple[Capture, "object"]:
     """Discover the device's channels (one sample now); returns the capture and that sample's frame."""
-    if supports_telemetry(hello):
-        header, body = client.request("telemetry", doing="reading telemetry", **spec.to_request())
-        frame = frame_from_arrays(header, _decode(body))
+    if bp.TELEMETRY in client.capabilities:
+        header, arrays = client.request_arrays("telemetry", doing="reading telemetry", **spec.to_request())
+        frame = frame_from_arrays(header, arrays)
         desc = {k: header.get(k) for k in ("clock", "interval_s", "vcgencmd_interval_s", "sources", "found",
                                             "channels", "text_channels", "static")}
         mode = "on-device" if header.get("channels") or header.get("text_channels") else "none"
@@ -96,14 +94,11 @@ def run_chunk(client, capture: Capture, spec: TelemetrySpec, mode: str, count: i
     import pandas as pd
 
     if capture.mode == "on-device":
-        # a client that can hand over arrays directly (the simulated board) skips the npz round trip
-        request = getattr(client, "request_arrays", None) or \
-            (lambda *a, **k: (lambda h, b: (h, _decode(b)))(*client.request(*a, **k)))
-        header, arrays = request(
+        header, arrays = client.request_arrays(
             "run", mode=mode, count=int(count), max_time_s=float(max_time_s), rate_hz=rate_hz,
             start_index=int(start_index), telemetry=spec.to_request(),
             **({"start_ns": int(start_ns)} if start_ns is not None else {}),
-            timeout_s=float(max_time_s) + getattr(client, "timeout_s", 60.0),
+            timeout_s=float(max_time_s) + client.timeout_s,
             doing=f"running {count} {mode} inferences with telemetry")
         tm = header.pop("telemetry", None) or {}
         frame = frame_from_arrays(tm, arrays)
@@ -122,10 +117,10 @@ def idle(client, capture: Capture, spec: TelemetrySpec, duration_s: float, sleep
     import time
 
     if capture.mode == "on-device":
-        header, body = client.request("telemetry", duration_s=float(duration_s), doing="sampling while idle",
-                                      timeout_s=float(duration_s) + getattr(client, "timeout_s", 60.0),
-                                      **spec.to_request())
-        return frame_from_arrays(header, _decode(body))
+        header, arrays = client.request_arrays("telemetry", duration_s=float(duration_s),
+                                               doing="sampling while idle",
+                                               timeout_s=float(duration_s) + client.timeout_s, **spec.to_request())
+        return frame_from_arrays(header, arrays)
     (sleep or time.sleep)(duration_s)
     snap = client.thermal()
     return frame_from_snapshot(snap, snap.get("clock_ns"))

@@ -8,15 +8,18 @@ edgebench error class the agent named, with its message and hint.
 """
 from __future__ import annotations
 
-import hashlib
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from edgebench import board_protocol as bp
 from edgebench import errors
 from edgebench.agent import protocol
 from edgebench.transport.base import Channel
+
+if TYPE_CHECKING:
+    from edgebench.modelfile import ModelFile
 
 _ERROR_TYPES = {
     "ModelError": errors.ModelError,
@@ -29,8 +32,11 @@ _ERROR_TYPES = {
 
 
 class AgentClient:
-    """Requests to one agent. ``timeout_s`` bounds every wait for an answer
-    (a ``run`` may take its ``max_time_s`` on top)."""
+    """Requests to one agent (a :class:`~edgebench.board_protocol.BoardClient`). ``timeout_s``
+    bounds every wait for an answer (a ``run`` may take its ``max_time_s`` on top)."""
+
+    #: the agent of this protocol version runs every scenario, samples telemetry and computes outputs
+    capabilities = frozenset({bp.OUTPUTS, bp.FIXED_RATE, bp.SCHEDULE_CONTINUATION, bp.TELEMETRY})
 
     def __init__(self, channel: Channel, description: str, timeout_s: float = 60.0):
         self.channel = channel
@@ -128,14 +134,12 @@ class AgentClient:
                                  doing=f"receiving model {name} ({len(model_bytes)} bytes)")
         return _strip(header)
 
-    def ensure_model(self, model_bytes: bytes, name: str | None = None) -> str:
-        """Upload the model unless the agent has it cached; return its sha256."""
-        sha256 = hashlib.sha256(model_bytes).hexdigest()
-        if name:
-            self._names[sha256] = name
-        if not self.has_model(sha256):
-            self.put_model(sha256, model_bytes)
-        return sha256
+    def ensure_model(self, model: ModelFile) -> str:
+        """Upload the model unless the agent has it cached; return its sha256 (the file's, not rehashed)."""
+        self._names[model.sha256] = model.name
+        if not self.has_model(model.sha256):
+            self.put_model(model.sha256, model.content)
+        return model.sha256
 
     def load(self, sha256: str, kernels: str = "xnnpack", threads: int = 1,
              delegate: str | None = None, batch: int = 1, name: str | None = None) -> dict:
@@ -153,6 +157,11 @@ class AgentClient:
         payload = protocol.encode_arrays({"x": np.asarray(x, dtype=np.float32)})
         header, _ = self.request("set_inputs", payload, doing=f"receiving {len(x)} input samples")
         return int(header["count"])
+
+    def request_arrays(self, op: str, payload: bytes = b"", **args: Any) -> tuple[dict, dict[str, np.ndarray]]:
+        """:meth:`request` with the answer's payload decoded into arrays."""
+        header, body = self.request(op, payload, **args)
+        return header, self._arrays(body, op)
 
     def run(self, mode: str, count: int, max_time_s: float, rate_hz: float | None = None,
             start_index: int = 0, start_ns: int | None = None) -> tuple[dict, dict[str, np.ndarray]]:
