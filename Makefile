@@ -18,7 +18,7 @@ test: system $(VENV)/.stamp-test
 # the everyday lane: no QEMU, fuzzing, TensorFlow or multi-second tests (under a minute)
 test-fast: $(VENV)/.stamp-test
 	EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q \
-	  -m "not slow and not qemu and not fuzz and not tensorflow and not hardware" $(PYTEST_ARGS)
+	  -m "not slow and not qemu and not fuzz and not tensorflow and not hardware" --durations=5 $(PYTEST_ARGS)
 
 system:
 	bash scripts/setup-system.sh

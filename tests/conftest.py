@@ -84,7 +84,19 @@ _SLOW_TESTS = ("test_demo_json", "test_killed_bench", "test_runs_lists_and_shows
                "test_recover_from_the_command_line", "test_reference_kernels_and_fixed_rate",
                "test_digits_figures_match", "test_edge_cases_are_deterministic", "test_coarse_clock_is_widened",
                "test_silent_agent_times_out", "test_host_board_without_sensors", "test_stream_stopping_mid_run",
-               "test_bench_on_the_simulated_board", "test_nothing_answering_names_the_baud_rate")
+               "test_bench_on_the_simulated_board", "test_nothing_answering_names_the_baud_rate",
+               # over ~1 s each in the lane (pytest --durations, 2-core VM under load, 2026-11-25); each
+               # feature keeps a quicker test in the lane (a soak to steady state, a bench interrupted, ...)
+               "test_still_heating_board_is_not_called_steady", "test_fixed_duration_soak_runs_to_the_maximum",
+               "test_cool_down_to_a_stable_baseline", "test_claim_quotes_the_clock_and_temperature",
+               "test_simulated_soak_states_the_energy", "test_snapshot_fallback_between_chunks",
+               "test_fixed_rate_soak", "test_cool_down_timeout_is_a_warning",
+               "test_killed_single_repeat_keeps_its_journalled_chunks", "test_cli_fit_too_small_arena_exit_2",
+               "test_preprocessing_has_one_spelling", "test_cli_interval_gate_and_point_gate_labelled",
+               "test_killed_run_is_recovered_from_its_journal", "test_structurally_mutated_models",
+               "test_byte_flipped_models", "test_export_refuses_bad_file_names",
+               "test_acquires_energy_and_marker_windows", "test_closing_a_process_channel_ends",
+               "test_login_shell_instead_of_agent", "test_rapl_live_polling_integrates")
 
 
 def pytest_collection_modifyitems(config, items):
