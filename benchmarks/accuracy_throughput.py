@@ -118,6 +118,7 @@ def main() -> None:
     from edgebench.bench.accuracy import AccuracyOptions, _chunk, run_accuracy
     from edgebench.boards.connect import open_agent
     from edgebench.boards.registry import get_profile
+    from edgebench.modelfile import read_model
 
     resolver = {"xnnpack": OpResolverType.AUTO, "builtin": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
                 "reference": OpResolverType.BUILTIN_REF}[args.kernels]
@@ -133,7 +134,7 @@ def main() -> None:
             #    bare loop, interleaved chunk by chunk
             client = open_agent(host)
             client.hello()
-            client.load(client.ensure_model(model.read_bytes()), kernels=args.kernels, threads=args.threads)
+            client.load(client.ensure_model(read_model(model)), kernels=args.kernels, threads=args.threads)
             chunk = x[:_chunk(opts, int(np.prod(x.shape[1:])) * 4)]
             runner = runner_in_process(str(model), args.kernels, args.threads)
             for fn in (lambda c: client.infer(c), runner, lambda c: bare_loop(interp, c)):

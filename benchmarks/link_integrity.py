@@ -59,9 +59,10 @@ def deploys_and_verifies(url: str, rate: float, deploys: int, verifies: int, see
     from edgebench.boards.registry import get_profile
     from edgebench.errors import EdgebenchError
     from edgebench.mcu.protocol import DutClient
+    from edgebench.modelfile import read_model
 
     profile = get_profile("posix-sim")
-    data = DIGITS.read_bytes()
+    model = read_model(DIGITS)
     out = {"rate_per_byte": rate, "directions": "both", "deploys": deploys, "deploys_ok": 0, "deploys_failed": 0,
            "verifies": verifies, "verifies_ok": 0, "verifies_failed": 0, "verifies_not_bit_exact": 0, "errors": {}}
 
@@ -79,7 +80,7 @@ def deploys_and_verifies(url: str, rate: float, deploys: int, verifies: int, see
             proxy.enabled = True
             for _ in range(deploys):
                 try:
-                    rep = client.deploy(data, name="digits", force=True)
+                    rep = client.deploy(model, force=True)
                     out["deploys_ok"] += 1
                     assert rep.loaded["layers"] > 0
                 except EdgebenchError as exc:
@@ -113,6 +114,7 @@ def main() -> int:
     from edgebench.boards.mcu import FirmwareSession, McuClient, build_firmware
     from edgebench.boards.registry import get_profile
     from edgebench.mcu.protocol import DutClient
+    from edgebench.modelfile import read_model
 
     image = build_firmware("posix")
     profile = get_profile("posix-sim")
@@ -122,7 +124,7 @@ def main() -> int:
     with FirmwareSession(profile, image=image) as session:
         client = McuClient(DutClient(session.url), profile)
         client.hello()
-        client.deploy(DIGITS.read_bytes(), name="digits")
+        client.deploy(read_model(DIGITS))
         client.dut.upload("input", bytes(np.random.default_rng(0).integers(-128, 128, 64, dtype=np.int8)))
         client.dut.eb_infer(1, 0)
         truth = client.dut.output()

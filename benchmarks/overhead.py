@@ -58,6 +58,7 @@ def main() -> None:
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     from edgebench.data.inputs import random_inputs
+    from edgebench.modelfile import read_model
     from edgebench.transport.client import AgentClient
     from edgebench.transport.local import LocalTransport
 
@@ -82,7 +83,7 @@ def main() -> None:
     transport = LocalTransport()
     client = AgentClient(transport.open(), transport.describe())
     try:
-        sha = client.ensure_model(model_bytes)
+        sha = client.ensure_model(read_model(args.model))
         assert sha == hashlib.sha256(model_bytes).hexdigest()
         client.load(sha, kernels=args.kernels, threads=args.threads)
         client.set_inputs(inputs.x)

@@ -70,6 +70,7 @@ def measure(label: str, env: dict, model: Path, rounds: int, chunk_s: float) -> 
     from scipy.stats import bootstrap, wilcoxon
 
     from edgebench.data.inputs import random_inputs
+    from edgebench.modelfile import read_model
     from edgebench.telemetry import capture
     from edgebench.transport.client import AgentClient
     from edgebench.transport.local import LocalTransport
@@ -77,7 +78,7 @@ def measure(label: str, env: dict, model: Path, rounds: int, chunk_s: float) -> 
     transport = LocalTransport(env=env)
     client = AgentClient(transport.open(), transport.describe(), timeout_s=60)
     try:
-        sha = client.ensure_model(model.read_bytes())
+        sha = client.ensure_model(read_model(model))
         info = client.load(sha)
         client.set_inputs(random_inputs(info["inputs"][0], count=64, seed=0).x)
         spec = capture.TelemetrySpec().to_request()        # the default: 2 Hz, every source
