@@ -21,6 +21,25 @@ def run_cli(*args, cwd=None):
                           text=True, cwd=cwd, timeout=120)
 
 
+@pytest.fixture
+def cli(capsys):
+    """``edgebench ARGS`` in this process: the same entry point (main: error lines, exit codes)
+    without a Python start-up per call; run_cli keeps the tests that need a real process."""
+    from edgebench.cli.app import main
+
+    def run(*args):
+        capsys.readouterr()
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = 0 if exc.code is None else exc.code
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+
+    return run
+
+
 def test_bench_json_equals_stored_result(tmp_path):
     res = CliRunner().invoke(app, ["bench", str(INT8), "--runs-dir", str(tmp_path), "--json", *FAST])
     assert res.exit_code == 0, res.output
@@ -46,8 +65,8 @@ def test_runs_lists_and_shows(tmp_path):
     (["bench", str(INT8), "--bogus"], "No such option: --bogus"),
     (["bench", str(INT8), "--threads", "abc"], "Invalid value for '--threads'"),
 ])
-def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle):
-    p = run_cli(*args, "--runs-dir", tmp_path) if args[0] in ("bench", "runs") else run_cli(*args)
+def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle, cli):
+    p = cli(*args, "--runs-dir", tmp_path) if args[0] in ("bench", "runs") else cli(*args)
     assert p.returncode == 1, p.stderr
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, p.stderr
@@ -56,21 +75,21 @@ def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle):
     assert store.find_runs(tmp_path) == []
 
 
-def test_usage_error_points_at_the_verbs_help():
-    p = run_cli("bench", str(INT8), "--bogus")
+def test_usage_error_points_at_the_verbs_help(cli):
+    p = cli("bench", str(INT8), "--bogus")
     assert p.returncode == 1 and p.stderr.strip().endswith("(see edgebench bench --help)")
 
 
-def test_unknown_verb_is_one_line():
-    p = run_cli("nosuchverb")
+def test_unknown_verb_is_one_line(cli):
+    p = cli("nosuchverb")
     assert p.returncode == 1 and p.stderr.strip().count("\n") == 0
     assert "No such command" in p.stderr and "(see edgebench --help)" in p.stderr
 
 
-def test_corrupt_model(tmp_path):
+def test_corrupt_model(tmp_path, cli):
     bad = tmp_path / "bad.tflite"
     bad.write_bytes(INT8.read_bytes()[:100])
-    p = run_cli("bench", bad, "--runs-dir", tmp_path / "runs")
+    p = cli("bench", bad, "--runs-dir", tmp_path / "runs")
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert "TFLite model" in p.stderr
     assert not (tmp_path / "runs").exists() or store.find_runs(tmp_path / "runs") == []
@@ -81,10 +100,10 @@ def test_debug_shows_traceback(tmp_path):
     assert p.returncode == 1 and "Traceback" in p.stderr
 
 
-def test_debug_is_accepted_after_the_verb_too(tmp_path):
+def test_debug_is_accepted_after_the_verb_too(tmp_path, cli):
     p = run_cli("runs", "zzz", "--runs-dir", tmp_path, "--debug")
     assert p.returncode == 1 and "Traceback" in p.stderr and "No such option" not in p.stderr
-    plain = run_cli("runs", "zzz", "--runs-dir", tmp_path)
+    plain = cli("runs", "zzz", "--runs-dir", tmp_path)
     assert plain.returncode == 1 and "Traceback" not in plain.stderr
 
 
@@ -131,7 +150,7 @@ def test_demo_json_has_both_runs_the_ratio_and_the_emulated_board(tmp_path):
     assert len(store.find_runs(tmp_path)) == 3
 
 
-def test_runs_shows_a_run_whose_process_is_gone_as_abandoned(tmp_path):
+def test_runs_shows_a_run_whose_process_is_gone_as_abandoned(tmp_path, cli):
     from edgebench.results.model import RunResult
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -143,15 +162,15 @@ def test_runs_shows_a_run_whose_process_is_gone_as_abandoned(tmp_path):
     (d / store.RUN_JSON).write_text(json.dumps(data))
     listing = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path), "--json"])
     assert listing.exit_code == 0 and json.loads(listing.stdout)[0]["status"] == "abandoned"
-    table = run_cli("runs", "--runs-dir", tmp_path)
+    table = cli("runs", "--runs-dir", tmp_path)
     assert table.returncode == 0 and "abandoned" in table.stdout and "running" not in table.stdout
-    shown = run_cli("runs", "latest", "--runs-dir", tmp_path, "--json")
+    shown = cli("runs", "latest", "--runs-dir", tmp_path, "--json")
     assert shown.returncode == 0 and f"pid {dead.pid}" in shown.stderr and "abandoned" in shown.stderr
     assert json.loads(shown.stdout)["status"] == "running"      # the folder itself is not changed
 
 
-def test_runs_of_a_missing_folder_is_one_line_and_exit_1(tmp_path):
-    p = run_cli("runs", "--runs-dir", tmp_path / "nonexistent")
+def test_runs_of_a_missing_folder_is_one_line_and_exit_1(tmp_path, cli):
+    p = cli("runs", "--runs-dir", tmp_path / "nonexistent")
     assert p.returncode == 1 and p.stdout == ""
     assert p.stderr.strip() == f"error: runs folder {tmp_path / 'nonexistent'} does not exist: check --runs-dir"
 
@@ -203,8 +222,9 @@ def test_wheel_ships_the_firmware_sources_and_the_licence(tmp_path):
     (["bench", str(INT8), "--board", "qemu-m4", "--image", "missing.elf"], "firmware image missing.elf does not"),
     (["demo", "--image", "missing.elf"], "firmware image missing.elf does not"),
 ])
-def test_image_is_refused_where_it_cannot_start_the_board(tmp_path, args, needle):
-    p = run_cli(*args, cwd=tmp_path)
+def test_image_is_refused_where_it_cannot_start_the_board(tmp_path, args, needle, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    p = cli(*args)
     assert p.returncode == 1 and p.stderr.startswith("error: ") and needle in p.stderr, p.stderr
     assert p.stderr.count("\n") == 1 and not (tmp_path / "runs").exists()
 

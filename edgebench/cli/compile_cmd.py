@@ -19,7 +19,7 @@ def compile_command(
     out_dir: Optional[Path] = typer.Option(None, "-o", "--out-dir",
                                            help="Folder for the compiled model (default: beside MODEL)."),
     timeout: float = typer.Option(600.0, "--timeout", help="Seconds to let the compiler run."),
-    json_out: bool = opt.json_flag("the compiled model's report"),
+    json_out: bool = opt.json_flag("the compile result (sizes, on-chip memory, operator mapping)"),
 ) -> None:
     """Run edgetpu_compiler, parse its report into the compiled model's sidecar JSON."""
     from edgebench.errors import UsageError
