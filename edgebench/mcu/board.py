@@ -175,7 +175,7 @@ class McuClient:
 
         self._need_edgebench("deploying a model")
         model = self._model(model)
-        sha, label, data = model.sha256, model.name, model.content
+        sha, label = model.sha256, model.name
         converted = convert(model, name=label)
         blob, arena, flash = converted.data, converted.peak_arena_bytes, converted.flash_bytes
         report = {k: v for k, v in converted.to_dict().items() if k != "layers"}
@@ -204,7 +204,7 @@ class McuClient:
                              f"bytes, the .tflite has {want_in} / {want_out}", "the blob converter and the "
                              "firmware disagree; report this as a bug")
         self._on_device = self._loaded_sha = sha
-        rep = DeployReport(board=self.profile.name, model={"name": label, "sha256": sha, "bytes": len(data),
+        rep = DeployReport(board=self.profile.name, model={"name": label, "sha256": sha, "bytes": model.bytes,
                                                            "precision": model.precision},
                            blob_bytes=len(blob), peak_arena_bytes=None if arena is None else int(arena),
                            flash_bytes=None if flash is None else int(flash),
