@@ -2,7 +2,7 @@
 
 The contract (README.md "Development", docs/architecture.md) is the layers
 cli > bench > boards > mcu | sim | quantize > transport | runtime | data | power | telemetry
-> stats | report > results | modelfile > errors, the agent island (edgebench.agent imports
+> stats | report | board_protocol > results | modelfile > errors, the agent island (edgebench.agent imports
 nothing else from edgebench) and the host importing only the agent's protocol and
 quantization helpers. It is checked with import-linter on the real tree, and on a copy of
 the tree with one forbidden import added, to show each kind of contract is live.

@@ -33,7 +33,12 @@ import numpy as np
 from edgebench import board_protocol as bp
 from edgebench.bench.accuracy_passes import JOURNAL, Passes, timings
 from edgebench.bench.accuracy_record import DIAGRAMS, PREDICTIONS
-from edgebench.errors import EdgebenchError, ModelError, UsageError
+from edgebench.boards.connect import open_agent, require_runtime
+from edgebench.boards.registry import get_profile
+from edgebench.data.datasets import check_against_model, load_dataset
+from edgebench.data.perturb import SEVERITIES
+from edgebench.errors import EdgebenchError, ModelError, ResultError, UsageError
+from edgebench.modelfile import read_model
 from edgebench.results import store
 from edgebench.results.model import RunResult
 from edgebench.stats.accuracy import GATE_ON
@@ -69,8 +74,6 @@ class AccuracyOptions:
     data_options: dict = field(default_factory=dict)
 
     def validate(self) -> None:
-        from edgebench.data.perturb import SEVERITIES
-
         for name, k in (("--kernels", self.kernels), ("--baseline-kernels", self.baseline_kernels)):
             if k not in KERNELS:
                 raise UsageError(f"unknown kernel set {k!r} for {name}", f"use one of {', '.join(KERNELS)}")
@@ -145,8 +148,6 @@ def _plan_slices(dataset, model, num_classes: int, opts: AccuracyOptions) -> tup
 
 
 def _load_data(data, opts: AccuracyOptions):
-    from edgebench.data.datasets import load_dataset
-
     text = str(data)
     options = {k: v for k, v in opts.data_options.items() if v is not None}
     if (text == "digits" or text.startswith("digits:")) and options:
@@ -182,10 +183,6 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
     from edgebench.bench.accuracy_record import MIN_PAIRED, Run, describe, store_run
     from edgebench.bench.accuracy_slices import SliceInputs
     from edgebench.bench.record import RunFolder
-    from edgebench.boards.connect import open_agent, require_runtime
-    from edgebench.boards.registry import get_profile
-    from edgebench.data.datasets import check_against_model
-    from edgebench.modelfile import read_model
 
     opts.validate()
     model, baseline = read_model(model_path), read_model(baseline_path)
@@ -317,8 +314,6 @@ def recover_accuracy(run_dir) -> RunResult:
     from edgebench.bench.accuracy_record import MIN_PAIRED, Run, store_run
     from edgebench.bench.accuracy_slices import SliceInputs
     from edgebench.bench.record import RunFolder
-    from edgebench.errors import ResultError
-    from edgebench.modelfile import read_model
 
     d = Path(run_dir)
     r = store.read_result(d)

@@ -20,6 +20,12 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from edgebench.report.format import p_value
+from edgebench.stats.accuracy import (accuracy_report, difference_verdict, gate_check, min_detectable_difference,
+                                      paired_comparison, summarize_correct)
+from edgebench.stats.calibration import (PROB_SUM_TOLERANCE, TEMPERATURE_BOUNDS, apply_temperature, calibration_split,
+                                         ece_estimate, expected_calibration_error, fit_temperature, output_fidelity)
+
 ALPHA = 0.05
 POWER = 0.8
 N_BINS = 15
@@ -58,8 +64,6 @@ class ModelOutputs:
 
 
 def outputs_kind(scores: np.ndarray) -> str:
-    from edgebench.stats.calibration import PROB_SUM_TOLERANCE
-
     s = np.asarray(scores, dtype=np.float64)
     if s.size and s.min() >= 0.0 and s.max() <= 1.0 and np.all(np.abs(s.sum(axis=1) - 1.0) <= PROB_SUM_TOLERANCE):
         return "probabilities"
@@ -83,14 +87,10 @@ def model_outputs(scores, kind: Optional[str] = None) -> ModelOutputs:
 # ---------------------------------------------------------------- clean test set
 
 def accuracy_section(out: ModelOutputs, labels, class_names: Optional[Sequence[str]], label: str) -> dict:
-    from edgebench.stats.accuracy import accuracy_report
-
     return {**accuracy_report(out.scores, labels, class_names).to_dict(), "label": label}
 
 
 def paired_section(base: ModelOutputs, cand: ModelOutputs, labels) -> tuple[dict, object]:
-    from edgebench.stats.accuracy import paired_comparison
-
     y = np.asarray(labels)
     pc = paired_comparison(base.pred == y, cand.pred == y, base.pred, cand.pred)
     return pc.to_dict(), pc
@@ -119,9 +119,6 @@ def resolution_section(pc, alpha: float = ALPHA, power: float = POWER) -> dict:
     ``resolvable`` is True when a difference is resolved (significant and the interval
     excludes 0); ``warning`` is the statement when it is not.
     """
-    from edgebench.report.format import p_value
-    from edgebench.stats.accuracy import difference_verdict, min_detectable_difference
-
     psi = pc.discordant_proportion
     mdd = min_detectable_difference(pc.n, pc.baseline_accuracy, alpha=alpha, power=power,
                                     paired_discordance=psi if psi > 0 else None)
@@ -152,16 +149,12 @@ def resolution_section(pc, alpha: float = ALPHA, power: float = POWER) -> dict:
 
 
 def _ece(out: ModelOutputs, labels, idx=None):
-    from edgebench.stats.calibration import expected_calibration_error
-
     probs = out.probs if idx is None else out.probs[idx]
     y = np.asarray(labels) if idx is None else np.asarray(labels)[idx]
     return expected_calibration_error(probs, y, n_bins=N_BINS)
 
 
 def _ece_interval(out: ModelOutputs, labels, seed: int) -> dict:
-    from edgebench.stats.calibration import ece_estimate
-
     e = ece_estimate(out.probs, np.asarray(labels), n_bins=N_BINS, seed=seed)
     return {"ece_debiased": e.ece_debiased, "ece_ci_low": e.ci_low, "ece_ci_high": e.ci_high,
             "ece_ci_level": e.ci_level, "ece_null_expected": e.ece_null_expected, "ece_n_boot": e.n_boot,
@@ -169,9 +162,6 @@ def _ece_interval(out: ModelOutputs, labels, seed: int) -> dict:
 
 
 def temperature_section(out: ModelOutputs, labels, fit_idx, eval_idx) -> dict:
-    from edgebench.stats.calibration import TEMPERATURE_BOUNDS, apply_temperature, expected_calibration_error
-    from edgebench.stats.calibration import fit_temperature
-
     kind = "probs" if out.kind == "probabilities" else "logits"
     y = np.asarray(labels)
     t = fit_temperature(out.scores[fit_idx], y[fit_idx], kind=kind)
@@ -188,8 +178,6 @@ def calibration_section(base: ModelOutputs, cand: ModelOutputs, labels, fit_frac
 
     Returns the section and the two ECEResult objects (for the reliability diagrams).
     """
-    from edgebench.stats.calibration import calibration_split
-
     ece_b, ece_c = _ece(base, labels), _ece(cand, labels)
     fit_idx, eval_idx = calibration_split(len(labels), fit_fraction=fit_fraction, seed=seed)
     section = {
@@ -212,8 +200,6 @@ def calibration_section(base: ModelOutputs, cand: ModelOutputs, labels, fit_frac
 
 
 def fidelity_section(base: ModelOutputs, cand: ModelOutputs) -> dict:
-    from edgebench.stats.calibration import output_fidelity
-
     return {**output_fidelity(base.scores, cand.scores).to_dict(),
             "compared": "dequantized candidate outputs vs baseline outputs (output 0), clean test set"}
 
@@ -223,8 +209,6 @@ def fidelity_section(base: ModelOutputs, cand: ModelOutputs) -> dict:
 def slice_row(name: str, family: Optional[str], severity: Optional[int], base: ModelOutputs,
               cand: ModelOutputs, labels) -> dict:
     """Per-slice figures: both accuracies (Wilson), the drop in points with its CI, McNemar p."""
-    from edgebench.stats.accuracy import paired_comparison, summarize_correct
-
     y = np.asarray(labels)
     cb, cc = base.pred == y, cand.pred == y
     pc = paired_comparison(cb, cc, base.pred, cand.pred)
@@ -282,8 +266,6 @@ def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration
     of None or infinity is "not set" and that row is not gated. ``passed`` is True when
     every gated row is acceptable.
     """
-    from edgebench.stats.accuracy import gate_check
-
     rows = []
     bound = "point estimate" if gate_on == "point" else "upper 95% bound"
 

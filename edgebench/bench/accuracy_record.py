@@ -17,8 +17,11 @@ from typing import Optional
 
 import numpy as np
 
+from edgebench.report.claim import accuracy_claim
+from edgebench.results import store
 from edgebench.results.model import RunResult
 from edgebench.modelfile import read_sidecar
+from edgebench.stats.calibration import reliability_diagram
 
 PREDICTIONS = "predictions.parquet"
 DIAGRAMS = {"baseline": "reliability_baseline.png", "candidate": "reliability_candidate.png"}
@@ -244,9 +247,6 @@ def store_run(run: Run, result: RunResult, folder, slices: list, cand_out: list,
     """Compute the figures of the paired ``slices`` and write them into ``folder`` (a started
     :class:`~edgebench.bench.record.RunFolder`): predictions, diagrams, then run.json last."""
     from edgebench.bench.accuracy_eval import plain
-    from edgebench.report.claim import accuracy_claim
-    from edgebench.results import store
-    from edgebench.stats.calibration import reliability_diagram
 
     section, eces, per_slice = _figures(run, slices, cand_out, base_out, result.label)
     if status != "complete":

@@ -20,6 +20,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench.data.datasets import check_against_model, load_npz
+from edgebench.data.perturb import FAMILIES, families_for, family_group, perturb
 from edgebench.errors import DataError, UsageError
 
 CLEAN = "clean"
@@ -81,8 +83,6 @@ def value_range(dataset, declared) -> tuple[tuple, str]:
 
 def builtin_slices(dataset, input_shape, families, severities, seed: int, declared_range=None) -> tuple[list, dict]:
     """One slice per (family, severity), perturbing the whole test set under ``seed``."""
-    from edgebench.data.perturb import FAMILIES, family_group, families_for, perturb
-
     suitable = families_for(input_shape)
     chosen = tuple(families) if families else suitable
     unknown = [f for f in chosen if f not in suitable]
@@ -109,8 +109,6 @@ def builtin_slices(dataset, input_shape, families, severities, seed: int, declar
 
 def edge_set_slices(path, input_shape, num_classes: int, data_options: dict) -> tuple[list, dict]:
     """Slices from a labelled edge-case .npz (``x``, ``y``, optional ``slice``)."""
-    from edgebench.data.datasets import check_against_model, load_npz
-
     p = Path(path)
     if p.suffix.lower() != ".npz":
         raise DataError(f"the edge-case set {p} must be a .npz file with arrays x, y (and optionally slice)")

@@ -32,7 +32,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Optional
 
-from edgebench.errors import UsageError
+from edgebench.errors import ResultError, UsageError
 
 HOURS_PER_MONTH = 365.2425 * 24 / 12  # 730.485
 
@@ -232,8 +232,6 @@ def figures_from_run(result, rate_hz: Optional[float] = None, duty: Optional[flo
     sustained (or final) window; one sweep point's, picked by ``duty`` or ``rate_hz`` when the sweep
     has several.
     """
-    from edgebench.errors import ResultError
-
     if result.kind == "soak":
         return _soak_figures(result, rate_hz, duty)
     if result.kind == "sweep":
@@ -261,8 +259,6 @@ def _own_load_only(result, rate_hz, duty, load: str) -> None:
 
 
 def _soak_figures(result, rate_hz, duty) -> dict:
-    from edgebench.errors import ResultError
-
     p = result.power or {}
     w = p.get("window") or {}
     if w.get("avg_power_w") is None:
@@ -281,8 +277,6 @@ def _soak_figures(result, rate_hz, duty) -> dict:
 
 
 def _sweep_figures(result, rate_hz, duty) -> dict:
-    from edgebench.errors import ResultError
-
     axis = (result.extra or {}).get("axis")
     pts = [e for e in (result.extra or {}).get("points") or []
            if (e.get("energy") or {}).get("avg_power_w") is not None]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from edgebench.errors import ResultError
+from edgebench.report import format as fmt
+from edgebench.results.model import refuse_mixed_labels
 
 ALPHA = 0.05
 
@@ -45,8 +47,6 @@ class Comparison:
         return self.gate
 
     def sentence(self, stage: str | None = None) -> str:
-        from edgebench.report import format as fmt
-
         stage = stage or self.stage
         s = self.stages.get(stage, self.speedup)
         runs = (f"{s['runs_a']} vs {s['runs_b']} runs" if s["runs_a"] > 1 or s["runs_b"] > 1
@@ -87,7 +87,6 @@ def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str
     Runs of the two that were interleaved (``settings.interleaved``, equal repeats) are
     compared pairwise, repeat by repeat.
     """
-    from edgebench.results.model import refuse_mixed_labels
     from edgebench.stats.compare import holm, ratio_of_medians
 
     refuse_mixed_labels(baseline, candidate)  # never a simulated or emulated figure against a measured one

@@ -45,8 +45,18 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench.boards.connect import open_agent
+from edgebench.boards.profile import ESTIMATED_LABEL
+from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import DataError, EdgebenchError, UsageError
+from edgebench.modelfile import read_model
+from edgebench.power.base import OWN_POWER, MeterError, check_boundary
+from edgebench.report.claim import claim
+from edgebench.results import store
+from edgebench.sim.meter import SimMeter
 from edgebench.stats import preload
+from edgebench.stats.energy import (bracket_offset, event_energies, event_regions, idle_power, mean_ci, si, si_range,
+                                    window_energy)
 
 SPIN_LEAD_S = 0.0007  # the agent starts a chunk ~0.2 ms after the request arrives; plus local link latency
 COVERAGE_MIN = 0.99
@@ -124,8 +134,6 @@ class TimedClient:
         self.bench_from = len(self.chunks)
 
     def offset(self) -> float:
-        from edgebench.stats.energy import bracket_offset
-
         if self._local or not self.brackets:
             return 0.0
         return bracket_offset(self.brackets)["offset_s"]
@@ -169,9 +177,6 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
     from edgebench.bench.energy_journal import EnergyJournal
     from edgebench.bench.energy_journal import context as journal_context
     from edgebench.bench.latency import run_bench
-    from edgebench.boards.connect import open_agent
-    from edgebench.power.base import OWN_POWER, MeterError
-    from edgebench.results import store
 
     opts.validate()
     emit = progress or (lambda ev: None)
@@ -253,8 +258,6 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
 
 
 def _quiet(seconds: float, which: str, emit, meter) -> tuple:
-    from edgebench.power.base import MeterError
-
     emit({"event": "idle", "which": which, "seconds": seconds})
     if hasattr(meter, "idle"):  # a meter on a simulated clock lets idle time pass itself
         return meter.idle(seconds)
@@ -269,9 +272,6 @@ def _quiet(seconds: float, which: str, emit, meter) -> tuple:
 
 def probe_e2e(client, model_path, opts: EnergyOptions, count: int = 40) -> float:
     """Median end-to-end latency of a few inferences (turns a duty cycle into a rate)."""
-    from edgebench.data.inputs import load_inputs, random_inputs
-    from edgebench.modelfile import read_model
-
     model = read_model(model_path)
     client.hello()
     sha = client.ensure_model(model)
@@ -290,8 +290,6 @@ def probe_e2e(client, model_path, opts: EnergyOptions, count: int = 40) -> float
 
 
 def _windows_from_device(frame, timed: TimedClient, local: bool):
-    from edgebench.stats.energy import bracket_offset
-
     est = bracket_offset(timed.brackets)
     align = dict(est)
     if local:
@@ -336,9 +334,6 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
             rate_hz: float, profile) -> None:
     """Fill ``result.power`` from the meter's samples and the run's inferences; write the files."""
     import pandas as pd
-
-    from edgebench.results import store
-    from edgebench.stats.energy import event_energies, idle_power, mean_ci
 
     frame = store.read_samples(run_dir)
     rows = frame[frame["phase"] != "cold"].reset_index(drop=True)
@@ -455,8 +450,6 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
 
 def energy_claim(power: dict) -> str:
     """One sentence with the energy figures and their conditions, for the run's claim."""
-    from edgebench.stats.energy import si, si_range
-
     inf, ev, idle = power.get("inference") or {}, power.get("event") or {}, power.get("idle") or {}
     if not inf:
         return "Energy: no figure (see warnings)."
@@ -481,8 +474,6 @@ def energy_claim(power: dict) -> str:
 
 
 def _claim(result) -> None:
-    from edgebench.report.claim import claim
-
     try:
         base = claim(result) if result.latency else ""
     except Exception:  # the claim is a summary; never lose a run over it
@@ -514,8 +505,6 @@ def _chunk_ends(timed: TimedClient, rows, n: int) -> np.ndarray:
 
 def _average(samples, starts, ends, used, ev, idle, margin, rate_hz, label) -> dict:
     """Average power over the fixed-rate span, measured directly, against the model's prediction."""
-    from edgebench.stats.energy import event_regions, window_energy
-
     ra, rb = event_regions(starts, ends, margin)
     idx = np.flatnonzero(used)
     t0, t1 = float(ra[idx[0]]), float(rb[idx[-1]])
@@ -542,8 +531,6 @@ def _write_frame(run_dir, name: str, frame) -> None:
 
 def _save_partial(run_dir, samples, info, exc) -> None:
     """After a failed run: keep the power samples and say what happened in run.json."""
-    from edgebench.results import store
-
     try:
         result = store.read_result(run_dir)
     except EdgebenchError:
@@ -569,10 +556,6 @@ def simulated_energy(model_path, profile, opts: EnergyOptions, runs_root="runs",
                      boundary: Optional[str] = None, progress: Optional[Callable[[dict], None]] = None):
     """A simulated board: the same measurement as :func:`measure_energy`, its power model read through the
     meter interface (:class:`edgebench.sim.meter.SimMeter`); every figure labelled ``simulated``."""
-    from edgebench.boards.connect import open_agent
-    from edgebench.power.base import check_boundary
-    from edgebench.sim.meter import SimMeter
-
     opts.validate()
     client = open_agent(profile, url)
     try:
@@ -611,9 +594,6 @@ def estimate_energy(model_path, profile, opts: EnergyOptions, runs_root="runs", 
                     progress: Optional[Callable[[dict], None]] = None, client=None):
     """No meter: measured latency x datasheet power; every energy figure labelled estimated."""
     from edgebench.bench.latency import run_bench
-    from edgebench.boards.connect import open_agent
-    from edgebench.boards.profile import ESTIMATED_LABEL
-    from edgebench.results import store
 
     opts.validate()
     figs = datasheet_power(profile)

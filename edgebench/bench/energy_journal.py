@@ -29,6 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from edgebench.errors import ResultError
+from edgebench.power.base import MeterInfo, Samples
+from edgebench.results import store
+from edgebench.stats.warmup import detect_warmup
 
 SIDECAR = "energy.json"
 JOURNALS = ("power", "windows", "brackets")
@@ -45,8 +48,6 @@ class EnergyJournal:
 
     def chunk(self) -> None:
         """After a chunk: open the journal once the run folder exists, then append what is new."""
-        from edgebench.results import store
-
         if self.dir is None:
             new = sorted(set(store.find_runs(self.runs_root)) - self.before)
             if not new:
@@ -73,8 +74,6 @@ class EnergyJournal:
 
     def remove(self, run_dir=None) -> None:
         """The run ended and its power samples are in ``power.parquet``: the journal is no longer needed."""
-        from edgebench.results import store
-
         for j in self.journals.values():
             j.close()
         d = self.dir or run_dir
@@ -97,9 +96,6 @@ def recover_energy(run_dir):
     import types
 
     from edgebench.bench.energy import EnergyOptions, TimedClient, analyse
-    from edgebench.power.base import MeterInfo, Samples
-    from edgebench.results import store
-    from edgebench.stats.warmup import detect_warmup
 
     d = Path(run_dir)
     r = store.read_result(d)

@@ -23,8 +23,15 @@ import numpy as np
 
 from edgebench import board_protocol as bp
 from edgebench.bench.record import RunFolder, new_result, stop_reason
-from edgebench.errors import EdgebenchError, UsageError
+from edgebench.boards.connect import board_client, require_runtime
+from edgebench.data.inputs import load_inputs, random_inputs
+from edgebench.errors import EdgebenchError, ResultError, UsageError
+from edgebench.modelfile import read_model, read_sidecar
+from edgebench.results import store
 from edgebench.results.model import STAGE_MEANING, STAGES, RunResult
+from edgebench.stats import preload
+from edgebench.stats.latency import StopRule
+from edgebench.stats.warmup import WarmupResult, detect_warmup
 
 SCENARIOS = ("single-stream", "offline", "fixed-rate")
 KERNELS = ("xnnpack", "builtin", "reference")
@@ -87,9 +94,6 @@ Progress = Callable[[dict], None]
 def _stop_rule(o: BenchOptions, resolution_s: float = 0.0):
     """The stop rule of one repeat: half the target within the run (the spread between runs
     takes the rest), at most an equal share of the time budget."""
-    from edgebench.stats import preload
-    from edgebench.stats.latency import StopRule
-
     preload()
     per_repeat = max(o.min_time_s, o.max_time_s / o.repeat)
     return StopRule(target_rel_ci=o.target_rel_ci / 2.0 if o.repeat > 1 else o.target_rel_ci,
@@ -133,8 +137,6 @@ class BenchSession:
 
     def __init__(self, model_path, profile, opts: BenchOptions, runs_root="runs", url=None,
                  progress: Progress | None = None, client=None):
-        from edgebench.modelfile import read_model
-
         opts.validate()
         self.opts, self.profile, self.url, self.runs_root = opts, profile, url, runs_root
         self.model = read_model(model_path)
@@ -191,8 +193,6 @@ class BenchSession:
 
     # -- one repeat ------------------------------------------------------------------------
     def repeat_once(self) -> None:
-        from edgebench.boards.connect import board_client
-
         k = self.repeats_done
         with board_client(self.profile, self.url, self.client, self.emit if k == 0 else None,
                           cpus=self.opts.cpus) as client:
@@ -202,9 +202,6 @@ class BenchSession:
         self._summarise(final=False)
 
     def _measure(self, client, k: int) -> None:
-        from edgebench.boards.connect import require_runtime
-        from edgebench.data.inputs import load_inputs, random_inputs
-
         o = self.opts
         hello = require_runtime(client, self.profile.name)
         if o.scenario == "fixed-rate":
@@ -277,7 +274,6 @@ class BenchSession:
         result.extra["load_at_start"] = _load_average()
         self.result = result
         self.folder.start(result)
-        from edgebench.results import store
 
         self.journal = store.open_journal(self.run_dir)
         self.repeat_journal = store.open_journal(self.run_dir, "repeats")
@@ -321,8 +317,6 @@ def recover_bench(run_dir) -> RunResult:
     """Finish a bench run folder left ``running`` by a crash or a kill: summarise the repeats
     it had written (samples are written after every repeat) and mark it incomplete."""
     from edgebench.bench.latency_summary import summarise
-    from edgebench.errors import ResultError
-    from edgebench.results import store
 
     d = Path(run_dir)
     r = store.read_result(d)
@@ -371,8 +365,6 @@ REPEAT_COLUMNS = ("repeat", "load_s", "first_inference_s", "first_invoke_s")
 
 def _journalled_samples(run_dir):
     """The samples a killed bench journalled (every chunk up to the kill), or None without a journal."""
-    from edgebench.results import store
-
     if not store.journal_paths(run_dir):
         return None
     frame = store.read_journal(run_dir)
@@ -442,8 +434,6 @@ def _label(hello: dict) -> str:
 
 
 def _warmup(e2e: np.ndarray, opts: BenchOptions):
-    from edgebench.stats.warmup import WarmupResult, detect_warmup
-
     if e2e.size < max(2 * opts.min_warmup, 20):
         n = min(opts.min_warmup, e2e.size)
         return WarmupResult(n, "fixed minimum (too few samples for MSER-5)", float(e2e[:n].sum()))
@@ -456,8 +446,6 @@ def _concat(chunks: list, key: str) -> np.ndarray:
 
 
 def _describe(result, model, loaded, hello, system, profile, client, opts, inputs) -> None:
-    from edgebench.modelfile import read_sidecar
-
     sidecar = read_sidecar(model.path)
     result.host = _host()
     result.model = {**model.to_dict(), "sidecar": sidecar,

@@ -18,7 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from edgebench.report import format as fmt
+from edgebench.report.claim import claim
 from edgebench.results.model import STAGES
+from edgebench.stats.dependence import COARSE_TICKS, coarse_clock
+from edgebench.stats.latency import summarize_runs
+from edgebench.stats.stability import instability_warnings
 
 #: fewer effective samples than this in a run: its interval rests on a guess of the dependence
 MIN_N_EFF = 30
@@ -34,9 +39,6 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
     here, per repeat, from the samples themselves.
     """
     from edgebench.bench.latency import _warmup
-    from edgebench.report.claim import claim
-    from edgebench.stats.latency import summarize_runs
-    from edgebench.stats.stability import instability_warnings
 
     kept_parts, warm_parts = [], []
     for k in sorted(frame["repeat"].unique()):
@@ -115,9 +117,6 @@ def _cold_record(infos, label) -> dict:
 
 
 def _warnings(result, warm_parts, latency, final) -> list:
-    from edgebench.report import format as fmt
-    from edgebench.stats.dependence import COARSE_TICKS, coarse_clock
-
     out = []
     e2e = latency.get("e2e") or {}
     for k, warm in warm_parts:
@@ -149,8 +148,6 @@ def _warnings(result, warm_parts, latency, final) -> list:
 
 
 def _stop_reason(rel, opts, repeats) -> str:
-    from edgebench.report import format as fmt
-
     if rel is None:
         return f"{repeats} repeat(s): too few samples for an interval of the median"
     text = (f"{repeats} repeat(s), headline 95% CI half-width {fmt.percent(rel, 2)} of the median "

@@ -31,7 +31,12 @@ import numpy as np
 
 from edgebench import __version__
 from edgebench import board_protocol as bp
+from edgebench.boards.connect import open_agent
+from edgebench.boards.mcu import FIRMWARE_NAME
+from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import AgentError, UsageError
+from edgebench.modelfile import read_model
+from edgebench.results import store
 from edgebench.results.model import RunResult
 
 ENCODINGS = ("int8", "uint8-offset")
@@ -126,10 +131,6 @@ def accuracy_scores(dut, inputs: list, opts: MlperfOptions, emit: Progress | Non
 
 def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
     """Read the model, build the inputs, deploy when asked; returns (model, input set, byte inputs, info)."""
-    from edgebench.boards.mcu import FIRMWARE_NAME
-    from edgebench.data.inputs import load_inputs, random_inputs
-    from edgebench.modelfile import read_model
-
     opts.validate()
     model = read_model(model_path)
     tensor = model.inputs[0].to_dict()
@@ -154,9 +155,6 @@ def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
 def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: Optional[str] = None,
                progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
     """MLPerf Tiny performance mode on ``profile``'s board; the result and its run folder."""
-    from edgebench.boards.connect import open_agent
-    from edgebench.results import store
-
     if getattr(profile, "kind", "mcu") != "mcu":
         raise UsageError(f"MLPerf Tiny mode drives a microcontroller's MLPerf Tiny firmware; board "
                          f"{profile.name} is a {profile.kind} board", "pick an MCU board (edgebench boards)")

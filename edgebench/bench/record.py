@@ -20,6 +20,7 @@ from typing import Callable, Optional
 
 from edgebench import __version__
 from edgebench.errors import EdgebenchError
+from edgebench.results import store
 from edgebench.results.model import RunResult
 
 
@@ -62,16 +63,12 @@ class RunFolder:
 
     def start(self, result: RunResult) -> Path:
         """Create the folder and write ``result`` (status ``running``)."""
-        from edgebench.results import store
-
         self.path = store.new_run_dir(self.runs_root, self.model_name, self.board_name)
         store.write_result(self.path, result)
         return self.path
 
     def save(self, result: RunResult, frame=None) -> None:
         """Samples first (if any), then run.json: a reader never sees a result without its samples."""
-        from edgebench.results import store
-
         if self.path is None:
             return
         _link_section(result)
@@ -80,8 +77,6 @@ class RunFolder:
         store.write_result(self.path, result)
 
     def discard(self) -> None:
-        from edgebench.results import store
-
         if self.path is not None:
             store.discard_run_dir(self.path)
             self.path = None

@@ -34,8 +34,16 @@ import numpy as np
 from edgebench import board_protocol as bp
 from edgebench.bench.record import RunFolder, new_result
 from edgebench.bench.steady import phases, summarize_run
+from edgebench.boards.connect import board_client, require_runtime
+from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import EdgebenchError, ResultError, UsageError
+from edgebench.modelfile import read_model
+from edgebench.results import store
 from edgebench.results.model import STAGES, RunResult
+from edgebench.stats import preload
+from edgebench.stats.steady import trend
+from edgebench.telemetry import capture as cap
+from edgebench.telemetry.capture import MAX_RATE_HZ, Capture
 
 SAMPLES_JOURNAL = "samples"
 TELEMETRY_JOURNAL = "telemetry"
@@ -73,8 +81,6 @@ class SoakOptions:
         return "fixed-rate" if self.rate_hz else "single-stream"
 
     def validate(self) -> None:
-        from edgebench.telemetry.capture import MAX_RATE_HZ
-
         def positive(name, value):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise UsageError(f"{name} must be a positive number, got {value!r}")
@@ -103,9 +109,6 @@ class SoakOptions:
 def run_soak(model_path, profile, opts: SoakOptions, runs_root="runs", url: Optional[str] = None,
              progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
     """Soak ``model_path`` on ``profile``'s board; returns the stored result and its folder."""
-    from edgebench.boards.connect import board_client
-    from edgebench.modelfile import read_model
-
     opts.validate()
     model = read_model(model_path)
     emit = progress or (lambda event: None)
@@ -131,16 +134,10 @@ class _Soak:
     def run(self):
         from edgebench.bench.latency import BenchOptions, _describe, _label
         from edgebench.bench.window_power import EnergyCounter, energy_basis
-        from edgebench.data.inputs import load_inputs, random_inputs
-        from edgebench.results import store
-        from edgebench.telemetry import capture as cap
-
-        from edgebench.stats import preload
 
         preload()
 
         o, client = self.o, self.client
-        from edgebench.boards.connect import require_runtime
 
         hello = require_runtime(client, self.profile.name)
         label = _label(hello)
@@ -220,9 +217,7 @@ class _Soak:
 
     # -- cool-down --------------------------------------------------------------------
     def _cool_down(self) -> None:
-        from edgebench.stats.steady import trend
         from edgebench.telemetry import analysis
-        from edgebench.telemetry import capture as cap
 
         o = self.o
         if not self.has_temp:
@@ -261,7 +256,6 @@ class _Soak:
     def _soak(self) -> None:
         from edgebench.stats.steady import steady_state
         from edgebench.telemetry import analysis
-        from edgebench.telemetry import capture as cap
 
         o, client = self.o, self.client
         header, arrays, frame = cap.run_chunk(client, self.capture, self.spec, "single-stream", 1, 60.0)
@@ -343,7 +337,6 @@ class _Soak:
     # -- finishing ----------------------------------------------------------------------
     def _finish(self, status: str, reason: Optional[str], alive: bool = True) -> None:
         from edgebench.bench.window_power import window_energy
-        from edgebench.results import store
 
         r = self.result
         if alive:
@@ -407,8 +400,6 @@ def _window_power(r: RunResult, basis: dict, window: Optional[dict], sus: dict) 
 def _store(folder: RunFolder, r: RunResult, frame, tel, o, t0_ns, t_end_ns) -> None:
     """Telemetry and samples to Parquet, then run.json (:meth:`RunFolder.save`), then the journals go
     (a reader never sees a finished run.json without its samples)."""
-    from edgebench.results import store
-
     if tel is not None and len(tel):
         store.write_parquet(folder.path / TELEMETRY_PARQUET, tel)
     folder.save(r, phases(frame, t0_ns, t_end_ns, o) if frame is not None else None)
@@ -421,8 +412,6 @@ def read_telemetry(run_dir):
     """The telemetry frame of a soak run (from Parquet, or what a killed run left in its journal)."""
     import pandas as pd
 
-    from edgebench.results import store
-
     d = Path(run_dir)
     if (d / TELEMETRY_PARQUET).exists():
         return pd.read_parquet(d / TELEMETRY_PARQUET)
@@ -434,10 +423,8 @@ def read_telemetry(run_dir):
 def recover_run(run_dir) -> RunResult:
     """A soak whose process died (status ``running`` on disk): convert what it journalled and mark it
     ``incomplete``, with the figures its samples allow."""
-    from edgebench.results import store
     from edgebench.stats.steady import steady_state
     from edgebench.telemetry import analysis
-    from edgebench.telemetry.capture import Capture
 
     d = Path(run_dir)
     r = store.read_result(d)

@@ -21,12 +21,14 @@ from typing import Optional
 
 import numpy as np
 
+from edgebench.report.claim import claim
+from edgebench.report.format import duration
 from edgebench.results.model import STAGES
+from edgebench.stats.latency import summarize
+from edgebench.telemetry import analysis
 
 
 def _window_stats(t_s: np.ndarray, e2e_s: np.ndarray, scenario: str, label: str) -> Optional[dict]:
-    from edgebench.stats.latency import summarize
-
     if e2e_s.size < 2:
         return None
     s = summarize(e2e_s).to_dict()
@@ -46,8 +48,6 @@ def soak_figures(samples, telemetry, capture, *, t0_ns: int, t_end_ns: int, burs
                  verdict, scenario: str, label: str) -> dict:
     """``samples``: DataFrame with ``t_start_ns``, ``e2e_s`` (and the other stages), soak rows only;
     ``telemetry``: the telemetry frame (may be empty). Times relative to ``t0_ns`` (load start)."""
-    from edgebench.telemetry import analysis
-
     t = (samples["t_start_ns"].to_numpy(np.int64) - t0_ns) / 1e9 if len(samples) else np.zeros(0)
     e2e = samples["e2e_s"].to_numpy(np.float64) if len(samples) else np.zeros(0)
     end_s = (t_end_ns - t0_ns) / 1e9
@@ -124,8 +124,6 @@ def figure_window(fig: dict, steady: bool) -> Optional[dict]:
 
 
 def stage_summaries(window_frame, label: str) -> dict:
-    from edgebench.stats.latency import summarize
-
     out = {}
     if len(window_frame) >= 2:
         for stage in STAGES:
@@ -136,8 +134,6 @@ def stage_summaries(window_frame, label: str) -> dict:
 
 
 def _ms(seconds: float) -> str:
-    from edgebench.report.format import duration
-
     return duration(seconds)
 
 
@@ -197,8 +193,6 @@ def phases(frame, t0_ns, t_end_ns, o):
 def summarize_run(r, samples, telemetry, capture, o, verdict, t0_ns, t_end_ns, cold,
                   cool, status: str, reason: Optional[str]) -> None:
     """Fill ``r`` with the soak's figures from its samples and telemetry (used on every exit path)."""
-    from edgebench.report.claim import claim
-
     soak_rows = samples[samples["phase"] != "cold"] if samples is not None and len(samples) else None
     if cold:
         r.cold_start = {**cold, "label": r.label, "note": "first inference after load, timed alone"}

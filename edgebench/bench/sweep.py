@@ -41,8 +41,17 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench.bench.record import RunFolder, new_result
+from edgebench.boards.connect import board_client
 from edgebench.errors import EdgebenchError, ResultError, UsageError
-from edgebench.results.model import RunResult
+from edgebench.modelfile import read_model
+from edgebench.report import plots
+from edgebench.report.format import duration
+from edgebench.results import store
+from edgebench.results.model import RunResult, refuse_mixed_labels
+from edgebench.results.store import _slug
+from edgebench.stats import preload
+from edgebench.stats.energy import si
+from edgebench.telemetry import analysis
 
 DEFAULT_DUTY = (0.01, 0.1, 0.5, 1.0)
 MIN_WINDOW_INFERENCES = 500
@@ -168,9 +177,6 @@ def describe_point(gp: GridPoint, axis: str, vary: set) -> str:
 def run_sweep(model_path, profile, opts: SweepOptions, runs_root="runs", url: Optional[str] = None,
               progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
     """Sweep ``model_path`` (and ``opts.variants``) on ``profile``'s board; the stored sweep and its folder."""
-    from edgebench.boards.connect import board_client
-    from edgebench.modelfile import read_model
-
     opts.validate(profile)
     models = []
     for path in (model_path, *opts.variants):
@@ -196,8 +202,6 @@ class _Sweep:
     def run(self):
         from edgebench.bench.latency import _label
         from edgebench.bench.window_power import energy_basis
-
-        from edgebench.stats import preload
 
         preload()
 
@@ -253,7 +257,6 @@ class _Sweep:
 
     def _point(self, gp: GridPoint) -> None:
         from edgebench.bench.soak import SoakOptions, run_soak
-        from edgebench.results import store
 
         entry, n = self.entries[gp.index - 1], len(self.points)
         self.emit({"event": "point-start", "index": gp.index, "of": n, "name": entry["name"]})
@@ -290,8 +293,6 @@ class _Sweep:
 
     def _salvage(self, gp, entry, before, reason: str, failed: bool = False) -> None:
         """After an error or Ctrl-C inside a point: keep what its soak stored, marked incomplete."""
-        from edgebench.results import store
-
         new = sorted(set(self.points_dir.iterdir()) - before)
         entry["status_reason"] = reason
         entry["status"] = "failed" if failed else "incomplete"
@@ -307,8 +308,6 @@ class _Sweep:
             entry["status"], entry["status_reason"] = "incomplete", reason
 
     def _rename(self, pdir: Path, entry: dict) -> Path:
-        from edgebench.results.store import _slug
-
         target = self.points_dir / f"{entry['id']}-{_slug(entry['name'].replace(', ', '-').replace(' ', ''))}"
         if not target.exists():
             pdir = Path(pdir).rename(target)
@@ -326,8 +325,6 @@ class _Sweep:
 
     def _load(self, gp: GridPoint, entry: dict) -> tuple:
         """(fixed rate or None for continuous, trailing window, notes) of a point."""
-        from edgebench.report.format import duration
-
         notes = []
         if self.o.axis == "duty":
             e2e = self._probe(gp)
@@ -390,8 +387,6 @@ class _Sweep:
     def _finish(self, stopped: Optional[str] = None, status: str = "incomplete") -> None:
         """Status, table, plots and claim of the sweep; ``stopped``: why it stopped early (a signal, Ctrl-C,
         an error outside a point, a kill found by recovery)."""
-        from edgebench.results import store
-
         r, entries = self.result, self.entries
         done = [e for e in entries if e["status"] in ("complete", "incomplete") and e.get("run_id")]
         failed = [e for e in entries if e.get("error")]
@@ -419,8 +414,6 @@ class _Sweep:
             raise exc
 
     def _warnings(self, done, failed) -> list:
-        from edgebench.results.model import refuse_mixed_labels
-
         out = []
         try:
             refuse_mixed_labels(*[{"label": e["label"]} for e in done])
@@ -465,8 +458,6 @@ class _Sweep:
         tmp.replace(path)
 
     def _plots(self, done) -> list:
-        from edgebench.report import plots
-
         written = []
         try:
             panels = [p for p in (point_series(self.run_dir, e) for e in done) if p is not None]
@@ -496,7 +487,6 @@ def recover_sweep(run_dir) -> RunResult:
     the point it was in is recovered from its soak's journal (:func:`edgebench.bench.soak.recover_run`),
     and the sweep gets its table, plots and claim, marked ``incomplete``."""
     from edgebench.bench.soak import recover_run
-    from edgebench.results import store
 
     d = Path(run_dir)
     r = store.read_result(d)
@@ -558,8 +548,6 @@ def plot_note(label: str, energy_label: Optional[str]) -> str:
 def point_series(run_dir: Path, e: dict) -> Optional[dict]:
     """Temperature, clock and latency against time (s from load start) of one point, from its folder."""
     from edgebench.bench.soak import read_telemetry
-    from edgebench.results import store
-    from edgebench.telemetry import analysis
 
     pdir = Path(run_dir) / e["run_dir"]
     samples = store.read_samples(pdir)
@@ -624,8 +612,6 @@ def sweep_sentence(r: RunResult) -> Optional[str]:
 
 def _point_conditions(e: dict) -> str:
     """'p02 (duty 0.1) 41.2/s at 62 °C, 1.80 GHz': a point's figure with the conditions of its window."""
-    from edgebench.stats.energy import si
-
     cond = [f"{e['sustained_temp_c']:.0f} °C" if e.get("sustained_temp_c") is not None else None,
             f"{e['sustained_freq_hz'] / 1e9:.2f} GHz" if e.get("sustained_freq_hz") else None]
     cond = [c for c in cond if c]

@@ -21,7 +21,12 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
+from edgebench.boards.connect import open_agent
+from edgebench.boards.mcu import FIRMWARE_NAME
+from edgebench.boards.registry import get_profile
+from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import UsageError
+from edgebench.modelfile import read_model
 
 Progress = Callable[[dict], None]
 
@@ -103,8 +108,6 @@ def _top1(a: np.ndarray, b: np.ndarray) -> Optional[float]:
 
 def promises_bit_exact(profile, hello: dict) -> bool:
     """Only a microcontroller whose profile says so, running edgebench firmware."""
-    from edgebench.boards.mcu import FIRMWARE_NAME
-
     fw = getattr(profile, "firmware", None)
     runtime = (hello.get("runtime") or {}).get("name")
     return bool(getattr(profile, "kind", None) == "mcu" and fw is not None and fw.bit_exact
@@ -119,11 +122,6 @@ def _outputs(out: dict) -> list:
 def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = None, client=None,
                reference_client=None, progress: Optional[Progress] = None) -> VerifyResult:
     """Run ``opts``' inputs on the board and on the host reference kernels; compare."""
-    from edgebench.boards.connect import open_agent
-    from edgebench.boards.registry import get_profile
-    from edgebench.data.inputs import load_inputs, random_inputs
-    from edgebench.modelfile import read_model
-
     opts.validate()
     model = read_model(model_path)
     emit = progress or (lambda event: None)

@@ -19,6 +19,7 @@ from typing import Optional
 
 import numpy as np
 
+from edgebench.boards.profile import ESTIMATED_LABEL
 from edgebench.errors import UsageError
 
 DEFINITION = "average power over the window / inference rate (idle time between inferences included)"
@@ -62,7 +63,6 @@ class EnergyCounter:
 def energy_basis(label: str, profile) -> dict:
     """Where a window's energy comes from on this board (see the module doc)."""
     from edgebench.bench.energy import datasheet_power
-    from edgebench.boards.profile import ESTIMATED_LABEL
 
     if label == "simulated":
         return {"label": "simulated", "method": "the simulated board's energy counter (its power model), "

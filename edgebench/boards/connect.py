@@ -11,7 +11,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from edgebench.boards.profile import SIM_TRANSPORT
-from edgebench.errors import UsageError
+from edgebench.errors import RuntimeMissingError, UsageError
+from edgebench.transport.url import transport_from_url
 
 SIM, MCU, AGENT = "sim", "mcu", "agent"
 
@@ -27,7 +28,6 @@ def transport_for(profile, url: str | None = None, cpus: str | None = None):
     """The transport a profile declares; ``url`` (any kind: ssh, serial, local) overrides it.
     ``cpus`` pins a local agent to those CPUs."""
     from edgebench.boards.registry import with_transport_url
-    from edgebench.transport.url import transport_from_url
 
     spec = (with_transport_url(profile, url) if url else profile).transport
     options = spec.options()
@@ -109,8 +109,6 @@ def board_client(profile, url: str | None = None, client=None, emit=None, cpus: 
 
 def require_runtime(client, board_name: str) -> dict:
     """The board's hello; RuntimeMissingError when it has no usable TFLite runtime."""
-    from edgebench.errors import RuntimeMissingError
-
     hello = client.hello()
     if not hello.get("runtime"):
         raise RuntimeMissingError(

@@ -12,13 +12,13 @@ from edgebench.errors import TransportError
 from edgebench.mcu.board import FIRMWARE_NAME, MLPERF_NAME, DeployReport, McuClient, mlperf_only  # noqa: F401
 from edgebench.mcu.firmware import (INSTALL_HINTS, FirmwareSession, build_firmware, firmware_dir,  # noqa: F401
                                     firmware_image, flash_board, require_tool)
+from edgebench.mcu.protocol import DutClient
 
 
 def open_mcu(profile, url: str | None = None, timeout_s: float = 10.0, image=None) -> McuClient:
     """The adapter for ``profile``'s board; starts its emulator when the profile says ``url: emulator``."""
     from edgebench.boards.profile import EMULATOR_URL
     from edgebench.boards.registry import with_transport_url
-    from edgebench.mcu.protocol import DutClient
 
     if url:
         profile = with_transport_url(profile, url)

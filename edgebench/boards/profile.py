@@ -20,7 +20,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from edgebench.errors import ProfileError
+from edgebench.errors import EdgebenchError, ProfileError
+from edgebench.sim.params import SimParamError, SimParams
+from edgebench.transport.url import transport_kind
 
 SCHEMA_VERSION = 1
 ESTIMATED_LABEL = "estimated (datasheet)"
@@ -170,8 +172,6 @@ def _check_serial_url(check: _Check, key: str, url: Any) -> str:
 
 def _check_simulated(check: _Check, value: Any):
     """The ``simulated`` block: parameters of edgebench.sim's board model (defaults for absent keys)."""
-    from edgebench.sim.params import SimParamError, SimParams
-
     if value is None:
         return None
     try:
@@ -239,9 +239,6 @@ class TransportSpec:
         :func:`edgebench.transport.url.transport_kind`: ``local``, ssh
         (``ssh://…``, ``user@host``) or serial (``/dev/…``, ``COM3``, ``socket://…``).
         Keeps ``python`` / ``baud`` of ``base`` where they still apply."""
-        from edgebench.errors import EdgebenchError
-        from edgebench.transport.url import transport_kind
-
         text = url.strip() if isinstance(url, str) else ""
         try:
             kind = transport_kind(text)

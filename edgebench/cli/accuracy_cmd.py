@@ -13,13 +13,13 @@ import typer
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
 from edgebench.cli.render.accuracy import print_accuracy
+from edgebench.errors import GateFailed, UsageError
 
 
 def _numbers(text: Optional[str], name: str, count: Optional[int] = None, kind=float):
     """'a,b,c' -> tuple of numbers; fractions like 1/255 allowed for floats."""
     if text is None or text == "":
         return None
-    from edgebench.errors import UsageError
 
     def one(v: str):
         v = v.strip()
@@ -144,7 +144,6 @@ def accuracy(
     from edgebench.bench.accuracy import AccuracyOptions, gate_failures, recover_accuracy, run_accuracy
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.errors import GateFailed, UsageError
     from edgebench.results import store
 
     err = get_err_console()

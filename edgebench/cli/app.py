@@ -17,7 +17,7 @@ from edgebench import __version__
 from typer.exceptions import TyperException
 
 from edgebench.cli import options
-from edgebench.errors import EdgebenchError
+from edgebench.errors import EdgebenchError, InputWarning
 
 app = typer.Typer(
     name="edgebench",
@@ -88,8 +88,6 @@ def _interrupted() -> None:
 def _show_warnings() -> None:
     """edgebench's own warnings (InputWarning, ...) become one ``warning:`` line on stderr."""
     import warnings
-
-    from edgebench.errors import InputWarning
 
     original = warnings.showwarning
 

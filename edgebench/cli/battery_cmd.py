@@ -8,6 +8,7 @@ import typer
 
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.errors import UsageError
 
 CELL = "Battery"  # the cell and what of it is usable
 WORKLOAD = "Workload (instead of the run's figures)"
@@ -24,7 +25,6 @@ def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, volt
     """
     from edgebench.bench.battery import (above_idle_from_active, estimate, figures_from_run, load_from_figures,
                                          load_from_window, make_cell)
-    from edgebench.errors import UsageError
     from edgebench.stats.energy import parse_rate
 
     notes = []

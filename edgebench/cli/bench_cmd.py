@@ -9,12 +9,12 @@ import typer
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
 from edgebench.cli.render import print_run, progress_printer
+from edgebench.errors import UsageError
 
 
 def parse_range(text: Optional[str]):
     if not text:
         return None
-    from edgebench.errors import UsageError
 
     try:
         lo, hi = (float(v) for v in text.split(","))
@@ -70,7 +70,6 @@ def bench(
     from edgebench.bench.latency import BenchOptions, recover_bench, run_bench
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.errors import UsageError
 
     err = get_err_console()
     if recover is not None:

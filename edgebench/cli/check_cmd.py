@@ -8,6 +8,7 @@ import typer
 
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.errors import GateFailed
 
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "not applicable": "dim"}
 
@@ -39,7 +40,6 @@ def check(
 ) -> None:
     """Check runs against the twelve ways to fool the masses and the edge reality check (n/a: not applicable)."""
     from edgebench.cli.output import emit_json, get_console
-    from edgebench.errors import GateFailed
     from edgebench.report.check import check as run_checks
     from edgebench.results.store import read_result, resolve_run
 

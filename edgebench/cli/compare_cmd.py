@@ -8,6 +8,7 @@ import typer
 
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.errors import GateFailed, ResultError, UsageError
 
 
 def comparison_table(comp, a, b):
@@ -50,7 +51,6 @@ def compare(
     from edgebench.bench.compare import compare as compare_runs
     from edgebench.bench.compare import short_value, condition_differences
     from edgebench.cli.output import emit_json, get_console
-    from edgebench.errors import GateFailed, ResultError, UsageError
     from edgebench.results.model import STAGES, refuse_mixed_labels
     from edgebench.results.store import read_result, read_samples, resolve_run
 

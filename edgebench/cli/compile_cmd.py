@@ -8,6 +8,7 @@ import typer
 
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.errors import UsageError
 
 TARGETS = ("edgetpu",)
 
@@ -22,8 +23,6 @@ def compile_command(
     json_out: bool = opt.json_flag("the compile result (sizes, on-chip memory, operator mapping)"),
 ) -> None:
     """Run edgetpu_compiler, parse its report into the compiled model's sidecar JSON."""
-    from edgebench.errors import UsageError
-
     if target not in TARGETS:
         raise UsageError(f"unknown compile target {target!r}", f"supported: {', '.join(TARGETS)}")
     from edgebench.cli.output import emit_json, get_console, get_err_console

@@ -18,6 +18,7 @@ from edgebench.cli import options as opt
 from edgebench.cli.app import app
 from edgebench.cli.render import print_run, progress_printer
 from edgebench.cli.render.verify import print_verify
+from edgebench.errors import EdgebenchError, UsageError
 
 
 @app.command()
@@ -44,7 +45,6 @@ def demo(
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.data.bundled import bundled_model
-    from edgebench.errors import EdgebenchError, UsageError
     from edgebench.results.store import read_samples
 
     err, out = get_err_console(), get_console()

@@ -8,6 +8,7 @@ import typer
 
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.errors import UsageError
 
 
 def _bytes(n) -> str:
@@ -27,7 +28,6 @@ def deploy(
     from edgebench.boards.connect import open_agent
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.errors import UsageError
 
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     if profile.kind != "mcu":

@@ -10,6 +10,7 @@ from edgebench.cli import options as opt
 from edgebench.cli.app import app
 from edgebench.cli.render import progress_printer
 from edgebench.cli.render.energy import energy_lines
+from edgebench.errors import UsageError
 
 METER = "Power meter"  # which meter, how it is wired, how inferences are found in its samples
 
@@ -78,7 +79,6 @@ def energy(
     from edgebench.bench.energy import EnergyOptions, estimate_energy, measure_energy, simulated_energy
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.errors import UsageError
     from edgebench.power import open_meter, parse_options
     from edgebench.stats.energy import parse_rate
 

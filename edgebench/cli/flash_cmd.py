@@ -15,6 +15,7 @@ import typer
 
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.errors import TransportError, UsageError
 
 
 @app.command()
@@ -30,7 +31,6 @@ def flash(
     from edgebench.boards.mcu import FirmwareSession, build_firmware, flash_board
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.errors import TransportError, UsageError
 
     out, err = get_console(), get_err_console()
     profile = get_profile(board, extra_dirs=tuple(boards_dir))

@@ -13,6 +13,7 @@ import typer
 
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
+from edgebench.errors import EdgebenchError, ResultError
 
 BATTERY_CELL = "2xAA"
 
@@ -51,7 +52,6 @@ def _battery(result) -> Optional[dict]:
     import numpy as np
 
     from edgebench.bench.battery import estimate, figures_from_run, load_from_figures, make_cell
-    from edgebench.errors import EdgebenchError
 
     try:
         f = figures_from_run(result)
@@ -82,7 +82,6 @@ def gather(run_dir) -> "object":
     """A :class:`edgebench.report.html.RunData` with everything the run's folder holds for the report."""
     import pandas as pd
 
-    from edgebench.errors import ResultError
     from edgebench.report.html import RunData
     from edgebench.results.store import read_result, read_samples
 
@@ -112,7 +111,6 @@ def gather(run_dir) -> "object":
 def _comparisons(datas: list) -> list:
     """Each latency run against the first of the same label and kind (all stages, conditions listed)."""
     from edgebench.bench.compare import compare
-    from edgebench.errors import EdgebenchError
 
     lat = [x for x in datas if x.result.kind in ("bench", "mlperf-tiny") and x.samples is not None
            and ((x.result.latency or {}).get("e2e") or {}).get("median_s")]

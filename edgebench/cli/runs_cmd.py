@@ -9,6 +9,7 @@ import typer
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
 from edgebench.cli.render import runs_table, show_run
+from edgebench.errors import UsageError
 
 
 @app.command()
@@ -22,7 +23,6 @@ def runs(
 ) -> None:
     """List stored runs, or show one run in full; --csv/--parquet export the table."""
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.errors import UsageError
     from edgebench.results.store import abandoned_reason, read_result, resolve_run
     from edgebench.results.table import export, rows_of, runs_frame, short_ids
 

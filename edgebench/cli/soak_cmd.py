@@ -9,12 +9,11 @@ import typer
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
 from edgebench.cli.render.thermal import print_soak
+from edgebench.errors import UsageError
 
 
 def parse_rate(text: Optional[str]) -> Optional[float]:
     """``continuous`` (default) or a positive number of requests per second."""
-    from edgebench.errors import UsageError
-
     if text is None or text.strip().lower() in ("continuous", "max", ""):
         return None
     try:
@@ -132,7 +131,6 @@ def soak(
     from edgebench.bench.soak import SoakOptions, recover_run, run_soak
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console
-    from edgebench.errors import UsageError
 
     if recover is not None:
         result = recover_run(recover)

@@ -10,11 +10,10 @@ import typer
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
 from edgebench.cli.render.thermal import print_sweep
+from edgebench.errors import UsageError
 
 
 def _items(text: str, option: str) -> list:
-    from edgebench.errors import UsageError
-
     items = [t.strip() for t in str(text).split(",")]
     if not text or any(not t for t in items):
         raise UsageError(f"{option} {text!r} is not a comma-separated list", f"e.g. {option} 0.1,1.0")
@@ -22,8 +21,6 @@ def _items(text: str, option: str) -> list:
 
 
 def parse_duties(text: str) -> tuple:
-    from edgebench.errors import UsageError
-
     out = []
     for t in _items(text, "--duty"):
         try:
@@ -41,8 +38,6 @@ def parse_rates(text: str) -> tuple:
 
 
 def parse_threads(text: str) -> tuple:
-    from edgebench.errors import UsageError
-
     try:
         return tuple(int(t) for t in _items(text, "--threads"))
     except ValueError:
@@ -164,7 +159,6 @@ def sweep(
     from edgebench.bench.sweep import SweepOptions, recover_sweep, run_sweep
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console
-    from edgebench.errors import UsageError
     from edgebench.results import store
 
     if recover is not None:

@@ -12,6 +12,7 @@ import typer
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
 from edgebench.cli.render.verify import print_verify
+from edgebench.errors import GateFailed
 
 
 @app.command()
@@ -31,7 +32,6 @@ def verify(
     from edgebench.bench.verify import VerifyOptions, run_verify
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.errors import GateFailed
 
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     if profile.kind == "mcu" and model is not None and Path(model).is_file():

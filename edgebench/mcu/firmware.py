@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from edgebench.errors import AgentError, TransportError, UsageError
+from edgebench.transport.child import spawn_tied
 
 TARGET_CALL_S = 0.05             # device time aimed at per eb-infer call in run()
 INSTALL_HINTS = {
@@ -133,8 +134,6 @@ class FirmwareSession:
 
     def _start_posix(self, image: Path) -> str:
         import selectors
-
-        from edgebench.transport.child import spawn_tied
 
         # --keep-open: serve one host connection after another until we stop it; tied to edgebench
         self._proc = spawn_tied([str(image), "--keep-open"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

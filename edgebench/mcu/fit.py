@@ -28,6 +28,7 @@ from typing import Optional, Union
 
 from edgebench.errors import ModelError
 from edgebench.mcu.blob_ops import ALIASES, ENGINE_OPS, describe_unsupported, unsupported_layers
+from edgebench.modelfile import CUSTOM, builtin_code, decode_name, op_names, operator_name, parse_model
 
 FIRMWARE_BUILD = "firmware build"
 DATASHEET = "estimated (datasheet)"
@@ -115,8 +116,6 @@ class FitReport:
 def model_operators(data: bytes, path: str = "<bytes>") -> tuple:
     """(operator names, output tensor names) of the main subgraph, in execution order."""
     from ai_edge_litert import schema_py_generated as s
-
-    from edgebench.modelfile import CUSTOM, builtin_code, decode_name, op_names, operator_name, parse_model
 
     parse_model(data, path)     # ModelError for a file that is not a TFLite model
     m = s.ModelT.InitFromPackedBuf(bytearray(data), 0)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from edgebench.errors import UsageError
 from edgebench.power.base import (  # noqa: F401  (the public interface)
     BOUNDARIES, MeterError, MeterInfo, PowerMeter, Samples, check_boundary,
 )
@@ -58,8 +59,6 @@ def _value(text: str):
 
 def parse_options(items) -> dict:
     """``["shunt_ohm=0.1", "rate_hz=200"]`` -> ``{"shunt_ohm": 0.1, "rate_hz": 200}``."""
-    from edgebench.errors import UsageError
-
     out = {}
     for item in items or ():
         key, sep, val = str(item).partition("=")
@@ -74,8 +73,6 @@ def open_meter(name: str, port: Optional[str] = None, options: Optional[dict] = 
     """A meter by name (see the table above); raises UsageError/MeterError with the fix."""
     import importlib
     import inspect
-
-    from edgebench.errors import UsageError
 
     if name not in METERS:
         raise UsageError(f"unknown power meter {name!r}", f"use one of {', '.join(METERS)}")

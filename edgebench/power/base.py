@@ -36,6 +36,7 @@ from typing import Callable, Optional, Protocol, runtime_checkable
 import numpy as np
 
 from edgebench.errors import EdgebenchError
+from edgebench.stats.energy import window_energy
 
 LABEL = "measured"
 OWN_POWER = "this computer's own power"  # MeterInfo.reads of meters that can only measure this computer
@@ -126,8 +127,6 @@ class Samples:
 
     def energy_j(self, t0: Optional[float] = None, t1: Optional[float] = None) -> float:
         """Energy over [t0, t1) (default: everything), holding each sample over its interval."""
-        from edgebench.stats.energy import window_energy
-
         lo, hi = self.span
         e, _ = window_energy(self.t_s, self.dt_s, self.power_w,
                              np.array([lo if t0 is None else t0]), np.array([hi if t1 is None else t1]))

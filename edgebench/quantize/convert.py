@@ -22,6 +22,7 @@ from edgebench.quantize import checks, sidecar
 from edgebench.quantize._tf import Quiet, first_error_line, import_tensorflow, keras_version, onednn_setting
 from edgebench.quantize.result import OutputModel, QuantizeOptions, QuantizeResult, QuantizeWarning
 from edgebench.quantize.source import export_target, identify, isolated_keras_names, load
+from edgebench.runtime.inspect import inspect_model
 
 Progress = Optional[Callable[[str], None]]
 PROGRESS_EVERY_S = 2.0      # calibration progress: at most one message per this many seconds
@@ -263,8 +264,6 @@ def _configure(tf, conv, role: str, options: QuantizeOptions, cal, export_shape,
 
 
 def _inspect(path):
-    from edgebench.runtime.inspect import inspect_model
-
     return inspect_model(path)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from edgebench.errors import InputWarning, ResultError, UsageError
 from edgebench.results.model import RunResult
 from edgebench.results.store import find_runs, read_result, read_samples, run_status
 
@@ -181,8 +182,6 @@ def _readable(root) -> list:
     with an :class:`~edgebench.errors.InputWarning` naming it (one damaged run hides no other)."""
     import warnings
 
-    from edgebench.errors import InputWarning, ResultError
-
     out = []
     for d in find_runs(root):
         try:
@@ -220,7 +219,6 @@ def load_samples(root="runs", runs=None):
 
 def export(frame, path) -> Path:
     """Write the runs table to ``path``: ``.csv`` or ``.parquet`` (atomically: nothing half-written)."""
-    from edgebench.errors import UsageError
     from edgebench.results.store import write_parquet, write_text_atomic
 
     path = Path(path)

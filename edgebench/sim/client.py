@@ -30,6 +30,7 @@ import numpy as np
 from edgebench import board_protocol as bp
 from edgebench import errors
 from edgebench.agent import protocol
+from edgebench.modelfile import parse_model
 from edgebench.sim.params import SimParams
 from edgebench.sim.physics import SimBoard
 
@@ -178,8 +179,6 @@ class SimClient:
         return {"stored": True, "bytes": len(payload)}, None
 
     def _op_load(self, payload, sha256, kernels="xnnpack", threads=1, delegate=None, batch=1):
-        from edgebench.modelfile import parse_model
-
         if sha256 not in self.models:
             raise errors.ModelError(f"model {sha256[:12]}... is not on the agent", hint="put_model first")
         self.model = self._files.get(sha256) or parse_model(self.models[sha256], path=f"<simulated {sha256[:12]}>")
