@@ -16,7 +16,6 @@ METER = "Power meter"  # which meter, how it is wired, how inferences are found 
 
 
 def _progress(console, label: str):
-
     inner = progress_printer(console, label)
 
     def show(ev: dict) -> None:

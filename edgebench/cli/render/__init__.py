@@ -113,7 +113,8 @@ def print_run(console, result, run_dir=None) -> None:
 
 
 def show_run(console, result, run_dir) -> None:
-    """Print a stored run the way the verb that made it does."""
+    """Print a stored run the way the verb that made it does (the per-kind modules import this one,
+    so they are imported here, on use)."""
     if result.kind == "accuracy":
         from edgebench.cli.render.accuracy import print_accuracy as show
     elif result.kind == "soak":
