@@ -243,7 +243,7 @@ class BenchSession:
             self._keep(arrs)
             mine.append(arrs)
             e2e = _concat(mine, "e2e_ns") / 1e9
-            warm = _warmup(e2e, o)
+            warm = bench_warmup(e2e, o)
             measured = e2e[warm.n_warmup:]
             decision = rule.check(measured, time.monotonic() - t0) if measured.size else None
             if decision is not None:
@@ -263,8 +263,8 @@ class BenchSession:
         """The run's description from the first repeat; the folder and a run.json marked running."""
         system = client.sysinfo()
         self.resolution_s = _clock_resolution(hello)
-        result = new_result("bench", _label(hello))
-        _describe(result, self.model, loaded, hello, system, self.profile, client, self.opts, inputs)
+        result = new_result("bench", figure_label(hello))
+        describe_run(result, self.model, loaded, hello, system, self.profile, client, self.opts, inputs)
         result.timing["clock_resolution_s"] = self.resolution_s or None
         result.settings["repeat"] = self.opts.repeat
         result.settings["max_repeats"] = self.opts.max_repeats
@@ -427,13 +427,15 @@ class _Schedule:
         self.requests += n
 
 
-def _label(hello: dict) -> str:
+def figure_label(hello: dict) -> str:
     """'emulated' when the device says its clock counts emulated instructions (QEMU), 'simulated'
     for a simulated board (edgebench.sim), else 'measured'."""
     return hello.get("timing") if hello.get("timing") in ("emulated", "simulated") else "measured"
 
 
-def _warmup(e2e: np.ndarray, opts: BenchOptions):
+def bench_warmup(e2e: np.ndarray, opts: BenchOptions):
+    """The warm-up of a run's end-to-end samples: MSER-5 (``detect_warmup``), or the fixed
+    minimum ``opts.min_warmup`` when there are too few samples for MSER-5."""
     if e2e.size < max(2 * opts.min_warmup, 20):
         n = min(opts.min_warmup, e2e.size)
         return WarmupResult(n, "fixed minimum (too few samples for MSER-5)", float(e2e[:n].sum()))
@@ -445,7 +447,9 @@ def _concat(chunks: list, key: str) -> np.ndarray:
     return np.concatenate(parts).astype(np.float64) if parts else np.zeros(0)
 
 
-def _describe(result, model, loaded, hello, system, profile, client, opts, inputs) -> None:
+def describe_run(result, model, loaded, hello, system, profile, client, opts, inputs) -> None:
+    """Fill ``result``'s conditions: host, model (with its sidecar and calibration), runtime and
+    kernels, agent, board, scenario (inputs, options) and timing (bench and soak share it)."""
     sidecar = read_sidecar(model.path)
     result.host = _host()
     result.model = {**model.to_dict(), "sidecar": sidecar,

@@ -38,13 +38,13 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
     decision: {reason, target_reached} | None}``. Phases (warm-up / measure) are decided
     here, per repeat, from the samples themselves.
     """
-    from edgebench.bench.latency import _warmup
+    from edgebench.bench.latency import bench_warmup
 
     kept_parts, warm_parts = [], []
     for k in sorted(frame["repeat"].unique()):
         sel = (frame["repeat"] == k) & (frame["phase"] != "cold")
         idx = frame.index[sel]
-        warm = _warmup(frame.loc[idx, "e2e_s"].to_numpy(), opts)
+        warm = bench_warmup(frame.loc[idx, "e2e_s"].to_numpy(), opts)
         frame.loc[idx[: warm.n_warmup], "phase"] = "warmup"
         frame.loc[idx[warm.n_warmup:], "phase"] = "measure"
         warm_parts.append((int(k), warm))

@@ -132,7 +132,7 @@ class _Soak:
 
     # -- setup ----------------------------------------------------------------------
     def run(self):
-        from edgebench.bench.latency import BenchOptions, _describe, _label
+        from edgebench.bench.latency import BenchOptions, describe_run, figure_label
         from edgebench.bench.window_power import EnergyCounter, energy_basis
 
         preload()
@@ -140,7 +140,7 @@ class _Soak:
         o, client = self.o, self.client
 
         hello = require_runtime(client, self.profile.name)
-        label = _label(hello)
+        label = figure_label(hello)
         if bp.ENERGY_COUNTER in client.capabilities and not isinstance(client, EnergyCounter):
             self.client = client = EnergyCounter(client)
         self.energy_basis = energy_basis(label, self.profile)
@@ -161,7 +161,7 @@ class _Soak:
         self.result = r = new_result("soak", label)
         bopts = BenchOptions(scenario=o.scenario, kernels=o.kernels, threads=o.threads, delegate=o.delegate,
                              rate_hz=o.rate_hz, seed=o.seed)
-        _describe(r, self.model, loaded, hello, system, self.profile, client, bopts, inputs)
+        describe_run(r, self.model, loaded, hello, system, self.profile, client, bopts, inputs)
         r.settings = {"soak": {k: v for k, v in asdict(o).items() if k not in ("inputs", "input_range")},
                       "telemetry": self.spec.to_request()}
         r.thermal = {"available": self.has_temp, "start": thermal_start, "end": None,

@@ -48,7 +48,7 @@ from edgebench.report import plots
 from edgebench.report.format import duration
 from edgebench.results import store
 from edgebench.results.model import RunResult, refuse_mixed_labels
-from edgebench.results.store import _slug
+from edgebench.results.store import slug
 from edgebench.stats import preload
 from edgebench.stats.energy import si
 from edgebench.telemetry import analysis
@@ -200,13 +200,13 @@ class _Sweep:
         self.probes: dict = {}
 
     def run(self):
-        from edgebench.bench.latency import _label
+        from edgebench.bench.latency import figure_label
         from edgebench.bench.window_power import energy_basis
 
         preload()
 
         hello = self.client.hello()
-        self.label = _label(hello)
+        self.label = figure_label(hello)
         self.energy_basis = energy_basis(self.label, self.profile)
         o, first = self.o, self.models[0]
         self.entries = [self._planned(gp) for gp in self.points]
@@ -308,7 +308,7 @@ class _Sweep:
             entry["status"], entry["status_reason"] = "incomplete", reason
 
     def _rename(self, pdir: Path, entry: dict) -> Path:
-        target = self.points_dir / f"{entry['id']}-{_slug(entry['name'].replace(', ', '-').replace(' ', ''))}"
+        target = self.points_dir / f"{entry['id']}-{slug(entry['name'].replace(', ', '-').replace(' ', ''))}"
         if not target.exists():
             pdir = Path(pdir).rename(target)
         entry["run_dir"] = str(Path(pdir).relative_to(self.run_dir))

@@ -51,7 +51,8 @@ _SSH_USERHOST_RE = re.compile(rf"^{_USER}@{_HOST}$")
 # validation helpers: every failure is one line "<file>: <key>: <what>"
 
 
-def _close_matches(word: str, possibilities, n: int = 1, cutoff: float = 0.6) -> list:
+def close_matches(word: str, possibilities, n: int = 1, cutoff: float = 0.6) -> list:
+    """The ``n`` names of ``possibilities`` closest to ``word`` (difflib), for "did you mean" hints."""
     import difflib  # only needed on the error path
 
     return difflib.get_close_matches(word, list(possibilities), n=n, cutoff=cutoff)
@@ -92,7 +93,7 @@ class _Check:
         for key in data:
             if not isinstance(key, str) or key not in allowed:
                 path = f"{prefix}.{key}" if prefix else str(key)
-                close = _close_matches(str(key), allowed, n=1)
+                close = close_matches(str(key), allowed, n=1)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 raise self.fail(path, f"unknown key{hint}; expected one of {', '.join(allowed)}")
         for key in required:

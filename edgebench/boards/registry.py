@@ -23,7 +23,7 @@ from typing import Iterable
 from edgebench.boards.profile import (
     BoardProfile,
     TransportSpec,
-    _close_matches,
+    close_matches,
     display_path,
     load_profile,
 )
@@ -95,7 +95,7 @@ def get_profile(name: str, extra_dirs: Iterable["str | os.PathLike"] = ()) -> Bo
         if name and "/" not in name and os.sep not in name and path.is_file():
             return load_profile(path)
     names = sorted({p.stem for d in dirs for p in _profile_files(d)})
-    close = _close_matches(name, names, n=1, cutoff=0.6)
+    close = close_matches(name, names, n=1, cutoff=0.6)
     suggestion = f"did you mean '{close[0]}'? " if close else ""
     known = ", ".join(names) if names else "none"
     raise ProfileError(f"unknown board {name!r} ({suggestion}known: {known}; "

@@ -123,7 +123,7 @@ def _as_inputs(x, source: str) -> np.ndarray:
     return out
 
 
-def _normalize(x: np.ndarray, scale, mean, std, channels: int, source: str) -> tuple[np.ndarray, dict]:
+def normalize(x: np.ndarray, scale, mean, std, channels: int, source: str) -> tuple[np.ndarray, dict]:
     """Apply ``x * scale`` then ``(x - mean) / std``; return the array and the declared parameters."""
     def per_channel(value, name):
         if value is None:
@@ -209,7 +209,7 @@ def load_npz(path, x_key: str = "x", y_key: str = "y", class_names: Optional[Seq
     if names is not None and num_classes is not None and len(names) != num_classes:
         raise DataError(f"{source}: {len(names)} class names for {num_classes} classes")
     y = validate_labels(arrays[y_key], x.shape[0], num_classes or (None if names is None else len(names)), source)
-    x, declared = _normalize(x, scale, mean, std, x.shape[-1], source)
+    x, declared = normalize(x, scale, mean, std, x.shape[-1], source)
     preprocessing = {"stored_dtype": str(stored.dtype), **declared,
                      "order": "x * scale, then (x - mean) / std"}
     return Dataset(x=x, y=y, class_names=names, source=f"npz:{source} [{x_key}, {y_key}]",
@@ -312,7 +312,7 @@ def load_image_folder(root, *, size=None, resize=None, channels: Optional[int] =
         raise DataError(f"{source} mixes greyscale and colour images", hint="declare channels=1 or channels=3")
     x = np.stack(images)
     y = validate_labels(np.asarray(labels, dtype=np.int64), x.shape[0], len(names), source)
-    x, declared = _normalize(x, scale, mean, std, x.shape[-1], source)
+    x, declared = normalize(x, scale, mean, std, x.shape[-1], source)
     preprocessing = {
         "decode": "Pillow", "channels": int(x.shape[-1]),
         "mode": mode or ("L" if x.shape[-1] == 1 else "RGB"),

@@ -33,7 +33,7 @@ OPS.update(EXT_OPS)
 #: TFLite operators run as another one (the same bytes): not blob codes of their own
 ALIASES = {"SQUEEZE": "RESHAPE", "EXPAND_DIMS": "RESHAPE", "SPLIT": "SLICE", "SPLIT_V": "SLICE"}
 SUPPORTED_OPS = tuple(sorted([*OPS, *ALIASES]))
-_INT8, _INT32 = 9, 2
+TYPE_INT8, TYPE_INT32 = 9, 2
 #: the builtin options table each operator's options must be (schema object-API class names)
 _OPTIONS = {"ADD": "AddOptionsT", "AVERAGE_POOL_2D": "Pool2DOptionsT", "CONV_2D": "Conv2DOptionsT",
             "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptionsT", "FULLY_CONNECTED": "FullyConnectedOptionsT",
@@ -73,7 +73,7 @@ class Tensor:
 
     def qparams(self, what: str) -> tuple:
         """(scale, zero point) of a per-tensor quantized int8 tensor."""
-        if self.type != _INT8:
+        if self.type != TYPE_INT8:
             raise UnsupportedError(f"{what} tensor '{self.name}' is not int8")
         if len(self.scale) != 1 or len(self.zero_point) != 1:
             raise UnsupportedError(f"{what} tensor '{self.name}' is not per-tensor quantized")
@@ -111,7 +111,8 @@ def block_filter(w: np.ndarray) -> bytes:
                            plain[nb * 4:].reshape(-1)]).tobytes()
 
 
-def _activation(opts, out_scale: float, out_zp: int) -> tuple:
+def fused_activation(opts, out_scale: float, out_zp: int) -> tuple:
+    """The clamp range of an operator's fused activation (NONE, RELU, RELU_N1_TO_1, RELU6)."""
     a = int(getattr(opts, "fusedActivationFunction", 0) or 0)
     if a not in q.ACTIVATIONS:
         raise UnsupportedError(f"fused activation {a} (TANH/SIGN_BIT) is not supported; "
@@ -156,8 +157,9 @@ def check_broadcast(a: Tensor, b: Tensor, y: Tensor) -> None:
                 raise UnsupportedError(f"input {t.shape} does not broadcast to output {y.shape}")
 
 
-def _weights(t: Tensor, channels: int, axis: int, what: str) -> np.ndarray:
-    if t.type != _INT8 or not t.constant:
+def weight_scales(t: Tensor, channels: int, axis: int, what: str) -> np.ndarray:
+    """The per-channel scales of the constant, symmetric int8 weights ``t`` (``what``) along ``axis``."""
+    if t.type != TYPE_INT8 or not t.constant:
         raise UnsupportedError(f"{what} '{t.name}' must be constant int8 (full-INT8 model)")
     if any(int(z) != 0 for z in t.zero_point):
         raise UnsupportedError(f"{what} '{t.name}' has a non-zero zero point (asymmetric weights)")
@@ -168,10 +170,11 @@ def _weights(t: Tensor, channels: int, axis: int, what: str) -> np.ndarray:
     return np.asarray(t.scale, dtype=np.float64) if n > 1 else np.full(channels, float(t.scale[0]))
 
 
-def _bias(t: Optional[Tensor], channels: int) -> np.ndarray:
+def const_bias(t: Optional[Tensor], channels: int) -> np.ndarray:
+    """The constant int32 bias ``t`` as int64 (zeros when the operator has none)."""
     if t is None:
         return np.zeros(channels, np.int64)
-    if t.type != _INT32 or not t.constant:
+    if t.type != TYPE_INT32 or not t.constant:
         raise UnsupportedError(f"bias '{t.name}' must be constant int32")
     if t.data.size != channels:
         raise UnsupportedError(f"bias '{t.name}' has {t.data.size} values for {channels} channels")
@@ -207,7 +210,7 @@ def lower_conv(op: str, opts, x: Tensor, w: Tensor, b: Optional[Tensor], y: Tens
         opt_mult = int(getattr(opts, "depthMultiplier", 0) or 0)
         if opt_mult not in (0, mult):
             raise UnsupportedError(f"depth_multiplier {opt_mult} disagrees with the shapes ({mult})")
-        scales = _weights(w, oc, 3, "filter")
+        scales = weight_scales(w, oc, 3, "filter")
         sums = w.data.reshape(kh * kw, oc).astype(np.int64).sum(axis=0)
         macs = on * oh * ow * oc * kh * kw
     else:
@@ -218,7 +221,7 @@ def lower_conv(op: str, opts, x: Tensor, w: Tensor, b: Optional[Tensor], y: Tens
             raise UnsupportedError(f"grouped convolution (filter depth {fc}, input channels {c}) "
                                    "is not supported")
         mult = 1
-        scales = _weights(w, oc, 0, "filter")
+        scales = weight_scales(w, oc, 0, "filter")
         sums = w.data.reshape(oc, -1).astype(np.int64).sum(axis=1)
         macs = on * oh * ow * oc * kh * kw * c
     if on != n:
@@ -230,8 +233,8 @@ def lower_conv(op: str, opts, x: Tensor, w: Tensor, b: Optional[Tensor], y: Tens
     layer = Layer(op, [x.index, w.index], y.index,
                   dict(stride=(sh, sw), dilation=(dh, dw), pad=(ph, pw), filter=(kh, kw),
                        depth_mult=mult),
-                  _activation(opts, out_s, out_z), [-in_z, out_z],
-                  _chan(_bias(b, oc), sums, -in_z, in_s, scales, out_s), macs=macs)
+                  fused_activation(opts, out_s, out_z), [-in_z, out_z],
+                  _chan(const_bias(b, oc), sums, -in_z, in_s, scales, out_s), macs=macs)
     direct = kh == 1 and kw == 1 and ph == 0 and pw == 0
     # conv: one receptive field gathered with its padding (none for 1x1);
     # depthwise: a row of input zero points that padded taps read
@@ -250,7 +253,7 @@ def lower_fc(opts, x: Tensor, w: Tensor, b: Optional[Tensor], y: Tensor) -> Laye
     n_in, n_out = prod(x.shape), prod(y.shape)
     if n_in % depth or (n_in // depth) * units != n_out:
         raise UnsupportedError(f"input {x.shape}, weights {w.shape} and output {y.shape} disagree")
-    scales = _weights(w, units, 0, "weights")
+    scales = weight_scales(w, units, 0, "weights")
     sums = w.data.reshape(units, depth).astype(np.int64).sum(axis=1)
     # LiteRT's reference FULLY_CONNECTED rescales in double precision,
     # round(acc * (in * filter / out)), not with a fixed-point multiplier: the
@@ -261,10 +264,10 @@ def lower_fc(opts, x: Tensor, w: Tensor, b: Optional[Tensor], y: Tensor) -> Laye
     except ValueError as exc:
         raise UnsupportedError(str(exc)) from None
     words = factors.view("<u4").reshape(units, 2)
-    chan = np.concatenate([_wrap32(_bias(b, units) + (-in_z) * sums),
+    chan = np.concatenate([_wrap32(const_bias(b, units) + (-in_z) * sums),
                            words[:, 0].view("<i4"), words[:, 1].view("<i4")]).astype(np.int32)
     return Layer("FULLY_CONNECTED", [x.index, w.index], y.index, {},
-                 _activation(opts, out_s, out_z), [-in_z, out_z], chan,
+                 fused_activation(opts, out_s, out_z), [-in_z, out_z], chan,
                  macs=(n_in // depth) * units * depth)
 
 
@@ -281,7 +284,7 @@ def lower_pool(op: str, opts, x: Tensor, y: Tensor) -> Layer:
     pw = _window(x.shape[2], kw, sw, 1, int(opts.padding), y.shape[2])
     return Layer(op, [x.index], y.index,
                  dict(stride=(sh, sw), dilation=(1, 1), pad=(ph, pw), filter=(kh, kw), depth_mult=1),
-                 _activation(opts, out_s, out_z))
+                 fused_activation(opts, out_s, out_z))
 
 
 def lower_add(opts, a: Tensor, b: Tensor, y: Tensor) -> Layer:
@@ -293,11 +296,11 @@ def lower_add(opts, a: Tensor, b: Tensor, y: Tensor) -> Layer:
         params = q.add_params(s1, z1, s2, z2, so, zo)
     except ValueError as exc:
         raise UnsupportedError(str(exc)) from None
-    return Layer("ADD", [a.index, b.index], y.index, {}, _activation(opts, so, zo), params)
+    return Layer("ADD", [a.index, b.index], y.index, {}, fused_activation(opts, so, zo), params)
 
 
 def lower_reshape(x: Tensor, y: Tensor) -> Layer:
-    if x.type != _INT8 or y.type != _INT8:
+    if x.type != TYPE_INT8 or y.type != TYPE_INT8:
         raise UnsupportedError("RESHAPE of a non-int8 tensor")
     if prod(x.shape) != prod(y.shape):
         raise UnsupportedError(f"element counts of {x.shape} and {y.shape} differ")

@@ -17,32 +17,34 @@ from math import prod
 import numpy as np
 
 from edgebench.mcu import blob_quant as q
-from edgebench.mcu.blob_ops import (ALIASES, Layer, UnsupportedError, _activation, check_broadcast,
-                                     lower_reshape)
+from edgebench.mcu.blob_ops import (ALIASES, TYPE_INT8, TYPE_INT32, Layer, UnsupportedError, check_broadcast,
+                                     fused_activation, lower_reshape)
 
 _RELU_ACT = {"RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
-_INT8, _INT32 = 9, 2
 
 
-def _err(msg: str) -> UnsupportedError:
+def op_unsupported(msg: str) -> UnsupportedError:
+    """The error for an operator or tensor the MCU engine does not support (the caller raises it)."""
     return UnsupportedError(msg)
 
 
-def _same_quant(a, b, what: str) -> None:
+def require_same_quant(a, b, what: str) -> None:
+    """Refuse unless tensor ``b`` (``what``) has the input tensor ``a``'s scale and zero point."""
     sa, za = a.qparams("input")
     sb, zb = b.qparams(what)
     if (np.float32(sa), za) != (np.float32(sb), zb):
-        raise _err(f"input and {what} quantization differ (TFLite requires them equal)")
+        raise op_unsupported(f"input and {what} quantization differ (TFLite requires them equal)")
 
 
-def _const_ints(t, what: str) -> np.ndarray:
-    if t is None or not t.constant or t.type != _INT32:
-        raise _err(f"{what} must be a constant int32 tensor")
+def const_ints(t, what: str) -> np.ndarray:
+    """The values of a constant int32 tensor ``t`` (``what``) as int64; refuse anything else."""
+    if t is None or not t.constant or t.type != TYPE_INT32:
+        raise op_unsupported(f"{what} must be a constant int32 tensor")
     return t.data.astype(np.int64)
 
 
 def _fused(opts, y) -> tuple:
-    return _activation(opts, *y.qparams("output"))
+    return fused_activation(opts, *y.qparams("output"))
 
 
 def lower_binary(op: str, opts, a, b, y):
@@ -55,7 +57,7 @@ def lower_binary(op: str, opts, a, b, y):
         try:
             params = q.add_params(s1, z1, s2, z2, so, zo)
         except ValueError as exc:
-            raise _err(str(exc)) from None
+            raise op_unsupported(str(exc)) from None
         act = _fused(opts, y)
     elif op == "MUL":
         m, shift = q.quantize_multiplier(float(s1) * float(s2) / float(so))
@@ -70,7 +72,7 @@ def lower_requant(op: str, opts, x, y):
     in_s, in_z = x.qparams("input")
     out_s, out_z = y.qparams("output")
     if prod(x.shape) != prod(y.shape):
-        raise _err(f"input {x.shape} and output {y.shape} differ in size")
+        raise op_unsupported(f"input {x.shape} and output {y.shape} differ in size")
     f_in, f_out = np.float32(in_s), np.float32(out_s)
     act = (q.INT8_MIN, q.INT8_MAX)
     if op == "QUANTIZE":           # quantize.cc: double(in) / double(out)
@@ -79,7 +81,7 @@ def lower_requant(op: str, opts, x, y):
     elif op == "LEAKY_RELU":       # activations.cc: float arithmetic, then double
         alpha = np.float32(getattr(opts, "alpha", 0.0) or 0.0)
         if not alpha > 0:
-            raise _err(f"LEAKY_RELU alpha {float(alpha)} (only positive alphas are supported)")
+            raise op_unsupported(f"LEAKY_RELU alpha {float(alpha)} (only positive alphas are supported)")
         m, s = q.quantize_multiplier(float(f_in / f_out))
         neg = q.quantize_multiplier(float(f_in * alpha / f_out))
     else:                          # RELU, RELU6, RELU_N1_TO_1: float(in / out)
@@ -87,7 +89,7 @@ def lower_requant(op: str, opts, x, y):
         neg = (m, s)
         act = q.activation_range(_RELU_ACT[op], out_s, out_z)
     if not (-31 <= s <= 30 and -31 <= neg[1] <= 30):
-        raise _err("rescale factor out of range")
+        raise op_unsupported("rescale factor out of range")
     return Layer(op, [x.index], y.index, {}, act, [in_z, out_z, m, s, neg[0], neg[1]])
 
 
@@ -96,15 +98,15 @@ def lower_mean(opts, x, axis_t, y):
     out_s, out_z = y.qparams("output")
     rank = len(x.shape)
     if not 1 <= rank <= 4:
-        raise _err(f"input of rank {rank}")
-    axes = [int(v) for v in _const_ints(axis_t, "the axis")]
+        raise op_unsupported(f"input of rank {rank}")
+    axes = [int(v) for v in const_ints(axis_t, "the axis")]
     resolved = sorted({a + rank if a < 0 else a for a in axes})
     if not axes or any(not 0 <= a < rank for a in resolved) or len(resolved) != len(axes):
-        raise _err(f"axes {axes} of a rank-{rank} input")
+        raise op_unsupported(f"axes {axes} of a rank-{rank} input")
     mask = sum(1 << (a + 4 - rank) for a in resolved)
     kept = [d for i, d in enumerate(x.shape) if i not in resolved]
     if prod(y.shape) != prod(kept):
-        raise _err(f"output {y.shape} does not match the mean of {x.shape} over {axes}")
+        raise op_unsupported(f"output {y.shape} does not match the mean of {x.shape} over {axes}")
     # LiteRT's reference QuantizedMeanOrSum: the multiplier of double(in) /
     # double(out), then 1/count folded in: shifted left by floor(log2(count))
     # (at most 32 and 31 + shift), integer-divided by count
@@ -113,47 +115,47 @@ def lower_mean(opts, x, axis_t, y):
     n = min(count.bit_length() - 1, 32, 31 + s)
     m, s = int(np.int64((m << n) // count).astype(np.int32)), s - n
     if not -31 <= s <= 30:
-        raise _err("mean rescale factor out of range")
+        raise op_unsupported("mean rescale factor out of range")
     params = [0, mask, in_z, out_z, m, s]
     return Layer("MEAN", [x.index], y.index, {}, (q.INT8_MIN, q.INT8_MAX), params,
                  macs=count * prod(kept))
 
 
 def lower_pad(op: str, x, pads_t, value_t, y):
-    _same_quant(x, y, "output")
+    require_same_quant(x, y, "output")
     rank = len(x.shape)
-    pads = _const_ints(pads_t, "the paddings")
+    pads = const_ints(pads_t, "the paddings")
     if rank > 4 or pads.size != 2 * rank:
-        raise _err(f"paddings of shape {pads_t.shape} for a rank-{rank} input")
+        raise op_unsupported(f"paddings of shape {pads_t.shape} for a rank-{rank} input")
     pads = pads.reshape(rank, 2)
     if (pads < 0).any() or tuple(int(d + p.sum()) for d, p in zip(x.shape, pads)) != tuple(y.shape):
-        raise _err(f"paddings {pads.tolist()} do not turn {x.shape} into {y.shape}")
+        raise op_unsupported(f"paddings {pads.tolist()} do not turn {x.shape} into {y.shape}")
     before = [0] * (4 - rank) + [int(v) for v in pads[:, 0]]
     value = y.qparams("output")[1]
     if op == "PADV2" and value_t is not None:
-        if not value_t.constant or value_t.type != _INT8 or value_t.data.size != 1:
-            raise _err("PADV2 constant value must be one constant int8")
+        if not value_t.constant or value_t.type != TYPE_INT8 or value_t.data.size != 1:
+            raise op_unsupported("PADV2 constant value must be one constant int8")
         value = int(value_t.data[0])
     return Layer(op, [x.index], y.index, {}, (q.INT8_MIN, q.INT8_MAX), before + [value])
 
 
 def lower_concat(opts, ins: list, y):
     if not 1 <= len(ins) <= 12 or any(t is None for t in ins):
-        raise _err(f"{len(ins)} inputs (the engine concatenates up to 12)")
+        raise op_unsupported(f"{len(ins)} inputs (the engine concatenates up to 12)")
     if int(getattr(opts, "fusedActivationFunction", 0) or 0):
-        raise _err("fused activation on CONCATENATION")
+        raise op_unsupported("fused activation on CONCATENATION")
     rank = len(y.shape)
     axis = int(getattr(opts, "axis", 0) or 0)
     axis = axis + rank if axis < 0 else axis
     if rank > 4 or not 0 <= axis < rank:
-        raise _err(f"axis {axis} of a rank-{rank} output")
+        raise op_unsupported(f"axis {axis} of a rank-{rank} output")
     for t in ins:
-        _same_quant(t, y, "output")
+        require_same_quant(t, y, "output")
         if len(t.shape) != rank or any(d != o for i, (d, o) in enumerate(zip(t.shape, y.shape))
                                        if i != axis):
-            raise _err(f"input {t.shape} does not fit output {y.shape} on axis {axis}")
+            raise op_unsupported(f"input {t.shape} does not fit output {y.shape} on axis {axis}")
     if sum(t.shape[axis] for t in ins) != y.shape[axis]:
-        raise _err(f"inputs do not add up to output {y.shape} on axis {axis}")
+        raise op_unsupported(f"inputs do not add up to output {y.shape} on axis {axis}")
     return Layer("CONCATENATION", [t.index for t in ins], y.index, {}, (q.INT8_MIN, q.INT8_MAX),
                  [axis + 4 - rank])
 
@@ -167,11 +169,11 @@ def lower_ext(op: str, opts, ins: list, y):
         return lower_reshape(ins[0], y)
     if op in ("SUB", "MUL", "MAXIMUM", "MINIMUM"):
         if len(ins) != 2 or ins[1] is None:
-            raise _err(f"{op} needs two inputs")
+            raise op_unsupported(f"{op} needs two inputs")
         return lower_binary(op, opts, ins[0], ins[1], y)
     if op in ("QUANTIZE", "LEAKY_RELU") or op in _RELU_ACT:
-        if op == "QUANTIZE" and ins[0].type != _INT8:
-            raise _err("QUANTIZE of a non-int8 tensor inside the model")
+        if op == "QUANTIZE" and ins[0].type != TYPE_INT8:
+            raise op_unsupported("QUANTIZE of a non-int8 tensor inside the model")
         return lower_requant(op, opts, ins[0], y)
     if op == "MEAN":
         return lower_mean(opts, ins[0], arg(1), y)
@@ -196,6 +198,6 @@ def lower_ext(op: str, opts, ins: list, y):
         return lower_strided_slice(opts, ins[0], arg(1), arg(2), arg(3), y)
     if op == "TRANSPOSE_CONV":
         if len(ins) < 3 or ins[1] is None or ins[2] is None or opts is None:
-            raise _err("TRANSPOSE_CONV needs output_shape, weights and input (and its options)")
+            raise op_unsupported("TRANSPOSE_CONV needs output_shape, weights and input (and its options)")
         return lower_transpose_conv(opts, ins[0], ins[1], ins[2], arg(3), y)
-    raise _err(f"operator {op}")
+    raise op_unsupported(f"operator {op}")

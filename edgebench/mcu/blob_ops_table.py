@@ -13,7 +13,7 @@ import numpy as np
 
 from edgebench.mcu import blob_quant as q
 from edgebench.mcu.blob_ops import Layer
-from edgebench.mcu.blob_ops_ext import _err
+from edgebench.mcu.blob_ops_ext import op_unsupported
 
 
 def _float_lut(fn, in_s: float, in_z: int, out_s: float, out_z: int) -> np.ndarray:
@@ -89,7 +89,7 @@ def _hard_swish_lut(in_s: float, in_z: int, out_s: float, out_z: int) -> np.ndar
     out_m, out_e = q.quantize_multiplier(float(hires / f32(out_s)))
     relu_m, relu_e = q.quantize_multiplier(float(hires / f32(3.0 / 32768.0)))
     if out_e > 0:
-        raise _err("HARD_SWISH output multiplier needs a left shift (TFLite refuses it too)")
+        raise op_unsupported("HARD_SWISH output multiplier needs a left shift (TFLite refuses it too)")
     out_m16, relu_m16 = _down16(out_m), _down16(relu_m)
     lut = np.empty(256, np.int8)
     for v in range(-128, 128):
@@ -115,10 +115,10 @@ def lower_lut(op: str, x, y) -> Layer:
     in_s, in_z = x.qparams("input")
     out_s, out_z = y.qparams("output")
     if prod(x.shape) != prod(y.shape):
-        raise _err(f"input {x.shape} and output {y.shape} differ in size")
+        raise op_unsupported(f"input {x.shape} and output {y.shape} differ in size")
     if op == "LOGISTIC":
         if np.float32(out_s) != np.float32(1 / 256):
-            raise _err(f"output scale {out_s} (TFLite's int8 LOGISTIC requires 1/256)")
+            raise op_unsupported(f"output scale {out_s} (TFLite's int8 LOGISTIC requires 1/256)")
         lut = _float_lut(_logistic, in_s, in_z, out_s, out_z)
     elif op == "TANH":
         lut = _float_lut(_tanh, in_s, in_z, out_s, out_z)

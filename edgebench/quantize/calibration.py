@@ -171,7 +171,7 @@ def load_calibration(spec, preprocess: Optional[dict] = None, key: Optional[str]
     if not np.isfinite(x).all():
         raise DataError(f"{label}: {int((~np.isfinite(x)).sum())} calibration value(s) are not finite")
     channels = int(x.shape[-1])
-    x, declared = ds._normalize(x, pre.get("scale"), pre.get("mean"), pre.get("std"), channels, label)
+    x, declared = ds.normalize(x, pre.get("scale"), pre.get("mean"), pre.get("std"), channels, label)
     preprocessing = {"stored_dtype": str(stored.dtype), **declared, "order": "x * scale, then (x - mean) / std"}
     return CalibrationData(x, label, preprocessing, str(stored.dtype), int(x.shape[0]))
 

@@ -41,14 +41,15 @@ RUN_JSON = "run.json"
 SAMPLES = "samples.parquet"
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """``text`` made safe for a file name: runs of other characters become ``-``, at most 60 long."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "x"
 
 
 def new_run_dir(root, model_name: str, board_name: str, now: float | None = None) -> Path:
     """Create and return a fresh run folder under ``root`` (never reuses one)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now if now is not None else time.time()))
-    base = Path(root) / f"{stamp}-{_slug(model_name)}-{_slug(board_name)}"
+    base = Path(root) / f"{stamp}-{slug(model_name)}-{slug(board_name)}"
     path, k = base, 1
     while True:
         try:
