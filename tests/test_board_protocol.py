@@ -183,3 +183,54 @@ def test_fixed_rate_on_a_board_without_a_scheduler_is_refused(posix_firmware_bin
 def test_require_names_an_unknown_capability():
     with pytest.raises(ValueError, match="unknown capability"):
         bp.require(object(), "teleportation", "anything")
+
+
+class _AgentWithoutTelemetry:
+    """A Channel to an agent of the same protocol whose hello lists no features (as before
+    telemetry): answers hello and shutdown only."""
+
+    def __init__(self):
+        import io
+
+        self.answers = io.BytesIO()
+
+    def write(self, frame: bytes) -> None:
+        import io
+
+        from edgebench.agent import protocol
+
+        src = io.BytesIO(frame)
+        header, _ = protocol.read_message(src.readline, src.read)
+        reply = {"id": header["id"], "ok": True}
+        if header["op"] == "hello":
+            reply.update(protocol=protocol.PROTOCOL_VERSION, runtime={"name": "fake", "version": "0"})
+        pos = self.answers.tell()
+        self.answers.seek(0, 2)
+        self.answers.write(protocol.encode_message(reply))
+        self.answers.seek(pos)
+
+    def read_line(self, timeout_s, max_bytes):
+        return self.answers.readline(max_bytes)
+
+    def read_exact(self, n, timeout_s):
+        return self.answers.read(n)
+
+    def alive(self) -> bool:
+        return True
+
+    def diagnostics(self) -> str:
+        return ""
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_agent_without_the_telemetry_feature_does_not_declare_it():
+    from edgebench.telemetry import capture
+    from edgebench.transport.client import AgentClient
+
+    client = AgentClient(_AgentWithoutTelemetry(), "an older agent")
+    assert client.capabilities == {bp.OUTPUTS, bp.FIXED_RATE}
+    cap, frame = capture.describe(client, capture.TelemetrySpec())
+    assert cap.mode in ("between-chunks", "none")     # thermal() snapshots, never the telemetry op
+    client.close()

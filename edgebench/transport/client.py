@@ -35,9 +35,6 @@ class AgentClient:
     """Requests to one agent (a :class:`~edgebench.board_protocol.BoardClient`). ``timeout_s``
     bounds every wait for an answer (a ``run`` may take its ``max_time_s`` on top)."""
 
-    #: the agent of this protocol version runs every scenario, samples telemetry and computes outputs
-    capabilities = frozenset({bp.OUTPUTS, bp.FIXED_RATE, bp.SCHEDULE_CONTINUATION, bp.TELEMETRY})
-
     def __init__(self, channel: Channel, description: str, timeout_s: float = 60.0):
         self.channel = channel
         self.description = description
@@ -46,6 +43,7 @@ class AgentClient:
         self._next_id = 1
         self._broken: str | None = None
         self._names: dict[str, str] = {}
+        self._features: list | None = None  # hello's "features", once asked
 
     # -- the request/response cycle ---------------------------------------------------
     def request(self, op: str, payload: bytes = b"", *, doing: str | None = None,
@@ -114,7 +112,17 @@ class AgentClient:
             raise errors.AgentError(
                 f"{self.description} speaks agent protocol {header.get('protocol')}, this edgebench "
                 f"speaks {protocol.PROTOCOL_VERSION}", hint="install the same edgebench version on both sides")
+        self._features = list(header.get("features") or [])
         return _strip(header)
+
+    @property
+    def capabilities(self) -> frozenset:
+        """Every scenario and outputs; telemetry and schedule continuation (``start_ns``) when the
+        agent's ``hello`` lists the ``telemetry`` feature (docs/agent-protocol.md, Versions)."""
+        if self._features is None:
+            self.hello()
+        more = {bp.TELEMETRY, bp.SCHEDULE_CONTINUATION} if "telemetry" in self._features else set()
+        return frozenset({bp.OUTPUTS, bp.FIXED_RATE, *more})
 
     def sysinfo(self) -> dict:
         return _strip(self.request("sysinfo", doing="describing the system")[0])
