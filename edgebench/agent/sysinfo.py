@@ -35,11 +35,13 @@ def fs_root(root: Optional[str] = None) -> str:
     return root if root is not None else os.environ.get("EDGEBENCH_SYSFS_ROOT", "/")
 
 
-def _path(root: Optional[str], rel: str) -> str:
+def under_root(root: Optional[str], rel: str) -> str:
+    """``rel`` (an absolute system path such as /sys/...) under the file-system root ``root``."""
     return os.path.join(fs_root(root), rel.lstrip("/"))
 
 
-def _read(path: str) -> Optional[str]:
+def read_text(path: str) -> Optional[str]:
+    """A small text file's stripped contents (NULs removed), or None if it cannot be read."""
     try:
         with open(path, "rb") as f:
             return f.read().decode("utf-8", "replace").replace("\x00", "").strip()
@@ -47,15 +49,17 @@ def _read(path: str) -> Optional[str]:
         return None
 
 
-def _read_int(path: str) -> Optional[int]:
-    text = _read(path)
+def read_int(path: str) -> Optional[int]:
+    """The integer in a small text file (sysfs), or None if unreadable or not an integer."""
+    text = read_text(path)
     try:
         return int(text) if text is not None else None
     except ValueError:
         return None
 
 
-def _natural(path: str) -> List:
+def natural_key(path: str) -> List:
+    """Sort key that orders numbered names naturally (cpu2 before cpu10)."""
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path)]
 
 
@@ -63,7 +67,7 @@ def os_info(root: Optional[str] = None) -> dict:
     u = platform.uname()
     info = {"system": u.system, "node": u.node, "kernel": u.release,
             "kernel_version": u.version, "machine": u.machine}
-    text = _read(_path(root, "etc/os-release")) or _read(_path(root, "usr/lib/os-release"))
+    text = read_text(under_root(root, "etc/os-release")) or read_text(under_root(root, "usr/lib/os-release"))
     if text:
         fields = dict(re.findall(r'^([A-Z_]+)="?(.*?)"?$', text, re.M))
         for key in ("PRETTY_NAME", "ID", "VERSION_ID", "VERSION_CODENAME"):
@@ -76,7 +80,7 @@ def cpu_info(root: Optional[str] = None) -> dict:
     info = {"machine": platform.machine(), "logical_cpus": os.cpu_count()}
     if hasattr(os, "sched_getaffinity"):
         info["affinity"] = sorted(os.sched_getaffinity(0))
-    text = _read(_path(root, "proc/cpuinfo"))
+    text = read_text(under_root(root, "proc/cpuinfo"))
     if text:
         wanted = {"model name": "model_name", "Hardware": "hardware", "Revision": "revision",
                   "Model": "model", "Serial": None, "CPU implementer": "cpu_implementer",
@@ -93,15 +97,15 @@ def cpu_info(root: Optional[str] = None) -> dict:
 def board_info(root: Optional[str] = None) -> dict:
     info = {}
     for rel in ("proc/device-tree/model", "sys/firmware/devicetree/base/model"):
-        model = _read(_path(root, rel))
+        model = read_text(under_root(root, rel))
         if model:
             info["model"] = model
             break
-    compatible = _read(_path(root, "proc/device-tree/compatible"))
+    compatible = read_text(under_root(root, "proc/device-tree/compatible"))
     if compatible:
         info["compatible"] = compatible
     for key in ("sys_vendor", "product_name", "board_name"):  # x86: DMI
-        value = _read(_path(root, f"sys/class/dmi/id/{key}"))
+        value = read_text(under_root(root, f"sys/class/dmi/id/{key}"))
         if value:
             info["dmi_" + key] = value
     return info
@@ -109,18 +113,18 @@ def board_info(root: Optional[str] = None) -> dict:
 
 def cpufreq_info(root: Optional[str] = None) -> dict:
     policies = {}
-    base = _path(root, "sys/devices/system/cpu/cpufreq")
-    for pdir in sorted(glob.glob(os.path.join(base, "policy*")), key=_natural):
+    base = under_root(root, "sys/devices/system/cpu/cpufreq")
+    for pdir in sorted(glob.glob(os.path.join(base, "policy*")), key=natural_key):
         p = {}
         for key in ("scaling_cur_freq", "scaling_min_freq", "scaling_max_freq",
                     "cpuinfo_min_freq", "cpuinfo_max_freq"):
-            khz = _read_int(os.path.join(pdir, key))
+            khz = read_int(os.path.join(pdir, key))
             if khz is not None:
                 p[key.replace("_freq", "_freq_hz")] = khz * 1000
-        governor = _read(os.path.join(pdir, "scaling_governor"))
+        governor = read_text(os.path.join(pdir, "scaling_governor"))
         if governor:
             p["governor"] = governor
-        cpus = _read(os.path.join(pdir, "affected_cpus"))
+        cpus = read_text(os.path.join(pdir, "affected_cpus"))
         if cpus:
             p["cpus"] = [int(c) for c in cpus.split()]
         policies[os.path.basename(pdir)] = p
@@ -129,11 +133,11 @@ def cpufreq_info(root: Optional[str] = None) -> dict:
 
 def thermal_info(root: Optional[str] = None) -> dict:
     zones = {}
-    base = _path(root, "sys/class/thermal")
-    for zdir in sorted(glob.glob(os.path.join(base, "thermal_zone*")), key=_natural):
-        milli = _read_int(os.path.join(zdir, "temp"))
+    base = under_root(root, "sys/class/thermal")
+    for zdir in sorted(glob.glob(os.path.join(base, "thermal_zone*")), key=natural_key):
+        milli = read_int(os.path.join(zdir, "temp"))
         zones[os.path.basename(zdir)] = {
-            "type": _read(os.path.join(zdir, "type")),
+            "type": read_text(os.path.join(zdir, "type")),
             "temp_c": milli / 1000.0 if milli is not None else None,
         }
     return {"zones": zones}
@@ -141,8 +145,8 @@ def thermal_info(root: Optional[str] = None) -> dict:
 
 def apex_info(root: Optional[str] = None) -> dict:
     devices = {}
-    for ddir in sorted(glob.glob(_path(root, "sys/class/apex/apex_*")), key=_natural):
-        milli = _read_int(os.path.join(ddir, "temp"))
+    for ddir in sorted(glob.glob(under_root(root, "sys/class/apex/apex_*")), key=natural_key):
+        milli = read_int(os.path.join(ddir, "temp"))
         devices[os.path.basename(ddir)] = {"temp_c": milli / 1000.0 if milli is not None else None}
     return {"devices": devices}
 
@@ -151,23 +155,24 @@ def hwmon_info(root: Optional[str] = None) -> dict:
     """``sys/class/hwmon/hwmon*``: driver name and the current value of every sensor (°C, V, A, W)."""
     units = {"temp": ("temp_c", 1e-3), "in": ("volt_v", 1e-3), "curr": ("curr_a", 1e-3), "power": ("power_w", 1e-6)}
     devices = {}
-    for hdir in sorted(glob.glob(_path(root, "sys/class/hwmon/hwmon*")), key=_natural):
+    for hdir in sorted(glob.glob(under_root(root, "sys/class/hwmon/hwmon*")), key=natural_key):
         sensors = {}
         for adir in (hdir, os.path.join(hdir, "device")):
-            for path in sorted(glob.glob(os.path.join(adir, "*_input")), key=_natural):
+            for path in sorted(glob.glob(os.path.join(adir, "*_input")), key=natural_key):
                 m = re.match(r"^(temp|in|curr|power)(\d+)_input$", os.path.basename(path))
                 if not m:
                     continue
                 key, scale = units[m.group(1)]
-                raw = _read_int(path)
+                raw = read_int(path)
                 sensors[m.group(1) + m.group(2)] = {
-                    "label": _read(os.path.join(adir, f"{m.group(1)}{m.group(2)}_label")),
+                    "label": read_text(os.path.join(adir, f"{m.group(1)}{m.group(2)}_label")),
                     key: raw * scale if raw is not None else None}
-        devices[os.path.basename(hdir)] = {"name": _read(os.path.join(hdir, "name")), "sensors": sensors}
+        devices[os.path.basename(hdir)] = {"name": read_text(os.path.join(hdir, "name")), "sensors": sensors}
     return {"devices": devices}
 
 
-def _vcgencmd(exe: str, *args: str) -> str:
+def run_vcgencmd(exe: str, *args: str) -> str:
+    """The output of the Raspberry Pi ``vcgencmd`` tool; OSError when it fails."""
     out = subprocess.run([exe, *args], capture_output=True, timeout=VCGENCMD_TIMEOUT_S)
     text = (out.stdout or b"").decode("utf-8", "replace").strip()
     if out.returncode != 0:
@@ -195,7 +200,7 @@ def vcgencmd_info(root: Optional[str] = None) -> dict:
          lambda v: decode_throttled(int(v, 0))),
     ):
         try:
-            m = re.search(pattern, _vcgencmd(exe, *args))
+            m = re.search(pattern, run_vcgencmd(exe, *args))
             if m:
                 info[key] = convert(m.group(1))
         except (OSError, subprocess.SubprocessError) as exc:  # e.g. not in the 'video' group
@@ -207,7 +212,7 @@ def vcgencmd_info(root: Optional[str] = None) -> dict:
 
 def memory_info(root: Optional[str] = None) -> dict:
     info = {}
-    text = _read(_path(root, "proc/meminfo")) or ""
+    text = read_text(under_root(root, "proc/meminfo")) or ""
     for key, name in (("MemTotal", "total_bytes"), ("MemAvailable", "available_bytes")):
         m = re.search(rf"^{key}:\s+(\d+)\s*kB", text, re.M)
         if m:

@@ -42,7 +42,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from .protocol import UsageFailure
-from .sysinfo import _natural, _path, _read, _read_int, _vcgencmd
+from .sysinfo import natural_key, read_int, read_text, run_vcgencmd, under_root
 
 SOURCES = ("thermal_zone", "cpufreq", "hwmon", "vcgencmd", "apex")
 DEFAULT_INTERVAL_S = 0.5      # 2 Hz
@@ -149,35 +149,35 @@ class Sampler:
                               "label": label})
 
     def _discover_thermal_zone(self, root) -> None:
-        base = _path(root, "sys/class/thermal")
-        for zdir in sorted(glob.glob(os.path.join(base, "thermal_zone*")), key=_natural):
+        base = under_root(root, "sys/class/thermal")
+        for zdir in sorted(glob.glob(os.path.join(base, "thermal_zone*")), key=natural_key):
             zone = os.path.basename(zdir)
-            ztype = _read(os.path.join(zdir, "type"))
+            ztype = read_text(os.path.join(zdir, "type"))
             trips = []
-            for tpath in sorted(glob.glob(os.path.join(zdir, "trip_point_*_temp")), key=_natural):
+            for tpath in sorted(glob.glob(os.path.join(zdir, "trip_point_*_temp")), key=natural_key):
                 n = tpath[len(os.path.join(zdir, "trip_point_")):-len("_temp")]
-                milli = _read_int(tpath)
-                hyst = _read_int(os.path.join(zdir, f"trip_point_{n}_hyst"))
+                milli = read_int(tpath)
+                hyst = read_int(os.path.join(zdir, f"trip_point_{n}_hyst"))
                 trips.append({"index": int(n) if n.isdigit() else n,
-                              "type": _read(os.path.join(zdir, f"trip_point_{n}_type")),
+                              "type": read_text(os.path.join(zdir, f"trip_point_{n}_type")),
                               "temp_c": milli / 1000.0 if milli is not None else None,
                               "hyst_c": hyst / 1000.0 if hyst is not None else None})
             self.static[zone] = {"source": "thermal_zone", "type": ztype, "trips": trips}
             self._add(os.path.join(zdir, "temp"), 1e-3, f"{zone}.temp_c", "thermal_zone", "temp", "°C", ztype)
 
     def _discover_cpufreq(self, root) -> None:
-        base = _path(root, "sys/devices/system/cpu/cpufreq")
-        for pdir in sorted(glob.glob(os.path.join(base, "policy*")), key=_natural):
+        base = under_root(root, "sys/devices/system/cpu/cpufreq")
+        for pdir in sorted(glob.glob(os.path.join(base, "policy*")), key=natural_key):
             policy = os.path.basename(pdir)
             info: dict = {"source": "cpufreq"}
             for key in ("cpuinfo_min_freq", "cpuinfo_max_freq"):
-                khz = _read_int(os.path.join(pdir, key))
+                khz = read_int(os.path.join(pdir, key))
                 if khz is not None:
                     info[key + "_hz"] = khz * 1000
-            avail = _read(os.path.join(pdir, "scaling_available_frequencies"))
+            avail = read_text(os.path.join(pdir, "scaling_available_frequencies"))
             if avail:
                 info["available_freqs_hz"] = sorted(int(v) * 1000 for v in avail.split() if v.isdigit())
-            cpus = _read(os.path.join(pdir, "affected_cpus"))
+            cpus = read_text(os.path.join(pdir, "affected_cpus"))
             if cpus:
                 info["cpus"] = [int(c) for c in cpus.split() if c.isdigit()]
             self.static[policy] = info
@@ -192,14 +192,14 @@ class Sampler:
                 pass
 
     def _discover_hwmon(self, root) -> None:
-        base = _path(root, "sys/class/hwmon")
-        for hdir in sorted(glob.glob(os.path.join(base, "hwmon*")), key=_natural):
+        base = under_root(root, "sys/class/hwmon")
+        for hdir in sorted(glob.glob(os.path.join(base, "hwmon*")), key=natural_key):
             dev = os.path.basename(hdir)
-            name = _read(os.path.join(hdir, "name")) or _read(os.path.join(hdir, "device", "name")) or dev
+            name = read_text(os.path.join(hdir, "name")) or read_text(os.path.join(hdir, "device", "name")) or dev
             self.static[dev] = {"source": "hwmon", "name": name}
             for adir in (hdir, os.path.join(hdir, "device")):  # old drivers keep attributes in device/
                 try:
-                    entries = sorted(os.listdir(adir), key=_natural)
+                    entries = sorted(os.listdir(adir), key=natural_key)
                 except OSError:
                     continue
                 for entry in entries:
@@ -208,21 +208,21 @@ class Sampler:
                         continue
                     kind, idx = m.group(1), m.group(2)
                     qty, unit, scale = _HWMON_UNITS[kind]
-                    label = _read(os.path.join(adir, f"{kind}{idx}_label")) or f"{kind}{idx}"
+                    label = read_text(os.path.join(adir, f"{kind}{idx}_label")) or f"{kind}{idx}"
                     self._add(os.path.join(adir, entry), scale, f"{dev}.{kind}{idx}.{qty}", "hwmon",
                               qty.split("_")[0], unit, f"{name}: {label}")
 
     def _discover_apex(self, root) -> None:
-        for ddir in sorted(glob.glob(_path(root, "sys/class/apex/apex_*")), key=_natural):
+        for ddir in sorted(glob.glob(under_root(root, "sys/class/apex/apex_*")), key=natural_key):
             dev = os.path.basename(ddir)
             info: dict = {"source": "apex"}
             for key in ("trip_point0_temp", "trip_point1_temp", "trip_point2_temp",
                         "hw_temp_warn1", "hw_temp_warn2"):
-                milli = _read_int(os.path.join(ddir, key))
+                milli = read_int(os.path.join(ddir, key))
                 if milli is not None:
                     info[key + "_c"] = milli / 1000.0  # trip_point0_temp_c, hw_temp_warn1_c, ...
             for key in ("hw_temp_warn1_en", "hw_temp_warn2_en"):
-                value = _read_int(os.path.join(ddir, key))
+                value = read_int(os.path.join(ddir, key))
                 if value is not None:
                     info[key] = bool(value)
             self.static[dev] = info
@@ -249,7 +249,7 @@ class Sampler:
                                        (("get_throttled",), r"throttled=(0x[0-9a-fA-F]+|\d+)",
                                         lambda v: float(int(v, 0)))):
             try:
-                m = re.search(pattern, _vcgencmd(self._vc_exe, *args))
+                m = re.search(pattern, run_vcgencmd(self._vc_exe, *args))
                 out.append(convert(m.group(1)) if m else _NAN)
             except Exception:  # a failing firmware call is a missing value, never a crash
                 out.append(_NAN)
