@@ -2,8 +2,10 @@
 
 A verb uses a factory as the default of its parameter::
 
-    board: str = options.board(),
-    json_out: bool = options.json_flag("the run"),
+    from edgebench.cli import options as opt
+
+    board: str = opt.board(),
+    json_out: bool = opt.json_flag("the run"),
 
 A factory fixes the option's spelling, its meaning and its help text; its
 arguments change only what honestly differs between verbs: the default, the
@@ -24,7 +26,7 @@ import typer
 # Help panels of the long verbs (bench, soak, sweep, energy, battery, accuracy).
 BOARD = "Board"                    # which board, reached how
 RUNTIME = "How the model runs"     # kernels, threads, delegate, inputs
-STOPPING = "When to stop"          # precision targets, time budgets, steady state
+STOPPING = "When to stop"          # precision target, sample and time budgets, repeats
 OUTPUT = "Runs and output"         # where runs are stored, --recover, --json
 STEADY = "Steady state"            # the thermal-soak family: cooling, windows, telemetry
 
