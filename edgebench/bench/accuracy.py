@@ -33,7 +33,7 @@ import numpy as np
 from edgebench import board_protocol as bp
 from edgebench.bench.accuracy_passes import JOURNAL, Passes, timings
 from edgebench.bench.accuracy_record import DIAGRAMS, PREDICTIONS
-from edgebench.boards.connect import open_agent, require_runtime
+from edgebench.boards.connect import MCU, client_kind, open_agent, require_runtime
 from edgebench.boards.registry import get_profile
 from edgebench.data.datasets import check_against_model, load_dataset
 from edgebench.data.perturb import SEVERITIES
@@ -165,7 +165,7 @@ def _chunk(opts: AccuracyOptions, sample_bytes: int, board_kind: str = "") -> in
     """Samples per infer request: --chunk, else up to CHUNK_BYTES (MCU_CHUNK over a serial link)."""
     if opts.chunk_size:
         return int(opts.chunk_size)
-    if board_kind == "mcu":
+    if board_kind == MCU:
         return MCU_CHUNK  # one sample at a time over the wire: small requests keep progress visible
     return int(max(1, min(MAX_CHUNK, CHUNK_BYTES // max(sample_bytes, 1))))
 
@@ -220,7 +220,7 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
                   system=client.sysinfo(), client_desc=client.description,
                   thermal=[client.thermal(), {}])
         result = describe(run)
-        chunk = _chunk(opts, int(np.prod(dataset.x.shape[1:])) * 4, getattr(profile, "kind", ""))
+        chunk = _chunk(opts, int(np.prod(dataset.x.shape[1:])) * 4, client_kind(profile))
         result.settings["invocation"] = {
             "model": _absolute(model.path), "baseline": _absolute(baseline.path), "data": _absolute(data),
             "chunk": chunk, "base_board": base_profile.name,

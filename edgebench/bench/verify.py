@@ -21,7 +21,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
-from edgebench.boards.connect import open_agent
+from edgebench.boards.connect import MCU, client_kind, open_agent
 from edgebench.boards.mcu import FIRMWARE_NAME
 from edgebench.boards.registry import get_profile
 from edgebench.data.inputs import load_inputs, random_inputs
@@ -128,7 +128,7 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
     tensor = model.inputs[0].to_dict()
     inputs = (load_inputs(opts.inputs, tensor, limit=opts.count) if opts.inputs
               else random_inputs(tensor, count=opts.count, seed=opts.seed, override=opts.input_range))
-    is_mcu = getattr(profile, "kind", None) == "mcu"
+    is_mcu = client_kind(profile) == MCU
     kernels = "reference" if is_mcu else (opts.kernels or "xnnpack")
     opened = []
     try:
