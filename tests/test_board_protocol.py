@@ -20,7 +20,7 @@ from edgebench import board_protocol as bp  # noqa: E402
 from edgebench.bench.accuracy import AccuracyOptions, run_accuracy  # noqa: E402
 from edgebench.bench.latency import BenchOptions, run_bench  # noqa: E402
 from edgebench.bench.verify import VerifyOptions, run_verify  # noqa: E402
-from edgebench.boards.connect import AGENT, MCU, SIM, client_kind, open_agent  # noqa: E402
+from edgebench.boards.connect import AGENT, MCU, SIM, client_kind, open_agent, reached_locally  # noqa: E402
 from edgebench.boards.registry import get_profile  # noqa: E402
 from edgebench.errors import UsageError  # noqa: E402
 from edgebench.modelfile import read_model  # noqa: E402
@@ -50,6 +50,9 @@ def _x(loaded: dict, n: int = 3) -> np.ndarray:
 def test_client_kind_is_decided_from_the_profile():
     assert [client_kind(get_profile(BOARDS[k])) for k in ("agent", "sim", "mcu")] == [AGENT, SIM, MCU]
     assert client_kind(get_profile("qemu-m4")) == MCU
+    pi5 = get_profile("raspberry-pi-5")
+    assert client_kind(pi5) == AGENT and not reached_locally(pi5) and reached_locally(pi5, "local")
+    assert reached_locally(get_profile("host")) and not reached_locally(get_profile("host"), "pi@10.0.0.2")
 
 
 def test_each_client_implements_the_protocol(board):

@@ -45,7 +45,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from edgebench.boards.connect import open_agent
+from edgebench.boards.connect import open_agent, reached_locally
 from edgebench.boards.profile import ESTIMATED_LABEL
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import DataError, EdgebenchError, UsageError
@@ -182,7 +182,7 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
     emit = progress or (lambda ev: None)
     info = meter.describe()
     preload()
-    local = url.strip() == "local" if url else profile.transport.type == "local"
+    local = reached_locally(profile, url)
     device_clock = info.clock == "device"   # a simulated board's power model: its own clock, nothing to align
     if info.reads == OWN_POWER and not local:
         raise UsageError(f"meter {info.instrument} measures the computer running edgebench, but board "

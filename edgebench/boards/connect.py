@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from edgebench.boards.profile import SIM_TRANSPORT
 from edgebench.errors import RuntimeMissingError, UsageError
-from edgebench.transport.url import transport_from_url
+from edgebench.transport.url import transport_from_url, transport_kind
 
 SIM, MCU, AGENT = "sim", "mcu", "agent"
 
@@ -22,6 +22,11 @@ def client_kind(profile) -> str:
     if profile.transport.type == SIM_TRANSPORT:
         return SIM
     return MCU if profile.kind == "mcu" else AGENT
+
+
+def reached_locally(profile, url: str | None = None) -> bool:
+    """The board is this computer (a local agent): ``url`` (``--url``) when given, else the profile's transport."""
+    return (transport_kind(url) if url else profile.transport.type) == "local"
 
 
 def transport_for(profile, url: str | None = None, cpus: str | None = None):
@@ -47,7 +52,7 @@ def open_agent(profile, url: str | None = None, timeout_s: float = 120.0, cpus: 
     kind = client_kind(profile)
     if image is not None:
         check_image(profile, url, image)
-    if cpus and profile.transport.type != "local":
+    if cpus and not reached_locally(profile, url):
         raise UsageError(f"--cpus pins a local agent; board {profile.name} is not one", "drop --cpus")
     if kind == SIM:  # no hardware, no agent
         from edgebench.sim import SimClient
