@@ -16,7 +16,6 @@ from edgebench.modelfile import read_model
 from edgebench.agent import telemetry as tm
 from edgebench.agent.protocol import UsageFailure
 from edgebench.telemetry import analysis, capture
-from edgebench.telemetry.stream import ArrowStream, read_stream
 
 ROOT = Path(__file__).resolve().parents[1]
 INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
@@ -377,21 +376,6 @@ def test_throttle_events_by_cause():
     assert c["cpufreq_cap:policy0"] == {"events": 1, "first_s": 2.0, "time_s": 2.0}
     assert ev["trips"]["thermal_zone0:passive@85°C"] == {"events": 1, "first_s": 1.0, "time_s": 2.0}
     assert ev["first_throttle_s"] == 1.0 and ev["occurred_unseen"] == []
-
-
-def test_arrow_stream_survives_a_torn_tail(tmp_path):
-    s = ArrowStream(tmp_path / "x.arrows")
-    s.append({"phase": np.array(["soak"] * 3), "v": np.arange(3.0)})
-    s.append(pd.DataFrame({"v": [3.0, 4.0], "extra": [1, 2]}))  # missing phase -> null, extra dropped
-    size = (tmp_path / "x.arrows").stat().st_size
-    s.append({"phase": np.array(["soak"] * 2), "v": np.arange(5.0, 7.0)})
-    s._file.flush()
-    with open(tmp_path / "x.arrows", "r+b") as f:   # a crash in the middle of the last batch
-        f.truncate(size + 40)
-    got = read_stream(tmp_path / "x.arrows")
-    assert got["v"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0] and pd.isna(got["phase"].tolist()[3])
-    assert s.dropped == {"extra"}
-    s.close()
 
 
 def test_fixed_rate_schedule_continues_across_requests(agent):

@@ -4,10 +4,10 @@
   or a ``thermal()`` snapshot after each chunk as a fallback) and decode it into frames
 - :mod:`.analysis` — primary temperature, effective clock, time at each frequency,
   throttle events by cause
-- :mod:`.stream`   — append-only Arrow IPC files that survive Ctrl-C and crashes
 
 The device side is ``edgebench.agent.telemetry``; the protocol additions are in
-``docs/agent-protocol.md``.
+``docs/agent-protocol.md``. Samples that must survive a kill go to the run's journal
+(:func:`edgebench.results.store.open_journal`).
 """
 from edgebench.telemetry.capture import DEFAULT_RATE_HZ, MAX_RATE_HZ, Capture, TelemetrySpec
 
