@@ -348,8 +348,9 @@ def recover_bench(run_dir) -> RunResult:
     info = [{**{key: colds[k].get(key) for key in REPEAT_COLUMNS},
              "decision": {x: per[k][x] for x in ("reason", "target_reached")} if k in per else None}
             for k in written if k in colds]
-    reason = (f"the bench process stopped without finishing (crash or kill); recovered {len(written)} "
-              f"repeat(s) from what it had written (the last one possibly cut short)")
+    reason = (f"the bench process stopped without finishing (crash or kill); recovered the samples of the "
+              f"{len(written)} repeat(s) it had started (the last one possibly cut short; a repeat with no "
+              f"sample past its warm-up adds no run to the figures)")
     frame = summarise(r, frame, opts, info, (r.timing or {}).get("clock_resolution_reported_s") or 0.0,
                       final=True, status="incomplete", reason=reason)
     store.write_samples(d, frame)
