@@ -130,6 +130,7 @@ def test_every_kind_in_one_report_renders_without_console_errors(runs, tmp_path)
                 "edge-case slices", "energy trace", "battery life against duty cycle", "Pareto view"):
         assert f'alt="{alt}"' in text, alt
     assert "Burst against sustained" in page and "SIMULATED (a physics model" in page
+    assert "ECE (bias-corrected)" in page and "ECE 95% CI" in page   # not the plug-in ECE, biased at small n
     assert "idle power" in page and "estimated (datasheet)" in page
     assert "timeseries.png (written by edgebench sweep)" in page
 

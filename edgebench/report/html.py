@@ -304,11 +304,15 @@ def _accuracy_section(d: RunData) -> str:
     rows = []
     for key in ("baseline", "candidate"):
         t1 = (acc.get(key) or {}).get("top1") or {}
-        ece = ((a.get("calibration") or {}).get(key) or {}).get("ece")
+        cal = (a.get("calibration") or {}).get(key) or {}
+        ece = cal.get("ece_debiased", cal.get("ece"))
+        ece_ci = (f"{_num(cal['ece_ci_low'])}–{_num(cal['ece_ci_high'])}"
+                  if cal.get("ece_ci_low") is not None and cal.get("ece_ci_high") is not None else "")
         rows.append([key, fmt.percent(t1.get("accuracy"), 2),
                      f"{fmt.percent(t1.get('ci_low'))}–{fmt.percent(t1.get('ci_high'))}", fmt.count(t1.get("n")),
-                     _num(ece)])
-    out = ["<h3>Accuracy</h3>", _table(["model", "top-1", "95% Wilson CI", "n", "ECE"], rows)]
+                     _num(ece), ece_ci])
+    out = ["<h3>Accuracy</h3>", _table(["model", "top-1", "95% Wilson CI", "n", "ECE (bias-corrected)",
+                                        "ECE 95% CI"], rows)]
     if p:
         out.append(f"<p>candidate − baseline: {p.get('diff_points', 0):+.2f} points (95% CI "
                    f"{p.get('diff_ci_low_points', 0):+.2f} to {p.get('diff_ci_high_points', 0):+.2f}), McNemar "

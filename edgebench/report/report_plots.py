@@ -204,7 +204,7 @@ def reliability(calibration: dict, title: str, label: str) -> bytes:
         n = np.array([b["count"] for b in bins], float)
         ax.plot(conf, acc, "-", color=colour, lw=1)
         ax.scatter(conf, acc, s=12 + 200 * n / n.max(), color=colour, marker=marker, alpha=0.8,
-                   label=f"{key}: ECE {block.get('ece', float('nan')):.3f}")
+                   label=f"{key}: ECE {block.get('ece_debiased', block.get('ece', float('nan'))):.3f}")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("confidence (top-class probability)")
