@@ -147,6 +147,10 @@ def test_bench_starts_the_firmware_itself_and_times_on_the_device(tmp_path):
     r = store.read_result(run_dir)
     assert r.label == "measured" and r.runtime["name"] == "edgebench-firmware"
     assert r.board["kind"] == "mcu" and r.board["system"]["firmware"]["port"] == "posix"
+    image = r.board["system"]["firmware_image"]   # the exact build that ran
+    import hashlib
+
+    assert image["image_sha256"] == hashlib.sha256(Path(image["image"]).read_bytes()).hexdigest()
     assert r.latency["e2e"]["n"] >= 50
     s = store.read_samples(run_dir)
     assert (s["prep_s"] == 0).all() and (s["set_s"] == 0).all() and (s["get_s"] == 0).all()

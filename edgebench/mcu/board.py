@@ -137,7 +137,10 @@ class McuClient:
         system = {"board": {"model": model}, "cpu": {"model_name": cpu.strip("; ")},
                   "firmware": {**self.info, "dut_name": hello["dut_name"], "dialect": self.dialect},
                   "link": self.dut.description,
-                  "emulator": self.session.describe() if self.session else None}
+                  "emulator": self.session.describe() if self.session else None,
+                  # the exact build an emulated board ran (built by edgebench, or given with --image)
+                  "firmware_image": ({k: self.session.to_dict()[k] for k in ("image", "image_sha256")}
+                                     if self.session else None)}
         return {"system": system, "collector_errors": {}}
 
     def thermal(self) -> dict:

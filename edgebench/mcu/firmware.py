@@ -184,8 +184,19 @@ class FirmwareSession:
         pid = self._proc.pid if self._proc is not None else getattr(self._qemu, "pid", None)
         return {"board": self.profile.name, "url": self.url, "emulator": self.fw.emulator,
                 "machine": self.fw.machine, "icount_shift": self.fw.icount_shift, "port": self.fw.port,
-                "image": str(self.image) if self.image else None, "pid": pid,
+                "image": str(self.image) if self.image else None, "image_sha256": self._image_sha256(),
+                "pid": pid,
                 "timing": "emulated" if self.fw.emulator == "qemu" else "real (host CPU)"}
+
+    def _image_sha256(self) -> str | None:
+        """The firmware image's sha256 (a run names the exact build it ran, --image or built)."""
+        if self.image is None or not self.image.is_file():
+            return None
+        if getattr(self, "_sha", None) is None:
+            import hashlib
+
+            self._sha = hashlib.sha256(self.image.read_bytes()).hexdigest()
+        return self._sha
 
     def log_tail(self) -> str:
         if self._qemu is not None:
