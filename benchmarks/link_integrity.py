@@ -109,12 +109,10 @@ def main() -> int:
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args()
 
-    import numpy as np
+    from test_fault_injection import deploy_digits
 
-    from edgebench.boards.mcu import FirmwareSession, McuClient, build_firmware
+    from edgebench.boards.mcu import FirmwareSession, build_firmware
     from edgebench.boards.registry import get_profile
-    from edgebench.mcu.protocol import DutClient
-    from edgebench.modelfile import read_model
 
     image = build_firmware("posix")
     profile = get_profile("posix-sim")
@@ -122,13 +120,7 @@ def main() -> int:
                       "faults per byte: a bit flip at rate r, a drop at r/4",
               "corrupted": [], "deploy_verify": None}
     with FirmwareSession(profile, image=image) as session:
-        client = McuClient(DutClient(session.url), profile)
-        client.hello()
-        client.deploy(read_model(DIGITS))
-        client.dut.upload("input", bytes(np.random.default_rng(0).integers(-128, 128, 64, dtype=np.int8)))
-        client.dut.eb_infer(1, 0)
-        truth = client.dut.output()
-        client.dut.close()
+        truth = deploy_digits(session.url)
         for rate in [float(r) for r in args.rates.split(",") if r]:
             for k, direction in enumerate(("d2h", "h2d")):
                 row = corrupted_calls(session.url, truth, direction, rate, args.calls, seed=int(rate * 1e5) + k)

@@ -3,7 +3,7 @@ import copy
 import json
 
 
-from edgebench.cli.app import main
+from test_compare_cmd import cli  # the command line in this process; its exit code
 from edgebench.report import check as ck
 from edgebench.results import store
 from edgebench.results.model import RunResult
@@ -228,15 +228,6 @@ def _store(tmp_path, *runs):
         r2 = copy.deepcopy(r)
         store.write_result(d, r2)
     return tmp_path
-
-
-def cli(*args) -> int:
-    """Run the command line as the console script does; its exit code."""
-    try:
-        main([str(a) for a in args])
-    except SystemExit as exc:
-        return exc.code or 0
-    return 0
 
 
 def test_check_command_json_strict_and_errors(tmp_path, capsys):

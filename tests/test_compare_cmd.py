@@ -44,6 +44,7 @@ def make_run(root, run_id, median_s=1e-3, label="measured", repeats=3, n=2000, s
 
 
 def cli(*args) -> int:
+    """Run the command line as the console script does (error lines, exit codes); its exit code."""
     try:
         main([str(a) for a in args])
     except SystemExit as exc:

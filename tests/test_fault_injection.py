@@ -225,7 +225,6 @@ def test_model_upload_through_a_noisy_link_loads_bit_exact_or_fails_clearly(devi
     from edgebench.boards.mcu import McuClient
     from edgebench.boards.registry import get_profile
 
-    pytest.importorskip("edgebench.mcu.blob")
     profile = get_profile("posix-sim")
     model = {"kws": KWS, "digits": DIGITS}[model]
     with SerialProxy(device, seed=100 + seed, corrupt=rate, drop=rate / 2) as proxy:
@@ -351,10 +350,15 @@ def corrupted_trial(url: str, truth: bytes, direction: str, rate: float, calls: 
 @pytest.fixture
 def digits_on_device(device):
     """The digits model deployed on a clean link, one input uploaded, its true output read."""
+    return deploy_digits(device)
+
+
+def deploy_digits(device) -> bytes:
+    """Deploy digits on the firmware at ``device`` over a clean link, upload one seeded input, run it;
+    the device's output bytes (the truth a corrupted trial is checked against)."""
     from edgebench.boards.mcu import McuClient
     from edgebench.boards.registry import get_profile
 
-    pytest.importorskip("edgebench.mcu.blob")
     client = McuClient(_dut(device), get_profile("posix-sim"))
     client.hello()
     client.deploy(read_model(DIGITS))

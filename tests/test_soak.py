@@ -221,6 +221,18 @@ def test_ctrl_c_keeps_samples_and_marks_incomplete(tmp_path):
     assert "INCOMPLETE run" in result.extra["claim"]
 
 
+def stop_with(p, sig) -> str:
+    """Send ``sig`` to the measuring process ``p``, wait for it to end; its stderr."""
+    try:
+        p.send_signal(sig)
+        err = p.stderr.read().decode(errors="replace")
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    return err
+
+
 def start_measuring(args, runs_dir, journal_glob: str, min_bytes: int):
     """``edgebench ARGS`` in its own process, returned once a journal matching ``journal_glob`` under
     ``runs_dir`` holds ``min_bytes`` (a few chunks measured)."""
@@ -245,13 +257,7 @@ def _soak_process(runs_dir):
 @pytest.mark.slow
 def test_sigterm_stops_the_soak_like_ctrl_c_and_keeps_the_samples(tmp_path):
     p = _soak_process(tmp_path)
-    try:
-        p.send_signal(signal.SIGTERM)
-        err = p.stderr.read().decode(errors="replace")
-        p.wait(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
+    err = stop_with(p, signal.SIGTERM)
     assert p.returncode == 128 + signal.SIGTERM, err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "stopped by SIGTERM"
     (run_dir,) = store.find_runs(tmp_path)

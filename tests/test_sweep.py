@@ -151,14 +151,10 @@ def _sweep_process(runs_dir):
 def test_sigterm_stops_the_sweep_like_ctrl_c(tmp_path):
     import signal
 
+    from test_soak import stop_with
+
     p = _sweep_process(tmp_path)
-    try:
-        p.send_signal(signal.SIGTERM)
-        err = p.stderr.read().decode(errors="replace")
-        p.wait(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
+    err = stop_with(p, signal.SIGTERM)
     assert p.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err
     assert "stopped by SIGTERM: 0 of 2 points finished; kept, marked incomplete" in err
     (run_dir,) = store.find_runs(tmp_path)

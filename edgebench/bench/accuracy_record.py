@@ -17,6 +17,7 @@ from typing import Optional
 
 import numpy as np
 
+from edgebench.bench.latency import figure_label
 from edgebench.report.claim import accuracy_claim
 from edgebench.results import store
 from edgebench.results.model import RunResult
@@ -78,13 +79,6 @@ class Run:
     base_loaded: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
     agent_status: dict = field(default_factory=dict)
-
-
-def _label(hello: dict) -> str:
-    """'emulated' when the device says it runs under emulation (QEMU), else 'measured' (as bench does)."""
-    return "emulated" if hello.get("timing") == "emulated" else "measured"
-
-
 
 
 def _runtime(loaded: dict, kernels: str, threads: int) -> dict:
@@ -176,7 +170,7 @@ def describe(run: Run) -> RunResult:
     from edgebench.bench.record import new_result
 
     o = run.opts
-    result = new_result("accuracy", _label(run.hello))
+    result = new_result("accuracy", figure_label(run.hello))
     sidecar = read_sidecar(run.model.path)
     result.host = host_description()
     result.model = {**run.model.to_dict(), "sidecar": sidecar, "calibration": (sidecar or {}).get("calibration")}

@@ -25,9 +25,8 @@ import numpy as np
 from edgebench.errors import ModelError
 from edgebench.mcu import blob_plan
 from edgebench.mcu.blob_ops import (OPS, SUPPORTED_OPS, Tensor, UnsupportedError, block_filter,
-                                     describe_unsupported, lower, unsupported_layers)
-from edgebench.modelfile import (CUSTOM, ModelFile, builtin_code, decode_name, op_names, operator_name,
-                                  parse_model)
+                                     describe_unsupported, graph_operators, lower, unsupported_layers)
+from edgebench.modelfile import ModelFile, decode_name, parse_model
 
 FORMAT_VERSION = 1
 MAGIC = b"EBNN"
@@ -112,14 +111,7 @@ def convert(model: Union[ModelFile, bytes, bytearray, str, Path], name: Optional
     sg = m.subgraphs[0]
     tensors = [_tensor(m, sg, i, data, path) for i in range(len(sg.tensors or []))]
     _check_io(sg, tensors, path)
-    names, codes = op_names(), m.operatorCodes or []
-    layer_ops = []
-    for op in sg.operators or []:
-        code = codes[op.opcodeIndex]
-        name = operator_name(code, names)
-        layer_ops.append(f"custom {name}" if builtin_code(code) == CUSTOM else name)
-    outs = [tensors[op.outputs[0]].name if op.outputs is not None and len(op.outputs) and
-            0 <= op.outputs[0] < len(tensors) else "?" for op in sg.operators or []]
+    layer_ops, outs = graph_operators(m, sg)
     unsupported = unsupported_layers(layer_ops, outs, SUPPORTED_OPS)
     if unsupported:
         listed = describe_unsupported(unsupported)

@@ -367,6 +367,22 @@ def lower(op: str, opts, ins: list, outs: list) -> Layer:
     raise UnsupportedError(f"operator {op}")
 
 
+def graph_operators(model, subgraph) -> tuple:
+    """``(operator names, first-output tensor names)`` of a TFLite subgraph (schema object API), in
+    execution order; a custom operator is named ``custom <name>``, a missing output ``?``."""
+    from edgebench.modelfile import CUSTOM, builtin_code, decode_name, op_names, operator_name
+
+    names, codes, tensors = op_names(), model.operatorCodes or [], subgraph.tensors or []
+    ops, outs = [], []
+    for op in subgraph.operators or []:
+        code = codes[op.opcodeIndex]
+        name = operator_name(code, names)
+        ops.append(f"custom {name}" if builtin_code(code) == CUSTOM else name)
+        o = op.outputs[0] if op.outputs is not None and len(op.outputs) else -1
+        outs.append(decode_name(tensors[o].name) if 0 <= o < len(tensors) else "?")
+    return ops, outs
+
+
 def unsupported_layers(layer_ops: list, out_names: list, supported) -> list:
     """(operator, count, first layer index, its output tensor name) for every
     operator of ``layer_ops`` not in ``supported``, in order of first use."""

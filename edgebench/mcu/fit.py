@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Optional, Union
 
 from edgebench.errors import ModelError
-from edgebench.mcu.blob_ops import ALIASES, ENGINE_OPS, describe_unsupported, unsupported_layers
-from edgebench.modelfile import CUSTOM, builtin_code, decode_name, op_names, operator_name, parse_model
+from edgebench.mcu.blob_ops import ALIASES, ENGINE_OPS, describe_unsupported, graph_operators, unsupported_layers
+from edgebench.modelfile import parse_model
 
 FIRMWARE_BUILD = "firmware build"
 DATASHEET = "estimated (datasheet)"
@@ -119,16 +119,7 @@ def model_operators(data: bytes, path: str = "<bytes>") -> tuple:
 
     parse_model(data, path)     # ModelError for a file that is not a TFLite model
     m = s.ModelT.InitFromPackedBuf(bytearray(data), 0)
-    sg = m.subgraphs[0]
-    names, codes, tensors = op_names(), m.operatorCodes or [], sg.tensors or []
-    ops, outs = [], []
-    for op in sg.operators or []:
-        code = codes[op.opcodeIndex]
-        name = operator_name(code, names)
-        ops.append(f"custom {name}" if builtin_code(code) == CUSTOM else name)
-        o = op.outputs[0] if op.outputs is not None and len(op.outputs) else -1
-        outs.append(decode_name(tensors[o].name) if 0 <= o < len(tensors) else "?")
-    return ops, outs
+    return graph_operators(m, m.subgraphs[0])
 
 
 def check_fit(model: Union[str, Path, bytes], profile) -> FitReport:

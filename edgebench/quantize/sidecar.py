@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from edgebench import __version__
+from edgebench.results.store import fsync_dir
 
 SIDECAR_FORMAT = "edgebench-model-sidecar"
 SIDECAR_VERSION = 1
@@ -116,18 +117,7 @@ def commit(pairs: list) -> None:
         side_path.unlink(missing_ok=True)
         os.replace(model_tmp, model_path)
         os.replace(side_tmp, side_path)
-    _fsync_dirs({p.parent for _, p, _, _ in pairs} | {p.parent for _, _, _, p in pairs})
+    for folder in {p.parent for _, p, _, _ in pairs} | {p.parent for _, _, _, p in pairs}:
+        fsync_dir(folder)
 
 
-def _fsync_dirs(dirs) -> None:
-    for d in dirs:
-        try:
-            fd = os.open(str(d), os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            os.fsync(fd)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)

@@ -95,10 +95,12 @@ def _atomic_write(path: Path, write) -> None:
         except OSError:
             pass
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path) -> None:
+    """fsync a folder, so a file renamed into it survives a power cut (a no-op where a folder
+    cannot be opened, e.g. Windows)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:  # not possible on every system (Windows)
@@ -349,7 +351,7 @@ class Journal:
         if self.durable:
             self._file.flush()
             os.fsync(self._file.fileno())
-            _fsync_dir(self.run_dir)
+            fsync_dir(self.run_dir)
 
     def _close_segment(self) -> None:
         if self._writer is not None:
@@ -437,7 +439,7 @@ def remove_journal(run_dir, name: str = "samples") -> None:
             path.unlink()
         except FileNotFoundError:
             pass
-    _fsync_dir(Path(run_dir))
+    fsync_dir(Path(run_dir))
 
 
 def _arrow_table(data):
