@@ -12,7 +12,16 @@ often each interval contains the true value:
    "faster"/"slower" verdict) and how often it covers a true ratio of 1.1;
 3. across runs: K runs whose medians differ by a random run effect (coefficient of
    variation ``--run-cv``), the headline interval (:func:`runs_interval`) and the
-   paired ratio of interleaved runs.
+   paired ratio of interleaved runs;
+4. across sessions (invocations of the command): a session effect shared by the K = 3
+   repeats of one invocation (CV ``--session-cv``) on top of a smaller repeat effect
+   (CV ``--run-cv`` / 6) and AR(1) within each repeat. The headline interval with S - 1
+   earlier sessions on record (:func:`sessions_interval`) is scored two ways: coverage of
+   the long-run median, and "re-run": whether it contains the median of 7 further
+   sessions' medians (what the re-run benchmark ``rerun_realism.py`` counts); "pred.1" is
+   the coverage of the prediction interval (``rerun_low``/``rerun_high``) for the median of
+   one more invocation. S = 1 is
+   one invocation alone: its repeats cannot see the session effect.
 
 Run: .venv/bin/python benchmarks/ci_coverage.py [--reps 1000]. Prints one row per cell.
 An interval the estimator refuses to give (too few effective samples) counts as a miss
@@ -30,7 +39,7 @@ from scipy.stats import binom
 
 from edgebench.errors import DataError
 from edgebench.stats.compare import ratio_of_medians
-from edgebench.stats.dependence import quantile_interval, runs_interval
+from edgebench.stats.dependence import quantile_interval, runs_interval, sessions_interval
 
 SIGMA = 0.2          # sd of log latency
 MEDIAN_S = 1e-3
@@ -131,17 +140,81 @@ def across(rng, reps, n, phis, ks, run_cv):
             print(f"{phi:>4} {k:>3} {hit / reps:>7.3f} {fp / reps:>7.3f} {np.median(hw):>8.4f}")
 
 
+def _session(rng, phi, n, k, session_cv, repeat_cv):
+    """One invocation: K repeats sharing a session effect; (median, interval) as bench makes them."""
+    shared = np.exp(session_cv * rng.standard_normal())
+    meds, ivs = [], []
+    for _ in range(k):
+        x = latencies(rng, phi, n, 1, MEDIAN_S * shared * np.exp(repeat_cv * rng.standard_normal()))[0]
+        q = quantile_interval(x)
+        meds.append(q.estimate)
+        ivs.append((q.low, q.high))
+    iv = runs_interval(meds, ivs)
+    return iv.estimate, (iv.low, iv.high)
+
+
+def sessions(rng, reps, n, phi, counts, session_cv, repeat_cv, k=3, others=7):
+    print(f"\nacross sessions (session CV {session_cv:.0%}, repeat CV {repeat_cv:.1%}, K={k} repeats of "
+          f"{n:,} samples, phi={phi}): the headline interval with S-1 earlier sessions on record "
+          "(goal >= 0.93 for S >= 2)")
+    print(f"{'S':>3} {'cover':>7} {'re-run':>7} {'rel.hw':>8} {'pred.1':>7}")
+    for count in counts:
+        hit = rerun = pred = 0
+        hw = []
+        for _ in range(reps):
+            runs = [_session(rng, phi, n, k, session_cv, repeat_cv) for _ in range(count)]
+            this, earlier = runs[-1], runs[:-1]
+            iv = sessions_interval(this[0], this[1], [m for m, _ in earlier], [i for _, i in earlier])
+            hit += iv.low <= MEDIAN_S <= iv.high
+            later = np.median([MEDIAN_S * np.exp(session_cv * rng.standard_normal()) for _ in range(others)])
+            rerun += iv.low <= later <= iv.high
+            hw.append((iv.high - iv.low) / 2 / this[0])
+            if iv.rerun_low is not None:
+                nxt = _session(rng, phi, n, k, session_cv, repeat_cv)[0]
+                pred += iv.rerun_low <= nxt <= iv.rerun_high
+        shown = f"{pred / reps:>7.3f}" if count > 1 else f"{'–':>7}"
+        print(f"{count:>3} {hit / reps:>7.3f} {rerun / reps:>7.3f} {np.median(hw):>8.4f} {shown}")
+
+
+def rerun_protocol(rng, reps, n, phi, session_cv, repeat_cv, invocations=8, k=3):
+    """The re-run benchmark's protocol, simulated: ``invocations`` sessions in turn in one runs
+    folder (invocation i has the i - 1 before it on record); count the intervals containing the
+    median of the other invocations' medians."""
+    print(f"\nre-run protocol ({invocations} invocations in one runs folder, session CV {session_cv:.0%}): "
+          f"intervals containing the median of the other {invocations - 1} (goal >= 6 of {invocations})")
+    hits = []
+    firsts = 0
+    for _ in range(reps):
+        runs = [_session(rng, phi, n, k, session_cv, repeat_cv) for _ in range(invocations)]
+        h = 0
+        for i, (m, iv0) in enumerate(runs):
+            iv = sessions_interval(m, iv0, [x for x, _ in runs[:i]], [y for _, y in runs[:i]])
+            other = np.median([x for j, (x, _) in enumerate(runs) if j != i])
+            ok = iv.low <= other <= iv.high
+            h += ok
+            firsts += ok and i == 0
+        hits.append(h)
+    hits = np.asarray(hits)
+    print(f"hits: mean {hits.mean():.2f} of {invocations}; P(>= 6) {np.mean(hits >= 6):.3f}; "
+          f"first invocation (nothing on record) {firsts / reps:.3f}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--run-cv", type=float, default=0.03)
+    ap.add_argument("--session-cv", type=float, default=0.03)
+    ap.add_argument("--only-sessions", action="store_true", help="run the across-sessions cell only")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     t0 = time.time()
-    within(rng, args.reps, (100, 1000, 10000), (0.0, 0.5, 0.9))
-    ratios(rng, args.reps, (100, 1000, 10000), (0.0, 0.5, 0.9))
-    across(rng, max(100, args.reps // 2), 2000, (0.5, 0.9), (3, 5), args.run_cv)
+    if not args.only_sessions:
+        within(rng, args.reps, (100, 1000, 10000), (0.0, 0.5, 0.9))
+        ratios(rng, args.reps, (100, 1000, 10000), (0.0, 0.5, 0.9))
+        across(rng, max(100, args.reps // 2), 2000, (0.5, 0.9), (3, 5), args.run_cv)
+    sessions(rng, max(100, args.reps // 2), 1000, 0.5, (1, 2, 3, 5, 8), args.session_cv, args.run_cv / 6)
+    rerun_protocol(rng, max(100, args.reps // 4), 1000, 0.5, args.session_cv, args.run_cv / 6)
     print(f"\n{args.reps} repetitions a cell, seed {args.seed}, {time.time() - t0:.0f} s")
     return 0
 

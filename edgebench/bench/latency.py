@@ -58,6 +58,7 @@ class BenchOptions:
     min_warmup: int = 10
     chunk_time_s: float = 0.25
     cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
+    sessions: int = 10                    # combine up to this many invocations (this one included); 1: this only
 
     def validate(self) -> None:
         if self.scenario not in SCENARIOS:
@@ -86,16 +87,28 @@ class BenchOptions:
             raise UsageError(f"--max-time ({self.max_time_s:g} s) is shorter than --min-time ({self.min_time_s:g} s)")
         if self.batch < 1:
             raise UsageError(f"batch must be at least 1, got {self.batch}")
+        if not isinstance(self.sessions, int) or self.sessions < 1:
+            raise UsageError(f"--sessions must be a whole number of at least 1, got {self.sessions!r}",
+                             "1 uses this invocation only; the default combines up to 10")
 
 
 Progress = Callable[[dict], None]
 
 
-def _stop_rule(o: BenchOptions, resolution_s: float = 0.0):
+#: kept back from the time budget for the final summary and storing
+FINISH_RESERVE_S = 0.5
+
+
+def _stop_rule(o: BenchOptions, resolution_s: float = 0.0, used_s: float = 0.0, overhead_s: float = 0.0,
+               remaining: int = 1):
     """The stop rule of one repeat: half the target within the run (the spread between runs
-    takes the rest), at most an equal share of the time budget."""
+    takes the rest), at most an equal share of what is left of the time budget once ``used_s``
+    (spent so far, this repeat's start-up included) and the start-up ``overhead_s`` of each of
+    the ``remaining - 1`` repeats still to come are taken off: the budget is a promise about
+    the time to answer, start-ups and model loads included."""
     preload()
-    per_repeat = max(o.min_time_s, o.max_time_s / o.repeat)
+    left = o.max_time_s - used_s - FINISH_RESERVE_S - overhead_s * (remaining - 1)
+    per_repeat = max(o.min_time_s, left / max(1, remaining))
     return StopRule(target_rel_ci=o.target_rel_ci / 2.0 if o.repeat > 1 else o.target_rel_ci,
                     min_samples=o.min_samples,
                     min_time_s=o.min_time_s, max_time_s=per_repeat, resolution_s=resolution_s)
@@ -137,6 +150,7 @@ class BenchSession:
 
     def __init__(self, model_path, profile, opts: BenchOptions, runs_root="runs", url=None,
                  progress: Progress | None = None, client=None):
+        self.t0 = time.monotonic()
         opts.validate()
         self.opts, self.profile, self.url, self.runs_root = opts, profile, url, runs_root
         self.model = read_model(model_path)
@@ -150,7 +164,8 @@ class BenchSession:
         self.repeats_done = 0
         self.repeat_info: list = []      # per repeat: stop decision, window, cold start
         self.resolution_s = 0.0
-        self.t0 = time.monotonic()
+        self.spent_s = 0.0               # wall time of this session's finished repeats (and its set-up)
+        self.repeat_t0 = self.t0
 
     @property
     def run_dir(self) -> Path | None:
@@ -178,9 +193,9 @@ class BenchSession:
         rel = e2e.get("rel_ci_halfwidth")
         if rel is not None and rel <= o.target_rel_ci:
             return False
-        per_repeat = (time.monotonic() - self.t0) / max(1, self.repeats_done)
+        per_repeat = self.spent_s / max(1, self.repeats_done)
         # a margin for the slowest repeat: the budget is a promise about time to answer
-        return time.monotonic() - self.t0 + 1.3 * per_repeat <= o.max_time_s
+        return self.spent_s + 1.3 * per_repeat + FINISH_RESERVE_S <= o.max_time_s
 
     def abort(self, exc: BaseException) -> None:
         """Keep what was measured when the run is stopped by ``exc`` (or leave no folder)."""
@@ -194,11 +209,16 @@ class BenchSession:
     # -- one repeat ------------------------------------------------------------------------
     def repeat_once(self) -> None:
         k = self.repeats_done
+        now = time.monotonic()
+        if k == 0:
+            self.spent_s = now - self.t0     # reading the model, before the first repeat
+        self.repeat_t0 = now
         with board_client(self.profile, self.url, self.client, self.emit if k == 0 else None,
                           cpus=self.opts.cpus) as client:
             self.emit({"event": "repeat", "repeat": k + 1, "of": self.opts.repeat})
             self._measure(client, k)
         self.repeats_done += 1
+        self.spent_s += time.monotonic() - self.repeat_t0
         self._summarise(final=False)
 
     def _measure(self, client, k: int) -> None:
@@ -218,8 +238,10 @@ class BenchSession:
         if self.result is None:
             self._start(client, hello, loaded, inputs)
         self.loaded_last = loaded
-        rule = _stop_rule(o, self.resolution_s)
         t0 = time.monotonic()
+        overhead = t0 - self.repeat_t0          # this repeat's process start and model load
+        rule = _stop_rule(o, self.resolution_s, used_s=self.spent_s + overhead, overhead_s=overhead,
+                          remaining=max(1, o.repeat - k))
         header, cold = client.run("single-stream", count=1, max_time_s=60.0)
         cold["phase"] = np.array(["cold"])
         cold["repeat"] = np.array([k])
@@ -268,6 +290,7 @@ class BenchSession:
         result.timing["clock_resolution_s"] = self.resolution_s or None
         result.settings["repeat"] = self.opts.repeat
         result.settings["max_repeats"] = self.opts.max_repeats
+        result.settings["sessions"] = self.opts.sessions
         result.settings["fresh_process_per_repeat"] = self.client is None
         thermal = client.thermal()
         result.thermal = {"available": bool(thermal.get("available")), "start": thermal, "end": None}
@@ -302,8 +325,13 @@ class BenchSession:
 
         if self.result is None or self.run_dir is None:
             return
+        earlier = None
+        if final:
+            from edgebench.bench.sessions import earlier_sessions
+
+            earlier = earlier_sessions(self.result, self.runs_root, self.opts.sessions, exclude=self.run_dir)
         frame = summarise(self.result, frame_of(self.chunks), self.opts, self.repeat_info,
-                          self.resolution_s, final=final, status=status, reason=reason)
+                          self.resolution_s, final=final, status=status, reason=reason, earlier=earlier)
         self.folder.save(self.result, frame)
 
     def finish(self, status: str, reason: str | None) -> None:
@@ -328,7 +356,8 @@ def recover_bench(run_dir) -> RunResult:
                         target_rel_ci=stop.get("target_rel_ci", 0.01), min_samples=stop.get("min_samples", 200),
                         min_time_s=stop.get("min_time_s", 1.0), max_time_s=stop.get("max_time_s", 20.0),
                         min_warmup=(r.settings or {}).get("min_warmup", 10),
-                        repeat=(r.settings or {}).get("repeat", 1), max_repeats=(r.settings or {}).get("max_repeats", 1))
+                        repeat=(r.settings or {}).get("repeat", 1), max_repeats=(r.settings or {}).get("max_repeats", 1),
+                        sessions=(r.settings or {}).get("sessions", 10))
     frame = _journalled_samples(d)
     if frame is None:
         try:
@@ -351,8 +380,11 @@ def recover_bench(run_dir) -> RunResult:
     reason = (f"the bench process stopped without finishing (crash or kill); recovered the samples of the "
               f"{len(written)} repeat(s) it had started (the last one possibly cut short; a repeat with no "
               f"sample past its warm-up adds no run to the figures)")
+    from edgebench.bench.sessions import earlier_sessions
+
+    earlier = earlier_sessions(r, d.parent, opts.sessions, exclude=d)
     frame = summarise(r, frame, opts, info, (r.timing or {}).get("clock_resolution_reported_s") or 0.0,
-                      final=True, status="incomplete", reason=reason)
+                      final=True, status="incomplete", reason=reason, earlier=earlier)
     store.write_samples(d, frame)
     store.write_result(d, r)
     store.remove_journal(d)

@@ -11,8 +11,14 @@ and once more at the end. Figures:
   the measuring windows on the device clock (gaps between chunks included); the inverse
   of the median is kept apart as ``inverse_median_per_s`` and never called throughput;
 - fixed-rate: achieved rate and lateness;
-- warnings with remedies: instability, a coarse clock, one run only, few effective
-  samples, an unsettled warm-up, a target not reached.
+- sessions (final summary only): the invocation's own figures move to
+  ``latency.<stage>.invocation`` and the headline interval combines this invocation with
+  earlier ones of the same measurement (:mod:`edgebench.bench.sessions`,
+  :func:`edgebench.stats.dependence.sessions_interval`); ``rerun_low_s``/``rerun_high_s`` is where
+  one more invocation's median should fall. The stop rule and the precision target apply to
+  the invocation's own interval (more samples now cannot shrink the spread between sessions);
+- warnings with remedies: instability, a coarse clock, one run only, one session only, few
+  effective samples, an unsettled warm-up, a target not reached.
 """
 from __future__ import annotations
 
@@ -30,13 +36,14 @@ MIN_N_EFF = 30
 
 
 def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: float,
-              final: bool, status: str = "running", reason: str | None = None):
+              final: bool, status: str = "running", reason: str | None = None, earlier: list | None = None):
     """Fill ``result``'s figures from the samples ``frame`` (all repeats); return the frame with
     each sample's phase (cold, warmup, measure) set, ready to be stored beside the result.
 
     ``repeat_info``: per repeat ``{repeat, load_s, first_inference_s, first_invoke_s,
     decision: {reason, target_reached} | None}``. Phases (warm-up / measure) are decided
-    here, per repeat, from the samples themselves.
+    here, per repeat, from the samples themselves. ``earlier``: the earlier sessions to combine
+    in the final summary (:func:`edgebench.bench.sessions.earlier_sessions`); None: not looked up.
     """
     from edgebench.bench.latency import bench_warmup
 
@@ -65,6 +72,8 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
             latency[stage] = {**summarize_runs(runs, resolution_s=res).to_dict(), "label": result.label}
         pooled = np.concatenate([p["e2e_s"].to_numpy() for p in kept_parts])
         result.warnings += [w.to_dict() for w in instability_warnings(pooled)]
+        if final and earlier is not None:
+            _combine_sessions(latency, earlier, res)
     result.latency = latency
     result.warnings += _warnings(result, warm_parts, latency, final)
     result.cold_start = _cold_record(repeat_info, result.label)
@@ -74,7 +83,7 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
         _fixed_rate(result, kept_parts, opts)
     repeats = len(repeat_info)
     e2e = latency.get("e2e") or {}
-    rel = e2e.get("rel_ci_halfwidth")
+    rel = (e2e.get("invocation") or e2e).get("rel_ci_halfwidth")
     reached = rel is not None and rel <= opts.target_rel_ci
     result.stopping = {
         "target_reached": bool(reached),
@@ -93,6 +102,31 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
     result.status, result.status_reason = status, reason
     result.extra = {**result.extra, "claim": claim(result) if latency else None}
     return frame
+
+
+def _combine_sessions(latency: dict, earlier: list, resolution_s: float) -> None:
+    """Headline intervals over this invocation and ``earlier`` sessions; the invocation's own
+    figures kept under ``invocation``."""
+    from edgebench.stats.dependence import sessions_interval
+
+    for stage, fig in latency.items():
+        own = {k: fig[k] for k in ("median_s", "ci_low_s", "ci_high_s", "rel_ci_halfwidth", "ci_method", "runs")}
+        fig["invocation"] = own
+        prior = [s for s in earlier if stage in s["latency"]]
+        fig["sessions"] = 1 + len(prior)
+        fig["session_runs"] = [s["run_id"] for s in prior]
+        fig["between_session_cv"] = fig["rerun_low_s"] = fig["rerun_high_s"] = None
+        if own["ci_low_s"] is None or not own["median_s"] or not prior:
+            continue
+        iv = sessions_interval(own["median_s"], (own["ci_low_s"], own["ci_high_s"]),
+                               [s["latency"][stage]["median_s"] for s in prior],
+                               [(s["latency"][stage]["ci_low_s"], s["latency"][stage]["ci_high_s"]) for s in prior],
+                               fig["ci_level"], resolution_s)
+        fig.update(ci_low_s=iv.low, ci_high_s=iv.high, ci_method=f"{iv.method}; within this invocation: "
+                   f"{own['ci_method']}", between_session_cv=iv.between_run_cv,
+                   rerun_low_s=iv.rerun_low, rerun_high_s=iv.rerun_high,
+                   rel_ci_halfwidth=(iv.high - iv.low) / 2.0 / own["median_s"],
+                   session_medians_s=[own["median_s"]] + [s["latency"][stage]["median_s"] for s in prior])
 
 
 def _warmup_record(parts, label) -> dict:
@@ -137,6 +171,13 @@ def _warnings(result, warm_parts, latency, final) -> list:
                     "message": "one run only: the interval cannot include run-to-run variation, which on "
                                "real machines is often larger than the within-run uncertainty",
                     "remedy": "use --repeat 3 or more"})
+    if final and e2e.get("sessions") == 1:
+        out.append({"code": "single-session",
+                    "message": "first session of this measurement: the interval covers this invocation only; "
+                               "separate invocations usually differ by more than repeats inside one (on the "
+                               "development VM 7% against 1%), which one invocation cannot measure",
+                    "remedy": "run the same command again: earlier complete runs of the same model and "
+                              "conditions in the runs folder are combined into the interval automatically"})
     for run in e2e.get("per_run") or []:
         if run.get("n_eff") is not None and run["n_eff"] < MIN_N_EFF:
             out.append({"code": "few-effective-samples",
@@ -150,7 +191,7 @@ def _warnings(result, warm_parts, latency, final) -> list:
 def _stop_reason(rel, opts, repeats) -> str:
     if rel is None:
         return f"{repeats} repeat(s): too few samples for an interval of the median"
-    text = (f"{repeats} repeat(s), headline 95% CI half-width {fmt.percent(rel, 2)} of the median "
+    text = (f"{repeats} repeat(s), this invocation's 95% CI half-width {fmt.percent(rel, 2)} of the median "
             f"(target {fmt.percent(opts.target_rel_ci, 1)})")
     if rel > opts.target_rel_ci and repeats >= opts.max_repeats:
         text += f"; --max-repeats {opts.max_repeats} reached"

@@ -40,7 +40,8 @@ def bench(
     seed: int = opt.seed(rich_help_panel=opt.RUNTIME),
     target: float = typer.Option(
         0.01, rich_help_panel=opt.STOPPING,
-        help="Stop when the headline 95% CI half-width of the median (across runs) is within this fraction."),
+        help="Stop when this invocation's 95% CI half-width of the median (across its runs) is within this "
+             "fraction (the spread between invocations is combined afterwards, see --sessions)."),
     min_samples: int = typer.Option(200, rich_help_panel=opt.STOPPING, help="Minimum measured inferences per run."),
     min_time: float = typer.Option(
         1.0, rich_help_panel=opt.STOPPING,
@@ -56,6 +57,10 @@ def bench(
         10, rich_help_panel=opt.STOPPING,
         help="More runs are added, up to this many, while the interval is wider than --target and the time budget "
              "allows."),
+    sessions: int = typer.Option(
+        10, rich_help_panel=opt.STOPPING, min=1,
+        help="Combine this invocation with up to SESSIONS-1 earlier complete runs of the same model and "
+             "conditions in the runs folder (between-invocation variation); 1: this invocation only."),
     cpus: Optional[str] = opt.cpus(rich_help_panel=opt.BOARD),
     runs_dir: Path = opt.runs_dir(rich_help_panel=opt.OUTPUT),
     url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
@@ -117,7 +122,7 @@ def bench(
                         rate_hz=rate, batch=batch, inputs=str(inputs) if inputs else None,
                         input_range=parse_range(input_range), seed=seed, target_rel_ci=target,
                         min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, cpus=cpus,
-                        repeat=repeat, max_repeats=max(max_repeats, repeat))
+                        repeat=repeat, max_repeats=max(max_repeats, repeat), sessions=sessions)
     from contextlib import nullcontext
 
     from edgebench.boards.connect import board_client

@@ -180,6 +180,9 @@ class RunsInterval:
     runs: int
     between_run_cv: Optional[float]   # sd of log run medians (≈ coefficient of variation)
     method: str
+    # sessions only: where the median of one more invocation should fall (a prediction interval)
+    rerun_low: Optional[float] = None
+    rerun_high: Optional[float] = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -233,6 +236,45 @@ def runs_interval(run_medians: Sequence[float], run_intervals: Sequence[tuple] =
                         between_run_cv=cv, method=method)
 
 
+def sessions_interval(this_median: float, this_interval: tuple, earlier_medians: Sequence[float] = (),
+                      earlier_intervals: Sequence[tuple] = (), ci_level: float = 0.95,
+                      resolution_s: float = 0.0) -> RunsInterval:
+    """Interval for the long-run median from this invocation and earlier ones (sessions).
+
+    Repeats inside one invocation share the machine's state of that minute (which core the
+    hypervisor gives, cache and memory placement, frequency), so their spread understates what
+    a later invocation sees. Each *session* (one invocation of the command, K repeats) gives one
+    median and its own interval; with H earlier sessions of the same measurement this is
+    :func:`runs_interval` over the H + 1 session medians (Student t on their logs, df H, at
+    least the pooled within-session uncertainty), widened if needed to contain this session's
+    own interval and median, so that the headline never claims less uncertainty than the
+    invocation alone shows. ``rerun_low``/``rerun_high`` is the prediction interval of one
+    more session's median (Student t, df H, times sqrt(1 + 1/(H + 1))). With no earlier session it is this session's interval, and
+    ``runs`` is 1: between-session variation not measured.
+    """
+    lo0, hi0 = this_interval
+    if not earlier_medians:
+        return RunsInterval(estimate=float(this_median), low=lo0, high=hi0, ci_level=check_level(ci_level),
+                            runs=1, between_run_cv=None,
+                            method="this invocation only (between-session variation not measured)")
+    iv = runs_interval([this_median, *earlier_medians], [this_interval, *earlier_intervals],
+                       ci_level, resolution_s)
+    low, high = iv.low, iv.high
+    if low is not None and lo0 is not None:
+        low, high = min(low, lo0, this_median), max(high, hi0, this_median)
+    k = iv.runs
+    # prediction interval of the next session's median: t(df k-1) * s * sqrt(1 + 1/k) on the logs
+    from scipy.stats import t as student_t
+
+    pred = float(student_t.ppf(0.5 + iv.ci_level / 2.0, k - 1)) * iv.between_run_cv * math.sqrt(1.0 + 1.0 / k)
+    return RunsInterval(estimate=iv.estimate, low=low, high=high, ci_level=iv.ci_level, runs=k,
+                        between_run_cv=iv.between_run_cv,
+                        rerun_low=iv.estimate * math.exp(-pred), rerun_high=iv.estimate * math.exp(pred),
+                        method=(f"Student t on log medians of {k} sessions (this invocation and {k - 1} earlier "
+                                f"run{'s' if k > 2 else ''} of the same model and conditions, df {k - 1}), at "
+                                "least this invocation's interval"))
+
+
 def observed_tick(samples_s, reported_s: float = 0.0) -> float:
     """The clock's step as the data show it: the smallest positive gap between distinct
     values (a clock may report 1 ns and tick in 10s of ns), never below ``reported_s``."""
@@ -250,4 +292,4 @@ def coarse_clock(median_s: float, resolution_s: float) -> bool:
 
 
 __all__ = ["QuantileInterval", "RunsInterval", "coarse_clock", "lag1_autocorr", "observed_tick",
-           "quantile_interval", "runs_interval", "COARSE_TICKS", "MIN_BATCHES"]
+           "quantile_interval", "runs_interval", "sessions_interval", "COARSE_TICKS", "MIN_BATCHES"]

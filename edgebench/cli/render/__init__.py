@@ -94,6 +94,10 @@ def print_run(console, result, run_dir=None) -> None:
                       + (f"; lag-1 autocorrelation {e2e['lag1_autocorr']:.2f}, effective samples "
                          f"{fmt.count(round(e2e['n_eff']))} of {fmt.count(e2e['n'])}"
                          if e2e.get("n_eff") is not None else ""))
+        if (e2e.get("sessions") or 1) > 1:
+            meds = ", ".join(fmt.duration(m) for m in e2e.get("session_medians_s") or [])
+            console.print(f"sessions: {e2e['sessions']} (this invocation first: {meds}); a re-run's median is "
+                          f"expected in {fmt.duration_range(e2e.get('rerun_low_s'), e2e.get('rerun_high_s'))}")
     if tp:
         console.print(f"throughput: {fmt.rate(tp.get('per_s'))} inferences/s achieved ({tp.get('definition')})"
                       + (f"; 1/median would say {fmt.rate(tp['inverse_median_per_s'])}/s"
