@@ -31,8 +31,9 @@ $(VENV)/.stamp: pyproject.toml
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
+# farm: labgrid and its pyserial-labgrid fork (same `serial` module; the serial tests pass with both)
 $(VENV)/.stamp-test: $(VENV)/.stamp
-	$(BIN)/python -m pip install -q -e '.[test,quantize]'
+	$(BIN)/python -m pip install -q -e '.[test,quantize,farm]'
 	touch $@
 
 clean:

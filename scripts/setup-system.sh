@@ -4,7 +4,8 @@
 # over a pseudo-terminal pair), the Arm GNU toolchain with newlib-nano and
 # qemu-system-arm (firmware for Cortex-M4/M7 under emulation), clang with its
 # runtime (libFuzzer + AddressSanitizer for the firmware's command parser), chromium
-# (headless: renders `edgebench report` HTML in its tests). Needs root for apt-get; without root it only
+# (headless: renders `edgebench report` HTML in its tests), ser2net (serves a serial port over
+# RFC 2217 for the labgrid farm tests; the exporter starts it). Needs root for apt-get; without root it only
 # reports what is missing (those tests then skip locally, and fail under CI=true).
 set -euo pipefail
 need=()
@@ -21,6 +22,7 @@ command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need+
 ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
   || need+=(libclang-rt-14-dev)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v ser2net >/dev/null 2>&1 || [ -x /usr/sbin/ser2net ] || need+=(ser2net)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -77,6 +77,7 @@ _MODULE_MARKS = {
     "test_sweep": ("slow",),
     "test_transport_ssh": ("slow",),
     "test_report": ("slow",),
+    "test_farm_labgrid": ("qemu", "slow"),   # a real labgrid coordinator, exporters, ser2net, posix firmware
 }
 _SLOW_TESTS = ("test_demo_json", "test_killed_bench", "test_runs_lists_and_shows", "test_bench_json_equals",
                "test_agent_pinned", "test_offline_scenario", "test_user_inputs_are_used",

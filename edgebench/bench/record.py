@@ -54,6 +54,16 @@ def _link_section(result: RunResult) -> None:
     result.warnings = kept + link_warnings(link)     # the latest report replaces an earlier one
 
 
+def _farm_section(result: RunResult) -> None:
+    """The labgrid place this command holds (if any) as ``board.farm``: coordinator, place, exporter
+    and its host, reservation, holder (:meth:`edgebench.farm.lease.Lease.conditions`)."""
+    from edgebench.farm.lease import active
+
+    held = active()
+    if held is not None and isinstance(result.board, dict) and "farm" not in result.board:
+        result.board["farm"] = held.conditions()
+
+
 class RunFolder:
     """One run folder under ``runs_root``, named after the model and board."""
 
@@ -72,6 +82,7 @@ class RunFolder:
         if self.path is None:
             return
         _link_section(result)
+        _farm_section(result)
         if frame is not None:
             store.write_samples(self.path, frame)
         store.write_result(self.path, result)

@@ -9,9 +9,10 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import replace
 
 from edgebench.boards.profile import SIM_TRANSPORT
-from edgebench.errors import RuntimeMissingError, UsageError
+from edgebench.errors import ProfileError, RuntimeMissingError, UsageError
 from edgebench.transport.url import transport_from_url, transport_kind
 
 SIM, MCU, AGENT = "sim", "mcu", "agent"
@@ -22,6 +23,47 @@ def client_kind(profile) -> str:
     if profile.transport.type == SIM_TRANSPORT:
         return SIM
     return MCU if profile.kind == "mcu" else AGENT
+
+
+def farm_profile(board: str, extra_dirs=()):
+    """The profile of the labgrid place ``board`` names (``labgrid:PLACE`` or ``labgrid:TAG=VALUE,...``),
+    reached through the place's exported resources.
+
+    The place is reserved and acquired for the rest of this command (released by the CLI's exit
+    path, see :mod:`edgebench.farm.lease`); its ``edgebench-profile`` tag names the profile; a
+    microcontroller is reached over its NetworkSerialPort (RFC 2217 or raw TCP), a Linux board over
+    its NetworkService (system OpenSSH, host keys checked) or else a serial console.
+    """
+    import warnings
+
+    from edgebench.boards.registry import get_profile, with_transport_url
+    from edgebench.errors import InputWarning
+    from edgebench.farm.lease import lease
+    from edgebench.farm.spec import parse_spec
+
+    held = lease(parse_spec(board), progress=lambda line: warnings.warn(line, InputWarning, stacklevel=2))
+    try:
+        profile = get_profile(held.profile, extra_dirs)
+        if client_kind(profile) == SIM:
+            url = None
+        elif profile.kind == "mcu":
+            url = held.serial_url()
+        else:
+            url = held.ssh_url() or held.serial_url()
+        if client_kind(profile) != SIM:
+            if url is None:
+                need = "NetworkSerialPort" if profile.kind == "mcu" else "NetworkService (or NetworkSerialPort)"
+                raise ProfileError(f"labgrid place {held.place.name} (board {profile.name}) has no {need} to reach "
+                                   "the board by", "export one on the board's host and add it to the place "
+                                   f"(labgrid-client -p {held.place.name} add-match EXPORTER/GROUP/CLASS)")
+            profile = with_transport_url(profile, url)
+            baud = held.serial_baud()
+            if baud and profile.transport.type == "serial":
+                profile = replace(profile, transport=replace(profile.transport, baud=baud))
+        return replace(profile, title=f"{profile.title} [{held.describe()}]")
+    except BaseException:
+        held.release()
+        raise
 
 
 def reached_locally(profile, url: str | None = None) -> bool:

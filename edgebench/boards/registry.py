@@ -88,7 +88,14 @@ def get_profile(name: str, extra_dirs: Iterable["str | os.PathLike"] = ()) -> Bo
     """The profile called ``name`` from the highest-precedence directory holding it.
 
     Only that one file is parsed, so a broken unrelated profile does not get in the way.
+    ``labgrid:PLACE`` (or ``labgrid:TAG=VALUE``) reserves a place of a labgrid farm for this
+    command and returns the profile its ``edgebench-profile`` tag names, reached through the
+    place (:func:`edgebench.boards.connect.farm_profile`).
     """
+    if name and name.startswith("labgrid:"):
+        from edgebench.boards.connect import farm_profile
+
+        return farm_profile(name, extra_dirs)
     dirs = search_dirs(extra_dirs)
     for directory in reversed(dirs):
         path = directory / f"{name}.yaml"

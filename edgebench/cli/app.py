@@ -53,7 +53,7 @@ def debug_enabled() -> bool:
 def _try_register() -> None:
     import importlib
 
-    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd", "flash_cmd", "deploy_cmd", "verify_cmd", "soak_cmd", "energy_cmd", "battery_cmd", "sweep_cmd", "report_cmd", "compare_cmd", "check_cmd"):
+    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd", "flash_cmd", "deploy_cmd", "verify_cmd", "soak_cmd", "energy_cmd", "battery_cmd", "sweep_cmd", "report_cmd", "compare_cmd", "check_cmd", "farm_cmd"):
         try:
             importlib.import_module(f"edgebench.cli.{name}")
         except ModuleNotFoundError as exc:  # a verb not written yet
@@ -101,6 +101,14 @@ def _show_warnings() -> None:
     warnings.simplefilter("always", InputWarning)
 
 
+def _farm_lines(error: str | None = None) -> list:
+    """Release a labgrid place this command holds (edgebench.farm.lease, loaded only if one was
+    used); the lines to print: ``error`` with the place and any release failure, as one line."""
+    lease = sys.modules.get("edgebench.farm.lease")
+    lines = lease.released_line(error) if lease is not None else []
+    return lines or ([error] if error is not None else [])
+
+
 def _hoist_debug(args: list) -> tuple:
     """``--debug`` anywhere on the line (before a ``--``) is the root option: move it to the front."""
     end = args.index("--") if "--" in args else len(args)
@@ -123,6 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     _show_warnings()
     args = list(sys.argv[1:] if argv is None else argv)
     debug, args = _hoist_debug(args)
+    _state["argv"] = list(args)          # a --farm fan-out reruns this command line per place
     try:
         try:
             rc = app(args=args, prog_name="edgebench", standalone_mode=False)
@@ -133,7 +142,8 @@ def main(argv: list[str] | None = None) -> None:
         except EdgebenchError as exc:
             if debug:
                 raise
-            _say(f"error: {exc.one_line()}")
+            for line in _farm_lines(exc.one_line()):
+                _say(f"error: {line}")
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             if debug:
@@ -168,6 +178,9 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(1)
     except KeyboardInterrupt:  # a second signal while the first error or interrupt was reported
         _interrupted()
+    finally:
+        for line in _farm_lines():  # the labgrid place is released in every exit path
+            _say(f"warning: {line}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -72,8 +72,9 @@ class Link:
         self.url, self.baud = url, baud
         name = url[len("serial://"):] if url.startswith("serial://") else url
         try:
-            self.port = serial.serial_for_url(name, baudrate=baud, timeout=_POLL_S, write_timeout=10,
-                                              exclusive=True)
+            # pyserial's rfc2217:// has no write timeout (NotImplementedError): a farm's ser2net port
+            self.port = serial.serial_for_url(name, baudrate=baud, timeout=_POLL_S, exclusive=True,
+                                              write_timeout=None if name.startswith("rfc2217://") else 10)
         except ValueError as exc:
             raise UsageError(f"invalid serial port or setting {url!r}: {exc}",
                              hint="list the serial ports with: python -m serial.tools.list_ports") from None

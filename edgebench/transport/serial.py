@@ -56,7 +56,9 @@ class SerialChannel(BufferedReads):
         self._tail = bytearray()
         self._saw_frame = False
         # Bound each pyserial write call: one chunk's time on the wire plus the slack.
-        self._port.write_timeout = write_timeout_s + _WRITE_CHUNK * 10 / max(baud, 1)
+        # (pyserial's rfc2217:// has no write timeout: NotImplementedError; its socket sends do not stall)
+        if not url.startswith("rfc2217://"):
+            self._port.write_timeout = write_timeout_s + _WRITE_CHUNK * 10 / max(baud, 1)
 
     # -- Channel --------------------------------------------------------------------
     def write(self, data: bytes) -> None:
@@ -215,8 +217,8 @@ class SerialTransport:
     def open(self) -> SerialChannel:
         try:
             port = serial.serial_for_url(
-                self.port_name, baudrate=self.baud, timeout=_POLL_S,
-                write_timeout=self.timeout_s, exclusive=True,
+                self.port_name, baudrate=self.baud, timeout=_POLL_S, exclusive=True,
+                write_timeout=None if self.port_name.startswith("rfc2217://") else self.timeout_s,
             )
         except ValueError as exc:
             raise UsageError(f"invalid serial port or setting {self.url!r}: {exc}",

@@ -1,0 +1,244 @@
+"""A place held for one edgebench command: reserved, acquired, its resources as URLs, released.
+
+:func:`lease` reserves a place through the coordinator (labgrid's reservations: a filter of tags,
+``name`` for one place), waits up to a limit while it is busy, acquires it, and waits for its
+exporter to serve the resources (ser2net starts on acquisition). The :class:`Lease` says how to
+reach the board: a serial URL for its NetworkSerialPort (``rfc2217://HOST:PORT?ign_set_control``,
+or ``socket://`` for raw TCP), an ``ssh://`` URL for its NetworkService; and the conditions a run
+records (coordinator, place, exporter and host, reservation, holder).
+
+Leases are process-wide (:data:`ACTIVE`): the command that opened one releases it in every exit
+path through :func:`release_all` (called by the CLI's entry point, and at interpreter exit).
+"""
+from __future__ import annotations
+
+import atexit
+import datetime as _dt
+import time
+from dataclasses import dataclass, field
+
+from edgebench.errors import ProfileError, TransportError
+from edgebench.farm.coordinator import Coordinator, PlaceInfo
+from edgebench.farm.spec import PROFILE_TAG, FarmSpec, wait_limit_s
+
+SERIAL_CLASSES = ("NetworkSerialPort",)
+SSH_CLASSES = ("NetworkService",)
+POWER_CLASSES = ("NetworkPowerPort", "PDUDaemonPort", "NetworkYKUSHPowerPort", "NetworkUSBPowerPort",
+                 "NetworkSiSPMPowerPort", "TasmotaPowerPort")
+RESOURCE_WAIT_S = 15.0
+
+ACTIVE: list = []          # the leases this process holds
+
+
+class PlaceBusy(TransportError):
+    """The place (or every matching place) stayed taken by someone else for the whole wait."""
+
+    exit_code = 1
+
+
+@dataclass
+class Lease:
+    coordinator: Coordinator
+    place: PlaceInfo
+    reservation: str | None
+    spec: FarmSpec
+    acquired_utc: str
+    waited_s: float
+    released: bool = False
+    release_error: str | None = None
+    notes: list = field(default_factory=list)
+
+    # -- how to reach the board -----------------------------------------------------------
+    @property
+    def profile(self) -> str | None:
+        return self.place.profile
+
+    def resource(self, classes) -> object | None:
+        return next((r for r in self.place.resources if r.cls in classes), None)
+
+    def serial_url(self) -> str | None:
+        r = self.resource(SERIAL_CLASSES)
+        if r is None:
+            return None
+        host, port = r.params.get("host"), r.params.get("port")
+        if r.params.get("protocol", "rfc2217") == "raw":
+            return f"socket://{host}:{port}"
+        # ign_set_control: ser2net in front of a pseudo-terminal cannot set modem lines
+        return f"rfc2217://{host}:{port}?ign_set_control"
+
+    def serial_baud(self) -> int | None:
+        r = self.resource(SERIAL_CLASSES)
+        return int(r.params["speed"]) if r is not None and r.params.get("speed") else None
+
+    def ssh_url(self) -> str | None:
+        r = self.resource(SSH_CLASSES)
+        if r is None:
+            return None
+        user, address, port = r.params.get("username"), r.params.get("address"), r.params.get("port", 22)
+        host = f"[{address}]" if ":" in str(address) else address
+        return f"ssh://{user + '@' if user else ''}{host}:{port}"
+
+    def exporters(self) -> list:
+        return sorted({r.exporter for r in self.place.resources})
+
+    def hosts(self) -> list:
+        return sorted({str(r.params.get("host") or r.params.get("address")) for r in self.place.resources
+                       if r.params.get("host") or r.params.get("address")})
+
+    def describe(self) -> str:
+        return (f"labgrid place {self.place.name} (exporter {', '.join(self.exporters()) or 'none'} on "
+                f"{', '.join(self.hosts()) or 'unknown host'}, coordinator {self.coordinator.address})")
+
+    def conditions(self) -> dict:
+        """What a run records about where its board came from (run.json ``board.farm``)."""
+        return {"engine": "labgrid", "coordinator": self.coordinator.address, "place": self.place.name,
+                "tags": dict(self.place.tags), "profile": self.profile, "spec": self.spec.spec(),
+                "exporters": self.exporters(), "exporter_hosts": self.hosts(), "reservation": self.reservation,
+                "acquired_by": self.coordinator.user, "acquired_utc": self.acquired_utc,
+                "waited_s": round(self.waited_s, 3),
+                "resources": [{"cls": r.cls, "exporter": r.exporter, "group": r.group, "name": r.name}
+                              for r in self.place.resources],
+                "power_port": bool(self.resource(POWER_CLASSES))}
+
+    # -- release ------------------------------------------------------------------------------
+    def release(self) -> str | None:
+        """Release the place and cancel the reservation; an error line if that failed (else None)."""
+        if self.released:
+            return self.release_error
+        self.released = True
+        if self in ACTIVE:
+            ACTIVE.remove(self)
+        try:
+            if self.coordinator.alive():
+                self.coordinator.release(self.place.name)
+                if self.reservation:
+                    try:
+                        self.coordinator.cancel_reservation(self.reservation)
+                    except TransportError:
+                        pass     # an acquired reservation may already be gone with the place
+            else:
+                raise self.coordinator.unreachable("the session ended")
+        except TransportError as exc:
+            self.release_error = (f"place {self.place.name} not released: {exc.message} (a restarted coordinator "
+                                  f"frees it; else: labgrid-client -p {self.place.name} release)")
+        finally:
+            self.coordinator.close()
+        return self.release_error
+
+
+def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = None, progress=None) -> Lease:
+    """Reserve and acquire a place matching ``spec``; wait up to ``wait_s`` while it is busy."""
+    wait_s = wait_limit_s(wait_s)
+    coordinator = Coordinator(address).open()
+    token = None
+    try:
+        coordinator.sync()
+        candidates = [p for p in coordinator.places() if p.matches(spec.tags)]
+        if not candidates:
+            names = [p.name for p in coordinator.places()]
+            raise ProfileError(f"no labgrid place matches {spec.describe()} on coordinator {coordinator.address} "
+                               f"(places: {', '.join(names) or 'none'})", "list them: edgebench farm")
+        without = [p.name for p in candidates if not p.profile]
+        if len(without) == len(candidates):
+            raise ProfileError(f"labgrid place {without[0]} has no {PROFILE_TAG} tag naming its board profile",
+                               f"labgrid-client -p {without[0]} set-tags {PROFILE_TAG}=BOARD (see edgebench boards)")
+        started = time.monotonic()
+        token = coordinator.reserve(dict(spec.tags))
+        name, said = None, False
+        while True:
+            state, name = coordinator.poll_reservation(token)
+            if state in ("allocated", "acquired") and name:
+                break
+            if state in ("expired", "invalid"):
+                raise TransportError(f"labgrid reservation {token} for {spec.describe()} became {state}")
+            waited = time.monotonic() - started
+            if waited >= wait_s:
+                raise busy_error(coordinator, spec, candidates, wait_s)
+            if progress is not None and not said:
+                progress(f"waiting up to {wait_s:g} s for {spec.describe()} (busy)")
+                said = True
+            coordinator.run(_sleep(min(0.5, max(0.05, wait_s - waited))))
+        coordinator.acquire(name)
+        waited_s = time.monotonic() - started
+        held = Lease(coordinator, coordinator.place(name), token, spec,
+                     _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), waited_s)
+        ACTIVE.append(held)
+    except BaseException:
+        if token is not None and coordinator.alive():
+            try:
+                coordinator.cancel_reservation(token)
+            except Exception:  # noqa: BLE001 - the first error is the one to report
+                pass
+        coordinator.close()
+        raise
+    try:
+        _wait_served(held)
+    except BaseException:
+        held.release()
+        raise
+    return held
+
+
+def busy_error(coordinator, spec: FarmSpec, candidates, wait_s: float) -> PlaceBusy:
+    coordinator.sync()
+    holders = []
+    for p in candidates:
+        now = coordinator.place(p.name) or p
+        who = now.acquired or (f"a reservation ({now.reservation})" if now.reservation else None)
+        if who:
+            holders.append(who if spec.place else f"{p.name} by {who}")
+    taken = ("by " + holders[0] if spec.place and holders else f"({'; '.join(holders) or 'all of them'})")
+    return PlaceBusy(f"{spec.describe()} is taken {taken}; waited {wait_s:g} s",
+                     "try later, wait longer (EDGEBENCH_FARM_WAIT=SECONDS), or pick another place (edgebench farm)")
+
+
+def _wait_served(held: Lease) -> None:
+    """The exporter serves the place's resources (a NetworkSerialPort gets its port on acquisition)."""
+    def ready():
+        held.place = held.coordinator.place(held.place.name) or held.place
+        serial = held.resource(SERIAL_CLASSES)
+        if not held.place.resources:
+            return False
+        return all(r.avail for r in held.place.resources) and (serial is None or serial.params.get("port"))
+
+    if not held.coordinator.wait_for(ready, RESOURCE_WAIT_S):
+        missing = [f"{r.exporter}/{r.group}/{r.cls}" for r in held.place.resources if not r.avail]
+        raise TransportError(f"labgrid place {held.place.name}: its exporter does not serve "
+                             f"{', '.join(missing) or 'any resource'} (exporter gone, or the board unplugged?)",
+                             "check the exporter on the board's host: labgrid-client resources")
+
+
+async def _sleep(seconds: float) -> None:
+    import asyncio
+
+    await asyncio.sleep(seconds)
+
+
+def active() -> Lease | None:
+    """The lease this process holds (the latest), if any."""
+    return ACTIVE[-1] if ACTIVE else None
+
+
+def release_all() -> list[str]:
+    """Release every lease this process holds; the lines saying what could not be released."""
+    lines = []
+    for held in list(ACTIVE):
+        line = held.release()
+        if line:
+            lines.append(line)
+    return lines
+
+
+atexit.register(release_all)
+
+
+def released_line(line: str | None = None) -> list[str]:
+    """Release what this process holds; the lines to print: ``line`` (an error, if any) naming the
+    place it happened on and what could not be released, as one line; else one line per failure."""
+    held = list(ACTIVE)
+    notes = release_all()
+    if line is None:
+        return notes
+    if held and held[-1].place.name not in line:
+        line = f"{line} [on {held[-1].describe()}]"
+    return ["; ".join([line, *notes])]

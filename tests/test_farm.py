@@ -1,0 +1,95 @@
+"""labgrid farms without a farm: board specs, the missing extra, an unreachable coordinator.
+
+The tests with a real coordinator, exporters and ser2net are in tests/test_farm_labgrid.py.
+"""
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+
+import pytest
+from conftest import require_module
+
+from edgebench.errors import UsageError
+from edgebench.farm.spec import FarmSpec, coordinator_address, parse_spec, parse_tags, wait_limit_s
+
+
+@pytest.fixture
+def cli(capsys):
+    from edgebench.cli.app import main
+
+    def run(*args):
+        capsys.readouterr()
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = 0 if exc.code is None else exc.code
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+
+    return run
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_board_specs():
+    assert parse_spec("labgrid:pi5-a") == FarmSpec({"name": "pi5-a"})
+    assert parse_spec("labgrid:pi5-a").place == "pi5-a"
+    spec = parse_spec("labgrid:board=raspberry-pi-5,lab=berlin")
+    assert spec.tags == {"board": "raspberry-pi-5", "lab": "berlin"} and spec.place is None
+    assert spec.spec() == "labgrid:board=raspberry-pi-5,lab=berlin"
+    assert "board=raspberry-pi-5" in spec.describe()
+    for bad in ("labgrid:", "labgrid:board=", "labgrid:Board=x", "labgrid:a b", "labgrid:=x"):
+        with pytest.raises(UsageError) as info:
+            parse_spec(bad)
+        assert "\n" not in info.value.one_line()
+
+
+def test_tags_and_settings(monkeypatch):
+    assert parse_tags("edgebench-profile=nucleo-l4r5zi") == {"edgebench-profile": "nucleo-l4r5zi"}
+    with pytest.raises(UsageError):
+        parse_tags(",")
+    monkeypatch.delenv("LG_COORDINATOR", raising=False)
+    assert coordinator_address() == "127.0.0.1:20408"
+    assert coordinator_address("lab-host") == "lab-host:20408"
+    monkeypatch.setenv("LG_COORDINATOR", "10.0.0.2:1234")
+    assert coordinator_address() == "10.0.0.2:1234"
+    monkeypatch.setenv("EDGEBENCH_FARM_WAIT", "2.5")
+    assert wait_limit_s() == 2.5 and wait_limit_s(7) == 7
+    monkeypatch.setenv("EDGEBENCH_FARM_WAIT", "soon")
+    with pytest.raises(UsageError, match="EDGEBENCH_FARM_WAIT"):
+        wait_limit_s()
+
+
+def test_without_the_farm_extra_one_line_says_how_to_install(cli, monkeypatch):
+    for name in [m for m in sys.modules if m == "labgrid" or m.startswith("labgrid.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "labgrid", None)     # import labgrid -> ImportError
+    r = cli("farm")
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install 'edgebench[farm]'" in lines[0], r.stderr
+    r = cli("bench", "model.tflite", "--board", "labgrid:pi5-a")
+    assert r.returncode == 1 and "edgebench[farm]" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_bad_board_spec_is_one_line(cli):
+    r = cli("bench", "model.tflite", "--board", "labgrid:")
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "names no place" in r.stderr
+
+
+def test_coordinator_unreachable_is_one_line(cli, monkeypatch):
+    require_module("labgrid")
+    monkeypatch.setenv("LG_COORDINATOR", f"127.0.0.1:{_closed_port()}")
+    for args in (("farm",), ("bench", "model.tflite", "--board", "labgrid:pi5-a")):
+        r = cli(*args)
+        assert r.returncode == 1
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and "unreachable" in lines[0] and "LG_COORDINATOR" in lines[0], r.stderr
+        assert "Traceback" not in r.stderr

@@ -1,0 +1,196 @@
+"""edgebench on a real labgrid farm on 127.0.0.1 (tests/labgrid_fixture.py).
+
+A real ``labgrid-coordinator``, one ``labgrid-exporter`` per place exporting the posix firmware's
+pseudo-terminal as a RawSerialPort (served over RFC 2217 by Debian's ``ser2net``), places tagged
+``edgebench-profile=posix-sim``. The CLI runs as a real process (signals, exit codes, release).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import require_module, require_tool
+
+from fw_util import posix_firmware_bin  # noqa: F401
+
+ROOT = Path(__file__).resolve().parents[1]
+INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
+FAST = ["--min-samples", "50", "--min-time", "0.3", "--max-time", "3", "--repeat", "1", "--max-repeats", "1"]
+TAGS = {"edgebench-profile": "posix-sim", "board": "posix"}
+
+
+@pytest.fixture(scope="module")
+def farm(tmp_path_factory, posix_firmware_bin):  # noqa: F811
+    require_module("labgrid")
+    require_tool("ser2net")
+    from labgrid_fixture import Farm
+
+    farm = Farm(tmp_path_factory.mktemp("farm")).start()
+    try:
+        for name in ("pa", "pb"):
+            farm.add_posix_place(name, posix_firmware_bin, TAGS)
+        yield farm
+    finally:
+        farm.stop()
+
+
+def edgebench(farm, *args, wait_s=5, timeout=180, env=None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT=str(wait_s), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "edgebench", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def held_by(farm, place: str) -> str | None:
+    for line in farm.client("-p", place, "show").stdout.splitlines():
+        if line.strip().startswith("acquired:"):
+            value = line.split(":", 1)[1].strip()
+            return None if value == "None" else value
+    raise AssertionError(f"no 'acquired:' line for place {place}")
+
+
+def one_error_line(stderr: str) -> str:
+    lines = [ln for ln in stderr.strip().splitlines()
+             if ln.startswith("error:") or (ln.startswith("warning:") and "waiting up to" not in ln)]
+    assert len(lines) == 1 and lines[0].startswith("error:"), stderr
+    assert "Traceback" not in stderr, stderr
+    return lines[0]
+
+
+def test_everything_listens_on_loopback_only(farm):
+    farm.client("-p", "pa", "acquire")          # the exporter starts ser2net on acquisition
+    try:
+        deadline = time.monotonic() + 10
+        while len(farm.assert_loopback_only()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        found = farm.assert_loopback_only()
+        assert len(found) >= 2, found          # the coordinator and ser2net, both on 127.0.0.1
+    finally:
+        farm.client("-p", "pa", "release")
+
+
+def test_farm_lists_places_with_profiles(farm):
+    r = edgebench(farm, "farm", "--json")
+    assert r.returncode == 0, r.stderr
+    listing = json.loads(r.stdout)
+    assert listing["coordinator"] == farm.address
+    places = {p["name"]: p for p in listing["places"]}
+    assert set(places) == {"pa", "pb"}
+    assert places["pa"]["profile"] == "posix-sim" and places["pa"]["tags"]["board"] == "posix"
+    assert [r["cls"] for r in places["pa"]["resources"]] == ["NetworkSerialPort"]
+    assert places["pa"]["acquired"] is None
+    r = edgebench(farm, "farm")
+    assert r.returncode == 0 and "pa" in r.stdout and "posix-sim" in r.stdout and "free" in r.stdout
+
+
+def test_bench_on_a_place_records_it_and_releases_it(farm, tmp_path):
+    r = edgebench(farm, "bench", INT8, "--board", "labgrid:pa", "--runs-dir", tmp_path, "--json", *FAST)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["status"] == "complete"
+    board = result["board"]
+    assert board["name"] == "posix-sim" and "labgrid place pa" in board["title"]
+    assert board["transport"].startswith("serial rfc2217://127.0.0.1:")
+    f = board["farm"]
+    assert f["place"] == "pa" and f["exporters"] == ["exp-pa"] and f["exporter_hosts"] == ["127.0.0.1"]
+    assert f["coordinator"] == farm.address and f["reservation"] and f["acquired_by"].count("/") == 1
+    assert result["latency"]["e2e"]["n"] >= 50
+    assert held_by(farm, "pa") is None          # released
+
+
+def test_verify_and_deploy_by_tags(farm, tmp_path):
+    r = edgebench(farm, "verify", INT8, "--board", "labgrid:board=posix", "--json")
+    assert r.returncode == 0, r.stderr
+    verdict = json.loads(r.stdout)
+    assert "labgrid place" in json.dumps(verdict)
+    r = edgebench(farm, "deploy", INT8, "--board", "labgrid:board=posix")
+    assert r.returncode == 0, r.stderr
+    assert held_by(farm, "pa") is None and held_by(farm, "pb") is None
+
+
+def test_place_taken_by_someone_else(farm, tmp_path):
+    farm.client("-p", "pb", "acquire", user="alice")
+    try:
+        start = time.monotonic()
+        r = edgebench(farm, "bench", INT8, "--board", "labgrid:pb", "--runs-dir", tmp_path, *FAST, wait_s=1)
+        assert r.returncode == 1
+        line = one_error_line(r.stderr)
+        assert "taken" in line and "alice" in line and "waited 1 s" in line, line
+        assert time.monotonic() - start < 60
+        assert held_by(farm, "pb").endswith("/alice")      # not ours to release
+        assert not list(tmp_path.iterdir())                # nothing measured, no run folder
+    finally:
+        farm.client("-p", "pb", "release", user="alice")
+
+
+def test_unknown_place_and_untagged_place(farm):
+    r = edgebench(farm, "bench", INT8, "--board", "labgrid:nosuch")
+    line = one_error_line(r.stderr)
+    assert r.returncode == 1 and "no labgrid place matches place nosuch" in line and "pa, pb" in line
+
+
+def test_sigterm_releases_the_place(farm, tmp_path):
+    proc = _start_bench(farm, "pa", tmp_path)
+    try:
+        _wait_acquired(farm, "pa")
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill() if proc.poll() is None else None
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert held_by(farm, "pa") is None, err
+
+
+def test_coordinator_killed_mid_run(farm, tmp_path):
+    proc = _start_bench(farm, "pa", tmp_path)
+    try:
+        _wait_acquired(farm, "pa")
+        run_json = _wait_samples(tmp_path)
+        farm.kill_coordinator()     # its exporter exits and stops ser2net: the serial link drops
+        _, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if not farm.coordinator_alive():
+            farm.start_coordinator()
+            farm.restore_places()
+    assert proc.returncode == 1, err
+    line = one_error_line(err)
+    assert "labgrid place pa" in line and "not released" in line and "unreachable" in line, line
+    result = json.loads(run_json.read_text())
+    assert result["status"] == "incomplete" and "stopped by an error" in result["status_reason"]
+    assert (run_json.parent / "samples.parquet").is_file()                    # samples kept
+    farm.wait_exporters()
+    assert held_by(farm, "pa") is None      # a restarted coordinator holds nothing: the place is free
+
+
+def _start_bench(farm, place, runs_dir):
+    env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="10")
+    return subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--board", f"labgrid:{place}",
+                             "--runs-dir", str(runs_dir), "--min-samples", "50", "--min-time", "0.5",
+                             "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target", "0.0001"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_acquired(farm, place, timeout_s=30):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if held_by(farm, place):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"place {place} was not acquired within {timeout_s} s")
+
+
+def _wait_samples(runs_dir: Path, timeout_s=60) -> Path:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for samples in runs_dir.glob("*/samples.parquet"):
+            return samples.parent / "run.json"
+        time.sleep(0.2)
+    raise AssertionError("no samples were written")
