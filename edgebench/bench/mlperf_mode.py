@@ -10,6 +10,12 @@ which speaks the same dialect) is measured the way MLPerf Tiny's runner measures
   with a larger N). The figure is the median of the five windows' throughputs.
 * **accuracy**: ``infer 1 0`` per input and the scores of ``m-results-[...]``.
 
+The DUT's ``m-model-[..]`` (``profile%``) is compared with the model's MLPerf Tiny id
+(``kws01``, ``ic01``, ``vww01``, ``ad01`` when recognisable, else the given ``model_id`` or
+its name): a DUT that holds another model is a warning in the run. What the MLCommons
+runner needs to drive the same DUT (its ``infer N W`` for the measured speed) is stored in
+``extra.mlperf.runner`` (docs/mlperf-tiny.md).
+
 Only dialect commands reach the device here (``name``, ``profile``, ``db``, ``infer``);
 the model must already be on it: flashed with the reference firmware, or deployed
 beforehand with the edgebench extensions (``deploy=True``, the default for boards that
@@ -23,6 +29,7 @@ import datetime as _dt
 import math
 import time
 import uuid
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -34,12 +41,17 @@ from edgebench import board_protocol as bp
 from edgebench.boards.connect import open_agent
 from edgebench.boards.mcu import FIRMWARE_NAME
 from edgebench.data.inputs import load_inputs, random_inputs
-from edgebench.errors import AgentError, UsageError
+from edgebench.errors import AgentError, InputWarning, UsageError
+from edgebench.mcu.mlperf_ids import (INPUT_ENCODINGS, RESULTS_MODES, RUNNER_MODELS, check_model_id,
+                                      default_model_id)
 from edgebench.modelfile import read_model
 from edgebench.results import store
 from edgebench.results.model import RunResult
 
-ENCODINGS = ("int8", "uint8-offset")
+ENCODINGS = INPUT_ENCODINGS
+RUNNER_SILENCE_S = 5.0     # the MLCommons runner gives up on a reply silent this long (serial_device.py)
+RUNNER_MIN_LOOP_S = 10.0   # ... and flags a performance loop of 5 windows shorter than this (script.py)
+RUNNER_WINDOW_S = 3.0      # a window length that satisfies both
 Progress = Callable[[dict], None]
 
 
@@ -53,7 +65,9 @@ class MlperfOptions:
     seed: int = 0
     input_range: Optional[tuple] = None
     db_chunk_bytes: int = 32          # bytes per `db <hex>` (fits the reference's 80-char command buffer)
-    input_encoding: str = "int8"      # uint8-offset: bytes q+128 (the reference image-classification firmware)
+    input_encoding: str = "int8"      # uint8-offset: bytes q+128 (ic01/vww01 reference firmware); float32 (ad01)
+    results: str = "outputs"          # outputs; mse: one anomaly score (ad01 reference firmware)
+    model_id: Optional[str] = None    # the DUT's expected m-model-[..]; None: the MLPerf Tiny id or the name
     deploy: Optional[bool] = None     # upload with eb- first; None: when the firmware is edgebench's
     max_reruns: int = 3
 
@@ -64,10 +78,19 @@ class MlperfOptions:
             raise UsageError("warm-up must be >= 0, input count and db chunk size >= 1")
         if self.input_encoding not in ENCODINGS:
             raise UsageError(f"unknown input encoding {self.input_encoding!r}", f"use {' or '.join(ENCODINGS)}")
+        if self.results not in RESULTS_MODES:
+            raise UsageError(f"unknown results mode {self.results!r}", f"use {' or '.join(RESULTS_MODES)}")
+        if self.model_id is not None:
+            check_model_id(self.model_id)
 
 
-def encode(q: np.ndarray, encoding: str) -> bytes:
-    """int8 input tensor -> the bytes a reference firmware expects in its db buffer."""
+def encode(q: np.ndarray, encoding: str, x: np.ndarray | None = None) -> bytes:
+    """int8 input tensor ``q`` (float32: the real values ``x``) -> the bytes a reference firmware
+    expects in its db buffer: int8 as is, uint8-offset q+128, float32 little-endian floats."""
+    if encoding == "float32":
+        if x is None:
+            raise UsageError("the float32 input encoding sends the real-valued input: give x")
+        return np.asarray(x, dtype="<f4").reshape(-1).tobytes()
     q = np.asarray(q, dtype=np.int8).reshape(-1)
     return q.tobytes() if encoding == "int8" else (q.astype(np.int16) + 128).astype(np.uint8).tobytes()
 
@@ -92,14 +115,16 @@ def performance(dut, inputs: list, opts: MlperfOptions, emit: Progress | None = 
         runs = 0
         while True:
             emit({"event": "window", "window": w + 1, "of": opts.windows, "n": n, "window_s": opts.window_s})
+            t_wall = time.monotonic()
             rep = dut.infer(n, opts.warmup, timeout_s=dut.timeout_s + 3 * (n + opts.warmup) * per_inf + 5)
+            wall = time.monotonic() - t_wall
             el = rep.elapsed_us / 1e6
             runs += 1
             if el >= opts.window_s or runs > opts.max_reruns:
                 break
             n = int(math.ceil(n * opts.window_s * 1.05 / max(el, 1e-9)))   # too short: rerun longer
         windows.append({"window": w + 1, "input_index": idx, "n": n, "warmup": opts.warmup,
-                        "elapsed_s": el, "per_s": n / el if el > 0 else None,
+                        "elapsed_s": el, "per_s": n / el if el > 0 else None, "host_wall_s": wall,
                         "meets_min_window": el >= opts.window_s, "runs": runs, "results": rep.results})
         per_inf = el / n if n else per_inf
     rates = [w["per_s"] for w in windows if w["per_s"]]
@@ -143,13 +168,57 @@ def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
     deploy = opts.deploy if opts.deploy is not None else hello["runtime"]["name"] == FIRMWARE_NAME
     if deploy:
         emit({"event": "deploy", "model": model.name})
-        sha = client.ensure_model(model)
-        client.load(sha, name=model.name)
+        client.deploy(model, force=False, model_id=opts.model_id, input_encoding=opts.input_encoding,
+                      results=opts.results)
     from edgebench.agent.quant import make_quantizer
 
     q = make_quantizer(tensor, [1] + list(tensor["shape"][1:]))
-    data = [encode(q(inset.x[i:i + 1]).copy(), opts.input_encoding) for i in range(len(inset.x))]
+    data = [encode(q(inset.x[i:i + 1]).copy(), opts.input_encoding, inset.x[i]) for i in range(len(inset.x))]
     return model, inset, data, hello, deploy
+
+
+def dut_checks(prof: dict, model, opts: MlperfOptions) -> list:
+    """Warnings (run.json shape) when the DUT's profile does not match what is benchmarked: another
+    model id (``m-model-[..]``), another input encoding or results mode (edgebench firmware says)."""
+    expected = opts.model_id or default_model_id(model)
+    out = []
+    if prof.get("model") != expected:
+        out.append({"code": "model-id-mismatch",
+                    "message": f"the DUT reports m-model-[{prof.get('model')}], the model benchmarked is "
+                               f"{model.name} (MLPerf Tiny id {expected}): the figures may be another model's",
+                    "remedy": f"put this model on the DUT (edgebench deploy {model.name} --model-id {expected}), "
+                              "or benchmark the model the DUT holds"})
+    for key, want in (("input", opts.input_encoding), ("results", opts.results)):
+        if prof.get(key) is not None and prof[key] != want:
+            out.append({"code": f"{key}-mismatch",
+                        "message": f"the DUT reads {key} as {prof[key]}, this run uses {want}",
+                        "remedy": f"deploy with --{'input-encoding' if key == 'input' else 'results'} {want}, "
+                                  "or run with the DUT's setting"})
+    return out
+
+
+def runner_advice(model_id: str, perf: dict, emulated: bool) -> dict:
+    """The ``infer N W`` that makes the MLCommons runner's performance script work on this DUT:
+    each window under its 5 s reply silence, five of them over its 10 s loop minimum (host wall
+    time, which under QEMU is not the emulated time the throughput comes from)."""
+    walls = [w["host_wall_s"] / max(w["n"] + w["warmup"], 1) for w in perf["windows"] if w.get("host_wall_s")]
+    per_wall = float(np.median(walls)) if walls else None
+    ref = RUNNER_MODELS.get(model_id)
+    stock = ref.runner_infer if ref else None
+    warm = int(stock.split()[2]) if stock else 10
+    n = max(1, int(RUNNER_WINDOW_S / per_wall) - warm) if per_wall else None
+    stock_n = int(stock.split()[1]) if stock else None
+    stock_ok = (None if per_wall is None or stock_n is None else
+                5 * (stock_n + warm) * per_wall >= RUNNER_MIN_LOOP_S
+                and (stock_n + warm) * per_wall < RUNNER_SILENCE_S)
+    return {"model_id": model_id, "runner_knows_id": ref is not None, "stock_infer": stock,
+            "stock_infer_works": stock_ok, "suggested_infer": f"infer {n} {warm}" if n else None,
+            "host_wall_s_per_inference": per_wall,
+            "rule": f"one window under {RUNNER_SILENCE_S:g} s of reply silence, five windows over "
+                    f"{RUNNER_MIN_LOOP_S:g} s of host wall time (aimed at {RUNNER_WINDOW_S:g} s each)",
+            "timing": ("emulated: the runner's throughput comes from the device's m-lap-us, emulated "
+                       "instruction counts, not a real board's speed; its log shows it only in the profile "
+                       "line (EMULATED)") if emulated else "measured by the device's own clock"}
 
 
 def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: Optional[str] = None,
@@ -167,6 +236,9 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
         model, inset, data, hello, deployed = prepare(model_path, profile, opts, client, emit)
         dut = client.dut
         prof = dut.profile()
+        mismatches = dut_checks(prof, model, opts)
+        for w in mismatches:                 # one warning: line each on the CLI, now, before the long run
+            warnings.warn(f"{w['message']}; {w['remedy']}", InputWarning, stacklevel=2)
         t0 = time.monotonic()
         perf = performance(dut, data, opts, emit)
         wall = time.monotonic() - t0
@@ -190,7 +262,9 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
                                                                "firmware": prof, "dut_name": hello.get("dut_name")}}
     result.scenario = {"name": "mlperf-tiny-performance", "batch": 1, "inputs": inset.describe(),
                        "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup,
-                       "input_encoding": opts.input_encoding, "db_chunk_bytes": opts.db_chunk_bytes,
+                       "input_encoding": opts.input_encoding, "results": opts.results,
+                       "model_id": opts.model_id or default_model_id(model), "dut_model_id": prof.get("model"),
+                       "db_chunk_bytes": opts.db_chunk_bytes,
                        "model_deployed_by_edgebench": bool(deployed)}
     result.timing = {"clock": "the device's m-lap-us timestamps (µs) around N inferences",
                      "e2e_includes": "N back-to-back inferences on the device, each with the firmware's copy of "
@@ -208,6 +282,7 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
     result.settings = {"procedure": "MLPerf Tiny performance mode (fixed: no precision-based stopping rule)",
                        "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup,
                        "seed": opts.seed, "wall_s": wall}
+    result.warnings += mismatches
     if not perf["all_windows_long_enough"]:
         result.warnings.append({"code": "window-too-short",
                                 "message": f"a window stayed below {opts.window_s:g} s after reruns",
@@ -218,7 +293,8 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
                                 "figures comparable with MLPerf Tiny results"})
     result.extra = {"mlperf": {**perf, "latency_s": 1.0 / med if med else None,
                                "latency_definition": "1 / median throughput (mean per inference, not a median "
-                                                     "of per-inference samples)"},
+                                                     "of per-inference samples)",
+                               "runner": runner_advice(prof.get("model") or "", perf, label == "emulated")},
                     "claim": _claim(result, med, model, profile, opts)}
     if link is not None:
         from edgebench.mcu.link import link_warnings
@@ -242,4 +318,5 @@ def _claim(result, med, model, profile, opts) -> str:
             "distribution. Energy not measured.")
 
 
-__all__ = ["MlperfOptions", "run_mlperf", "performance", "accuracy_scores", "prepare", "encode"]
+__all__ = ["MlperfOptions", "run_mlperf", "performance", "accuracy_scores", "prepare", "encode", "dut_checks",
+           "runner_advice"]

@@ -22,9 +22,24 @@ def deploy(
     url: Optional[str] = opt.url(help="The board's serial port (e.g. the pty `edgebench flash` printed)."),
     image: Optional[Path] = opt.image(),
     boards_dir: List[Path] = opt.boards_dir(),
+    model_id: Optional[str] = typer.Option(
+        None, "--model-id", help="What `profile%` reports as m-model-[ID], the id the MLCommons runner "
+        "looks its test script up by: kws01, ic01, vww01, ad01 (1-16 of A-Z a-z 0-9 _ - .). Default: that id "
+        "when the model's input shape is an MLPerf Tiny benchmark's, else the file name."),
+    input_encoding: str = typer.Option(
+        "int8", "--input-encoding", help="How the device reads the `db` input buffer: int8 (the input "
+        "tensor as is), uint8-offset (uint8, minus 128 on the device: the ic01/vww01 reference firmware), "
+        "float32 (quantized on the device: the ad01 reference firmware)."),
+    results: str = typer.Option(
+        "outputs", "--results", help="What m-results-[...] reports: outputs (the dequantized output "
+        "tensor) or mse (one anomaly score, mean squared error between input and output: the ad01 "
+        "reference firmware)."),
     json_out: bool = opt.json_flag("the deployment report"),
 ) -> None:
-    """Convert a model to a firmware blob, upload it (CRC-checked frames), verify it and load it."""
+    """Convert a model to a firmware blob, upload it (CRC-checked frames), verify it and load it.
+
+    The MLPerf Tiny options (--model-id, --input-encoding, --results) make the device behave
+    like the benchmark's reference firmware for the MLCommons runner: docs/mlperf-tiny.md."""
     from edgebench.boards.connect import open_agent
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
@@ -35,6 +50,12 @@ def deploy(
                          "edgebench bench/accuracy send the model to a Linux board themselves")
     from edgebench.modelfile import read_model
 
+    from edgebench.mcu.mlperf_ids import INPUT_ENCODINGS, RESULTS_MODES, check_choice, check_model_id
+
+    if model_id is not None:
+        check_model_id(model_id)          # before connecting: one clear line
+    check_choice(input_encoding, INPUT_ENCODINGS, "--input-encoding")
+    check_choice(results, RESULTS_MODES, "--results")
     model_file = read_model(model)  # missing, a directory, a device, not a valid TFLite model: one clear line
     from edgebench.mcu.fit import check_fit
 
@@ -47,7 +68,7 @@ def deploy(
     err.print(f"[dim]connecting to {profile.name}…[/]")
     client = open_agent(profile, url, image=image)
     try:
-        report = client.deploy(model_file)
+        report = client.deploy(model_file, model_id=model_id, input_encoding=input_encoding, results=results)
     finally:
         client.close()
     if json_out:
@@ -65,6 +86,14 @@ def deploy(
               f"{up['retransmits']} retransmitted); CRC-32 {up['crc32']} verified by the device")
     out.print(f"  loaded: {ld['layers']} layers, arena {_bytes(ld['arena'])} of {_bytes(report.device.get('arena-bytes'))}, "
               f"input {_bytes(ld['in'])}, output {_bytes(ld['out'])}")
+    mp = report.mlperf
+    out.print(f"  MLPerf Tiny: profile% reports m-model-[{mp['model_id']}]; input {mp['input_encoding']}, "
+              f"results {mp['results']}", markup=False)
+    if mp.get("note"):
+        out.print(f"  note: {mp['note']}", markup=False)
+    if report.device.get("timing") == "emulated":
+        out.print("  note: timing on this board is emulated (QEMU instruction counts): the MLCommons runner's "
+                  "throughput from it is not a real board's speed (profile% says EMULATED)")
     if url is None and profile.transport.url == "emulator":
         out.print(f"  note: {profile.name} was started for this command and stopped after it, taking the model "
                   f"with it; keep one running with `edgebench flash --board {profile.name}` and pass --url")

@@ -14,7 +14,6 @@ What it took to get intact answers over the link (:meth:`McuClient.link_report`)
 """
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -23,6 +22,8 @@ import numpy as np
 from edgebench import board_protocol as bp
 from edgebench.errors import AgentError, ModelError, TransportError, UsageError
 from edgebench.mcu.firmware import FirmwareSession
+from edgebench.mcu.mlperf_ids import (INPUT_ENCODINGS, RESULTS_MODES, check_choice, check_model_id,
+                                      default_model_id, runner_model_for, runner_note)
 from edgebench.modelfile import ModelFile
 
 FIRMWARE_NAME = "edgebench-firmware"
@@ -45,6 +46,9 @@ class DeployReport:
     upload: dict
     loaded: dict
     converter: dict = field(default_factory=dict)
+    # MLPerf Tiny compatibility: model_id (profile%'s m-model-[..]), input_encoding, results,
+    # runner_model (the benchmark it is recognisably one of), note (what the MLCommons runner would trip over)
+    mlperf: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -167,15 +171,23 @@ class McuClient:
             self._models[model.sha256] = model
         return self._models[model.sha256]
 
-    def deploy(self, model: ModelFile, force: bool = True) -> DeployReport:
+    def deploy(self, model: ModelFile, force: bool = True, model_id: str | None = None,
+               input_encoding: str = "int8", results: str = "outputs") -> DeployReport:
         """Convert to a blob, check it fits, upload it, check the CRC, load it (``eb-model``).
 
         ``model`` is :func:`edgebench.modelfile.read_model`'s result: its bytes are not read or
         hashed again. ``force=False`` skips the upload when the device already holds this blob
-        (``eb-info``'s ``loaded`` CRC-32 and size), as the agent's model cache does."""
+        (``eb-info``'s ``loaded`` CRC-32 and size), as the agent's model cache does.
+        ``model_id`` is what ``profile%`` reports as ``m-model-[..]`` (default: the MLCommons
+        runner's id when the model is recognisably an MLPerf Tiny one, else its name);
+        ``input_encoding`` and ``results`` choose the MLPerf Tiny reference firmware's
+        behaviours on the device (:mod:`edgebench.mcu.mlperf_ids`)."""
         from edgebench.mcu.blob import convert
         from edgebench.mcu.frames import crc32
 
+        model_id = check_model_id(model_id) if model_id is not None else default_model_id(model)
+        check_choice(input_encoding, INPUT_ENCODINGS, "input encoding")
+        check_choice(results, RESULTS_MODES, "results mode")
         self._need_edgebench("deploying a model")
         model = self._model(model)
         sha, label = model.sha256, model.name
@@ -199,7 +211,7 @@ class McuClient:
         else:
             self._on_device = self._loaded_sha = None
             up = self._upload("model", blob).to_dict()
-        loaded = self.dut.load_model(_model_id(label))
+        loaded = self.dut.load_model(model_id, input_encoding=input_encoding, results=results)
         want_in = int(np.prod(model.inputs[0].shape))
         want_out = int(np.prod(model.outputs[0].shape))
         if loaded["in"] != want_in or loaded["out"] != want_out:
@@ -213,7 +225,8 @@ class McuClient:
                            flash_bytes=None if flash is None else int(flash),
                            device={k: self.info.get(k) for k in ("port", "engine", "timing", "arena-bytes",
                                                                   "model-max-bytes", "counter-hz")},
-                           upload=up, loaded=loaded, converter=_plain(report))
+                           upload=up, loaded=loaded, converter=_plain(report),
+                           mlperf=_mlperf_settings(model, model_id, input_encoding, results))
         self._deployed[sha] = rep
         return rep
 
@@ -256,7 +269,7 @@ class McuClient:
         if self.dialect == "edgebench":
             if self._on_device != sha256:
                 raise ModelError(f"model {model.name} is not on {self.profile.name}", "ensure_model first")
-            self.dut.load_model(_model_id(model.name))
+            self.dut.load_model(default_model_id(model))   # int8 inputs, output bytes: what run() sends and reads
         load_s = time.perf_counter() - t0
         self._loaded_sha = sha256
         self._input_on_device = None
@@ -445,9 +458,11 @@ def _plain(obj):
     return obj if isinstance(obj, (str, int, float, bool, type(None))) else str(obj)
 
 
-def _model_id(name: str) -> str:
-    """The ``eb-model ID`` (profile%'s m-model-[...]): 1-16 of A-Z a-z 0-9 _ - ."""
-    return (re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:16]) or "model"
+def _mlperf_settings(model, model_id: str, input_encoding: str, results: str) -> dict:
+    ref = runner_model_for(model)
+    return {"model_id": model_id, "input_encoding": input_encoding, "results": results,
+            "runner_model": ref.to_dict() if ref else None,
+            "note": runner_note(model_id, model, input_encoding, results)}
 
 
 def _check_int8(model) -> None:

@@ -217,8 +217,12 @@ class DialectClient:
 
     def profile(self) -> dict:
         reply = self.command("profile")
-        return {"profile": reply.bracket("m-profile-"), "model": reply.bracket("m-model-"),
-                "lines": reply.lines}
+        out = {"profile": reply.bracket("m-profile-"), "model": reply.bracket("m-model-"), "lines": reply.lines}
+        for key in ("input", "results"):   # edgebench firmware with a model loaded (eb-model options)
+            value = reply.bracket(f"m-eb-{key}-")
+            if value is not None:
+                out[key] = value
+        return out
 
     def timestamp_mode(self) -> str | None:
         """'energy' / 'performance' when the firmware says so (the reference prints it at boot)."""

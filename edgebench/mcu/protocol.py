@@ -192,10 +192,17 @@ class DutClient(UploadMixin, DialectClient):
             raise AgentError(f"{self.description}: eb-info counter-hz {out['counter-hz']!r} is not positive")
         return out
 
-    def load_model(self, model_id: str | None = None) -> dict:
-        """``eb-model [ID]``: load the uploaded blob; returns layers, arena, in, out (bytes).
-        ``ID`` (1-16 of A-Z a-z 0-9 _ - .) is what ``profile%`` then reports as m-model-[ID]."""
+    def load_model(self, model_id: str | None = None, input_encoding: str = "int8",
+                   results: str = "outputs") -> dict:
+        """``eb-model [ID] [input=E] [results=R]``: load the uploaded blob; returns layers, arena, in,
+        out (bytes). ``ID`` (1-16 of A-Z a-z 0-9 _ - .) is what ``profile%`` then reports as
+        m-model-[ID]; ``input_encoding`` (int8, uint8-offset, float32) how the device reads the input
+        buffer, ``results`` (outputs, mse) what ``m-results`` reports (PROTOCOL.md)."""
         cmd = "eb-model" + (f" {model_id}" if model_id else "")
+        if input_encoding != "int8":
+            cmd += f" input={input_encoding}"
+        if results != "outputs":
+            cmd += f" results={results}"
         reply = self.request(cmd, timeout_s=max(self.timeout_s, 10.0), end=("m-eb-model-",))
         text = reply.bracket("m-eb-model-")
         if text is None:

@@ -4,6 +4,13 @@
  * edgebench extensions (eb-info, eb-upload, eb-model, eb-infer, eb-output,
  * eb-temp, eb-sync), with the model and input state they share. Timed runs are
  * the timing harness's (eb_timing.h), uploads the receiver's (eb_upload.h).
+ *
+ * MLPerf Tiny reference-firmware behaviours chosen with `eb-model` options
+ * (PROTOCOL.md): the input encoding of the buffer (int8 as is; uint8-offset,
+ * u - 128 on the device like the image-classification and person-detection
+ * references; float32, quantized on the device like the anomaly-detection
+ * reference) and the results (the dequantized outputs, or the anomaly score:
+ * mean squared error between the input and the output, one number).
  */
 #include <string.h>
 
@@ -24,6 +31,13 @@
 #define EB_MODEL_ID_MAX 16u      /* `eb-model <id>` length */
 #define EB_NONCE_MAX 32u         /* `eb-sync <nonce>` echo */
 
+/* Input encodings of the input buffer (eb-model input=...). */
+enum { EB_IN_INT8 = 0, EB_IN_UINT8_OFFSET = 1, EB_IN_FLOAT32 = 2, EB_IN_COUNT = 3 };
+static const char *const g_in_names[EB_IN_COUNT] = {"int8", "uint8-offset", "float32"};
+/* What m-results reports (eb-model results=...). */
+enum { EB_RES_OUTPUTS = 0, EB_RES_MSE = 1, EB_RES_COUNT = 2 };
+static const char *const g_res_names[EB_RES_COUNT] = {"outputs", "mse"};
+
 /* Static buffers: with the other modules' (eb-info ram-bytes), the whole RAM
  * budget of the core. */
 static uint8_t g_model_buf[EB_MODEL_MAX_BYTES] EB_ALIGN16;
@@ -40,6 +54,8 @@ static struct {
     int model_loaded;          /* eb_model_init succeeded on it */
     eb_model model;
     char model_id[EB_MODEL_ID_MAX + 1u];
+    int in_enc;                /* EB_IN_*: how the input buffer's bytes are read */
+    int res_mode;              /* EB_RES_*: what m-results reports */
     int have_results;          /* the output tensor holds a finished inference */
 } S;
 
@@ -61,7 +77,107 @@ static void unload_model(void)
 {
     S.model_loaded = 0;
     S.have_results = 0;
+    S.in_enc = EB_IN_INT8;
+    S.res_mode = EB_RES_OUTPUTS;
     strcpy(S.model_id, "none");
+}
+
+/* Bytes of the input buffer per byte of the model's int8 input tensor. */
+static size_t enc_bytes(int enc)
+{
+    return enc == EB_IN_FLOAT32 ? 4u : 1u;
+}
+
+/* Where a float32 input is quantized to: after the floats, 16-byte aligned. */
+static size_t stage_offset(size_t n)
+{
+    return (4u * n + 15u) & ~(size_t)15u;
+}
+
+/* The MLPerf Tiny references' float -> int8: round half away from zero of
+ * x / scale, plus the zero point, saturated. */
+static int8_t quantize_f32(float x, float scale, int32_t zp)
+{
+    double r = (double)(x / scale);
+    double t;
+    int32_t q;
+    if (!(r > -1.0e9 && r < 1.0e9)) {                    /* also NaN */
+        return (int8_t)(r > 0.0 ? 127 : -128);
+    }
+    t = (double)(int32_t)r;                               /* toward zero */
+    if (r - t >= 0.5) {
+        t += 1.0;
+    } else if (t - r >= 0.5) {
+        t -= 1.0;
+    }
+    q = (int32_t)t + zp;
+    return (int8_t)(q < -128 ? -128 : (q > 127 ? 127 : q));
+}
+
+/* The model's int8 input tensor from the input buffer, as the encoding says:
+ * int8 as is; uint8-offset u - 128 (== u ^ 0x80) in place, undone by
+ * input_done(); float32 quantized into the staging area after the floats. */
+static const uint8_t *input_tensor_bytes(void)
+{
+    size_t n = eb_model_input_bytes(&S.model);
+    size_t i;
+    if (S.in_enc == EB_IN_UINT8_OFFSET) {
+        for (i = 0; i < n; i++) {
+            g_input[i] ^= 0x80u;
+        }
+    } else if (S.in_enc == EB_IN_FLOAT32) {
+        uint8_t *q = g_input + stage_offset(n);
+        float scale = eb_model_input_scale(&S.model);
+        int32_t zp = eb_model_input_zero_point(&S.model);
+        for (i = 0; i < n; i++) {
+            float x;
+            memcpy(&x, g_input + 4u * i, sizeof x);
+            q[i] = (uint8_t)quantize_f32(x, scale, zp);
+        }
+        return q;
+    }
+    return g_input;
+}
+
+static void input_done(void)
+{
+    size_t n = eb_model_input_bytes(&S.model);
+    size_t i;
+    if (S.in_enc == EB_IN_UINT8_OFFSET) {
+        for (i = 0; i < n; i++) {
+            g_input[i] ^= 0x80u; /* db print shows the bytes as loaded */
+        }
+    }
+}
+
+/* Input element i as a real number: the float sent, or the dequantized byte. */
+static float input_real(size_t i)
+{
+    float x;
+    if (S.in_enc == EB_IN_FLOAT32) {
+        memcpy(&x, g_input + 4u * i, sizeof x);
+        return x;
+    }
+    x = (float)((int32_t)(int8_t)(S.in_enc == EB_IN_UINT8_OFFSET ? g_input[i] ^ 0x80u : g_input[i]) -
+                eb_model_input_zero_point(&S.model));
+    return x * eb_model_input_scale(&S.model);
+}
+
+/* The anomaly-detection reference's score: the mean over the elements of
+ * (dequantized output - input)^2, in float, summed in element order. */
+static float mse_score(void)
+{
+    size_t n = eb_model_output_bytes(&S.model);
+    const int8_t *q = eb_model_output(&S.model);
+    float scale = eb_model_output_scale(&S.model);
+    int32_t zp = eb_model_output_zero_point(&S.model);
+    float sum = 0.0f;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        float diff = (float)((int32_t)q[i] - zp) * scale - input_real(i);
+        sum += diff * diff;
+    }
+    return n > 0u ? sum / (float)n : 0.0f;
 }
 
 /* Print an error and return -1 unless a model and a complete input of the
@@ -73,7 +189,7 @@ static int check_ready_to_infer(void)
         eb_out_line("e-[No model loaded: eb-upload model, then eb-model]");
         return -1;
     }
-    need = eb_model_input_bytes(&S.model);
+    need = eb_model_input_bytes(&S.model) * enc_bytes(S.in_enc);
     if (S.in_pos < S.in_size) {
         eb_out_str("e-[Input incomplete: ");
         eb_out_u64(S.in_pos);
@@ -87,18 +203,25 @@ static int check_ready_to_infer(void)
         eb_out_u64(S.in_pos);
         eb_out_str(" bytes, model expects ");
         eb_out_u64(need);
+        if (S.in_enc != EB_IN_INT8) {
+            eb_out_str(" (");
+            eb_out_str(g_in_names[S.in_enc]);
+            eb_out_str(")");
+        }
         eb_out_line("]");
         return -1;
     }
     return 0;
 }
 
+/* The timing harness's job: the model and its int8 input tensor bytes
+ * (input_tensor_bytes(); call input_done() after the run). */
 static eb_timing_job job(void)
 {
     eb_timing_job j;
     j.model = &S.model;
-    j.input = g_input;
-    j.input_bytes = S.in_pos;
+    j.input = input_tensor_bytes();
+    j.input_bytes = eb_model_input_bytes(&S.model);
     return j;
 }
 
@@ -144,14 +267,28 @@ static void cmd_name(int argc, char **argv)
     eb_out_line("]");
 }
 
+/* profile%: the reference's two lines (the MLCommons runner reads m-model-[..]
+ * as the benchmark id: kws01, ic01, vww01, ad01); an emulated port says so
+ * inside m-profile-[..], the one free text the runner prints; with a model
+ * loaded, its input encoding and results as m-eb- lines (the runner skips them). */
 static void cmd_profile(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    eb_out_line("m-profile-[" EB_FW_VERSION "]");
+    eb_out_line(eb_port_timing_is_real()
+                    ? "m-profile-[" EB_FW_VERSION "]"
+                    : "m-profile-[" EB_FW_VERSION " (EMULATED timing: QEMU instruction counts)]");
     eb_out_str("m-model-[");
     eb_out_str(S.model_id);
     eb_out_line("]");
+    if (S.model_loaded) {
+        eb_out_str("m-eb-input-[");
+        eb_out_str(g_in_names[S.in_enc]);
+        eb_out_line("]");
+        eb_out_str("m-eb-results-[");
+        eb_out_str(g_res_names[S.res_mode]);
+        eb_out_line("]");
+    }
 }
 
 static void cmd_help(int argc, char **argv)
@@ -172,7 +309,8 @@ static void cmd_help(int argc, char **argv)
     eb_out_line("results       : Return the result fp32 vector");
     eb_out_line("eb-info       : Device, counter and buffer sizes");
     eb_out_line("eb-upload model|input LEN CRC32 : Binary upload in CRC-checked frames");
-    eb_out_line("eb-model [ID] : Load the uploaded model blob");
+    eb_out_line("eb-model [ID] [input=E] [results=R] : Load the uploaded model blob");
+    eb_out_line("  input=int8|uint8-offset|float32, results=outputs|mse");
     eb_out_line("eb-infer N [W=0] [layers] : N inferences timed one by one");
     eb_out_line("eb-output     : Raw int8 output of the last inference");
     eb_out_line("eb-temp       : Die temperature");
@@ -288,6 +426,12 @@ static void print_results(void)
     const int8_t *q = eb_model_output(&S.model);
     double scale = (double)eb_model_output_scale(&S.model);
     int32_t zp = eb_model_output_zero_point(&S.model);
+    if (S.res_mode == EB_RES_MSE) {
+        eb_out_str("m-results-[");
+        eb_out_fixed3((double)mse_score());
+        eb_out_line("]");
+        return;
+    }
     eb_out_str("m-results-[");
     for (i = 0; i < n; i++) {
         if (i > 0u) {
@@ -312,6 +456,7 @@ static void cmd_infer(int argc, char **argv)
     }
     j = job();
     S.have_results = eb_timing_infer(&j, n, w) == 0;
+    input_done();
     if (S.have_results) {
         print_results();
     }
@@ -493,16 +638,94 @@ static void set_model_id(const char *id)
     S.model_id[11] = '\0';
 }
 
+/* The index of `value` in names[0..count), or -1. */
+static int name_index(const char *value, const char *const *names, int count)
+{
+    int i;
+    for (i = 0; i < count; i++) {
+        if (strcmp(value, names[i]) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* eb-model's words after the command: at most one ID and key=value options,
+ * any order. 0 with the choices, or -1 after printing the error. */
+static int parse_model_args(int argc, char **argv, const char **id, int *in_enc, int *res_mode)
+{
+    int a;
+    *id = NULL;
+    *in_enc = EB_IN_INT8;
+    *res_mode = EB_RES_OUTPUTS;
+    for (a = 1; a < argc; a++) {
+        const char *eq = strchr(argv[a], '=');
+        int k = -1;
+        if (eq == NULL) {
+            if (*id != NULL) {
+                eb_out_line("e-[eb-model-usage: eb-model [ID] [input=ENC] [results=RES]]");
+                return -1;
+            }
+            if (!valid_model_id(argv[a])) {
+                eb_out_line("e-[eb-model-id: 1 to 16 characters of A-Z a-z 0-9 _ - .]");
+                return -1;
+            }
+            *id = argv[a];
+            continue;
+        }
+        if (strncmp(argv[a], "input=", 6u) == 0) {
+            k = name_index(eq + 1, g_in_names, EB_IN_COUNT);
+            *in_enc = k >= 0 ? k : *in_enc;
+        } else if (strncmp(argv[a], "results=", 8u) == 0) {
+            k = name_index(eq + 1, g_res_names, EB_RES_COUNT);
+            *res_mode = k >= 0 ? k : *res_mode;
+        }
+        if (k < 0) {
+            eb_out_str("e-[eb-model-option: '");
+            eb_out_echo(argv[a]);
+            eb_out_line("' is not input=int8|uint8-offset|float32 or results=outputs|mse]");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The model fits the chosen input encoding and results; else prints why. */
+static int check_model_options(int in_enc, int res_mode)
+{
+    size_t n = eb_model_input_bytes(&S.model);
+    size_t need = in_enc == EB_IN_FLOAT32 ? stage_offset(n) + n : n;
+    if (need > EB_INPUT_MAX_BYTES) {
+        eb_out_str("e-[eb-model-input: model input of ");
+        eb_out_u64(n);
+        eb_out_str(" bytes needs ");
+        eb_out_u64(need);
+        eb_out_str(" bytes as ");
+        eb_out_str(g_in_names[in_enc]);
+        eb_out_str(" > input buffer of ");
+        eb_out_u32(EB_INPUT_MAX_BYTES);
+        eb_out_line(" bytes]");
+        return -1;
+    }
+    if (res_mode == EB_RES_MSE && eb_model_output_bytes(&S.model) != n) {
+        eb_out_str("e-[eb-model-results: mse compares output and input element by element; the model has ");
+        eb_out_u64(n);
+        eb_out_str(" inputs, ");
+        eb_out_u64(eb_model_output_bytes(&S.model));
+        eb_out_line(" outputs]");
+        return -1;
+    }
+    return 0;
+}
+
 static void cmd_eb_model(int argc, char **argv)
 {
     char err[96];
     eb_status st;
-    if (argc > 2) {
-        eb_out_line("e-[eb-model-usage: eb-model [ID]]");
-        return;
-    }
-    if (argc == 2 && !valid_model_id(argv[1])) {
-        eb_out_line("e-[eb-model-id: 1 to 16 characters of A-Z a-z 0-9 _ - .]");
+    const char *id;
+    int in_enc;
+    int res_mode;
+    if (parse_model_args(argc, argv, &id, &in_enc, &res_mode) != 0) {
         return;
     }
     unload_model();
@@ -532,8 +755,13 @@ static void cmd_eb_model(int argc, char **argv)
         eb_out_line(" bytes]");
         return;
     }
+    if (check_model_options(in_enc, res_mode) != 0) {
+        return;
+    }
     S.model_loaded = 1;
-    set_model_id(argc == 2 ? argv[1] : NULL);
+    S.in_enc = in_enc;
+    S.res_mode = res_mode;
+    set_model_id(id);
     eb_out_str("m-eb-model-[layers=");
     eb_out_u32(S.model.n_layers);
     eb_out_str(",arena=");
@@ -568,6 +796,7 @@ static void cmd_eb_infer(int argc, char **argv)
     }
     j = job();
     S.have_results = eb_timing_eb_infer(&j, n, w, layers) == 0;
+    input_done();
 }
 
 static void cmd_eb_output(int argc, char **argv)

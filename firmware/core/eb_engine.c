@@ -446,6 +446,30 @@ int32_t eb_model_output_zero_point(const eb_model *m)
     return rd_i32(tensor_rec(v, v->output) + EB_T_ZERO_POINT);
 }
 
+float eb_model_input_scale(const eb_model *m)
+{
+    const eb_view *v;
+    float f;
+    uint32_t u;
+    if (!m || !m->priv_header) {
+        return 0.0f;
+    }
+    v = &m->priv_view;
+    u = rd_u32(tensor_rec(v, v->input) + EB_T_SCALE);
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+int32_t eb_model_input_zero_point(const eb_model *m)
+{
+    const eb_view *v;
+    if (!m || !m->priv_header) {
+        return 0;
+    }
+    v = &m->priv_view;
+    return rd_i32(tensor_rec(v, v->input) + EB_T_ZERO_POINT);
+}
+
 void eb_conv_params_of(const eb_model *m, const eb_view *v, const eb_layer *L, eb_conv_params *p)
 {
     p->in = L->din;

@@ -64,6 +64,9 @@ const int8_t *eb_model_output(const eb_model *m); /* read the int8 output here *
 /* Output quantization, for dequantized scores: real = scale * (q - zero_point). */
 float eb_model_output_scale(const eb_model *m);
 int32_t eb_model_output_zero_point(const eb_model *m);
+/* Input quantization (device-side input encodings, firmware/PROTOCOL.md eb-model). */
+float eb_model_input_scale(const eb_model *m);
+int32_t eb_model_input_zero_point(const eb_model *m);
 
 /* Run all layers once. hook may be NULL. */
 eb_status eb_model_invoke(eb_model *m, eb_layer_hook hook, void *hook_ctx);

@@ -107,6 +107,18 @@ int32_t eb_model_output_zero_point(const eb_model *m)
     return g_fake.zero_point;
 }
 
+float eb_model_input_scale(const eb_model *m)
+{
+    (void)m;
+    return g_fake.scale;
+}
+
+int32_t eb_model_input_zero_point(const eb_model *m)
+{
+    (void)m;
+    return g_fake.zero_point;
+}
+
 eb_status eb_model_invoke(eb_model *m, eb_layer_hook hook, void *hook_ctx)
 {
     uint32_t l;
