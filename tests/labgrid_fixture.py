@@ -278,7 +278,8 @@ class Farm:
         return sorted(pids)
 
     def listeners(self) -> list[tuple[int, str, int]]:
-        """(pid, local address, port) of every listening TCP socket of the farm's processes."""
+        """(pid, local address, port) of every listening TCP socket (and bound UDP socket) of the
+        farm's processes (ser2net's mDNS, if it ran, would show here)."""
         inodes: dict[str, int] = {}
         for pid in self.pids():
             try:
@@ -292,14 +293,15 @@ class Farm:
             except OSError:
                 continue
         found = []
-        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for table in ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"):
             try:
                 lines = Path(table).read_text().splitlines()[1:]
             except OSError:
                 continue
+            listening = "07" if "udp" in table else "0A"      # UDP: unconnected (bound); TCP: LISTEN
             for line in lines:
                 cols = line.split()
-                if cols[3] != "0A" or cols[9] not in inodes:   # 0A: LISTEN
+                if cols[3] != listening or cols[9] not in inodes:
                     continue
                 addr_hex, port_hex = cols[1].split(":")
                 found.append((inodes[cols[9]], _addr(addr_hex), int(port_hex, 16)))

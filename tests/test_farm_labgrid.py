@@ -162,7 +162,8 @@ def test_coordinator_killed_mid_run(farm, tmp_path):
             farm.restore_places()
     assert proc.returncode == 1, err
     line = one_error_line(err)
-    assert "labgrid place pa" in line and "not released" in line and "unreachable" in line, line
+    assert "link to the board on labgrid place pa" in line and "not released" in line, line
+    assert "coordinator is unreachable" in line and "list the serial ports" not in line, line
     result = json.loads(run_json.read_text())
     assert result["status"] == "incomplete" and "stopped by an error" in result["status_reason"]
     assert (run_json.parent / "samples.parquet").is_file()                    # samples kept

@@ -101,12 +101,12 @@ def _show_warnings() -> None:
     warnings.simplefilter("always", InputWarning)
 
 
-def _farm_lines(error: str | None = None) -> list:
+def _farm_lines(error: EdgebenchError | None = None) -> list:
     """Release a labgrid place this command holds (edgebench.farm.lease, loaded only if one was
     used); the lines to print: ``error`` with the place and any release failure, as one line."""
     lease = sys.modules.get("edgebench.farm.lease")
     lines = lease.released_line(error) if lease is not None else []
-    return lines or ([error] if error is not None else [])
+    return lines or ([error.one_line()] if error is not None else [])
 
 
 def _hoist_debug(args: list) -> tuple:
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
         except EdgebenchError as exc:
             if debug:
                 raise
-            for line in _farm_lines(exc.one_line()):
+            for line in _farm_lines(exc):
                 _say(f"error: {line}")
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:

@@ -232,13 +232,23 @@ def release_all() -> list[str]:
 atexit.register(release_all)
 
 
-def released_line(line: str | None = None) -> list[str]:
-    """Release what this process holds; the lines to print: ``line`` (an error, if any) naming the
-    place it happened on and what could not be released, as one line; else one line per failure."""
+def released_line(error=None) -> list[str]:
+    """Release what this process holds; the lines to print. With ``error`` (the EdgebenchError that
+    ended the command): one line naming the place it happened on and what became of the place."""
     held = list(ACTIVE)
     notes = release_all()
-    if line is None:
+    if error is None:
         return notes
-    if held and held[-1].place.name not in line:
-        line = f"{line} [on {held[-1].describe()}]"
+    line = error.one_line()
+    if not held:
+        return [line]
+    last = held[-1]
+    if isinstance(error, TransportError) and last.release_error and not isinstance(error, PlaceBusy):
+        # the link broke because the farm went away: say that, not the serial port's own hint
+        what = error.message.rstrip(".")
+        return [f"the link to the board on {last.describe()} broke ({what}); place {last.place.name} not "
+                f"released: the coordinator is unreachable (a restarted coordinator frees it; else: "
+                f"labgrid-client -p {last.place.name} release)"]
+    if last.place.name not in line:
+        line = f"{line} [on {last.describe()}]"
     return ["; ".join([line, *notes])]
