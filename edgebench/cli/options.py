@@ -38,7 +38,17 @@ def json_flag(what: str = "the result", **kw: Any) -> Any:
 
 def board(default: Optional[str] = "host", help: Optional[str] = None, **kw: Any) -> Any:
     """``--board/-b``: a board profile name (``...`` as default makes it required)."""
-    return typer.Option(default, "--board", "-b", help=help or "Board profile name (see `edgebench boards`).", **kw)
+    return typer.Option(default, "--board", "-b", help=help or "Board profile name (see `edgebench boards`), or a "
+                        "labgrid farm's place: labgrid:PLACE or labgrid:TAG=VALUE (docs/farm.md).", **kw)
+
+
+def farm(**kw: Any) -> Any:
+    """``--farm TAGS``: run the command on every labgrid place with these tags, in parallel."""
+    return typer.Option(None, "--farm", metavar="TAGS",
+                        help="Run this on every place of the labgrid farm with these tags (e.g. board=posix), in "
+                             "parallel, each its own run in one session folder, then compare the boards; busy places "
+                             "are waited for up to $EDGEBENCH_FARM_WAIT s (default 60) or skipped (docs/farm.md).",
+                        **kw)
 
 
 def boards_dir(**kw: Any) -> Any:
