@@ -118,7 +118,7 @@ def test_place_taken_by_someone_else(farm, tmp_path):
     try:
         start = time.monotonic()
         r = edgebench(farm, "bench", INT8, "--board", "labgrid:pb", "--runs-dir", tmp_path, *FAST, wait_s=1)
-        assert r.returncode == 1
+        assert r.returncode == 75     # EX_TEMPFAIL: try again later
         line = one_error_line(r.stderr)
         assert "taken" in line and "alice" in line and "waited 1 s" in line, line
         assert time.monotonic() - start < 60
@@ -195,3 +195,39 @@ def _wait_samples(runs_dir: Path, timeout_s=60) -> Path:
             return samples.parent / "run.json"
         time.sleep(0.2)
     raise AssertionError("no samples were written")
+
+
+def test_bench_fans_out_over_two_places(farm, tmp_path):
+    r = edgebench(farm, "bench", INT8, "--farm", "board=posix", "--runs-dir", tmp_path, "--json", *FAST)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["format"] == "edgebench-farm-fanout" and summary["counts"] == {"ok": 2}
+    session = Path(summary["session_dir"])
+    assert session.parent == tmp_path and (session / "farm.json").is_file()
+    places = {p["place"]: p for p in summary["places"]}
+    assert set(places) == {"pa", "pb"}
+    for name, p in places.items():
+        run = json.loads((Path(p["run_dir"]) / "run.json").read_text())
+        assert Path(p["run_dir"]).parent == session / name
+        assert run["board"]["farm"]["place"] == name and run["status"] == "complete"
+        f = p["figure"]
+        assert f["ci_low_s"] <= f["median_s"] <= f["ci_high_s"] and f["n"] >= 50 and f["label"] == "measured"
+    assert held_by(farm, "pa") is None and held_by(farm, "pb") is None
+    # the table: one row per place with its interval
+    r = edgebench(farm, "bench", INT8, "--farm", "board=posix", "--runs-dir", tmp_path, *FAST)
+    assert r.returncode == 0, r.stderr
+    rows = [ln for ln in r.stdout.splitlines() if ln.startswith(("pa ", "pb "))]
+    assert len(rows) == 2 and all(" ok " in row for row in rows), r.stdout
+
+
+def test_fan_out_skips_a_busy_place_with_a_line(farm, tmp_path):
+    farm.client("-p", "pb", "acquire", user="bob")
+    try:
+        r = edgebench(farm, "bench", INT8, "--farm", "board=posix", "--runs-dir", tmp_path, "--json", *FAST,
+                      wait_s=1)
+    finally:
+        farm.client("-p", "pb", "release", user="bob")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["counts"] == {"ok": 1, "busy": 1}
+    assert "place pb: skipped, place pb is taken by" in r.stderr and "/bob" in r.stderr, r.stderr

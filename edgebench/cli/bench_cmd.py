@@ -66,6 +66,7 @@ def bench(
     url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
     image: Optional[Path] = opt.image(rich_help_panel=opt.BOARD),
     boards_dir: List[Path] = opt.boards_dir(rich_help_panel=opt.BOARD),
+    farm: Optional[str] = opt.farm(rich_help_panel=opt.BOARD),
     mlperf: bool = typer.Option(False, "--mlperf", help="MLPerf Tiny performance mode: drive the board with the "
                                 "plain DUT dialect (five windows of >= 10 s, median throughput)."),
     recover: Optional[Path] = opt.recover("bench", " (keeps the repeats it had written)", rich_help_panel=opt.OUTPUT),
@@ -77,6 +78,12 @@ def bench(
     from edgebench.cli.output import emit_json, get_console, get_err_console
 
     err = get_err_console()
+    if farm is not None:   # the same command on every matching place of a labgrid farm (cli/farm_fanout.py)
+        from edgebench.cli.farm_fanout import fan_out
+
+        if recover is not None:
+            raise UsageError("--farm runs new work; --recover resumes one run", "give one of the two")
+        return fan_out("bench", farm, board, runs_dir, json_out)
     if recover is not None:
         if model is not None:
             raise UsageError("give a model to benchmark or --recover RUN_DIR, not both")

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from edgebench.errors import ProfileError, TransportError
 from edgebench.farm.coordinator import Coordinator, PlaceInfo
+from edgebench.farm.fanout import BUSY_EXIT
 from edgebench.farm.spec import PROFILE_TAG, FarmSpec, wait_limit_s
 
 SERIAL_CLASSES = ("NetworkSerialPort",)
@@ -31,9 +32,10 @@ ACTIVE: list = []          # the leases this process holds
 
 
 class PlaceBusy(TransportError):
-    """The place (or every matching place) stayed taken by someone else for the whole wait."""
+    """The place (or every matching place) stayed taken by someone else for the whole wait.
+    Exit code 75 (EX_TEMPFAIL: try again later), so a fan-out or a CI job can tell it apart."""
 
-    exit_code = 1
+    exit_code = BUSY_EXIT
 
 
 @dataclass

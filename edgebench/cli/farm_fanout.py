@@ -1,0 +1,178 @@
+"""``--farm TAGS`` on bench, verify, soak and sweep: the same command on every matching place.
+
+Each place runs as a child ``edgebench`` process (``--board labgrid:PLACE --json``, its run under
+``SESSION/PLACE/``), all in parallel; each child reserves, acquires and releases its own place,
+so a busy place is waited for up to ``$EDGEBENCH_FARM_WAIT`` s and then skipped with a line
+saying so. A stop signal reaches every child (each keeps its samples and releases its place).
+At the end: one table comparing the boards (bench: the median with its 95% interval, as each
+run computed it), and ``SESSION/farm.json`` (:class:`edgebench.farm.fanout.FanoutSummary`).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from edgebench.errors import UsageError
+
+_STOP_GRACE_S = 30.0
+
+
+def fan_out(verb: str, tags_text: str, board: str | None, runs_dir: Path, json_out: bool) -> None:
+    """Run ``edgebench VERB ...`` (this command line) on every place tagged ``tags_text``."""
+    from edgebench.cli.app import _state
+    from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.farm.coordinator import list_places
+    from edgebench.farm.fanout import FanoutSummary, PlaceOutcome, child_args, session_dir
+    from edgebench.farm.spec import PROFILE_TAG, parse_tags
+    from edgebench.results.store import write_text_atomic
+
+    err = get_err_console()
+    if board not in (None, "host") and board:
+        raise UsageError(f"--farm picks the boards; --board {board} does not apply", "drop --board")
+    tags = parse_tags(tags_text)
+    listing = list_places(None, tags)
+    places = [p for p in listing.places if p.profile]
+    for p in listing.places:
+        if not p.profile:
+            err.print(f"skipping place {p.name}: no {PROFILE_TAG} tag")
+    if not places:
+        raise UsageError(f"no labgrid place on {listing.coordinator} is tagged {tags_text}"
+                         + (f" with a {PROFILE_TAG} tag" if listing.places else ""), "list them: edgebench farm")
+    argv = list(_state.get("argv") or sys.argv[1:])
+    session = session_dir(runs_dir, verb)
+    summary = FanoutSummary(verb, tags, listing.coordinator, str(session),
+                            _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                            [PlaceOutcome(p.name, p.profile) for p in places])
+    err.print(f"{verb} on {len(places)} place(s) tagged {tags_text}: {', '.join(p.name for p in places)} "
+              f"(session {session})")
+    started = time.monotonic()
+    _run_children(summary, [child_args(argv, p.place, session / p.place) for p in summary.places], session, err)
+    summary.elapsed_s = round(time.monotonic() - started, 3)
+    write_text_atomic(session / "farm.json", json.dumps(summary.to_dict(), indent=2, default=str) + "\n")
+    if json_out:
+        emit_json(summary)
+    else:
+        print_summary(get_console(), summary)
+    code = summary.exit_code()
+    if code:
+        raise SystemExit(code)
+
+
+def _run_children(summary, argvs: list, session: Path, err) -> None:
+    from edgebench.farm.fanout import BUSY_EXIT
+    from edgebench.transport.child import spawn_tied
+
+    procs = []
+    for outcome, args in zip(summary.places, argvs):
+        folder = session / outcome.place
+        folder.mkdir(parents=True, exist_ok=True)
+        out = open(folder / "stdout.json", "wb")
+        log = open(folder / "stderr.log", "wb")
+        try:
+            proc = spawn_tied([sys.executable, "-m", "edgebench", *args], stdout=out, stderr=log,
+                              stdin=subprocess.DEVNULL)
+        finally:
+            out.close()
+            log.close()
+        procs.append((outcome, proc, time.monotonic()))
+    try:
+        for outcome, proc, t0 in procs:
+            code = proc.wait()
+            _collect(outcome, code, time.monotonic() - t0, session / outcome.place, BUSY_EXIT)
+            err.print(_progress_line(outcome))
+    except BaseException:   # Ctrl-C / SIGTERM: every child stops the same way (samples kept, place released)
+        _stop_all([p for _, p, _ in procs])
+        for outcome, proc, t0 in procs:
+            if outcome.status == "pending":
+                _collect(outcome, proc.poll(), time.monotonic() - t0, session / outcome.place, BUSY_EXIT)
+                outcome.status = "interrupted" if outcome.status in ("failed", "pending") else outcome.status
+        raise
+
+
+def _stop_all(procs) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + _STOP_GRACE_S
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except Exception:  # noqa: BLE001 - still running after the grace period: kill it
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _collect(outcome, code, elapsed_s: float, folder: Path, busy_exit: int) -> None:
+    outcome.exit_code = code
+    outcome.elapsed_s = round(elapsed_s, 3)
+    text = (folder / "stdout.json").read_text(errors="replace").strip() if (folder / "stdout.json").exists() else ""
+    try:
+        outcome.result = json.loads(text) if text else None
+    except ValueError:
+        outcome.result = None
+    runs = sorted(d for d in folder.iterdir() if d.is_dir() and (d / "run.json").exists()) if folder.exists() else []
+    outcome.run_dir = str(runs[-1]) if runs else None
+    log = (folder / "stderr.log").read_text(errors="replace") if (folder / "stderr.log").exists() else ""
+    errors = [ln[len("error: "):] for ln in log.splitlines() if ln.startswith("error: ")]
+    outcome.message = errors[-1] if errors else None
+    if code == 0:
+        outcome.status = "ok"
+    elif code == busy_exit:
+        outcome.status = "busy"
+    elif code == 2:
+        outcome.status = "gate-failed"
+    elif code is not None and code >= 128:
+        outcome.status = "interrupted"
+    else:
+        outcome.status = "failed"
+
+
+def _progress_line(o) -> str:
+    if o.status == "ok":
+        return f"place {o.place}: done in {o.elapsed_s:.1f} s"
+    if o.status == "busy":
+        return f"place {o.place}: skipped, {o.message or 'taken by someone else'}"
+    return f"place {o.place}: {o.status} (exit {o.exit_code}){': ' + o.message if o.message else ''}"
+
+
+def print_summary(console, summary) -> None:
+    """One row per place: status, and for latency runs the median with its 95% interval."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from edgebench.report import format as fmt
+
+    t = Table(title=escape(f"{summary.verb} on the farm ({summary.coordinator}, tags "
+                           + ",".join(f"{k}={v}" for k, v in summary.tags.items()) + ")"),
+              title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold underline")
+    for col in ("place", "profile", "status", "median", "95% CI", "runs", "n", "throughput/s", "label"):
+        t.add_column(col, justify="left" if col in ("place", "profile", "status", "label") else "right", no_wrap=True)
+    for o in summary.places:
+        f = o.figure()
+        ci = (fmt.duration_range(f["ci_low_s"], f["ci_high_s"]) if f.get("ci_low_s") is not None else "–") if f else ""
+        t.add_row(o.place, o.profile or "", o.status, fmt.duration(f["median_s"]) if f.get("median_s") else "",
+                  ci, str(f.get("runs") or "") if f else "", fmt.count(f["n"]) if f.get("n") else "",
+                  fmt.rate(f["throughput_per_s"]) if f.get("throughput_per_s") else "", f.get("label") or "")
+    console.print(t)
+    for o in summary.places:
+        if o.status != "ok" and o.message:
+            console.print(f"{o.place}: {escape(o.message)}")
+    figures = [o for o in summary.places if o.figure().get("ci_low_s") is not None]
+    if len(figures) > 1:
+        console.print("each interval is that board's own (within- and between-run variation); boards whose "
+                      "intervals overlap are not shown to differ: compare two runs with `edgebench compare`")
+    console.print(f"session stored in {summary.session_dir} ({summary.elapsed_s:.1f} s)")
+
+
+__all__ = ["fan_out", "print_summary"]
