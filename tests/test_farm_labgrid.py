@@ -40,10 +40,10 @@ def farm(tmp_path_factory, posix_firmware_bin):  # noqa: F811
         farm.stop()
 
 
-def edgebench(farm, *args, wait_s=5, timeout=180, env=None) -> subprocess.CompletedProcess:
+def edgebench(farm, *args, wait_s=5, timeout=180, env=None, cwd=None) -> subprocess.CompletedProcess:
     env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT=str(wait_s), **(env or {}))
     return subprocess.run([sys.executable, "-m", "edgebench", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+                          timeout=timeout, env=env, cwd=cwd)
 
 
 def held_by(farm, place: str) -> str | None:
@@ -231,3 +231,15 @@ def test_fan_out_skips_a_busy_place_with_a_line(farm, tmp_path):
     summary = json.loads(r.stdout)
     assert summary["counts"] == {"ok": 1, "busy": 1}
     assert "place pb: skipped, place pb is taken by" in r.stderr and "/bob" in r.stderr, r.stderr
+
+
+def test_verify_fans_out_too(farm, tmp_path):
+    r = edgebench(farm, "verify", INT8, "--farm", "board=posix", "--count", "8", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert Path(json.loads(r.stdout)["session_dir"]).parent == Path("runs")    # ./runs/farm-verify-...
+    summary = json.loads(r.stdout)
+    assert summary["verb"] == "verify" and summary["counts"] == {"ok": 2}
+    assert {p["verdict"] for p in summary["places"]} == {"bit-exact"}
+    assert all(p["result"]["board"]["name"] == "posix-sim" for p in summary["places"])
+    r = edgebench(farm, "verify", INT8)
+    assert r.returncode == 1 and "missing option --board" in r.stderr

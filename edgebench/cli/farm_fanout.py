@@ -23,8 +23,10 @@ from edgebench.errors import UsageError
 _STOP_GRACE_S = 30.0
 
 
-def fan_out(verb: str, tags_text: str, board: str | None, runs_dir: Path, json_out: bool) -> None:
-    """Run ``edgebench VERB ...`` (this command line) on every place tagged ``tags_text``."""
+def fan_out(verb: str, tags_text: str, board: str | None, runs_dir: Path, json_out: bool,
+            stores_runs: bool = True) -> None:
+    """Run ``edgebench VERB ...`` (this command line) on every place tagged ``tags_text``; the session
+    folder goes under ``runs_dir`` (a verb that ``stores_runs`` gets its runs there too)."""
     from edgebench.cli.app import _state
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.farm.coordinator import list_places
@@ -52,7 +54,7 @@ def fan_out(verb: str, tags_text: str, board: str | None, runs_dir: Path, json_o
     err.print(f"{verb} on {len(places)} place(s) tagged {tags_text}: {', '.join(p.name for p in places)} "
               f"(session {session})")
     started = time.monotonic()
-    _run_children(summary, [child_args(argv, p.place, session / p.place) for p in summary.places], session, err)
+    _run_children(summary, [child_args(argv, p.place, session / p.place if stores_runs else None) for p in summary.places], session, err)
     summary.elapsed_s = round(time.monotonic() - started, 3)
     write_text_atomic(session / "farm.json", json.dumps(summary.to_dict(), indent=2, default=str) + "\n")
     if json_out:
@@ -156,14 +158,22 @@ def print_summary(console, summary) -> None:
     t = Table(title=escape(f"{summary.verb} on the farm ({summary.coordinator}, tags "
                            + ",".join(f"{k}={v}" for k, v in summary.tags.items()) + ")"),
               title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold underline")
-    for col in ("place", "profile", "status", "median", "95% CI", "runs", "n", "throughput/s", "label"):
-        t.add_column(col, justify="left" if col in ("place", "profile", "status", "label") else "right", no_wrap=True)
+    latency = any(o.figure() for o in summary.places)
+    cols = ("place", "profile", "status") + (("median", "95% CI", "runs", "n", "throughput/s") if latency
+                                             else ("result",)) + ("label",)
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("place", "profile", "status", "result", "label") else "right",
+                     no_wrap=True)
     for o in summary.places:
         f = o.figure()
+        label = f.get("label") or (o.result or {}).get("label") or ""
+        if not latency:
+            t.add_row(o.place, o.profile or "", o.status, o.verdict() or "", label)
+            continue
         ci = (fmt.duration_range(f["ci_low_s"], f["ci_high_s"]) if f.get("ci_low_s") is not None else "–") if f else ""
         t.add_row(o.place, o.profile or "", o.status, fmt.duration(f["median_s"]) if f.get("median_s") else "",
                   ci, str(f.get("runs") or "") if f else "", fmt.count(f["n"]) if f.get("n") else "",
-                  fmt.rate(f["throughput_per_s"]) if f.get("throughput_per_s") else "", f.get("label") or "")
+                  fmt.rate(f["throughput_per_s"]) if f.get("throughput_per_s") else "", label)
     console.print(t)
     for o in summary.places:
         if o.status != "ok" and o.message:

@@ -124,6 +124,7 @@ def soak(
     runs_dir: Path = opt.runs_dir(rich_help_panel=opt.OUTPUT),
     url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
     boards_dir: List[Path] = opt.boards_dir(rich_help_panel=opt.BOARD),
+    farm: Optional[str] = opt.farm(rich_help_panel=opt.BOARD),
     recover: Optional[Path] = opt.recover("soak", rich_help_panel=opt.OUTPUT),
     json_out: bool = opt.json_flag("the run", rich_help_panel=opt.OUTPUT),
 ) -> None:
@@ -132,6 +133,12 @@ def soak(
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console
 
+    if farm is not None:   # every matching place of a labgrid farm (cli/farm_fanout.py)
+        from edgebench.cli.farm_fanout import fan_out
+
+        if recover is not None:
+            raise UsageError("--farm runs new work; --recover resumes one run", "give one of the two")
+        return fan_out("soak", farm, board, runs_dir, json_out)
     if recover is not None:
         result = recover_run(recover)
         emit_json(result) if json_out else print_soak(get_console(), result, recover)

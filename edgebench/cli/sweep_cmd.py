@@ -151,6 +151,7 @@ def sweep(
     runs_dir: Path = opt.runs_dir(help="Where the sweep's run folder is written.", rich_help_panel=opt.OUTPUT),
     url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
     boards_dir: List[Path] = opt.boards_dir(rich_help_panel=opt.BOARD),
+    farm: Optional[str] = opt.farm(rich_help_panel=opt.BOARD),
     recover: Optional[Path] = opt.recover(
         "sweep", " (keeps its finished points, recovers the one it was in)", rich_help_panel=opt.OUTPUT),
     json_out: bool = opt.json_flag("the stored sweep run", rich_help_panel=opt.OUTPUT),
@@ -161,6 +162,12 @@ def sweep(
     from edgebench.cli.output import emit_json, get_console
     from edgebench.results import store
 
+    if farm is not None:   # every matching place of a labgrid farm (cli/farm_fanout.py)
+        from edgebench.cli.farm_fanout import fan_out
+
+        if recover is not None:
+            raise UsageError("--farm runs new work; --recover resumes one run", "give one of the two")
+        return fan_out("sweep", farm, board, runs_dir, json_out)
     if recover is not None:
         if model is not None:
             raise UsageError("give a model to sweep or --recover RUN_DIR, not both")

@@ -18,7 +18,8 @@ from edgebench.errors import GateFailed
 @app.command()
 def verify(
     model: Path = typer.Argument(..., help="The .tflite model (INT8 for microcontrollers)."),
-    board: str = opt.board(...),
+    board: Optional[str] = opt.board(None, help="Board profile name (see `edgebench boards`), or a labgrid "
+                                     "farm's place: labgrid:PLACE or labgrid:TAG=VALUE (docs/farm.md)."),
     inputs: Optional[Path] = opt.inputs(help=".npy/.npz inputs (default: seeded random in the input range)."),
     count: int = typer.Option(32, help="Number of inputs (random, or the first of --inputs)."),
     seed: int = opt.seed(),
@@ -26,12 +27,22 @@ def verify(
     url: Optional[str] = opt.url(),
     image: Optional[Path] = opt.image(),
     boards_dir: List[Path] = opt.boards_dir(),
+    farm: Optional[str] = opt.farm(),
     json_out: bool = opt.json_flag("the comparison"),
 ) -> None:
     """Run inputs on the board and on the host's reference kernels; report differing bytes and LSB."""
     from edgebench.bench.verify import VerifyOptions, run_verify
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
+
+    if farm is not None:   # every matching place of a labgrid farm (cli/farm_fanout.py)
+        from edgebench.cli.farm_fanout import fan_out
+
+        return fan_out("verify", farm, board, Path("runs"), json_out, stores_runs=False)
+    if board is None:
+        from edgebench.errors import UsageError
+
+        raise UsageError("missing option --board", "edgebench verify MODEL --board BOARD (or --farm TAGS)")
 
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     if profile.kind == "mcu" and model is not None and Path(model).is_file():

@@ -19,9 +19,10 @@ _VALUE_OPTIONS = ("--farm", "--board", "-b", "--runs-dir", "--url")
 _FLAGS = ("--json",)
 
 
-def child_args(argv: list, place: str, runs_dir: Path) -> list:
+def child_args(argv: list, place: str, runs_dir: Path | None) -> list:
     """``argv`` (the command line after ``edgebench``) for one place: ``--farm``, ``--board``,
-    ``--url``, ``--runs-dir`` and ``--json`` removed, then ``--board labgrid:PLACE --runs-dir DIR --json``."""
+    ``--url``, ``--runs-dir`` and ``--json`` removed, then ``--board labgrid:PLACE [--runs-dir DIR] --json``
+    (``runs_dir`` None: a verb that stores no run, e.g. verify)."""
     out, skip = [], False
     for i, arg in enumerate(argv):
         if skip:
@@ -37,7 +38,8 @@ def child_args(argv: list, place: str, runs_dir: Path) -> list:
         if arg in _FLAGS:
             continue
         out.append(arg)
-    extra = ["--board", f"labgrid:{place}", "--runs-dir", str(runs_dir), "--json"]
+    extra = ["--board", f"labgrid:{place}", *(["--runs-dir", str(runs_dir)] if runs_dir is not None else []),
+             "--json"]
     if "--" in out:
         cut = out.index("--")
         return out[:cut] + extra + out[cut:]
@@ -80,8 +82,21 @@ class PlaceOutcome:
                 "throughput_per_s": (r.get("throughput") or {}).get("per_s"), "label": r.get("label"),
                 "run_status": r.get("status")}
 
+    def verdict(self) -> str | None:
+        """A one-phrase outcome for runs without a latency headline (verify, soak, sweep)."""
+        r = self.result or {}
+        if r.get("format") == "edgebench-verify":
+            if r.get("bit_exact"):
+                return "bit-exact"
+            worst = max((o.get("max_diff_lsb") or 0 for o in r.get("outputs") or []), default=0)
+            return f"differs, max {worst} LSB"
+        if r.get("status") and not self.figure():
+            return f"run {r['status']}"
+        return None
+
     def to_dict(self) -> dict:
         return {"place": self.place, "profile": self.profile, "status": self.status, "exit_code": self.exit_code,
+                "verdict": self.verdict(),
                 "message": self.message, "elapsed_s": self.elapsed_s, "run_dir": self.run_dir,
                 "figure": self.figure() or None, "result": self.result}
 
