@@ -408,6 +408,10 @@ static void eb_im2col(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, 
     }
 }
 
+#if EB_DSP
+#include "eb_kernels_dsp.h"
+#endif
+
 void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
     const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
@@ -416,6 +420,11 @@ void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);   /* the input zero point */
     const int direct = eb_conv_direct(p);
     int32_t b, oy, ox;
+#if EB_DSP
+    if (eb_conv_s8_dsp(p, in, out)) {
+        return;
+    }
+#endif
     for (b = 0; b < p->out.n; b++) {
         const int8_t *in_b = in + (size_t)b * H * W * C;
         for (oy = 0; oy < OH; oy++) {
@@ -525,6 +534,11 @@ void eb_depthwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int8_t *tap[EB_DW_TAPS];
     int8_t *zrow = p->scratch;
     int32_t b, oy, ox, ky, kx;
+#if EB_DSP
+    if (eb_depthwise_s8_dsp(p, in, out)) {
+        return;
+    }
+#endif
     /* padded taps read a row of input zero points (x' = zero point) */
     memset(zrow, (int8_t)(0u - (uint32_t)p->in_offset), (size_t)C);
     for (b = 0; b < p->out.n; b++) {

@@ -1,0 +1,192 @@
+"""The Cortex-M DSP kernels (firmware/core/eb_kernels_dsp.h) against LiteRT's BUILTIN_REF.
+
+The DSP paths only run on a core with the DSP extension, so these models run on the
+Cortex-M4F build (mps2-an386) under QEMU: single-operator CONV_2D and DEPTHWISE_CONV_2D
+models with the shapes that stress the kernels' edges - odd input and output channel
+counts (the blocked filter's plain last rows, K % 4 tails), padding, stride 2, dilation,
+batch 2, an odd number of output pixels, depth multiplier 2 (the portable kernel), a
+depthwise plane too large for the scratch buffer (processed in bands), a convolution
+whose receptive field does not fit it (the portable kernel), ReLU clamps, and input zero
+points at both extremes (-128 and 127). Each model's output bytes are compared with
+BUILTIN_REF for uniformly random int8 inputs.
+
+The requantisation rewrite the DSP kernels use (eb_rq_mul: one SMLAL onto a constant)
+is also checked here against the reference arithmetic in exact integers.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import require_tool
+from test_firmware_engine import TinyModel, _out_size, run_reference
+
+from edgebench.mcu import convert
+
+ROOT = Path(__file__).resolve().parents[1]
+FIRMWARE = ROOT / "firmware"
+PORT = "mps2-an386"
+N_INPUTS = 3
+
+pytestmark = pytest.mark.slow
+
+
+# ------------------------------------------------------------------ requantisation
+
+def _srdhm(a: int, b: int) -> int:
+    if a == b == -2**31:
+        return 2**31 - 1
+    return (a * b + 2**30) >> 31
+
+
+def _rdbypot(x: int, e: int) -> int:
+    mask = (1 << e) - 1
+    rem = x & mask
+    threshold = (mask >> 1) + (1 if x < 0 else 0)
+    return (x >> e) + (1 if rem > threshold else 0)
+
+
+def _rq_mul(acc: int, m: int, e: int) -> int:
+    """eb_rq_mul: SMLAL of acc*m onto hi:lo = 2^(e-2) : 2^30 (minus 2^31 when acc < 0),
+    then the high word shifted right by e - 1."""
+    s = -1 if acc < 0 else 0
+    lo = ((s << 31) | 0x40000000) & 0xFFFFFFFF
+    hi = 2 ** (e - 2) + s
+    total = ((hi << 32) | lo) + acc * m
+    hi_word = total >> 32
+    assert -2**31 <= hi_word < 2**31      # the 64-bit sum never overflows
+    return hi_word >> (e - 1)
+
+
+def test_requantisation_rewrite_is_exact():
+    rng = np.random.default_rng(5)
+    accs = [0, 1, -1, 2**31 - 1, -2**31, 2**30, -2**30, 2**30 - 1, -2**30 - 1]
+    accs += [int(v) for v in rng.integers(-2**31, 2**31, 4000)]
+    accs += [int(v) for v in rng.integers(-2**20, 2**20, 4000)]
+    mults = [2**30, 2**31 - 1, 1, 1518500250] + [int(v) for v in rng.integers(1, 2**31, 40)]
+    checked = 0
+    for e in range(2, 32):
+        for m in mults:
+            for acc in accs[:: 1 + e % 7]:
+                assert _rq_mul(acc, m, e) == _rdbypot(_srdhm(acc, m), e), (acc, m, e)
+                checked += 1
+        # ties: accumulators whose srdhm lands exactly half way, both signs
+        for m in mults[:8]:
+            for k in range(-40, 40):
+                target = (2 * k + 1) << (e - 1)
+                acc = (target << 31) // m
+                for a in (acc - 1, acc, acc + 1):
+                    if -2**31 <= a < 2**31:
+                        assert _rq_mul(a, m, e) == _rdbypot(_srdhm(a, m), e), (a, m, e)
+    assert checked > 100_000
+
+
+# ------------------------------------------------------------------ models
+
+def _conv_model(rng, *, h, w, c, kh, kw, oc=None, sh=1, sw=1, dh=1, dw=1, same=True, n=1, in_z=0,
+                act=0, depthwise=False, mult=1):
+    g = TinyModel()
+    oh, ow = _out_size(h, kh, sh, dh, same), _out_size(w, kw, sw, dw, same)
+    assert oh >= 1 and ow >= 1
+    if depthwise:
+        oc = c * mult
+    in_s = float(10 ** rng.uniform(-2.5, -0.5))
+    ws = 10 ** rng.uniform(-3, -1, size=oc)
+    wshape = (1, kh, kw, oc) if depthwise else (oc, kh, kw, c)
+    wq = rng.integers(-127, 128, size=wshape).astype(np.int8)
+    taps = kh * kw * (1 if depthwise else c)
+    bias = rng.integers(-3000, 3000, size=oc).astype(np.int32)
+    acc_std = np.sqrt(taps) * 73 * 74 * in_s * float(np.median(ws))
+    out_s = 1 / 100 if act == 2 else float(acc_std * 3 / 127)
+    out_z = -128 if act == 1 else int(rng.integers(-30, 30))
+    x = g.tensor((n, h, w, c), scale=in_s, zp=in_z)
+    wt = g.tensor(wshape, scale=ws, zp=np.zeros(oc, int), data=wq, axis=3 if depthwise else 0)
+    bt = g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(oc, int), data=bias)
+    y = g.tensor((n, oh, ow, oc), scale=out_s, zp=out_z)
+    fields = dict(padding=0 if same else 1, strideH=sh, strideW=sw, dilationHFactor=dh,
+                  dilationWFactor=dw, fusedActivationFunction=act)
+    if depthwise:
+        g.op("DEPTHWISE_CONV_2D", [x, wt, bt], [y],
+             g.options("DepthwiseConv2DOptions", depthMultiplier=mult, **fields))
+    else:
+        g.op("CONV_2D", [x, wt, bt], [y], g.options("Conv2DOptions", **fields))
+    return g.build([x], [y]), n * h * w * c
+
+
+#: name -> shape; act 1 = ReLU (clamp at the zero point -128: the saturating path),
+#: 3 = ReLU6 (a clamp inside the int8 range)
+CASES = {
+    # CONV_2D: two pixels at a time, channel pairs of the blocked layout
+    "conv_odd_c_odd_oc_same": dict(h=7, w=5, c=3, oc=7, kh=3, kw=3, in_z=-128),
+    "conv_stride2_valid": dict(h=9, w=8, c=5, oc=6, kh=3, kw=2, sh=2, sw=2, same=False, in_z=127),
+    "conv_dilated_batch2": dict(h=8, w=7, c=4, oc=9, kh=3, kw=3, dh=2, dw=2, n=2, in_z=-5, act=3),
+    "conv_1x1_direct_odd_pixels": dict(h=3, w=5, c=6, oc=5, kh=1, kw=1, in_z=127, act=1),
+    "conv_1x1_stride2": dict(h=7, w=7, c=8, oc=12, kh=1, kw=1, sh=2, sw=2, same=False, in_z=-128),
+    "conv_one_channel_in": dict(h=10, w=4, c=1, oc=4, kh=5, kw=3, sh=2, sw=1, in_z=3),
+    "conv_single_output_channel": dict(h=6, w=6, c=7, oc=1, kh=2, kw=2, in_z=-128, act=1),
+    "conv_field_too_large_for_scratch": dict(h=5, w=5, c=120, oc=5, kh=3, kw=3, in_z=127),
+    # DEPTHWISE_CONV_2D: the 3-tap line along W or H, channel pairs and an odd last channel
+    "dw_3x3_same_odd_channels": dict(h=9, w=5, c=5, kh=3, kw=3, in_z=-128, act=1, depthwise=True),
+    "dw_3x3_wide_line_w": dict(h=4, w=11, c=3, kh=3, kw=3, in_z=127, depthwise=True),
+    "dw_3x1_line_h_stride2_w": dict(h=12, w=6, c=4, kh=3, kw=1, sw=2, in_z=-7, depthwise=True),
+    "dw_5x3_stride2_rows": dict(h=11, w=7, c=3, kh=5, kw=3, sh=2, same=False, in_z=127, act=3,
+                                depthwise=True),
+    "dw_3x3_dilated_rows_batch2": dict(h=10, w=6, c=6, kh=3, kw=3, dh=2, n=2, in_z=-128,
+                                       depthwise=True),
+    "dw_plane_in_bands": dict(h=48, w=46, c=3, kh=3, kw=3, in_z=-128, depthwise=True),
+    "dw_multiplier_2": dict(h=6, w=5, c=3, kh=3, kw=3, mult=2, in_z=127, depthwise=True),
+    "dw_stride2_both": dict(h=9, w=9, c=2, kh=3, kw=3, sh=2, sw=2, in_z=5, depthwise=True),
+}
+
+
+@pytest.fixture(scope="module")
+def firmware(tmp_path_factory) -> Path:
+    for tool in ("make", "arm-none-eabi-gcc", "qemu-system-arm"):
+        require_tool(tool)
+    out = tmp_path_factory.mktemp("fw-dsp")
+    proc = subprocess.run(["make", "-C", str(FIRMWARE), f"-j{min(4, os.cpu_count() or 1)}", f"PORT={PORT}",
+                           f"BUILD={out}"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return out / "eb-firmware.elf"
+
+
+def test_dsp_kernels_bit_exact_on_qemu_m4(firmware, tmp_path):
+    from edgebench.mcu.protocol import DutClient
+    from edgebench.mcu.qemu import QemuBoard
+
+    rng = np.random.default_rng(2024)
+    jobs, blobs = [], []
+    for name, shape in CASES.items():
+        model, n_in = _conv_model(rng, **shape)
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(model)
+        x = rng.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
+        x[0] = -128 if shape.get("in_z", 0) > 0 else 127    # the far end from the zero point
+        jobs.append((path, x))
+        blobs.append(convert(path))
+    refs = run_reference(jobs, tmp_path / "ref")
+    failures = []
+    with QemuBoard(PORT, firmware, icount_shift=0) as board:
+        client = DutClient(board.pty_path, timeout_s=30, name=PORT)
+        try:
+            client.sync()
+            for name, (path, x), blob, (outs, sizes, _ops) in zip(CASES, jobs, blobs, refs):
+                client.upload("model", blob.data)
+                client.load_model()
+                final = outs[:, -sizes[-1]:]
+                for i, row in enumerate(x):
+                    client.upload("input", row.tobytes())
+                    client.eb_infer(1)
+                    dev = np.frombuffer(client.output(), dtype=np.int8)
+                    if dev.shape != final[i].shape or np.any(dev != final[i]):
+                        diff = int(np.count_nonzero(dev != final[i])) if dev.shape == final[i].shape else -1
+                        failures.append(f"{name} input {i}: {diff} of {final[i].size} bytes differ")
+        finally:
+            client.close()
+    # the reference outputs must not be degenerate (a constant output proves little)
+    for name, (outs, sizes, _ops) in zip(CASES, refs):
+        assert len(np.unique(outs[:, -sizes[-1]:])) > 8, f"{name}: reference output nearly constant"
+    assert not failures, "; ".join(failures)
