@@ -7,7 +7,7 @@ shows a stored run exactly as the verb that made it did, and no verb imports ano
   :func:`show_run` (any stored run by its kind), the live progress line of a latency run,
   and :func:`print_warnings` (each warning with its remedy);
 * :mod:`.accuracy`, :mod:`.thermal` (soak, sweep), :mod:`.energy`, :mod:`.verify`: one per
-  kind of result.
+  kind of result; :mod:`.mac_rate`: the per-MAC line under a microcontroller's latency table.
 
 rich and the result model are imported inside the functions, so that importing a renderer
 (every verb does) costs nothing at start-up.
@@ -79,6 +79,11 @@ def print_run(console, result, run_dir=None) -> None:
 
     if result.latency:
         console.print(latency_table(result))
+    from edgebench.cli.render.mac_rate import mac_rate_line
+
+    per_mac = mac_rate_line(result)   # microcontrollers: instructions (or cycles) per MAC
+    if per_mac:
+        console.print(per_mac, markup=False)
     cs, wu, tp, st = result.cold_start, result.warmup, result.throughput, result.stopping
     if cs:
         console.print(f"cold start: model load {fmt.duration(cs.get('load_s'))}, "

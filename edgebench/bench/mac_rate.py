@@ -1,0 +1,102 @@
+"""Instructions (or cycles) per multiply-accumulate of a microcontroller latency run (level 4).
+
+Beside a latency on an MCU board, ``bench`` reports how much work the engine spends per
+MAC, a figure that compares engines and kernels across models. The MACs are the static
+count from the model's shapes (:func:`edgebench.runtime.inspect.inspect_model`); the time is
+the run's end-to-end median, which on edgebench firmware is the device's own counter around
+the engine (the input is in device RAM before the timed window).
+
+* Emulated board (``firmware.emulator: qemu`` with ``icount_shift`` S): under
+  ``qemu-system-arm -icount shift=S`` every emulated instruction advances virtual time by
+  2**S ns, so a median of t seconds is t * 1e9 / 2**S emulated instructions
+  (benchmarks/engine_instructions.py checks that relation with a loop of known length).
+  Labelled **emulated**: QEMU models no pipeline, wait states or multi-cycle instructions,
+  so these are instructions, not a real core's cycles.
+* Real board with a known clock (``datasheet.cpu_max_freq_hz``): t * f cycles, labelled
+  **estimated** (it assumes the core ran at the datasheet's maximum clock).
+* Anything else (the posix build's host time, a board without a clock, a model whose MACs
+  are not all counted, a run without a median): no figure, and :func:`mac_rate` says why.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from edgebench.errors import EdgebenchError
+from edgebench.runtime.inspect import inspect_model
+
+#: latency stage the figure divides (device-timed on edgebench firmware)
+STAGE = "e2e"
+
+
+def _clock(profile) -> tuple:
+    """(unit, per-second factor, label, basis) for a board, or (None, None, None, reason)."""
+    fw = getattr(profile, "firmware", None)
+    if getattr(profile, "kind", None) != "mcu":
+        return None, None, None, f"board {getattr(profile, 'name', '?')} is not a microcontroller"
+    if fw is not None and getattr(fw, "emulator", None) == "qemu" and getattr(fw, "icount_shift", None) is not None:
+        shift = int(fw.icount_shift)
+        return ("instructions", 1e9 / 2 ** shift, "emulated",
+                f"qemu-system-arm -icount shift={shift}: one emulated instruction per {2 ** shift} ns of "
+                "virtual time (instructions, not a real core's cycles)")
+    if fw is not None and getattr(fw, "emulator", None):
+        return None, None, None, f"the {fw.emulator} build runs on this computer: its time is not a core's cycles"
+    hz = getattr(getattr(profile, "datasheet", None), "cpu_max_freq_hz", None)
+    if hz:
+        return ("cycles", float(hz), "estimated",
+                f"median x {float(hz) / 1e6:g} MHz, the datasheet's maximum clock (assumed during the run)")
+    return None, None, None, f"board {profile.name} has no datasheet clock (datasheet.cpu_max_freq_hz)"
+
+
+def mac_rate(latency: dict, profile, model_path, report=None) -> dict:
+    """``{"available": bool, ...}``: instructions or cycles per MAC for one latency result.
+
+    ``latency`` is the result's ``latency`` mapping (``e2e`` with ``median_s`` and its
+    interval); ``report`` an :class:`~edgebench.runtime.inspect.ModelReport` (read from
+    ``model_path`` when omitted)."""
+    unit, per_s, label, basis = _clock(profile)
+    if unit is None:
+        return {"available": False, "reason": basis}
+    stage = (latency or {}).get(STAGE) or {}
+    median = stage.get("median_s")
+    if not median:
+        return {"available": False, "reason": "the run has no end-to-end median"}
+    report = report or inspect_model(model_path)
+    if not report.macs or report.macs_not_counted:
+        missing = ", ".join(sorted({layer.op for layer in report.macs_not_counted}))
+        return {"available": False,
+                "reason": f"the model's MACs are not all counted ({missing})" if missing else "the model has no MACs"}
+    macs = int(report.macs)
+
+    def per_mac(seconds):
+        return None if seconds is None else seconds * per_s / macs
+
+    lo, hi = stage.get("ci_low_s"), stage.get("ci_high_s")
+    return {
+        "available": True,
+        "unit": unit,                                   # "instructions" or "cycles"
+        "label": label,                                 # "emulated" or "estimated"
+        "basis": basis,
+        "stage": STAGE,
+        "median_s": median,
+        "per_inference": median * per_s,
+        "per_mac": per_mac(median),
+        "per_mac_ci": [per_mac(lo), per_mac(hi)] if lo is not None and hi is not None else None,
+        "macs": macs,
+        "macs_basis": "computed (static count from the model's shapes, edgebench inspect)",
+    }
+
+
+def attach(result, profile, model_path, report=None) -> Optional[dict]:
+    """Compute the figure for a latency result on an MCU board and keep it in
+    ``result.extra["mac_rate"]``; None (and nothing kept) for other boards."""
+    if getattr(profile, "kind", None) != "mcu" or not getattr(result, "latency", None):
+        return None
+    try:
+        figure = mac_rate(result.latency, profile, model_path, report)
+    except EdgebenchError as e:      # the model could not be inspected: say so, keep the run
+        figure = {"available": False, "reason": f"MACs not counted: {e}"}
+    result.extra["mac_rate"] = figure
+    return figure
+
+
+__all__ = ["mac_rate", "attach", "STAGE"]

@@ -1,0 +1,91 @@
+"""Instructions / cycles per MAC beside a microcontroller's latency (edgebench.bench.mac_rate)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from edgebench.bench.mac_rate import attach, mac_rate
+from edgebench.boards.registry import get_profile
+from edgebench.cli.render.mac_rate import mac_rate_line
+from edgebench.runtime.inspect import inspect_model
+
+ROOT = Path(__file__).resolve().parents[1]
+DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
+
+
+def _latency(median, lo=None, hi=None):
+    return {"e2e": {"median_s": median, "ci_low_s": lo, "ci_high_s": hi}}
+
+
+def test_emulated_board_counts_instructions_from_the_icount_shift():
+    macs = inspect_model(DIGITS).macs
+    assert macs == 177_984
+    f = mac_rate(_latency(0.001, 0.00099, 0.00101), get_profile("qemu-m4"), DIGITS)
+    assert f["available"] and f["unit"] == "instructions" and f["label"] == "emulated"
+    assert f["per_inference"] == pytest.approx(1_000_000)            # 1 ms at 1 instruction per ns
+    assert f["per_mac"] == pytest.approx(1e6 / macs)
+    assert f["per_mac_ci"] == pytest.approx([990_000 / macs, 1_010_000 / macs])
+    # shift 2: each instruction is 4 ns of virtual time
+    board = SimpleNamespace(name="q", kind="mcu", datasheet=None,
+                            firmware=SimpleNamespace(emulator="qemu", icount_shift=2))
+    assert mac_rate(_latency(0.001), board, DIGITS)["per_mac"] == pytest.approx(250_000 / macs)
+
+
+def test_real_board_gives_estimated_cycles_from_the_datasheet_clock():
+    nucleo = get_profile("nucleo-l4r5zi")            # Cortex-M4F, 120 MHz
+    f = mac_rate(_latency(0.002), nucleo, DIGITS)
+    assert f["unit"] == "cycles" and f["label"] == "estimated"
+    assert f["per_inference"] == pytest.approx(240_000)
+    assert f["per_mac_ci"] is None
+    assert "120 MHz" in f["basis"]
+
+
+def test_no_figure_without_a_meaningful_clock():
+    assert not mac_rate(_latency(0.001), get_profile("posix-sim"), DIGITS)["available"]
+    no_clock = SimpleNamespace(name="x", kind="mcu", datasheet=None, firmware=SimpleNamespace(emulator=None))
+    f = mac_rate(_latency(0.001), no_clock, DIGITS)
+    assert not f["available"] and "cpu_max_freq_hz" in f["reason"]
+    assert not mac_rate({}, get_profile("qemu-m4"), DIGITS)["available"]
+    # a Linux board gets no figure at all
+    result = SimpleNamespace(latency=_latency(0.001), extra={})
+    assert attach(result, get_profile("host"), DIGITS) is None and "mac_rate" not in result.extra
+
+
+def test_attach_keeps_the_figure_and_the_line_shows_it(tmp_path):
+    result = SimpleNamespace(latency=_latency(0.001), extra={})
+    f = attach(result, get_profile("qemu-m7"), DIGITS)
+    assert result.extra["mac_rate"] is f and f["available"]
+    line = mac_rate_line(result)
+    assert line.startswith(f"instructions per MAC: {f['per_mac']:.3f}") and "emulated" in line
+    bad = SimpleNamespace(latency=_latency(0.001), extra={})
+    attach(bad, get_profile("qemu-m4"), tmp_path / "missing.tflite")
+    assert not bad.extra["mac_rate"]["available"] and "not counted" in bad.extra["mac_rate"]["reason"]
+    assert mac_rate_line(bad).startswith("per MAC: not reported")
+    assert mac_rate_line(SimpleNamespace(extra={})) is None
+
+
+@pytest.mark.slow
+def test_bench_on_qemu_reports_instructions_per_mac(tmp_path, capsys):
+    """`bench --board qemu-m4`: run.json, --json and the human output carry the figure."""
+    from conftest import require_tool
+    from test_mcu_host import run_main
+
+    from edgebench.results import store
+
+    require_tool("arm-none-eabi-gcc")
+    require_tool("qemu-system-arm")
+    args = ("bench", DIGITS, "--board", "qemu-m4", "--runs-dir", tmp_path, "--min-samples", "20",
+            "--min-time", "0.2", "--max-time", "2", "--repeat", "1", "--max-repeats", "1", "--sessions", "1")
+    code, out, err = run_main(capsys, *args, "--json")
+    assert code == 0, err
+    f = json.loads(out)["extra"]["mac_rate"]
+    assert f["available"] and f["label"] == "emulated" and f["unit"] == "instructions"
+    assert 0.5 < f["per_mac"] < 10 and f["macs"] == 177_984
+    stored = json.loads((store.find_runs(tmp_path)[0] / "run.json").read_text())
+    assert stored["extra"]["mac_rate"]["per_mac"] == pytest.approx(f["per_mac"])
+    code, out, err = run_main(capsys, *args)
+    assert code == 0, err
+    assert "instructions per MAC:" in out and "emulated" in out
