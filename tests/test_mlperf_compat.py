@@ -277,11 +277,19 @@ def test_bench_mlperf_warns_when_the_dut_holds_another_model(client, tmp_path):
     n, w = map(int, runner["suggested_infer"].split()[1:])
     assert w == 10 and n >= 1
 
-    client.deploy(ae, model_id="ad01", results="mse")              # matching DUT: no warning
-    opts = MlperfOptions(window_s=0.05, windows=2, deploy=False, input_count=2, results="mse")
+    client.deploy(ae, model_id="ad01", results="mse")              # the DUT reads int8, the ad01 reference float32
+    opts = MlperfOptions(window_s=0.05, windows=2, deploy=False, input_count=2)
+    from edgebench.errors import AgentError
+
+    with pytest.warns(InputWarning, match="the DUT reads input as int8, this run uses float32"), \
+            pytest.raises(AgentError, match="Input has 2560 bytes, model expects 640"):
+        run_mlperf(tmp_path / "ae.tflite", get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
+
+    client.deploy(ae, input_encoding="float32", results="mse")     # as the ad01 reference: no warning
     result, _ = run_mlperf(tmp_path / "ae.tflite", get_profile("posix-sim"), opts, runs_root=tmp_path,
                            client=client)
     assert not [w for w in result.warnings if w["code"].endswith("-mismatch")]
+    assert (result.scenario["input_encoding"], result.scenario["results"]) == ("float32", "mse")
     assert all(len(win["results"]) == 1 for win in result.extra["mlperf"]["windows"])
 
 
@@ -294,6 +302,13 @@ def test_bench_mlperf_deploys_with_the_runners_conventions(client, tmp_path):
     assert (fw["model"], fw["input"], fw["results"]) == ("ic01", "uint8-offset", "outputs")
     assert result.scenario["input_encoding"] == "uint8-offset"
     assert not [w for w in result.warnings if w["code"].endswith("-mismatch")]
+
+    # a recognised MLPerf Tiny model gets its reference firmware's conventions by default
+    opts = MlperfOptions(window_s=0.05, windows=2, input_count=2)
+    result, _ = run_mlperf(need(RESNET), get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
+    fw = result.board["system"]["firmware"]
+    assert (fw["model"], fw["input"], fw["results"]) == ("ic01", "uint8-offset", "outputs")
+    assert result.extra["mlperf"]["runner"]["stock_infer"] == "infer 20 5"
 
 
 # ----------------------------------------------------------------------------- under QEMU (M4)

@@ -25,6 +25,7 @@ the result says so.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import math
 import time
@@ -43,7 +44,7 @@ from edgebench.boards.mcu import FIRMWARE_NAME
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import AgentError, InputWarning, UsageError
 from edgebench.mcu.mlperf_ids import (INPUT_ENCODINGS, RESULTS_MODES, RUNNER_MODELS, check_model_id,
-                                      default_model_id)
+                                      default_model_id, runner_model_for)
 from edgebench.modelfile import read_model
 from edgebench.results import store
 from edgebench.results.model import RunResult
@@ -65,8 +66,11 @@ class MlperfOptions:
     seed: int = 0
     input_range: Optional[tuple] = None
     db_chunk_bytes: int = 32          # bytes per `db <hex>` (fits the reference's 80-char command buffer)
-    input_encoding: str = "int8"      # uint8-offset: bytes q+128 (ic01/vww01 reference firmware); float32 (ad01)
-    results: str = "outputs"          # outputs; mse: one anomaly score (ad01 reference firmware)
+    # How the db bytes encode the input: int8; uint8-offset, bytes q+128 (ic01/vww01 reference firmware);
+    # float32 (ad01). None: the reference firmware's for a recognised MLPerf Tiny model, else int8.
+    input_encoding: Optional[str] = None
+    # outputs, or mse: one anomaly score (ad01). None: mse for a recognised ad01 autoencoder, else outputs.
+    results: Optional[str] = None
     model_id: Optional[str] = None    # the DUT's expected m-model-[..]; None: the MLPerf Tiny id or the name
     deploy: Optional[bool] = None     # upload with eb- first; None: when the firmware is edgebench's
     max_reruns: int = 3
@@ -76,12 +80,24 @@ class MlperfOptions:
             raise UsageError("MLPerf mode needs at least one window of positive length")
         if self.warmup < 0 or self.input_count < 1 or self.db_chunk_bytes < 1:
             raise UsageError("warm-up must be >= 0, input count and db chunk size >= 1")
-        if self.input_encoding not in ENCODINGS:
+        if self.input_encoding is not None and self.input_encoding not in ENCODINGS:
             raise UsageError(f"unknown input encoding {self.input_encoding!r}", f"use {' or '.join(ENCODINGS)}")
-        if self.results not in RESULTS_MODES:
+        if self.results is not None and self.results not in RESULTS_MODES:
             raise UsageError(f"unknown results mode {self.results!r}", f"use {' or '.join(RESULTS_MODES)}")
         if self.model_id is not None:
             check_model_id(self.model_id)
+
+
+def resolve(opts: MlperfOptions, model) -> MlperfOptions:
+    """``opts`` with the model id, input encoding and results filled in: what is given, else the
+    conventions of the reference firmware of the MLPerf Tiny benchmark the model recognisably is
+    (so the DUT is left as the MLCommons runner expects), else int8 / outputs / the model's name."""
+    ref = runner_model_for(model)
+    same_size = int(np.prod(model.inputs[0].shape)) == int(np.prod(model.outputs[0].shape))
+    return dataclasses.replace(
+        opts, model_id=opts.model_id or default_model_id(model),
+        input_encoding=opts.input_encoding or (ref.input_encoding if ref else "int8"),
+        results=opts.results or (ref.results if ref and (ref.results != "mse" or same_size) else "outputs"))
 
 
 def encode(q: np.ndarray, encoding: str, x: np.ndarray | None = None) -> bytes:
@@ -158,6 +174,7 @@ def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
     """Read the model, build the inputs, deploy when asked; returns (model, input set, byte inputs, info)."""
     opts.validate()
     model = read_model(model_path)
+    opts = resolve(opts, model)
     tensor = model.inputs[0].to_dict()
     if tensor["dtype"] != "int8" or not tensor.get("quant"):
         raise UsageError(f"{model.name}: MLPerf Tiny mode sends int8 inputs; this model's input is {tensor['dtype']}",
@@ -174,7 +191,7 @@ def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
 
     q = make_quantizer(tensor, [1] + list(tensor["shape"][1:]))
     data = [encode(q(inset.x[i:i + 1]).copy(), opts.input_encoding, inset.x[i]) for i in range(len(inset.x))]
-    return model, inset, data, hello, deploy
+    return model, inset, data, hello, deploy, opts
 
 
 def dut_checks(prof: dict, model, opts: MlperfOptions) -> list:
@@ -182,6 +199,8 @@ def dut_checks(prof: dict, model, opts: MlperfOptions) -> list:
     model id (``m-model-[..]``), another input encoding or results mode (edgebench firmware says)."""
     expected = opts.model_id or default_model_id(model)
     out = []
+    if opts.input_encoding is None or opts.results is None:
+        opts = resolve(opts, model)
     if prof.get("model") != expected:
         out.append({"code": "model-id-mismatch",
                     "message": f"the DUT reports m-model-[{prof.get('model')}], the model benchmarked is "
@@ -233,7 +252,7 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
         emit({"event": "connect", "board": profile.name})
         client = open_agent(profile, url)
     try:
-        model, inset, data, hello, deployed = prepare(model_path, profile, opts, client, emit)
+        model, inset, data, hello, deployed, opts = prepare(model_path, profile, opts, client, emit)
         dut = client.dut
         prof = dut.profile()
         mismatches = dut_checks(prof, model, opts)
@@ -263,7 +282,7 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
     result.scenario = {"name": "mlperf-tiny-performance", "batch": 1, "inputs": inset.describe(),
                        "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup,
                        "input_encoding": opts.input_encoding, "results": opts.results,
-                       "model_id": opts.model_id or default_model_id(model), "dut_model_id": prof.get("model"),
+                       "model_id": opts.model_id, "dut_model_id": prof.get("model"),
                        "db_chunk_bytes": opts.db_chunk_bytes,
                        "model_deployed_by_edgebench": bool(deployed)}
     result.timing = {"clock": "the device's m-lap-us timestamps (µs) around N inferences",
@@ -318,5 +337,5 @@ def _claim(result, med, model, profile, opts) -> str:
             "distribution. Energy not measured.")
 
 
-__all__ = ["MlperfOptions", "run_mlperf", "performance", "accuracy_scores", "prepare", "encode", "dut_checks",
+__all__ = ["MlperfOptions", "run_mlperf", "performance", "accuracy_scores", "prepare", "encode", "resolve", "dut_checks",
            "runner_advice"]
