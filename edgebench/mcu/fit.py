@@ -13,9 +13,11 @@ boards layer) and says, without touching the board:
   flash of the datasheet (``datasheet.flash_bytes``, estimated);
 * the planned arena against the firmware's arena (``firmware.arena_bytes``)
   and, with the blob (the edgebench firmware holds an uploaded model in RAM),
-  against the datasheet RAM (``datasheet.ram_bytes``, estimated). The datasheet
-  comparison leaves out the firmware's code, stack and I/O buffers: it can
-  show that a model cannot fit, never promise that it does.
+  against the datasheet RAM (``datasheet.ram_bytes``, estimated), plus the DSP
+  kernels' static scratch (:data:`DSP_SCRATCH_BYTES`) on a core with the DSP
+  extension (the profile's ``soc`` names a Cortex-M4, M7, M33, M35P, M55 or M85).
+  The datasheet comparison leaves out the firmware's code, stack and I/O
+  buffers: it can show that a model cannot fit, never promise that it does.
 
 A model the converter refuses for another reason (float, uint8, an operator
 variant the engine cannot run bit-exactly) is reported with that reason.
@@ -34,6 +36,18 @@ FIRMWARE_BUILD = "firmware build"
 DATASHEET = "estimated (datasheet)"
 #: the engine version of the firmware built from this tree (EB_ENGINE_VERSION)
 ENGINE_VERSION = max(ENGINE_OPS)
+#: the static scratch of the DSP kernels (EB_DSP_SCRATCH_BYTES in firmware/core/eb_kernels_dsp.h),
+#: in .bss of builds for cores with the DSP extension; a layer whose working set exceeds it
+#: runs the portable kernel, so the RAM it takes never depends on the model
+DSP_SCRATCH_BYTES = 4096
+_DSP_CORES = ("cortex-m4", "cortex-m7", "cortex-m33", "cortex-m35p", "cortex-m55", "cortex-m85")
+
+
+def dsp_scratch_bytes(profile) -> int:
+    """The DSP kernels' scratch on ``profile``'s core: :data:`DSP_SCRATCH_BYTES` when its
+    ``soc`` names a core with the DSP extension, else 0."""
+    soc = str(getattr(profile, "soc", "") or "").lower().replace(" ", "-")
+    return DSP_SCRATCH_BYTES if any(core in soc for core in _DSP_CORES) else 0
 
 
 @dataclass(frozen=True)
@@ -168,8 +182,10 @@ def check_fit(model: Union[str, Path, bytes], profile) -> FitReport:
     if ds is not None:
         compare("flash", blob.flash_bytes, getattr(ds, "flash_bytes", None), DATASHEET,
                 "the blob only; the firmware's code is not counted")
-        compare("RAM", blob.peak_arena_bytes + blob.flash_bytes, getattr(ds, "ram_bytes", None), DATASHEET,
-                "arena + blob (the firmware holds the uploaded model in RAM); code, stack and I/O "
-                "buffers not counted")
+        dsp = dsp_scratch_bytes(profile)
+        compare("RAM", blob.peak_arena_bytes + blob.flash_bytes + dsp, getattr(ds, "ram_bytes", None), DATASHEET,
+                "arena + blob (the firmware holds the uploaded model in RAM)"
+                + (f" + {dsp} bytes of DSP kernel scratch" if dsp else "")
+                + "; code, stack and I/O buffers not counted")
     return FitReport(**report, blob_bytes=blob.flash_bytes, arena_bytes=blob.peak_arena_bytes,
                      checks=tuple(checks), unknown=tuple(unknown))
