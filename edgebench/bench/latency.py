@@ -96,7 +96,7 @@ Progress = Callable[[dict], None]
 
 
 #: kept back from the time budget for the final summary and storing
-FINISH_RESERVE_S = 0.5
+FINISH_RESERVE_S = 1.0
 
 
 def _stop_rule(o: BenchOptions, resolution_s: float = 0.0, used_s: float = 0.0, overhead_s: float = 0.0,
@@ -115,16 +115,17 @@ def _stop_rule(o: BenchOptions, resolution_s: float = 0.0, used_s: float = 0.0, 
 
 
 def run_bench(model_path, profile, opts: BenchOptions, runs_root="runs", url: str | None = None,
-              progress: Progress | None = None, client=None) -> tuple[RunResult, Path]:
+              progress: Progress | None = None, client=None, started: float | None = None) -> tuple[RunResult, Path]:
     """Benchmark ``model_path`` on the board of ``profile`` in ``opts.repeat`` (or more) independent
     runs; return the result and its folder.
 
     Each repeat opens a fresh agent (a new process, a new model load) unless ``client`` is
     given (the caller keeps it; then each repeat reloads the model on it). Repeats are added,
     up to ``opts.max_repeats``, while the headline interval is wider than the target and the
-    time budget ``opts.max_time_s`` allows.
+    time budget ``opts.max_time_s`` allows, counted from ``started`` (``time.monotonic()`` when
+    the user's command began; default: now).
     """
-    session = BenchSession(model_path, profile, opts, runs_root, url, progress, client)
+    session = BenchSession(model_path, profile, opts, runs_root, url, progress, client, started)
     return session.run()
 
 
@@ -149,8 +150,8 @@ class BenchSession:
     """One bench run of K repeats: opens the board per repeat, collects samples, stores the run."""
 
     def __init__(self, model_path, profile, opts: BenchOptions, runs_root="runs", url=None,
-                 progress: Progress | None = None, client=None):
-        self.t0 = time.monotonic()
+                 progress: Progress | None = None, client=None, started: float | None = None):
+        self.t0 = time.monotonic() if started is None else started
         opts.validate()
         self.opts, self.profile, self.url, self.runs_root = opts, profile, url, runs_root
         self.model = read_model(model_path)
@@ -165,6 +166,7 @@ class BenchSession:
         self.repeat_info: list = []      # per repeat: stop decision, window, cold start
         self.resolution_s = 0.0
         self.spent_s = 0.0               # wall time of this session's finished repeats (and its set-up)
+        self.summary_s = 0.0             # the last summary between repeats (the headline stage only)
         self.repeat_t0 = self.t0
 
     @property
@@ -195,7 +197,9 @@ class BenchSession:
             return False
         per_repeat = self.spent_s / max(1, self.repeats_done)
         # a margin for the slowest repeat: the budget is a promise about time to answer
-        return self.spent_s + 1.3 * per_repeat + FINISH_RESERVE_S <= o.max_time_s
+        # the final summary does every stage: about len(STAGES) times the last one between repeats
+        finish = FINISH_RESERVE_S + len(STAGES) * self.summary_s
+        return self.spent_s + 1.3 * per_repeat + finish <= o.max_time_s
 
     def abort(self, exc: BaseException) -> None:
         """Keep what was measured when the run is stopped by ``exc`` (or leave no folder)."""
@@ -218,8 +222,10 @@ class BenchSession:
             self.emit({"event": "repeat", "repeat": k + 1, "of": self.opts.repeat})
             self._measure(client, k)
         self.repeats_done += 1
-        self.spent_s += time.monotonic() - self.repeat_t0
+        t = time.monotonic()
         self._summarise(final=False)
+        self.summary_s = time.monotonic() - t
+        self.spent_s += time.monotonic() - self.repeat_t0   # the summary and its storing included
 
     def _measure(self, client, k: int) -> None:
         o = self.opts

@@ -67,7 +67,8 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
         res = observed_tick(np.concatenate([p["e2e_s"].to_numpy() for p in kept_parts]), res)
         result.timing["clock_resolution_s"] = res or None
         result.timing["clock_resolution_reported_s"] = reported_resolution_s or None
-        for stage in STAGES:
+        # between repeats only the headline stage (the stop rule's); every stage at the end
+        for stage in STAGES if final else ("e2e",):
             runs = [p[f"{stage}_s"].to_numpy() for p in kept_parts]
             latency[stage] = {**summarize_runs(runs, resolution_s=res).to_dict(), "label": result.label}
         pooled = np.concatenate([p["e2e_s"].to_numpy() for p in kept_parts])

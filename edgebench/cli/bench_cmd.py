@@ -73,6 +73,9 @@ def bench(
     json_out: bool = opt.json_flag("the run", rich_help_panel=opt.OUTPUT),
 ) -> None:
     """Benchmark a model's latency on a board until the median is known to the target precision."""
+    import time
+
+    started = time.monotonic()  # --max-time is a promise about the time to answer
     from edgebench.bench.latency import BenchOptions, recover_bench, run_bench
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
@@ -135,7 +138,7 @@ def bench(
     from edgebench.boards.connect import board_client
 
     with board_client(profile, url, image=image) if image else nullcontext() as client:  # one emulator, all runs
-        result, run_dir = run_bench(model, profile, opts, runs_root=runs_dir, url=url, client=client,
+        result, run_dir = run_bench(model, profile, opts, runs_root=runs_dir, url=url, client=client, started=started,
                                     progress=progress_printer(err, model.name))
     if profile.kind == "mcu":   # instructions (emulated) or cycles (estimated) per MAC beside the latency
         from edgebench.bench.mac_rate import attach

@@ -130,18 +130,31 @@ def _batch_size(n: int, r: float) -> int:
 def quantile_interval(samples_s, q: float = 0.5, ci_level: float = 0.95,
                       resolution_s: float = 0.0) -> QuantileInterval:
     """Dependence-aware interval of the ``q`` quantile of one run (see the module docstring)."""
+    return quantile_intervals(samples_s, (q,), ci_level, resolution_s)[0]
+
+
+def quantile_intervals(samples_s, qs, ci_level: float = 0.95, resolution_s: float = 0.0) -> list:
+    """:func:`quantile_interval` for several quantiles of one run, sorting it once."""
+    level = check_level(ci_level)
+    for q in qs:
+        if not 0.0 < q < 1.0:
+            raise DataError(f"quantile must be in (0, 1), got {q!r}")
+    x = as_samples(samples_s, min_n=2)
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    ranks = np.empty(x.size, dtype=np.int64)
+    ranks[order] = np.arange(x.size)
+    r_rank = lag1_autocorr(ranks)
+    return [_quantile_interval(x, xs, r_rank, q, level, resolution_s) for q in qs]
+
+
+def _quantile_interval(x, xs, r_rank, q, level, resolution_s) -> QuantileInterval:
     from scipy.stats import t as student_t
 
-    level = check_level(ci_level)
-    if not 0.0 < q < 1.0:
-        raise DataError(f"quantile must be in (0, 1), got {q!r}")
-    x = as_samples(samples_s, min_n=2)
     n = x.size
-    xs = np.sort(x)
     est = float(np.quantile(xs, q))
     ind = _indicator(x, est)
     r = lag1_autocorr(ind)
-    r_rank = lag1_autocorr(np.argsort(np.argsort(x, kind="stable"), kind="stable"))
     var_iid = q * (1.0 - q)
     b = _batch_size(n, max(r, r_rank))
     m = n // b if b else 0
@@ -292,4 +305,4 @@ def coarse_clock(median_s: float, resolution_s: float) -> bool:
 
 
 __all__ = ["QuantileInterval", "RunsInterval", "coarse_clock", "lag1_autocorr", "observed_tick",
-           "quantile_interval", "runs_interval", "sessions_interval", "COARSE_TICKS", "MIN_BATCHES"]
+           "quantile_interval", "quantile_intervals", "runs_interval", "sessions_interval", "COARSE_TICKS", "MIN_BATCHES"]

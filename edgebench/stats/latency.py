@@ -199,7 +199,7 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0) -> L
     """
     from scipy.stats import median_abs_deviation
 
-    from edgebench.stats.dependence import quantile_interval, runs_interval
+    from edgebench.stats.dependence import quantile_intervals, runs_interval
 
     level = check_level(ci_level)
     arrays = [as_samples(r, min_n=2) for r in runs]
@@ -209,7 +209,10 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0) -> L
     n = x.size
     median = float(np.median(x))
     positive = median > 0.0
-    per = [quantile_interval(a, 0.5, level, resolution_s) for a in arrays]
+    tails = [(0.9, "p90_ci_s", MIN_N_P90), (0.99, "p99_ci_s", MIN_N_P99)]
+    wanted = (0.5,) + tuple(q for q, _, min_n in tails if n >= min_n)
+    each = [quantile_intervals(a, wanted, level, resolution_s) for a in arrays]  # one sort a run
+    per = [e[0] for e in each]
     ci_low = ci_high = None
     method, cv = per[0].method, None
     if positive and all(q.estimate > 0 for q in per):
@@ -219,8 +222,8 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0) -> L
         if ci_low is not None:  # the headline interval must hold the pooled median it is printed beside
             ci_low, ci_high = min(ci_low, median), max(ci_high, median)
     pct = {}
-    for q, key, min_n in ((0.9, "p90_ci_s", MIN_N_P90), (0.99, "p99_ci_s", MIN_N_P99)):
-        qs = [quantile_interval(a, q, level, resolution_s) for a in arrays] if n >= min_n else []
+    for q, key, min_n in tails:
+        qs = [e[wanted.index(q)] for e in each] if q in wanted else []
         if qs and all(v.low is not None and v.estimate > 0 for v in qs):
             iv = runs_interval([v.estimate for v in qs], [(v.low, v.high) for v in qs], level, resolution_s)
             pct[key] = [iv.low, iv.high] if iv.low is not None else None
