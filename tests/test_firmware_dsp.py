@@ -190,3 +190,16 @@ def test_dsp_kernels_bit_exact_on_qemu_m4(firmware, tmp_path):
     for name, (outs, sizes, _ops) in zip(CASES, refs):
         assert len(np.unique(outs[:, -sizes[-1]:])) > 8, f"{name}: reference output nearly constant"
     assert not failures, "; ".join(failures)
+
+
+def test_fit_check_counts_the_dsp_scratch_of_the_firmware():
+    import re
+
+    from edgebench.boards.registry import get_profile
+    from edgebench.mcu.fit import DSP_SCRATCH_BYTES, dsp_scratch_bytes
+
+    header = (FIRMWARE / "core" / "eb_kernels_dsp.h").read_text()
+    assert int(re.search(r"#define EB_DSP_SCRATCH_BYTES (\d+)u", header).group(1)) == DSP_SCRATCH_BYTES
+    assert dsp_scratch_bytes(get_profile("qemu-m4")) == dsp_scratch_bytes(get_profile("qemu-m7")) == DSP_SCRATCH_BYTES
+    assert dsp_scratch_bytes(get_profile("nucleo-l4r5zi")) == DSP_SCRATCH_BYTES
+    assert dsp_scratch_bytes(get_profile("esp32-s3")) == 0 and dsp_scratch_bytes(get_profile("pico")) == 0
