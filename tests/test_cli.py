@@ -236,7 +236,8 @@ def test_image_starts_the_emulated_board_with_that_firmware(tmp_path, posix_firm
 
     image = tmp_path / "my-firmware"
     shutil.copy2(posix_firmware_bin, image)
-    p = run_cli("verify", INT8, "--board", "posix-sim", "--image", image, "--count", "4", "--json")
+    p = run_cli("verify", INT8, "--board", "posix-sim", "--image", image, "--count", "4", "--json",
+                "--runs-dir", tmp_path / "runs")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["gate"]["passed"] is True
     p = run_cli("bench", INT8, "--board", "posix-sim", "--image", image, "--runs-dir", tmp_path / "runs",

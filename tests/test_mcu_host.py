@@ -180,9 +180,9 @@ def test_run_groups_inferences_per_uploaded_input(client):
 # ----------------------------------------------------------------------------- verify
 
 @pytest.mark.parametrize("model", [DIGITS, KWS], ids=["digits_int8", "kws"])
-def test_verify_bit_exact(fw, capsys, model):
+def test_verify_bit_exact(fw, capsys, model, tmp_path):
     code, out, _ = run_main(capsys, "verify", model, "--board", "posix-sim", "--url", fw, "--count", "24",
-                            "--json")
+                            "--json", "--runs-dir", tmp_path)
     assert code == 0
     r = json.loads(out)
     assert r["bit_exact"] is True and r["gate"] == {**r["gate"], "applies": True, "passed": True}
@@ -190,23 +190,34 @@ def test_verify_bit_exact(fw, capsys, model):
     assert o["differing_bytes"] == 0 and o["max_diff_lsb"] == 0 and o["samples"] == 24
     assert r["reference"]["op_resolver"] == "BUILTIN_REF" and r["device"]["runtime"]["name"] == "edgebench-firmware"
     assert r["device"]["link"]["checked"] is True and r["device"]["link"]["retries"] == 0
+    # stored through the run skeleton: run.json (kind verify, complete) and one sample row per input
+    run = store.read_result(r["run_dir"])
+    assert run.kind == "verify" and run.status == "complete" and run.run_id == r["run_id"]
+    assert run.extra["verify"]["gate"]["passed"] is True and run.model["sha256"] == r["model"]["sha256"]
+    rows = store.read_samples(r["run_dir"])
+    assert len(rows) == 24 and rows["differing_bytes"].sum() == 0 and list(rows["input_index"]) == list(range(24))
+    code, shown, _ = run_main(capsys, "runs", r["run_id"], "--runs-dir", tmp_path)
+    assert code == 0 and "bit-exact" in shown and "24 inputs" in shown
 
 
-def test_verify_json_parity_with_the_library(fw, capsys):
+def test_verify_json_parity_with_the_library(fw, capsys, tmp_path):
     from edgebench.bench.verify import VerifyOptions, run_verify
 
     code, out, _ = run_main(capsys, "verify", DIGITS, "--board", "posix-sim", "--url", fw, "--count", "8",
-                            "--seed", "3", "--json")
+                            "--seed", "3", "--json", "--runs-dir", tmp_path)
     assert code == 0
     printed = json.loads(out)
-    lib = run_verify(DIGITS, get_profile("posix-sim"), VerifyOptions(count=8, seed=3), url=fw).to_dict()
+    lib = run_verify(DIGITS, get_profile("posix-sim"), VerifyOptions(count=8, seed=3), url=fw,
+                     runs_root=tmp_path).to_dict()
+    assert printed["run_id"] != lib["run_id"] and len(store.find_runs(tmp_path)) == 2
     for d in (printed, lib):
-        d.pop("created_utc")
+        for key in ("created_utc", "run_id", "run_dir"):
+            d.pop(key)
         d["device"].pop("link")          # the second session finds the model on the device: fewer requests
     assert printed == lib
 
 
-def test_verify_exit_2_when_a_bit_exact_board_differs(fw, capsys, monkeypatch):
+def test_verify_exit_2_when_a_bit_exact_board_differs(fw, capsys, monkeypatch, tmp_path):
     from edgebench.boards.mcu import McuClient
 
     real = McuClient.infer_all
@@ -218,15 +229,22 @@ def test_verify_exit_2_when_a_bit_exact_board_differs(fw, capsys, monkeypatch):
         return out
 
     monkeypatch.setattr(McuClient, "infer_all", off_by_one)
-    code, out, err = run_main(capsys, "verify", DIGITS, "--board", "posix-sim", "--url", fw, "--count", "4")
+    code, out, err = run_main(capsys, "verify", DIGITS, "--board", "posix-sim", "--url", fw, "--count", "4",
+                              "--runs-dir", tmp_path)
     assert code == 2
     line = one_error_line(err)
     assert "promises bit-exact outputs but 1 output bytes differ" in line and "up to 1 LSB" in line
     assert "NOT bit-exact" in out
+    (run_dir,) = store.find_runs(tmp_path)       # the failed verdict is kept, with the input that differed
+    run = store.read_result(run_dir)
+    assert run.status == "complete" and [w["code"] for w in run.warnings] == ["not-bit-exact"]
+    rows = store.read_samples(run_dir)
+    assert list(rows.loc[rows["differing_bytes"] > 0, "input_index"]) == [0]
 
 
-def test_verify_on_a_linux_board_reports_without_a_gate(capsys):
-    code, out, _ = run_main(capsys, "verify", DIGITS, "--board", "host", "--count", "8", "--json")
+def test_verify_on_a_linux_board_reports_without_a_gate(capsys, tmp_path):
+    code, out, _ = run_main(capsys, "verify", DIGITS, "--board", "host", "--count", "8", "--json",
+                            "--runs-dir", tmp_path)
     assert code == 0
     r = json.loads(out)
     assert r["gate"]["applies"] is False and "xnnpack" in r["gate"]["reason"]
@@ -529,7 +547,7 @@ def test_qemu_m4_verify_and_bench_are_emulated(tmp_path, capsys):
 
     require_tool("arm-none-eabi-gcc")
     require_tool("qemu-system-arm")
-    code, out, err = run_main(capsys, "verify", KWS, "--board", "qemu-m4", "--count", "4", "--json")
+    code, out, err = run_main(capsys, "verify", KWS, "--board", "qemu-m4", "--count", "4", "--json", "--runs-dir", tmp_path)
     assert code == 0, err
     r = json.loads(out)
     assert r["bit_exact"] and r["gate"]["passed"] and r["device"]["timing"] == "emulated"
@@ -539,7 +557,8 @@ def test_qemu_m4_verify_and_bench_are_emulated(tmp_path, capsys):
     b = json.loads(out)
     assert b["label"] == "emulated" and b["latency"]["e2e"]["label"] == "emulated"
     assert b["board"]["system"]["firmware"]["port"] == "mps2-an386"
-    s = store.read_samples(store.find_runs(tmp_path)[0])
+    (bench_dir,) = [d for d in store.find_runs(tmp_path) if store.read_result(d).kind == "bench"]
+    s = store.read_samples(bench_dir)
     s = s[s["phase"] == "measure"]
     assert len(s) >= 30
     spread = s.groupby("input_index")["e2e_s"].agg(lambda v: v.max() - v.min())

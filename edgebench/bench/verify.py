@@ -63,6 +63,8 @@ class VerifyResult:
     notes: list = field(default_factory=list)
     format: str = "edgebench-verify"
     schema_version: int = 1
+    run_id: Optional[str] = None          # the stored run (``runs_root`` given), else None
+    run_dir: Optional[str] = None
 
     @property
     def failed(self) -> bool:
@@ -70,6 +72,18 @@ class VerifyResult:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    #: what of a VerifyResult a stored run keeps under ``extra.verify`` (the rest has its own sections)
+    STORED = ("device", "reference", "outputs", "bit_exact", "gate", "notes")
+
+    @classmethod
+    def from_run(cls, result, run_dir=None) -> "VerifyResult":
+        """The VerifyResult a stored ``verify`` run holds (for ``edgebench runs ID``)."""
+        v = (result.extra or {}).get("verify") or {}
+        return cls(created_utc=result.created_utc, board=result.board, model=result.model,
+                   inputs=(result.scenario or {}).get("inputs") or {}, label=result.label,
+                   run_id=result.run_id, run_dir=str(run_dir) if run_dir else None,
+                   **{k: v.get(k) for k in cls.STORED})
 
 
 def compare_outputs(device: np.ndarray, reference: np.ndarray, name: str = "output 0",
@@ -119,9 +133,51 @@ def _outputs(out: dict) -> list:
     return [out[k] for k in keys if k in out]
 
 
+def per_input_frame(dev: list, ref: list):
+    """One row per input and output: differing bytes and the largest difference (LSB for integer
+    outputs, absolute for float ones) -- the samples of a stored verify run."""
+    import pandas as pd
+
+    rows = []
+    for k, (a, b) in enumerate(zip(dev, ref)):
+        a, b = np.asarray(a), np.asarray(b)
+        n = len(a)
+        if a.shape != b.shape or not n:
+            continue
+        differ = (a.reshape(n, -1).view(np.uint8) != b.reshape(n, -1).view(np.uint8)).sum(axis=1)
+        diff = np.abs(a.astype(np.float64) - b.astype(np.float64)).reshape(n, -1).max(axis=1)
+        rows.append(pd.DataFrame({"input_index": np.arange(n, dtype=np.int64), "output": np.full(n, k),
+                                  "differing_bytes": differ.astype(np.int64), "max_diff": diff}))
+    cols = {"input_index": "int64", "output": "int64", "differing_bytes": "int64", "max_diff": "float64"}
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame({c: pd.Series(dtype=t) for c, t in cols.items()})
+
+
+def store_verify(v: VerifyResult, runs_root, frame) -> None:
+    """Store ``v`` as a ``verify`` run (run.json + per-input samples) through the run skeleton,
+    complete at once (nothing is stored for a verify stopped before both sides answered)."""
+    from edgebench.bench.record import RunFolder, new_result
+
+    result = new_result("verify", v.label)
+    result.status = "complete"
+    result.model, result.board = dict(v.model), dict(v.board)
+    result.runtime = {"name": (v.device.get("runtime") or {}).get("name"),
+                      "version": (v.device.get("runtime") or {}).get("version"), "kernels": v.device.get("kernels"),
+                      "op_resolver": v.device.get("op_resolver")}
+    result.scenario = {"name": "verify", "inputs": v.inputs}
+    result.extra = {"verify": {k: getattr(v, k) for k in VerifyResult.STORED}}
+    if v.failed:
+        result.warnings.append({"code": "not-bit-exact", "message": v.gate.get("reason"),
+                                "remedy": "a firmware/engine bug: report it with this model and the run folder"})
+    folder = RunFolder(runs_root, v.model["name"], v.board["name"])
+    folder.start(result)
+    folder.save(result, frame)
+    v.run_id, v.run_dir = result.run_id, str(folder.path)
+
+
 def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = None, client=None,
-               reference_client=None, progress: Optional[Progress] = None) -> VerifyResult:
-    """Run ``opts``' inputs on the board and on the host reference kernels; compare."""
+               reference_client=None, progress: Optional[Progress] = None, runs_root=None) -> VerifyResult:
+    """Run ``opts``' inputs on the board and on the host reference kernels; compare; with
+    ``runs_root``, store the comparison as a ``verify`` run there."""
     opts.validate()
     model = read_model(model_path)
     emit = progress or (lambda event: None)
@@ -183,7 +239,7 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
     if link and link.get("checked") is False:
         notes.append("unchecked link: the plain MLPerf Tiny dialect carries no checksum (inputs read back, "
                      "scores read until two reads agree)")
-    return VerifyResult(
+    result = VerifyResult(
         created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         board={"name": profile.name, "title": getattr(profile, "title", profile.name), "kind": profile.kind,
                "transport": client.description},
@@ -194,6 +250,10 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
                    "op_resolver": ref_loaded.get("op_resolver"), "where": "this computer, a child process"},
         inputs=inputs.describe(), outputs=outputs, bit_exact=exact, gate=gate,
         label="measured", notes=notes)
+    if runs_root is not None:
+        store_verify(result, runs_root, per_input_frame(dev[:n_out], ref[:n_out]))
+    return result
 
 
-__all__ = ["VerifyOptions", "VerifyResult", "run_verify", "compare_outputs", "promises_bit_exact"]
+__all__ = ["VerifyOptions", "VerifyResult", "run_verify", "store_verify", "per_input_frame", "compare_outputs",
+           "promises_bit_exact"]

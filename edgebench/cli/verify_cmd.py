@@ -28,6 +28,7 @@ def verify(
     image: Optional[Path] = opt.image(),
     boards_dir: List[Path] = opt.boards_dir(),
     farm: Optional[str] = opt.farm(),
+    runs_dir: Path = opt.runs_dir(),
     json_out: bool = opt.json_flag("the comparison"),
 ) -> None:
     """Run inputs on the board and on the host's reference kernels; report differing bytes and LSB."""
@@ -38,7 +39,7 @@ def verify(
     if farm is not None:   # every matching place of a labgrid farm (cli/farm_fanout.py)
         from edgebench.cli.farm_fanout import fan_out
 
-        return fan_out("verify", farm, board, Path("runs"), json_out, stores_runs=False)
+        return fan_out("verify", farm, board, runs_dir, json_out)
     if board is None:
         from edgebench.errors import UsageError
 
@@ -64,7 +65,7 @@ def verify(
     with board_client(profile, url, image=image) if image else nullcontext() as client:
         result = run_verify(model, profile, VerifyOptions(inputs=str(inputs) if inputs else None, count=count,
                                                           seed=seed, kernels=kernels), url=url, client=client,
-                            progress=show)
+                            progress=show, runs_root=runs_dir)
     if json_out:
         emit_json(result)
     else:

@@ -27,5 +27,7 @@ def print_verify(console, r) -> None:
         console.print(f"{verdict}: {escape(g['rule'])}")
     else:
         console.print(("bit-exact" if r.bit_exact else "differs from the reference") + f" (not gated: {escape(g['reason'])})")
-    for n in r.notes:
+    for n in r.notes or []:
         console.print(f"[dim]note: {escape(n)}[/]")
+    if r.run_dir:
+        console.print(f"run stored in {escape(r.run_dir)}")
