@@ -364,3 +364,35 @@ def test_ad_score_on_qemu_m4(qemu_m4, tmp_path):
         qemu_m4.dut.db_load(x[i].astype("<f4").tobytes(), chunk_bytes=31)
         (score,) = qemu_m4.dut.infer(1, 0, timeout_s=60).results
         assert f"{score:.3f}" == mse_like_the_reference(y[i], outq["scale"], outq["zero_point"], x[i])
+
+
+# ----------------------------------------------------------------------------- bench's command line
+
+def test_bench_mlperf_flags_reach_the_mlperf_options(capsys, monkeypatch, tmp_path):
+    import edgebench.bench.mlperf_mode as mm
+
+    seen = {}
+
+    def fake_run(model, profile, opts, **kw):
+        opts.validate()
+        seen.update(model_id=opts.model_id, input_encoding=opts.input_encoding, results=opts.results)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(mm, "run_mlperf", fake_run)
+    code, _, err = run_main(capsys, "bench", DIGITS, "--board", "posix-sim", "--mlperf", "--url", "/dev/null",
+                            "--model-id", "ic01", "--input-encoding", "uint8-offset", "--results", "outputs",
+                            "--runs-dir", tmp_path)
+    assert code == 0, err
+    assert seen == {"model_id": "ic01", "input_encoding": "uint8-offset", "results": "outputs"}
+    code, _, err = run_main(capsys, "bench", DIGITS, "--board", "posix-sim", "--mlperf", "--url", "/dev/null",
+                            "--input-encoding", "uint8", "--runs-dir", tmp_path)
+    assert code == 1 and "unknown input encoding 'uint8'" in err
+
+
+def test_mlperf_flags_without_mlperf_are_one_line(capsys, tmp_path):
+    code, _, err = run_main(capsys, "bench", DIGITS, "--board", "host", "--model-id", "kws01", "--results", "mse",
+                            "--runs-dir", tmp_path)
+    assert code == 1
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "--model-id, --results apply to --mlperf only" in lines[0], err
+    assert not list(tmp_path.iterdir())

@@ -69,6 +69,13 @@ def bench(
     farm: Optional[str] = opt.farm(rich_help_panel=opt.BOARD),
     mlperf: bool = typer.Option(False, "--mlperf", help="MLPerf Tiny performance mode: drive the board with the "
                                 "plain DUT dialect (five windows of >= 10 s, median throughput)."),
+    model_id: Optional[str] = opt.model_id(
+        help="--mlperf: the m-model-[ID] the DUT should report (a mismatch is warned about); default: the "
+             "MLPerf Tiny id of a recognised benchmark model, else the file name."),
+    input_encoding: Optional[str] = opt.input_encoding(
+        None, " --mlperf only; default: the reference firmware's for a recognised MLPerf Tiny model, else int8."),
+    results: Optional[str] = opt.results(
+        None, " --mlperf only; default: mse for a recognised ad01 autoencoder, else outputs."),
     recover: Optional[Path] = opt.recover("bench", " (keeps the repeats it had written)", rich_help_panel=opt.OUTPUT),
     json_out: bool = opt.json_flag("the run", rich_help_panel=opt.OUTPUT),
 ) -> None:
@@ -115,7 +122,9 @@ def bench(
 
         with board_client(profile, url, image=image) if image else nullcontext() as client:
             result, run_dir = run_mlperf(model, profile, MlperfOptions(inputs=str(inputs) if inputs else None,
-                                                                       seed=seed),
+                                                                       seed=seed, model_id=model_id,
+                                                                       input_encoding=input_encoding,
+                                                                       results=results),
                                          runs_root=runs_dir, url=url, client=client,
                                          progress=progress_printer(err, model.name))
         err.print()
@@ -124,6 +133,11 @@ def bench(
         else:
             print_run(get_console(), result, run_dir)
         return
+    given = [name for name, v in (("--model-id", model_id), ("--input-encoding", input_encoding),
+                                  ("--results", results)) if v is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --mlperf only "
+                         "(the MLPerf Tiny dialect)", "add --mlperf, or drop them")
     if profile.kind == "mcu" and Path(model).is_file():
         from edgebench.mcu.fit import check_fit
 

@@ -22,18 +22,9 @@ def deploy(
     url: Optional[str] = opt.url(help="The board's serial port (e.g. the pty `edgebench flash` printed)."),
     image: Optional[Path] = opt.image(),
     boards_dir: List[Path] = opt.boards_dir(),
-    model_id: Optional[str] = typer.Option(
-        None, "--model-id", help="What `profile%` reports as m-model-[ID], the id the MLCommons runner "
-        "looks its test script up by: kws01, ic01, vww01, ad01 (1-16 of A-Z a-z 0-9 _ - .). Default: that id "
-        "when the model's input shape is an MLPerf Tiny benchmark's, else the file name."),
-    input_encoding: str = typer.Option(
-        "int8", "--input-encoding", help="How the device reads the `db` input buffer: int8 (the input "
-        "tensor as is), uint8-offset (uint8, minus 128 on the device: the ic01/vww01 reference firmware), "
-        "float32 (quantized on the device: the ad01 reference firmware)."),
-    results: str = typer.Option(
-        "outputs", "--results", help="What m-results-[...] reports: outputs (the dequantized output "
-        "tensor) or mse (one anomaly score, mean squared error between input and output: the ad01 "
-        "reference firmware)."),
+    model_id: Optional[str] = opt.model_id(),
+    input_encoding: str = opt.input_encoding(),
+    results: str = opt.results(),
     json_out: bool = opt.json_flag("the deployment report"),
 ) -> None:
     """Convert a model to a firmware blob, upload it (CRC-checked frames), verify it and load it.

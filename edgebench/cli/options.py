@@ -147,6 +147,29 @@ def telemetry_hz(**kw: Any) -> Any:
     return typer.Option(2.0, "--telemetry-hz", help="Telemetry samples per second on the device (at most 10).", **kw)
 
 
+# MLPerf Tiny runner compatibility (deploy, and bench --mlperf).
+
+def model_id(help: str = "", **kw: Any) -> Any:
+    return typer.Option(
+        None, "--model-id", help=help or "What `profile%` reports as m-model-[ID], the id the MLCommons runner "
+        "looks its test script up by: kws01, ic01, vww01, ad01 (1-16 of A-Z a-z 0-9 _ - .). Default: that id "
+        "when the model's input shape is an MLPerf Tiny benchmark's, else the file name.", **kw)
+
+
+def input_encoding(default: Optional[str] = "int8", extra: str = "", **kw: Any) -> Any:
+    return typer.Option(
+        default, "--input-encoding", help="How the device reads the `db` input buffer: int8 (the input "
+        "tensor as is), uint8-offset (uint8, minus 128 on the device: the ic01/vww01 reference firmware), "
+        "float32 (quantized on the device: the ad01 reference firmware)." + extra, **kw)
+
+
+def results(default: Optional[str] = "outputs", extra: str = "", **kw: Any) -> Any:
+    return typer.Option(
+        default, "--results", help="What m-results-[...] reports: outputs (the dequantized output "
+        "tensor) or mse (one anomaly score, mean squared error between input and output: the ad01 "
+        "reference firmware)." + extra, **kw)
+
+
 # The root options (edgebench --debug / --version), used by cli/app.py.
 
 def debug() -> Any:
