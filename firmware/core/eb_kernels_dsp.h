@@ -17,10 +17,11 @@
  *            receptive fields widened to int16, the int32 sums of the two
  *            pixels, one gathered int8 field).
  *   DEPTHWISE_CONV_2D (depth multiplier 1, a 3-tap axis with stride 1 and
- *            dilation 1): 4*Wp*rows + 4*(Wp + 2) bytes (two channels), Wp = the output
- *            length along that axis + 4 rounded down to even, rows = the
- *            input lines (padding included) of at least one output line;
- *            bands of output lines when the whole plane does not fit.
+ *            dilation 1), for a band of B output lines: 4*Wp*rows + 4*Lp2*B
+ *            bytes (two channels' planes, B lines of int32 sums), Wp = the
+ *            output length along that axis + 4 rounded down to even, Lp2 =
+ *            that length rounded up to even, rows = the input lines (padding
+ *            included) of the band; B as large as fits, at least 1.
  * FULLY_CONNECTED keeps eb_matvec (SMLAD already; one input vector, so
  * widening it ahead would save little).
  */
@@ -79,6 +80,16 @@ static inline int32_t eb_rq_mul(int32_t acc, int32_t m, int32_t chi, int32_t sh)
     int32_t hi = chi + s;
     __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(acc), "r"(m));
     return hi >> sh;
+}
+
+/* eb_rq_mul on a doubled sum t = 2 * acc (|acc| < 2^30), the offset folded into
+ * hc = 2^(e-1) + off * 2^e (see eb_dw_requant_lines) */
+static inline int32_t eb_rq_mul2(int32_t t, int32_t m, int32_t hc, int32_t e)
+{
+    uint32_t lo = 0x80000000u;
+    int32_t hi = hc + (t >> 31);
+    __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(t), "r"(m));
+    return hi >> e;
 }
 
 static inline int8_t eb_rq_apply(const eb_rq *q, int32_t acc, int32_t out_offset, int32_t act_min,
@@ -212,26 +223,28 @@ static inline void eb_mm2x2_tail(const int16_t *xt, int32_t R, const int8_t *ta,
 }
 
 /* requantise acc[2*u] (px0) and acc[2*u+1] (px1) of every channel u into o0
- * and o1 */
-static void eb_conv_requant(const int32_t *acc, int32_t OC, const uint8_t *mult, const uint8_t *shift,
-                            int32_t off, int32_t lo, int32_t hi, int8_t *o0, int8_t *o1)
+ * and o1. The common case (no fused clamp inside int8, 2 <= e <= 21) folds the
+ * output offset into the SMLAL constant as eb_dw_requant does. */
+static EB_NOINLINE void eb_conv_requant(const int32_t *acc, int32_t OC, const uint8_t *mult,
+                                        const uint8_t *shift, int32_t off, int32_t lo, int32_t hi,
+                                        int8_t *o0, int8_t *o1)
 {
     const int full = lo == -128 && hi == 127;
     int32_t u;
     for (u = 0; u < OC; u++) {
         const int32_t m = eb_ld32(mult + 4 * u), s = eb_ld32(shift + 4 * u);
         int32_t v0, v1;
-        if (m > 0 && s <= -2 && s >= -31) {
+        if (full && m > 0 && (uint32_t)(-s - 2) <= 19u) {
+            const int32_t sh = -s - 1;
+            const int32_t chi = (int32_t)((1u << (uint32_t)(sh - 1)) + ((uint32_t)off << sh));
+            v0 = __ssat(eb_rq_mul(acc[0], m, chi, sh), 8);
+            v1 = __ssat(eb_rq_mul(acc[1], m, chi, sh), 8);
+        } else if (m > 0 && s <= -2 && s >= -31) {
             const int32_t chi = (int32_t)(1u << (uint32_t)(-s - 2)), sh = -s - 1;
             v0 = eb_rq_mul(acc[0], m, chi, sh) + off;
             v1 = eb_rq_mul(acc[1], m, chi, sh) + off;
-            if (full) {
-                v0 = __ssat(v0, 8);
-                v1 = __ssat(v1, 8);
-            } else {
-                v0 = v0 < lo ? lo : (v0 > hi ? hi : v0);
-                v1 = v1 < lo ? lo : (v1 > hi ? hi : v1);
-            }
+            v0 = v0 < lo ? lo : (v0 > hi ? hi : v0);
+            v1 = v1 < lo ? lo : (v1 > hi ? hi : v1);
         } else {
             v0 = eb_requant(acc[0], m, s, off, lo, hi);
             v1 = eb_requant(acc[1], m, s, off, lo, hi);
@@ -351,17 +364,29 @@ typedef struct {
     int32_t wl, wc;                       /* weight strides (bytes) along line / cross taps */
 } eb_dw_geom;
 
-/* acc[0..Lo rounded up to even) = sum over three cross taps (rows r0, r1,
- * r2; no bias), two outputs per pass: 6 loads, 12 multiply-accumulates, one
- * store pair for 18 MACs. Hand-scheduled with pinned registers (all 14). */
-static void eb_dw_line3(const int16_t *r0, const int16_t *r1, const int16_t *r2, const uint32_t *w01,
-                        const uint32_t *w12, int32_t Lo, int32_t *acc)
+/* Line-to-line steps of eb_dw_lines3, read by its outer loop (one layer runs
+ * at a time; its address goes into the asm as an immediate, so no register is
+ * needed for it). */
+static struct {
+    int32_t row_delta;      /* bytes from the end of a line's pairs to the next line's rows */
+    int32_t line_bytes;     /* bytes of accumulators per line */
+    int32_t *final;         /* end of the last line's accumulators */
+} eb_dw_ctl;
+
+/* For n lines: acc[line][0..Lp2) = sum over three cross taps (rows r0, r1, r2
+ * of the first line; each next line's rows are row_step bytes further), no
+ * bias, Lp2 = Lo rounded up to even. Two outputs per pass: 6 loads, 12
+ * multiply-accumulates and one store pair for 18 MACs; 11 instructions from
+ * one line to the next. Hand-scheduled with pinned registers (all 14). */
+static void eb_dw_lines3(const int16_t *r0, const int16_t *r1, const int16_t *r2, const uint32_t *w01,
+                         const uint32_t *w12, int32_t Lo, int32_t n, int32_t row_step, int32_t *acc)
 {
+    const int32_t lp2 = (Lo + 1) & ~1;
     register const int16_t *x0 __asm__("r0") = r0;
     register const int16_t *x1 __asm__("r1") = r1;
     register const int16_t *x2 __asm__("r2") = r2;
     register int32_t *ap __asm__("r3") = acc;
-    register int32_t *aend __asm__("r4") = acc + ((Lo + 1) & ~1);
+    register int32_t *aend __asm__("r4") = acc + lp2;
     register uint32_t p0 __asm__("r5") = w01[0];
     register uint32_t q0 __asm__("r6") = w12[0];
     register uint32_t p1 __asm__("r7") = w01[1];
@@ -371,9 +396,12 @@ static void eb_dw_line3(const int16_t *r0, const int16_t *r1, const int16_t *r2,
     register int32_t a0 __asm__("r11");
     register int32_t a1 __asm__("r12");
     register uint32_t X __asm__("lr");
-    if (Lo <= 0) {
+    if (Lo <= 0 || n <= 0) {
         return;
     }
+    eb_dw_ctl.row_delta = row_step - 2 * lp2;
+    eb_dw_ctl.line_bytes = 4 * lp2;
+    eb_dw_ctl.final = acc + (size_t)n * lp2;
     __asm__ volatile(
         "1:\n\t"
         "ldr    %[X], [%[x0]], #4\n\t"
@@ -397,10 +425,21 @@ static void eb_dw_line3(const int16_t *r0, const int16_t *r1, const int16_t *r2,
         "strd   %[a0], %[a1], [%[ap]], #8\n\t"
         "cmp    %[ap], %[end]\n\t"
         "bne    1b\n\t"
-        : [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [ap] "+r"(ap), [a0] "=&r"(a0), [a1] "=&r"(a1),
-          [X] "=&r"(X)
-        : [end] "r"(aend), [p0] "r"(p0), [q0] "r"(q0), [p1] "r"(p1), [q1] "r"(q1), [p2] "r"(p2),
-          [q2] "r"(q2)
+        "movw   %[X], #:lower16:%c[ctl]\n\t"
+        "movt   %[X], #:upper16:%c[ctl]\n\t"
+        "ldr    %[a0], [%[X]]\n\t"
+        "ldr    %[a1], [%[X], #4]\n\t"
+        "ldr    %[X], [%[X], #8]\n\t"
+        "add    %[x0], %[x0], %[a0]\n\t"
+        "add    %[x1], %[x1], %[a0]\n\t"
+        "add    %[x2], %[x2], %[a0]\n\t"
+        "add    %[end], %[end], %[a1]\n\t"
+        "cmp    %[ap], %[X]\n\t"
+        "bne    1b\n\t"
+        : [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [ap] "+r"(ap), [end] "+r"(aend), [a0] "=&r"(a0),
+          [a1] "=&r"(a1), [X] "=&r"(X)
+        : [p0] "r"(p0), [q0] "r"(q0), [p1] "r"(p1), [q1] "r"(q1), [p2] "r"(p2), [q2] "r"(q2),
+          [ctl] "i"(&eb_dw_ctl)
         : "cc", "memory");
 }
 
@@ -409,10 +448,6 @@ static void eb_dw_line(const int16_t *const *rows, int32_t ck, const uint32_t *w
                        int32_t Lo, int32_t *acc)
 {
     int32_t t, j;
-    if (ck == 3) {
-        eb_dw_line3(rows[0], rows[1], rows[2], w01, w12, Lo, acc);
-        return;
-    }
     for (j = 0; j < Lo; j += 2) {
         acc[j] = 0;
         acc[j + 1] = 0;
@@ -442,8 +477,8 @@ static void eb_dw_line(const int16_t *const *rows, int32_t ck, const uint32_t *w
  * sh <= 21 the output offset rides in the constant: (hi + off * 2^sh) >> sh =
  * (hi >> sh) + off exactly, and |hi + off * 2^sh| < 2^31 (|hi| <= 2^30 + 2^29 + 1,
  * |off| <= 128). */
-static EB_NOINLINE void eb_dw_requant(const int32_t *acc, int32_t n, int32_t bias, const eb_rq *q,
-                                      int32_t off, int32_t lo, int32_t hi, int8_t *dst, int32_t ls)
+static EB_ALWAYS_INLINE void eb_dw_requant(const int32_t *acc, int32_t n, int32_t bias, const eb_rq *q,
+                                           int32_t off, int32_t lo, int32_t hi, int8_t *dst, int32_t ls)
 {
     int32_t j;
     if (!q->fast) {
@@ -477,6 +512,47 @@ static EB_NOINLINE void eb_dw_requant(const int32_t *acc, int32_t n, int32_t bia
                 dst += ls;
             }
         }
+    }
+}
+
+/* eb_dw_requant for n_out lines: line o's accumulators at acc + o * lp2, its
+ * outputs from dst + o * ocs */
+static EB_NOINLINE void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, int32_t Lo, int32_t bias,
+                                            const eb_rq *q, int32_t off, int32_t lo, int32_t hi, int8_t *dst,
+                                            int32_t ls, int32_t ocs)
+{
+    const int32_t lp2 = (Lo + 1) & ~1;
+    int32_t o;
+    if (q->fast && lo == -128 && hi == 127 && q->sh <= 21 && bias < (1 << 29) && bias > -(1 << 29)) {
+        /* The common case, without per-line set-up, on doubled sums: t = 2 * (acc + bias)
+         * fits int32 (|acc| <= taps * 2^14 < 2^20 here), so eb_rq_mul's numerator doubled,
+         * 2P + 2C - [t < 0] * 2^32, has the constant 2^31 low word and the sign correction
+         * in the high word only: hi = 2^(e-1) + off * 2^e + (t >> 31), v = hi >> e, the
+         * output offset included (|hi| < 2^30 + 2^20 + 2^28 for e <= 21). */
+        const int32_t m = q->m, e = q->sh + 1, b2 = (int32_t)((uint32_t)bias << 1);
+        const int32_t hc = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)off << e));
+        for (o = 0; o < n_out; o++) {
+            const int32_t *a = acc + (size_t)o * lp2;
+            const int32_t *const end = a + (Lo & ~1);
+            int8_t *d = dst + (size_t)o * ocs;
+            while (a < end) {
+                const int32_t v0 = eb_rq_mul2((int32_t)(((uint32_t)a[0] << 1) + (uint32_t)b2), m, hc, e);
+                const int32_t v1 = eb_rq_mul2((int32_t)(((uint32_t)a[1] << 1) + (uint32_t)b2), m, hc, e);
+                d[0] = (int8_t)__ssat(v0, 8);
+                d[ls] = (int8_t)__ssat(v1, 8);
+                d += 2 * ls;
+                a += 2;
+            }
+            if (Lo & 1) {
+                *d = (int8_t)__ssat(eb_rq_mul2((int32_t)(((uint32_t)a[0] << 1) + (uint32_t)b2), m, hc, e), 8);
+            }
+        }
+        return;
+    }
+    for (o = 0; o < n_out; o++) {
+        eb_dw_requant(acc, Lo, bias, q, off, lo, hi, dst, ls);
+        acc += lp2;
+        dst += ocs;
     }
 }
 
@@ -575,17 +651,19 @@ static int eb_depthwise_s8_dsp(const eb_conv_params *p, const int8_t *in, int8_t
      * lines, padding lines included (input zero points) */
     Wp = (g.Lo + 4) & ~1;
     {
-        const int32_t avail = (int32_t)EB_DSP_SCRATCH_BYTES - 4 * (Wp + 2);   /* acc line */
+        /* a band of B output lines: B accumulator lines of Lp2 int32 and two planes of
+         * (B - 1) * Cs + need1 input lines of Wp int16 */
         const int32_t need1 = (g.Ck - 1) * g.Cd + 1;      /* input lines of one output line */
-        const int32_t lines_fit = avail > 0 ? avail / (4 * Wp) : 0;   /* two planes */
-        if (lines_fit < need1) {
+        const int32_t lp2 = (g.Lo + 1) & ~1;
+        const int32_t room = (int32_t)EB_DSP_SCRATCH_BYTES - 4 * Wp * (need1 - g.Cs);
+        band = room > 0 ? room / (4 * lp2 + 4 * Wp * g.Cs) : 0;
+        if (band < 1) {
             return 0;
         }
-        band = (lines_fit - need1) / g.Cs + 1;
         band = band > g.Co ? g.Co : band;
+        acc = (int32_t *)(void *)eb_dsp_buf;
+        plane = (int16_t *)(void *)(acc + (size_t)band * lp2);
     }
-    acc = (int32_t *)(void *)eb_dsp_buf;
-    plane = (int16_t *)(void *)(acc + Wp + 2);
     pstride = (size_t)((band - 1) * g.Cs + (g.Ck - 1) * g.Cd + 1) * Wp;
     for (b = 0; b < p->out.n; b++) {
         const int8_t *in_b = in + (size_t)b * H * W * C;
@@ -632,16 +710,22 @@ static int eb_depthwise_s8_dsp(const eb_conv_params *p, const int8_t *in, int8_t
                     }
                 }
                 for (k = 0; k < cn; k++) {
-                    for (o = 0; o < n_out; o++) {
-                        const int16_t *rows[EB_DW_DSP_CK];
-                        const int16_t *base = plane + k * pstride + (size_t)(o * g.Cs) * Wp;
-                        for (t = 0; t < g.Ck; t++) {
-                            rows[t] = base + (size_t)(t * g.Cd) * Wp;
+                    const int16_t *base = plane + k * pstride;
+                    if (g.Ck == 3) {
+                        eb_dw_lines3(base, base + (size_t)g.Cd * Wp, base + (size_t)2 * g.Cd * Wp, w01[k], w12[k],
+                                     g.Lo, n_out, 2 * g.Cs * Wp, acc);
+                    } else {
+                        for (o = 0; o < n_out; o++) {
+                            const int16_t *rows[EB_DW_DSP_CK];
+                            const int16_t *ob = base + (size_t)(o * g.Cs) * Wp;
+                            for (t = 0; t < g.Ck; t++) {
+                                rows[t] = ob + (size_t)(t * g.Cd) * Wp;
+                            }
+                            eb_dw_line(rows, g.Ck, w01[k], w12[k], g.Lo, acc + (size_t)o * ((g.Lo + 1) & ~1));
                         }
-                        eb_dw_line(rows, g.Ck, w01[k], w12[k], g.Lo, acc);
-                        eb_dw_requant(acc, g.Lo, bias[k], &q[k], p->out_offset, p->act_min, p->act_max,
-                                      out_b + (size_t)(o0 + o) * g.OCs + c + k, g.OLs);
                     }
+                    eb_dw_requant_lines(acc, n_out, g.Lo, bias[k], &q[k], p->out_offset, p->act_min, p->act_max,
+                                        out_b + (size_t)o0 * g.OCs + c + k, g.OLs, g.OCs);
                 }
             }
         }
