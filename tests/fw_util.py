@@ -12,6 +12,9 @@
   exact reply bytes up to and including ``m-ready\\r\\n``; ``command(cmd)`` the
   reply lines without CRLF and without the final ``m-ready``.
 * ``frame(seq, payload)`` is one binary upload frame (firmware/PROTOCOL.md).
+* ``fw`` (a running posix firmware's pty) and ``client`` (an edgebench client of it) are
+  fixtures to import beside ``posix_firmware_bin``; ``run_main(capsys, *args)`` runs the
+  console entry point in-process and gives (exit code, stdout, stderr).
 
 Failures carry what was received, so a wrong reply is readable in the report.
 """
@@ -69,6 +72,41 @@ def posix_firmware_bin(tmp_path_factory) -> Path:
     if sys.platform == "win32":
         pytest.skip("the posix firmware needs a POSIX system (pseudo-terminals)")
     return build_firmware("posix", tmp_path_factory.getbasetemp() / "fw-posix")
+
+
+@pytest.fixture
+def fw(posix_firmware_bin):
+    """A running posix firmware (as `edgebench flash --board posix-sim` keeps one); its pty.
+    Import it with ``posix_firmware_bin`` into a test module."""
+    from edgebench.boards.mcu import FirmwareSession
+    from edgebench.boards.registry import get_profile
+
+    with FirmwareSession(get_profile("posix-sim"), image=posix_firmware_bin) as session:
+        yield session.url
+
+
+@pytest.fixture
+def client(fw):
+    """An open edgebench client of that firmware."""
+    from edgebench.boards.mcu import open_mcu
+    from edgebench.boards.registry import get_profile
+
+    c = open_mcu(get_profile("posix-sim"), url=fw)
+    yield c
+    c.close()
+
+
+def run_main(capsys, *args) -> tuple[int, str, str]:
+    """The console entry point in-process: (exit code, stdout, stderr)."""
+    from edgebench.cli.app import main
+
+    code = 0
+    try:
+        main([str(a) for a in args])
+    except SystemExit as exc:
+        code = exc.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
 def frame(seq: int, payload: bytes) -> bytes:

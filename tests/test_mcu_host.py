@@ -26,11 +26,11 @@ from typer.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from edgebench.boards.registry import get_profile  # noqa: E402
-from edgebench.cli.app import app, main  # noqa: E402
+from edgebench.cli.app import app  # noqa: E402
 from edgebench.errors import ModelError, ProfileError  # noqa: E402
 from edgebench.modelfile import read_model  # noqa: E402
 from edgebench.results import store  # noqa: E402
-from fw_util import posix_firmware_bin  # noqa: E402,F401  (session fixture: the posix firmware, built once)
+from fw_util import client, fw, posix_firmware_bin, run_main  # noqa: E402,F401  (fixtures: the posix firmware)
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
@@ -48,35 +48,6 @@ def _firmware_build_dir(posix_firmware_bin, tmp_path_factory, monkeypatch):
         base.mkdir(exist_ok=True)
         link.symlink_to(Path(posix_firmware_bin).parent, target_is_directory=True)
     monkeypatch.setenv("EDGEBENCH_FIRMWARE_BUILD", str(base))
-
-
-@pytest.fixture
-def fw(posix_firmware_bin):
-    """A running posix firmware (as `edgebench flash --board posix-sim` keeps one); its pty."""
-    from edgebench.boards.mcu import FirmwareSession
-
-    with FirmwareSession(get_profile("posix-sim"), image=posix_firmware_bin) as session:
-        yield session.url
-
-
-@pytest.fixture
-def client(fw):
-    from edgebench.boards.mcu import open_mcu
-
-    c = open_mcu(get_profile("posix-sim"), url=fw)
-    yield c
-    c.close()
-
-
-def run_main(capsys, *args) -> tuple[int, str, str]:
-    """The console entry point in-process: (exit code, stdout, stderr)."""
-    code = 0
-    try:
-        main([str(a) for a in args])
-    except SystemExit as exc:
-        code = exc.code or 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def one_error_line(err: str) -> str:

@@ -18,15 +18,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MLPERF_DIR, require_tool
+from conftest import MLPERF_DIR, require_file, require_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from edgebench.boards.registry import get_profile  # noqa: E402
-from edgebench.cli.app import main  # noqa: E402
 from edgebench.errors import InputWarning, UsageError  # noqa: E402
 from edgebench.modelfile import read_model  # noqa: E402
-from fw_util import posix_firmware_bin  # noqa: E402,F401  (session fixture: the posix firmware, built once)
+from fw_util import client, fw, posix_firmware_bin, run_main  # noqa: E402,F401  (fixtures: the posix firmware)
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
@@ -38,39 +37,6 @@ RESNET = MLPERF_DIR / "pretrainedResnet_quant.tflite"
 RUNNER_PROFILE_RE = re.compile(r"^m-(model|profile)-\[([^]]+)]$")
 RUNNER_RESULTS_RE = re.compile(r"^m-results-\[([^]]+)\]$")
 RUNNER_IDS = {"kws01", "ic01", "vww01", "ad01"}
-
-
-@pytest.fixture
-def fw(posix_firmware_bin):  # noqa: F811
-    from edgebench.boards.mcu import FirmwareSession
-
-    with FirmwareSession(get_profile("posix-sim"), image=posix_firmware_bin) as session:
-        yield session.url
-
-
-@pytest.fixture
-def client(fw):
-    from edgebench.boards.mcu import open_mcu
-
-    c = open_mcu(get_profile("posix-sim"), url=fw)
-    yield c
-    c.close()
-
-
-def run_main(capsys, *args) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main([str(a) for a in args])
-    except SystemExit as exc:
-        code = exc.code or 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def need(path: Path) -> Path:
-    if not path.is_file():
-        pytest.skip(f"{path} is missing")
-    return path
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -125,8 +91,8 @@ def mse_like_the_reference(y_q: np.ndarray, oscale: float, ozp: int, x: np.ndarr
 def test_model_ids_the_runner_knows_are_recognised_by_shape():
     from edgebench.mcu.mlperf_ids import check_model_id, default_model_id, runner_note
 
-    assert default_model_id(read_model(need(KWS))) == "kws01"      # file stem kws_ref_model crashed the runner
-    assert default_model_id(read_model(need(RESNET))) == "ic01"
+    assert default_model_id(read_model(require_file(KWS))) == "kws01"      # file stem kws_ref_model crashed the runner
+    assert default_model_id(read_model(require_file(RESNET))) == "ic01"
     assert default_model_id(read_model(DIGITS)) == "digits_int8"
     assert "not one the MLCommons runner has a script for" in runner_note("digits_int8", None, "int8", "outputs")
     assert "--input-encoding uint8-offset" in runner_note("ic01", None, "int8", "outputs")
@@ -218,7 +184,7 @@ def _uint8_results(client, model: Path, seed: int):
 
 @pytest.mark.parametrize("model", [DIGITS, RESNET], ids=["digits", "resnet8-ic01"])
 def test_uint8_offset_matches_the_host_reference_on_posix(client, model):
-    got, want = _uint8_results(client, need(model), seed=5)
+    got, want = _uint8_results(client, require_file(model), seed=5)
     assert got.shape == want.shape and np.abs(got - want).max() <= 0.0005 + 1e-9
     # the same uint8 bytes read as int8 (no shift on the device): the silent error the issue saw
     u8 = client.dut.db_print()
@@ -311,7 +277,7 @@ def test_bench_mlperf_deploys_with_the_runners_conventions(client, tmp_path):
 
     # a recognised MLPerf Tiny model gets its reference firmware's conventions by default
     opts = MlperfOptions(window_s=0.05, windows=2, input_count=2)
-    result, _ = run_mlperf(need(RESNET), get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
+    result, _ = run_mlperf(require_file(RESNET), get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
     fw = result.board["system"]["firmware"]
     assert (fw["model"], fw["input"], fw["results"]) == ("ic01", "uint8-offset", "outputs")
     assert result.extra["mlperf"]["runner"]["stock_infer"] == "infer 20 5"
@@ -343,7 +309,7 @@ def qemu_m4(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize("model, model_id", [(DIGITS, "digits_int8"), (RESNET, "ic01")], ids=["digits", "resnet8-ic01"])
 def test_uint8_offset_and_emulated_profile_on_qemu_m4(qemu_m4, model, model_id):
-    got, want = _uint8_results(qemu_m4, need(model), seed=9)
+    got, want = _uint8_results(qemu_m4, require_file(model), seed=9)
     assert np.abs(got - want).max() <= 0.0005 + 1e-9
     prof = qemu_m4.dut.profile()
     view = dict(m.groups() for m in map(RUNNER_PROFILE_RE.match, prof["lines"]) if m)

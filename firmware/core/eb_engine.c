@@ -422,7 +422,8 @@ const int8_t *eb_model_output(const eb_model *m)
     return tensor_data(m, v, v->output);
 }
 
-float eb_model_output_scale(const eb_model *m)
+/* The quantization of a model's input or output tensor (0 when no model is loaded). */
+static float io_scale(const eb_model *m, int output)
 {
     const eb_view *v;
     float f;
@@ -431,44 +432,25 @@ float eb_model_output_scale(const eb_model *m)
         return 0.0f;
     }
     v = &m->priv_view;
-    u = rd_u32(tensor_rec(v, v->output) + EB_T_SCALE);
+    u = rd_u32(tensor_rec(v, output ? v->output : v->input) + EB_T_SCALE);
     memcpy(&f, &u, sizeof f);
     return f;
 }
 
-int32_t eb_model_output_zero_point(const eb_model *m)
+static int32_t io_zero_point(const eb_model *m, int output)
 {
     const eb_view *v;
     if (!m || !m->priv_header) {
         return 0;
     }
     v = &m->priv_view;
-    return rd_i32(tensor_rec(v, v->output) + EB_T_ZERO_POINT);
+    return rd_i32(tensor_rec(v, output ? v->output : v->input) + EB_T_ZERO_POINT);
 }
 
-float eb_model_input_scale(const eb_model *m)
-{
-    const eb_view *v;
-    float f;
-    uint32_t u;
-    if (!m || !m->priv_header) {
-        return 0.0f;
-    }
-    v = &m->priv_view;
-    u = rd_u32(tensor_rec(v, v->input) + EB_T_SCALE);
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-int32_t eb_model_input_zero_point(const eb_model *m)
-{
-    const eb_view *v;
-    if (!m || !m->priv_header) {
-        return 0;
-    }
-    v = &m->priv_view;
-    return rd_i32(tensor_rec(v, v->input) + EB_T_ZERO_POINT);
-}
+float eb_model_output_scale(const eb_model *m) { return io_scale(m, 1); }
+int32_t eb_model_output_zero_point(const eb_model *m) { return io_zero_point(m, 1); }
+float eb_model_input_scale(const eb_model *m) { return io_scale(m, 0); }
+int32_t eb_model_input_zero_point(const eb_model *m) { return io_zero_point(m, 0); }
 
 void eb_conv_params_of(const eb_model *m, const eb_view *v, const eb_layer *L, eb_conv_params *p)
 {
