@@ -179,6 +179,12 @@ def test_single_run_and_no_interval():
     none = bench(latency={"e2e": _lat(1e-3, runs=1, ci=False)})
     assert verdict(ck.single_run, [none]).verdict == ck.FAIL
     assert verdict(ck.single_run, [accuracy()]).verdict == ck.NA
+    first = bench(latency={"e2e": {**_lat(1e-3), "sessions": 1}})
+    v = verdict(ck.single_run, [first])
+    assert v.verdict == ck.WARN and "one invocation" in v.evidence and "run the same bench command" in v.remedy
+    later = bench(latency={"e2e": {**_lat(1e-3), "sessions": 4, "between_session_cv": 0.021}})
+    v = verdict(ck.single_run, [later])
+    assert v.verdict == ck.PASS and "3 earlier invocation(s) (between-session CV 2.1%)" in v.evidence
 
 
 def test_burst_sold_as_sustained():

@@ -361,8 +361,19 @@ def single_run(runs: list) -> Verdict:
                           f"(n={fmt.count(e.get('n'))}, n_eff {fmt.count(e.get('n_eff'))})",
                     "repeat in fresh processes (bench --repeat 3 or more)")
         cv = e.get("between_run_cv")
-        return (PASS, f"{ci} over {k} independent runs" + (f", between-run CV {100 * cv:.1f}%" if cv is not None
-                                                            else ""), None)
+        runs_text = f"{ci} over {k} independent runs" + (f", between-run CV {100 * cv:.1f}%" if cv is not None
+                                                          else "")
+        sessions = e.get("sessions")
+        if sessions == 1:
+            return (WARN, f"{runs_text}, all in one invocation: the interval cannot see the variation between "
+                          "invocations, which repeats inside one share",
+                    "run the same bench command again: earlier runs of the same model and conditions in the "
+                    "runs folder are combined into the interval")
+        if sessions:
+            scv = e.get("between_session_cv")
+            runs_text += f", combined with {sessions - 1} earlier invocation(s)" + (
+                f" (between-session CV {100 * scv:.1f}%)" if scv is not None else "")
+        return (PASS, runs_text, None)
 
     return _per_run("single-run", "no variance or a single run",
                     HOEFLER + " rules 5 and 8 (confidence intervals; sound comparison); Bailey 1991", check, runs)
