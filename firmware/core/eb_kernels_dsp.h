@@ -83,13 +83,44 @@ static inline int32_t eb_rq_mul(int32_t acc, int32_t m, int32_t chi, int32_t sh)
 }
 
 /* eb_rq_mul on a doubled sum t = 2 * acc (|acc| < 2^30), the offset folded into
- * hc = 2^(e-1) + off * 2^e (see eb_dw_requant_lines) */
+ * hc = 2^(e-1) + off * 2^e (see eb_dw_requant_lines): the doubled numerator's low
+ * word is the constant 2^31, which is SMMLAR's rounding, so one SMMLAR onto
+ * hc + (t >> 31) gives the high word. */
 static inline int32_t eb_rq_mul2(int32_t t, int32_t m, int32_t hc, int32_t e)
 {
-    uint32_t lo = 0x80000000u;
     int32_t hi = hc + (t >> 31);
-    __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(t), "r"(m));
+    __asm__("smmlar %0, %1, %2, %0" : "+r"(hi) : "r"(t), "r"(m));
     return hi >> e;
+}
+
+/* d[j * ls] = SSAT8(eb_rq_mul2(2 * a[j] + b2, ...)) for j < 2 * npairs: 16
+ * instructions per pair */
+static void eb_dw_rq_pairs(const int32_t *a, int32_t npairs, int8_t *d, int32_t ls, int32_t m, int32_t hc,
+                           int32_t e, int32_t b2)
+{
+    const int32_t *const end = a + 2 * npairs;
+    int32_t t0, t1, h;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldrd   %[t0], %[t1], [%[a]], #8\n\t"
+        "add    %[t0], %[b2], %[t0], lsl #1\n\t"
+        "add    %[h], %[hc], %[t0], asr #31\n\t"
+        "smmlar %[h], %[t0], %[m], %[h]\n\t"
+        "asr    %[h], %[h], %[e]\n\t"
+        "ssat   %[h], #8, %[h]\n\t"
+        "strb   %[h], [%[d]]\n\t"
+        "add    %[t1], %[b2], %[t1], lsl #1\n\t"
+        "add    %[h], %[hc], %[t1], asr #31\n\t"
+        "smmlar %[h], %[t1], %[m], %[h]\n\t"
+        "asr    %[h], %[h], %[e]\n\t"
+        "ssat   %[h], #8, %[h]\n\t"
+        "strb   %[h], [%[d], %[ls]]\n\t"
+        "add    %[d], %[d], %[ls], lsl #1\n\t"
+        "cmp    %[a], %[end]\n\t"
+        "bne    1b\n\t"
+        : [a] "+r"(a), [d] "+r"(d), [t0] "=&r"(t0), [t1] "=&r"(t1), [h] "=&r"(h)
+        : [end] "r"(end), [ls] "r"(ls), [m] "r"(m), [hc] "r"(hc), [e] "r"(e), [b2] "r"(b2)
+        : "cc", "memory");
 }
 
 static inline int8_t eb_rq_apply(const eb_rq *q, int32_t acc, int32_t out_offset, int32_t act_min,
@@ -533,18 +564,13 @@ static EB_NOINLINE void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, i
         const int32_t hc = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)off << e));
         for (o = 0; o < n_out; o++) {
             const int32_t *a = acc + (size_t)o * lp2;
-            const int32_t *const end = a + (Lo & ~1);
             int8_t *d = dst + (size_t)o * ocs;
-            while (a < end) {
-                const int32_t v0 = eb_rq_mul2((int32_t)(((uint32_t)a[0] << 1) + (uint32_t)b2), m, hc, e);
-                const int32_t v1 = eb_rq_mul2((int32_t)(((uint32_t)a[1] << 1) + (uint32_t)b2), m, hc, e);
-                d[0] = (int8_t)__ssat(v0, 8);
-                d[ls] = (int8_t)__ssat(v1, 8);
-                d += 2 * ls;
-                a += 2;
+            if (Lo >= 2) {
+                eb_dw_rq_pairs(a, Lo >> 1, d, ls, m, hc, e, b2);
             }
             if (Lo & 1) {
-                *d = (int8_t)__ssat(eb_rq_mul2((int32_t)(((uint32_t)a[0] << 1) + (uint32_t)b2), m, hc, e), 8);
+                d[(size_t)(Lo - 1) * ls] =
+                    (int8_t)__ssat(eb_rq_mul2((int32_t)(((uint32_t)a[Lo - 1] << 1) + (uint32_t)b2), m, hc, e), 8);
             }
         }
         return;
