@@ -114,10 +114,12 @@ def _combine_sessions(latency: dict, earlier: list, resolution_s: float) -> None
         own = {k: fig[k] for k in ("median_s", "ci_low_s", "ci_high_s", "rel_ci_halfwidth", "ci_method", "runs")}
         fig["invocation"] = own
         prior = [s for s in earlier if stage in s["latency"]]
+        if own["ci_low_s"] is None or not own["median_s"]:
+            prior = []                       # no interval of its own: nothing to combine it with
         fig["sessions"] = 1 + len(prior)
         fig["session_runs"] = [s["run_id"] for s in prior]
         fig["between_session_cv"] = fig["rerun_low_s"] = fig["rerun_high_s"] = None
-        if own["ci_low_s"] is None or not own["median_s"] or not prior:
+        if not prior:
             continue
         iv = sessions_interval(own["median_s"], (own["ci_low_s"], own["ci_high_s"]),
                                [s["latency"][stage]["median_s"] for s in prior],
