@@ -582,43 +582,6 @@ static EB_NOINLINE void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, i
     }
 }
 
-/* d0[j], d1[j] = input position j - lp of channels 0 and 1 of the line at s
- * (stride ls), or zp outside [0, li); j < wp. Two channels per halfword load,
- * split by SXTB16. */
-static EB_NOINLINE void eb_dw_widen2(const int8_t *s, int32_t ls, int32_t lp, int32_t li, int32_t wp,
-                                     int16_t zp, int16_t *d0, int16_t *d1)
-{
-    int32_t j = 0;
-    const int32_t jend = lp + li < wp ? lp + li : wp;
-    for (; j < lp && j < wp; j++) {
-        d0[j] = zp;
-        d1[j] = zp;
-    }
-    s += (size_t)(j - lp) * ls;
-    for (; j + 1 < jend; j += 2) {
-        uint16_t h0, h1;
-        uint32_t v;
-        int32_t e, o;
-        EB_COPY2(&h0, s);
-        EB_COPY2(&h1, s + ls);
-        v = (uint32_t)h0 | ((uint32_t)h1 << 16);
-        e = eb_sx02(v);
-        o = eb_sx13(v);
-        EB_COPY4(d0 + j, &e);
-        EB_COPY4(d1 + j, &o);
-        s += 2 * ls;
-    }
-    if (j < jend) {
-        d0[j] = s[0];
-        d1[j] = s[1];
-        j++;
-    }
-    for (; j < wp; j++) {
-        d0[j] = zp;
-        d1[j] = zp;
-    }
-}
-
 /* d[j] = input position j - lp of the line at s (stride ls), or zp outside
  * [0, li); j < wp */
 static EB_NOINLINE void eb_dw_widen(const int8_t *s, int32_t ls, int32_t lp, int32_t li, int32_t wp,
@@ -630,16 +593,67 @@ static EB_NOINLINE void eb_dw_widen(const int8_t *s, int32_t ls, int32_t lp, int
         d[j] = zp;
     }
     s += (size_t)(j - lp) * ls;
-    for (; j + 1 < jend; j += 2) {
-        const uint32_t v = (uint32_t)(uint16_t)(int16_t)s[0] | ((uint32_t)(int32_t)s[ls] << 16);
-        EB_COPY4(d + j, &v);
-        s += 2 * ls;
-    }
-    if (j < jend) {
-        d[j++] = *s;
+    for (; j < jend; j++) {
+        d[j] = *s;
+        s += ls;
     }
     for (; j < wp; j++) {
         d[j] = zp;
+    }
+}
+
+/* d0[j], d1[j] = input position j - lp of channels 0 and 1 of the line at s
+ * (stride ls), or zp outside [0, li); j < wp; for nl lines (input lines ss
+ * bytes apart, plane lines wp apart). Two channels per halfword load, split by
+ * SXTB16. */
+static EB_NOINLINE void eb_dw_widen2(const int8_t *s, int32_t ls, int32_t lp, int32_t li, int32_t wp,
+                                     int16_t zp, int16_t *d0, int16_t *d1, int32_t nl, int32_t ss)
+{
+    const int32_t jend = lp + li < wp ? lp + li : wp;
+    const int32_t j0 = lp < wp ? lp : wp;
+    for (; nl > 0; nl--) {
+        const int8_t *sp = s + (size_t)(j0 - lp) * ls;
+        int32_t j;
+        for (j = 0; j < j0; j++) {
+            d0[j] = zp;
+            d1[j] = zp;
+        }
+        if (j + 1 < jend) {
+            /* pairs of positions: two halfword loads (channels 0 and 1 at positions j
+             * and j + 1), SXTB16 splits them into a word of each plane; 10 instructions */
+            const int32_t np = (jend - j) >> 1;
+            int16_t *e0 = d0 + j, *e1 = d1 + j;
+            int16_t *const stop = e0 + 2 * np;
+            uint32_t h0, h1, v;
+            __asm__ volatile(
+                "1:\n\t"
+                "ldrh   %[h1], [%[s], %[ls]]\n\t"
+                "ldrh   %[h0], [%[s]]\n\t"
+                "add    %[s], %[s], %[ls], lsl #1\n\t"
+                "orr    %[v], %[h0], %[h1], lsl #16\n\t"
+                "sxtb16 %[h0], %[v]\n\t"
+                "sxtb16 %[v], %[v], ror #8\n\t"
+                "str    %[h0], [%[e0]], #4\n\t"
+                "str    %[v], [%[e1]], #4\n\t"
+                "cmp    %[e0], %[stop]\n\t"
+                "bne    1b\n\t"
+                : [s] "+r"(sp), [e0] "+r"(e0), [e1] "+r"(e1), [h0] "=&r"(h0), [h1] "=&r"(h1), [v] "=&r"(v)
+                : [ls] "r"(ls), [stop] "r"(stop)
+                : "cc", "memory");
+            j += 2 * np;
+        }
+        if (j < jend) {
+            d0[j] = sp[0];
+            d1[j] = sp[1];
+            j++;
+        }
+        for (; j < wp; j++) {
+            d0[j] = zp;
+            d1[j] = zp;
+        }
+        s += ss;
+        d0 += wp;
+        d1 += wp;
     }
 }
 
@@ -718,19 +732,29 @@ static int eb_depthwise_s8_dsp(const eb_conv_params *p, const int8_t *in, int8_t
                 const int32_t ci0 = o0 * g.Cs - g.Cp;
                 const int32_t n_in = (n_out - 1) * g.Cs + (g.Ck - 1) * g.Cd + 1;
                 int32_t r, o;
-                /* widen the band's input lines of the channels */
+                /* widen the band's input lines of the channels; padding lines hold zero
+                 * points, written once per layer when the band is the whole plane */
                 for (r = 0; r < n_in; r++) {
                     const int32_t ci = ci0 + r;
                     int16_t *d = plane + (size_t)r * Wp;
                     int32_t j;
                     if (ci < 0 || ci >= g.Ci) {
                         uint32_t *d0 = (uint32_t *)(void *)d, *d1 = (uint32_t *)(void *)(d + pstride);
-                        for (j = 0; j < Wp; j += 2) {
-                            *d0++ = zz;
-                            *d1++ = zz;
+                        if (band < g.Co || (b == 0 && c == 0)) {
+                            for (j = 0; j < Wp; j += 2) {
+                                *d0++ = zz;
+                                *d1++ = zz;
+                            }
                         }
                     } else if (cn == 2) {
-                        eb_dw_widen2(in_b + (size_t)ci * g.CSs + c, g.Ls, g.Lp, g.Li, Wp, zp, d, d + pstride);
+                        /* the run of input lines inside the input, in one call */
+                        int32_t r1 = r;
+                        while (r1 + 1 < n_in && ci0 + r1 + 1 < g.Ci) {
+                            r1++;
+                        }
+                        eb_dw_widen2(in_b + (size_t)ci * g.CSs + c, g.Ls, g.Lp, g.Li, Wp, zp, d, d + pstride,
+                                     r1 - r + 1, g.CSs);
+                        r = r1;
                     } else {
                         eb_dw_widen(in_b + (size_t)ci * g.CSs + c, g.Ls, g.Lp, g.Li, Wp, zp, d);
                     }
