@@ -7,13 +7,27 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: demo test test-fast venv system clean
+.PHONY: demo test test-fast test-serial-plain venv system clean
 
 demo: system $(VENV)/.stamp
 	$(BIN)/edgebench demo
 
-test: system $(VENV)/.stamp-test
+test: system $(VENV)/.stamp-test test-serial-plain
 	EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The test venv has the farm extra, whose pyserial-labgrid fork replaces pyserial's `serial` module;
+# the serial tests also run on plain pyserial, in a venv without the extra (docs/farm.md)
+PLAIN ?= .venv-pyserial
+test-serial-plain: $(PLAIN)/.stamp
+	$(PLAIN)/bin/python -m pytest -q tests/test_transport_serial.py tests/test_firmware_protocol.py
+
+$(PLAIN)/.stamp: pyproject.toml
+	test -x $(PLAIN)/bin/python || $(PYTHON) -m venv $(PLAIN)
+	$(PLAIN)/bin/python -m pip install -q --upgrade pip
+	$(PLAIN)/bin/python -m pip install -q -e '.[test]'
+	$(PLAIN)/bin/python -c "import serial, importlib.metadata as m; v = m.version('pyserial'); \
+	  assert serial.__version__ == v, f'serial {serial.__version__} is not plain pyserial {v}'"
+	touch $@
 
 # the everyday lane: no QEMU, fuzzing, TensorFlow or multi-second tests (under a minute)
 test-fast: $(VENV)/.stamp-test
@@ -37,4 +51,4 @@ $(VENV)/.stamp-test: $(VENV)/.stamp
 	touch $@
 
 clean:
-	rm -rf $(VENV) .venv-agent39 runs build dist
+	rm -rf $(VENV) $(PLAIN) .venv-agent39 runs build dist
