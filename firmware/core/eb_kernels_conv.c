@@ -12,13 +12,16 @@
  * the inner loops are plain dot products with no per-MAC branch and no
  * per-MAC offset add.
  *
- * Inner loops: on cores with the DSP extension (Cortex-M4/M7/M33) four int8
- * pairs per SXTB16/SMLAD pair, four output channels per pass over the input
- * (filters stored blocked, see eb_block_filter); elsewhere portable C. Both
- * give identical integers (the sums are exact in int32). Under QEMU
- * (-icount, Cortex-M4 build) CONV_2D runs at about 2.1 to 2.6 emulated
- * instructions per MAC on the three reference models
- * (benchmarks/engine_instructions.py).
+ * Inner loops: on cores with the DSP extension (Cortex-M4/M7/M33) CONV_2D and
+ * DEPTHWISE_CONV_2D run the kernels of eb_kernels_dsp.h (int16-widened
+ * operands, SMLAD, a static 4 KiB scratch; the functions below when a layer
+ * does not fit it), and the dot products below use four int8 pairs per
+ * SXTB16/SMLAD pair, four output channels per pass over the input (filters
+ * stored blocked, see eb_block_filter); elsewhere portable C. All give
+ * identical integers (the sums are exact in int32). Under QEMU (-icount,
+ * Cortex-M4 build) CONV_2D runs at 1.5 to 1.8 emulated instructions per MAC
+ * and DEPTHWISE_CONV_2D at about 3 on the reference models
+ * (benchmarks/engine_instructions.py, docs/firmware-ports.md).
  */
 #include "eb_kernels.h"
 
