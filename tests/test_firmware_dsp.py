@@ -1,7 +1,7 @@
 """The Cortex-M DSP kernels (firmware/core/eb_kernels_dsp.h) against LiteRT's BUILTIN_REF.
 
 The DSP paths only run on a core with the DSP extension, so these models run on the
-Cortex-M4F build (mps2-an386) under QEMU: single-operator CONV_2D and DEPTHWISE_CONV_2D
+Cortex-M4F (mps2-an386, the qemu-m4 board) and Cortex-M7 (mps2-an500) builds under QEMU: single-operator CONV_2D and DEPTHWISE_CONV_2D
 models with the shapes that stress the kernels' edges - odd input and output channel
 counts (the blocked filter's plain last rows, K % 4 tails), padding, stride 2, dilation,
 batch 2, an odd number of output pixels, depth multiplier 2 (the portable kernel), a
@@ -28,7 +28,7 @@ from edgebench.mcu import convert
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
-PORT = "mps2-an386"
+PORTS = ("mps2-an386", "mps2-an500")     # Cortex-M4F, Cortex-M7
 N_INPUTS = 3
 
 pytestmark = pytest.mark.slow
@@ -142,21 +142,23 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def firmware(tmp_path_factory) -> Path:
+@pytest.fixture(scope="module", params=PORTS)
+def firmware(request, tmp_path_factory) -> tuple:
     for tool in ("make", "arm-none-eabi-gcc", "qemu-system-arm"):
         require_tool(tool)
-    out = tmp_path_factory.mktemp("fw-dsp")
-    proc = subprocess.run(["make", "-C", str(FIRMWARE), f"-j{min(4, os.cpu_count() or 1)}", f"PORT={PORT}",
+    port = request.param
+    out = tmp_path_factory.mktemp(f"fw-dsp-{port}")
+    proc = subprocess.run(["make", "-C", str(FIRMWARE), f"-j{min(4, os.cpu_count() or 1)}", f"PORT={port}",
                            f"BUILD={out}"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    return out / "eb-firmware.elf"
+    return port, out / "eb-firmware.elf"
 
 
-def test_dsp_kernels_bit_exact_on_qemu_m4(firmware, tmp_path):
+def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
     from edgebench.mcu.protocol import DutClient
     from edgebench.mcu.qemu import QemuBoard
 
+    port, elf = firmware
     rng = np.random.default_rng(2024)
     jobs, blobs = [], []
     for name, shape in CASES.items():
@@ -169,8 +171,8 @@ def test_dsp_kernels_bit_exact_on_qemu_m4(firmware, tmp_path):
         blobs.append(convert(path))
     refs = run_reference(jobs, tmp_path / "ref")
     failures = []
-    with QemuBoard(PORT, firmware, icount_shift=0) as board:
-        client = DutClient(board.pty_path, timeout_s=30, name=PORT)
+    with QemuBoard(port, elf, icount_shift=0) as board:
+        client = DutClient(board.pty_path, timeout_s=30, name=port)
         try:
             client.sync()
             for name, (path, x), blob, (outs, sizes, _ops) in zip(CASES, jobs, blobs, refs):
@@ -183,7 +185,7 @@ def test_dsp_kernels_bit_exact_on_qemu_m4(firmware, tmp_path):
                     dev = np.frombuffer(client.output(), dtype=np.int8)
                     if dev.shape != final[i].shape or np.any(dev != final[i]):
                         diff = int(np.count_nonzero(dev != final[i])) if dev.shape == final[i].shape else -1
-                        failures.append(f"{name} input {i}: {diff} of {final[i].size} bytes differ")
+                        failures.append(f"{port} {name} input {i}: {diff} of {final[i].size} bytes differ")
         finally:
             client.close()
     # the reference outputs must not be degenerate (a constant output proves little)
