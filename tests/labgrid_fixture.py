@@ -277,6 +277,22 @@ class Farm:
                     pids.add(int(entry.name))
         return sorted(pids)
 
+    def children(self, place: str) -> list[int]:
+        """Pids of the processes the exporter of ``place`` started (its ser2net while acquired)."""
+        proc = self.places[place].proc
+        if proc is None or proc.poll() is not None:
+            return []
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                if ppid == proc.pid:
+                    found.append(int(entry.name))
+        return found
+
     def listeners(self) -> list[tuple[int, str, int]]:
         """(pid, local address, port) of every listening TCP socket (and bound UDP socket) of the
         farm's processes (ser2net's mDNS, if it ran, would show here)."""

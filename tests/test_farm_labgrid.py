@@ -80,7 +80,7 @@ def test_farm_lists_places_with_profiles(farm):
     listing = json.loads(r.stdout)
     assert listing["coordinator"] == farm.address
     places = {p["name"]: p for p in listing["places"]}
-    assert set(places) == {"pa", "pb"}
+    assert {"pa", "pb"} <= set(places)
     assert places["pa"]["profile"] == "posix-sim" and places["pa"]["tags"]["board"] == "posix"
     assert [r["cls"] for r in places["pa"]["resources"]] == ["NetworkSerialPort"]
     assert places["pa"]["acquired"] is None
@@ -171,6 +171,28 @@ def test_coordinator_killed_mid_run(farm, tmp_path):
     assert held_by(farm, "pa") is None      # a restarted coordinator holds nothing: the place is free
 
 
+def test_ser2net_dropped_mid_run(farm, tmp_path):
+    proc = _start_bench(farm, "pb", tmp_path)
+    try:
+        _wait_acquired(farm, "pb")
+        run_json = _wait_samples(tmp_path)
+        served = farm.children("pb")
+        assert served, "the exporter of pb runs no ser2net while pb is acquired"
+        for pid in served:
+            os.kill(pid, signal.SIGKILL)            # the board's serial connection drops
+        _, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    line = one_error_line(err)
+    assert "labgrid place pb" in line and "rfc2217://127.0.0.1" in line and "not released" not in line, line
+    assert "exporter exp-pb still serving" in line and "list the serial ports" not in line, line
+    result = json.loads(run_json.read_text())
+    assert result["status"] == "incomplete" and (run_json.parent / "samples.parquet").is_file()
+    assert held_by(farm, "pb") is None       # released: the coordinator is still there
+
+
 def _start_bench(farm, place, runs_dir):
     env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="10")
     return subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--board", f"labgrid:{place}",
@@ -243,3 +265,52 @@ def test_verify_fans_out_too(farm, tmp_path):
     assert all(p["result"]["board"]["name"] == "posix-sim" for p in summary["places"])
     r = edgebench(farm, "verify", INT8)
     assert r.returncode == 1 and "missing option --board" in r.stderr
+
+
+SSH_WRAPPER = """#!{python}
+# test wrapper: the real {tool} with the test's client config (host keys checked against the test
+# sshd's known_hosts); the board's agent cache goes to a temp folder, not the real home
+import os, sys
+args = [a.replace(".cache/edgebench", {board!r}) for a in sys.argv[1:]]
+os.execv({real!r}, [{real!r}, "-F", {config!r}, *args])
+"""
+
+
+@pytest.fixture(scope="module")
+def ssh_place(farm, sshd_server, tmp_path_factory):
+    """A place whose board is reached over the local sshd (a NetworkService), profile farm-linux."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("ssh-place")
+    boards = root / "boards"
+    boards.mkdir()
+    (boards / "farm-linux.yaml").write_text(
+        "schema: 1\nname: farm-linux\ntitle: a Linux board behind sshd (test)\nkind: linux\n"
+        f"transport: {{type: ssh, url: 'ssh://nobody@192.0.2.1', python: {sys.executable}}}\n"
+        "runtimes: [ai_edge_litert]\nkernels: [xnnpack, builtin, reference]\ndelegates: []\n"
+        "default_threads: 1\ntelemetry: []\ndatasheet: null\nflasher: null\n")
+    bin_dir = root / "bin"
+    bin_dir.mkdir()
+    config = sshd_server.client_config()
+    for tool in ("ssh", "scp"):
+        wrapper = bin_dir / tool
+        wrapper.write_text(SSH_WRAPPER.format(python=sys.executable, tool=tool, real=shutil.which(tool),
+                                              config=str(config), board=str(root / "board")))
+        wrapper.chmod(0o755)
+    farm.add_place("linux1", {"net": {"NetworkService": {"address": "127.0.0.1", "username": sshd_server.user,
+                                                          "port": sshd_server.port}}},
+                   {"edgebench-profile": "farm-linux", "board": "linux"})
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    return boards, env
+
+
+def test_linux_board_over_its_network_service(farm, ssh_place, tmp_path):
+    boards, env = ssh_place
+    r = edgebench(farm, "bench", INT8, "--board", "labgrid:board=linux", "--boards-dir", boards,
+                  "--runs-dir", tmp_path, "--json", *FAST, env=env)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["board"]["name"] == "farm-linux" and result["board"]["farm"]["place"] == "linux1"
+    assert result["board"]["farm"]["resources"][0]["cls"] == "NetworkService"
+    assert "ssh" in result["board"]["transport"] and "127.0.0.1" in result["board"]["transport"]
+    assert held_by(farm, "linux1") is None

@@ -251,6 +251,11 @@ def released_line(error=None) -> list[str]:
         return [f"the link to the board on {last.describe()} broke ({what}); place {last.place.name} not "
                 f"released: the coordinator is unreachable (a restarted coordinator frees it; else: "
                 f"labgrid-client -p {last.place.name} release)"]
+    if isinstance(error, TransportError) and not isinstance(error, PlaceBusy) and last.place.name not in line:
+        # a local port's hint (list the serial ports, unplugged adapter) does not apply to a farm's link
+        return [f"{error.message.rstrip('.')} [on {last.describe()}]: is exporter "
+                f"{', '.join(last.exporters()) or '?'} still serving the place? (labgrid-client -p {last.place.name} "
+                f"show); place {last.place.name} released"]
     if last.place.name not in line:
         line = f"{line} [on {last.describe()}]"
     return ["; ".join([line, *notes])]
