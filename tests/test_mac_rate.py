@@ -89,3 +89,12 @@ def test_bench_on_qemu_reports_instructions_per_mac(tmp_path, capsys):
     code, out, err = run_main(capsys, *args)
     assert code == 0, err
     assert "instructions per MAC:" in out and "emulated" in out
+
+
+def test_mlperf_run_gets_the_figure_from_its_mean_latency():
+    from edgebench.bench.mac_rate import attach_mlperf
+
+    result = SimpleNamespace(extra={"mlperf": {"latency_s": 0.002}})
+    f = attach_mlperf(result, get_profile("qemu-m4"), DIGITS)
+    assert f["available"] and f["per_inference"] == pytest.approx(2_000_000) and f["stage"].startswith("mlperf")
+    assert attach_mlperf(SimpleNamespace(extra={}), get_profile("qemu-m4"), DIGITS) is None

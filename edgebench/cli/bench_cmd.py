@@ -127,6 +127,11 @@ def bench(
                                                                        results=results),
                                          runs_root=runs_dir, url=url, client=client,
                                          progress=progress_printer(err, model.name))
+        from edgebench.bench.mac_rate import attach_mlperf
+        from edgebench.results.store import write_result
+
+        if attach_mlperf(result, profile, model) is not None and run_dir is not None:
+            write_result(run_dir, result)
         err.print()
         if json_out:
             emit_json(result)
