@@ -98,3 +98,4 @@ def test_mlperf_run_gets_the_figure_from_its_mean_latency():
     f = attach_mlperf(result, get_profile("qemu-m4"), DIGITS)
     assert f["available"] and f["per_inference"] == pytest.approx(2_000_000) and f["stage"].startswith("mlperf")
     assert attach_mlperf(SimpleNamespace(extra={}), get_profile("qemu-m4"), DIGITS) is None
+    assert "(mean: 1 / median throughput)" in mac_rate_line(result)

@@ -14,6 +14,7 @@ def mac_rate_line(result) -> Optional[str]:
         return f"per MAC: not reported ({figure.get('reason')})"
     ci = figure.get("per_mac_ci")
     interval = f" [95% CI {ci[0]:.3f}–{ci[1]:.3f}]" if ci and None not in ci else ""
+    at = "at the median" if figure.get("stage") == "e2e" else "(mean: 1 / median throughput)"
     return (f"{figure['unit']} per MAC: {figure['per_mac']:.3f}{interval}, {figure['label']} "
-            f"({figure['per_inference'] / 1e6:,.3f} M {figure['unit']} per inference at the median / "
+            f"({figure['per_inference'] / 1e6:,.3f} M {figure['unit']} per inference {at} / "
             f"{figure['macs'] / 1e6:,.3f} M MACs; {figure['basis']})")
