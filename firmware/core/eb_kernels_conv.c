@@ -411,8 +411,15 @@ static void eb_im2col(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, 
     }
 }
 
-#if EB_DSP
+/* The kernels of eb_kernels_dsp.h pin all 14 allocatable registers (r7
+ * included) in their inner loops: they need an optimised build without a frame
+ * pointer (the ports' -O2). -DEB_NO_DSP_KERNELS leaves them out (e.g. for a
+ * debug build with -fno-omit-frame-pointer). */
+#if EB_DSP && defined(__OPTIMIZE__) && !defined(EB_NO_DSP_KERNELS)
+#define EB_DSP_KERNELS 1
 #include "eb_kernels_dsp.h"
+#else
+#define EB_DSP_KERNELS 0
 #endif
 
 void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
@@ -423,7 +430,7 @@ void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);   /* the input zero point */
     const int direct = eb_conv_direct(p);
     int32_t b, oy, ox;
-#if EB_DSP
+#if EB_DSP_KERNELS
     if (eb_conv_s8_dsp(p, in, out)) {
         return;
     }
@@ -537,7 +544,7 @@ void eb_depthwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int8_t *tap[EB_DW_TAPS];
     int8_t *zrow = p->scratch;
     int32_t b, oy, ox, ky, kx;
-#if EB_DSP
+#if EB_DSP_KERNELS
     if (eb_depthwise_s8_dsp(p, in, out)) {
         return;
     }
