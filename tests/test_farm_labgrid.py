@@ -314,3 +314,56 @@ def test_linux_board_over_its_network_service(farm, ssh_place, tmp_path):
     assert result["board"]["farm"]["resources"][0]["cls"] == "NetworkService"
     assert "ssh" in result["board"]["transport"] and "127.0.0.1" in result["board"]["transport"]
     assert held_by(farm, "linux1") is None
+
+
+@pytest.fixture(scope="module")
+def power_switch():
+    """A network power switch on 127.0.0.1 speaking labgrid's ``simplerest`` model: GET
+    /relay/INDEX/VALUE switches (VALUE 0 or 1), GET /relay/INDEX reads; every switch is recorded."""
+    import http.server
+    import threading
+
+    switched: list = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            parts = self.path.strip("/").split("/")
+            if len(parts) == 3:
+                switched.append((int(parts[1]), int(parts[2]), time.monotonic()))
+            state = next((v for i, v, _ in reversed(switched) if i == int(parts[1])), 1)
+            body = str(state).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], switched
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_place_with_a_power_port_is_power_cycled_first(farm, power_switch, posix_firmware_bin, tmp_path):  # noqa: F811
+    port, switched = power_switch
+    place = farm.add_posix_place("pc", posix_firmware_bin, {"edgebench-profile": "posix-sim", "board": "powered",
+                                                             "edgebench-power-off-s": "0.3",
+                                                             "edgebench-boot-s": "0.2"})
+    groups = {"power": {"NetworkPowerPort": {"model": "simplerest", "index": 7,
+                                             "host": f"http://127.0.0.1:{port}/relay/{{index}}/{{value}}"}}}
+    power = farm.add_place("pc-power", groups, {}, firmware=None)   # its exporter; matched into place pc
+    farm.client("-p", "pc", "add-match", f"{power.exporter}/power/NetworkPowerPort")
+    r = edgebench(farm, "bench", INT8, "--board", "labgrid:board=powered", "--runs-dir", tmp_path, "--json", *FAST)
+    assert r.returncode == 0, r.stderr
+    assert [(i, v) for i, v, _ in switched] == [(7, 0), (7, 1)]          # off, then on
+    assert switched[1][2] - switched[0][2] >= 0.3
+    cycle = json.loads(r.stdout)["board"]["farm"]["power_cycle"]
+    assert cycle["resource"] == "NetworkPowerPort" and cycle["off_s"] == 0.3 and cycle["boot_wait_s"] == 0.2
+    assert held_by(farm, "pc") is None
+    assert place.name == "pc"

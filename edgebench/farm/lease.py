@@ -27,6 +27,9 @@ SSH_CLASSES = ("NetworkService",)
 POWER_CLASSES = ("NetworkPowerPort", "PDUDaemonPort", "NetworkYKUSHPowerPort", "NetworkUSBPowerPort",
                  "NetworkSiSPMPowerPort", "TasmotaPowerPort")
 RESOURCE_WAIT_S = 15.0
+POWER_TAG = "edgebench-power-cycle"        # "no": keep the board powered as it is
+OFF_TAG = "edgebench-power-off-s"          # seconds off in a power cycle (default 2)
+BOOT_TAG = "edgebench-boot-s"              # seconds to wait after power-on (default 1; ssh boards: until sshd answers)
 
 ACTIVE: list = []          # the leases this process holds
 
@@ -46,6 +49,7 @@ class Lease:
     spec: FarmSpec
     acquired_utc: str
     waited_s: float
+    power: dict = field(default_factory=dict)   # the power cycle done on acquisition, if any
     released: bool = False
     release_error: str | None = None
     notes: list = field(default_factory=list)
@@ -100,7 +104,30 @@ class Lease:
                 "waited_s": round(self.waited_s, 3),
                 "resources": [{"cls": r.cls, "exporter": r.exporter, "group": r.group, "name": r.name}
                               for r in self.place.resources],
-                "power_port": bool(self.resource(POWER_CLASSES))}
+                "power_port": bool(self.resource(POWER_CLASSES)), "power_cycle": self.power or None}
+
+    # -- cold start -------------------------------------------------------------------------
+    def power_cycle(self) -> dict:
+        """Power-cycle the board for a cold start when the place has a power port (unless its
+        ``edgebench-power-cycle`` tag says ``no``), through ``labgrid-client power cycle`` (an argv
+        list; the same host and user as this session, so the acquisition covers it); then wait for
+        the board: ``edgebench-boot-s`` seconds, and for an ssh board until its sshd answers."""
+        port = self.resource(POWER_CLASSES)
+        if port is None or self.place.tags.get(POWER_TAG, "yes").lower() in ("no", "false", "0"):
+            return {}
+        off_s = _tag_seconds(self.place, OFF_TAG, 2.0)
+        boot_s = _tag_seconds(self.place, BOOT_TAG, 1.0)
+        started = time.monotonic()
+        _labgrid_client(self.coordinator.address, "-p", self.place.name, "power", "cycle", "--delay", f"{off_s:g}")
+        time.sleep(boot_s)
+        ssh = self.resource(SSH_CLASSES)
+        if ssh is not None:
+            _wait_tcp(str(ssh.params.get("address")), int(ssh.params.get("port") or 22), max(60.0, boot_s * 4),
+                      self.place.name)
+        self.power = {"resource": port.cls, "exporter": port.exporter, "off_s": off_s, "boot_wait_s": boot_s,
+                      "elapsed_s": round(time.monotonic() - started, 3),
+                      "utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+        return self.power
 
     # -- release ------------------------------------------------------------------------------
     def release(self) -> str | None:
@@ -175,6 +202,7 @@ def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = Non
         raise
     try:
         _wait_served(held)
+        held.power_cycle()
     except BaseException:
         held.release()
         raise
@@ -208,6 +236,54 @@ def _wait_served(held: Lease) -> None:
         raise TransportError(f"labgrid place {held.place.name}: its exporter does not serve "
                              f"{', '.join(missing) or 'any resource'} (exporter gone, or the board unplugged?)",
                              "check the exporter on the board's host: labgrid-client resources")
+
+
+def _tag_seconds(place: PlaceInfo, tag: str, default: float) -> float:
+    text = place.tags.get(tag)
+    if text is None:
+        return default
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        raise ProfileError(f"labgrid place {place.name}: tag {tag}={text!r} is not a number of seconds",
+                           f"labgrid-client -p {place.name} set-tags {tag}=5") from None
+
+
+def _labgrid_client(address: str, *args: str, timeout_s: float = 120.0) -> str:
+    """``labgrid-client -x ADDRESS ARGS...`` (labgrid's own CLI, as an argv list); its output."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    exe = shutil.which("labgrid-client") or os.path.join(os.path.dirname(sys.executable), "labgrid-client")
+    try:
+        proc = subprocess.run([exe, "-x", address, *args], capture_output=True, text=True, timeout=timeout_s,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise TransportError(f"labgrid-client {' '.join(args)} failed: {exc}") from None
+    if proc.returncode != 0:
+        last = (proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}").splitlines()[-1]
+        raise TransportError(f"labgrid-client {' '.join(args)} failed: {last}",
+                             "check the place's power switch: labgrid-client -p PLACE power get")
+    return proc.stdout
+
+
+def _wait_tcp(host: str, port: int, timeout_s: float, place: str) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=2.0):
+                return
+        except OSError as exc:
+            if time.monotonic() >= deadline:
+                raise TransportError(f"labgrid place {place}: the board did not answer on {host}:{port} within "
+                                     f"{timeout_s:g} s of power-on ({exc})",
+                                     f"raise its boot time: labgrid-client -p {place} set-tags {BOOT_TAG}=SECONDS") \
+                    from None
+            time.sleep(0.5)
 
 
 async def _sleep(seconds: float) -> None:
