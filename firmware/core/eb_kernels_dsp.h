@@ -240,6 +240,94 @@ static void eb_mm2x2_blocked(const uint32_t *xq, int32_t G, const int8_t *wa, in
     acc[3] = a11;
 }
 
+/* Every block of four channels of the blocked layout (K % 4 == 0), both
+ * pairs of each, in one asm loop: acc[2u], acc[2u+1] = bias[u] + row u . px0,
+ * px1 for u < 4 * nblocks. The inner loop is eb_mm2x2_blocked's; between
+ * pairs (15 instructions) the state that does not fit the registers (the
+ * accumulator and bias pointers, 16 * G, the blocks left) lives in a small
+ * block that r7 points to. */
+static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t *bias, int32_t nblocks,
+                         int32_t *acc)
+{
+    struct {
+        int32_t *acc;
+        const uint8_t *bias;
+        int32_t g16;
+        int32_t left;
+    } ctl;
+    register const uint32_t *rx __asm__("r0") = xq;
+    register const uint32_t *rend __asm__("r1") = xq + 4 * G;
+    register const int8_t *rw __asm__("lr") = w;
+    register void *rc __asm__("r7") = &ctl;
+    register int32_t a00 __asm__("r6"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
+    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
+    register uint32_t v __asm__("r11"), t __asm__("r12");
+    if (G <= 0 || nblocks <= 0) {
+        return;
+    }
+    ctl.acc = acc;
+    ctl.bias = bias;
+    ctl.g16 = 16 * G;
+    ctl.left = nblocks;
+#define EB_MM_PAIR_INIT                                   \
+    "ldr    %[t], [%[c], #4]\n\t"                         \
+    "ldr    %[a00], [%[t]], #4\n\t"                       \
+    "ldr    %[a10], [%[t]], #4\n\t"                       \
+    "str    %[t], [%[c], #4]\n\t"                         \
+    "mov    %[a01], %[a00]\n\t"                           \
+    "mov    %[a11], %[a10]\n\t"
+#define EB_MM_GROUP                                       \
+    "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"  \
+    "ldr    %[v], [%[w], #4]\n\t"                         \
+    "sxtb16 %[t], %[v]\n\t"                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                       \
+    "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"             \
+    "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"             \
+    "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"             \
+    "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"             \
+    "ldr    %[v], [%[w]], #16\n\t"                        \
+    "sxtb16 %[t], %[v]\n\t"                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                       \
+    "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"             \
+    "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"             \
+    "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"             \
+    "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"             \
+    "cmp    %[x], %[end]\n\t"
+#define EB_MM_PAIR_STORE                                  \
+    "ldr    %[t], [%[c]]\n\t"                             \
+    "strd   %[a00], %[a01], [%[t]], #8\n\t"               \
+    "strd   %[a10], %[a11], [%[t]], #8\n\t"               \
+    "str    %[t], [%[c]]\n\t"                             \
+    "ldr    %[t], [%[c], #8]\n\t"                         \
+    "sub    %[x], %[x], %[t]\n\t"
+    __asm__ volatile(
+        "2:\n\t"
+        EB_MM_PAIR_INIT
+        "1:\n\t"
+        EB_MM_GROUP
+        "bne    1b\n\t"
+        EB_MM_PAIR_STORE
+        "sub    %[w], %[w], %[t]\n\t"          /* row u+2: back to the block, 8 bytes in */
+        "add    %[w], %[w], #8\n\t"
+        EB_MM_PAIR_INIT
+        "3:\n\t"
+        EB_MM_GROUP
+        "bne    3b\n\t"
+        EB_MM_PAIR_STORE
+        "sub    %[w], %[w], #8\n\t"            /* the next block */
+        "ldr    %[t], [%[c], #12]\n\t"
+        "subs   %[t], %[t], #1\n\t"
+        "str    %[t], [%[c], #12]\n\t"
+        "bne    2b\n\t"
+        : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11),
+          [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)
+        : [end] "r"(rend), [c] "r"(rc)
+        : "cc", "memory");
+#undef EB_MM_PAIR_INIT
+#undef EB_MM_GROUP
+#undef EB_MM_PAIR_STORE
+}
+
 /* The K % 4 last products of rows a and b (tails ta, tb) for both pixels. */
 static inline void eb_mm2x2_tail(const int16_t *xt, int32_t R, const int8_t *ta, const int8_t *tb,
                                  int32_t *a)
@@ -338,7 +426,13 @@ static int eb_conv_s8_dsp(const eb_conv_params *p, const int8_t *in, int8_t *out
             }
         }
         /* blocks of four channels (blob's blocked layout): two pairs each */
-        for (u = 0; u + 3 < OC; u += 4) {
+        u = 0;
+        if (R == 0 && G > 0 && OC >= 4) {
+            eb_mm_blocks(xq, G, w, bias, OC >> 2, acc);
+            u = OC & ~3;
+            w += (size_t)u * K;
+        }
+        for (; u + 3 < OC; u += 4) {
             int32_t j;
             for (j = 0; j < 4; j += 2) {
                 int32_t *a = acc + 2 * (u + j);
