@@ -20,7 +20,7 @@
  * stored blocked, see eb_block_filter); elsewhere portable C. All give
  * identical integers (the sums are exact in int32). Under QEMU (-icount,
  * Cortex-M4 build) CONV_2D runs at 1.5 to 1.8 emulated instructions per MAC
- * and DEPTHWISE_CONV_2D at about 3 on the reference models
+ * and DEPTHWISE_CONV_2D at 2.97 on the reference models
  * (benchmarks/engine_instructions.py, docs/firmware-ports.md).
  */
 #include "eb_kernels.h"
