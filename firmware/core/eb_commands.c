@@ -16,6 +16,7 @@
 
 #include "eb_config.h"
 #include "eb_engine.h"
+#include "eb_kernels.h"   /* eb_kernels_ram_bytes */
 #include "eb_port.h"
 #include "eb_proto_int.h"
 #include "eb_reply.h"
@@ -507,7 +508,7 @@ static void cmd_eb_info(int argc, char **argv)
     info_u32("counter-bits", eb_port_counter_bits());
     info_u32("ram-bytes", (uint32_t)(eb_commands_ram_bytes() + eb_proto_ram_bytes() +
                                      eb_reply_ram_bytes() + eb_timing_ram_bytes() +
-                                     eb_upload_ram_bytes()));
+                                     eb_upload_ram_bytes() + eb_kernels_ram_bytes()));
     info_u32("arena-bytes", EB_ARENA_BYTES);
     info_u32("model-max-bytes", EB_MODEL_MAX_BYTES);
     info_u32("input-max-bytes", EB_INPUT_MAX_BYTES);

@@ -174,6 +174,11 @@ typedef struct {
 
 void eb_fc_s8(const eb_fc_params *p, const int8_t *in, int8_t *out);
 
+/* Static RAM of the kernels: the DSP kernels' scratch (EB_DSP_SCRATCH_BYTES,
+ * eb_kernels_dsp.h) in builds that have them, else 0. Counted in eb-info's
+ * ram-bytes. */
+size_t eb_kernels_ram_bytes(void);
+
 typedef struct {
     eb_dims in, out;
     int32_t kh, kw, sh, sw, ph, pw;

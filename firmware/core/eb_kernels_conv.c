@@ -422,6 +422,15 @@ static void eb_im2col(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, 
 #define EB_DSP_KERNELS 0
 #endif
 
+size_t eb_kernels_ram_bytes(void)
+{
+#if EB_DSP_KERNELS
+    return sizeof eb_dsp_buf;
+#else
+    return 0;
+#endif
+}
+
 void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
     const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
