@@ -41,7 +41,8 @@ def farm(tmp_path_factory, posix_firmware_bin):  # noqa: F811
 
 
 def edgebench(farm, *args, wait_s=5, timeout=180, env=None, cwd=None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT=str(wait_s), **(env or {}))
+    env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT=str(wait_s), COLUMNS="160",
+               **(env or {}))
     return subprocess.run([sys.executable, "-m", "edgebench", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=cwd)
 
@@ -223,7 +224,7 @@ def test_bench_fans_out_over_two_places(farm, tmp_path):
     r = edgebench(farm, "bench", INT8, "--farm", "board=posix", "--runs-dir", tmp_path, "--json", *FAST)
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
-    assert summary["format"] == "edgebench-farm-fanout" and summary["counts"] == {"ok": 2}
+    assert summary["format"] == "edgebench-farm-fanout" and summary["counts"] == {"ok": 2}, (summary, r.stderr)
     session = Path(summary["session_dir"])
     assert session.parent == tmp_path and (session / "farm.json").is_file()
     places = {p["place"]: p for p in summary["places"]}
@@ -231,15 +232,15 @@ def test_bench_fans_out_over_two_places(farm, tmp_path):
     for name, p in places.items():
         run = json.loads((Path(p["run_dir"]) / "run.json").read_text())
         assert Path(p["run_dir"]).parent == session / name
-        assert run["board"]["farm"]["place"] == name and run["status"] == "complete"
+        assert run["board"]["farm"]["place"] == name and run["status"] == "complete", run["status_reason"]
         f = p["figure"]
-        assert f["ci_low_s"] <= f["median_s"] <= f["ci_high_s"] and f["n"] >= 50 and f["label"] == "measured"
-    assert held_by(farm, "pa") is None and held_by(farm, "pb") is None
+        assert f["ci_low_s"] <= f["median_s"] <= f["ci_high_s"] and f["n"] >= 50 and f["label"] == "measured", f
+    assert held_by(farm, "pa") is None and held_by(farm, "pb") is None, farm.client("places").stdout
     # the table: one row per place with its interval
     r = edgebench(farm, "bench", INT8, "--farm", "board=posix", "--runs-dir", tmp_path, *FAST)
     assert r.returncode == 0, r.stderr
     rows = [ln for ln in r.stdout.splitlines() if ln.startswith(("pa ", "pb "))]
-    assert len(rows) == 2 and all(" ok " in row for row in rows), r.stdout
+    assert len(rows) == 2 and all(" ok " in row for row in rows), (r.stdout, r.stderr)
 
 
 def test_fan_out_skips_a_busy_place_with_a_line(farm, tmp_path):

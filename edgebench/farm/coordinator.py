@@ -104,10 +104,12 @@ class Coordinator:
 
     # -- session -----------------------------------------------------------------------
     def open(self) -> "Coordinator":
-        self._loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(self._loop)   # grpc.aio binds the channel to the current loop
+        self._loop = asyncio.new_event_loop()   # private: the thread's current loop is left alone
         try:
-            self._session = self._client.ClientSession(self.address, self._loop)
+            async def make():   # grpc.aio binds the channel to the loop running when it is made
+                return self._client.ClientSession(self.address, self._loop)
+
+            self._session = self._loop.run_until_complete(make())
             self.run(self._session.start(), CONNECT_TIMEOUT_S, "connecting")
         except BaseException:
             self.close()
@@ -131,7 +133,6 @@ class Coordinator:
             except Exception:  # noqa: BLE001
                 pass
         self._loop = None
-        asyncio.set_event_loop(None)
 
     def __enter__(self) -> "Coordinator":
         return self.open()
