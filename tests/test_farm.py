@@ -93,3 +93,56 @@ def test_coordinator_unreachable_is_one_line(cli, monkeypatch):
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and "unreachable" in lines[0] and "LG_COORDINATOR" in lines[0], r.stderr
         assert "Traceback" not in r.stderr
+
+
+def _lease(resources, tags=None):
+    from types import SimpleNamespace
+
+    from edgebench.farm.coordinator import PlaceInfo, ResourceInfo
+    from edgebench.farm.lease import Lease
+
+    place = PlaceInfo("nucleo-3", dict(tags or {"edgebench-profile": "nucleo-l4r5zi"}), "host/me", "TOKEN",
+                      resources=[ResourceInfo(*r) for r in resources])
+    coordinator = SimpleNamespace(address="lab:20408", user="host/me")
+    return Lease(coordinator, place, "TOKEN", parse_spec("labgrid:nucleo-3"), "2026-11-25T06:00:00+00:00", 1.25)
+
+
+def test_a_places_resources_become_urls_and_conditions():
+    rfc = ("bench-1", "nucleo", "NetworkSerialPort", "USBSerialPort",
+           {"host": "bench-1.lab", "port": 40123, "speed": 9600, "extra": {"path": "/dev/ttyACM0"}})
+    raw = ("bench-1", "nucleo", "NetworkSerialPort", "console", {"host": "10.0.0.5", "port": 4001, "protocol": "raw"})
+    ssh = ("bench-2", "pi", "NetworkService", "NetworkService", {"address": "10.0.4.21", "username": "bench", "port": 22})
+    v6 = ("bench-2", "pi", "NetworkService", "NetworkService", {"address": "fd00::21", "username": "pi"})
+    held = _lease([rfc])
+    assert held.serial_url() == "rfc2217://bench-1.lab:40123?ign_set_control" and held.serial_baud() == 9600
+    assert held.ssh_url() is None and held.profile == "nucleo-l4r5zi"
+    assert _lease([raw]).serial_url() == "socket://10.0.0.5:4001"
+    assert _lease([ssh]).ssh_url() == "ssh://bench@10.0.4.21:22"
+    assert _lease([v6]).ssh_url() == "ssh://pi@[fd00::21]:22"
+    c = _lease([rfc, ssh]).conditions()
+    assert c["place"] == "nucleo-3" and c["reservation"] == "TOKEN" and c["coordinator"] == "lab:20408"
+    assert c["exporters"] == ["bench-1", "bench-2"] and c["exporter_hosts"] == ["10.0.4.21", "bench-1.lab"]
+    assert c["acquired_by"] == "host/me" and c["waited_s"] == 1.25 and c["power_port"] is False
+    assert "labgrid place nucleo-3 (exporter bench-1 on bench-1.lab" in _lease([rfc]).describe()
+
+
+def test_fan_out_command_lines_and_exit_codes(tmp_path):
+    from edgebench.farm.fanout import FanoutSummary, PlaceOutcome, child_args
+
+    argv = ["bench", "m.tflite", "--farm", "board=pi5", "--board=host", "--runs-dir", "r", "--json", "--repeat", "2"]
+    assert child_args(argv, "pi5-a", tmp_path / "pi5-a") == [
+        "bench", "m.tflite", "--repeat", "2", "--board", "labgrid:pi5-a", "--runs-dir", str(tmp_path / "pi5-a"),
+        "--json"]
+    assert child_args(["verify", "m.tflite", "--farm=board=x", "--url", "u"], "p", None) == [
+        "verify", "m.tflite", "--board", "labgrid:p", "--json"]
+
+    def summary(*statuses):
+        return FanoutSummary("bench", {"board": "pi5"}, "lab", "s", "t",
+                             [PlaceOutcome(f"p{i}", "x", status=s) for i, s in enumerate(statuses)])
+
+    assert summary("ok", "ok").exit_code() == 0
+    assert summary("ok", "busy").exit_code() == 0           # a busy place is skipped with a line
+    assert summary("busy", "busy").exit_code() == 1         # nothing ran
+    assert summary("ok", "failed").exit_code() == 1
+    assert summary("ok", "gate-failed").exit_code() == 2
+    assert summary("ok", "busy").to_dict()["counts"] == {"ok": 1, "busy": 1}
