@@ -368,3 +368,27 @@ def test_a_place_with_a_power_port_is_power_cycled_first(farm, power_switch, pos
     assert cycle["resource"] == "NetworkPowerPort" and cycle["off_s"] == 0.3 and cycle["boot_wait_s"] == 0.2
     assert held_by(farm, "pc") is None
     assert place.name == "pc"
+
+
+def test_sigterm_while_waiting_for_a_busy_place_cancels_the_reservation(farm, tmp_path):
+    farm.client("-p", "pb", "acquire", user="carol")
+    try:
+        env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="60")
+        proc = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--board", "labgrid:pb",
+                                 "--runs-dir", str(tmp_path)], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while "Reservation" not in farm.client("reservations").stdout and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert "Reservation" in farm.client("reservations").stdout
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 128 + signal.SIGTERM, err
+        assert "Reservation" not in farm.client("reservations").stdout      # cancelled, not left queued
+        assert held_by(farm, "pb").endswith("/carol")
+    finally:
+        farm.client("-p", "pb", "release", user="carol")

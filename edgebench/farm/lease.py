@@ -201,6 +201,9 @@ def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = Non
         coordinator.close()
         raise
     try:
+        if not held.profile:      # a tag filter can match a place that names no profile
+            raise ProfileError(f"labgrid place {name} has no {PROFILE_TAG} tag naming its board profile",
+                               f"labgrid-client -p {name} set-tags {PROFILE_TAG}=BOARD (see edgebench boards)")
         _wait_served(held)
         held.power_cycle()
     except BaseException:
