@@ -11,6 +11,7 @@ from edgebench.bench.mac_rate import attach, mac_rate
 from edgebench.boards.registry import get_profile
 from edgebench.cli.render.mac_rate import mac_rate_line
 from edgebench.runtime.inspect import inspect_model
+from fw_util import fw, posix_firmware_bin  # noqa: F401  (fixtures: the posix firmware)
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
@@ -71,7 +72,7 @@ def test_attach_keeps_the_figure_and_the_line_shows_it(tmp_path):
 def test_bench_on_qemu_reports_instructions_per_mac(tmp_path, capsys):
     """`bench --board qemu-m4`: run.json, --json and the human output carry the figure."""
     from conftest import require_tool
-    from test_mcu_host import run_main
+    from fw_util import run_main
 
     from edgebench.results import store
 
@@ -89,6 +90,19 @@ def test_bench_on_qemu_reports_instructions_per_mac(tmp_path, capsys):
     code, out, err = run_main(capsys, *args)
     assert code == 0, err
     assert "instructions per MAC:" in out and "emulated" in out
+
+
+def test_the_library_bench_attaches_the_figure(fw, tmp_path):
+    """run_bench itself (not only the command line) keeps extra.mac_rate on an MCU board: the posix
+    build's host time is no core's clock, and the run says so."""
+    from edgebench.bench.latency import BenchOptions, run_bench
+
+    result, run_dir = run_bench(DIGITS, get_profile("posix-sim"),
+                                BenchOptions(min_samples=20, min_time_s=0.1, max_time_s=1.0, repeat=1,
+                                             max_repeats=1, sessions=1), runs_root=tmp_path, url=fw)
+    f = result.extra["mac_rate"]
+    assert f["available"] is False and "posix build runs on this computer" in f["reason"]
+    assert json.loads((run_dir / "run.json").read_text())["extra"]["mac_rate"] == f
 
 
 def test_mlperf_run_gets_the_figure_from_its_mean_latency():

@@ -338,6 +338,10 @@ class BenchSession:
             earlier = earlier_sessions(self.result, self.runs_root, self.opts.sessions, exclude=self.run_dir)
         frame = summarise(self.result, frame_of(self.chunks), self.opts, self.repeat_info,
                           self.resolution_s, final=final, status=status, reason=reason, earlier=earlier)
+        if final:
+            from edgebench.bench.mac_rate import attach
+
+            attach(self.result, self.profile, self.model.path)   # MCU boards: instructions/cycles per MAC
         self.folder.save(self.result, frame)
 
     def finish(self, status: str, reason: str | None) -> None:
@@ -391,11 +395,32 @@ def recover_bench(run_dir) -> RunResult:
     earlier = earlier_sessions(r, d.parent, opts.sessions, exclude=d)
     frame = summarise(r, frame, opts, info, (r.timing or {}).get("clock_resolution_reported_s") or 0.0,
                       final=True, status="incomplete", reason=reason, earlier=earlier)
+    _recovered_mac_rate(r)
     store.write_samples(d, frame)
     store.write_result(d, r)
     store.remove_journal(d)
     store.remove_journal(d, "repeats")
     return r
+
+
+def _recovered_mac_rate(r) -> None:
+    """Instructions/cycles per MAC of a recovered MCU run, when its board profile and model file
+    are still where the run says (else the figure is left out, with the reason)."""
+    from edgebench.bench.mac_rate import attach
+    from edgebench.boards.registry import get_profile
+
+    if (r.board or {}).get("kind") != "mcu":
+        return
+    try:
+        profile = get_profile(r.board.get("name"))
+    except EdgebenchError as e:
+        r.extra["mac_rate"] = {"available": False, "reason": f"board profile not found on recovery: {e.one_line()}"}
+        return
+    path = (r.model or {}).get("path")
+    if not path or not Path(path).is_file():
+        r.extra["mac_rate"] = {"available": False, "reason": f"model file {path} not found on recovery"}
+        return
+    attach(r, profile, path)
 
 
 #: what the repeats journal keeps of each repeat's start

@@ -127,11 +127,6 @@ def bench(
                                                                        results=results),
                                          runs_root=runs_dir, url=url, client=client,
                                          progress=progress_printer(err, model.name))
-        from edgebench.bench.mac_rate import attach_mlperf
-        from edgebench.results.store import write_result
-
-        if attach_mlperf(result, profile, model) is not None and run_dir is not None:
-            write_result(run_dir, result)
         err.print()
         if json_out:
             emit_json(result)
@@ -159,12 +154,6 @@ def bench(
     with board_client(profile, url, image=image) if image else nullcontext() as client:  # one emulator, all runs
         result, run_dir = run_bench(model, profile, opts, runs_root=runs_dir, url=url, client=client, started=started,
                                     progress=progress_printer(err, model.name))
-    if profile.kind == "mcu":   # instructions (emulated) or cycles (estimated) per MAC beside the latency
-        from edgebench.bench.mac_rate import attach
-        from edgebench.results.store import write_result
-
-        if attach(result, profile, model) is not None and run_dir is not None:
-            write_result(run_dir, result)
     err.print()
     if json_out:
         emit_json(result)
