@@ -136,6 +136,7 @@ def test_bad_sessions_option():
 
 
 # ---------------------------------------------------------------- two real invocations
+@pytest.mark.slow
 def test_second_invocation_combines_the_first(tmp_path):
     host = get_profile("host")
     opts = dict(min_samples=50, min_time_s=0.3, max_time_s=2.0, chunk_time_s=0.1, repeat=2, max_repeats=2)
