@@ -392,3 +392,29 @@ def test_sigterm_while_waiting_for_a_busy_place_cancels_the_reservation(farm, tm
         assert held_by(farm, "pb").endswith("/carol")
     finally:
         farm.client("-p", "pb", "release", user="carol")
+
+
+def test_sigterm_to_a_fan_out_reaches_every_place(farm, tmp_path):
+    env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="10")
+    proc = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--farm", "board=posix",
+                             "--runs-dir", str(tmp_path), "--min-samples", "50", "--min-time", "0.5",
+                             "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target", "0.0001"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_acquired(farm, "pa")
+        _wait_acquired(farm, "pb")
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("farm-bench-*/p?/*/samples.parquet"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert held_by(farm, "pa") is None and held_by(farm, "pb") is None
+    summary = json.loads(next(tmp_path.glob("farm-bench-*/farm.json")).read_text())
+    assert {p["status"] for p in summary["places"]} == {"interrupted"}, summary
+    for p in summary["places"]:
+        run = json.loads((Path(p["run_dir"]) / "run.json").read_text())
+        assert run["status"] == "incomplete" and "SIGTERM" in run["status_reason"]      # samples kept

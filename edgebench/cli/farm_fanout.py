@@ -54,9 +54,12 @@ def fan_out(verb: str, tags_text: str, board: str | None, runs_dir: Path, json_o
     err.print(f"{verb} on {len(places)} place(s) tagged {tags_text}: {', '.join(p.name for p in places)} "
               f"(session {session})")
     started = time.monotonic()
-    _run_children(summary, [child_args(argv, p.place, session / p.place if stores_runs else None) for p in summary.places], session, err)
-    summary.elapsed_s = round(time.monotonic() - started, 3)
-    write_text_atomic(session / "farm.json", json.dumps(summary.to_dict(), indent=2, default=str) + "\n")
+    try:
+        _run_children(summary, [child_args(argv, p.place, session / p.place if stores_runs else None)
+                                for p in summary.places], session, err)
+    finally:   # a stopped fan-out still says what each place did
+        summary.elapsed_s = round(time.monotonic() - started, 3)
+        write_text_atomic(session / "farm.json", json.dumps(summary.to_dict(), indent=2, default=str) + "\n")
     if json_out:
         emit_json(summary)
     else:
@@ -93,7 +96,8 @@ def _run_children(summary, argvs: list, session: Path, err) -> None:
         for outcome, proc, t0 in procs:
             if outcome.status == "pending":
                 _collect(outcome, proc.poll(), time.monotonic() - t0, session / outcome.place, BUSY_EXIT)
-                outcome.status = "interrupted" if outcome.status in ("failed", "pending") else outcome.status
+                if outcome.status in ("failed", "pending"):
+                    outcome.status = "interrupted"
         raise
 
 
