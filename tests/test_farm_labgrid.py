@@ -194,6 +194,25 @@ def test_ser2net_dropped_mid_run(farm, tmp_path):
     assert held_by(farm, "pb") is None       # released: the coordinator is still there
 
 
+def test_exporter_gone_mid_run(farm, tmp_path):
+    proc = _start_bench(farm, "pa", tmp_path)
+    try:
+        _wait_acquired(farm, "pa")
+        run_json = _wait_samples(tmp_path)
+        os.kill(farm.places["pa"].proc.pid, signal.SIGKILL)   # the exporter dies (the supervisor restarts it)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    line = one_error_line(err)
+    assert "labgrid place pa" in line and "exporter exp-pa still serving" in line and "released" in line, line
+    result = json.loads(run_json.read_text())
+    assert result["status"] == "incomplete" and (run_json.parent / "samples.parquet").is_file()
+    assert held_by(farm, "pa") is None
+    farm.wait_exporters()
+
+
 def _start_bench(farm, place, runs_dir):
     env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="10")
     return subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--board", f"labgrid:{place}",
