@@ -255,11 +255,16 @@ def test_bench_fans_out_over_two_places(farm, tmp_path):
         f = p["figure"]
         assert f["ci_low_s"] <= f["median_s"] <= f["ci_high_s"] and f["n"] >= 50 and f["label"] == "measured", f
     assert held_by(farm, "pa") is None and held_by(farm, "pb") is None, farm.client("places").stdout
+    [comp] = summary["comparisons"]            # pb against pa: ratio of medians, its interval, Holm-adjusted
+    assert (comp["baseline"], comp["candidate"]) == ("pa", "pb")
+    assert comp["ci_low"] <= comp["ratio"] <= comp["ci_high"] and 0 < comp["p_holm"] <= 1
+    assert comp["verdict"] in ("faster", "slower", "no difference shown")
     # the table: one row per place with its interval
     r = edgebench(farm, "bench", INT8, "--farm", "board=posix", "--runs-dir", tmp_path, *FAST)
     assert r.returncode == 0, r.stderr
-    rows = [ln for ln in r.stdout.splitlines() if ln.startswith(("pa ", "pb "))]
+    rows = [ln for ln in r.stdout.splitlines() if ln.startswith(("pa ", "pb ")) and "posix-sim" in ln]
     assert len(rows) == 2 and all(" ok " in row for row in rows), (r.stdout, r.stderr)
+    assert "pb vs pa: " in r.stdout and "x the speed (e2e median ratio, 95% CI" in r.stdout, r.stdout
 
 
 def test_fan_out_skips_a_busy_place_with_a_line(farm, tmp_path):

@@ -57,6 +57,7 @@ def fan_out(verb: str, tags_text: str, board: str | None, runs_dir: Path, json_o
     try:
         _run_children(summary, [child_args(argv, p.place, session / p.place if stores_runs else None)
                                 for p in summary.places], session, err)
+        summary.comparisons = compare_places(summary)
     finally:   # a stopped fan-out still says what each place did
         summary.elapsed_s = round(time.monotonic() - started, 3)
         write_text_atomic(session / "farm.json", json.dumps(summary.to_dict(), indent=2, default=str) + "\n")
@@ -152,6 +153,39 @@ def _progress_line(o) -> str:
     return f"place {o.place}: {o.status} (exit {o.exit_code}){': ' + o.message if o.message else ''}"
 
 
+def compare_places(summary, stage: str = "e2e") -> list:
+    """Each place's run against the first place's: the ratio of medians with its run- and
+    dependence-aware 95% interval (``edgebench compare``'s), Holm-adjusted across the places; a
+    difference is called only when the interval excludes 1 and the adjusted p is below 0.05."""
+    from edgebench.bench.compare import compare
+    from edgebench.errors import EdgebenchError
+    from edgebench.results.store import read_result, read_samples
+    from edgebench.stats.compare import holm
+
+    done = [o for o in summary.places if o.status == "ok" and o.run_dir and o.figure()]
+    if len(done) < 2:
+        return []
+    base = done[0]
+    rows = []
+    try:
+        ra, sa = read_result(base.run_dir), read_samples(base.run_dir)
+        for other in done[1:]:
+            comp = compare(ra, sa, read_result(other.run_dir), read_samples(other.run_dir), stage=stage)
+            s = comp.speedup
+            rows.append({"baseline": base.place, "candidate": other.place, "stage": stage,
+                         "ratio": s["ratio"], "ci_low": s["ci_low"], "ci_high": s["ci_high"],
+                         "ci_level": s["ci_level"], "p_value": s["p_value"], "runs": [s["runs_a"], s["runs_b"]],
+                         "definition": f"median {stage} latency of {base.place} / of {other.place} "
+                                       f"(>1: {other.place} faster)"})
+    except EdgebenchError as exc:   # a run without samples: the table still stands
+        return [{"error": exc.one_line()}]
+    for row, p_adj in zip(rows, holm([r["p_value"] for r in rows])):
+        row["p_holm"] = p_adj
+        shown = p_adj < 0.05 and not (row["ci_low"] <= 1.0 <= row["ci_high"])
+        row["verdict"] = ("faster" if row["ratio"] > 1 else "slower") if shown else "no difference shown"
+    return rows
+
+
 def print_summary(console, summary) -> None:
     """One row per place: status, and for latency runs the median with its 95% interval."""
     from rich.markup import escape
@@ -182,10 +216,17 @@ def print_summary(console, summary) -> None:
     for o in summary.places:
         if o.status != "ok" and o.message:
             console.print(f"{o.place}: {escape(o.message)}")
-    figures = [o for o in summary.places if o.figure().get("ci_low_s") is not None]
-    if len(figures) > 1:
-        console.print("each interval is that board's own (within- and between-run variation); boards whose "
-                      "intervals overlap are not shown to differ: compare two runs with `edgebench compare`")
+    from edgebench.report.format import p_value
+
+    for c in summary.comparisons:
+        if "error" in c:
+            console.print(f"no comparison: {escape(c['error'])}")
+            continue
+        runs = "one run each: run-to-run variation not measured" if max(c["runs"]) < 2 else \
+            f"{c['runs'][0]} vs {c['runs'][1]} runs"
+        console.print(f"{c['candidate']} vs {c['baseline']}: {c['ratio']:.3f}x the speed ({c['stage']} median ratio, "
+                      f"{round(100 * c['ci_level'])}% CI {c['ci_low']:.3f}–{c['ci_high']:.3f}; {c['verdict']}; "
+                      f"Holm over {len(summary.comparisons)}: {p_value(c['p_holm'])}; {runs})")
     console.print(f"session stored in {summary.session_dir} ({summary.elapsed_s:.1f} s)")
 
 

@@ -110,6 +110,7 @@ class FanoutSummary:
     started_utc: str
     places: list = field(default_factory=list)
     elapsed_s: float | None = None
+    comparisons: list = field(default_factory=list)   # each place's run against the first place's (bench, soak)
 
     def counts(self) -> dict:
         out: dict = {}
@@ -128,4 +129,5 @@ class FanoutSummary:
     def to_dict(self) -> dict:
         return {"format": "edgebench-farm-fanout", "verb": self.verb, "tags": dict(self.tags),
                 "coordinator": self.coordinator, "session_dir": self.session_dir, "started_utc": self.started_utc,
-                "elapsed_s": self.elapsed_s, "counts": self.counts(), "places": [p.to_dict() for p in self.places]}
+                "elapsed_s": self.elapsed_s, "counts": self.counts(), "places": [p.to_dict() for p in self.places],
+                "comparisons": list(self.comparisons)}
