@@ -84,6 +84,15 @@ def test_bad_board_spec_is_one_line(cli):
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "names no place" in r.stderr
 
 
+def test_flash_and_a_local_meter_refuse_a_farm_board_before_reserving(cli, monkeypatch):
+    # no coordinator at all: the refusal comes before any place is reserved
+    monkeypatch.setenv("LG_COORDINATOR", f"127.0.0.1:{_closed_port()}")
+    r = cli("flash", "--board", "labgrid:nucleo-3")
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "flashscript" in r.stderr, r.stderr
+    r = cli("energy", "model.tflite", "--board", "labgrid:pi5-a", "--meter", "ina219", "--rate", "1/s")
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "exports no power meters" in r.stderr, r.stderr
+
+
 def test_coordinator_unreachable_is_one_line(cli, monkeypatch):
     require_module("labgrid")
     monkeypatch.setenv("LG_COORDINATOR", f"127.0.0.1:{_closed_port()}")

@@ -101,6 +101,12 @@ def energy(
                          delegate=delegate, inputs=str(inputs) if inputs else None, seed=seed,
                          min_samples=min_samples, min_time_s=min_time, max_time_s=max_time)
     opts.validate()
+    from edgebench.farm.spec import is_farm
+
+    if is_farm(board) and meter is not None:   # before a place is reserved
+        raise UsageError(f"--meter {meter} is read by this computer, but {board} is a labgrid farm's board "
+                         "elsewhere: the farm exports no power meters",
+                         "run edgebench energy on the computer the meter is wired to (docs/farm.md)")
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     show = _progress(err, model.name)
     if getattr(profile.transport, "type", None) == "sim":

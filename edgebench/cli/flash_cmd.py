@@ -32,7 +32,14 @@ def flash(
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
 
+    from edgebench.farm.spec import is_farm
+
     out, err = get_console(), get_err_console()
+    if is_farm(board):   # before a place is reserved
+        raise UsageError(f"flash runs the flasher (or the emulator) on this computer; {board} is a labgrid "
+                         "farm's board on another host",
+                         "flash it on its exporter's host (or with labgrid-client -p PLACE flashscript), then use "
+                         "--board labgrid:... with the other verbs (docs/farm.md)")
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     if profile.kind != "mcu":
         raise UsageError(f"board {profile.name} is a Linux board: there is no firmware to flash",
