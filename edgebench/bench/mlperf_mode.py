@@ -323,8 +323,10 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
         result.extra["claim"] += (" Unchecked link: the MLPerf Tiny dialect carries no checksum (timestamps "
                                   "checked for order and count only).")
     from edgebench.bench.mac_rate import attach_mlperf
+    from edgebench.bench.record import farm_section
 
     attach_mlperf(result, profile, model_path)     # instructions/cycles per MAC from the mean latency
+    farm_section(result)                           # the labgrid place this command holds, if any
     run_dir = store.new_run_dir(runs_root, model.name, profile.name)
     store.write_result(run_dir, result)
     return result, run_dir

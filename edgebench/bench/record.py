@@ -54,7 +54,7 @@ def _link_section(result: RunResult) -> None:
     result.warnings = kept + link_warnings(link)     # the latest report replaces an earlier one
 
 
-def _farm_section(result: RunResult) -> None:
+def farm_section(result: RunResult) -> None:
     """The labgrid place this command holds (if any) as ``board.farm``: coordinator, place, exporter
     and its host, reservation, holder (:meth:`edgebench.farm.lease.Lease.conditions`)."""
     from edgebench.farm.lease import active
@@ -82,7 +82,7 @@ class RunFolder:
         if self.path is None:
             return
         _link_section(result)
-        _farm_section(result)
+        farm_section(result)
         if frame is not None:
             store.write_samples(self.path, frame)
         store.write_result(self.path, result)
@@ -108,4 +108,4 @@ class RunFolder:
             raise
 
 
-__all__ = ["RunFolder", "new_result", "stop_reason"]
+__all__ = ["RunFolder", "new_result", "stop_reason", "farm_section"]
