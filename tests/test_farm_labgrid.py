@@ -167,6 +167,8 @@ def test_coordinator_killed_mid_run(farm, tmp_path):
     assert "coordinator is unreachable" in line and "list the serial ports" not in line, line
     result = json.loads(run_json.read_text())
     assert result["status"] == "incomplete" and "stopped by an error" in result["status_reason"]
+    assert "[on labgrid place pa" in result["status_reason"], result["status_reason"]
+    assert "list the serial ports" not in result["status_reason"]              # a local port's hint
     assert (run_json.parent / "samples.parquet").is_file()                    # samples kept
     farm.wait_exporters()
     assert held_by(farm, "pa") is None      # a restarted coordinator holds nothing: the place is free

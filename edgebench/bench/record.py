@@ -37,8 +37,22 @@ def stop_reason(exc: BaseException) -> tuple[str, str]:
         name = getattr(exc, "signal_name", None)
         return "incomplete", (f"stopped by {name}" if name else "interrupted by the user (Ctrl-C)")
     if isinstance(exc, EdgebenchError):
-        return "incomplete", f"stopped by an error: {exc.one_line()}"
+        return "incomplete", f"stopped by an error: {_farm_reason(exc) or exc.one_line()}"
     return "failed", f"stopped by an unexpected error: {type(exc).__name__}: {exc}"
+
+
+def _farm_reason(exc) -> str | None:
+    """A link error on a labgrid farm's board: the error and the place, without the local serial
+    port's hint (list the ports, replug the adapter), which does not apply to a farm's link."""
+    import sys
+
+    from edgebench.errors import TransportError
+
+    lease = sys.modules.get("edgebench.farm.lease")     # loaded only when a farm board is used
+    held = lease.active() if lease is not None else None
+    if held is None or not isinstance(exc, TransportError):
+        return None
+    return f"{exc.message.rstrip('.')} [on {held.describe()}]"
 
 
 def _link_section(result: RunResult) -> None:
