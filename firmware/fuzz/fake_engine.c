@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "eb_engine.h"
+#include "eb_kernels.h"
 
 typedef struct {
     uint8_t in_bytes;
@@ -150,4 +151,10 @@ const char *eb_status_name(eb_status s)
                                         "EB_ERR_CRC", "EB_ERR_TRUNCATED", "EB_ERR_ARENA",
                                         "EB_ERR_OP", "EB_ERR_INVALID"};
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "EB_ERR_UNKNOWN";
+}
+
+/* eb_kernels.h: the fake engine has no kernels, so no kernel scratch RAM to report. */
+size_t eb_kernels_ram_bytes(void)
+{
+    return 0u;
 }
