@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,26 @@ def require_file(path):
     if not os.path.isfile(path):
         missing(f"{path} is not present")
     return path
+
+
+@pytest.fixture
+def cli(capsys):
+    """``edgebench ARGS`` in this process: the same entry point (main: error lines, exit codes)
+    without a Python start-up per call, as a CompletedProcess; a test that needs a real process
+    runs ``python -m edgebench`` itself."""
+    from edgebench.cli.app import main
+
+    def run(*args):
+        capsys.readouterr()
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = 0 if exc.code is None else exc.code
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+
+    return run
 
 
 @pytest.fixture(scope="session")

@@ -21,25 +21,6 @@ def run_cli(*args, cwd=None):
                           text=True, cwd=cwd, timeout=120)
 
 
-@pytest.fixture
-def cli(capsys):
-    """``edgebench ARGS`` in this process: the same entry point (main: error lines, exit codes)
-    without a Python start-up per call; run_cli keeps the tests that need a real process."""
-    from edgebench.cli.app import main
-
-    def run(*args):
-        capsys.readouterr()
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as exc:
-            code = 0 if exc.code is None else exc.code
-        out = capsys.readouterr()
-        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
-
-    return run
-
-
 def test_bench_json_equals_stored_result(tmp_path):
     res = CliRunner().invoke(app, ["bench", str(INT8), "--runs-dir", str(tmp_path), "--json", *FAST])
     assert res.exit_code == 0, res.output

@@ -5,7 +5,6 @@ The tests with a real coordinator, exporters and ser2net are in tests/test_farm_
 from __future__ import annotations
 
 import socket
-import subprocess
 import sys
 
 import pytest
@@ -13,23 +12,6 @@ from conftest import require_module
 
 from edgebench.errors import UsageError
 from edgebench.farm.spec import FarmSpec, coordinator_address, parse_spec, parse_tags, wait_limit_s
-
-
-@pytest.fixture
-def cli(capsys):
-    from edgebench.cli.app import main
-
-    def run(*args):
-        capsys.readouterr()
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as exc:
-            code = 0 if exc.code is None else exc.code
-        out = capsys.readouterr()
-        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
-
-    return run
 
 
 def _closed_port() -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import require_tool
-from test_firmware_engine import TinyModel, _out_size, run_reference
+from test_firmware_engine import _out_size, conv_model, run_reference
 
 from edgebench.mcu import convert
 
@@ -88,32 +88,14 @@ def test_requantisation_rewrite_is_exact():
 
 def _conv_model(rng, *, h, w, c, kh, kw, oc=None, sh=1, sw=1, dh=1, dw=1, same=True, n=1, in_z=0,
                 act=0, depthwise=False, mult=1):
-    g = TinyModel()
-    oh, ow = _out_size(h, kh, sh, dh, same), _out_size(w, kw, sw, dw, same)
-    assert oh >= 1 and ow >= 1
+    assert _out_size(h, kh, sh, dh, same) >= 1 and _out_size(w, kw, sw, dw, same) >= 1
     if depthwise:
         oc = c * mult
     in_s = float(10 ** rng.uniform(-2.5, -0.5))
     ws = 10 ** rng.uniform(-3, -1, size=oc)
-    wshape = (1, kh, kw, oc) if depthwise else (oc, kh, kw, c)
-    wq = rng.integers(-127, 128, size=wshape).astype(np.int8)
-    taps = kh * kw * (1 if depthwise else c)
-    bias = rng.integers(-3000, 3000, size=oc).astype(np.int32)
-    acc_std = np.sqrt(taps) * 73 * 74 * in_s * float(np.median(ws))
-    out_s = 1 / 100 if act == 2 else float(acc_std * 3 / 127)
-    out_z = -128 if act == 1 else int(rng.integers(-30, 30))
-    x = g.tensor((n, h, w, c), scale=in_s, zp=in_z)
-    wt = g.tensor(wshape, scale=ws, zp=np.zeros(oc, int), data=wq, axis=3 if depthwise else 0)
-    bt = g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(oc, int), data=bias)
-    y = g.tensor((n, oh, ow, oc), scale=out_s, zp=out_z)
-    fields = dict(padding=0 if same else 1, strideH=sh, strideW=sw, dilationHFactor=dh,
-                  dilationWFactor=dw, fusedActivationFunction=act)
-    if depthwise:
-        g.op("DEPTHWISE_CONV_2D", [x, wt, bt], [y],
-             g.options("DepthwiseConv2DOptions", depthMultiplier=mult, **fields))
-    else:
-        g.op("CONV_2D", [x, wt, bt], [y], g.options("Conv2DOptions", **fields))
-    return g.build([x], [y]), n * h * w * c
+    return conv_model(rng, n=n, h=h, w=w, c=c, kh=kh, kw=kw, oc=oc, sh=sh, sw=sw, dh=dh, dw=dw, same=same,
+                      in_s=in_s, in_z=in_z, ws=ws, act=act, depthwise=depthwise, mult=mult, spread=74,
+                      relu_at_min=True)
 
 
 #: name -> shape; act 1 = ReLU (clamp at the zero point -128: the saturating path),

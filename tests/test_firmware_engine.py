@@ -344,7 +344,6 @@ def _act(rng):
 
 
 def synth_conv(rng, depthwise: bool):
-    g = TinyModel()
     while True:
         h, w, c = int(rng.integers(1, 11)), int(rng.integers(1, 11)), int(rng.integers(1, 7))
         kh, kw = (int(v) for v in rng.integers(1, 5, 2))
@@ -360,14 +359,25 @@ def synth_conv(rng, depthwise: bool):
     in_s, in_z = float(10 ** rng.uniform(-2.5, 0)), int(rng.integers(-128, 128))
     per_channel = bool(rng.integers(0, 2))
     ws = 10 ** rng.uniform(-3, -1, size=oc if per_channel else 1)
+    return conv_model(rng, n=n, h=h, w=w, c=c, kh=kh, kw=kw, oc=oc, sh=sh, sw=sw, dh=dh, dw=dw, same=same,
+                      in_s=in_s, in_z=in_z, ws=ws, act=_act(rng), depthwise=depthwise, mult=mult)
+
+
+def conv_model(rng, *, n, h, w, c, kh, kw, oc, sh, sw, dh, dw, same, in_s, in_z, ws, act, depthwise, mult,
+               spread=60, relu_at_min=False):
+    """One CONV_2D or DEPTHWISE_CONV_2D with random int8 weights and bias: (tflite bytes, input
+    elements). ``ws``: the weight scales (one, or one per output channel); the output scale follows
+    the accumulator's spread (``spread``: the typical |input - zero point|); ``relu_at_min`` puts the
+    output zero point at -128 under ReLU (the saturating path)."""
+    g = TinyModel()
+    oh, ow = _out_size(h, kh, sh, dh, same), _out_size(w, kw, sw, dw, same)
     wshape = (1, kh, kw, oc) if depthwise else (oc, kh, kw, c)
     wq = rng.integers(-127, 128, size=wshape).astype(np.int8)
     k_taps = kh * kw * (1 if depthwise else c)
     bias = rng.integers(-3000, 3000, size=oc).astype(np.int32)
-    act = _act(rng)
-    acc_std = np.sqrt(k_taps) * 73 * 60 * in_s * float(np.median(ws))
+    acc_std = np.sqrt(k_taps) * 73 * spread * in_s * float(np.median(ws))
     out_s = 1 / 100 if act == 2 else float(acc_std * 3 / 127)
-    out_z = int(rng.integers(-30, 30))
+    out_z = -128 if (relu_at_min and act == 1) else int(rng.integers(-30, 30))
     x = g.tensor((n, h, w, c), scale=in_s, zp=in_z)
     wt = g.tensor(wshape, scale=ws, zp=np.zeros(len(ws), int), data=wq, axis=3 if depthwise else 0)
     bt = g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(len(ws), int), data=bias)
