@@ -142,19 +142,9 @@ class Farm:
             for place in self.places.values():
                 self._stop_exporter(place)
                 if place.firmware is not None:
-                    place.firmware.terminate()
-                    try:
-                        place.firmware.wait(timeout=5)
-                    except subprocess.TimeoutExpired:
-                        place.firmware.kill()
-                        place.firmware.wait(timeout=5)
+                    _stop(place.firmware)
         if self.coordinator is not None and self.coordinator.poll() is None:
-            self.coordinator.terminate()
-            try:
-                self.coordinator.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.coordinator.kill()
-                self.coordinator.wait(timeout=5)
+            _stop(self.coordinator)
 
     # -- places -----------------------------------------------------------------------
     def add_posix_place(self, name: str, firmware_bin: Path, tags: dict, ssh=None) -> Place:
@@ -338,3 +328,13 @@ def _addr(hex_addr: str) -> str:
     if words[:12] == b"\0" * 10 + b"\xff\xff":
         return socket.inet_ntop(socket.AF_INET, words[12:])
     return socket.inet_ntop(socket.AF_INET6, words)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL after 5 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
