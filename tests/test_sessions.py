@@ -40,6 +40,14 @@ def test_sessions_interval_by_hand():
     assert "3 sessions" in iv.method and "df 2" in iv.method
 
 
+def test_sessions_that_agree_by_chance_do_not_make_a_re_run_exact():
+    # two sessions with the same median (a coarse clock makes this common): the prediction keeps
+    # the sessions' own uncertainty and the clock's tick
+    iv = sessions_interval(5.829e-6, (5.80e-6, 5.86e-6), [5.829e-6], [(5.80e-6, 5.86e-6)], resolution_s=1e-9)
+    assert iv.between_run_cv == 0.0
+    assert iv.rerun_low < 5.80e-6 and iv.rerun_high > 5.86e-6
+
+
 def test_sessions_interval_never_narrower_than_this_invocation():
     # earlier sessions agree closely, this one is far off and uncertain: its own interval is kept
     iv = sessions_interval(2.0, (1.5, 2.6), [1.0, 1.0001], [(0.9999, 1.0001), (1.0, 1.0002)])

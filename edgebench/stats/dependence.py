@@ -262,7 +262,8 @@ def sessions_interval(this_median: float, this_interval: tuple, earlier_medians:
     least the pooled within-session uncertainty), widened if needed to contain this session's
     own interval and median, so that the headline never claims less uncertainty than the
     invocation alone shows. ``rerun_low``/``rerun_high`` is the prediction interval of one
-    more session's median (Student t, df H, times sqrt(1 + 1/(H + 1))). With no earlier session it is this session's interval, and
+    more session's median (Student t, df H, times sqrt(1 + 1/(H + 1)), the spread never taken below a
+    session's own standard error nor the clock's resolution). With no earlier session it is this session's interval, and
     ``runs`` is 1: between-session variation not measured.
     """
     lo0, hi0 = this_interval
@@ -276,13 +277,21 @@ def sessions_interval(this_median: float, this_interval: tuple, earlier_medians:
     if low is not None and lo0 is not None:
         low, high = min(low, lo0, this_median), max(high, hi0, this_median)
     k = iv.runs
-    # prediction interval of the next session's median: t(df k-1) * s * sqrt(1 + 1/k) on the logs
-    from scipy.stats import t as student_t
+    # prediction interval of the next session's median: t(df k-1) * s * sqrt(1 + 1/k) on the logs, s
+    # never below a session's own standard error (sessions that agree by chance do not make a re-run
+    # exact) nor the clock's resolution
+    from scipy.stats import norm, t as student_t
 
-    pred = float(student_t.ppf(0.5 + iv.ci_level / 2.0, k - 1)) * iv.between_run_cv * math.sqrt(1.0 + 1.0 / k)
+    z = float(norm.ppf(0.5 + iv.ci_level / 2.0))
+    own = [(math.log(hi) - math.log(lo)) / (2.0 * z) for lo, hi in [this_interval, *earlier_intervals]
+           if lo is not None and hi is not None and lo > 0]
+    s = max(iv.between_run_cv, math.sqrt(sum(v * v for v in own) / len(own)) if own else 0.0)
+    pred = float(student_t.ppf(0.5 + iv.ci_level / 2.0, k - 1)) * s * math.sqrt(1.0 + 1.0 / k)
+    r_low, r_high = iv.estimate * math.exp(-pred), iv.estimate * math.exp(pred)
+    if resolution_s > 0:
+        r_low, r_high = max(0.0, min(r_low, iv.estimate - resolution_s)), max(r_high, iv.estimate + resolution_s)
     return RunsInterval(estimate=iv.estimate, low=low, high=high, ci_level=iv.ci_level, runs=k,
-                        between_run_cv=iv.between_run_cv,
-                        rerun_low=iv.estimate * math.exp(-pred), rerun_high=iv.estimate * math.exp(pred),
+                        between_run_cv=iv.between_run_cv, rerun_low=r_low, rerun_high=r_high,
                         method=(f"Student t on log medians of {k} sessions (this invocation and {k - 1} earlier "
                                 f"run{'s' if k > 2 else ''} of the same model and conditions, df {k - 1}), at "
                                 "least this invocation's interval"))
