@@ -76,6 +76,17 @@ def test_partial_overlap_and_gaps():
         window_energy([0.0, 0.5], [1.0, 1.0], [1.0, 1.0], [0], [1])
 
 
+def test_back_to_back_samples_hours_after_boot_do_not_overlap():
+    # a 1 kHz meter on a monotonic clock 4.75 h after boot: t[k] + dt != t[k+1] by float rounding
+    t = 17105.34536037 + np.arange(1096) * 0.001
+    dt = np.full(t.size, 0.001)
+    assert np.any(t[:-1] + dt[:-1] > t[1:] + 1e-12)           # the rounding the old check tripped on
+    e, cov = window_energy(t, dt, np.full(t.size, 2.0), [t[0]], [t[-1] + 0.001])
+    assert e[0] == pytest.approx(2.0 * 1.096) and cov[0] == pytest.approx(1.096)
+    with pytest.raises(Exception, match="overlap"):           # a real overlap (1 µs) is still refused
+        window_energy(t[:2], [0.001001, 0.001], [1.0, 1.0], [t[0]], [t[1]])
+
+
 def test_regions_never_overlap():
     a, b = event_regions([0.0, 0.1, 0.13], [0.01, 0.11, 0.14], max_margin_s=0.05)
     assert a == pytest.approx([-0.05, 0.055, 0.12]) and b == pytest.approx([0.055, 0.12, 0.19])

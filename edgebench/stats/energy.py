@@ -66,6 +66,10 @@ def _cumulative(t: np.ndarray, dt: np.ndarray, p: np.ndarray, x: np.ndarray) -> 
     return np.where(i < 0, 0.0, c[inside] + part)
 
 
+#: how far a sample may run into the next before they count as overlapping (float rounding)
+OVERLAP_SLACK_S = 1e-9
+
+
 def window_energy(t_s, dt_s, power_w, starts, ends) -> tuple:
     """Energy (J) and covered time (s) of each window [starts[k], ends[k])."""
     t = np.asarray(t_s, dtype=np.float64)
@@ -76,7 +80,9 @@ def window_energy(t_s, dt_s, power_w, starts, ends) -> tuple:
     if t.size > 1 and np.any(np.diff(t) < 0):
         order = np.argsort(t, kind="stable")
         t, dt, p = t[order], dt[order], p[order]
-    if t.size > 1 and np.any(t[:-1] + dt[:-1] > t[1:] + 1e-12):
+    # 1 ns of slack: timestamps on a monotonic clock hours after boot carry float rounding of
+    # ~1e-11 s, so back-to-back samples (t[k] + dt[k] == t[k+1] exactly) may not add up exactly
+    if t.size > 1 and np.any(t[:-1] + dt[:-1] > t[1:] + OVERLAP_SLACK_S):
         raise DataError("power samples overlap in time: each sample must end before the next begins")
     energy = _cumulative(t, dt, p, b) - _cumulative(t, dt, p, a)
     ones = np.ones_like(p)
