@@ -136,6 +136,8 @@ def run_interleaved(sessions: list) -> None:
         for _ in range(max(s.opts.repeat for s in sessions)):
             for s in sessions:
                 if s.repeats_done < s.opts.repeat:
+                    if s.repeats_done == 0:      # each session's budget counts its own repeats only
+                        s.t0 = time.monotonic()
                     s.repeat_once()
     except BaseException as exc:
         for s in sessions:
