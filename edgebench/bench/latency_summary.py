@@ -177,8 +177,8 @@ def _warnings(result, warm_parts, latency, final) -> list:
     if final and e2e.get("sessions") == 1:
         out.append({"code": "single-session",
                     "message": "first session of this measurement: the interval covers this invocation only; "
-                               "separate invocations usually differ by more than repeats inside one (on the "
-                               "development VM 7% against 1%), which one invocation cannot measure",
+                               "separate invocations often differ by more than repeats inside one (docs/"
+                               "statistics.md, sessions), which one invocation cannot measure",
                     "remedy": "run the same command again: earlier complete runs of the same model and "
                               "conditions in the runs folder are combined into the interval automatically"})
     for run in e2e.get("per_run") or []:
