@@ -150,7 +150,7 @@ def _session(rng, phi, n, k, session_cv, repeat_cv):
         meds.append(q.estimate)
         ivs.append((q.low, q.high))
     iv = runs_interval(meds, ivs)
-    return iv.estimate, (iv.low, iv.high)
+    return iv.estimate, (iv.low, iv.high), k
 
 
 def sessions(rng, reps, n, phi, counts, session_cv, repeat_cv, k=3, others=7):
@@ -164,7 +164,8 @@ def sessions(rng, reps, n, phi, counts, session_cv, repeat_cv, k=3, others=7):
         for _ in range(reps):
             runs = [_session(rng, phi, n, k, session_cv, repeat_cv) for _ in range(count)]
             this, earlier = runs[-1], runs[:-1]
-            iv = sessions_interval(this[0], this[1], [m for m, _ in earlier], [i for _, i in earlier])
+            iv = sessions_interval(this[0], this[1], [m for m, _, _ in earlier], [i for _, i, _ in earlier],
+                                   runs=[r[2] for r in (this, *earlier)])
             hit += iv.low <= MEDIAN_S <= iv.high
             later = np.median([MEDIAN_S * np.exp(session_cv * rng.standard_normal()) for _ in range(others)])
             rerun += iv.low <= later <= iv.high
@@ -187,9 +188,10 @@ def rerun_protocol(rng, reps, n, phi, session_cv, repeat_cv, invocations=8, k=3)
     for _ in range(reps):
         runs = [_session(rng, phi, n, k, session_cv, repeat_cv) for _ in range(invocations)]
         h = 0
-        for i, (m, iv0) in enumerate(runs):
-            iv = sessions_interval(m, iv0, [x for x, _ in runs[:i]], [y for _, y in runs[:i]])
-            other = np.median([x for j, (x, _) in enumerate(runs) if j != i])
+        for i, (m, iv0, kk) in enumerate(runs):
+            iv = sessions_interval(m, iv0, [x for x, _, _ in runs[:i]], [y for _, y, _ in runs[:i]],
+                                   runs=[kk] + [r[2] for r in runs[:i]])
+            other = np.median([x for j, (x, _, _) in enumerate(runs) if j != i])
             ok = iv.low <= other <= iv.high
             h += ok
             firsts += ok and i == 0

@@ -48,6 +48,18 @@ def test_sessions_that_agree_by_chance_do_not_make_a_re_run_exact():
     assert iv.rerun_low < 5.80e-6 and iv.rerun_high > 5.86e-6
 
 
+def test_session_standard_errors_are_read_with_the_t_they_were_made_with():
+    # each session's interval: Student t on 3 repeat medians (t = 4.303 at df 2), standard error 1%
+    half = 4.302652729911275 * 0.01
+    iv_ = (math.exp(-half), math.exp(half))
+    told = sessions_interval(1.0, iv_, [1.0], [iv_], runs=[3, 3])
+    assert math.log(told.high) == pytest.approx(12.706204736174696 * 0.01 / math.sqrt(2), rel=1e-6)
+    # without the counts the half-width over z would take the standard error as 2.2%: twice as wide
+    untold = sessions_interval(1.0, iv_, [1.0], [iv_])
+    assert math.log(untold.high) == pytest.approx(12.706204736174696 * half / 1.959963984540054 / math.sqrt(2),
+                                                  rel=1e-6)
+
+
 def test_sessions_interval_never_narrower_than_this_invocation():
     # earlier sessions agree closely, this one is far off and uncertain: its own interval is kept
     iv = sessions_interval(2.0, (1.5, 2.6), [1.0, 1.0001], [(0.9999, 1.0001), (1.0, 1.0002)])

@@ -124,7 +124,8 @@ def _combine_sessions(latency: dict, earlier: list, resolution_s: float) -> None
         iv = sessions_interval(own["median_s"], (own["ci_low_s"], own["ci_high_s"]),
                                [s["latency"][stage]["median_s"] for s in prior],
                                [(s["latency"][stage]["ci_low_s"], s["latency"][stage]["ci_high_s"]) for s in prior],
-                               fig["ci_level"], resolution_s)
+                               fig["ci_level"], resolution_s,
+                               runs=[own["runs"]] + [s["latency"][stage].get("runs") for s in prior])
         fig.update(ci_low_s=iv.low, ci_high_s=iv.high, ci_method=f"{iv.method}; within this invocation: "
                    f"{own['ci_method']}", between_session_cv=iv.between_run_cv,
                    rerun_low_s=iv.rerun_low, rerun_high_s=iv.rerun_high,

@@ -61,7 +61,7 @@ def invocation_figure(fig: dict) -> dict:
 def earlier_sessions(result, runs_root, sessions: int = DEFAULT_SESSIONS, exclude: Path | None = None) -> list:
     """Up to ``sessions - 1`` earlier complete bench runs of the same measurement as ``result``
     under ``runs_root``, newest first: ``[{run_id, created_utc, latency: {stage: {median_s,
-    ci_low_s, ci_high_s}}}]``. Unreadable folders are passed over."""
+    ci_low_s, ci_high_s, runs}}}]``. Unreadable folders are passed over."""
     if sessions <= 1 or runs_root is None:
         return []
     now = _created(result) or _dt.datetime.now(_dt.timezone.utc)
@@ -86,7 +86,7 @@ def earlier_sessions(result, runs_root, sessions: int = DEFAULT_SESSIONS, exclud
         for stage, fig in (r.latency or {}).items():
             inv = invocation_figure(fig or {})
             if inv.get("median_s") and inv.get("ci_low_s") is not None:
-                lat[stage] = {k: inv[k] for k in ("median_s", "ci_low_s", "ci_high_s")}
+                lat[stage] = {k: inv.get(k) for k in ("median_s", "ci_low_s", "ci_high_s", "runs")}
         if "e2e" in lat:
             out.append({"run_id": r.run_id, "created_utc": r.created_utc, "latency": lat})
         if len(out) >= sessions - 1:

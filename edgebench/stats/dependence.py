@@ -249,9 +249,22 @@ def runs_interval(run_medians: Sequence[float], run_intervals: Sequence[tuple] =
                         between_run_cv=cv, method=method)
 
 
+def _z_equivalent(median: float, interval: tuple, runs: Optional[int], level: float) -> tuple:
+    """An interval made with Student t on ``runs`` run medians (df runs - 1), rescaled to the
+    normal quantile, so that its half-width over z is the session's standard error (on the log
+    scale); one run's (or an unknown count's) interval is returned as it is."""
+    from scipy.stats import norm, t as student_t
+
+    lo, hi = interval
+    if not runs or runs < 2 or lo is None or hi is None or lo <= 0 or median <= 0:
+        return interval
+    shrink = float(norm.ppf(0.5 + level / 2.0)) / float(student_t.ppf(0.5 + level / 2.0, runs - 1))
+    return (median * math.exp(math.log(lo / median) * shrink), median * math.exp(math.log(hi / median) * shrink))
+
+
 def sessions_interval(this_median: float, this_interval: tuple, earlier_medians: Sequence[float] = (),
                       earlier_intervals: Sequence[tuple] = (), ci_level: float = 0.95,
-                      resolution_s: float = 0.0) -> RunsInterval:
+                      resolution_s: float = 0.0, runs: Sequence[Optional[int]] = ()) -> RunsInterval:
     """Interval for the long-run median from this invocation and earlier ones (sessions).
 
     Repeats inside one invocation share the machine's state of that minute (which core the
@@ -265,14 +278,22 @@ def sessions_interval(this_median: float, this_interval: tuple, earlier_medians:
     more session's median (Student t, df H, times sqrt(1 + 1/(H + 1)), the spread never taken below a
     session's own standard error nor the clock's resolution). With no earlier session it is this session's interval, and
     ``runs`` is 1: between-session variation not measured.
+
+    ``runs``: how many repeats each session's interval (this one first) was made from, with
+    Student t on that many run medians; their standard errors are read back with that t, not
+    with the normal quantile (which would count the small-sample widening twice).
     """
     lo0, hi0 = this_interval
     if not earlier_medians:
         return RunsInterval(estimate=float(this_median), low=lo0, high=hi0, ci_level=check_level(ci_level),
                             runs=1, between_run_cv=None,
                             method="this invocation only (between-session variation not measured)")
-    iv = runs_interval([this_median, *earlier_medians], [this_interval, *earlier_intervals],
-                       ci_level, resolution_s)
+    level = check_level(ci_level)
+    medians = [this_median, *earlier_medians]
+    counts = list(runs) + [None] * (len(medians) - len(runs))
+    z_intervals = [_z_equivalent(m, i, k, level)
+                   for m, i, k in zip(medians, [this_interval, *earlier_intervals], counts)]
+    iv = runs_interval(medians, z_intervals, level, resolution_s)
     low, high = iv.low, iv.high
     if low is not None and lo0 is not None:
         low, high = min(low, lo0, this_median), max(high, hi0, this_median)
@@ -283,7 +304,7 @@ def sessions_interval(this_median: float, this_interval: tuple, earlier_medians:
     from scipy.stats import norm, t as student_t
 
     z = float(norm.ppf(0.5 + iv.ci_level / 2.0))
-    own = [(math.log(hi) - math.log(lo)) / (2.0 * z) for lo, hi in [this_interval, *earlier_intervals]
+    own = [(math.log(hi) - math.log(lo)) / (2.0 * z) for lo, hi in z_intervals
            if lo is not None and hi is not None and lo > 0]
     s = max(iv.between_run_cv, math.sqrt(sum(v * v for v in own) / len(own)) if own else 0.0)
     pred = float(student_t.ppf(0.5 + iv.ci_level / 2.0, k - 1)) * s * math.sqrt(1.0 + 1.0 / k)
