@@ -45,6 +45,11 @@ def _headline(r: RunResult) -> str:
     stats = (f"median {fmt.duration(e2e.get('median_s'))}, "
              f"{int(round(100 * e2e.get('ci_level', 0.95)))}% CI "
              f"{fmt.duration_range(e2e.get('ci_low_s'), e2e.get('ci_high_s'))}{over}")
+    if e2e.get("p99_s") is not None:
+        stats += f", p99 {fmt.duration(e2e.get('p99_s'))}"
+    warm = (r.warmup or {}).get("n_warmup")
+    if warm is not None:
+        stats += f", {fmt.count(warm)} warm-up inferences discarded"
     sessions = e2e.get("sessions")
     if sessions and sessions > 1:
         stats += (f"; the interval combines {sessions} sessions, this invocation and {sessions - 1} earlier "
@@ -53,11 +58,6 @@ def _headline(r: RunResult) -> str:
                   f"{fmt.duration_range(e2e.get('rerun_low_s'), e2e.get('rerun_high_s'))})")
     elif sessions == 1:
         stats += "; one session: variation between invocations not measured"
-    if e2e.get("p99_s") is not None:
-        stats += f", p99 {fmt.duration(e2e.get('p99_s'))}"
-    warm = (r.warmup or {}).get("n_warmup")
-    if warm is not None:
-        stats += f", {fmt.count(warm)} warm-up inferences discarded"
     return f"{head} ({stats})"
 
 
