@@ -45,6 +45,16 @@ def require_file(path):
     return path
 
 
+def stop_process(proc: subprocess.Popen) -> None:
+    """A test's helper process: SIGTERM, then SIGKILL after 5 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
 @pytest.fixture
 def cli(capsys):
     """``edgebench ARGS`` in this process: the same entry point (main: error lines, exit codes)

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import yaml
+from conftest import stop_process
 
 SER2NET_WRAPPER = """#!/bin/sh
 # test wrapper: labgrid's exporter starts ser2net on all interfaces; bind it to 127.0.0.1
@@ -142,9 +143,9 @@ class Farm:
             for place in self.places.values():
                 self._stop_exporter(place)
                 if place.firmware is not None:
-                    _stop(place.firmware)
+                    stop_process(place.firmware)
         if self.coordinator is not None and self.coordinator.poll() is None:
-            _stop(self.coordinator)
+            stop_process(self.coordinator)
 
     # -- places -----------------------------------------------------------------------
     def add_posix_place(self, name: str, firmware_bin: Path, tags: dict, ssh=None) -> Place:
@@ -256,32 +257,14 @@ class Farm:
     def pids(self) -> list[int]:
         roots = [p for p in [self.coordinator, *[pl.proc for pl in self.places.values()]] if p is not None]
         pids = {p.pid for p in roots if p.poll() is None}
-        # children (ser2net) of the exporters
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                except (OSError, IndexError, ValueError):
-                    continue
-                if ppid in pids:
-                    pids.add(int(entry.name))
-        return sorted(pids)
+        return sorted(pids | set(_children_of(pids)))     # and the exporters' children (ser2net)
 
     def children(self, place: str) -> list[int]:
         """Pids of the processes the exporter of ``place`` started (its ser2net while acquired)."""
         proc = self.places[place].proc
         if proc is None or proc.poll() is not None:
             return []
-        found = []
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                except (OSError, IndexError, ValueError):
-                    continue
-                if ppid == proc.pid:
-                    found.append(int(entry.name))
-        return found
+        return _children_of({proc.pid})
 
     def listeners(self) -> list[tuple[int, str, int]]:
         """(pid, local address, port) of every listening TCP socket (and bound UDP socket) of the
@@ -330,11 +313,16 @@ def _addr(hex_addr: str) -> str:
     return socket.inet_ntop(socket.AF_INET6, words)
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM, then SIGKILL after 5 s."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
+
+def _children_of(parents: set) -> list[int]:
+    """Pids whose parent is in ``parents`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid in parents:
+                found.append(int(entry.name))
+    return found

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import serial
 
-from conftest import MLPERF_DIR, require_file, require_tool
+from conftest import MLPERF_DIR, require_file, require_tool, stop_process
 from edgebench.errors import EdgebenchError, TransportError, UsageError
 from edgebench.modelfile import read_model
 from edgebench.transport.serial import SerialChannel, SerialTransport
@@ -49,12 +49,7 @@ def pty_pair():
             pytest.fail(f"socat did not report two PTYs (got {paths})")
         yield paths[0], paths[1]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop_process(proc)
         proc.stderr.close()
 
 
