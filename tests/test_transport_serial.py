@@ -69,12 +69,7 @@ def agent_on_tty(pty_pair, tmp_path):
         yield host_end
     finally:
         if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+            stop_process(proc)
 
 
 def _wait_for_agent(path: str, proc: subprocess.Popen, log: Path, timeout_s: float = 30) -> None:
