@@ -50,8 +50,10 @@ class _Streamer:
     def _loop(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _put(self, current_a, voltage_v=None, digital=None) -> None:
-        now = self._clock()
+    def _put(self, current_a, voltage_v=None, digital=None, at: Optional[float] = None) -> None:
+        """Keep one chunk; ``at``: host time its last sample was read (default: now). Decoding a
+        chunk takes time that is not the instrument's: stamp it when the data left the device."""
+        now = self._clock() if at is None else at
         with self._lock:
             self._chunks.append((np.asarray(current_a, dtype=np.float64),
                                  None if voltage_v is None else np.asarray(voltage_v, dtype=np.float64),
@@ -175,10 +177,11 @@ class Ppk2Meter(_Streamer):
         while self._running.is_set():
             try:
                 data = self.api.get_data()
+                read_at = self._clock()          # everything buffered up to now; decoding comes after
                 if data:
                     got = self.api.get_samples(data)
                     samples, digital = got if isinstance(got, tuple) else (got, None)
-                    self._put(np.asarray(samples, dtype=np.float64) * 1e-6, None, digital)
+                    self._put(np.asarray(samples, dtype=np.float64) * 1e-6, None, digital, at=read_at)
             except Exception as exc:
                 self._problem = f"PPK2 read failed: {exc}"
                 break
