@@ -70,6 +70,16 @@ def _runs(samples, col: str) -> list:
     return [g[col].to_numpy() for _, g in measured.groupby("repeat", sort=True) if len(g) >= 2]
 
 
+def _tick(baseline, candidate, a, b) -> float:
+    """The coarser clock of the two runs: as recorded, and as their samples show it."""
+    import numpy as np
+
+    from edgebench.stats.dependence import observed_tick
+
+    recorded = [((r.timing or {}).get("clock_resolution_s") or 0.0) for r in (baseline, candidate)]
+    return max(*recorded, observed_tick(np.concatenate(a)), observed_tick(np.concatenate(b)))
+
+
 def _verdict(ci_low: float, ci_high: float, p_holm: float) -> str:
     """Speed-up = baseline / candidate: > 1 means the candidate is faster."""
     if p_holm < ALPHA and ci_low > 1.0:
@@ -98,7 +108,7 @@ def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str
         if not a or not b:
             raise ResultError("a run to compare has fewer than 2 measured samples", "re-run the benchmark")
         paired = _interleaved(baseline, candidate) and len(a) == len(b)
-        raw[st] = ratio_of_medians(a, b, paired=paired)   # median(baseline) / median(candidate)
+        raw[st] = ratio_of_medians(a, b, paired=paired, resolution_s=_tick(baseline, candidate, a, b))
     adjusted = holm([r.p_value for r in raw.values()])
     out = {}
     for (st, r), p_adj in zip(raw.items(), adjusted):

@@ -77,10 +77,26 @@ def _as_runs(x, name: str) -> list:
     return [as_samples(r, min_n=2, name=name) for r in runs]
 
 
-def ratio_of_medians(a_runs, b_runs, ci_level: float = 0.95, paired: bool = False) -> RatioResult:
+def _step(x: np.ndarray) -> float:
+    """The clock's step as the samples show it: :func:`observed_tick`, or with too few distinct
+    values for that, the smallest gap between them (an upper bound of the tick: a wider floor)."""
+    from edgebench.stats.dependence import observed_tick
+
+    tick = observed_tick(x)
+    if tick > 0:
+        return tick
+    gaps = np.diff(np.unique(x))
+    return float(gaps[gaps > 0].min()) if np.any(gaps > 0) else 0.0
+
+
+def ratio_of_medians(a_runs, b_runs, ci_level: float = 0.95, paired: bool = False,
+                     resolution_s: float | None = None) -> RatioResult:
     """Ratio of median latencies of ``a_runs`` over ``b_runs`` (see the module docstring).
 
     ``a_runs``/``b_runs``: one 1-D array (one run) or a list of 1-D arrays (one per run).
+    ``resolution_s``: the clock's tick (None: the step the samples show,
+    :func:`edgebench.stats.dependence.observed_tick`); no median is known closer than a tick, so
+    a coarse clock cannot give a zero-width interval or a p-value of 0.
     Raises DataError for bad samples or a zero median.
     """
     from scipy.stats import t as student_t
@@ -90,8 +106,10 @@ def ratio_of_medians(a_runs, b_runs, ci_level: float = 0.95, paired: bool = Fals
     level = check_level(ci_level)
     a = _as_runs(a_runs, "a")
     b = _as_runs(b_runs, "b")
-    qa = [quantile_interval(r, 0.5, level) for r in a]
-    qb = [quantile_interval(r, 0.5, level) for r in b]
+    if resolution_s is None:
+        resolution_s = max(_step(np.concatenate(a)), _step(np.concatenate(b)))
+    qa = [quantile_interval(r, 0.5, level, resolution_s) for r in a]
+    qb = [quantile_interval(r, 0.5, level, resolution_s) for r in b]
     if any(q.estimate <= 0 for q in qa + qb):
         raise DataError("a run has a median of 0 s, so the ratio of medians is undefined")
     la = np.log([q.estimate for q in qa])
@@ -130,8 +148,9 @@ def ratio_of_medians(a_runs, b_runs, ci_level: float = 0.95, paired: bool = Fals
     tq = float(student_t.ppf(0.5 + level / 2.0, df))
     if se > 0:
         p = float(2.0 * student_t.sf(abs(centre) / se, df))
-    else:
-        p = 1.0 if centre == 0 else 0.0
+    else:   # no uncertainty measurable (identical samples, no known tick): no evidence either way
+        p = 1.0
+        test += "; no measurable uncertainty, so no test"
     return RatioResult(
         ratio=ratio, ci_low=math.exp(centre - tq * se), ci_high=math.exp(centre + tq * se),
         p_value=p, test=test, n_a=int(pooled_a.size), n_b=int(pooled_b.size),
