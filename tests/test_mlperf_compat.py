@@ -195,15 +195,21 @@ def test_uint8_offset_matches_the_host_reference_on_posix(client, model):
 
 # ----------------------------------------------------------------------------- the anomaly score
 
-def test_ad_score_matches_a_host_computation(client, tmp_path):
-    """results=mse: one score per input, the ad01 reference's formula, int8 and float32 inputs."""
-    model_path = autoencoder(tmp_path / "ae.tflite")
+def _ad_case(tmp_path, model_seed: int, rng_seed: int, n: int) -> tuple:
+    """A seeded ad01-shaped autoencoder, ``n`` inputs (int8 and their unambiguous floats) and the
+    host reference's outputs: (model, input quant, output quant, int8 inputs, floats, outputs)."""
+    model_path = autoencoder(tmp_path / "ae.tflite", seed=model_seed)
     m = read_model(model_path)
     inq, outq = m.inputs[0].to_dict()["quant"], m.outputs[0].to_dict()["quant"]
-    rng = np.random.default_rng(11)
-    qs = rng.integers(-128, 128, (4, 640)).astype(np.int8)
+    rng = np.random.default_rng(rng_seed)
+    qs = rng.integers(-128, 128, (n, 640)).astype(np.int8)
     x = unambiguous(qs, inq["scale"], inq["zero_point"], rng)
-    y = reference_outputs(model_path, x)
+    return m, inq, outq, qs, x, reference_outputs(model_path, x)
+
+
+def test_ad_score_matches_a_host_computation(client, tmp_path):
+    """results=mse: one score per input, the ad01 reference's formula, int8 and float32 inputs."""
+    m, inq, outq, qs, x, y = _ad_case(tmp_path, model_seed=3, rng_seed=11, n=4)
     dut = client.dut
     from edgebench.bench.mlperf_mode import encode
 
@@ -318,13 +324,7 @@ def test_uint8_offset_and_emulated_profile_on_qemu_m4(qemu_m4, model, model_id):
 
 @pytest.mark.slow
 def test_ad_score_on_qemu_m4(qemu_m4, tmp_path):
-    model_path = autoencoder(tmp_path / "ae.tflite", seed=4)
-    m = read_model(model_path)
-    inq, outq = m.inputs[0].to_dict()["quant"], m.outputs[0].to_dict()["quant"]
-    rng = np.random.default_rng(12)
-    qs = rng.integers(-128, 128, (2, 640)).astype(np.int8)
-    x = unambiguous(qs, inq["scale"], inq["zero_point"], rng)
-    y = reference_outputs(model_path, x)
+    m, _, outq, _, x, y = _ad_case(tmp_path, model_seed=4, rng_seed=12, n=2)
     qemu_m4.deploy(m, input_encoding="float32", results="mse")
     for i in range(len(x)):
         qemu_m4.dut.db_load(x[i].astype("<f4").tobytes(), chunk_bytes=31)
