@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: demo test test-fast test-serial-plain venv system clean
+.PHONY: demo test test-fast test-serial-plain venv system clean docs
 
 demo: system $(VENV)/.stamp
 	$(BIN)/edgebench demo
@@ -33,6 +33,10 @@ $(PLAIN)/.stamp: pyproject.toml
 test-fast: $(VENV)/.stamp-test
 	EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q \
 	  -m "not slow and not qemu and not fuzz and not tensorflow and not hardware" --durations=5 $(PYTEST_ARGS)
+
+# the generated reference pages (a test fails when one is stale)
+docs: $(VENV)/.stamp
+	$(BIN)/python scripts/cli_docs.py
 
 system:
 	bash scripts/setup-system.sh

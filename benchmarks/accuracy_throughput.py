@@ -116,7 +116,7 @@ def main() -> None:
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     from edgebench.bench.accuracy import AccuracyOptions, _chunk, run_accuracy
-    from edgebench.boards.connect import open_agent
+    from edgebench.boards.connect import open_client
     from edgebench.boards.registry import get_profile
     from edgebench.modelfile import read_model
 
@@ -132,7 +132,7 @@ def main() -> None:
             opts = AccuracyOptions(kernels=args.kernels, threads=args.threads, baseline_kernels="xnnpack")
             # 1. steady state: the same chunk through the agent, the agent's Runner in process, and the
             #    bare loop, interleaved chunk by chunk
-            client = open_agent(host)
+            client = open_client(host)
             client.hello()
             client.load(client.ensure_model(read_model(model)), kernels=args.kernels, threads=args.threads)
             chunk = x[:_chunk(opts, int(np.prod(x.shape[1:])) * 4)]

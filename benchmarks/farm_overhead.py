@@ -47,11 +47,11 @@ import time, sys
 t0 = time.perf_counter()
 import numpy as np
 from edgebench.boards.registry import get_profile
-from edgebench.boards.connect import open_agent
+from edgebench.boards.connect import open_client
 from edgebench.modelfile import read_model
 from edgebench.farm import lease as _lease
 profile = get_profile({board!r})
-client = open_agent(profile, {url!r})
+client = open_client(profile, {url!r})
 model = read_model({str(DIGITS)!r})
 sha = client.ensure_model(model)
 info = client.load(sha, kernels="reference", threads=1)
@@ -131,7 +131,7 @@ def main() -> None:
 
         # 3. fan-out over N places
         fixed = ["--repeat", "1", "--max-repeats", "1", "--min-samples", "2000", "--min-time", "0.01",
-                 "--target", "0.5", "--max-time", "120"]
+                 "--target-ci", "0.5", "--max-time", "120"]
         fan = {}
         for n in (1, 2, 4):
             tags = f"board=posix,fan{n}=yes"

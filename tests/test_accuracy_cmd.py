@@ -212,9 +212,9 @@ def test_interrupted_run_keeps_the_paired_samples_and_says_incomplete(tmp_path, 
 
 
 def test_interleaved_passes_keep_a_paired_prefix_and_nothing_evaluated_leaves_no_folder(tmp_path, host):
-    from edgebench.boards.connect import open_agent
+    from edgebench.boards.connect import open_client
 
-    cand, base = open_agent(host), open_agent(host)
+    cand, base = open_client(host), open_client(host)
     try:
         with pytest.raises(KeyboardInterrupt):  # two agents: chunks alternate, the stop is mid-slice
             run_accuracy(INT8, FP32, "digits", host, AccuracyOptions(chunk_size=64), runs_root=tmp_path / "a",

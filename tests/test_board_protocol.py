@@ -20,7 +20,7 @@ from edgebench import board_protocol as bp  # noqa: E402
 from edgebench.bench.accuracy import AccuracyOptions, run_accuracy  # noqa: E402
 from edgebench.bench.latency import BenchOptions, run_bench  # noqa: E402
 from edgebench.bench.verify import VerifyOptions, run_verify  # noqa: E402
-from edgebench.boards.connect import AGENT, MCU, SIM, client_kind, open_agent, reached_locally  # noqa: E402
+from edgebench.boards.connect import AGENT, MCU, SIM, client_kind, open_client, reached_locally  # noqa: E402
 from edgebench.boards.registry import get_profile  # noqa: E402
 from edgebench.errors import UsageError  # noqa: E402
 from edgebench.modelfile import read_model  # noqa: E402
@@ -35,7 +35,7 @@ def board(request):
     """``(name, client)`` for each kind of board client, opened through boards.connect."""
     profile = get_profile(BOARDS[request.param])
     image = request.getfixturevalue("posix_firmware_bin") if request.param == "mcu" else None
-    client = open_agent(profile, image=image)
+    client = open_client(profile, image=image)
     try:
         yield request.param, client
     finally:
@@ -155,7 +155,7 @@ def test_a_model_is_read_and_hashed_once_per_upload(board, monkeypatch):
 # -- callers ask the capabilities ---------------------------------------------------------
 def test_verify_on_a_board_without_outputs_is_refused_in_one_line(tmp_path):
     profile = get_profile("sim-pi5")
-    with open_agent(profile) as sim:
+    with open_client(profile) as sim:
         with pytest.raises(UsageError) as info:
             run_verify(DIGITS, profile, VerifyOptions(count=4), client=sim)
     text = info.value.one_line()
@@ -167,7 +167,7 @@ def test_accuracy_on_a_board_without_outputs_is_refused(tmp_path):
     x = np.random.default_rng(0).uniform(0, 1, (20, 8, 8, 1)).astype(np.float32)
     np.savez(tmp_path / "d.npz", x=x, y=np.arange(20) % 10)
     fp32 = DIGITS.with_name("digits_fp32.tflite")
-    with open_agent(profile) as sim:
+    with open_client(profile) as sim:
         with pytest.raises(UsageError, match="computing outputs"):
             run_accuracy(DIGITS, fp32, str(tmp_path / "d.npz"), profile, AccuracyOptions(), runs_root=tmp_path,
                          client=sim, baseline_client=sim)
@@ -176,7 +176,7 @@ def test_accuracy_on_a_board_without_outputs_is_refused(tmp_path):
 @pytest.mark.slow
 def test_fixed_rate_on_a_board_without_a_scheduler_is_refused(posix_firmware_bin, tmp_path):
     profile = get_profile("posix-sim")
-    with open_agent(profile, image=posix_firmware_bin) as mcu:
+    with open_client(profile, image=posix_firmware_bin) as mcu:
         with pytest.raises(UsageError) as info:
             run_bench(DIGITS, profile, BenchOptions(scenario="fixed-rate", rate_hz=10.0), runs_root=tmp_path,
                       client=mcu)

@@ -297,13 +297,13 @@ def test_bench_and_sweep_tables_fit_80_columns_without_cutting_headers():
 
 CLI = ROOT / "edgebench" / "cli"
 SHARED = ("--json", "--boards-dir", "--board", "--url", "--runs-dir", "--image", "--cpus", "--seed", "--inputs",
-          "--recover", "--debug")
+          "--recover", "--debug", "--rate", "--farm", "--kernels", "--threads", "--delegate")
 
 
 def _verbs():
-    import typer.main
+    from edgebench.cli.app import commands
 
-    return typer.main.get_command(app).commands
+    return commands()
 
 
 def _declared_options(path: Path) -> set:

@@ -219,7 +219,7 @@ def _start_bench(farm, place, runs_dir):
     env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="10")
     return subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--board", f"labgrid:{place}",
                              "--runs-dir", str(runs_dir), "--min-samples", "50", "--min-time", "0.5",
-                             "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target", "0.0001"],
+                             "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target-ci", "0.0001"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -424,7 +424,7 @@ def test_sigterm_to_a_fan_out_reaches_every_place(farm, tmp_path):
     env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="10")
     proc = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--farm", "board=posix",
                              "--runs-dir", str(tmp_path), "--min-samples", "50", "--min-time", "0.5",
-                             "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target", "0.0001"],
+                             "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target-ci", "0.0001"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_acquired(farm, "pa")

@@ -282,7 +282,7 @@ def test_mlperf_performance_with_only_the_dialect(client, tmp_path):
 
 def test_mlperf_accuracy_scores_match_the_reference(client):
     from edgebench.bench.mlperf_mode import MlperfOptions, accuracy_scores, encode
-    from edgebench.boards.connect import open_agent
+    from edgebench.boards.connect import open_client
     from edgebench.agent.quant import make_quantizer
 
     sha = client.ensure_model(read_model(KWS))
@@ -293,7 +293,7 @@ def test_mlperf_accuracy_scores_match_the_reference(client):
     sent = _record_commands(client.dut)
     scores = accuracy_scores(client.dut, data, MlperfOptions())
     assert set(sent) <= set(DIALECT)
-    with open_agent(get_profile("host")) as ref:
+    with open_client(get_profile("host")) as ref:
         rsha = ref.ensure_model(read_model(KWS))
         ref.load(rsha, kernels="reference")
         _, y = ref.infer(x)

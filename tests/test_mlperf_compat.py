@@ -62,9 +62,9 @@ def autoencoder(path: Path, n: int = 640, hidden: int = 16, seed: int = 3) -> Pa
 
 def reference_outputs(model: Path, x: np.ndarray) -> np.ndarray:
     """int8 outputs of LiteRT's reference kernels for float inputs x (quantized by the host)."""
-    from edgebench.boards.connect import open_agent
+    from edgebench.boards.connect import open_client
 
-    with open_agent(get_profile("host")) as ref:
+    with open_client(get_profile("host")) as ref:
         sha = ref.ensure_model(read_model(model))
         ref.load(sha, kernels="reference")
         y_raw, _ = ref.infer(x)

@@ -192,15 +192,15 @@ def test_simulated_and_measured_are_never_mixed():
 
 # -- the profile -------------------------------------------------------------------------------
 def test_sim_profile_and_connect():
-    from edgebench.boards.connect import open_agent
+    from edgebench.boards.connect import open_client
 
     p = get_profile("sim-pi5")
     assert p.transport.type == "sim" and p.simulated.tau_s == 100.0
     assert BoardProfile.from_dict(p.to_dict()) == p
-    client = open_agent(p)
+    client = open_client(p)
     assert isinstance(client, SimClient) and client.params == p.simulated
     with pytest.raises(errors.UsageError, match="simulated: --url does not apply"):
-        open_agent(p, url="pi@10.0.0.7")
+        open_client(p, url="pi@10.0.0.7")
 
 
 def _profile(**over):

@@ -33,7 +33,7 @@ import numpy as np
 from edgebench import board_protocol as bp
 from edgebench.bench.accuracy_passes import JOURNAL, Passes, timings
 from edgebench.bench.accuracy_record import DIAGRAMS, PREDICTIONS
-from edgebench.boards.connect import MCU, client_kind, open_agent, require_runtime
+from edgebench.boards.connect import MCU, client_kind, open_client, require_runtime
 from edgebench.boards.registry import get_profile
 from edgebench.data.datasets import check_against_model, load_dataset
 from edgebench.data.perturb import SEVERITIES
@@ -72,6 +72,7 @@ class AccuracyOptions:
     calib_fraction: float = 0.5
     chunk_size: Optional[int] = None          # samples per infer request; default from CHUNK_BYTES
     data_options: dict = field(default_factory=dict)
+    cpus: Optional[str] = None                # pin the board's local agent to these CPUs ("0", "2,3")
 
     def validate(self) -> None:
         for name, k in (("--kernels", self.kernels), ("--baseline-kernels", self.baseline_kernels)):
@@ -202,14 +203,14 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
     try:
         if client is None:
             emit({"event": "connect", "board": profile.name})
-            client = open_agent(profile, url)
+            client = open_client(profile, url, cpus=opts.cpus)
             opened.append(client)
         if baseline_client is None:
             if same_agent:
                 baseline_client = client
             else:
                 emit({"event": "connect", "board": base_profile.name})
-                baseline_client = open_agent(base_profile)
+                baseline_client = open_client(base_profile)
                 opened.append(baseline_client)
         hello = require_runtime(client, profile.name)
         base_hello = hello if baseline_client is client else require_runtime(baseline_client, base_profile.name)

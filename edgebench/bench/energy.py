@@ -45,7 +45,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from edgebench.boards.connect import open_agent, reached_locally
+from edgebench.boards.connect import open_client, reached_locally
 from edgebench.boards.profile import ESTIMATED_LABEL
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import DataError, EdgebenchError, UsageError
@@ -79,6 +79,7 @@ class EnergyOptions:
     min_time_s: float = 10.0
     max_time_s: float = 60.0
     target_rel_ci: float = 0.05
+    cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
 
     def validate(self) -> None:
         if (self.rate_hz is None) == (self.duty is None):
@@ -102,7 +103,7 @@ class EnergyOptions:
                             min_samples=self.min_samples, min_time_s=self.min_time_s,
                             max_time_s=self.max_time_s,
                             # one timed window: the meter's trace is aligned to it as a whole
-                            repeat=1, max_repeats=1,
+                            repeat=1, max_repeats=1, cpus=self.cpus,
                             chunk_time_s=max(0.25, min(20.0 / rate_hz, 10.0)))
 
 
@@ -203,7 +204,7 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
         meter.start()  # first: an absent meter fails before the board is touched
         try:
             if own:
-                client = open_agent(profile, url)
+                client = open_client(profile, url, cpus=opts.cpus)
             timed = TimedClient(client, local or device_clock)
             rate = opts.rate_hz or opts.duty / probe_e2e(timed, model_path, opts)
             marks["idle_before"] = _quiet(opts.idle_s, "before", emit, meter)
@@ -557,7 +558,7 @@ def simulated_energy(model_path, profile, opts: EnergyOptions, runs_root="runs",
     """A simulated board: the same measurement as :func:`measure_energy`, its power model read through the
     meter interface (:class:`edgebench.sim.meter.SimMeter`); every figure labelled ``simulated``."""
     opts.validate()
-    client = open_agent(profile, url)
+    client = open_client(profile, url, cpus=opts.cpus)
     try:
         meter = SimMeter(client, check_boundary(boundary) if boundary else "board")
         return measure_energy(model_path, profile, opts, meter, runs_root=runs_root, url=url, progress=progress,
@@ -599,7 +600,7 @@ def estimate_energy(model_path, profile, opts: EnergyOptions, runs_root="runs", 
     figs = datasheet_power(profile)
     preload()
     own = client is None
-    client = client or open_agent(profile, url)
+    client = client or open_client(profile, url, cpus=opts.cpus)
     try:
         rate = opts.rate_hz or opts.duty / probe_e2e(client, model_path, opts)
         result, run_dir = run_bench(model_path, profile, opts.bench_options(rate), runs_root=runs_root,

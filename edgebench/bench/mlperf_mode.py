@@ -39,7 +39,7 @@ import numpy as np
 
 from edgebench import __version__
 from edgebench import board_protocol as bp
-from edgebench.boards.connect import open_agent
+from edgebench.boards.connect import open_client
 from edgebench.boards.mcu import FIRMWARE_NAME
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import AgentError, InputWarning, UsageError
@@ -250,7 +250,7 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
     own = client is None
     if own:
         emit({"event": "connect", "board": profile.name})
-        client = open_agent(profile, url)
+        client = open_client(profile, url)
     try:
         model, inset, data, hello, deployed, opts = prepare(model_path, profile, opts, client, emit)
         dut = client.dut

@@ -75,6 +75,7 @@ class SoakOptions:
     latency_floor_rel: float = 0.01
     ci_level: float = 0.95
     chunk_s: float = 1.0
+    cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
 
     @property
     def scenario(self) -> str:
@@ -112,7 +113,7 @@ def run_soak(model_path, profile, opts: SoakOptions, runs_root="runs", url: Opti
     opts.validate()
     model = read_model(model_path)
     emit = progress or (lambda event: None)
-    with board_client(profile, url, client, emit) as client:
+    with board_client(profile, url, client, emit, cpus=opts.cpus) as client:
         return _Soak(client, model, profile, opts, runs_root, emit).run()
 
 
@@ -160,7 +161,7 @@ class _Soak:
 
         self.result = r = new_result("soak", label)
         bopts = BenchOptions(scenario=o.scenario, kernels=o.kernels, threads=o.threads, delegate=o.delegate,
-                             rate_hz=o.rate_hz, seed=o.seed)
+                             rate_hz=o.rate_hz, seed=o.seed, cpus=o.cpus)
         describe_run(r, self.model, loaded, hello, system, self.profile, client, bopts, inputs)
         r.settings = {"soak": {k: v for k, v in asdict(o).items() if k not in ("inputs", "input_range")},
                       "telemetry": self.spec.to_request()}

@@ -78,6 +78,7 @@ class SweepOptions:
     telemetry_hz: float = 2.0
     inputs: Optional[str] = None
     seed: int = 0
+    cpus: Optional[str] = None             # pin a local agent to these CPUs ("0", "2,3")
 
     @property
     def axis(self) -> str:
@@ -186,7 +187,7 @@ def run_sweep(model_path, profile, opts: SweepOptions, runs_root="runs", url: Op
             raise UsageError(f"variant {path} is the same model as {same.path}", "give each model once")
         models.append(m)
     emit = progress or (lambda event: None)
-    with board_client(profile, url, client, emit) as client:
+    with board_client(profile, url, client, emit, cpus=opts.cpus) as client:
         return _Sweep(client, models, profile, opts, runs_root, emit).run()
 
 
@@ -270,7 +271,8 @@ class _Sweep:
             so = SoakOptions(rate_hz=rate, kernels=gp.kernels, threads=gp.threads, delegate=gp.delegate,
                              inputs=self.o.inputs, seed=self.o.seed, cool_down=self.o.cool_down,
                              cool_timeout_s=self.o.cool_timeout_s, window_s=window, burst_s=self.o.burst_s,
-                             max_duration_s=self.o.max_duration_per_point_s, telemetry_hz=self.o.telemetry_hz)
+                             max_duration_s=self.o.max_duration_per_point_s, telemetry_hz=self.o.telemetry_hz,
+                             cpus=self.o.cpus)
             entry["notes"] = notes
             result, pdir = run_soak(gp.model.path, self.profile, so, runs_root=self.points_dir,
                                     progress=forward, client=self.client)

@@ -1,7 +1,7 @@
 """Validation on target (level 4): the board's outputs against the host's reference kernels.
 
 :func:`run_verify` runs the same inputs (seeded random in the model's input range, or a
-user file) through the model on the board (through :func:`edgebench.boards.connect.open_agent`:
+user file) through the model on the board (through :func:`edgebench.boards.connect.open_client`:
 the Linux agent, or a microcontroller's firmware) and through LiteRT with
 ``OpResolverType.BUILTIN_REF`` in a child process on this computer (the local agent),
 then compares the raw output tensors: how many output bytes differ and the largest
@@ -21,7 +21,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
-from edgebench.boards.connect import MCU, client_kind, open_agent
+from edgebench.boards.connect import MCU, client_kind, open_client
 from edgebench.boards.mcu import FIRMWARE_NAME
 from edgebench.boards.registry import get_profile
 from edgebench.data.inputs import load_inputs, random_inputs
@@ -38,6 +38,7 @@ class VerifyOptions:
     seed: int = 0
     input_range: Optional[tuple] = None
     kernels: Optional[str] = None     # the board's kernels (Linux); None: xnnpack on Linux
+    cpus: Optional[str] = None        # pin a local agent to these CPUs ("0", "2,3")
 
     def validate(self) -> None:
         if self.count < 1:
@@ -190,7 +191,7 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
     try:
         if client is None:
             emit({"event": "connect", "board": profile.name})
-            client = open_agent(profile, url)
+            client = open_client(profile, url, cpus=opts.cpus)
             opened.append(client)
         hello = client.hello()
         sha = client.ensure_model(model)
@@ -201,7 +202,7 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
         link = client.link_report() if bp.LINK_REPORT in client.capabilities else None   # a serial link's checks
         if reference_client is None:
             emit({"event": "connect", "board": "host (reference kernels, child process)"})
-            reference_client = open_agent(get_profile("host"))
+            reference_client = open_client(get_profile("host"))
             opened.append(reference_client)
         ref_hello = reference_client.hello()
         rsha = reference_client.ensure_model(model)

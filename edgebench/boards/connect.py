@@ -86,7 +86,7 @@ def transport_for(profile, url: str | None = None, cpus: str | None = None):
     return transport_from_url(spec.address, **options)
 
 
-def open_agent(profile, url: str | None = None, timeout_s: float = 120.0, cpus: str | None = None,
+def open_client(profile, url: str | None = None, timeout_s: float = 120.0, cpus: str | None = None,
                image=None):
     """The board client of ``profile``'s board (see :func:`client_kind`): an agent started or
     attached to, a microcontroller's firmware (its emulator started if it has one, with the
@@ -147,7 +147,7 @@ def board_client(profile, url: str | None = None, client=None, emit=None, cpus: 
         return
     if emit is not None:
         emit({"event": "connect", "board": profile.name})
-    opened = open_agent(profile, url, cpus=cpus, image=image)
+    opened = open_client(profile, url, cpus=cpus, image=image)
     try:
         yield opened
     finally:

@@ -30,6 +30,9 @@ ESTIMATED_LABEL = "estimated (datasheet)"
 KINDS = ("linux", "mcu")
 TRANSPORT_TYPES = ("local", "ssh", "serial")
 SIM_TRANSPORT = "sim"   # a simulated board (edgebench.sim, the profile's `simulated` block): no hardware
+# Which board client reaches a board (BoardProfile.client_kind): the Python agent on a Linux board,
+# a microcontroller's firmware, or a simulated board.
+AGENT_CLIENT, MCU_CLIENT, SIM_CLIENT = "agent", "mcu", "sim"
 RUNTIMES = ("ai_edge_litert", "tflite_runtime", "tensorflow", "edgebench_firmware", "mlperf_tiny")
 KERNELS = ("xnnpack", "builtin", "reference", "cmsis_nn")
 DELEGATES = ("edgetpu",)
@@ -460,6 +463,20 @@ class BoardProfile:
     schema: int = SCHEMA_VERSION
     origin: str | None = field(default=None, compare=False)
 
+    @property
+    def client_kind(self) -> str:
+        """Which board client reaches this board, decided here once: :data:`SIM_CLIENT` (transport type
+        ``sim``), :data:`MCU_CLIENT` (``kind: mcu``) or :data:`AGENT_CLIENT` (the Python agent)."""
+        if self.transport.type == SIM_TRANSPORT:
+            return SIM_CLIENT
+        return MCU_CLIENT if self.kind == "mcu" else AGENT_CLIENT
+
+    @property
+    def mlperf_only(self) -> bool:
+        """The board runs an MLPerf Tiny reference firmware (its first runtime ``mlperf_tiny``): it speaks
+        only that dialect, never edgebench's extensions."""
+        return bool(self.runtimes) and self.runtimes[0] == "mlperf_tiny"
+
     def to_dict(self) -> dict:
         return {
             "schema": self.schema,
@@ -603,6 +620,6 @@ def load_profile(path: "str | os.PathLike") -> BoardProfile:
 
 __all__ = [
     "BoardProfile", "Datasheet", "FirmwareSpec", "FlasherSpec", "TransportSpec", "load_profile", "display_path",
-    "ESTIMATED_LABEL", "SCHEMA_VERSION", "KINDS", "TRANSPORT_TYPES", "RUNTIMES", "KERNELS",
+    "ESTIMATED_LABEL", "SCHEMA_VERSION", "KINDS", "AGENT_CLIENT", "MCU_CLIENT", "SIM_CLIENT", "TRANSPORT_TYPES", "RUNTIMES", "KERNELS",
     "DELEGATES", "TELEMETRY", "FLASHER_PLACEHOLDERS", "EMULATORS", "EMULATOR_URL",
 ]

@@ -11,8 +11,7 @@ from typing import List, Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
-from edgebench.cli.render.accuracy import print_accuracy
+from edgebench.cli.runargs import RunArgs
 from edgebench.errors import GateFailed, UsageError
 
 
@@ -84,14 +83,12 @@ def _preprocessing(items: Optional[List[str]], old: dict, err) -> dict:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
 
 
-@app.command()
 def accuracy(
     model: Optional[Path] = typer.Argument(None,
                                            help="The model under test (.tflite, e.g. INT8; omit with --recover)."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="The FP32 model it came from (.tflite)."),
     data: Optional[str] = typer.Option(None, "--data",
                                        help="Test set: digits, digits:test, an .npz (x, y) or an image folder."),
-    board: str = opt.board(help="Board the model under test runs on.", rich_help_panel=opt.BOARD),
     preprocess: Optional[List[str]] = opt.preprocess(rich_help_panel=PREP),
     max_drop: float = typer.Option(1.0, rich_help_panel=GATES,
                                    help="Maximum top-1 drop in points: the upper 95% bound must be within it "
@@ -134,29 +131,14 @@ def accuracy(
     size: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess size=HxW."),
     resize: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess resize=HxW."),
     channels: Optional[int] = typer.Option(None, hidden=True, help="Deprecated: --preprocess channels=N."),
-    runs_dir: Path = opt.runs_dir(rich_help_panel=opt.OUTPUT),
-    url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
-    boards_dir: List[Path] = opt.boards_dir(rich_help_panel=opt.BOARD),
-    recover: Optional[Path] = opt.recover("accuracy", ", from the outputs it journalled", rich_help_panel=opt.OUTPUT),
-    json_out: bool = opt.json_flag("the stored run", rich_help_panel=opt.OUTPUT),
+    run: RunArgs = None,
 ) -> None:
     """Accuracy of a model on a board against its FP32 baseline, with edge cases and a CI gate."""
-    from edgebench.bench.accuracy import AccuracyOptions, gate_failures, recover_accuracy, run_accuracy
-    from edgebench.boards.registry import get_profile
-    from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.bench.accuracy import AccuracyOptions, gate_failures, run_accuracy
+    from edgebench.cli.output import get_err_console
     from edgebench.results import store
 
     err = get_err_console()
-    if recover is not None:
-        if model is not None or baseline is not None or data is not None:
-            raise UsageError("give a model to evaluate or --recover RUN_DIR, not both")
-        result = recover_accuracy(recover)
-        emit_json(store.read_result(recover)) if json_out else print_accuracy(get_console(), result, recover)
-        return
-    missing = [name for name, v in (("MODEL", model), ("--baseline", baseline), ("--data", data)) if v is None]
-    if missing:
-        raise UsageError(f"missing {', '.join(missing)}",
-                         "edgebench accuracy MODEL.tflite --baseline FP32.tflite --data TEST")
     sev = _numbers(severities, "--severities", kind=int)
     data_options = _preprocessing(preprocess, {"scale": scale, "mean": mean, "std": std, "size": size,
                                                "resize": resize, "channels": channels}, err)
@@ -166,14 +148,10 @@ def accuracy(
         families=tuple(f.strip() for f in families.split(",") if f.strip()) if families else None,
         severities=sev or (), seed=seed, value_range=_numbers(value_range, "--value-range", 2),
         max_drop_points=max_drop, max_ece=max_ece, max_edge_drop_points=max_edge_drop, gate_on=gate_on,
-        calib_fraction=calib_fraction, chunk_size=chunk, data_options=data_options)
-    profile = get_profile(board, extra_dirs=tuple(boards_dir))
-    result, run_dir = run_accuracy(model, baseline, data, profile, opts, runs_root=runs_dir, url=url,
+        calib_fraction=calib_fraction, chunk_size=chunk, data_options=data_options, cpus=run.cpus)
+    result, run_dir = run_accuracy(model, baseline, data, run.profile(), opts, runs_root=run.runs_dir, url=run.url,
                                    progress=_progress(err))
-    if json_out:
-        emit_json(store.read_result(run_dir))
-    else:
-        print_accuracy(get_console(), result, run_dir)
+    run.show(result, run_dir, json_obj=store.read_result(run_dir))
     failed = gate_failures(result)
     if failed:
         raise GateFailed("compression check failed: " + "; ".join(failed), hint=f"run stored in {run_dir}")

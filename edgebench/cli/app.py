@@ -1,67 +1,153 @@
 """The edgebench command line (level 5): the only layer that prints or exits.
 
-Each verb lives in its own module under ``edgebench.cli`` and registers itself
-on :data:`app` through :func:`verb`. Heavy imports stay inside the verb
-functions so that ``edgebench --help`` starts fast.
+The verbs are declared in :data:`edgebench.cli.verbs.VERBS`; the app registers each from
+there, importing a verb's module only when that verb runs (or its help is asked for), so
+``edgebench --help`` imports none of them. ``edgebench`` and ``edgebench --help`` are printed
+from the table by :func:`root_help` without loading typer at all (``main``'s fast path): the
+same text the typer group prints.
 
-Errors from ``edgebench.errors`` become one line on stderr and the error's
-exit code (1 error, 2 gate failed); ``--debug`` shows the traceback instead.
+Errors from ``edgebench.errors`` become one line on stderr and the error's exit code
+(1 error, 2 gate failed); ``--debug`` shows the traceback instead.
 """
 from __future__ import annotations
 
 import sys
 
-import typer
-
-from edgebench import __version__
-from typer.exceptions import TyperException
-
-from edgebench.cli import options
+from edgebench.cli import invocation
 from edgebench.errors import EdgebenchError, InputWarning
 
-app = typer.Typer(
-    name="edgebench",
-    help="Honest benchmarks of ML models on edge hardware: latency with confidence "
-    "intervals, thermal soak, energy and INT8 accuracy, each figure with its conditions.",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
+HELP = ("Honest benchmarks of ML models on edge hardware: latency with confidence intervals, thermal soak, "
+        "energy and INT8 accuracy, each figure with its conditions.")
+# The root options, as `edgebench --help` lists them (a test checks them against the typer group's).
+ROOT_OPTIONS = (
+    ("--debug", "Show tracebacks for errors (allowed anywhere on the line)."),
+    ("--version", "Print the version and exit."),
+    ("--install-completion", "Install completion for the current shell."),
+    ("--show-completion", "Show completion for the current shell, to copy it or customize the installation."),
+    ("--help", "Show this message and exit."),
 )
 
-_state = {"debug": False}
+
+def root_help(width: int | None = None) -> str:
+    """`edgebench --help`: usage, the root options and every verb by panel, from the verb table."""
+    import shutil
+    import textwrap
+
+    from edgebench.cli.verbs import PANELS, VERBS
+
+    width = max(60, min(width or shutil.get_terminal_size((100, 24)).columns, 120))
+
+    def rows(title: str, items: list) -> list:
+        pad = max(len(name) for name, _ in items) + 4
+        out = [f"{title}:"]
+        for name, text in items:
+            lines = textwrap.wrap(text, width - pad) or [""]
+            out.append(f"  {name.ljust(pad - 2)}{lines[0]}")
+            out += [" " * pad + ln for ln in lines[1:]]
+        return out + [""]
+
+    out = ["Usage: edgebench [OPTIONS] COMMAND [ARGS]...", ""]
+    out += ["  " + ln for ln in textwrap.wrap(HELP, width - 2)] + [""]
+    out += rows("Options", list(ROOT_OPTIONS))
+    for panel in PANELS:
+        items = [(v.name, v.summary) for v in VERBS if v.panel == panel]
+        if items:
+            out += rows(panel, items)
+    out.append("Each command's options: edgebench COMMAND --help; all of them: docs/cli.md.")
+    return "\n".join(out) + "\n"
 
 
 def _version(value: bool) -> None:
+    import typer
+
+    from edgebench import __version__
+
     if value:
         typer.echo(f"edgebench {__version__}")
         raise typer.Exit()
 
 
-@app.callback()
-def _root(
-    debug: bool = options.debug(),
-    version: bool = options.version(_version),
-) -> None:
-    _state["debug"] = debug
+def _build_app():
+    """The typer app: the root options, and a group that builds each verb's command on first use."""
+    import typer
+    from typer.core import TyperCommand, TyperGroup
+
+    from edgebench.cli import options
+    from edgebench.cli.verbs import VERBS, get, names, resolve
+
+    def flags_as_flags(params: list) -> list:
+        for p in params:   # a flag takes no value: no "<bool>" beside it in --help
+            if getattr(p, "is_flag", False) and p.metavar is None:
+                p.metavar = ""
+        return params
+
+    class VerbCommand(TyperCommand):
+        def get_params(self, ctx):
+            return flags_as_flags(super().get_params(ctx))
+
+    class VerbGroup(TyperGroup):
+        """The root group: the verbs of the table, each built when first named."""
+
+        def list_commands(self, ctx):
+            return names()
+
+        def get_command(self, ctx, name):
+            if name not in self.commands and name in names():
+                self.commands[name] = command_of(get(name))
+            return self.commands.get(name)
+
+        def get_params(self, ctx):
+            return flags_as_flags(super().get_params(ctx))
+
+        def format_help(self, ctx, formatter):
+            formatter.write(root_help())
+
+    def command_of(verb):
+        from typer.main import get_command_from_info
+        from typer.models import CommandInfo
+
+        func = resolve(verb.command)     # ImportError / AttributeError: a verb declared without its code
+        if verb.measures:
+            from edgebench.cli.runargs import command
+
+            func = command(verb, func)
+        info = CommandInfo(name=verb.name, callback=func, cls=VerbCommand)
+        return get_command_from_info(info, pretty_exceptions_short=built.pretty_exceptions_short,
+                                     rich_markup_mode=built.rich_markup_mode)
+
+    built = typer.Typer(name="edgebench", help=HELP, cls=VerbGroup, no_args_is_help=True, add_completion=True,
+                        pretty_exceptions_enable=False)
+
+    @built.callback()
+    def _root(debug: bool = options.debug(), version: bool = options.version(_version)) -> None:
+        invocation.STATE["debug"] = debug
+
+    built.verbs = VERBS
+    return built
 
 
-def debug_enabled() -> bool:
-    return _state["debug"]
+_APP: list = []
 
 
-
-def _try_register() -> None:
-    import importlib
-
-    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd", "flash_cmd", "deploy_cmd", "verify_cmd", "soak_cmd", "energy_cmd", "battery_cmd", "sweep_cmd", "report_cmd", "compare_cmd", "check_cmd", "farm_cmd"):
-        try:
-            importlib.import_module(f"edgebench.cli.{name}")
-        except ModuleNotFoundError as exc:  # a verb not written yet
-            if exc.name != f"edgebench.cli.{name}":
-                raise
+def get_app():
+    """The typer app (built on first use)."""
+    if not _APP:
+        _APP.append(_build_app())
+    return _APP[0]
 
 
-_try_register()
+def __getattr__(name: str):  # PEP 562: `from edgebench.cli.app import app` builds it then
+    if name == "app":
+        return get_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def commands() -> dict:
+    """Every verb's click command, by name (each verb's module imported): for docs and tests."""
+    import typer.main
+
+    group = typer.main.get_command(get_app())
+    return {name: group.get_command(None, name) for name in group.list_commands(None)}
 
 
 def _say(line: str) -> None:
@@ -125,16 +211,26 @@ def main(argv: list[str] | None = None) -> None:
     what was measured is kept, the run says which signal stopped it, and the exit
     code is 128+N (130 for Ctrl-C).
     """
+    import os
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    completing = "_EDGEBENCH_COMPLETE" in os.environ        # the shell asks typer for completions
+    if args in ([], ["--help"]) and not completing:   # the root help needs only the verb table: no typer
+        sys.stdout.write(root_help())
+        sys.stdout.flush()
+        sys.exit(1 if not args else 0)   # no command given is a usage error, as typer's no_args_is_help says
     from edgebench.cli import signals
 
     signals.install()
     _show_warnings()
-    args = list(sys.argv[1:] if argv is None else argv)
     debug, args = _hoist_debug(args)
-    _state["argv"] = list(args)          # a --farm fan-out reruns this command line per place
+    invocation.STATE["argv"] = list(args)          # a --farm fan-out reruns this command line per place
+    import typer
+    from typer.exceptions import TyperException
+
     try:
         try:
-            rc = app(args=args, prog_name="edgebench", standalone_mode=False)
+            rc = get_app()(args=args, prog_name="edgebench", standalone_mode=False)
             if isinstance(rc, int) and rc:  # typer turns Ctrl-C into 130 without raising
                 if rc == 130:
                     _interrupted()

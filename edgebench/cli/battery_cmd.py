@@ -7,7 +7,6 @@ from typing import Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 from edgebench.errors import UsageError
 
 CELL = "Battery"  # the cell and what of it is usable
@@ -134,7 +133,6 @@ def battery_lines(est) -> list:
     return out
 
 
-@app.command()
 def battery(
     run: Optional[str] = typer.Argument(None, help="A stored energy, soak or sweep run (folder, name prefix or "
                                         "'latest')."),
@@ -160,9 +158,8 @@ def battery(
     temp_derate: Optional[float] = typer.Option(
         None, rich_help_panel=CELL,
         help="Fraction of capacity left at that temperature."),
-    rate: Optional[str] = typer.Option(
-        None, rich_help_panel=WORKLOAD,
-        help="Inference rate: 10, 1/s, 2/min, 30/h (default: the run's)."),
+    rate: Optional[str] = opt.rate(help="Inference rate: 10, 1/s, 2/min, 30/h (default: the run's).",
+                                   rich_help_panel=WORKLOAD),
     duty: Optional[float] = typer.Option(
         None, rich_help_panel=WORKLOAD,
         help="Duty cycle in (0, 1] instead of a rate."),

@@ -7,7 +7,6 @@ from typing import List, Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 
 _UNITS = {  # datasheet key -> (label, formatter)
     "idle_power_w": ("idle power", lambda v: f"{v:g} W"),
@@ -148,7 +147,6 @@ def _detail(p):
     return grid
 
 
-@app.command("boards")
 def boards(
     name: Optional[str] = typer.Argument(None, metavar="NAME", help="Show this board's profile in full."),
     json_out: bool = opt.json_flag("the profiles"),

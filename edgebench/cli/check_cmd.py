@@ -7,7 +7,6 @@ from typing import List
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 from edgebench.errors import GateFailed
 
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "not applicable": "dim"}
@@ -31,7 +30,6 @@ def verdict_table(report):
     return t
 
 
-@app.command()
 def check(
     runs: List[str] = typer.Argument(..., help="Runs to check together: ids, folder name prefixes or folders."),
     runs_dir: Path = opt.runs_dir(writes=False),

@@ -7,7 +7,6 @@ from typing import Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 from edgebench.errors import GateFailed, ResultError, UsageError
 
 
@@ -34,7 +33,6 @@ def comparison_table(comp, a, b):
     return t
 
 
-@app.command()
 def compare(
     a: str = typer.Argument(..., help="Baseline run: id, folder name prefix, folder, or 'latest'."),
     b: str = typer.Argument(..., help="Candidate run compared against it."),

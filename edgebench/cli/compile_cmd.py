@@ -7,13 +7,11 @@ from typing import Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 from edgebench.errors import UsageError
 
 TARGETS = ("edgetpu",)
 
 
-@app.command("compile")
 def compile_command(
     model: Path = typer.Argument(..., help="A full-integer (INT8) .tflite model."),
     target: str = typer.Option(..., "--target", help="Compiler target: edgetpu."),

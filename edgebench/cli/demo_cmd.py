@@ -15,18 +15,17 @@ from typing import List, Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 from edgebench.cli.render import print_run, progress_printer
 from edgebench.cli.render.verify import print_verify
 from edgebench.errors import EdgebenchError, UsageError
 
 
-@app.command()
 def demo(
     board: str = opt.board(),
     kernels: str = opt.kernels(help="Kernel set for both models."),
     threads: int = opt.threads(),
-    target: float = typer.Option(0.01, help="Target CI half-width as a fraction of the median."),
+    target: float = opt.target_ci(help="Target CI half-width as a fraction of the median."),
+    old_target: Optional[float] = opt.deprecated("--target", "--target-ci"),
     min_time: float = typer.Option(1.0, help="Minimum measuring time per run, seconds."),
     max_time: float = typer.Option(20.0, help="Time budget per model, seconds."),
     repeat: int = typer.Option(3, help="Runs per model, interleaved between the two models."),
@@ -48,6 +47,7 @@ def demo(
     from edgebench.results.store import read_samples
 
     err, out = get_err_console(), get_console()
+    target = opt.renamed(old_target, target, "--target", "--target-ci")
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     if image is not None:  # a wrong image is said now, not after the host runs
         from edgebench.boards.connect import check_image
@@ -122,14 +122,14 @@ def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: 
         return None
     from edgebench.bench.latency import BenchOptions, run_bench
     from edgebench.bench.verify import VerifyOptions, run_verify
-    from edgebench.boards.connect import open_agent
+    from edgebench.boards.connect import open_client
     from edgebench.boards.registry import get_profile
     from edgebench.data.bundled import bundled_model
 
     profile = get_profile(name, extra_dirs=tuple(boards_dir))
     model = bundled_model("digits_int8")
     err.print(f"[dim]{name}: {'starting' if image else 'building the firmware and starting'} the emulator…[/]")
-    with open_agent(profile, image=image) as client:
+    with open_client(profile, image=image) as client:
         checked = run_verify(model, profile, VerifyOptions(count=16), client=client)
         if out is not None:
             print_verify(out, checked)

@@ -7,7 +7,6 @@ from typing import List, Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 from edgebench.errors import UsageError
 
 
@@ -15,7 +14,6 @@ def _bytes(n) -> str:
     return "–" if n is None else f"{int(n):,} bytes"
 
 
-@app.command()
 def deploy(
     model: Path = typer.Argument(..., help="The INT8 .tflite model to put on the board."),
     board: str = opt.board(..., help="Microcontroller board profile (see `edgebench boards`)."),
@@ -31,7 +29,7 @@ def deploy(
 
     The MLPerf Tiny options (--model-id, --input-encoding, --results) make the device behave
     like the benchmark's reference firmware for the MLCommons runner: docs/mlperf-tiny.md."""
-    from edgebench.boards.connect import open_agent
+    from edgebench.boards.connect import open_client
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
 
@@ -57,7 +55,7 @@ def deploy(
         check_image(profile, url, image)
     err = get_err_console()
     err.print(f"[dim]connecting to {profile.name}…[/]")
-    client = open_agent(profile, url, image=image)
+    client = open_client(profile, url, image=image)
     try:
         report = client.deploy(model_file, model_id=model_id, input_encoding=input_encoding, results=results)
     finally:

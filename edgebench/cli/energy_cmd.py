@@ -7,9 +7,8 @@ from typing import List, Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 from edgebench.cli.render import progress_printer
-from edgebench.cli.render.energy import energy_lines
+from edgebench.cli.runargs import RunArgs
 from edgebench.errors import UsageError
 
 METER = "Power meter"  # which meter, how it is wired, how inferences are found in its samples
@@ -31,10 +30,8 @@ def _progress(console, label: str):
     return show
 
 
-@app.command()
 def energy(
     model: Optional[Path] = typer.Argument(None, help="The .tflite model (omit with --recover)."),
-    board: str = opt.board(rich_help_panel=opt.BOARD),
     meter: Optional[str] = typer.Option(
         None, rich_help_panel=METER,
         help="Power meter: rapl, hwmon, ina219, ina226, ina260, vcgencmd, ppk2, joulescope, lpm01a. None: "
@@ -48,7 +45,7 @@ def energy(
     boundary: Optional[str] = typer.Option(
         None, rich_help_panel=METER,
         help="What the meter's figure includes, as wired: soc, board, board+accelerator, target-supply, ..."),
-    rate: Optional[str] = typer.Option(None, help="Inference rate: 10, 1/s, 2/min, 30/h."),
+    rate: Optional[str] = opt.rate(help="Inference rate: 10, 1/s, 2/min, 30/h."),
     duty: Optional[float] = typer.Option(None, help="Duty cycle in (0, 1]: fraction of time spent inferring."),
     idle_s: float = typer.Option(
         3.0, rich_help_panel=METER,
@@ -67,64 +64,40 @@ def energy(
     min_samples: int = typer.Option(30, rich_help_panel=opt.STOPPING, help="Minimum measured inferences."),
     min_time: float = typer.Option(10.0, rich_help_panel=opt.STOPPING, help="Minimum measuring time, seconds."),
     max_time: float = typer.Option(60.0, rich_help_panel=opt.STOPPING, help="Maximum measuring time, seconds."),
-    runs_dir: Path = opt.runs_dir(rich_help_panel=opt.OUTPUT),
-    url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
-    boards_dir: List[Path] = opt.boards_dir(rich_help_panel=opt.BOARD),
-    recover: Optional[Path] = opt.recover(
-        "energy", ", from its journal (power samples and inference windows)", rich_help_panel=opt.OUTPUT),
-    json_out: bool = opt.json_flag("the run", rich_help_panel=opt.OUTPUT),
+    run: RunArgs = None,
 ) -> None:
     """Energy per inference, idle power and wake-up energy at a fixed rate or duty cycle."""
     from edgebench.bench.energy import EnergyOptions, estimate_energy, measure_energy, simulated_energy
-    from edgebench.boards.registry import get_profile
-    from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.cli.output import get_err_console
     from edgebench.power import open_meter, parse_options
     from edgebench.stats.energy import parse_rate
 
-    if recover is not None:
-        from edgebench.bench.energy_journal import recover_energy
-
-        if model is not None:
-            raise UsageError("give a model to measure or --recover RUN_DIR, not both")
-        result = recover_energy(recover)
-        if json_out:
-            emit_json(result)
-        else:
-            for text in energy_lines(result, recover):
-                get_console().print(text, markup=False, highlight=False)
-        return
-    if model is None:
-        raise UsageError("missing the model to measure", "edgebench energy MODEL.tflite --board BOARD --rate 1/s")
     err = get_err_console()
     opts = EnergyOptions(rate_hz=parse_rate(rate) if rate is not None else None, duty=duty, idle_s=idle_s,
                          margin_s=margin_s, alignment=alignment, kernels=kernels, threads=threads,
                          delegate=delegate, inputs=str(inputs) if inputs else None, seed=seed,
-                         min_samples=min_samples, min_time_s=min_time, max_time_s=max_time)
+                         min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, cpus=run.cpus)
     opts.validate()
     from edgebench.farm.spec import is_farm
 
-    if is_farm(board) and meter is not None:   # before a place is reserved
-        raise UsageError(f"--meter {meter} is read by this computer, but {board} is a labgrid farm's board "
+    if is_farm(run.board) and meter is not None:   # before a place is reserved
+        raise UsageError(f"--meter {meter} is read by this computer, but {run.board} is a labgrid farm's board "
                          "elsewhere: the farm exports no power meters",
                          "run edgebench energy on the computer the meter is wired to (docs/farm.md)")
-    profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    profile = run.profile()
     show = _progress(err, model.name)
-    if getattr(profile.transport, "type", None) == "sim":
+    where = dict(runs_root=run.runs_dir, url=run.url, progress=show)
+    if profile.client_kind == "sim":
         if meter is not None or meter_port or meter_opt:
             raise UsageError(f"board {profile.name} is simulated: its power comes from its power model, not a meter",
                              "drop --meter, --meter-port and --meter-opt")
-        result, run_dir = simulated_energy(model, profile, opts, runs_dir, url, boundary, show)
+        result, run_dir = simulated_energy(model, profile, opts, boundary=boundary, **where)
     elif meter is None:
         if meter_port or meter_opt or boundary:
             raise UsageError("--meter-port, --meter-opt and --boundary need --meter")
-        result, run_dir = estimate_energy(model, profile, opts, runs_root=runs_dir, url=url, progress=show)
+        result, run_dir = estimate_energy(model, profile, opts, **where)
     else:
         m = open_meter(meter, meter_port, parse_options(meter_opt), boundary)
-        result, run_dir = measure_energy(model, profile, opts, m, runs_root=runs_dir, url=url, progress=show)
+        result, run_dir = measure_energy(model, profile, opts, m, **where)
     err.print()
-    if json_out:
-        emit_json(result)
-    else:
-        out = get_console()
-        for text in energy_lines(result, run_dir):
-            out.print(text, markup=False, highlight=False)
+    run.show(result, run_dir)

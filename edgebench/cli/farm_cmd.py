@@ -6,10 +6,8 @@ from typing import Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 
 
-@app.command()
 def farm(
     tags: Optional[str] = typer.Argument(None, help="Only places with these tags, e.g. board=raspberry-pi-5."),
     coordinator: Optional[str] = typer.Option(

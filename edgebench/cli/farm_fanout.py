@@ -27,7 +27,7 @@ def fan_out(verb: str, tags_text: str, board: str | None, runs_dir: Path, json_o
             stores_runs: bool = True) -> None:
     """Run ``edgebench VERB ...`` (this command line) on every place tagged ``tags_text``; the session
     folder goes under ``runs_dir`` (a verb that ``stores_runs`` gets its runs there too)."""
-    from edgebench.cli.app import _state
+    from edgebench.cli.invocation import STATE
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.farm.coordinator import list_places
     from edgebench.farm.fanout import FanoutSummary, PlaceOutcome, child_args, session_dir
@@ -46,7 +46,7 @@ def fan_out(verb: str, tags_text: str, board: str | None, runs_dir: Path, json_o
     if not places:
         raise UsageError(f"no labgrid place on {listing.coordinator} is tagged {tags_text}"
                          + (f" with a {PROFILE_TAG} tag" if listing.places else ""), "list them: edgebench farm")
-    argv = list(_state.get("argv") or sys.argv[1:])
+    argv = list(STATE.get("argv") or sys.argv[1:])
     session = session_dir(runs_dir, verb)
     summary = FanoutSummary(verb, tags, listing.coordinator, str(session),
                             _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -14,11 +14,9 @@ from typing import List, Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 from edgebench.errors import TransportError, UsageError
 
 
-@app.command()
 def flash(
     board: str = opt.board(...),
     image: Optional[Path] = opt.image(help="Firmware image to use instead of building one."),

@@ -7,10 +7,8 @@ from typing import List, Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 
 
-@app.command("inspect")
 def inspect_command(
     model: Path = typer.Argument(..., help="A .tflite model."),
     json_out: bool = opt.json_flag("the model report"),

@@ -101,6 +101,15 @@ def inputs(help: str = ".npy/.npz inputs (default: seeded random in range).", **
     return typer.Option(None, "--inputs", help=help, **kw)
 
 
+RATE_HELP = "Requests per second: 50, 50/s, 2/min, 30/h."
+
+
+def rate(help: str = RATE_HELP, **kw: Any) -> Any:
+    """``--rate``: requests (inferences) per second, one syntax everywhere (``stats.energy.parse_rate``:
+    ``50``, ``50/s``, ``2/min``, ``30/h``); a sweep takes a comma-separated list of them."""
+    return typer.Option(None, "--rate", help=help, **kw)
+
+
 def kernels(default: Optional[str] = "xnnpack",
             help: str = "Kernels: xnnpack (default), builtin (no default delegates) or reference.", **kw: Any) -> Any:
     """``--kernels``: the kernel set of the runtime on the board."""
@@ -123,6 +132,29 @@ def preprocess(of: str = "", **kw: Any) -> Any:
                         help=f"Declared preprocessing{of}, KEY=VALUE, repeatable (the same in accuracy and "
                              "quantize): scale=1/255, mean=0.5 or per channel mean=0.485,0.456,0.406, std=..., "
                              "and for image folders size=HxW, resize=HxW, channels=1|3.", **kw)
+
+
+def target_ci(help: str = "Stop when the 95% CI half-width of the median is within this fraction of it.",
+              **kw: Any) -> Any:
+    """``--target-ci``: the precision a latency measurement stops at (``--target`` before 0.3)."""
+    return typer.Option(0.01, "--target-ci", help=help, **kw)
+
+
+def deprecated(old: str, new: str, **kw: Any) -> Any:
+    """A hidden option keeping an old spelling working: ``old`` is read as ``new`` (see :func:`renamed`)."""
+    return typer.Option(None, old, hidden=True, help=f"Deprecated: {new}.", **kw)
+
+
+def renamed(old_value: Any, value: Any, old: str, new: str) -> Any:
+    """The value of an option given under its ``old`` name (with one warning line), else ``value``."""
+    if old_value is None:
+        return value
+    import warnings
+
+    from edgebench.errors import InputWarning
+
+    warnings.warn(f"{old} is deprecated; use {new}", InputWarning, stacklevel=2)
+    return old_value
 
 
 # The thermal-soak family (soak, and sweep at each of its points).

@@ -7,10 +7,8 @@ from typing import List, Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 
 
-@app.command("quantize")
 def quantize_command(
     model: Path = typer.Argument(..., help="A Keras model (.keras, .h5) or a SavedModel directory."),
     calib: str = typer.Option(..., "--calib", help="Calibration data: .npz/.npy file, image folder, or digits[:split]."),

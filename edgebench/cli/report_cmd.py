@@ -12,7 +12,6 @@ from typing import List, Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 from edgebench.errors import EdgebenchError, ResultError
 
 BATTERY_CELL = "2xAA"
@@ -78,33 +77,55 @@ def _battery(result) -> Optional[dict]:
             "assumptions": "80% usable, regulator 85% efficient"}
 
 
-def gather(run_dir) -> "object":
-    """A :class:`edgebench.report.html.RunData` with everything the run's folder holds for the report."""
-    import pandas as pd
+def _samples(data, d: Path) -> None:
+    from edgebench.results.store import read_samples
 
-    from edgebench.report.html import RunData
-    from edgebench.results.store import read_result, read_samples
-
-    d = Path(run_dir)
-    result = read_result(d)
-    data = RunData(result=result, path=str(d))
-    if (result.latency or {}).get("e2e") or result.kind == "soak":
+    if data.samples is None:
         try:
             data.samples = read_samples(d)
         except (ResultError, OSError):
             data.samples = None
-    if result.kind == "soak":
-        data.soak_series = _soak_series(result, d, data.samples)
-    if result.kind == "energy":
-        if (d / "power.parquet").exists():
-            data.power = pd.read_parquet(d / "power.parquet")
-        if (d / "energy_events.parquet").exists():
-            data.events = pd.read_parquet(d / "energy_events.parquet")
-        data.battery = _battery(result)
-    if result.kind == "sweep":
-        for name in (result.extra or {}).get("plots") or []:
-            if (d / name).exists() and str(name).endswith(".png"):
-                data.images[f"sweep plot {name} (written by edgebench sweep)"] = (d / name).read_bytes()
+
+
+def _soak(data, d: Path) -> None:
+    _samples(data, d)
+    data.soak_series = _soak_series(data.result, d, data.samples)
+
+
+def _energy(data, d: Path) -> None:
+    import pandas as pd
+
+    if (d / "power.parquet").exists():
+        data.power = pd.read_parquet(d / "power.parquet")
+    if (d / "energy_events.parquet").exists():
+        data.events = pd.read_parquet(d / "energy_events.parquet")
+    data.battery = _battery(data.result)
+
+
+def _plots(data, d: Path) -> None:
+    for name in (data.result.extra or {}).get("plots") or []:
+        if (d / name).exists() and str(name).endswith(".png"):
+            data.images[f"sweep plot {name} (written by edgebench sweep)"] = (d / name).read_bytes()
+
+
+#: What each report section (edgebench.report.html.SECTIONS) needs read from the run's folder.
+READERS = {"latency": _samples, "soak": _soak, "energy": _energy, "points": _plots}
+
+
+def gather(run_dir) -> "object":
+    """A :class:`edgebench.report.html.RunData` with what the run's folder holds for the report
+    sections of its kind (:attr:`edgebench.results.kinds.RunKind.sections`)."""
+    from edgebench.report.html import RunData
+    from edgebench.results.kinds import kind_of
+    from edgebench.results.store import read_result
+
+    d = Path(run_dir)
+    result = read_result(d)
+    data = RunData(result=result, path=str(d))
+    for section in kind_of(result).sections:
+        reader = READERS.get(section)
+        if reader is not None:
+            reader(data, d)
     return data
 
 
@@ -112,7 +133,9 @@ def _comparisons(datas: list) -> list:
     """Each latency run against the first of the same label and kind (all stages, conditions listed)."""
     from edgebench.bench.compare import compare
 
-    lat = [x for x in datas if x.result.kind in ("bench", "mlperf-tiny") and x.samples is not None
+    from edgebench.results.kinds import kind_of
+
+    lat = [x for x in datas if kind_of(x.result).repeats and x.samples is not None
            and ((x.result.latency or {}).get("e2e") or {}).get("median_s")]
     out = []
     if len(lat) < 2:
@@ -129,7 +152,6 @@ def _comparisons(datas: list) -> list:
     return out
 
 
-@app.command()
 def report(
     runs: List[str] = typer.Argument(..., help="Runs to report: ids, folder name prefixes, folders, or 'latest'."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="File to write (default: report.html, or "

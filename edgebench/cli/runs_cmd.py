@@ -7,12 +7,10 @@ from typing import Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
 from edgebench.cli.render import runs_table, show_run
 from edgebench.errors import UsageError
 
 
-@app.command()
 def runs(
     run: Optional[str] = typer.Argument(None, help="A run id or its prefix (the id listed), a folder or its name "
                                                    "prefix, or 'latest'; omit to list."),

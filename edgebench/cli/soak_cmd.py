@@ -2,27 +2,28 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
-from edgebench.cli.render.thermal import print_soak
+from edgebench.cli.runargs import RunArgs
 from edgebench.errors import UsageError
 
 
 def parse_rate(text: Optional[str]) -> Optional[float]:
-    """``continuous`` (default) or a positive number of requests per second."""
+    """``continuous`` (default) or a positive rate: 20, 20/s, 2/min."""
+    from edgebench.stats.energy import parse_rate as parse
+
     if text is None or text.strip().lower() in ("continuous", "max", ""):
         return None
     try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"--rate {text!r} is neither a number nor 'continuous'", "e.g. --rate 20") from None
-    if not value > 0:
-        raise UsageError(f"--rate must be positive, got {text}", "e.g. --rate 20, or --rate continuous")
-    return value
+        return parse(text)
+    except UsageError as exc:
+        if "not a number" not in exc.message:
+            raise
+        raise UsageError(f"--rate {text!r} is neither a number nor 'continuous'",
+                         "e.g. --rate 20, --rate 2/min, or --rate continuous") from None
 
 
 def _trend_text(tr: Optional[dict]) -> str:
@@ -94,13 +95,12 @@ def live_view(title: str):
     return callback, stop
 
 
-@app.command()
 def soak(
     model: Optional[Path] = typer.Argument(None, help="The .tflite model to soak (omit with --recover)."),
-    board: str = opt.board(rich_help_panel=opt.BOARD),
     cool_down: bool = opt.cool_down(rich_help_panel=opt.STEADY),
     cool_timeout: float = opt.cool_timeout(rich_help_panel=opt.STEADY),
-    rate: Optional[str] = typer.Option(None, help="Requests per second, or 'continuous' (default: back to back)."),
+    rate: Optional[str] = opt.rate(help="Requests per second (50, 50/s, 2/min), or 'continuous' (default: back "
+                                        "to back)."),
     window: float = opt.window(rich_help_panel=opt.STEADY),
     burst: float = opt.burst(rich_help_panel=opt.STEADY),
     max_duration: float = typer.Option(
@@ -121,42 +121,22 @@ def soak(
     delegate: Optional[str] = opt.delegate(rich_help_panel=opt.RUNTIME),
     inputs: Optional[Path] = opt.inputs(rich_help_panel=opt.RUNTIME),
     seed: int = opt.seed(rich_help_panel=opt.RUNTIME),
-    runs_dir: Path = opt.runs_dir(rich_help_panel=opt.OUTPUT),
-    url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
-    boards_dir: List[Path] = opt.boards_dir(rich_help_panel=opt.BOARD),
-    farm: Optional[str] = opt.farm(rich_help_panel=opt.BOARD),
-    recover: Optional[Path] = opt.recover("soak", rich_help_panel=opt.OUTPUT),
-    json_out: bool = opt.json_flag("the run", rich_help_panel=opt.OUTPUT),
+    run: RunArgs = None,
 ) -> None:
     """Run a model until the board reaches thermal steady state; burst vs sustained figures."""
-    from edgebench.bench.soak import SoakOptions, recover_run, run_soak
-    from edgebench.boards.registry import get_profile
-    from edgebench.cli.output import emit_json, get_console
+    from edgebench.bench.soak import SoakOptions, run_soak
 
-    if farm is not None:   # every matching place of a labgrid farm (cli/farm_fanout.py)
-        from edgebench.cli.farm_fanout import fan_out
-
-        if recover is not None:
-            raise UsageError("--farm runs new work; --recover resumes one run", "give one of the two")
-        return fan_out("soak", farm, board, runs_dir, json_out)
-    if recover is not None:
-        result = recover_run(recover)
-        emit_json(result) if json_out else print_soak(get_console(), result, recover)
-        return
-    if model is None:
-        raise UsageError("missing MODEL", "edgebench soak MODEL --board B")
-    profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    profile = run.profile()
     opts = SoakOptions(rate_hz=parse_rate(rate), kernels=kernels, threads=threads, delegate=delegate,
                        inputs=str(inputs) if inputs else None, seed=seed, cool_down=cool_down,
                        cool_timeout_s=cool_timeout, window_s=window, burst_s=burst, max_duration_s=max_duration,
                        until=until, telemetry_hz=telemetry_hz, temp_floor_c=temp_floor,
-                       latency_floor_rel=latency_floor)
+                       latency_floor_rel=latency_floor, cpus=run.cpus)
     callback, stop = live_view(f"{model.name} on {profile.name}")
     try:
-        result, run_dir = run_soak(model, profile, opts, runs_root=runs_dir, url=url, progress=callback)
+        with run.client() as client:
+            result, run_dir = run_soak(model, profile, opts, runs_root=run.runs_dir, url=run.url, progress=callback,
+                                       client=client)
     finally:
         stop()
-    if json_out:
-        emit_json(result)
-    else:
-        print_soak(get_console(), result, run_dir)
+    run.show(result, run_dir)

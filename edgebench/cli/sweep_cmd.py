@@ -8,8 +8,7 @@ from typing import List, Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.cli.app import app
-from edgebench.cli.render.thermal import print_sweep
+from edgebench.cli.runargs import RunArgs
 from edgebench.errors import UsageError
 
 
@@ -117,14 +116,13 @@ def progress_view():
     return callback, stop_live, state
 
 
-@app.command()
 def sweep(
     model: Optional[Path] = typer.Argument(None, help="The .tflite model to sweep (more with --variant; omit with "
                                            "--recover)."),
-    board: str = opt.board(rich_help_panel=opt.BOARD),
     duty: Optional[str] = typer.Option(None, help="Duty cycles in (0, 1], comma separated "
                                                   "(default 0.01,0.1,0.5,1.0; 1 = continuous)."),
-    rate: Optional[str] = typer.Option(None, help="Inference rates per second instead of duty cycles, e.g. 1,10,100."),
+    rate: Optional[str] = opt.rate(help="Inference rates instead of duty cycles, comma separated, e.g. 1,10,100 "
+                                        "(each 50, 50/s, 2/min or 30/h)."),
     threads: str = opt.threads(
         "1", help="Interpreter threads, comma separated, e.g. 1,4.", rich_help_panel=opt.RUNTIME),
     variant: List[Path] = typer.Option([], "--variant", help="Another model of the grid, e.g. the FP32 one "
@@ -148,34 +146,11 @@ def sweep(
     telemetry_hz: float = opt.telemetry_hz(rich_help_panel=opt.STEADY),
     inputs: Optional[Path] = opt.inputs(rich_help_panel=opt.RUNTIME),
     seed: int = opt.seed(rich_help_panel=opt.RUNTIME),
-    runs_dir: Path = opt.runs_dir(help="Where the sweep's run folder is written.", rich_help_panel=opt.OUTPUT),
-    url: Optional[str] = opt.url(rich_help_panel=opt.BOARD),
-    boards_dir: List[Path] = opt.boards_dir(rich_help_panel=opt.BOARD),
-    farm: Optional[str] = opt.farm(rich_help_panel=opt.BOARD),
-    recover: Optional[Path] = opt.recover(
-        "sweep", " (keeps its finished points, recovers the one it was in)", rich_help_panel=opt.OUTPUT),
-    json_out: bool = opt.json_flag("the stored sweep run", rich_help_panel=opt.OUTPUT),
+    run: RunArgs = None,
 ) -> None:
     """Soak to steady state at every point of a grid; one table, one folder, PNG plots."""
-    from edgebench.bench.sweep import SweepOptions, recover_sweep, run_sweep
-    from edgebench.boards.registry import get_profile
-    from edgebench.cli.output import emit_json, get_console
+    from edgebench.bench.sweep import SweepOptions, run_sweep
     from edgebench.results import store
-
-    if farm is not None:   # every matching place of a labgrid farm (cli/farm_fanout.py)
-        from edgebench.cli.farm_fanout import fan_out
-
-        if recover is not None:
-            raise UsageError("--farm runs new work; --recover resumes one run", "give one of the two")
-        return fan_out("sweep", farm, board, runs_dir, json_out)
-    if recover is not None:
-        if model is not None:
-            raise UsageError("give a model to sweep or --recover RUN_DIR, not both")
-        result = recover_sweep(recover)
-        emit_json(result) if json_out else print_sweep(get_console(), result, recover)
-        return
-    if model is None:
-        raise UsageError("missing the model to sweep", "edgebench sweep MODEL.tflite --board BOARD")
 
     opts = SweepOptions(duty=parse_duties(duty) if duty is not None else None,
                         rate_hz=parse_rates(rate) if rate is not None else None,
@@ -183,11 +158,13 @@ def sweep(
                         kernels=tuple(_items(kernels, "--kernels")), delegates=parse_delegates(delegate),
                         max_duration_per_point_s=max_duration_per_point, window_s=window, burst_s=burst,
                         cool_down=cool_down, cool_timeout_s=cool_timeout, telemetry_hz=telemetry_hz,
-                        inputs=str(inputs) if inputs else None, seed=seed)
-    profile = get_profile(board, extra_dirs=tuple(boards_dir))
+                        inputs=str(inputs) if inputs else None, seed=seed, cpus=run.cpus)
+    profile = run.profile()
     callback, stop, state = progress_view()
     try:
-        result, run_dir = run_sweep(model, profile, opts, runs_root=runs_dir, url=url, progress=callback)
+        with run.client() as client:
+            result, run_dir = run_sweep(model, profile, opts, runs_root=run.runs_dir, url=run.url,
+                                        progress=callback, client=client)
     except KeyboardInterrupt as exc:
         from edgebench.errors import interrupt_reason
 
@@ -198,7 +175,7 @@ def sweep(
         # KeyboardInterrupt into a return value that the entry point does not pass on, hence SystemExit.
         result = store.read_result(state["run_dir"])
         try:
-            emit_json(result) if json_out else print_sweep(get_console(), result, state["run_dir"])
+            run.show(result, state["run_dir"])
         except Exception:  # noqa: BLE001 - showing the table is a courtesy; the data are on disk
             pass
         finished = (result.stopping or {}).get("finished", 0)
@@ -207,4 +184,4 @@ def sweep(
         raise SystemExit(130) from None
     finally:
         stop()
-    emit_json(result) if json_out else print_sweep(get_console(), result, run_dir)
+    run.show(result, run_dir)

@@ -149,7 +149,7 @@ def check_fit(model: Union[str, Path, bytes], profile) -> FitReport:
         if not p.is_file():
             raise ModelError(f"model file {p} does not exist", "check the path")
         data, label = p.read_bytes(), str(p)
-    if getattr(profile, "kind", "mcu") != "mcu":
+    if profile.client_kind != "mcu":
         raise ModelError(f"board {profile.name} is a Linux board: the fit check is for microcontrollers",
                          "leave out --board, or name a microcontroller board")
     fw, ds = getattr(profile, "firmware", None), getattr(profile, "datasheet", None)

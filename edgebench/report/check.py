@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Optional
 
 from edgebench.report import format as fmt
+from edgebench.results.kinds import kind_of
 
 PASS, WARN, FAIL, NA = "pass", "warn", "fail", "not applicable"
 VERDICTS = (PASS, WARN, FAIL, NA)
 _SEVERITY = {NA: 0, PASS: 1, WARN: 2, FAIL: 3}
 QUANTIZED = ("int8", "uint8", "dynamic-range", "mixed", "fp16")
-LATENCY_KINDS = ("bench", "soak", "energy", "mlperf-tiny")
 HOEFLER = "Hoefler & Belli, SC15"
 
 
@@ -100,15 +100,15 @@ def _per_run(rule: str, title: str, source: str, check: Callable, runs: list,
 def speedup_without_accuracy(runs: list) -> Verdict:
     title = "speed-up without accuracy"
     src = "edgebench design brief (INT8 speed-ups without the accuracy they cost); " + HOEFLER + " rule 9"
-    lat = [r for r in runs if r.kind in LATENCY_KINDS and (r.model or {}).get("precision") in QUANTIZED]
+    lat = [r for r in runs if kind_of(r).latency and (r.model or {}).get("precision") in QUANTIZED]
     if not lat:
         return Verdict("speedup-without-accuracy", title, NA, "no latency run of a quantized model", None, src)
     measured = {}
     for r in runs:
         a = _acc(r)
-        if r.kind == "accuracy" and a:
+        if kind_of(r).accuracy and a:
             measured[(r.model or {}).get("sha256")] = r
-    precisions = {(r.model or {}).get("precision") for r in runs if r.kind in LATENCY_KINDS}
+    precisions = {(r.model or {}).get("precision") for r in runs if kind_of(r).latency}
     lines, verdict, seen = [], PASS, set()
     for r in lat:
         if (r.model or {}).get("sha256") in seen:
@@ -147,7 +147,7 @@ def precision_and_kernels(runs: list) -> Verdict:
             missing.append("kernels or delegate")
         if rt.get("threads") in (None, ""):
             missing.append("threads")
-        if r.kind == "sweep":
+        if kind_of(r).points:
             missing = [x for x in missing if x != "threads"]
         stated = (f"{m.get('precision')} (weights {m.get('weights_bits')}-bit, activations "
                   f"{m.get('activations_bits')}-bit), kernels {rt.get('kernels')}, delegate {rt.get('delegate')}, "
@@ -164,7 +164,7 @@ def precision_and_kernels(runs: list) -> Verdict:
 
 def kernel_only_as_e2e(runs: list) -> Verdict:
     def check(r):
-        if r.kind not in LATENCY_KINDS:
+        if not kind_of(r).latency:
             return None
         lat = r.latency or {}
         e2e, inv = lat.get("e2e") or {}, lat.get("invoke") or {}
@@ -225,7 +225,7 @@ def baseline_mismatch(runs: list) -> Verdict:
     lines, verdict, ids = [], NA, []
     for r in runs:  # an accuracy run's baseline ran where and how?
         a = _acc(r)
-        if r.kind != "accuracy" or not a:
+        if not kind_of(r).accuracy or not a:
             continue
         cand, base = a.get("candidate") or {}, a.get("baseline") or {}
         crt, brt = cand.get("runtime") or {}, base.get("runtime") or {}
@@ -241,7 +241,7 @@ def baseline_mismatch(runs: list) -> Verdict:
         else:
             verdict = PASS if verdict == NA else verdict
             lines.append(f"accuracy run {r.run_id}: baseline and candidate on the same board and runtime")
-    lat = [r for r in runs if r.kind in LATENCY_KINDS and _has_latency(r)]
+    lat = [r for r in runs if kind_of(r).latency and _has_latency(r)]
     for i, a in enumerate(lat):
         for b in lat[i + 1:]:
             factors = []
@@ -278,7 +278,7 @@ def baseline_mismatch(runs: list) -> Verdict:
 
 def preprocessing_excluded(runs: list) -> Verdict:
     def check(r):
-        if r.kind not in LATENCY_KINDS or not _has_latency(r):
+        if not kind_of(r).latency or not _has_latency(r):
             return None
         t = r.timing or {}
         inc, exc = t.get("e2e_includes"), t.get("excludes")
@@ -297,7 +297,7 @@ def preprocessing_excluded(runs: list) -> Verdict:
 
 def input_size(runs: list) -> Verdict:
     def check(r):
-        if r.kind not in LATENCY_KINDS + ("accuracy",):
+        if not (kind_of(r).latency or kind_of(r).accuracy):
             return None
         inp = (r.scenario or {}).get("inputs") or {}
         shape = inp.get("shape")
@@ -327,7 +327,7 @@ def input_size(runs: list) -> Verdict:
 def relative_accuracy(runs: list) -> Verdict:
     def check(r):
         a = _acc(r)
-        if r.kind != "accuracy" or not a:
+        if not kind_of(r).accuracy or not a:
             return None
         rel = a.get("relative") or {}
         have = [k for k in ("candidate_pct_of_baseline_correct", "diff_points", "error_increase_pct")
@@ -348,7 +348,7 @@ def relative_accuracy(runs: list) -> Verdict:
 def single_run(runs: list) -> Verdict:
     def check(r):
         e = _e2e(r)
-        if r.kind not in LATENCY_KINDS or not e.get("median_s"):
+        if not kind_of(r).latency or not e.get("median_s"):
             return None
         k = int(e.get("runs") or 1)
         if e.get("ci_low_s") is None or e.get("ci_high_s") is None:
@@ -356,7 +356,7 @@ def single_run(runs: list) -> Verdict:
                     "measure more samples and repeats (bench --repeat 3 or more)")
         ci = f"median {fmt.duration(e['median_s'])}, 95% CI {fmt.duration_range(e['ci_low_s'], e['ci_high_s'])}"
         if k < 2:
-            why = ("a soak is one long run" if r.kind == "soak" else "one run")
+            why = ("a soak is one long run" if kind_of(r).sustained else "one run")
             return (WARN, f"{ci} from {why}: the interval cannot see run-to-run variation "
                           f"(n={fmt.count(e.get('n'))}, n_eff {fmt.count(e.get('n_eff'))})",
                     "repeat in fresh processes (bench --repeat 3 or more)")
@@ -382,11 +382,11 @@ def single_run(runs: list) -> Verdict:
 def burst_as_sustained(runs: list) -> Verdict:
     soaks = {}
     for r in runs:
-        if r.kind == "soak":
+        if kind_of(r).sustained:
             soaks.setdefault(((r.model or {}).get("sha256"), (r.board or {}).get("name")), r)
 
     def check(r):
-        if r.kind == "soak":
+        if kind_of(r).sustained:
             s = (r.extra or {}).get("soak") or {}
             ratio = s.get("sustained_over_burst")
             rt = f"sustained/burst throughput {ratio:.2f}" if ratio is not None else "no burst/sustained ratio"
@@ -394,14 +394,14 @@ def burst_as_sustained(runs: list) -> Verdict:
                 return PASS, f"soaked to steady state after {s.get('duration_s', 0):.0f} s; {rt}", None
             return (WARN, f"soak ended without a steady state after {s.get('duration_s') or 0:.0f} s; {rt}",
                     "soak longer (--max-duration) or with a wider --window")
-        if r.kind == "sweep":
+        if kind_of(r).points:
             pts = (r.extra or {}).get("points") or []
             steady = sum(1 for p in pts if p.get("steady"))
             if pts and steady == len(pts):
                 return PASS, f"all {len(pts)} points at thermal steady state", None
             return (WARN, f"{steady} of {len(pts)} points reached steady state",
                     "raise --max-duration-per-point")
-        if r.kind not in ("bench", "energy", "mlperf-tiny") or not _has_latency(r):
+        if not kind_of(r).burst or not _has_latency(r):
             return None
         s = soaks.get(((r.model or {}).get("sha256"), (r.board or {}).get("name")))
         if s is not None:
@@ -420,12 +420,12 @@ def burst_as_sustained(runs: list) -> Verdict:
 def power_without_duty_cycle(runs: list) -> Verdict:
     def check(r):
         p = r.power or {}
-        if r.kind == "sweep":
+        if kind_of(r).points:
             pts = [x for x in (r.extra or {}).get("points") or [] if x.get("energy")]
             if not pts:
                 return None
             return PASS, f"energy per inference at {len(pts)} duty cycles / rates, idle included", None
-        if r.kind != "energy" and not p.get("measured"):
+        if not kind_of(r).energy and not p.get("measured"):
             return None
         duty = p.get("duty_cycle") or {}
         idle = (p.get("idle") or {}).get("power_w")
@@ -444,7 +444,7 @@ def power_without_duty_cycle(runs: list) -> Verdict:
 def small_test_set(runs: list) -> Verdict:
     def check(r):
         a = _acc(r)
-        if r.kind != "accuracy" or not a:
+        if not kind_of(r).accuracy or not a:
             return None
         res = a.get("resolution") or {}
         p = a.get("paired") or {}
@@ -467,7 +467,7 @@ def small_test_set(runs: list) -> Verdict:
 
 def cold_start(runs: list) -> Verdict:
     def check(r):
-        if r.kind not in LATENCY_KINDS or not _has_latency(r):
+        if not kind_of(r).latency or not _has_latency(r):
             return None
         c = r.cold_start or {}
         first, load = c.get("first_inference_s"), c.get("load_s")

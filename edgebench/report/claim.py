@@ -8,6 +8,7 @@ conditions.
 from __future__ import annotations
 
 from edgebench.report import format as fmt
+from edgebench.results.kinds import kind_of
 from edgebench.results.model import RunResult
 
 _KERNELS = {"xnnpack": "XNNPACK", "builtin": "builtin kernels", "reference": "reference kernels"}
@@ -154,7 +155,7 @@ def _caveats(r: RunResult) -> list[str]:
         out.append(f"INCOMPLETE run ({r.status_reason or r.status}).")
     if r.stopping and r.stopping.get("target_reached") is False:
         out.append(f"Precision target not reached: {r.stopping.get('reason')}.")
-    if r.kind == "bench":
+    if kind_of(r).burst:
         out.append("Burst figure, not sustained (no soak to thermal steady state).")
     codes = {w.get("code") for w in r.warnings or []}
     if "coarse-clock" in codes:

@@ -23,9 +23,7 @@ from typing import Any, Optional
 
 from edgebench.report import format as fmt
 from edgebench.report import report_plots as rp
-
-KIND_TITLE = {"bench": "benchmark", "soak": "thermal soak", "sweep": "sweep", "accuracy": "accuracy",
-              "energy": "energy", "mlperf-tiny": "MLPerf Tiny"}
+from edgebench.results.kinds import kind_of
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0 auto;max-width:1180px;
 padding:16px 24px;color:#1a1a1a;line-height:1.4}
@@ -215,7 +213,7 @@ def _latency_section(d: RunData) -> str:
         bits.append(f"interval: {e2e['ci_method']}")
     out.append("<p class=small>" + "<br>".join(_e(b) for b in bits) + "</p>")
     x = _measured_e2e(d.samples)
-    what = "sustained window" if r.kind == "soak" else "all repeats after warm-up"
+    what = "sustained window" if kind_of(r).sustained else "all repeats after warm-up"
     name = f"{r.model.get('name')} on {r.board.get('name')}"
     if x is not None and len(x):
         out.append(_img(rp.latency_distribution(x, e2e, f"{name}: end-to-end latency ({what})", r.label),
@@ -277,8 +275,6 @@ def _num(x, unit: str = "") -> str:
 def _sweep_section(d: RunData) -> str:
     r = d.result
     pts = (r.extra or {}).get("points") or []
-    if r.kind != "sweep":
-        return ""
     rows = []
     for p in pts:
         lat = p.get("latency") or {}
@@ -342,7 +338,7 @@ def _accuracy_section(d: RunData) -> str:
 def _energy_section(d: RunData) -> str:
     r = d.result
     p = r.power or {}
-    if r.kind != "energy" or not p:
+    if not p:
         return ""
     idle, inf, ev, duty = (p.get(k) or {} for k in ("idle", "inference", "event", "duty_cycle"))
 
@@ -381,11 +377,36 @@ def _warnings(r) -> str:
         for w in r.warnings) + "</ul>")
 
 
+def _verify_section(d: RunData) -> str:
+    v = (d.result.extra or {}).get("verify") or {}
+    if not v:
+        return ""
+    rows = [[o.get("name"), f"{o.get('differing_bytes', 0):,} of {o.get('bytes', 0):,}",
+             f"{o.get('differing_samples')} of {o.get('samples')}",
+             f"{o['max_diff_lsb']} LSB" if o.get("max_diff_lsb") is not None else _num(o.get("max_abs_diff")),
+             "–" if o.get("top1_agreement") is None else fmt.percent(o["top1_agreement"])]
+            for o in v.get("outputs") or []]
+    dev, ref, gate = v.get("device") or {}, v.get("reference") or {}, v.get("gate") or {}
+    verdict = (("bit-exact" if gate.get("passed") else "NOT bit-exact") + f": {gate.get('rule')}" if gate.get("applies")
+               else ("bit-exact" if v.get("bit_exact") else "differs from the reference")
+               + f" (not gated: {gate.get('reason')})")
+    return ("<h3>Outputs against the reference kernels</h3>"
+            f"<p class=small>board: {_e(dev.get('kernels'))} kernels; reference: {_e(ref.get('kernels'))} kernels, "
+            f"{_e(ref.get('where'))}</p>"
+            + _table(["output", "differing bytes", "differing samples", "max diff", "top-1 agreement"], rows)
+            + f"<p>{_e(verdict)}</p>")
+
+
+#: The report sections of a run, by name; a run kind lists the ones it has (RunKind.sections), in order.
+SECTIONS = {"latency": _latency_section, "soak": _soak_section, "points": _sweep_section,
+            "accuracy": _accuracy_section, "energy": _energy_section, "verify": _verify_section}
+
+
 def _run_section(d: RunData, index: int) -> str:
     r = d.result
-    title = f"{index}. {KIND_TITLE.get(r.kind, r.kind)}: {(r.model or {}).get('name')} on {(r.board or {}).get('name')}"
-    body = "".join(f(d) for f in (_soak_section, _latency_section, _sweep_section, _accuracy_section,
-                                  _energy_section))
+    kind = kind_of(r)
+    title = f"{index}. {kind.title}: {(r.model or {}).get('name')} on {(r.board or {}).get('name')}"
+    body = "".join(SECTIONS[name](d) for name in kind.sections)
     return (f'<section id="run-{_e(r.run_id)}"><h2>{_e(title)} <span class="label {_e(r.label)}">{_e(r.label)}'
             f"</span></h2><p class=small>{_e(d.path)}</p>{body or '<p>no figures in this run</p>'}"
             f"{_warnings(r)}</section>")
@@ -404,20 +425,21 @@ def pareto_points(runs: list) -> list:
 
     for d in runs:
         r = d.result
+        kind = kind_of(r)
         m = r.model or {}
         e2e = (r.latency or {}).get("e2e") or {}
-        if r.kind in ("bench", "mlperf-tiny", "soak", "energy") and e2e.get("median_s"):
+        if kind.latency and e2e.get("median_s"):
             p = point(m)
-            if "latency_s" not in p or r.kind == "bench":
+            if "latency_s" not in p or kind.repeats:    # independent repeats make the better latency figure
                 p.update(latency_s=e2e["median_s"], latency_ci=(e2e.get("ci_low_s"), e2e.get("ci_high_s")))
                 p["labels"].add(r.label)
-        if r.kind == "energy":
+        if kind.energy:
             ev = (r.power or {}).get("inference") or {}
             if ev.get("energy_j"):
                 point(m)["energy_j"] = ev["energy_j"]
                 point(m)["labels"].add(((r.power or {}).get("label") or r.label).split(" ")[0])
         a = (r.extra or {}).get("accuracy") or {}
-        if r.kind == "accuracy" and a:
+        if kind.accuracy and a:
             for key, mm in (("candidate", m), ("baseline", ((a.get("baseline") or {}).get("model") or {}))):
                 t1 = ((a.get("accuracy") or {}).get(key) or {}).get("top1") or {}
                 if t1.get("accuracy") is not None and mm:
@@ -477,7 +499,7 @@ def render_html(runs: list, report, comparisons: list = (), title: Optional[str]
                                                                 for d in runs})))
     claims = "".join(
         f'<div class="claim lab-{_e(d.result.label)}"><b>{_e(d.result.run_id)}</b> '
-        f"({_e(KIND_TITLE.get(d.result.kind, d.result.kind))}): "
+        f"({_e(kind_of(d.result).title)}): "
         f"{_e((d.result.extra or {}).get('claim') or 'no claim stored')}</div>"
         for d in runs)
     labels = {d.result.label for d in runs}
@@ -567,4 +589,4 @@ def write_text(path, text: str) -> Path:
     return path
 
 
-__all__ = ["RunData", "conditions", "pareto_points", "render_html", "render_markdown", "write_text"]
+__all__ = ["RunData", "SECTIONS", "conditions", "pareto_points", "render_html", "render_markdown", "write_text"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgebench.errors import InputWarning, ResultError, UsageError
+from edgebench.results.kinds import kind_of
 from edgebench.results.model import RunResult
 from edgebench.results.store import find_runs, read_result, read_samples, run_status
 
@@ -87,7 +88,7 @@ def _temperatures(r: RunResult) -> dict:
                    temp_start_c=th.get("start_temp_c", row["temp_start_c"]))
         if th.get("time_to_first_throttle_s") is not None:
             row["throttled"] = True
-    points = (r.extra or {}).get("points") if r.kind == "sweep" else None
+    points = (r.extra or {}).get("points") if kind_of(r).points else None
     if points:  # the hottest point: what the sweep reached
         def most(key):
             v = [p.get(key) for p in points if isinstance(p.get(key), (int, float))]

@@ -4,7 +4,8 @@ A verb measures and stores; what it prints comes from here, so that ``edgebench 
 shows a stored run exactly as the verb that made it did, and no verb imports another.
 
 * this module: the latency table and run summary (bench, demo), the runs listing,
-  :func:`show_run` (any stored run by its kind), the live progress line of a latency run,
+  :func:`show_run` (any stored run, by the printer of the verb that wrote it), the live progress
+  line of a latency run,
   and :func:`print_warnings` (each warning with its remedy);
 * :mod:`.accuracy`, :mod:`.thermal` (soak, sweep), :mod:`.energy`, :mod:`.verify`: one per
   kind of result; :mod:`.mac_rate`: the per-MAC line under a microcontroller's latency table.
@@ -122,30 +123,11 @@ def print_run(console, result, run_dir=None) -> None:
 
 
 def show_run(console, result, run_dir) -> None:
-    """Print a stored run the way the verb that made it does (the per-kind modules import this one,
-    so they are imported here, on use)."""
-    if result.kind == "accuracy":
-        from edgebench.cli.render.accuracy import print_accuracy as show
-    elif result.kind == "soak":
-        from edgebench.cli.render.thermal import print_soak as show
-    elif result.kind == "sweep":
-        from edgebench.cli.render.thermal import print_sweep as show
-    elif result.kind == "verify":
-        from edgebench.bench.verify import VerifyResult
-        from edgebench.cli.render.verify import print_verify
+    """Print a stored run the way the verb that made it does: the printer its verb declares
+    (:data:`edgebench.cli.verbs.VERBS`); a kind no verb here writes gets the plain run summary."""
+    from edgebench.cli.verbs import for_kind, printer
 
-        print_verify(console, VerifyResult.from_run(result, run_dir))
-        return
-    elif result.kind == "energy":
-        from edgebench.cli.render.energy import energy_lines
-
-        print_run(console, result, run_dir)
-        for line in energy_lines(result, run_dir):
-            console.print(line, markup=False)
-        return
-    else:
-        show = print_run
-    show(console, result, run_dir)
+    printer(for_kind(result.kind))(console, result, run_dir)
 
 
 def runs_table(rows: list, title: str):

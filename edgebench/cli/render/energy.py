@@ -65,3 +65,9 @@ def energy_lines(result, run_dir=None) -> list:
     if not p.get("measured"):  # every line of an estimate says so
         out = [t if t.endswith(f"[{lab}]") else f"{t}  [{lab}]" for t in out]
     return out
+
+
+def print_energy(console, result, run_dir=None) -> None:
+    """An energy run on a terminal (the energy verb, and `runs ID`): one figure per line."""
+    for text in energy_lines(result, run_dir):
+        console.print(text, markup=False, highlight=False)

@@ -31,3 +31,12 @@ def print_verify(console, r) -> None:
         console.print(f"[dim]note: {escape(n)}[/]")
     if r.run_dir:
         console.print(f"run stored in {escape(r.run_dir)}")
+
+
+def print_verify_run(console, result, run_dir=None) -> None:
+    """A verify run: the comparison as the verb made it (a VerifyResult), or as stored (`runs ID`)."""
+    from edgebench.bench.verify import VerifyResult
+
+    if not isinstance(result, VerifyResult):
+        result = VerifyResult.from_run(result, run_dir)
+    print_verify(console, result)

@@ -1,0 +1,177 @@
+"""What every measuring verb shares (level 5): its board and runs-folder options, and the steps
+before and after its own work.
+
+A measuring verb (``Verb.shared`` in :mod:`edgebench.cli.verbs`) declares only its own options;
+its command function takes one more parameter, ``run: RunArgs``. When the verb is registered
+(:func:`edgebench.cli.app.register`), :func:`command` gives the function the options named in
+``Verb.shared`` — ``--board``, ``--url``, ``--image``, ``--cpus``, ``--boards-dir``, ``--farm``,
+``--runs-dir``, ``--recover``, ``--json``, declared once in :mod:`edgebench.cli.options` — and
+collects their values into a :class:`RunArgs`. Before the function runs, :func:`command` does
+what every measuring verb does first:
+
+1. ``--farm TAGS``: the same command line on every matching labgrid place
+   (:mod:`edgebench.cli.farm_fanout`); the function does not run here;
+2. ``--recover RUN_DIR``: the run folder's kind checked against the verb's (one line naming the
+   verb that wrote it otherwise), finished by the verb's ``recover`` and shown by its printer;
+3. a missing input (the model, ...): one line with the verb's usage.
+
+The function then measures, and ends with :meth:`RunArgs.show` (``--json`` or the verb's printer).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, List, Optional
+
+from edgebench.cli import options as opt
+from edgebench.errors import UsageError
+
+
+@dataclass
+class RunArgs:
+    """The shared options of one measuring verb's command line (None / defaults where it has none)."""
+
+    verb: Any                                   # its edgebench.cli.verbs.Verb
+    board: Optional[str] = "host"
+    url: Optional[str] = None
+    image: Optional[Path] = None
+    cpus: Optional[str] = None
+    boards_dir: list = field(default_factory=list)
+    farm: Optional[str] = None
+    runs_dir: Path = Path("runs")
+    recover: Optional[Path] = None
+    json_out: bool = False
+    _profile: Any = None
+
+    def profile(self):
+        """The board profile ``--board`` names (read once; a labgrid place is reserved by it)."""
+        if self._profile is None:
+            from edgebench.boards.registry import get_profile
+
+            if self.board is None:
+                raise UsageError("missing option --board", f"{self.verb.usage} (or --farm TAGS)")
+            self._profile = get_profile(self.board, extra_dirs=tuple(self.boards_dir))
+        return self._profile
+
+    def check_fit(self, model) -> None:
+        """On a microcontroller: the model's operators, buffer and arena checked against the board before
+        anything is started or uploaded (:mod:`edgebench.mcu.fit`); other boards have nothing to check."""
+        profile = self.profile()
+        if profile.client_kind == "mcu" and model is not None and Path(model).is_file():
+            from edgebench.mcu.fit import check_fit
+
+            check_fit(model, profile).raise_if_unfit()
+
+    def client(self):
+        """A context manager: with ``--image``, one client on the emulated board started with that image,
+        kept for the whole command (every repeat, both halves of a comparison); else None, and the
+        verb's library function opens the board itself (a fresh agent per repeat)."""
+        from contextlib import nullcontext
+
+        if self.image is None:
+            return nullcontext()
+        from edgebench.boards.connect import open_client
+
+        return open_client(self.profile(), self.url, cpus=self.cpus, image=self.image)
+
+    def show(self, result, run_dir=None, json_obj=None) -> None:
+        """The verb's output: ``--json`` (``json_obj``, else the result's ``to_dict()``), else its printer."""
+        from edgebench.cli.output import emit_json, get_console
+        from edgebench.cli.verbs import printer
+
+        if self.json_out:
+            emit_json(result if json_obj is None else json_obj)
+        else:
+            printer(self.verb)(get_console(), result, run_dir)
+
+
+# The shared options: name -> (annotation, the typer declaration for a verb). Each factory of
+# edgebench.cli.options fixes the spelling and help; the panel groups them in the verb's --help.
+def _declarations(verb) -> dict:
+    return {
+        "board": (Optional[str], opt.board(rich_help_panel=opt.BOARD)),
+        "url": (Optional[str], opt.url(rich_help_panel=opt.BOARD)),
+        "image": (Optional[Path], opt.image(rich_help_panel=opt.BOARD)),
+        "cpus": (Optional[str], opt.cpus(rich_help_panel=opt.BOARD)),
+        "boards_dir": (List[Path], opt.boards_dir(rich_help_panel=opt.BOARD)),
+        "farm": (Optional[str], opt.farm(rich_help_panel=opt.BOARD)),
+        "runs_dir": (Path, opt.runs_dir(rich_help_panel=opt.OUTPUT)),
+        "recover": (Optional[Path], opt.recover(verb.name, verb.recover_keeps, rich_help_panel=opt.OUTPUT)),
+        "json_out": (bool, opt.json_flag(verb.what, rich_help_panel=opt.OUTPUT)),
+    }
+
+
+def command(verb, func: Callable) -> Callable:
+    """``func`` (with a ``run: RunArgs`` parameter) as a typer command taking ``verb.shared`` options,
+    preceded by the farm / recover / missing-input steps (module doc)."""
+    declared = _declarations(verb)
+    unknown = set(verb.shared) - set(declared)
+    if unknown:
+        raise ValueError(f"verb {verb.name}: unknown shared options {sorted(unknown)}")
+    if verb.recover is None and "recover" in verb.shared or not verb.farm and "farm" in verb.shared:
+        raise ValueError(f"verb {verb.name}: --recover needs Verb.recover, --farm needs Verb.farm")
+    sig = inspect.signature(func, eval_str=True)
+    own = [p for name, p in sig.parameters.items() if name != "run"]
+    if len(own) == len(sig.parameters):
+        raise ValueError(f"{func.__module__}.{func.__name__} takes no `run: RunArgs` parameter")
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=declared[name][1],
+                               annotation=declared[name][0]) for name in verb.shared]
+
+    @functools.wraps(func)
+    def wrapper(**values):
+        run = RunArgs(verb, **{name: values.pop(name) for name in verb.shared})
+        if before(verb, run, values):
+            func(**values, run=run)
+
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + extra
+    wrapper.__signature__ = sig.replace(parameters=params)
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    del wrapper.__wrapped__    # typer must read the signature above, not the function's own
+    return wrapper
+
+
+def before(verb, run: RunArgs, values: dict) -> bool:
+    """The steps before a measuring verb's own work (module doc); False when one of them did the work."""
+    given = [name for name in verb.needs if values.get(name) is not None]
+    if run.farm is not None:
+        from edgebench.cli.farm_fanout import fan_out
+
+        if run.recover is not None:
+            raise UsageError("--farm runs new work; --recover resumes one run", "give one of the two")
+        fan_out(verb.name, run.farm, run.board, run.runs_dir, run.json_out)
+        return False
+    if run.recover is not None:
+        if given:
+            raise UsageError(f"give {_spelled(verb.needs)} or --recover RUN_DIR, not both", verb.usage)
+        recover(verb, run)
+        return False
+    missing = [name for name in verb.needs if values.get(name) is None]
+    if missing:
+        raise UsageError(f"missing {_spelled(missing)}", verb.usage)
+    return True
+
+
+def recover(verb, run: RunArgs) -> None:
+    """``--recover RUN_DIR``: check the folder holds a run of the verb's kind, finish it, show it."""
+    from edgebench.cli.verbs import for_kind, resolve
+    from edgebench.results import kinds
+    from edgebench.results.store import read_result
+
+    kind = kinds.kind_of(read_result(run.recover))
+    if kind.name != verb.kinds[0].name:
+        other = for_kind(kind)
+        hint = (f"edgebench {other.name} --recover {run.recover}" if other is not None and other.recover
+                else f"edgebench {verb.name} --recover finishes {verb.kinds[0].name} runs only")
+        raise UsageError(f"{run.recover} is a {kind.name} run, not a {verb.kinds[0].name} run", hint)
+    result = resolve(verb.recover)(run.recover)
+    run.show(result, run.recover, json_obj=read_result(run.recover))
+
+
+def _spelled(names) -> str:
+    """Parameter names as a user types them: the model argument as MODEL, options as --name."""
+    return ", ".join("MODEL" if n == "model" else f"--{n.replace('_', '-')}" for n in names)
+
+
+__all__ = ["RunArgs", "command", "before", "recover"]

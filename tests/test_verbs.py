@@ -1,0 +1,148 @@
+"""The verb table (edgebench.cli.verbs) and the run-kind table (edgebench.results.kinds): every
+reference resolves, every part the tables promise exists, and nothing is silently dropped."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from edgebench.cli import verbs
+from edgebench.cli.app import ROOT_OPTIONS, app, commands, root_help
+from edgebench.results import kinds
+
+ROOT = Path(__file__).resolve().parents[1]
+INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
+
+
+def test_every_declared_reference_resolves():
+    for v in verbs.VERBS:
+        assert callable(verbs.resolve(v.command)), v.name
+        for ref in (v.printer, v.recover):
+            if ref is not None:
+                assert callable(verbs.resolve(ref)), (v.name, ref)
+        assert v.panel in verbs.PANELS, v.name
+        assert v.summary.endswith(".") and len(v.summary) <= 100, v.name
+        if v.measures:
+            assert v.kinds and v.needs and v.usage.startswith(f"edgebench {v.name} "), v.name
+    assert len(set(verbs.names())) == len(verbs.VERBS)
+
+
+def test_every_run_kind_is_written_by_a_verb_and_has_its_report_sections():
+    from edgebench.cli.report_cmd import READERS
+    from edgebench.report.html import SECTIONS
+
+    for kind in kinds.KINDS:
+        writer = verbs.for_kind(kind)
+        assert writer is not None and writer.name == kind.verb, kind.name
+        assert set(kind.sections) <= set(SECTIONS), kind.name
+        assert set(READERS) <= set(SECTIONS)
+    assert kinds.kind_of("a-kind-from-the-future").sections == ()        # shown, never misread
+
+
+def test_the_app_has_exactly_the_declared_verbs_each_with_its_shared_options():
+    built = commands()
+    assert list(built) == verbs.names()
+    for v in verbs.VERBS:
+        opts = {o for p in built[v.name].params for o in p.opts}
+        for name in v.shared:
+            spelled = "--json" if name == "json_out" else "--" + name.replace("_", "-")
+            assert spelled in opts, (v.name, spelled)
+        assert ("--recover" in opts) == bool(v.recover and "recover" in v.shared), v.name
+        assert ("--farm" in opts) == v.farm, v.name
+
+
+def test_a_verb_whose_module_is_missing_is_an_error_not_a_missing_command(monkeypatch):
+    from edgebench.cli import app as app_module
+
+    ghost = verbs.Verb("ghost", "edgebench.cli.ghost_cmd:ghost", "Not written.", verbs.MEASURE)
+    monkeypatch.setattr(verbs, "VERBS", verbs.VERBS + (ghost,))
+    monkeypatch.setattr(verbs, "_BY_NAME", {**verbs._BY_NAME, "ghost": ghost})
+    monkeypatch.setattr(app_module, "_APP", [])
+    with pytest.raises(ModuleNotFoundError, match="ghost_cmd"):
+        commands()
+
+
+def test_root_help_is_the_same_with_or_without_typer_and_lists_every_verb():
+    fast = subprocess.run([sys.executable, "-m", "edgebench", "--help"], capture_output=True, text=True,
+                          timeout=60, env={"COLUMNS": "100", "PATH": "/usr/bin:/bin"})
+    assert fast.returncode == 0, fast.stderr
+    through_typer = CliRunner().invoke(app, ["--debug", "--help"], env={"COLUMNS": "100"})
+    assert through_typer.exit_code == 0
+    assert fast.stdout == through_typer.stdout == root_help(100)
+    for v in verbs.VERBS:
+        assert f"  {v.name} " in fast.stdout, v.name
+    group_options = {o for p in __import__("typer").main.get_command(app).params for o in p.opts}
+    assert group_options | {"--help"} == {name for name, _ in ROOT_OPTIONS}
+
+
+def test_help_imports_no_verb_module_and_no_typer():
+    code = ("import sys\nfrom edgebench.cli.app import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print('LOADED', sorted(m for m in sys.modules if m.endswith('_cmd') or m.split('.')[0] in "
+            "('typer', 'rich', 'click', 'numpy')))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "LOADED []" in p.stdout, p.stdout + p.stderr
+
+
+def test_flags_are_shown_as_flags():
+    text = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "200"}).stdout
+    for flag in ("--json", "--mlperf", "--help"):
+        line = next(ln for ln in text.splitlines() if f" {flag} " in ln)
+        assert "<bool>" not in line, line
+
+
+def test_recover_refuses_a_run_of_another_kind_and_names_the_verb_for_it(tmp_path):
+    from edgebench.bench.record import RunFolder, new_result
+
+    folder = RunFolder(tmp_path, "m", "host")
+    folder.start(new_result("soak"))
+    res = CliRunner().invoke(app, ["bench", "--recover", str(folder.path)])
+    assert res.exit_code == 1
+    msg = f"{res.exception.message} ({res.exception.hint})"
+    assert "is a soak run, not a bench run" in msg and f"edgebench soak --recover {folder.path}" in msg
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["bench"], "missing MODEL"),
+    (["accuracy", str(INT8)], "missing --baseline, --data"),
+    (["soak", str(INT8), "--recover", "x"], "give MODEL or --recover RUN_DIR, not both"),
+    (["sweep", str(INT8), "--farm", "board=x", "--recover", "x"], "--farm runs new work"),
+])
+def test_the_shared_preamble_speaks_for_every_measuring_verb(args, needle):
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 1 and needle in str(res.exception), (res.output, res.exception)
+
+
+def test_one_option_vocabulary_across_verbs():
+    """An option spelled the same on two verbs takes the same kind of value and is a flag on both or
+    neither; a sweep's axes take comma-separated lists of the same values (a string)."""
+    seen: dict = {}
+    for name, cmd in commands().items():
+        for p in cmd.params:
+            if not p.opts[0].startswith("--") or p.opts[0] == "--help" or p.hidden:
+                continue      # a hidden option is an old spelling kept working, not vocabulary
+            what = "flag" if p.is_flag else p.bare_type()
+            seen.setdefault(p.opts[0], {}).setdefault(what, set()).add(name)
+    axes = {"--threads", "--duty"}        # sweep: "1,4", "0.01,0.1" (kernels, delegates, rates are strings anyway)
+    clashes = {opt: by for opt, by in seen.items() if len(by) > 1
+               and not (opt in axes and by.get("str") == {"sweep"} and len(by) == 2)}
+    assert not clashes, clashes
+    built = commands()
+    for verb in ("bench", "soak", "sweep", "energy", "accuracy", "verify"):
+        opts = {o for p in built[verb].params for o in p.opts}
+        assert {"--cpus", "--runs-dir", "--json", "--seed", "--board", "--boards-dir", "--url"} <= opts, verb
+        assert verb == "accuracy" or "--inputs" in opts, verb
+
+
+def test_cli_docs_are_generated_from_the_app():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import cli_docs
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    text = cli_docs.render()
+    assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == text, \
+        "docs/cli.md is stale: run scripts/cli_docs.py (make docs)"
+    for v in verbs.VERBS:
+        assert f"### edgebench {v.name}\n" in text
+    assert "| `--target-ci` | float |" in text and "<bool>" not in text
