@@ -9,9 +9,10 @@ tests, the largest files and the widest signatures of the Python package.
 * **run-kind switches**: comparisons of a ``.kind`` attribute (not a NumPy ``dtype.kind``) with a
   string or a tuple of strings, and lookups in tables keyed by run-kind strings (``KIND_TITLE``,
   ``LATENCY_KINDS``);
-* **board-kind tests**: comparisons with the strings ``"mcu"`` or ``"sim"`` (or the transport
-  type ``SIM_TRANSPORT``) and ``getattr(x, "kind", ...)``: each place that decides for itself
-  whether a board is a microcontroller or a simulation;
+* **board-kind tests**: comparisons with the strings ``"mcu"`` or ``"sim"`` or the constants
+  naming a board or client kind (``SIM_TRANSPORT``, ``MCU_CLIENT``...) and
+  ``getattr(profile, "kind", ...)``: each place that asks whether a board is a microcontroller or
+  a simulation (the definition in ``boards/profile.py`` included);
 * **largest files** (lines) and **widest signatures** (parameters of one function).
 
 To compare with an older commit: ``git worktree add /tmp/old <commit>`` and run it there with
@@ -28,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 KIND_TABLES = ("KIND_TITLE", "LATENCY_KINDS")
 BOARD_WORDS = ("mcu", "sim")
+BOARD_NAMES = ("SIM_TRANSPORT", "SIM_CLIENT", "MCU_CLIENT", "AGENT_CLIENT", "SIM", "MCU", "AGENT")
 
 
 def file_circles(package: str = "edgebench", root: Path | None = None) -> list:
@@ -101,11 +103,13 @@ def _strings(node: ast.AST) -> list:
 
 
 def _is_run_kind(node: ast.AST) -> bool:
-    """``x.kind`` where x is not a dtype (``arr.dtype.kind``) nor a data source's kind."""
+    """``x.kind`` where x is a name or attribute, not a dtype (``arr.dtype.kind``) nor a data source's kind."""
     if not (isinstance(node, ast.Attribute) and node.attr == "kind"):
         return False
     owner = node.value
-    name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+    if not isinstance(owner, (ast.Name, ast.Attribute)):
+        return False
+    name = owner.attr if isinstance(owner, ast.Attribute) else owner.id
     return name not in ("dtype", "source", "out", "stored") and not name.endswith("dtype")
 
 
@@ -124,7 +128,7 @@ def census(path: Path) -> dict:
                 continue
             words = [w for s in sides for w in _strings(s)]
             if any(w in BOARD_WORDS for w in words) or any(
-                    isinstance(s, ast.Name) and s.id == "SIM_TRANSPORT" for s in sides):
+                    isinstance(s, ast.Name) and s.id in BOARD_NAMES for s in sides):
                 board_tests.append(node.lineno)
         elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in KIND_TABLES:
             kind_switches.append(node.lineno)
@@ -132,7 +136,7 @@ def census(path: Path) -> dict:
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in KIND_TABLES:
             kind_switches.append(node.lineno)
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr" and len(node.args) >= 2 \
-                and _strings(node.args[1]) == ["kind"]:
+                and _strings(node.args[1]) == ["kind"] and "profile" in ast.unparse(node.args[0]):
             board_tests.append(node.lineno)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             a = node.args

@@ -55,7 +55,7 @@ def deploys_and_verifies(url: str, rate: float, deploys: int, verifies: int, see
     from test_fault_injection import SerialProxy
 
     from edgebench.bench.verify import VerifyOptions, run_verify
-    from edgebench.boards.mcu import McuClient
+    from edgebench.mcu.board import McuClient
     from edgebench.boards.registry import get_profile
     from edgebench.errors import EdgebenchError
     from edgebench.mcu.protocol import DutClient
@@ -111,7 +111,7 @@ def main() -> int:
 
     from test_fault_injection import deploy_digits
 
-    from edgebench.boards.mcu import FirmwareSession, build_firmware
+    from edgebench.mcu.firmware import FirmwareSession, build_firmware
     from edgebench.boards.registry import get_profile
 
     image = build_firmware("posix")

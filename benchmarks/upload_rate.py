@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     bauds = args.baud or [115200, 921600]
 
-    from edgebench.boards.mcu import FirmwareSession, build_firmware
+    from edgebench.mcu.firmware import FirmwareSession, build_firmware
     from edgebench.boards.registry import get_profile
     from edgebench.mcu.blob import convert
 

@@ -37,18 +37,23 @@ TELEMETRY = "telemetry"
 LINK_REPORT = "link-report"
 #: The board's device counter times each layer (``eb-infer N W layers``).
 LAYER_TIMING = "layer-timing"
-#: The MLPerf Tiny device-under-test dialect (``name%``, ``db load``, ``infer N W%``).
+#: The MLPerf Tiny device-under-test dialect (``name%``, ``db load``, ``infer N W%``):
+#: ``mlperf_profile()``, ``mlperf_performance(inputs, ...)``, ``mlperf_scores(inputs, ...)``.
 MLPERF_MODE = "mlperf-mode"
+#: ``deploy(model, force, model_id, input_encoding, results)``: convert the model to the firmware's
+#: blob, upload and load it, with the MLPerf Tiny settings the DUT then reports (``DeployReport``).
+DEPLOY = "deploy"
 #: ``status()["simulated_energy_j"]``: a power model's energy counter (a simulated board).
 ENERGY_COUNTER = "energy-counter"
 
 ALL = frozenset({OUTPUTS, FIXED_RATE, SCHEDULE_CONTINUATION, TELEMETRY, LINK_REPORT, LAYER_TIMING,
-                 MLPERF_MODE, ENERGY_COUNTER})
+                 MLPERF_MODE, DEPLOY, ENERGY_COUNTER})
 
 _WHAT = {
     OUTPUTS: "computing outputs", FIXED_RATE: "a device-side request scheduler",
     SCHEDULE_CONTINUATION: "continuing a fixed-rate schedule across runs", TELEMETRY: "on-device telemetry",
     LINK_REPORT: "a serial link report", LAYER_TIMING: "per-layer timing", MLPERF_MODE: "MLPerf Tiny mode",
+    DEPLOY: "deploying a model blob to firmware",
     ENERGY_COUNTER: "a simulated energy counter",
 }
 
@@ -112,4 +117,4 @@ def require(client, capability: str, doing: str) -> None:
 
 
 __all__ = ["BoardClient", "require", "ALL", "OUTPUTS", "FIXED_RATE", "SCHEDULE_CONTINUATION", "TELEMETRY",
-           "LINK_REPORT", "LAYER_TIMING", "MLPERF_MODE", "ENERGY_COUNTER"]
+           "LINK_REPORT", "LAYER_TIMING", "MLPERF_MODE", "DEPLOY", "ENERGY_COUNTER"]

@@ -78,7 +78,7 @@ def posix_firmware_bin(tmp_path_factory) -> Path:
 def fw(posix_firmware_bin):
     """A running posix firmware (as `edgebench flash --board posix-sim` keeps one); its pty.
     Import it with ``posix_firmware_bin`` into a test module."""
-    from edgebench.boards.mcu import FirmwareSession
+    from edgebench.mcu.firmware import FirmwareSession
     from edgebench.boards.registry import get_profile
 
     with FirmwareSession(get_profile("posix-sim"), image=posix_firmware_bin) as session:
@@ -88,10 +88,10 @@ def fw(posix_firmware_bin):
 @pytest.fixture
 def client(fw):
     """An open edgebench client of that firmware."""
-    from edgebench.boards.mcu import open_mcu
+    from edgebench.boards.connect import open_client
     from edgebench.boards.registry import get_profile
 
-    c = open_mcu(get_profile("posix-sim"), url=fw)
+    c = open_client(get_profile("posix-sim"), url=fw)
     yield c
     c.close()
 

@@ -20,7 +20,8 @@ from edgebench import board_protocol as bp  # noqa: E402
 from edgebench.bench.accuracy import AccuracyOptions, run_accuracy  # noqa: E402
 from edgebench.bench.latency import BenchOptions, run_bench  # noqa: E402
 from edgebench.bench.verify import VerifyOptions, run_verify  # noqa: E402
-from edgebench.boards.connect import AGENT, MCU, SIM, client_kind, open_client, reached_locally  # noqa: E402
+from edgebench.boards.connect import open_client, reached_locally  # noqa: E402
+from edgebench.boards.profile import AGENT_CLIENT, MCU_CLIENT, SIM_CLIENT  # noqa: E402
 from edgebench.boards.registry import get_profile  # noqa: E402
 from edgebench.errors import UsageError  # noqa: E402
 from edgebench.modelfile import read_model  # noqa: E402
@@ -48,10 +49,11 @@ def _x(loaded: dict, n: int = 3) -> np.ndarray:
 
 
 def test_client_kind_is_decided_from_the_profile():
-    assert [client_kind(get_profile(BOARDS[k])) for k in ("agent", "sim", "mcu")] == [AGENT, SIM, MCU]
-    assert client_kind(get_profile("qemu-m4")) == MCU
+    kinds = [get_profile(BOARDS[k]).client_kind for k in ("agent", "sim", "mcu")]
+    assert kinds == [AGENT_CLIENT, SIM_CLIENT, MCU_CLIENT]
+    assert get_profile("qemu-m4").client_kind == MCU_CLIENT
     pi5 = get_profile("raspberry-pi-5")
-    assert client_kind(pi5) == AGENT and not reached_locally(pi5) and reached_locally(pi5, "local")
+    assert pi5.client_kind == AGENT_CLIENT and not reached_locally(pi5) and reached_locally(pi5, "local")
     assert reached_locally(get_profile("host")) and not reached_locally(get_profile("host"), "pi@10.0.0.2")
 
 

@@ -184,7 +184,7 @@ def test_wheel_ships_the_firmware_sources_and_the_licence(tmp_path):
         assert not [ln for ln in meta.splitlines() if ln.startswith(f"Requires-Dist: {dropped}")
                     and "extra ==" not in ln], dropped
     # Built from the unpacked wheel in a folder that is no checkout: the sources come from the wheel.
-    code = ("import sys; from edgebench.boards.mcu import build_firmware, firmware_dir; "
+    code = ("import sys; from edgebench.mcu.firmware import build_firmware, firmware_dir; "
             "print(firmware_dir()); print(build_firmware('posix', out=sys.argv[1]))")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
     env.pop("EDGEBENCH_FIRMWARE_DIR", None)

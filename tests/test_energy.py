@@ -6,7 +6,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from edgebench.bench.energy import EnergyOptions, TimedClient, analyse, estimate_energy, measure_energy
+from edgebench.bench.energy import estimate_energy, measure_energy
+from edgebench.bench.energy_analysis import EnergyOptions, TimedClient, analyse
 from edgebench.boards.profile import BoardProfile
 from edgebench.boards.registry import get_profile
 from edgebench.cli.app import app
@@ -190,8 +190,7 @@ def constructed_run(tmp_path, with_marker=False):
 def test_analysis_of_a_constructed_run(tmp_path, marker):
     result, run_dir, s, timed, marks = constructed_run(tmp_path, with_marker=marker)
     info = MeterInfo("constructed", 2000.0, "board", "fake of its interface")
-    profile = types.SimpleNamespace(kind="mcu" if marker else "linux")
-    analyse(result, run_dir, s, info, timed, marks, EnergyOptions(rate_hz=10.0), 10.0, profile)
+    analyse(result, run_dir, s, info, timed, marks, EnergyOptions(rate_hz=10.0), 10.0, marker_board=marker)
     p = result.power
     assert result.kind == "energy" and p["measured"] is True and p["boundary"] == "board"
     assert p["tested_against"] == "fake of its interface" and p["sample_rate_hz"] == 2000.0

@@ -149,7 +149,7 @@ class SerialProxy:
 @pytest.fixture
 def device(posix_firmware_bin):
     """A running posix firmware; yields its pty."""
-    from edgebench.boards.mcu import FirmwareSession
+    from edgebench.mcu.firmware import FirmwareSession
     from edgebench.boards.registry import get_profile
 
     with FirmwareSession(get_profile("posix-sim"), image=posix_firmware_bin) as session:
@@ -222,7 +222,7 @@ def test_input_upload_through_a_noisy_link_is_intact_or_fails_clearly(device, se
 def test_model_upload_through_a_noisy_link_loads_bit_exact_or_fails_clearly(device, seed, model, rate):
     """A model deployed through a noisy link either gives bit-exact outputs or a clear error."""
     from edgebench.bench.verify import run_verify, VerifyOptions
-    from edgebench.boards.mcu import McuClient
+    from edgebench.mcu.board import McuClient
     from edgebench.boards.registry import get_profile
 
     profile = get_profile("posix-sim")
@@ -356,7 +356,7 @@ def digits_on_device(device):
 def deploy_digits(device) -> bytes:
     """Deploy digits on the firmware at ``device`` over a clean link, upload one seeded input, run it;
     the device's output bytes (the truth a corrupted trial is checked against)."""
-    from edgebench.boards.mcu import McuClient
+    from edgebench.mcu.board import McuClient
     from edgebench.boards.registry import get_profile
 
     client = McuClient(_dut(device), get_profile("posix-sim"))
@@ -410,7 +410,7 @@ def test_a_host_killed_mid_upload_leaves_a_board_that_works(device, tmp_path):
     import signal
     import subprocess
 
-    from edgebench.boards.mcu import McuClient
+    from edgebench.mcu.board import McuClient
     from edgebench.boards.registry import get_profile
 
     script = tmp_path / "upload.py"

@@ -203,13 +203,13 @@ def test_keras_models_bit_exact_on_qemu_m7(keras_models):
     from conftest import require_tool
 
     from edgebench.bench.verify import VerifyOptions, run_verify
-    from edgebench.boards.connect import board_client
+    from edgebench.boards.connect import open_client
     from edgebench.boards.registry import get_profile
 
     for tool in ("make", "arm-none-eabi-gcc", "qemu-system-arm"):
         require_tool(tool)
     profile = get_profile("qemu-m7")
-    with board_client(profile) as client:
+    with open_client(profile) as client:
         for name in KERAS + ["mobilenet_v2"]:
             r = run_verify(keras_models / f"{name}.tflite", profile, VerifyOptions(count=6, seed=11),
                            client=client)

@@ -30,7 +30,7 @@ def test_emulated_board_counts_instructions_from_the_icount_shift():
     assert f["per_mac"] == pytest.approx(1e6 / macs)
     assert f["per_mac_ci"] == pytest.approx([990_000 / macs, 1_010_000 / macs])
     # shift 2: each instruction is 4 ns of virtual time
-    board = SimpleNamespace(name="q", kind="mcu", datasheet=None,
+    board = SimpleNamespace(name="q", kind="mcu", client_kind="mcu", datasheet=None,
                             firmware=SimpleNamespace(emulator="qemu", icount_shift=2))
     assert mac_rate(_latency(0.001), board, DIGITS)["per_mac"] == pytest.approx(250_000 / macs)
 
@@ -46,7 +46,8 @@ def test_real_board_gives_estimated_cycles_from_the_datasheet_clock():
 
 def test_no_figure_without_a_meaningful_clock():
     assert not mac_rate(_latency(0.001), get_profile("posix-sim"), DIGITS)["available"]
-    no_clock = SimpleNamespace(name="x", kind="mcu", datasheet=None, firmware=SimpleNamespace(emulator=None))
+    no_clock = SimpleNamespace(name="x", kind="mcu", client_kind="mcu", datasheet=None,
+                               firmware=SimpleNamespace(emulator=None))
     f = mac_rate(_latency(0.001), no_clock, DIGITS)
     assert not f["available"] and "cpu_max_freq_hz" in f["reason"]
     assert not mac_rate({}, get_profile("qemu-m4"), DIGITS)["available"]

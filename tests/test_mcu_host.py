@@ -85,12 +85,12 @@ def _crc(data: bytes) -> int:
 
 
 def test_deploy_json_parity_with_the_library(fw, capsys):
-    from edgebench.boards.mcu import open_mcu
+    from edgebench.boards.connect import open_client
 
     code, out, _ = run_main(capsys, "deploy", KWS, "--board", "posix-sim", "--url", fw, "--json")
     assert code == 0
     printed = json.loads(out)
-    with open_mcu(get_profile("posix-sim"), url=fw) as c:
+    with open_client(get_profile("posix-sim"), url=fw) as c:
         lib = c.deploy(read_model(KWS)).to_dict()
     volatile = {"elapsed_s", "bytes_per_s", "retransmits", "naks", "timeouts", "frames", "wire_bytes"}
     for rep in (printed, lib):
@@ -189,7 +189,7 @@ def test_verify_json_parity_with_the_library(fw, capsys, tmp_path):
 
 
 def test_verify_exit_2_when_a_bit_exact_board_differs(fw, capsys, monkeypatch, tmp_path):
-    from edgebench.boards.mcu import McuClient
+    from edgebench.mcu.board import McuClient
 
     real = McuClient.infer_all
 
@@ -280,9 +280,34 @@ def test_mlperf_performance_with_only_the_dialect(client, tmp_path):
     assert store.read_result(run_dir).to_dict() == result.to_dict()
 
 
+def test_mlperf_run_goes_through_the_run_skeleton(client, tmp_path):
+    """The folder appears `running` before the first window; a stop in the second window keeps the
+    first, marked incomplete (the run skeleton's guard), with the link and the claim saying so."""
+    from edgebench.bench.mlperf_mode import MlperfOptions, run_mlperf
+
+    seen = {}
+
+    def progress(ev):
+        if ev["event"] == "window" and ev["window"] == 1:
+            (folder,) = store.find_runs(tmp_path)
+            seen["status"] = store.read_result(folder).status
+        if ev["event"] == "window" and ev["window"] == 2:
+            raise KeyboardInterrupt
+
+    opts = MlperfOptions(window_s=0.2, deploy=True, input_count=5)
+    with pytest.raises(KeyboardInterrupt):
+        run_mlperf(DIGITS, get_profile("posix-sim"), opts, runs_root=tmp_path, client=client, progress=progress)
+    (folder,) = store.find_runs(tmp_path)
+    r = store.read_result(folder)
+    assert seen["status"] == "running"
+    assert r.kind == "mlperf-tiny" and r.status == "incomplete" and "Ctrl-C" in r.status_reason
+    assert len(r.extra["mlperf"]["windows"]) == 1 and r.throughput["per_s"] > 0
+    assert r.extra["claim"].startswith("INCOMPLETE") and r.extra["link"]["checked"] is False
+
+
 def test_mlperf_accuracy_scores_match_the_reference(client):
-    from edgebench.bench.mlperf_mode import MlperfOptions, accuracy_scores, encode
     from edgebench.boards.connect import open_client
+    from edgebench.mcu.mlperf import encode
     from edgebench.agent.quant import make_quantizer
 
     sha = client.ensure_model(read_model(KWS))
@@ -291,7 +316,7 @@ def test_mlperf_accuracy_scores_match_the_reference(client):
     q = make_quantizer(loaded["inputs"][0], [1, 49, 10, 1])
     data = [encode(q(x[i:i + 1]).copy(), "int8") for i in range(len(x))]
     sent = _record_commands(client.dut)
-    scores = accuracy_scores(client.dut, data, MlperfOptions())
+    scores = client.mlperf_scores(data)
     assert set(sent) <= set(DIALECT)
     with open_client(get_profile("host")) as ref:
         rsha = ref.ensure_model(read_model(KWS))
@@ -302,7 +327,7 @@ def test_mlperf_accuracy_scores_match_the_reference(client):
 
 
 def test_adapter_in_mlperf_dialect_sends_no_extension_commands(client):
-    from edgebench.boards.mcu import McuClient
+    from edgebench.mcu.board import McuClient
 
     client.deploy(read_model(DIGITS))
     profile = dataclasses.replace(get_profile("posix-sim"), runtimes=("mlperf_tiny",))
@@ -383,7 +408,8 @@ def small_arena_firmware(tmp_path_factory):
 
 
 def test_model_needing_more_arena_than_the_board_has(small_arena_firmware, capsys):
-    from edgebench.boards.mcu import FirmwareSession, open_mcu
+    from edgebench.boards.connect import open_client
+    from edgebench.mcu.firmware import FirmwareSession
 
     profile = get_profile("posix-sim")
     with FirmwareSession(profile, image=small_arena_firmware) as s:
@@ -394,7 +420,7 @@ def test_model_needing_more_arena_than_the_board_has(small_arena_firmware, capsy
         # the device checks too (a host that skips the check gets the firmware's e-[eb-model-arena])
         from edgebench.mcu.blob import convert
 
-        with open_mcu(profile, url=s.url) as c:
+        with open_client(profile, url=s.url) as c:
             c.dut.upload("model", convert(KWS.read_bytes()).data)
             with pytest.raises(ModelError, match="needs more arena RAM than the firmware has"):
                 c.dut.load_model()

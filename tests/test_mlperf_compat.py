@@ -159,7 +159,7 @@ def test_eb_model_options_and_their_errors(client):
 def _uint8_results(client, model: Path, seed: int):
     """(device m-results per input, host reference scores) for uint8 data on a uint8-offset DUT."""
     from edgebench.agent.quant import make_quantizer
-    from edgebench.bench.mlperf_mode import encode
+    from edgebench.mcu.mlperf import encode
 
     m = read_model(model)
     rep = client.deploy(m, input_encoding="uint8-offset")
@@ -211,7 +211,7 @@ def test_ad_score_matches_a_host_computation(client, tmp_path):
     """results=mse: one score per input, the ad01 reference's formula, int8 and float32 inputs."""
     m, inq, outq, qs, x, y = _ad_case(tmp_path, model_seed=3, rng_seed=11, n=4)
     dut = client.dut
-    from edgebench.bench.mlperf_mode import encode
+    from edgebench.mcu.mlperf import encode
 
     seen = set()
     for enc in ("float32", "int8"):
@@ -295,12 +295,12 @@ def test_bench_mlperf_deploys_with_the_runners_conventions(client, tmp_path):
 def qemu_m4(tmp_path_factory):
     require_tool("arm-none-eabi-gcc")
     require_tool("qemu-system-arm")
-    from edgebench.boards.mcu import open_mcu
+    from edgebench.boards.connect import open_client
 
     old = os.environ.get("EDGEBENCH_FIRMWARE_BUILD")
     os.environ["EDGEBENCH_FIRMWARE_BUILD"] = str(tmp_path_factory.mktemp("mlperf-fw"))
     try:
-        c = open_mcu(get_profile("qemu-m4"), timeout_s=30.0)
+        c = open_client(get_profile("qemu-m4"), timeout_s=30.0)
         try:
             yield c
         finally:

@@ -5,7 +5,7 @@ are the same network (input and output shapes; dtypes may differ, int8 against
 float32 is the point), load the test set and check it against the model, plan
 the slices (clean set, edge cases), then run the model under test on the board
 through the agent (``infer``, in chunks; a microcontroller board answers the same
-calls through its firmware, see edgebench.boards.mcu) and the baseline on the host board (a
+calls through its firmware, see edgebench.mcu.board) and the baseline on the host board (a
 local agent, reference kernels by default) or, when asked, on the board. Every
 check on the inputs happens before a board is contacted and before a run folder
 exists, so bad input leaves nothing behind. With two agents (the default: the
@@ -33,7 +33,7 @@ import numpy as np
 from edgebench import board_protocol as bp
 from edgebench.bench.accuracy_passes import JOURNAL, Passes, timings
 from edgebench.bench.accuracy_record import DIAGRAMS, PREDICTIONS
-from edgebench.boards.connect import MCU, client_kind, open_client, require_runtime
+from edgebench.boards.connect import open_client, require_runtime
 from edgebench.boards.registry import get_profile
 from edgebench.data.datasets import check_against_model, load_dataset
 from edgebench.data.perturb import SEVERITIES
@@ -162,11 +162,11 @@ def _load_data(data, opts: AccuracyOptions):
 
 # ---------------------------------------------------------------- running the models
 
-def _chunk(opts: AccuracyOptions, sample_bytes: int, board_kind: str = "") -> int:
+def _chunk(opts: AccuracyOptions, sample_bytes: int, serial_link: bool = False) -> int:
     """Samples per infer request: --chunk, else up to CHUNK_BYTES (MCU_CHUNK over a serial link)."""
     if opts.chunk_size:
         return int(opts.chunk_size)
-    if board_kind == MCU:
+    if serial_link:
         return MCU_CHUNK  # one sample at a time over the wire: small requests keep progress visible
     return int(max(1, min(MAX_CHUNK, CHUNK_BYTES // max(sample_bytes, 1))))
 
@@ -221,7 +221,7 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
                   system=client.sysinfo(), client_desc=client.description,
                   thermal=[client.thermal(), {}])
         result = describe(run)
-        chunk = _chunk(opts, int(np.prod(dataset.x.shape[1:])) * 4, client_kind(profile))
+        chunk = _chunk(opts, int(np.prod(dataset.x.shape[1:])) * 4, bp.LINK_REPORT in client.capabilities)
         result.settings["invocation"] = {
             "model": _absolute(model.path), "baseline": _absolute(baseline.path), "data": _absolute(data),
             "chunk": chunk, "base_board": base_profile.name,

@@ -167,18 +167,14 @@ def _warnings(run: Run, section: dict) -> list:
 def describe(run: Run) -> RunResult:
     """A fresh accuracy RunResult with the run's conditions (what is known before the models run)."""
     from edgebench.bench.hostinfo import host_description
-    from edgebench.bench.record import new_result
+    from edgebench.bench.record import board_section, new_result
 
     o = run.opts
     result = new_result("accuracy", figure_label(run.hello))
     sidecar = read_sidecar(run.model.path)
     result.host = host_description()
     result.model = {**run.model.to_dict(), "sidecar": sidecar, "calibration": (sidecar or {}).get("calibration")}
-    result.board = {"name": run.profile.name, "title": getattr(run.profile, "title", run.profile.name),
-                    "kind": getattr(run.profile, "kind", None), "transport": run.client_desc,
-                    "profile_origin": str(getattr(run.profile, "origin", "") or ""),
-                    "system": run.system.get("system", run.system),
-                    "collector_errors": run.system.get("collector_errors", {})}
+    result.board = board_section(run.profile, run.client_desc, run.system)
     result.scenario = {"name": "accuracy", "batch": 1, "inputs": run.dataset.to_dict()}
     result.agent = {k: run.hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid", "timing")}
     result.thermal = {"available": bool(run.thermal[0].get("available")), "start": run.thermal[0], "end": None}

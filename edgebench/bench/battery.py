@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Optional
 
 from edgebench.errors import ResultError, UsageError
+from edgebench.results.kinds import kind_of
 
 HOURS_PER_MONTH = 365.2425 * 24 / 12  # 730.485
 
@@ -232,13 +233,14 @@ def figures_from_run(result, rate_hz: Optional[float] = None, duty: Optional[flo
     sustained (or final) window; one sweep point's, picked by ``duty`` or ``rate_hz`` when the sweep
     has several.
     """
-    if result.kind == "soak":
+    kind = kind_of(result)
+    if kind.sustained:                 # a soak: the average power of its sustained window
         return _soak_figures(result, rate_hz, duty)
-    if result.kind == "sweep":
+    if kind.points:                    # a sweep: one point's window
         return _sweep_figures(result, rate_hz, duty)
     p = result.power or {}
     idle, event, inf = p.get("idle") or {}, p.get("event") or {}, p.get("inference") or {}
-    if result.kind != "energy" or idle.get("power_w") is None or event.get("energy_j") is None:
+    if not kind.energy or idle.get("power_w") is None or event.get("energy_j") is None:
         raise ResultError(f"run {result.run_id} has no energy figures (kind {result.kind!r})",
                           "give a run written by `edgebench energy`, soak or sweep, or --idle-w and "
                           "--event-above-idle-j")

@@ -15,7 +15,7 @@ meter's description. A run that ends (complete, or stopped by Ctrl-C, a signal o
 error: its ``power.parquet`` is then written) removes them. A run killed outright
 (SIGKILL, power loss) leaves ``run.json`` at ``running`` with these files:
 :func:`recover_energy` (``energy --recover RUN_DIR``) analyses what they hold with the
-same code as a finished run (:func:`edgebench.bench.energy.analyse`): idle power from
+same code as a finished run (:func:`edgebench.bench.energy_analysis.analyse`): idle power from
 the window before the run only (the one after never happened), the inferences the
 meter covered, warm-up detected again (MSER-5), and marks the run ``incomplete``.
 Marker edges (GPIO) are not journaled: a recovered run is aligned by clock.
@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from edgebench.bench.energy_analysis import EnergyOptions, TimedClient, analyse
 from edgebench.errors import ResultError
 from edgebench.power.base import MeterInfo, Samples
 from edgebench.results import store
@@ -84,19 +85,14 @@ class EnergyJournal:
         (Path(d) / SIDECAR).unlink(missing_ok=True)
 
 
-def context(marks: dict, rate_hz: float, opts, info, local: bool, profile) -> dict:
+def context(marks: dict, rate_hz: float, opts, info, local: bool, marker_board: bool) -> dict:
     """What ``energy.json`` records for a later recovery."""
     return {"format": "edgebench-energy-journal", "idle_before": list(marks["idle_before"]), "rate_hz": rate_hz,
-            "options": asdict(opts), "meter": info.to_dict(), "local": bool(local),
-            "board_kind": getattr(profile, "kind", None)}
+            "options": asdict(opts), "meter": info.to_dict(), "local": bool(local), "marker_board": bool(marker_board)}
 
 
 def recover_energy(run_dir):
     """Finish an energy run killed outright from its journal (see the module doc); returns the result."""
-    import types
-
-    from edgebench.bench.energy import EnergyOptions, TimedClient, analyse
-
     d = Path(run_dir)
     r = store.read_result(d)
     if r.status != "running" or not (d / SIDECAR).exists():
@@ -131,8 +127,9 @@ def recover_energy(run_dir):
     r.status_reason = ("the energy process stopped without finishing (crash or kill); recovered the "
                        f"{len(windows):,} inferences and {len(power):,} power samples it had journaled (idle power "
                        "from the window before the run only; latency not summarised)")
+    marker_board = side.get("marker_board", side.get("board_kind") == "mcu")   # journals before 0.3: board_kind
     analyse(r, d, samples, info, timed, {"idle_before": tuple(side["idle_before"])}, opts, side["rate_hz"],
-            types.SimpleNamespace(kind=side.get("board_kind") or "linux"))
+            marker_board)
     for name in JOURNALS + ("samples", "repeats"):  # the latter two: the bench workload's own journal
         store.remove_journal(d, name)
     (d / SIDECAR).unlink(missing_ok=True)

@@ -22,8 +22,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
-from edgebench.bench.record import RunFolder, new_result, stop_reason
-from edgebench.boards.connect import board_client, require_runtime
+from edgebench.bench.record import RunFolder, board_client, board_section, new_result, stop_reason
+from edgebench.boards.connect import require_runtime
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import EdgebenchError, ResultError, UsageError
 from edgebench.modelfile import read_model, read_sidecar
@@ -528,15 +528,7 @@ def describe_run(result, model, loaded, hello, system, profile, client, opts, in
         "threads": loaded.get("threads", opts.threads),
         "delegate": loaded.get("delegate"),
     }
-    result.board = {
-        "name": profile.name,
-        "title": getattr(profile, "title", profile.name),
-        "kind": getattr(profile, "kind", None),
-        "transport": client.description,
-        "profile_origin": str(getattr(profile, "origin", "") or ""),
-        "system": system.get("system", system),
-        "collector_errors": system.get("collector_errors", {}),
-    }
+    result.board = board_section(profile, client.description, system)
     result.agent = {k: hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid")}
     result.scenario = {"name": opts.scenario, "rate_hz": opts.rate_hz, "batch": loaded.get("batch", opts.batch),
                        "inputs": inputs.describe()}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from edgebench.boards.profile import MCU_CLIENT
 from edgebench.errors import EdgebenchError
 from edgebench.runtime.inspect import inspect_model
 
@@ -28,10 +29,16 @@ from edgebench.runtime.inspect import inspect_model
 STAGE = "e2e"
 
 
+def applies(profile) -> bool:
+    """The figure is a microcontroller's: one core running only the model, its instructions or cycles
+    countable from the device's clock or its datasheet."""
+    return profile.client_kind == MCU_CLIENT
+
+
 def _clock(profile) -> tuple:
     """(unit, per-second factor, label, basis) for a board, or (None, None, None, reason)."""
     fw = getattr(profile, "firmware", None)
-    if getattr(profile, "kind", None) != "mcu":
+    if not applies(profile):
         return None, None, None, f"board {getattr(profile, 'name', '?')} is not a microcontroller"
     if fw is not None and getattr(fw, "emulator", None) == "qemu" and getattr(fw, "icount_shift", None) is not None:
         shift = int(fw.icount_shift)
@@ -89,7 +96,7 @@ def mac_rate(latency: dict, profile, model_path, report=None) -> dict:
 def attach(result, profile, model_path, report=None) -> Optional[dict]:
     """Compute the figure for a latency result on an MCU board and keep it in
     ``result.extra["mac_rate"]``; None (and nothing kept) for other boards."""
-    if getattr(profile, "kind", None) != "mcu" or not getattr(result, "latency", None):
+    if not applies(profile) or not getattr(result, "latency", None):
         return None
     try:
         figure = mac_rate(result.latency, profile, model_path, report)
@@ -103,7 +110,7 @@ def attach_mlperf(result, profile, model_path, report=None) -> Optional[dict]:
     """The same for an MLPerf Tiny performance run (``extra.mlperf.latency_s``: 1 / the median
     throughput of its windows, a mean per inference, timed by the device)."""
     latency_s = ((getattr(result, "extra", None) or {}).get("mlperf") or {}).get("latency_s")
-    if getattr(profile, "kind", None) != "mcu" or latency_s is None:
+    if not applies(profile) or latency_s is None:
         return None
     try:
         figure = mac_rate({STAGE: {"median_s": latency_s}}, profile, model_path, report)

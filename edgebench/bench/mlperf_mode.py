@@ -1,14 +1,11 @@
-"""MLPerf Tiny compatibility mode (level 4): drive a DUT with only the MLPerf Tiny dialect.
+"""MLPerf Tiny compatibility mode (level 4): measure a DUT the way MLPerf Tiny's runner does.
 
-Any board flashed with an MLPerf Tiny reference firmware (or the edgebench firmware,
-which speaks the same dialect) is measured the way MLPerf Tiny's runner measures it:
-
-* **performance**: for each of five windows, a different input is loaded with
-  ``db load N`` + ``db <hex>`` chunks, then ``infer N W`` runs W warm-ups and N timed
-  inferences between two ``m-lap-us`` timestamps; N is chosen so each window lasts at
-  least ``window_s`` (10 s, as the runner requires; a window that falls short is rerun
-  with a larger N). The figure is the median of the five windows' throughputs.
-* **accuracy**: ``infer 1 0`` per input and the scores of ``m-results-[...]``.
+Any board flashed with an MLPerf Tiny reference firmware (or the edgebench firmware, which
+speaks the same dialect) is measured with only that dialect, through the board client's
+``mlperf-mode`` capability (the device half, :mod:`edgebench.mcu.mlperf`): for each of five
+windows a different input is loaded and ``infer N W`` runs W warm-ups and N timed inferences
+of at least ``window_s`` (10 s, as the runner requires); the figure is the median of the
+windows' throughputs.
 
 The DUT's ``m-model-[..]`` (``profile%``) is compared with the model's MLPerf Tiny id
 (``kws01``, ``ic01``, ``vww01``, ``ad01`` when recognisable, else the given ``model_id`` or
@@ -16,20 +13,18 @@ its name): a DUT that holds another model is a warning in the run. What the MLCo
 runner needs to drive the same DUT (its ``infer N W`` for the measured speed) is stored in
 ``extra.mlperf.runner`` (docs/mlperf-tiny.md).
 
-Only dialect commands reach the device here (``name``, ``profile``, ``db``, ``infer``);
-the model must already be on it: flashed with the reference firmware, or deployed
-beforehand with the edgebench extensions (``deploy=True``, the default for boards that
-run edgebench firmware). The dialect reports only the aggregate time of N inferences,
-so there are no per-inference samples, no confidence interval of a median latency:
-the result says so.
+The model must already be on the device: flashed with the reference firmware, or deployed
+beforehand through the client's ``deploy`` capability (``deploy=True``, the default for boards
+that run edgebench firmware). The dialect reports only the aggregate time of N inferences, so
+there are no per-inference samples, no confidence interval of a median latency: the result
+says so. The run goes through the run skeleton (:mod:`edgebench.bench.record`): its folder
+appears ``running`` before the first window, and a stop keeps the windows measured
+(``incomplete``).
 """
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
-import math
 import time
-import uuid
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,16 +32,17 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from edgebench import __version__
 from edgebench import board_protocol as bp
-from edgebench.boards.connect import open_client
-from edgebench.boards.mcu import FIRMWARE_NAME
+from edgebench.bench.record import RunFolder, board_client, board_section, new_result
+from edgebench.boards.profile import MCU_CLIENT
 from edgebench.data.inputs import load_inputs, random_inputs
-from edgebench.errors import AgentError, InputWarning, UsageError
+from edgebench.errors import InputWarning, UsageError
+from edgebench.mcu.board import FIRMWARE_NAME
+from edgebench.mcu.mlperf import encode, summary
 from edgebench.mcu.mlperf_ids import (INPUT_ENCODINGS, RESULTS_MODES, RUNNER_MODELS, check_model_id,
                                       default_model_id, runner_model_for)
 from edgebench.modelfile import read_model
-from edgebench.results import store
+from edgebench.results.kinds import MLPERF
 from edgebench.results.model import RunResult
 
 ENCODINGS = INPUT_ENCODINGS
@@ -100,76 +96,6 @@ def resolve(opts: MlperfOptions, model) -> MlperfOptions:
         results=opts.results or (ref.results if ref and (ref.results != "mse" or same_size) else "outputs"))
 
 
-def encode(q: np.ndarray, encoding: str, x: np.ndarray | None = None) -> bytes:
-    """int8 input tensor ``q`` (float32: the real values ``x``) -> the bytes a reference firmware
-    expects in its db buffer: int8 as is, uint8-offset q+128, float32 little-endian floats."""
-    if encoding == "float32":
-        if x is None:
-            raise UsageError("the float32 input encoding sends the real-valued input: give x")
-        return np.asarray(x, dtype="<f4").reshape(-1).tobytes()
-    q = np.asarray(q, dtype=np.int8).reshape(-1)
-    return q.tobytes() if encoding == "int8" else (q.astype(np.int16) + 128).astype(np.uint8).tobytes()
-
-
-def performance(dut, inputs: list, opts: MlperfOptions, emit: Progress | None = None) -> dict:
-    """Five (``opts.windows``) windows of ``infer N W`` of at least ``window_s``; median throughput."""
-    emit = emit or (lambda event: None)
-    dut.db_load(inputs[0], opts.db_chunk_bytes)
-    n, calib = 1, []
-    while True:                                       # calibrate N: grow until a run is measurable
-        el = dut.infer(n, 0, timeout_s=_timeout(n, calib, dut)).elapsed_us / 1e6
-        calib.append({"n": n, "elapsed_s": el})
-        if el >= 0.2 * opts.window_s or el >= 1.0 or n >= 10 ** 9:
-            break
-        n = n * 10 if el < 1e-3 else max(n + 1, int(math.ceil(n * 1.0 / max(el, 1e-6))))
-    per_inf = el / n
-    n = max(1, int(math.ceil(opts.window_s * 1.05 / max(per_inf, 1e-9))))
-    windows = []
-    for w in range(opts.windows):
-        idx = w % len(inputs)
-        dut.db_load(inputs[idx], opts.db_chunk_bytes)
-        runs = 0
-        while True:
-            emit({"event": "window", "window": w + 1, "of": opts.windows, "n": n, "window_s": opts.window_s})
-            t_wall = time.monotonic()
-            rep = dut.infer(n, opts.warmup, timeout_s=dut.timeout_s + 3 * (n + opts.warmup) * per_inf + 5)
-            wall = time.monotonic() - t_wall
-            el = rep.elapsed_us / 1e6
-            runs += 1
-            if el >= opts.window_s or runs > opts.max_reruns:
-                break
-            n = int(math.ceil(n * opts.window_s * 1.05 / max(el, 1e-9)))   # too short: rerun longer
-        windows.append({"window": w + 1, "input_index": idx, "n": n, "warmup": opts.warmup,
-                        "elapsed_s": el, "per_s": n / el if el > 0 else None, "host_wall_s": wall,
-                        "meets_min_window": el >= opts.window_s, "runs": runs, "results": rep.results})
-        per_inf = el / n if n else per_inf
-    rates = [w["per_s"] for w in windows if w["per_s"]]
-    return {"windows": windows, "median_per_s": float(np.median(rates)) if rates else None,
-            "calibration": calib, "window_s": opts.window_s,
-            "all_windows_long_enough": all(w["meets_min_window"] for w in windows)}
-
-
-def _timeout(n: int, calib: list, dut) -> float:
-    if not calib:
-        return max(dut.timeout_s, 60.0)
-    last = calib[-1]
-    return dut.timeout_s + 3 * n * last["elapsed_s"] / max(last["n"], 1) + 5
-
-
-def accuracy_scores(dut, inputs: list, opts: MlperfOptions, emit: Progress | None = None) -> np.ndarray:
-    """``infer 1 0`` per input: the scores of ``m-results-[...]`` (N, classes)."""
-    emit = emit or (lambda event: None)
-    rows = []
-    for i, data in enumerate(inputs):
-        dut.db_load(data, opts.db_chunk_bytes)
-        rows.append(dut.infer(1, 0).results)
-        emit({"event": "infer", "done": i + 1, "total": len(inputs)})
-    widths = {len(r) for r in rows}
-    if len(widths) > 1:
-        raise AgentError(f"m-results had different lengths: {sorted(widths)}")
-    return np.asarray(rows, dtype=np.float32)
-
-
 def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
     """Read the model, build the inputs, deploy when asked; returns (model, input set, byte inputs, info)."""
     opts.validate()
@@ -184,6 +110,7 @@ def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
     hello = client.hello()
     deploy = opts.deploy if opts.deploy is not None else hello["runtime"]["name"] == FIRMWARE_NAME
     if deploy:
+        bp.require(client, bp.DEPLOY, "deploying the model before MLPerf Tiny mode")
         emit({"event": "deploy", "model": model.name})
         client.deploy(model, force=False, model_id=opts.model_id, input_encoding=opts.input_encoding,
                       results=opts.results)
@@ -243,42 +170,56 @@ def runner_advice(model_id: str, perf: dict, emulated: bool) -> dict:
 def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: Optional[str] = None,
                progress: Optional[Progress] = None, client=None) -> tuple[RunResult, Path]:
     """MLPerf Tiny performance mode on ``profile``'s board; the result and its run folder."""
-    if getattr(profile, "kind", "mcu") != "mcu":
+    if profile.client_kind != MCU_CLIENT:
         raise UsageError(f"MLPerf Tiny mode drives a microcontroller's MLPerf Tiny firmware; board "
                          f"{profile.name} is a {profile.kind} board", "pick an MCU board (edgebench boards)")
     emit = progress or (lambda event: None)
-    own = client is None
-    if own:
-        emit({"event": "connect", "board": profile.name})
-        client = open_client(profile, url)
-    try:
+    with board_client(profile, url, client, emit) as client:
+        bp.require(client, bp.MLPERF_MODE, "MLPerf Tiny mode")
         model, inset, data, hello, deployed, opts = prepare(model_path, profile, opts, client, emit)
-        dut = client.dut
-        prof = dut.profile()
+        prof = client.mlperf_profile()
         mismatches = dut_checks(prof, model, opts)
         for w in mismatches:                 # one warning: line each on the CLI, now, before the long run
             warnings.warn(f"{w['message']}; {w['remedy']}", InputWarning, stacklevel=2)
+        result = describe(model, profile, client, hello, prof, inset, opts, deployed)
+        result.warnings += mismatches
+        folder = RunFolder(runs_root, model.name, profile.name)
+        folder.start(result)
+        done: list = []
+        calibration: list = []
         t0 = time.monotonic()
-        perf = performance(dut, data, opts, emit)
-        wall = time.monotonic() - t0
-        thermal = client.thermal() if hello.get("dialect") == "edgebench" else {"available": False}
-        # the figures came as plain-dialect lines (db, infer): no checksum, whatever the firmware
-        link = {**client.link_report(), "checked": False} if bp.LINK_REPORT in client.capabilities else None
-    finally:
-        if own:
-            client.close()
+
+        def measured(ev: dict) -> None:
+            if ev.get("event") == "window-done":
+                done.append(ev["window"])
+                calibration[:] = ev["calibration"]
+            emit(ev)
+
+        def stop(status: str, reason: str) -> None:   # a stop keeps the windows measured so far
+            finish(result, summary(done, calibration, opts.window_s), model, profile, opts, client, hello, prof,
+                   time.monotonic() - t0, status, reason)
+            folder.save(result)
+
+        with folder.guard(stop, lambda: bool(done)):
+            perf = client.mlperf_performance(data, windows=opts.windows, window_s=opts.window_s,
+                                             warmup=opts.warmup, chunk_bytes=opts.db_chunk_bytes,
+                                             max_reruns=opts.max_reruns, emit=measured)
+            finish(result, perf, model, profile, opts, client, hello, prof, time.monotonic() - t0)
+            folder.save(result)
+    return result, folder.path
+
+
+def describe(model, profile, client, hello: dict, prof: dict, inset, opts: MlperfOptions, deployed: bool) -> RunResult:
+    """The conditions of an MLPerf Tiny run, before its first window (a ``running`` run.json)."""
     label = "emulated" if hello.get("timing") == "emulated" else "measured"
-    result = RunResult(run_id=uuid.uuid4().hex[:12], kind="mlperf-tiny",
-                       created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                       edgebench_version=__version__, label=label, status="complete")
+    result = new_result(MLPERF.name, label)
     result.model = model.to_dict()
     result.runtime = {"name": hello["runtime"]["name"], "version": hello["runtime"]["version"],
-                      "kernels": "reference" if hello["runtime"]["name"] == "edgebench-firmware" else "firmware",
+                      "kernels": "reference" if hello["runtime"]["name"] == FIRMWARE_NAME else "firmware",
                       "threads": 1, "delegate": None,
                       "op_resolver": "the firmware's own engine", "device_model": prof.get("model")}
-    result.board = {"name": profile.name, "title": profile.title, "kind": profile.kind,
-                    "transport": client.description, "system": {"board": {"model": profile.title},
-                                                               "firmware": prof, "dut_name": hello.get("dut_name")}}
+    result.board = {**board_section(profile, client.description),
+                    "system": {"board": {"model": profile.title}, "firmware": prof, "dut_name": hello.get("dut_name")}}
     result.scenario = {"name": "mlperf-tiny-performance", "batch": 1, "inputs": inset.describe(),
                        "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup,
                        "input_encoding": opts.input_encoding, "results": opts.results,
@@ -290,18 +231,27 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
                                      "the input into the model",
                      "excludes": "the db input upload (before the window), the W warm-up inferences, any host "
                                  "work; only the aggregate of N is known (no per-inference samples)"}
-    med = perf["median_per_s"]
-    result.throughput = {"per_s": med, "label": label,
-                         "definition": f"median over {opts.windows} windows of N / (second m-lap-us - first), "
-                                       f"each at least {opts.window_s:g} s on a different input "
-                                       "(MLPerf Tiny performance mode)"}
-    result.thermal = {"available": bool(thermal.get("available")), "start": thermal, "end": thermal}
     result.power = {"measured": False, "note": "no power meter: energy not measured (MLPerf Tiny energy mode "
                                                "needs an energy monitor and the 9600-baud firmware build)"}
     result.settings = {"procedure": "MLPerf Tiny performance mode (fixed: no precision-based stopping rule)",
-                       "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup,
-                       "seed": opts.seed, "wall_s": wall}
-    result.warnings += mismatches
+                       "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup, "seed": opts.seed}
+    return result
+
+
+def finish(result: RunResult, perf: dict, model, profile, opts: MlperfOptions, client, hello: dict, prof: dict,
+           wall_s: float, status: str = "complete", reason: Optional[str] = None) -> None:
+    """The figures of the windows measured (all of them, or those before a stop) into ``result``."""
+    label = result.label
+    thermal = client.thermal() if hello.get("dialect") == "edgebench" and status == "complete" else {"available": False}
+    med = perf["median_per_s"]
+    result.status, result.status_reason = status, reason
+    result.throughput = {"per_s": med, "label": label,
+                         "definition": f"median over {len(perf['windows'])} windows of N / (second m-lap-us - "
+                                       f"first), each at least {opts.window_s:g} s on a different input "
+                                       "(MLPerf Tiny performance mode)"}
+    result.thermal = {"available": bool(thermal.get("available")), "start": thermal, "end": thermal}
+    result.settings["wall_s"] = wall_s
+    result.warnings = [w for w in result.warnings if w.get("code") not in ("window-too-short", "short-windows")]
     if not perf["all_windows_long_enough"]:
         result.warnings.append({"code": "window-too-short",
                                 "message": f"a window stayed below {opts.window_s:g} s after reruns",
@@ -314,33 +264,27 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
                                "latency_definition": "1 / median throughput (mean per inference, not a median "
                                                      "of per-inference samples)",
                                "runner": runner_advice(prof.get("model") or "", perf, label == "emulated")},
-                    "claim": _claim(result, med, model, profile, opts)}
-    if link is not None:
-        from edgebench.mcu.link import link_warnings
-
-        result.extra["link"] = link
-        result.warnings += link_warnings(link)
+                    "claim": _claim(result, med, model, profile, opts, len(perf["windows"]))}
+    if bp.LINK_REPORT in client.capabilities:
+        # the figures came as plain-dialect lines (db, infer): no checksum, whatever the firmware;
+        # RunFolder.save turns extra.link into its warnings
+        result.extra["link"] = {**client.link_report(), "checked": False}
         result.extra["claim"] += (" Unchecked link: the MLPerf Tiny dialect carries no checksum (timestamps "
                                   "checked for order and count only).")
     from edgebench.bench.mac_rate import attach_mlperf
-    from edgebench.bench.record import farm_section
 
-    attach_mlperf(result, profile, model_path)     # instructions/cycles per MAC from the mean latency
-    farm_section(result)                           # the labgrid place this command holds, if any
-    run_dir = store.new_run_dir(runs_root, model.name, profile.name)
-    store.write_result(run_dir, result)
-    return result, run_dir
+    attach_mlperf(result, profile, model.path)     # instructions/cycles per MAC from the mean latency
 
 
-def _claim(result, med, model, profile, opts) -> str:
+def _claim(result, med, model, profile, opts, windows: int) -> str:
     if not med:
         return "no throughput measured"
-    return (f"{med:,.1f} inferences/s (median of {opts.windows} windows of at least {opts.window_s:g} s, "
+    stopped = "" if result.status == "complete" else f"INCOMPLETE ({result.status_reason}): "
+    return (f"{stopped}{med:,.1f} inferences/s (median of {windows} windows of at least {opts.window_s:g} s, "
             f"MLPerf Tiny performance mode; mean latency {1e3 / med:.3f} ms) for {model.name} "
             f"{model.precision.upper()} on {profile.title} ({result.runtime['name']} "
             f"{result.runtime['version']}), {result.label}. Aggregate of N inferences only: no per-inference "
             "distribution. Energy not measured.")
 
 
-__all__ = ["MlperfOptions", "run_mlperf", "performance", "accuracy_scores", "prepare", "encode", "resolve", "dut_checks",
-           "runner_advice"]
+__all__ = ["MlperfOptions", "run_mlperf", "prepare", "resolve", "dut_checks", "runner_advice", "describe", "finish"]

@@ -78,6 +78,33 @@ def farm_section(result: RunResult) -> None:
         result.board["farm"] = held.conditions()
 
 
+@contextmanager
+def board_client(profile, url: str | None = None, client=None, emit=None, cpus: str | None = None, image=None):
+    """The run's board: ``client`` if given (the caller keeps it), else one opened with
+    :func:`edgebench.boards.connect.open_client` (``emit`` told of the connection) and closed
+    afterwards."""
+    if client is not None:
+        yield client
+        return
+    from edgebench.boards.connect import open_client
+
+    if emit is not None:
+        emit({"event": "connect", "board": profile.name})
+    with open_client(profile, url, cpus=cpus, image=image) as opened:
+        yield opened
+
+
+def board_section(profile, transport: str, system: dict | None = None) -> dict:
+    """run.json ``board``: the profile's name, title and kind, how the board was reached (the
+    client's ``description``), where the profile came from, and the board's system description
+    (``client.sysinfo()``) when given."""
+    section = {"name": profile.name, "title": profile.title, "kind": profile.kind,
+               "transport": transport, "profile_origin": str(profile.origin or "")}
+    if system is not None:
+        section.update(system=system.get("system", system), collector_errors=system.get("collector_errors", {}))
+    return section
+
+
 class RunFolder:
     """One run folder under ``runs_root``, named after the model and board."""
 
@@ -122,4 +149,4 @@ class RunFolder:
             raise
 
 
-__all__ = ["RunFolder", "new_result", "stop_reason", "farm_section"]
+__all__ = ["RunFolder", "new_result", "stop_reason", "farm_section", "board_client", "board_section"]

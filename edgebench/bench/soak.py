@@ -32,9 +32,9 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
-from edgebench.bench.record import RunFolder, new_result
+from edgebench.bench.record import RunFolder, board_client, new_result
 from edgebench.bench.steady import phases, summarize_run
-from edgebench.boards.connect import board_client, require_runtime
+from edgebench.boards.connect import require_runtime
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import EdgebenchError, ResultError, UsageError
 from edgebench.modelfile import read_model

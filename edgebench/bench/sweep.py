@@ -40,8 +40,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from edgebench.bench.record import RunFolder, new_result
-from edgebench.boards.connect import board_client
+from edgebench.bench.record import RunFolder, board_client, board_section, new_result
 from edgebench.errors import EdgebenchError, ResultError, UsageError
 from edgebench.modelfile import read_model
 from edgebench.report import plots
@@ -213,8 +212,7 @@ class _Sweep:
         self.entries = [self._planned(gp) for gp in self.points]
         r = self.result = new_result("sweep", self.label)
         r.model = {**first.to_dict(), "variants": [m.to_dict() for m in self.models[1:]]}
-        r.board = {"name": self.profile.name, "title": getattr(self.profile, "title", self.profile.name),
-                   "kind": getattr(self.profile, "kind", None), "transport": self.client.description}
+        r.board = board_section(self.profile, self.client.description)
         one = lambda xs: xs[0] if len(xs) == 1 else ",".join(str(x) for x in xs)  # noqa: E731
         r.runtime = {"kernels": one(o.kernels), "delegate": one([d or "none" for d in o.delegates]),
                      "threads": one(o.threads), "note": "per point: see extra.points and each point's run.json"}
@@ -317,7 +315,8 @@ class _Sweep:
         return Path(pdir)
 
     def _probe(self, gp: GridPoint) -> float:
-        from edgebench.bench.energy import EnergyOptions, probe_e2e
+        from edgebench.bench.energy import probe_e2e
+        from edgebench.bench.energy_analysis import EnergyOptions
 
         if gp.config() not in self.probes:
             eo = EnergyOptions(rate_hz=1.0, kernels=gp.kernels, threads=gp.threads, delegate=gp.delegate,

@@ -21,8 +21,9 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
-from edgebench.boards.connect import MCU, client_kind, open_client
-from edgebench.boards.mcu import FIRMWARE_NAME
+from edgebench.bench.record import RunFolder, board_section, new_result
+from edgebench.boards.connect import open_client
+from edgebench.mcu.board import FIRMWARE_NAME
 from edgebench.boards.registry import get_profile
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import UsageError
@@ -122,11 +123,10 @@ def _top1(a: np.ndarray, b: np.ndarray) -> Optional[float]:
 
 
 def promises_bit_exact(profile, hello: dict) -> bool:
-    """Only a microcontroller whose profile says so, running edgebench firmware."""
-    fw = getattr(profile, "firmware", None)
+    """Only a board whose profile's firmware says so (a microcontroller), running edgebench firmware."""
+    fw = profile.firmware
     runtime = (hello.get("runtime") or {}).get("name")
-    return bool(getattr(profile, "kind", None) == "mcu" and fw is not None and fw.bit_exact
-                and runtime == FIRMWARE_NAME)
+    return bool(fw is not None and fw.bit_exact and runtime == FIRMWARE_NAME)
 
 
 def _outputs(out: dict) -> list:
@@ -156,8 +156,6 @@ def per_input_frame(dev: list, ref: list):
 def store_verify(v: VerifyResult, runs_root, frame) -> None:
     """Store ``v`` as a ``verify`` run (run.json + per-input samples) through the run skeleton,
     complete at once (nothing is stored for a verify stopped before both sides answered)."""
-    from edgebench.bench.record import RunFolder, new_result
-
     result = new_result("verify", v.label)
     result.status = "complete"
     result.model, result.board = dict(v.model), dict(v.board)
@@ -185,8 +183,7 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
     tensor = model.inputs[0].to_dict()
     inputs = (load_inputs(opts.inputs, tensor, limit=opts.count) if opts.inputs
               else random_inputs(tensor, count=opts.count, seed=opts.seed, override=opts.input_range))
-    is_mcu = client_kind(profile) == MCU
-    kernels = "reference" if is_mcu else (opts.kernels or "xnnpack")
+    kernels = opts.kernels or "xnnpack"      # a microcontroller runs its firmware's engine whatever is asked
     opened = []
     try:
         if client is None:
@@ -198,7 +195,8 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
         loaded = client.load(sha, kernels=kernels, threads=1, name=model.name)
         emit({"event": "infer", "where": profile.name, "n": len(inputs.x)})
         bp.require(client, bp.OUTPUTS, f"verify on board {profile.name}")
-        dev = _outputs(client.infer_all(inputs.x))
+        dev_out = client.infer_all(inputs.x)
+        dev = _outputs(dev_out)
         link = client.link_report() if bp.LINK_REPORT in client.capabilities else None   # a serial link's checks
         if reference_client is None:
             emit({"event": "connect", "board": "host (reference kernels, child process)"})
@@ -224,16 +222,17 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
                 "rule": "bit-exact with the reference kernels (the board's profile promises it)",
                 "reason": None if exact else "outputs differ from the reference kernels"}
     else:
-        why = ("the board does not promise bit-exact outputs" if is_mcu
-               else f"{loaded.get('kernels', kernels)} kernels are not the reference kernels: differences "
-                    "are expected and reported" if kernels != "reference"
+        ran = loaded.get("kernels", kernels)
+        why = ("the board's profile does not promise bit-exact outputs" if profile.firmware is not None
+               else f"{ran} kernels are not the reference kernels: differences are expected and reported"
+               if ran != "reference"
                else "reference kernels on a Linux board: reported, not gated (runtime versions may differ)")
         gate = {"applies": False, "passed": None, "rule": None, "reason": why}
     notes = []
     if n_out < max(len(dev), len(ref)):
         notes.append(f"compared {n_out} output(s): the board returned {len(dev)}, the reference {len(ref)}")
-    if is_mcu:
-        notes.append("inputs quantized on the host with the same rule as the reference (round half to even)")
+    if dev_out.get("note"):        # what the board's client did differently (a microcontroller: host quantization)
+        notes.append(dev_out["note"])
     if link and (link.get("retries") or link.get("upload_restarts")):
         notes.append(f"the serial link needed {link['retries']} retries and {link['upload_restarts']} upload "
                      f"restarts ({link['discarded_lines']} damaged lines discarded; only CRC-checked replies used)")
@@ -242,8 +241,7 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
                      "scores read until two reads agree)")
     result = VerifyResult(
         created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        board={"name": profile.name, "title": getattr(profile, "title", profile.name), "kind": profile.kind,
-               "transport": client.description},
+        board=board_section(profile, client.description),
         model={"name": model.name, "path": model.path, "sha256": model.sha256, "precision": model.precision},
         device={"runtime": hello.get("runtime"), "kernels": loaded.get("kernels", kernels),
                 "op_resolver": loaded.get("op_resolver"), "timing": hello.get("timing"), "link": link},

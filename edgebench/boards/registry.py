@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Iterable
 
 from edgebench.boards.profile import (
+    MCU_CLIENT,
+    SIM_CLIENT,
     BoardProfile,
     TransportSpec,
     close_matches,
@@ -90,11 +92,9 @@ def get_profile(name: str, extra_dirs: Iterable["str | os.PathLike"] = ()) -> Bo
     Only that one file is parsed, so a broken unrelated profile does not get in the way.
     ``labgrid:PLACE`` (or ``labgrid:TAG=VALUE``) reserves a place of a labgrid farm for this
     command and returns the profile its ``edgebench-profile`` tag names, reached through the
-    place (:func:`edgebench.boards.connect.farm_profile`).
+    place (:func:`farm_profile`).
     """
     if name and name.startswith("labgrid:"):
-        from edgebench.boards.connect import farm_profile
-
         return farm_profile(name, extra_dirs)
     dirs = search_dirs(extra_dirs)
     for directory in reversed(dirs):
@@ -113,11 +113,47 @@ def with_transport_url(profile: BoardProfile, url: str) -> BoardProfile:
     """A copy of ``profile`` reached at ``url`` (the CLI's ``--url``): ``ssh://…`` or
     ``user@host`` (ssh), ``/dev/…``, ``COM3`` or ``socket://…`` (serial), or ``local``."""
     transport = TransportSpec.from_url(url, base=profile.transport)
-    if profile.kind == "mcu" and transport.type != "serial":
+    if profile.client_kind == MCU_CLIENT and transport.type != "serial":
         raise ProfileError(f"transport URL {url!r}: board {profile.name!r} is a microcontroller; "
                            "expected a serial port (/dev/ttyUSB0, COM3, socket://host:port)")
     return replace(profile, transport=transport)
 
 
+def farm_profile(board: str, extra_dirs=()) -> BoardProfile:
+    """The profile of the labgrid place ``board`` names (``labgrid:PLACE`` or ``labgrid:TAG=VALUE,...``),
+    reached through the place's exported resources.
+
+    The place is reserved and acquired for the rest of this command (released by the CLI's exit
+    path, see :mod:`edgebench.farm.lease`); its ``edgebench-profile`` tag names the profile; a
+    microcontroller is reached over its NetworkSerialPort (RFC 2217 or raw TCP), a Linux board over
+    its NetworkService (system OpenSSH, host keys checked) or else a serial console.
+    """
+    import warnings
+
+    from edgebench.errors import InputWarning
+    from edgebench.farm.lease import lease
+    from edgebench.farm.spec import parse_spec
+
+    held = lease(parse_spec(board), progress=lambda line: warnings.warn(line, InputWarning, stacklevel=2))
+    try:
+        profile = get_profile(held.profile, extra_dirs)
+        if profile.client_kind != SIM_CLIENT:
+            mcu = profile.client_kind == MCU_CLIENT
+            url = held.serial_url() if mcu else held.ssh_url() or held.serial_url()
+            if url is None:
+                need = "NetworkSerialPort" if mcu else "NetworkService (or NetworkSerialPort)"
+                raise ProfileError(f"labgrid place {held.place.name} (board {profile.name}) has no {need} to reach "
+                                   "the board by", "export one on the board's host and add it to the place "
+                                   f"(labgrid-client -p {held.place.name} add-match EXPORTER/GROUP/CLASS)")
+            profile = with_transport_url(profile, url)
+            baud = held.serial_baud()
+            if baud and profile.transport.type == "serial":
+                profile = replace(profile, transport=replace(profile.transport, baud=baud))
+        return replace(profile, title=f"{profile.title} [{held.describe()}]")
+    except BaseException:
+        held.release()
+        raise
+
+
 __all__ = ["ENV_BOARDS_PATH", "builtin_boards_dir", "user_boards_dir", "search_dirs",
-           "list_profiles", "known_names", "get_profile", "with_transport_url"]
+           "list_profiles", "known_names", "get_profile", "with_transport_url", "farm_profile"]

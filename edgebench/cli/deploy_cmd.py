@@ -34,7 +34,7 @@ def deploy(
     from edgebench.cli.output import emit_json, get_console, get_err_console
 
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
-    if profile.kind != "mcu":
+    if profile.client_kind != "mcu":
         raise UsageError(f"board {profile.name} is a Linux board: deploy is for microcontroller firmware",
                          "edgebench bench/accuracy send the model to a Linux board themselves")
     from edgebench.modelfile import read_model
@@ -57,6 +57,9 @@ def deploy(
     err.print(f"[dim]connecting to {profile.name}…[/]")
     client = open_client(profile, url, image=image)
     try:
+        from edgebench import board_protocol as bp
+
+        bp.require(client, bp.DEPLOY, f"deploy to {profile.name}")
         report = client.deploy(model_file, model_id=model_id, input_encoding=input_encoding, results=results)
     finally:
         client.close()

@@ -67,7 +67,8 @@ def energy(
     run: RunArgs = None,
 ) -> None:
     """Energy per inference, idle power and wake-up energy at a fixed rate or duty cycle."""
-    from edgebench.bench.energy import EnergyOptions, estimate_energy, measure_energy, simulated_energy
+    from edgebench.bench.energy import estimate_energy, measure_energy, simulated_energy
+    from edgebench.bench.energy_analysis import EnergyOptions
     from edgebench.cli.output import get_err_console
     from edgebench.power import open_meter, parse_options
     from edgebench.stats.energy import parse_rate

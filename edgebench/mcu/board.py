@@ -10,7 +10,8 @@ counter (``invoke_ns`` = ``e2e_ns`` = ticks / counter-hz; ``set_ns`` = ``get_ns`
 
 What it took to get intact answers over the link (:meth:`McuClient.link_report`) is in
 ``status()["link"]``; the benchmarks store it as ``extra.link`` in run.json.
-:func:`edgebench.boards.mcu.open_mcu` opens one, starting the board's emulator when its profile says so.
+:func:`open_mcu` opens one (for :func:`edgebench.boards.connect.open_client`), starting the board's
+emulator when its profile says so.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ MLPERF_NAME = "mlperf-tiny-reference"
 MAX_TICKS_PER_CALL = 32          # one m-eb-t line
 TARGET_CALL_S = 0.05             # device time aimed at per eb-infer call in run()
 UPLOAD_TRIES = 3                 # an upload whose outcome is unknown is started again, whole
+HOST_QUANTIZED = "inputs quantized on the host with the same rule as the reference (round half to even)"
 
 
 @dataclass
@@ -78,10 +80,10 @@ class McuClient:
     def hello(self) -> dict:
         if self._hello is not None:
             return self._hello
-        if not mlperf_only(self.profile):
+        if not self.profile.mlperf_only:
             self.dut.end_uploads()        # whatever an earlier, killed session left the device in
         name = self.dut.sync()
-        if mlperf_only(self.profile):
+        if self.profile.mlperf_only:
             self.dialect = "mlperf"       # never send eb- commands to it
         else:
             try:
@@ -119,10 +121,11 @@ class McuClient:
 
     @property
     def capabilities(self) -> frozenset:
-        """Outputs, a link report and MLPerf Tiny mode always; per-layer timing with edgebench's
-        extensions (known after ``hello``). No fixed-rate: the firmware has no device-side scheduler."""
+        """Outputs, a link report and MLPerf Tiny mode always; per-layer timing and deploying a model
+        with edgebench's extensions (known after ``hello``). No fixed-rate: the firmware has no
+        device-side scheduler."""
         self.hello()
-        extra = {bp.LAYER_TIMING} if self.dialect == "edgebench" else set()
+        extra = {bp.LAYER_TIMING, bp.DEPLOY} if self.dialect == "edgebench" else set()
         return frozenset({bp.OUTPUTS, bp.LINK_REPORT, bp.MLPERF_MODE, *extra})
 
     def link_report(self) -> dict:
@@ -404,7 +407,7 @@ class McuClient:
                     raise AgentError(f"{self.description}: eb-output gave {len(y)} bytes, the model has {size}")
                 raw[i] = np.frombuffer(y, dtype=np.int8)
             y_raw = raw.reshape(shape)
-            return {"y": y_raw, "y_float": dequantize(detail, y_raw)}
+            return {"y": y_raw, "y_float": dequantize(detail, y_raw), "note": HOST_QUANTIZED}
         scores = np.empty((len(q), size), dtype=np.float32)
         for i in range(len(q)):
             self.dut.db_load(q[i].tobytes(), check=True)
@@ -415,8 +418,32 @@ class McuClient:
         quant = detail["quant"]
         requant = np.clip(np.rint(scores / quant["scale"]) + quant["zero_point"], -128, 127).astype(np.int8)
         return {"y": requant.reshape(shape), "y_float": scores.reshape(shape),
-                "note": "MLPerf Tiny firmware prints rounded scores: y is requantized from them; the dialect "
-                        "has no checksum: inputs read back with db print, scores read until two reads agree"}
+                "note": f"{HOST_QUANTIZED}; MLPerf Tiny firmware prints rounded scores: y is requantized from "
+                        "them; the dialect has no checksum: inputs read back with db print, scores read until two "
+                        "reads agree"}
+
+    # -- MLPerf Tiny mode (capability mlperf-mode: the plain dialect only) ----------------
+    def mlperf_profile(self) -> dict:
+        """The DUT's ``profile%``: ``profile`` and ``model`` (m-model-[..]); edgebench firmware adds
+        ``input`` and ``results`` (its MLPerf Tiny settings)."""
+        self.hello()
+        return self.dut.profile()
+
+    def mlperf_performance(self, inputs: list, windows: int = 5, window_s: float = 10.0, warmup: int = 10,
+                           chunk_bytes: int = 32, max_reruns: int = 3, emit=None) -> dict:
+        """MLPerf Tiny performance windows on the DUT's ``db`` byte ``inputs`` (:func:`edgebench.mcu.mlperf.performance`)."""
+        from edgebench.mcu.mlperf import performance
+
+        self.hello()
+        return performance(self.dut, inputs, windows=windows, window_s=window_s, warmup=warmup,
+                           chunk_bytes=chunk_bytes, max_reruns=max_reruns, emit=emit)
+
+    def mlperf_scores(self, inputs: list, chunk_bytes: int = 32, emit=None) -> np.ndarray:
+        """``infer 1 0`` per ``db`` byte input: the scores of ``m-results-[...]`` (N, classes)."""
+        from edgebench.mcu.mlperf import accuracy_scores
+
+        self.hello()
+        return accuracy_scores(self.dut, inputs, chunk_bytes=chunk_bytes, emit=emit)
 
     # -- lifetime ---------------------------------------------------------------------
     def close(self) -> None:
@@ -436,9 +463,32 @@ class McuClient:
         self.close()
 
 
-def mlperf_only(profile) -> bool:
-    """The profile says the board runs MLPerf Tiny reference firmware (first runtime ``mlperf_tiny``)."""
-    return bool(getattr(profile, "runtimes", ()) and profile.runtimes[0] == "mlperf_tiny")
+def open_mcu(profile, start_emulator: bool = False, timeout_s: float = 10.0, image=None) -> McuClient:
+    """The client of ``profile``'s board at its transport's serial address; with ``start_emulator``
+    (the profile's URL is ``emulator``) its emulator is started first, with ``image`` if given.
+    Called by :func:`edgebench.boards.connect.open_client`, the one way a verb reaches a board."""
+    from edgebench.mcu.protocol import DutClient
+
+    session = None
+    address = profile.transport.url
+    if start_emulator:
+        session = FirmwareSession(profile, image=image)
+        address = session.start()
+    try:
+        dut = DutClient(address, baud=profile.transport.baud or 115200, timeout_s=timeout_s)
+    except BaseException:
+        if session:
+            session.stop()
+        raise
+    client = McuClient(dut, profile, session)
+    try:
+        client.hello()
+    except BaseException as exc:
+        client.close()
+        if session and isinstance(exc, TransportError) and not session.alive():
+            raise TransportError(f"{session.describe()} exited: {session.log_tail() or 'no output'}") from None
+        raise
+    return client
 
 
 def _detail(t) -> dict:
@@ -476,4 +526,4 @@ def _check_int8(model) -> None:
                              f"with int8 {role}s", "quantize it: edgebench quantize MODEL --calib DATA")
 
 
-__all__ = ["McuClient", "DeployReport", "mlperf_only", "FIRMWARE_NAME", "MLPERF_NAME"]
+__all__ = ["McuClient", "DeployReport", "open_mcu", "FIRMWARE_NAME", "MLPERF_NAME"]
