@@ -28,26 +28,48 @@ ROOT_OPTIONS = (
 )
 
 
+def _width() -> int:
+    import os
+
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(1).columns
+    except OSError:
+        return 100
+
+
+def _wrap(text: str, width: int) -> list:
+    """Words of ``text`` in lines of at most ``width`` characters (textwrap without its imports)."""
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return lines + [line] if line else lines
+
+
 def root_help(width: int | None = None) -> str:
     """`edgebench --help`: usage, the root options and every verb by panel, from the verb table."""
-    import shutil
-    import textwrap
-
     from edgebench.cli.verbs import PANELS, VERBS
 
-    width = max(60, min(width or shutil.get_terminal_size((100, 24)).columns, 120))
+    width = max(60, min(width or _width(), 120))
 
     def rows(title: str, items: list) -> list:
         pad = max(len(name) for name, _ in items) + 4
         out = [f"{title}:"]
         for name, text in items:
-            lines = textwrap.wrap(text, width - pad) or [""]
+            lines = _wrap(text, width - pad) or [""]
             out.append(f"  {name.ljust(pad - 2)}{lines[0]}")
             out += [" " * pad + ln for ln in lines[1:]]
         return out + [""]
 
     out = ["Usage: edgebench [OPTIONS] COMMAND [ARGS]...", ""]
-    out += ["  " + ln for ln in textwrap.wrap(HELP, width - 2)] + [""]
+    out += ["  " + ln for ln in _wrap(HELP, width - 2)] + [""]
     out += rows("Options", list(ROOT_OPTIONS))
     for panel in PANELS:
         items = [(v.name, v.summary) for v in VERBS if v.panel == panel]

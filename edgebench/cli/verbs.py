@@ -18,8 +18,7 @@ new kind, one ``RunKind`` in ``results/kinds.py``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional
+from collections import namedtuple
 
 from edgebench.results import kinds as rk
 
@@ -31,24 +30,30 @@ PANELS = (START, MEASURE, RESULTS, MODELS, BOARDS)
 WHERE = ("board", "url", "image", "cpus", "boards_dir", "farm")   # which board, reached how
 STORE = ("runs_dir", "recover", "json_out")                      # where runs go, finishing one, output
 
+_FIELDS = ("name", "command", "summary", "panel", "kinds", "printer", "recover", "recover_keeps", "farm", "shared",
+           "needs", "usage", "what")
 
-@dataclass(frozen=True)
-class Verb:
-    """One command: where its code is, how it is listed, and what it stores."""
 
-    name: str                        # the command: `edgebench NAME`
-    command: str                     # "module:function": the typer command function
-    summary: str                     # its line in `edgebench --help`
-    panel: str                       # its group in `edgebench --help` (PANELS)
-    kinds: tuple = ()                # run kinds it stores (results.kinds); --recover finishes kinds[0]
-    printer: Optional[str] = None    # "module:function(console, result, run_dir)": shows a stored run of its kinds
-    recover: Optional[str] = None    # "module:function(run_dir) -> RunResult": finishes a run left running
-    recover_keeps: str = ""          # what a recovered run keeps (the --recover help)
-    farm: bool = False               # takes --farm: the command on every matching place of a labgrid farm
-    shared: tuple = ()               # the RunArgs options it takes (WHERE + STORE names), None: declares its own
-    needs: tuple = ()                # what a new run needs (names of its parameters); --recover replaces them
-    usage: str = ""                  # a complete command line, for the message when an input is missing
-    what: str = "the result"         # what --json prints
+class Verb(namedtuple("Verb", _FIELDS, defaults=((), None, None, "", False, (), (), "", "the result"))):
+    """One command: where its code is, how it is listed, and what it stores (a named tuple: this
+    module is read by ``edgebench --help``, which imports neither dataclasses nor typing).
+
+    * ``name``: the command, ``edgebench NAME``; ``command``: ``"module:function"``, the typer
+      command function; ``summary``: its line in ``edgebench --help``; ``panel``: its group there;
+    * ``kinds``: the run kinds it stores (:mod:`edgebench.results.kinds`); ``--recover`` finishes
+      ``kinds[0]``;
+    * ``printer``: ``"module:function(console, result, run_dir)"`` showing a stored run of its kinds;
+    * ``recover``: ``"module:function(run_dir) -> RunResult"`` finishing a run left ``running``;
+      ``recover_keeps``: what a recovered run keeps (the ``--recover`` help);
+    * ``farm``: takes ``--farm`` (the command on every matching place of a labgrid farm);
+    * ``shared``: the :class:`~edgebench.cli.runargs.RunArgs` options it takes (names of
+      :data:`WHERE` and :data:`STORE`); empty: it declares all its options itself;
+    * ``needs``: what a new run needs (names of its parameters), which ``--recover`` replaces;
+      ``usage``: a complete command line, for the message when one is missing; ``what``: what
+      ``--json`` prints.
+    """
+
+    __slots__ = ()
 
     @property
     def measures(self) -> bool:
@@ -129,19 +134,19 @@ def names() -> list:
     return [v.name for v in VERBS]
 
 
-def for_kind(kind) -> Optional[Verb]:
+def for_kind(kind):
     """The verb that stores runs of ``kind`` (a RunKind or its name); None for a kind no verb here writes."""
     name = kind if isinstance(kind, str) else kind.name
     return next((v for v in VERBS if any(k.name == name for k in v.kinds)), None)
 
 
-def printer(verb: Optional[Verb]) -> Any:
+def printer(verb):
     """How a stored run of ``verb``'s kinds is shown: ``(console, result, run_dir)``; the plain run
     summary for a verb without a printer of its own, or a kind no verb here writes (None)."""
     return resolve((verb.printer if verb is not None else None) or "edgebench.cli.render:print_run")
 
 
-def resolve(ref: str) -> Any:
+def resolve(ref: str):
     """``"package.module:attribute"`` -> the attribute (the module imported now)."""
     import importlib
 

@@ -13,26 +13,31 @@ exist in :data:`edgebench.report.html.SECTIONS` (a test checks both).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 from edgebench.errors import ResultError
 
+_FIELDS = ("name", "title", "verb", "latency", "samples", "repeats", "sustained", "accuracy", "energy", "points",
+           "sections")
 
-@dataclass(frozen=True)
-class RunKind:
-    """One kind of stored run and what it holds."""
 
-    name: str                       # run.json "kind"
-    title: str                      # in reports: "benchmark", "thermal soak", ...
-    verb: str | None = None         # the command that writes it (for hints: `edgebench VERB --recover`)
-    latency: bool = False           # an inference latency figure (latency.e2e) the rules about timing apply to
-    samples: bool = False           # per-inference samples (samples.parquet) for plots and comparisons
-    repeats: bool = False           # independent repeats (fresh process and model load): comparable by `compare`
-    sustained: bool = False         # its figures come from a steady-state window (burst vs sustained)
-    accuracy: bool = False          # an accuracy comparison against a baseline (extra.accuracy)
-    energy: bool = False            # energy per inference from a power meter, a model or a datasheet (power)
-    points: bool = False            # a grid of configurations, each its own figures (extra.points)
-    sections: tuple = ()            # report sections, in order (edgebench.report.html.SECTIONS)
+class RunKind(namedtuple("RunKind", _FIELDS, defaults=(None, False, False, False, False, False, False, False, ()))):
+    """One kind of stored run and what it holds (a named tuple: this module is read by ``edgebench
+    --help``, which imports neither dataclasses nor typing).
+
+    * ``name``: run.json ``kind``; ``title``: in reports ("benchmark", "thermal soak", ...);
+      ``verb``: the command that writes it (for hints: ``edgebench VERB --recover``);
+    * ``latency``: an inference latency figure (``latency.e2e``) the rules about timing apply to;
+    * ``samples``: per-inference samples (samples.parquet) for plots and comparisons;
+    * ``repeats``: independent repeats (fresh process and model load), comparable by ``compare``;
+    * ``sustained``: its figures come from a steady-state window (burst against sustained);
+    * ``accuracy``: an accuracy comparison against a baseline (``extra.accuracy``);
+    * ``energy``: energy per inference from a meter, a power model or a datasheet (``power``);
+    * ``points``: a grid of configurations, each with its own figures (``extra.points``);
+    * ``sections``: report sections, in order (:data:`edgebench.report.html.SECTIONS`).
+    """
+
+    __slots__ = ()
 
     @property
     def burst(self) -> bool:
