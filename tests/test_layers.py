@@ -101,10 +101,18 @@ def test_the_circle_finder_finds_a_planted_circle(tmp_path):
     except ImportError:
         missing("grimp is not installed (it comes with import-linter: pip install -e '.[test]')")
     tree = _copy(tmp_path)
-    (tree / "edgebench" / "results" / "_circle_a.py").write_text("def f():\n    from edgebench.results import _circle_b\n")
-    (tree / "edgebench" / "results" / "_circle_b.py").write_text("from edgebench.results import _circle_a\n")
-    circles = _census().file_circles("edgebench", tree)
-    assert ["edgebench.results._circle_a", "edgebench.results._circle_b"] in circles
+    results = tree / "edgebench" / "results"
+    (results / "_circle_a.py").write_text("def f():\n    from edgebench.results import _circle_b\n")
+    (results / "_circle_b.py").write_text("from edgebench.results import _circle_a\n")
+    # a fresh process: this one has the real tree's edgebench imported, which grimp would find
+    code = ("import json, sys; sys.path.insert(0, %r); import house_census; "
+            "print(json.dumps(house_census.file_circles('edgebench', %r)))" % (str(ROOT / "benchmarks"), str(tree)))
+    out = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(tree)))
+    assert out.returncode == 0, out.stderr
+    import json
+
+    assert ["edgebench.results._circle_a", "edgebench.results._circle_b"] in json.loads(out.stdout)
     assert _census().strongly_connected({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
 
 

@@ -620,6 +620,7 @@ def load_profile(path: "str | os.PathLike") -> BoardProfile:
 
 __all__ = [
     "BoardProfile", "Datasheet", "FirmwareSpec", "FlasherSpec", "TransportSpec", "load_profile", "display_path",
-    "ESTIMATED_LABEL", "SCHEMA_VERSION", "KINDS", "AGENT_CLIENT", "MCU_CLIENT", "SIM_CLIENT", "TRANSPORT_TYPES", "RUNTIMES", "KERNELS",
+    "ESTIMATED_LABEL", "SCHEMA_VERSION", "KINDS", "AGENT_CLIENT", "MCU_CLIENT", "SIM_CLIENT", "TRANSPORT_TYPES",
+    "RUNTIMES", "KERNELS",
     "DELEGATES", "TELEMETRY", "FLASHER_PLACEHOLDERS", "EMULATORS", "EMULATOR_URL",
 ]

@@ -95,7 +95,7 @@ def _build_app():
     from typer.core import TyperCommand, TyperGroup
 
     from edgebench.cli import options
-    from edgebench.cli.verbs import VERBS, get, names, resolve
+    from edgebench.cli.verbs import get, names, resolve
 
     def flags_as_flags(params: list) -> list:
         for p in params:   # a flag takes no value: no "<bool>" beside it in --help
@@ -144,7 +144,6 @@ def _build_app():
     def _root(debug: bool = options.debug(), version: bool = options.version(_version)) -> None:
         invocation.STATE["debug"] = debug
 
-    built.verbs = VERBS
     return built
 
 

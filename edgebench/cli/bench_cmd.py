@@ -92,18 +92,31 @@ def bench(
                          "(the MLPerf Tiny dialect)", "add --mlperf, or drop them")
     run.check_fit(model)      # a microcontroller: operators, model buffer, arena, before any upload
     from edgebench.bench.latency import BenchOptions, run_bench
-    from edgebench.stats.energy import parse_rate
 
     opts = BenchOptions(scenario=scenario, kernels=kernels, threads=threads, delegate=delegate,
-                        rate_hz=parse_rate(rate) if rate is not None else None, batch=batch,
+                        rate_hz=_rate(rate), batch=batch,
                         inputs=str(inputs) if inputs else None, input_range=parse_range(input_range), seed=seed,
-                        target_rel_ci=opt.renamed(old_target, target, "--target", "--target-ci"), min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
+                        target_rel_ci=opt.renamed(old_target, target, "--target", "--target-ci"),
+                        min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
                         cpus=run.cpus, repeat=repeat, max_repeats=max(max_repeats, repeat), sessions=sessions)
     with run.client() as client:  # with --image: one emulator for all runs
         result, run_dir = run_bench(model, profile, opts, runs_root=run.runs_dir, url=run.url, client=client,
                                     started=started, progress=progress_printer(err, model.name))
     err.print()
     run.show(result, run_dir)
+
+
+def _rate(text: Optional[str]) -> Optional[float]:
+    """--rate: a number (checked with the other options, see BenchOptions.validate) or a rate with a
+    unit (50/s, 2/min: edgebench.stats.energy.parse_rate)."""
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        from edgebench.stats.energy import parse_rate
+
+        return parse_rate(text)
 
 
 def _mlperf(model, profile, run, asked: bool, scenario, rate, inputs, seed, model_id, input_encoding, results):

@@ -2,8 +2,8 @@
 before and after its own work.
 
 A measuring verb (``Verb.shared`` in :mod:`edgebench.cli.verbs`) declares only its own options;
-its command function takes one more parameter, ``run: RunArgs``. When the verb is registered
-(:func:`edgebench.cli.app.register`), :func:`command` gives the function the options named in
+its command function takes one more parameter, ``run: RunArgs``. When the app builds the verb's
+command (``VerbGroup`` in :mod:`edgebench.cli.app`), :func:`command` gives the function the options named in
 ``Verb.shared`` — ``--board``, ``--url``, ``--image``, ``--cpus``, ``--boards-dir``, ``--farm``,
 ``--runs-dir``, ``--recover``, ``--json``, declared once in :mod:`edgebench.cli.options` — and
 collects their values into a :class:`RunArgs`. Before the function runs, :func:`command` does
@@ -43,7 +43,7 @@ class RunArgs:
     runs_dir: Path = Path("runs")
     recover: Optional[Path] = None
     json_out: bool = False
-    _profile: Any = None
+    _profile: Any = field(default=None, repr=False)
 
     def profile(self):
         """The board profile ``--board`` names (read once; a labgrid place is reserved by it)."""
@@ -58,8 +58,10 @@ class RunArgs:
     def check_fit(self, model) -> None:
         """On a microcontroller: the model's operators, buffer and arena checked against the board before
         anything is started or uploaded (:mod:`edgebench.mcu.fit`); other boards have nothing to check."""
+        from edgebench.boards.profile import MCU_CLIENT
+
         profile = self.profile()
-        if profile.client_kind == "mcu" and model is not None and Path(model).is_file():
+        if profile.client_kind == MCU_CLIENT and model is not None and Path(model).is_file():
             from edgebench.mcu.fit import check_fit
 
             check_fit(model, profile).raise_if_unfit()
@@ -166,7 +168,7 @@ def recover(verb, run: RunArgs) -> None:
                 else f"edgebench {verb.name} --recover finishes {verb.kinds[0].name} runs only")
         raise UsageError(f"{run.recover} is a {kind.name} run, not a {verb.kinds[0].name} run", hint)
     result = resolve(verb.recover)(run.recover)
-    run.show(result, run.recover, json_obj=read_result(run.recover))
+    run.show(result, run.recover, json_obj=read_result(run.recover) if run.json_out else None)
 
 
 def _spelled(names) -> str:

@@ -62,6 +62,7 @@ class Verb(namedtuple("Verb", _FIELDS, defaults=((), None, None, "", False, (), 
 
 
 MEASURING = WHERE + STORE
+LOCAL = ("board", "url", "cpus", "boards_dir", "runs_dir", "recover", "json_out")   # no farm, no emulator image
 
 VERBS: tuple = (
     Verb("demo", "edgebench.cli.demo_cmd:demo", "Benchmark the bundled digits FP32 and INT8 models and compare "
@@ -84,16 +85,17 @@ VERBS: tuple = (
          "rate or duty cycle.", MEASURE, kinds=(rk.ENERGY,), printer="edgebench.cli.render.energy:print_energy",
          recover="edgebench.bench.energy_journal:recover_energy",
          recover_keeps=", from its journal (power samples and inference windows)",
-         shared=("board", "url", "cpus", "boards_dir", "runs_dir", "recover", "json_out"), needs=("model",), usage="edgebench energy MODEL.tflite --board BOARD --rate 1/s",
+         shared=LOCAL, needs=("model",), usage="edgebench energy MODEL.tflite --board BOARD --rate 1/s",
          what="the run"),
     Verb("accuracy", "edgebench.cli.accuracy_cmd:accuracy", "Accuracy on a board against the FP32 baseline, with "
-         "edge cases and gates.", MEASURE, kinds=(rk.ACCURACY,), printer="edgebench.cli.render.accuracy:print_accuracy",
-         recover="edgebench.bench.accuracy:recover_accuracy", recover_keeps=", from the outputs it journalled",
-         shared=("board", "url", "cpus", "boards_dir", "runs_dir", "recover", "json_out"), needs=("model", "baseline", "data"),
+         "edge cases and gates.", MEASURE, kinds=(rk.ACCURACY,),
+         printer="edgebench.cli.render.accuracy:print_accuracy", recover="edgebench.bench.accuracy:recover_accuracy",
+         recover_keeps=", from the outputs it journalled", shared=LOCAL, needs=("model", "baseline", "data"),
          usage="edgebench accuracy MODEL.tflite --baseline FP32.tflite --data TEST", what="the stored run"),
     Verb("verify", "edgebench.cli.verify_cmd:verify", "The board's outputs against the host's reference kernels: "
-         "differing bytes and LSB.", MEASURE, kinds=(rk.VERIFY,), printer="edgebench.cli.render.verify:print_verify_run",
-         farm=True, shared=("board", "url", "image", "cpus", "boards_dir", "farm", "runs_dir", "json_out"),
+         "differing bytes and LSB.", MEASURE, kinds=(rk.VERIFY,),
+         printer="edgebench.cli.render.verify:print_verify_run", farm=True,
+         shared=WHERE + ("runs_dir", "json_out"),
          needs=("model",), usage="edgebench verify MODEL.tflite --board BOARD",
          what="the comparison"),
     Verb("runs", "edgebench.cli.runs_cmd:runs", "List stored runs, or show one in full; --csv/--parquet export "

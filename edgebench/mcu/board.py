@@ -431,7 +431,8 @@ class McuClient:
 
     def mlperf_performance(self, inputs: list, windows: int = 5, window_s: float = 10.0, warmup: int = 10,
                            chunk_bytes: int = 32, max_reruns: int = 3, emit=None) -> dict:
-        """MLPerf Tiny performance windows on the DUT's ``db`` byte ``inputs`` (:func:`edgebench.mcu.mlperf.performance`)."""
+        """MLPerf Tiny performance windows on the DUT's ``db`` byte ``inputs``
+        (:func:`edgebench.mcu.mlperf.performance`)."""
         from edgebench.mcu.mlperf import performance
 
         self.hello()
