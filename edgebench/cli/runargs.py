@@ -93,7 +93,7 @@ class RunArgs:
 # edgebench.cli.options fixes the spelling and help; the panel groups them in the verb's --help.
 def _declarations(verb) -> dict:
     return {
-        "board": (Optional[str], opt.board(rich_help_panel=opt.BOARD)),
+        "board": (Optional[str], opt.board(verb.board, rich_help_panel=opt.BOARD)),
         "url": (Optional[str], opt.url(rich_help_panel=opt.BOARD)),
         "image": (Optional[Path], opt.image(rich_help_panel=opt.BOARD)),
         "cpus": (Optional[str], opt.cpus(rich_help_panel=opt.BOARD)),

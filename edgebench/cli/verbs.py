@@ -31,10 +31,10 @@ WHERE = ("board", "url", "image", "cpus", "boards_dir", "farm")   # which board,
 STORE = ("runs_dir", "recover", "json_out")                      # where runs go, finishing one, output
 
 _FIELDS = ("name", "command", "summary", "panel", "kinds", "printer", "recover", "recover_keeps", "farm", "shared",
-           "needs", "usage", "what")
+           "needs", "usage", "what", "board")
 
 
-class Verb(namedtuple("Verb", _FIELDS, defaults=((), None, None, "", False, (), (), "", "the result"))):
+class Verb(namedtuple("Verb", _FIELDS, defaults=((), None, None, "", False, (), (), "", "the result", "host"))):
     """One command: where its code is, how it is listed, and what it stores (a named tuple: this
     module is read by ``edgebench --help``, which imports neither dataclasses nor typing).
 
@@ -50,7 +50,7 @@ class Verb(namedtuple("Verb", _FIELDS, defaults=((), None, None, "", False, (), 
       :data:`WHERE` and :data:`STORE`); empty: it declares all its options itself;
     * ``needs``: what a new run needs (names of its parameters), which ``--recover`` replaces;
       ``usage``: a complete command line, for the message when one is missing; ``what``: what
-      ``--json`` prints.
+      ``--json`` prints; ``board``: the default of ``--board`` (None: it must be given, or ``--farm``).
     """
 
     __slots__ = ()
@@ -95,9 +95,8 @@ VERBS: tuple = (
     Verb("verify", "edgebench.cli.verify_cmd:verify", "The board's outputs against the host's reference kernels: "
          "differing bytes and LSB.", MEASURE, kinds=(rk.VERIFY,),
          printer="edgebench.cli.render.verify:print_verify_run", farm=True,
-         shared=WHERE + ("runs_dir", "json_out"),
-         needs=("model",), usage="edgebench verify MODEL.tflite --board BOARD",
-         what="the comparison"),
+         shared=WHERE + ("runs_dir", "json_out"), needs=("model",), usage="edgebench verify MODEL.tflite --board BOARD",
+         what="the comparison", board=None),
     Verb("runs", "edgebench.cli.runs_cmd:runs", "List stored runs, or show one in full; --csv/--parquet export "
          "the table.", RESULTS),
     Verb("report", "edgebench.cli.report_cmd:report", "One self-contained HTML (or Markdown) report of runs: claim, "
