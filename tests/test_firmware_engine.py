@@ -32,7 +32,7 @@ from conftest import MLPERF_DIR
 
 from edgebench.errors import ModelError
 from edgebench.mcu import SUPPORTED_OPS, convert
-from edgebench.mcu.blob_ops import ENGINE_OPS
+from edgebench.mcu.ops import ENGINE_OPS
 
 ROOT = Path(__file__).resolve().parents[1]
 FW_TESTS = ROOT / "firmware" / "tests"
