@@ -648,6 +648,25 @@ def _recrc(blob: bytearray) -> bytes:
     return bytes(blob)
 
 
+def test_engine_runs_exactly_the_operators_of_the_table(build, tmp_path):
+    """The firmware's dispatch and the host's converter read one table (firmware/core/eb_ops.def):
+    the built engine refuses as unsupported every operator code the host table lacks, and no
+    other (a code it has fails the operator's own checks on these bytes, or passes)."""
+    from edgebench.mcu.ops import OPS
+
+    good = convert(DIGITS).data
+    layers_off = struct.unpack_from("<I", good, 24)[0]
+    refused = set()
+    for code in range(256):
+        b = bytearray(good)
+        b[layers_off] = code
+        status, err = _eb_run_status(build, _recrc(b), tmp_path / "op")
+        if "unsupported operator code" in err:
+            assert status == 3 and f"code {code} (layer 0)" in err, err
+            refused.add(code)
+    assert refused == set(range(256)) - set(OPS.values())
+
+
 def test_engine_refuses_bad_blobs(build, tmp_path):
     good = convert(DIGITS).data
     assert _eb_run_status(build, good, tmp_path / "ok") == (0, "")

@@ -35,7 +35,7 @@ from edgebench.modelfile import parse_model
 
 FIRMWARE_BUILD = "firmware build"
 DATASHEET = "estimated (datasheet)"
-#: the static scratch of the DSP kernels (EB_DSP_SCRATCH_BYTES in firmware/core/eb_kernels_dsp.h),
+#: the static scratch of the DSP kernels (EB_DSP_SCRATCH_BYTES in firmware/core/kernels/dsp/eb_dsp.h),
 #: in .bss of builds for cores with the DSP extension; a layer whose working set exceeds it
 #: runs the portable kernel, so the RAM it takes never depends on the model
 DSP_SCRATCH_BYTES = 4096

@@ -5,7 +5,7 @@
 #include "eb_ops.h"
 
 const eb_op eb_ops[] = {
-#define EB_OP(name, code, version, family) {code, version, #name, eb_##family##_check, eb_##family##_run},
+#define EB_OP(name, code, version, family) {code, eb_##family##_check, eb_##family##_run},
 #include "eb_ops.def"
 #undef EB_OP
 };

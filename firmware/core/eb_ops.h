@@ -24,9 +24,7 @@ typedef eb_status (*eb_op_check_fn)(const eb_view *v, const eb_layer *L, uint32_
 typedef void (*eb_op_run_fn)(eb_model *m, const eb_view *v, const eb_layer *L);
 
 typedef struct {
-    uint8_t code;         /* TFLite BuiltinOperator */
-    uint8_t version;      /* engine version that added it */
-    const char *name;
+    uint8_t code;         /* TFLite BuiltinOperator (the name is the host's: OP_NAMES) */
     eb_op_check_fn check;
     eb_op_run_fn run;
 } eb_op;
