@@ -18,18 +18,6 @@
 #define EB_DSP 0
 #endif
 
-#if defined(__GNUC__)
-#define EB_ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define EB_ALWAYS_INLINE inline
-#endif
-
-#if defined(__GNUC__)
-#define EB_NOINLINE __attribute__((noinline))
-#else
-#define EB_NOINLINE
-#endif
-
 /* Integer overflow (firmware/BLOB.md): every accumulation below is modulo 2^32
  * (two's complement) and goes through eb_acc or eb_mac, never a plain signed +=.
  * A blob whose bias is near the int32 limits makes the sum overflow; TFLite's

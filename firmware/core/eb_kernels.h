@@ -20,6 +20,19 @@
 #error "the edgebench engine reads little-endian int32 data in place"
 #endif
 
+/* Inlining a kernel's helper into it, or keeping one out of line. */
+#if defined(__GNUC__)
+#define EB_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define EB_ALWAYS_INLINE inline
+#endif
+
+#if defined(__GNUC__)
+#define EB_NOINLINE __attribute__((noinline))
+#else
+#define EB_NOINLINE
+#endif
+
 /* ---- fixed-point helpers ------------------------------------------------ */
 
 /* A 4-byte copy the compiler turns into one (unaligned-capable) load even

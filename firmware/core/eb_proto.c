@@ -25,9 +25,9 @@
 
 #include <string.h>
 
+#include "eb_commands.h"
 #include "eb_config.h"
 #include "eb_crc32.h"
-#include "eb_commands.h"
 #include "eb_parse.h"
 #include "eb_reply.h"
 #include "eb_timing.h"
