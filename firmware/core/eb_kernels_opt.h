@@ -1,6 +1,6 @@
 /*
  * eb_kernels_opt.h - the optimised kernel set of a build (core/kernels/<set>/,
- * chosen by engine.mk: `dsp` for Cortex-M cores with the DSP extension,
+ * chosen by core.mk: `dsp` for Cortex-M cores with the DSP extension,
  * `portable` elsewhere), as TFLite Micro selects an optimised kernel directory.
  * The portable kernels (ops/eb_op_conv.c) call these first; each returns 1 when it
  * ran the layer and 0 when the portable kernel must (a layer it does not handle,

@@ -4,8 +4,6 @@ precomputed here as LiteRT's reference computes them (parameter layout: firmware
 """
 from __future__ import annotations
 
-from math import prod
-
 import numpy as np
 
 from edgebench.mcu import blob_quant as q

@@ -11,7 +11,7 @@
  * no per-MAC offset add.
  *
  * The kernels below are the portable ones. A build with an optimised kernel set
- * (core/kernels/<set>/, chosen by engine.mk: the DSP kernels on Cortex-M cores
+ * (core/kernels/<set>/, chosen by core.mk: the DSP kernels on Cortex-M cores
  * with the DSP extension) tries eb_conv_s8_opt / eb_depthwise_s8_opt first; they
  * give identical integers and hand a layer they do not handle back. Under QEMU
  * (-icount, Cortex-M4 build) CONV_2D runs at 1.5 to 1.8 emulated instructions per

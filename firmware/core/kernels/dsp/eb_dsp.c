@@ -3,7 +3,7 @@
  * DEPTHWISE_CONV_2D (eb_depthwise_conv_dsp.c) for cores with the Armv7E-M DSP
  * extension (Cortex-M4, M7, M33 ...): dual 16-bit multiply-accumulate (SMLAD) on
  * operands widened from int8 by SXTB16. The build compiles this directory instead
- * of kernels/portable/ when the compiler targets such a core (engine.mk,
+ * of kernels/portable/ when the compiler targets such a core (core.mk,
  * EB_KERNELS=auto; EB_KERNELS=portable leaves it out). The portable kernels of
  * ops/eb_op_conv.c stay the reference (posix port, fuzzing, cores without DSP)
  * and these give the same integers: every sum is exact in int32 (modulo 2^32, as the
