@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import require_tool
-from tests.fw_util import build_firmware, posix_firmware_bin  # noqa: F401 (a fixture)
+from conftest import require_tool
+from fw_util import build_firmware, posix_firmware_bin  # noqa: F401 (a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
