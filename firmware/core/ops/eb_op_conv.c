@@ -22,7 +22,10 @@
 #include "eb_kernels_opt.h"
 #include "eb_ops.h"
 
-void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
+/* The portable kernels, out of line: their frames and the optimised kernel's
+ * are never on the stack together (eb_conv_s8 and eb_depthwise_s8 call one or
+ * the other). */
+static EB_NOINLINE void conv_s8_portable(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
     const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
     const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
@@ -30,9 +33,6 @@ void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);   /* the input zero point */
     const int direct = eb_conv_direct(p);
     int32_t b, oy, ox;
-    if (eb_conv_s8_opt(p, in, out)) {
-        return;
-    }
     for (b = 0; b < p->out.n; b++) {
         const int8_t *in_b = in + (size_t)b * H * W * C;
         for (oy = 0; oy < OH; oy++) {
@@ -135,16 +135,13 @@ static void eb_dw_pixel(const eb_conv_params *p, const int8_t *const *tap, int32
 /* Taps per block of the tap-pointer list (kept on the stack). */
 #define EB_DW_TAPS 32
 
-void eb_depthwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
+static EB_NOINLINE void depthwise_s8_portable(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
     const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
     const int32_t OC = p->out.c, taps = p->kh * p->kw;
     const int8_t *tap[EB_DW_TAPS];
     int8_t *zrow = p->scratch;
     int32_t b, oy, ox, ky, kx;
-    if (eb_depthwise_s8_opt(p, in, out)) {
-        return;
-    }
     /* padded taps read a row of input zero points (x' = zero point) */
     memset(zrow, (int8_t)(0u - (uint32_t)p->in_offset), (size_t)C);
     for (b = 0; b < p->out.n; b++) {
@@ -195,6 +192,20 @@ void eb_depthwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 out += OC;
             }
         }
+    }
+}
+
+void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
+{
+    if (!eb_conv_s8_opt(p, in, out)) {
+        conv_s8_portable(p, in, out);
+    }
+}
+
+void eb_depthwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
+{
+    if (!eb_depthwise_s8_opt(p, in, out)) {
+        depthwise_s8_portable(p, in, out);
     }
 }
 
