@@ -12,7 +12,7 @@ uploads the model and a seeded input, runs ``eb-infer N W layers`` and converts 
 That relation is checked first with a loop of known length (``cal N`` of the smoke
 program runs exactly 2*N Thumb instructions between two counter reads). MACs come
 from ``edgebench.runtime.inspect.inspect_model`` (total and per layer). Targets (issue
-12, with the DSP kernels of firmware/core/eb_kernels_dsp.h): at most 2.0 instructions
+12, with the DSP kernel set of firmware/core/kernels/dsp/): at most 2.0 instructions
 per MAC for the whole KWS and ResNet-8 models, at most 3.0 for the depthwise layers
 (hand-tuned SIMD libraries such as CMSIS-NN reach about 1 on convolutions).
 

@@ -41,7 +41,7 @@ MODELS = {
     "kws (DS-CNN)": MLPERF_TINY / "kws_ref_model.tflite",
     "resnet8": MLPERF_TINY / "pretrainedResnet_quant.tflite",
 }
-BUFFERS = ("g_model_buf", "g_arena", "g_input")
+BUFFERS = ("eb_model_buf", "eb_arena", "eb_input_buf")
 STACK_BYTES = 0x10000  # __stack_size in firmware/ports/mps2-common/mps2_sections.ld
 STACK_PAINT = bytes.fromhex("c35ac35a")  # 0x5AC35AC3 little-endian, painted at reset (startup.c)
 
@@ -81,8 +81,9 @@ def group_of(obj: str) -> str:
     if "libc_nano.a" in obj or "libc.a" in obj or "libm.a" in obj:
         return "newlib-nano"
     name = Path(obj.split("(")[0]).name
-    if name.startswith(("eb_engine", "eb_kernels")):
-        return "engine (eb_engine, eb_kernels*)"
+    if "/core/ops/" in obj or "/core/kernels/" in obj or name.startswith(("eb_engine", "eb_layer", "eb_ops",
+                                                                           "eb_conv_util")):
+        return "engine (eb_engine, eb_layer, eb_ops, ops/, kernels/)"
     if "/ports/" in obj:
         return "port (mps2-common)"
     if name.startswith("eb_"):

@@ -1,4 +1,4 @@
-"""The Cortex-M DSP kernels (firmware/core/eb_kernels_dsp.h) against LiteRT's BUILTIN_REF.
+"""The Cortex-M DSP kernels (firmware/core/kernels/dsp/) against LiteRT's BUILTIN_REF.
 
 The DSP paths only run on a core with the DSP extension, so these models run on the
 Cortex-M4F (mps2-an386, the qemu-m4 board) and Cortex-M7 (mps2-an500) builds under QEMU: single-operator CONV_2D and DEPTHWISE_CONV_2D
@@ -182,7 +182,7 @@ def test_fit_check_counts_the_dsp_scratch_of_the_firmware():
     from edgebench.boards.registry import get_profile
     from edgebench.mcu.fit import DSP_SCRATCH_BYTES, dsp_scratch_bytes
 
-    header = (FIRMWARE / "core" / "eb_kernels_dsp.h").read_text()
+    header = (FIRMWARE / "core" / "kernels" / "dsp" / "eb_dsp.h").read_text()
     assert int(re.search(r"#define EB_DSP_SCRATCH_BYTES (\d+)u", header).group(1)) == DSP_SCRATCH_BYTES
     assert dsp_scratch_bytes(get_profile("qemu-m4")) == dsp_scratch_bytes(get_profile("qemu-m7")) == DSP_SCRATCH_BYTES
     assert dsp_scratch_bytes(get_profile("nucleo-l4r5zi")) == DSP_SCRATCH_BYTES

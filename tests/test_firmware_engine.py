@@ -32,7 +32,7 @@ from conftest import MLPERF_DIR
 
 from edgebench.errors import ModelError
 from edgebench.mcu import SUPPORTED_OPS, convert
-from edgebench.mcu.blob_ops import ENGINE_OPS
+from edgebench.mcu.ops import ENGINE_OPS
 
 ROOT = Path(__file__).resolve().parents[1]
 FW_TESTS = ROOT / "firmware" / "tests"
@@ -646,6 +646,25 @@ def _eb_run_status(build: Path, blob: bytes, tmp: Path, *extra) -> tuple:
 def _recrc(blob: bytearray) -> bytes:
     struct.pack_into("<I", blob, 12, zlib.crc32(bytes(blob[16:])))
     return bytes(blob)
+
+
+def test_engine_runs_exactly_the_operators_of_the_table(build, tmp_path):
+    """The firmware's dispatch and the host's converter read one table (firmware/core/eb_ops.def):
+    the built engine refuses as unsupported every operator code the host table lacks, and no
+    other (a code it has fails the operator's own checks on these bytes, or passes)."""
+    from edgebench.mcu.ops import OPS
+
+    good = convert(DIGITS).data
+    layers_off = struct.unpack_from("<I", good, 24)[0]
+    refused = set()
+    for code in range(256):
+        b = bytearray(good)
+        b[layers_off] = code
+        status, err = _eb_run_status(build, _recrc(b), tmp_path / "op")
+        if "unsupported operator code" in err:
+            assert status == 3 and f"code {code} (layer 0)" in err, err
+            refused.add(code)
+    assert refused == set(range(256)) - set(OPS.values())
 
 
 def test_engine_refuses_bad_blobs(build, tmp_path):

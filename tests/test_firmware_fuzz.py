@@ -144,7 +144,7 @@ def _blob_with_extreme_bias() -> bytes:
 
 def test_bias_at_the_int32_limit_wraps_without_undefined_behaviour(tmp_path):
     """firmware/BLOB.md, integer overflow: the accumulators wrap modulo 2^32 (this input made
-    UBSan report a signed overflow in eb_kernels_conv.c before)."""
+    UBSan report a signed overflow in the convolution kernels before)."""
     binary = _build_fuzz_model(tmp_path)
     seed = tmp_path / "extreme_bias.ebnn"
     seed.write_bytes(_blob_with_extreme_bias())

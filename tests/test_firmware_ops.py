@@ -19,12 +19,12 @@ import textwrap
 
 import numpy as np
 import pytest
-from test_firmware_engine import (TF_PRELUDE, TinyModel, _skip_or_fail, assert_bit_exact,  # noqa: F401
+from test_firmware_engine import (TF_PRELUDE, TinyModel, _act, _skip_or_fail, assert_bit_exact,  # noqa: F401
                                   build, check_models, run_engine, run_reference)
 
 from edgebench.errors import ModelError
 from edgebench.mcu import convert
-from edgebench.mcu.blob_ops import ENGINE_OPS, EXT_OPS
+from edgebench.mcu.ops import ENGINE_OPS
 
 TF_SCRIPT = TF_PRELUDE + textwrap.dedent("""
     # a small CNN with a global average pooling head (MEAN, keep_dims false)
@@ -119,6 +119,20 @@ TF_SCRIPT = TF_PRELUDE + textwrap.dedent("""
     d1 = L.Conv2D(8, 3, padding="same", activation="relu")(L.Concatenate()([u1, n1, e1]))
     save("unet", tf.keras.Model(i, L.Conv2D(2, 1)(d1)), (16, 16, 3))
 
+    # transposed convolutions with batch normalisation and ReLU after them: the converter folds
+    # the normalisation and fuses the ReLU into TRANSPOSE_CONV (issue 24: refused before)
+    i = L.Input((12, 12, 3), batch_size=1)
+    x = L.Conv2D(8, 3, padding="same")(i)
+    x = L.BatchNormalization()(x)
+    x = L.ReLU()(x)
+    x = L.Conv2DTranspose(8, 3, strides=2, padding="same", use_bias=False)(x)
+    x = L.BatchNormalization()(x)
+    x = L.ReLU()(x)
+    x = L.Conv2DTranspose(6, 2, strides=2, padding="valid")(x)
+    x = L.BatchNormalization()(x)
+    x = L.ReLU(6.0)(x)
+    save("tconv_bn_relu", tf.keras.Model(i, L.Conv2D(4, 1)(x)), (12, 12, 3))
+
     # Keras applications with random weights, batch 1 (so Reshape needs no SHAPE/PACK)
     A = tf.keras.applications
     app = dict(weights=None, classes=10, classifier_activation=None)
@@ -135,7 +149,7 @@ TF_SCRIPT = TF_PRELUDE + textwrap.dedent("""
     save("gather", tf.keras.Model(i, L.Dense(3)(L.Flatten()(x))), (4, 6))
 """)
 
-KERAS = ["gap", "mbv2", "se", "branches", "effnet", "unet"]
+KERAS = ["gap", "mbv2", "se", "branches", "effnet", "unet", "tconv_bn_relu"]
 pytestmark = pytest.mark.slow      # builds the engine with make; the Keras tests also need TensorFlow
 
 
@@ -186,6 +200,46 @@ def test_keras_applications_bit_exact(build, keras_models, tmp_path):  # noqa: F
         assert [c.what for c in fits[name].checks if not c.fits] == ["model buffer"], fits[name].problems()
 
 
+def fused_activations(path) -> list:
+    """(operator, fused activation) of every operator of a .tflite model that has options."""
+    from ai_edge_litert import schema_py_generated as s
+
+    from edgebench.modelfile import op_names, operator_name
+
+    m = s.ModelT.InitFromPackedBuf(bytearray(path.read_bytes()), 0)
+    return [(operator_name(m.operatorCodes[op.opcodeIndex], op_names()),
+             int(getattr(op.builtinOptions, "fusedActivationFunction", 0) or 0))
+            for op in m.subgraphs[0].operators]
+
+
+@pytest.mark.tensorflow
+def test_transpose_conv_with_a_fused_relu_bit_exact(build, keras_models, tmp_path):  # noqa: F811
+    """A Keras Conv2DTranspose, batch normalisation and ReLU: the converter fuses the ReLU (and
+    the ReLU6) into TRANSPOSE_CONV. The engine clamps after requantisation, as LiteRT's
+    reference does: every layer's bytes equal BUILTIN_REF's."""
+    model = keras_models / "tconv_bn_relu.tflite"
+    fused = [a for op, a in fused_activations(model) if op == "TRANSPOSE_CONV"]
+    assert fused and all(fused) and len(set(fused)) == 2, f"the converter did not fuse both: {fused}"
+    blob = convert(model)
+    assert [x["op"] for x in blob.layers].count("TRANSPOSE_CONV") == 2
+    check_models(build, tmp_path, {"tconv_bn_relu": model}, n=20)
+
+
+@pytest.mark.qemu
+@pytest.mark.tensorflow
+def test_transpose_conv_with_a_fused_relu_bit_exact_on_qemu_m4(keras_models):
+    """The same model on the Cortex-M4 build (DSP kernel set) under QEMU, through `verify`."""
+    from conftest import require_tool
+
+    from edgebench.bench.verify import VerifyOptions, run_verify
+    from edgebench.boards.registry import get_profile
+
+    for tool in ("make", "arm-none-eabi-gcc", "qemu-system-arm"):
+        require_tool(tool)
+    r = run_verify(keras_models / "tconv_bn_relu.tflite", get_profile("qemu-m4"), VerifyOptions(count=8, seed=5))
+    assert r.bit_exact, f"not bit-exact on qemu-m4: {r.to_dict()['outputs'][:2]}"
+
+
 @pytest.mark.tensorflow
 def test_unsupported_operator_named_with_its_layer(keras_models):
     with pytest.raises(ModelError) as err:
@@ -217,8 +271,8 @@ def test_keras_models_bit_exact_on_qemu_m7(keras_models):
 
 
 def test_engine_versions_list_their_operators():
-    assert set(ENGINE_OPS[2]) == set(ENGINE_OPS[1]) | set(EXT_OPS)
-    assert "MEAN" not in ENGINE_OPS[1]
+    assert set(ENGINE_OPS[1]) < set(ENGINE_OPS[2])
+    assert "MEAN" not in ENGINE_OPS[1] and "MEAN" in ENGINE_OPS[2] and "CONV_2D" in ENGINE_OPS[1]
 
 
 # ---- synthetic single-operator models (random quantization, no TensorFlow) ----
@@ -288,7 +342,8 @@ def synth_resize(rng, op: str):
 
 
 def synth_tconv(rng):
-    """TRANSPOSE_CONV with random stride, kernel, SAME/VALID, per-tensor or per-channel weights."""
+    """TRANSPOSE_CONV with random stride, kernel, SAME/VALID, per-tensor or per-channel weights and
+    a random fused activation (NONE, RELU, RELU_N1_TO_1, RELU6: the clamp after requantisation)."""
     g = TinyModel()
     ih, iw, ic = (int(v) for v in rng.integers(1, 6, 3))
     kh, kw = (int(v) for v in rng.integers(1, 5, 2))
@@ -309,7 +364,7 @@ def synth_tconv(rng):
                             data=rng.integers(-3000, 3000, size=oc).astype(np.int32)))
     y = g.tensor((1, oh, ow, oc), scale=out_s, zp=int(rng.integers(-20, 20)))
     g.op("TRANSPOSE_CONV", ins, [y], g.options("TransposeConvOptions", padding=0 if same else 1,
-                                               strideH=sh, strideW=sw))
+                                               strideH=sh, strideW=sw, fusedActivationFunction=_act(rng)))
     return g.build([x], [y]), ih * iw * ic
 
 

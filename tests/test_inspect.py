@@ -344,7 +344,7 @@ def test_fit_on_a_real_board_is_estimated_from_the_datasheet():
     checks = {c.what: c for c in fit.checks}
     assert set(checks) == {"flash", "RAM"} and all(c.basis == DATASHEET for c in fit.checks)
     assert checks["RAM"].have_bytes == 640 * 1024 and checks["flash"].have_bytes == 2 * 1024 * 1024
-    # the Cortex-M4F's DSP kernels keep a static scratch (firmware/core/eb_kernels_dsp.h)
+    # the Cortex-M4F's DSP kernels keep a static scratch (firmware/core/kernels/dsp/eb_dsp.h)
     assert checks["RAM"].need_bytes == fit.arena_bytes + fit.blob_bytes + 4096
     assert "DSP kernel scratch" in checks["RAM"].note
     assert fit.ok

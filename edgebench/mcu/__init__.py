@@ -4,7 +4,7 @@
 model blob the firmware's INT8 engine executes (format: firmware/BLOB.md),
 with its arena plan and footprint (``peak_arena_bytes``, ``flash_bytes``).
 """
-from edgebench.mcu.blob import FORMAT_VERSION, OP_NAMES, Blob, convert, parse
-from edgebench.mcu.blob_ops import SUPPORTED_OPS
+from edgebench.mcu.blob import FORMAT_VERSION, Blob, convert, parse
+from edgebench.mcu.ops import OP_NAMES, SUPPORTED_OPS
 
 __all__ = ["Blob", "convert", "parse", "FORMAT_VERSION", "OP_NAMES", "SUPPORTED_OPS"]

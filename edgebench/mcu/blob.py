@@ -2,8 +2,9 @@
 
 :func:`convert` reads the model with the flatbuffer schema that ships with
 ai-edge-litert (pure Python, nothing is run), lowers each operator
-(:mod:`edgebench.mcu.blob_ops`), precomputes every requantization multiplier
-and shift (:mod:`edgebench.mcu.blob_quant`), plans the tensor arena
+with its family's module (:mod:`edgebench.mcu.ops`, which also says which operators the
+engine runs: the firmware's table ``firmware/core/eb_ops.def``), precomputes every
+requantization multiplier and shift (:mod:`edgebench.mcu.blob_quant`), plans the tensor arena
 (:mod:`edgebench.mcu.blob_plan`) and writes a compact, versioned blob that the
 firmware's engine (firmware/core/eb_engine.c) executes in place. The format is
 documented in firmware/BLOB.md; :func:`parse` reads it back.
@@ -24,15 +25,14 @@ import numpy as np
 
 from edgebench.errors import ModelError
 from edgebench.mcu import blob_plan
-from edgebench.mcu.blob_ops import (OPS, SUPPORTED_OPS, Tensor, UnsupportedError, block_filter,
-                                     describe_unsupported, graph_operators, lower, unsupported_layers)
+from edgebench.mcu.ops import (OP_NAMES, OPS, SUPPORTED_OPS, Tensor, UnsupportedError, block_filter,
+                               describe_unsupported, graph_operators, lower, unsupported_layers)
 from edgebench.modelfile import ModelFile, decode_name, parse_model
 
 FORMAT_VERSION = 1
 MAGIC = b"EBNN"
 HEADER_BYTES, TENSOR_BYTES, LAYER_BYTES = 64, 40, 96
 NO_TENSOR = 0xFFFF
-OP_NAMES = {v: k for k, v in OPS.items()}
 _DTYPES = {9: 1, 2: 2}           # TFLite TensorType -> blob dtype (int8 1, int32 2)
 _CONST_DTYPES = {9: "<i1", 2: "<i4", 3: "<u1", 7: "<i2", 0: "<f4", 4: "<i8"}
 _DAMAGED_HINT = "the model file is damaged or was written by a broken tool: export it again"
@@ -232,7 +232,7 @@ def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
         return i
 
     for layer in layers:
-        if layer.op == "RESHAPE" and not tensors[layer.inputs[0]].constant:
+        if layer.aliases_input and not tensors[layer.inputs[0]].constant:
             alias[root(layer.output)] = root(layer.inputs[0])
     span: dict = {}
 
@@ -256,9 +256,9 @@ def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
     lower_bound = blob_plan.live_lower_bound(all_bufs, n)
 
     # CONV_2D and FULLY_CONNECTED filters are stored in the engine's blocked order
-    blocked = {layer.inputs[1] for layer in layers if layer.op in ("CONV_2D", "FULLY_CONNECTED")}
+    blocked = {layer.inputs[1] for layer in layers if layer.blocked_filter}
     for layer in layers:
-        uses = layer.inputs[:1] if layer.op in ("CONV_2D", "FULLY_CONNECTED") else layer.inputs
+        uses = layer.inputs[:1] if layer.blocked_filter else layer.inputs
         if blocked & set(uses):
             raise ModelError(f"{name}: a convolution filter is also used as another operand "
                              f"(layer {layer.op})", None)

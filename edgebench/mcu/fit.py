@@ -6,7 +6,8 @@
 boards layer) and says, without touching the board:
 
 * which operators of the model the board's firmware engine lacks (by engine
-  version: :data:`edgebench.mcu.blob_ops.ENGINE_OPS`), each with its first layer
+  version: :data:`edgebench.mcu.ops.ENGINE_OPS`, from the firmware's operator table), each
+  with its first layer
   and output tensor;
 * the model blob's size against the firmware's model buffer
   (``firmware.model_buffer_bytes``, from the firmware build) and against the
@@ -29,14 +30,12 @@ from pathlib import Path
 from typing import Optional, Union
 
 from edgebench.errors import ModelError
-from edgebench.mcu.blob_ops import ALIASES, ENGINE_OPS, describe_unsupported, graph_operators, unsupported_layers
+from edgebench.mcu.ops import ENGINE_VERSION, describe_unsupported, engine_supports, graph_operators, unsupported_layers
 from edgebench.modelfile import parse_model
 
 FIRMWARE_BUILD = "firmware build"
 DATASHEET = "estimated (datasheet)"
-#: the engine version of the firmware built from this tree (EB_ENGINE_VERSION)
-ENGINE_VERSION = max(ENGINE_OPS)
-#: the static scratch of the DSP kernels (EB_DSP_SCRATCH_BYTES in firmware/core/eb_kernels_dsp.h),
+#: the static scratch of the DSP kernels (EB_DSP_SCRATCH_BYTES in firmware/core/kernels/dsp/eb_dsp.h),
 #: in .bss of builds for cores with the DSP extension; a layer whose working set exceeds it
 #: runs the portable kernel, so the RAM it takes never depends on the model
 DSP_SCRATCH_BYTES = 4096
@@ -156,12 +155,12 @@ def check_fit(model: Union[str, Path, bytes], profile) -> FitReport:
     version = getattr(fw, "engine_version", None)
     basis = "board profile" if version else "this edgebench's firmware"
     version = version or ENGINE_VERSION
-    supported = set(ENGINE_OPS.get(version, ENGINE_OPS[1])) | (set(ALIASES) if version >= 2 else set())
+    supported = engine_supports(version)
     ops, outs = model_operators(data, label)
     missing = tuple(unsupported_layers(ops, outs, supported))
     report = dict(model=label, board=profile.name, engine_version=version, engine_version_basis=basis,
                   operators=dict(sorted(Counter(ops).items())), missing=missing)
-    host_missing = unsupported_layers(ops, outs, set(ENGINE_OPS[ENGINE_VERSION]) | set(ALIASES))
+    host_missing = unsupported_layers(ops, outs, engine_supports(ENGINE_VERSION))
     if host_missing:        # the converter cannot size it either
         return FitReport(**report, unknown=("sizes: the model cannot be converted to a blob "
                                             "while it has operators the engine lacks",))

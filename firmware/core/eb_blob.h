@@ -1,7 +1,7 @@
 /*
  * eb_blob.h - layout of the model blob read by the INT8 engine (format 1).
  *
- * Private to the engine (eb_engine.c) and its tests; everything else uses
+ * Private to the engine (eb_engine.c, eb_layer.h, ops/) and its tests; everything else uses
  * eb_engine.h. The format is documented in firmware/BLOB.md and written on the
  * host by edgebench/mcu/blob.py - keep the three in step. All integers are
  * little-endian; records are read with byte loads, so the blob needs no
@@ -82,68 +82,8 @@
 #define EB_NO_TENSOR 0xFFFFu
 #define EB_CONCAT_MAX 12u        /* CONCATENATION inputs: 3 in the record's slots + 9 in p[] */
 
-/* Operator codes: TFLite's BuiltinOperator values. */
-#define EB_OP_ADD 0u
-#define EB_OP_AVERAGE_POOL_2D 1u
-#define EB_OP_CONV_2D 3u
-#define EB_OP_DEPTHWISE_CONV_2D 4u
-#define EB_OP_FULLY_CONNECTED 9u
-#define EB_OP_MAX_POOL_2D 17u
-#define EB_OP_RESHAPE 22u
-#define EB_OP_SOFTMAX 25u
-/* engine version 2 */
-#define EB_OP_CONCATENATION 2u
-#define EB_OP_LOGISTIC 14u
-#define EB_OP_TANH 28u
-#define EB_OP_TRANSPOSE_CONV 67u
-#define EB_OP_TRANSPOSE 39u
-#define EB_OP_STRIDED_SLICE 45u
-#define EB_OP_SLICE 65u
-#define EB_OP_RESIZE_BILINEAR 23u
-#define EB_OP_RESIZE_NEAREST_NEIGHBOR 97u
-#define EB_OP_HARD_SWISH 117u
-#define EB_OP_MUL 18u
-#define EB_OP_RELU 19u
-#define EB_OP_RELU_N1_TO_1 20u
-#define EB_OP_RELU6 21u
-#define EB_OP_PAD 34u
-#define EB_OP_MEAN 40u
-#define EB_OP_SUB 41u
-#define EB_OP_MAXIMUM 55u
-#define EB_OP_MINIMUM 57u
-#define EB_OP_PADV2 60u
-#define EB_OP_LEAKY_RELU 98u
-#define EB_OP_QUANTIZE 114u
-
-/* Operator parameters p[]:
- *   CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED: p0 input offset (-input zero
- *     point), p1 output offset (output zero point); per-channel arrays at
- *     EB_L_CHAN_OFF: i32 bias'[C], i32 multiplier[C], i32 shift[C], where
- *     bias' = bias + input_offset * sum(filter weights of the channel).
- *   ADD: p0 input1 offset, p1 input2 offset, p2 output offset, p3 left shift,
- *     p4/p5 input1 multiplier/shift, p6/p7 input2 multiplier/shift,
- *     p8/p9 output multiplier/shift.
- *   SOFTMAX: p0 input multiplier, p1 input left shift, p2 diff_min.
- *   pooling, RESHAPE: none.
- * Engine version 2 (eb_engine_ops.c):
- *   SUB, MUL, MAXIMUM, MINIMUM: as ADD (MUL: p0, p1, p2, p8/p9 only;
- *     MAXIMUM/MINIMUM: none).
- *   QUANTIZE, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU: p0 input zero point,
- *     p1 output zero point, p2/p3 multiplier/shift, p4/p5 multiplier/shift
- *     for negative inputs (LEAKY_RELU's alpha; equal to p2/p3 otherwise).
- *   MEAN: p0 0, p1 axis mask (bit 0 N .. bit 3 C), p2/p3 input/output zero
- *     point, p4/p5 multiplier/shift (1/count folded in).
- *   PAD, PADV2: p0..p3 padding before N, H, W, C; p4 the pad value.
- *   CONCATENATION: n inputs (n <= EB_CONCAT_MAX): in[0..2], then p1..p9;
- *     p0 the axis (0 N .. 3 C).
- *   LOGISTIC, TANH, HARD_SWISH: no p[]; EB_L_CHAN_OFF points at a 256-byte int8
- *     table indexed by x + 128 (EB_L_N_CHAN is not used).
- *   RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR: p0 1 nearest / 0 bilinear; the
- *     per-channel arrays (n = OH + OW): i32 lower[n], upper[n], fraction[n].
- *   TRANSPOSE_CONV: data, filter [OC, KH, KW, IC] (plain); stride, padding and
- *     filter size in the geometry fields; p0 input offset, p1 output zero
- *     point; per-channel arrays i32 bias[OC] (not folded), multiplier, shift.
- *   TRANSPOSE, SLICE, STRIDED_SLICE: p0 base, p1..p4 element strides (may be
- *     negative) of the right-aligned 4-D output: out[i] = in[p0 + sum i_k p(k+1)]. */
+/* Operator codes (TFLite's BuiltinOperator values) are those of the operator
+ * table, eb_ops.def (EB_OP_* in eb_ops.h); each operator's p[] and per-channel
+ * arrays are documented in firmware/BLOB.md and in its source, ops/eb_op_<family>.c. */
 
 #endif /* EB_BLOB_H */

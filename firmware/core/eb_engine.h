@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 1: eight operators; 2: adds the operators listed in eb_blob.h (same blob format) */
+/* 1: eight operators; 2: adds more (same blob format); the version column of eb_ops.def */
 #define EB_ENGINE_VERSION 2u
 
 typedef enum {

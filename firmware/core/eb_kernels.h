@@ -3,8 +3,9 @@
  * arithmetic, bit-exact with TFLite's reference kernels (reference_ops /
  * reference_integer_ops with gemmlowp fixed point; double rounding).
  *
- * Private to the engine (eb_engine.c) and its unit tests
- * (firmware/tests/test_kernels.c). Kernels never allocate and never read or
+ * Private to the engine's operators (ops/eb_op_<family>.c, one source per
+ * operator family, each holding its kernels), the optimised kernel sets
+ * (kernels/<set>/) and the unit tests (firmware/tests/test_kernels.c). Kernels never allocate and never read or
  * write outside the tensors described by their parameters; the engine checks
  * the parameters against the tensor sizes before the first call.
  */
@@ -17,6 +18,19 @@
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
     (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
 #error "the edgebench engine reads little-endian int32 data in place"
+#endif
+
+/* Inlining a kernel's helper into it, or keeping one out of line. */
+#if defined(__GNUC__)
+#define EB_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define EB_ALWAYS_INLINE inline
+#endif
+
+#if defined(__GNUC__)
+#define EB_NOINLINE __attribute__((noinline))
+#else
+#define EB_NOINLINE
 #endif
 
 /* ---- fixed-point helpers ------------------------------------------------ */
@@ -107,6 +121,20 @@ static inline int8_t eb_requant(int32_t acc, int32_t m, int32_t shift, int32_t o
     return (int8_t)(v + out_offset);
 }
 
+/* Clamp v to [lo, hi]. */
+static inline int32_t eb_clamp(int32_t v, int32_t lo, int32_t hi)
+{
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
+
+/* int32 addition modulo 2^32: the reference's result wherever its sum is defined, and
+ * defined (UBSan-clean) for any blob */
+static inline int32_t eb_wadd(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
 /* round(acc * S) as C computes it in IEEE-754 binary64: the product rounded
  * to 53 significant bits (to nearest, ties to even), then rounded to an
  * integer with ties away from zero; saturated to the int32 range. S is given
@@ -159,6 +187,10 @@ void eb_block_filter(const int8_t *plain, int32_t rows, int32_t depth, int8_t *b
 /* 1 when the convolution reads its input in place (1x1, no padding, every
  * window inside the input) and needs no scratch. */
 int eb_conv_direct(const eb_conv_params *p);
+/* Gather one receptive field into col (kh*kw*c bytes, [ky][kx][c] order as the
+ * filter), padded taps set to pad (eb_conv_util.c). */
+void eb_im2col(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, int32_t ix0, int8_t pad,
+               int8_t *col);
 void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out);
 void eb_depthwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out);
 
@@ -174,9 +206,9 @@ typedef struct {
 
 void eb_fc_s8(const eb_fc_params *p, const int8_t *in, int8_t *out);
 
-/* Static RAM of the kernels: the DSP kernels' scratch (EB_DSP_SCRATCH_BYTES,
- * eb_kernels_dsp.h) in builds that have them, else 0. Counted in eb-info's
- * ram-bytes. */
+/* Static RAM of the build's kernel set (kernels/<set>/): the DSP kernels'
+ * scratch (EB_DSP_SCRATCH_BYTES, kernels/dsp/eb_dsp.h), 0 for the portable set.
+ * Counted in eb-info's ram-bytes. */
 size_t eb_kernels_ram_bytes(void);
 
 typedef struct {
@@ -204,7 +236,7 @@ typedef struct {
 
 void eb_softmax_s8(const eb_softmax_params *p, const int8_t *in, int8_t *out);
 
-/* ---- operators of engine version 2 (eb_kernels_elem.c, eb_kernels_shape.c) */
+/* ---- operators of engine version 2 ------------------------------------- */
 
 /* Element-wise binary operators with broadcasting (a dimension of 1 repeats),
  * using eb_add_params: ADD (eb_add_s8's broadcast path); SUB as TFLite's

@@ -1,9 +1,11 @@
 /*
  * eb_proto.c - the command parser of the edgebench firmware core: bytes into
  * command lines ending in '%', the frame word of protocol 2, tokens, and the
- * dispatch to the commands (eb_commands.c); the entry points of eb_proto.h.
+ * dispatch to the command table (eb_commands.c); the entry points of eb_proto.h.
  *
- * The core is four modules: this parser (with eb_commands.c), the reply writer
+ * The core's protocol side is four modules: this parser (with the command table
+ * eb_commands.c, the commands eb_cmd_*.c, their shared state eb_session.c and
+ * the number parsing of eb_parse.c), the reply writer
  * (eb_reply.c), the timing harness (eb_timing.c) and the upload receiver
  * (eb_upload.c). Written from the MLPerf Tiny dialect's observable behaviour
  * (reply strings checked against the reference firmware in
@@ -23,9 +25,10 @@
 
 #include <string.h>
 
+#include "eb_commands.h"
 #include "eb_config.h"
 #include "eb_crc32.h"
-#include "eb_proto_int.h"
+#include "eb_parse.h"
 #include "eb_reply.h"
 #include "eb_timing.h"
 #include "eb_upload.h"
@@ -39,70 +42,10 @@ static struct {
     int line_overflow;         /* it had more than EB_CMD_MAX_BYTES */
 } P;
 
-size_t eb_proto_ram_bytes(void)
+/* Static RAM of the line buffer and the parser's state (eb-info adds it). */
+static size_t eb_proto_ram_bytes(void)
 {
     return sizeof g_line + sizeof P;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Numbers.                                                                  */
-
-int eb_parse_u32(const char *s, uint32_t *value)
-{
-    uint32_t v = 0u;
-    int overflow = 0;
-    if (*s == '\0') {
-        return -1;
-    }
-    for (; *s != '\0'; s++) {
-        uint32_t d;
-        if (*s < '0' || *s > '9') {
-            return -1;
-        }
-        d = (uint32_t)(*s - '0');
-        if (v > (0xFFFFFFFFu - d) / 10u) {
-            overflow = 1;
-        } else {
-            v = v * 10u + d;
-        }
-    }
-    if (overflow) {
-        return -2;
-    }
-    *value = v;
-    return 0;
-}
-
-int eb_hex_digit(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
-int eb_parse_hex32(const char *s, uint32_t *value)
-{
-    uint32_t v = 0u;
-    size_t n = 0u;
-    for (; *s != '\0'; s++, n++) {
-        int d = eb_hex_digit(*s);
-        if (d < 0 || n == 8u) {
-            return -1;
-        }
-        v = (v << 4) | (uint32_t)d;
-    }
-    if (n == 0u) {
-        return -1;
-    }
-    *value = v;
-    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -303,7 +246,7 @@ void eb_proto_init(void)
     memset(&P, 0, sizeof P);
     eb_reply_init();
     eb_upload_init();
-    eb_commands_init();
+    eb_commands_init(eb_proto_ram_bytes());
     eb_timing_init();
 }
 

@@ -7,9 +7,10 @@
  * eb_port_write(). The core owns warm-up and timing; the port only supplies
  * the link and a counter (eb_port.h).
  *
- * Behind these entry points: the command parser (eb_proto.c, eb_commands.c,
- * internal header eb_proto_int.h), the reply writer (eb_reply.h), the timing
- * harness (eb_timing.h) and the upload receiver (eb_upload.h).
+ * Behind these entry points: the command parser (eb_proto.c) and its command
+ * table (eb_commands.h: the commands of eb_cmd_*.c, their state in
+ * eb_session.h), the reply writer (eb_reply.h), the timing harness
+ * (eb_timing.h) and the upload receiver (eb_upload.h).
  */
 #ifndef EB_PROTO_H
 #define EB_PROTO_H

@@ -11,18 +11,18 @@ CORE  := $(abspath $(HERE)/../core)
 include $(HERE)/../ports/$(PORT)/port.mk
 
 CFLAGS := -std=c99 -Wall -Wextra -Werror $(PORT_CFLAGS) -I$(CORE) -DEB_TEST_PORT
-SRCS   := $(HERE)/test_kernels.c $(CORE)/eb_engine.c $(CORE)/eb_engine_ops.c $(CORE)/eb_kernels.c \
-          $(CORE)/eb_kernels_conv.c $(CORE)/eb_kernels_elem.c $(CORE)/eb_kernels_shape.c \
-          $(CORE)/eb_kernels_tconv.c \
-          $(CORE)/eb_crc32.c $(PORT_SRCS)
+EB_CORE_DIR   := $(CORE)
+EB_KERNELS_CC := $(CC) $(PORT_CFLAGS)
+include $(CORE)/core.mk
+SRCS   := $(HERE)/test_kernels.c $(EB_ENGINE_SRCS) $(PORT_SRCS)
 OBJS   := $(addprefix $(BUILD)/,$(notdir $(SRCS:.c=.o)))
 
-vpath %.c $(HERE) $(CORE) $(MPS2_COMMON)
+vpath %.c $(HERE) $(sort $(dir $(EB_ENGINE_SRCS))) $(MPS2_COMMON)
 
 .PHONY: all clean
 all: $(BUILD)/test_kernels.elf
 
-$(BUILD)/%.o: %.c $(wildcard $(CORE)/*.h) | $(BUILD)
+$(BUILD)/%.o: %.c $(wildcard $(CORE)/*.h $(CORE)/*.def $(CORE)/*/*/*.h) | $(BUILD)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/test_kernels.elf: $(OBJS) $(PORT_LDSCRIPT)

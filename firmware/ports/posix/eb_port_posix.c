@@ -1,6 +1,7 @@
 /*
  * eb_port_posix.c - the firmware core built for the host (Linux: the hang-up
- * detection relies on Linux pty semantics; other systems are untested).
+ * detection relies on Linux pty semantics; other systems are untested). The
+ * program's main() and its options are in main_posix.c.
  *
  * The host link is a pseudo-terminal, so the real serial path (pyserial,
  * termios) is exercised: the program creates a pty, puts it in raw mode and,
@@ -33,7 +34,7 @@
 #include <unistd.h>
 
 #include "eb_port.h"
-#include "eb_proto.h"
+#include "eb_port_posix.h"
 
 static struct {
     int stdio;
@@ -249,25 +250,8 @@ int eb_port_timing_is_real(void)
     return 1;
 }
 
-int main(int argc, char **argv)
+void eb_posix_options(int use_stdio, int keep_open)
 {
-    int i;
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--stdio") == 0) {
-            P.stdio = 1;
-        } else if (strcmp(argv[i], "--keep-open") == 0) {
-            P.keep_open = 1;
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: %s [--stdio] [--keep-open]\n"
-                   "Serves the edgebench firmware protocol on a new pseudo-terminal\n"
-                   "(its path is the first line on stdout) or, with --stdio, on\n"
-                   "stdin/stdout. Exits when the host hangs up, unless --keep-open.\n",
-                   argv[0]);
-            return 0;
-        } else {
-            fprintf(stderr, "eb-posix: unknown option %s (try --help)\n", argv[i]);
-            return 2;
-        }
-    }
-    return eb_main();
+    P.stdio = use_stdio;
+    P.keep_open = keep_open;
 }

@@ -9,8 +9,8 @@ SIZE ?= size
 PORT_CFLAGS  := -O2 -g -DEB_PORT_OWNS_MAIN \
                 -DEB_MODEL_MAX_BYTES=1048576u -DEB_ARENA_BYTES=1048576u \
                 -DEB_INPUT_MAX_BYTES=65536u
-PORT_INCLUDES :=
+PORT_INCLUDES := -I$(PORT_DIR)
 PORT_LDFLAGS :=
 PORT_LDLIBS  :=
-PORT_SRCS    := $(PORT_DIR)/eb_port_posix.c
+PORT_SRCS    := $(PORT_DIR)/eb_port_posix.c $(PORT_DIR)/main_posix.c
 PORT_ELF_SUFFIX :=

@@ -1,15 +1,16 @@
 /*
- * eb_kernels_tconv.c - TRANSPOSE_CONV (int8, per-channel), engine version 2.
+ * eb_op_transpose_conv.c - TRANSPOSE_CONV (int8, per-channel), engine version 2.
  *
  * Same integers as LiteRT's reference_integer_ops::TransposeConv: every input
  * pixel scatters (x + in_offset) * w into the output positions its filter
  * covers; the int32 sums get the bias, MultiplyByQuantizedMultiplier with the
- * channel's multiplier, the output offset and the clamp. Computed here output
- * by output (a gather over the taps that reach it), which gives the same sums
- * (integer addition is exact and wraps identically in any order) and needs no
- * int32 scratch the size of the output.
+ * channel's multiplier, the output offset and the clamp of the fused activation
+ * (act_min/act_max; NONE is the int8 range). Computed here output by output (a
+ * gather over the taps that reach it), which gives the same sums (integer
+ * addition is exact and wraps identically in any order) and needs no int32
+ * scratch the size of the output.
  */
-#include "eb_kernels.h"
+#include "eb_ops.h"
 
 void eb_transpose_conv_s8(const eb_conv_params *params, const int8_t *in, int8_t *out)
 {
@@ -57,4 +58,30 @@ void eb_transpose_conv_s8(const eb_conv_params *params, const int8_t *in, int8_t
             }
         }
     }
+}
+
+eb_status eb_transpose_conv_check(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *msg)
+{
+    uint32_t c;
+    const eb_dims *f = &L->dfilt;
+    if (!is_const(v, L->in[1]) || !act_ok(L) || L->din.n != L->dout.n || f->n != L->dout.c ||
+        f->c != L->din.c || f->h != L->fh || f->w != L->fw || L->sh < 1 || L->sw < 1 ||
+        L->ph < 0 || L->pw < 0 || L->n_chan != (uint32_t)L->dout.c ||
+        !off_ok(L->p[0]) || !off_ok(L->p[1]) ||
+        !in_range(L->chan_off, 12u * L->n_chan, v->total)) {
+        return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent transposed convolution", k);
+    }
+    for (c = 0; c < L->n_chan; c++) {
+        if (!shift_ok(rd_i32(v->blob + L->chan_off + 4u * (2u * L->n_chan + c)))) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent transposed convolution", k);
+        }
+    }
+    return EB_OK;
+}
+
+void eb_transpose_conv_run(eb_model *m, const eb_view *v, const eb_layer *L)
+{
+    eb_conv_params p;
+    eb_conv_params_of(m, v, L, &p);
+    eb_transpose_conv_s8(&p, tensor_data(m, v, L->in[0]), tensor_data(m, v, L->out));
 }

@@ -1,4 +1,5 @@
-"""LOGISTIC, TANH and HARD_SWISH lowered to a 256-entry int8 table (level 2).
+"""LOGISTIC, TANH and HARD_SWISH lowered to a 256-entry int8 table (firmware:
+core/ops/eb_op_lut.c; level 2).
 
 LiteRT's reference kernels compute LOGISTIC and TANH on int8 through a table
 (``LUTPopulate`` in float32) and HARD_SWISH in int16 fixed point; either way the
@@ -12,8 +13,11 @@ from math import prod
 import numpy as np
 
 from edgebench.mcu import blob_quant as q
-from edgebench.mcu.blob_ops import Layer
-from edgebench.mcu.blob_ops_ext import op_unsupported
+from edgebench.mcu.ops.common import Layer, UnsupportedError
+
+OPTIONS: dict = {}
+NEEDS_OPTIONS: frozenset = frozenset()
+ALIASES: dict = {}
 
 
 def _float_lut(fn, in_s: float, in_z: int, out_s: float, out_z: int) -> np.ndarray:
@@ -89,7 +93,7 @@ def _hard_swish_lut(in_s: float, in_z: int, out_s: float, out_z: int) -> np.ndar
     out_m, out_e = q.quantize_multiplier(float(hires / f32(out_s)))
     relu_m, relu_e = q.quantize_multiplier(float(hires / f32(3.0 / 32768.0)))
     if out_e > 0:
-        raise op_unsupported("HARD_SWISH output multiplier needs a left shift (TFLite refuses it too)")
+        raise UnsupportedError("HARD_SWISH output multiplier needs a left shift (TFLite refuses it too)")
     out_m16, relu_m16 = _down16(out_m), _down16(relu_m)
     lut = np.empty(256, np.int8)
     for v in range(-128, 128):
@@ -111,14 +115,15 @@ def _hard_swish_lut(in_s: float, in_z: int, out_s: float, out_z: int) -> np.ndar
     return lut
 
 
-def lower_lut(op: str, x, y) -> Layer:
+def lower(op: str, opts, ins: list, outs: list) -> Layer:
+    x, y = ins[0], outs[0]
     in_s, in_z = x.qparams("input")
     out_s, out_z = y.qparams("output")
     if prod(x.shape) != prod(y.shape):
-        raise op_unsupported(f"input {x.shape} and output {y.shape} differ in size")
+        raise UnsupportedError(f"input {x.shape} and output {y.shape} differ in size")
     if op == "LOGISTIC":
         if np.float32(out_s) != np.float32(1 / 256):
-            raise op_unsupported(f"output scale {out_s} (TFLite's int8 LOGISTIC requires 1/256)")
+            raise UnsupportedError(f"output scale {out_s} (TFLite's int8 LOGISTIC requires 1/256)")
         lut = _float_lut(_logistic, in_s, in_z, out_s, out_z)
     elif op == "TANH":
         lut = _float_lut(_tanh, in_s, in_z, out_s, out_z)

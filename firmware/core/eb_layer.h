@@ -1,10 +1,11 @@
 /*
- * eb_engine_int.h - private to the engine (eb_engine.c, eb_engine_ops.c): blob
- * field access, views of the tensor and layer tables, and the decoded layer
- * record shared by the validation and the dispatch of every operator.
+ * eb_layer.h - private to the engine (eb_engine.c) and its operators (ops/eb_op_*.c):
+ * blob field access, views of the tensor and layer tables, the decoded layer record
+ * shared by the validation and the dispatch of every operator, and the checks more
+ * than one operator makes (eb_layer.c).
  */
-#ifndef EB_ENGINE_INT_H
-#define EB_ENGINE_INT_H
+#ifndef EB_LAYER_H
+#define EB_LAYER_H
 
 #include "eb_blob.h"
 #include "eb_engine.h"
@@ -108,7 +109,7 @@ static inline int is_const(const eb_view *v, uint32_t i)
     return is_int8(v, i) && (tensor_rec(v, i)[EB_T_FLAGS] & EB_TFLAG_CONST);
 }
 
-/* Parameters shared by the layer checks and by invoke. */
+/* One layer record, decoded (eb_layer_decode): what its operator's check and run read. */
 typedef struct {
     uint32_t op, n_in, in[3], out;
     eb_dims din, dout, dfilt;
@@ -124,21 +125,59 @@ static inline int act_ok(const eb_layer *L)
 
 static inline int shift_ok(int32_t s) { return s >= -31 && s <= 30; }
 
+/* CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED: p0 = -(input zero point), p1 = output zero
+ * point, both from int8 zero points (the kernels' arithmetic relies on these bounds). */
+static inline int conv_offsets_ok(const eb_layer *L)
+{
+    return L->p[0] >= -127 && L->p[0] <= 128 && L->p[1] >= -128 && L->p[1] <= 127;
+}
+
 /* Zero points and offsets of int8 tensors: |v| <= 256 keeps every sum and product of the
  * kernels inside int32 whatever else a blob holds. */
 static inline int off_ok(int32_t v) { return v >= -256 && v <= 256; }
+
+#define EB_NO_LAYER 0xFFFFFFFFu
+
+/* ---- eb_layer.c ------------------------------------------------------------ */
+
+/* Short error messages without printf: append a string / a decimal number. */
+void eb_msg_str(eb_msg *m, const char *s);
+void eb_msg_u32(eb_msg *m, uint32_t v);
+
+/* Write what (and " (layer k)" unless layer is EB_NO_LAYER) to the message; returns st. */
+eb_status eb_layer_fail(eb_msg *m, eb_status st, const char *what, uint32_t layer);
+
+/* Decode layer record k (dimensions of the tensors it names, when they exist). */
+void eb_layer_decode(const eb_view *v, uint32_t k, eb_layer *L);
+
+/* Output size of a window operator, as TFLite computes it from the explicit padding. */
+int eb_window_ok(int32_t in, int32_t out, int32_t k, int32_t s, int32_t d, int32_t pad);
+
+/* Per-channel arrays of `channels` entries inside the blob; shifts in range
+ * (convolutions) or positive normal binary64 rescale factors (fc != 0). */
+int eb_chan_ok(const eb_view *v, const eb_layer *L, uint32_t channels, int fc);
+
+/* 1 if arena tensor i does not overlap [off, off + len) (a constant tensor never does). */
+int eb_apart(const eb_view *v, uint32_t i, uint32_t off, uint32_t len);
+
+/* Dimension i (0 N .. 3 C) of d. */
+static inline int32_t eb_dim_at(const eb_dims *d, int i)
+{
+    return i == 0 ? d->n : i == 1 ? d->h : i == 2 ? d->w : d->c;
+}
+
+/* a equals o, or is 1, in every dimension (broadcast to o). */
+static inline int eb_bcast_ok(const eb_dims *a, const eb_dims *o)
+{
+    return (a->n == o->n || a->n == 1) && (a->h == o->h || a->h == 1) &&
+           (a->w == o->w || a->w == 1) && (a->c == o->c || a->c == 1);
+}
 
 /* The kernel parameters of a convolution-shaped layer (CONV_2D, DEPTHWISE_CONV_2D,
  * TRANSPOSE_CONV) from its record. */
 void eb_conv_params_of(const eb_model *m, const eb_view *v, const eb_layer *L, eb_conv_params *p);
 
-/* One line naming what is wrong with layer `layer` (0xFFFFFFFF: no layer). */
-eb_status eb_layer_fail(eb_msg *m, eb_status st, const char *what, uint32_t layer);
+/* The parameters of a binary element-wise layer (ADD, SUB, MUL, MAXIMUM, MINIMUM). */
+void eb_binary_params_of(const eb_layer *L, eb_add_params *p);
 
-/* The operators added with engine version 2 (eb_engine_ops.c): 1 if op is one
- * of them; eb_check_ext validates the layer, eb_run_ext runs it. */
-int eb_is_ext_op(uint32_t op);
-eb_status eb_check_ext(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg *msg);
-void eb_run_ext(eb_model *m, const eb_view *v, const eb_layer *L);
-
-#endif /* EB_ENGINE_INT_H */
+#endif /* EB_LAYER_H */

@@ -1,0 +1,248 @@
+/*
+ * eb_dot.h - the int8 multiply-accumulate helpers of the convolution-shaped
+ * kernels (ops/eb_op_conv.c, ops/eb_op_fully_connected.c and the DSP kernels of
+ * kernels/dsp/): modulo-2^32 accumulation, four-byte loads, the SXTB16 lane
+ * split, dot products over the blob's blocked filter layout (firmware/BLOB.md),
+ * and the matrix-vector product with its requantisation. Static inline: each
+ * includer gets the code inlined where it is used.
+ */
+#ifndef EB_DOT_H
+#define EB_DOT_H
+
+#include "eb_kernels.h"
+
+#if defined(__ARM_FEATURE_DSP) && (__ARM_FEATURE_DSP == 1)
+#include <arm_acle.h>
+#define EB_DSP 1
+#else
+#define EB_DSP 0
+#endif
+
+/* Integer overflow (firmware/BLOB.md): every accumulation below is modulo 2^32
+ * (two's complement) and goes through eb_acc or eb_mac, never a plain signed +=.
+ * A blob whose bias is near the int32 limits makes the sum overflow; TFLite's
+ * reference kernels overflow there too, which is undefined in C. Here the sum
+ * wraps, as the DSP path's SMLAD/SMLABB do in hardware, so UBSan is clean and the
+ * result is defined; wherever the true sum fits in int32 it is exactly that sum,
+ * whatever the order of the additions (so the engine stays bit-exact with
+ * TFLite). The int8 products and four-product sums themselves cannot overflow.
+ * (uint32 -> int32 above INT32_MAX is modulo 2^32 on GCC and Clang.) */
+
+/* acc + v modulo 2^32 */
+static inline int32_t eb_acc(int32_t acc, int32_t v)
+{
+    return (int32_t)((uint32_t)acc + (uint32_t)v);
+}
+
+/* acc + x * w modulo 2^32 for int8 x and w (SMLABB on DSP cores: what GCC emitted
+ * for the signed += before, so the emulated instruction counts barely move) */
+static inline int32_t eb_mac(int32_t acc, int32_t x, int32_t w)
+{
+#if EB_DSP
+    return __smlabb(x, w, acc);
+#else
+    return eb_acc(acc, x * w);
+#endif
+}
+
+static inline uint32_t eb_ldw(const int8_t *p)
+{
+    uint32_t v;
+    EB_COPY4(&v, p);
+    return v;
+}
+
+#if EB_DSP
+/* bytes 0 and 2 of v sign-extended into two int16 lanes */
+static inline int32_t eb_sx02(uint32_t v)
+{
+    return __sxtb16((int8x4_t)v);
+}
+
+/* bytes 1 and 3: SXTB16 with its rotate operand (ACLE has no form for it) */
+static inline int32_t eb_sx13(uint32_t v)
+{
+    int32_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+}
+#endif
+
+/* acc[j] += x . w_j, j < 4, over n elements, with the four filter rows
+ * stored interleaved (the blob's blocked layout, firmware/BLOB.md): for each
+ * group of four elements, four bytes of row 0, of row 1, of row 2, of row 3;
+ * then the n % 4 last elements of row 0, 1, 2, 3. One pointer walks all four
+ * rows and every load of x feeds four channels. */
+static inline void eb_dot4(const int8_t *x, const int8_t *w, int32_t n, int32_t *acc)
+{
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    const int32_t r = n & 3;
+    const int8_t *const xend = x + (n - r);
+    int32_t j;
+#if EB_DSP
+    while (x < xend) {
+        const uint32_t xv = eb_ldw(x);
+        const int32_t xe = eb_sx02(xv), xo = eb_sx13(xv);
+        uint32_t wv = eb_ldw(w);
+        a0 = __smlad(eb_sx02(wv), xe, a0);
+        a0 = __smlad(eb_sx13(wv), xo, a0);
+        wv = eb_ldw(w + 4);
+        a1 = __smlad(eb_sx02(wv), xe, a1);
+        a1 = __smlad(eb_sx13(wv), xo, a1);
+        wv = eb_ldw(w + 8);
+        a2 = __smlad(eb_sx02(wv), xe, a2);
+        a2 = __smlad(eb_sx13(wv), xo, a2);
+        wv = eb_ldw(w + 12);
+        a3 = __smlad(eb_sx02(wv), xe, a3);
+        a3 = __smlad(eb_sx13(wv), xo, a3);
+        x += 4;
+        w += 16;
+    }
+#else
+    while (x < xend) {
+        const int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+        a0 = eb_acc(a0, x0 * w[0] + x1 * w[1] + x2 * w[2] + x3 * w[3]);
+        a1 = eb_acc(a1, x0 * w[4] + x1 * w[5] + x2 * w[6] + x3 * w[7]);
+        a2 = eb_acc(a2, x0 * w[8] + x1 * w[9] + x2 * w[10] + x3 * w[11]);
+        a3 = eb_acc(a3, x0 * w[12] + x1 * w[13] + x2 * w[14] + x3 * w[15]);
+        x += 4;
+        w += 16;
+    }
+#endif
+    for (j = 0; j < r; j++) {
+        const int32_t xv = x[j];
+        a0 = eb_mac(a0, xv, w[j]);
+        a1 = eb_mac(a1, xv, w[r + j]);
+        a2 = eb_mac(a2, xv, w[2 * r + j]);
+        a3 = eb_mac(a3, xv, w[3 * r + j]);
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+
+/* *a0 += x . w0 and *a1 += x . w1 over n elements (plain rows). */
+static inline void eb_dot2(const int8_t *x, const int8_t *w0, const int8_t *w1, int32_t n,
+                           int32_t *pa0, int32_t *pa1)
+{
+    int32_t a0 = *pa0, a1 = *pa1;
+    const int8_t *const xend = x + (n & ~3);
+#if EB_DSP
+    while (x < xend) {
+        const uint32_t xv = eb_ldw(x);
+        const int32_t xe = eb_sx02(xv), xo = eb_sx13(xv);
+        uint32_t wv = eb_ldw(w0);
+        a0 = __smlad(eb_sx02(wv), xe, a0);
+        a0 = __smlad(eb_sx13(wv), xo, a0);
+        wv = eb_ldw(w1);
+        a1 = __smlad(eb_sx02(wv), xe, a1);
+        a1 = __smlad(eb_sx13(wv), xo, a1);
+        x += 4;
+        w0 += 4;
+        w1 += 4;
+    }
+#else
+    while (x < xend) {
+        const int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+        a0 = eb_acc(a0, x0 * w0[0] + x1 * w0[1] + x2 * w0[2] + x3 * w0[3]);
+        a1 = eb_acc(a1, x0 * w1[0] + x1 * w1[1] + x2 * w1[2] + x3 * w1[3]);
+        x += 4;
+        w0 += 4;
+        w1 += 4;
+    }
+#endif
+    for (n &= 3; n > 0; n--) {
+        const int32_t xv = *x++;
+        a0 = eb_mac(a0, xv, *w0++);
+        a1 = eb_mac(a1, xv, *w1++);
+    }
+    *pa0 = a0;
+    *pa1 = a1;
+}
+
+/* *a0 += x . w0 over n elements. */
+static inline void eb_dot1(const int8_t *x, const int8_t *w0, int32_t n, int32_t *pa0)
+{
+    int32_t a0 = *pa0;
+#if EB_DSP
+    for (; n >= 4; n -= 4) {
+        const uint32_t xv = eb_ldw(x);
+        const uint32_t wv = eb_ldw(w0);
+        a0 = __smlad(eb_sx02(wv), eb_sx02(xv), a0);
+        a0 = __smlad(eb_sx13(wv), eb_sx13(xv), a0);
+        x += 4;
+        w0 += 4;
+    }
+#else
+    for (; n >= 4; n -= 4) {
+        a0 = eb_acc(a0, x[0] * w0[0] + x[1] * w0[1] + x[2] * w0[2] + x[3] * w0[3]);
+        x += 4;
+        w0 += 4;
+    }
+#endif
+    for (; n > 0; n--) {
+        a0 = eb_mac(a0, *x++, *w0++);
+    }
+    *pa0 = a0;
+}
+
+/* Requantize the accumulator of channel u: fixed-point multiplier and shift
+ * (convolutions), or the binary64 rescale factor (fully connected). */
+static inline int8_t eb_requant_chan(int32_t acc, const uint8_t *arr1, const uint8_t *arr2,
+                                     int32_t u, int fc, int32_t out_offset, int32_t act_min,
+                                     int32_t act_max)
+{
+    int32_t v;
+    if (!fc) {
+        return eb_requant(acc, eb_ld32(arr1 + 4 * u), eb_ld32(arr2 + 4 * u), out_offset,
+                          act_min, act_max);
+    }
+    v = eb_mul_round_f64(acc, (uint32_t)eb_ld32(arr1 + 4 * u), (uint32_t)eb_ld32(arr2 + 4 * u));
+    /* saturating add: v may be near the int32 limits */
+    v = v > act_max - out_offset ? act_max - out_offset : v;
+    v = v < act_min - out_offset ? act_min - out_offset : v;
+    return (int8_t)(v + out_offset);
+}
+
+/* out[0..units) for one input vector x of length depth: filter rows of
+ * length depth, one per output channel, in the blocked layout (groups of four
+ * rows interleaved, see eb_dot4; the units % 4 last rows plain). Inlined into
+ * its two callers, so `fc` is a constant in each. */
+static EB_ALWAYS_INLINE void eb_matvec(const int8_t *x, const int8_t *filter, int32_t depth,
+                                       int32_t units, const uint8_t *chan, int fc,
+                                       int32_t out_offset, int32_t act_min, int32_t act_max,
+                                       int8_t *out)
+{
+    const uint8_t *bias = chan;
+    const uint8_t *arr1 = chan + 4 * (size_t)units;
+    const uint8_t *arr2 = chan + 8 * (size_t)units;
+    const int8_t *w = filter;
+    int32_t u = 0, j;
+    for (; u + 3 < units; u += 4) {
+        int32_t a[4];
+        for (j = 0; j < 4; j++) {
+            a[j] = eb_ld32(bias + 4 * (u + j));
+        }
+        eb_dot4(x, w, depth, a);
+        for (j = 0; j < 4; j++) {
+            out[u + j] = eb_requant_chan(a[j], arr1, arr2, u + j, fc, out_offset, act_min, act_max);
+        }
+        w += 4 * (size_t)depth;
+    }
+    if (u + 1 < units) {
+        int32_t a0 = eb_ld32(bias + 4 * u), a1 = eb_ld32(bias + 4 * u + 4);
+        eb_dot2(x, w, w + depth, depth, &a0, &a1);
+        out[u] = eb_requant_chan(a0, arr1, arr2, u, fc, out_offset, act_min, act_max);
+        out[u + 1] = eb_requant_chan(a1, arr1, arr2, u + 1, fc, out_offset, act_min, act_max);
+        w += 2 * (size_t)depth;
+        u += 2;
+    }
+    if (u < units) {
+        int32_t a0 = eb_ld32(bias + 4 * u);
+        eb_dot1(x, w, depth, &a0);
+        out[u] = eb_requant_chan(a0, arr1, arr2, u, fc, out_offset, act_min, act_max);
+    }
+}
+
+#endif /* EB_DOT_H */

@@ -1,0 +1,343 @@
+/*
+ * eb_conv_dsp.c - CONV_2D on cores with the DSP extension (the kernel set of
+ * kernels/dsp/, see eb_dsp.c): two output pixels at a time, their receptive
+ * fields widened to int16 once, hand-scheduled SMLAD loops over the blocked
+ * filter. eb_conv_s8_opt returns 0 (the portable kernel runs) when a layer's
+ * working set does not fit the scratch: 4*K + 8*OC + max(K, OC) + 4 bytes,
+ * K = KH*KW*IC.
+ */
+#include "eb_dsp.h"
+#include "eb_kernels_opt.h"
+
+/* ---- CONV_2D --------------------------------------------------------------
+ * Two output pixels at a time. Their receptive fields (K = KH*KW*IC int8
+ * values each, gathered with padding as the portable kernel does) are widened
+ * to int16 once, interleaved by groups of four elements:
+ *   word 4g+0: px0 (x[4g], x[4g+2])   word 4g+1: px0 (x[4g+1], x[4g+3])
+ *   word 4g+2: px1 (x[4g], x[4g+2])   word 4g+3: px1 (x[4g+1], x[4g+3])
+ * which is the order SXTB16 and SXTB16 ROR 8 give for four weight bytes. The
+ * K % 4 last elements follow as int16, px0's then px1's. Every output channel
+ * pair then costs, per four elements: four words of x, two of weights, four
+ * SXTB16 and eight SMLAD (16 MACs). */
+
+static inline void eb_widen_field(const int8_t *src, int32_t G, int32_t R, uint32_t *q, int16_t *tail,
+                                  int slot)
+{
+    uint32_t *d = q + 2 * slot;
+    int32_t g, i;
+    for (g = 0; g < G; g++) {
+        const uint32_t v = eb_ldw(src);
+        d[0] = (uint32_t)eb_sx02(v);
+        d[1] = (uint32_t)eb_sx13(v);
+        d += 4;
+        src += 4;
+    }
+    for (i = 0; i < R; i++) {
+        tail[slot * R + i] = src[i];
+    }
+}
+
+/* a[0..3] += (row a . px0, row a . px1, row b . px0, row b . px1) over G
+ * groups; row b's weight words are `boff` bytes after row a's, rows advance by
+ * `step` bytes per group (16 in the blocked layout, 4 for plain rows). */
+static EB_ALWAYS_INLINE void eb_mm2x2(const uint32_t *xq, int32_t G, const int8_t *wa, int32_t boff,
+                                      int32_t step, int32_t *a)
+{
+    int32_t a00 = a[0], a01 = a[1], a10 = a[2], a11 = a[3];
+    const uint32_t *const xend = xq + 4 * G;
+    while (xq < xend) {
+        const uint32_t x0e = xq[0], x0o = xq[1], x1e = xq[2], x1o = xq[3];
+        const uint32_t va = eb_ldw(wa), vb = eb_ldw(wa + boff);
+        int32_t e = eb_sx02(va), o = eb_sx13(va);
+        a00 = __smlad(e, (int32_t)x0e, a00);
+        a00 = __smlad(o, (int32_t)x0o, a00);
+        a01 = __smlad(e, (int32_t)x1e, a01);
+        a01 = __smlad(o, (int32_t)x1o, a01);
+        e = eb_sx02(vb);
+        o = eb_sx13(vb);
+        a10 = __smlad(e, (int32_t)x0e, a10);
+        a10 = __smlad(o, (int32_t)x0o, a10);
+        a11 = __smlad(e, (int32_t)x1e, a11);
+        a11 = __smlad(o, (int32_t)x1o, a11);
+        xq += 4;
+        wa += step;
+    }
+    a[0] = a00;
+    a[1] = a01;
+    a[2] = a10;
+    a[3] = a11;
+}
+
+/* eb_mm2x2 for two rows of a block of the blocked layout (boff 4, step 16),
+ * hand-scheduled: one LDM for the four words of x, 17 instructions per 16
+ * MACs. Registers are pinned so that the LDM list is in ascending order. */
+static void eb_mm2x2_blocked(const uint32_t *xq, int32_t G, const int8_t *wa, int32_t *acc)
+{
+    register const uint32_t *rx __asm__("r0") = xq;
+    register const uint32_t *rend __asm__("r1") = xq + 4 * G;
+    register const int8_t *rw __asm__("lr") = wa;
+    register int32_t a00 __asm__("r6") = acc[0];
+    register int32_t a01 __asm__("r8") = acc[1];
+    register int32_t a10 __asm__("r9") = acc[2];
+    register int32_t a11 __asm__("r10") = acc[3];
+    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
+    register uint32_t v __asm__("r11"), t __asm__("r12");
+    if (G > 0) {
+        __asm__ volatile(
+            "1:\n\t"
+            "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"
+            "ldr    %[v], [%[w], #4]\n\t"
+            "sxtb16 %[t], %[v]\n\t"
+            "sxtb16 %[v], %[v], ror #8\n\t"
+            "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"
+            "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"
+            "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"
+            "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"
+            "ldr    %[v], [%[w]], #16\n\t"
+            "sxtb16 %[t], %[v]\n\t"
+            "sxtb16 %[v], %[v], ror #8\n\t"
+            "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"
+            "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"
+            "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"
+            "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
+            "cmp    %[x], %[end]\n\t"
+            "bne    1b\n\t"
+            : [x] "+r"(rx), [w] "+r"(rw), [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10),
+              [a11] "+r"(a11), [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o),
+              [v] "=&r"(v), [t] "=&r"(t)
+            : [end] "r"(rend)
+            : "cc", "memory");
+    }
+    acc[0] = a00;
+    acc[1] = a01;
+    acc[2] = a10;
+    acc[3] = a11;
+}
+
+/* Every block of four channels of the blocked layout (K % 4 == 0), both
+ * pairs of each, in one asm loop: acc[2u], acc[2u+1] = bias[u] + row u . px0,
+ * px1 for u < 4 * nblocks. The inner loop is eb_mm2x2_blocked's; between
+ * pairs (15 instructions) the state that does not fit the registers (the
+ * accumulator and bias pointers, 16 * G, the blocks left) lives in a small
+ * block that r7 points to. */
+static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t *bias, int32_t nblocks,
+                         int32_t *acc)
+{
+    struct {
+        int32_t *acc;
+        const uint8_t *bias;
+        int32_t g16;
+        int32_t left;
+    } ctl;
+    register const uint32_t *rx __asm__("r0") = xq;
+    register const uint32_t *rend __asm__("r1") = xq + 4 * G;
+    register const int8_t *rw __asm__("lr") = w;
+    register void *rc __asm__("r7") = &ctl;
+    register int32_t a00 __asm__("r6"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
+    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
+    register uint32_t v __asm__("r11"), t __asm__("r12");
+    if (G <= 0 || nblocks <= 0) {
+        return;
+    }
+    ctl.acc = acc;
+    ctl.bias = bias;
+    ctl.g16 = 16 * G;
+    ctl.left = nblocks;
+#define EB_MM_PAIR_INIT                                   \
+    "ldr    %[t], [%[c], #4]\n\t"                         \
+    "ldr    %[a00], [%[t]], #4\n\t"                       \
+    "ldr    %[a10], [%[t]], #4\n\t"                       \
+    "str    %[t], [%[c], #4]\n\t"                         \
+    "mov    %[a01], %[a00]\n\t"                           \
+    "mov    %[a11], %[a10]\n\t"
+#define EB_MM_GROUP                                       \
+    "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"  \
+    "ldr    %[v], [%[w], #4]\n\t"                         \
+    "sxtb16 %[t], %[v]\n\t"                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                       \
+    "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"             \
+    "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"             \
+    "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"             \
+    "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"             \
+    "ldr    %[v], [%[w]], #16\n\t"                        \
+    "sxtb16 %[t], %[v]\n\t"                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                       \
+    "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"             \
+    "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"             \
+    "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"             \
+    "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"             \
+    "cmp    %[x], %[end]\n\t"
+#define EB_MM_PAIR_STORE                                  \
+    "ldr    %[t], [%[c]]\n\t"                             \
+    "strd   %[a00], %[a01], [%[t]], #8\n\t"               \
+    "strd   %[a10], %[a11], [%[t]], #8\n\t"               \
+    "str    %[t], [%[c]]\n\t"                             \
+    "ldr    %[t], [%[c], #8]\n\t"                         \
+    "sub    %[x], %[x], %[t]\n\t"
+    __asm__ volatile(
+        "2:\n\t"
+        EB_MM_PAIR_INIT
+        "1:\n\t"
+        EB_MM_GROUP
+        "bne    1b\n\t"
+        EB_MM_PAIR_STORE
+        "sub    %[w], %[w], %[t]\n\t"          /* row u+2: back to the block, 8 bytes in */
+        "add    %[w], %[w], #8\n\t"
+        EB_MM_PAIR_INIT
+        "3:\n\t"
+        EB_MM_GROUP
+        "bne    3b\n\t"
+        EB_MM_PAIR_STORE
+        "sub    %[w], %[w], #8\n\t"            /* the next block */
+        "ldr    %[t], [%[c], #12]\n\t"
+        "subs   %[t], %[t], #1\n\t"
+        "str    %[t], [%[c], #12]\n\t"
+        "bne    2b\n\t"
+        : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11),
+          [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)
+        : [end] "r"(rend), [c] "r"(rc)
+        : "cc", "memory");
+#undef EB_MM_PAIR_INIT
+#undef EB_MM_GROUP
+#undef EB_MM_PAIR_STORE
+}
+
+/* The K % 4 last products of rows a and b (tails ta, tb) for both pixels. */
+static inline void eb_mm2x2_tail(const int16_t *xt, int32_t R, const int8_t *ta, const int8_t *tb,
+                                 int32_t *a)
+{
+    int32_t i;
+    for (i = 0; i < R; i++) {
+        a[0] = eb_mac(a[0], xt[i], ta[i]);
+        a[1] = eb_mac(a[1], xt[R + i], ta[i]);
+        a[2] = eb_mac(a[2], xt[i], tb[i]);
+        a[3] = eb_mac(a[3], xt[R + i], tb[i]);
+    }
+}
+
+/* requantise acc[2*u] (px0) and acc[2*u+1] (px1) of every channel u into o0
+ * and o1. The common case (no fused clamp inside int8, 2 <= e <= 21) folds the
+ * output offset into the SMLAL constant as eb_dw_requant does. */
+static EB_NOINLINE void eb_conv_requant(const int32_t *acc, int32_t OC, const uint8_t *mult,
+                                        const uint8_t *shift, int32_t off, int32_t lo, int32_t hi,
+                                        int8_t *o0, int8_t *o1)
+{
+    const int full = lo == -128 && hi == 127;
+    int32_t u;
+    for (u = 0; u < OC; u++) {
+        const int32_t m = eb_ld32(mult + 4 * u), s = eb_ld32(shift + 4 * u);
+        int32_t v0, v1;
+        if (full && m > 0 && (uint32_t)(-s - 2) <= 19u) {
+            const int32_t sh = -s - 1;
+            const int32_t chi = (int32_t)((1u << (uint32_t)(sh - 1)) + ((uint32_t)off << sh));
+            v0 = __ssat(eb_rq_mul(acc[0], m, chi, sh), 8);
+            v1 = __ssat(eb_rq_mul(acc[1], m, chi, sh), 8);
+        } else if (m > 0 && s <= -2 && s >= -31) {
+            const int32_t chi = (int32_t)(1u << (uint32_t)(-s - 2)), sh = -s - 1;
+            v0 = eb_rq_mul(acc[0], m, chi, sh) + off;
+            v1 = eb_rq_mul(acc[1], m, chi, sh) + off;
+            v0 = v0 < lo ? lo : (v0 > hi ? hi : v0);
+            v1 = v1 < lo ? lo : (v1 > hi ? hi : v1);
+        } else {
+            v0 = eb_requant(acc[0], m, s, off, lo, hi);
+            v1 = eb_requant(acc[1], m, s, off, lo, hi);
+        }
+        o0[u] = (int8_t)v0;
+        o1[u] = (int8_t)v1;
+        acc += 2;
+    }
+}
+
+/* 1 when done, 0 when the working set does not fit EB_DSP_SCRATCH_BYTES */
+int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
+{
+    const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
+    const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
+    const int32_t K = p->kh * p->kw * C, G = K >> 2, R = K & 3;
+    const int32_t npix = p->out.n * OH * OW;
+    const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);
+    const int direct = eb_conv_direct(p);
+    const uint8_t *const bias = p->chan;
+    uint32_t *const xq = eb_dsp_buf;
+    int16_t *const xt = (int16_t *)(void *)(xq + 4 * G);
+    int32_t *const acc = (int32_t *)(void *)(xq + 4 * G + R);
+    int8_t *const col = (int8_t *)(void *)(acc + 2 * OC);
+    int32_t pi, b = 0, oy = 0, ox = 0;
+    /* col also takes the unused second pixel's outputs when the count is odd */
+    if ((size_t)K * 4u + 8u * (size_t)OC + (size_t)(K > OC ? K : OC) + 4u > EB_DSP_SCRATCH_BYTES) {
+        return 0;
+    }
+    for (pi = 0; pi < npix; pi += 2) {
+        int8_t *const o0 = out + (size_t)pi * OC;
+        int8_t *const o1 = pi + 1 < npix ? o0 + OC : NULL;
+        const int8_t *w = p->filter;
+        int32_t slot, u;
+        /* gather and widen the two fields (the last odd pixel twice) */
+        for (slot = 0; slot < 2; slot++) {
+            const int8_t *in_b = in + (size_t)b * H * W * C;
+            const int32_t iy0 = oy * p->sh - p->ph, ix0 = ox * p->sw - p->pw;
+            const int8_t *src;
+            if (direct) {
+                src = in_b + ((size_t)iy0 * W + ix0) * C;
+            } else {
+                eb_im2col(p, in_b, iy0, ix0, pad, col);
+                src = col;
+            }
+            eb_widen_field(src, G, R, xq, xt, slot);
+            if (slot == 0 && !o1) {
+                eb_widen_field(src, G, R, xq, xt, 1);
+                break;
+            }
+            if (++ox == OW) {
+                ox = 0;
+                if (++oy == OH) {
+                    oy = 0;
+                    b++;
+                }
+            }
+        }
+        /* blocks of four channels (blob's blocked layout): two pairs each */
+        u = 0;
+        if (R == 0 && G > 0 && OC >= 4) {
+            eb_mm_blocks(xq, G, w, bias, OC >> 2, acc);
+            u = OC & ~3;
+            w += (size_t)u * K;
+        }
+        for (; u + 3 < OC; u += 4) {
+            int32_t j;
+            for (j = 0; j < 4; j += 2) {
+                int32_t *a = acc + 2 * (u + j);
+                a[0] = a[1] = eb_ld32(bias + 4 * (u + j));
+                a[2] = a[3] = eb_ld32(bias + 4 * (u + j + 1));
+                eb_mm2x2_blocked(xq, G, w + 4 * j, a);
+                if (R) {
+                    const int8_t *t = w + 16 * (size_t)G + (size_t)R * j;
+                    eb_mm2x2_tail(xt, R, t, t + R, a);
+                }
+            }
+            w += 4 * (size_t)K;
+        }
+        /* the OC % 4 last channels: plain rows, in pairs, then one */
+        for (; u < OC; u += 2) {
+            const int two = u + 1 < OC;
+            const int32_t boff = two ? K : 0;
+            int32_t a[4];
+            a[0] = a[1] = eb_ld32(bias + 4 * u);
+            a[2] = a[3] = two ? eb_ld32(bias + 4 * (u + 1)) : 0;
+            eb_mm2x2(xq, G, w, boff, 4, a);
+            if (R) {
+                eb_mm2x2_tail(xt, R, w + 4 * (size_t)G, w + 4 * (size_t)G + boff, a);
+            }
+            acc[2 * u] = a[0];
+            acc[2 * u + 1] = a[1];
+            if (two) {
+                acc[2 * u + 2] = a[2];
+                acc[2 * u + 3] = a[3];
+            }
+            w += 2 * (size_t)K;
+        }
+        eb_conv_requant(acc, OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
+                        p->act_min, p->act_max, o0, o1 ? o1 : col);
+    }
+    return 1;
+}

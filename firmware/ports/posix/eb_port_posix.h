@@ -1,0 +1,12 @@
+/*
+ * eb_port_posix.h - what the posix port adds to eb_port.h for its main()
+ * (main_posix.c): the options of the program.
+ */
+#ifndef EB_PORT_POSIX_H
+#define EB_PORT_POSIX_H
+
+/* --stdio (serve on stdin/stdout) and --keep-open (serve host after host);
+ * call before eb_main(). */
+void eb_posix_options(int use_stdio, int keep_open);
+
+#endif /* EB_PORT_POSIX_H */
