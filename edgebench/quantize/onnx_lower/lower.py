@@ -24,45 +24,12 @@ from typing import Any, Optional
 
 import numpy as np
 
+from edgebench.data.layout import TensorLayout
 from edgebench.errors import ModelError
 from edgebench.quantize.onnx_lower import values as V
 from edgebench.quantize.onnx_lower.graph import OnnxGraph
 
 FOLDABLE_INTO = ("Conv", "ConvTranspose", "Gemm")
-
-
-@dataclass(frozen=True)
-class TensorLayout:
-    """How a lowered model's tensor relates to the ONNX one: ``model = transpose(onnx, perm)``."""
-
-    name: str
-    onnx_shape: tuple
-    model_shape: tuple
-    perm: tuple
-
-    @property
-    def transposed(self) -> bool:
-        return tuple(self.perm) != tuple(range(len(self.perm)))
-
-    def to_model(self, x: np.ndarray) -> np.ndarray:
-        """A batch in the ONNX layout (N, ...) -> the model's layout."""
-        return np.ascontiguousarray(np.transpose(x, self.perm)) if self.transposed else x
-
-    def to_onnx(self, y: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(np.transpose(y, V.inverse(self.perm))) if self.transposed else y
-
-    def describe(self) -> str:
-        if not self.transposed:
-            return "as in the ONNX model"
-        names = "NCHW" if len(self.perm) == 4 else None
-        return (f"{'NHWC' if names else 'channels-last'}, transposed from the ONNX model's "
-                f"{names or 'channels-first'} (perm {','.join(map(str, self.perm))})")
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "onnx_shape": list(self.onnx_shape), "model_shape": list(self.model_shape),
-                "perm": list(self.perm), "layout": ("NHWC" if self.transposed and len(self.perm) == 4 else
-                                                     "channels-last" if self.transposed else "as ONNX"),
-                "source_layout": "NCHW" if self.transposed and len(self.perm) == 4 else "as ONNX"}
 
 
 @dataclass

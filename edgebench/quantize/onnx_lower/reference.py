@@ -83,7 +83,7 @@ def compare(lowered_outputs: Sequence[np.ndarray], reference_outputs: Sequence[n
     """Faithfulness of ``lowered_outputs`` (model layout) against ``reference_outputs`` (ONNX layout)."""
     rows = []
     for layout, got, ref in zip(out_layouts, lowered_outputs, reference_outputs):
-        got = layout.to_onnx(np.asarray(got, dtype=np.float64))
+        got = layout.to_source(np.asarray(got, dtype=np.float64))
         ref = np.asarray(ref, dtype=np.float64)
         if got.shape != ref.shape:
             err = float("inf")
