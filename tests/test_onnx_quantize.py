@@ -68,7 +68,7 @@ def digits_cnn(onnx, folder):
 @pytest.fixture(scope="module")
 def digits(onnx_mod, tmp_path_factory):
     d = tmp_path_factory.mktemp("onnx_digits")
-    path, xtr, ytr, xte, yte = digits_cnn(onnx_mod, d)
+    path, xtr, _, xte, yte = digits_cnn(onnx_mod, d)
     np.savez(d / "calib_nchw.npz", x=xtr[:200])
     np.savez(d / "test_nchw.npz", x=xte, y=yte)
     np.save(d / "verify_nchw.npy", xte[:8])
