@@ -15,8 +15,8 @@ import pytest
 from conftest import missing
 from onnx_graphs import CASES, H, X, build, model, model_any_output
 
-pytestmark = [pytest.mark.tensorflow,
-              pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")]
+pytestmark = [pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")]
+TF = pytest.mark.tensorflow          # every test that lowers (builds Keras models)
 
 RNG_SEED = 0
 
@@ -59,6 +59,7 @@ def lower_and_compare(stack, tmp_path, m, n: int = 3, scale: float = 1.0):
     return lowered, faith
 
 
+@TF
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_operator_matches_onnxruntime(stack, tmp_path, case):
     lowered, faith = lower_and_compare(stack, tmp_path, build(case))
@@ -66,6 +67,7 @@ def test_operator_matches_onnxruntime(stack, tmp_path, case):
     assert faith.max_abs_error <= 1e-5 + 1e-5 * max(o["max_abs_reference"] for o in faith.outputs)
 
 
+@TF
 def test_traps_are_lowered_the_cheap_way(stack, tmp_path):
     """The layout is transposed once, at the input: no TRANSPOSE for a Transpose node, a Flatten
     of a 4x4 map or a Gemm after it, and BatchNormalization disappears into the Conv."""
@@ -82,6 +84,7 @@ def test_traps_are_lowered_the_cheap_way(stack, tmp_path):
     assert lowered.folded >= 3                       # Gather, Unsqueeze, Concat on constants
 
 
+@TF
 def test_row_permutation_is_needed(stack, tmp_path, monkeypatch):
     """Without the Flatten -> Gemm row permutation the lowered model is wrong: the test can fail."""
     from edgebench.quantize.onnx_lower import ops_nn, table, values
@@ -97,6 +100,7 @@ def test_row_permutation_is_needed(stack, tmp_path, monkeypatch):
     assert not faith.ok
 
 
+@TF
 def test_older_opsets(stack, tmp_path):
     """Opset 11: Squeeze/Unsqueeze/ReduceMean axes as attributes, Softmax over the flattened axes."""
     m = model_any_output([H("Unsqueeze", ["x"], ["u"], axes=[0]), H("Squeeze", ["u"], ["s"], axes=[0]),
@@ -105,6 +109,7 @@ def test_older_opsets(stack, tmp_path):
     assert faith.ok, faith.to_dict()
 
 
+@TF
 def test_mobilenet_like_graph(stack, tmp_path):
     from onnx_graphs import mobilenet_like
 
@@ -115,6 +120,7 @@ def test_mobilenet_like_graph(stack, tmp_path):
 
 # ---------------------------------------------------------------- refusals, one line each
 
+@TF
 def test_unsupported_operator_names_node_and_list(stack, tmp_path):
     from edgebench.errors import ModelError
     from edgebench.quantize.onnx_lower.table import OPS
@@ -149,3 +155,36 @@ def test_refusals_before_tensorflow(tmp_path):
         read_onnx(tmp_path / "b2.onnx")
     assert "fixed batch of 2, not 1" in e.value.one_line() and "--batch 2" in e.value.one_line()
     assert read_onnx(tmp_path / "b2.onnx", batch=2).inputs[0].shape == (2, 3, 4, 4)
+
+
+def test_docs_list_exactly_the_table():
+    """docs/models.md's operator table names every operator of OPS, and no other."""
+    from pathlib import Path
+
+    from edgebench.quantize.onnx_lower.table import OPS
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text()
+    table = text.split("## Supported operators", 1)[1].split("\n\n", 2)[2].split("\n\n", 1)[0]
+    named = set()
+    for row in table.splitlines()[2:]:
+        named.update(op.strip() for op in row.split("|")[1].split(","))
+    assert named == set(OPS)
+
+
+def test_layout_adoption():
+    """Data in the source layout is transposed, data in the model's layout kept, anything else refused."""
+    from edgebench.data.layout import TensorLayout, input_layout
+    from edgebench.errors import DataError
+
+    lay = TensorLayout("image", (1, 3, 4, 5), (1, 4, 5, 3), (0, 2, 3, 1))
+    x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    y, how = lay.adopt(x, "t")
+    assert y.shape == (2, 4, 5, 3) and y[1, 2, 3, 0] == x[1, 0, 2, 3] and "transposed to NHWC" in how
+    z, how = lay.adopt(y, "t")
+    assert z is y and "already" in how
+    with pytest.raises(DataError, match="fit neither"):
+        lay.adopt(x[:, :2], "t")
+    img, how = lay.adopt(np.zeros((1, 4, 5, 3), np.float32), "t", images=True)
+    assert "decoded images" in how
+    assert input_layout({"layout": {"inputs": [lay.to_dict()]}}) == lay
+    assert input_layout({}) is None and input_layout(None) is None
