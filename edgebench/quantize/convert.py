@@ -82,11 +82,11 @@ def quantize_model(model, calib, out=None, fp32_out=None, options: Optional[Quan
     t_start = time.perf_counter()
     timings: dict = {}
     source = identify(model)                                   # missing/unsupported files: before TF loads
-    if source.kind == "onnx":
-        from edgebench.quantize.onnx_lower.graph import import_onnx, import_onnxruntime
+    if source.kind == "onnx":                                  # and a damaged or dynamic-shape ONNX file too
+        from edgebench.quantize.onnx_lower.graph import import_onnxruntime, read_onnx
 
-        import_onnx()
         import_onnxruntime()
+        read_onnx(model, options.batch)
     cal_mod.exists(calib)
     paths = output_paths(model, out, fp32_out, options)
     warns: list = []
