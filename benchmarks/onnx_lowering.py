@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -82,7 +83,7 @@ def mobilenet(tmp: Path, size: int, repeat: int, calib_count: int) -> dict:
                            options=QuantizeOptions())
         runs.append({**r.timings_s, "faithfulness_max_abs_error": r.lowering["faithfulness"]["max_abs_error"],
                      "int8_bytes": r.int8.bytes, "fp32_bytes": r.fp32.bytes})
-    keys = [k for k in runs[0] if isinstance(runs[0][k], float)]
+    keys = [k for k in runs[0] if k not in ("faithfulness_max_abs_error", "int8_bytes", "fp32_bytes")]
     return {"params": rep.params, "macs": rep.macs, "nodes": len(rep.nodes), "onnx_bytes": rep.bytes,
             "calibration_samples": calib_count, "runs": runs,
             "median_s": {k: statistics.median(r[k] for r in runs) for k in keys}}
@@ -113,6 +114,7 @@ def main() -> None:
         ops = per_operator(tmp)
         mob = None if args.skip_mobilenet else mobilenet(tmp, args.size, args.repeat, args.calib_count)
     size = install_size()
+    load = os.getloadavg()
     if args.json:
         print(json.dumps({"per_operator": ops, "mobilenet": mob, "install": size}, indent=2))
         return
@@ -126,6 +128,7 @@ def main() -> None:
         for k, v in mob["median_s"].items():
             print(f"  {k:20s} median {v:7.2f} s  (runs: {', '.join(f'{r[k]:.2f}' for r in mob['runs'])})")
         print(f"  FP32 vs onnxruntime: max abs error {max(r['faithfulness_max_abs_error'] for r in mob['runs']):.2e}")
+        print(f"  load average at the end: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min) on {os.cpu_count()} CPUs")
     print(f"\ninstall size of edgebench[onnx]: onnx {size['onnx']['version']} {size['onnx']['bytes'] / 2**20:.1f} MiB, "
           f"onnxruntime {size['onnxruntime']['version']} {size['onnxruntime']['bytes'] / 2**20:.1f} MiB, "
           f"total {size['total_bytes'] / 2**20:.1f} MiB")
