@@ -62,15 +62,20 @@ def _spatial(cx, node, x, what: str) -> None:
                       "reshape 1-D signals to N x C x 1 x L before the operator")
 
 
-# ---------------------------------------------------------------- Conv
-
-def conv(cx, node, ins):
+def _weighted(cx, node, ins) -> tuple:
+    """(input Value, float32 weights, attributes, bias or None) of a Conv/ConvTranspose node."""
     x, w = ins[0], ins[1]
     _spatial(cx, node, x, "data")
     if not w.is_const:
         raise cx.fail(node, "its weights are computed at run time", "export with constant weights")
-    a = cx.attrs(node)
-    W = w.const.astype(np.float32)
+    bias = ins[2].const.astype(np.float32) if len(ins) > 2 and ins[2] is not None else None
+    return x, w.const.astype(np.float32), cx.attrs(node), bias
+
+
+# ---------------------------------------------------------------- Conv
+
+def conv(cx, node, ins):
+    x, W, a, bias = _weighted(cx, node, ins)
     O, Ig, kh, kw = W.shape
     C = x.shape[1]
     group = int(a.get("group", 1))
@@ -78,8 +83,7 @@ def conv(cx, node, ins):
     dil = list(a.get("dilations", [1, 1]))
     if max(strides) > 1 and max(dil) > 1:
         raise cx.fail(node, f"strides {strides} with dilations {dil}: TensorFlow has no strided dilated convolution")
-    bias = ins[2].const.astype(np.float32) if len(ins) > 2 and ins[2] is not None else np.zeros(O, np.float32)
-    W, bias = cx.fold_affine(node, W, bias, 0)
+    W, bias = cx.fold_affine(node, W, np.zeros(O, np.float32) if bias is None else bias, 0)
     t, padding = _padded(cx, node, x, a, (kh, kw), strides, dil)
     L = cx.layers
     if group == 1:
@@ -131,17 +135,12 @@ def conv_macs(a, ins, outs) -> int:
 # ---------------------------------------------------------------- ConvTranspose
 
 def conv_transpose(cx, node, ins):
-    x, w = ins[0], ins[1]
-    _spatial(cx, node, x, "data")
-    if not w.is_const:
-        raise cx.fail(node, "its weights are computed at run time", "export with constant weights")
-    a = cx.attrs(node)
+    x, W, a, bias = _weighted(cx, node, ins)
     if int(a.get("group", 1)) != 1:
         raise cx.fail(node, f"group {a['group']}: grouped transposed convolution is not supported")
     dil = list(a.get("dilations", [1, 1]))
     if max(dil) != 1:
         raise cx.fail(node, f"dilations {dil}: dilated transposed convolution is not supported")
-    W = w.const.astype(np.float32)
     C, O, kh, kw = W.shape
     strides = list(a.get("strides", [1, 1]))
     outpad = list(a.get("output_padding", [0, 0]))
@@ -165,8 +164,7 @@ def conv_transpose(cx, node, ins):
     out = [full[i] + outpad[i] - begin[i] - end[i] for i in range(2)]
     if min(out) < 1:
         raise cx.fail(node, f"output size {out} from pads {begin + end}")
-    bias = ins[2].const.astype(np.float32) if len(ins) > 2 and ins[2] is not None else np.zeros(O, np.float32)
-    W, bias = cx.fold_affine(node, W, bias, 1)
+    W, bias = cx.fold_affine(node, W, np.zeros(O, np.float32) if bias is None else bias, 1)
     t = V.in_layout(cx.ops, x, NHWC)
     same = all(kernel[i] >= strides[i] and begin[i] == (kernel[i] - strides[i]) // 2
                and end[i] == kernel[i] - strides[i] - begin[i] and outpad[i] == 0 for i in range(2))
