@@ -18,6 +18,7 @@ from edgebench.errors import DataError
 
 
 def inverse(perm) -> tuple:
+    """The permutation that undoes ``perm``."""
     inv = [0] * len(perm)
     for i, p in enumerate(perm):
         inv[p] = i
@@ -59,12 +60,6 @@ class TensorLayout:
 
     def to_source(self, y: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(np.transpose(y, inverse(self.perm))) if self.transposed else y
-
-    def describe(self) -> str:
-        if not self.transposed:
-            return "as in the source model"
-        return (f"{self.layout}, transposed from the source model's {self.source_layout} "
-                f"(perm {','.join(map(str, self.perm))})")
 
     def adopt(self, x: np.ndarray, source: str, images: bool = False) -> tuple:
         """(x in the converted model's layout, how): ``x`` (N, ...) given in the source model's

@@ -129,7 +129,7 @@ def lower(g: OnnxGraph, keras, tf) -> Lowered:
                                  "the graph is not in topological order: re-export it")
             ins.append(values.get(name) if name else None)
         spec = OPS.get(node.op_type)
-        if (spec is None or spec.foldable) and all(v is None or v.is_const for v in ins) and (
+        if all(v is None or v.is_const for v in ins) and (
                 node.op_type == "Constant" or any(v is not None for v in ins)):
             outs = _evaluate(node, ins, g.opset)
             folded += 1
@@ -197,16 +197,13 @@ def plan_folds(graph, values: dict) -> tuple:
     BN whose input comes from such an operator feeding nothing else, with constant
     parameters. ``scale = gamma / sqrt(var + eps)``, ``shift = beta - mean * scale``.
     """
+    from onnx import helper, numpy_helper
+
     consts = {name: v.const for name, v in values.items()}
     for node in graph.node:
-        if node.op_type == "Constant":
-            from onnx import helper
-
-            for a in node.attribute:
-                if a.name == "value":
-                    from onnx import numpy_helper
-
-                    consts[node.output[0]] = numpy_helper.to_array(helper.get_attribute_value(a))
+        for a in node.attribute if node.op_type == "Constant" else ():
+            if a.name == "value":
+                consts[node.output[0]] = numpy_helper.to_array(helper.get_attribute_value(a))
     producers = {o: n for n in graph.node for o in n.output}
     uses: dict = {}
     for n in graph.node:

@@ -19,7 +19,6 @@ from edgebench.quantize.onnx_lower import ops_tensor as ts
 class Op:
     lower: Callable                       # (ctx, node, input values) -> output values
     macs: Optional[Callable] = None       # (attrs, input shapes, output shapes) -> MACs; None: no MACs
-    foldable: bool = True                 # on constant inputs, computed at conversion time
 
 
 OPS = {

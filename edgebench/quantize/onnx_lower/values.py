@@ -24,6 +24,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from edgebench.data.layout import inverse
+
 
 @dataclass
 class Value:
@@ -75,13 +77,6 @@ def keras_axis(v: Value, onnx_axis: int) -> int:
     """The Keras axis holding ONNX axis ``onnx_axis`` (negative axes counted from the end)."""
     axis = onnx_axis + v.rank if onnx_axis < 0 else onnx_axis
     return v.perm.index(axis)
-
-
-def inverse(perm) -> tuple:
-    inv = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inv[p] = i
-    return tuple(inv)
 
 
 def materialize(ops, v: Value):
