@@ -49,9 +49,10 @@ $(VENV)/.stamp: pyproject.toml
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
-# farm: labgrid and its pyserial-labgrid fork (same `serial` module; the serial tests pass with both)
+# farm: labgrid and its pyserial-labgrid fork (same `serial` module; the serial tests pass with both);
+# onnx: onnx and onnxruntime for the ONNX lowering's tests
 $(VENV)/.stamp-test: $(VENV)/.stamp
-	$(BIN)/python -m pip install -q -e '.[test,quantize,farm]'
+	$(BIN)/python -m pip install -q -e '.[test,quantize,farm,onnx]'
 	touch $@
 
 clean:

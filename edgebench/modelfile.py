@@ -149,6 +149,9 @@ def parse_model(data: bytes, path: str = "<bytes>") -> ModelFile:
     if len(data) < 8 or data[4:8] != b"TFL3":
         ident = data[4:8] if len(data) >= 8 else b""
         what = "an empty file" if not data else f"file identifier {ident!r}, expected b'TFL3', {len(data)} bytes"
+        if data and Path(path).suffix.lower() == ".onnx":
+            raise ModelError(f"{path} is an ONNX model; this command runs TFLite models",
+                             f"convert it first: edgebench quantize {path} --calib DATA (docs/models.md)")
         raise ModelError(f"{path} is not a TFLite model ({what})",
                          "pass a .tflite flatbuffer; a truncated download or a Keras/ONNX file gives this error")
     if len(data) > MAX_MODEL_BYTES:

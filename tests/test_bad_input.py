@@ -123,7 +123,7 @@ def test_deploy_of_a_directory_says_it_is_a_directory(tmp_path):
     ("notes.tflite", b"hello, world\n", "is not a TFLite model: it is a text file"),
     ("model.keras", b"", "not a Keras v3 archive (a .keras file is a zip archive; this one is an empty file"),
     ("model.h5", b"just text\n", "not an HDF5 file (it is a text file"),
-    ("model.onnx", b"\x08\x07\x12\x00\x00binary", "is not a Keras model (.keras, .h5) or a SavedModel directory"),
+    ("model.onnx", b"\x08\x07\x12\x00\x00binary", "model.onnx with onnx.load (onnx "),
 ])
 def test_quantize_says_what_a_file_is_not(tmp_path, name, content, needle):
     path = tmp_path / name

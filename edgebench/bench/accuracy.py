@@ -36,9 +36,10 @@ from edgebench.bench.accuracy_record import DIAGRAMS, PREDICTIONS
 from edgebench.boards.connect import open_client, require_runtime
 from edgebench.boards.registry import get_profile
 from edgebench.data.datasets import check_against_model, load_dataset
+from edgebench.data.layout import input_layout
 from edgebench.data.perturb import SEVERITIES
 from edgebench.errors import EdgebenchError, ModelError, ResultError, UsageError
-from edgebench.modelfile import read_model
+from edgebench.modelfile import read_model, read_sidecar
 from edgebench.results import store
 from edgebench.results.model import RunResult
 from edgebench.stats.accuracy import GATE_ON
@@ -148,7 +149,9 @@ def _plan_slices(dataset, model, num_classes: int, opts: AccuracyOptions) -> tup
     return slices, edge
 
 
-def _load_data(data, opts: AccuracyOptions):
+def _load_data(data, opts: AccuracyOptions, layout=None):
+    """The data set, preprocessed as declared; for a model converted from ONNX (``layout``, from its
+    sidecar) arrays are given in the ONNX model's layout and transposed with the model."""
     text = str(data)
     options = {k: v for k, v in opts.data_options.items() if v is not None}
     if (text == "digits" or text.startswith("digits:")) and options:
@@ -157,7 +160,7 @@ def _load_data(data, opts: AccuracyOptions):
         bad = sorted(set(options) - {"scale", "mean", "std"})
         if bad:
             raise UsageError(f"{', '.join(bad)} apply to image folders, not to .npz files")
-    return load_dataset(text, **options)
+    return load_dataset(text, layout=layout, **options)
 
 
 # ---------------------------------------------------------------- running the models
@@ -189,7 +192,7 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
     model, baseline = read_model(model_path), read_model(baseline_path)
     check_signatures(model, baseline)
     classes = num_classes_of(model)
-    dataset = _load_data(data, opts)
+    dataset = _load_data(data, opts, input_layout(read_sidecar(model.path)))
     check_against_model(dataset, model.inputs[0].shape, classes)
     slices, edge = _plan_slices(dataset, model, classes, opts)
     emit = progress or (lambda event: None)

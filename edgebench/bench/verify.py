@@ -26,8 +26,9 @@ from edgebench.boards.connect import open_client
 from edgebench.mcu.board import FIRMWARE_NAME
 from edgebench.boards.registry import get_profile
 from edgebench.data.inputs import load_inputs, random_inputs
+from edgebench.data.layout import input_layout
 from edgebench.errors import UsageError
-from edgebench.modelfile import read_model
+from edgebench.modelfile import read_model, read_sidecar
 
 Progress = Callable[[dict], None]
 
@@ -181,7 +182,8 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
     model = read_model(model_path)
     emit = progress or (lambda event: None)
     tensor = model.inputs[0].to_dict()
-    inputs = (load_inputs(opts.inputs, tensor, limit=opts.count) if opts.inputs
+    inputs = (load_inputs(opts.inputs, tensor, limit=opts.count, layout=input_layout(read_sidecar(model.path)))
+              if opts.inputs
               else random_inputs(tensor, count=opts.count, seed=opts.seed, override=opts.input_range))
     kernels = opts.kernels or "xnnpack"      # a microcontroller runs its firmware's engine whatever is asked
     opened = []

@@ -1,4 +1,4 @@
-"""`edgebench inspect`: what a .tflite model contains and costs (operators, tensors, MACs, memory)."""
+"""`edgebench inspect`: what a .tflite (or, before conversion, an .onnx) model contains and costs."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +10,7 @@ from edgebench.cli import options as opt
 
 
 def inspect_command(
-    model: Path = typer.Argument(..., help="A .tflite model."),
+    model: Path = typer.Argument(..., help="A .tflite model, or an .onnx model (before conversion)."),
     json_out: bool = opt.json_flag("the model report"),
     layers: bool = typer.Option(False, "--layers", help="Also show the per-layer table (MACs, params, live memory)."),
     tensors: bool = typer.Option(False, "--tensors", help="Also show every tensor with its quantization."),
@@ -21,8 +21,12 @@ def inspect_command(
 ) -> None:
     """Operators, tensors, quantization, parameters, MACs and peak activation memory of a model."""
     from edgebench.cli.output import emit_json, get_console
+    from edgebench.quantize.onnx_lower.graph import looks_like_onnx
     from edgebench.runtime.inspect import inspect_model
 
+    if looks_like_onnx(model):
+        _inspect_onnx(model, json_out, layers, board)
+        return
     report = inspect_model(model)
     fit = None
     if board is not None:
@@ -45,6 +49,64 @@ def inspect_command(
     if fit is not None:
         _fit(out, fit)
         _gate(fit)
+
+
+def _inspect_onnx(model: Path, json_out: bool, layers: bool, board) -> None:
+    from rich.markup import escape
+
+    from edgebench.cli.output import emit_json, get_console
+    from edgebench.errors import UsageError
+    from edgebench.quantize.onnx_lower.inspect import inspect_onnx
+    from edgebench.quantize.onnx_lower.table import supported_list
+
+    if board is not None:
+        raise UsageError(f"--board checks a converted model; {model} is ONNX",
+                         f"convert it first: edgebench quantize {model} --calib DATA, then inspect the .tflite")
+    r = inspect_onnx(model)
+    if json_out:
+        emit_json(r)
+        return
+    out = get_console()
+    from rich.table import Table
+
+    g = Table.grid(padding=(0, 2))
+    g.add_column(style="bold", no_wrap=True)
+    g.add_column(overflow="fold")
+    g.add_row("model", escape(f"{Path(r.path).stem}  ({r.path})"))
+    g.add_row("sha256", r.sha256)
+    g.add_row("file size", _bytes(r.bytes))
+    g.add_row("format", escape(f"ONNX, opset {r.opset}, produced by {r.producer}"))
+    g.add_row("nodes", f"{len(r.nodes)} ({sum(1 for n in r.nodes if n.status == 'folded')} computed from constants)")
+    g.add_row("parameters", f"{r.params:,} in initializers, {_bytes(r.param_bytes)}")
+    macs = f"{_si(r.macs)} per inference, batch 1  \\[computed from inferred shapes]"
+    if r.macs_not_counted:
+        macs += f"; not counted for {len(r.macs_not_counted)} node(s)"
+    g.add_row("MACs", macs)
+    if r.unsupported:
+        ops = sorted({n.op for n in r.unsupported})
+        g.add_row("conversion", escape(f"[{len(r.unsupported)} node(s) edgebench cannot lower: {', '.join(ops)}; "
+                                       f"first {r.unsupported[0].name!r}] supported: {supported_list()}"))
+    else:
+        g.add_row("conversion", "every operator is supported: edgebench quantize converts it")
+    for note in r.notes:
+        g.add_row("note", escape(note))
+    out.print(g)
+    macs_by: dict = {}
+    status: dict = {}
+    for n in r.nodes:
+        macs_by[n.op] = None if n.macs is None or macs_by.get(n.op, 0) is None else macs_by.get(n.op, 0) + n.macs
+        status.setdefault(n.op, n.status)
+    rows = [(op, cnt, "not counted" if macs_by[op] is None else f"{macs_by[op]:,}", status[op])
+            for op, cnt in sorted(r.operators.items(), key=lambda kv: (-kv[1], kv[0]))]
+    _print_table(out, "operators", ("operator", "count", "MACs", "lowering"), rows)
+    rows = [("input", i.name, _shape(i.shape), i.dtype) for i in r.inputs]
+    rows += [("output", name, _shape(shape) if shape is not None else "?", "") for name, shape in r.outputs]
+    _print_table(out, "inputs and outputs (ONNX layout)", ("role", "name", "shape", "dtype"), rows)
+    if layers:
+        rows = [(n.index, n.op, _name(n.name), ", ".join(_shape(s) if s is not None else "?" for s in n.output_shapes),
+                 "not counted" if n.macs is None else f"{n.macs:,}", f"{n.params:,}", n.status) for n in r.nodes]
+        _print_table(out, "nodes, in graph order", ("#", "operator", "name", "output", "MACs", "params", "lowering"),
+                     rows)
 
 
 def _gate(fit) -> None:

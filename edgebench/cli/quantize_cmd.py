@@ -1,4 +1,4 @@
-"""`edgebench quantize`: FP32 baseline + full-integer INT8 .tflite from a Keras model or SavedModel."""
+"""`edgebench quantize`: FP32 baseline + full-integer INT8 .tflite from a Keras, ONNX or SavedModel model."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +10,7 @@ from edgebench.cli import options as opt
 
 
 def quantize_command(
-    model: Path = typer.Argument(..., help="A Keras model (.keras, .h5) or a SavedModel directory."),
+    model: Path = typer.Argument(..., help="A Keras model (.keras, .h5), an ONNX model (.onnx) or a SavedModel directory."),
     calib: str = typer.Option(..., "--calib", help="Calibration data: .npz/.npy file, image folder, or digits[:split]."),
     out: Optional[Path] = typer.Option(None, "-o", "--out",
                                        help="INT8 model path (default: <model>_int8.tflite beside the model)."),
@@ -29,6 +29,9 @@ def quantize_command(
         None, "--calib-preprocess", hidden=True, help="Deprecated name of --preprocess."),
     calib_key: Optional[str] = typer.Option(None, "--calib-key", help="Array name in a .npz file (default x)."),
     json_out: bool = opt.json_flag("the result"),
+    onnx_rtol: float = typer.Option(1e-3, "--onnx-rtol", min=1e-9, max=1.0,
+                                    help="ONNX: largest FP32 difference from onnxruntime allowed, relative to the "
+                                         "largest output."),
     show_progress: bool = typer.Option(False, "--progress",
                                        help="Report progress on stderr even when it is not a terminal."),
 ) -> None:
@@ -42,7 +45,7 @@ def quantize_command(
                   "uses too)", markup=False, soft_wrap=True)
     options = QuantizeOptions(
         io=io.lower(), per_channel=not per_tensor, batch=batch, float16=float16, dynamic_range=dynamic_range,
-        calib_count=calib_count, calib_key=calib_key,
+        calib_count=calib_count, calib_key=calib_key, onnx_rtol=onnx_rtol,
         calib_preprocess=parse_preprocess(list(preprocess or []) + list(calib_preprocess or [])))
 
     def progress(message: str) -> None:
@@ -84,6 +87,15 @@ def _show(out, r) -> None:
     g.add_row("calibration", escape(f"{c['count']} samples ({c['selection']}) from {c['source']}, "
                                     f"sha256 {c['sha256'][:16]}…"))
     g.add_row("converter", escape(f"TensorFlow {r.versions['tensorflow']}, Keras {r.versions['keras']}; {r.export}"))
+    if r.lowering is not None:
+        lw, f = r.lowering, r.lowering["faithfulness"]
+        g.add_row("lowering", escape(f"ONNX opset {lw['opset']} ({lw['producer']}): "
+                                     f"{sum(lw['onnx_operators'].values())} nodes, "
+                                     f"{lw['batchnorm_folded']} BatchNormalization folded; input "
+                                     f"{lw['inputs'][0]['layout']} (data given {lw['inputs'][0]['source_layout']} "
+                                     "is transposed)"))
+        g.add_row("vs onnxruntime", f"FP32 max abs error {f['max_abs_error']:.3g} on {f['samples']} samples "
+                  f"(tolerance {f['tolerance']:.3g})")
     g.add_row("time", f"{r.timings_s.get('total', 0):.1f} s")
     out.print(g)
     t = Table(title="written", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)

@@ -164,8 +164,12 @@ def _class_names(names, source: str) -> Optional[tuple]:
 # ---------------------------------------------------------------- .npz
 
 def load_npz(path, x_key: str = "x", y_key: str = "y", class_names: Optional[Sequence[str]] = None,
-             num_classes: Optional[int] = None, scale=None, mean=None, std=None) -> Dataset:
+             num_classes: Optional[int] = None, scale=None, mean=None, std=None, layout=None) -> Dataset:
     """Load arrays ``x_key`` (inputs) and ``y_key`` (labels) from a .npz file.
+
+    ``layout`` (:class:`edgebench.data.layout.TensorLayout` of a model converted from ONNX):
+    inputs given in the source model's layout (NCHW) are transposed to the model's (NHWC)
+    before the per-channel ``mean``/``std``.
 
     Class names come from ``class_names``, else from a ``class_names`` array in
     the file, else are unknown. ``scale``/``mean``/``std`` as in the module
@@ -209,8 +213,12 @@ def load_npz(path, x_key: str = "x", y_key: str = "y", class_names: Optional[Seq
     if names is not None and num_classes is not None and len(names) != num_classes:
         raise DataError(f"{source}: {len(names)} class names for {num_classes} classes")
     y = validate_labels(arrays[y_key], x.shape[0], num_classes or (None if names is None else len(names)), source)
+    moved = {}
+    if layout is not None:
+        x, how = layout.adopt(x, source)
+        moved = {"layout": how}
     x, declared = normalize(x, scale, mean, std, x.shape[-1], source)
-    preprocessing = {"stored_dtype": str(stored.dtype), **declared,
+    preprocessing = {"stored_dtype": str(stored.dtype), **moved, **declared,
                      "order": "x * scale, then (x - mean) / std"}
     return Dataset(x=x, y=y, class_names=names, source=f"npz:{source} [{x_key}, {y_key}]",
                    preprocessing=preprocessing, sha256=_sha256(x))
@@ -367,19 +375,30 @@ def load_dataset(spec, **options) -> Dataset:
     """Load by description: ``digits`` / ``digits:<split>``, a ``.npz`` file, or an image folder.
 
     ``options`` go to the matching loader (:func:`load_digits`, :func:`load_npz`,
-    :func:`load_image_folder`).
+    :func:`load_image_folder`). ``layout`` (a model converted from ONNX): see :func:`load_npz`;
+    decoded images and the digits set are H x W x C already and are checked against it.
     """
+    layout = options.pop("layout", None)
     text = str(spec)
     if text == "digits" or text.startswith("digits:"):
-        return load_digits(text.partition(":")[2] or options.pop("split", "test"), **options)
+        return _images_in(load_digits(text.partition(":")[2] or options.pop("split", "test"), **options), layout)
     p = Path(text)
     if p.is_dir():
-        return load_image_folder(p, **options)
+        return _images_in(load_image_folder(p, **options), layout)
     if p.suffix.lower() == ".npz":
-        return load_npz(p, **options)
+        return load_npz(p, layout=layout, **options)
     if not p.exists():
         raise DataError(f"no data set {text}", hint="give a .npz file, an image folder, or 'digits'")
     raise DataError(f"{text} is neither a .npz file nor an image folder")
+
+
+def _images_in(d: Dataset, layout) -> Dataset:
+    if layout is None:
+        return d
+    import dataclasses
+
+    x, how = layout.adopt(d.x, d.source, images=True)
+    return dataclasses.replace(d, x=x, preprocessing={**d.preprocessing, "layout": how}, sha256=_sha256(x))
 
 
 # ---------------------------------------------------------------- against a model

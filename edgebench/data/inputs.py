@@ -73,8 +73,11 @@ def random_inputs(tensor: dict, count: int = 64, seed: int = 0, override=None) -
     return InputSet(x, "random", seed, lo, hi)
 
 
-def load_inputs(path, tensor: dict, key: str | None = None, limit: int | None = None) -> InputSet:
+def load_inputs(path, tensor: dict, key: str | None = None, limit: int | None = None, layout=None) -> InputSet:
     """Load a user's .npy or .npz (array ``x`` or the first array, or ``key``) and check it.
+
+    ``layout`` (:class:`edgebench.data.layout.TensorLayout`, a model converted from ONNX): inputs
+    given in the ONNX model's layout (NCHW) are transposed to the model's.
 
     Refuses anything but a regular file holding real numbers of the input's shape;
     warns (:class:`InputWarning`) when values lie outside a quantized input's range.
@@ -119,6 +122,8 @@ def load_inputs(path, tensor: dict, key: str | None = None, limit: int | None = 
         arr = arr.reshape((1, *per))
     elif arr.ndim == len(per):  # one sample without the batch axis
         arr = arr.reshape((1, *arr.shape))
+    if layout is not None and arr.ndim == len(shape):
+        arr, _ = layout.adopt(arr, str(p))
     if tuple(arr.shape[1:]) != per:
         raise DataError(
             f"{p}: inputs of shape {tuple(arr.shape)} do not fit the model input "

@@ -134,11 +134,22 @@ def exists(spec) -> None:
 
 
 def load_calibration(spec, preprocess: Optional[dict] = None, key: Optional[str] = None,
-                     expected: Optional[str] = None) -> CalibrationData:
+                     expected: Optional[str] = None, layout=None) -> CalibrationData:
     """Read every sample of ``spec`` with the declared preprocessing (no selection yet).
 
     ``expected`` (e.g. "float32 N x 8x8x1 for the model input 'image'") is named in dtype errors.
+    ``layout`` (:class:`edgebench.data.layout.TensorLayout`, a model lowered from ONNX): arrays
+    given in the source model's layout are transposed to the converted model's before the
+    per-channel preprocessing; images are decoded H x W x C.
     """
+    cal = _load_calibration(spec, preprocess, key, expected, layout)
+    if layout is not None and "layout" not in cal.preprocessing:
+        x, how = layout.adopt(cal.x, cal.source, images=True)
+        cal = CalibrationData(x, cal.source, {**cal.preprocessing, "layout": how}, cal.stored_dtype, cal.available)
+    return cal
+
+
+def _load_calibration(spec, preprocess, key, expected, layout) -> CalibrationData:
     pre = dict(preprocess or {})
     text = str(spec)
     exists(text)
@@ -170,9 +181,14 @@ def load_calibration(spec, preprocess: Optional[dict] = None, key: Optional[str]
     x = np.ascontiguousarray(stored, dtype=np.float32)
     if not np.isfinite(x).all():
         raise DataError(f"{label}: {int((~np.isfinite(x)).sum())} calibration value(s) are not finite")
+    moved = {}
+    if layout is not None:
+        x, how = layout.adopt(x, label)
+        moved = {"layout": how}
     channels = int(x.shape[-1])
     x, declared = ds.normalize(x, pre.get("scale"), pre.get("mean"), pre.get("std"), channels, label)
-    preprocessing = {"stored_dtype": str(stored.dtype), **declared, "order": "x * scale, then (x - mean) / std"}
+    preprocessing = {"stored_dtype": str(stored.dtype), **moved, **declared,
+                     "order": "x * scale, then (x - mean) / std"}
     return CalibrationData(x, label, preprocessing, str(stored.dtype), int(x.shape[0]))
 
 

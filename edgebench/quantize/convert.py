@@ -26,6 +26,7 @@ from edgebench.runtime.inspect import inspect_model
 
 Progress = Optional[Callable[[str], None]]
 PROGRESS_EVERY_S = 2.0      # calibration progress: at most one message per this many seconds
+FAITHFULNESS_SAMPLES = 32   # ONNX: calibration samples the FP32 model is checked on against onnxruntime
 _SUFFIX = {"fp32": "_fp32", "int8": "_int8", "fp16": "_fp16", "dynamic-range": "_dynamic"}
 _LABEL = {"fp32": "FP32 baseline", "int8": "full-integer INT8", "fp16": "float16",
           "dynamic-range": "dynamic-range"}
@@ -81,6 +82,11 @@ def quantize_model(model, calib, out=None, fp32_out=None, options: Optional[Quan
     t_start = time.perf_counter()
     timings: dict = {}
     source = identify(model)                                   # missing/unsupported files: before TF loads
+    if source.kind == "onnx":                                  # and a damaged or dynamic-shape ONNX file too
+        from edgebench.quantize.onnx_lower.graph import import_onnxruntime, read_onnx
+
+        import_onnxruntime()
+        read_onnx(model, options.batch)
     cal_mod.exists(calib)
     paths = output_paths(model, out, fp32_out, options)
     warns: list = []
@@ -102,13 +108,17 @@ def quantize_model(model, calib, out=None, fp32_out=None, options: Optional[Quan
     with isolated_keras_names():
         loaded, cal, export_shape, how, roles, converted, recorded = _load_and_convert(
             tf, source, calib, options, paths, step, progress, warns)
+    lowering = None
+    if loaded.onnx is not None:
+        with step("check_onnx", "checking the FP32 model against onnxruntime"):
+            lowering = _onnx_lowering(loaded, converted["fp32"], cal, options)
 
     converter = {"name": "tf.lite.TFLiteConverter", "entry": how, "tensorflow_version": tf.__version__,
                  "keras_version": keras_version(tf), "tf_enable_onednn_opts": onednn}
     source_d = {**source.to_dict(), "loader": loaded.loader}
     with step("check_and_write", "checking the INT8 model and writing files"):
         outputs = _check_and_write(roles, paths, converted, recorded, converter, source_d, cal, options,
-                                   warns, timings)
+                                   warns, timings, lowering)
     timings["total"] = round(time.perf_counter() - t_start, 4)
     return QuantizeResult(
         source=source_d,
@@ -118,19 +128,21 @@ def quantize_model(model, calib, out=None, fp32_out=None, options: Optional[Quan
         export=how, calibration=cal.to_dict(), options=options, outputs=tuple(outputs),
         warnings=tuple(warns),
         versions={"tensorflow": tf.__version__, "keras": keras_version(tf), "edgebench": __version__,
-                  "numpy": np.__version__},
-        timings_s=timings)
+                  "numpy": np.__version__, **_onnx_versions(loaded)},
+        timings_s=timings, lowering=lowering)
 
 
 def _load_and_convert(tf, source, calib, options: QuantizeOptions, paths: dict, step, progress, warns: list):
     """Load model and calibration data, check them against each other, convert every role to bytes."""
-    with step("load_model", f"loading {source.kind} model {source.path}"):
-        loaded = load(tf, source)
+    with step("load_model", f"loading {source.kind} model {source.path}"
+              + (" and lowering it to Keras" if source.kind == "onnx" else "")):
+        loaded = load(tf, source, options.batch)
+    layout = loaded.onnx[1].inputs[0] if loaded.onnx is not None else None
     shape_txt = ("x".join("?" if d is None else str(d) for d in loaded.input_shape[1:])
                  if loaded.input_shape is not None else "(undeclared)")
     expected = f"{loaded.input_dtype} N x {shape_txt} for the model input {loaded.input_name!r}"
     with step("load_calibration", f"reading calibration data {calib}"):
-        cal_all = cal_mod.load_calibration(calib, options.calib_preprocess, options.calib_key, expected)
+        cal_all = cal_mod.load_calibration(calib, options.calib_preprocess, options.calib_key, expected, layout)
         export_shape = cal_mod.check_against_input(cal_all, loaded.input_name, loaded.input_shape,
                                                    loaded.input_dtype, options.batch)
         cal, notes = cal_mod.select(cal_all, options.calib_count, options.batch)
@@ -171,7 +183,8 @@ def _load_and_convert(tf, source, calib, options: QuantizeOptions, paths: dict, 
     return loaded, cal, export_shape, how, roles, converted, recorded
 
 
-def _check_and_write(roles, paths, converted, recorded, converter, source_d, cal, options, warns, timings):
+def _check_and_write(roles, paths, converted, recorded, converter, source_d, cal, options, warns, timings,
+                     lowering=None):
     """Write every model to a temporary file, inspect it, add the INT8 checks' warnings, build the
     sidecars, then rename everything into place (sidecar.commit). Temporary files never survive."""
     temps: list = []
@@ -190,7 +203,7 @@ def _check_and_write(roles, paths, converted, recorded, converter, source_d, cal
             data = sidecar.build(
                 role, reports[role], source_d, {**converter, "options": recorded[role]},
                 cal.to_dict() if role == "int8" else None, dict(cal.preprocessing), baseline,
-                [w for w in warns if w.model in (None, role)])
+                [w for w in warns if w.model in (None, role)], _sidecar_lowering(lowering))
             side_p = sidecar.sidecar_path(paths[role])
             side_tmp = _guard_write(sidecar.write_temp, side_p, sidecar.dumps(data))
             temps.append(side_tmp)
@@ -261,6 +274,52 @@ def _configure(tf, conv, role: str, options: QuantizeOptions, cal, export_shape,
                calibration_batches=batches, per_channel_weights=options.per_channel,
                bias_type="int32")
     return rec
+
+
+def _onnx_lowering(loaded, fp32_bytes: bytes, cal, options: QuantizeOptions) -> dict:
+    """The lowering's record, after checking the FP32 .tflite against onnxruntime on up to
+    :data:`FAITHFULNESS_SAMPLES` calibration samples; ModelError above the tolerance."""
+    from edgebench.quantize.onnx_lower import reference
+
+    g, lowered = loaded.onnx
+    lay = lowered.inputs[0]
+    n = (min(cal.count, FAITHFULNESS_SAMPLES) // options.batch) * options.batch
+    x = cal.x[:n]
+    q = Quiet()
+    with q:
+        faith = reference.check(g.path, lambda xs: checks.run_fp32(fp32_bytes, xs[0], options.batch), lowered.inputs,
+                                lowered.outputs, {lay.name: lay.to_source(x)},
+                                "the FP32 .tflite baseline (LiteRT, builtin kernels)",
+                                options.batch if isinstance(g.inputs[0].declared[0], int) else None,
+                                rtol=options.onnx_rtol)
+    if not faith.ok:
+        worst = max(faith.outputs, key=lambda o: o["max_abs_error"])
+        raise ModelError(
+            f"the FP32 model lowered from {g.path} differs from onnxruntime by up to {faith.max_abs_error:.3g} "
+            f"at output {worst['name']!r} (tolerance {faith.tolerance:.3g}: rtol {faith.rtol:g} of the largest "
+            f"output {worst['max_abs_reference']:.3g}; {faith.samples} calibration samples)",
+            "a lowering mistake: report it with the model; --onnx-rtol loosens the check")
+    return {"from": "onnx", "opset": g.opset, "producer": g.producer, "graph_inputs": [i.to_dict() for i in g.inputs],
+            **lowered.to_dict(), "faithfulness": faith.to_dict()}
+
+
+def _sidecar_lowering(lowering) -> dict:
+    """The sidecar keys of a model lowered from ONNX: ``layout`` (read by accuracy and verify to
+    transpose data given in the ONNX layout) and ``lowering``."""
+    if lowering is None:
+        return {}
+    layout = {"inputs": lowering["inputs"], "outputs": lowering["outputs"]}
+    rest = {k: v for k, v in lowering.items() if k not in ("inputs", "outputs")}
+    return {"layout": layout, "lowering": rest}
+
+
+def _onnx_versions(loaded) -> dict:
+    if loaded.onnx is None:
+        return {}
+    import onnx
+    import onnxruntime
+
+    return {"onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__}
 
 
 def _inspect(path):

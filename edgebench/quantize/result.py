@@ -24,6 +24,7 @@ class QuantizeOptions:
     calib_count: Optional[int] = None  # samples to calibrate with (None: all), evenly spaced
     calib_preprocess: dict = field(default_factory=dict)
     calib_key: Optional[str] = None   # array name inside a .npz
+    onnx_rtol: float = 1e-3           # ONNX: FP32 model vs onnxruntime, max abs error / largest output
 
     def __post_init__(self):
         if self.io not in IO_TYPES:
@@ -32,12 +33,15 @@ class QuantizeOptions:
             raise UsageError(f"--batch must be a whole number >= 1, got {self.batch!r}")
         if self.calib_count is not None and (isinstance(self.calib_count, bool) or self.calib_count < 1):
             raise UsageError(f"--calib-count must be at least 1, got {self.calib_count!r}")
+        if not (isinstance(self.onnx_rtol, (int, float)) and 0 < self.onnx_rtol <= 1):
+            raise UsageError(f"--onnx-rtol must be in (0, 1], got {self.onnx_rtol!r}")
 
     def to_dict(self) -> dict:
         pre = {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.calib_preprocess.items()}
         return {"io": self.io, "per_channel": self.per_channel, "batch": self.batch,
                 "float16": self.float16, "dynamic_range": self.dynamic_range,
-                "calib_count": self.calib_count, "calib_preprocess": pre, "calib_key": self.calib_key}
+                "calib_count": self.calib_count, "calib_preprocess": pre, "calib_key": self.calib_key,
+                "onnx_rtol": self.onnx_rtol}
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ class QuantizeResult:
     warnings: tuple              # QuantizeWarning
     versions: dict               # tensorflow, keras, edgebench
     timings_s: dict              # step -> seconds (wall clock)
+    lowering: Optional[dict] = None  # ONNX: layouts, operators, faithfulness against onnxruntime
 
     def output(self, role: str) -> Optional[OutputModel]:
         for o in self.outputs:
@@ -121,4 +126,5 @@ class QuantizeResult:
             "outputs": [o.to_dict() for o in self.outputs],
             "warnings": [w.to_dict() for w in self.warnings],
             "versions": dict(self.versions), "timings_s": dict(self.timings_s),
+            **({"lowering": self.lowering} if self.lowering is not None else {}),
         }

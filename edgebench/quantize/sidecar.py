@@ -22,6 +22,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 from edgebench import __version__
 from edgebench.results.store import fsync_dir
@@ -54,7 +55,7 @@ def weights_quantization(report) -> list:
 
 
 def build(role: str, report, source: dict, converter: dict, calibration, preprocessing,
-          baseline, warnings: list) -> dict:
+          baseline, warnings: list, extra: Optional[dict] = None) -> dict:
     """The sidecar dict of one converted model (``report``: runtime.inspect.ModelReport)."""
     m = report.model
     inp, out = report.inputs[0], report.outputs[0]
@@ -80,6 +81,7 @@ def build(role: str, report, source: dict, converter: dict, calibration, preproc
         "converter": converter,
         "derived_from": source,
         "baseline": baseline,
+        **(extra or {}),
         "created_by": f"edgebench {__version__} quantize ({role})",
         "warnings": [w.to_dict() for w in warnings],
     }

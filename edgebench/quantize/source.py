@@ -5,7 +5,9 @@ Supported inputs:
 * a Keras v3 archive (``.keras``) or a legacy HDF5 model (``.h5``/``.hdf5``), loaded
   with ``keras.saving.load_model(compile=False)``;
 * a SavedModel directory (``saved_model.pb`` + ``variables/``), loaded with
-  ``tf.saved_model.load`` and its ``serving_default`` signature.
+  ``tf.saved_model.load`` and its ``serving_default`` signature;
+* an ONNX model (``.onnx``), lowered to a Keras functional model by
+  :mod:`edgebench.quantize.onnx_lower` (batch fixed, NCHW inputs made NHWC).
 
 Identity (recorded as ``derived_from`` in every sidecar): the path as given, and
 the sha256 of the file (Keras) or of ``saved_model.pb`` (SavedModel; the sha256 of
@@ -33,6 +35,7 @@ from edgebench.errors import ModelError, UsageError
 from edgebench.quantize._tf import Quiet, first_error_line, keras_version
 
 KERAS_SUFFIXES = (".keras",)
+ONNX_SUFFIXES = (".onnx",)
 H5_SUFFIXES = (".h5", ".hdf5")
 _HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 
@@ -42,7 +45,7 @@ class SourceModel:
     """Where a model came from: path as given, kind, and its hash."""
 
     path: str
-    kind: str                 # "keras" | "h5" | "saved_model"
+    kind: str                 # "keras" | "h5" | "saved_model" | "onnx"
     sha256: str
     sha256_of: str            # what was hashed: the file, or "saved_model.pb"
     tree_sha256: Optional[str] = None   # SavedModel: every file under the directory
@@ -90,8 +93,10 @@ def identify(path) -> SourceModel:
     suffix = p.suffix.lower()
     what = _content_kind(p, head, size)
     if what == "tflite":
-        raise ModelError(f"{p} is already a TFLite model; quantize converts Keras models and SavedModels",
-                         "pass the .keras/.h5 file or SavedModel it was made from")
+        raise ModelError(f"{p} is already a TFLite model; quantize converts Keras, ONNX and SavedModel models",
+                         "pass the .keras/.h5/.onnx file or SavedModel it was made from")
+    if suffix in ONNX_SUFFIXES:
+        return SourceModel(str(path), "onnx", _sha256_file(p), "file")
     if what == "keras" and suffix in KERAS_SUFFIXES:
         return SourceModel(str(path), "keras", _sha256_file(p), "file")
     if what == "h5" and suffix in H5_SUFFIXES:
@@ -108,9 +113,10 @@ def identify(path) -> SourceModel:
         raise ModelError(f"{p} is {kind} but is named {suffix or '(no suffix)'!r}",
                          "rename it to .keras (zip archive) or .h5 (HDF5) to match its content")
     expected = {".keras": "a Keras v3 archive (a zip file)", ".h5": "an HDF5 model", ".hdf5": "an HDF5 model",
-                ".tflite": "a TFLite model"}.get(suffix, "a Keras model (.keras, .h5) or a SavedModel directory")
+                ".tflite": "a TFLite model"}.get(suffix, "a Keras model (.keras, .h5), an ONNX model (.onnx) or a "
+                                                       "SavedModel directory")
     raise ModelError(f"{p} is not {expected}: it is {what}",
-                     "quantize reads .keras and .h5 files and SavedModel directories")
+                     "quantize reads .keras, .h5 and .onnx files and SavedModel directories")
 
 
 def _content_kind(p: Path, head: bytes, size: int) -> str:
@@ -146,12 +152,38 @@ class LoadedModel:
     input_dtype: str
     obj: Any                      # the Keras model, or the loaded SavedModel object
     signature: Any = None         # SavedModel: the serving function
+    onnx: Any = None              # ONNX: (OnnxGraph, onnx_lower.lower.Lowered); obj is the lowered Keras model
 
 
-def load(tf, source: SourceModel) -> LoadedModel:
+def load(tf, source: SourceModel, batch: int = 1) -> LoadedModel:
     if source.kind == "saved_model":
         return _load_saved_model(tf, source)
+    if source.kind == "onnx":
+        return _load_onnx(tf, source, batch)
     return _load_keras(tf, source)
+
+
+def _load_onnx(tf, source: SourceModel, batch: int) -> LoadedModel:
+    """Read the ONNX file and lower it to a Keras model whose input has batch ``batch``."""
+    import keras
+
+    from edgebench.quantize.onnx_lower import read_onnx
+    from edgebench.quantize.onnx_lower.lower import lower
+
+    g = read_onnx(source.path, batch)
+    if len(g.inputs) != 1:
+        raise UsageError(f"{source.path} has {len(g.inputs)} inputs "
+                         f"({', '.join(repr(i.name) for i in g.inputs)}); quantize supports models with one input")
+    import onnx
+
+    q = Quiet()
+    with q:
+        lowered = lower(g, keras, tf)
+    lay = lowered.inputs[0]
+    loader = (f"edgebench ONNX lowering (onnx {onnx.__version__}, opset {g.opset}, produced by {g.producer}; "
+              f"Keras {keras_version(tf)})")
+    return LoadedModel(source, loader, lay.name, (None,) + tuple(lay.model_shape[1:]), "float32",
+                       lowered.model, onnx=(g, lowered))
 
 
 def _load_keras(tf, source: SourceModel) -> LoadedModel:
@@ -248,6 +280,13 @@ def export_target(tf, loaded: LoadedModel, shape: tuple, probe) -> tuple:
     """
     if loaded.signature is not None:
         return _saved_model_target(tf, loaded, shape)
+    if loaded.onnx is not None:    # built with the fixed shape already
+        model, opset = loaded.obj, loaded.onnx[0].opset
+
+        def factory():
+            return tf.lite.TFLiteConverter.from_keras_model(model)
+
+        return factory, f"TFLiteConverter.from_keras_model (Keras model lowered from ONNX opset {opset})"
     return _keras_target(tf, loaded, shape, probe)
 
 

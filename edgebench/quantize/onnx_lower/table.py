@@ -1,0 +1,65 @@
+"""The ONNX operators edgebench lowers: one table, one entry per operator (level 2).
+
+Everything that names the supported operators reads :data:`OPS`: the lowering driver, the
+error for an operator outside it, ``inspect model.onnx`` (its MAC counts and which nodes
+would not convert) and docs/models.md's list (checked by a test). Besides these, any node
+whose inputs are all constants is computed at conversion time (``lower._evaluate``), so the
+shape arithmetic of exported graphs (Shape, Gather, Concat, Cast, ...) needs no entry.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from edgebench.quantize.onnx_lower import ops_nn as nn
+from edgebench.quantize.onnx_lower import ops_tensor as ts
+
+
+@dataclass(frozen=True)
+class Op:
+    lower: Callable                       # (ctx, node, input values) -> output values
+    macs: Optional[Callable] = None       # (attrs, input shapes, output shapes) -> MACs; None: no MACs
+
+
+OPS = {
+    "Add": Op(ts.add),
+    "AveragePool": Op(nn.average_pool),
+    "BatchNormalization": Op(nn.batch_norm),
+    "Cast": Op(ts.cast),
+    "Clip": Op(ts.clip),
+    "Concat": Op(ts.concat),
+    "Constant": Op(ts.constant),
+    "Conv": Op(nn.conv, nn.conv_macs),
+    "ConvTranspose": Op(nn.conv_transpose, nn.conv_transpose_macs),
+    "Div": Op(ts.div),
+    "Dropout": Op(ts.dropout),
+    "Flatten": Op(ts.flatten),
+    "Gemm": Op(nn.gemm, nn.gemm_macs),
+    "GlobalAveragePool": Op(nn.global_average_pool),
+    "GlobalMaxPool": Op(nn.global_max_pool),
+    "HardSigmoid": Op(ts.hard_sigmoid),
+    "HardSwish": Op(ts.hard_swish),
+    "Identity": Op(ts.identity_op),
+    "LeakyRelu": Op(ts.leaky_relu),
+    "MatMul": Op(nn.matmul, nn.matmul_macs),
+    "MaxPool": Op(nn.max_pool),
+    "Mul": Op(ts.mul),
+    "Pad": Op(ts.pad),
+    "ReduceMean": Op(nn.reduce_mean),
+    "Relu": Op(ts.relu),
+    "Reshape": Op(ts.reshape),
+    "Resize": Op(nn.resize),
+    "Shape": Op(ts.shape_op),
+    "Sigmoid": Op(ts.sigmoid),
+    "Softmax": Op(nn.softmax),
+    "Squeeze": Op(ts.squeeze),
+    "Sub": Op(ts.sub),
+    "Tanh": Op(ts.tanh),
+    "Transpose": Op(ts.transpose),
+    "Unsqueeze": Op(ts.unsqueeze),
+    "Upsample": Op(nn.resize),
+}
+
+
+def supported_list() -> str:
+    return ", ".join(sorted(OPS)) + " (and any operator on constant inputs)"
