@@ -3,16 +3,17 @@
 #               INT8 model on the emulated Cortex-M4 board (QEMU), bit-exactness checked
 #   make test   run the test suite (installs system tools as root, then a venv)
 #   make test-fast  the everyday lane (no QEMU, fuzzing, TensorFlow or slow tests)
+#   make lint   ruff (pyproject.toml [tool.ruff]); part of make test
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: demo test test-fast test-serial-plain venv system clean
+.PHONY: demo test test-fast test-serial-plain lint venv system clean
 
 demo: system $(VENV)/.stamp
 	$(BIN)/edgebench demo
 
-test: system $(VENV)/.stamp-test test-serial-plain
+test: system $(VENV)/.stamp-test lint test-serial-plain
 	EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # The test venv has the farm extra, whose pyserial-labgrid fork replaces pyserial's `serial` module;
@@ -33,6 +34,9 @@ $(PLAIN)/.stamp: pyproject.toml
 test-fast: $(VENV)/.stamp-test
 	EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q \
 	  -m "not slow and not qemu and not fuzz and not tensorflow and not hardware" --durations=5 $(PYTEST_ARGS)
+
+lint: $(VENV)/.stamp-test
+	$(BIN)/ruff check .
 
 system:
 	bash scripts/setup-system.sh

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+# The firmware fixtures (posix_firmware_bin, fw, client) for every test module, without importing them
+pytest_plugins = ["fw_util"]
+
 # The MLPerf Tiny reference models: shared/ sits beside the clone (here, and in CI).
 MLPERF_DIR = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny"
 

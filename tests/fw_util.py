@@ -223,7 +223,7 @@ class PosixFirmware(Device):
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=5)
-            raise AssertionError("the firmware did not exit after the host hung up")
+            raise AssertionError("the firmware did not exit after the host hung up") from None
         finally:
             self.proc.stdout.close()
             self.proc.stderr.close()

@@ -67,7 +67,7 @@ class Run:
     dataset: object
     slices: list
     edge: Optional[dict]
-    opts: "AccuracyOptions"  # edgebench.bench.accuracy.AccuracyOptions
+    opts: object  # edgebench.bench.accuracy.AccuracyOptions (accuracy imports this module)
     profile: object
     base_profile: object
     hello: dict

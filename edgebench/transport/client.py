@@ -220,7 +220,7 @@ class AgentClient:
         try:
             return protocol.decode_arrays(body)
         except protocol.AgentFailure as exc:
-            raise errors.AgentError(f"{self.description} sent an unreadable {op} payload: {exc.message}")
+            raise errors.AgentError(f"{self.description} sent an unreadable {op} payload: {exc.message}") from exc
 
 
 def _strip(header: dict) -> dict:
