@@ -82,10 +82,12 @@ def problem(model, exc: ValidationError, where: str, data: Any = None, key: str 
     if isinstance(data, Mapping):   # the first problem in the file is the one a reader finds first
         order = {k: i for i, k in enumerate(data)}
         errors.sort(key=lambda e: order.get(e["loc"][0], len(order)) if e["loc"] else -1)
-    path, what = describe(json_schema(model), errors[0])
+    schema = json_schema(model)
+    described = list(dict.fromkeys(describe(schema, e) for e in errors))   # a union's members say one thing
+    path, what = described[0]
     path = join_key(key, path)
     text = f"{where}: {path}: {what}" if path else f"{where}: {what}"
-    more = len(errors) - 1
+    more = len({p for p, _ in described}) - 1
     return text + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
 
 
@@ -117,6 +119,9 @@ def describe(schema: dict, err: dict) -> tuple:
         return key, f"expected one of {', '.join(tags)}, got {got(ctx.get('tag'))}"
     if kind in ("value_error", "assertion_error"):
         return path, str(ctx.get("error") or err["msg"])
+    if kind == "string_too_long":
+        return path, f"expected at most {ctx.get('max_length')} characters, got {len(value):,}" \
+            if isinstance(value, str) else f"expected at most {ctx.get('max_length')} characters"
     phrase = expected(node, defs) if node is not None else None
     if phrase is None:
         return path, f"{err['msg'][:1].lower()}{err['msg'][1:]}, got {got(value)}"
@@ -178,6 +183,9 @@ def walk(schema: dict, loc) -> tuple:
             want = "array" if isinstance(item, int) else "object"
             picks = [resolve(m, defs) for m in _members(node)]
             picks = [m for m in picks if m and (m.get("type") == want or (want == "object" and "properties" in m))]
+            if isinstance(item, str) and not any(item in (m.get("properties") or {}) or
+                                                 isinstance(m.get("additionalProperties"), dict) for m in picks):
+                continue   # a plain union's member ('bool', 'str', ...): the union is the key's node
             node = picks[0] if picks else None
             if node is None:
                 path = join_key(path, f"[{item}]" if isinstance(item, int) else str(item))
@@ -258,13 +266,26 @@ def expected(node: Optional[dict], defs: Optional[dict] = None) -> Optional[str]
     if kind == "boolean":
         return "true or false"
     if kind == "array":
-        item = expected(node.get("items"), defs) or "values"
-        item = item[3:] if item.startswith("an ") else item[2:] if item.startswith("a ") else item
         size = "a non-empty list" if node.get("minItems") else "a list"
-        return f"{size} of {item}" + (" (each once)" if node.get("uniqueItems") else "")
+        return f"{size} of {_plural(expected(node.get('items'), defs))}" + (
+            " (each once)" if node.get("uniqueItems") else "")
     if kind == "object" or "properties" in node:
         return "a mapping of keys"
     return None
+
+
+def _plural(phrase: Optional[str]) -> str:
+    """``an integer`` -> ``integers``, ``one of a, b`` -> ``a, b``: a list's items in words."""
+    if not phrase:
+        return "values"
+    if phrase.startswith("one of "):
+        return phrase[len("one of "):]
+    words = phrase.split(" ")
+    if words[0] in ("a", "an") and len(words) > 1:
+        words = words[1:]
+        i = next((k for k, w in enumerate(words) if w in ("of", "or", "in", ">=", "without", "whose")), len(words))
+        words[i - 1] += "s"
+    return " ".join(words)
 
 
 def _text(value: Any) -> str:

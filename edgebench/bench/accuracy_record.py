@@ -21,7 +21,7 @@ from edgebench.bench.latency import figure_label
 from edgebench.report.claim import accuracy_claim
 from edgebench.results import store
 from edgebench.results.model import RunResult
-from edgebench.modelfile import read_sidecar
+from edgebench.provenance import read_sidecar
 from edgebench.stats.calibration import reliability_diagram
 
 PREDICTIONS = "predictions.parquet"

@@ -108,10 +108,12 @@ class TransportSpec:
     interface (a key a kind does not have reads as None).
     """
 
-    type: str
-    url: Optional[str] = None
-    python: Optional[str] = None
-    baud: Optional[int] = None
+    _ABSENT = ("url", "python", "baud")   # the keys a kind may not have: None there
+
+    def __getattr__(self, name: str):
+        if name in TransportSpec._ABSENT:
+            return None
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) is not None}
@@ -191,7 +193,7 @@ class SshTransport(TransportSpec):
 @dataclass(frozen=True, config=CLOSED)
 class SerialTransport(TransportSpec):
     """A serial port (/dev/ttyUSB0, COM3) or a pyserial URL (socket://host:port, rfc2217://..., loop://);
-    ``url: emulator``: the pseudo-terminal of the emulator edgebench starts (needs firmware.emulator)."""
+    `url: emulator`: the pseudo-terminal of the emulator edgebench starts (needs `firmware.emulator`)."""
 
     type: Literal["serial"]
     url: Annotated[SerialUrl, Field(description="the port or URL; `emulator` for an emulated board")]
@@ -200,8 +202,8 @@ class SerialTransport(TransportSpec):
 
 @dataclass(frozen=True, config=CLOSED)
 class SimTransport(TransportSpec):
-    """A simulated board (edgebench.sim), modelled by the profile's ``simulated`` block: nothing is reached,
-    ``--url`` is refused."""
+    """A simulated board (edgebench.sim), modelled by the profile's `simulated` block: nothing is reached,
+    `--url` is refused."""
 
     type: Literal["sim"]
 

@@ -78,15 +78,16 @@ def _battery(result) -> Optional[dict]:
             "assumptions": "80% usable, regulator 85% efficient"}
 
 
-def gather(run_dir) -> "object":
-    """A :class:`edgebench.report.html.RunData` with everything the run's folder holds for the report."""
+def gather(run_dir, result=None) -> "object":
+    """A :class:`edgebench.report.html.RunData` with everything the run's folder holds for the report
+    (``result``: its run.json, if already read)."""
     import pandas as pd
 
     from edgebench.report.html import RunData
     from edgebench.results.store import read_result, read_samples
 
     d = Path(run_dir)
-    result = read_result(d)
+    result = result if result is not None else read_result(d)
     data = RunData(result=result, path=str(d))
     if (result.latency or {}).get("e2e") or result.kind == "soak":
         try:
@@ -143,10 +144,9 @@ def report(
     from edgebench.cli.output import get_console
     from edgebench.report import html
     from edgebench.report.check import check
-    from edgebench.results.store import resolve_run
+    from edgebench.results.store import read_results
 
-    dirs = list(dict.fromkeys(resolve_run(ref, runs_dir) for ref in runs))
-    datas = [gather(d) for d in dirs]
+    datas = [gather(d, result) for d, result in read_results(runs, runs_dir)]
     verdicts = check([x.result for x in datas])
     comps = _comparisons(datas)
     if md:

@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from edgebench.errors import ResultError
+from edgebench.errors import InputWarning, ResultError
 from edgebench.results.model import RunResult
 
 RUN_JSON = "run.json"
@@ -221,16 +221,54 @@ def discard_run_dir(run_dir) -> None:
     shutil.rmtree(run_dir, ignore_errors=True)
 
 
+MAX_RUN_JSON_BYTES = 16 * 2 ** 20   # the largest run.json edgebench reads (the runs it writes: under 1 MB)
+MAX_NESTING = 64                   # levels of nesting in a run.json (the runs it writes: under 15)
+
+
 def read_result(run_dir) -> RunResult:
+    """The run.json of a run folder (or the file itself), validated against its schema
+    (:class:`~edgebench.results.model.RunResult`): ResultError, one line naming the file and the
+    key, when it is missing, too large, not JSON, nested too deeply or of the wrong shape."""
     p = Path(run_dir)
     path = p / RUN_JSON if p.is_dir() else p
     if not path.exists():
         raise ResultError(f"{p} is not a run folder (no {RUN_JSON})", "list runs with `edgebench runs`")
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ResultError(f"{path}: unreadable JSON ({exc})", "the file is damaged") from None
-    return RunResult.from_dict(data, str(path))
+        with open(path, "rb") as f:
+            raw = f.read(MAX_RUN_JSON_BYTES + 1)
+    except OSError as exc:
+        raise ResultError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    return parse_result(raw, str(path))
+
+
+def parse_result(raw: bytes, source: str) -> RunResult:
+    """A run.json's bytes as a RunResult: bounded in size and nesting, then validated."""
+    if len(raw) > MAX_RUN_JSON_BYTES:
+        raise ResultError(f"{source}: larger than {MAX_RUN_JSON_BYTES // 2 ** 20} MB, more than any run edgebench "
+                          "writes", "the file is damaged or not a run")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise ResultError(f"{source}: unreadable JSON ({what})", "the file is damaged") from None
+    depth = _nesting(data)
+    if depth > MAX_NESTING:
+        raise ResultError(f"{source}: nested {depth} levels deep, more than any run edgebench writes "
+                          f"({MAX_NESTING})", "the file is damaged")
+    return RunResult.from_dict(data, source)
+
+
+def _nesting(doc) -> int:
+    """How many levels of lists and objects ``doc`` nests (counted without recursion)."""
+    deepest, todo = 0, [(doc, 1)]
+    while todo:
+        node, level = todo.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        if isinstance(node, list):
+            deepest = max(deepest, level)
+            todo.extend((child, level + 1) for child in node if isinstance(child, (dict, list)))
+    return deepest
 
 
 def read_samples(run_dir):
@@ -280,6 +318,30 @@ def resolve_run(ref, root="runs") -> Path:
     if not hits:
         raise ResultError(f"no run {ref!r} under {root}", "list runs with `edgebench runs`")
     raise ResultError(f"run id {ref!r} matches {len(hits)} runs under {root}", "give more of the id")
+
+
+def read_results(refs, root="runs") -> list:
+    """``[(folder, RunResult)]`` of run references (:func:`resolve_run`); a run whose run.json does not
+    read or validate is skipped with one :class:`~edgebench.errors.InputWarning` naming the file and
+    the key, so one bad run hides no other. ResultError when none is left (the first one's problem);
+    an unknown reference is an error, not a skip."""
+    import warnings
+
+    out, problems = [], []
+    for d in dict.fromkeys(resolve_run(ref, root) for ref in refs):
+        try:
+            out.append((d, read_result(d)))
+        except ResultError as exc:
+            problems.append(exc)
+            warnings.warn(skipped(exc), InputWarning, stacklevel=2)
+    if not out and problems:
+        raise problems[0]
+    return out
+
+
+def skipped(exc: ResultError) -> str:
+    """The warning for a run left out because its run.json does not read: ``skipped FILE: KEY: what``."""
+    return f"skipped {exc.message}"
 
 
 # ---------------------------------------------------------------- journal: samples that survive a kill

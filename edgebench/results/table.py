@@ -15,7 +15,7 @@ from pathlib import Path
 
 from edgebench.errors import InputWarning, ResultError, UsageError
 from edgebench.results.model import RunResult
-from edgebench.results.store import find_runs, read_result, read_samples, run_status
+from edgebench.results.store import find_runs, read_result, read_samples, resolve_run, run_status, skipped
 
 # column -> pandas dtype; the order is the order of the table
 COLUMNS = {
@@ -178,17 +178,32 @@ def runs_frame(rows: list):
 
 
 def _readable(root) -> list:
-    """``[(folder, RunResult)]`` under ``root``; a folder whose run.json cannot be read is skipped
-    with an :class:`~edgebench.errors.InputWarning` naming it (one damaged run hides no other)."""
+    """``[(folder, RunResult)]`` under ``root`` (a runs folder, a run folder, or a run's id, folder name
+    or ``latest`` under ``./runs``); a run whose run.json does not read or validate is skipped with an
+    :class:`~edgebench.errors.InputWarning` naming the file and the key (one bad run hides no other).
+    ResultError when ``root`` names nothing."""
     import warnings
 
     out = []
-    for d in find_runs(root):
+    for d in _run_dirs(root):
         try:
             out.append((d, read_result(d)))
         except ResultError as exc:
-            warnings.warn(f"skipped {d}: {exc.one_line()}", InputWarning, stacklevel=3)
+            warnings.warn(skipped(exc), InputWarning, stacklevel=3)
     return out
+
+
+def _run_dirs(root) -> list:
+    r = Path(root)
+    if r.is_dir():
+        return find_runs(r)
+    if not r.exists() and Path("runs").is_dir() and str(root) != "runs":
+        try:
+            return [resolve_run(str(root), "runs")]
+        except ResultError:
+            pass
+    raise ResultError(f"no runs folder and no run {str(root)!r}" + ("" if r.is_absolute() else f" under {Path.cwd()}"),
+                      "give the folder the runs are in (edgebench's default: runs), a run folder, or a run's id")
 
 
 def rows_of(root="runs") -> list:
