@@ -3,7 +3,7 @@
 #               INT8 model on the emulated Cortex-M4 board (QEMU), bit-exactness checked
 #   make test   run the test suite (installs system tools as root, then a venv)
 #   make test-fast  the everyday lane (no QEMU, fuzzing, TensorFlow or slow tests)
-#   make lint   ruff (pyproject.toml [tool.ruff]); part of make test
+#   make lint   ruff and mypy (pyproject.toml [tool.ruff], [tool.mypy]); part of make test
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
@@ -37,6 +37,7 @@ test-fast: $(VENV)/.stamp-test
 
 lint: $(VENV)/.stamp-test
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 system:
 	bash scripts/setup-system.sh

@@ -83,7 +83,7 @@ def problem(model, exc: ValidationError, where: str, data: Any = None, key: str 
         order = {k: i for i, k in enumerate(data)}
         errors.sort(key=lambda e: order.get(e["loc"][0], len(order)) if e["loc"] else -1)
     schema = json_schema(model)
-    described = list(dict.fromkeys(describe(schema, e) for e in errors))   # a union's members say one thing
+    described = list(dict.fromkeys(describe(schema, dict(e)) for e in errors))   # a union's members say one thing
     path, what = described[0]
     path = join_key(key, path)
     text = f"{where}: {path}: {what}" if path else f"{where}: {what}"
@@ -151,6 +151,10 @@ def _members(node: dict) -> list:
     return list(node.get("anyOf") or node.get("oneOf") or ())
 
 
+# how pydantic names the member of a plain union an error came from ('bool', 'list[int]', 'function-after[...]')
+_UNION_TAG = re.compile(r"^([a-z]+(-[a-z]+)*|[a-z-]+\[.*\])$")
+
+
 def union_tags(node: Optional[dict], defs: dict) -> list:
     """The tags of a discriminated union, in the order it declares its members."""
     key = ((node or {}).get("discriminator") or {}).get("propertyName")
@@ -181,10 +185,11 @@ def walk(schema: dict, loc) -> tuple:
                 via = f"{disc.get('propertyName', 'type')} {item}"
                 continue
             want = "array" if isinstance(item, int) else "object"
-            picks = [resolve(m, defs) for m in _members(node)]
-            picks = [m for m in picks if m and (m.get("type") == want or (want == "object" and "properties" in m))]
-            if isinstance(item, str) and not any(item in (m.get("properties") or {}) or
-                                                 isinstance(m.get("additionalProperties"), dict) for m in picks):
+            picks = [m for m in (resolve(m, defs) for m in _members(node))
+                     if m and (m.get("type") == want or (want == "object" and "properties" in m))]
+            if isinstance(item, str) and _UNION_TAG.match(item) and (i < len(loc) - 1 or not picks) and not any(
+                    item in (m.get("properties") or {}) or isinstance(m.get("additionalProperties"), dict)
+                    for m in picks):
                 continue   # a plain union's member ('bool', 'str', ...): the union is the key's node
             node = picks[0] if picks else None
             if node is None:

@@ -38,9 +38,16 @@ READY = b"m-ready\r\n"
 _built: dict[tuple[str, str], Path] = {}
 
 
+def make_env() -> dict:
+    """The environment for a make of our own: not a sub-make of one running the tests (`make test`'s
+    MAKEFLAGS/MAKELEVEL would add -w and "Entering directory" lines to what we read)."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+
+
 def _make(args: list[str], build_dir: Path) -> None:
-    cmd = ["make", f"-j{os.cpu_count() or 2}", "-C", str(FIRMWARE_DIR), f"BUILD={build_dir}", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    cmd = ["make", "--no-print-directory", f"-j{os.cpu_count() or 2}", "-C", str(FIRMWARE_DIR),
+           f"BUILD={build_dir}", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=make_env())
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
                            f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
@@ -52,9 +59,9 @@ def build_firmware(port: str = "posix", build_dir: Path | None = None) -> Path:
     key = (port, str(build_dir))
     if key not in _built:
         _make([f"PORT={port}"], build_dir)
-        image = subprocess.run(["make", "-s", "-C", str(FIRMWARE_DIR), f"PORT={port}",
+        image = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(FIRMWARE_DIR), f"PORT={port}",
                                 f"BUILD={build_dir}", "print-FW_IMAGE"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+                               capture_output=True, text=True, check=True, env=make_env()).stdout.strip()
         _built[key] = Path(image)
     return _built[key]
 

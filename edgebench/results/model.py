@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any, Dict, List, Literal, Optional, Union
+from typing import Any, Dict, Final, List, Literal, Optional, Union
 
 from pydantic import ConfigDict, Field, with_config
 from pydantic.dataclasses import dataclass
@@ -35,10 +35,10 @@ from typing_extensions import Annotated, TypedDict
 from edgebench.errors import ResultError
 from edgebench.schema import Bool, Float, Int, Str, got, validate
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION: Final = 2
 SCHEMA_HISTORY = {1: "edgebench 0.1: first version",
                   2: "edgebench 0.2: repeats, run- and dependence-aware intervals, achieved throughput"}
-FORMAT = "edgebench-run"
+FORMAT: Final = "edgebench-run"
 LABELS = ("measured", "emulated", "simulated", "estimated")
 STATUSES = ("running", "complete", "incomplete", "failed")
 STAGES = ("e2e", "prep", "set", "invoke", "get")
@@ -350,9 +350,12 @@ class PowerSection(TypedDict, total=False):
     samples: Optional[Mapping_]
 
 
+# `accuracy` (docs/accuracy.md). Every key is optional: a run of an older edgebench may lack one, and
+# its printer (cli/render/accuracy.py) shows what there is.
+
 @section
 class Proportion(TypedDict, total=False):
-    """A proportion (0-1) with its interval."""
+    """A proportion (0-1) with its 95% interval."""
     accuracy: Num
     ci_low: Num
     ci_high: Num
@@ -363,6 +366,7 @@ class Proportion(TypedDict, total=False):
 @section
 class PerClass(TypedDict, total=False):
     class_name: Text
+    class_index: Count
     accuracy: Num
     n: Count
 
@@ -377,11 +381,19 @@ class Figures(TypedDict, total=False):
 
 
 @section
+class SideModel(TypedDict, total=False):
+    name: Text
+    precision: Text
+    sha256: Text
+    path: Text
+
+
+@section
 class Side(TypedDict, total=False):
     """The candidate's or the baseline's model, runtime and board."""
     board: Text
     where: Text
-    model: Optional[ModelSection]
+    model: Optional[SideModel]
     runtime: Optional[RuntimeSection]
 
 
@@ -428,6 +440,75 @@ class CalibrationSection(TypedDict, total=False):
 
 
 @section
+class Paired(TypedDict, total=False):
+    n: Count
+    agreement_rate: Num
+    flips_right_to_wrong: Count
+    flips_wrong_to_right: Count
+    diff_points: Num
+    diff_ci_low_points: Num
+    diff_ci_high_points: Num
+    mcnemar_p: Num
+
+
+@section
+class Relative(TypedDict, total=False):
+    statements: Optional[List[Str]]
+    diff_points: Num
+    error_increase_pct: Num
+    candidate_pct_of_baseline_correct: Num
+    baseline_errors: Count
+    candidate_errors: Count
+
+
+@section
+class Resolution(TypedDict, total=False):
+    n: Count
+    mdd_points: Num
+    power: Num
+    alpha: Num
+    statement: Text
+    observed_diff_points: Num
+    resolvable: Flag
+    resolvable_at_all: Flag
+
+
+@section
+class Fidelity(TypedDict, total=False):
+    rmse: Num
+    max_abs_error: Num
+    cosine_similarity: Num
+    relative_l2_error: Num
+
+
+@section
+class SliceSide(TypedDict, total=False):
+    accuracy: Num
+
+
+@section
+class SliceRow(TypedDict, total=False):
+    slice: Text
+    n: Count
+    baseline: Optional[SliceSide]
+    candidate: Optional[SliceSide]
+    drop_points: Num
+    drop_ci_low_points: Num
+    drop_ci_high_points: Num
+    mcnemar_p: Num
+    mcnemar_p_holm: Num
+
+
+@section
+class EdgeCases(TypedDict, total=False):
+    source: Text
+    seed: Count
+    clean: Optional[SliceRow]
+    slices: Optional[List[SliceRow]]
+    worst: Text
+
+
+@section
 class GateRow(TypedDict, total=False):
     rule: Text
     metric: Text
@@ -445,19 +526,35 @@ class GateRow(TypedDict, total=False):
 
 
 @section
+class Validation(TypedDict, total=False):
+    gate_on: Text
+    rows: Optional[List[GateRow]]
+    passed: Flag
+    failed: Optional[List[Str]]
+    unresolved: Optional[List[Any]]
+    thresholds: Optional[Mapping_]
+
+
+@section
+class BothFigures(TypedDict, total=False):
+    baseline: Figures
+    candidate: Figures
+
+
+@section
 class AccuracyExtra(TypedDict, total=False):
     """`accuracy`: the candidate against its baseline on the same samples (docs/accuracy.md)."""
-    accuracy: Optional[Dict[str, Figures]]
+    accuracy: Optional[BothFigures]
     baseline: Optional[Side]
     candidate: Optional[Side]
     calibration: Optional[CalibrationSection]
-    edge_cases: Optional[Mapping_]
-    fidelity: Optional[Dict[str, Union[Float, Int, Str, None]]]
-    paired: Optional[Dict[str, Union[Float, Int, Str, Bool, None]]]
+    edge_cases: Optional[EdgeCases]
+    fidelity: Optional[Fidelity]
+    paired: Optional[Paired]
     predictions: Text
-    relative: Optional[Dict[str, Union[Float, Int, Str, List[Str], None]]]
-    resolution: Optional[Dict[str, Union[Float, Int, Str, Bool, None]]]
-    validation: Optional[Dict[str, Union[Str, Bool, List[GateRow], Dict[str, Any], List[Any], None]]]
+    relative: Optional[Relative]
+    resolution: Optional[Resolution]
+    validation: Optional[Validation]
 
 
 @section
@@ -570,12 +667,20 @@ class VerifySide(TypedDict, total=False):
 
 
 @section
+class Gate(TypedDict, total=False):
+    applies: Flag
+    passed: Flag
+    rule: Text
+    reason: Text
+
+
+@section
 class VerifyExtra(TypedDict, total=False):
     """`verify`: the board's outputs against the host's reference kernels (docs/mcu.md)."""
     bit_exact: Flag
     device: Optional[VerifySide]
     reference: Optional[VerifySide]
-    gate: Optional[Dict[str, Union[Bool, Str, None]]]
+    gate: Optional[Gate]
     notes: Optional[List[Str]]
     outputs: Optional[List[VerifyOutput]]
 
@@ -612,6 +717,121 @@ class Extra(TypedDict, total=False):
     unknown_keys: Optional[List[Str]]
 
 
+DOC = {  # what each key of run.json holds: docs/results-schema.md's table is written from these
+    "run_id": (
+        "the run's id (12 hex digits); `edgebench runs` lists the shortest unique prefix"
+    ),
+    "created_utc": (
+        "when the run started, ISO 8601 with its offset"
+    ),
+    "kind": (
+        "what produced it: `bench`, `accuracy`, `soak`, `sweep`, `energy`, `mlperf-tiny`, `verify` (each "
+        "verb's own figures live in `extra`, documented in its page under docs/; a `verify` run keeps "
+        "`extra.verify` = `device`, `reference`, `outputs`, `bit_exact`, `gate`, `notes` as `verify --json` "
+        "prints them, and its `samples.parquet` has one row per input and output: `input_index`, `output`, "
+        "`differing_bytes`, `max_diff` in LSB for integer outputs)"
+    ),
+    "status": (
+        "`running` while measuring; `complete`; `incomplete` (Ctrl-C, SIGTERM/SIGHUP or an error after the "
+        "first samples: what was measured is kept; the reason says which, e.g. `stopped by SIGTERM`); "
+        "`failed`. While `running`, `extra.writer` names the writing process (`pid`, `host`, `boot_id`, "
+        "`process_start_ticks` from `/proc/<pid>/stat`, `platform`); a finished run has no writer. "
+        "`abandoned` is never stored: `edgebench runs` and `edgebench.load_runs` *show* a `running` run as "
+        "`abandoned` when its writer was on this host and is gone (pid gone, pid reused by a process with "
+        "another start time, or the computer restarted since); a run from another host, or without a writer, "
+        "stays `running`"
+    ),
+    "status_reason": (
+        "why a run is `incomplete` or `failed` (e.g. `stopped by SIGTERM`)"
+    ),
+    "label": (
+        "`measured`, `emulated` (QEMU), `simulated` (a physics model) or `estimated` (datasheet arithmetic): "
+        "applies to every figure of the run"
+    ),
+    "edgebench_version": (
+        "the edgebench that wrote the run"
+    ),
+    "host": (
+        "the computer that ran edgebench (not the board)"
+    ),
+    "model": (
+        "path, name, sha256, bytes, precision (`fp32`, `int8`, `uint8`, `fp16`, `dynamic-range`, `mixed`, "
+        "read from the file's tensor types, not its name), weights and activation dtypes and bits, operators,"
+        " inputs/outputs with quantization, `sidecar` (the `<model>.json` written by quantize), `calibration`"
+        " (source, count, sha256)"
+    ),
+    "runtime": (
+        "runtime name and version, `kernels` (`xnnpack`, `builtin`, `reference`), op resolver, threads, "
+        "delegate"
+    ),
+    "board": (
+        "profile name, title, kind, transport, the board's system description from the agent's collectors "
+        "(os, cpu, board model, cpufreq, thermal zones, apex, vcgencmd, memory, load, software) and collector"
+        " errors"
+    ),
+    "scenario": (
+        "`single-stream`, `offline` or `fixed-rate`; `rate_hz`; `batch`; `inputs` (source, seed, count, "
+        "shape, range, sha256)"
+    ),
+    "timing": (
+        "the clock (device `time.perf_counter_ns`, or the MCU counter), `clock_resolution_s` (seconds per "
+        "tick: `time.get_clock_info` on a Linux board, 1 / counter Hz on firmware), each stage and what it "
+        "covers, what end-to-end includes and excludes"
+    ),
+    "settings": (
+        "stop rule (target CI half-width, minimum samples and time per repeat, time budget), `repeat` and "
+        "`max_repeats`, `fresh_process_per_repeat`, `interleaved_with` (run ids measured in alternation with "
+        "this one), minimum warm-up, seed, `agent_cpus` (CPUs a local agent was pinned to, or null)"
+    ),
+    "cold_start": (
+        "model load time (interpreter construction + allocate), first inference, first invoke of the first "
+        "repeat; `per_repeat` (one cold start per fresh process)"
+    ),
+    "warmup": (
+        "inferences discarded as warm-up (all repeats), their duration, the method (MSER-5) and whether it "
+        "hit its search limit; `per_repeat`"
+    ),
+    "thermal": (
+        "`available`; snapshots at `start` and `end` (temperatures, frequencies, decoded throttle flags)"
+    ),
+    "power": (
+        "`measured` (false without a meter), boundary, instrument"
+    ),
+    "latency": (
+        "per stage (`e2e`, `prep`, `set`, `invoke`, `get`), over the samples after each repeat's warm-up: n, "
+        "median (pooled), `ci_low_s`/`ci_high_s` (the headline 95% interval: Student t on the log medians of "
+        "the repeats, each repeat's own interval dependence-aware; see docs/statistics.md), `ci_method`, "
+        "`runs`, `per_run` (median, interval, n, n_eff, lag1 of each repeat), `lag1_autocorr`, `n_eff`, "
+        "`between_run_cv`, `clock_resolution_s`; since sessions: `sessions` (this invocation and the earlier "
+        "runs combined), `session_runs`, `session_medians_s`, `between_session_cv`, "
+        "`rerun_low_s`/`rerun_high_s` (where one more invocation's median should fall), and `invocation` "
+        "(this invocation's own `median_s`, `ci_low_s`, `ci_high_s`, `rel_ci_halfwidth`, `ci_method`, `runs`)"
+        " — `ci_low_s`/`ci_high_s` then combine the sessions (docs/statistics.md, \"Across invocations\"); "
+        "mean, std, MAD, min, max, p50/p90/p99/p99.9 (null when n is too small) with `p90_ci_s`/`p99_ci_s`, "
+        "`throughput_per_s` (= 1/median, not the achieved throughput), label"
+    ),
+    "throughput": (
+        "`per_s`: achieved, inferences completed over the wall time of the measuring windows (device clock, "
+        "all repeats), `definition`, `per_repeat_per_s`, `inverse_median_per_s` (named so)"
+    ),
+    "stopping": (
+        "whether the headline interval reached the target, its relative half-width, why the run stopped, the "
+        "number of repeats, each repeat's own stop reason"
+    ),
+    "warnings": (
+        "`{code, message, remedy}`: spread, drift, outliers, too-few, warm-up unsettled, target not reached, "
+        "rate not sustained"
+    ),
+    "agent": (
+        "agent and protocol version, Python, numpy, resident memory at the end"
+    ),
+    "extra": (
+        "scenario-specific figures (fixed-rate achieved rate and lateness) and the `claim` sentence; a verb's"
+        " own figures (`accuracy`, `soak`, `points`, `verify`, `mlperf`, `mac_rate`, below)"
+    ),
+}
+
+
 RunId = Annotated[Str, Field(min_length=1, max_length=200, pattern=r"^[^/\\\x00]+$", json_schema_extra={
     "x-expected": "a non-empty id without slashes"})]
 
@@ -620,61 +840,51 @@ RunId = Annotated[Str, Field(min_length=1, max_length=200, pattern=r"^[^/\\\x00]
 class RunResult:
     """One benchmark run. Every section is a plain JSON-able dict or list."""
 
-    run_id: Annotated[RunId, Field(description="the run's id (12 hex digits); `edgebench runs` lists a "
-                                               "unique prefix")]
-    created_utc: Annotated[Str, Field(description="when the run started, ISO 8601 with its offset")]
+    run_id: Annotated[RunId, Field(description=DOC["run_id"])]
+    created_utc: Annotated[Str, Field(description=DOC["created_utc"])]
     format: Annotated[Literal["edgebench-run"], Field(description="always `edgebench-run`")] = FORMAT
-    kind: Annotated[Str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description=(
-        "what produced it: `bench`, `accuracy`, `soak`, `sweep`, `energy`, `mlperf-tiny`, `verify`"),
+    kind: Annotated[Str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description=DOC["kind"],
         json_schema_extra={"x-expected": "a run kind (bench, accuracy, soak, ...)"})] = "bench"
     status: Annotated[Literal["running", "complete", "incomplete", "failed"], Field(
-        description="`running` while measuring; `complete`; `incomplete` (stopped: what was measured is kept, "
-                    "`status_reason` says why); `failed`")] = "running"
-    status_reason: Annotated[Text, Field(description="why a run is incomplete or failed")] = None
+        description=DOC["status"])] = "running"
+    status_reason: Annotated[Text, Field(description=DOC["status_reason"])] = None
     label: Annotated[Literal["measured", "emulated", "simulated", "estimated"], Field(
-        description="of every figure in this run: `measured`, `emulated` (QEMU), `simulated` (a physics "
-                    "model) or `estimated` (datasheet arithmetic)")] = "measured"
-    edgebench_version: Annotated[Str, Field(description="the edgebench that wrote it")] = ""
-    host: Annotated[Mapping_, Field(description="the computer that ran edgebench (not the board)")] = \
+        description=DOC["label"])] = "measured"
+    edgebench_version: Annotated[Str, Field(description=DOC["edgebench_version"])] = ""
+    host: Annotated[Mapping_, Field(description=DOC["host"])] = \
         dataclasses.field(default_factory=dict)
-    model: Annotated[ModelSection, Field(description="path, name, sha256, bytes, precision (read from the "
-                                                     "tensor types), dtypes and bits, operators, inputs/outputs, "
-                                                     "the quantize sidecar, calibration")] = \
+    model: Annotated[ModelSection, Field(description=DOC["model"])] = \
+        dataclasses.field(default_factory=ModelSection)
+    runtime: Annotated[RuntimeSection, Field(description=DOC["runtime"])] = \
+        dataclasses.field(default_factory=RuntimeSection)
+    board: Annotated[BoardSection, Field(description=DOC["board"])] = \
+        dataclasses.field(default_factory=BoardSection)
+    scenario: Annotated[ScenarioSection, Field(description=DOC["scenario"])] = \
+        dataclasses.field(default_factory=ScenarioSection)
+    timing: Annotated[TimingSection, Field(description=DOC["timing"])] = \
+        dataclasses.field(default_factory=TimingSection)
+    settings: Annotated[SettingsSection, Field(description=DOC["settings"])] = \
+        dataclasses.field(default_factory=SettingsSection)
+    cold_start: Annotated[ColdStart, Field(description=DOC["cold_start"])] = \
+        dataclasses.field(default_factory=ColdStart)
+    warmup: Annotated[Warmup, Field(description=DOC["warmup"])] = \
+        dataclasses.field(default_factory=Warmup)
+    thermal: Annotated[ThermalSection, Field(description=DOC["thermal"])] = \
+        dataclasses.field(default_factory=ThermalSection)
+    power: Annotated[PowerSection, Field(description=DOC["power"])] = \
+        dataclasses.field(default_factory=PowerSection)
+    latency: Annotated[Dict[str, LatencySummary], Field(description=DOC["latency"])] = \
         dataclasses.field(default_factory=dict)
-    runtime: Annotated[RuntimeSection, Field(description="runtime name and version, kernels, op resolver, "
-                                                         "threads, delegate")] = \
-        dataclasses.field(default_factory=dict)
-    board: Annotated[BoardSection, Field(description="profile name, title, kind, transport; the board's system "
-                                                     "description and collector errors")] = \
-        dataclasses.field(default_factory=dict)
-    scenario: Annotated[ScenarioSection, Field(description="single-stream, offline or fixed-rate; rate, batch, "
-                                                           "inputs")] = dataclasses.field(default_factory=dict)
-    timing: Annotated[TimingSection, Field(description="the clock and its resolution, each stage and what it "
-                                                       "covers")] = dataclasses.field(default_factory=dict)
-    settings: Annotated[SettingsSection, Field(description="stop rule, repeats, sessions, seed, pinned CPUs, "
-                                                           "a verb's own options")] = \
-        dataclasses.field(default_factory=dict)
-    cold_start: Annotated[ColdStart, Field(description="model load, first inference, per repeat")] = \
-        dataclasses.field(default_factory=dict)
-    warmup: Annotated[Warmup, Field(description="inferences discarded as warm-up and the method")] = \
-        dataclasses.field(default_factory=dict)
-    thermal: Annotated[ThermalSection, Field(description="snapshots at start and end; a soak's whole-run "
-                                                         "figures")] = dataclasses.field(default_factory=dict)
-    power: Annotated[PowerSection, Field(description="measured?, boundary, instrument; energy figures")] = \
-        dataclasses.field(default_factory=dict)
-    latency: Annotated[Dict[str, LatencySummary], Field(description="per stage (e2e, prep, set, invoke, get): "
-                                                                    "the latency summary")] = \
-        dataclasses.field(default_factory=dict)
-    throughput: Annotated[Throughput, Field(description="achieved throughput and its definition")] = \
-        dataclasses.field(default_factory=dict)
-    stopping: Annotated[Stopping, Field(description="whether the precision target was reached, why the run "
-                                                    "stopped")] = dataclasses.field(default_factory=dict)
-    warnings: Annotated[List[Warning_], Field(description="{code, message, remedy}")] = \
+    throughput: Annotated[Throughput, Field(description=DOC["throughput"])] = \
+        dataclasses.field(default_factory=Throughput)
+    stopping: Annotated[Stopping, Field(description=DOC["stopping"])] = \
+        dataclasses.field(default_factory=Stopping)
+    warnings: Annotated[List[Warning_], Field(description=DOC["warnings"])] = \
         dataclasses.field(default_factory=list)
-    agent: Annotated[Mapping_, Field(description="agent and protocol version, Python, numpy, memory")] = \
+    agent: Annotated[Mapping_, Field(description=DOC["agent"])] = \
         dataclasses.field(default_factory=dict)
-    extra: Annotated[Extra, Field(description="a verb's own figures and the claim sentence")] = \
-        dataclasses.field(default_factory=dict)
+    extra: Annotated[Extra, Field(description=DOC["extra"])] = \
+        dataclasses.field(default_factory=Extra)
     schema_version: Annotated[Literal[1, 2], Field(description="this format's version (the schema history "
                                                                "above)")] = SCHEMA_VERSION
 
@@ -712,4 +922,4 @@ def refuse_mixed_labels(*results) -> str:
     if len(labels) > 1:
         raise ResultError(f"refusing to compare {' with '.join(sorted(str(x) for x in labels))} figures",
                           "compare runs of the same kind only (a simulated board is not a measurement)")
-    return labels.pop() if labels else "measured"
+    return str(labels.pop()) if labels else "measured"

@@ -33,6 +33,7 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import Any, BinaryIO, Optional
 
 from edgebench.errors import InputWarning, ResultError
 from edgebench.results.model import RunResult
@@ -195,8 +196,8 @@ def abandoned_reason(result: RunResult) -> str | None:
     if not isinstance(w, dict) or w.get("host") != socket.gethostname():
         return None
     try:
-        pid = int(w.get("pid"))
-    except (TypeError, ValueError):
+        pid = int(w["pid"])
+    except (KeyError, TypeError, ValueError):
         return None
     boot = _boot_id()
     if w.get("boot_id") and boot and w["boot_id"] != boot:
@@ -333,9 +334,10 @@ def read_results(refs, root="runs") -> list:
             out.append((d, read_result(d)))
         except ResultError as exc:
             problems.append(exc)
-            warnings.warn(skipped(exc), InputWarning, stacklevel=2)
     if not out and problems:
         raise problems[0]
+    for exc in problems:
+        warnings.warn(skipped(exc), InputWarning, stacklevel=2)
     return out
 
 
@@ -372,9 +374,9 @@ class Journal:
         self.segments: list[Path] = []
         existing = journal_paths(self.run_dir, name)
         self._next = int(existing[-1].name.split(".")[-2]) + 1 if existing else 0
-        self._file = None
-        self._writer = None
-        self._schema = None
+        self._file: Optional[BinaryIO] = None
+        self._writer: Any = None     # a pyarrow RecordBatchStreamWriter while a segment is open
+        self._schema: Any = None
 
     def append(self, data) -> int:
         """Append one chunk (a pandas DataFrame, or a dict of equal-length arrays); returns its rows."""
@@ -393,6 +395,7 @@ class Journal:
                 self._close_segment()
         if self._writer is None:
             self._open_segment(table.schema)
+        assert self._file is not None
         for batch in table.to_batches():
             self._writer.write_batch(batch)
         self._file.flush()
@@ -406,13 +409,13 @@ class Journal:
 
         path = self.run_dir / f"{self.name}.journal.{self._next:04d}{JOURNAL_SUFFIX}"
         self._next += 1
-        self._file = open(path, "xb")
-        self._writer = pa.ipc.new_stream(self._file, schema)
+        self._file = file = open(path, "xb")
+        self._writer = pa.ipc.new_stream(file, schema)
         self._schema = schema
         self.segments.append(path)
         if self.durable:
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            file.flush()
+            os.fsync(file.fileno())
             fsync_dir(self.run_dir)
 
     def _close_segment(self) -> None:

@@ -87,10 +87,10 @@ def _temperatures(r: RunResult) -> dict:
                    temp_start_c=th.get("start_temp_c", row["temp_start_c"]))
         if th.get("time_to_first_throttle_s") is not None:
             row["throttled"] = True
-    points = (r.extra or {}).get("points") if r.kind == "sweep" else None
+    points: list[dict] = [dict(p) for p in (r.extra or {}).get("points") or []] if r.kind == "sweep" else []
     if points:  # the hottest point: what the sweep reached
-        def most(key):
-            v = [p.get(key) for p in points if isinstance(p.get(key), (int, float))]
+        def most(key: str) -> float | None:
+            v = [float(p[key]) for p in points if isinstance(p.get(key), (int, float))]
             return max(v) if v else None
         row.update(temp_max_c=most("max_temp_c"), temp_steady_c=most("steady_temp_c"),
                    throttled=any(bool(p.get("throttled")) for p in points))
@@ -98,7 +98,7 @@ def _temperatures(r: RunResult) -> dict:
 
 
 def _accuracy(r: RunResult) -> dict:
-    a = (r.extra or {}).get("accuracy") or {}
+    a: dict = dict((r.extra or {}).get("accuracy") or {})
     acc, p = a.get("accuracy") or {}, a.get("paired") or {}
     cand = (acc.get("candidate") or {}).get("top1") or {}
     base = (acc.get("baseline") or {}).get("top1") or {}
@@ -173,7 +173,7 @@ def runs_frame(rows: list):
         elif dtype == "boolean":
             frame[col] = frame[col].astype("object").where(frame[col].notna(), None).astype("boolean")
         else:
-            frame[col] = frame[col].astype("object").where(frame[col].notna(), None).astype(dtype)
+            frame[col] = frame[col].astype("object").where(frame[col].notna(), None).astype(dtype)  # type: ignore[call-overload]
     return frame
 
 

@@ -61,7 +61,7 @@ def energy_lines(result, run_dir=None) -> list:
     if run_dir is not None:
         out.append(f"  run: {run_dir} ({result.status}{': ' + result.status_reason if result.status_reason else ''})")
     for w in result.warnings:
-        out.append(f"  warning: {w['message']} ({w.get('remedy', '')})")
+        out.append(f"  warning: {w.get('message')} ({w.get('remedy') or ''})")
     if not p.get("measured"):  # every line of an estimate says so
         out = [t if t.endswith(f"[{lab}]") else f"{t}  [{lab}]" for t in out]
     return out

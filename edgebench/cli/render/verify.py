@@ -7,10 +7,10 @@ def print_verify(console, r) -> None:
     from rich.table import Table
 
     dev, ref = r.device, r.reference
-    t = Table(title=f"{r.model['name']} on {r.board['name']} ({(dev.get('runtime') or {}).get('name')}, "
+    t = Table(title=f"{r.model.get('name')} on {r.board.get('name')} ({(dev.get('runtime') or {}).get('name')}, "
                     f"{dev.get('kernels')} kernels) vs reference kernels on this computer "
                     f"({(ref.get('runtime') or {}).get('name')} {(ref.get('runtime') or {}).get('version')}), "
-                    f"{r.inputs['count']} inputs ({escape(str(r.inputs['source']))})", title_justify="left")
+                    f"{r.inputs.get('count')} inputs ({escape(str(r.inputs.get('source')))})", title_justify="left")
     for col in ("output", "differing bytes", "differing samples", "max diff", "mean |diff|", "top-1 agreement"):
         t.add_column(col, justify="right" if col != "output" else "left")
     for o in r.outputs:
@@ -24,9 +24,9 @@ def print_verify(console, r) -> None:
     g = r.gate
     if g["applies"]:
         verdict = "[green]bit-exact[/]" if g["passed"] else "[red]NOT bit-exact[/]"
-        console.print(f"{verdict}: {escape(g['rule'])}")
+        console.print(f"{verdict}: {escape(str(g['rule']))}")
     else:
-        console.print(("bit-exact" if r.bit_exact else "differs from the reference") + f" (not gated: {escape(g['reason'])})")
+        console.print(("bit-exact" if r.bit_exact else "differs from the reference") + f" (not gated: {escape(str(g['reason']))})")
     for n in r.notes or []:
         console.print(f"[dim]note: {escape(n)}[/]")
     if r.run_dir:
