@@ -248,7 +248,7 @@ def test_the_exported_json_schemas_accept_what_edgebench_writes_and_refuse_a_tam
     from edgebench.cli.schema_cmd import document_schema
 
     run = jsonschema.Draft202012Validator(document_schema("run"))
-    for name, doc in DOCS.items():
+    for doc in DOCS.values():
         run.validate(doc)
     doc = json.loads(json.dumps(DOCS["bench-host-int8"]))
     doc["latency"]["e2e"]["median_s"] = "12.5 ms"
