@@ -30,10 +30,12 @@ $(PLAIN)/.stamp: pyproject.toml
 	  assert serial.__version__ == v, f'serial {serial.__version__} is not plain pyserial {v}'"
 	touch $@
 
-# the everyday lane: no QEMU, fuzzing, TensorFlow or multi-second tests (under a minute)
+# the everyday lane: no QEMU, fuzzing, TensorFlow, MLPerf Tiny models or multi-second tests, in
+# FAST_WORKERS processes (pytest-xdist); nothing from outside the repository (under a minute on 2 cores)
+FAST_WORKERS ?= 2
 test-fast: $(VENV)/.stamp-test
-	EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q \
-	  -m "not slow and not qemu and not fuzz and not tensorflow and not hardware" --durations=5 $(PYTEST_ARGS)
+	EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q -n $(FAST_WORKERS) \
+	  -m "not slow and not qemu and not fuzz and not tensorflow and not hardware and not mlperf" --durations=5 $(PYTEST_ARGS)
 
 lint: $(VENV)/.stamp-test
 	$(BIN)/ruff check .

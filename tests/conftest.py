@@ -67,24 +67,35 @@ def stop_process(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
 
 
-@pytest.fixture
-def cli(capsys):
+def run_edgebench(*args, cwd=None) -> subprocess.CompletedProcess:
     """``edgebench ARGS`` in this process: the same entry point (main: error lines, exit codes)
-    without a Python start-up per call, as a CompletedProcess; a test that needs a real process
-    runs ``python -m edgebench`` itself."""
+    without a Python start-up per call (about a second of imports each), as a CompletedProcess;
+    a test that needs a real process (signals, a killed writer) runs ``python -m edgebench`` itself."""
+    import contextlib
+    import io
+
     from edgebench.cli.app import main
 
-    def run(*args):
-        capsys.readouterr()
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as exc:
-            code = 0 if exc.code is None else exc.code
-        out = capsys.readouterr()
-        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main([str(a) for a in args])
+                code = 0
+            except SystemExit as exc:
+                code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
-    return run
+
+@pytest.fixture
+def cli():
+    """:func:`run_edgebench` as a fixture."""
+    return run_edgebench
 
 
 @pytest.fixture(scope="session")
@@ -103,8 +114,8 @@ def sshd_server(tmp_path_factory):
 
 
 # ---------------------------------------------------------------------------- lanes
-# `make test-fast` runs `-m "not slow and not qemu and not fuzz and not tensorflow"` in under a
-# minute; `make test` and CI run everything. Markers are given here by module (what a module
+# `make test-fast` runs `-m "not slow and not qemu and not fuzz and not tensorflow and not hardware and
+# not mlperf"` in two processes in under a minute; `make test` and CI run everything. Markers are given here by module (what a module
 # needs) and, for single heavy tests elsewhere, by name, so a new test file lands in the fast
 # lane unless it says otherwise (pytestmark = pytest.mark.slow, or an entry here).
 _MODULE_MARKS = {

@@ -1,8 +1,6 @@
 """Battery-life estimates against hand-computed cases; presets; bad input; `battery` --json parity."""
 import json
 from pathlib import Path
-import subprocess
-import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -156,8 +154,9 @@ def test_cli_json_parity_and_labels(tmp_path):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "edgebench", "battery", *map(str, args)], capture_output=True,
-                          text=True, timeout=60)
+    from conftest import run_edgebench
+
+    return run_edgebench("battery", *args)
 
 
 @pytest.mark.parametrize("args,needle", [

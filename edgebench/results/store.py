@@ -336,8 +336,8 @@ def read_results(refs, root="runs") -> list:
             problems.append(exc)
     if not out and problems:
         raise problems[0]
-    for exc in problems:
-        warnings.warn(skipped(exc), InputWarning, stacklevel=2)
+    for problem in problems:
+        warnings.warn(skipped(problem), InputWarning, stacklevel=2)
     return out
 
 
