@@ -28,6 +28,8 @@ import run_tamper as rt  # noqa: E402
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--all", action="store_true", help="every field of every fixture, every tamper")
+    ap.add_argument("--readers", action="store_true",
+                    help="every tamper the schema accepts of a key the readers read (the rest are refused on load)")
     ap.add_argument("--runs", type=int, default=70, help="tampered runs in the sample (default 70)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -35,14 +37,17 @@ def main() -> int:
     good = docs["bench-host-int8"]
     everything = [(name, path, how) for name, doc in docs.items()
                   for path in rt.key_paths(doc) for how in rt.TAMPERS]
-    chosen = everything if args.all else random.Random(args.seed).sample(everything, args.runs)
+    if args.readers:
+        chosen = rt.accepted_cases(docs, rt.read_paths(docs))
+    else:
+        chosen = everything if args.all else random.Random(args.seed).sample(everything, args.runs)
     counts: Counter = Counter()
     examples: dict = {}
     t0 = time.perf_counter()
     for k, (name, path, how) in enumerate(chosen):
         text = rt.tamper(docs[name], path, how)
         with tempfile.TemporaryDirectory() as tmp:
-            for what, problem in rt.one_case(Path(tmp), name, text, ("bench-host-int8", good)):
+            for what, problem in rt.one_case(Path(tmp), name, text, None if args.readers else ("bench-host-int8", good)):
                 counts[what] += 1
                 examples.setdefault(f"{what}: {problem[:120]}", f"{name} {'.'.join(map(str, path))} {how}")
         if (k + 1) % 50 == 0:

@@ -215,12 +215,13 @@ def test_a_sample_of_accepted_tampers_reaches_the_readers_without_harm():
 
 @pytest.mark.fuzz
 @pytest.mark.slow
-def test_every_accepted_tamper_of_every_key_a_reader_reads():
-    """Each key path runs, report, check, compare and load_runs read (tracked on the fixtures), each
-    tamper the schema accepts, through every reader: no traceback, no unexpected error."""
+def test_accepted_tampers_of_the_keys_the_readers_read():
+    """Key paths runs, report, check, compare and load_runs read (tracked on the fixtures), with a tamper
+    the schema accepts, through every reader: no traceback, no unexpected error. 200 of the about 1,000
+    cases (each about half a second); all of them: benchmarks/tampered_runs.py --readers."""
     cases = _accepted()
     assert len(cases) > 500
-    assert _findings(cases) == []
+    assert _findings(random.Random(24).sample(cases, 200)) == []
 
 
 # ---------------------------------------------------------------- the JSON Schemas and the docs tables

@@ -328,6 +328,26 @@ class EnergyFigure(TypedDict, total=False):
 
 
 @section
+class Average(TypedDict, total=False):
+    """Average power at the run's rate: measured and from the model (idle + energy per event x rate)."""
+    measured_w: Num
+    model_w: Num
+    rate_hz: Num
+    requested_rate_hz: Num
+    span_s: Num
+    label: Text
+    note: Text
+
+
+@section
+class Alignment(TypedDict, total=False):
+    """How the meter's clock was aligned with the device's."""
+    method: Text
+    offset_s: Num
+    uncertainty_s: Num
+
+
+@section
 class PowerSection(TypedDict, total=False):
     measured: Flag
     boundary: Text
@@ -342,9 +362,9 @@ class PowerSection(TypedDict, total=False):
     event: Optional[EnergyFigure]
     wake_up: Optional[EnergyFigure]
     duty_cycle: Optional[EnergyFigure]
-    average: Optional[Dict[str, Union[Float, Int, Str, None]]]
+    average: Optional[Average]
     window: Optional[EnergyFigure]
-    alignment: Optional[Dict[str, Union[Float, Int, Str, None]]]
+    alignment: Optional[Alignment]
     excluded: Optional[Dict[str, Count]]
     meter: Optional[Mapping_]
     samples: Optional[Mapping_]
@@ -601,6 +621,15 @@ class SoakThermal(TypedDict, total=False):
 
 
 @section
+class Verdict(TypedDict, total=False):
+    steady: Flag
+    reason: Text
+    thermal_judged: Flag
+    latency: Optional[Mapping_]
+    temperature: Optional[Mapping_]
+
+
+@section
 class SoakExtra(TypedDict, total=False):
     """`soak`: burst against sustained, the thermal course, the steady-state verdict (docs/soak.md)."""
     burst: Optional[Window]
@@ -610,7 +639,7 @@ class SoakExtra(TypedDict, total=False):
     duration_s: Num
     cool_down: Optional[Mapping_]
     thermal: Optional[SoakThermal]
-    verdict: Optional[Dict[str, Union[Str, Bool, Dict[str, Any], None]]]
+    verdict: Optional[Verdict]
 
 
 @section

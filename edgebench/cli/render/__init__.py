@@ -94,7 +94,7 @@ def print_run(console, result, run_dir=None) -> None:
     e2e = result.latency.get("e2e") or {}
     if e2e.get("ci_method"):
         runs = e2e.get("per_run") or []
-        medians = ", ".join(fmt.duration(r["median_s"]) for r in runs) if len(runs) > 1 else None
+        medians = ", ".join(fmt.duration(r.get("median_s")) for r in runs) if len(runs) > 1 else None
         console.print(f"interval: {e2e['ci_method']}" + (f"; run medians {medians}" if medians else "")
                       + (f"; lag-1 autocorrelation {e2e['lag1_autocorr']:.2f}, effective samples "
                          f"{fmt.count(round(e2e['n_eff']))} of {fmt.count(e2e.get('n'))}"

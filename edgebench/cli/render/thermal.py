@@ -41,11 +41,11 @@ def print_soak(console, result, run_dir) -> None:
     v = soak.get("verdict") or {}
     if v:
         mark = "reached" if soak.get("steady") else "NOT reached"
-        console.print(f"steady state {mark} after {soak.get('duration_s', 0):.0f} s: {escape(v.get('reason', ''))}")
+        console.print(f"steady state {mark} after {soak.get('duration_s') or 0:.0f} s: {escape(str(v.get('reason') or ''))}")
     th = soak.get("thermal") or {}
     if th.get("max_temp_c") is not None:
         steady_t = th.get("steady_temp_c")
-        console.print(f"temperature: max {th['max_temp_c']:.1f} °C at {th.get('max_temp_at_s', 0):.0f} s, steady "
+        console.print(f"temperature: max {th['max_temp_c']:.1f} °C at {th.get('max_temp_at_s') or 0:.0f} s, steady "
                       f"{'n/a' if steady_t is None else f'{steady_t:.1f} °C'}; first throttle: "
                       + ("none" if th.get("time_to_first_throttle_s") is None
                          else f"{th['time_to_first_throttle_s']:.0f} s"))
@@ -100,7 +100,7 @@ def _cells(p: dict, energy_label=None) -> list:
                  False: "no"}[p.get("throttled")]
     energy = "n/a"
     if en.get("per_inference_j"):
-        energy = si(en["per_inference_j"], "J") + (f" ({en['label']})" if en.get("label") != energy_label else "")
+        energy = si(en["per_inference_j"], "J") + (f" ({en.get('label')})" if en.get("label") != energy_label else "")
     if p.get("error") and not p.get("run_id"):
         verdict = f"[red]failed[/]: {p['error']}"
     elif p.get("steady"):
@@ -128,7 +128,7 @@ def print_sweep(console, result, run_dir) -> None:
     for col in ("point", "inf/s", "median [95% CI]", "°C", "GHz", "throttled", "J/inf", "steady after"):
         table.add_column(col, overflow="fold", justify="left" if col in ("point", "throttled", "steady after")
                          else "right")
-    for p in result.extra.get("points", []):
+    for p in result.extra.get("points") or []:
         table.add_row(*_cells(p, energy_label))
     console.print(table)
     print_warnings(console, result, skip=("mixed-labels",))
