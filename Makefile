@@ -31,10 +31,13 @@ $(PLAIN)/.stamp: pyproject.toml
 	touch $@
 
 # the everyday lane: no QEMU, fuzzing, TensorFlow, MLPerf Tiny models or multi-second tests, in
-# FAST_WORKERS processes (pytest-xdist); nothing from outside the repository (under a minute on 2 cores)
+# FAST_WORKERS processes (pytest-xdist, a module's tests in one worker so its fixtures are made once);
+# nothing from outside the repository; bytecode and pytest's rewritten test modules cached in
+# __pycache__ even where PYTHONDONTWRITEBYTECODE is set (under a minute on 2 cores)
 FAST_WORKERS ?= 2
 test-fast: $(VENV)/.stamp-test
-	EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q -n $(FAST_WORKERS) \
+	PYTHONDONTWRITEBYTECODE= EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q \
+	  -n $(FAST_WORKERS) --dist loadscope \
 	  -m "not slow and not qemu and not fuzz and not tensorflow and not hardware and not mlperf" --durations=5 $(PYTEST_ARGS)
 
 lint: $(VENV)/.stamp-test

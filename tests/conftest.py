@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ MLPERF_CANDIDATES = [Path(os.environ["EDGEBENCH_MLPERF_TINY_DIR"])] if os.enviro
     else [Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny",
           Path.home() / ".cache" / "edgebench" / "mlperf-tiny"]
 MLPERF_DIR = next((p for p in MLPERF_CANDIDATES if (p / "kws_ref_model.tflite").is_file()), MLPERF_CANDIDATES[0])
-_MLPERF_NAMES = re.compile(r"\b(MLPERF\w*|KWS\w*|RESNET\w*)\b")   # how the test modules name them
+_MLPERF_NAMES = re.compile(r"(MLPERF|KWS|RESNET)\w*")   # how the test modules name them
 
 
 def missing(message: str):
@@ -92,6 +93,16 @@ def run_edgebench(*args, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
+@pytest.fixture(autouse=True)
+def _fresh_consoles():
+    """Each test gets consoles made for its own environment: edgebench.cli.output keeps the rich consoles it
+    made, with the width of that moment (COLUMNS), which would otherwise depend on the tests run before."""
+    yield
+    output = sys.modules.get("edgebench.cli.output")
+    if output is not None:
+        output._consoles.clear()
+
+
 @pytest.fixture
 def cli():
     """:func:`run_edgebench` as a fixture."""
@@ -154,18 +165,22 @@ _SLOW_TESTS = ("test_demo_json", "test_killed_bench", "test_runs_lists_and_shows
                "test_login_shell_instead_of_agent", "test_rapl_live_polling_integrates")
 
 
-def _names_mlperf(item) -> bool:
-    """The test, a fixture it uses, or one of its parameters names an MLPerf Tiny model."""
-    import inspect
+def _names(code) -> set:
+    """The global names a function's code (and the code nested in it) refers to."""
+    out = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            out |= _names(const)
+    return out
 
+
+def _names_mlperf(item) -> bool:
+    """The test, a fixture of its module it uses, or one of its parameters names an MLPerf Tiny model."""
     funcs = [getattr(item, "function", None)] + [d.func for defs in item._fixtureinfo.name2fixturedefs.values()
                                                   for d in defs if d.func.__module__ == item.module.__name__]
     for func in funcs:
-        try:
-            source = inspect.getsource(func) if func is not None else ""
-        except (OSError, TypeError):
-            continue
-        if _MLPERF_NAMES.search(source):
+        code = getattr(func, "__code__", None)
+        if code is not None and any(_MLPERF_NAMES.fullmatch(n) for n in _names(code)):
             return True
     params = getattr(getattr(item, "callspec", None), "params", {})
     return any(isinstance(v, Path) and str(v).startswith(str(MLPERF_DIR)) for v in params.values())

@@ -195,8 +195,9 @@ def test_active_power_form_gives_the_books_reality_check():
     assert est["load"]["detail"]["event_j"] == pytest.approx(1.95) and est["load"]["detail"]["active_w"] == 2.0
     shown = CliRunner().invoke(app, ["battery", "--active-w", "2", "--idle-w", "0.05", "--duty", "0.01",
                                      "--event-s", "1"])
-    assert "69.5 mW at the board" in shown.stdout and "(active 2 W - idle 0.05 W) x 1 s" in shown.stdout
-    assert "per event above idle" in shown.stdout
+    text = " ".join(shown.stdout.split())   # rich wraps at the console's width
+    assert "69.5 mW at the board" in text and "(active 2 W - idle 0.05 W) x 1 s" in text
+    assert "per event above idle" in text
 
 
 def test_the_old_event_name_still_means_energy_above_idle_and_says_so():

@@ -141,7 +141,7 @@ def test_report_and_check_skip_the_bad_run_and_keep_the_others(tmp_path):
     good, other, bad = _folder(tmp_path)
     code, out, err = rt.run_cli("report", good, bad, other, "--md", "-o", tmp_path / "r.md", "--runs-dir", tmp_path)
     assert code == 0, err
-    assert WARNING.format(bad=bad) in err and "report written" in out and "(2 runs;" in out
+    assert WARNING.format(bad=bad) in err and "report written" in out and "(2 runs;" in " ".join(out.split())
     code, out, err = rt.run_cli("check", good, bad, "--runs-dir", tmp_path)
     assert code == 0 and WARNING.format(bad=bad) in err
     code, out, err = rt.run_cli("check", bad, "--runs-dir", tmp_path)   # nothing left: the error itself
