@@ -14,20 +14,18 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Literal, Optional, Union
 
-from pydantic import ConfigDict, Field, with_config
+from pydantic import Field, with_config
 from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated, TypedDict
 
-from edgebench.schema import Bool, Float, Int, Str, validate
+from edgebench.schema import OPEN, Bool, Float, Int, Str, validate
 
 SIDECAR_FORMAT = "edgebench-model-sidecar"
 SIDECAR_VERSION = 1
 MAX_SIDECAR_BYTES = 4 * 2 ** 20
 
-_OPEN = ConfigDict(extra="allow", str_max_length=20_000, defer_build=True)
 
-
-@with_config(_OPEN)
+@with_config(OPEN)
 class Source(TypedDict, total=False):
     """The model a file was made from."""
     path: Optional[Str]
@@ -35,7 +33,7 @@ class Source(TypedDict, total=False):
     sidecar: Optional[Str]
 
 
-@with_config(_OPEN)
+@with_config(OPEN)
 class WeightQuantization(TypedDict, total=False):
     """How one conv / fully-connected operator's weights are quantized."""
     op: Str
@@ -52,7 +50,7 @@ Quantization = Annotated[Optional[List[Union[Float, Int]]], Field(
     description="[scale, zero_point] of a quantized input or output; null for a float one")]
 
 
-@dataclass(config=ConfigDict(extra="allow", str_max_length=20_000, defer_build=True))
+@dataclass(config=OPEN)
 class Sidecar:
     """What a model file is and where it came from: format ``edgebench-model-sidecar`` version 1."""
 

@@ -37,10 +37,12 @@ Float = Annotated[float, Strict()]                     # any float, NaN included
 Str = Annotated[str, Strict()]
 Bool = Annotated[bool, Strict()]
 
+MAX_TEXT = 20_000   # characters of a text in a file edgebench writes (a run's claim is about 1,000)
+
 # A document's own sections: unknown keys refused (a typo is an error, with the closest key).
 CLOSED = ConfigDict(extra="forbid", defer_build=True)
-# Sections a later version or another verb may extend: unknown keys kept as they are.
-OPEN = ConfigDict(extra="allow", defer_build=True)
+# Sections a later version or another verb may extend: unknown keys kept as they are; texts bounded.
+OPEN = ConfigDict(extra="allow", str_max_length=MAX_TEXT, defer_build=True)
 
 
 class FieldProblem(ValueError):
@@ -324,6 +326,6 @@ def close_matches(word: str, possibilities, n: int = 1, cutoff: float = 0.6) -> 
     return difflib.get_close_matches(word, list(possibilities), n=n, cutoff=cutoff)
 
 
-__all__ = ["Bool", "CLOSED", "FieldProblem", "Float", "Int", "Num", "OPEN", "Str", "adapter", "close_matches",
+__all__ = ["Bool", "CLOSED", "FieldProblem", "Float", "Int", "MAX_TEXT", "Num", "OPEN", "Str", "adapter", "close_matches",
            "describe", "expected", "got", "json_schema", "join_key", "problem", "resolve", "union_tags", "validate",
            "walk"]

@@ -25,6 +25,12 @@ MLPERF_DIR = next((p for p in MLPERF_CANDIDATES if (p / "kws_ref_model.tflite").
 _MLPERF_NAMES = re.compile(r"(MLPERF|KWS|RESNET)\w*")   # how the test modules name them
 
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist gives its workers COLUMNS=80 (the controller's width); the tests read what the CLI prints
+    # to a pipe, 120 columns where COLUMNS is unset (edgebench.cli.output), the same in a worker as without one
+    os.environ.pop("COLUMNS", None)
+
+
 def missing(message: str):
     """Something the test needs is absent: skip locally, but fail under CI=true (a skip proves nothing)."""
     if os.environ.get("CI", "").lower() == "true":

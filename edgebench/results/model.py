@@ -33,7 +33,7 @@ from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated, TypedDict
 
 from edgebench.errors import ResultError
-from edgebench.schema import Bool, Float, Int, Str, got, validate
+from edgebench.schema import MAX_TEXT, OPEN, Bool, Float, Int, Str, got, validate
 
 SCHEMA_VERSION: Final = 2
 SCHEMA_HISTORY = {1: "edgebench 0.1: first version",
@@ -49,10 +49,6 @@ STAGE_MEANING = {
     "get": "output read and dequantization",
     "e2e": "end to end: preparation + transfer + invoke + output read",
 }
-MAX_TEXT = 20_000        # characters of any typed text (a claim is about 1,000)
-
-# A section: the keys below typed, any other key kept as it is (later versions, a verb's own figures).
-SECTION = ConfigDict(extra="allow", str_max_length=MAX_TEXT, defer_build=True)
 
 Num = Optional[Float]          # a figure: a number, or null where it could not be computed
 Count = Optional[Int]
@@ -62,7 +58,9 @@ Pair = Optional[List[Num]]     # an interval [low, high]
 Mapping_ = Dict[str, Any]
 
 
-section = with_config(SECTION)   # a run.json section: a TypedDict whose unknown keys are kept
+# A run.json section: a TypedDict whose keys below are typed, any other key kept as it is (a later
+# version's, a verb's own figures), texts bounded (schema.MAX_TEXT).
+section = with_config(OPEN)
 
 # ---------------------------------------------------------------------------- what ran, where, how
 
