@@ -18,7 +18,7 @@ from pydantic import Field, with_config
 from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated, TypedDict
 
-from edgebench.schema import OPEN, Bool, Float, Int, Str, validate
+from edgebench.schema import OPEN, Bool, Float, Int, Str, expects, validate
 
 SIDECAR_FORMAT = "edgebench-model-sidecar"
 SIDECAR_VERSION = 1
@@ -57,7 +57,7 @@ class Sidecar:
     format: Annotated[Literal["edgebench-model-sidecar"], Field(description="always `edgebench-model-sidecar`")]
     version: Annotated[Literal[1], Field(description="the sidecar format's version")]
     model_sha256: Annotated[Str, Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the model file this "
-                                       "sidecar describes", json_schema_extra={"x-expected": "64 hex digits"})]
+                                       "sidecar describes", json_schema_extra=expects("64 hex digits"))]
     precision: Annotated[Optional[Str], Field(description="`fp32`, `int8`, `uint8`, `fp16`, `dynamic-range` or "
                                                           "`mixed`, read from the tensor types")] = None
     weights_bits: Annotated[Optional[Int], Field(description="bits of the weights")] = None

@@ -45,6 +45,12 @@ CLOSED = ConfigDict(extra="forbid", defer_build=True)
 OPEN = ConfigDict(extra="allow", str_max_length=MAX_TEXT, defer_build=True)
 
 
+def expects(text: str) -> dict:
+    """``json_schema_extra`` saying what a key takes in words (x-expected), where its JSON Schema cannot
+    (a pattern): the error messages and the docs tables use it."""
+    return {"x-expected": text}
+
+
 class FieldProblem(ValueError):
     """Raised by a model's validator: ``key`` (relative to the model; "" for the model itself) and
     what is wrong with it, e.g. ``FieldProblem("transport.type", "expected serial for kind mcu")``."""
@@ -327,5 +333,5 @@ def close_matches(word: str, possibilities, n: int = 1, cutoff: float = 0.6) -> 
 
 
 __all__ = ["Bool", "CLOSED", "FieldProblem", "Float", "Int", "MAX_TEXT", "Num", "OPEN", "Str", "adapter", "close_matches",
-           "describe", "expected", "got", "json_schema", "join_key", "problem", "resolve", "union_tags", "validate",
+           "describe", "expected", "expects", "got", "json_schema", "join_key", "problem", "resolve", "union_tags", "validate",
            "walk"]

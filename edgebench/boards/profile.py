@@ -26,7 +26,7 @@ from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated
 
 from edgebench.errors import EdgebenchError, ProfileError
-from edgebench.schema import CLOSED, Bool, FieldProblem, Int, Num, Str, close_matches, got, validate
+from edgebench.schema import CLOSED, Bool, FieldProblem, Int, Num, Str, close_matches, expects, got, validate
 from edgebench.sim.params import SimParams
 from edgebench.transport.url import transport_kind
 
@@ -53,17 +53,12 @@ _SSH_URL_RE = re.compile(rf"^ssh://(?:{_USER}@)?{_HOST}(?::(?P<port>[0-9]{{1,5}}
 _SSH_USERHOST_RE = re.compile(rf"^{_USER}@{_HOST}$")
 
 
-def _says(text: str, **extra) -> dict:
-    """JSON Schema extras: what a key expects, in the words of the messages and docs (x-expected)."""
-    return {"x-expected": text, **extra}
-
-
-Name = Annotated[Str, Field(pattern=_NAME, json_schema_extra=_says(
+Name = Annotated[Str, Field(pattern=_NAME, json_schema_extra=expects(
     "lowercase letters, digits, '.', '_' or '-' (starting with a letter or digit)"))]
-Line = Annotated[Str, Field(pattern=r"^[^\n]*\S[^\n]*\n?$", json_schema_extra=_says("a non-empty single-line string"))]
+Line = Annotated[Str, Field(pattern=r"^[^\n]*\S[^\n]*\n?$", json_schema_extra=expects("a non-empty single-line string"))]
 Text = Annotated[Str, Field(description="free text; may span lines")]
-SshUrl = Annotated[Str, Field(json_schema_extra=_says("ssh://[user@]host[:port] or user@host"))]
-SerialUrl = Annotated[Str, Field(pattern=r"^\S+$", json_schema_extra=_says(
+SshUrl = Annotated[Str, Field(json_schema_extra=expects("ssh://[user@]host[:port] or user@host"))]
+SerialUrl = Annotated[Str, Field(pattern=r"^\S+$", json_schema_extra=expects(
     "a serial port or pyserial URL without spaces"))]
 Positive = Annotated[Num, Field(gt=0)]
 
@@ -330,7 +325,7 @@ class FirmwareSpec:
     check (``edgebench inspect MODEL --board B``) compares a model with them.
     """
 
-    port: Annotated[Optional[Annotated[Str, Field(pattern=_NAME, json_schema_extra=_says(
+    port: Annotated[Optional[Annotated[Str, Field(pattern=_NAME, json_schema_extra=expects(
         "a firmware/ports/ directory name"))]], Field(
         description="the `firmware/ports/<port>` that `edgebench flash` builds with `make -C firmware "
                     "PORT=<port>`; null: no port for this board in edgebench yet, `edgebench flash` needs "
@@ -395,7 +390,7 @@ class BoardProfile:
     ``origin`` is the file the profile was loaded from (None if built in code).
     """
 
-    schema: Annotated[Literal[1], Field(description="the profile schema version", json_schema_extra=_says(
+    schema: Annotated[Literal[1], Field(description="the profile schema version", json_schema_extra=expects(
         f"{SCHEMA_VERSION} (the board profile schema this edgebench reads)"))]
     name: Annotated[Name, Field(description="the board's name; must equal the file stem")]
     title: Annotated[Line, Field(description="human name of the board")]

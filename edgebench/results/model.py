@@ -33,7 +33,7 @@ from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated, TypedDict
 
 from edgebench.errors import ResultError
-from edgebench.schema import MAX_TEXT, OPEN, Bool, Float, Int, Str, got, validate
+from edgebench.schema import MAX_TEXT, OPEN, Bool, Float, Int, Str, expects, got, validate
 
 SCHEMA_VERSION: Final = 2
 SCHEMA_HISTORY = {1: "edgebench 0.1: first version",
@@ -859,8 +859,7 @@ DOC = {  # what each key of run.json holds: docs/results-schema.md's table is wr
 }
 
 
-RunId = Annotated[Str, Field(min_length=1, max_length=200, pattern=r"^[^/\\\x00]+$", json_schema_extra={
-    "x-expected": "a non-empty id without slashes"})]
+RunId = Annotated[Str, Field(min_length=1, max_length=200, pattern=r"^[^/\\\x00]+$", json_schema_extra=expects("a non-empty id without slashes"))]
 
 
 @dataclass(config=ConfigDict(extra="ignore", str_max_length=MAX_TEXT, defer_build=True))
@@ -871,7 +870,7 @@ class RunResult:
     created_utc: Annotated[Str, Field(description=DOC["created_utc"])]
     format: Annotated[Literal["edgebench-run"], Field(description="always `edgebench-run`")] = FORMAT
     kind: Annotated[Str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description=DOC["kind"],
-        json_schema_extra={"x-expected": "a run kind (bench, accuracy, soak, ...)"})] = "bench"
+        json_schema_extra=expects("a run kind (bench, accuracy, soak, ...)"))] = "bench"
     status: Annotated[Literal["running", "complete", "incomplete", "failed"], Field(
         description=DOC["status"])] = "running"
     status_reason: Annotated[Text, Field(description=DOC["status_reason"])] = None
