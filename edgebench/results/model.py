@@ -859,7 +859,8 @@ DOC = {  # what each key of run.json holds: docs/results-schema.md's table is wr
 }
 
 
-RunId = Annotated[Str, Field(min_length=1, max_length=200, pattern=r"^[^/\\\x00]+$", json_schema_extra=expects("a non-empty id without slashes"))]
+RunId = Annotated[Str, Field(min_length=1, max_length=200, pattern=r"^[^/\\\x00]+$",
+                             json_schema_extra=expects("a non-empty id without slashes"))]
 
 
 @dataclass(config=ConfigDict(extra="ignore", str_max_length=MAX_TEXT, defer_build=True))
