@@ -3,16 +3,17 @@
 #               INT8 model on the emulated Cortex-M4 board (QEMU), bit-exactness checked
 #   make test   run the test suite (installs system tools as root, then a venv)
 #   make test-fast  the everyday lane (no QEMU, fuzzing, TensorFlow or slow tests)
+#   make lint   ruff and mypy (pyproject.toml [tool.ruff], [tool.mypy]); part of make test
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: demo test test-fast test-serial-plain venv system clean docs
+.PHONY: demo test test-fast test-serial-plain lint venv system clean docs
 
 demo: system $(VENV)/.stamp
 	$(BIN)/edgebench demo
 
-test: system $(VENV)/.stamp-test test-serial-plain
+test: system $(VENV)/.stamp-test lint test-serial-plain
 	EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # The test venv has the farm extra, whose pyserial-labgrid fork replaces pyserial's `serial` module;
@@ -29,10 +30,19 @@ $(PLAIN)/.stamp: pyproject.toml
 	  assert serial.__version__ == v, f'serial {serial.__version__} is not plain pyserial {v}'"
 	touch $@
 
-# the everyday lane: no QEMU, fuzzing, TensorFlow or multi-second tests (under a minute)
+# the everyday lane: no QEMU, fuzzing, TensorFlow, MLPerf Tiny models or multi-second tests, in
+# FAST_WORKERS processes (pytest-xdist, a module's tests in one worker so its fixtures are made once);
+# nothing from outside the repository; bytecode and pytest's rewritten test modules cached in
+# __pycache__ even where PYTHONDONTWRITEBYTECODE is set (under a minute on 2 cores)
+FAST_WORKERS ?= 2
 test-fast: $(VENV)/.stamp-test
-	EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q \
-	  -m "not slow and not qemu and not fuzz and not tensorflow and not hardware" --durations=5 $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= EDGEBENCH_TEST_AGENT_PYTHON="$$(bash scripts/agent-py39.sh)" $(BIN)/python -m pytest -q \
+	  -n $(FAST_WORKERS) --dist loadscope \
+	  -m "not slow and not qemu and not fuzz and not tensorflow and not hardware and not mlperf" --durations=5 $(PYTEST_ARGS)
+
+lint: $(VENV)/.stamp-test
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # the generated reference pages (a test fails when one is stale)
 docs: $(VENV)/.stamp

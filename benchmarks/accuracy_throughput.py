@@ -137,7 +137,7 @@ def main() -> None:
             client.load(client.ensure_model(read_model(model)), kernels=args.kernels, threads=args.threads)
             chunk = x[:_chunk(opts, int(np.prod(x.shape[1:])) * 4)]
             runner = runner_in_process(str(model), args.kernels, args.threads)
-            for fn in (lambda c: client.infer(c), runner, lambda c: bare_loop(interp, c)):
+            for fn in (client.infer, runner, lambda c, interp=interp: bare_loop(interp, c)):
                 timed(fn, chunk)  # warm-up
             agent_r, runner_r, bare_r = [], [], []
             for _ in range(args.chunks):

@@ -91,7 +91,7 @@ def main() -> None:
         client.run("single-stream", count=500, max_time_s=5.0)
         bare_loop(interp, x_q, 500)
         agent_inv, agent_e2e, bare, trips = [], [], [], []
-        for r in range(args.rounds):
+        for _ in range(args.rounds):
             t0 = time.perf_counter()
             _, arr = client.run("single-stream", count=args.per_round, max_time_s=60.0)
             trips.append(time.perf_counter() - t0)

@@ -55,7 +55,7 @@ def main(argv=None) -> int:
                   f"{e2e['ci_high_s'] * 1e6:.3f} µs ({e2e.get('runs', 1)} runs, {e2e.get('sessions', 1)} sessions), "
                   f"{wall:.1f} s", flush=True)
     hits = 0
-    for i, (m, lo, hi, *_rest) in enumerate(rows):
+    for i, (_m, lo, hi, *_rest) in enumerate(rows):
         others = statistics.median(r[0] for j, r in enumerate(rows) if j != i)
         hits += lo <= others <= hi
     pred = [(r[5] <= nxt[0] <= r[6]) for r, nxt in zip(rows, rows[1:]) if r[5] is not None]

@@ -87,7 +87,7 @@ def raw_rate(bytes_per_s: float | None, n: int) -> float:
     if port is not None:
         port.write(data)
     else:
-        w_master, w_slave = dev_master, dev_slave  # a pty pair: write the slave, read the master
+        w_slave = dev_slave  # a pty pair: write the slave, read the master
         view = memoryview(data)
         while view:
             k = os.write(w_slave, view[:4096])

@@ -43,7 +43,7 @@ def build_model(out_dir: Path, min_kb: int) -> Path:
         model = tf.keras.Model(inp, out)
         calib = np.random.default_rng(0).random((64, 16, 16, 3), dtype=np.float32)
 
-        def rep():
+        def rep(calib=calib):
             for i in range(len(calib)):
                 yield [calib[i:i + 1]]
 

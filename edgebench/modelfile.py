@@ -449,16 +449,3 @@ def _precision(weights: str, activations: str) -> str:
     if weights in ("float32", "none") and activations == "float32":
         return "fp32"
     return "mixed"
-
-
-def read_sidecar(model_path) -> dict | None:
-    """The provenance sidecar ``<model>.json`` written by `edgebench quantize` (None if absent)."""
-    import json
-
-    p = Path(str(model_path) + ".json")
-    if not p.exists():
-        return None
-    try:
-        return json.loads(p.read_text())
-    except ValueError:
-        return {"error": f"unreadable sidecar {p.name}"}

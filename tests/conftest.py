@@ -2,14 +2,33 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-# The MLPerf Tiny reference models: shared/ sits beside the clone (here, and in CI).
-MLPERF_DIR = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny"
+# The firmware fixtures (posix_firmware_bin, fw, client) for every test module, without importing them
+pytest_plugins = ["fw_util"]
+
+# The MLPerf Tiny reference models (kws_ref_model.tflite, pretrainedResnet_quant.tflite, ...):
+# $EDGEBENCH_MLPERF_TINY_DIR if set, else the first folder holding them of shared/ beside the clone
+# (here, and in CI) and ~/.cache/edgebench/mlperf-tiny. A test that names one is marked `mlperf`:
+# out of `make test-fast`, so the everyday lane needs nothing outside the repository; `make test`
+# runs them (and fails under CI=true when they are missing).
+MLPERF_CANDIDATES = [Path(os.environ["EDGEBENCH_MLPERF_TINY_DIR"])] if os.environ.get("EDGEBENCH_MLPERF_TINY_DIR") \
+    else [Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny",
+          Path.home() / ".cache" / "edgebench" / "mlperf-tiny"]
+MLPERF_DIR = next((p for p in MLPERF_CANDIDATES if (p / "kws_ref_model.tflite").is_file()), MLPERF_CANDIDATES[0])
+_MLPERF_NAMES = re.compile(r"(MLPERF|KWS|RESNET)\w*")   # how the test modules name them
+
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist gives its workers COLUMNS=80 (the controller's width); the tests read what the CLI prints
+    # to a pipe, 120 columns where COLUMNS is unset (edgebench.cli.output), the same in a worker as without one
+    os.environ.pop("COLUMNS", None)
 
 
 def missing(message: str):
@@ -55,24 +74,45 @@ def stop_process(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
 
 
-@pytest.fixture
-def cli(capsys):
+def run_edgebench(*args, cwd=None) -> subprocess.CompletedProcess:
     """``edgebench ARGS`` in this process: the same entry point (main: error lines, exit codes)
-    without a Python start-up per call, as a CompletedProcess; a test that needs a real process
-    runs ``python -m edgebench`` itself."""
+    without a Python start-up per call (about a second of imports each), as a CompletedProcess;
+    a test that needs a real process (signals, a killed writer) runs ``python -m edgebench`` itself."""
+    import contextlib
+    import io
+
     from edgebench.cli.app import main
 
-    def run(*args):
-        capsys.readouterr()
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as exc:
-            code = 0 if exc.code is None else exc.code
-        out = capsys.readouterr()
-        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main([str(a) for a in args])
+                code = 0
+            except SystemExit as exc:
+                code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
-    return run
+
+@pytest.fixture(autouse=True)
+def _fresh_consoles():
+    """Each test gets consoles made for its own environment: edgebench.cli.output keeps the rich consoles it
+    made, with the width of that moment (COLUMNS), which would otherwise depend on the tests run before."""
+    yield
+    output = sys.modules.get("edgebench.cli.output")
+    if output is not None:
+        output._consoles.clear()
+
+
+@pytest.fixture
+def cli():
+    """:func:`run_edgebench` as a fixture."""
+    return run_edgebench
 
 
 @pytest.fixture(scope="session")
@@ -91,8 +131,8 @@ def sshd_server(tmp_path_factory):
 
 
 # ---------------------------------------------------------------------------- lanes
-# `make test-fast` runs `-m "not slow and not qemu and not fuzz and not tensorflow"` in under a
-# minute; `make test` and CI run everything. Markers are given here by module (what a module
+# `make test-fast` runs `-m "not slow and not qemu and not fuzz and not tensorflow and not hardware and
+# not mlperf"` in two processes in under a minute; `make test` and CI run everything. Markers are given here by module (what a module
 # needs) and, for single heavy tests elsewhere, by name, so a new test file lands in the fast
 # lane unless it says otherwise (pytestmark = pytest.mark.slow, or an entry here).
 _MODULE_MARKS = {
@@ -131,6 +171,27 @@ _SLOW_TESTS = ("test_demo_json", "test_killed_bench", "test_runs_lists_and_shows
                "test_login_shell_instead_of_agent", "test_rapl_live_polling_integrates")
 
 
+def _names(code) -> set:
+    """The global names a function's code (and the code nested in it) refers to."""
+    out = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            out |= _names(const)
+    return out
+
+
+def _names_mlperf(item) -> bool:
+    """The test, a fixture of its module it uses, or one of its parameters names an MLPerf Tiny model."""
+    funcs = [getattr(item, "function", None)] + [d.func for defs in item._fixtureinfo.name2fixturedefs.values()
+                                                  for d in defs if d.func.__module__ == item.module.__name__]
+    for func in funcs:
+        code = getattr(func, "__code__", None)
+        if code is not None and any(_MLPERF_NAMES.fullmatch(n) for n in _names(code)):
+            return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any(isinstance(v, Path) and str(v).startswith(str(MLPERF_DIR)) for v in params.values())
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
@@ -138,3 +199,5 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(getattr(pytest.mark, name))
         if any(item.name.startswith(prefix) for prefix in _SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
+        if _names_mlperf(item):
+            item.add_marker(pytest.mark.mlperf)

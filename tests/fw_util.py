@@ -2,9 +2,9 @@
 
 * ``build_firmware(port, build_dir)`` runs ``make -C firmware PORT=... BUILD=...``
   and returns the image path; ``build_fuzz(build_dir)`` builds the fuzz target.
-* ``posix_firmware_bin`` is a session fixture (import it into a test module)
-  giving the posix firmware built once per test session in a temp dir; the
-  build is shared by every module that imports it.
+* ``posix_firmware_bin`` is a session fixture (tests/conftest.py loads this module as a plugin)
+  giving the posix firmware built once per test session, in a build folder kept between
+  sessions (make rebuilds only what changed); every module shares it.
 * ``PosixFirmware(binary)`` starts the posix firmware, reads the pty path it
   prints (``eb-posix: serial on /dev/pts/N``) and opens it with real pyserial;
   use it as a context manager. It is a ``Device``.
@@ -38,9 +38,16 @@ READY = b"m-ready\r\n"
 _built: dict[tuple[str, str], Path] = {}
 
 
+def make_env() -> dict:
+    """The environment for a make of our own: not a sub-make of one running the tests (`make test`'s
+    MAKEFLAGS/MAKELEVEL would add -w and "Entering directory" lines to what we read)."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+
+
 def _make(args: list[str], build_dir: Path) -> None:
-    cmd = ["make", f"-j{os.cpu_count() or 2}", "-C", str(FIRMWARE_DIR), f"BUILD={build_dir}", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    cmd = ["make", "--no-print-directory", f"-j{os.cpu_count() or 2}", "-C", str(FIRMWARE_DIR),
+           f"BUILD={build_dir}", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=make_env())
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
                            f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
@@ -52,9 +59,9 @@ def build_firmware(port: str = "posix", build_dir: Path | None = None) -> Path:
     key = (port, str(build_dir))
     if key not in _built:
         _make([f"PORT={port}"], build_dir)
-        image = subprocess.run(["make", "-s", "-C", str(FIRMWARE_DIR), f"PORT={port}",
+        image = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(FIRMWARE_DIR), f"PORT={port}",
                                 f"BUILD={build_dir}", "print-FW_IMAGE"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+                               capture_output=True, text=True, check=True, env=make_env()).stdout.strip()
         _built[key] = Path(image)
     return _built[key]
 
@@ -66,12 +73,32 @@ def build_fuzz(build_dir: Path) -> Path:
     return build_dir / "fuzz" / "fuzz_proto"
 
 
+def cached_build_dir(port: str) -> Path:
+    """A build folder that outlives the test session, one per build configuration: make rebuilds what
+    changed (the objects depend on their sources and headers, -MMD), and a change to a makefile gives
+    a new folder. Under $EDGEBENCH_FIRMWARE_BUILD (as edgebench's own builds), else ~/.cache/edgebench."""
+    import hashlib
+
+    mk = [FIRMWARE_DIR / "Makefile", *sorted(FIRMWARE_DIR.rglob("*.mk"))]
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in mk if p.is_file())).hexdigest()[:12]
+    base = os.environ.get("EDGEBENCH_FIRMWARE_BUILD") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "edgebench", "firmware")
+    return Path(base) / f"test-{port}-{key}"
+
+
 @pytest.fixture(scope="session")
-def posix_firmware_bin(tmp_path_factory) -> Path:
-    """The posix firmware, built once per session (shared across modules)."""
+def posix_firmware_bin() -> Path:
+    """The posix firmware, built once per session (shared across modules) into :func:`cached_build_dir`,
+    so a session whose sources did not change builds nothing; pytest-xdist's workers take turns (a lock)."""
+    import fcntl
+
     if sys.platform == "win32":
         pytest.skip("the posix firmware needs a POSIX system (pseudo-terminals)")
-    return build_firmware("posix", tmp_path_factory.getbasetemp() / "fw-posix")
+    build_dir = cached_build_dir("posix")
+    build_dir.mkdir(parents=True, exist_ok=True)
+    with open(build_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return build_firmware("posix", build_dir)
 
 
 @pytest.fixture
@@ -223,7 +250,7 @@ class PosixFirmware(Device):
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=5)
-            raise AssertionError("the firmware did not exit after the host hung up")
+            raise AssertionError("the firmware did not exit after the host hung up") from None
         finally:
             self.proc.stdout.close()
             self.proc.stderr.close()

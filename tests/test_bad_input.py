@@ -2,13 +2,12 @@
 traceback, no run left ``running``."""
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import run_edgebench
 from edgebench.results import store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,8 +17,7 @@ FP32 = DIGITS / "digits_fp32.tflite"
 
 
 def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "edgebench", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, timeout=300)
+    return run_edgebench(*args, cwd=cwd)
 
 
 def one_error_line(p, needle: str) -> str:

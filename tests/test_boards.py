@@ -100,7 +100,7 @@ def _case(change):
 
 BAD = [
     pytest.param(_case(lambda d: d["transport"].update(type="sshh")), "transport.type",
-                 "expected one of local, ssh, serial, got 'sshh'", id="bad-transport-type"),
+                 "expected one of local, ssh, serial, sim, got 'sshh'", id="bad-transport-type"),
     pytest.param(_case(lambda d: d.update(runtime=["tflite_runtime"])), "runtime",
                  "unknown key (did you mean 'runtimes'?)", id="unknown-key"),
     pytest.param(_case(lambda d: d.pop("kernels")), "kernels", "missing required key",
@@ -115,7 +115,8 @@ BAD = [
                  "expected ssh://[user@]host[:port] or user@host, got 'raspberrypi.local'",
                  id="bad-ssh-url"),
     pytest.param(_case(lambda d: d.update(transport={"type": "serial", "url": ""})),
-                 "transport.url", "expected a non-empty string", id="empty-serial-url"),
+                 "transport.url", "expected a serial port or pyserial URL without spaces, got ''",
+                 id="empty-serial-url"),
     pytest.param(_case(lambda d: d.update(transport={"type": "serial", "url": "/dev/ttyACM0",
                                                      "baud": -9600})),
                  "transport.baud", "expected an integer >= 1, got -9600", id="negative-baud"),
@@ -163,7 +164,7 @@ def test_error_names_file_relative_to_cwd(tmp_path, monkeypatch):
     with pytest.raises(ProfileError) as info:
         load_profile("boards/pi.yaml")
     assert str(info.value) == ("boards/pi.yaml: transport.type: expected one of local, ssh, "
-                               "serial, got 'sshh'")
+                               "serial, sim, got 'sshh'")
 
 
 def test_mcu_profile_with_flasher(tmp_path):
@@ -308,6 +309,16 @@ def test_cli_one_board(runner, tmp_path):
     assert "Raspberry Pi 5 product brief" in result.stdout
 
 
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_cli_shows_every_shipped_board_in_full(runner, name):
+    """Every figure a profile may publish has its unit in the schema: an MCU's RAM and flash too."""
+    result = _invoke(runner, ["boards", name], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    ds = get_profile(name).datasheet
+    if ds is not None and ds.ram_bytes:
+        assert "RAM " in result.stdout and "KiB  [estimated (datasheet)]" in result.stdout
+
+
 def test_cli_boards_dir_repeatable(runner, tmp_path):
     for label in ("a", "b"):
         (tmp_path / label).mkdir()
@@ -346,7 +357,7 @@ def test_cli_broken_profile_one_line_exit_1(tmp_path):
     proc = _run_main(["boards", "--boards-dir", "mine"], tmp_path)
     assert proc.returncode == 1
     assert proc.stderr == ("error: mine/pi.yaml: transport.type: expected one of local, ssh, "
-                           "serial, got 'sshh'\n")
+                           "serial, sim, got 'sshh'\n")
 
 
 def test_boards_verb_imports_no_heavy_modules(tmp_path):

@@ -8,7 +8,6 @@ import pytest
 from typer.testing import CliRunner
 
 from edgebench.cli.app import app
-from fw_util import posix_firmware_bin  # noqa: F401  (a session fixture)
 from edgebench.results import store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,8 +17,6 @@ from pathlib import Path
 import pytest
 from conftest import require_module, require_tool
 
-from fw_util import posix_firmware_bin  # noqa: F401
-
 ROOT = Path(__file__).resolve().parents[1]
 INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 FAST = ["--min-samples", "50", "--min-time", "0.3", "--max-time", "3", "--repeat", "1", "--max-repeats", "1"]
@@ -26,7 +24,7 @@ TAGS = {"edgebench-profile": "posix-sim", "board": "posix"}
 
 
 @pytest.fixture(scope="module")
-def farm(tmp_path_factory, posix_firmware_bin):  # noqa: F811
+def farm(tmp_path_factory, posix_firmware_bin):
     require_module("labgrid")
     require_tool("ser2net")
     from labgrid_fixture import Farm

@@ -31,9 +31,8 @@ from conftest import MLPERF_DIR
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from edgebench.errors import AgentError, EdgebenchError, ModelError, TransportError  # noqa: E402
-from edgebench.modelfile import read_model  # noqa: E402
-from fw_util import posix_firmware_bin  # noqa: E402,F401  (session fixture: the posix firmware, built once)
+from edgebench.errors import AgentError, EdgebenchError, ModelError, TransportError
+from edgebench.modelfile import read_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"

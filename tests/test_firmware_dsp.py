@@ -157,7 +157,7 @@ def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
         client = DutClient(board.pty_path, timeout_s=30, name=port)
         try:
             client.sync()
-            for name, (path, x), blob, (outs, sizes, _ops) in zip(CASES, jobs, blobs, refs):
+            for name, (_path, x), blob, (outs, sizes, _ops) in zip(CASES, jobs, blobs, refs):
                 client.upload("model", blob.data)
                 client.load_model()
                 final = outs[:, -sizes[-1]:]

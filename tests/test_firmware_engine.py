@@ -157,7 +157,7 @@ def check_models(build: Path, tmp: Path, models: dict, *, seed: int = 0, n: int 
         jobs.append((path, normal_inputs(b, seed + k, n), b))
     refs = run_reference([(p, x) for p, x, _ in jobs], tmp / "ref")
     ops = set()
-    for name, (path, x, b), ref in zip(models, jobs, refs):
+    for name, (_path, x, b), ref in zip(models, jobs, refs):
         outs, sizes, names = ref
         if distinct:
             final = outs[:, -sizes[-1]:]
@@ -522,7 +522,7 @@ def test_synthetic_models_bit_exact(build, tmp_path, kind):
         jobs.append((path, x))
         blobs.append(convert(path))
     refs = run_reference(jobs, tmp_path / "ref")
-    for k, ((path, x), blob, ref) in enumerate(zip(jobs, blobs, refs)):
+    for k, ((_path, x), blob, ref) in enumerate(zip(jobs, blobs, refs)):
         dev = run_engine(build, blob.data, x, tmp_path / f"dev{k}", layers=True)
         assert_bit_exact(f"{kind} model {k}", ref, dev, len(x))
 

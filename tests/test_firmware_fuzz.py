@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import missing, require_tool
-from fw_util import FIRMWARE_DIR, build_fuzz, posix_firmware_bin  # noqa: F401
+from fw_util import FIRMWARE_DIR, build_fuzz
 from test_firmware_engine import TinyModel, build, run_engine, run_reference  # noqa: F401  (build: a fixture)
 
 SEEDS = FIRMWARE_DIR / "fuzz" / "corpus"
@@ -86,11 +86,11 @@ MODEL_SEEDS = FIRMWARE_DIR / "fuzz" / "corpus_model"
 def _build_fuzz_model(tmp_path) -> Path:
     clang = _clang()
     _require_libfuzzer(clang, tmp_path)
-    build = tmp_path / "build"
-    r = subprocess.run(["make", "-s", "-C", str(FIRMWARE_DIR), f"BUILD={build}", f"FUZZ_CC={clang}",
+    out = tmp_path / "build"
+    r = subprocess.run(["make", "-s", "-C", str(FIRMWARE_DIR), f"BUILD={out}", f"FUZZ_CC={clang}",
                         "fuzz-model"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"make fuzz-model failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
-    return build / "fuzz" / "fuzz_model"
+    return out / "fuzz" / "fuzz_model"
 
 
 def _artifacts(folder: Path) -> list:
@@ -152,7 +152,7 @@ def test_bias_at_the_int32_limit_wraps_without_undefined_behaviour(tmp_path):
     assert proc.returncode == 0 and "runtime error" not in proc.stderr, proc.stderr[-3000:]
 
 
-def test_overflowing_accumulator_matches_the_reference_kernels(build, tmp_path):
+def test_overflowing_accumulator_matches_the_reference_kernels(build, tmp_path):  # noqa: F811
     """A FULLY_CONNECTED and a CONV_2D whose bias sits near INT32_MAX / INT32_MIN, with inputs that
     push the int32 sum past the limit: the engine (UBSan build) wraps, and its bytes equal LiteRT's
     BUILTIN_REF kernels, which compute the same two's-complement sum on this machine."""

@@ -17,8 +17,7 @@ import zlib
 import pytest
 from conftest import MLPERF_DIR
 
-from fw_util import (ABORT_FRAME, READY, Device, PosixFirmware, frame,  # noqa: F401
-                     posix_firmware_bin)
+from fw_util import ABORT_FRAME, READY, Device, PosixFirmware, frame
 
 MLPERF = MLPERF_DIR
 MAX_INPUT = 65536    # EB_INPUT_MAX_BYTES of the posix port (ports/posix/port.mk)

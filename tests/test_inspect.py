@@ -59,13 +59,13 @@ def test_mlperf_tiny_macs_match_hand_count(name, macs):
     r = inspect_model(MLPERF / name)
     assert r.macs == macs
     assert r.macs_not_counted == ()
-    assert sum(l.macs for l in r.layers) == macs
+    assert sum(layer.macs for layer in r.layers) == macs
 
 
 def test_kws_per_layer_table():
     r = inspect_model(MLPERF / "kws_ref_model.tflite")
-    assert [l.op for l in r.layers[:3]] == ["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D"]
-    assert [l.macs for l in r.layers[:3]] == [320_000, 72_000, 512_000]
+    assert [layer.op for layer in r.layers[:3]] == ["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D"]
+    assert [layer.macs for layer in r.layers[:3]] == [320_000, 72_000, 512_000]
     assert r.layers[0].output_shapes == ((1, 25, 5, 64),)
     assert r.layers[11].op == "FULLY_CONNECTED" and r.layers[11].macs == 768
     assert (r.layers[9].op, r.layers[9].macs, r.layers[9].note) == ("AVERAGE_POOL_2D", 0, "no MACs")
@@ -118,7 +118,7 @@ def test_peak_activation_memory(path, peak, step):
     r = inspect_model(path)
     assert r.peak_activation_bytes == peak
     assert r.peak_op_index == step
-    assert max(l.live_bytes for l in r.layers) == peak
+    assert max(layer.live_bytes for layer in r.layers) == peak
     assert r.activation_bytes_no_reuse >= peak
 
 
@@ -205,12 +205,12 @@ def test_grouped_conv_batched_fc_custom_op_and_liveness(tmp_path):
     assert r.layers[1].macs is None and "MyFancyOp" in r.layers[1].note
     assert r.layers[4].macs == 3 * 7 * 50                  # batch 3
     assert r.macs == 5 * 5 * 6 * 3 * 3 * 2 + 3 * 7 * 50
-    assert [(l.index, l.op) for l in r.macs_not_counted] == [(1, "MyFancyOp")]
+    assert [(layer.index, layer.op) for layer in r.macs_not_counted] == [(1, "MyFancyOp")]
     d = r.to_dict()
     assert d["macs_complete"] is False
     assert d["macs_not_counted"][0]["op"] == "MyFancyOp"
     # liveness: conv_out is read by ops 1 and 2, so it stays live through step 2
-    assert [l.live_bytes for l in r.layers] == [400 + 600, 600 + 600, 600 + 600 + 600, 600 + 600, 600 + 84]
+    assert [layer.live_bytes for layer in r.layers] == [400 + 600, 600 + 600, 600 + 600 + 600, 600 + 600, 600 + 84]
     assert r.peak_activation_bytes == 1_800 and r.peak_op_index == 2
     assert set(r.peak_tensors) == {"conv_out", "custom_out", "sum"}
     assert r.params == 6 * 9 * 2 + 2 + 7 * 50

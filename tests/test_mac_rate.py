@@ -11,7 +11,6 @@ from edgebench.bench.mac_rate import attach, mac_rate
 from edgebench.boards.registry import get_profile
 from edgebench.cli.render.mac_rate import mac_rate_line
 from edgebench.runtime.inspect import inspect_model
-from fw_util import fw, posix_firmware_bin  # noqa: F401  (fixtures: the posix firmware)
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"

@@ -25,12 +25,12 @@ from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from edgebench.boards.registry import get_profile  # noqa: E402
-from edgebench.cli.app import app  # noqa: E402
-from edgebench.errors import ModelError, ProfileError  # noqa: E402
-from edgebench.modelfile import read_model  # noqa: E402
-from edgebench.results import store  # noqa: E402
-from fw_util import client, fw, posix_firmware_bin, run_main  # noqa: E402,F401  (fixtures: the posix firmware)
+from edgebench.boards.registry import get_profile
+from edgebench.cli.app import app
+from edgebench.errors import ModelError, ProfileError
+from edgebench.modelfile import read_model
+from edgebench.results import store
+from fw_util import run_main
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"

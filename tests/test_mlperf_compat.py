@@ -22,10 +22,10 @@ from conftest import MLPERF_DIR, require_file, require_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from edgebench.boards.registry import get_profile  # noqa: E402
-from edgebench.errors import InputWarning, UsageError  # noqa: E402
-from edgebench.modelfile import read_model  # noqa: E402
-from fw_util import client, fw, posix_firmware_bin, run_main  # noqa: E402,F401  (fixtures: the posix firmware)
+from edgebench.boards.registry import get_profile
+from edgebench.errors import InputWarning, UsageError
+from edgebench.modelfile import read_model
+from fw_util import run_main
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"

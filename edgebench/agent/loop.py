@@ -180,7 +180,11 @@ class Runner:
             t3 = pc()
             get()
             t4 = pc()
-            a0[k] = t0; a1[k] = t1; a2[k] = t2; a3[k] = t3; a4[k] = t4
+            a0[k] = t0
+            a1[k] = t1
+            a2[k] = t2
+            a3[k] = t3
+            a4[k] = t4
             k += 1
             j = (j + b) % n_pool
             if t4 >= t_stop:
@@ -217,7 +221,11 @@ class Runner:
             t3 = pc()
             get()
             t4 = pc()
-            a0[k] = t0; a1[k] = t1; a2[k] = t2; a3[k] = t3; a4[k] = t4
+            a0[k] = t0
+            a1[k] = t1
+            a2[k] = t2
+            a3[k] = t3
+            a4[k] = t4
             k += 1
             j = (j + b) % n_pool
         return k, j
@@ -265,7 +273,11 @@ class Runner:
             t3 = pc()
             get()
             t4 = pc()
-            a0[k] = t0; a1[k] = t0; a2[k] = t2; a3[k] = t3; a4[k] = t4
+            a0[k] = t0
+            a1[k] = t0  # prepared batch: no quantize step
+            a2[k] = t2
+            a3[k] = t3
+            a4[k] = t4
             k += 1
             if t4 >= t_stop:
                 break

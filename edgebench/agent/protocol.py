@@ -103,7 +103,7 @@ def parse_header_line(line: bytes) -> Optional[dict]:
     try:
         header = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise ProtocolFailure(f"malformed protocol header ({exc}): {body[:120]!r}")
+        raise ProtocolFailure(f"malformed protocol header ({exc}): {body[:120]!r}") from exc
     if not isinstance(header, dict):
         raise ProtocolFailure(f"protocol header is not a JSON object: {body[:120]!r}")
     n = header.get("payload_bytes", 0)
@@ -161,6 +161,6 @@ def decode_arrays(payload: bytes) -> Dict[str, np.ndarray]:
         with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
             return {k: npz[k] for k in npz.files}
     except (ValueError, OSError, EOFError, KeyError) as exc:
-        raise DataFailure(f"payload is not a valid .npz archive: {exc}")
+        raise DataFailure(f"payload is not a valid .npz archive: {exc}") from exc
     except Exception as exc:  # zipfile.BadZipFile and friends
-        raise DataFailure(f"payload is not a valid .npz archive: {type(exc).__name__}: {exc}")
+        raise DataFailure(f"payload is not a valid .npz archive: {type(exc).__name__}: {exc}") from exc

@@ -104,7 +104,7 @@ def load_edgetpu_delegate(runtime: Runtime):
                 return edgetpu.load_edgetpu_delegate()
         return runtime.load_delegate(library)
     except (ValueError, OSError, RuntimeError) as exc:
-        raise RuntimeMissing(f"cannot load the Edge TPU delegate {library}: {exc}", hint=EDGETPU_HINT)
+        raise RuntimeMissing(f"cannot load the Edge TPU delegate {library}: {exc}", hint=EDGETPU_HINT) from exc
 
 
 def tensor_detail(d: dict) -> dict:
@@ -151,7 +151,7 @@ class LoadedModel:
             self.interpreter = rt.Interpreter(**kwargs)
         except (ValueError, RuntimeError) as exc:
             raise ModelFailure(f"not a usable TFLite model: {_first_line(exc)}",
-                               hint="check that the file is a .tflite flatbuffer (not .h5/.keras/SavedModel)")
+                               hint="check that the file is a .tflite flatbuffer (not .h5/.keras/SavedModel)") from exc
         self._resize_batch(batch)
         try:
             self.interpreter.allocate_tensors()
@@ -159,7 +159,7 @@ class LoadedModel:
             text = str(exc)
             hint = ("the model was compiled for the Edge TPU: load it with delegate edgetpu"
                     if "edgetpu-custom-op" in text else None)
-            raise ModelFailure(f"cannot allocate tensors ({kernels} kernels): {_first_line(exc)}", hint=hint)
+            raise ModelFailure(f"cannot allocate tensors ({kernels} kernels): {_first_line(exc)}", hint=hint) from exc
         self.load_s = time.perf_counter() - t0
         self.inputs = [tensor_detail(d) for d in self.interpreter.get_input_details()]
         self.outputs = [tensor_detail(d) for d in self.interpreter.get_output_details()]

@@ -96,7 +96,7 @@ class Agent:
             return fn(payload, **args)
         except TypeError as exc:
             if "argument" in str(exc) and f"op_{op}" in str(exc):
-                raise UsageFailure(f"bad arguments for {op}: {exc}")
+                raise UsageFailure(f"bad arguments for {op}: {exc}") from exc
             raise
 
     # -- information ----------------------------------------------------------------
@@ -338,7 +338,7 @@ def pin_cpus(text: str) -> None:
         os.sched_setaffinity(0, cpus)
     except (ValueError, OSError, AttributeError) as exc:
         print(f"edgebench agent: cannot pin to CPUs {text!r}: {exc}", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(2) from None
 
 
 def raw_stdin():

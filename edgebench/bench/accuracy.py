@@ -372,7 +372,7 @@ def gate_failures(result: RunResult) -> list:
         if r["acceptable"] is not False:
             continue
         points = r["unit"] == "fraction"
-        fig = (lambda v: f"{v:+.2f} points") if points else (lambda v: f"{v:.4f}")  # noqa: E731
+        fig = (lambda v: f"{v:+.2f} points") if points else (lambda v: f"{v:.4f}")
         limit = f"{r['threshold']:g}" + (" points" if points else "")
         what = "drop" if points else "ECE"
         if r["gate_on"] == "point":

@@ -21,7 +21,7 @@ from edgebench.bench.latency import figure_label
 from edgebench.report.claim import accuracy_claim
 from edgebench.results import store
 from edgebench.results.model import RunResult
-from edgebench.modelfile import read_sidecar
+from edgebench.provenance import read_sidecar
 from edgebench.stats.calibration import reliability_diagram
 
 PREDICTIONS = "predictions.parquet"
@@ -67,7 +67,7 @@ class Run:
     dataset: object
     slices: list
     edge: Optional[dict]
-    opts: "AccuracyOptions"  # edgebench.bench.accuracy.AccuracyOptions
+    opts: object  # edgebench.bench.accuracy.AccuracyOptions (accuracy imports this module)
     profile: object
     base_profile: object
     hello: dict

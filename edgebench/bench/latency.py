@@ -26,7 +26,8 @@ from edgebench.bench.record import RunFolder, board_client, board_section, new_r
 from edgebench.boards.connect import require_runtime
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import EdgebenchError, ResultError, UsageError
-from edgebench.modelfile import read_model, read_sidecar
+from edgebench.modelfile import read_model
+from edgebench.provenance import read_sidecar
 from edgebench.results import store
 from edgebench.results.model import STAGE_MEANING, STAGES, RunResult
 from edgebench.stats import preload

@@ -82,7 +82,7 @@ def soak_figures(samples, telemetry, capture, *, t0_ns: int, t_end_ns: int, burs
             if (finite & (tt >= end_s - window_s)).any() else None,
         })
         what, freq = analysis.cpu_freq(soak_tel)
-        for name, fig, lo, hi in (("burst", burst, 0.0, burst_s), ("sustained", sustained, end_s - window_s, end_s)):
+        for fig, lo, hi in ((burst, 0.0, burst_s), (sustained, end_s - window_s, end_s)):
             if fig is not None:  # the conditions of the window each figure comes from
                 fig.update(_window_conditions(tt, temp, freq if what else None, lo, hi))
         thermal["frequency_source"] = what

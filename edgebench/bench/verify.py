@@ -83,10 +83,11 @@ class VerifyResult:
     def from_run(cls, result, run_dir=None) -> "VerifyResult":
         """The VerifyResult a stored ``verify`` run holds (for ``edgebench runs ID``)."""
         v = (result.extra or {}).get("verify") or {}
+        empty = {"outputs": [], "notes": [], "bit_exact": None}   # the rest: {} where a run lacks it
         return cls(created_utc=result.created_utc, board=result.board, model=result.model,
                    inputs=(result.scenario or {}).get("inputs") or {}, label=result.label,
                    run_id=result.run_id, run_dir=str(run_dir) if run_dir else None,
-                   **{k: v.get(k) for k in cls.STORED})
+                   **{k: v.get(k) if v.get(k) is not None else empty.get(k, {}) for k in cls.STORED})
 
 
 def compare_outputs(device: np.ndarray, reference: np.ndarray, name: str = "output 0",

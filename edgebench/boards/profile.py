@@ -1,27 +1,33 @@
 """Board profiles (level 3): what a board is, how to reach it, what it can measure.
 
-A profile is one YAML file (schema 1, documented in ``docs/boards.md``) whose
-file stem is the board's name. :func:`load_profile` validates it strictly: an
-unknown key, a missing key, a wrong type or a bad value is a
-:class:`~edgebench.errors.ProfileError` whose message is one line naming the
-file, the key path and what was expected, e.g.::
+A profile is one YAML file (schema 1, documented in ``docs/boards.md``) whose file stem is
+the board's name. It is described once, below, as pydantic dataclasses: :func:`load_profile`
+validates a file against them strictly (an unknown key, a missing key, a wrong type or a bad
+value is a :class:`~edgebench.errors.ProfileError` whose message is one line naming the file,
+the key path and what was expected), ``edgebench schema board`` prints their JSON Schema and
+``scripts/schema_docs.py`` writes the key tables of docs/boards.md from them::
 
-    boards/pi.yaml: transport.type: expected one of local, ssh, serial, got 'sshh'
+    boards/pi.yaml: transport.type: expected one of local, ssh, serial, sim, got 'sshh'
 
 Figures under ``datasheet`` are published by the vendor, never measured by
 edgebench; wherever they are shown they carry :data:`ESTIMATED_LABEL`.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import string
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Optional, Tuple, Union
+
+from pydantic import Field, field_validator, model_validator
+from pydantic.dataclasses import dataclass
+from typing_extensions import Annotated
 
 from edgebench.errors import EdgebenchError, ProfileError
-from edgebench.sim.params import SimParamError, SimParams
+from edgebench.schema import CLOSED, Bool, FieldProblem, Int, Num, Str, close_matches, expects, got, validate
+from edgebench.sim.params import SimParams
 from edgebench.transport.url import transport_kind
 
 SCHEMA_VERSION = 1
@@ -43,199 +49,76 @@ EMULATOR_URL = "emulator"   # transport.url of a board whose emulator edgebench 
 DEFAULT_BAUD = 115200
 DEFAULT_SSH_PYTHON = "python3"
 
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_NAME = r"^[a-z0-9][a-z0-9._-]*$"
 _HOST = r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])"
 _USER = r"[A-Za-z0-9._][A-Za-z0-9._-]*"
 _SSH_URL_RE = re.compile(rf"^ssh://(?:{_USER}@)?{_HOST}(?::(?P<port>[0-9]{{1,5}}))?/?$")
 _SSH_USERHOST_RE = re.compile(rf"^{_USER}@{_HOST}$")
 
 
-# ---------------------------------------------------------------------------
-# validation helpers: every failure is one line "<file>: <key>: <what>"
+Name = Annotated[Str, Field(pattern=_NAME, json_schema_extra=expects(
+    "lowercase letters, digits, '.', '_' or '-' (starting with a letter or digit)"))]
+Line = Annotated[Str, Field(pattern=r"^[^\n]*\S[^\n]*\n?$", json_schema_extra=expects("a non-empty single-line string"))]
+Text = Annotated[Str, Field(description="free text; may span lines")]
+SshUrl = Annotated[Str, Field(json_schema_extra=expects("ssh://[user@]host[:port] or user@host"))]
+SerialUrl = Annotated[Str, Field(pattern=r"^\S+$", json_schema_extra=expects(
+    "a serial port or pyserial URL without spaces"))]
+Positive = Annotated[Num, Field(gt=0)]
 
 
-def close_matches(word: str, possibilities, n: int = 1, cutoff: float = 0.6) -> list:
-    """The ``n`` names of ``possibilities`` closest to ``word`` (difflib), for "did you mean" hints."""
-    import difflib  # only needed on the error path
-
-    return difflib.get_close_matches(word, list(possibilities), n=n, cutoff=cutoff)
-
-
-def _got(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean (%s)" % ("true" if value else "false")
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        text = repr(value)
-        return text if len(text) <= 60 else text[:57] + "...'"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return "a " + type(value).__name__
+def _unique(values: tuple) -> tuple:
+    for i, item in enumerate(values):
+        if item in values[:i]:
+            raise FieldProblem(f"[{i}]", f"expected each entry once, got {item!r} twice")
+    return values
 
 
-class _Check:
-    """Raises ProfileError for one source (a file name or '<dict>')."""
-
-    def __init__(self, where: str):
-        self.where = where
-
-    def fail(self, key: str, what: str) -> ProfileError:
-        return ProfileError(f"{self.where}: {key}: {what}" if key else f"{self.where}: {what}")
-
-    def expected(self, key: str, expected: str, value: Any) -> ProfileError:
-        return self.fail(key, f"expected {expected}, got {_got(value)}")
-
-    def keys(self, data: Any, prefix: str, allowed: tuple, required: tuple) -> None:
-        if not isinstance(data, Mapping):
-            raise self.expected(prefix or "(top level)", "a mapping of keys", data)
-        for key in data:
-            if not isinstance(key, str) or key not in allowed:
-                path = f"{prefix}.{key}" if prefix else str(key)
-                close = close_matches(str(key), allowed, n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
-                raise self.fail(path, f"unknown key{hint}; expected one of {', '.join(allowed)}")
-        for key in required:
-            if key not in data:
-                path = f"{prefix}.{key}" if prefix else key
-                raise self.fail(path, "missing required key")
-
-    def string(self, key: str, value: Any, *, empty_ok: bool = False) -> str:
-        if not isinstance(value, str):
-            raise self.expected(key, "a string", value)
-        if not empty_ok and not value.strip():
-            raise self.expected(key, "a non-empty string", value)
-        if "\n" in value.strip() and key != "notes":
-            raise self.expected(key, "a single-line string", value)
-        return value
-
-    def choice(self, key: str, value: Any, allowed: tuple) -> str:
-        if not isinstance(value, str) or value not in allowed:
-            raise self.expected(key, "one of " + ", ".join(allowed), value)
-        return value
-
-    def choices(self, key: str, value: Any, allowed: tuple, *, empty_ok: bool) -> tuple:
-        if not isinstance(value, list):
-            raise self.expected(key, "a list of " + ", ".join(allowed), value)
-        if not value and not empty_ok:
-            raise self.expected(key, "a non-empty list of " + ", ".join(allowed), value)
-        seen: list = []
-        for i, item in enumerate(value):
-            self.choice(f"{key}[{i}]", item, allowed)
-            if item in seen:
-                raise self.fail(f"{key}[{i}]", f"expected each entry once, got {item!r} twice")
-            seen.append(item)
-        return tuple(value)
-
-    def integer(self, key: str, value: Any, minimum: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self.expected(key, f"an integer >= {minimum}", value)
-        return value
-
-    def number(self, key: str, value: Any) -> float:
-        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
-                or value == float("inf")):
-            extra = ""
-            if isinstance(value, str) and re.match(r"^[0-9.]+[eE][0-9]+$", value.strip()):
-                extra = " (YAML reads 2.4e9 as text: write 2.4e+9 or 2400000000)"
-            raise self.fail(key, f"expected a positive number, got {_got(value)}{extra}")
-        return value
+def _names(choices: tuple, text: str, *, non_empty: bool):
+    """A list of names out of ``choices``, each once."""
+    item = Literal[choices]  # type: ignore[valid-type]
+    return Annotated[Tuple[item, ...], Field(min_length=1 if non_empty else 0, description=text,
+                                             json_schema_extra={"uniqueItems": True})]
 
 
-def _check_name(check: _Check, value: Any) -> str:
-    name = check.string("name", value)
-    if not _NAME_RE.match(name):
-        raise check.expected("name", "lowercase letters, digits, '.', '_' or '-' "
-                             "(starting with a letter or digit)", name)
-    return name
-
-
-def _check_ssh_url(check: _Check, key: str, url: Any) -> str:
-    url = check.string(key, url)
+def _check_ssh_url(url: str) -> str:
     m = _SSH_URL_RE.match(url)
     if m:
         port = m.group("port")
         if port is not None and not 1 <= int(port) <= 65535:
-            raise check.expected(key, "a port between 1 and 65535", url)
+            raise FieldProblem("", f"expected a port between 1 and 65535, got {got(url)}")
         return url
     if _SSH_USERHOST_RE.match(url):
         return url
-    raise check.expected(key, "ssh://[user@]host[:port] or user@host", url)
-
-
-def _check_serial_url(check: _Check, key: str, url: Any) -> str:
-    url = check.string(key, url)
-    if any(ch.isspace() for ch in url):
-        raise check.expected(key, "a serial port or pyserial URL without spaces", url)
-    return url
-
-
-def _check_simulated(check: _Check, value: Any):
-    """The ``simulated`` block: parameters of edgebench.sim's board model (defaults for absent keys)."""
-    if value is None:
-        return None
-    try:
-        return SimParams.from_dict(value)
-    except SimParamError as exc:
-        raise check.fail("simulated" + (f".{exc.key}" if exc.key else ""), exc.text) from None
+    raise FieldProblem("", f"expected ssh://[user@]host[:port] or user@host, got {got(url)}")
 
 
 # ---------------------------------------------------------------------------
-# the data model
+# transport: one of four kinds, told apart by `type`
 
 
-@dataclass(frozen=True)
 class TransportSpec:
-    """How edgebench reaches the board: ``local``, ``ssh`` or ``serial``.
+    """How edgebench reaches the board: ``local``, ``ssh``, ``serial`` or ``sim`` (no hardware).
 
-    ``url`` is ``ssh://[user@]host[:port]`` or ``user@host`` for ssh, a serial
-    port or pyserial URL for serial, and absent for local. ``python`` is the
-    agent's interpreter (local: default the one running edgebench; ssh:
-    default ``python3``); ``baud`` applies to serial only (default 115200).
+    ``url`` is ``ssh://[user@]host[:port]`` or ``user@host`` for ssh, a serial port or pyserial
+    URL for serial, and absent (None) otherwise. ``python`` is the agent's interpreter (local:
+    default the one running edgebench; ssh: default ``python3``); ``baud`` applies to serial
+    only (default 115200). The four kinds are the dataclasses below; this base gives them one
+    interface (a key a kind does not have reads as None).
     """
 
-    type: str
-    url: str | None = None
-    python: str | None = None
-    baud: int | None = None
+    _ABSENT = ("url", "python", "baud")   # the keys a kind may not have: None there
+
+    def __getattr__(self, name: str):
+        if name in TransportSpec._ABSENT:
+            return None
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) is not None}
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "<dict>", prefix: str = "transport") -> "TransportSpec":
-        check = _Check(where)
-        check.keys(data, prefix, ("type", "url", "python", "baud"), ("type",))
-        if data["type"] == SIM_TRANSPORT:  # a simulated board (edgebench.sim): nothing to reach
-            for key in ("url", "python", "baud"):
-                if key in data:
-                    raise check.fail(f"{prefix}.{key}", "not allowed for transport type sim (expected only: type)")
-            return cls(type=SIM_TRANSPORT)
-        kind = check.choice(f"{prefix}.type", data["type"], TRANSPORT_TYPES)
-        allowed = {"local": ("python",), "ssh": ("url", "python"), "serial": ("url", "baud")}[kind]
-        for key in ("url", "python", "baud"):
-            if key in data and key not in allowed:
-                raise check.fail(f"{prefix}.{key}", f"not allowed for transport type {kind} "
-                                 f"(expected only: type{''.join(', ' + a for a in allowed)})")
-        if kind != "local" and "url" not in data:
-            raise check.fail(f"{prefix}.url", f"missing required key for transport type {kind}")
-        python = None
-        if "python" in data:
-            python = check.string(f"{prefix}.python", data["python"])
-        if kind == "local":
-            return cls(type="local", python=python)
-        if kind == "ssh":
-            url = _check_ssh_url(check, f"{prefix}.url", data["url"])
-            return cls(type="ssh", url=url, python=python or DEFAULT_SSH_PYTHON)
-        url = _check_serial_url(check, f"{prefix}.url", data["url"])
-        baud = DEFAULT_BAUD
-        if "baud" in data:
-            baud = check.integer(f"{prefix}.baud", data["baud"], 1)
-        return cls(type="serial", url=url, baud=baud)
+        return validate(Transport, data, where, ProfileError, key=prefix)
 
     @classmethod
     def from_url(cls, url: str, base: "TransportSpec | None" = None) -> "TransportSpec":
@@ -248,15 +131,18 @@ class TransportSpec:
             kind = transport_kind(text)
         except EdgebenchError:
             raise ProfileError(
-                f"transport URL {_got(url)}: expected ssh://[user@]host[:port], user@host, a "
+                f"transport URL {got(url)}: expected ssh://[user@]host[:port], user@host, a "
                 "serial port (/dev/ttyUSB0, COM3, socket://host:port) or 'local'") from None
         same = base is not None and base.type == kind
         if kind == "local":
-            return cls(type="local", python=base.python if same else None)
+            return LocalTransport(type="local", python=base.python if same else None)
         if kind == "ssh":
-            _check_ssh_url(_Check("transport URL"), "", text)
-            return cls(type="ssh", url=text, python=(base.python if same else None) or DEFAULT_SSH_PYTHON)
-        return cls(type="serial", url=text, baud=(base.baud if same else None) or DEFAULT_BAUD)
+            try:
+                _check_ssh_url(text)
+            except FieldProblem as exc:
+                raise ProfileError(f"transport URL: {exc.what}") from None
+            return SshTransport(type="ssh", url=text, python=(base.python if same else None) or DEFAULT_SSH_PYTHON)
+        return SerialTransport(type="serial", url=text, baud=(base.baud if same else None) or DEFAULT_BAUD)
 
     @property
     def address(self) -> str:
@@ -279,64 +165,140 @@ class TransportSpec:
         return f"serial {self.url} @ {self.baud} baud"
 
 
-_DATASHEET_FIGURES = (
-    "idle_power_w", "typical_load_power_w", "max_power_w",
-    "typical_current_a", "supply_voltage_v", "supply_current_a",
-    "cpu_max_freq_hz", "throttle_temp_c", "temp_limit_c",
-    "accel_tops", "accel_tops_per_w", "accel_power_w",
-    "ram_bytes", "flash_bytes",
-)
+@dataclass(frozen=True, config=CLOSED)
+class LocalTransport(TransportSpec):
+    """The agent runs as a child process on this computer."""
+
+    type: Literal["local"]
+    python: Annotated[Optional[Line], Field(description="the agent's interpreter; default: the one running "
+                                                        "edgebench")] = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=CLOSED)
+class SshTransport(TransportSpec):
+    """The agent runs on the board through the system OpenSSH client (host keys checked)."""
+
+    type: Literal["ssh"]
+    url: Annotated[SshUrl, Field(description="ssh://[user@]host[:port] or user@host")]
+    python: Annotated[Line, Field(description="the agent's interpreter on the board")] = DEFAULT_SSH_PYTHON
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, url: str) -> str:
+        return _check_ssh_url(url)
+
+
+@dataclass(frozen=True, config=CLOSED)
+class SerialTransport(TransportSpec):
+    """A serial port (/dev/ttyUSB0, COM3) or a pyserial URL (socket://host:port, rfc2217://..., loop://);
+    `url: emulator`: the pseudo-terminal of the emulator edgebench starts (needs `firmware.emulator`)."""
+
+    type: Literal["serial"]
+    url: Annotated[SerialUrl, Field(description="the port or URL; `emulator` for an emulated board")]
+    baud: Annotated[Int, Field(ge=1, description="line speed")] = DEFAULT_BAUD
+
+
+@dataclass(frozen=True, config=CLOSED)
+class SimTransport(TransportSpec):
+    """A simulated board (edgebench.sim), modelled by the profile's `simulated` block: nothing is reached,
+    `--url` is refused."""
+
+    type: Literal["sim"]
+
+
+Transport = Annotated[Union[LocalTransport, SshTransport, SerialTransport, SimTransport],
+                      Field(discriminator="type", description="how to reach the board")]
+TRANSPORTS = (LocalTransport, SshTransport, SerialTransport, SimTransport)
+
+
+# ---------------------------------------------------------------------------
+# datasheet, flasher, firmware
+
+
+def _figure(unit: str, title: str, text: str):
+    """A published figure: a positive number, its unit and its label (``edgebench boards NAME``)."""
+    return Field(title=title, description=text, json_schema_extra={"x-unit": unit})
+
+
+@dataclass(frozen=True, config=CLOSED)
 class Datasheet:
     """Vendor-published figures: estimates for this board, never measurements.
 
     Only ``source`` is required; a figure that is not published is absent (None).
     """
 
-    source: str
-    idle_power_w: float | None = None
-    typical_load_power_w: float | None = None
-    max_power_w: float | None = None
-    typical_current_a: float | None = None
-    supply_voltage_v: float | None = None
-    supply_current_a: float | None = None
-    cpu_max_freq_hz: float | None = None
-    throttle_temp_c: float | None = None
-    temp_limit_c: float | None = None
-    accel_tops: float | None = None
-    accel_tops_per_w: float | None = None
-    accel_power_w: float | None = None
-    ram_bytes: float | None = None        # on-chip RAM of a microcontroller (the fit check)
-    flash_bytes: float | None = None      # its flash (on the board, for external flash)
-
-    basis = ESTIMATED_LABEL  # class constant: how every figure here must be labelled
+    source: Annotated[Str, Field(min_length=1, description="where the figures are published (product brief, "
+                                                           "datasheet, documentation page)")]
+    basis: Annotated[Literal["estimated (datasheet)"], Field(
+        description="optional; if present must be `estimated (datasheet)` (always emitted in JSON)")] = ESTIMATED_LABEL
+    idle_power_w: Annotated[Optional[Positive], _figure("W", "idle power", "published idle power")] = None
+    typical_load_power_w: Annotated[Optional[Positive], _figure(
+        "W", "typical load power", "published typical power under load")] = None
+    max_power_w: Annotated[Optional[Positive], _figure("W", "max power", "published maximum power draw")] = None
+    typical_current_a: Annotated[Optional[Positive], _figure(
+        "A", "typical current", "published typical current (Raspberry Pi: \"typical bare-board active current "
+        "consumption\")")] = None
+    supply_voltage_v: Annotated[Optional[Positive], _figure("V", "supply voltage", "nominal supply voltage")] = None
+    supply_current_a: Annotated[Optional[Positive], _figure(
+        "A", "recommended supply current", "recommended supply current rating (what the PSU must deliver, not "
+        "what the board draws)")] = None
+    cpu_max_freq_hz: Annotated[Optional[Positive], _figure("Hz", "CPU max clock", "maximum CPU clock")] = None
+    throttle_temp_c: Annotated[Optional[Positive], _figure(
+        "°C", "throttling starts at", "temperature at which the firmware starts to reduce clocks (soft limit)")] = None
+    temp_limit_c: Annotated[Optional[Positive], _figure("°C", "temperature limit", "hard temperature limit")] = None
+    accel_tops: Annotated[Optional[Positive], _figure(
+        "TOPS", "accelerator peak", "accelerator peak throughput (int8)")] = None
+    accel_tops_per_w: Annotated[Optional[Positive], _figure(
+        "TOPS/W", "accelerator efficiency", "accelerator efficiency as published")] = None
+    accel_power_w: Annotated[Optional[Positive], _figure(
+        "W", "accelerator power at peak", "accelerator power at its published peak (not the board's)")] = None
+    ram_bytes: Annotated[Optional[Positive], _figure(
+        "bytes", "RAM", "a microcontroller's on-chip RAM: `inspect --board` and the fit check before "
+        "deploy/verify/bench compare the model's arena with it")] = None
+    flash_bytes: Annotated[Optional[Positive], _figure(
+        "bytes", "flash", "its flash: the fit check compares the model blob with it")] = None
 
     def figures(self) -> dict:
         """The published figures only, in schema order."""
-        return {k: getattr(self, k) for k in _DATASHEET_FIGURES if getattr(self, k) is not None}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name not in ("source", "basis") and getattr(self, f.name) is not None}
 
     def to_dict(self) -> dict:
         return {"basis": self.basis, "source": self.source, **self.figures()}
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "<dict>", prefix: str = "datasheet") -> "Datasheet":
-        check = _Check(where)
-        check.keys(data, prefix, ("basis", "source") + _DATASHEET_FIGURES, ("source",))
-        if "basis" in data and data["basis"] != ESTIMATED_LABEL:
-            raise check.expected(f"{prefix}.basis", repr(ESTIMATED_LABEL) + " (or leave it out)",
-                                 data["basis"])
-        values = {k: check.number(f"{prefix}.{k}", data[k]) for k in _DATASHEET_FIGURES if k in data}
-        return cls(source=check.string(f"{prefix}.source", data["source"]), **values)
+        return validate(cls, data, where, ProfileError, key=prefix)
 
 
-@dataclass(frozen=True)
+def figure_info(name: str) -> tuple:
+    """``(label, unit)`` of a datasheet figure, as the schema declares them."""
+    info = Datasheet.__pydantic_fields__[name]
+    return info.title or name, (info.json_schema_extra or {}).get("x-unit", "")
+
+
+@dataclass(frozen=True, config=CLOSED)
 class FlasherSpec:
-    """How firmware is put on the board: a tool and its argv with ``{placeholders}``."""
+    """How firmware is put on the board: a tool and its argv with ``{placeholders}``, run as a list (no shell)."""
 
-    tool: str
-    argv: tuple
+    tool: Annotated[Line, Field(description="the program (for messages: what to install)")]
+    argv: Annotated[Tuple[Line, ...], Field(min_length=1, description="the command as a list; `{image}` (the "
+                                                                      "firmware file), `{url}` (the transport URL), "
+                                                                      "`{name}` (the board name) are filled in")]
+
+    @field_validator("argv")
+    @classmethod
+    def _placeholders(cls, argv: tuple) -> tuple:
+        allowed = ", ".join("{%s}" % p for p in FLASHER_PLACEHOLDERS)
+        for i, arg in enumerate(argv):
+            try:
+                names = [f for _, f, _, _ in string.Formatter().parse(arg) if f is not None]
+            except ValueError:
+                raise FieldProblem(f"[{i}]", f"expected balanced braces around a placeholder ({allowed}), "
+                                             f"got {got(arg)}") from None
+            if any(name not in FLASHER_PLACEHOLDERS for name in names):
+                raise FieldProblem(f"[{i}]", f"expected placeholders among {allowed}, got {got(arg)}")
+        return argv
 
     def to_dict(self) -> dict:
         return {"tool": self.tool, "argv": list(self.argv)}
@@ -347,27 +309,10 @@ class FlasherSpec:
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "<dict>", prefix: str = "flasher") -> "FlasherSpec":
-        check = _Check(where)
-        check.keys(data, prefix, ("tool", "argv"), ("tool", "argv"))
-        tool = check.string(f"{prefix}.tool", data["tool"])
-        argv = data["argv"]
-        if not isinstance(argv, list) or not argv:
-            raise check.expected(f"{prefix}.argv", "a non-empty list of strings", argv)
-        allowed = ", ".join("{%s}" % p for p in FLASHER_PLACEHOLDERS)
-        for i, arg in enumerate(argv):
-            key = f"{prefix}.argv[{i}]"
-            check.string(key, arg)
-            try:
-                names = [f for _, f, _, _ in string.Formatter().parse(arg) if f is not None]
-            except ValueError:
-                raise check.expected(key, f"balanced braces around a placeholder ({allowed})", arg) from None
-            for name in names:
-                if name not in FLASHER_PLACEHOLDERS:
-                    raise check.expected(key, f"placeholders among {allowed}", arg)
-        return cls(tool=tool, argv=tuple(argv))
+        return validate(cls, data, where, ProfileError, key=prefix)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=CLOSED)
 class FirmwareSpec:
     """The firmware of an ``mcu`` board (optional section ``firmware``).
 
@@ -383,85 +328,123 @@ class FirmwareSpec:
     check (``edgebench inspect MODEL --board B``) compares a model with them.
     """
 
-    port: str | None = None
-    emulator: str | None = None
-    machine: str | None = None
-    icount_shift: int | None = None
-    bit_exact: bool = False
-    model_buffer_bytes: int | None = None
-    arena_bytes: int | None = None
-    engine_version: int | None = None
+    port: Annotated[Optional[Annotated[Str, Field(pattern=_NAME, json_schema_extra=expects(
+        "a firmware/ports/ directory name"))]], Field(
+        description="the `firmware/ports/<port>` that `edgebench flash` builds with `make -C firmware "
+                    "PORT=<port>`; null: no port for this board in edgebench yet, `edgebench flash` needs "
+                    "`--image`")] = None
+    emulator: Annotated[Optional[Literal["posix", "qemu"]], Field(
+        description="edgebench starts the firmware itself: the posix build on a pseudo-terminal, or "
+                    "`qemu-system-arm`; null for real boards")] = None
+    machine: Annotated[Optional[Line], Field(description="`qemu` only, required: the `-M` machine")] = None
+    icount_shift: Annotated[Optional[Annotated[Int, Field(ge=0, le=10)]], Field(
+        description="`qemu` only, required: `-icount shift=N` (timings are then labelled `emulated`)")] = None
+    bit_exact: Annotated[Bool, Field(
+        description="running edgebench firmware, the board promises outputs bit-exact with the reference "
+                    "kernels: `edgebench verify` exits 2 on any difference")] = False
+    model_buffer_bytes: Annotated[Optional[Annotated[Int, Field(ge=1)]], Field(
+        description="the firmware build's model upload buffer (`EB_MODEL_MAX_BYTES`): the fit check refuses "
+                    "a larger blob before uploading it")] = None
+    arena_bytes: Annotated[Optional[Annotated[Int, Field(ge=1)]], Field(
+        description="the build's tensor arena (`EB_ARENA_BYTES`): the fit check refuses a model whose arena "
+                    "plan is larger")] = None
+    engine_version: Annotated[Optional[Annotated[Int, Field(ge=1)]], Field(
+        description="the INT8 engine version of that firmware (`eb-info`'s `engine`): which operators the "
+                    "fit check accepts (firmware/BLOB.md lists them per version)")] = None
+
+    @model_validator(mode="after")
+    def _emulator(self) -> "FirmwareSpec":
+        if self.emulator is not None and self.port is None:
+            raise FieldProblem("port", f"missing: an emulator ({self.emulator}) runs a firmware port")
+        for key in ("machine", "icount_shift"):
+            if self.emulator == "qemu" and getattr(self, key) is None:
+                raise FieldProblem(key, "missing required key for emulator qemu")
+            if self.emulator != "qemu" and getattr(self, key) is not None:
+                raise FieldProblem(key, "only allowed with emulator: qemu")
+        return self
 
     def to_dict(self) -> dict:
-        return {"port": self.port, "emulator": self.emulator, "machine": self.machine,
-                "icount_shift": self.icount_shift, "bit_exact": self.bit_exact,
-                "model_buffer_bytes": self.model_buffer_bytes, "arena_bytes": self.arena_bytes,
-                "engine_version": self.engine_version}
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "<dict>", prefix: str = "firmware") -> "FirmwareSpec":
-        check = _Check(where)
-        check.keys(data, prefix, ("port", "emulator", "machine", "icount_shift", "bit_exact",
-                                  "model_buffer_bytes", "arena_bytes", "engine_version"), ())
-        port = None if data.get("port") is None else check.string(f"{prefix}.port", data["port"])
-        if port is not None and not _NAME_RE.match(port):
-            raise check.expected(f"{prefix}.port", "a firmware/ports/ directory name", port)
-        emulator = None
-        if data.get("emulator") is not None:
-            emulator = check.choice(f"{prefix}.emulator", data["emulator"], EMULATORS)
-            if port is None:
-                raise check.fail(f"{prefix}.port", f"missing: an emulator ({emulator}) runs a firmware port")
-        machine = shift = None
-        if emulator == "qemu":
-            for key in ("machine", "icount_shift"):
-                if data.get(key) is None:
-                    raise check.fail(f"{prefix}.{key}", "missing required key for emulator qemu")
-            machine = check.string(f"{prefix}.machine", data["machine"])
-            shift = check.integer(f"{prefix}.icount_shift", data["icount_shift"], 0)
-            if shift > 10:
-                raise check.expected(f"{prefix}.icount_shift", "an integer in 0..10", shift)
-        else:
-            for key in ("machine", "icount_shift"):
-                if data.get(key) is not None:
-                    raise check.fail(f"{prefix}.{key}", "only allowed with emulator: qemu")
-        bit_exact = data.get("bit_exact", False)
-        if not isinstance(bit_exact, bool):
-            raise check.expected(f"{prefix}.bit_exact", "true or false", bit_exact)
-        sizes = {k: None if data.get(k) is None else check.integer(f"{prefix}.{k}", data[k], 1)
-                 for k in ("model_buffer_bytes", "arena_bytes", "engine_version")}
-        return cls(port=port, emulator=emulator, machine=machine, icount_shift=shift, bit_exact=bit_exact,
-                   **sizes)
+        return validate(cls, data, where, ProfileError, key=prefix)
 
 
-_TOP_KEYS = ("schema", "name", "title", "kind", "soc", "transport", "runtimes", "kernels",
-             "delegates", "default_threads", "telemetry", "datasheet", "flasher", "firmware", "simulated", "notes")
-_REQUIRED = ("schema", "name", "title", "kind", "transport", "runtimes", "kernels", "default_threads")
+# ---------------------------------------------------------------------------
+# the profile
 
 
-@dataclass(frozen=True)
+Runtimes = _names(RUNTIMES, "TFLite runtimes to try, in order of preference: `ai_edge_litert`, `tflite_runtime`, "
+                  "`tensorflow` (linux); `edgebench_firmware`, `mlperf_tiny` (mcu)", non_empty=True)
+Kernels = _names(KERNELS, "kernel sets the board can run: `xnnpack`, `builtin`, `reference` (the INT8 oracle), "
+                 "`cmsis_nn`", non_empty=True)
+Delegates = _names(DELEGATES, "accelerator delegates: `edgetpu`", non_empty=False)
+Telemetry = _names(TELEMETRY, "sources of temperature, clocks and throttle flags: `thermal_zone` (`/sys/class/thermal`), "
+                   "`cpufreq` (`/sys/devices/system/cpu/*/cpufreq`), `hwmon` (`/sys/class/hwmon`), `vcgencmd` "
+                   "(Raspberry Pi firmware: clocks, throttle flags), `apex` (Edge TPU PCIe driver temperature), "
+                   "`mcu_temp` (firmware die-temperature command)", non_empty=False)
+
+
+@dataclass(frozen=True, config=CLOSED)
 class BoardProfile:
     """One board: identity, transport, runtimes, telemetry, datasheet, flasher.
 
     ``origin`` is the file the profile was loaded from (None if built in code).
     """
 
-    name: str
-    title: str
-    kind: str
-    transport: TransportSpec
-    runtimes: tuple
-    kernels: tuple
-    default_threads: int
-    delegates: tuple = ()
-    telemetry: tuple = ()
-    soc: str = ""
-    datasheet: Datasheet | None = None
-    flasher: FlasherSpec | None = None
-    firmware: FirmwareSpec | None = None
-    simulated: Any = None          # edgebench.sim.SimParams for transport type sim
-    notes: str = ""
-    schema: int = SCHEMA_VERSION
-    origin: str | None = field(default=None, compare=False)
+    schema: Annotated[Literal[1], Field(description="the profile schema version", json_schema_extra=expects(
+        f"{SCHEMA_VERSION} (the board profile schema this edgebench reads)"))]
+    name: Annotated[Name, Field(description="the board's name; must equal the file stem")]
+    title: Annotated[Line, Field(description="human name of the board")]
+    kind: Annotated[Literal["linux", "mcu"], Field(
+        description="`linux`: runs the Python agent; `mcu`: runs edgebench/MLPerf Tiny firmware over a "
+                    "serial port")]
+    transport: Transport
+    runtimes: Runtimes
+    kernels: Kernels
+    default_threads: Annotated[Int, Field(ge=1, description="interpreter threads used unless `--threads` is given")]
+    delegates: Delegates = ()
+    telemetry: Telemetry = ()
+    soc: Annotated[Str, Field(description="SoC and cores, free text")] = ""
+    datasheet: Annotated[Optional[Datasheet], Field(description="vendor-published figures, below")] = None
+    flasher: Annotated[Optional[FlasherSpec], Field(description="how firmware is put on an `mcu` board, below")] = None
+    firmware: Annotated[Optional[FirmwareSpec], Field(
+        description="`mcu` only: the firmware port, emulator and bit-exactness promise, below")] = None
+    simulated: Annotated[Optional[SimParams], Field(
+        description="transport `sim` only: the model of the simulated board, below (absent: its defaults)")] = None
+    notes: Annotated[Optional[Text], Field(description="anything a user should know; may span lines")] = ""
+    origin: Annotated[Optional[Str], Field(description="set by edgebench, never in a file: the file the profile "
+                                                       "was loaded from")] = dataclasses.field(
+        default=None, compare=False)
+
+    @field_validator("runtimes", "kernels", "delegates", "telemetry")
+    @classmethod
+    def _each_once(cls, values: tuple) -> tuple:
+        return _unique(values)
+
+    @field_validator("notes")
+    @classmethod
+    def _notes(cls, notes: Optional[str]) -> str:
+        return notes or ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "BoardProfile":
+        kind, transport = self.kind, self.transport
+        if kind == "mcu" and transport.type != "serial":
+            raise FieldProblem("transport.type", f"expected serial for kind mcu, got {got(transport.type)}")
+        if self.simulated is not None and transport.type != SIM_TRANSPORT:
+            raise FieldProblem("simulated", "only allowed with transport type sim")
+        if transport.type == SIM_TRANSPORT:
+            if kind != "linux":
+                raise FieldProblem("kind", f"expected linux for transport type sim, got {got(kind)}")
+            if self.simulated is None:
+                object.__setattr__(self, "simulated", SimParams())
+        if self.firmware is not None and kind != "mcu":
+            raise FieldProblem("firmware", "only allowed for kind mcu")
+        if transport.url == EMULATOR_URL and not (self.firmware and self.firmware.emulator):
+            raise FieldProblem("transport.url", f"{EMULATOR_URL!r} needs firmware.emulator (posix or qemu)")
+        return self
 
     @property
     def client_kind(self) -> str:
@@ -501,57 +484,9 @@ class BoardProfile:
     @classmethod
     def from_dict(cls, data: Any, where: str = "<dict>", *, allow_origin: bool = True) -> "BoardProfile":
         """Validate a mapping (as read from YAML, or from :meth:`to_dict`)."""
-        check = _Check(where)
-        allowed = _TOP_KEYS + (("origin",) if allow_origin else ())
-        check.keys(data, "", allowed, ())
-        if "schema" not in data:
-            raise check.fail("schema", f"missing required key (expected {SCHEMA_VERSION})")
-        schema = data["schema"]
-        if isinstance(schema, bool) or schema != SCHEMA_VERSION:
-            raise check.expected("schema", f"{SCHEMA_VERSION} (the board profile schema this "
-                                 "edgebench reads)", schema)
-        # Check keys in the file's order, so the first problem in the file is the one reported.
-        validators = {
-            "name": lambda v: _check_name(check, v),
-            "title": lambda v: check.string("title", v),
-            "kind": lambda v: check.choice("kind", v, KINDS),
-            "soc": lambda v: check.string("soc", v, empty_ok=True),
-            "transport": lambda v: TransportSpec.from_dict(v, where),
-            "runtimes": lambda v: check.choices("runtimes", v, RUNTIMES, empty_ok=False),
-            "kernels": lambda v: check.choices("kernels", v, KERNELS, empty_ok=False),
-            "delegates": lambda v: check.choices("delegates", v, DELEGATES, empty_ok=True),
-            "default_threads": lambda v: check.integer("default_threads", v, 1),
-            "telemetry": lambda v: check.choices("telemetry", v, TELEMETRY, empty_ok=True),
-            "datasheet": lambda v: None if v is None else Datasheet.from_dict(v, where),
-            "flasher": lambda v: None if v is None else FlasherSpec.from_dict(v, where),
-            "firmware": lambda v: None if v is None else FirmwareSpec.from_dict(v, where),
-            "simulated": lambda v: _check_simulated(check, v),
-            "notes": lambda v: "" if v is None else check.string("notes", v, empty_ok=True),
-            "origin": lambda v: None if v is None else check.string("origin", v),
-        }
-        values: dict = {}
-        for key, value in data.items():
-            if key != "schema":
-                values[key] = validators[key](value)
-        for key in _REQUIRED:
-            if key not in data:
-                raise check.fail(key, "missing required key")
-        kind, transport = values["kind"], values["transport"]
-        if kind == "mcu" and transport.type != "serial":
-            raise check.expected("transport.type", "serial for kind mcu", transport.type)
-        if values.get("simulated") is not None and transport.type != SIM_TRANSPORT:
-            raise check.fail("simulated", "only allowed with transport type sim")
-        if transport.type == SIM_TRANSPORT:
-            if kind != "linux":
-                raise check.expected("kind", "linux for transport type sim", kind)
-            if values.get("simulated") is None:
-                values["simulated"] = _check_simulated(check, {})
-        firmware = values.get("firmware")
-        if firmware is not None and kind != "mcu":
-            raise check.fail("firmware", "only allowed for kind mcu")
-        if transport.url == EMULATOR_URL and not (firmware and firmware.emulator):
-            raise check.fail("transport.url", f"{EMULATOR_URL!r} needs firmware.emulator (posix or qemu)")
-        return cls(schema=schema, **values)
+        if not allow_origin and isinstance(data, dict) and "origin" in data:
+            raise ProfileError(f"{where}: origin: unknown key (edgebench records where a profile came from)")
+        return validate(cls, data, where, ProfileError)
 
 
 # ---------------------------------------------------------------------------
@@ -615,11 +550,13 @@ def load_profile(path: "str | os.PathLike") -> BoardProfile:
     if profile.name != path.stem:
         raise ProfileError(f"{where}: name: expected {path.stem!r} (the file name without "
                            f".yaml), got {profile.name!r}")
-    return replace(profile, origin=str(path.absolute()))
+    return dataclasses.replace(profile, origin=str(path.absolute()))
 
 
 __all__ = [
     "BoardProfile", "Datasheet", "FirmwareSpec", "FlasherSpec", "TransportSpec", "load_profile", "display_path",
+    "LocalTransport", "SshTransport", "SerialTransport", "SimTransport", "TRANSPORTS", "close_matches",
+    "figure_info",
     "ESTIMATED_LABEL", "SCHEMA_VERSION", "KINDS", "AGENT_CLIENT", "MCU_CLIENT", "SIM_CLIENT", "TRANSPORT_TYPES",
     "RUNTIMES", "KERNELS",
     "DELEGATES", "TELEMETRY", "FLASHER_PLACEHOLDERS", "EMULATORS", "EMULATOR_URL",

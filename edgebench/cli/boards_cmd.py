@@ -8,20 +8,18 @@ import typer
 
 from edgebench.cli import options as opt
 
-_UNITS = {  # datasheet key -> (label, formatter)
-    "idle_power_w": ("idle power", lambda v: f"{v:g} W"),
-    "typical_load_power_w": ("typical load power", lambda v: f"{v:g} W"),
-    "max_power_w": ("max power", lambda v: f"{v:g} W"),
-    "typical_current_a": ("typical current", lambda v: f"{v * 1000:g} mA"),
-    "supply_voltage_v": ("supply voltage", lambda v: f"{v:g} V"),
-    "supply_current_a": ("recommended supply current", lambda v: f"{v:g} A"),
-    "cpu_max_freq_hz": ("CPU max clock", lambda v: _hz(v)),
-    "throttle_temp_c": ("throttling starts at", lambda v: f"{v:g} °C"),
-    "temp_limit_c": ("temperature limit", lambda v: f"{v:g} °C"),
-    "accel_tops": ("accelerator peak", lambda v: f"{v:g} TOPS (int8)"),
-    "accel_tops_per_w": ("accelerator efficiency", lambda v: f"{v:g} TOPS/W"),
-    "accel_power_w": ("accelerator power at peak", lambda v: f"{v:g} W"),
-}
+def _figure(value: float, unit: str) -> str:
+    """A datasheet figure in its unit (the unit the profile schema declares for it)."""
+    if unit == "Hz":
+        return _hz(value)
+    if unit == "A" and value < 1:
+        return f"{value * 1000:g} mA"
+    if unit == "bytes":
+        for div, name in ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
+            if value >= div:
+                return f"{value / div:g} {name}"
+        return f"{value:g} bytes"
+    return f"{value:g} {unit}".rstrip()
 
 
 def _hz(value: float) -> str:
@@ -108,7 +106,7 @@ def _detail(p):
     from rich.table import Table
     from rich.text import Text
 
-    from edgebench.boards.profile import ESTIMATED_LABEL
+    from edgebench.boards.profile import ESTIMATED_LABEL, figure_info
 
     grid = Table(title=f"{p.name}: {p.title}", title_justify="left", show_header=False, box=None,
                  padding=(0, 2, 0, 0))
@@ -134,8 +132,8 @@ def _detail(p):
     else:
         ds = p.datasheet
         for key, value in ds.figures().items():
-            label, fmt = _UNITS[key]
-            row(label, f"{fmt(value)}  [{ESTIMATED_LABEL}]")
+            label, unit = figure_info(key)
+            row(label, f"{_figure(value, unit)}  [{ESTIMATED_LABEL}]")
         if ds.typical_load_power_w is None and ds.typical_current_a and ds.supply_voltage_v:
             watts = ds.typical_current_a * ds.supply_voltage_v
             row("typical power", f"~{watts:.1f} W = {ds.typical_current_a:g} A x "

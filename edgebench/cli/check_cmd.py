@@ -39,9 +39,9 @@ def check(
     """Check runs against the twelve ways to fool the masses and the edge reality check (n/a: not applicable)."""
     from edgebench.cli.output import emit_json, get_console
     from edgebench.report.check import check as run_checks
-    from edgebench.results.store import read_result, resolve_run
+    from edgebench.results.store import read_results
 
-    results = [read_result(resolve_run(ref, runs_dir)) for ref in runs]
+    results = [result for _, result in read_results(runs, runs_dir)]
     report = run_checks(results)
     if json_out:
         emit_json(report)

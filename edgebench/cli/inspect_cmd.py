@@ -205,7 +205,7 @@ def _summary(out, r) -> None:
     t.add_row("parameters", f"{r.params:,} in constant tensors, {_bytes(r.param_bytes)}")
     macs = f"{_si(r.macs)} per inference  \\[computed from shapes]"
     if r.macs_not_counted:
-        ops = sorted({l.op for l in r.macs_not_counted})
+        ops = sorted({layer.op for layer in r.macs_not_counted})
         macs += f"; MACs not counted for {len(r.macs_not_counted)} operator(s): {', '.join(ops)}"
     t.add_row("MACs", macs)
     if r.peak_op_index is not None:
@@ -266,7 +266,7 @@ def _layers(out, r) -> None:
     rows.append(("", "total", "", f"{r.macs:,}" + ("+" if r.macs_not_counted else ""),
                  f"{r.params:,}", f"{r.param_bytes:,}", f"{r.peak_activation_bytes:,}*"))
     caption = "live B: activation bytes live while the operator runs (estimate); * peak"
-    notes = [f"#{l.index} {l.op}: {l.note}" for l in r.layers if l.note and l.note != "no MACs"]
+    notes = [f"#{layer.index} {layer.op}: {layer.note}" for layer in r.layers if layer.note and layer.note != "no MACs"]
     if notes:
         caption += "\n" + "\n".join(notes)
     _print_table(out, "layers, in execution order",

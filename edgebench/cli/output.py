@@ -68,4 +68,5 @@ def emit_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
-__all__ = ["console", "err_console", "get_console", "get_err_console", "emit_json"]
+# console and err_console come from the module __getattr__ above (made on first use)
+__all__ = ["console", "err_console", "get_console", "get_err_console", "emit_json"]  # noqa: F822

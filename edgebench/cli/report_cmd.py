@@ -112,15 +112,16 @@ def _plots(data, d: Path) -> None:
 READERS = {"latency": _samples, "soak": _soak, "energy": _energy, "points": _plots}
 
 
-def gather(run_dir) -> "object":
+def gather(run_dir, result=None) -> "object":
     """A :class:`edgebench.report.html.RunData` with what the run's folder holds for the report
-    sections of its kind (:attr:`edgebench.results.kinds.RunKind.sections`)."""
+    sections of its kind (:attr:`edgebench.results.kinds.RunKind.sections`; ``result``: its run.json,
+    if already read)."""
     from edgebench.report.html import RunData
     from edgebench.results.kinds import kind_of
     from edgebench.results.store import read_result
 
     d = Path(run_dir)
-    result = read_result(d)
+    result = result if result is not None else read_result(d)
     data = RunData(result=result, path=str(d))
     for section in kind_of(result).sections:
         reader = READERS.get(section)
@@ -165,10 +166,9 @@ def report(
     from edgebench.cli.output import get_console
     from edgebench.report import html
     from edgebench.report.check import check
-    from edgebench.results.store import resolve_run
+    from edgebench.results.store import read_results
 
-    dirs = list(dict.fromkeys(resolve_run(ref, runs_dir) for ref in runs))
-    datas = [gather(d) for d in dirs]
+    datas = [gather(d, result) for d, result in read_results(runs, runs_dir)]
     verdicts = check([x.result for x in datas])
     comps = _comparisons(datas)
     if md:

@@ -119,6 +119,8 @@ VERBS: tuple = (
          "real board.", BOARDS),
     Verb("deploy", "edgebench.cli.deploy_cmd:deploy", "Put a model on a microcontroller: blob, CRC-checked upload, "
          "load.", BOARDS),
+    Verb("schema", "edgebench.cli.schema_cmd:schema", "The JSON Schema of run.json, a board profile, farm.json or "
+         "a model's sidecar.", RESULTS),
     Verb("farm", "edgebench.cli.farm_cmd:farm", "The places of a labgrid farm: tags, holders, board profiles.",
          BOARDS),
 )

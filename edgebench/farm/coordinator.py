@@ -161,7 +161,8 @@ class Coordinator:
                 raise UsageError(f"labgrid: {str(exc).removeprefix('Error: ')}") from None
             except Exception as exc:
                 if type(exc).__module__.startswith("grpc"):
-                    raise self.unreachable(getattr(exc, "details", lambda: str(exc))()) from None
+                    details = exc.details() if hasattr(exc, "details") else str(exc)
+                    raise self.unreachable(details) from None
                 raise
 
     def unreachable(self, detail: str) -> TransportError:

@@ -4,13 +4,21 @@ The CLI (``edgebench.cli.farm_fanout``) runs the same command line once per matc
 parallel, each a child ``edgebench`` process holding its own place (``--board labgrid:PLACE``) and
 writing its own run under one session folder. This module rewrites that command line
 (:func:`child_args`), names the session folder, and keeps the outcome of every place in a
-:class:`FanoutSummary` (its ``to_dict()`` is ``--json`` and ``farm.json``).
+:class:`FanoutSummary`: a pydantic dataclass whose serialized form (``to_dict()``) is ``--json``
+and ``SESSION/farm.json``, so ``edgebench schema farm`` prints that file's JSON Schema.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Dict, List, Literal, Optional
+
+from pydantic import ConfigDict, Field, computed_field
+from pydantic.dataclasses import dataclass
+from typing_extensions import Annotated
+
+from edgebench.schema import Float, Int, Str, adapter
 
 BUSY_EXIT = 75     # a child's exit code when its place stayed taken for the whole wait (EX_TEMPFAIL)
 
@@ -58,18 +66,35 @@ def session_dir(runs_root, verb: str, now: _dt.datetime | None = None) -> Path:
     return path
 
 
-@dataclass
+STATUSES = ("pending", "ok", "failed", "busy", "gate-failed", "interrupted")
+_CONFIG = ConfigDict(defer_build=True)
+
+
+@dataclass(config=_CONFIG)
 class PlaceOutcome:
     """One place's share of a fan-out: what ran, how it ended, where its run is."""
 
-    place: str
-    profile: str | None
-    status: str = "pending"            # ok, failed, busy (skipped), gate-failed, interrupted
-    exit_code: int | None = None
-    message: str | None = None          # the child's error line
-    elapsed_s: float | None = None
-    run_dir: str | None = None
-    result: dict | None = None          # the child's --json output
+    place: Annotated[Str, Field(description="the labgrid place")]
+    profile: Annotated[Optional[Str], Field(description="its edgebench board profile (the place's tag)")]
+    status: Annotated[Literal["pending", "ok", "failed", "busy", "gate-failed", "interrupted"], Field(
+        description="ok; failed; busy (taken for the whole wait: skipped); gate-failed (exit 2); interrupted; "
+                    "pending (never finished)")] = "pending"
+    exit_code: Annotated[Optional[Int], Field(description="the child's exit code")] = None
+    message: Annotated[Optional[Str], Field(description="the child's error line")] = None
+    elapsed_s: Annotated[Optional[Float], Field(description="how long the child ran")] = None
+    run_dir: Annotated[Optional[Str], Field(description="the child's run folder")] = None
+    result: Annotated[Optional[Dict[str, Any]], Field(description="the child's --json output (a run.json, or "
+                                                                  "verify's comparison)")] = None
+
+    @computed_field(alias="figure", description="bench, soak: the e2e median and its 95% interval, runs, n, throughput, label")
+    @property
+    def headline(self) -> Optional[Dict[str, Any]]:
+        return self.figure() or None
+
+    @computed_field(alias="verdict", description="verify, soak, sweep: the outcome in a phrase (bit-exact, differs, run status)")
+    @property
+    def outcome(self) -> Optional[str]:
+        return self.verdict()
 
     def figure(self) -> dict:
         """The headline of a bench run: e2e median and its 95% interval, runs, n, throughput, label."""
@@ -95,22 +120,35 @@ class PlaceOutcome:
         return None
 
     def to_dict(self) -> dict:
-        return {"place": self.place, "profile": self.profile, "status": self.status, "exit_code": self.exit_code,
-                "verdict": self.verdict(),
-                "message": self.message, "elapsed_s": self.elapsed_s, "run_dir": self.run_dir,
-                "figure": self.figure() or None, "result": self.result}
+        return adapter(PlaceOutcome).dump_python(self, mode="json", by_alias=True)
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class FanoutSummary:
-    verb: str
-    tags: dict
-    coordinator: str
-    session_dir: str
-    started_utc: str
-    places: list = field(default_factory=list)
-    elapsed_s: float | None = None
-    comparisons: list = field(default_factory=list)   # each place's run against the first place's (bench, soak)
+    """``farm.json``: one fan-out of a command over the places of a farm (``--farm TAGS``)."""
+
+    verb: Annotated[Str, Field(description="the command run on every place")]
+    tags: Annotated[Dict[str, Str], Field(description="the tags the places were chosen by")]
+    coordinator: Annotated[Str, Field(description="the labgrid coordinator, HOST:PORT")]
+    session_dir: Annotated[Str, Field(description="this folder: each place's run, stdout.json and stderr.log "
+                                                  "under PLACE/")]
+    started_utc: Annotated[Str, Field(description="when the fan-out started, ISO 8601")]
+    places: Annotated[List[PlaceOutcome], Field(description="each place's outcome")] = \
+        dataclasses.field(default_factory=list)
+    elapsed_s: Annotated[Optional[Float], Field(description="the fan-out's duration")] = None
+    comparisons: Annotated[List[Dict[str, Any]], Field(
+        description="bench, soak: each place's run against the first place's (edgebench compare)")] = \
+        dataclasses.field(default_factory=list)
+
+    @computed_field(description="always `edgebench-farm-fanout`")
+    @property
+    def format(self) -> Literal["edgebench-farm-fanout"]:
+        return "edgebench-farm-fanout"
+
+    @computed_field(alias="counts", description="how many places ended with each status")
+    @property
+    def status_counts(self) -> Dict[str, int]:
+        return self.counts()
 
     def counts(self) -> dict:
         out: dict = {}
@@ -127,7 +165,5 @@ class FanoutSummary:
         return 2 if "gate-failed" in statuses else 0
 
     def to_dict(self) -> dict:
-        return {"format": "edgebench-farm-fanout", "verb": self.verb, "tags": dict(self.tags),
-                "coordinator": self.coordinator, "session_dir": self.session_dir, "started_utc": self.started_utc,
-                "elapsed_s": self.elapsed_s, "counts": self.counts(), "places": [p.to_dict() for p in self.places],
-                "comparisons": list(self.comparisons)}
+        """``farm.json`` and ``--json``: the fields above and the computed ones (format, status counts)."""
+        return adapter(FanoutSummary).dump_python(self, mode="json", by_alias=True)

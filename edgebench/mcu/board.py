@@ -71,7 +71,7 @@ class McuClient:
         self._deployed: dict = {}         # sha -> DeployReport
         self._loaded_sha: str | None = None
         self._on_device: str | None = None  # sha of the model the device holds now
-        self._pool = None                 # int8 inputs (N, bytes)
+        self._pool: np.ndarray | None = None   # int8 inputs (N, bytes)
         self._input_on_device: int | None = None
         self._tick_s: float | None = None
         self._hello: dict | None = None
@@ -323,13 +323,14 @@ class McuClient:
     def set_inputs(self, x: np.ndarray) -> int:
         """Keep the pool on the host, quantized there (the device timing excludes it)."""
         self._need_edgebench("per-inference timing")
-        self._pool = self._quantize(x)
+        self._pool = pool = self._quantize(x)
         self._input_on_device = None
-        return len(self._pool)
+        return len(pool)
 
     def _put_input(self, j: int) -> None:
         if self._input_on_device != j:
             self._input_on_device = None
+            assert self._pool is not None, "set_inputs comes first"
             self._upload("input", self._pool[j].tobytes())
             self._input_on_device = j
 
@@ -346,7 +347,9 @@ class McuClient:
         hz = int(self.info["counter-hz"])
         n_pool = len(self._pool)
         j = int(start_index) % n_pool
-        ticks, starts, index = [], [], []
+        ticks: list = []
+        starts: list = []
+        index: list = []
         t_end = time.monotonic() + max_time_s
         while len(ticks) < count:
             per_call = MAX_TICKS_PER_CALL if self._tick_s is None else \

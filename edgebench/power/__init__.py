@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Optional
 
 from edgebench.errors import UsageError
-from edgebench.power.base import (  # noqa: F401  (the public interface)
+from edgebench.power.base import (
     BOUNDARIES, MeterError, MeterInfo, PowerMeter, Samples, check_boundary,
 )
 
@@ -86,7 +86,7 @@ def open_meter(name: str, port: Optional[str] = None, options: Optional[dict] = 
     if boundary is not None:
         kwargs["boundary"] = check_boundary(boundary)
     accepted = set(inspect.signature(cls.__init__).parameters) | set(
-        inspect.signature(getattr(cls.__mro__[1], "__init__")).parameters)
+        inspect.signature(cls.__mro__[1].__init__).parameters)
     unknown = sorted(k for k in kwargs if k not in accepted)
     if unknown:
         raise UsageError(f"meter {name} has no option {', '.join(unknown)}",

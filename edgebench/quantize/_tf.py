@@ -148,7 +148,7 @@ def first_error_line(exc: BaseException, log: str = "") -> str:
             return _clip(ln.split("error:", 1)[1].strip() or ln)
     if lines:
         return _clip(lines[0])
-    for ln in reversed([l.strip() for l in log.splitlines() if l.strip()]):
+    for ln in reversed([s.strip() for s in log.splitlines() if s.strip()]):
         if "error" in ln.lower():
             return _clip(ln)
     return type(exc).__name__

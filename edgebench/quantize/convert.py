@@ -17,6 +17,7 @@ import numpy as np
 
 from edgebench import __version__
 from edgebench.errors import EdgebenchError, ModelError, UsageError
+from edgebench.provenance import sidecar_path
 from edgebench.quantize import calibration as cal_mod
 from edgebench.quantize import checks, sidecar
 from edgebench.quantize._tf import Quiet, first_error_line, import_tensorflow, keras_version, onednn_setting
@@ -204,7 +205,7 @@ def _check_and_write(roles, paths, converted, recorded, converter, source_d, cal
                 role, reports[role], source_d, {**converter, "options": recorded[role]},
                 cal.to_dict() if role == "int8" else None, dict(cal.preprocessing), baseline,
                 [w for w in warns if w.model in (None, role)], _sidecar_lowering(lowering))
-            side_p = sidecar.sidecar_path(paths[role])
+            side_p = sidecar_path(paths[role])
             side_tmp = _guard_write(sidecar.write_temp, side_p, sidecar.dumps(data))
             temps.append(side_tmp)
             pairs.append((model_tmp[role], paths[role], side_tmp, side_p))

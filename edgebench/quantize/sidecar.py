@@ -1,7 +1,7 @@
 """Sidecar JSON beside each written model, and atomic writes (level 2).
 
-The sidecar format is ``edgebench-model-sidecar`` version 1, the one of
-models/digits/*.tflite.json (written by models/digits/build.py), with these keys
+The sidecar format is ``edgebench-model-sidecar`` version 1 (:mod:`edgebench.provenance`), the one
+of models/digits/*.tflite.json (written by models/digits/build.py), with these keys
 added by ``quantize``: ``derived_from`` (the source model and its sha256),
 ``baseline`` (the FP32 file the other variants were made beside), ``created_by``
 and ``warnings``. ``calibration`` is filled for the INT8 model only (the others
@@ -25,15 +25,10 @@ from pathlib import Path
 from typing import Optional
 
 from edgebench import __version__
+from edgebench.provenance import SIDECAR_FORMAT, SIDECAR_VERSION, check_sidecar
 from edgebench.results.store import fsync_dir
 
-SIDECAR_FORMAT = "edgebench-model-sidecar"
-SIDECAR_VERSION = 1
 _WEIGHT_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "CONV_3D")
-
-
-def sidecar_path(model_path) -> Path:
-    return Path(str(model_path) + ".json")
 
 
 def io_quantization(t):
@@ -56,12 +51,14 @@ def weights_quantization(report) -> list:
 
 def build(role: str, report, source: dict, converter: dict, calibration, preprocessing,
           baseline, warnings: list, extra: Optional[dict] = None) -> dict:
-    """The sidecar dict of one converted model (``report``: runtime.inspect.ModelReport)."""
+    """The sidecar dict of one converted model (``report``: runtime.inspect.ModelReport; ``extra``: keys of
+    its source's kind, e.g. an ONNX model's ``layout`` and ``lowering``), checked against its schema
+    (:class:`edgebench.provenance.Sidecar`) before anything is written."""
     m = report.model
     inp, out = report.inputs[0], report.outputs[0]
     quantized_io = inp.dtype in ("int8", "uint8")
     wq = weights_quantization(report) if m.weights_dtype in ("int8", "uint8") else None
-    return {
+    return check_sidecar({
         "format": SIDECAR_FORMAT,
         "version": SIDECAR_VERSION,
         "model_sha256": m.sha256,
@@ -84,7 +81,7 @@ def build(role: str, report, source: dict, converter: dict, calibration, preproc
         **(extra or {}),
         "created_by": f"edgebench {__version__} quantize ({role})",
         "warnings": [w.to_dict() for w in warnings],
-    }
+    }, f"the {role} model's sidecar")
 
 
 def dumps(data: dict) -> bytes:

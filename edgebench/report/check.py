@@ -391,7 +391,7 @@ def burst_as_sustained(runs: list) -> Verdict:
             ratio = s.get("sustained_over_burst")
             rt = f"sustained/burst throughput {ratio:.2f}" if ratio is not None else "no burst/sustained ratio"
             if s.get("steady"):
-                return PASS, f"soaked to steady state after {s.get('duration_s', 0):.0f} s; {rt}", None
+                return PASS, f"soaked to steady state after {s.get('duration_s') or 0:.0f} s; {rt}", None
             return (WARN, f"soak ended without a steady state after {s.get('duration_s') or 0:.0f} s; {rt}",
                     "soak longer (--max-duration) or with a wider --window")
         if kind_of(r).points:
@@ -430,7 +430,7 @@ def power_without_duty_cycle(runs: list) -> Verdict:
         duty = p.get("duty_cycle") or {}
         idle = (p.get("idle") or {}).get("power_w")
         if duty.get("avg_power_w") is not None and idle is not None:
-            return (PASS, f"idle {idle:.3g} W, {fmt.rate(duty.get('rate_hz'))}/s at duty {duty.get('duty', 0):.3g}: "
+            return (PASS, f"idle {idle:.3g} W, {fmt.rate(duty.get('rate_hz'))}/s at duty {duty.get('duty') or 0:.3g}: "
                           f"average {duty['avg_power_w']:.3g} W ({p.get('label')})", None)
         act = (p.get("inference") or {}).get("energy_j")
         return (FAIL, f"active energy {act} J without idle power and a duty cycle",

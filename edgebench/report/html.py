@@ -344,7 +344,9 @@ def _energy_section(d: RunData) -> str:
 
     def ci(block, lo, hi, f):
         return f"{f(block.get(lo))}–{f(block.get(hi))}" if block.get(lo) is not None else "–"
-    watts = (lambda w: _num(w, "W"))
+    def watts(w):
+        return _num(w, "W")
+
     rows = [["idle power", watts(idle.get("power_w")), ci(idle, "ci_low_w", "ci_high_w", watts), idle.get("label")],
             ["energy per inference (idle share included)", _joules(inf.get("energy_j")),
              ci(inf, "ci_low_j", "ci_high_j", _joules), inf.get("label")],

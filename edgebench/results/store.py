@@ -33,8 +33,9 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import Any, BinaryIO, Optional
 
-from edgebench.errors import ResultError
+from edgebench.errors import InputWarning, ResultError
 from edgebench.results.model import RunResult
 
 RUN_JSON = "run.json"
@@ -195,8 +196,8 @@ def abandoned_reason(result: RunResult) -> str | None:
     if not isinstance(w, dict) or w.get("host") != socket.gethostname():
         return None
     try:
-        pid = int(w.get("pid"))
-    except (TypeError, ValueError):
+        pid = int(w["pid"])
+    except (KeyError, TypeError, ValueError):
         return None
     boot = _boot_id()
     if w.get("boot_id") and boot and w["boot_id"] != boot:
@@ -221,16 +222,54 @@ def discard_run_dir(run_dir) -> None:
     shutil.rmtree(run_dir, ignore_errors=True)
 
 
+MAX_RUN_JSON_BYTES = 16 * 2 ** 20   # the largest run.json edgebench reads (the runs it writes: under 1 MB)
+MAX_NESTING = 64                   # levels of nesting in a run.json (the runs it writes: under 15)
+
+
 def read_result(run_dir) -> RunResult:
+    """The run.json of a run folder (or the file itself), validated against its schema
+    (:class:`~edgebench.results.model.RunResult`): ResultError, one line naming the file and the
+    key, when it is missing, too large, not JSON, nested too deeply or of the wrong shape."""
     p = Path(run_dir)
     path = p / RUN_JSON if p.is_dir() else p
     if not path.exists():
         raise ResultError(f"{p} is not a run folder (no {RUN_JSON})", "list runs with `edgebench runs`")
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ResultError(f"{path}: unreadable JSON ({exc})", "the file is damaged") from None
-    return RunResult.from_dict(data, str(path))
+        with open(path, "rb") as f:
+            raw = f.read(MAX_RUN_JSON_BYTES + 1)
+    except OSError as exc:
+        raise ResultError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    return parse_result(raw, str(path))
+
+
+def parse_result(raw: bytes, source: str) -> RunResult:
+    """A run.json's bytes as a RunResult: bounded in size and nesting, then validated."""
+    if len(raw) > MAX_RUN_JSON_BYTES:
+        raise ResultError(f"{source}: larger than {MAX_RUN_JSON_BYTES // 2 ** 20} MB, more than any run edgebench "
+                          "writes", "the file is damaged or not a run")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise ResultError(f"{source}: unreadable JSON ({what})", "the file is damaged") from None
+    depth = _nesting(data)
+    if depth > MAX_NESTING:
+        raise ResultError(f"{source}: nested {depth} levels deep, more than any run edgebench writes "
+                          f"({MAX_NESTING})", "the file is damaged")
+    return RunResult.from_dict(data, source)
+
+
+def _nesting(doc) -> int:
+    """How many levels of lists and objects ``doc`` nests (counted without recursion)."""
+    deepest, todo = 0, [(doc, 1)]
+    while todo:
+        node, level = todo.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        if isinstance(node, list):
+            deepest = max(deepest, level)
+            todo.extend((child, level + 1) for child in node if isinstance(child, (dict, list)))
+    return deepest
 
 
 def read_samples(run_dir):
@@ -282,6 +321,31 @@ def resolve_run(ref, root="runs") -> Path:
     raise ResultError(f"run id {ref!r} matches {len(hits)} runs under {root}", "give more of the id")
 
 
+def read_results(refs, root="runs") -> list:
+    """``[(folder, RunResult)]`` of run references (:func:`resolve_run`); a run whose run.json does not
+    read or validate is skipped with one :class:`~edgebench.errors.InputWarning` naming the file and
+    the key, so one bad run hides no other. ResultError when none is left (the first one's problem);
+    an unknown reference is an error, not a skip."""
+    import warnings
+
+    out, problems = [], []
+    for d in dict.fromkeys(resolve_run(ref, root) for ref in refs):
+        try:
+            out.append((d, read_result(d)))
+        except ResultError as exc:
+            problems.append(exc)
+    if not out and problems:
+        raise problems[0]
+    for problem in problems:
+        warnings.warn(skipped(problem), InputWarning, stacklevel=2)
+    return out
+
+
+def skipped(exc: ResultError) -> str:
+    """The warning for a run left out because its run.json does not read: ``skipped FILE: KEY: what``."""
+    return f"skipped {exc.message}"
+
+
 # ---------------------------------------------------------------- journal: samples that survive a kill
 
 JOURNAL_SUFFIX = ".arrows"
@@ -310,9 +374,9 @@ class Journal:
         self.segments: list[Path] = []
         existing = journal_paths(self.run_dir, name)
         self._next = int(existing[-1].name.split(".")[-2]) + 1 if existing else 0
-        self._file = None
-        self._writer = None
-        self._schema = None
+        self._file: Optional[BinaryIO] = None
+        self._writer: Any = None     # a pyarrow RecordBatchStreamWriter while a segment is open
+        self._schema: Any = None
 
     def append(self, data) -> int:
         """Append one chunk (a pandas DataFrame, or a dict of equal-length arrays); returns its rows."""
@@ -331,6 +395,7 @@ class Journal:
                 self._close_segment()
         if self._writer is None:
             self._open_segment(table.schema)
+        assert self._file is not None
         for batch in table.to_batches():
             self._writer.write_batch(batch)
         self._file.flush()
@@ -344,13 +409,13 @@ class Journal:
 
         path = self.run_dir / f"{self.name}.journal.{self._next:04d}{JOURNAL_SUFFIX}"
         self._next += 1
-        self._file = open(path, "xb")
-        self._writer = pa.ipc.new_stream(self._file, schema)
+        self._file = file = open(path, "xb")
+        self._writer = pa.ipc.new_stream(file, schema)
         self._schema = schema
         self.segments.append(path)
         if self.durable:
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            file.flush()
+            os.fsync(file.fileno())
             fsync_dir(self.run_dir)
 
     def _close_segment(self) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from edgebench.errors import InputWarning, ResultError, UsageError
 from edgebench.results.kinds import kind_of
 from edgebench.results.model import RunResult
-from edgebench.results.store import find_runs, read_result, read_samples, run_status
+from edgebench.results.store import find_runs, read_result, read_samples, resolve_run, run_status, skipped
 
 # column -> pandas dtype; the order is the order of the table
 COLUMNS = {
@@ -88,10 +88,10 @@ def _temperatures(r: RunResult) -> dict:
                    temp_start_c=th.get("start_temp_c", row["temp_start_c"]))
         if th.get("time_to_first_throttle_s") is not None:
             row["throttled"] = True
-    points = (r.extra or {}).get("points") if kind_of(r).points else None
+    points: list[dict] = [dict(p) for p in (r.extra or {}).get("points") or []] if kind_of(r).points else []
     if points:  # the hottest point: what the sweep reached
-        def most(key):
-            v = [p.get(key) for p in points if isinstance(p.get(key), (int, float))]
+        def most(key: str) -> float | None:
+            v = [float(p[key]) for p in points if isinstance(p.get(key), (int, float))]
             return max(v) if v else None
         row.update(temp_max_c=most("max_temp_c"), temp_steady_c=most("steady_temp_c"),
                    throttled=any(bool(p.get("throttled")) for p in points))
@@ -99,7 +99,7 @@ def _temperatures(r: RunResult) -> dict:
 
 
 def _accuracy(r: RunResult) -> dict:
-    a = (r.extra or {}).get("accuracy") or {}
+    a: dict = dict((r.extra or {}).get("accuracy") or {})
     acc, p = a.get("accuracy") or {}, a.get("paired") or {}
     cand = (acc.get("candidate") or {}).get("top1") or {}
     base = (acc.get("baseline") or {}).get("top1") or {}
@@ -174,22 +174,37 @@ def runs_frame(rows: list):
         elif dtype == "boolean":
             frame[col] = frame[col].astype("object").where(frame[col].notna(), None).astype("boolean")
         else:
-            frame[col] = frame[col].astype("object").where(frame[col].notna(), None).astype(dtype)
+            frame[col] = frame[col].astype("object").where(frame[col].notna(), None).astype(dtype)  # type: ignore[call-overload]
     return frame
 
 
 def _readable(root) -> list:
-    """``[(folder, RunResult)]`` under ``root``; a folder whose run.json cannot be read is skipped
-    with an :class:`~edgebench.errors.InputWarning` naming it (one damaged run hides no other)."""
+    """``[(folder, RunResult)]`` under ``root`` (a runs folder, a run folder, or a run's id, folder name
+    or ``latest`` under ``./runs``); a run whose run.json does not read or validate is skipped with an
+    :class:`~edgebench.errors.InputWarning` naming the file and the key (one bad run hides no other).
+    ResultError when ``root`` names nothing."""
     import warnings
 
     out = []
-    for d in find_runs(root):
+    for d in _run_dirs(root):
         try:
             out.append((d, read_result(d)))
         except ResultError as exc:
-            warnings.warn(f"skipped {d}: {exc.one_line()}", InputWarning, stacklevel=3)
+            warnings.warn(skipped(exc), InputWarning, stacklevel=3)
     return out
+
+
+def _run_dirs(root) -> list:
+    r = Path(root)
+    if r.is_dir():
+        return find_runs(r)
+    if not r.exists() and Path("runs").is_dir() and str(root) != "runs":
+        try:
+            return [resolve_run(str(root), "runs")]
+        except ResultError:
+            pass
+    raise ResultError(f"no runs folder and no run {str(root)!r}" + ("" if r.is_absolute() else f" under {Path.cwd()}"),
+                      "give the folder the runs are in (edgebench's default: runs), a run folder, or a run's id")
 
 
 def rows_of(root="runs") -> list:

@@ -27,6 +27,7 @@ from typing import Optional
 
 from edgebench.errors import EdgebenchError, ModelError
 from edgebench.modelfile import read_model
+from edgebench.provenance import SIDECAR_FORMAT, SIDECAR_VERSION, sidecar_path
 
 COMPILER = "edgetpu_compiler"
 MAPPED = "Mapped to Edge TPU"
@@ -259,8 +260,8 @@ def _compiled_path(model: Path, out: Path, log: EdgeTpuCompile) -> Path:
 def _write_sidecar(model: Path, source_sha: str, compiled: Path, argv: tuple, rc: int,
                    log: EdgeTpuCompile) -> CompileRun:
     notes = []
-    source_sidecar = Path(str(model) + ".json")
-    target = Path(str(compiled) + ".json")
+    source_sidecar = sidecar_path(model)
+    target = sidecar_path(compiled)
     carried = None
     data: dict = {}
     for p, label in ((target, "existing sidecar of the compiled model"), (source_sidecar, "input model's sidecar")):
@@ -277,8 +278,8 @@ def _write_sidecar(model: Path, source_sha: str, compiled: Path, argv: tuple, rc
     run = CompileRun(command=argv, returncode=rc, source_model=str(model), source_sha256=source_sha,
                      output_model=str(compiled), output_sha256=out_sha, sidecar=str(target), log=log,
                      carried_sidecar=carried, notes=tuple(notes))
-    data.setdefault("format", "edgebench-model-sidecar")
-    data.setdefault("version", 1)
+    data.setdefault("format", SIDECAR_FORMAT)
+    data.setdefault("version", SIDECAR_VERSION)
     data["model_sha256"] = out_sha                     # the sidecar describes the compiled file
     data["derived_from"] = {"path": str(model), "sha256": source_sha, "sidecar": carried}
     data["edgetpu_compile"] = run.to_dict()

@@ -149,15 +149,15 @@ class ModelReport:
             "param_bytes": self.param_bytes,
             "macs": self.macs,
             "macs_complete": not self.macs_not_counted,
-            "macs_not_counted": [{"index": l.index, "op": l.op, "reason": l.note}
-                                 for l in self.macs_not_counted],
+            "macs_not_counted": [{"index": layer.index, "op": layer.op, "reason": layer.note}
+                                 for layer in self.macs_not_counted],
             "peak_activation_bytes": self.peak_activation_bytes,
             "peak_op_index": self.peak_op_index,
             "peak_tensors": list(self.peak_tensors),
             "activation_bytes_no_reuse": self.activation_bytes_no_reuse,
             "kinds": {"macs": "computed (static count from shapes)", "params": "computed",
                       "peak_activation_bytes": MEMORY_METHOD},
-            "layers": [l.to_dict() for l in self.layers],
+            "layers": [layer.to_dict() for layer in self.layers],
             "tensors": [t.to_dict() for t in self.tensors],
             "notes": list(self.notes),
         }
@@ -268,8 +268,8 @@ def _report(info: ModelFile, m) -> ModelReport:
         peak = sum(t.bytes for t in activations if t.index in start)
     return ModelReport(
         model=info, tensors=tuple(tensors), layers=tuple(layers), params=params,
-        param_bytes=param_bytes, macs=sum(l.macs for l in layers if l.macs),
-        macs_not_counted=tuple(l for l in layers if l.macs is None),
+        param_bytes=param_bytes, macs=sum(layer.macs for layer in layers if layer.macs),
+        macs_not_counted=tuple(layer for layer in layers if layer.macs is None),
         peak_activation_bytes=peak, peak_op_index=peak_step, peak_tensors=peak_names,
         activation_bytes_no_reuse=sum(t.bytes for t in activations),
         input_indices=tuple(int(v) for v in (sg.inputs if sg.inputs is not None else [])),

@@ -7,9 +7,9 @@
 Everything it produces is labelled ``simulated`` (``hello()["timing"]``), and
 its clock is simulated: nothing sleeps.
 """
-from edgebench.sim.params import SimParamError, SimParams
+from edgebench.sim.params import SimParams
 
-__all__ = ["SimClient", "SimParams", "SimParamError"]
+__all__ = ["SimClient", "SimParams"]
 
 
 def __getattr__(name: str):  # PEP 562: the client (numpy) only when used, so profiles load light

@@ -54,7 +54,9 @@ class _SimSampler:
         self.text = ["policy0.governor"] if "cpufreq" in self.sources else []
         self.cost_ns = max(0, int(round(board.p.sample_cost_s * 1e9)))
         self.t_next = 0
-        self.t, self.cost, self.rows = [], [], []
+        self.t: list = []
+        self.cost: list = []
+        self.rows: list = []
 
     def sample(self, busy: bool) -> None:
         b = self.board
@@ -104,11 +106,11 @@ class SimClient:
         self.noise: list = []
         self.models: dict[str, bytes] = {}
         self._files: dict = {}     # sha256 -> the ModelFile ensure_model was given (parsed once)
-        self.model = None          # edgebench ModelFile of the loaded model
+        self.model: Any = None     # edgebench ModelFile of the loaded model
         self.batch = 1
         self.pool: Optional[np.ndarray] = None
         self.sampler: Optional[_SimSampler] = None
-        self._sampler_key = None
+        self._sampler_key: Optional[tuple] = None
         self._closed = False
 
     # -- the request/response cycle ----------------------------------------------------
@@ -387,7 +389,7 @@ class SimClient:
     def run(self, mode: str, count: int, max_time_s: float, rate_hz: Optional[float] = None,
             start_index: int = 0, start_ns: Optional[int] = None) -> tuple[dict, dict]:
         """As the agent's: ``start_ns`` continues a fixed-rate schedule on the device clock."""
-        more = {"start_ns": int(start_ns)} if start_ns is not None else {}
+        more: dict[str, Any] = {"start_ns": int(start_ns)} if start_ns is not None else {}
         header, body = self.request("run", mode=mode, count=int(count), max_time_s=float(max_time_s),
                                     rate_hz=rate_hz, start_index=int(start_index), **more)
         return header, protocol.decode_arrays(body)

@@ -19,47 +19,76 @@ Model (see :mod:`edgebench.sim.physics`):
 """
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Mapping, Optional
+import dataclasses
+from typing import Optional, Tuple
+
+from pydantic import Field, model_validator
+from pydantic.dataclasses import dataclass
+from typing_extensions import Annotated
+
+from edgebench.schema import CLOSED, FieldProblem, Int, Num, Str
 
 DEFAULT_FREQS_HZ = tuple(float(f) * 1e8 for f in range(15, 25))  # 1.5 ... 2.4 GHz in 100 MHz steps
 
 
-class SimParamError(ValueError):
-    """A bad ``simulated`` value: ``key`` names it, the message says what was expected."""
-
-    def __init__(self, key: str, message: str):
-        super().__init__(f"{key}: {message}")
-        self.key = key
-        self.text = message
+def _param(unit: str, text: str, *, minimum: Optional[float] = None, positive: bool = False):
+    """A parameter's constraint, meaning and unit (the unit shows in docs/boards.md)."""
+    return Field(gt=0 if positive else None, ge=minimum, description=text, json_schema_extra={"x-unit": unit})
 
 
-@dataclass(frozen=True)
+Text = Annotated[Str, Field(min_length=1)]
+
+
+@dataclass(frozen=True, config=CLOSED)
 class SimParams:
-    title: str = "simulated board"
-    ambient_c: float = 25.0
-    r_th_c_per_w: float = 10.0
-    c_th_j_per_c: float = 10.0
-    initial_temp_c: Optional[float] = None     # None: idle steady state, ambient + idle power x R
-    idle_power_w: float = 2.5
-    dynamic_power_w: float = 6.5               # at the top frequency and voltage, fully busy
-    freqs_hz: tuple = field(default=DEFAULT_FREQS_HZ)
-    min_volt_v: float = 0.72
-    max_volt_v: float = 0.90
-    trip_c: float = 80.0
-    hysteresis_c: float = 2.0
-    critical_c: float = 85.0
-    soft_limit_c: Optional[float] = None       # vcgencmd "soft temperature limit" (Pi 3B+: 60)
-    poll_s: float = 0.25
-    latency_s: float = 0.005                   # per inference at the top frequency (median)
-    fixed_latency_s: float = 0.0002            # part that does not scale with the clock
-    noise_cv: float = 0.02
-    sensor_noise_c: float = 0.1
-    sample_cost_s: float = 0.0001              # simulated time one telemetry sample takes
-    governor: str = "schedutil"
-    cpus: int = 4
-    seed: int = 0
+    """The model of a simulated board (a profile's ``simulated`` block); absent keys take these defaults."""
+
+    title: Annotated[Text, Field(description="shown in descriptions", json_schema_extra={"x-unit": "text"})] = \
+        "simulated board"
+    ambient_c: Annotated[Num, _param("°C", "ambient temperature")] = 25.0
+    r_th_c_per_w: Annotated[Num, _param("°C/W", "thermal resistance to ambient", positive=True)] = 10.0
+    c_th_j_per_c: Annotated[Num, _param("J/°C", "heat capacity (`tau = R C`)", positive=True)] = 10.0
+    initial_temp_c: Annotated[Optional[Num], _param("°C", "temperature at connection; null: the idle "
+                                                          "steady state, ambient + idle power x R")] = None
+    idle_power_w: Annotated[Num, _param("W", "power when idle", minimum=0)] = 2.5
+    dynamic_power_w: Annotated[Num, _param("W", "extra power fully busy at the top clock and voltage",
+                                           positive=True)] = 6.5
+    freqs_hz: Annotated[Tuple[Annotated[Num, Field(gt=0)], ...],
+                        Field(min_length=1, description="available clocks, distinct and increasing "
+                              "(default 1.5-2.4 GHz in 0.1 GHz steps)", json_schema_extra={"x-unit": "Hz"})] = \
+        DEFAULT_FREQS_HZ
+    min_volt_v: Annotated[Num, _param("V", "voltage at the lowest clock (linear between)", positive=True)] = 0.72
+    max_volt_v: Annotated[Num, _param("V", "voltage at the highest clock", positive=True)] = 0.90
+    trip_c: Annotated[Num, _param("°C", "passive trip: the governor lowers the clock cap one step")] = 80.0
+    hysteresis_c: Annotated[Num, _param("°C", "the cap is raised again below trip_c - hysteresis_c",
+                                        minimum=0)] = 2.0
+    critical_c: Annotated[Num, _param("°C", "critical trip: the lowest clock")] = 85.0
+    soft_limit_c: Annotated[Optional[Num], _param("°C", "sets the vcgencmd soft-temperature-limit and "
+                                                        "frequency-capped bits (Pi 3B+: 60); null: none")] = None
+    poll_s: Annotated[Num, _param("s", "governor polling period", positive=True)] = 0.25
+    latency_s: Annotated[Num, _param("s", "median latency per inference at the top clock", positive=True)] = 0.005
+    fixed_latency_s: Annotated[Num, _param("s", "the part of latency_s that does not scale with the clock",
+                                           minimum=0)] = 0.0002
+    noise_cv: Annotated[Num, _param("-", "latency noise (coefficient of variation, lognormal)", minimum=0)] = 0.02
+    sensor_noise_c: Annotated[Num, _param("°C", "temperature sensor noise", minimum=0)] = 0.1
+    sample_cost_s: Annotated[Num, _param("s", "simulated time one telemetry sample takes", minimum=0)] = 0.0001
+    governor: Annotated[Text, Field(description="reported governor name", json_schema_extra={"x-unit": "text"})] = \
+        "schedutil"
+    cpus: Annotated[Int, Field(ge=1, description="reported CPU count", json_schema_extra={"x-unit": "-"})] = 4
+    seed: Annotated[Int, Field(ge=0, description="random seed (latency and sensor noise)",
+                               json_schema_extra={"x-unit": "-"})] = 0
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "SimParams":
+        if list(self.freqs_hz) != sorted(set(self.freqs_hz)):
+            raise FieldProblem("freqs_hz", "expected distinct frequencies in increasing order")
+        if self.min_volt_v > self.max_volt_v:
+            raise FieldProblem("min_volt_v", f"must not exceed max_volt_v ({self.max_volt_v:g})")
+        if self.critical_c < self.trip_c:
+            raise FieldProblem("critical_c", f"must be at least trip_c ({self.trip_c:g})")
+        if self.fixed_latency_s >= self.latency_s:
+            raise FieldProblem("fixed_latency_s", f"must be below latency_s ({self.latency_s:g})")
+        return self
 
     # -- derived -------------------------------------------------------------------------
     @property
@@ -93,64 +122,6 @@ class SimParams:
 
     # -- dict form ---------------------------------------------------------------------
     def to_dict(self) -> dict:
-        d = asdict(self)
+        d = dataclasses.asdict(self)
         d["freqs_hz"] = list(self.freqs_hz)
         return d
-
-    @classmethod
-    def from_dict(cls, data: Optional[Mapping[str, Any]]) -> "SimParams":
-        """Validate a mapping (a profile's ``simulated`` block); raise SimParamError."""
-        if data is None:
-            return cls()
-        if not isinstance(data, Mapping):
-            raise SimParamError("", "expected a mapping of model parameters")
-        names = [f.name for f in fields(cls)]
-        values: dict = {}
-        for key, value in data.items():
-            if key not in names:
-                raise SimParamError(str(key), f"unknown key; expected one of {', '.join(names)}")
-            values[key] = _check(key, value)
-        params = cls(**values)
-        if params.min_volt_v > params.max_volt_v:
-            raise SimParamError("min_volt_v", f"must not exceed max_volt_v ({params.max_volt_v:g})")
-        if params.critical_c < params.trip_c:
-            raise SimParamError("critical_c", f"must be at least trip_c ({params.trip_c:g})")
-        if params.fixed_latency_s >= params.latency_s:
-            raise SimParamError("fixed_latency_s", f"must be below latency_s ({params.latency_s:g})")
-        return params
-
-
-_NONNEG = {"hysteresis_c", "noise_cv", "sensor_noise_c", "sample_cost_s", "fixed_latency_s", "idle_power_w"}
-_ANY_SIGN = {"ambient_c", "initial_temp_c", "trip_c", "critical_c", "soft_limit_c"}
-_OPTIONAL = {"initial_temp_c", "soft_limit_c"}
-
-
-def _check(key: str, value: Any):
-    if key == "title" or key == "governor":
-        if not isinstance(value, str) or not value.strip():
-            raise SimParamError(key, f"expected a non-empty string, got {value!r}")
-        return value
-    if key in ("seed", "cpus"):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "seed" else 1):
-            raise SimParamError(key, f"expected an integer >= {0 if key == 'seed' else 1}, got {value!r}")
-        return value
-    if key == "freqs_hz":
-        if not isinstance(value, (list, tuple)) or not value:
-            raise SimParamError(key, "expected a non-empty list of frequencies in Hz")
-        out = tuple(float(_number(key, v, positive=True)) for v in value)
-        if list(out) != sorted(set(out)):
-            raise SimParamError(key, "expected distinct frequencies in increasing order")
-        return out
-    if value is None and key in _OPTIONAL:
-        return None
-    return float(_number(key, value, positive=key not in _NONNEG | _ANY_SIGN, nonneg=key in _NONNEG))
-
-
-def _number(key: str, value: Any, positive: bool = False, nonneg: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise SimParamError(key, f"expected a number, got {value!r}")
-    if positive and not value > 0:
-        raise SimParamError(key, f"expected a positive number, got {value!r}")
-    if nonneg and value < 0:
-        raise SimParamError(key, f"expected a number >= 0, got {value!r}")
-    return value

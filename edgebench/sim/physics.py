@@ -169,7 +169,7 @@ class SimBoard:
         """The agent's ``thermal`` answer, for this board."""
         reading = self.read_sensor()
         flags = {"raw": hex(self.throttled_raw())}
-        for name, bit in THROTTLE_BITS.items():
+        for name in THROTTLE_BITS:
             flags[f"{name}_now"] = self.flags_now[name]
             flags[f"{name}_occurred"] = self.flags_occurred[name]
         return {"available": True, "temps_c": {"cpu-thermal": reading}, "freqs_hz": {"policy0": self.freq_hz},

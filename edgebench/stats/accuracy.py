@@ -514,6 +514,7 @@ def gate_check(point: Optional[float], low: Optional[float], high: Optional[floa
         ok = bool(point <= threshold)
         return {"gate_on": gate_on, "value": float(point), "acceptable": ok, "outcome": "pass" if ok else "fail",
                 "interval_straddles": straddles}
+    assert low is not None and high is not None   # gate_on "interval": checked above
     outcome = "pass" if high <= threshold else ("fail" if low > threshold else "unresolved")
     return {"gate_on": gate_on, "value": float(high), "acceptable": outcome == "pass", "outcome": outcome,
             "interval_straddles": straddles}

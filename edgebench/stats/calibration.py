@@ -140,9 +140,9 @@ def expected_calibration_error(probs, labels, n_bins: int = DEFAULT_BINS) -> ECE
     for m in range(n_bins):
         mask = index == m
         count = int(mask.sum())
-        conf = float(confidence[mask].mean()) if count else None
-        acc = float(correct[mask].mean()) if count else None
+        conf = acc = None
         if count:
+            conf, acc = float(confidence[mask].mean()), float(correct[mask].mean())
             ece += count / n * abs(acc - conf)
         bins.append({"lo": float(edges[m]), "hi": float(edges[m + 1]), "count": count,
                      "confidence": conf, "accuracy": acc})
@@ -177,7 +177,8 @@ class ECEEstimate:
         return asdict(self)
 
 
-def _binned(index: np.ndarray, conf: np.ndarray, correct: np.ndarray, n_bins: int):
+def _binned(index: np.ndarray, conf: np.ndarray, correct: np.ndarray,
+            n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-row bin counts, summed correctness and summed confidence of (R, N) index arrays."""
     rows = index.shape[0]
     flat = (np.arange(rows)[:, None] * n_bins + index).ravel()
@@ -218,12 +219,12 @@ def ece_estimate(probs, labels, n_bins: int = DEFAULT_BINS, ci_level: float = 0.
     plugin, point = float(_plugin(s_cor, s_conf, n)[0]), float(_debiased(count, s_cor, s_conf, n)[0])
 
     rng = np.random.default_rng(seed)
-    boot = []
+    chunks = []
     step = max(1, _BOOT_CELLS // n)
     for start in range(0, n_boot, step):
         rows = rng.integers(0, n, size=(min(step, n_boot - start), n))
-        boot.append(_debiased(*_binned(index[rows], conf[rows], correct[rows], n_bins), n))
-    boot = np.concatenate(boot)
+        chunks.append(_debiased(*_binned(index[rows], conf[rows], correct[rows], n_bins), n))
+    boot = np.concatenate(chunks)
     tail = (1.0 - level) / 2.0
     q_low, q_high = (float(v) for v in np.quantile(boot, [tail, 1.0 - tail]))
     low = max(0.0, min(q_low, 2.0 * point - q_high))

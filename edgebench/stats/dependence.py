@@ -221,7 +221,7 @@ def runs_interval(run_medians: Sequence[float], run_intervals: Sequence[tuple] =
     z = float(norm.ppf(0.5 + level / 2.0))
     # within-run standard errors on the log scale from each run's own interval
     w_se = []
-    for (lo, hi), med in zip(run_intervals, m):
+    for (lo, hi), _med in zip(run_intervals, m):
         if lo is not None and hi is not None and lo > 0:
             w_se.append((math.log(hi) - math.log(lo)) / (2.0 * z))
         else:

@@ -222,7 +222,7 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0) -> L
         if ci_low is not None:  # the headline interval must hold the pooled median it is printed beside
             ci_low, ci_high = min(ci_low, median), max(ci_high, median)
     pct = {}
-    for q, key, min_n in tails:
+    for q, key, _min_n in tails:
         qs = [e[wanted.index(q)] for e in each] if q in wanted else []
         if qs and all(v.low is not None and v.estimate > 0 for v in qs):
             iv = runs_interval([v.estimate for v in qs], [(v.low, v.high) for v in qs], level, resolution_s)

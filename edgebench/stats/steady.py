@@ -27,7 +27,7 @@ p-value, carries the decision.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -142,22 +142,25 @@ def trend(t_s, y, window_s: float, floor: Optional[float] = None, rel_floor: Opt
     t, v = t[sel], v[sel]
     covered = float(t[-1] - t[0]) if t.size >= 2 else 0.0
     level = float(np.median(v)) if v.size else None
-    abs_floor = floor if floor is not None else (rel_floor * abs(level) if level is not None else None)
-    common = dict(quantity=quantity, unit=unit, window_s=float(window_s), covered_s=covered, n=int(v.size),
-                  level=level, floor=abs_floor, ci_level=level_ci)
+    abs_floor: Optional[float] = floor
+    if floor is None and rel_floor is not None and level is not None:
+        abs_floor = rel_floor * abs(level)
+    common: dict[str, Any] = dict(quantity=quantity, unit=unit, window_s=float(window_s), covered_s=covered,
+                                  n=int(v.size), level=level, floor=abs_floor, ci_level=level_ci)
     if covered < MIN_COVERAGE * window_s:
         return Trend(n_points=int(min(v.size, max_points)), slope_per_s=None, ci_low_per_s=None,
                      ci_high_per_s=None, change=None, change_low=None, change_high=None, step=None, flat=False,
                      state="too-short", reason=f"{quantity}: {covered:.0f} s of data in the "
                      f"{window_s:.0f} s window", **common)
     if v.size > MAX_RAW:  # an evenly strided subset: bin medians of ~1,000 samples each are as good
-        step = -(-v.size // MAX_RAW)
-        t, v = t[::step], v[::step]
+        stride = -(-v.size // MAX_RAW)
+        t, v = t[::stride], v[::stride]
     tb, vb = _bins(t, v, start, end, max_points)
     if tb.size < MIN_POINTS:
         return Trend(n_points=int(tb.size), slope_per_s=None, ci_low_per_s=None, ci_high_per_s=None,
                      change=None, change_low=None, change_high=None, step=None, flat=False, state="too-short",
                      reason=f"{quantity}: only {tb.size} points in the window (need {MIN_POINTS})", **common)
+    assert abs_floor is not None   # the window holds samples, so it has a level
     third = window_s / 3.0
     step = float(np.median(v[t >= end - third]) - np.median(v[t <= start + third]))
     res = theilslopes(vb, tb, level_ci)

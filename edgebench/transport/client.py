@@ -72,7 +72,7 @@ class AgentClient:
                 hint="reconnect to the agent")
         if not header.get("ok"):
             err = header.get("error") or {}
-            cls = _ERROR_TYPES.get(err.get("type"), errors.AgentError)
+            cls = _ERROR_TYPES.get(str(err.get("type")), errors.AgentError)
             raise cls(err.get("message") or f"{op} failed on {self.description}", hint=err.get("hint"))
         return header, body
 
@@ -121,7 +121,7 @@ class AgentClient:
         agent's ``hello`` lists the ``telemetry`` feature (docs/agent-protocol.md, Versions)."""
         if self._features is None:
             self.hello()
-        more = {bp.TELEMETRY, bp.SCHEDULE_CONTINUATION} if "telemetry" in self._features else set()
+        more = {bp.TELEMETRY, bp.SCHEDULE_CONTINUATION} if "telemetry" in (self._features or ()) else set()
         return frozenset({bp.OUTPUTS, bp.FIXED_RATE, *more})
 
     def sysinfo(self) -> dict:
@@ -177,7 +177,7 @@ class AgentClient:
 
         ``start_ns`` (fixed-rate): the device time request 0 of this run is due, to
         continue a schedule across runs."""
-        extra = {} if start_ns is None else {"start_ns": int(start_ns)}
+        extra: dict[str, Any] = {} if start_ns is None else {"start_ns": int(start_ns)}
         wait_s = 0.0 if start_ns is None else 10.0  # the agent may wait up to 10 s for start_ns
         header, body = self.request(
             "run", mode=mode, count=int(count), max_time_s=float(max_time_s), rate_hz=rate_hz,
@@ -220,7 +220,7 @@ class AgentClient:
         try:
             return protocol.decode_arrays(body)
         except protocol.AgentFailure as exc:
-            raise errors.AgentError(f"{self.description} sent an unreadable {op} payload: {exc.message}")
+            raise errors.AgentError(f"{self.description} sent an unreadable {op} payload: {exc.message}") from exc
 
 
 def _strip(header: dict) -> dict:

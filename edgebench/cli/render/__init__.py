@@ -66,9 +66,9 @@ def latency_table(result, title: str | None = None) -> Table:
         s = lat.get(stage)
         if not s:
             continue
-        ci = "–" if s["ci_low_s"] is None else f"{v(s['ci_low_s'])}–{v(s['ci_high_s'])}"
-        t.add_row(stage, v(s["median_s"]), ci, v(s["p90_s"]), v(s["p99_s"]), v(s["p999_s"]),
-                  v(s["mean_s"]), v(s["mad_s"]), v(s["min_s"]), fmt.count(s["n"]))
+        ci = "–" if s.get("ci_low_s") is None else f"{v(s['ci_low_s'])}–{v(s.get('ci_high_s'))}"
+        t.add_row(stage, v(s.get("median_s")), ci, v(s.get("p90_s")), v(s.get("p99_s")), v(s.get("p999_s")),
+                  v(s.get("mean_s")), v(s.get("mad_s")), v(s.get("min_s")), fmt.count(s.get("n")))
     return t
 
 
@@ -95,11 +95,11 @@ def print_run(console, result, run_dir=None) -> None:
     e2e = result.latency.get("e2e") or {}
     if e2e.get("ci_method"):
         runs = e2e.get("per_run") or []
-        medians = ", ".join(fmt.duration(r["median_s"]) for r in runs) if len(runs) > 1 else None
+        medians = ", ".join(fmt.duration(r.get("median_s")) for r in runs) if len(runs) > 1 else None
         console.print(f"interval: {e2e['ci_method']}" + (f"; run medians {medians}" if medians else "")
                       + (f"; lag-1 autocorrelation {e2e['lag1_autocorr']:.2f}, effective samples "
-                         f"{fmt.count(round(e2e['n_eff']))} of {fmt.count(e2e['n'])}"
-                         if e2e.get("n_eff") is not None else ""))
+                         f"{fmt.count(round(e2e['n_eff']))} of {fmt.count(e2e.get('n'))}"
+                         if e2e.get("n_eff") is not None and e2e.get("lag1_autocorr") is not None else ""))
         if (e2e.get("sessions") or 1) > 1:
             meds = ", ".join(fmt.duration(m) for m in e2e.get("session_medians_s") or [])
             console.print(f"sessions: {e2e['sessions']} (this invocation first: {meds}); a re-run's median is "
@@ -109,7 +109,7 @@ def print_run(console, result, run_dir=None) -> None:
                       + (f"; 1/median would say {fmt.rate(tp['inverse_median_per_s'])}/s"
                          if tp.get("inverse_median_per_s") else ""))
     if result.extra.get("achieved_rate_hz") is not None:
-        console.print(f"rate: requested {result.extra['requested_rate_hz']:g}/s, "
+        console.print(f"rate: requested {fmt.rate(result.extra.get('requested_rate_hz'))}/s, "
                       f"achieved {result.extra['achieved_rate_hz']:.2f}/s")
     if st:
         mark = "reached" if st.get("target_reached") else "NOT reached"

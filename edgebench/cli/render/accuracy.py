@@ -10,104 +10,136 @@ def _pct(x, d: int = 2) -> str:
     return "–" if x is None else f"{100 * x:.{d}f}%"
 
 
-def _p(p: float) -> str:
+def _p(p: Optional[float]) -> str:
+    if p is None:
+        return "–"
     return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _f(x: Optional[float], spec: str = ".4f") -> str:
+    return "–" if x is None else format(x, spec)
+
+
+def _n(x: Optional[int]) -> str:
+    return "–" if x is None else f"{x:,}"
+
+
+def _g(d, *keys):
+    """``d[k1][k2]...``, None where a key (or a mapping on the way) is missing."""
+    for k in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
 
 
 def _acc(s: Optional[dict]) -> str:
     if not s:
         return "–"
-    return f"{_pct(s['accuracy'])} ({_pct(s['ci_low'], 1)}–{_pct(s['ci_high'], 1)})"
+    return f"{_pct(s.get('accuracy'))} ({_pct(s.get('ci_low'), 1)}–{_pct(s.get('ci_high'), 1)})"
 
 
 def print_accuracy(console, result, run_dir) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    if "accuracy" not in (result.extra or {}):  # a recovered run in which no sample was evaluated by both
+    a = (result.extra or {}).get("accuracy")
+    if not a:  # a recovered run in which no sample was evaluated by both
         console.print(f"run {run_dir}: {result.status} ({escape(result.status_reason or '')}); no figures")
         return
-    a = result.extra["accuracy"]
-    bp = a["baseline"]["model"]["precision"].upper()
-    cp = a["candidate"]["model"]["precision"].upper()
-    t = Table(title=f"accuracy on {escape(result.scenario['inputs']['source'])} "
-                    f"(n={a['paired']['n']:,}, {result.label}; 95% Wilson CIs)", title_justify="left")
+    # every part is shown where the run has it (a run of an older edgebench may lack some)
+    bp = str(_g(a, "baseline", "model", "precision") or "baseline").upper()
+    cp = str(_g(a, "candidate", "model", "precision") or "candidate").upper()
+    source = _g(result.scenario, "inputs", "source")
+    n = _g(a, "paired", "n")
+    t = Table(title=f"accuracy on {escape(str(source))} (n={_n(n)}, {result.label}; 95% Wilson CIs)",
+              title_justify="left")
     for col in ("model", "where, kernels", "top-1 (95% CI)", "top-5 (95% CI)", "ECE bias-corr. (95% CI)",
                 "ECE plug-in"):
         t.add_column(col)
     for role in ("baseline", "candidate"):
-        m, acc, rt, cal = a[role], a["accuracy"][role], a[role]["runtime"], a["calibration"][role]
+        m, acc, cal = a.get(role) or {}, _g(a, "accuracy", role) or {}, _g(a, "calibration", role) or {}
+        rt = m.get("runtime") or {}
         how = rt.get("delegate") or rt.get("kernels")
-        t.add_row(f"{escape(m['model']['name'])} ({role})", f"{m['board']}, {how}, {rt.get('threads')} thr",
-                  _acc(acc["top1"]), _acc(acc["top5"]),
-                  f"{cal['ece_debiased']:.4f} ({cal['ece_ci_low']:.4f}–{cal['ece_ci_high']:.4f})",
-                  f"{cal['ece']:.4f}")
+        t.add_row(f"{escape(str(_g(m, 'model', 'name')))} ({role})", f"{m.get('board')}, {how}, {rt.get('threads')} thr",
+                  _acc(acc.get("top1")), _acc(acc.get("top5")),
+                  f"{_f(cal.get('ece_debiased'))} ({_f(cal.get('ece_ci_low'))}–{_f(cal.get('ece_ci_high'))})",
+                  _f(cal.get("ece")))
     console.print(t)
-    pr, res = a["paired"], a["resolution"]
-    console.print(f"paired: agreement {_pct(pr['agreement_rate'], 1)}, flips right→wrong "
-                  f"{pr['flips_right_to_wrong']}, wrong→right {pr['flips_wrong_to_right']}")
-    console.print("relative: " + "; ".join(escape(s) for s in a["relative"]["statements"]))
-    mdd = "no difference of any size" if res["mdd_points"] is None else f"{res['mdd_points']:.2f} points"
-    console.print(f"verdict: {escape(res['statement'])}")
-    console.print(f"resolution (a property of the test set): a true difference of {mdd} is detected with "
-                  f"{res['power']:.0%} power (two-sided α={res['alpha']:g}, n={res['n']:,})")
-    cal = a["calibration"]["candidate"]
-    console.print(f"calibration: a perfectly calibrated model would show a plug-in ECE of "
-                  f"{cal['ece_null_expected']:.4f} here by sampling noise alone; the bias-corrected ECE removes "
-                  "most of that bias")
-    ts = a["calibration"]["temperature_scaling"]
-    console.print(f"calibration: temperature scaling fitted on {ts['n_fit']}, evaluated on {ts['n_eval']} "
-                  f"(seed {ts['seed']}): " + "; ".join(
-                      f"{r} T={ts[r]['temperature']:.3g}, ECE {ts[r]['ece_eval_before']:.4f} → "
-                      f"{ts[r]['ece_eval_after']:.4f}" for r in ("baseline", "candidate")))
-    f = a["fidelity"]
-    rel = "–" if f["relative_l2_error"] is None else f"{f['relative_l2_error']:.4g}"
-    console.print(f"fidelity ({cp} vs {bp} outputs): RMSE {f['rmse']:.4g}, max abs error {f['max_abs_error']:.4g}, "
-                  f"cosine {f['cosine_similarity']:.6f}, relative L2 {rel}")
-    per = list(zip(a["accuracy"]["baseline"]["per_class"], a["accuracy"]["candidate"]["per_class"]))
-    if len(per) <= 20:
+    pr, res = a.get("paired") or {}, a.get("resolution") or {}
+    console.print(f"paired: agreement {_pct(pr.get('agreement_rate'), 1)}, flips right→wrong "
+                  f"{pr.get('flips_right_to_wrong')}, wrong→right {pr.get('flips_wrong_to_right')}")
+    console.print("relative: " + "; ".join(escape(s) for s in _g(a, "relative", "statements") or []))
+    mdd = "no difference of any size" if res.get("mdd_points") is None else f"{res['mdd_points']:.2f} points"
+    console.print(f"verdict: {escape(str(res.get('statement')))}")
+    if res.get("power") is not None and res.get("alpha") is not None:
+        console.print(f"resolution (a property of the test set): a true difference of {mdd} is detected with "
+                      f"{res['power']:.0%} power (two-sided α={res['alpha']:g}, n={_n(res.get('n'))})")
+    cal = _g(a, "calibration", "candidate") or {}
+    if cal.get("ece_null_expected") is not None:
+        console.print(f"calibration: a perfectly calibrated model would show a plug-in ECE of "
+                      f"{cal['ece_null_expected']:.4f} here by sampling noise alone; the bias-corrected ECE removes "
+                      "most of that bias")
+    ts = _g(a, "calibration", "temperature_scaling") or {}
+    if ts:
+        console.print(f"calibration: temperature scaling fitted on {ts.get('n_fit')}, evaluated on {ts.get('n_eval')} "
+                      f"(seed {ts.get('seed')}): " + "; ".join(
+                          f"{r} T={_f((ts.get(r) or {}).get('temperature'), '.3g')}, ECE "
+                          f"{_f((ts.get(r) or {}).get('ece_eval_before'))} → {_f((ts.get(r) or {}).get('ece_eval_after'))}"
+                          for r in ("baseline", "candidate")))
+    f = a.get("fidelity") or {}
+    if f:
+        console.print(f"fidelity ({cp} vs {bp} outputs): RMSE {_f(f.get('rmse'), '.4g')}, max abs error "
+                      f"{_f(f.get('max_abs_error'), '.4g')}, cosine {_f(f.get('cosine_similarity'), '.6f')}, "
+                      f"relative L2 {_f(f.get('relative_l2_error'), '.4g')}")
+    per = list(zip(_g(a, "accuracy", "baseline", "per_class") or [], _g(a, "accuracy", "candidate", "per_class") or []))
+    if per and len(per) <= 20:
         pc = Table(title="per-class top-1", title_justify="left")
         for col in ("class", "n", bp, cp):
             pc.add_column(col, justify="right")
         for b, c in per:
-            pc.add_row(escape(str(b["class_name"] if b["class_name"] is not None else b["class_index"])),
-                       str(b["n"]), _pct(b["accuracy"], 1), _pct(c["accuracy"], 1))
+            name = b.get("class_name") if b.get("class_name") is not None else b.get("class_index")
+            pc.add_row(escape(str(name)), _n(b.get("n")), _pct(b.get("accuracy"), 1), _pct(c.get("accuracy"), 1))
         console.print(pc)
     edge = a.get("edge_cases")
     if edge:
-        et = Table(title=f"edge cases ({edge['source']}"
-                         + (f", seed {edge['seed']}" if edge["source"] == "builtin" else "") + ")",
+        et = Table(title=f"edge cases ({edge.get('source')}"
+                         + (f", seed {edge.get('seed')}" if edge.get("source") == "builtin" else "") + ")",
                    title_justify="left")
         for col in ("slice", "n", bp, cp, "drop pt [95% CI]", "McNemar p", "Holm p"):
             et.add_column(col, justify="left" if col == "slice" else "right", no_wrap=True)
-        for r in [edge["clean"]] + edge["slices"]:
-            mark = " ◀ worst" if r["slice"] == edge["worst"] else ""
-            et.add_row(escape(r["slice"]) + mark, f"{r['n']:,}", _pct(r["baseline"]["accuracy"], 1),
-                       _pct(r["candidate"]["accuracy"], 1),
-                       f"{r['drop_points']:+.2f} [{r['drop_ci_low_points']:+.2f}, {r['drop_ci_high_points']:+.2f}]",
-                       _p(r["mcnemar_p"]), "–" if "mcnemar_p_holm" not in r else _p(r["mcnemar_p_holm"]))
+        for r in [edge.get("clean") or {}] + list(edge.get("slices") or []):
+            mark = " ◀ worst" if r.get("slice") == edge.get("worst") else ""
+            et.add_row(escape(str(r.get("slice"))) + mark, _n(r.get("n")), _pct(_g(r, "baseline", "accuracy"), 1),
+                       _pct(_g(r, "candidate", "accuracy"), 1),
+                       f"{_f(r.get('drop_points'), '+.2f')} [{_f(r.get('drop_ci_low_points'), '+.2f')}, "
+                       f"{_f(r.get('drop_ci_high_points'), '+.2f')}]",
+                       _p(r.get("mcnemar_p")), _p(r.get("mcnemar_p_holm")))
         console.print(et)
-    v = a["validation"]
+    v = a.get("validation") or {}
     on = "upper 95% bound" if v.get("gate_on") != "point" else "POINT ESTIMATE (not the interval)"
     vt = Table(title=f"compression validation (gates on the {on})", title_justify="left")
     for col in ("metric", bp, cp, "gated value", "threshold", "acceptable?"):
         vt.add_column(col)
-    for r in v["rows"]:
-        fmt = (lambda x: "–" if x is None else f"{x:.4f}") if r["unit"] in ("ece", "ratio") else _pct
-        points = r["unit"] == "fraction"
-        thr = "–" if r["threshold"] is None else (
+    rows = v.get("rows") or []
+    for r in rows:
+        fmt = (lambda x: _f(x)) if r.get("unit") in ("ece", "ratio") else _pct
+        points = r.get("unit") == "fraction"
+        thr = "–" if r.get("threshold") is None else (
             f"drop ≤ {r['threshold']:g} pt" if points else f"≤ {r['threshold']:g}")
-        gated = "–" if r["value"] is None else (f"{r['value']:+.2f} pt" if points else f"{r['value']:.4f}")
+        gated = "–" if r.get("value") is None else (f"{r['value']:+.2f} pt" if points else f"{r['value']:.4f}")
         ok = {"pass": "[green]yes[/]", "fail": "[red]NO[/]", "unresolved": "[red]NO (unresolved)[/]",
-              "not gated": "not gated"}[r["outcome"]]
-        vt.add_row(escape(r["metric"]), fmt(r["baseline"]), fmt(r["candidate"]), gated, thr, ok)
+              "not gated": "not gated"}.get(str(r.get("outcome")), escape(str(r.get("outcome"))))
+        vt.add_row(escape(str(r.get("metric"))), fmt(r.get("baseline")), fmt(r.get("candidate")), gated, thr, ok)
     console.print(vt)
-    for r in v["rows"]:
-        if r["acceptable"] is not None and r["note"]:
-            console.print(f"  {escape(r['metric'])}: {escape(r['note'])}")
-    verdict = "[green]passed[/]" if v["passed"] else f"[red]FAILED[/] ({escape(', '.join(v['failed']))})"
-    console.print(f"compression check {verdict}")
+    for r in rows:
+        if r.get("acceptable") is not None and r.get("note"):
+            console.print(f"  {escape(str(r.get('metric')))}: {escape(str(r['note']))}")
+    if "passed" in v:
+        failed = ", ".join(str(x) for x in v.get("failed") or [])
+        verdict = "[green]passed[/]" if v["passed"] else f"[red]FAILED[/] ({escape(failed)})"
+        console.print(f"compression check {verdict}")
     print_warnings(console, result)
     console.print(f"[bold]claim:[/] {escape(result.extra.get('claim') or '')}")
-    console.print(f"run stored in {run_dir} ({result.status}): run.json, {a['predictions']}, "
-                  + ", ".join(a["calibration"]["diagrams"].values()))
+    files = [str(x) for x in [a.get("predictions"), *(_g(a, "calibration", "diagrams") or {}).values()] if x]
+    console.print(f"run stored in {run_dir} ({result.status}): " + ", ".join(["run.json", *files]))

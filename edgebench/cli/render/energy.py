@@ -17,7 +17,8 @@ def energy_lines(result, run_dir=None) -> list:
     rate = (result.scenario or {}).get("rate_hz")
     who = (f"{lab} with {p.get('instrument')}, boundary {p.get('boundary')} ({p.get('boundary_meaning', '')}); "
            f"meter code tested against: {p.get('tested_against')}") if p.get("measured") else p.get("note", "")
-    out.append(f"{result.model.get('name')} on {result.board.get('name')} at {rate:.4g}/s: {who}")
+    at = f"{rate:.4g}/s" if rate is not None else "an unrecorded rate"
+    out.append(f"{result.model.get('name')} on {result.board.get('name')} at {at}: {who}")
 
     def line(name, value, rest=""):
         out.append(f"  {name:<22} {value}{('  ' + rest) if rest else ''}  [{lab}]")
@@ -61,7 +62,7 @@ def energy_lines(result, run_dir=None) -> list:
     if run_dir is not None:
         out.append(f"  run: {run_dir} ({result.status}{': ' + result.status_reason if result.status_reason else ''})")
     for w in result.warnings:
-        out.append(f"  warning: {w['message']} ({w.get('remedy', '')})")
+        out.append(f"  warning: {w.get('message')} ({w.get('remedy') or ''})")
     if not p.get("measured"):  # every line of an estimate says so
         out = [t if t.endswith(f"[{lab}]") else f"{t}  [{lab}]" for t in out]
     return out

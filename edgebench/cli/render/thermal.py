@@ -27,25 +27,25 @@ def print_soak(console, result, run_dir) -> None:
     b, s = soak.get("burst") or {}, soak.get("sustained") or {}
     if b and s:
         ratio = soak.get("sustained_over_burst")
-        console.print(f"burst (first {b['span_s']:.0f} s): {fmt.rate(b['throughput_per_s'])}/s, median "
-                      f"{fmt.duration(b['median_s'])}{_conditions(b)}; sustained: {fmt.rate(s['throughput_per_s'])}/s, "
-                      f"median {fmt.duration(s['median_s'])}{_conditions(s)}"
+        console.print(f"burst (first {b.get('span_s') or 0:.0f} s): {fmt.rate(b.get('throughput_per_s'))}/s, median "
+                      f"{fmt.duration(b.get('median_s'))}{_conditions(b)}; sustained: "
+                      f"{fmt.rate(s.get('throughput_per_s'))}/s, median {fmt.duration(s.get('median_s'))}{_conditions(s)}"
                       + (f"; sustained/burst {ratio:.2f}" if ratio else ""))
     w = (result.power or {}).get("window") or {}
     if w.get("per_inference_j") is not None:
         from edgebench.stats.energy import si
 
         avg = f", average {si(w['avg_power_w'], 'W')}" if w.get("avg_power_w") is not None else ""
-        console.print(f"energy ({w['window']} window): {si(w['per_inference_j'], 'J')} per inference{avg} "
-                      + escape(f"[{w['label']}]"))
+        console.print(f"energy ({w.get('window')} window): {si(w['per_inference_j'], 'J')} per inference{avg} "
+                      + escape(f"[{w.get('label')}]"))
     v = soak.get("verdict") or {}
     if v:
         mark = "reached" if soak.get("steady") else "NOT reached"
-        console.print(f"steady state {mark} after {soak.get('duration_s', 0):.0f} s: {escape(v.get('reason', ''))}")
+        console.print(f"steady state {mark} after {soak.get('duration_s') or 0:.0f} s: {escape(str(v.get('reason') or ''))}")
     th = soak.get("thermal") or {}
     if th.get("max_temp_c") is not None:
         steady_t = th.get("steady_temp_c")
-        console.print(f"temperature: max {th['max_temp_c']:.1f} °C at {th.get('max_temp_at_s', 0):.0f} s, steady "
+        console.print(f"temperature: max {th['max_temp_c']:.1f} °C at {th.get('max_temp_at_s') or 0:.0f} s, steady "
                       f"{'n/a' if steady_t is None else f'{steady_t:.1f} °C'}; first throttle: "
                       + ("none" if th.get("time_to_first_throttle_s") is None
                          else f"{th['time_to_first_throttle_s']:.0f} s"))
@@ -53,11 +53,12 @@ def print_soak(console, result, run_dir) -> None:
         console.print("temperature: no thermal source (thermal steady state not judged)")
     events = {k: e for k, e in (th.get("throttle_events") or {}).items() if e.get("events")}
     if events:
-        console.print("throttle events: " + ", ".join(f"{k} ×{e['events']} ({e['time_s']:.0f} s)"
+        console.print("throttle events: " + ", ".join(f"{k} ×{e['events']} ({e.get('time_s') or 0:.0f} s)"
                                                        for k, e in events.items()))
     if th.get("time_at_frequency"):
         console.print(f"time at frequency ({th.get('frequency_source')}): " + ", ".join(
-            f"{f['freq_hz'] / 1e9:.2f} GHz {100 * (f['fraction'] or 0):.0f}%" for f in th["time_at_frequency"][:6]))
+            f"{(f.get('freq_hz') or 0) / 1e9:.2f} GHz {100 * (f.get('fraction') or 0):.0f}%"
+            for f in th["time_at_frequency"][:6]))
     if th.get("telemetry_cost_fraction") is not None:
         console.print(f"telemetry: {th.get('telemetry_samples')} samples on the device, cost "
                       f"{100 * th['telemetry_cost_fraction']:.3f}% of the run")
@@ -77,17 +78,18 @@ def _cells(p: dict, energy_label=None) -> list:
     from edgebench.stats.energy import si
 
     lat, en = p.get("latency") or {}, p.get("energy") or {}
-    if p["status"] == "not-run":
-        return [f"{p['id']} {p['name']}", "", "", "", "", "", "", "not run"]
+    name = f"{p.get('id')} {p.get('name')}"
+    if p.get("status") == "not-run":
+        return [name, "", "", "", "", "", "", "not run"]
     tp = fmt.rate(p["throughput_per_s"]) if p.get("throughput_per_s") else "n/a"
     if p.get("axis") == "duty" and p.get("realized_duty") is not None and p.get("duty") \
             and abs(p["realized_duty"] - p["duty"]) > 0.05 * p["duty"]:
         tp += f"\n(duty {p['realized_duty']:.2g})"
     if p.get("rate_sustained") is False:
-        tp += f"\n[red]asked {p['requested_rate_hz']:.4g}/s: NOT sustained[/]"
+        tp += f"\n[red]asked {fmt.rate(p.get('requested_rate_hz'))}/s: NOT sustained[/]"
     latency = "n/a"
     if lat.get("median_s"):
-        ci = fmt.duration_range(lat["ci_low_s"], lat["ci_high_s"])
+        ci = fmt.duration_range(lat.get("ci_low_s"), lat.get("ci_high_s"))
         median = fmt.duration(lat["median_s"])
         if ci.split(" ")[-1] == median.split(" ")[-1]:
             ci = ci.rsplit(" ", 1)[0]
@@ -98,16 +100,16 @@ def _cells(p: dict, energy_label=None) -> list:
                  False: "no"}[p.get("throttled")]
     energy = "n/a"
     if en.get("per_inference_j"):
-        energy = si(en["per_inference_j"], "J") + (f" ({en['label']})" if en.get("label") != energy_label else "")
+        energy = si(en["per_inference_j"], "J") + (f" ({en.get('label')})" if en.get("label") != energy_label else "")
     if p.get("error") and not p.get("run_id"):
         verdict = f"[red]failed[/]: {p['error']}"
     elif p.get("steady"):
         verdict = f"{p.get('duration_s') or 0:.0f} s"
     else:
         verdict = f"[yellow]NOT steady[/] ({p.get('duration_s') or 0:.0f} s)"
-    if p["status"] == "incomplete":
+    if p.get("status") == "incomplete":
         verdict += f"\n[yellow]incomplete[/]: {p.get('status_reason')}"
-    return [f"{p['id']} {p['name']}", tp, latency, temp, clock, throttled, energy, verdict]
+    return [name, tp, latency, temp, clock, throttled, energy, verdict]
 
 
 def print_sweep(console, result, run_dir) -> None:
@@ -126,7 +128,7 @@ def print_sweep(console, result, run_dir) -> None:
     for col in ("point", "inf/s", "median [95% CI]", "°C", "GHz", "throttled", "J/inf", "steady after"):
         table.add_column(col, overflow="fold", justify="left" if col in ("point", "throttled", "steady after")
                          else "right")
-    for p in result.extra.get("points", []):
+    for p in result.extra.get("points") or []:
         table.add_row(*_cells(p, energy_label))
     console.print(table)
     print_warnings(console, result, skip=("mixed-labels",))

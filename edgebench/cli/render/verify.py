@@ -6,27 +6,31 @@ def print_verify(console, r) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    dev, ref = r.device, r.reference
-    t = Table(title=f"{r.model['name']} on {r.board['name']} ({(dev.get('runtime') or {}).get('name')}, "
+    dev, ref = r.device or {}, r.reference or {}
+    t = Table(title=f"{r.model.get('name')} on {r.board.get('name')} ({(dev.get('runtime') or {}).get('name')}, "
                     f"{dev.get('kernels')} kernels) vs reference kernels on this computer "
                     f"({(ref.get('runtime') or {}).get('name')} {(ref.get('runtime') or {}).get('version')}), "
-                    f"{r.inputs['count']} inputs ({escape(str(r.inputs['source']))})", title_justify="left")
+                    f"{r.inputs.get('count')} inputs ({escape(str(r.inputs.get('source')))})", title_justify="left")
     for col in ("output", "differing bytes", "differing samples", "max diff", "mean |diff|", "top-1 agreement"):
         t.add_column(col, justify="right" if col != "output" else "left")
+    def n(x) -> str:
+        return "–" if x is None else f"{x:,}"
+
     for o in r.outputs:
         lsb = o.get("max_diff_lsb")
-        mx = f"{lsb} LSB" if lsb is not None else f"{o.get('max_abs_diff', 0):.3g}"
-        mean = f"{o['mean_abs_diff_lsb']:.4f} LSB" if "mean_abs_diff_lsb" in o else "–"
+        mx = f"{lsb} LSB" if lsb is not None else f"{o.get('max_abs_diff') or 0:.3g}"
+        mean = f"{o['mean_abs_diff_lsb']:.4f} LSB" if o.get("mean_abs_diff_lsb") is not None else "–"
         agree = "–" if o.get("top1_agreement") is None else f"{100 * o['top1_agreement']:.1f}%"
-        t.add_row(escape(o["name"]), f"{o['differing_bytes']:,} of {o['bytes']:,}",
-                  f"{o['differing_samples']} of {o['samples']}", mx, mean, agree)
+        t.add_row(escape(str(o.get("name"))), f"{n(o.get('differing_bytes'))} of {n(o.get('bytes'))}",
+                  f"{n(o.get('differing_samples'))} of {n(o.get('samples'))}", mx, mean, agree)
     console.print(t)
-    g = r.gate
-    if g["applies"]:
-        verdict = "[green]bit-exact[/]" if g["passed"] else "[red]NOT bit-exact[/]"
-        console.print(f"{verdict}: {escape(g['rule'])}")
+    g = r.gate or {}
+    if g.get("applies"):
+        verdict = "[green]bit-exact[/]" if g.get("passed") else "[red]NOT bit-exact[/]"
+        console.print(f"{verdict}: {escape(str(g.get('rule')))}")
     else:
-        console.print(("bit-exact" if r.bit_exact else "differs from the reference") + f" (not gated: {escape(g['reason'])})")
+        console.print(("bit-exact" if r.bit_exact else "differs from the reference")
+                      + f" (not gated: {escape(str(g.get('reason')))})")
     for n in r.notes or []:
         console.print(f"[dim]note: {escape(n)}[/]")
     if r.run_dir:
