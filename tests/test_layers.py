@@ -68,8 +68,6 @@ def test_a_forbidden_import_breaks_the_contract(tmp_path, module, line, contract
 #: Circles that exist today, each with the engineer fixing it; remove an entry when it is fixed.
 KNOWN_CIRCLES = {
     ("edgebench.bench.latency", "edgebench.bench.latency_summary"): "stats (issue 18)",
-    ("edgebench.mcu.blob_ops", "edgebench.mcu.blob_ops_ext", "edgebench.mcu.blob_ops_shape",
-     "edgebench.mcu.blob_ops_table"): "engine (issue 23 item 2)",
 }
 
 

@@ -85,7 +85,8 @@ def quantized(digits):
 
 
 def test_quantize_onnx_records_layout_and_faithfulness(quantized, digits):
-    from edgebench.modelfile import read_model, read_sidecar
+    from edgebench.modelfile import read_model
+    from edgebench.provenance import read_sidecar
 
     int8, fp32 = read_model(quantized.int8.path), read_model(quantized.fp32.path)
     assert int8.precision == "int8" and int8.inputs[0].shape == [1, 8, 8, 1]        # NHWC, batch 1

@@ -39,7 +39,8 @@ from edgebench.data.datasets import check_against_model, load_dataset
 from edgebench.data.layout import input_layout
 from edgebench.data.perturb import SEVERITIES
 from edgebench.errors import EdgebenchError, ModelError, ResultError, UsageError
-from edgebench.modelfile import read_model, read_sidecar
+from edgebench.modelfile import read_model
+from edgebench.provenance import read_sidecar
 from edgebench.results import store
 from edgebench.results.model import RunResult
 from edgebench.stats.accuracy import GATE_ON

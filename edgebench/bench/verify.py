@@ -28,7 +28,8 @@ from edgebench.boards.registry import get_profile
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.data.layout import input_layout
 from edgebench.errors import UsageError
-from edgebench.modelfile import read_model, read_sidecar
+from edgebench.modelfile import read_model
+from edgebench.provenance import read_sidecar
 
 Progress = Callable[[dict], None]
 
