@@ -170,6 +170,7 @@ class BenchSession:
         self.spent_s = 0.0               # wall time of this session's finished repeats (and its set-up)
         self.summary_s = 0.0             # the last summary between repeats (the headline stage only)
         self.repeat_t0 = self.t0
+        self.history: list | None = None  # edgebench.bench.sessions.read_history, at the first summary
 
     @property
     def run_dir(self) -> Path | None:
@@ -333,13 +334,12 @@ class BenchSession:
 
         if self.result is None or self.run_dir is None:
             return
-        earlier = None
-        if final:
-            from edgebench.bench.sessions import earlier_sessions
+        if self.history is None:   # the runs on record on this board and host, read once
+            from edgebench.bench.sessions import read_history
 
-            earlier = earlier_sessions(self.result, self.runs_root, self.opts.sessions, exclude=self.run_dir)
+            self.history = read_history(self.result, self.runs_root, exclude=self.run_dir)
         frame = summarise(self.result, frame_of(self.chunks), self.opts, self.repeat_info,
-                          self.resolution_s, final=final, status=status, reason=reason, earlier=earlier)
+                          self.resolution_s, final=final, status=status, reason=reason, history=self.history)
         if final:
             from edgebench.bench.mac_rate import attach
 
@@ -392,11 +392,10 @@ def recover_bench(run_dir) -> RunResult:
     reason = (f"the bench process stopped without finishing (crash or kill); recovered the samples of the "
               f"{len(written)} repeat(s) it had started (the last one possibly cut short; a repeat with no "
               f"sample past its warm-up adds no run to the figures)")
-    from edgebench.bench.sessions import earlier_sessions
+    from edgebench.bench.sessions import read_history
 
-    earlier = earlier_sessions(r, d.parent, opts.sessions, exclude=d)
     frame = summarise(r, frame, opts, info, (r.timing or {}).get("clock_resolution_reported_s") or 0.0,
-                      final=True, status="incomplete", reason=reason, earlier=earlier)
+                      final=True, status="incomplete", reason=reason, history=read_history(r, d.parent, exclude=d))
     _recovered_mac_rate(r)
     store.write_samples(d, frame)
     store.write_result(d, r)

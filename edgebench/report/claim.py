@@ -34,8 +34,18 @@ def claim(result: RunResult) -> str:
 def _headline(r: RunResult) -> str:
     e2e = r.latency.get("e2e") or {}
     scen = r.scenario.get("name", "single-stream")
-    tput = r.throughput.get("per_s")
-    head = f"{fmt.rate(tput)} inferences/s achieved {scen}"
+    tp = r.throughput or {}
+    tput = tp.get("per_s")
+    level = int(round(100 * e2e.get("ci_level", 0.95)))
+    if tp.get("host_limited_per_s") is not None:   # emulated: device time apart from the host's link
+        head = (f"{fmt.rate(tput)} inferences/s of emulated device time {scen} "
+                f"({fmt.rate(tp['host_limited_per_s'])}/s host-limited, with the emulator and the serial link "
+                "between chunks)")
+    else:
+        ci = (f" ({level}% CI {fmt.rate(tp['ci_low_per_s'])}–{fmt.rate(tp['ci_high_per_s'])}/s"
+              + (f" over {tp['sessions']} sessions" if (tp.get("sessions") or 1) > 1 else "") + ")"
+              if tp.get("ci_low_per_s") is not None else "")
+        head = f"{fmt.rate(tput)} inferences/s achieved {scen}{ci}"
     if scen == "fixed-rate":
         head = (f"fixed-rate at {fmt.rate(r.scenario.get('rate_hz'))}/s requested, "
                 f"{fmt.rate(r.extra.get('achieved_rate_hz'))}/s achieved")
@@ -51,13 +61,17 @@ def _headline(r: RunResult) -> str:
     if warm is not None:
         stats += f", {fmt.count(warm)} warm-up inferences discarded"
     sessions = e2e.get("sessions")
+    sv = e2e.get("session_variation") or {}
+    between = (f"between-invocation CV {fmt.percent(sv.get('cv'), 1)}, "
+               + (f"pooled from {sv.get('units')} invocations on this board and host" if sv.get("source") == "pooled"
+                  else "the stated prior"))
+    rerun = (f"; a re-run's median is expected in {fmt.duration_range(e2e.get('rerun_low_s'), e2e.get('rerun_high_s'))}"
+             if e2e.get("rerun_low_s") is not None else "")
     if sessions and sessions > 1:
         stats += (f"; the interval combines {sessions} sessions, this invocation and {sessions - 1} earlier "
-                  f"run{'s' if sessions > 2 else ''} of the same model and conditions (between-session CV "
-                  f"{fmt.percent(e2e.get('between_session_cv'), 1)}; a re-run's median is expected in "
-                  f"{fmt.duration_range(e2e.get('rerun_low_s'), e2e.get('rerun_high_s'))})")
+                  f"run{'s' if sessions > 2 else ''} of the same model and conditions ({between}){rerun}")
     elif sessions == 1:
-        stats += "; one session: variation between invocations not measured"
+        stats += f"; one session of this model: its interval carries the variation between invocations ({between}){rerun}"
     return f"{head} ({stats})"
 
 
