@@ -129,6 +129,29 @@ def run_bench(model_path, profile, opts: BenchOptions, runs_root="runs", url: st
     return session.run()
 
 
+def run_benches(model_paths: list, profile, opts: BenchOptions, runs_root="runs", url: str | None = None,
+                progress_for: Callable[[str], Progress] | None = None, client=None,
+                started: float | None = None) -> list:
+    """Benchmark several models in one invocation, their repeats interleaved (A B A B ...): the
+    machine state of this invocation falls on all of them, so ``compare`` judges them without the
+    between-invocation term (docs/statistics.md). Each run is stored with ``settings.interleaved_with``
+    naming the others. Returns ``[(result, run_dir)]`` in the order given. One model: :func:`run_bench`."""
+    import dataclasses
+
+    if len(model_paths) == 1:
+        return [run_bench(model_paths[0], profile, opts, runs_root, url,
+                          progress_for(Path(model_paths[0]).name) if progress_for else None, client, started)]
+    names = [Path(m).name for m in model_paths]
+    if len(set(names)) != len(names):
+        raise UsageError(f"a model is named twice: {', '.join(names)}", "give each model once")
+    opts = dataclasses.replace(opts, max_repeats=opts.repeat)   # interleaved runs: the same repeats on each side
+    sessions = [BenchSession(m, profile, dataclasses.replace(opts), runs_root, url,
+                             progress_for(Path(m).name) if progress_for else None, client, started)
+                for m in model_paths]
+    run_interleaved(sessions)
+    return [(s.result, s.run_dir) for s in sessions]
+
+
 def run_interleaved(sessions: list) -> None:
     """Run the repeats of several :class:`BenchSession` objects in turn (A B A B ...), so that a
     comparison of their results sees the same drift of the machine on both sides."""
@@ -562,4 +585,5 @@ def _host() -> dict:
     return host_description()
 
 
-__all__ = ["BenchOptions", "BenchSession", "recover_bench", "run_bench", "run_interleaved", "SCENARIOS", "KERNELS"]
+__all__ = ["BenchOptions", "BenchSession", "recover_bench", "run_bench", "run_benches", "run_interleaved", "SCENARIOS",
+           "KERNELS"]

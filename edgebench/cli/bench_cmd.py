@@ -25,7 +25,10 @@ def parse_range(text: Optional[str]):
 
 @app.command()
 def bench(
-    model: Optional[Path] = typer.Argument(None, help="The .tflite model to benchmark (omit with --recover)."),
+    models: Optional[List[Path]] = typer.Argument(
+        None, help="The .tflite model(s) to benchmark (omit with --recover); two or more run interleaved "
+                   "(A B A B repeats) in one invocation, so `compare` judges them without the variation between "
+                   "invocations."),
     board: str = opt.board(rich_help_panel=opt.BOARD),
     scenario: str = typer.Option("single-stream", help="single-stream, offline or fixed-rate."),
     kernels: str = opt.kernels(rich_help_panel=opt.RUNTIME),
@@ -83,11 +86,16 @@ def bench(
     import time
 
     started = time.monotonic()  # --max-time is a promise about the time to answer
-    from edgebench.bench.latency import BenchOptions, recover_bench, run_bench
+    from edgebench.bench.latency import BenchOptions, recover_bench, run_benches
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
 
     err = get_err_console()
+    models = list(models or [])
+    model = models[0] if models else None
+    if len(models) > 1 and (farm is not None or mlperf or recover is not None):
+        raise UsageError("several models run interleaved on one board: not with --farm, --mlperf or --recover",
+                         "give one model")
     if farm is not None:   # the same command on every matching place of a labgrid farm (cli/farm_fanout.py)
         from edgebench.cli.farm_fanout import fan_out
 
@@ -152,10 +160,11 @@ def bench(
     from edgebench.boards.connect import board_client
 
     with board_client(profile, url, image=image) if image else nullcontext() as client:  # one emulator, all runs
-        result, run_dir = run_bench(model, profile, opts, runs_root=runs_dir, url=url, client=client, started=started,
-                                    progress=progress_printer(err, model.name))
+        done = run_benches(models, profile, opts, runs_root=runs_dir, url=url, client=client, started=started,
+                           progress_for=lambda name: progress_printer(err, name))
     err.print()
     if json_out:
-        emit_json(result)
+        emit_json(done[0][0] if len(done) == 1 else [r for r, _ in done])
     else:
-        print_run(get_console(), result, run_dir)
+        for result, run_dir in done:
+            print_run(get_console(), result, run_dir)
