@@ -114,13 +114,14 @@ def record_of(r) -> Record:
     return Record(r.run_id, r.created_utc, hashlib.sha256(canon.encode()).hexdigest(), measurement_key(r), figs)
 
 
-def read_history(result, runs_root, exclude: Path | None = None) -> list:
+def read_history(result, runs_root, exclude: Path | None = None, later_too: bool = False) -> list:
     """Complete bench runs on the same board and host as ``result`` under ``runs_root`` (newest
-    first, at most :data:`MAX_AGE_DAYS` old), each counted once: ``[Record]``. Unreadable folders
-    are passed over."""
+    first, made before it and at most :data:`MAX_AGE_DAYS` older; ``later_too``: made after it as
+    well), each counted once: ``[Record]``. Unreadable folders are passed over."""
     if runs_root is None or not Path(runs_root).is_dir():
         return []
     now = _created(result) or _dt.datetime.now(_dt.timezone.utc)
+    latest = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc) if later_too else now
     oldest = now - _dt.timedelta(days=MAX_AGE_DAYS)
     board = store.slug((result.board or {}).get("name") or "")
     machine = machine_key(result)
@@ -135,7 +136,7 @@ def read_history(result, runs_root, exclude: Path | None = None) -> list:
         except EdgebenchError:
             continue
         created = _created(r)
-        if (r.kind != "bench" or r.status != "complete" or created is None or created < oldest or created > now
+        if (r.kind != "bench" or r.status != "complete" or created is None or created < oldest or created > latest
                 or r.run_id in seen_ids or machine_key(r) != machine):
             continue
         rec = record_of(r)
@@ -181,6 +182,25 @@ def earlier_sessions(result, history: list, sessions: int = DEFAULT_SESSIONS) ->
     return [rec for rec in history if rec.measurement == key][: sessions - 1]
 
 
-__all__ = ["Record", "Variation", "read_history", "record_of", "earlier_sessions", "variation", "same_measurement",
+def other_sessions(result, run_dir) -> list:
+    """The other sessions of ``result``'s measurement in its runs folder, whenever they ran (for
+    ``check``'s best-of-N rule): ``[{run_id, created_utc, median_s}]`` (geometric mean of each
+    session's run medians)."""
+    import math as _m
+
+    d = Path(run_dir)
+    if result.kind != "bench" or not d.parent.is_dir():
+        return []
+    key = measurement_key(result)
+    out = []
+    for rec in read_history(result, d.parent, exclude=d, later_too=True):
+        figs = rec.figures.get("e2e")
+        if rec.measurement == key and figs:
+            out.append({"run_id": rec.run_id, "created_utc": rec.created_utc,
+                        "median_s": _m.exp(sum(f.y for f in figs) / len(figs))})
+    return out
+
+
+__all__ = ["Record", "other_sessions", "Variation", "read_history", "record_of", "earlier_sessions", "variation", "same_measurement",
            "measurement_key", "machine_key", "run_figures", "throughput_figures", "DEFAULT_SESSIONS",
            "MAX_AGE_DAYS", "THROUGHPUT"]

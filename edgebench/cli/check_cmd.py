@@ -35,7 +35,9 @@ def verdict_table(report):
 def check(
     runs: List[str] = typer.Argument(..., help="Runs to check together: ids, folder name prefixes or folders."),
     runs_dir: Path = opt.runs_dir(writes=False),
-    strict: bool = typer.Option(False, "--strict", help="Exit 2 when any rule fails."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 2 when any rule fails (a failed gate of a run "
+                                                        "included; warnings, such as a default threshold "
+                                                        "exceeded, never)."),
     json_out: bool = opt.json_flag("the verdicts"),
 ) -> None:
     """Check runs against the twelve ways to fool the masses and the edge reality check (n/a: not applicable)."""
@@ -43,8 +45,11 @@ def check(
     from edgebench.report.check import check as run_checks
     from edgebench.results.store import read_result, resolve_run
 
-    results = [read_result(resolve_run(ref, runs_dir)) for ref in runs]
-    report = run_checks(results)
+    from edgebench.bench.sessions import other_sessions
+
+    dirs = [resolve_run(ref, runs_dir) for ref in runs]
+    results = [read_result(d) for d in dirs]
+    report = run_checks(results, sessions={r.run_id: other_sessions(r, d) for r, d in zip(results, dirs)})
     if json_out:
         emit_json(report)
     else:

@@ -147,7 +147,10 @@ def report(
 
     dirs = list(dict.fromkeys(resolve_run(ref, runs_dir) for ref in runs))
     datas = [gather(d) for d in dirs]
-    verdicts = check([x.result for x in datas])
+    from edgebench.bench.sessions import other_sessions
+
+    verdicts = check([x.result for x in datas], sessions={x.result.run_id: other_sessions(x.result, d)
+                                                          for x, d in zip(datas, dirs)})
     comps = _comparisons(datas)
     if md:
         text = html.render_markdown(datas, verdicts, comps, title=title)

@@ -99,8 +99,20 @@ def _inputs(inp: dict) -> str:
     return f"{inp.get('count')} real {shape} inputs from {inp.get('source')}"
 
 
+def invoke_only(r) -> bool:
+    """True when a run's end-to-end figure is the kernel alone: every other stage is 0 and the e2e
+    median is the invoke median (firmware that times only the engine)."""
+    lat = r.latency or {}
+    e2e, inv = (lat.get("e2e") or {}).get("median_s"), (lat.get("invoke") or {}).get("median_s")
+    others = [(lat.get(st) or {}).get("median_s") for st in ("prep", "set", "get")]
+    return bool(e2e and inv and abs(e2e - inv) <= 1e-3 * e2e and all(not v for v in others))
+
+
 def _includes(r: RunResult) -> str:
     inc = r.timing.get("e2e_includes")
+    if invoke_only(r):   # firmware that times the engine alone: never sold as end to end
+        exc = r.timing.get("excludes")
+        return f"KERNEL ONLY ({inc})" + (f"; not timed: {exc}" if exc else "")
     return f"end-to-end incl. {inc}" if inc else "end-to-end"
 
 

@@ -101,6 +101,18 @@ class RunResult:
         return self.status == "complete"
 
 
+def failed_gates(result) -> list:
+    """The gates a stored run failed (docs/check.md, "Gates"): compression thresholds the user set
+    (``extra.accuracy.validation.failed``) and a board profile's bit-exact promise
+    (``extra.verify.gate``). A default threshold the user never set is a warning, not listed here."""
+    extra = getattr(result, "extra", None) or {}
+    out = list((((extra.get("accuracy") or {}).get("validation") or {}).get("failed")) or [])
+    gate = (extra.get("verify") or {}).get("gate") or {}
+    if gate.get("applies") and gate.get("passed") is False:
+        out.append("bit-exact outputs (verify)")
+    return out
+
+
 def refuse_mixed_labels(*results) -> str:
     """The common label of ``results``; ResultError when they mix measured, emulated, simulated
     or estimated figures (a simulated figure must never be compared with a measured one)."""

@@ -184,7 +184,8 @@ def runs_table(rows: list, title: str):
         if r["precision"] and str(r["precision"]).lower() not in model.lower():
             model += f" {r['precision']}"
         t.add_row(ids[r["run_id"]], r["kind"], model, str(r["board"]), r["label"], figure,
-                  "ok" if r["status"] == "complete" else r["status"], str(r["warnings"] or ""))
+                  "gate failed" if r.get("gate_failed") else "ok" if r["status"] == "complete" else r["status"],
+                  str(r["warnings"] or ""))
     return t
 
 

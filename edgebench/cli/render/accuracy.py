@@ -107,6 +107,9 @@ def print_accuracy(console, result, run_dir) -> None:
             console.print(f"  {escape(r['metric'])}: {escape(r['note'])}")
     verdict = "[green]passed[/]" if v["passed"] else f"[red]FAILED[/] ({escape(', '.join(v['failed']))})"
     console.print(f"compression check {verdict}")
+    if v.get("default_exceeded"):
+        console.print(f"[yellow]default thresholds exceeded (warnings, not gates: not set on the command line):[/] "
+                      f"{escape(', '.join(v['default_exceeded']))}")
     print_warnings(console, result)
     console.print(f"[bold]claim:[/] {escape(result.extra.get('claim') or '')}")
     console.print(f"run stored in {run_dir} ({result.status}): run.json, {a['predictions']}, "
