@@ -50,12 +50,25 @@ def main(argv=None) -> int:
     ap.add_argument("--cpus", default="0")
     ap.add_argument("--runs-dir", default=None, help="default: a fresh temporary folder")
     ap.add_argument("--max-slowdown", type=float, default=1.05)
+    ap.add_argument("--compare-only", action="store_true",
+                    help="compare the bench runs already in --runs-dir (oldest first) instead of running new ones")
     args = ap.parse_args(argv)
     exe = Path(sys.executable).with_name("edgebench")
     tmp = tempfile.TemporaryDirectory() if args.runs_dir is None else None
     runs_dir = Path(args.runs_dir or tmp.name)
     rows = []
-    for i in range(args.invocations):
+    if args.compare_only:
+        for p in sorted(runs_dir.glob("*/run.json")):
+            r = json.loads(p.read_text())
+            if r["kind"] != "bench" or r["status"] != "complete":
+                continue
+            e2e = r["latency"]["e2e"]
+            inv = e2e.get("invocation") or e2e
+            rows.append({"id": r["run_id"], "median": e2e["median_s"], "lo": e2e["ci_low_s"], "hi": e2e["ci_high_s"],
+                         "inv_lo": inv["ci_low_s"], "inv_hi": inv["ci_high_s"], "tp": r["throughput"]["per_s"],
+                         "tp_parquet": parquet_throughput(p.parent), "sessions": e2e.get("sessions"),
+                         "load": r["extra"].get("load_at_start")})
+    for i in range(0 if args.compare_only else args.invocations):
         t0 = time.monotonic()
         out = subprocess.run([str(exe), "bench", args.model, "--board", "host", "--cpus", args.cpus, "--json",
                               "--runs-dir", str(runs_dir)], capture_output=True, text=True, check=True)

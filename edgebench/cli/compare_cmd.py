@@ -76,7 +76,7 @@ def compare(
                          "about the models", "pass --allow-different to compare anyway (the differences are "
                                              "printed beside the result)")
     stages = tuple(s for s in STAGES if (ra.latency or {}).get(s) and (rb.latency or {}).get(s))
-    history = read_history(ra, da.parent, exclude=None)
+    history = read_history(ra, da.parent, later_too=True)   # every run on record, before and after
     comp = compare_runs(ra, read_samples(da), rb, read_samples(db), stage=stage, stages=stages, history=history)
     gate = comp.apply_gate(max_slowdown, stage) if max_slowdown is not None else None
     if json_out:

@@ -72,7 +72,7 @@ def demo(
     (fp32, d32), (int8, d8) = runs["digits_fp32"], runs["digits_int8"]
     s32, s8 = read_samples(d32), read_samples(d8)
     comp = compare(fp32, s32, int8, s8, stage="e2e", stages=("e2e", "invoke"),
-                   history=read_history(fp32, d32.parent, exclude=None))
+                   history=read_history(fp32, d32.parent, later_too=True))
     if not json_out:  # each part as soon as it is measured: a later step that fails cannot hide it
         for result, run_dir in runs.values():
             print_run(out, result, run_dir)
