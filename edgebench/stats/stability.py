@@ -116,7 +116,10 @@ def drift_test(runs) -> Optional[dict]:
     df = float(min(dfs))
     if k >= 2 and float(np.var(d, ddof=1)) / k > se2:
         se2, df = float(np.var(d, ddof=1)) / k, float(k - 1)
-    z = abs(centre) / math.sqrt(se2) if se2 > 0 else 0.0
+    if se2 <= 0:   # no measurable noise at all: any change is a change (p is then printed as a bound)
+        z = math.inf if centre != 0 else 0.0
+    else:
+        z = abs(centre) / math.sqrt(se2)
     p = float(2.0 * (student_t.sf(z, df) if df < 1e6 else norm.sf(z)))
     return {"rel": math.expm1(centre), "p_value": p, "runs": k, "first_s": float(np.median(firsts)),
             "last_s": float(np.median(lasts))}
