@@ -54,7 +54,9 @@ def test_single_stream_result_is_complete_and_conditioned(single):
     assert result.throughput["per_s"] < result.throughput["inverse_median_per_s"]
     assert "over 3 runs" in result.extra["claim"]
     assert e2e["runs"] == 3 and len(e2e["per_run"]) == 3 and e2e["n_eff"] > 0
-    assert "Student t on log medians of 3 runs" in e2e["ci_method"]
+    assert "log figures of 3 runs" in e2e["ci_method"] and "between-invocation" in e2e["ci_method"]
+    tp = result.throughput   # achieved, with an interval over repeats and sessions
+    assert tp["ci_low_per_s"] < tp["per_s"] < tp["ci_high_per_s"] and len(tp["per_repeat"]) == 3
     assert result.timing["clock_resolution_s"] > 0
 
 

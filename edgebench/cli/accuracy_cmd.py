@@ -88,10 +88,9 @@ def _preprocessing(items: Optional[List[str]], old: dict, err) -> dict:
 def _given(ctx, names: dict) -> tuple:
     """The options of ``names`` the user gave (command line or environment), as the option names the
     library knows: a threshold given is a gate (exit 2), a default one a warning (docs/check.md)."""
-    from click.core import ParameterSource
-
-    given = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-    return tuple(lib for cli, lib in names.items() if ctx.get_parameter_source(cli) in given)
+    given = ("COMMANDLINE", "ENVIRONMENT")   # by name: typer may carry its own copy of click's enum
+    return tuple(lib for cli, lib in names.items()
+                 if getattr(ctx.get_parameter_source(cli), "name", None) in given)
 
 
 @app.command()

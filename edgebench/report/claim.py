@@ -270,10 +270,16 @@ def accuracy_claim(result: RunResult) -> str:
     v = a.get("validation") or {}
     if v.get("gate_on") == "point":
         text += " Gates compared POINT ESTIMATES, not interval bounds."
+    unresolved = set(v.get("unresolved") or [])
+
+    def listed(metrics):
+        return ", ".join(f"{m} (unresolved: interval straddles the limit)" if m in unresolved else m for m in metrics)
+
     if v.get("failed"):
-        unresolved = set(v.get("unresolved") or [])
-        text += " Compression check FAILED: " + ", ".join(
-            f"{m} (unresolved: interval straddles the limit)" if m in unresolved else m for m in v["failed"]) + "."
+        text += " Compression check FAILED: " + listed(v["failed"]) + "."
+    if v.get("default_exceeded"):
+        text += " Default thresholds exceeded (warnings, not gates: not set by the user): " + \
+            listed(v["default_exceeded"]) + "."
     if result.status != "complete":
         text += f" INCOMPLETE run ({result.status_reason or result.status})."
     return text
