@@ -141,7 +141,7 @@ def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str
         b = _runs(candidate_samples, f"{st}_s")
         if not a or not b:
             raise ResultError("a run to compare has fewer than 2 measured samples", "re-run the benchmark")
-        comps[st] = variation(pool, st)
+        comps[st] = variation(pool, st, label=baseline.label)
         raw[st] = ratio_of_medians(a, b, same_invocation=same, resolution_s=_tick(baseline, candidate, a, b),
                                    session=comps[st].session, repeat=comps[st].repeat)
     adjusted = holm([r.p_value for r in raw.values()])

@@ -13,10 +13,11 @@ and once more at the end. Figures:
 - fixed-rate: achieved rate and lateness;
 - sessions (final summary only): the invocation's own figures move to
   ``latency.<stage>.invocation`` and the headline interval combines this invocation with
-  earlier ones of the same measurement (:mod:`edgebench.bench.sessions`,
-  :func:`edgebench.stats.dependence.sessions_interval`); ``rerun_low_s``/``rerun_high_s`` is where
-  one more invocation's median should fall. The stop rule and the precision target apply to
-  the invocation's own interval (more samples now cannot shrink the spread between sessions);
+  earlier ones of the same measurement, with the between-invocation component pooled over the
+  runs folder (:mod:`edgebench.bench.sessions`, :func:`edgebench.stats.variation.combine_sessions`);
+  ``rerun_low_s``/``rerun_high_s`` is where one more invocation's median should fall. The stop rule
+  and the precision target apply to the invocation's own interval (more samples now cannot shrink
+  the spread between sessions);
 - warnings with remedies: instability, a coarse clock, one run only, one session only, few
   effective samples, an unsettled warm-up, a target not reached.
 """
@@ -51,7 +52,6 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
     the same measurement among them. None: the stated priors only, no sessions combined.
     """
     from edgebench.bench import sessions as sess
-
     from edgebench.bench.latency import bench_warmup
 
     kept_parts, warm_parts = [], []
@@ -81,12 +81,12 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
             comps = []
 
             def pooled(figs, stage=stage, comps=comps):   # the runs folder's components, with these runs
-                comps.append(sess.variation(history or [], stage, key, figs))
+                comps.append(sess.variation(history or [], stage, key, figs, result.label))
                 return comps[-1].repeat
 
             latency[stage] = {**summarize_runs(runs, resolution_s=res, repeat=pooled).to_dict(),
                               "label": result.label}
-            comp = comps[0] if comps else sess.variation(history or [], stage)
+            comp = comps[0] if comps else sess.variation(history or [], stage, label=result.label)
             if final and stage == "e2e":
                 from edgebench.stats.dependence import level_shifts
 
@@ -137,6 +137,7 @@ def _combine_sessions(fig: dict, earlier: list, comp, stage: str) -> None:
     own = {k: fig.get(k) for k in ("median_s", "ci_low_s", "ci_high_s", "rel_ci_halfwidth", "ci_method", "runs",
                                    "se_log", "df")}
     fig["invocation"] = own
+    earlier = [rec for rec in earlier if stage in rec.figures]
     fig["sessions"] = 1 + len(earlier)
     fig["session_runs"] = [rec.run_id for rec in earlier]
     fig["session_variation"] = comp.session.to_dict()
@@ -146,7 +147,7 @@ def _combine_sessions(fig: dict, earlier: list, comp, stage: str) -> None:
         return                               # no interval of its own: nothing to combine
     centre = sum(math.log(r["median_s"]) for r in fig["per_run"]) / len(fig["per_run"])
     this = LogEstimate(centre, own["se_log"] ** 2, own["df"] or 1.0)
-    prior = [invocation(rec.figures[stage], comp.repeat)[0] for rec in earlier if stage in rec.figures]
+    prior = [invocation(rec.figures[stage], comp.repeat)[0] for rec in earlier]
     res = combine_sessions(this, prior, comp.session)
     low, high = res.estimate.interval(fig["ci_level"])
     r_low, r_high = res.prediction.interval(fig["ci_level"])

@@ -156,21 +156,23 @@ class Variation:
     session: object         # edgebench.stats.variation.Component
 
 
-def variation(history: list, stage: str, this_key: tuple | None = None, this_figs: list | None = None) -> Variation:
+def variation(history: list, stage: str, this_key: tuple | None = None, this_figs: list | None = None,
+              label: str = "measured") -> Variation:
     """Between-repeat and between-invocation components of ``stage`` pooled over ``history``
-    (and this invocation's runs ``this_figs`` of measurement ``this_key``, when given)."""
-    from edgebench.stats.variation import (REPEAT_PRIOR, SESSION_PRIOR, invocation_estimate,
-                                           pooled_component)
+    (and this invocation's runs ``this_figs`` of measurement ``this_key``, when given), with the
+    stated priors of figures of ``label`` (:func:`edgebench.stats.variation.priors`)."""
+    from edgebench.stats.variation import invocation_estimate, pooled_component, priors
 
+    repeat_prior, session_prior = priors(label)
     invocations = [(rec.measurement, rec.figures[stage]) for rec in history if stage in rec.figures]
     if this_figs:
         invocations.append((this_key, this_figs))
-    repeat = pooled_component([[(f.y, f.w) for f in figs] for _, figs in invocations], REPEAT_PRIOR)
+    repeat = pooled_component([[(f.y, f.w) for f in figs] for _, figs in invocations], repeat_prior)
     groups: dict = {}
     for key, figs in invocations:
         est = invocation_estimate(figs, repeat)
         groups.setdefault(key, []).append((est.centre, est.var))
-    return Variation(repeat, pooled_component(list(groups.values()), SESSION_PRIOR))
+    return Variation(repeat, pooled_component(list(groups.values()), session_prior))
 
 
 def earlier_sessions(result, history: list, sessions: int = DEFAULT_SESSIONS) -> list:

@@ -52,7 +52,7 @@ def throughput_interval(per: list, level: float, history: list | None, result, s
     if not per or any(p["per_s"] is None or p["se_log"] is None for p in per):
         return {}
     figs = [RunFigure(p["per_s"], p["se_log"], float(p["df"])) for p in per]
-    comp = sess.variation(history or [], sess.THROUGHPUT, sess.measurement_key(result), figs)
+    comp = sess.variation(history or [], sess.THROUGHPUT, sess.measurement_key(result), figs, result.label)
     inv, _ = invocation(figs, comp.repeat)
     earlier = [invocation(rec.figures[sess.THROUGHPUT], comp.repeat)[0]
                for rec in sess.earlier_sessions(result, history or [], sessions) if sess.THROUGHPUT in rec.figures]

@@ -12,6 +12,12 @@ Schema history (``schema_version``):
   ``docs/results-schema.md``.
 * 2 (edgebench 0.2): bench runs are K repeats; latency intervals combine within- and
   between-run variation; throughput is achieved, not 1/median; a ``repeat`` sample column.
+* 3 (edgebench 0.2, additive): the model of variation (``edgebench.stats.variation``): latency
+  figures carry ``se_log``, ``df``, ``repeat_variation``, ``session_variation``,
+  ``session_differs_p``, ``repeats_disagree_p``, ``regimes``, and ``per_run`` entries their
+  ``se_log``/``df``; throughput its interval (``ci_low_per_s``/``ci_high_per_s``, ``per_repeat``,
+  ``device_busy_per_s``; emulated boards ``host_limited_per_s``); accuracy validation rows
+  ``set_by``; energy figures ``resolved``. Version 2 files lack them (readers treat them as absent).
 """
 from __future__ import annotations
 
@@ -21,9 +27,11 @@ from typing import Any
 
 from edgebench.errors import ResultError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA_HISTORY = {1: "edgebench 0.1: first version",
-                  2: "edgebench 0.2: repeats, run- and dependence-aware intervals, achieved throughput"}
+                  2: "edgebench 0.2: repeats, run- and dependence-aware intervals, achieved throughput",
+                  3: "edgebench 0.2: the model of variation (pooled between-repeat and between-invocation "
+                     "components), throughput intervals, gates set by the user"}
 FORMAT = "edgebench-run"
 LABELS = ("measured", "emulated", "simulated", "estimated")
 STATUSES = ("running", "complete", "incomplete", "failed")

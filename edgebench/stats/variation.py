@@ -65,6 +65,16 @@ SESSION_PRIOR = Prior(cv=0.03, df=4.0, level="between invocations")
 REPEAT_PRIOR = Prior(cv=0.005, df=4.0, level="between repeats")
 
 
+#: an emulated board's figures are instruction counts (QEMU ``-icount``), repeatable to a tick: no
+#: variation between repeats or invocations is assumed unless the runs on record show some
+EMULATED_PRIORS = (Prior(cv=0.0, df=4.0, level="between repeats"), Prior(cv=0.0, df=4.0, level="between invocations"))
+
+
+def priors(label: str = "measured") -> tuple:
+    """``(between-repeat, between-invocation)`` priors for figures of this label."""
+    return EMULATED_PRIORS if label == "emulated" else (REPEAT_PRIOR, SESSION_PRIOR)
+
+
 @dataclass(frozen=True)
 class Component:
     """A variance component on the log scale with its degrees of freedom and where it came from."""
@@ -286,7 +296,7 @@ def combine_sessions(this: LogEstimate, earlier: Sequence[LogEstimate], session:
     var = (session.var + vbar) / s
     df = satterthwaite([(session.var / s, session.df), (vbar / s, dfv)])
     est = LogEstimate(float(y.mean()), var, df,
-                      f"mean of {s} invocation{'s' if s != 1 else ''}' log figures, variance (between-invocation "
+                      f"mean of the log figures of {s} invocation{'s' if s != 1 else ''}, variance (between-invocation "
                       f"CV {100 * session.cv:.2f}%, {session.source}; + each invocation's own) / {s}")
     pvar = session.var + vbar + var
     pdf = satterthwaite([(session.var * (1 + 1 / s), session.df), (vbar * (1 + 1 / s), dfv)])
@@ -319,5 +329,5 @@ def log_ratio(a: LogEstimate, b: LogEstimate, session: Optional[Component]) -> L
 
 
 __all__ = ["Prior", "Component", "LogEstimate", "RunFigure", "SessionsResult", "SESSION_PRIOR", "REPEAT_PRIOR",
-           "DIFFERS_LEVEL", "pooled_component", "satterthwaite", "t_quantile", "invocation_estimate",
+           "DIFFERS_LEVEL", "EMULATED_PRIORS", "priors", "pooled_component", "satterthwaite", "t_quantile", "invocation_estimate",
            "repeats_disagree", "own_spread_estimate", "invocation", "combine_sessions", "log_ratio"]
