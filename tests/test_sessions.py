@@ -116,10 +116,16 @@ def test_second_invocation_combines_the_first(tmp_path):
     second, d2 = run_bench(INT8, host, BenchOptions(**opts), runs_root=tmp_path)
     e2 = second.latency["e2e"]
     assert e2["sessions"] == 2 and e2["session_runs"] == [first.run_id]
-    assert e2["session_medians_s"] == [e2["invocation"]["median_s"], e1["invocation"]["median_s"]]
+    def geo(fig):   # what a session contributes: the geometric mean of its runs' medians
+        return math.exp(np.mean([math.log(r["median_s"]) for r in fig["per_run"]]))
+
+    assert e2["session_medians_s"] == [pytest.approx(geo(e2)), pytest.approx(geo(e1))]
     assert e2["ci_low_s"] <= e2["invocation"]["ci_low_s"] and e2["ci_high_s"] >= e2["invocation"]["ci_high_s"]
-    # two invocations: no Student t with one degree of freedom
-    assert e2["ci_high_s"] / e2["ci_low_s"] < 1.5
+    # two invocations: no Student t with one degree of freedom on the two session figures (a width of
+    # 12.7 x their difference on the log scale); at most half that, or 1.5 x the wider invocation's own
+    d = abs(math.log(geo(e2) / geo(e1)))
+    own = max(math.log(e["invocation"]["ci_high_s"] / e["invocation"]["ci_low_s"]) for e in (e1, e2))
+    assert math.log(e2["ci_high_s"] / e2["ci_low_s"]) <= max(0.5 * 12.706 * d, 1.5 * own)
     tp = second.throughput
     assert tp["ci_low_per_s"] < tp["per_s"] < tp["ci_high_per_s"] and tp["sessions"] == 2
     assert e2["rerun_low_s"] < e2["rerun_high_s"] and e2["between_session_cv"] is not None

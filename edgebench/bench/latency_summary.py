@@ -157,7 +157,7 @@ def _combine_sessions(fig: dict, earlier: list, comp, stage: str) -> None:
     fig.update(ci_low_s=max(0.0, low), ci_high_s=high, rerun_low_s=max(0.0, min(r_low, med - tick)),
                rerun_high_s=max(r_high, med + tick), between_session_cv=res.between_session_cv,
                session_differs_p=res.differs_p, rel_ci_halfwidth=(high - low) / 2.0 / med,
-               session_medians_s=[med] + [math.exp(e.centre) for e in prior],
+               session_medians_s=[math.exp(centre)] + [math.exp(e.centre) for e in prior],
                ci_method=(f"{res.estimate.method}, df {res.estimate.df:.0f}; {comp.session.describe()}; "
                           f"within this invocation: {own['ci_method']}"))
 
