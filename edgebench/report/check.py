@@ -374,8 +374,11 @@ def single_run(runs: list) -> Verdict:
                                                           else "")
         sessions = e.get("sessions")
         if sessions == 1:
-            return (WARN, f"{runs_text}, all in one invocation: the interval cannot see the variation between "
-                          "invocations, which repeats inside one share",
+            sv = e.get("session_variation") or {}
+            source = ("pooled from other measurements on this board and host" if sv.get("source") == "pooled"
+                      else "the stated prior")
+            return (WARN, f"{runs_text}, all in one invocation: its variation between invocations is {source}, not "
+                          "measured for this model (repeats inside one invocation share that minute's machine)",
                     "run the same bench command again: earlier runs of the same model and conditions in the "
                     "runs folder are combined into the interval")
         if sessions:
