@@ -18,7 +18,7 @@ contains the true value and how often a decision calls a difference that is not 
    pair compared as `edgebench compare` does (between-invocation component pooled over the
    folder): false verdicts and failed ``--max-slowdown 1.05`` gates at between-invocation CV
    0 / 1% / 3%; power at a true 5% slowdown (different invocations, and interleaved);
-   headline width after exactly two invocations; the re-run protocol.
+   headline width after exactly two invocations.
 
 Run: .venv/bin/python benchmarks/ci_coverage.py [--reps 1000] [--only-aa] [--only-level-shifts].
 An interval the estimator refuses to give (too few effective samples) counts as a miss.
