@@ -283,7 +283,7 @@ def test_ratio_two_to_one():
     r = ratio_of_medians(a, b, same_invocation=True)  # one run each, interleaved: the prior's repeat term only
     assert r.ratio == pytest.approx(2.0, rel=0.02)
     assert r.ci_low <= 2.0 <= r.ci_high
-    assert r.ci_high - r.ci_low < 0.08
+    assert r.ci_high - r.ci_low < 0.2    # one run a side cannot see run-to-run variation: the 1% prior carries it
     assert r.p_value < 1e-6
     d = r.to_dict()
     assert json.loads(json.dumps(d)) == d
