@@ -146,10 +146,11 @@ def bench(
     if given:
         raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --mlperf only "
                          "(the MLPerf Tiny dialect)", "add --mlperf, or drop them")
-    if profile.kind == "mcu" and Path(model).is_file():
+    if profile.kind == "mcu":
         from edgebench.mcu.fit import check_fit
 
-        check_fit(model, profile).raise_if_unfit()  # operators, model buffer, arena: before any upload
+        for m in (m for m in models if Path(m).is_file()):
+            check_fit(m, profile).raise_if_unfit()  # operators, model buffer, arena: before any upload
     opts = BenchOptions(scenario=scenario, kernels=kernels, threads=threads, delegate=delegate,
                         rate_hz=rate, batch=batch, inputs=str(inputs) if inputs else None,
                         input_range=parse_range(input_range), seed=seed, target_rel_ci=target,
