@@ -6,7 +6,7 @@ Runs from different invocations carry the between-invocation variance (pooled ov
 folder on the same board and host, :mod:`edgebench.bench.sessions`); runs interleaved in one
 invocation (``settings.interleaved_with``: ``demo``, ``bench A.tflite B.tflite``) do not. The
 output says which case applies. Comparing two models or precisions is what compare is for;
-only differences that make the ratio meaningless are refused (:data:`CONDITIONS`, ``refuse``):
+only differences that make the ratio meaningless are refused (:data:`REFUSED` of :mod:`edgebench.bench.conditions`):
 another board or CPU, another scenario or batch. Others (pinning, governor, thermal state,
 runtime, inputs ...) are reported as differing conditions beside the result."""
 from __future__ import annotations
@@ -97,7 +97,7 @@ def _runs(samples, col: str) -> list:
     return [g[col].to_numpy() for _, g in measured.groupby("repeat", sort=True) if len(g) >= 2]
 
 
-def _tick(baseline, candidate, a, b) -> float:  # noqa: D401
+def _tick(baseline, candidate, a, b) -> float:
     """The coarser clock of the two runs: as recorded, and as their samples show it."""
     import numpy as np
 
