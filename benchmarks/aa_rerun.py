@@ -92,9 +92,11 @@ def main(argv=None) -> int:
         s = c["speedup"]
         verdicts += s["verdict"] != "no difference resolved"
         gates += out.returncode == 2
-        print(f"compare {a['id'][:8]} {b['id'][:8]}: speed-up {s['ratio']:.3f} ({s['ci_low']:.3f}–{s['ci_high']:.3f}) "
+        sess = c["variation"].get("session")
+        print(f"compare {a['id'][:8]} {b['id'][:8]}: speed-up {s['ratio']:.3f} "
+              f"({s['ci_low']:.3f}–{s['ci_high']:.3f}) "
               f"{s['verdict']}; gate {'FAILED' if out.returncode == 2 else 'passed'} (exit {out.returncode}); "
-              f"between-invocation {c['variation']['session']['description'] if c['variation'].get('session') else '-'}",
+              f"between-invocation {sess['description'] if sess else '-'}",
               flush=True)
     pairs = len(rows) - 1
     print(f"\nA/A: {verdicts} of {pairs} consecutive pairs called a difference; {gates} of {pairs} "

@@ -123,19 +123,21 @@ def across(rng, reps, n, phis, ks, run_cv):
             hit = hit10 = 0
             hw, hw10 = [], []
             for _ in range(reps):
-                per = [quantile_interval(latencies(rng, phi, n, 1, MEDIAN_S * np.exp(run_cv * rng.standard_normal()))[0])
+                per = [quantile_interval(
+                    latencies(rng, phi, n, 1, MEDIAN_S * np.exp(run_cv * rng.standard_normal()))[0])
                        for _ in range(k)]
                 iv = runs_interval(per)
                 hit += iv.low <= MEDIAN_S <= iv.high
                 hw.append((iv.high - iv.low) / 2 / iv.estimate)
                 # ten earlier invocations on record: figure-level draws with the same spread
-                groups = [[(run_cv * rng.standard_normal() + (q.se_log or 0) * rng.standard_normal(), (q.se_log or 0) ** 2)
-                           for q in per] for _ in range(10)]
+                groups = [[(run_cv * rng.standard_normal() + (q.se_log or 0) * rng.standard_normal(),
+                            (q.se_log or 0) ** 2) for q in per] for _ in range(10)]
                 groups.append([(np.log(q.estimate / MEDIAN_S), q.se_log ** 2) for q in per])
                 iv10 = runs_interval(per, pooled_component(groups, REPEAT_PRIOR))
                 hit10 += iv10.low <= MEDIAN_S <= iv10.high
                 hw10.append((iv10.high - iv10.low) / 2 / iv10.estimate)
-            print(f"{phi:>4} {k:>3} {hit / reps:>7.3f} {np.median(hw):>8.4f} {hit10 / reps:>9.3f} {np.median(hw10):>10.4f}")
+            print(f"{phi:>4} {k:>3} {hit / reps:>7.3f} {np.median(hw):>8.4f} {hit10 / reps:>9.3f} "
+                  f"{np.median(hw10):>10.4f}")
 
 
 def _invocation_figs(rng, mu, session_cv, repeat_cv, k, within_se, df=30):

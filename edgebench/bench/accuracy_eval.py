@@ -293,7 +293,8 @@ def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration
                      "note": note, "option": option, "set_by": "user" if option in gates_set else "default"})
 
     add("top-1 accuracy", acc_base["top1"]["accuracy"], acc_cand["top1"]["accuracy"], 0.0 - paired["diff_points"],
-        0.0 - paired["diff_ci_high_points"], 0.0 - paired["diff_ci_low_points"], max_drop_points, "drop", "points", "max_drop_points")
+        0.0 - paired["diff_ci_high_points"], 0.0 - paired["diff_ci_low_points"], max_drop_points, "drop", "points",
+        "max_drop_points")
     cb, cc = calibration["baseline"], calibration["candidate"]
     add(f"ECE ({N_BINS} bins, bias-corrected)", cb["ece_debiased"], cc["ece_debiased"], cc["ece_debiased"],
         cc["ece_ci_low"], cc["ece_ci_high"], max_ece, "candidate ECE", "ece", "max_ece")

@@ -203,7 +203,8 @@ def _warnings(result, warm_parts, latency, final) -> list:
         rv = e2e.get("repeat_variation") or {}
         out.append({"code": "single-run",
                     "message": "one run only: the variation between runs is not measured in this invocation; "
-                               f"the interval carries it from the {'runs folder' if rv.get('source') == 'pooled' else 'stated prior'} "
+                               "the interval carries it from the "
+                               f"{'runs folder' if rv.get('source') == 'pooled' else 'stated prior'} "
                                f"({rv.get('description', 'between-repeat prior')})",
                     "remedy": "use --repeat 3 or more"})
     if e2e.get("repeats_disagree_p") is not None:

@@ -54,8 +54,9 @@ def same_measurement(a, b) -> bool:
 
 def measurement_key(r) -> tuple:
     """What makes runs sessions of one measurement: model bytes, label, batch, rate, conditions."""
+    conditions = (json.dumps(get(r), sort_keys=True, default=str) for _, get in CONDITIONS)
     return ((r.model or {}).get("sha256"), r.label, (r.scenario or {}).get("batch"),
-            (r.scenario or {}).get("rate_hz"), *(json.dumps(get(r), sort_keys=True, default=str) for _, get in CONDITIONS))
+            (r.scenario or {}).get("rate_hz"), *conditions)
 
 
 def machine_key(r) -> tuple:
@@ -203,6 +204,7 @@ def other_sessions(result, run_dir) -> list:
     return out
 
 
-__all__ = ["Record", "other_sessions", "Variation", "read_history", "record_of", "earlier_sessions", "variation", "same_measurement",
+__all__ = ["Record", "other_sessions", "Variation", "read_history", "record_of", "earlier_sessions", "variation",
+           "same_measurement",
            "measurement_key", "machine_key", "run_figures", "throughput_figures", "DEFAULT_SESSIONS",
            "MAX_AGE_DAYS", "THROUGHPUT"]

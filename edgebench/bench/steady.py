@@ -58,7 +58,8 @@ def window_ratio(num: dict, den: dict, level: float = 0.95) -> Optional[list]:
 
     if not (num and den and num.get("throughput_se_log") is not None and den.get("throughput_se_log") is not None):
         return None
-    terms = [(num["throughput_se_log"] ** 2, num["throughput_df"]), (den["throughput_se_log"] ** 2, den["throughput_df"])]
+    terms = [(num["throughput_se_log"] ** 2, num["throughput_df"]),
+             (den["throughput_se_log"] ** 2, den["throughput_df"])]
     est = LogEstimate(float(np.log(num["throughput_per_s"] / den["throughput_per_s"])), sum(v for v, _ in terms),
                       satterthwaite(terms))
     return list(est.interval(level))

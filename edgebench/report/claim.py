@@ -71,7 +71,8 @@ def _headline(r: RunResult) -> str:
         stats += (f"; the interval combines {sessions} sessions, this invocation and {sessions - 1} earlier "
                   f"run{'s' if sessions > 2 else ''} of the same model and conditions ({between}){rerun}")
     elif sessions == 1:
-        stats += f"; one session of this model: its interval carries the variation between invocations ({between}){rerun}"
+        stats += (f"; one session of this model: its interval carries the variation between invocations "
+                  f"({between}){rerun}")
     return f"{head} ({stats})"
 
 

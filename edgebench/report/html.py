@@ -401,7 +401,8 @@ def pareto_points(runs: list) -> list:
     lat_labels: dict = {}   # model -> the labels of its latency runs: one point per (model, latency label)
     for d in runs:
         r = d.result
-        if r.kind in ("bench", "mlperf-tiny", "soak", "energy") and ((r.latency or {}).get("e2e") or {}).get("median_s"):
+        lat = ((r.latency or {}).get("e2e") or {}).get("median_s")
+        if r.kind in ("bench", "mlperf-tiny", "soak", "energy") and lat:
             m = r.model or {}
             lat_labels.setdefault(m.get("sha256") or m.get("name"), set()).add(r.label)
 

@@ -330,5 +330,6 @@ def log_ratio(a: LogEstimate, b: LogEstimate, session: Optional[Component]) -> L
 
 
 __all__ = ["Prior", "Component", "LogEstimate", "RunFigure", "SessionsResult", "SESSION_PRIOR", "REPEAT_PRIOR",
-           "DIFFERS_LEVEL", "EMULATED_PRIORS", "priors", "pooled_component", "satterthwaite", "t_quantile", "invocation_estimate",
+           "DIFFERS_LEVEL", "EMULATED_PRIORS", "priors", "pooled_component", "satterthwaite", "t_quantile",
+           "invocation_estimate",
            "repeats_disagree", "own_spread_estimate", "invocation", "combine_sessions", "log_ratio"]
