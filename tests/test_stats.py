@@ -417,3 +417,17 @@ def test_stability_too_few_and_summary_mismatch():
         instability_warnings(x, summary=summarize(x[:50]))
     with pytest.raises(DataError):
         instability_warnings([1.0, -1.0] * 20)
+
+
+def test_drift_is_judged_within_runs_not_across_repeats():
+    """Two stationary repeats at levels 10% apart: the step between repeats is run-to-run variation,
+    not drift (the Mann-Whitney test on the pooled repeats called it drift, with p=0)."""
+    rng = np.random.default_rng(11)
+    r1 = np.exp(rng.normal(0.0, 0.01, 2000))
+    r2 = np.exp(rng.normal(0.1, 0.01, 2000))
+    pooled = np.r_[r1, r2]
+    assert "drift" not in codes(instability_warnings(pooled, runs=[r1, r2]))
+    # a drift inside each run is still found, and its p-value is printed as a bound, never p=0
+    d1, d2 = (np.exp(np.linspace(0, 0.1, 2000) + rng.normal(0, 0.005, 2000)) for _ in range(2))
+    w = [x for x in instability_warnings(np.r_[d1, d2], runs=[d1, d2]) if x.code == "drift"]
+    assert w and "p<0.01" in w[0].message and "p=0" not in w[0].message
