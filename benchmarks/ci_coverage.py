@@ -1,31 +1,27 @@
-"""Coverage of edgebench's latency intervals under autocorrelation and run-to-run variation.
+"""Coverage and A/A false-alarm rates of edgebench's intervals and decisions, by simulation.
 
 Simulates lognormal latencies whose log follows a stationary AR(1) series (lag-1
-autocorrelation phi), the dependence measured on real benchmark runs, and counts how
-often each interval contains the true value:
+autocorrelation phi), the dependence measured on real benchmark runs, and the model of
+variation (:mod:`edgebench.stats.variation`) on top, and counts how often each interval
+contains the true value and how often a decision calls a difference that is not there:
 
 1. within one run: the dependence-aware interval of the median
-   (:func:`edgebench.stats.dependence.quantile_interval`) against the textbook
-   order-statistic interval that assumes independent samples;
-2. within one run, two models with the same true median: how often the ratio-of-medians
-   interval (:func:`edgebench.stats.compare.ratio_of_medians`) excludes 1 (a false
-   "faster"/"slower" verdict) and how often it covers a true ratio of 1.1;
-3. across runs: K runs whose medians differ by a random run effect (coefficient of
-   variation ``--run-cv``), the headline interval (:func:`runs_interval`) and the
-   paired ratio of interleaved runs;
-4. across sessions (invocations of the command): a session effect shared by the K = 3
-   repeats of one invocation (CV ``--session-cv``) on top of a smaller repeat effect
-   (CV ``--run-cv`` / 6) and AR(1) within each repeat. The headline interval with S - 1
-   earlier sessions on record (:func:`sessions_interval`) is scored two ways: coverage of
-   the long-run median, and "re-run": whether it contains the median of 7 further
-   sessions' medians (what the re-run benchmark ``rerun_realism.py`` counts); "pred.1" is
-   the coverage of the prediction interval (``rerun_low``/``rerun_high``) for the median of
-   one more invocation. S = 1 is
-   one invocation alone: its repeats cannot see the session effect.
+   (:func:`edgebench.stats.dependence.quantile_interval`) against the textbook one;
+2. within one run each, two models with the same true median, interleaved (no between-run
+   term): false "faster"/"slower" verdicts and coverage of a true ratio of 1.1;
+3. across runs: K runs with a run effect (CV ``--run-cv``): the invocation interval
+   (:func:`runs_interval`, pooled between-repeat component);
+4. level shifts (``--only-level-shifts``): two levels 5% apart in regimes of ~500 samples:
+   the within-run interval, and the interval of a single run with the between-repeat
+   component pooled from the runs folder;
+5. A/A (``--only-aa``): ten invocations of one bench into one runs folder, every consecutive
+   pair compared as `edgebench compare` does (between-invocation component pooled over the
+   folder): false verdicts and failed ``--max-slowdown 1.05`` gates at between-invocation CV
+   0 / 1% / 3%; power at a true 5% slowdown (different invocations, and interleaved);
+   headline width after exactly two invocations.
 
-Run: .venv/bin/python benchmarks/ci_coverage.py [--reps 1000]. Prints one row per cell.
-An interval the estimator refuses to give (too few effective samples) counts as a miss
-in "coverage" and is also shown in the "refused" column.
+Run: .venv/bin/python benchmarks/ci_coverage.py [--reps 1000] [--only-aa] [--only-level-shifts].
+An interval the estimator refuses to give (too few effective samples) counts as a miss.
 """
 from __future__ import annotations
 
@@ -39,7 +35,12 @@ from scipy.stats import binom
 
 from edgebench.errors import DataError
 from edgebench.stats.compare import ratio_of_medians
-from edgebench.stats.dependence import quantile_interval, runs_interval, sessions_interval
+from edgebench.stats.dependence import quantile_interval, runs_interval
+from edgebench.stats.variation import (REPEAT_PRIOR, SESSION_PRIOR, Component, RunFigure, combine_sessions,
+                                       invocation, log_ratio, pooled_component)
+
+#: no between-repeat variation: isolates the within-run part of a comparison
+NONE = Component(var=0.0, df=1e6, level="between repeats", source="prior")
 
 SIGMA = 0.2          # sd of log latency
 MEDIAN_S = 1e-3
@@ -103,9 +104,9 @@ def ratios(rng, reps, ns, phis):
             fp = cov = refused = 0
             for i in range(reps):
                 try:
-                    r = ratio_of_medians(a[i], b[i])
+                    r = ratio_of_medians(a[i], b[i], same_invocation=True, repeat=NONE)
                     fp += r.verdict != "no difference resolved"
-                    r2 = ratio_of_medians(c[i], b[i])
+                    r2 = ratio_of_medians(c[i], b[i], same_invocation=True, repeat=NONE)
                     cov += r2.ci_low <= 1.1 <= r2.ci_high
                 except DataError:  # a run too short for an interval: no verdict, no interval
                     refused += 1
@@ -113,92 +114,149 @@ def ratios(rng, reps, ns, phis):
 
 
 def across(rng, reps, n, phis, ks, run_cv):
-    print(f"\nacross runs (run-to-run CV {run_cv:.0%}, {n:,} samples a run): coverage of the headline "
-          "interval of the long-run median, and false positives of the paired run ratio")
-    print(f"{'phi':>4} {'K':>3} {'cover':>7} {'false+':>7} {'rel.hw':>8}")
+    print(f"\nacross runs (run-to-run CV {run_cv:.0%}, {n:,} samples a run): coverage of the invocation "
+          "interval (between-repeat component from these runs and the prior, or pooled from 10 earlier "
+          "invocations), and its width against the oracle's (1.96 x the true standard error)")
+    print(f"{'phi':>4} {'K':>3} {'cover':>7} {'rel.hw':>8} {'cover/10':>9} {'rel.hw/10':>10}")
     for phi in phis:
         for k in ks:
-            hit = fp = 0
-            hw = []
+            hit = hit10 = 0
+            hw, hw10 = [], []
             for _ in range(reps):
-                runs_a, runs_b, meds, ivs = [], [], [], []
-                for _j in range(k):
-                    shared = np.exp(run_cv * rng.standard_normal())  # machine state shared by a pair
-                    ea = shared * np.exp(0.5 * run_cv * rng.standard_normal())
-                    eb = shared * np.exp(0.5 * run_cv * rng.standard_normal())
-                    xa = latencies(rng, phi, n, 1, MEDIAN_S * ea)[0]
-                    xb = latencies(rng, phi, n, 1, MEDIAN_S * eb)[0]
-                    q = quantile_interval(xa)
-                    runs_a.append(xa)
-                    runs_b.append(xb)
-                    meds.append(q.estimate)
-                    ivs.append((q.low, q.high))
-                iv = runs_interval(meds, ivs)
+                per = [quantile_interval(
+                    latencies(rng, phi, n, 1, MEDIAN_S * np.exp(run_cv * rng.standard_normal()))[0])
+                       for _ in range(k)]
+                iv = runs_interval(per)
                 hit += iv.low <= MEDIAN_S <= iv.high
                 hw.append((iv.high - iv.low) / 2 / iv.estimate)
-                fp += ratio_of_medians(runs_a, runs_b, paired=True).verdict != "no difference resolved"
-            print(f"{phi:>4} {k:>3} {hit / reps:>7.3f} {fp / reps:>7.3f} {np.median(hw):>8.4f}")
+                # ten earlier invocations on record: figure-level draws with the same spread
+                groups = [[(run_cv * rng.standard_normal() + (q.se_log or 0) * rng.standard_normal(),
+                            (q.se_log or 0) ** 2) for q in per] for _ in range(10)]
+                groups.append([(np.log(q.estimate / MEDIAN_S), q.se_log ** 2) for q in per])
+                iv10 = runs_interval(per, pooled_component(groups, REPEAT_PRIOR))
+                hit10 += iv10.low <= MEDIAN_S <= iv10.high
+                hw10.append((iv10.high - iv10.low) / 2 / iv10.estimate)
+            print(f"{phi:>4} {k:>3} {hit / reps:>7.3f} {np.median(hw):>8.4f} {hit10 / reps:>9.3f} "
+                  f"{np.median(hw10):>10.4f}")
 
 
-def _session(rng, phi, n, k, session_cv, repeat_cv):
-    """One invocation: K repeats sharing a session effect; (median, interval) as bench makes them."""
-    shared = np.exp(session_cv * rng.standard_normal())
-    meds, ivs = [], []
+def _invocation_figs(rng, mu, session_cv, repeat_cv, k, within_se, df=30):
+    """K run figures of one invocation: log = mu + u + v_k + e_k; se as a batch-means estimate (df)."""
+    u = session_cv * rng.standard_normal()
+    out = []
     for _ in range(k):
-        x = latencies(rng, phi, n, 1, MEDIAN_S * shared * np.exp(repeat_cv * rng.standard_normal()))[0]
-        q = quantile_interval(x)
-        meds.append(q.estimate)
-        ivs.append((q.low, q.high))
-    iv = runs_interval(meds, ivs)
-    return iv.estimate, (iv.low, iv.high), k
+        y = mu + u + repeat_cv * rng.standard_normal() + within_se * rng.standard_normal()
+        se = within_se * np.sqrt(rng.chisquare(df) / df)
+        out.append(RunFigure(float(np.exp(y)), float(se), float(df)))
+    return out
 
 
-def sessions(rng, reps, n, phi, counts, session_cv, repeat_cv, k=3, others=7):
-    print(f"\nacross sessions (session CV {session_cv:.0%}, repeat CV {repeat_cv:.1%}, K={k} repeats of "
-          f"{n:,} samples, phi={phi}): the headline interval with S-1 earlier sessions on record "
-          "(goal >= 0.93 for S >= 2)")
-    print(f"{'S':>3} {'cover':>7} {'re-run':>7} {'rel.hw':>8} {'pred.1':>7}")
-    for count in counts:
-        hit = rerun = pred = 0
-        hw = []
+def _folder_components(invs, keys):
+    repeat = pooled_component([[(f.y, f.w) for f in figs] for figs in invs], REPEAT_PRIOR)
+    groups = {}
+    for key, figs in zip(keys, invs):
+        groups.setdefault(key, []).append(invocation(figs, repeat)[0])
+    session = pooled_component([[(e.centre, e.var) for e in g] for g in groups.values()], SESSION_PRIOR)
+    return repeat, session
+
+
+def aa(rng, reps, session_cvs, repeat_cv=0.005, within_se=0.004, k=3, invocations=10, slowdown=1.05):
+    print(f"\nA/A: {invocations} invocations of one bench in one runs folder (K={k}, repeat CV {repeat_cv:.1%}, "
+          f"within-run se {within_se:.1%}), every consecutive pair compared with the between-invocation "
+          f"component pooled over the folder (goal: false verdicts <= 0.06, gates {slowdown:g} ~ 0); power at a "
+          "true 5% slowdown (5 A and 5 B invocations alternating; and interleaved in one invocation)")
+    print(f"{'CV':>5} {'false+':>7} {'gates':>7} {'folder>=1/9':>12} {'power':>7} {'power.il':>9} "
+          f"{'w2/spread':>10} {'w2/own1':>8} {'w2/head1':>9}")
+    for cv in session_cvs:
+        fp = gates = pairs = folders_bad = 0
+        pw = pw_il = tries = 0
+        w_spread, w_own, w_head = [], [], []
         for _ in range(reps):
-            runs = [_session(rng, phi, n, k, session_cv, repeat_cv) for _ in range(count)]
-            this, earlier = runs[-1], runs[:-1]
-            iv = sessions_interval(this[0], this[1], [m for m, _, _ in earlier], [i for _, i, _ in earlier],
-                                   runs=[r[2] for r in (this, *earlier)])
-            hit += iv.low <= MEDIAN_S <= iv.high
-            later = np.median([MEDIAN_S * np.exp(session_cv * rng.standard_normal()) for _ in range(others)])
-            rerun += iv.low <= later <= iv.high
-            hw.append((iv.high - iv.low) / 2 / this[0])
-            if iv.rerun_low is not None:
-                nxt = _session(rng, phi, n, k, session_cv, repeat_cv)[0]
-                pred += iv.rerun_low <= nxt <= iv.rerun_high
-        shown = f"{pred / reps:>7.3f}" if count > 1 else f"{'–':>7}"
-        print(f"{count:>3} {hit / reps:>7.3f} {rerun / reps:>7.3f} {np.median(hw):>8.4f} {shown}")
+            invs = [_invocation_figs(rng, 0.0, cv, repeat_cv, k, within_se) for _ in range(invocations)]
+            repeat, session = _folder_components(invs, ["a"] * invocations)
+            ests = [invocation(f, repeat)[0] for f in invs]
+            bad = 0
+            for a, b in zip(ests, ests[1:]):
+                lr = log_ratio(b, a, session)
+                lo, hi = lr.interval(0.95)
+                bad += lo > 1 or hi < 1
+                gates += lo > slowdown
+                pairs += 1
+            fp += bad
+            folders_bad += bad > 1
+            # power: A B A B ... invocations of two models, B 5% slower
+            invs = [_invocation_figs(rng, np.log(1.05) * (j % 2), cv, repeat_cv, k, within_se) for j in range(10)]
+            repeat, session = _folder_components(invs, [j % 2 for j in range(10)])
+            ests = [invocation(f, repeat)[0] for f in invs]
+            for j in range(0, 10, 2):
+                lo, _ = log_ratio(ests[j + 1], ests[j], session).interval(0.95)
+                pw += lo > 1
+                tries += 1
+            # interleaved: A and B in one invocation share u; no session term
+            u = cv * rng.standard_normal()
+            fa = _invocation_figs(rng, u, 0.0, repeat_cv, k, within_se)
+            fb = _invocation_figs(rng, u + np.log(1.05), 0.0, repeat_cv, k, within_se)
+            rep = pooled_component([[(f.y, f.w) for f in fa], [(f.y, f.w) for f in fb]], REPEAT_PRIOR)
+            lo, _ = log_ratio(invocation(fb, rep)[0], invocation(fa, rep)[0], None).interval(0.95)
+            pw_il += lo > 1
+            # width after exactly two invocations of a new measurement, nothing else on record
+            two = [_invocation_figs(rng, 0.0, cv, repeat_cv, k, within_se) for _ in range(2)]
+            repeat, session = _folder_components(two, ["a", "a"])
+            e1, e2 = (invocation(f, repeat)[0] for f in two)
+            r1, _ = _folder_components(two[:1], ["a"])
+            own1 = invocation(two[0], r1)[0]
+            head1 = combine_sessions(own1, [], pooled_component([], SESSION_PRIOR)).estimate
+            head2 = combine_sessions(e2, [e1], session).estimate
+            lo2, hi2 = head2.interval(0.95)
+            lo1, hi1 = own1.interval(0.95)
+            hl1, hh1 = head1.interval(0.95)
+            spread = abs(e1.value - e2.value)
+            w_spread.append((hi2 - lo2) / spread if spread > 0 else np.inf)
+            w_own.append((hi2 - lo2) / (hi1 - lo1))
+            w_head.append((hi2 - lo2) / (hh1 - hl1))
+        print(f"{cv:>5.0%} {fp / pairs:>7.3f} {gates / pairs:>7.4f} {folders_bad / reps:>12.3f} {pw / tries:>7.3f} "
+              f"{pw_il / reps:>9.3f} {np.median(w_spread):>10.1f} {np.median(w_own):>8.1f} {np.median(w_head):>9.2f}")
 
 
-def rerun_protocol(rng, reps, n, phi, session_cv, repeat_cv, invocations=8, k=3):
-    """The re-run benchmark's protocol, simulated: ``invocations`` sessions in turn in one runs
-    folder (invocation i has the i - 1 before it on record); count the intervals containing the
-    median of the other invocations' medians."""
-    print(f"\nre-run protocol ({invocations} invocations in one runs folder, session CV {session_cv:.0%}): "
-          f"intervals containing the median of the other {invocations - 1} (goal >= 6 of {invocations})")
-    hits = []
-    firsts = 0
-    for _ in range(reps):
-        runs = [_session(rng, phi, n, k, session_cv, repeat_cv) for _ in range(invocations)]
-        h = 0
-        for i, (m, iv0, kk) in enumerate(runs):
-            iv = sessions_interval(m, iv0, [x for x, _, _ in runs[:i]], [y for _, y, _ in runs[:i]],
-                                   runs=[kk] + [r[2] for r in runs[:i]])
-            other = np.median([x for j, (x, _, _) in enumerate(runs) if j != i])
-            ok = iv.low <= other <= iv.high
-            h += ok
-            firsts += ok and i == 0
-        hits.append(h)
-    hits = np.asarray(hits)
-    print(f"hits: mean {hits.mean():.2f} of {invocations}; P(>= 6) {np.mean(hits >= 6):.3f}; "
-          f"first invocation (nothing on record) {firsts / reps:.3f}")
+def regimes(rng, n, length=500, gap=0.05, phi=0.5, sigma=0.02):
+    """Two levels ``gap`` apart, regimes of geometric length (mean ``length``), AR(1) noise inside."""
+    level = np.empty(n)
+    cur, i = rng.integers(2), 0
+    while i < n:
+        step = rng.geometric(1.0 / length)
+        level[i:i + step] = cur
+        i += step
+        cur = 1 - cur
+    return MEDIAN_S * np.exp(gap * level + sigma * ar1(rng, phi, n, 1)[0])
+
+
+def level_shifts(rng, reps, ns):
+    from edgebench.stats.dependence import level_shifts as shows_regimes
+
+    truth = float(np.median(np.concatenate([regimes(rng, 100_000) for _ in range(10)])))
+    print("\nlevel shifts (two levels 5% apart, regimes of ~500 samples, AR(1) 0.5 inside): coverage of the "
+          "within-run interval, and of one run's interval with the between-repeat component pooled from 10 "
+          "earlier single-run invocations (goal >= 0.9); share of runs warned 'regimes'")
+    print(f"{'n':>6} {'within':>7} {'rel.hw':>8} {'one run':>8} {'rel.hw':>8} {'warned':>7}")
+    for n in ns:
+        hit = hit1 = warned = 0
+        hw, hw1 = [], []
+        for _ in range(reps):
+            q = quantile_interval(regimes(rng, n))
+            hit += q.low is not None and q.low <= truth <= q.high
+            if q.low is not None:
+                hw.append(q.rel_halfwidth)
+            warned += shows_regimes(regimes(rng, n)) is not None if n >= 200 else 0
+            history = [quantile_interval(regimes(rng, n)) for _ in range(10)]
+            groups = [[(np.log(h.estimate), h.se_log ** 2)] for h in history if h.se_log is not None]
+            # single runs: each invocation one run, so the spread between invocations is the repeat spread
+            pool = pooled_component([[(y, w) for g in groups for y, w in g]], REPEAT_PRIOR)
+            iv = runs_interval([q], pool)
+            hit1 += iv.low is not None and iv.low <= truth <= iv.high
+            if iv.low is not None:
+                hw1.append((iv.high - iv.low) / 2 / iv.estimate)
+        print(f"{n:>6} {hit / reps:>7.3f} {np.median(hw):>8.4f} {hit1 / reps:>8.3f} {np.median(hw1):>8.4f} "
+              f"{warned / reps:>7.3f}")
 
 
 def main(argv=None) -> int:
@@ -206,17 +264,19 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--run-cv", type=float, default=0.03)
-    ap.add_argument("--session-cv", type=float, default=0.03)
-    ap.add_argument("--only-sessions", action="store_true", help="run the across-sessions cell only")
+    ap.add_argument("--only-aa", action="store_true", help="run the A/A, power and two-invocation cells only")
+    ap.add_argument("--only-level-shifts", action="store_true", help="run the level-shift cell only")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     t0 = time.time()
-    if not args.only_sessions:
+    if not args.only_aa and not args.only_level_shifts:
         within(rng, args.reps, (100, 1000, 10000), (0.0, 0.5, 0.9))
         ratios(rng, args.reps, (100, 1000, 10000), (0.0, 0.5, 0.9))
-        across(rng, max(100, args.reps // 2), 2000, (0.5, 0.9), (3, 5), args.run_cv)
-    sessions(rng, max(100, args.reps // 2), 1000, 0.5, (1, 2, 3, 5, 8), args.session_cv, args.run_cv / 6)
-    rerun_protocol(rng, max(100, args.reps // 4), 1000, 0.5, args.session_cv, args.run_cv / 6)
+        across(rng, max(100, args.reps // 2), 2000, (0.5, 0.9), (1, 3, 5), args.run_cv)
+    if not args.only_aa:
+        level_shifts(rng, max(100, args.reps // 4), (100, 1000, 10000))
+    if not args.only_level_shifts:
+        aa(rng, args.reps, (0.0, 0.01, 0.03))
     print(f"\n{args.reps} repetitions a cell, seed {args.seed}, {time.time() - t0:.0f} s")
     return 0
 

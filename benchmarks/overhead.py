@@ -106,7 +106,7 @@ def main() -> None:
     med_ai, med_b, med_ae = np.median(ai), np.median(b), np.median(ae)
     from edgebench.stats.compare import ratio_of_medians
 
-    r = ratio_of_medians(ai, b)
+    r = ratio_of_medians(ai, b, same_invocation=True)   # interleaved rounds in one process
     print(f"model {Path(args.model).name}, kernels {args.kernels}, threads {args.threads}, pinned to CPU {cpu}, "
           f"{args.rounds} interleaved rounds x {args.per_round} inferences each side")
     print(f"bare loop     median invoke {med_b:8.3f} µs")

@@ -481,3 +481,28 @@ def test_input_range_warnings_catch_wrong_preprocessing():
     assert [w["code"] for w in input_range_warnings(resnet, rng.uniform(-255, 255, (8, 32, 32, 3)))] == \
         ["inputs-clipped"]
     assert input_range_warnings(read_model(FP32), rng.uniform(0, 1, (8, 8, 8, 1))) == []  # float input
+
+
+def test_gates_mean_one_thing_default_thresholds_warn(tmp_path, capsys):
+    """Issue 18: `accuracy --edge-cases` used to exit 2 on a default threshold nobody set, while `runs`
+    listed the run as ok and `check --strict` passed it. One rule now: a threshold the user set is a
+    gate (exit 2, `runs` says gate failed, `check --strict` fails); a default one is a warning."""
+    args = ["accuracy", INT8, "--baseline", FP32, "--data", "digits", "--edge-cases", "--severities", "1,5"]
+    code, out, err = cli(args + ["--runs-dir", tmp_path / "d"], capsys)
+    assert code == 0, err
+    (run_dir,) = store.find_runs(tmp_path / "d")
+    stored = store.read_result(run_dir)
+    v = stored.extra["accuracy"]["validation"]
+    assert v["failed"] == [] and v["default_exceeded"] and v["passed"] is True
+    assert "default-threshold-exceeded" in {w["code"] for w in stored.warnings}
+    assert "default thresholds exceeded" in out
+    assert cli(["runs", "--runs-dir", tmp_path / "d"], capsys)[1].count(" ok ") == 1
+    code, out, _ = cli(["check", str(run_dir), "--strict"], capsys)
+    assert code == 0 and "default thresholds exceeded" in " ".join(out.split())
+    # the same threshold given on the command line is a gate
+    code, out, err = cli(args + ["--max-edge-drop", "3", "--runs-dir", tmp_path / "u"], capsys)
+    assert code == 2 and "compression check failed" in err
+    (run_dir,) = store.find_runs(tmp_path / "u")
+    assert "gate failed" in cli(["runs", "--runs-dir", tmp_path / "u"], capsys)[1]
+    code, _, err = cli(["check", str(run_dir), "--strict"], capsys)
+    assert code == 2 and "gates" in err

@@ -284,6 +284,11 @@ def test_drop_gate_fails_when_the_interval_reaches_past_max_drop():
     # The old point-estimate gate passed --max-drop 1; the interval gate does not, and says why.
     from edgebench.bench.accuracy_eval import validation_section
 
+    def validation_section(*args, **kw):   # every threshold given by the user: gates (a default one warns)
+        from edgebench.bench.accuracy_eval import validation_section as v
+
+        return v(*args, gates_set=("max_drop_points", "max_ece", "max_edge_drop_points"), **kw)
+
     pc = _compared(880, 57, 47, 16)
     paired = pc.to_dict() | {"agreement_rate": 0.9}
     acc = {"top1": {"accuracy": 0.9}}
@@ -293,6 +298,10 @@ def test_drop_gate_fails_when_the_interval_reaches_past_max_drop():
     assert top1["point"] == pytest.approx(1.0) and top1["value"] == pytest.approx(3.038, abs=1e-3)
     assert top1["outcome"] == "unresolved" and v["passed"] is False and v["failed"] == ["top-1 accuracy"]
     assert "cannot resolve the gate" in top1["note"] and v["unresolved"] == ["top-1 accuracy"]
+    from edgebench.bench.accuracy_eval import validation_section as by_default   # no threshold given
+    d = by_default(acc, acc, paired, cal, {"cosine_similarity": 1.0}, [], 1.0, 0.05, 3.0)
+    assert d["passed"] is True and d["failed"] == [] and d["default_exceeded"] == ["top-1 accuracy"]
+    assert d["rows"][0]["set_by"] == "default" and top1["set_by"] == "user"
     p = validation_section(acc, acc, paired, cal, {"cosine_similarity": 1.0}, [], 1.0, 0.05, 3.0, gate_on="point")
     assert p["passed"] is True and p["gate_on"] == "point" and p["thresholds"]["gate_on"] == "point"
     assert "POINT ESTIMATE" in p["rows"][0]["note"]

@@ -54,7 +54,9 @@ def test_single_stream_result_is_complete_and_conditioned(single):
     assert result.throughput["per_s"] < result.throughput["inverse_median_per_s"]
     assert "over 3 runs" in result.extra["claim"]
     assert e2e["runs"] == 3 and len(e2e["per_run"]) == 3 and e2e["n_eff"] > 0
-    assert "Student t on log medians of 3 runs" in e2e["ci_method"]
+    assert "log figures of 3 runs" in e2e["ci_method"] and "between-invocation" in e2e["ci_method"]
+    tp = result.throughput   # achieved, with an interval over repeats and sessions
+    assert tp["ci_low_per_s"] < tp["per_s"] < tp["ci_high_per_s"] and len(tp["per_repeat"]) == 3
     assert result.timing["clock_resolution_s"] > 0
 
 
@@ -280,3 +282,25 @@ def test_recover_from_the_command_line(tmp_path):
     res = subprocess.run([sys.executable, "-m", "edgebench", "bench", "--recover", str(run_dir)],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 1 and "not an unfinished bench run" in res.stderr
+
+
+def test_two_models_run_interleaved_and_compare_without_the_session_term(tmp_path, capsys):
+    """`bench A.tflite B.tflite`: one invocation, repeats A B A B, each run naming the other, and
+    `compare` says it judged them without the variation between invocations."""
+    import json
+
+    from test_compare_cmd import cli
+
+    fp32 = DIGITS / "digits_fp32.tflite"
+    assert cli("bench", INT8, fp32, "--board", "host", "--repeat", "2", "--min-time", "0.3", "--max-time", "4",
+               "--min-samples", "50", "--runs-dir", tmp_path, "--json") == 0
+    a, b = json.loads(capsys.readouterr().out)
+    assert a["settings"]["interleaved_with"] == [b["run_id"]] and b["settings"]["interleaved_with"] == [a["run_id"]]
+    assert a["latency"]["e2e"]["runs"] == b["latency"]["e2e"]["runs"] == 2
+    frames = [store.read_samples(d) for d in store.find_runs(tmp_path)]
+    assert all(sorted(f["repeat"].unique()) == [0, 1] for f in frames)
+    assert cli("compare", b["run_id"], a["run_id"], "--runs-dir", tmp_path) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "case: the runs were interleaved in one invocation" in out
+    assert cli("bench", INT8, INT8, "--board", "host", "--runs-dir", tmp_path) == 1   # the same model twice
+    assert "named twice" in capsys.readouterr().err

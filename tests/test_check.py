@@ -85,10 +85,10 @@ def test_verdict_and_report_serialise():
     rep = ck.check([bench(), accuracy()])
     d = rep.to_dict()
     assert d["format"] == "edgebench-check" and d["runs"] == ["r1", "acc"]
-    assert len(d["verdicts"]) == len(ck.RULES) == 14
+    assert len(d["verdicts"]) == len(ck.RULES) == 17
     assert {v["rule"] for v in d["verdicts"]} >= {"single-run", "burst-as-sustained", "mixed-labels"}
     assert all(set(v) >= {"rule", "title", "verdict", "evidence", "remedy", "source", "runs"} for v in d["verdicts"])
-    assert sum(d["counts"].values()) == 14
+    assert sum(d["counts"].values()) == 17
     json.dumps(d)
 
 
@@ -120,6 +120,24 @@ def test_kernel_only_timing():
     unstated = bench(timing={})
     assert verdict(ck.kernel_only_as_e2e, [unstated]).verdict == ck.WARN
     assert verdict(ck.kernel_only_as_e2e, [accuracy()]).verdict == ck.NA
+
+
+def test_invoke_only_figure_sold_as_end_to_end():
+    # firmware that times the engine alone: prep/set/get are 0, the 'e2e' median is the invoke median
+    mcu = bench(latency={"e2e": _lat(1e-3), "invoke": _lat(1e-3), "prep": _lat(0.0), "set": _lat(0.0),
+                         "get": _lat(0.0)})
+    for st in ("prep", "set", "get"):
+        mcu.latency[st]["median_s"] = 0.0
+    mcu.extra = {"claim": "1,000 inferences/s achieved single-stream (...), end-to-end incl. the engine"}
+    v = verdict(ck.kernel_only_as_e2e, [mcu])
+    assert v.verdict == ck.FAIL and "kernel alone" in v.evidence and "sells it as end-to-end" in v.evidence
+    from edgebench.report.claim import claim
+
+    mcu.scenario["inputs"] = {}
+    mcu.extra = {}
+    mcu.extra["claim"] = claim(mcu)        # the claim of such a run says so itself now
+    assert "KERNEL ONLY" in mcu.extra["claim"] and "end-to-end" not in mcu.extra["claim"]
+    assert verdict(ck.kernel_only_as_e2e, [mcu]).verdict == ck.WARN
 
 
 def test_one_model_only_counts_baselines_and_variants():
@@ -211,6 +229,57 @@ def test_test_set_too_small():
     a = accuracy()
     a.extra["accuracy"]["resolution"]["resolvable_at_all"] = False
     assert verdict(ck.small_test_set, [a]).verdict == ck.FAIL
+    # the same unresolvable test set under a claimed speed-up (FP32 and INT8 latency runs): fail, not warn
+    fp32 = bench("f", precision="fp32", sha=SHA_FP32, name="digits_fp32")
+    v = verdict(ck.small_test_set, [accuracy(resolvable=False, mdd=3.1), bench(), fp32])
+    assert v.verdict == ck.FAIL and "a speed-up is claimed" in v.evidence
+
+
+def _with_sessions(r, medians, combined=()):
+    r.latency["e2e"]["session_runs"] = list(combined)
+    return {r.run_id: [{"run_id": f"s{k}", "median_s": m} for k, m in enumerate(medians)]}
+
+
+def test_best_of_n():
+    assert ck.best_of_n([bench()]).verdict == ck.NA            # nothing known of the folder
+    r = bench()
+    v = ck.best_of_n([r], _with_sessions(r, [1.05e-3, 1.08e-3, 1.1e-3]))
+    assert v.verdict == ck.FAIL and "fastest of 4 sessions" in v.evidence and "latest run" in v.remedy
+    r = bench()
+    assert ck.best_of_n([r], _with_sessions(r, [0.95e-3, 1.01e-3])).verdict == ck.PASS   # not the fastest
+    r = bench()
+    v = ck.best_of_n([r], _with_sessions(r, [0.95e-3, 1.06e-3, 1.07e-3]))
+    assert v.verdict == ck.WARN and "lies above this run's interval" in v.evidence
+    r = bench()
+    v = ck.best_of_n([r], _with_sessions(r, [1.05e-3, 1.08e-3], combined=("s0", "s1")))
+    assert v.verdict == ck.PASS and "all combined" in v.evidence
+    r = bench()
+    assert ck.best_of_n([r], {r.run_id: []}).verdict == ck.PASS
+
+
+def test_variation_levels():
+    old = bench()
+    old.throughput = {"per_s": 1000.0}
+    v = verdict(ck.variation_levels, [old])
+    assert v.verdict == ck.FAIL and "no interval" in v.evidence and "between-invocation term" in v.evidence
+    new = bench()
+    new.latency["e2e"]["session_variation"] = {"description": "between invocations CV 1.2% (df 13): pooled"}
+    new.throughput = {"per_s": 1000.0, "ci_low_per_s": 900.0, "ci_high_per_s": 1100.0}
+    v = verdict(ck.variation_levels, [new])
+    assert v.verdict == ck.PASS and "CV 1.2%" in v.evidence and "900" in v.evidence
+    assert verdict(ck.variation_levels, [accuracy()]).verdict == ck.NA
+
+
+def test_gates_mean_one_thing():
+    a = accuracy()
+    assert ck.gates([a]).verdict == ck.NA
+    a.extra["accuracy"]["validation"] = {"rows": [{}], "failed": [], "default_exceeded": ["top-1 accuracy"]}
+    v = verdict(ck.gates, [a])
+    assert v.verdict == ck.WARN and "not set by the user" in v.evidence
+    a.extra["accuracy"]["validation"]["failed"] = ["top-1 accuracy"]
+    assert verdict(ck.gates, [a]).verdict == ck.FAIL
+    a.extra["accuracy"]["validation"] = {"rows": [{}], "failed": [], "default_exceeded": []}
+    assert verdict(ck.gates, [a]).verdict == ck.PASS
 
 
 def test_cold_start():

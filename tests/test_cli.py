@@ -124,6 +124,10 @@ def test_demo_json_has_both_runs_the_ratio_and_the_emulated_board(tmp_path):
     assert out["fp32"]["model"]["precision"] == "fp32" and out["int8"]["model"]["precision"] == "int8"
     speed = out["comparison"]["speedup"]
     assert speed["ci_low"] <= speed["ratio"] <= speed["ci_high"]
+    # the two models ran interleaved in one invocation: compared without the between-invocation term
+    assert out["comparison"]["case"].startswith("interleaved") and out["comparison"]["variation"]["session"] is None
+    tp = out["emulated"]["bench"]["throughput"]      # the emulated device rate apart from the host-limited one
+    assert tp["host_limited_per_s"] < tp["per_s"] and "emulated" in tp["definition"]
     assert out["emulated"]["verify"]["bit_exact"] is True
     assert out["emulated"]["bench"]["label"] == "emulated"
     assert out["emulated"]["bench"]["extra"]["claim"].startswith("EMULATED")

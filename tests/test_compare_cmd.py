@@ -97,16 +97,43 @@ def test_refuses_measured_against_simulated(runs, capsys):
     assert err.startswith("error: refusing to compare measured with simulated") and err.count("\n") == 1
 
 
-def test_refuses_different_conditions_unless_allowed(runs, capsys):
+def test_compares_two_precisions_and_reports_differing_conditions(runs, capsys):
+    # FP32 (4 threads, unpinned) against INT8: what compare is for; the differences are reported, not refused
+    assert cli("compare", "fp32", "base", "--runs-dir", runs) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "conditions differ (3):" in out and "threads: 4 (A) vs 1 (B)" in out and "faster" in out
+    assert "pinning (settings.agent_cpus): None (A) vs 0 (B)" in out
+    assert "case: different invocations" in out and "edgebench bench A.tflite B.tflite" in out
+
+
+def test_refuses_another_board_unless_allowed(runs, capsys):
+    d = store.resolve_run("20260101-000004", runs)
+    r = store.read_result(d)
+    r.board = {"name": "pi4", "system": {"cpu": {"model_name": "Cortex-A72"}}}
+    store.write_result(d, r)
     assert cli("compare", "fp32", "base", "--runs-dir", runs) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "refusing to compare runs whose conditions differ" in err
-    for needle in ("threads 4 vs 1", "pinning", "model precision fp32 vs int8", "--allow-different"):
-        assert needle in err
+    assert err.count("\n") == 1 and "refusing to compare runs measured under different board pi4 vs pi5" in err
+    assert "CPU model" in err and "--allow-different" in err and "threads" not in err
     assert cli("compare", "fp32", "base", "--runs-dir", runs, "--allow-different") == 0
-    out = " ".join(capsys.readouterr().out.split())
-    assert "conditions differ (3), compared anyway" in out and "threads: 4 (A) vs 1 (B)" in out
-    assert "faster" in out
+
+
+def test_interleaved_runs_are_compared_without_the_session_term(runs, capsys):
+    for ref, other in (("base", "same"), ("same", "base")):
+        d = store.resolve_run(ref, runs)
+        r = store.read_result(d)
+        r.settings["interleaved_with"] = [other]
+        store.write_result(d, r)
+    assert cli("compare", "base", "same", "--runs-dir", runs, "--json") == 0
+    paired = json.loads(capsys.readouterr().out)
+    assert paired["case"].startswith("interleaved") and paired["variation"]["session"] is None
+    assert cli("compare", "base", "slow", "--runs-dir", runs, "--json") == 0
+    apart = json.loads(capsys.readouterr().out)
+    assert apart["case"].startswith("different") and apart["variation"]["session"]["cv"] > 0
+    width = lambda c: c["speedup"]["ci_high"] / c["speedup"]["ci_low"]   # noqa: E731
+    assert width(paired) < width(apart)
+    for c in (paired, apart):     # the point is computed from what the interval is: always inside it
+        assert c["speedup"]["ci_low"] <= c["speedup"]["ratio"] <= c["speedup"]["ci_high"]
 
 
 def test_max_slowdown_gate(runs, capsys):

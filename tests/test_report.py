@@ -178,3 +178,30 @@ def test_console_error_detection_works(tmp_path):
     bad.write_text("<html><body><p>x</p><script>undefined_fn();</script></body></html>")
     _, console = chromium_render(bad, tmp_path / "bad.png", size="400,300", min_bytes=100)
     assert any("Uncaught ReferenceError" in line for line in console)
+
+
+def test_pareto_never_puts_two_labels_on_one_axis():
+    """Issue 18: the Pareto plot put an emulated qemu-m4 latency beside a measured host latency. Each
+    (model, latency label) is its own point, and the report draws one Pareto view per label."""
+    from edgebench.results.model import RunResult
+
+    def run(run_id, kind, label, sha, median=None, top1=None):
+        r = RunResult(run_id=run_id, created_utc="2026-01-01T00:00:00+00:00", kind=kind, status="complete",
+                      label=label)
+        r.model = {"name": f"m{sha}", "sha256": sha * 64, "precision": "int8"}
+        if median:
+            r.latency = {"e2e": {"median_s": median, "ci_low_s": median * 0.9, "ci_high_s": median * 1.1}}
+        if top1:
+            r.extra = {"accuracy": {"accuracy": {"candidate": {"top1": {"accuracy": top1}}}}}
+        return r
+
+    runs = [html.RunData(result=r) for r in (
+        run("h1", "bench", "measured", "a", 1e-5), run("q1", "bench", "emulated", "a", 3e-4),
+        run("h2", "bench", "measured", "b", 2e-5), run("acc", "accuracy", "measured", "a", top1=0.9),
+        run("acc2", "accuracy", "measured", "b", top1=0.95))]
+    pts = html.pareto_points(runs)
+    a = [p for p in pts if p["name"] == "ma int8"]
+    assert sorted(p["latency_label"] for p in a) == ["emulated", "measured"]
+    assert {p["latency_s"] for p in a} == {1e-5, 3e-4} and all(p["accuracy"] == 0.9 for p in a)
+    page = html.render_html(runs, check([r.result for r in runs]), [], title="t", version="x")
+    assert "Pareto view (measured latency)" in page and "Pareto view (emulated latency)" not in page  # one point

@@ -122,6 +122,15 @@ def test_soak_on_the_simulated_board_reaches_steady_state_and_stops(tmp_path):
     assert fig["verdict"]["temperature"]["flat"] and fig["verdict"]["latency"]["flat"]
     assert result.latency["e2e"]["median_s"] == pytest.approx(fig["sustained"]["median_s"])
     assert result.throughput["per_s"] == pytest.approx(fig["sustained"]["throughput_per_s"])
+    # achieved, never 1/median: completed inferences over the wall time of the window, from the Parquet
+    frame = store.read_samples(run_dir)
+    win = frame[frame["phase"] == "sustained"]
+    t = win["t_start_ns"].to_numpy()
+    wall = (t[-1] + win["e2e_s"].to_numpy()[-1] * 1e9 - t[0]) / 1e9
+    assert result.throughput["per_s"] == pytest.approx(len(win) / wall, rel=0.01)
+    assert result.throughput["ci_low_per_s"] < result.throughput["per_s"] < result.throughput["ci_high_per_s"]
+    lo, hi = fig["sustained_over_burst_ci"]
+    assert lo < fig["sustained_over_burst"] < hi
     assert "Sustained after" in result.extra["claim"] and ", simulated, " in result.extra["claim"]
     # progress: current temperature, frequency, latency and the verdict so far
     chunk = [e for e in events if e["event"] == "chunk"]

@@ -63,36 +63,64 @@ def test_ratio_false_positive_rate_under_dependence():
     rng = np.random.default_rng(3)
     a = ar1_lognormal(rng, 0.9, 2000, 150)
     b = ar1_lognormal(rng, 0.9, 2000, 150)
-    verdicts = [ratio_of_medians(x, y).verdict for x, y in zip(a, b)]
+    verdicts = [ratio_of_medians(x, y, same_invocation=True).verdict for x, y in zip(a, b)]
     assert np.mean([v != "no difference resolved" for v in verdicts]) <= 0.1
 
 
 def test_runs_interval_by_hand():
-    # log medians ln1, ln2, ln4: mean ln2, sd ln2, se ln2/sqrt(3), t(2) quantile
-    iv = runs_interval([1.0, 2.0, 4.0])
-    half = student_t.ppf(0.975, 2) * math.log(2) / math.sqrt(3)
-    assert iv.estimate == pytest.approx(2.0)
-    assert iv.low == pytest.approx(2.0 * math.exp(-half))
-    assert iv.high == pytest.approx(2.0 * math.exp(half))
-    assert iv.runs == 3 and iv.between_run_cv == pytest.approx(math.log(2))
-    one = runs_interval([2.0], [(1.9, 2.1)])
-    assert (one.low, one.high) == (1.9, 2.1) and "one run" in one.method
-    with pytest.raises(DataError):
-        runs_interval([0.0, 1.0])
+    # three runs with within-run se 1% (df 20) and a pooled between-repeat component CV 2% (df 30)
+    from edgebench.stats.dependence import QuantileInterval
+    from edgebench.stats.variation import Component, satterthwaite
+
+    per = [QuantileInterval(0.5, m, m * 0.98, m * 1.02, 0.95, 1000, 500.0, 0.3, 30, 33, se_log=0.01, df=20)
+           for m in (1.0, 2.0 ** 0.05, 4.0 ** 0.05)]
+    rep = Component(var=0.02 ** 2, df=30.0, level="between repeats", source="pooled")
+    iv = runs_interval(per, rep)
+    var = (0.02 ** 2 + 0.01 ** 2) / 3
+    df = satterthwaite([(0.02 ** 2 / 3, 30.0), (0.01 ** 2 / 3, 20.0)])
+    half = student_t.ppf(0.975, df) * math.sqrt(var)
+    centre = math.exp(np.mean(np.log([q.estimate for q in per])))
+    assert iv.estimate == pytest.approx(centre)
+    assert iv.low == pytest.approx(centre * math.exp(-half)) and iv.high == pytest.approx(centre * math.exp(half))
+    assert iv.runs == 3 and iv.se_log == pytest.approx(math.sqrt(var)) and iv.df == pytest.approx(df)
+    # one run: its own error plus the between-repeat component (it cannot measure that itself)
+    one = runs_interval(per[:1], rep)
+    assert one.se_log == pytest.approx(math.sqrt(0.02 ** 2 + 0.01 ** 2)) and one.repeat_variation["cv"] == 0.02
+    # a run without an interval gives none
+    none = QuantileInterval(0.5, 1.0, None, None, 0.95, 10, 3.0, 0.9, 1, 10)
+    assert runs_interval([none]).low is None
 
 
 def test_between_run_variation_is_in_the_headline_interval():
     rng = np.random.default_rng(4)
     runs = [rng.lognormal(math.log(MEDIAN) + shift, 0.05, 3000) for shift in (-0.04, 0.0, 0.04)]
-    s = summarize(runs[0])
     from edgebench.stats.latency import summarize_runs
 
     k = summarize_runs(runs)
     assert k.runs == 3 and len(k.per_run) == 3
-    # one run's interval is a fraction of a percent; the runs' medians spread ±4%
-    assert s.rel_ci_halfwidth < 0.01 < k.rel_ci_halfwidth
-    assert k.ci_low_s < min(r["median_s"] for r in k.per_run)
-    assert k.ci_high_s > max(r["median_s"] for r in k.per_run)
+    # one run's own interval is a fraction of a percent; the runs' medians spread ±4%
+    assert quantile_interval(runs[0]).rel_halfwidth < 0.01 < 0.02 < k.rel_ci_halfwidth
+    assert k.ci_low_s < MEDIAN < k.ci_high_s
+    # the between-repeat component is pooled from these runs (4% apart) and the prior (0.5%)
+    assert k.repeat_variation["source"] == "pooled" and k.repeat_variation["cv"] > 0.02
+
+
+def test_level_shifts_widen_the_interval_and_are_warned():
+    from edgebench.stats.dependence import level_shifts
+
+    rng = np.random.default_rng(9)
+    n, cover, warned = 5000, 0, 0
+    e = rng.standard_normal(n) * 0.02
+    steady = MEDIAN * np.exp(e)
+    assert level_shifts(steady) is None
+    for _ in range(40):
+        lvl = np.repeat(rng.integers(0, 2, n // 500), 500)          # regimes of 500 samples, 5% apart
+        x = MEDIAN * np.exp(0.05 * lvl + 0.02 * rng.standard_normal(n))
+        truth = MEDIAN * math.exp(0.025)                              # the median of the two levels, equal shares
+        q = quantile_interval(x)
+        cover += q.low is not None and q.low <= truth <= q.high or abs(lvl.mean() - 0.5) > 0.25
+        warned += level_shifts(x) is not None
+    assert warned >= 30 and cover >= 30
 
 
 def test_coarse_clock_interval_is_not_zero_width():

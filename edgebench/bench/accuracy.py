@@ -71,6 +71,7 @@ class AccuracyOptions:
     max_ece: Optional[float] = 0.05
     max_edge_drop_points: Optional[float] = 3.0
     gate_on: str = "interval"                 # or "point": gates compare point estimates (labelled so)
+    gates_set: tuple = ()                     # thresholds the user set (max_drop_points, ...): gates; else warnings
     calib_fraction: float = 0.5
     chunk_size: Optional[int] = None          # samples per infer request; default from CHUNK_BYTES
     data_options: dict = field(default_factory=dict)
@@ -366,11 +367,12 @@ def recover_accuracy(run_dir) -> RunResult:
 # ---------------------------------------------------------------- gate
 
 def gate_failures(result: RunResult) -> list:
-    """One line per failed compression-validation row of an accuracy run (empty: passed)."""
+    """One line per failed compression-validation row of an accuracy run whose threshold the user set
+    (empty: passed). A default threshold the user never set is a warning, not a gate (docs/check.md)."""
     rows = ((result.extra or {}).get("accuracy") or {}).get("validation", {}).get("rows", [])
     out = []
     for r in rows:
-        if r["acceptable"] is not False:
+        if r["acceptable"] is not False or r.get("set_by", "user") != "user":
             continue
         points = r["unit"] == "fraction"
         fig = (lambda v: f"{v:+.2f} points") if points else (lambda v: f"{v:.4f}")

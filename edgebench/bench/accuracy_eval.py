@@ -254,7 +254,7 @@ def _ci(low, high, unit: str) -> str:
 
 def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration: dict,
                        fidelity: dict, edge_rows: list, max_drop_points, max_ece,
-                       max_edge_drop_points, gate_on: str = "interval") -> dict:
+                       max_edge_drop_points, gate_on: str = "interval", gates_set: tuple = ()) -> dict:
     """The compression-validation table: metric | baseline | candidate | threshold | acceptable?
 
     Each gated row is decided by :func:`edgebench.stats.accuracy.gate_check` on the
@@ -264,12 +264,18 @@ def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration
     each slice's interval unadjusted for the number of slices; ``outcome`` says pass,
     fail or unresolved (the interval straddles the threshold: not passed). A threshold
     of None or infinity is "not set" and that row is not gated. ``passed`` is True when
-    every gated row is acceptable.
+    every gated row the user set is acceptable.
+
+    Gates mean one thing (docs/check.md, "Gates"): a threshold the user set (``gates_set``: the
+    option names ``max_drop_points``, ``max_ece``, ``max_edge_drop_points`` given on the command
+    line) is a gate: its failure is in ``failed`` and the command exits 2. A default threshold the
+    user never set is a warning: its failure (or an unresolved interval) is in
+    ``default_exceeded``, each row says ``set_by`` (``user`` / ``default``).
     """
     rows = []
     bound = "point estimate" if gate_on == "point" else "upper 95% bound"
 
-    def add(metric, base, cand, point, low, high, threshold, what, unit):
+    def add(metric, base, cand, point, low, high, threshold, what, unit, option):
         thr = _threshold(threshold)
         g = gate_check(point, low, high, thr, gate_on)
         note = None
@@ -284,13 +290,14 @@ def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration
         rows.append({"metric": metric, "baseline": base, "candidate": cand, "point": point, "ci_low": low,
                      "ci_high": high, **g, "unit": "fraction" if unit == "points" else "ece", "threshold": thr,
                      "rule": f"{what} ({bound}) <= threshold" + (" (accuracy points)" if unit == "points" else ""),
-                     "note": note})
+                     "note": note, "option": option, "set_by": "user" if option in gates_set else "default"})
 
     add("top-1 accuracy", acc_base["top1"]["accuracy"], acc_cand["top1"]["accuracy"], 0.0 - paired["diff_points"],
-        0.0 - paired["diff_ci_high_points"], 0.0 - paired["diff_ci_low_points"], max_drop_points, "drop", "points")
+        0.0 - paired["diff_ci_high_points"], 0.0 - paired["diff_ci_low_points"], max_drop_points, "drop", "points",
+        "max_drop_points")
     cb, cc = calibration["baseline"], calibration["candidate"]
     add(f"ECE ({N_BINS} bins, bias-corrected)", cb["ece_debiased"], cc["ece_debiased"], cc["ece_debiased"],
-        cc["ece_ci_low"], cc["ece_ci_high"], max_ece, "candidate ECE", "ece")
+        cc["ece_ci_low"], cc["ece_ci_high"], max_ece, "candidate ECE", "ece", "max_ece")
     # the slice the gate acts on: the highest upper bound of the drop (or the largest point drop with
     # --gate-on point), so that every slice's interval is within the threshold when the gate passes
     worst = worst_slice(edge_rows) if gate_on == "point" else (
@@ -304,18 +311,19 @@ def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration
     else:
         add(f"worst edge-case slice ({worst['slice']}), top-1", worst["baseline"]["accuracy"],
             worst["candidate"]["accuracy"], worst["drop_points"], worst["drop_ci_low_points"],
-            worst["drop_ci_high_points"], max_edge_drop_points, "drop", "points")
-        holm = (f", Holm-adjusted over {len(edge_rows)} slices p={worst['mcnemar_p_holm']:.3g}"
+            worst["drop_ci_high_points"], max_edge_drop_points, "drop", "points", "max_edge_drop_points")
+        holm = (f", Holm-adjusted over {len(edge_rows)} slices {p_value(worst['mcnemar_p_holm'])}"
                 if "mcnemar_p_holm" in worst and len(edge_rows) > 1 else "")
-        rows[-1]["note"] += f"; McNemar p={worst['mcnemar_p']:.3g}{holm}"
+        rows[-1]["note"] += f"; McNemar {p_value(worst['mcnemar_p'])}{holm}"
     if acc_base.get("top5") and acc_cand.get("top5"):
         rows.append(_ungated("top-5 accuracy", acc_base["top5"]["accuracy"], acc_cand["top5"]["accuracy"],
                              "fraction"))
     rows.append(_ungated("agreement (same top-1)", None, paired["agreement_rate"], "fraction",
-                         note=f"McNemar exact p={paired['mcnemar_p']:.3g}"))
+                         note=f"McNemar exact {p_value(paired['mcnemar_p'])}"))
     rows.append(_ungated("output cosine similarity", None, fidelity["cosine_similarity"], "ratio"))
-    failed = [r["metric"] for r in rows if r["acceptable"] is False]
-    return {"rows": rows, "passed": not failed, "failed": failed, "gate_on": gate_on,
+    failed = [r["metric"] for r in rows if r["acceptable"] is False and r.get("set_by") == "user"]
+    exceeded = [r["metric"] for r in rows if r["acceptable"] is False and r.get("set_by") == "default"]
+    return {"rows": rows, "passed": not failed, "failed": failed, "default_exceeded": exceeded, "gate_on": gate_on,
             "unresolved": [r["metric"] for r in rows if r["outcome"] == "unresolved"],
             "thresholds": {"max_drop_points": _threshold(max_drop_points), "max_ece": _threshold(max_ece),
                            "max_edge_drop_points": _threshold(max_edge_drop_points), "gate_on": gate_on}}

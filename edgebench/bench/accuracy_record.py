@@ -125,7 +125,7 @@ def _figures(run: Run, slices: list, cand_out: list, base_out: list, label: str)
                                      "note": "mcnemar_p_holm controls the family-wise error over all slices"},
             "label": label},
         "validation": ev.validation_section(acc_b, acc_c, paired, calibration, fidelity, rows, o.max_drop_points,
-                                            o.max_ece, o.max_edge_drop_points, o.gate_on),
+                                            o.max_ece, o.max_edge_drop_points, o.gate_on, o.gates_set),
     }
     return section, eces, per_slice
 
@@ -149,6 +149,15 @@ def _warnings(run: Run, section: dict) -> list:
                         "message": f"{row['metric']}: the 95% interval ({ci}) straddles the limit "
                                    f"{row['threshold']:g}; this test set cannot tell whether the gate holds",
                         "remedy": "use a larger test set (or, knowingly, --gate-on point)"})
+    for row in section["validation"]["rows"]:
+        if row.get("set_by") == "default" and row["acceptable"] is False:
+            flag = {"max_drop_points": "--max-drop", "max_ece": "--max-ece",
+                    "max_edge_drop_points": "--max-edge-drop"}.get(row.get("option"), "the threshold")
+            out.append({"code": "default-threshold-exceeded",
+                        "message": f"{row['metric']}: {row['note']}; beyond the DEFAULT limit {row['threshold']:g} "
+                                   f"(a warning: you did not set {flag}, so it is not a gate and the exit code "
+                                   "stays 0)",
+                        "remedy": f"set {flag} to make it a gate (exit 2 on failure), or review the model"})
     for role in ("baseline", "candidate"):
         ts = section["calibration"]["temperature_scaling"][role]
         if ts["at_bound"]:

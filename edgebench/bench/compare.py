@@ -1,9 +1,20 @@
-"""Compare two stored runs (level 4): ratio of medians per stage with a run- and dependence-aware
-interval, a verdict only where the interval excludes 1, Holm's adjustment across stages."""
+"""Compare two stored runs (level 4): ratio of medians per stage under the model of variation
+(:mod:`edgebench.stats.variation`), a verdict only where the interval excludes 1, Holm's
+adjustment across stages.
+
+Runs from different invocations carry the between-invocation variance (pooled over the runs
+folder on the same board and host, :mod:`edgebench.bench.sessions`); runs interleaved in one
+invocation (``settings.interleaved_with``: ``demo``, ``bench A.tflite B.tflite``) do not. The
+output says which case applies. Comparing two models or precisions is what compare is for;
+only differences that make the ratio meaningless are refused (:data:`REFUSED` of :mod:`edgebench.bench.conditions`):
+another board or CPU, another scenario or batch. Others (pinning, governor, thermal state,
+runtime, inputs ...) are reported as differing conditions beside the result."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from edgebench.bench.conditions import (CONDITIONS, REFUSED, condition_differences, hardware_cpu,
+                                        refused_differences, short_value)
 from edgebench.errors import ResultError
 from edgebench.report import format as fmt
 from edgebench.results.model import refuse_mixed_labels
@@ -22,11 +33,26 @@ class Comparison:
     differences: list = field(default_factory=list)  # {condition, baseline, candidate} of every differing condition
     label: str = "measured"                           # the common label of both runs
     gate: dict | None = None                          # the --max-slowdown gate, when one was applied
+    case: str = ""                                    # interleaved in one invocation, or different invocations
+    variation: dict = field(default_factory=dict)     # headline stage: the components used
 
     def to_dict(self) -> dict:
         return {"format": "edgebench-compare", "baseline": self.baseline, "candidate": self.candidate,
-                "label": self.label, "stage": self.stage, "speedup": self.speedup, "stages": self.stages,
-                "conditions_differ": self.conditions_differ, "differences": self.differences, "gate": self.gate}
+                "label": self.label, "stage": self.stage, "case": self.case, "variation": self.variation,
+                "speedup": self.speedup, "stages": self.stages, "conditions_differ": self.conditions_differ,
+                "differences": self.differences, "gate": self.gate}
+
+    def case_sentence(self) -> str:
+        """Which variance terms the interval carries, and how to resolve smaller differences."""
+        from edgebench.stats.compare import SAME
+
+        if self.case == SAME:
+            return ("case: the runs were interleaved in one invocation, so they are compared without the "
+                    "between-invocation term (the machine state of that invocation fell on both)")
+        sess = (self.variation or {}).get("session") or {}
+        return (f"case: different invocations, so the interval includes the variation between invocations "
+                f"({sess.get('description', 'prior')}); to resolve smaller differences, measure both in one "
+                "invocation: `edgebench bench A.tflite B.tflite` interleaves them")
 
     def slowdown(self, stage: str | None = None) -> dict:
         """Slowdown = median(candidate) / median(baseline) (> 1: the candidate is slower), with the
@@ -50,7 +76,8 @@ class Comparison:
         stage = stage or self.stage
         s = self.stages.get(stage, self.speedup)
         runs = (f"{s['runs_a']} vs {s['runs_b']} runs" if s["runs_a"] > 1 or s["runs_b"] > 1
-                else "one run each: run-to-run variation not measured")
+                else "one run each: run-to-run variation from the pooled or prior component")
+        runs += "; interleaved" if s.get("case", "").startswith("interleaved") else "; different invocations"
         adjusted = (f", Holm-adjusted over {len(self.stages)} stages {fmt.p_value(s['p_holm'])}"
                     if len(self.stages) > 1 else "")
         return (f"{s['candidate_name']} is {s['ratio']:.2f}x the speed of {s['baseline_name']} "
@@ -90,97 +117,47 @@ def _verdict(ci_low: float, ci_high: float, p_holm: float) -> str:
 
 
 def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str = "e2e",
-            stages: tuple = ()) -> Comparison:
+            stages: tuple = (), history: list | None = None) -> Comparison:
     """``baseline``/``candidate`` are RunResults; samples their Parquet frames.
 
     ``stage`` is the headline; ``stages`` (default: just it) are all tested, Holm-adjusted.
-    Runs of the two that were interleaved (``settings.interleaved``, equal repeats) are
-    compared pairwise, repeat by repeat.
+    ``history``: the runs on record on this board and host (:func:`edgebench.bench.sessions.read_history`;
+    None: the two runs and the stated priors alone), from which the between-repeat and
+    between-invocation components are pooled. Runs interleaved in one invocation
+    (``settings.interleaved_with``) are compared without the between-invocation term.
     """
+    from edgebench.bench.sessions import record_of, variation
     from edgebench.stats.compare import holm, ratio_of_medians
 
     refuse_mixed_labels(baseline, candidate)  # never a simulated or emulated figure against a measured one
     tested = tuple(dict.fromkeys((stage, *stages)))
-    raw = {}
+    same = _interleaved(baseline, candidate)
+    pool = list(history or [])
+    known = {rec.run_id for rec in pool}
+    pool += [record_of(r) for r in (baseline, candidate) if r.run_id not in known and r.kind == "bench"]
+    raw, comps = {}, {}
     for st in tested:
         a = _runs(baseline_samples, f"{st}_s")
         b = _runs(candidate_samples, f"{st}_s")
         if not a or not b:
             raise ResultError("a run to compare has fewer than 2 measured samples", "re-run the benchmark")
-        paired = _interleaved(baseline, candidate) and len(a) == len(b)
-        raw[st] = ratio_of_medians(a, b, paired=paired, resolution_s=_tick(baseline, candidate, a, b))
+        comps[st] = variation(pool, st, label=baseline.label)
+        raw[st] = ratio_of_medians(a, b, same_invocation=same, resolution_s=_tick(baseline, candidate, a, b),
+                                   session=comps[st].session, repeat=comps[st].repeat)
     adjusted = holm([r.p_value for r in raw.values()])
     out = {}
     for (st, r), p_adj in zip(raw.items(), adjusted):
-        out[st] = {**r.to_dict(), "p_holm": p_adj, "verdict": _verdict(r.ci_low, r.ci_high, p_adj),
+        d = r.to_dict()   # speed-up = median(baseline) / median(candidate)
+        out[st] = {**d, "p_holm": p_adj, "verdict": _verdict(d["ci_low"], d["ci_high"], p_adj),
                    "baseline_name": baseline.model.get("name"), "candidate_name": candidate.model.get("name"),
                    "definition": f"median {st} latency of baseline / of candidate (>1: candidate faster)"}
     diffs = condition_differences(baseline, candidate)
     differ = [f"{d['condition']}: {short_value(d['baseline'])} vs {short_value(d['candidate'])}" for d in diffs]
+    head = comps[stage]
     return Comparison(baseline.run_id, candidate.run_id, stage, out[stage], differ, out, diffs,
-                      label=baseline.label)
-
-
-def short_value(v) -> str:
-    """A sha256 as its first 12 hex digits (enough to tell two apart in a sentence)."""
-    text = str(v)
-    return text[:12] + "…" if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text
-
-
-def _hw_cpu(r):
-    sysd = (r.board or {}).get("system") or {}
-    return (sysd.get("cpu") or {}).get("model_name") or (sysd.get("board") or {}).get("model")
-
-
-def _governors(r):
-    pol = (((r.board or {}).get("system") or {}).get("cpufreq") or {}).get("policies") or {}
-    govs = sorted({p.get("governor") for p in pol.values() if isinstance(p, dict) and p.get("governor")})
-    return "/".join(govs) or None
-
-
-def _thermal_state(r):
-    t = r.thermal or {}
-    if not t.get("available"):
-        return "unknown (no sensor)"
-    end = t.get("end") or {}
-    thr = end.get("throttled") or {}
-    now = sorted(k[:-4] for k, v in thr.items() if k.endswith("_now") and v) if isinstance(thr, dict) else []
-    return "throttled (" + ", ".join(now) + ")" if now else "not throttled"
-
-
-def _inputs(r, key):
-    return ((r.scenario or {}).get("inputs") or {}).get(key)
-
-
-# (condition, getter): every condition that must match for a ratio to be about one thing
-CONDITIONS = (
-    ("runtime", lambda r: (r.runtime or {}).get("name")),
-    ("runtime version", lambda r: (r.runtime or {}).get("version")),
-    ("kernels", lambda r: (r.runtime or {}).get("kernels")),
-    ("threads", lambda r: (r.runtime or {}).get("threads")),
-    ("delegate", lambda r: (r.runtime or {}).get("delegate")),
-    ("board", lambda r: (r.board or {}).get("name")),
-    ("CPU model", _hw_cpu),
-    ("pinning (settings.agent_cpus)", lambda r: (r.settings or {}).get("agent_cpus")),
-    ("governor", _governors),
-    ("thermal state", _thermal_state),
-    ("scenario", lambda r: (r.scenario or {}).get("name")),
-    ("inputs sha256", lambda r: _inputs(r, "sha256")),
-    ("inputs shape", lambda r: _inputs(r, "shape")),
-    ("inputs source", lambda r: _inputs(r, "source")),
-    ("model precision", lambda r: (r.model or {}).get("precision")),
-)
-
-
-def condition_differences(a, b) -> list:
-    """Every recorded condition that differs between runs ``a`` and ``b``:
-    ``[{condition, baseline, candidate}]`` (the model itself is what is compared, not a condition)."""
-    out = []
-    for name, get in CONDITIONS:
-        va, vb = get(a), get(b)
-        if va != vb:
-            out.append({"condition": name, "baseline": va, "candidate": vb})
-    return out
+                      label=baseline.label, case=raw[stage].case,
+                      variation={"repeat": head.repeat.to_dict(),
+                                 "session": None if same else head.session.to_dict()})
 
 
 def _interleaved(a, b) -> bool:
@@ -188,4 +165,5 @@ def _interleaved(a, b) -> bool:
     return bool(ia and ib and b.run_id in ia and a.run_id in ib)
 
 
-__all__ = ["Comparison", "compare", "condition_differences", "short_value", "CONDITIONS", "ALPHA"]
+__all__ = ["Comparison", "compare", "condition_differences", "refused_differences", "hardware_cpu", "short_value",
+           "CONDITIONS", "REFUSED", "ALPHA"]

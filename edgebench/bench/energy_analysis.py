@@ -262,9 +262,17 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
             ci = mean_ci(values[used])
             power.setdefault(key, {}).update({**ci.to_dict("j"), "energy_j": ci.mean, "label": info.label})
             power[key].pop("j", None)
+        from edgebench.stats.energy import rounding_floor_j
+
+        floor = rounding_floor_j(samples.t_s, samples.dt_s, samples.power_w, idle["power_w"])
+        for key in ("event", "wake_up", "inference_above"):
+            fig = power[key]
+            bounds = [abs(v) for v in (fig.get("energy_j"), fig.get("ci_low_j"), fig.get("ci_high_j")) if v is not None]
+            fig["resolution_j"] = floor
+            fig["resolved"] = not bounds or max(bounds) > floor
         inf = power.pop("inference_above")
         power["inference"].update({"above_idle_j": inf["energy_j"], "above_idle_ci_low_j": inf["ci_low_j"],
-                                   "above_idle_ci_high_j": inf["ci_high_j"],
+                                   "above_idle_ci_high_j": inf["ci_high_j"], "above_idle_resolved": inf["resolved"],
                                    "duration_s": float(np.median(ev.duration_s[used]))})
         power["event"]["margin_s"] = margin
         power["average"] = _average(samples, starts, ends, used, ev, idle, margin, rate_hz, info.label)

@@ -130,6 +130,29 @@ def run_bench(model_path, profile, opts: BenchOptions, runs_root="runs", url: st
     return session.run()
 
 
+def run_benches(model_paths: list, profile, opts: BenchOptions, runs_root="runs", url: str | None = None,
+                progress_for: Callable[[str], Progress] | None = None, client=None,
+                started: float | None = None) -> list:
+    """Benchmark several models in one invocation, their repeats interleaved (A B A B ...): the
+    machine state of this invocation falls on all of them, so ``compare`` judges them without the
+    between-invocation term (docs/statistics.md). Each run is stored with ``settings.interleaved_with``
+    naming the others. Returns ``[(result, run_dir)]`` in the order given. One model: :func:`run_bench`."""
+    import dataclasses
+
+    if len(model_paths) == 1:
+        return [run_bench(model_paths[0], profile, opts, runs_root, url,
+                          progress_for(Path(model_paths[0]).name) if progress_for else None, client, started)]
+    names = [Path(m).name for m in model_paths]
+    if len(set(names)) != len(names):
+        raise UsageError(f"a model is named twice: {', '.join(names)}", "give each model once")
+    opts = dataclasses.replace(opts, max_repeats=opts.repeat)   # interleaved runs: the same repeats on each side
+    sessions = [BenchSession(m, profile, dataclasses.replace(opts), runs_root, url,
+                             progress_for(Path(m).name) if progress_for else None, client, started)
+                for m in model_paths]
+    run_interleaved(sessions)
+    return [(s.result, s.run_dir) for s in sessions]
+
+
 def run_interleaved(sessions: list) -> None:
     """Run the repeats of several :class:`BenchSession` objects in turn (A B A B ...), so that a
     comparison of their results sees the same drift of the machine on both sides."""
@@ -171,6 +194,7 @@ class BenchSession:
         self.spent_s = 0.0               # wall time of this session's finished repeats (and its set-up)
         self.summary_s = 0.0             # the last summary between repeats (the headline stage only)
         self.repeat_t0 = self.t0
+        self.history: list | None = None  # edgebench.bench.sessions.read_history, at the first summary
 
     @property
     def run_dir(self) -> Path | None:
@@ -334,13 +358,12 @@ class BenchSession:
 
         if self.result is None or self.run_dir is None:
             return
-        earlier = None
-        if final:
-            from edgebench.bench.sessions import earlier_sessions
+        if self.history is None:   # the runs on record on this board and host, read once
+            from edgebench.bench.sessions import read_history
 
-            earlier = earlier_sessions(self.result, self.runs_root, self.opts.sessions, exclude=self.run_dir)
+            self.history = read_history(self.result, self.runs_root, exclude=self.run_dir)
         frame = summarise(self.result, frame_of(self.chunks), self.opts, self.repeat_info,
-                          self.resolution_s, final=final, status=status, reason=reason, earlier=earlier)
+                          self.resolution_s, final=final, status=status, reason=reason, history=self.history)
         if final:
             from edgebench.bench.mac_rate import attach
 
@@ -393,11 +416,10 @@ def recover_bench(run_dir) -> RunResult:
     reason = (f"the bench process stopped without finishing (crash or kill); recovered the samples of the "
               f"{len(written)} repeat(s) it had started (the last one possibly cut short; a repeat with no "
               f"sample past its warm-up adds no run to the figures)")
-    from edgebench.bench.sessions import earlier_sessions
+    from edgebench.bench.sessions import read_history
 
-    earlier = earlier_sessions(r, d.parent, opts.sessions, exclude=d)
     frame = summarise(r, frame, opts, info, (r.timing or {}).get("clock_resolution_reported_s") or 0.0,
-                      final=True, status="incomplete", reason=reason, earlier=earlier)
+                      final=True, status="incomplete", reason=reason, history=read_history(r, d.parent, exclude=d))
     _recovered_mac_rate(r)
     store.write_samples(d, frame)
     store.write_result(d, r)
@@ -556,4 +578,5 @@ def _host() -> dict:
     return host_description()
 
 
-__all__ = ["BenchOptions", "BenchSession", "recover_bench", "run_bench", "run_interleaved", "SCENARIOS", "KERNELS"]
+__all__ = ["BenchOptions", "BenchSession", "recover_bench", "run_bench", "run_benches", "run_interleaved", "SCENARIOS",
+           "KERNELS"]

@@ -13,14 +13,17 @@ and once more at the end. Figures:
 - fixed-rate: achieved rate and lateness;
 - sessions (final summary only): the invocation's own figures move to
   ``latency.<stage>.invocation`` and the headline interval combines this invocation with
-  earlier ones of the same measurement (:mod:`edgebench.bench.sessions`,
-  :func:`edgebench.stats.dependence.sessions_interval`); ``rerun_low_s``/``rerun_high_s`` is where
-  one more invocation's median should fall. The stop rule and the precision target apply to
-  the invocation's own interval (more samples now cannot shrink the spread between sessions);
+  earlier ones of the same measurement, with the between-invocation component pooled over the
+  runs folder (:mod:`edgebench.bench.sessions`, :func:`edgebench.stats.variation.combine_sessions`);
+  ``rerun_low_s``/``rerun_high_s`` is where one more invocation's median should fall. The stop rule
+  and the precision target apply to the invocation's own interval (more samples now cannot shrink
+  the spread between sessions);
 - warnings with remedies: instability, a coarse clock, one run only, one session only, few
   effective samples, an unsettled warm-up, a target not reached.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -30,21 +33,25 @@ from edgebench.results.model import STAGES
 from edgebench.stats.dependence import COARSE_TICKS, coarse_clock
 from edgebench.stats.latency import summarize_runs
 from edgebench.stats.stability import instability_warnings
+from edgebench.stats.variation import DIFFERS_LEVEL
 
 #: fewer effective samples than this in a run: its interval rests on a guess of the dependence
 MIN_N_EFF = 30
 
 
 def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: float,
-              final: bool, status: str = "running", reason: str | None = None, earlier: list | None = None):
+              final: bool, status: str = "running", reason: str | None = None, history: list | None = None):
     """Fill ``result``'s figures from the samples ``frame`` (all repeats); return the frame with
     each sample's phase (cold, warmup, measure) set, ready to be stored beside the result.
 
     ``repeat_info``: per repeat ``{repeat, load_s, first_inference_s, first_invoke_s,
     decision: {reason, target_reached} | None}``. Phases (warm-up / measure) are decided
-    here, per repeat, from the samples themselves. ``earlier``: the earlier sessions to combine
-    in the final summary (:func:`edgebench.bench.sessions.earlier_sessions`); None: not looked up.
+    here, per repeat, from the samples themselves. ``history``: the runs on record on this board
+    and host (:func:`edgebench.bench.sessions.read_history`), from which the variation between
+    repeats and between invocations is pooled; the final summary combines the earlier sessions of
+    the same measurement among them. None: the stated priors only, no sessions combined.
     """
+    from edgebench.bench import sessions as sess
     from edgebench.bench.latency import bench_warmup
 
     kept_parts, warm_parts = [], []
@@ -68,18 +75,34 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
         result.timing["clock_resolution_s"] = res or None
         result.timing["clock_resolution_reported_s"] = reported_resolution_s or None
         # between repeats only the headline stage (the stop rule's); every stage at the end
+        key = sess.measurement_key(result)
         for stage in STAGES if final else ("e2e",):
             runs = [p[f"{stage}_s"].to_numpy() for p in kept_parts]
-            latency[stage] = {**summarize_runs(runs, resolution_s=res).to_dict(), "label": result.label}
-        pooled = np.concatenate([p["e2e_s"].to_numpy() for p in kept_parts])
-        result.warnings += [w.to_dict() for w in instability_warnings(pooled)]
-        if final and earlier is not None:
-            _combine_sessions(latency, earlier, res)
+            comps = []
+
+            def pooled(figs, stage=stage, comps=comps):   # the runs folder's components, with these runs
+                comps.append(sess.variation(history or [], stage, key, figs, result.label))
+                return comps[-1].repeat
+
+            latency[stage] = {**summarize_runs(runs, resolution_s=res, repeat=pooled).to_dict(),
+                              "label": result.label}
+            comp = comps[0] if comps else sess.variation(history or [], stage, label=result.label)
+            if final and stage == "e2e":
+                from edgebench.stats.dependence import level_shifts
+
+                latency[stage]["regimes"] = [level_shifts(r) for r in runs]
+            if final:
+                _combine_sessions(latency[stage], sess.earlier_sessions(result, history or [], opts.sessions),
+                                  comp, stage)
+        result.warnings += [w.to_dict() for w in instability_warnings(
+            np.concatenate([p["e2e_s"].to_numpy() for p in kept_parts]),
+            runs=[p["e2e_s"].to_numpy() for p in kept_parts])]
     result.latency = latency
     result.warnings += _warnings(result, warm_parts, latency, final)
     result.cold_start = _cold_record(repeat_info, result.label)
     batch = int(result.scenario.get("batch") or 1)
-    result.throughput = _throughput(kept_parts, batch, latency, result.label)
+    result.throughput = _throughput(kept_parts, batch, latency, result, history,
+                                    opts.sessions if final else 1)
     if opts.scenario == "fixed-rate" and kept_parts:
         _fixed_rate(result, kept_parts, opts)
     repeats = len(repeat_info)
@@ -99,38 +122,44 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
     }
     if final and not reached and latency:
         result.warnings.append({"code": "target-not-reached", "message": result.stopping["reason"],
-                                "remedy": "raise --max-time or --max-repeats, or accept a wider --target"})
+                                "remedy": "raise --max-time or --max-repeats, or accept a wider --target-ci"})
     result.status, result.status_reason = status, reason
     result.extra = {**result.extra, "claim": claim(result) if latency else None}
     return frame
 
 
-def _combine_sessions(latency: dict, earlier: list, resolution_s: float) -> None:
-    """Headline intervals over this invocation and ``earlier`` sessions; the invocation's own
-    figures kept under ``invocation``."""
-    from edgebench.stats.dependence import sessions_interval
+def _combine_sessions(fig: dict, earlier: list, comp, stage: str) -> None:
+    """The headline interval of ``fig`` for the long-run figure over this invocation and the
+    ``earlier`` sessions (records of :mod:`edgebench.bench.sessions`), with the between-invocation
+    component ``comp.session``; the invocation's own figures kept under ``invocation``."""
+    from edgebench.stats.variation import LogEstimate, combine_sessions, invocation
 
-    for stage, fig in latency.items():
-        own = {k: fig[k] for k in ("median_s", "ci_low_s", "ci_high_s", "rel_ci_halfwidth", "ci_method", "runs")}
-        fig["invocation"] = own
-        prior = [s for s in earlier if stage in s["latency"]]
-        if own["ci_low_s"] is None or not own["median_s"]:
-            prior = []                       # no interval of its own: nothing to combine it with
-        fig["sessions"] = 1 + len(prior)
-        fig["session_runs"] = [s["run_id"] for s in prior]
-        fig["between_session_cv"] = fig["rerun_low_s"] = fig["rerun_high_s"] = None
-        if not prior:
-            continue
-        iv = sessions_interval(own["median_s"], (own["ci_low_s"], own["ci_high_s"]),
-                               [s["latency"][stage]["median_s"] for s in prior],
-                               [(s["latency"][stage]["ci_low_s"], s["latency"][stage]["ci_high_s"]) for s in prior],
-                               fig["ci_level"], resolution_s,
-                               runs=[own["runs"]] + [s["latency"][stage].get("runs") for s in prior])
-        fig.update(ci_low_s=iv.low, ci_high_s=iv.high, ci_method=f"{iv.method}; within this invocation: "
-                   f"{own['ci_method']}", between_session_cv=iv.between_run_cv,
-                   rerun_low_s=iv.rerun_low, rerun_high_s=iv.rerun_high,
-                   rel_ci_halfwidth=(iv.high - iv.low) / 2.0 / own["median_s"],
-                   session_medians_s=[own["median_s"]] + [s["latency"][stage]["median_s"] for s in prior])
+    own = {k: fig.get(k) for k in ("median_s", "ci_low_s", "ci_high_s", "rel_ci_halfwidth", "ci_method", "runs",
+                                   "se_log", "df")}
+    fig["invocation"] = own
+    earlier = [rec for rec in earlier if stage in rec.figures]
+    fig["sessions"] = 1 + len(earlier)
+    fig["session_runs"] = [rec.run_id for rec in earlier]
+    fig["session_variation"] = comp.session.to_dict()
+    fig["between_session_cv"] = fig["rerun_low_s"] = fig["rerun_high_s"] = fig["session_differs_p"] = None
+    if own["se_log"] is None or not own["median_s"]:
+        fig["sessions"], fig["session_runs"] = 1, []
+        return                               # no interval of its own: nothing to combine
+    centre = sum(math.log(r["median_s"]) for r in fig["per_run"]) / len(fig["per_run"])
+    this = LogEstimate(centre, own["se_log"] ** 2, own["df"] or 1.0)
+    prior = [invocation(rec.figures[stage], comp.repeat)[0] for rec in earlier]
+    res = combine_sessions(this, prior, comp.session)
+    low, high = res.estimate.interval(fig["ci_level"])
+    r_low, r_high = res.prediction.interval(fig["ci_level"])
+    tick = fig.get("clock_resolution_s") or 0.0
+    med = own["median_s"]
+    low, high = min(low, own["ci_low_s"], med - tick), max(high, own["ci_high_s"], med + tick)
+    fig.update(ci_low_s=max(0.0, low), ci_high_s=high, rerun_low_s=max(0.0, min(r_low, med - tick)),
+               rerun_high_s=max(r_high, med + tick), between_session_cv=res.between_session_cv,
+               session_differs_p=res.differs_p, rel_ci_halfwidth=(high - low) / 2.0 / med,
+               session_medians_s=[math.exp(centre)] + [math.exp(e.centre) for e in prior],
+               ci_method=(f"{res.estimate.method}, df {res.estimate.df:.0f}; {comp.session.describe()}; "
+                          f"within this invocation: {own['ci_method']}"))
 
 
 def _warmup_record(parts, label) -> dict:
@@ -171,17 +200,50 @@ def _warnings(result, warm_parts, latency, final) -> list:
                                "clock's resolution and the figure is no finer than it",
                     "remedy": "time many inferences per reading, or use a finer counter (a cycle counter)"})
     if final and e2e and e2e.get("runs", 1) < 2:
+        rv = e2e.get("repeat_variation") or {}
         out.append({"code": "single-run",
-                    "message": "one run only: the interval cannot include run-to-run variation, which on "
-                               "real machines is often larger than the within-run uncertainty",
+                    "message": "one run only: the variation between runs is not measured in this invocation; "
+                               "the interval carries it from the "
+                               f"{'runs folder' if rv.get('source') == 'pooled' else 'stated prior'} "
+                               f"({rv.get('description', 'between-repeat prior')})",
                     "remedy": "use --repeat 3 or more"})
+    if e2e.get("repeats_disagree_p") is not None:
+        out.append({"code": "repeats-disagree",
+                    "message": f"this invocation's runs disagree more than the variation between repeats on record "
+                               f"allows ({fmt.p_value(e2e['repeats_disagree_p'])}; run medians "
+                               f"{', '.join(fmt.duration(r['median_s']) for r in e2e.get('per_run') or [])}): the "
+                               "interval rests on their own spread (Student t, few degrees of freedom)",
+                    "remedy": "look for background load or throttling; more repeats (--repeat) narrow it"})
+    sv = e2e.get("session_variation") or {}
     if final and e2e.get("sessions") == 1:
+        source = ("pooled from other measurements on this board and host" if sv.get("source") == "pooled"
+                  else "the stated prior (nothing on record on this board and host)")
         out.append({"code": "single-session",
-                    "message": "first session of this measurement: the interval covers this invocation only; "
-                               "separate invocations often differ by more than repeats inside one (docs/"
-                               "statistics.md, sessions), which one invocation cannot measure",
+                    "message": "first session of this measurement: the variation between invocations in its "
+                               f"interval is {source}, not measured for this model (docs/statistics.md, sessions)",
                     "remedy": "run the same command again: earlier complete runs of the same model and "
                               "conditions in the runs folder are combined into the interval automatically"})
+    differs = e2e.get("session_differs_p")
+    if final and differs is not None and differs < 1.0 - DIFFERS_LEVEL:
+        meds = e2e.get("session_medians_s") or []
+        out.append({"code": "session-differs",
+                    "message": f"this session differs from the earlier ones: median {fmt.duration(e2e['median_s'])} "
+                               f"lies outside the {100 * DIFFERS_LEVEL:.0f}% prediction interval of the "
+                               f"{len(meds) - 1} earlier session(s) ({fmt.p_value(differs)}; their medians "
+                               f"{fmt.duration(min(meds[1:]))}–{fmt.duration(max(meds[1:]))}); it is combined "
+                               "with them, and the interval widens",
+                    "remedy": "check what changed (load, thermal state, software); if the machine changed, "
+                              "start a new runs folder (--runs-dir)"})
+    for k, part in enumerate(e2e.get("regimes") or []):
+        if part:
+            out.append({"code": "regimes",
+                        "message": f"run {k + 1} shows level shifts: medians of its {part['segments']} segments "
+                                   f"range {fmt.duration(min(part['segment_medians_s']))}–"
+                                   f"{fmt.duration(max(part['segment_medians_s']))} "
+                                   f"({100 * part['spread_rel']:.1f}%, {fmt.p_value(part['p_value'])} against "
+                                   "short-range dependence): the figure depends on which regimes the run saw",
+                        "remedy": "more repeats (--repeat) or longer runs (--min-time); pin the CPU and governor"})
+            break
     for run in e2e.get("per_run") or []:
         if run.get("n_eff") is not None and run["n_eff"] < MIN_N_EFF:
             out.append({"code": "few-effective-samples",
@@ -222,25 +284,41 @@ def frame_of(chunks):
     return pd.DataFrame(cols)
 
 
-def _window_s(part) -> float:
-    """Wall time on the device clock from the first kept inference's start to the last one's end."""
-    t = part["t_start_ns"].to_numpy()
-    return float((t[-1] + part["e2e_s"].to_numpy()[-1] * 1e9 - t[0]) / 1e9)
-
-
-def _throughput(parts, batch, latency, label) -> dict:
+def _throughput(parts, batch, latency, result, history=None, sessions: int = 1) -> dict:
     if not parts:
         return {}
-    windows = [_window_s(p) for p in parts]
+    label = result.label
+    from edgebench.bench.throughput import rate_figures, throughput_interval
+
+    per = rate_figures(parts, batch)
+    windows = [p["window_s"] for p in per]
     done = sum(len(p) for p in parts) * batch
     total = sum(windows)
+    busy = sum(float(p["e2e_s"].sum()) for p in parts)
     med = (latency.get("e2e") or {}).get("median_s")
     out = {"per_s": done / total if total > 0 else None,
            "definition": "inferences completed / wall time of the measuring windows on the device clock "
                          "(all repeats; time between inferences and between chunks included)",
-           "per_repeat_per_s": [len(p) * batch / w if w > 0 else None for p, w in zip(parts, windows)],
+           "per_repeat_per_s": [p["per_s"] for p in per],
+           "per_repeat": per,
+           "device_busy_per_s": done / busy if busy > 0 else None,
+           "device_busy_definition": "inferences completed / the device time spent inferring (back to back, "
+                                     "without the time between chunks: the link's round trips)",
            "inverse_median_per_s": batch / med if med else None,
            "label": label}
+    out.update(throughput_interval(per, (latency.get("e2e") or {}).get("ci_level", 0.95), history, result,
+                                   sessions))
+    if label == "emulated":
+        # an emulated board's rate is device (emulated) time; the wall time between chunks is the host's
+        # serial link and the emulator, not the board: kept apart as host-limited
+        out["host_limited_per_s"] = out["per_s"]
+        out["host_limited_definition"] = out["definition"] + "; host-limited: the emulator and the host link"
+        out["per_s"] = out["device_busy_per_s"]
+        out["definition"] = ("emulated: inferences per second of emulated device time, back to back "
+                             "(the host-limited rate with link time is host_limited_per_s)")
+        for k in ("ci_low_per_s", "ci_high_per_s", "invocation", "sessions", "ci_method"):
+            out.pop(k, None)   # the interval is of the host-limited rate
+        out["host_limited_interval"] = throughput_interval(per, 0.95, history, result, sessions) or None
     return out
 
 

@@ -1,36 +1,42 @@
-"""Earlier sessions of the same measurement (level 4): the between-invocation part of a bench
-run's headline interval.
+"""What the runs folder says about variation on this board and host (level 4): the thin reader
+behind :mod:`edgebench.stats.variation`.
 
 Repeats inside one ``edgebench bench`` invocation share the machine state of that minute (the
-physical core the hypervisor gives, cache and memory placement, frequency); on the development
-VM their medians agreed within ~1% while separate invocations spread 7% (see
-docs/statistics.md, "Sessions"). A later invocation can only be predicted from the spread
-*between invocations*, and one invocation cannot measure that. So a finished bench run looks in
-its runs folder for earlier **complete** bench runs of the same measurement -- same model bytes
-(sha256), same label, same batch and rate, and none of the conditions
-:data:`edgebench.bench.compare.CONDITIONS` differing (runtime and version, kernels, threads,
-delegate, board, CPU model, pinning, governor, thermal state, scenario, inputs) -- at most
-:data:`MAX_AGE_DAYS` old, newest first, up to ``sessions - 1`` of them, and combines their
-medians with its own (:func:`edgebench.stats.dependence.sessions_interval`).
+physical core the hypervisor gives, cache and memory placement, frequency); separate
+invocations differ more (docs/statistics.md, "Across invocations"). That spread is mostly a
+property of the machine, so it is estimated from **every** complete bench run on the same board
+and host in the runs folder, different models included (:func:`read_history`), and pooled by
+:func:`edgebench.stats.variation.pooled_component`:
 
-Each run stores its own invocation-only figures under ``latency.<stage>.invocation``, so a
-later run combines invocation figures, never already-combined ones.
+- between repeats: each invocation's runs are one group;
+- between invocations: each measurement (same model bytes, label, batch, rate and none of the
+  conditions :data:`edgebench.bench.conditions.CONDITIONS` differing) is one group of sessions.
+
+A run is counted once: by run id, and by a content hash of its figures (a copied run folder
+whose run.json was edited to another id is still the same measurement). Runs older than
+:data:`MAX_AGE_DAYS` are left out (machines, kernels and firmware change).
 """
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from edgebench.bench.compare import condition_differences
+from edgebench.bench.conditions import CONDITIONS, hardware_cpu
 from edgebench.errors import EdgebenchError
 from edgebench.results import store
 
 #: combine at most this many sessions by default (this invocation included)
 DEFAULT_SESSIONS = 10
-#: an earlier run older than this is not combined (machines, kernels and firmware change)
+#: an earlier run older than this is not used (machines, kernels and firmware change)
 MAX_AGE_DAYS = 30
-#: read at most this many candidate run folders (newest first)
-MAX_SCANNED = 200
+#: read at most this many run folders (newest first)
+MAX_SCANNED = 400
+#: the figure whose sessions are pooled for the throughput
+THROUGHPUT = "throughput"
 
 
 def _created(r) -> _dt.datetime | None:
@@ -43,55 +49,162 @@ def _created(r) -> _dt.datetime | None:
 
 def same_measurement(a, b) -> bool:
     """True when run ``b`` measured what ``a`` measures, under the same recorded conditions."""
-    if b.kind != "bench" or b.label != a.label:
-        return False
-    if (a.model or {}).get("sha256") != (b.model or {}).get("sha256"):
-        return False
-    for key in ("batch", "rate_hz"):
-        if (a.scenario or {}).get(key) != (b.scenario or {}).get(key):
-            return False
-    return not condition_differences(a, b)
+    return b.kind == a.kind == "bench" and measurement_key(a) == measurement_key(b)
 
 
-def invocation_figure(fig: dict) -> dict:
-    """A stored stage figure's invocation-only part (runs older than sessions stored only that)."""
-    return fig.get("invocation") or fig
+def measurement_key(r) -> tuple:
+    """What makes runs sessions of one measurement: model bytes, label, batch, rate, conditions."""
+    conditions = (json.dumps(get(r), sort_keys=True, default=str) for _, get in CONDITIONS)
+    return ((r.model or {}).get("sha256"), r.label, (r.scenario or {}).get("batch"),
+            (r.scenario or {}).get("rate_hz"), *conditions)
 
 
-def earlier_sessions(result, runs_root, sessions: int = DEFAULT_SESSIONS, exclude: Path | None = None) -> list:
-    """Up to ``sessions - 1`` earlier complete bench runs of the same measurement as ``result``
-    under ``runs_root``, newest first: ``[{run_id, created_utc, latency: {stage: {median_s,
-    ci_low_s, ci_high_s, runs}}}]``. Unreadable folders are passed over."""
-    if sessions <= 1 or runs_root is None:
+def machine_key(r) -> tuple:
+    """Board and host: where the variation between invocations is one property."""
+    return ((r.board or {}).get("name"), hardware_cpu(r), (r.host or {}).get("hostname"), r.label)
+
+
+def run_figures(fig: dict) -> list | None:
+    """A stored stage figure's runs as :class:`edgebench.stats.variation.RunFigure` (None when a
+    run lacks an interval). Runs stored before schema 3 have no ``se_log``: it is read back from
+    the run's interval with the normal quantile (slightly wide: their t had >= 7 df)."""
+    from edgebench.stats.variation import RunFigure
+
+    out = []
+    for p in (fig or {}).get("per_run") or []:
+        m, lo, hi = p.get("median_s"), p.get("ci_low_s"), p.get("ci_high_s")
+        se = p.get("se_log")
+        if se is None and m and lo and hi and lo > 0:
+            se = (math.log(hi) - math.log(lo)) / (2 * 1.959964)
+        if not m or m <= 0 or se is None or not math.isfinite(se):
+            return None
+        out.append(RunFigure(float(m), float(se), float(p.get("df") or 7)))
+    return out or None
+
+
+def throughput_figures(tp: dict) -> list | None:
+    from edgebench.stats.variation import RunFigure
+
+    per = (tp or {}).get("per_repeat") or []
+    if not per or any(not p.get("per_s") or p.get("se_log") is None for p in per):
+        return None
+    return [RunFigure(float(p["per_s"]), float(p["se_log"]), float(p.get("df") or 7)) for p in per]
+
+
+@dataclass
+class Record:
+    """One complete bench run on record: its identity and its runs' figures per stage."""
+
+    run_id: str
+    created_utc: str
+    content_hash: str
+    measurement: tuple
+    figures: dict = field(default_factory=dict)     # stage (or "throughput") -> [RunFigure]
+
+
+def record_of(r) -> Record:
+    figs = {}
+    for stage, fig in (r.latency or {}).items():
+        f = run_figures(fig or {})
+        if f:
+            figs[stage] = f
+    tp = throughput_figures(r.throughput or {})
+    if tp:
+        figs[THROUGHPUT] = tp
+    canon = json.dumps({k: [(f.value, f.se_log) for f in v] for k, v in sorted(figs.items())}, sort_keys=True)
+    return Record(r.run_id, r.created_utc, hashlib.sha256(canon.encode()).hexdigest(), measurement_key(r), figs)
+
+
+def read_history(result, runs_root, exclude: Path | None = None, later_too: bool = False) -> list:
+    """Complete bench runs on the same board and host as ``result`` under ``runs_root`` (newest
+    first, made before it and at most :data:`MAX_AGE_DAYS` older; ``later_too``: made after it as
+    well), each counted once: ``[Record]``. Unreadable folders are passed over."""
+    if runs_root is None or not Path(runs_root).is_dir():
         return []
     now = _created(result) or _dt.datetime.now(_dt.timezone.utc)
+    latest = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc) if later_too else now
     oldest = now - _dt.timedelta(days=MAX_AGE_DAYS)
-    wanted = f"-{store.slug(result.model.get('name') or '')}-{store.slug((result.board or {}).get('name') or '')}"
-    out = []
+    board = store.slug((result.board or {}).get("name") or "")
+    machine = machine_key(result)
+    seen_ids, seen_hashes, out = {result.run_id}, set(), []
     for d in list(reversed(store.find_runs(runs_root)))[:MAX_SCANNED]:
-        if exclude is not None and Path(d).resolve() == Path(exclude).resolve():
+        if not d.name.endswith(f"-{board}") and f"-{board}" not in d.name:
             continue
-        if wanted not in d.name:
+        if exclude is not None and Path(d).resolve() == Path(exclude).resolve():
             continue
         try:
             r = store.read_result(d)
         except EdgebenchError:
             continue
         created = _created(r)
-        if r.run_id == result.run_id or r.status != "complete" or created is None or created < oldest:
+        if (r.kind != "bench" or r.status != "complete" or created is None or created < oldest or created > latest
+                or r.run_id in seen_ids or machine_key(r) != machine):
             continue
-        if created > now or not same_measurement(result, r):
+        rec = record_of(r)
+        if rec.content_hash in seen_hashes or not rec.figures:
             continue
-        lat = {}
-        for stage, fig in (r.latency or {}).items():
-            inv = invocation_figure(fig or {})
-            if inv.get("median_s") and inv.get("ci_low_s") is not None:
-                lat[stage] = {k: inv.get(k) for k in ("median_s", "ci_low_s", "ci_high_s", "runs")}
-        if "e2e" in lat:
-            out.append({"run_id": r.run_id, "created_utc": r.created_utc, "latency": lat})
-        if len(out) >= sessions - 1:
-            break
+        seen_ids.add(r.run_id)
+        seen_hashes.add(rec.content_hash)
+        out.append(rec)
     return out
 
 
-__all__ = ["earlier_sessions", "same_measurement", "invocation_figure", "DEFAULT_SESSIONS", "MAX_AGE_DAYS"]
+@dataclass
+class Variation:
+    """The pooled components of one figure (a stage, or the throughput) on this board and host."""
+
+    repeat: object          # edgebench.stats.variation.Component
+    session: object         # edgebench.stats.variation.Component
+
+
+def variation(history: list, stage: str, this_key: tuple | None = None, this_figs: list | None = None,
+              label: str = "measured") -> Variation:
+    """Between-repeat and between-invocation components of ``stage`` pooled over ``history``
+    (and this invocation's runs ``this_figs`` of measurement ``this_key``, when given), with the
+    stated priors of figures of ``label`` (:func:`edgebench.stats.variation.priors`)."""
+    from edgebench.stats.variation import invocation_estimate, pooled_component, priors
+
+    repeat_prior, session_prior = priors(label)
+    invocations = [(rec.measurement, rec.figures[stage]) for rec in history if stage in rec.figures]
+    if this_figs:
+        invocations.append((this_key, this_figs))
+    repeat = pooled_component([[(f.y, f.w) for f in figs] for _, figs in invocations], repeat_prior)
+    groups: dict = {}
+    for key, figs in invocations:
+        est = invocation_estimate(figs, repeat)
+        groups.setdefault(key, []).append((est.centre, est.var))
+    return Variation(repeat, pooled_component(list(groups.values()), session_prior))
+
+
+def earlier_sessions(result, history: list, sessions: int = DEFAULT_SESSIONS) -> list:
+    """Up to ``sessions - 1`` records of ``history`` that are earlier sessions of the same
+    measurement as ``result`` (newest first)."""
+    if sessions <= 1:
+        return []
+    key = measurement_key(result)
+    return [rec for rec in history if rec.measurement == key][: sessions - 1]
+
+
+def other_sessions(result, run_dir) -> list:
+    """The other sessions of ``result``'s measurement in its runs folder, whenever they ran (for
+    ``check``'s best-of-N rule): ``[{run_id, created_utc, median_s}]`` (geometric mean of each
+    session's run medians)."""
+    import math as _m
+
+    d = Path(run_dir)
+    if result.kind != "bench" or not d.parent.is_dir():
+        return []
+    key = measurement_key(result)
+    out = []
+    for rec in read_history(result, d.parent, exclude=d, later_too=True):
+        figs = rec.figures.get("e2e")
+        if rec.measurement == key and figs:
+            out.append({"run_id": rec.run_id, "created_utc": rec.created_utc,
+                        "median_s": _m.exp(sum(f.y for f in figs) / len(figs))})
+    return out
+
+
+__all__ = ["Record", "other_sessions", "Variation", "read_history", "record_of", "earlier_sessions", "variation",
+           "same_measurement",
+           "measurement_key", "machine_key", "run_figures", "throughput_figures", "DEFAULT_SESSIONS",
+           "MAX_AGE_DAYS", "THROUGHPUT"]

@@ -6,8 +6,10 @@ Given the per-inference samples and the telemetry frame of a soak (device clock)
 * ``burst``: the first ``burst_s`` seconds after the load started (the figure a
   short benchmark would quote); ``sustained``: the trailing window in which steady
   state was established (or the last window when it was not);
-* ``sustained_over_burst``: ratio of sustained to burst throughput (1/median for
-  single-stream, achieved rate for fixed-rate) and of the medians;
+* ``sustained_over_burst``: ratio of sustained to burst throughput, both achieved (completed
+  inferences over the wall time of the window, never 1/median), with its interval
+  (``sustained_over_burst_ci``: both windows are of one run, so only their within-window
+  uncertainties), and the ratio of the medians;
 * thermal: maximum and steady (median over the window) temperature, time to the
   first throttle, throttle events by cause, time at each frequency, the cost of
   telemetry sampling as a fraction of the run.
@@ -28,20 +30,39 @@ from edgebench.stats.latency import summarize
 from edgebench.telemetry import analysis
 
 
+#: what a soak window's throughput is
+WINDOW_THROUGHPUT = ("achieved: inferences completed / wall time of the window on the device clock (time between "
+                     "inferences and between chunks included)")
+
+
 def _window_stats(t_s: np.ndarray, e2e_s: np.ndarray, scenario: str, label: str) -> Optional[dict]:
+    from edgebench.bench.throughput import cycle_times
+    from edgebench.stats.dependence import mean_se_log
+
     if e2e_s.size < 2:
         return None
     s = summarize(e2e_s).to_dict()
     span = float(t_s[-1] + e2e_s[-1] - t_s[0]) if t_s.size else 0.0
-    if scenario == "fixed-rate":
-        per_s = (t_s.size - 1) / float(t_s[-1] - t_s[0]) if t_s[-1] > t_s[0] else None
-        definition = "achieved request rate (starts per second on the device clock)"
-    else:
-        per_s = 1.0 / s["median_s"] if s["median_s"] > 0 else None
-        definition = "1 / median end-to-end latency (one request at a time)"
+    per_s = e2e_s.size / span if span > 0 else None
+    got = mean_se_log(cycle_times(np.asarray(t_s) * 1e9, e2e_s)) if per_s else None
     return {"t_from_s": float(t_s[0]), "t_to_s": float(t_s[-1] + e2e_s[-1]), "span_s": span, "n": int(e2e_s.size),
             "median_s": s["median_s"], "ci_low_s": s["ci_low_s"], "ci_high_s": s["ci_high_s"],
-            "p99_s": s["p99_s"], "throughput_per_s": per_s, "throughput_definition": definition, "label": label}
+            "p99_s": s["p99_s"], "throughput_per_s": per_s, "throughput_definition": WINDOW_THROUGHPUT,
+            "throughput_se_log": got[1] if got else None, "throughput_df": got[2] if got else None,
+            "scenario": scenario, "label": label}
+
+
+def window_ratio(num: dict, den: dict, level: float = 0.95) -> Optional[list]:
+    """Interval of ``num / den`` throughput of two windows of one run (their within-window errors)."""
+    from edgebench.stats.variation import LogEstimate, satterthwaite
+
+    if not (num and den and num.get("throughput_se_log") is not None and den.get("throughput_se_log") is not None):
+        return None
+    terms = [(num["throughput_se_log"] ** 2, num["throughput_df"]),
+             (den["throughput_se_log"] ** 2, den["throughput_df"])]
+    est = LogEstimate(float(np.log(num["throughput_per_s"] / den["throughput_per_s"])), sum(v for v, _ in terms),
+                      satterthwaite(terms))
+    return list(est.interval(level))
 
 
 def soak_figures(samples, telemetry, capture, *, t0_ns: int, t_end_ns: int, burst_s: float, window_s: float,
@@ -55,14 +76,16 @@ def soak_figures(samples, telemetry, capture, *, t0_ns: int, t_end_ns: int, burs
     w = t >= end_s - window_s
     burst = _window_stats(t[b], e2e[b], scenario, label)
     sustained = _window_stats(t[w], e2e[w], scenario, label)
-    ratio = lat_ratio = None
+    ratio = lat_ratio = ratio_ci = None
     if burst and sustained:
         if burst["throughput_per_s"] and sustained["throughput_per_s"]:
             ratio = sustained["throughput_per_s"] / burst["throughput_per_s"]
+            ratio_ci = window_ratio(sustained, burst)
         if burst["median_s"]:
             lat_ratio = sustained["median_s"] / burst["median_s"]
     busy = float(e2e.sum()) / (end_s - float(t[0])) if e2e.size and end_s > t[0] else None
     out = {"burst": burst, "sustained": sustained, "sustained_over_burst": ratio,
+           "sustained_over_burst_ci": ratio_ci,
            "busy_fraction": busy,
            "latency_sustained_over_burst": lat_ratio, "duration_s": end_s, "steady": bool(verdict.steady),
            "steady_at_s": end_s if verdict.steady else None, "verdict": verdict.to_dict()}
@@ -159,12 +182,14 @@ def soak_sentence(fig: dict, status: str) -> str:
         if not v.get("thermal_judged"):
             parts.append("Thermal steady state cannot be judged: no thermal source.")
     b, s = fig.get("burst") or {}, fig.get("sustained") or {}
-    if b and s and b.get("throughput_definition", "").startswith("achieved"):
+    if b and s and b.get("scenario") == "fixed-rate":
         parts.append(f"Median latency {_ms(s['median_s'])} sustained vs {_ms(b['median_s'])} over the first "
                      f"{b['span_s']:.1f} s ({fig['latency_sustained_over_burst']:.2f}x).")
     elif fig.get("sustained_over_burst") is not None:
-        parts.append(f"Burst {b['throughput_per_s']:,.0f}/s over the first {b['span_s']:.1f} s; sustained is "
-                     f"{100 * fig['sustained_over_burst']:.0f}% of burst.")
+        ci = fig.get("sustained_over_burst_ci")
+        ci_text = f" (95% CI {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""
+        parts.append(f"Burst {b['throughput_per_s']:,.0f}/s achieved over the first {b['span_s']:.1f} s; sustained "
+                     f"{s['throughput_per_s']:,.0f}/s, {fig['sustained_over_burst']:.2f}x burst{ci_text}.")
     if th.get("max_temp_c") is not None:
         parts.append(f"Max {th['max_temp_c']:.1f} °C.")
     first = th.get("time_to_first_throttle_s")
@@ -204,9 +229,16 @@ def summarize_run(r, samples, telemetry, capture, o, verdict, t0_ns, t_end_ns, c
         window = soak_rows[soak_rows["t_start_ns"] >= t_end_ns - int(o.window_s * 1e9)]
         r.latency = stage_summaries(window, r.label)
         sus = fig.get("sustained") or {}
-        r.throughput = ({"per_s": sus["throughput_per_s"], "definition": sus["throughput_definition"]
-                         + f", over the final {o.window_s:g} s window", "label": r.label}
-                        if sus.get("throughput_per_s") else {})
+        r.throughput = {}
+        if sus.get("throughput_per_s"):
+            from edgebench.bench.throughput import throughput_interval
+
+            r.throughput = {"per_s": sus["throughput_per_s"], "definition": sus["throughput_definition"]
+                            + f", over the final {o.window_s:g} s window", "label": r.label,
+                            "per_repeat": [{"per_s": sus["throughput_per_s"], "se_log": sus["throughput_se_log"],
+                                            "df": sus["throughput_df"], "n": sus["n"], "window_s": sus["span_s"]}],
+                            "inverse_median_per_s": 1.0 / sus["median_s"] if sus.get("median_s") else None}
+            r.throughput.update(throughput_interval(r.throughput["per_repeat"], o.ci_level, None, r, 1))
         r.stopping = {"steady": fig["steady"], "reason": verdict.reason, "n": int(len(soak_rows)),
                       "elapsed_s": fig["duration_s"], "until": o.until, "max_duration_s": o.max_duration_s}
         fig["cool_down"] = cool

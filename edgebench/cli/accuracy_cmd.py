@@ -1,7 +1,8 @@
 """`edgebench accuracy MODEL --baseline FP32 --data TEST --board B`: accuracy against the baseline.
 
 Exit codes: 0 ok, 1 bad input or an error (nothing stored), 2 a compression
-threshold failed (the run is stored and printed first).
+threshold the user set failed (the run is stored and printed first). A default threshold
+the user did not set is a warning (``default-threshold-exceeded``), not a gate.
 """
 from __future__ import annotations
 
@@ -83,7 +84,16 @@ def _preprocessing(items: Optional[List[str]], old: dict, err) -> dict:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
 
 
+def _given(ctx, names: dict) -> tuple:
+    """The options of ``names`` the user gave (command line or environment), as the option names the
+    library knows: a threshold given is a gate (exit 2), a default one a warning (docs/check.md)."""
+    given = ("COMMANDLINE", "ENVIRONMENT")   # by name: typer may carry its own copy of click's enum
+    return tuple(lib for cli, lib in names.items()
+                 if getattr(ctx.get_parameter_source(cli), "name", None) in given)
+
+
 def accuracy(
+    ctx: typer.Context,
     model: Optional[Path] = typer.Argument(None,
                                            help="The model under test (.tflite, e.g. INT8; omit with --recover)."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="The FP32 model it came from (.tflite)."),
@@ -148,6 +158,8 @@ def accuracy(
         families=tuple(f.strip() for f in families.split(",") if f.strip()) if families else None,
         severities=sev or (), seed=seed, value_range=_numbers(value_range, "--value-range", 2),
         max_drop_points=max_drop, max_ece=max_ece, max_edge_drop_points=max_edge_drop, gate_on=gate_on,
+        gates_set=_given(ctx, {"max_drop": "max_drop_points", "max_ece": "max_ece",
+                               "max_edge_drop": "max_edge_drop_points"}),
         calib_fraction=calib_fraction, chunk_size=chunk, data_options=data_options, cpus=run.cpus)
     result, run_dir = run_accuracy(model, baseline, data, run.profile(), opts, runs_root=run.runs_dir, url=run.url,
                                    progress=_progress(err))

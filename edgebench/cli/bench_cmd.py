@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -26,7 +26,10 @@ def parse_range(text: Optional[str]):
 
 
 def bench(
-    model: Optional[Path] = typer.Argument(None, help="The .tflite model to benchmark (omit with --recover)."),
+    models: Optional[List[Path]] = typer.Argument(
+        None, help="The .tflite model(s) to benchmark (omit with --recover); two or more run interleaved "
+                   "(A B A B repeats) in one invocation, so `compare` judges them without the variation between "
+                   "invocations."),
     scenario: str = typer.Option("single-stream", help="single-stream, offline or fixed-rate."),
     kernels: str = opt.kernels(rich_help_panel=opt.RUNTIME),
     threads: int = opt.threads(rich_help_panel=opt.RUNTIME),
@@ -83,6 +86,10 @@ def bench(
 
     profile = run.profile()
     err = get_err_console()
+    models = list(models or [])
+    model = models[0]
+    if len(models) > 1 and (mlperf or profile.mlperf_only):
+        raise UsageError("several models run interleaved on one board: not with --mlperf", "give one model")
     if mlperf or profile.mlperf_only:
         return _mlperf(model, profile, run, mlperf, scenario, rate, inputs, seed, model_id, input_encoding, results)
     given = [name for name, v in (("--model-id", model_id), ("--input-encoding", input_encoding),
@@ -90,8 +97,9 @@ def bench(
     if given:
         raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --mlperf only "
                          "(the MLPerf Tiny dialect)", "add --mlperf, or drop them")
-    run.check_fit(model)      # a microcontroller: operators, model buffer, arena, before any upload
-    from edgebench.bench.latency import BenchOptions, run_bench
+    for m in models:
+        run.check_fit(m)      # a microcontroller: operators, model buffer, arena, before any upload
+    from edgebench.bench.latency import BenchOptions, run_benches
 
     opts = BenchOptions(scenario=scenario, kernels=kernels, threads=threads, delegate=delegate,
                         rate_hz=_rate(rate), batch=batch,
@@ -100,10 +108,19 @@ def bench(
                         min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
                         cpus=run.cpus, repeat=repeat, max_repeats=max(max_repeats, repeat), sessions=sessions)
     with run.client() as client:  # with --image: one emulator for all runs
-        result, run_dir = run_bench(model, profile, opts, runs_root=run.runs_dir, url=run.url, client=client,
-                                    started=started, progress=progress_printer(err, model.name))
+        done = run_benches(models, profile, opts, runs_root=run.runs_dir, url=run.url, client=client,
+                           started=started, progress_for=lambda name: progress_printer(err, name))
     err.print()
-    run.show(result, run_dir)
+    if len(done) == 1:
+        run.show(*done[0])
+        return
+    if run.json_out:
+        from edgebench.cli.output import emit_json
+
+        emit_json([r for r, _ in done])
+        return
+    for result, run_dir in done:
+        run.show(result, run_dir)
 
 
 def _rate(text: Optional[str]) -> Optional[float]:

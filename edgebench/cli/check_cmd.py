@@ -33,7 +33,9 @@ def verdict_table(report):
 def check(
     runs: List[str] = typer.Argument(..., help="Runs to check together: ids, folder name prefixes or folders."),
     runs_dir: Path = opt.runs_dir(writes=False),
-    strict: bool = typer.Option(False, "--strict", help="Exit 2 when any rule fails."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 2 when any rule fails (a failed gate of a run "
+                                                        "included; warnings, such as a default threshold "
+                                                        "exceeded, never)."),
     json_out: bool = opt.json_flag("the verdicts"),
 ) -> None:
     """Check runs against the twelve ways to fool the masses and the edge reality check (n/a: not applicable)."""
@@ -41,8 +43,11 @@ def check(
     from edgebench.report.check import check as run_checks
     from edgebench.results.store import read_results
 
-    results = [result for _, result in read_results(runs, runs_dir)]
-    report = run_checks(results)
+    from edgebench.bench.sessions import other_sessions
+
+    pairs = read_results(runs, runs_dir)
+    results = [result for _, result in pairs]
+    report = run_checks(results, sessions={r.run_id: other_sessions(r, d) for d, r in pairs})
     if json_out:
         emit_json(report)
     else:

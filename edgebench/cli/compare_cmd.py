@@ -39,7 +39,8 @@ def compare(
     runs_dir: Path = opt.runs_dir(writes=False),
     stage: str = typer.Option("e2e", help="Headline stage (e2e, prep, set, invoke, get)."),
     allow_different: bool = typer.Option(False, "--allow-different",
-                                         help="Compare even when conditions differ (they are listed)."),
+                                         help="Compare even on another board, CPU, scenario or batch (refused by "
+                                              "default: the ratio would not be about the models)."),
     max_slowdown: Optional[float] = typer.Option(
         None, "--max-slowdown", help="Exit 2 when B is slower than X times A beyond the interval's doubt "
                                      "(lower bound of the slowdown interval > X)."),
@@ -47,7 +48,8 @@ def compare(
 ) -> None:
     """Compare two runs: ratio of medians per stage, run- and dependence-aware interval, Holm across stages."""
     from edgebench.bench.compare import compare as compare_runs
-    from edgebench.bench.compare import short_value, condition_differences
+    from edgebench.bench.conditions import condition_differences, refused_differences, short_value
+    from edgebench.bench.sessions import read_history
     from edgebench.cli.output import emit_json, get_console
     from edgebench.results.model import STAGES, refuse_mixed_labels
     from edgebench.results.store import read_result, read_samples, resolve_run
@@ -64,12 +66,16 @@ def compare(
             raise ResultError(f"run {d.name} ({r.kind}) has no {stage} latency to compare",
                               "compare runs of bench, soak, energy or mlperf-tiny")
     diffs = condition_differences(ra, rb)
-    if diffs and not allow_different:
-        listed = "; ".join(f"{d['condition']} {short_value(d['baseline'])} vs {short_value(d['candidate'])}" for d in diffs)
-        raise UsageError(f"refusing to compare runs whose conditions differ: {listed}",
-                         "pass --allow-different to compare anyway (the differences are printed beside the result)")
+    refused = refused_differences(diffs)
+    if refused and not allow_different:
+        listed = "; ".join(f"{d['condition']} {short_value(d['baseline'])} vs {short_value(d['candidate'])}"
+                           for d in refused)
+        raise UsageError(f"refusing to compare runs measured under different {listed}: the ratio would not be "
+                         "about the models", "pass --allow-different to compare anyway (the differences are "
+                                             "printed beside the result)")
     stages = tuple(s for s in STAGES if (ra.latency or {}).get(s) and (rb.latency or {}).get(s))
-    comp = compare_runs(ra, read_samples(da), rb, read_samples(db), stage=stage, stages=stages)
+    history = read_history(ra, da.parent, later_too=True)   # every run on record, before and after
+    comp = compare_runs(ra, read_samples(da), rb, read_samples(db), stage=stage, stages=stages, history=history)
     gate = comp.apply_gate(max_slowdown, stage) if max_slowdown is not None else None
     if json_out:
         emit_json(comp)
@@ -77,8 +83,9 @@ def compare(
         out = get_console()
         out.print(comparison_table(comp, ra, rb))
         out.print(comp.sentence(stage), markup=False, soft_wrap=True)
+        out.print(comp.case_sentence(), markup=False, soft_wrap=True)
         if diffs:
-            out.print(f"conditions differ ({len(diffs)}), compared anyway (--allow-different):", markup=False)
+            out.print(f"conditions differ ({len(diffs)}):", markup=False)
             for d in diffs:
                 out.print(f"  {d['condition']}: {short_value(d['baseline'])} (A) vs {short_value(d['candidate'])} (B)",
                           markup=False)

@@ -40,10 +40,11 @@ def demo(
 ) -> None:
     """Benchmark the bundled digits FP32 and INT8 models and compare them honestly."""
     from edgebench.bench.compare import compare
-    from edgebench.bench.latency import BenchOptions, BenchSession, run_interleaved
+    from edgebench.bench.latency import BenchOptions, run_benches
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.data.bundled import bundled_model
+    from edgebench.bench.sessions import read_history
     from edgebench.results.store import read_samples
 
     err, out = get_err_console(), get_console()
@@ -61,18 +62,17 @@ def demo(
     # Their runs alternate (FP32, INT8, FP32, ...), each a fresh process, so that drift of
     # the machine falls on both and the comparison pairs run k of one with run k of the other.
     cpus = _one_cpu() if profile.transport.type == "local" and threads == 1 else None
-    sessions = {}
-    for name in ("digits_fp32", "digits_int8"):
-        opts = BenchOptions(kernels=kernels, threads=threads, target_rel_ci=target, repeat=repeat,
-                            max_repeats=repeat, min_time_s=min_time, max_time_s=max_time, cpus=cpus)
-        sessions[name] = BenchSession(bundled_model(name), profile, opts, runs_root=runs_dir, url=url,
-                                      progress=progress_printer(err, name))
-    run_interleaved(list(sessions.values()))
+    opts = BenchOptions(kernels=kernels, threads=threads, target_rel_ci=target, repeat=repeat,
+                        max_repeats=repeat, min_time_s=min_time, max_time_s=max_time, cpus=cpus)
+    names = ("digits_fp32", "digits_int8")
+    done = run_benches([bundled_model(name) for name in names], profile, opts, runs_root=runs_dir, url=url,
+                       progress_for=lambda file: progress_printer(err, file.removesuffix(".tflite")))
     err.print()
-    runs = {name: (s.result, s.run_dir) for name, s in sessions.items()}
+    runs = dict(zip(names, done))
     (fp32, d32), (int8, d8) = runs["digits_fp32"], runs["digits_int8"]
     s32, s8 = read_samples(d32), read_samples(d8)
-    comp = compare(fp32, s32, int8, s8, stage="e2e", stages=("e2e", "invoke"))
+    comp = compare(fp32, s32, int8, s8, stage="e2e", stages=("e2e", "invoke"),
+                   history=read_history(fp32, d32.parent, later_too=True))
     if not json_out:  # each part as soon as it is measured: a later step that fails cannot hide it
         for result, run_dir in runs.values():
             print_run(out, result, run_dir)

@@ -168,8 +168,11 @@ def report(
     from edgebench.report.check import check
     from edgebench.results.store import read_results
 
-    datas = [gather(d, result) for d, result in read_results(runs, runs_dir)]
-    verdicts = check([x.result for x in datas])
+    from edgebench.bench.sessions import other_sessions
+
+    pairs = read_results(runs, runs_dir)
+    datas = [gather(d, result) for d, result in pairs]
+    verdicts = check([x.result for x in datas], sessions={r.run_id: other_sessions(r, d) for d, r in pairs})
     comps = _comparisons(datas)
     if md:
         text = html.render_markdown(datas, verdicts, comps, title=title)

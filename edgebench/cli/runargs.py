@@ -136,7 +136,7 @@ def command(verb, func: Callable) -> Callable:
 
 def before(verb, run: RunArgs, values: dict) -> bool:
     """The steps before a measuring verb's own work (module doc); False when one of them did the work."""
-    given = [name for name in verb.needs if values.get(name) is not None]
+    given = [name for name in verb.needs if values.get(name) not in (None, [], ())]
     if run.farm is not None:
         from edgebench.cli.farm_fanout import fan_out
 
@@ -149,7 +149,7 @@ def before(verb, run: RunArgs, values: dict) -> bool:
             raise UsageError(f"give {_spelled(verb.needs)} or --recover RUN_DIR, not both", verb.usage)
         recover(verb, run)
         return False
-    missing = [name for name in verb.needs if values.get(name) is None]
+    missing = [name for name in verb.needs if values.get(name) in (None, [], ())]
     if missing:
         raise UsageError(f"missing {_spelled(missing)}", verb.usage)
     return True
@@ -173,7 +173,7 @@ def recover(verb, run: RunArgs) -> None:
 
 def _spelled(names) -> str:
     """Parameter names as a user types them: the model argument as MODEL, options as --name."""
-    return ", ".join("MODEL" if n == "model" else f"--{n.replace('_', '-')}" for n in names)
+    return ", ".join("MODEL" if n in ("model", "models") else f"--{n.replace('_', '-')}" for n in names)
 
 
 __all__ = ["RunArgs", "command", "before", "recover"]

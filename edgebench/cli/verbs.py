@@ -70,7 +70,7 @@ VERBS: tuple = (
     Verb("bench", "edgebench.cli.bench_cmd:bench", "Latency of a model on a board, until the median is known to "
          "the target precision.", MEASURE, kinds=(rk.BENCH, rk.MLPERF),
          printer="edgebench.cli.render:print_run", recover="edgebench.bench.latency:recover_bench",
-         recover_keeps=" (keeps the repeats it had written)", farm=True, shared=MEASURING, needs=("model",),
+         recover_keeps=" (keeps the repeats it had written)", farm=True, shared=MEASURING, needs=("models",),
          usage="edgebench bench MODEL.tflite --board BOARD", what="the run"),
     Verb("soak", "edgebench.cli.soak_cmd:soak", "Run a model until the board reaches thermal steady state; burst "
          "vs sustained.", MEASURE, kinds=(rk.SOAK,), printer="edgebench.cli.render.thermal:print_soak",

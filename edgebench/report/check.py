@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Optional
 
 from edgebench.report import format as fmt
 from edgebench.results.kinds import kind_of
+from edgebench.report.claim import invoke_only
 
 PASS, WARN, FAIL, NA = "pass", "warn", "fail", "not applicable"
 VERDICTS = (PASS, WARN, FAIL, NA)
@@ -181,6 +182,14 @@ def kernel_only_as_e2e(runs: list) -> Verdict:
         if inv.get("median_s") and e2e["median_s"] > 0:
             share = (f"; invoke (kernels) median {fmt.duration(inv['median_s'])} = "
                      f"{100 * inv['median_s'] / e2e['median_s']:.0f}% of it")
+        if invoke_only(r):
+            sold = "end-to-end" in str((r.extra or {}).get("claim") or "")
+            return (FAIL if sold else WARN,
+                    f"the 'e2e' figure {fmt.duration(e2e['median_s'])} is the kernel alone: invoke only "
+                    f"(preparation, transfer and output read are 0 by construction; includes: {includes})"
+                    + ("; the claim sells it as end-to-end" if sold else "; the claim says kernel only"),
+                    "quote it as the kernel's (invoke) latency; the steps outside the device timing (input "
+                    "quantization, upload, output read, feature extraction) are not in it")
         return PASS, f"headline is end to end ({fmt.duration(e2e['median_s'])}, incl. {includes}){share}", None
 
     return _per_run("kernel-only-as-e2e", "kernel-only timing sold as end-to-end",
@@ -365,8 +374,11 @@ def single_run(runs: list) -> Verdict:
                                                           else "")
         sessions = e.get("sessions")
         if sessions == 1:
-            return (WARN, f"{runs_text}, all in one invocation: the interval cannot see the variation between "
-                          "invocations, which repeats inside one share",
+            sv = e.get("session_variation") or {}
+            source = ("pooled from other measurements on this board and host" if sv.get("source") == "pooled"
+                      else "the stated prior")
+            return (WARN, f"{runs_text}, all in one invocation: its variation between invocations is {source}, not "
+                          "measured for this model (repeats inside one invocation share that minute's machine)",
                     "run the same bench command again: earlier runs of the same model and conditions in the "
                     "runs folder are combined into the interval")
         if sessions:
@@ -442,6 +454,9 @@ def power_without_duty_cycle(runs: list) -> Verdict:
 
 
 def small_test_set(runs: list) -> Verdict:
+    lat = [r for r in runs if kind_of(r).latency and _has_latency(r)]
+    speedup = len({((r.model or {}).get("sha256")) for r in lat}) > 1   # a latency comparison among the runs
+
     def check(r):
         a = _acc(r)
         if not kind_of(r).accuracy or not a:
@@ -456,9 +471,12 @@ def small_test_set(runs: list) -> Verdict:
         drop = f"observed {obs:+.2f} points" if obs is not None else "no observed difference"
         if res.get("resolvable"):
             return PASS, f"n={n} resolves differences of {mdd:.2f} points; {drop}", None
-        return (WARN, f"n={n} resolves only differences of {mdd:.2f} points or more; {drop} is below that: "
-                      f"neither a drop nor its absence below {mdd:.2f} points can be claimed",
-                "use a larger test set, or claim only 'no drop larger than the resolution'")
+        text = (f"n={n} resolves only differences of {mdd:.2f} points or more; {drop} is below that: "
+                f"neither a drop nor its absence below {mdd:.2f} points can be claimed")
+        if speedup:
+            return (FAIL, text + "; a speed-up is claimed among these runs, on an accuracy that cannot be resolved",
+                    "use a test set large enough to resolve the drop that matters before claiming the speed-up")
+        return (WARN, text, "use a larger test set, or claim only 'no drop larger than the resolution'")
 
     return _per_run("test-set-too-small", "a test set too small for the claimed difference",
                     "edgebench design brief (significance and the smallest resolvable difference side by side)",
@@ -509,15 +527,106 @@ def mixed_labels(runs: list) -> Verdict:
     return Verdict("mixed-labels", title, PASS, f"all runs {lab}{note}", None, src, [r.run_id for r in runs])
 
 
+def best_of_n(runs: list, sessions: Optional[dict] = None) -> Verdict:
+    """``sessions``: run id -> the other sessions of its measurement in its runs folder
+    (``[{run_id, median_s}]``, :func:`edgebench.bench.sessions.other_sessions`)."""
+    title = "best of N (the fastest invocation cited)"
+    src = "Hoefler & Belli, SC15 rule 5 (report the variation of all runs); Bailey 1991"
+
+    def check(r):
+        if not kind_of(r).repeats or not _has_latency(r):
+            return None
+        others = (sessions or {}).get(r.run_id)
+        if others is None:
+            return None
+        combined = set(_e2e(r).get("session_runs") or [])
+        left = [o for o in others if o["run_id"] not in combined]
+        e = _e2e(r)
+        med = (e.get("invocation") or e)["median_s"]
+        if not left:
+            return PASS, (f"{len(others)} other session(s) of this measurement in its folder, all combined into "
+                          "its interval" if others else "no other session of this measurement in its folder"), None
+        meds = sorted(o["median_s"] for o in left)
+        n = len(others) + 1
+        text = (f"median {fmt.duration(med)}; {len(left)} session(s) of the same measurement in its folder are not "
+                f"in its interval (medians {fmt.duration(meds[0])}–{fmt.duration(meds[-1])})")
+        typical = meds[len(meds) // 2]
+        outside = e.get("ci_high_s") is not None and typical > e["ci_high_s"]
+        if med < meds[0] and (len(left) >= 2 or outside):
+            return (FAIL, f"the fastest of {n} sessions is cited: {text}",
+                    "cite the latest run (it combines every earlier session) or all of them; never the best one")
+        if outside:
+            return (WARN, f"{text}: their median lies above this run's interval",
+                    "re-run the bench: the new run combines every earlier session")
+        return PASS, text + "; this run is not the fastest", None
+
+    return _per_run("best-of-n", title, src, check, runs)
+
+
+best_of_n.needs_sessions = True
+
+
+def variation_levels(runs: list) -> Verdict:
+    title = "an interval or throughput without the variation between invocations"
+    src = "edgebench design brief (three levels of variation; every decision carries them); " + HOEFLER + " rule 8"
+
+    def check(r):
+        if not kind_of(r).latency or not _has_latency(r):
+            return None
+        e, tp = _e2e(r), r.throughput or {}
+        sv = e.get("session_variation")
+        problems = []
+        if kind_of(r).repeats and not sv:
+            problems.append("its latency interval has no between-invocation term (made before edgebench "
+                            "modelled it)")
+        if tp.get("per_s") and tp.get("ci_low_per_s") is None and tp.get("host_limited_per_s") is None:
+            problems.append(f"its throughput {fmt.rate(tp['per_s'])}/s has no interval")
+        if problems:
+            return (FAIL if any("throughput" in p for p in problems) else WARN, "; ".join(problems),
+                    "re-run with this edgebench: intervals, comparisons and throughputs carry the variation "
+                    "between repeats and invocations")
+        how = (sv or {}).get("description") or ("one run of a soak: the stated priors" if kind_of(r).sustained else
+                                                 "as recorded")
+        tpi = (f"; throughput {fmt.rate(tp.get('per_s'))}/s, 95% CI {fmt.rate(tp.get('ci_low_per_s'))}–"
+               f"{fmt.rate(tp.get('ci_high_per_s'))}/s" if tp.get("ci_low_per_s") is not None else "")
+        return PASS, f"{how}{tpi}", None
+
+    return _per_run("variation-levels", title, src, check, runs)
+
+
+def gates(runs: list) -> Verdict:
+    from edgebench.results.model import failed_gates
+
+    def check(r):
+        failed = failed_gates(r)
+        val = ((r.extra or {}).get("accuracy") or {}).get("validation") or {}
+        default = val.get("default_exceeded") or []
+        if failed:
+            return (FAIL, f"a gate failed: {', '.join(failed)}", "the run did not meet a threshold that was set")
+        if default:
+            return (WARN, f"default thresholds exceeded (not set by the user, so warnings): {', '.join(default)}",
+                    "set the threshold (e.g. --max-drop) to make it a gate, or review the model")
+        if val.get("rows") or ((r.extra or {}).get("verify") or {}).get("gate", {}).get("applies"):
+            return PASS, "every gate set passed", None
+        return None
+
+    return _per_run("gates", "a failed gate or threshold", "edgebench design brief (gates act on interval bounds; "
+                    "exit 2 = a gate you set)", check, runs)
+
+
 RULES: list = [speedup_without_accuracy, precision_and_kernels, kernel_only_as_e2e, one_model_only,
                baseline_mismatch, preprocessing_excluded, input_size, relative_accuracy, single_run,
-               burst_as_sustained, power_without_duty_cycle, small_test_set, cold_start, mixed_labels]
+               burst_as_sustained, power_without_duty_cycle, small_test_set, cold_start, mixed_labels,
+               best_of_n, variation_levels, gates]
 
 
-def check(runs: Iterable, rules: Optional[list] = None) -> CheckReport:
-    """Every rule over ``runs`` (RunResults)."""
+def check(runs: Iterable, rules: Optional[list] = None, sessions: Optional[dict] = None) -> CheckReport:
+    """Every rule over ``runs`` (RunResults). ``sessions``: run id -> the other sessions of its
+    measurement in its runs folder (read by the caller; the best-of-N rule is not applicable without)."""
     runs = list(runs)
-    return CheckReport([r.run_id for r in runs], [rule(runs) for rule in (rules or RULES)])
+    return CheckReport([r.run_id for r in runs],
+                       [rule(runs, sessions) if getattr(rule, "needs_sessions", False) else rule(runs)
+                        for rule in (rules or RULES)])
 
 
 __all__ = ["Verdict", "CheckReport", "RULES", "check", "PASS", "WARN", "FAIL", "NA", "VERDICTS"]

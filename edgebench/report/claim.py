@@ -35,8 +35,18 @@ def claim(result: RunResult) -> str:
 def _headline(r: RunResult) -> str:
     e2e = r.latency.get("e2e") or {}
     scen = r.scenario.get("name", "single-stream")
-    tput = r.throughput.get("per_s")
-    head = f"{fmt.rate(tput)} inferences/s achieved {scen}"
+    tp = r.throughput or {}
+    tput = tp.get("per_s")
+    level = int(round(100 * e2e.get("ci_level", 0.95)))
+    if tp.get("host_limited_per_s") is not None:   # emulated: device time apart from the host's link
+        head = (f"{fmt.rate(tput)} inferences/s of emulated device time {scen} "
+                f"({fmt.rate(tp['host_limited_per_s'])}/s host-limited, with the emulator and the serial link "
+                "between chunks)")
+    else:
+        ci = (f" ({level}% CI {fmt.rate(tp['ci_low_per_s'])}–{fmt.rate(tp['ci_high_per_s'])}/s"
+              + (f" over {tp['sessions']} sessions" if (tp.get("sessions") or 1) > 1 else "") + ")"
+              if tp.get("ci_low_per_s") is not None else "")
+        head = f"{fmt.rate(tput)} inferences/s achieved {scen}{ci}"
     if scen == "fixed-rate":
         head = (f"fixed-rate at {fmt.rate(r.scenario.get('rate_hz'))}/s requested, "
                 f"{fmt.rate(r.extra.get('achieved_rate_hz'))}/s achieved")
@@ -52,13 +62,18 @@ def _headline(r: RunResult) -> str:
     if warm is not None:
         stats += f", {fmt.count(warm)} warm-up inferences discarded"
     sessions = e2e.get("sessions")
+    sv = e2e.get("session_variation") or {}
+    between = (f"between-invocation CV {fmt.percent(sv.get('cv'), 1)}, "
+               + (f"pooled from {sv.get('units')} invocations on this board and host" if sv.get("source") == "pooled"
+                  else "the stated prior"))
+    rerun = (f"; a re-run's median is expected in {fmt.duration_range(e2e.get('rerun_low_s'), e2e.get('rerun_high_s'))}"
+             if e2e.get("rerun_low_s") is not None else "")
     if sessions and sessions > 1:
         stats += (f"; the interval combines {sessions} sessions, this invocation and {sessions - 1} earlier "
-                  f"run{'s' if sessions > 2 else ''} of the same model and conditions (between-session CV "
-                  f"{fmt.percent(e2e.get('between_session_cv'), 1)}; a re-run's median is expected in "
-                  f"{fmt.duration_range(e2e.get('rerun_low_s'), e2e.get('rerun_high_s'))})")
+                  f"run{'s' if sessions > 2 else ''} of the same model and conditions ({between}){rerun}")
     elif sessions == 1:
-        stats += "; one session: variation between invocations not measured"
+        stats += (f"; one session of this model: its interval carries the variation between invocations "
+                  f"({between}){rerun}")
     return f"{head} ({stats})"
 
 
@@ -86,8 +101,20 @@ def _inputs(inp: dict) -> str:
     return f"{inp.get('count')} real {shape} inputs from {inp.get('source')}"
 
 
+def invoke_only(r) -> bool:
+    """True when a run's end-to-end figure is the kernel alone: every other stage is 0 and the e2e
+    median is the invoke median (firmware that times only the engine)."""
+    lat = r.latency or {}
+    e2e, inv = (lat.get("e2e") or {}).get("median_s"), (lat.get("invoke") or {}).get("median_s")
+    others = [(lat.get(st) or {}).get("median_s") for st in ("prep", "set", "get")]
+    return bool(e2e and inv and abs(e2e - inv) <= 1e-3 * e2e and all(not v for v in others))
+
+
 def _includes(r: RunResult) -> str:
     inc = r.timing.get("e2e_includes")
+    if invoke_only(r):   # firmware that times the engine alone: never sold as end to end
+        exc = r.timing.get("excludes")
+        return f"KERNEL ONLY ({inc})" + (f"; not timed: {exc}" if exc else "")
     return f"end-to-end incl. {inc}" if inc else "end-to-end"
 
 
@@ -245,10 +272,16 @@ def accuracy_claim(result: RunResult) -> str:
     v = a.get("validation") or {}
     if v.get("gate_on") == "point":
         text += " Gates compared POINT ESTIMATES, not interval bounds."
+    unresolved = set(v.get("unresolved") or [])
+
+    def listed(metrics):
+        return ", ".join(f"{m} (unresolved: interval straddles the limit)" if m in unresolved else m for m in metrics)
+
     if v.get("failed"):
-        unresolved = set(v.get("unresolved") or [])
-        text += " Compression check FAILED: " + ", ".join(
-            f"{m} (unresolved: interval straddles the limit)" if m in unresolved else m for m in v["failed"]) + "."
+        text += " Compression check FAILED: " + listed(v["failed"]) + "."
+    if v.get("default_exceeded"):
+        text += " Default thresholds exceeded (warnings, not gates: not set by the user): " + \
+            listed(v["default_exceeded"]) + "."
     if result.status != "complete":
         text += f" INCOMPLETE run ({result.status_reason or result.status})."
     return text

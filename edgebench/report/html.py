@@ -421,9 +421,22 @@ def pareto_points(runs: list) -> list:
     (candidate and baseline), energy from energy runs."""
     pts: dict = {}
 
-    def point(m: dict) -> dict:
+    lat_labels: dict = {}   # model -> the labels of its latency runs: one point per (model, latency label)
+    for d in runs:
+        r = d.result
+        lat = ((r.latency or {}).get("e2e") or {}).get("median_s")
+        if kind_of(r).latency and lat:
+            m = r.model or {}
+            lat_labels.setdefault(m.get("sha256") or m.get("name"), set()).add(r.label)
+
+    def points(m: dict, latency_label: Optional[str] = None) -> list:
         key = m.get("sha256") or m.get("name")
-        return pts.setdefault(key, {"name": f"{m.get('name')} {m.get('precision') or ''}".strip(), "labels": set()})
+        labs = [latency_label] if latency_label else sorted(lat_labels.get(key) or {"measured"})
+        return [pts.setdefault((key, lab), {"name": f"{m.get('name')} {m.get('precision') or ''}".strip(),
+                                            "labels": set(), "latency_label": lab}) for lab in labs]
+
+    def point(m: dict, latency_label: Optional[str] = None) -> dict:
+        return points(m, latency_label)[0]
 
     for d in runs:
         r = d.result
@@ -431,23 +444,24 @@ def pareto_points(runs: list) -> list:
         m = r.model or {}
         e2e = (r.latency or {}).get("e2e") or {}
         if kind.latency and e2e.get("median_s"):
-            p = point(m)
+            p = point(m, r.label)
             if "latency_s" not in p or kind.repeats:    # independent repeats make the better latency figure
                 p.update(latency_s=e2e["median_s"], latency_ci=(e2e.get("ci_low_s"), e2e.get("ci_high_s")))
                 p["labels"].add(r.label)
         if kind.energy:
             ev = (r.power or {}).get("inference") or {}
             if ev.get("energy_j"):
-                point(m)["energy_j"] = ev["energy_j"]
-                point(m)["labels"].add(((r.power or {}).get("label") or r.label).split(" ")[0])
+                p = point(m, r.label)
+                p["energy_j"] = ev["energy_j"]
+                p["labels"].add(((r.power or {}).get("label") or r.label).split(" ")[0])
         a = (r.extra or {}).get("accuracy") or {}
         if kind.accuracy and a:
             for key, mm in (("candidate", m), ("baseline", ((a.get("baseline") or {}).get("model") or {}))):
                 t1 = ((a.get("accuracy") or {}).get(key) or {}).get("top1") or {}
                 if t1.get("accuracy") is not None and mm:
-                    p = point(mm)
-                    p.update(accuracy=t1["accuracy"], accuracy_ci=(t1.get("ci_low"), t1.get("ci_high")))
-                    p["labels"].add(r.label)
+                    for p in points(mm):
+                        p.update(accuracy=t1["accuracy"], accuracy_ci=(t1.get("ci_low"), t1.get("ci_high")))
+                        p["labels"].add(r.label)
     out = []
     for p in pts.values():
         labels = p.pop("labels")
@@ -517,12 +531,17 @@ def render_html(runs: list, report, comparisons: list = (), title: Optional[str]
         parts += ["<h2>Runs</h2>", _summary_table(runs)]
         pts = pareto_points(runs)
         usable = [p for p in pts if p.get("latency_s") and (p.get("accuracy") is not None or p.get("energy_j"))]
-        if len(usable) >= 2:
-            kinds = "accuracy" if any(p.get("accuracy") is not None for p in usable) else "energy"
-            parts += ["<h2>Pareto view</h2>",
-                      _img(rp.pareto(usable, f"{kinds} against latency, one point per model"), "Pareto view",
-                           f"Latency (median, 95% CI) against {kinds}; labels in brackets; the dashed line joins the "
-                           "models no other model beats on both.")]
+        # one axis never holds latencies of different labels (an emulated figure beside a measured one)
+        for lab in sorted({p["latency_label"] for p in usable}):
+            group = [p for p in usable if p["latency_label"] == lab]
+            if len(group) < 2:
+                continue
+            kinds = "accuracy" if any(p.get("accuracy") is not None for p in group) else "energy"
+            parts += [f"<h2>Pareto view ({_e(lab)} latency)</h2>",
+                      _img(rp.pareto(group, f"{kinds} against {lab} latency, one point per model"), "Pareto view",
+                           f"Latency ({lab}: median, 95% CI) against {kinds}; labels in brackets; the dashed line "
+                           "joins the models no other model beats on both. Latencies of other labels are plotted "
+                           "apart, never on this axis.")]
     parts.append(_comparisons_html(list(comparisons)))
     parts += [_run_section(d, i) for i, d in enumerate(runs, 1)]
     parts.append("<p class=small>edgebench report: every figure above carries its label (measured, emulated, "

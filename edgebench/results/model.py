@@ -21,6 +21,12 @@ Schema history (``schema_version``):
   ``docs/results-schema.md``.
 * 2 (edgebench 0.2): bench runs are K repeats; latency intervals combine within- and
   between-run variation; throughput is achieved, not 1/median; a ``repeat`` sample column.
+* 3 (edgebench 0.2, additive): the model of variation (``edgebench.stats.variation``): latency
+  figures carry ``se_log``, ``df``, ``repeat_variation``, ``session_variation``,
+  ``session_differs_p``, ``repeats_disagree_p``, ``regimes``, and ``per_run`` entries their
+  ``se_log``/``df``; throughput its interval (``ci_low_per_s``/``ci_high_per_s``, ``per_repeat``,
+  ``device_busy_per_s``; emulated boards ``host_limited_per_s``); accuracy validation rows
+  ``set_by``; energy figures ``resolved``. Version 2 files lack them (readers treat them as absent).
 """
 from __future__ import annotations
 
@@ -35,9 +41,11 @@ from typing_extensions import Annotated, TypedDict
 from edgebench.errors import ResultError
 from edgebench.schema import MAX_TEXT, OPEN, Bool, Float, Int, Str, expects, got, validate
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 SCHEMA_HISTORY = {1: "edgebench 0.1: first version",
-                  2: "edgebench 0.2: repeats, run- and dependence-aware intervals, achieved throughput"}
+                  2: "edgebench 0.2: repeats, run- and dependence-aware intervals, achieved throughput",
+                  3: "edgebench 0.2: the model of variation (pooled between-repeat and between-invocation "
+                     "components), throughput intervals, gates set by the user"}
 FORMAT: Final = "edgebench-run"
 LABELS = ("measured", "emulated", "simulated", "estimated")
 STATUSES = ("running", "complete", "incomplete", "failed")
@@ -839,7 +847,11 @@ DOC = {  # what each key of run.json holds: docs/results-schema.md's table is wr
     ),
     "throughput": (
         "`per_s`: achieved, inferences completed over the wall time of the measuring windows (device clock, "
-        "all repeats), `definition`, `per_repeat_per_s`, `inverse_median_per_s` (named so)"
+        "all repeats), `definition`, `per_repeat_per_s`, `inverse_median_per_s` (named so); since version 3 "
+        "its interval `ci_low_per_s`/`ci_high_per_s` (over repeats and, for bench, earlier sessions: the model "
+        "of variation), `per_repeat`, `device_busy_per_s` (inferences over the device time spent inferring); on "
+        "an emulated board `per_s` is the emulated device rate and `host_limited_per_s` the wall-clock rate with "
+        "the emulator and the serial link"
     ),
     "stopping": (
         "whether the headline interval reached the target, its relative half-width, why the run stopped, the "
@@ -912,7 +924,7 @@ class RunResult:
         dataclasses.field(default_factory=dict)
     extra: Annotated[Extra, Field(description=DOC["extra"])] = \
         dataclasses.field(default_factory=Extra)
-    schema_version: Annotated[Literal[1, 2], Field(description="this format's version (the schema history "
+    schema_version: Annotated[Literal[1, 2, 3], Field(description="this format's version (the schema history "
                                                                "above)")] = SCHEMA_VERSION
 
     def to_dict(self) -> dict:
@@ -940,6 +952,18 @@ class RunResult:
     @property
     def complete(self) -> bool:
         return self.status == "complete"
+
+
+def failed_gates(result) -> list:
+    """The gates a stored run failed (docs/check.md, "Gates"): compression thresholds the user set
+    (``extra.accuracy.validation.failed``) and a board profile's bit-exact promise
+    (``extra.verify.gate``). A default threshold the user never set is a warning, not listed here."""
+    extra = getattr(result, "extra", None) or {}
+    out = list((((extra.get("accuracy") or {}).get("validation") or {}).get("failed")) or [])
+    gate = (extra.get("verify") or {}).get("gate") or {}
+    if gate.get("applies") and gate.get("passed") is False:
+        out.append("bit-exact outputs (verify)")
+    return out
 
 
 def refuse_mixed_labels(*results) -> str:

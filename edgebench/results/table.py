@@ -15,13 +15,13 @@ from pathlib import Path
 
 from edgebench.errors import InputWarning, ResultError, UsageError
 from edgebench.results.kinds import kind_of
-from edgebench.results.model import RunResult
+from edgebench.results.model import RunResult, failed_gates
 from edgebench.results.store import find_runs, read_result, read_samples, resolve_run, run_status, skipped
 
 # column -> pandas dtype; the order is the order of the table
 COLUMNS = {
     "run_id": "string", "short_id": "string", "path": "string", "created_utc": "datetime64[ns, UTC]",
-    "kind": "string", "status": "string", "label": "string",
+    "kind": "string", "status": "string", "gate_failed": "boolean", "label": "string",
     "model": "string", "model_sha256": "string", "precision": "string", "board": "string",
     "runtime": "string", "runtime_version": "string", "kernels": "string",
     "threads": "Int64", "threads_list": "string", "delegate": "string", "scenario": "string",
@@ -129,7 +129,7 @@ def flat_row(result: RunResult, run_dir) -> dict:
     cpus = (r.settings or {}).get("agent_cpus")
     row = {
         "run_id": r.run_id, "path": str(run_dir), "created_utc": r.created_utc, "kind": r.kind,
-        "status": run_status(r), "label": r.label,
+        "status": run_status(r), "gate_failed": bool(failed_gates(r)), "label": r.label,
         "model": (r.model or {}).get("name"), "model_sha256": (r.model or {}).get("sha256"),
         "precision": (r.model or {}).get("precision"), "board": (r.board or {}).get("name"),
         "runtime": (r.runtime or {}).get("name"), "runtime_version": (r.runtime or {}).get("version"),

@@ -1,8 +1,12 @@
 """Statistics for honest benchmarks (level 1): pure functions, no I/O.
 
-- :mod:`.latency`   summaries with an order-statistic CI of the median; the stop rule
+- :mod:`.variation`  the model of variation: between-repeat and between-invocation components
+                     pooled over the runs folder with stated priors; invocation, session and
+                     ratio estimates
+- :mod:`.dependence` intervals of quantiles of autocorrelated runs (batch means), level shifts
+- :mod:`.latency`   summaries with dependence- and run-aware intervals; the stop rule
 - :mod:`.warmup`    end of warm-up by MSER-5
-- :mod:`.compare`   ratio of medians with a bootstrap CI and a Mann-Whitney U test
+- :mod:`.compare`   ratio of medians under the model of variation
 - :mod:`.stability` warnings with remedies (spread, drift, outliers, too few samples)
 
 All times are in seconds. scipy is imported inside the functions that use it,
@@ -19,6 +23,7 @@ def preload() -> None:
     """Import scipy.stats now (seconds when cold) instead of at its first use, which may fall in
     the middle of a timed schedule (a fixed-rate run, a soak) and stall the load."""
     import scipy.stats  # noqa: F401
+    from arch.bootstrap import optimal_block_length  # noqa: F401  (~1 s cold: the batch-size rule uses it)
 
 
 __all__ = [

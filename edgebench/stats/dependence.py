@@ -62,6 +62,8 @@ from edgebench.stats._samples import as_samples, check_level
 MIN_BATCHES = 8
 #: a batch spans at least this many integrated autocorrelation times (AR(1) approximation)
 BATCH_TAUS = 4.0
+#: a batch spans at least this many optimal block lengths (:func:`dependence_block`): level shifts
+BLOCKS = 4.0
 #: a median within this many clock ticks is "coarse": warn and say so in the claim
 COARSE_TICKS = 50
 
@@ -122,9 +124,32 @@ def _tau_ar1(r: float) -> float:
     return (1.0 + r) / (1.0 - r)
 
 
-def _batch_size(n: int, r: float) -> int:
-    b = max(math.sqrt(n), BATCH_TAUS * _tau_ar1(r))
+def _batch_size(n: int, r: float, block: float = 0.0) -> int:
+    b = max(math.sqrt(n), BATCH_TAUS * _tau_ar1(r), BLOCKS * block)
     return int(min(max(1, math.ceil(b)), n // MIN_BATCHES)) if n >= MIN_BATCHES else 1
+
+
+#: a series longer than this is averaged in consecutive chunks before the block length is estimated
+BLOCK_POINTS = 2000
+
+
+def dependence_block(x) -> float:
+    """How long the dependence of a series lasts, in samples: Politis & White's (2004, with Patton,
+    Politis & White 2009) optimal circular block length (``arch.bootstrap.optimal_block_length``),
+    which sees slowly decaying dependence and level shifts that a lag-1 autocorrelation misses.
+    A long series is first averaged in consecutive chunks to at most :data:`BLOCK_POINTS` points
+    (which keeps slow dependence and bounds the cost), and the length scaled back."""
+    from arch.bootstrap import optimal_block_length
+
+    a = np.asarray(x, dtype=np.float64)
+    if a.size < 16 or float(np.ptp(a)) == 0.0:
+        return 1.0
+    agg = max(1, a.size // BLOCK_POINTS)
+    if agg > 1:
+        a = a[: a.size // agg * agg].reshape(-1, agg).mean(axis=1)
+    with np.errstate(all="ignore"):
+        b = float(optimal_block_length(a - a.mean())["circular"].iloc[0])
+    return max(1.0, b) * agg if math.isfinite(b) else float(a.size * agg)
 
 
 def quantile_interval(samples_s, q: float = 0.5, ci_level: float = 0.95,
@@ -145,10 +170,11 @@ def quantile_intervals(samples_s, qs, ci_level: float = 0.95, resolution_s: floa
     ranks = np.empty(x.size, dtype=np.int64)
     ranks[order] = np.arange(x.size)
     r_rank = lag1_autocorr(ranks)
-    return [_quantile_interval(x, xs, r_rank, q, level, resolution_s) for q in qs]
+    block = dependence_block(ranks)
+    return [_quantile_interval(x, xs, r_rank, block, q, level, resolution_s) for q in qs]
 
 
-def _quantile_interval(x, xs, r_rank, q, level, resolution_s) -> QuantileInterval:
+def _quantile_interval(x, xs, r_rank, block, q, level, resolution_s) -> QuantileInterval:
     from scipy.stats import t as student_t
 
     n = x.size
@@ -156,7 +182,7 @@ def _quantile_interval(x, xs, r_rank, q, level, resolution_s) -> QuantileInterva
     ind = _indicator(x, est)
     r = lag1_autocorr(ind)
     var_iid = q * (1.0 - q)
-    b = _batch_size(n, max(r, r_rank))
+    b = _batch_size(n, max(r, r_rank), block)
     m = n // b if b else 0
     if m >= 2:
         used = ind[n - m * b:].reshape(m, b).mean(axis=1)
@@ -184,138 +210,131 @@ def _quantile_interval(x, xs, r_rank, q, level, resolution_s) -> QuantileInterva
 
 @dataclass(frozen=True)
 class RunsInterval:
-    """An interval for the long-run median from K runs (seconds)."""
+    """The interval of one invocation's figure from its K runs (seconds), made with the model of
+    variation (:mod:`edgebench.stats.variation`): within-run uncertainty plus the between-repeat
+    component, pooled from the runs folder or the stated prior."""
 
-    estimate: float           # geometric mean of the run medians
+    estimate: float           # geometric mean of the run figures
     low: Optional[float]
     high: Optional[float]
     ci_level: float
     runs: int
-    between_run_cv: Optional[float]   # sd of log run medians (≈ coefficient of variation)
+    between_run_cv: Optional[float]   # sd of log run figures (two or more runs)
     method: str
-    # sessions only: where the median of one more invocation should fall (a prediction interval)
-    rerun_low: Optional[float] = None
-    rerun_high: Optional[float] = None
+    se_log: Optional[float] = None    # standard error of log(estimate)
+    df: Optional[float] = None        # its degrees of freedom
+    repeats_disagree_p: Optional[float] = None   # set when the runs spread beyond the pooled variation
+    repeat_variation: Optional[dict] = None      # the between-repeat component used (Component.to_dict())
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def runs_interval(run_medians: Sequence[float], run_intervals: Sequence[tuple] = (),
-                  ci_level: float = 0.95, resolution_s: float = 0.0) -> RunsInterval:
-    """Interval for the median over repeated runs (Student t on log run medians).
+def run_figures(per: Sequence[QuantileInterval]) -> Optional[list]:
+    """The runs' figures for :mod:`edgebench.stats.variation` (None when a run has no interval)."""
+    from edgebench.stats.variation import RunFigure
 
-    ``run_intervals`` are the runs' own (low, high) within-run intervals: with one run the
-    result is that run's interval; with several, the between-run interval is widened if
-    needed to contain the pooled within-run uncertainty.
+    if any(q.se_log is None or q.estimate <= 0 for q in per):
+        return None
+    return [RunFigure(q.estimate, q.se_log, float(q.df)) for q in per]
+
+
+def runs_interval(per: Sequence[QuantileInterval], repeat=None, ci_level: float = 0.95,
+                  resolution_s: float = 0.0) -> RunsInterval:
+    """Interval of an invocation's figure from its runs' own intervals ``per``.
+
+    ``repeat``: the between-repeat :class:`~edgebench.stats.variation.Component` pooled over the
+    runs folder (None: these runs and the stated prior alone). The centre is the geometric mean
+    of the run figures; the variance ``(tau2 + mean w) / K`` (Welch–Satterthwaite df). When the
+    runs spread more than that allows (chi-squared, 1%), their own spread is used instead
+    (Student t, df K - 1) and ``repeats_disagree_p`` says so. No bound is closer than a clock tick.
     """
-    from scipy.stats import norm, t as student_t
+    from edgebench.stats.variation import REPEAT_PRIOR, invocation, pooled_component
 
     level = check_level(ci_level)
-    m = np.asarray(run_medians, dtype=np.float64)
-    if m.size < 1 or not np.all(np.isfinite(m)) or np.any(m <= 0):
-        raise DataError("run medians must be one or more positive finite numbers")
-    k = int(m.size)
-    logs = np.log(m)
-    centre = float(np.exp(logs.mean()))
-    z = float(norm.ppf(0.5 + level / 2.0))
-    # within-run standard errors on the log scale from each run's own interval
-    w_se = []
-    for (lo, hi), _med in zip(run_intervals, m):
-        if lo is not None and hi is not None and lo > 0:
-            w_se.append((math.log(hi) - math.log(lo)) / (2.0 * z))
-        else:
-            w_se.append(float("nan"))
-    w_se = np.asarray(w_se, dtype=np.float64)
-    if k == 1:
-        if run_intervals and w_se.size and np.isfinite(w_se[0]):
-            lo, hi = run_intervals[0]
-        else:
-            lo = hi = None
-        method = "one run: within-run interval only (run-to-run variation not measured)"
-        cv = None
-    else:
-        s = float(np.std(logs, ddof=1))
-        se = s / math.sqrt(k)
-        if w_se.size == k and np.all(np.isfinite(w_se)):
-            se = max(se, math.sqrt(float(np.mean(w_se ** 2)) / k))
-        half = float(student_t.ppf(0.5 + level / 2.0, k - 1)) * se
-        lo, hi = centre * math.exp(-half), centre * math.exp(half)
-        method = f"Student t on log medians of {k} runs (df {k - 1}), at least the pooled within-run interval"
-        cv = s
-    if lo is not None and resolution_s > 0:
-        lo, hi = max(0.0, min(lo, centre - resolution_s)), max(hi, centre + resolution_s)
-    return RunsInterval(estimate=centre, low=lo, high=hi, ci_level=level, runs=k,
-                        between_run_cv=cv, method=method)
-
-
-def _z_equivalent(median: float, interval: tuple, runs: Optional[int], level: float) -> tuple:
-    """An interval made with Student t on ``runs`` run medians (df runs - 1), rescaled to the
-    normal quantile, so that its half-width over z is the session's standard error (on the log
-    scale); one run's (or an unknown count's) interval is returned as it is."""
-    from scipy.stats import norm, t as student_t
-
-    lo, hi = interval
-    if not runs or runs < 2 or lo is None or hi is None or lo <= 0 or median <= 0:
-        return interval
-    shrink = float(norm.ppf(0.5 + level / 2.0)) / float(student_t.ppf(0.5 + level / 2.0, runs - 1))
-    return (median * math.exp(math.log(lo / median) * shrink), median * math.exp(math.log(hi / median) * shrink))
-
-
-def sessions_interval(this_median: float, this_interval: tuple, earlier_medians: Sequence[float] = (),
-                      earlier_intervals: Sequence[tuple] = (), ci_level: float = 0.95,
-                      resolution_s: float = 0.0, runs: Sequence[Optional[int]] = ()) -> RunsInterval:
-    """Interval for the long-run median from this invocation and earlier ones (sessions).
-
-    Repeats inside one invocation share the machine's state of that minute (which core the
-    hypervisor gives, cache and memory placement, frequency), so their spread understates what
-    a later invocation sees. Each *session* (one invocation of the command, K repeats) gives one
-    median and its own interval; with H earlier sessions of the same measurement this is
-    :func:`runs_interval` over the H + 1 session medians (Student t on their logs, df H, at
-    least the pooled within-session uncertainty), widened if needed to contain this session's
-    own interval and median, so that the headline never claims less uncertainty than the
-    invocation alone shows. ``rerun_low``/``rerun_high`` is the prediction interval of one
-    more session's median (Student t, df H, times sqrt(1 + 1/(H + 1)), the spread never taken below a
-    session's own standard error nor the clock's resolution). With no earlier session it is this session's interval, and
-    ``runs`` is 1: between-session variation not measured.
-
-    ``runs``: how many repeats each session's interval (this one first) was made from, with
-    Student t on that many run medians; their standard errors are read back with that t, not
-    with the normal quantile (which would count the small-sample widening twice).
-    """
-    lo0, hi0 = this_interval
-    if not earlier_medians:
-        return RunsInterval(estimate=float(this_median), low=lo0, high=hi0, ci_level=check_level(ci_level),
-                            runs=1, between_run_cv=None,
-                            method="this invocation only (between-session variation not measured)")
-    level = check_level(ci_level)
-    medians = [this_median, *earlier_medians]
-    counts = list(runs) + [None] * (len(medians) - len(runs))
-    z_intervals = [_z_equivalent(m, i, k, level)
-                   for m, i, k in zip(medians, [this_interval, *earlier_intervals], counts)]
-    iv = runs_interval(medians, z_intervals, level, resolution_s)
-    low, high = iv.low, iv.high
-    if low is not None and lo0 is not None:
-        low, high = min(low, lo0, this_median), max(high, hi0, this_median)
-    k = iv.runs
-    # prediction interval of the next session's median: t(df k-1) * s * sqrt(1 + 1/k) on the logs, s
-    # never below a session's own standard error (sessions that agree by chance do not make a re-run
-    # exact) nor the clock's resolution
-    from scipy.stats import norm, t as student_t
-
-    z = float(norm.ppf(0.5 + iv.ci_level / 2.0))
-    own = [(math.log(hi) - math.log(lo)) / (2.0 * z) for lo, hi in z_intervals
-           if lo is not None and hi is not None and lo > 0]
-    s = max(iv.between_run_cv, math.sqrt(sum(v * v for v in own) / len(own)) if own else 0.0)
-    pred = float(student_t.ppf(0.5 + iv.ci_level / 2.0, k - 1)) * s * math.sqrt(1.0 + 1.0 / k)
-    r_low, r_high = iv.estimate * math.exp(-pred), iv.estimate * math.exp(pred)
+    if not per:
+        raise DataError("no runs to combine")
+    k = len(per)
+    figs = run_figures(per)
+    logs = [math.log(q.estimate) for q in per if q.estimate > 0]
+    centre = float(np.exp(np.mean(logs))) if len(logs) == k else float(np.median([q.estimate for q in per]))
+    cv = float(np.std(logs, ddof=1)) if k > 1 and len(logs) == k else None
+    if figs is None:
+        return RunsInterval(estimate=centre, low=None, high=None, ci_level=level, runs=k, between_run_cv=cv,
+                            method="a run has too few effective samples for an interval")
+    if repeat is None:
+        repeat = pooled_component([[(f.y, f.w) for f in figs]], REPEAT_PRIOR)
+    est, disagree = invocation(figs, repeat)
+    lo, hi = est.interval(level)
     if resolution_s > 0:
-        r_low, r_high = max(0.0, min(r_low, iv.estimate - resolution_s)), max(r_high, iv.estimate + resolution_s)
-    return RunsInterval(estimate=iv.estimate, low=low, high=high, ci_level=iv.ci_level, runs=k,
-                        between_run_cv=iv.between_run_cv, rerun_low=r_low, rerun_high=r_high,
-                        method=(f"Student t on log medians of {k} sessions (this invocation and {k - 1} earlier "
-                                f"run{'s' if k > 2 else ''} of the same model and conditions, df {k - 1}), at "
-                                "least this invocation's interval"))
+        lo, hi = max(0.0, min(lo, est.value - resolution_s)), max(hi, est.value + resolution_s)
+    return RunsInterval(estimate=est.value, low=lo, high=hi, ci_level=level, runs=k, between_run_cv=cv,
+                        method=est.method, se_log=est.se, df=est.df, repeats_disagree_p=disagree,
+                        repeat_variation=repeat.to_dict())
+
+
+def mean_se_log(x) -> Optional[tuple]:
+    """``(mean, se_log, df)`` of a series' mean, the standard error of its log by batch means with
+    the same batch rule as the quantiles (at least :data:`MIN_BATCHES` batches); None when the
+    series is too short. Used for a throughput: completed inferences over the wall time of a
+    window is one over the mean time from one inference's start to the next."""
+    a = np.asarray(x, dtype=np.float64)
+    n = a.size
+    mean = float(a.mean()) if n else 0.0
+    if n < 2 * MIN_BATCHES or mean <= 0:
+        return None
+    b = _batch_size(n, lag1_autocorr(a), dependence_block(a))
+    m = n // b
+    if m < 2:
+        return None
+    batches = a[n - m * b:].reshape(m, b).mean(axis=1)
+    var = max(float(np.var(batches, ddof=1)) / m, float(np.var(a, ddof=1)) / n)
+    return mean, math.sqrt(var) / mean, m - 1
+
+
+#: fewer samples than this: no judgement on level shifts
+REGIME_MIN_N = 200
+#: segments a run is cut into to look for level shifts
+REGIME_SEGMENTS = 10
+#: level shifts are reported when the segments' spread has p below this under the AR(1) model...
+REGIME_P = 1e-3
+#: ... and the segment medians span at least this fraction of the median
+REGIME_MIN_SPREAD = 0.01
+
+
+def level_shifts(samples_s, q: float = 0.5) -> Optional[dict]:
+    """Does the run show regimes (level shifts lasting longer than its short-range dependence)?
+
+    The run is cut into :data:`REGIME_SEGMENTS` consecutive segments; under a stationary series
+    whose dependence is what the lag-1 autocorrelation says (AR(1), ``tau``), the segments' means
+    of the median indicator vary with variance ``q (1 - q) tau / b``. A spread beyond that
+    (chi-squared, p < :data:`REGIME_P`) with segment medians at least :data:`REGIME_MIN_SPREAD`
+    apart is reported: ``{segments, segment_medians_s, spread_rel, p_value}``; else None.
+    """
+    from scipy.stats import chi2
+
+    x = as_samples(samples_s, min_n=2)
+    n = x.size
+    if n < REGIME_MIN_N:
+        return None
+    med = float(np.quantile(x, q))
+    if med <= 0:
+        return None
+    ind = _indicator(x, med)
+    ranks = np.argsort(np.argsort(x, kind="stable"), kind="stable")
+    tau = _tau_ar1(max(lag1_autocorr(ind), lag1_autocorr(ranks)))
+    m = REGIME_SEGMENTS
+    b = n // m
+    used = x[n - m * b:].reshape(m, b)
+    means = ind[n - m * b:].reshape(m, b).mean(axis=1)
+    stat = (m - 1) * float(np.var(means, ddof=1)) * b / (q * (1 - q) * tau)
+    p = float(chi2.sf(stat, m - 1))
+    meds = np.median(used, axis=1)
+    spread = float((meds.max() - meds.min()) / med)
+    if p >= REGIME_P or spread < REGIME_MIN_SPREAD:
+        return None
+    return {"segments": m, "segment_medians_s": [float(v) for v in meds], "spread_rel": spread,
+            "p_value": max(p, 1e-300)}
 
 
 def observed_tick(samples_s, reported_s: float = 0.0) -> float:
@@ -334,5 +353,6 @@ def coarse_clock(median_s: float, resolution_s: float) -> bool:
     return resolution_s > 0 and median_s < COARSE_TICKS * resolution_s
 
 
-__all__ = ["QuantileInterval", "RunsInterval", "coarse_clock", "lag1_autocorr", "observed_tick",
-           "quantile_interval", "quantile_intervals", "runs_interval", "sessions_interval", "COARSE_TICKS", "MIN_BATCHES"]
+__all__ = ["QuantileInterval", "RunsInterval", "coarse_clock", "dependence_block", "lag1_autocorr", "level_shifts",
+           "mean_se_log", "observed_tick", "quantile_interval", "quantile_intervals", "run_figures", "runs_interval",
+           "COARSE_TICKS", "MIN_BATCHES"]

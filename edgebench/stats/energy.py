@@ -212,6 +212,27 @@ def event_regions(starts, ends, max_margin_s: float) -> tuple:
     return a - before, b + after
 
 
+#: a quantity within this many machine epsilons of the record's scale is rounding, not a measurement
+ROUNDING_ULPS = 64
+
+
+def rounding_floor_j(t_s, dt_s, power_w, idle_w: float = 0.0) -> float:
+    """The smallest energy (J) this record can tell from floating-point rounding.
+
+    Window energies are differences of cumulative sums over the whole record, at timestamps that
+    may be hours after boot, and idle power is subtracted from them: each step rounds at about
+    ``eps`` times the record's energy and its largest power times its largest timestamp. A figure
+    within :data:`ROUNDING_ULPS` of that (e.g. the "wake-up energy" of a simulated board whose
+    idle is 2.4999999999998486 W) is not resolved and must not be printed as a quantity."""
+    t = np.abs(np.asarray(t_s, dtype=np.float64))
+    dt = np.asarray(dt_s, dtype=np.float64)
+    p = np.abs(np.asarray(power_w, dtype=np.float64))
+    if p.size == 0:
+        return 0.0
+    scale = float(np.sum(p * dt)) + (float(p.max()) + abs(float(idle_w))) * float(t.max() + dt.max())
+    return ROUNDING_ULPS * float(np.finfo(np.float64).eps) * scale
+
+
 @dataclass
 class EventEnergies:
     """Per-event arrays (J, s) as defined in the module doc."""

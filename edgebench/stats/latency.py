@@ -132,13 +132,18 @@ class LatencySummary:
     clock_resolution_s: Optional[float] = None
     p90_ci_s: Optional[list] = None              # [low, high] or None
     p99_ci_s: Optional[list] = None
-    per_run: Optional[list] = None               # [{median_s, ci_low_s, ci_high_s, n, n_eff, lag1}]
+    per_run: Optional[list] = None               # [{median_s, ci_low_s, ci_high_s, n, n_eff, lag1, se_log, df}]
+    # since schema 3: the model of variation (edgebench.stats.variation)
+    se_log: Optional[float] = None               # standard error of the log median (the interval's)
+    df: Optional[float] = None                   # its degrees of freedom
+    repeat_variation: Optional[dict] = None      # the between-repeat component used (Component.to_dict())
+    repeats_disagree_p: Optional[float] = None   # the runs spread beyond it: their own spread was used
 
     def to_dict(self) -> dict:
         """Plain JSON-able dict: int ``n``/``runs``, floats, strings, lists, and None for unavailable values."""
         out = {}
         for key, value in asdict(self).items():
-            if value is None or isinstance(value, (str, list)):
+            if value is None or isinstance(value, (str, list, dict)):
                 out[key] = value
             elif key in ("n", "runs"):
                 out[key] = int(value)
@@ -169,7 +174,7 @@ class LatencySummary:
 
 
 _OPTIONAL = ("ci_method", "lag1_autocorr", "n_eff", "runs", "between_run_cv", "clock_resolution_s",
-             "p90_ci_s", "p99_ci_s", "per_run")
+             "p90_ci_s", "p99_ci_s", "per_run", "se_log", "df", "repeat_variation", "repeats_disagree_p")
 
 
 def _interval_pair(q) -> Optional[list]:
@@ -189,13 +194,15 @@ def summarize(samples_s, ci_level: float = 0.95, resolution_s: float = 0.0) -> L
     return summarize_runs([samples_s], ci_level, resolution_s)
 
 
-def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0) -> LatencySummary:
+def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repeat=None) -> LatencySummary:
     """Summarize K runs (a list of 1-D arrays of latencies in seconds, each in measuring order).
 
     Median, percentiles, MAD and extremes come from the pooled samples; the interval of
-    the median from :func:`edgebench.stats.dependence.runs_interval` over the run medians
-    (one run: its own dependence-aware interval). Percentile intervals likewise, where
-    every run has enough effective samples for one.
+    the median from :func:`edgebench.stats.dependence.runs_interval` over the runs' own
+    dependence-aware intervals, with the between-repeat component ``repeat``
+    (:class:`edgebench.stats.variation.Component`, pooled over the runs folder; or a function
+    of the runs' median figures that returns it; None: these runs and the stated prior).
+    Percentile intervals likewise, where every run has enough effective samples for one.
     """
     from scipy.stats import median_abs_deviation
 
@@ -213,19 +220,24 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0) -> L
     wanted = (0.5,) + tuple(q for q, _, min_n in tails if n >= min_n)
     each = [quantile_intervals(a, wanted, level, resolution_s) for a in arrays]  # one sort a run
     per = [e[0] for e in each]
+    if callable(repeat):
+        from edgebench.stats.dependence import run_figures
+
+        figs = run_figures(per)
+        repeat = repeat(figs) if figs else None
     ci_low = ci_high = None
-    method, cv = per[0].method, None
+    method, cv, head = per[0].method, None, None
     if positive and all(q.estimate > 0 for q in per):
-        iv = runs_interval([q.estimate for q in per], [(q.low, q.high) for q in per], level, resolution_s)
-        ci_low, ci_high, cv = iv.low, iv.high, iv.between_run_cv
-        method = iv.method if len(per) > 1 else f"{per[0].method} (one run: run-to-run variation not measured)"
+        head = runs_interval(per, repeat, level, resolution_s)
+        ci_low, ci_high, cv = head.low, head.high, head.between_run_cv
+        method = f"{head.method}; each run: {per[0].method}" if head.low is not None else head.method
         if ci_low is not None:  # the headline interval must hold the pooled median it is printed beside
             ci_low, ci_high = min(ci_low, median), max(ci_high, median)
     pct = {}
     for q, key, _min_n in tails:
         qs = [e[wanted.index(q)] for e in each] if q in wanted else []
         if qs and all(v.low is not None and v.estimate > 0 for v in qs):
-            iv = runs_interval([v.estimate for v in qs], [(v.low, v.high) for v in qs], level, resolution_s)
+            iv = runs_interval(qs, repeat, level, resolution_s)
             pct[key] = [iv.low, iv.high] if iv.low is not None else None
         else:
             pct[key] = None
@@ -258,7 +270,11 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0) -> L
         p90_ci_s=pct["p90_ci_s"],
         p99_ci_s=pct["p99_ci_s"],
         per_run=[{"median_s": q.estimate, "ci_low_s": q.low, "ci_high_s": q.high, "n": q.n,
-                  "n_eff": q.n_eff, "lag1": q.lag1} for q in per],
+                  "n_eff": q.n_eff, "lag1": q.lag1, "se_log": q.se_log, "df": q.df, "batch": q.batch} for q in per],
+        se_log=head.se_log if head is not None else None,
+        df=head.df if head is not None else None,
+        repeat_variation=head.repeat_variation if head is not None else None,
+        repeats_disagree_p=head.repeats_disagree_p if head is not None else None,
     )
 
 

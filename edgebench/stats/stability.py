@@ -7,9 +7,15 @@ compares the first and last quarter of the series). Checks and thresholds:
 ``spread``   robust coefficient of variation (normal-scaled MAD / median) above
              :data:`SPREAD_ROBUST_CV_MAX`, or p99 / median above
              :data:`SPREAD_P99_RATIO_MAX` (only when p99 is reported, n >= 100).
-``drift``    the medians of the last and first quarter differ by more than
-             :data:`DRIFT_REL_MIN` of the first *and* a two-sided Mann-Whitney U
-             test between the two quarters gives p < :data:`DRIFT_P_MAX`.
+``drift``    within each run, the medians of the last and first quarter differ; over the
+             runs, their mean log ratio differs by more than :data:`DRIFT_REL_MIN` *and*
+             a test that respects dependence and repeats gives p < :data:`DRIFT_P_MAX`:
+             each quarter's median has a batch-means standard error
+             (:func:`edgebench.stats.dependence.quantile_interval`), and with several runs
+             the spread of their log ratios is the floor of the standard error (Student
+             t, df runs - 1). The p-value is printed as a bound (never ``p=0``). A
+             Mann-Whitney U test on pooled repeats, used before, treated autocorrelated
+             samples as independent and the step between two repeats as drift.
 ``outliers`` more than :data:`OUTLIER_FRACTION_MAX` of the samples exceed
              median + :data:`OUTLIER_MAD_MULTIPLE` x normal-scaled MAD. The scale
              is floored at :data:`OUTLIER_SCALE_FLOOR_REL` x median so that a coarse
@@ -21,6 +27,7 @@ With a median of 0 s (a stage below the timer's resolution) the relative checks
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Optional
 
@@ -81,24 +88,53 @@ def _spread(summary: LatencySummary) -> Optional[StabilityWarning]:
     return StabilityWarning("spread", "latencies vary widely: " + "; ".join(problems), REMEDY_SPREAD)
 
 
-def _drift(x: np.ndarray) -> Optional[StabilityWarning]:
-    from scipy.stats import mannwhitneyu
+def drift_test(runs) -> Optional[dict]:
+    """Last quarter against first quarter of each run (see the module docstring):
+    ``{rel, p_value, runs, first_s, last_s}`` or None when too short."""
+    from scipy.stats import norm, t as student_t
 
-    q = x.size // 4
-    first, last = x[:q], x[-q:]
-    m_first, m_last = float(np.median(first)), float(np.median(last))
-    if m_first <= 0.0:
+    from edgebench.stats.dependence import quantile_interval
+
+    d, var, dfs, firsts, lasts = [], [], [], [], []
+    for r in runs:
+        q = r.size // 4
+        if q < 8:
+            continue
+        a, b = quantile_interval(r[:q]), quantile_interval(r[-q:])
+        if a.estimate <= 0 or b.estimate <= 0 or a.se_log is None or b.se_log is None:
+            continue
+        d.append(math.log(b.estimate / a.estimate))
+        var.append(a.se_log ** 2 + b.se_log ** 2)
+        dfs.append(min(a.df, b.df))
+        firsts.append(a.estimate)
+        lasts.append(b.estimate)
+    if not d:
         return None
-    rel = (m_last - m_first) / m_first
-    if abs(rel) <= DRIFT_REL_MIN:
+    k = len(d)
+    centre = float(np.mean(d))
+    se2 = float(np.mean(var)) / k
+    df = float(min(dfs))
+    if k >= 2 and float(np.var(d, ddof=1)) / k > se2:
+        se2, df = float(np.var(d, ddof=1)) / k, float(k - 1)
+    if se2 <= 0:   # no measurable noise at all: any change is a change (p is then printed as a bound)
+        z = math.inf if centre != 0 else 0.0
+    else:
+        z = abs(centre) / math.sqrt(se2)
+    p = float(2.0 * (student_t.sf(z, df) if df < 1e6 else norm.sf(z)))
+    return {"rel": math.expm1(centre), "p_value": p, "runs": k, "first_s": float(np.median(firsts)),
+            "last_s": float(np.median(lasts))}
+
+
+def _drift(runs) -> Optional[StabilityWarning]:
+    t = drift_test(runs)
+    if t is None or abs(t["rel"]) <= DRIFT_REL_MIN or not t["p_value"] < DRIFT_P_MAX:
         return None
-    p = float(mannwhitneyu(first, last, alternative="two-sided").pvalue)
-    if not p < DRIFT_P_MAX:
-        return None
-    direction = "slower" if rel > 0 else "faster"
+    direction = "slower" if t["rel"] > 0 else "faster"
+    over = f"over {t['runs']} runs" if t["runs"] > 1 else "in the run"
     message = (
-        f"latency drifts: the last quarter is {direction} by {format_percent(abs(rel))} than the first "
-        f"(median {format_duration_s(m_last)} vs {format_duration_s(m_first)}, Mann-Whitney p={p:.2g})"
+        f"latency drifts: the last quarter of each run is {direction} by {format_percent(abs(t['rel']))} than "
+        f"the first {over} (median {format_duration_s(t['last_s'])} vs {format_duration_s(t['first_s'])}, "
+        f"dependence-aware test p<{DRIFT_P_MAX:g})"
     )
     return StabilityWarning("drift", message, REMEDY_DRIFT)
 
@@ -120,12 +156,13 @@ def _outliers(x: np.ndarray, summary: LatencySummary) -> Optional[StabilityWarni
     return StabilityWarning("outliers", message, REMEDY_OUTLIERS)
 
 
-def instability_warnings(samples_s, summary: Optional[LatencySummary] = None) -> list[StabilityWarning]:
+def instability_warnings(samples_s, summary: Optional[LatencySummary] = None, runs=None) -> list[StabilityWarning]:
     """Warnings about the stability of ``samples_s`` (post-warm-up, in order); empty if clean.
 
     ``summary``: :func:`~edgebench.stats.latency.summarize` of the same samples,
-    to avoid recomputing it (UsageError if its ``n`` differs). Raises DataError
-    for bad samples.
+    to avoid recomputing it (UsageError if its ``n`` differs). ``runs``: the same samples
+    as the separate runs they came from (drift is judged within each run). Raises
+    DataError for bad samples.
     """
     x = as_samples(samples_s, min_n=1)
     if x.size < MIN_SAMPLES:
@@ -140,5 +177,6 @@ def instability_warnings(samples_s, summary: Optional[LatencySummary] = None) ->
         summary = summarize(x)
     elif summary.n != x.size:
         raise UsageError(f"summary is of {summary.n:,} samples but {x.size:,} were given")
-    found = (_spread(summary), _drift(x), _outliers(x, summary))
+    parts = [as_samples(r, min_n=1) for r in runs] if runs is not None else [x]
+    found = (_spread(summary), _drift(parts), _outliers(x, summary))
     return [w for w in found if w is not None]

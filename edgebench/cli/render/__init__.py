@@ -105,7 +105,12 @@ def print_run(console, result, run_dir=None) -> None:
             console.print(f"sessions: {e2e['sessions']} (this invocation first: {meds}); a re-run's median is "
                           f"expected in {fmt.duration_range(e2e.get('rerun_low_s'), e2e.get('rerun_high_s'))}")
     if tp:
-        console.print(f"throughput: {fmt.rate(tp.get('per_s'))} inferences/s achieved ({tp.get('definition')})"
+        what = "of emulated device time" if tp.get("host_limited_per_s") is not None else "achieved"
+        ci = (f", 95% CI {fmt.rate(tp['ci_low_per_s'])}–{fmt.rate(tp['ci_high_per_s'])}/s"
+              if tp.get("ci_low_per_s") is not None else "")
+        console.print(f"throughput: {fmt.rate(tp.get('per_s'))} inferences/s {what}{ci} ({tp.get('definition')})"
+                      + (f"; host-limited {fmt.rate(tp['host_limited_per_s'])}/s (the emulator and the serial link)"
+                         if tp.get("host_limited_per_s") is not None else "")
                       + (f"; 1/median would say {fmt.rate(tp['inverse_median_per_s'])}/s"
                          if tp.get("inverse_median_per_s") else ""))
     if result.extra.get("achieved_rate_hz") is not None:
@@ -166,7 +171,8 @@ def runs_table(rows: list, title: str):
         if r["precision"] and str(r["precision"]).lower() not in model.lower():
             model += f" {r['precision']}"
         t.add_row(ids[r["run_id"]], r["kind"], model, str(r["board"]), r["label"], figure,
-                  "ok" if r["status"] == "complete" else r["status"], str(r["warnings"] or ""))
+                  "gate failed" if r.get("gate_failed") else "ok" if r["status"] == "complete" else r["status"],
+                  str(r["warnings"] or ""))
     return t
 
 

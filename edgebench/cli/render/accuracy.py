@@ -139,6 +139,9 @@ def print_accuracy(console, result, run_dir) -> None:
         failed = ", ".join(str(x) for x in v.get("failed") or [])
         verdict = "[green]passed[/]" if v["passed"] else f"[red]FAILED[/] ({escape(failed)})"
         console.print(f"compression check {verdict}")
+    if v.get("default_exceeded"):
+        console.print(f"[yellow]default thresholds exceeded (warnings, not gates: not set on the command line):[/] "
+                      f"{escape(', '.join(str(x) for x in v['default_exceeded']))}")
     print_warnings(console, result)
     console.print(f"[bold]claim:[/] {escape(result.extra.get('claim') or '')}")
     files = [str(x) for x in [a.get("predictions"), *(_g(a, "calibration", "diagrams") or {}).values()] if x]

@@ -41,7 +41,10 @@ def energy_lines(result, run_dir=None) -> list:
              ci(ev.get("ci_low_j"), ev.get("ci_high_j"), "J",
                 "above idle, " + ("inference + wake-up" if p.get("measured") else "inference only")))
     wake = p.get("wake_up") or {}
-    if wake:
+    if wake and wake.get("resolved") is False:
+        line("wake-up per event", "not resolved",
+             f"(indistinguishable from floating-point rounding: within {si(wake.get('resolution_j'), 'J')} of 0)")
+    elif wake:
         line("wake-up per event", si(wake.get("energy_j"), "J"), ci(wake.get("ci_low_j"), wake.get("ci_high_j"), "J"))
     avg = p.get("average") or {}
     if avg:
