@@ -316,7 +316,7 @@ def recover_accuracy(run_dir) -> RunResult:
     from edgebench.bench.record import RunFolder
 
     d = Path(run_dir)
-    r = store.read_result(d)
+    r = store.read_unfinished(d)
     if r.kind != "accuracy" or r.status != "running":
         raise ResultError(f"{d} is not an unfinished accuracy run (kind {r.kind}, status {r.status})",
                           "nothing to recover")

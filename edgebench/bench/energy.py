@@ -521,12 +521,7 @@ def _average(samples, starts, ends, used, ev, idle, margin, rate_hz, label) -> d
 
 
 def _write_frame(run_dir, name: str, frame) -> None:
-    import os
-
-    path = Path(run_dir) / name
-    tmp = path.with_name(name + ".tmp")
-    frame.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
+    store.write_parquet(Path(run_dir) / name, frame)
 
 
 def _save_partial(run_dir, samples, info, exc) -> None:

@@ -359,7 +359,7 @@ def recover_bench(run_dir) -> RunResult:
     from edgebench.bench.latency_summary import summarise
 
     d = Path(run_dir)
-    r = store.read_result(d)
+    r = store.read_unfinished(d)
     if r.kind != "bench" or r.status != "running":
         raise ResultError(f"{d} is not an unfinished bench run (kind {r.kind}, status {r.status})",
                           "nothing to recover")

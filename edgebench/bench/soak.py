@@ -427,7 +427,7 @@ def recover_run(run_dir) -> RunResult:
     from edgebench.telemetry import analysis
 
     d = Path(run_dir)
-    r = store.read_result(d)
+    r = store.read_unfinished(d)
     if r.kind != "soak":
         raise ResultError(f"{d} is a {r.kind} run, not a soak")
     if r.status != "running":

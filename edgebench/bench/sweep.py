@@ -452,10 +452,7 @@ class _Sweep:
         import pandas as pd
 
         rows = [flat_point(e) for e in self.entries]
-        path = self.run_dir / TABLE
-        tmp = path.with_name(TABLE + ".tmp")
-        pd.DataFrame(rows).to_parquet(tmp, index=False)
-        tmp.replace(path)
+        store.write_parquet(self.run_dir / TABLE, pd.DataFrame(rows))
 
     def _plots(self, done) -> list:
         written = []
@@ -489,7 +486,7 @@ def recover_sweep(run_dir) -> RunResult:
     from edgebench.bench.soak import recover_run
 
     d = Path(run_dir)
-    r = store.read_result(d)
+    r = store.read_unfinished(d)
     if r.kind != "sweep" or r.status != "running":
         raise ResultError(f"{d} is not an unfinished sweep (kind {r.kind}, status {r.status})", "nothing to recover")
     r.extra.pop("writer", None)
