@@ -69,12 +69,14 @@ class Reply:
 
 @dataclass
 class InferReply:
-    """``infer N W`` in the MLPerf Tiny dialect: its timestamps and scores."""
+    """``infer N W`` in the MLPerf Tiny dialect: its timestamps and scores, and the host's own
+    clock over the same exchange (``wall_s``: from sending the command to its ``m-ready``)."""
 
     n: int
     warmup: int
     lap_us: list
     results: list
+    wall_s: float | None = None
 
     @property
     def elapsed_us(self) -> int:
@@ -84,6 +86,71 @@ class InferReply:
                              hint="a firmware built for energy mode marks the window with a GPIO edge "
                                   "instead; use a performance-mode build at 115200 baud")
         return (self.lap_us[-1] - self.lap_us[0]) % (1 << 32)
+
+@dataclass
+class WindowCheck:
+    """Bounds on the timed windows of ``infer N W``, whose ``m-lap-us`` carry no checksum: a digit
+    damaged on the line still parses. A window (the two timestamps' difference) is accepted when
+
+    * it fits in the host's own clock over the same exchange (``timing`` ``real``: the device
+      counts real time; an emulated device's clock is its own and is not compared), and
+    * its time per inference agrees with the run's windows accepted before (:meth:`bounds`);
+      the run's first window is accepted only once a second one agrees with it.
+
+    What fails is measured again (:meth:`DialectClient.checked_infer`). A damaged digit that
+    moves a window by less than these bounds stays possible: the run says so (``checked:
+    false`` in the link report)."""
+
+    timing: str = "real"
+    spread: float = 3.0
+    per_inference_s: list = field(default_factory=list)     # accepted windows
+    candidates: list = field(default_factory=list)          # first windows waiting for one to agree
+
+    def judge(self, rep: InferReply) -> tuple:
+        """``("accept", None)`` (the window is remembered), ``("confirm", why)`` (the run's first
+        window: measure another) or ``("reject", why)``."""
+        import statistics
+
+        el = rep.elapsed_us / 1e6
+        if self.timing == "real" and rep.wall_s is not None and el > rep.wall_s * (1 + CLOCK_TOLERANCE) + LAP_SLACK_S:
+            return "reject", f"a {el:.6g} s window in a {rep.wall_s:.3g} s exchange (host clock)"
+        per = el / rep.n
+        if self.per_inference_s:
+            low, high = self.bounds()
+            if not low <= per <= high:
+                return "reject", (f"{per:.6g} s per inference, outside {low:.6g}..{high:.6g} s of the run's other "
+                                  "windows")
+        else:
+            agree = [p for p in self.candidates if p / self.spread <= per <= p * self.spread]
+            if not agree:
+                self.candidates.append(per)
+                return "confirm", "the run's first window, not yet confirmed by a second"
+            self.per_inference_s += agree
+            self.candidates.clear()
+        self.per_inference_s.append(per)
+        return "accept", None
+
+    def bounds(self) -> tuple:
+        """The time per inference a window may show, from the run's accepted windows: within a
+        factor ``spread`` of their median; from three on, within ``MAD_BOUND`` median absolute
+        deviations of it (at least ``REL_FLOOR`` of it), where that is tighter."""
+        import statistics
+
+        med = statistics.median(self.per_inference_s)
+        low, high = med / self.spread, med * self.spread
+        if len(self.per_inference_s) >= 3:
+            mad = statistics.median(abs(p - med) for p in self.per_inference_s)
+            half = max(REL_FLOOR * med, MAD_BOUND * mad)
+            low, high = max(low, med - half), min(high, med + half)
+        return low, high
+
+
+CLOCK_TOLERANCE = 1e-3     # a real board's clock against the host's (crystals: ~1e-4)
+LAP_SLACK_S = 0.002        # the host clock's resolution of an exchange (scheduling)
+WINDOW_TRIES = 6           # windows measured for one that passes its bounds
+MAD_BOUND = 6.0            # a window's time per inference within this many MADs of the run's ...
+REL_FLOOR = 0.05           # ... but never held tighter than this share of their median
+
 
 class DialectClient:
     """MLPerf Tiny commands to one device under test. ``timeout_s`` bounds the silence within a reply."""
@@ -273,7 +340,9 @@ class DialectClient:
         """``infer N W``: timestamps (``m-lap-us``) around the N inferences and the scores."""
         if n < 1 or warmup < 0:
             raise UsageError(f"infer needs N >= 1 and W >= 0, got {n} {warmup}")
+        t0 = time.monotonic()
         reply = self.command(f"infer {n} {warmup}", timeout_s=timeout_s)
+        wall = time.monotonic() - t0
         for needed in (f"m-warmup-start-{warmup}", "m-warmup-done", f"m-infer-start-{n}", "m-infer-done"):
             if needed not in reply.lines:
                 raise AgentError(f"{self.description} answered infer {n} {warmup} without {needed!r} "
@@ -285,7 +354,26 @@ class DialectClient:
                                 f"(got {reply.lines[:8]})")
         if laps and laps[1] < laps[0]:
             raise self._garbled(f"infer {n} {warmup}: m-lap-us went backwards ({laps[0]} then {laps[1]})")
-        return InferReply(n, warmup, laps, self._results(reply, f"infer {n} {warmup}"))
+        return InferReply(n, warmup, laps, self._results(reply, f"infer {n} {warmup}"), wall)
+
+    def checked_infer(self, n: int, warmup: int, check: WindowCheck, timeout_s: float | None = None) -> InferReply:
+        """``infer N W`` until its window passes ``check`` (the run's :class:`WindowCheck`); a window
+        that fails is measured again (a retry in the link report), at most ``WINDOW_TRIES`` times."""
+        why = None
+        for _ in range(WINDOW_TRIES):
+            got = self.link.bytes_in
+            try:
+                rep = self.infer(n, warmup, timeout_s=timeout_s)
+                verdict, why = check.judge(rep) if len(rep.lap_us) == 2 else ("reject", "no two m-lap-us lines")
+            except (AgentError, TransportError) as exc:
+                if self.link.bytes_in == got:       # nothing came back: the device stopped
+                    raise
+                verdict, why = "reject", exc.message
+            if verdict == "accept":
+                return rep
+            if verdict == "reject":
+                self.stats.retry("window outside its bounds or reply damaged")
+        raise self._garbled(f"infer {n} {warmup}: no window within its bounds in {WINDOW_TRIES} tries (last: {why})")
 
     def results(self) -> list:
         return self._results(self.command("results"), "results")
@@ -321,5 +409,5 @@ class DialectClient:
         self.close()
 
 
-__all__ = ["DialectClient", "Reply", "InferReply", "no_answer_hint", "DEFAULT_BAUD", "ENERGY_BAUD",
+__all__ = ["DialectClient", "Reply", "InferReply", "WindowCheck", "no_answer_hint", "DEFAULT_BAUD", "ENERGY_BAUD",
            "DB_CHUNK_BYTES"]

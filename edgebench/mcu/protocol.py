@@ -34,6 +34,7 @@ EB_PROTO = 2
 RETRIES = 5                    # further tries of a request whose reply did not arrive intact
 END_WAIT_S = 0.25              # after a reply's last content line, how long its m-ready may take
 PROBE_S = 0.5                  # silence before the first reply line after which a lone '%' is sent
+ANSWER_S = 2.0                 # a request the device answers at once: the most its first line may take
 GAP_MIN_S = 0.5                # the least silence allowed between two lines of one reply
 WAIT_FACTOR = 3.0              # a device may take this many times the work it is known to need ...
 WAIT_MARGIN_S = 0.3            # ... plus this, plus the transmit time of a reply line at the baud rate
@@ -70,13 +71,16 @@ class DutClient(UploadMixin, DialectClient):
         Silence is bounded by what the request needs, not by one long timeout:
 
         * ``timeout_s``: how long the device may take before the first line of its reply (the
-          work it has to do first, e.g. the inferences of ``eb-infer``);
+          work it has to do first, e.g. the inferences of ``eb-infer``); None: a request
+          answered at once (``ANSWER_S`` and the transmit time, at most the client's timeout);
         * ``probe_s``: after this much silence (or ``timeout_s``, if shorter) a lone ``%`` is
           sent, once (on edgebench firmware: once :meth:`info` succeeded), and ``timeout_s`` starts again: when the request's ``%`` was lost on the
           way the device holds the request unterminated and never answers; the probe ends
           that line, so the (CRC-checked) request runs now instead of after a timeout. A
           device that is busy answers the probe after its reply with an unframed ``m-ready``,
-          a stale line (firmware/PROTOCOL.md: an empty command); None: no probe;
+          a stale line (firmware/PROTOCOL.md: an empty command). That ``m-ready`` before any
+          line of the reply means the device is past the request without answering it framed
+          (its frame word was damaged): it is sent again at once; None: no probe;
         * ``gap_s``: how long the device may be silent between two lines of its reply once it
           started (a number, or a function of the reply so far); None: twice the time its
           first line took (at least ``GAP_MIN_S``), as the lines of a long reply come at the
@@ -88,7 +92,10 @@ class DutClient(UploadMixin, DialectClient):
         the device says the request was damaged."""
         if "%" in text or "\n" in text or "#" in text:
             raise UsageError(f"command {text!r} may not contain '%', '#' or a line break")
-        silence = self.timeout_s if timeout_s is None else timeout_s
+        if timeout_s is None:      # answered at once: the transmit time of the request and a line, and a margin
+            silence = min(self.timeout_s, ANSWER_S + 12 * (len(text) + 200) / max(self.baud, 1))
+        else:
+            silence = timeout_s
         why = "no answer"
         silent = 0                 # tries in a row that got no byte back at all
         for attempt in range(retries + 1):
@@ -129,7 +136,7 @@ class DutClient(UploadMixin, DialectClient):
         ended = False
         sent = last = time.monotonic()
         first = None                              # when the first line of this reply (or a damaged one) came
-        probe = probe_s is not None and self.probing
+        probe, probed = probe_s is not None and self.probing, False
         while True:
             if ended:
                 deadline = last + END_WAIT_S
@@ -143,7 +150,7 @@ class DutClient(UploadMixin, DialectClient):
                 if ended:
                     return reply                  # every content line in: the m-ready was lost
                 if probe and first is None:
-                    probe = False                 # the request's '%' may have been lost: end its line
+                    probe, probed = False, True   # the request's '%' may have been lost: end its line
                     self.stats.probes += 1
                     self.link.write(b"%")
                     sent = time.monotonic()       # the request may run only now: its whole time again
@@ -156,9 +163,16 @@ class DutClient(UploadMixin, DialectClient):
                 continue
             if not got.framed:
                 self._unframed(text, got.text)
+                if first is None and (got.text.startswith("e-[eb-request-damaged") or
+                                      got.text == "m-ready" and probed):
+                    # the device read our request without its frame word (a '#' or a digit lost), or
+                    # answered the probe, which it reads after our request: nothing framed will come
+                    raise _Incomplete("request not answered as framed")
                 continue
             if got.seq != seq:
                 self.stats.stale_lines += 1
+                if got.text.startswith("e-[eb-request-damaged") and first is None:
+                    raise _Incomplete("request damaged on the way in")   # its sequence number damaged too
                 continue
             first, last = first or time.monotonic(), time.monotonic()
             if got.index != k:
