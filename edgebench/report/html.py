@@ -595,11 +595,12 @@ def render_markdown(runs: list, report, comparisons: list = (), title: Optional[
 
 
 def write_text(path, text: str) -> Path:
-    """Write ``text`` to ``path`` (UTF-8), creating the parent folder; the only write of this module."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    """Write ``text`` to ``path`` (UTF-8) atomically, creating the parent folder; the only write of
+    this module. A folder, FIFO or device as ``path`` is refused (:func:`edgebench.results.files.write_output`)."""
+    from edgebench.results.files import write_output
+
+    write_output(path, lambda f: f.write(text.encode("utf-8")), "report")
+    return Path(path)
 
 
 __all__ = ["RunData", "conditions", "pareto_points", "render_html", "render_markdown", "write_text"]

@@ -19,7 +19,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from edgebench.errors import ResultError
+from edgebench.errors import ResultError, UsageError
 
 LINK_HINT = "a run folder holds only its own files: remove the link (or copy the file in its place)"
 
@@ -64,6 +64,26 @@ def atomic_write(path, write) -> Path:
         raise
     fsync_dir(path.parent)
     return path
+
+
+def write_output(path, write, what: str = "output") -> Path:
+    """A file the user named (``report -o``, ``runs --csv``): ``write(f)`` into it atomically,
+    creating its folder. Refused with one line: a folder, anything but a regular file (a FIFO
+    would block for ever, a device such as /dev/full takes nothing); a link is followed to its
+    target (the user's own choice). Any OSError becomes a UsageError naming the path."""
+    p = Path(path)
+    try:
+        target = Path(os.path.realpath(p)) if os.path.islink(p) else p
+        if target.exists() and not target.is_file():
+            kind = "a folder" if target.is_dir() else _kind(os.stat(target).st_mode)
+            hint = (f"give a file name, e.g. {p / 'report.html'}" if target.is_dir()
+                    else "give the path of a regular file")
+            raise UsageError(f"{what} {p} is {kind}, not a file", hint)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return atomic_write(target, write)
+    except OSError as exc:
+        raise UsageError(f"cannot write {what} {p}: {exc.strerror or exc}",
+                         "check the path, its permissions and the free space") from None
 
 
 def create_exclusive(path):
@@ -133,5 +153,5 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-__all__ = ["atomic_write", "create_exclusive", "fsync_dir", "refuse_link", "check_run_folder",
+__all__ = ["atomic_write", "write_output", "create_exclusive", "fsync_dir", "refuse_link", "check_run_folder",
            "check_writable_folder", "LINK_HINT"]
