@@ -149,37 +149,54 @@ def lost_bytes(url: str, positions: int, seed: int) -> dict:
 
 
 class CleanLaps:
-    """The (first, second) m-lap-us pairs the device sent, from the proxy's log before faults."""
+    """The m-lap-us pairs the device sent, one per ``infer`` it was sent, from the proxy's log of its
+    bytes before any fault: the k-th infer command's true window is ``pairs[k]``."""
 
     def __init__(self, proxy):
-        self.proxy, self.pos, self.tail, self.pairs, self.last = proxy, 0, "", set(), None
+        self.proxy, self.pos, self.tail, self.pairs, self.first = proxy, 0, "", [], None
 
-    def known(self, pair: tuple) -> bool:
-        data = bytes(self.proxy.clean_d2h[self.pos:])
-        self.pos += len(data)
-        lines = (self.tail + data.decode("latin-1")).split("\r\n")
-        self.tail = lines.pop()
-        for line in lines:
-            m = re.fullmatch(r"m-lap-us-(\d+)", line)
-            if m and self.last is None:
-                self.last = int(m.group(1))
-            elif m:
-                self.pairs.add((self.last, int(m.group(1))))
-                self.last = None
-        return pair in self.pairs
+    def pair(self, k: int) -> tuple | None:
+        deadline = time.monotonic() + 1.0
+        while len(self.pairs) <= k and time.monotonic() < deadline:
+            data = bytes(self.proxy.clean_d2h[self.pos:])
+            self.pos += len(data)
+            lines = (self.tail + data.decode("latin-1")).split("\r\n")
+            self.tail = lines.pop()
+            for line in lines:
+                m = re.fullmatch(r"m-lap-us-(\d+)", line)
+                if m and self.first is None:
+                    self.first = int(m.group(1))
+                elif m:
+                    self.pairs.append((self.first, int(m.group(1))))
+                    self.first = None
+            if len(self.pairs) <= k:
+                time.sleep(0.001)
+        return self.pairs[k] if len(self.pairs) > k else None
 
 
-def plain_windows(url: str, rate: float, calls: int, checked: bool, seed: int, n: int = 20) -> dict:
+def plain_windows(url: str, rate: float, calls: int, checked: bool, seed: int, n: int) -> dict:
+    """``calls`` windows of ``infer n 0`` through a link damaging device-to-host bytes at ``rate``."""
     from test_fault_injection import SerialProxy
 
     from edgebench.errors import EdgebenchError
-    from edgebench.mcu.dialect import WindowCheck
+    from edgebench.mcu.dialect import LAP_SLACK_S, LAP_TOLERANCE_S, WindowCheck
     from edgebench.mcu.protocol import DutClient
 
-    out = {"rate_per_byte": rate, "checked": checked, "calls": calls, "accepted": 0, "corrupted_accepted": 0,
-           "worst_rel_error": 0.0, "failed_loudly": 0, "errors": {}}
+    bound_s = LAP_TOLERANCE_S + LAP_SLACK_S
+    out = {"rate_per_byte": rate, "checked": checked, "calls": calls, "n": n, "accepted": 0,
+           "corrupted_accepted": 0, "corrupted_beyond_bound": 0, "bound_s": bound_s, "worst_error_s": 0.0,
+           "worst_rel_error": 0.0, "window_s_median": None, "failed_loudly": 0, "errors": {}}
     with SerialProxy(url, seed=seed, corrupt=rate, drop=rate / 4, directions=("d2h",)) as proxy:
         dut = DutClient(proxy.host_path, timeout_s=0.5)
+        sent = [0]
+        write = dut.link.write
+
+        def counting(data: bytes) -> None:
+            sent[0] += data.startswith(b"infer ")
+            write(data)
+
+        dut.link.write = counting
+        windows = []
         try:
             proxy.enabled = False
             dut.sync()
@@ -201,13 +218,18 @@ def plain_windows(url: str, rate: float, calls: int, checked: bool, seed: int, n
                     proxy.enabled = True
                     continue
                 out["accepted"] += 1
-                time.sleep(0.002)                          # let the log catch up with the reply
-                if not clean.known(tuple(rep.lap_us)):
+                truth = clean.pair(sent[0] - 1)
+                true_s = (truth[1] - truth[0]) / 1e6 if truth else None
+                windows.append(true_s or elapsed_s)
+                if truth is None or tuple(rep.lap_us) != truth:
                     out["corrupted_accepted"] += 1
-                    truth = statistics.median(check.per_inference_s or [elapsed_s / n]) * n
-                    rel = abs(elapsed_s - truth) / truth
-                    out["worst_rel_error"] = max(out["worst_rel_error"], round(rel, 4))
+                    err = abs(elapsed_s - true_s) if true_s is not None else float("inf")
+                    out["corrupted_beyond_bound"] += int(err > bound_s)
+                    out["worst_error_s"] = max(out["worst_error_s"], err)
+                    if true_s:
+                        out["worst_rel_error"] = max(out["worst_rel_error"], round(err / true_s, 4))
             out["elapsed_s"] = round(time.monotonic() - t0, 1)
+            out["window_s_median"] = statistics.median(windows) if windows else None
             out["link"] = dut.stats.to_dict()
         finally:
             dut.close()
@@ -220,6 +242,7 @@ def main() -> int:
     ap.add_argument("--positions", type=int, default=40, help="lost-byte positions per direction and case")
     ap.add_argument("--calls", type=int, default=1000, help="plain-dialect infer calls per rate")
     ap.add_argument("--rates", default="1e-3,1e-2")
+    ap.add_argument("--window-n", type=int, default=200, help="inferences per plain-dialect window (infer N 0)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args()
 
@@ -237,12 +260,16 @@ def main() -> int:
             report["lost_byte"] = lost_bytes(session.url, args.positions, seed=1)
         for rate in [float(r) for r in args.rates.split(",") if r]:
             for checked in (False, True):
-                row = plain_windows(session.url, rate, args.calls, checked, seed=int(rate * 1e5) + checked)
+                row = plain_windows(session.url, rate, args.calls, checked, seed=int(rate * 1e5) + checked,
+                                    n=args.window_n)
                 report["plain_dialect"].append(row)
-                print(f"plain dialect, d2h {rate:g}/byte, {'with' if checked else 'without'} window checks: "
-                      f"{row['calls']} calls, {row['accepted']} windows accepted, {row['corrupted_accepted']} of them "
-                      f"corrupted (worst {row['worst_rel_error']:.2%} off), {row['failed_loudly']} failed loudly, "
-                      f"{row['link']['retries']} windows measured again ({row['elapsed_s']} s)", flush=True)
+                print(f"plain dialect, d2h {rate:g}/byte, {'with' if checked else 'without'} window checks, "
+                      f"infer {row['n']} 0 (windows ~{(row['window_s_median'] or 0) * 1e3:.2f} ms): {row['calls']} "
+                      f"calls, {row['accepted']} windows accepted, {row['corrupted_accepted']} of them differ from "
+                      f"the device's ({row['corrupted_beyond_bound']} by more than {row['bound_s'] * 1e3:g} ms; "
+                      f"worst {row['worst_error_s'] * 1e3:.3g} ms, {row['worst_rel_error']:.2%}), "
+                      f"{row['failed_loudly']} failed loudly, {row['link']['retries']} windows measured again "
+                      f"({row['elapsed_s']} s)", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, default=str))
     over = sum(r["over_goal"] + r["wrong"] for k, r in (report["lost_byte"] or {}).items() if k != "link")

@@ -77,6 +77,7 @@ class InferReply:
     lap_us: list
     results: list
     wall_s: float | None = None
+    sent_s: float | None = None      # host monotonic clock when the command was sent
 
     @property
     def elapsed_us(self) -> int:
@@ -90,21 +91,28 @@ class InferReply:
 @dataclass
 class WindowCheck:
     """Bounds on the timed windows of ``infer N W``, whose ``m-lap-us`` carry no checksum: a digit
-    damaged on the line still parses. A window (the two timestamps' difference) is accepted when
+    damaged on the line still parses. A window is accepted when
 
-    * it fits in the host's own clock over the same exchange (``timing`` ``real``: the device
-      counts real time; an emulated device's clock is its own and is not compared), and
-    * its time per inference agrees with the run's windows accepted before (:meth:`bounds`);
-      the run's first window is accepted only once a second one agrees with it.
+    * (``timing`` ``real``: the device counts real time; an emulated device's clock is its own)
+      it fits in the host's own clock over the same exchange, and each of its two timestamps
+      sits where the run's accepted windows put the device's clock against the host's: the
+      first a steady lag after the command was sent (``h_send - L0``), the second a steady lead
+      before its ``m-ready`` was read (``h_end - L1``), within ``LAP_TOLERANCE_S`` plus the
+      clocks' drift since. A damaged digit moves one timestamp and not the host's clock;
+    * its time per inference is within a factor ``spread`` of the run's accepted windows (the
+      run's first window is accepted once a second one agrees with it).
 
-    What fails is measured again (:meth:`DialectClient.checked_infer`). A damaged digit that
-    moves a window by less than these bounds stays possible: the run says so (``checked:
-    false`` in the link report)."""
+    The bounds are on the link, never on the device's own variation (a slow window is not
+    measured again for being slow, which would bias the figure); what fails is measured again
+    (:meth:`DialectClient.checked_infer`). Damage smaller than the tolerance stays possible:
+    the run says the link was unchecked (``checked: false``)."""
 
     timing: str = "real"
-    spread: float = 3.0
+    spread: float = 4.0
     per_inference_s: list = field(default_factory=list)     # accepted windows
     candidates: list = field(default_factory=list)          # first windows waiting for one to agree
+    offsets: list = field(default_factory=list)             # accepted (h_send, warmup, h_send - L0, h_end - L1)
+    observed: list = field(default_factory=list)            # the same of every window within the run's extremes
 
     def judge(self, rep: InferReply) -> tuple:
         """``("accept", None)`` (the window is remembered), ``("confirm", why)`` (the run's first
@@ -112,14 +120,20 @@ class WindowCheck:
         import statistics
 
         el = rep.elapsed_us / 1e6
-        if self.timing == "real" and rep.wall_s is not None and el > rep.wall_s * (1 + CLOCK_TOLERANCE) + LAP_SLACK_S:
-            return "reject", f"a {el:.6g} s window in a {rep.wall_s:.3g} s exchange (host clock)"
+        real = self.timing == "real" and rep.wall_s is not None and rep.sent_s is not None
+        if real:
+            if el > rep.wall_s * (1 + CLOCK_TOLERANCE) + LAP_SLACK_S:
+                return "reject", f"a {el:.6g} s window in a {rep.wall_s:.3g} s exchange (host clock)"
+            o0, o1 = rep.sent_s - rep.lap_us[0] / 1e6, rep.sent_s + rep.wall_s - rep.lap_us[1] / 1e6
+            why = self._misplaced(rep, o0, o1)
+            if why:
+                return "reject", why
         per = el / rep.n
         if self.per_inference_s:
-            low, high = self.bounds()
-            if not low <= per <= high:
-                return "reject", (f"{per:.6g} s per inference, outside {low:.6g}..{high:.6g} s of the run's other "
-                                  "windows")
+            med = statistics.median(self.per_inference_s)
+            if not med / self.spread <= per <= med * self.spread:
+                return "reject", (f"{per:.6g} s per inference, the run's other windows {med:.6g} s (more than "
+                                  f"{self.spread:g}x apart)")
         else:
             agree = [p for p in self.candidates if p / self.spread <= per <= p * self.spread]
             if not agree:
@@ -128,28 +142,51 @@ class WindowCheck:
             self.per_inference_s += agree
             self.candidates.clear()
         self.per_inference_s.append(per)
+        if real:
+            self.offsets.append((rep.sent_s, rep.warmup, o0, o1))
         return "accept", None
 
-    def bounds(self) -> tuple:
-        """The time per inference a window may show, from the run's accepted windows: within a
-        factor ``spread`` of their median; from three on, within ``MAD_BOUND`` median absolute
-        deviations of it (at least ``REL_FLOOR`` of it), where that is tighter."""
+    def _misplaced(self, rep: InferReply, o0: float, o1: float) -> str | None:
+        """Where the two timestamps sit against the host's clock (``o0 = h_send - L0``: the device's
+        clock offset less its lag in starting the window; ``o1 = h_end - L1``: the offset plus the
+        reply's way back), compared with the run's recent accepted windows of the same warm-up.
+        A window cannot start before its command was sent nor end after its reply came: beyond the
+        run's extremes (``LAP_TOLERANCE_S`` and the drift) a timestamp is damaged. A later start or
+        an earlier end than usual is also possible on a busy host: those need ``MAD_BOUND`` median
+        absolute deviations of the run's own spread on top."""
         import statistics
 
-        med = statistics.median(self.per_inference_s)
-        low, high = med / self.spread, med * self.spread
-        if len(self.per_inference_s) >= 3:
-            mad = statistics.median(abs(p - med) for p in self.per_inference_s)
-            half = max(REL_FLOOR * med, MAD_BOUND * mad)
-            low, high = max(low, med - half), min(high, med + half)
-        return low, high
+        same = [o for o in self.offsets if o[1] == rep.warmup]
+        if not same:
+            return None
+        tol = LAP_TOLERANCE_S
+        for k, value, sign, what in ((2, o0, 1, "starts before its command was sent"),
+                                     (3, o1, -1, "ends after its reply was read")):
+            # the run's extreme, each window's widened by the clocks' drift since it
+            edge = sign * max(sign * o[k] + DRIFT * (rep.sent_s - o[0]) for o in same)
+            if sign * (value - edge) > tol:
+                return f"the window {what} ({abs(value - edge) * 1e3:.3g} ms past the run's, host clock)"
+        # the spread of a busy host: from every recent window that passed the bounds above, not only
+        # the accepted ones (which would narrow it window by window)
+        self.observed.append((rep.sent_s, rep.warmup, o0, o1))
+        seen = [o for o in self.observed if o[1] == rep.warmup][-OFFSET_WINDOWS:]
+        tol += DRIFT * (rep.sent_s - seen[0][0])
+        for k, value, sign in ((2, o0, 1), (3, o1, -1)):
+            med = statistics.median(o[k] for o in seen)
+            mad = statistics.median(abs(o[k] - med) for o in seen)
+            if sign * (med - value) > tol + MAD_BOUND * mad:
+                return (f"a timestamp {abs(med - value) * 1e3:.3g} ms from where the run's windows put it "
+                        "(host clock)")
+        return None
 
 
 CLOCK_TOLERANCE = 1e-3     # a real board's clock against the host's (crystals: ~1e-4)
 LAP_SLACK_S = 0.002        # the host clock's resolution of an exchange (scheduling)
+LAP_TOLERANCE_S = 0.003    # a timestamp may sit this far from where the run's windows put it (host jitter)
+DRIFT = 2e-4               # ... plus the clocks' relative drift since (crystals: ~1e-4)
+OFFSET_WINDOWS = 15        # the accepted windows (of the same warm-up) a timestamp is placed from
+MAD_BOUND = 10.0           # a later start / earlier end than the run's usual: beyond this many MADs of its spread
 WINDOW_TRIES = 6           # windows measured for one that passes its bounds
-MAD_BOUND = 6.0            # a window's time per inference within this many MADs of the run's ...
-REL_FLOOR = 0.05           # ... but never held tighter than this share of their median
 
 
 class DialectClient:
@@ -354,7 +391,7 @@ class DialectClient:
                                 f"(got {reply.lines[:8]})")
         if laps and laps[1] < laps[0]:
             raise self._garbled(f"infer {n} {warmup}: m-lap-us went backwards ({laps[0]} then {laps[1]})")
-        return InferReply(n, warmup, laps, self._results(reply, f"infer {n} {warmup}"), wall)
+        return InferReply(n, warmup, laps, self._results(reply, f"infer {n} {warmup}"), wall, t0)
 
     def checked_infer(self, n: int, warmup: int, check: WindowCheck, timeout_s: float | None = None) -> InferReply:
         """``infer N W`` until its window passes ``check`` (the run's :class:`WindowCheck`); a window

@@ -161,16 +161,22 @@ def _pid_exists(pid: int) -> bool:
 
 
 def abandoned_reason(result: RunResult) -> str | None:
-    """Why a ``running`` run is known to have no live writer any more; None when it may be alive.
-
-    Only a writer on this computer can be checked: same host name and (where recorded)
-    the same boot; then its pid must exist and, where recorded, have the same start time
-    (a reused pid is another process). A run without writer information, or written on
-    another host, is never called abandoned.
-    """
+    """Why a ``running`` run is known to have no live writer any more; None when it may be alive
+    (:func:`writer_gone` of its ``extra.writer``)."""
     if result.status != "running":
         return None
-    w = (result.extra or {}).get("writer")
+    return writer_gone((result.extra or {}).get("writer"))
+
+
+def writer_gone(w) -> str | None:
+    """Why the process ``w`` (a :func:`writer_info` record) is known to be gone; None when it may
+    be alive.
+
+    Only a process on this computer can be checked: same host name and (where recorded)
+    the same boot; then its pid must exist and, where recorded, have the same start time
+    (a reused pid is another process). A record without that information, or written on
+    another host, is never called gone.
+    """
     if not isinstance(w, dict) or w.get("host") != socket.gethostname():
         return None
     try:
