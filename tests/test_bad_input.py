@@ -208,7 +208,7 @@ def test_load_inputs_counts_clamped_values_and_leaves_float_inputs_alone(tmp_pat
 @pytest.mark.parametrize("rate", ["inf", "nan", "0", "-5", "-inf"])
 def test_fixed_rate_needs_a_positive_finite_rate(tmp_path, rate):
     p = run_cli("bench", INT8, "--scenario", "fixed-rate", f"--rate={rate}", "--runs-dir", tmp_path / "runs")
-    one_error_line(p, "--rate must be a positive finite number of requests per second")
+    one_error_line(p, "must be a finite number from 0.0001 to 1,000,000 inferences per second")
     assert store.find_runs(tmp_path / "runs") == []              # refused before a run folder exists
 
 

@@ -31,6 +31,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
+from edgebench import ranges as R
 from edgebench.bench.accuracy_passes import JOURNAL, Passes, timings
 from edgebench.bench.accuracy_record import DIAGRAMS, PREDICTIONS
 from edgebench.boards.connect import MCU, client_kind, open_agent, require_runtime
@@ -39,6 +40,7 @@ from edgebench.data.datasets import check_against_model, load_dataset
 from edgebench.data.perturb import SEVERITIES
 from edgebench.errors import EdgebenchError, ModelError, ResultError, UsageError
 from edgebench.modelfile import read_model
+from edgebench.ranges import check_fields
 from edgebench.results import store
 from edgebench.results.model import RunResult
 from edgebench.stats.accuracy import GATE_ON
@@ -74,6 +76,10 @@ class AccuracyOptions:
     data_options: dict = field(default_factory=dict)
 
     def validate(self) -> None:
+        check_fields(self, {"threads": R.THREADS, "baseline_threads": R.THREADS, "seed": R.SEED,
+                            "max_drop_points": R.MAX_DROP, "max_ece": R.MAX_ECE,
+                            "max_edge_drop_points": R.MAX_EDGE_DROP, "calib_fraction": R.CALIB_FRACTION,
+                            "chunk_size": R.CHUNK})
         for name, k in (("--kernels", self.kernels), ("--baseline-kernels", self.baseline_kernels)):
             if k not in KERNELS:
                 raise UsageError(f"unknown kernel set {k!r} for {name}", f"use one of {', '.join(KERNELS)}")

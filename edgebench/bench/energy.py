@@ -37,7 +37,6 @@ its journal (:mod:`edgebench.bench.energy_journal`, ``energy --recover``).
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,12 +44,14 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench import ranges as R
 from edgebench.boards.connect import open_agent, reached_locally
 from edgebench.boards.profile import ESTIMATED_LABEL
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import DataError, EdgebenchError, UsageError
 from edgebench.modelfile import read_model
 from edgebench.power.base import OWN_POWER, MeterError, check_boundary
+from edgebench.ranges import check_fields
 from edgebench.report.claim import claim
 from edgebench.results import store
 from edgebench.sim.meter import SimMeter
@@ -60,6 +61,12 @@ from edgebench.stats.energy import (bracket_offset, event_energies, event_region
 
 SPIN_LEAD_S = 0.0007  # the agent starts a chunk ~0.2 ms after the request arrives; plus local link latency
 COVERAGE_MIN = 0.99
+
+
+#: the ranges of EnergyOptions' numeric fields (edgebench.ranges: the CLI checks the same)
+RANGES = {"rate_hz": R.RATE_HZ, "duty": R.DUTY, "idle_s": R.IDLE_S, "margin_s": R.MARGIN_S, "threads": R.THREADS,
+          "seed": R.SEED, "min_samples": R.MIN_SAMPLES, "min_time_s": R.MIN_TIME_S, "max_time_s": R.MAX_TIME_S,
+          "target_rel_ci": R.TARGET}
 
 
 @dataclass
@@ -81,15 +88,9 @@ class EnergyOptions:
     target_rel_ci: float = 0.05
 
     def validate(self) -> None:
+        check_fields(self, RANGES)
         if (self.rate_hz is None) == (self.duty is None):
             raise UsageError("give either --rate or --duty", "e.g. --rate 1/s, or --duty 0.05")
-        if self.duty is not None and not (isinstance(self.duty, (int, float)) and 0 < self.duty <= 1):
-            raise UsageError(f"duty cycle {self.duty!r} is outside (0, 1]",
-                             "give the fraction of time spent inferring, e.g. --duty 0.05")
-        if self.rate_hz is not None and not (math.isfinite(self.rate_hz) and self.rate_hz > 0):
-            raise UsageError(f"rate must be positive, got {self.rate_hz!r}", "e.g. --rate 1/s")
-        if not self.idle_s >= 0.5:
-            raise UsageError(f"--idle-s must be at least 0.5 s, got {self.idle_s}")
         if self.alignment not in ("auto", "clock", "marker"):
             raise UsageError(f"alignment {self.alignment!r}: use auto, clock or marker")
 
@@ -206,6 +207,10 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
                 client = open_agent(profile, url)
             timed = TimedClient(client, local or device_clock)
             rate = opts.rate_hz or opts.duty / probe_e2e(timed, model_path, opts)
+            if opts.rate_hz is None and rate * opts.max_time_s < 2:
+                raise UsageError(f"--duty {opts.duty:g} means one inference every {1 / rate:,.4g} s here: fewer "
+                                 f"than 2 within --max-time {opts.max_time_s:g} s",
+                                 f"raise --duty or --max-time (to at least {2 / rate:,.4g} s)")
             marks["idle_before"] = _quiet(opts.idle_s, "before", emit, meter)
             timed.pace(rate, on_device=device_clock)  # simulated time passes only inside requests
             before = set(store.find_runs(runs_root))

@@ -21,12 +21,14 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
+from edgebench import ranges as R
 from edgebench.boards.connect import MCU, client_kind, open_agent
 from edgebench.boards.mcu import FIRMWARE_NAME
 from edgebench.boards.registry import get_profile
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import UsageError
 from edgebench.modelfile import read_model
+from edgebench.ranges import check_fields
 
 Progress = Callable[[dict], None]
 
@@ -40,8 +42,7 @@ class VerifyOptions:
     kernels: Optional[str] = None     # the board's kernels (Linux); None: xnnpack on Linux
 
     def validate(self) -> None:
-        if self.count < 1:
-            raise UsageError(f"--count must be at least 1, got {self.count}")
+        check_fields(self, {"count": R.COUNT, "seed": R.SEED})
         if self.kernels is not None and self.kernels not in ("xnnpack", "builtin", "reference"):
             raise UsageError(f"unknown kernel set {self.kernels!r}", "use xnnpack, builtin or reference")
 

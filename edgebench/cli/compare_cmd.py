@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
 from edgebench.errors import GateFailed, ResultError, UsageError
@@ -43,8 +44,9 @@ def compare(
     allow_different: bool = typer.Option(False, "--allow-different",
                                          help="Compare even when conditions differ (they are listed)."),
     max_slowdown: Optional[float] = typer.Option(
-        None, "--max-slowdown", help="Exit 2 when B is slower than X times A beyond the interval's doubt "
-                                     "(lower bound of the slowdown interval > X)."),
+        None, "--max-slowdown", callback=opt.within(R.MAX_SLOWDOWN),
+        help="Exit 2 when B is slower than X times A beyond the interval's doubt (lower bound of the slowdown "
+             "interval > X)."),
     json_out: bool = opt.json_flag("the comparison"),
 ) -> None:
     """Compare two runs: ratio of medians per stage, run- and dependence-aware interval, Holm across stages."""

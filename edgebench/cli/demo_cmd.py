@@ -14,6 +14,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
 from edgebench.cli.render import print_run, progress_printer
@@ -26,10 +27,13 @@ def demo(
     board: str = opt.board(),
     kernels: str = opt.kernels(help="Kernel set for both models."),
     threads: int = opt.threads(),
-    target: float = typer.Option(0.01, help="Target CI half-width as a fraction of the median."),
-    min_time: float = typer.Option(1.0, help="Minimum measuring time per run, seconds."),
-    max_time: float = typer.Option(20.0, help="Time budget per model, seconds."),
-    repeat: int = typer.Option(3, help="Runs per model, interleaved between the two models."),
+    target: float = typer.Option(
+        0.01, callback=opt.within(R.TARGET), help="Target CI half-width as a fraction of the median."),
+    min_time: float = typer.Option(
+        1.0, callback=opt.within(R.MIN_TIME_S), help="Minimum measuring time per run, seconds."),
+    max_time: float = typer.Option(20.0, callback=opt.within(R.MAX_TIME_S), help="Time budget per model, seconds."),
+    repeat: int = typer.Option(
+        3, callback=opt.within(R.REPEAT), help="Runs per model, interleaved between the two models."),
     runs_dir: Path = opt.runs_dir(),
     url: Optional[str] = opt.url(),
     boards_dir: List[Path] = opt.boards_dir(),

@@ -9,6 +9,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.app import app
 from edgebench.cli.render.verify import print_verify
@@ -21,7 +22,8 @@ def verify(
     board: Optional[str] = opt.board(None, help="Board profile name (see `edgebench boards`), or a labgrid "
                                      "farm's place: labgrid:PLACE or labgrid:TAG=VALUE (docs/farm.md)."),
     inputs: Optional[Path] = opt.inputs(help=".npy/.npz inputs (default: seeded random in the input range)."),
-    count: int = typer.Option(32, help="Number of inputs (random, or the first of --inputs)."),
+    count: int = typer.Option(
+        32, callback=opt.within(R.COUNT), help="Number of inputs (random, or the first of --inputs)."),
     seed: int = opt.seed(),
     kernels: Optional[str] = opt.kernels(None, help="Linux boards: kernels on the board (default xnnpack)."),
     url: Optional[str] = opt.url(),
