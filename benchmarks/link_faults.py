@@ -153,16 +153,14 @@ class CleanLaps:
     bytes before any fault: the k-th infer command's true window is ``pairs[k]``."""
 
     def __init__(self, proxy):
-        self.proxy, self.pos, self.tail, self.pairs, self.first = proxy, 0, "", [], None
+        from test_fault_injection import CleanLog
+
+        self.log, self.pairs, self.first = CleanLog(proxy), [], None
 
     def pair(self, k: int) -> tuple | None:
         deadline = time.monotonic() + 1.0
         while len(self.pairs) <= k and time.monotonic() < deadline:
-            data = bytes(self.proxy.clean_d2h[self.pos:])
-            self.pos += len(data)
-            lines = (self.tail + data.decode("latin-1")).split("\r\n")
-            self.tail = lines.pop()
-            for line in lines:
+            for line in self.log.lines():
                 m = re.fullmatch(r"m-lap-us-(\d+)", line)
                 if m and self.first is None:
                     self.first = int(m.group(1))

@@ -43,14 +43,14 @@ def refuse_link(path, what: str = "file") -> None:
                           "write or read run files through links", LINK_HINT)
 
 
-def atomic_write(path, write) -> Path:
-    """``write(f)`` into a new temporary file beside ``path`` (random name, ``O_EXCL``, mode per the
-    umask), fsync it, rename it over ``path`` and fsync the folder. ``path`` may not be a link."""
+def atomic_write(path, write, mode: int = 0o666) -> Path:
+    """``write(f)`` into a new temporary file beside ``path`` (random name, ``O_EXCL``; ``mode`` less
+    the umask), fsync it, rename it over ``path`` and fsync the folder. ``path`` may not be a link."""
     path = Path(path)
     refuse_link(path)
     fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, 0o666 & ~_umask())          # mkstemp makes 0600; a run file gets the usual mode
+        os.fchmod(fd, mode & ~_umask())           # mkstemp makes 0600; a file gets the usual mode
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
