@@ -98,7 +98,7 @@ def lost_bytes(url: str, positions: int, seed: int) -> dict:
                 def bench_run():
                     warm.load(warm.ensure_model(model))
                     warm.set_inputs(np.random.default_rng(k_seed).random((4, 8, 8, 1), dtype=np.float32))
-                    header, arrays = warm.run("single-stream", count=128, max_time_s=30)
+                    header, _ = warm.run("single-stream", count=128, max_time_s=30)
                     return header["n"] == 128
                 return bench_run
 

@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fw_util import posix_firmware_bin  # noqa: E402,F401
+from fw_util import posix_firmware_bin  # noqa: E402,F401  (session fixture: the posix firmware, built once)
 from test_fault_injection import DIGITS, SerialProxy  # noqa: E402
 
 from edgebench.mcu.frames import crc32  # noqa: E402
@@ -112,7 +112,7 @@ def test_waits_follow_the_work_left_before_each_line():
 
 
 @pytest.fixture
-def device(posix_firmware_bin):  # noqa: F811
+def device(posix_firmware_bin):
     from edgebench.boards.mcu import FirmwareSession
     from edgebench.boards.registry import get_profile
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from conftest import require_module
+
 from edgebench.report import html
 from edgebench.report.check import check
 from edgebench.results.model import RunResult

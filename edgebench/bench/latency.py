@@ -77,7 +77,8 @@ class BenchOptions:
             raise UsageError("the fixed-rate scenario needs a positive --rate", "e.g. --rate 50")
         if self.rate_hz is not None and self.rate_hz * self.max_time_s < 2:
             raise UsageError(f"--rate {self.rate_hz:g}/s sends fewer than 2 requests within --max-time "
-                             f"{self.max_time_s:g} s", f"raise --max-time to at least {2 / self.rate_hz:g} s, or --rate")
+                             f"{self.max_time_s:g} s",
+                             f"raise --max-time to at least {2 / self.rate_hz:g} s, or --rate")
         if self.scenario != "fixed-rate" and self.rate_hz is not None:
             raise UsageError(f"--rate applies to --scenario fixed-rate only (scenario is {self.scenario})",
                              "add --scenario fixed-rate, or drop --rate")

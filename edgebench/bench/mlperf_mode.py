@@ -137,7 +137,8 @@ def performance(dut, inputs: list, opts: MlperfOptions, emit: Progress | None = 
         while True:
             emit({"event": "window", "window": w + 1, "of": opts.windows, "n": n, "window_s": opts.window_s})
             t_wall = time.monotonic()
-            rep = dut.checked_infer(n, opts.warmup, check, timeout_s=dut.timeout_s + 3 * (n + opts.warmup) * per_inf + 5)
+            rep = dut.checked_infer(n, opts.warmup, check,
+                                    timeout_s=dut.timeout_s + 3 * (n + opts.warmup) * per_inf + 5)
             wall = time.monotonic() - t_wall
             el = rep.elapsed_us / 1e6
             runs += 1

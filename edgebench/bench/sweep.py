@@ -65,8 +65,8 @@ Progress = Callable[[dict], None]
 
 
 #: the ranges of SweepOptions' numeric fields (edgebench.ranges: the CLI checks the same)
-RANGES = {"duty": R.DUTY, "rate_hz": R.RATE_HZ, "threads": R.THREADS, "max_duration_per_point_s": R.MAX_DURATION_PER_POINT_S,
-          "window_s": R.WINDOW_S, "burst_s": R.BURST_S, "cool_timeout_s": R.COOL_TIMEOUT_S,
+RANGES = {"duty": R.DUTY, "rate_hz": R.RATE_HZ, "threads": R.THREADS,
+          "max_duration_per_point_s": R.MAX_DURATION_PER_POINT_S, "window_s": R.WINDOW_S, "burst_s": R.BURST_S, "cool_timeout_s": R.COOL_TIMEOUT_S,
           "telemetry_hz": R.TELEMETRY_HZ, "seed": R.SEED}
 
 

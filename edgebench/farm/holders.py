@@ -86,4 +86,4 @@ def describe(held: dict) -> str:
     return f"edgebench pid {held.get('pid')}" + (f" ({argv} ...)" if argv else "")
 
 
-__all__ = ["state_dir", "record_path", "record", "read", "forget", "gone", "gone_holder", "describe"]
+__all__ = ["describe", "forget", "gone", "gone_holder", "read", "record", "record_path", "state_dir"]

@@ -236,9 +236,9 @@ def busy_error(coordinator, spec: FarmSpec, candidates, wait_s: float) -> PlaceB
     taken = ("by " + held[0] if spec.place and held else f"({'; '.join(held) or 'all of them'})")
     hint = "try later, wait longer (EDGEBENCH_FARM_WAIT=SECONDS), or pick another place (edgebench farm)"
     if mine:     # held by this user on this host, by no edgebench command recorded here
-        hint = (f"{'it is' if spec.place else ', '.join(mine) + ' are'} held by you on this host: if nothing of yours "
-                f"uses {'it' if len(mine) == 1 else 'them'} any more, release with labgrid-client -p {mine[0]} release; "
-                "else " + hint)
+        hint = (f"{'it is' if spec.place else ', '.join(mine) + ' are'} held by you on this host: if nothing of "
+                f"yours uses {'it' if len(mine) == 1 else 'them'} any more, release with labgrid-client -p "
+                f"{mine[0]} release; else " + hint)
     return PlaceBusy(f"{spec.describe()} is taken {taken}; waited {wait_s:g} s", hint)
 
 

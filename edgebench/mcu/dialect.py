@@ -88,6 +88,7 @@ class InferReply:
                                   "instead; use a performance-mode build at 115200 baud")
         return (self.lap_us[-1] - self.lap_us[0]) % (1 << 32)
 
+
 @dataclass
 class WindowCheck:
     """Bounds on the timed windows of ``infer N W``, whose ``m-lap-us`` carry no checksum: a digit
@@ -446,5 +447,5 @@ class DialectClient:
         self.close()
 
 
-__all__ = ["DialectClient", "Reply", "InferReply", "WindowCheck", "no_answer_hint", "DEFAULT_BAUD", "ENERGY_BAUD",
-           "DB_CHUNK_BYTES"]
+__all__ = ["DialectClient", "Reply", "InferReply", "WindowCheck", "no_answer_hint", "DEFAULT_BAUD",
+           "ENERGY_BAUD", "DB_CHUNK_BYTES"]

@@ -74,13 +74,14 @@ class DutClient(UploadMixin, DialectClient):
           work it has to do first, e.g. the inferences of ``eb-infer``); None: a request
           answered at once (``ANSWER_S`` and the transmit time, at most the client's timeout);
         * ``probe_s``: after this much silence (or ``timeout_s``, if shorter) a lone ``%`` is
-          sent, once (on edgebench firmware: once :meth:`info` succeeded), and ``timeout_s`` starts again: when the request's ``%`` was lost on the
-          way the device holds the request unterminated and never answers; the probe ends
-          that line, so the (CRC-checked) request runs now instead of after a timeout. A
-          device that is busy answers the probe after its reply with an unframed ``m-ready``,
-          a stale line (firmware/PROTOCOL.md: an empty command). That ``m-ready`` before any
-          line of the reply means the device is past the request without answering it framed
-          (its frame word was damaged): it is sent again at once; None: no probe;
+          sent, once (on edgebench firmware: once :meth:`info` succeeded), and ``timeout_s``
+          starts again: when the request's ``%`` was lost on the way the device holds the
+          request unterminated and never answers; the probe ends that line, so the
+          (CRC-checked) request runs now instead of after a timeout. A device that is busy
+          answers the probe after its reply with an unframed ``m-ready``, a stale line
+          (firmware/PROTOCOL.md: an empty command). That ``m-ready`` before any line of the
+          reply means the device is past the request without answering it framed (its frame
+          word was damaged): it is sent again at once; None: no probe;
         * ``gap_s``: how long the device may be silent between two lines of its reply once it
           started (a number, or a function of the reply so far); None: twice the time its
           first line took (at least ``GAP_MIN_S``), as the lines of a long reply come at the

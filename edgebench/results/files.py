@@ -153,5 +153,13 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-__all__ = ["atomic_write", "write_output", "create_exclusive", "fsync_dir", "refuse_link", "check_run_folder",
-           "check_writable_folder", "LINK_HINT"]
+__all__ = [
+    "LINK_HINT",
+    "atomic_write",
+    "check_run_folder",
+    "check_writable_folder",
+    "create_exclusive",
+    "fsync_dir",
+    "refuse_link",
+    "write_output",
+]

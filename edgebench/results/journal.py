@@ -140,7 +140,7 @@ class Journal:
         self.close()
         remove(self.run_dir, self.name)
 
-    def __enter__(self) -> "Journal":
+    def __enter__(self) -> Journal:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -326,5 +326,15 @@ def arrow_table(data):
     return pa.Table.from_pandas(data, preserve_index=False)
 
 
-__all__ = ["Journal", "JournalData", "read_chunks", "read", "remove", "paths", "names", "encode_chunk",
-           "SUFFIX", "MAGIC"]
+__all__ = [
+    "MAGIC",
+    "SUFFIX",
+    "Journal",
+    "JournalData",
+    "encode_chunk",
+    "names",
+    "paths",
+    "read",
+    "read_chunks",
+    "remove",
+]

@@ -41,7 +41,8 @@ from pathlib import Path
 
 from edgebench.errors import ResultError
 from edgebench.results import journal as _journal
-from edgebench.results.files import atomic_write, check_run_folder, check_writable_folder, fsync_dir  # noqa: F401 (fsync_dir: also used by quantize.sidecar)
+from edgebench.results.files import fsync_dir  # noqa: F401 (quantize.sidecar's import of it)
+from edgebench.results.files import atomic_write, check_run_folder, check_writable_folder
 from edgebench.results.journal import Journal
 from edgebench.results.model import RunResult
 
@@ -337,7 +338,8 @@ def read_unfinished(run_dir) -> RunResult:
                 result = RunResult.from_dict(json.loads(text), f"{path.name} (copy of {RUN_JSON})")
             except (ValueError, ResultError):
                 continue
-            note["run_json"] = f"{RUN_JSON} was damaged ({exc.message}); the run was recovered from the copy in {path.name}"
+            note["run_json"] = (f"{RUN_JSON} was damaged ({exc.message}); the run was recovered from the copy "
+                                f"in {path.name}")
             break
         else:
             raise ResultError(f"{exc.message}; no journal of the run keeps an intact copy of it",

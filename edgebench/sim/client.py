@@ -270,7 +270,8 @@ class SimClient:
         if mode == "fixed-rate" and not (rate_hz and rate_hz > 0):
             raise errors.UsageError(f"fixed-rate needs a positive rate_hz, got {rate_hz!r}")
         # a simulated board idles through any gap (its clock is simulated): no limit on how far ahead
-        if start_ns is not None and (mode != "fixed-rate" or isinstance(start_ns, bool) or not isinstance(start_ns, int)):
+        if start_ns is not None and (mode != "fixed-rate" or isinstance(start_ns, bool)
+                                     or not isinstance(start_ns, int)):
             raise errors.UsageError(f"start_ns must be a device time, for fixed-rate only; got {start_ns!r}")
         sampler = self._sampler(telemetry) if telemetry is not None else None
         b = self.board
