@@ -96,10 +96,10 @@ class WindowCheck:
 
     * (``timing`` ``real``: the device counts real time; an emulated device's clock is its own)
       it fits in the host's own clock over the same exchange, and each of its two timestamps
-      sits where the run's accepted windows put the device's clock against the host's: the
-      first a steady lag after the command was sent (``h_send - L0``), the second a steady lead
-      before its ``m-ready`` was read (``h_end - L1``), within ``LAP_TOLERANCE_S`` plus the
-      clocks' drift since. A damaged digit moves one timestamp and not the host's clock;
+      sits where the run's windows put the device's clock against the host's: the first a
+      steady lag after the command was sent (``h_send - L0``), the second a steady lead before
+      its ``m-ready`` was read (``h_end - L1``), within the run's own scatter (:meth:`_misplaced`).
+      A damaged digit moves one timestamp and not the host's clock;
     * its time per inference is within a factor ``spread`` of the run's accepted windows (the
       run's first window is accepted once a second one agrees with it).
 
@@ -150,28 +150,20 @@ class WindowCheck:
     def _misplaced(self, rep: InferReply, o0: float, o1: float) -> str | None:
         """Where the two timestamps sit against the host's clock (``o0 = h_send - L0``: the device's
         clock offset less its lag in starting the window; ``o1 = h_end - L1``: the offset plus the
-        reply's way back), compared with the run's recent accepted windows of the same warm-up.
-        A window cannot start before its command was sent nor end after its reply came: beyond the
-        run's extremes (``LAP_TOLERANCE_S`` and the drift) a timestamp is damaged. A later start or
-        an earlier end than usual is also possible on a busy host: those need ``MAD_BOUND`` median
-        absolute deviations of the run's own spread on top."""
+        reply's way back), compared with the run's recent windows of the same warm-up. A window
+        cannot be longer than its exchange (checked before); a later start or an earlier end than
+        usual is either a damaged timestamp or a busy host: beyond ``LAP_TOLERANCE_S``, the drift
+        and ``MAD_BOUND`` median absolute deviations of the run's own scatter it is measured
+        again. The scatter comes from every window seen, not only the accepted ones (which would
+        narrow it window by window)."""
         import statistics
 
-        same = [o for o in self.offsets if o[1] == rep.warmup]
-        if not same:
+        if not any(o[1] == rep.warmup for o in self.offsets):
+            self.observed.append((rep.sent_s, rep.warmup, o0, o1))
             return None
-        tol = LAP_TOLERANCE_S
-        for k, value, sign, what in ((2, o0, 1, "starts before its command was sent"),
-                                     (3, o1, -1, "ends after its reply was read")):
-            # the run's extreme, each window's widened by the clocks' drift since it
-            edge = sign * max(sign * o[k] + DRIFT * (rep.sent_s - o[0]) for o in same)
-            if sign * (value - edge) > tol:
-                return f"the window {what} ({abs(value - edge) * 1e3:.3g} ms past the run's, host clock)"
-        # the spread of a busy host: from every recent window that passed the bounds above, not only
-        # the accepted ones (which would narrow it window by window)
         self.observed.append((rep.sent_s, rep.warmup, o0, o1))
         seen = [o for o in self.observed if o[1] == rep.warmup][-OFFSET_WINDOWS:]
-        tol += DRIFT * (rep.sent_s - seen[0][0])
+        tol = LAP_TOLERANCE_S + DRIFT * (rep.sent_s - seen[0][0])
         for k, value, sign in ((2, o0, 1), (3, o1, -1)):
             med = statistics.median(o[k] for o in seen)
             mad = statistics.median(abs(o[k] - med) for o in seen)
@@ -185,7 +177,7 @@ CLOCK_TOLERANCE = 1e-3     # a real board's clock against the host's (crystals: 
 LAP_SLACK_S = 0.002        # the host clock's resolution of an exchange (scheduling)
 LAP_TOLERANCE_S = 0.003    # a timestamp may sit this far from where the run's windows put it (host jitter)
 DRIFT = 2e-4               # ... plus the clocks' relative drift since (crystals: ~1e-4)
-OFFSET_WINDOWS = 15        # the accepted windows (of the same warm-up) a timestamp is placed from
+OFFSET_WINDOWS = 15        # the recent windows (of the same warm-up) a timestamp is placed from
 MAD_BOUND = 10.0           # a later start / earlier end than the run's usual: beyond this many MADs of its spread
 WINDOW_TRIES = 6           # windows measured for one that passes its bounds
 
