@@ -289,8 +289,6 @@ def resolve_run(ref, root="runs") -> Path:
     raise ResultError(f"run id {_short(ref)!r} matches {len(hits)} runs under {root}", "give more of the id")
 
 
-
-
 # ---------------------------------------------------------------- journal: samples that survive a kill
 # (edgebench.results.journal: checksummed chunks; each new segment keeps a copy of run.json)
 
