@@ -255,6 +255,7 @@ def _shape_changed(tmp_path, name, shape):
     return path
 
 
+@pytest.mark.slow  # two verbs in subprocesses, energy's idle window first
 def test_a_model_claiming_huge_inputs_is_one_line_not_a_memory_error(tmp_path):
     path = _shape_changed(tmp_path, "huge.tflite", [1, 65536, 65536, 1])
     for verb in (["energy", path, "--board", "sim-pi5", "--rate", "1/s"], ["bench", path, "--board", "sim-pi5"]):
@@ -291,6 +292,7 @@ def one_run(tmp_path):
     return tmp_path / "runs"
 
 
+@pytest.mark.slow  # six report commands in subprocesses
 @pytest.mark.parametrize("target,needle", [("/dev/full", "is a character device, not a file"),
                                            ("DIR", "is a folder, not a file"),
                                            ("FIFO", "is a named pipe, not a file")])
@@ -304,6 +306,7 @@ def test_report_to_a_device_a_folder_or_a_fifo_is_one_line(tmp_path, one_run, ta
         error_line(run_cli("report", "latest", "--runs-dir", one_run, "-o", target, *extra), needle)
 
 
+@pytest.mark.slow  # waits out FIRST_BYTE_S (15 s)
 def test_a_silent_serial_port_as_an_agent_fails_in_seconds_not_minutes(tmp_path):
     """bench --url on a serial port nobody answers: a clear line after FIRST_BYTE_S, not the 120 s hello."""
     import time

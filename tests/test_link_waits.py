@@ -135,6 +135,7 @@ class DropOnce(SerialProxy):
         return data
 
 
+@pytest.mark.qemu  # the posix firmware as a process
 @pytest.mark.parametrize("verb_call", ["first", "later"])
 def test_verify_with_one_lost_terminator_does_not_stall(device, verb_call):
     """The issue's case: the '%' ending an eb-infer request lost, on the first call of the model

@@ -38,6 +38,7 @@ def test_every_numeric_option_declares_its_range():
     assert len(list(_numeric_options())) > 50
 
 
+@pytest.mark.slow  # seven commands in subprocesses (test_the_library_checks_the_same_ranges stays in the lane)
 @pytest.mark.parametrize("args,needle", [
     (["bench", INT8, "--scenario", "fixed-rate", "--rate", "1e-320"],
      "'--rate': must be a finite number from 0.0001 to 1,000,000 inferences per second, got 1e-320"),

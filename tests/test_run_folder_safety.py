@@ -138,6 +138,7 @@ def _journal(tmp_path, chunks=6, name="samples"):
     return journal.paths(tmp_path, name)[0]
 
 
+@pytest.mark.slow  # a read of the journal per byte of it
 def test_every_flipped_byte_of_a_journal_is_caught_or_harmless(tmp_path):
     """Flip each byte of a samples journal in turn: what is read back is always a prefix of the
     chunks written (never a changed value), and any lost chunk is named as damage."""
