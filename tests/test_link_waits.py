@@ -163,3 +163,46 @@ def test_verify_with_one_lost_terminator_does_not_stall(device, verb_call):
     assert proxy.dropped == 1 and out["y"].shape[0] == 4
     assert client.dut.stats.probes == 1 and client.dut.stats.retries == 0
     assert took < 10, f"{took:.1f} s: a lost byte waited out a timeout"
+
+
+# ------------------------------------------------------------------ the plain dialect's windows (item 6)
+
+def _window(k: int, el_us: int, sent: float, lag_s=0.002, back_s=0.003, n=100):
+    """The k-th window of a run on a device whose clock reads ``sent`` as 1000 s + sent: the window
+    starts ``lag_s`` after the command was sent, its reply is read ``back_s`` after it ends."""
+    from edgebench.mcu.dialect import InferReply
+
+    l0 = int((1000 + sent + lag_s) * 1e6)
+    return InferReply(n, 0, [l0, l0 + el_us], [0.0], wall_s=lag_s + el_us / 1e6 + back_s, sent_s=sent)
+
+
+def test_a_damaged_timestamp_is_measured_again_a_slow_window_is_not():
+    from edgebench.mcu.dialect import WindowCheck
+
+    check = WindowCheck(timing="real")
+    assert check.judge(_window(0, 85_000, 0.0))[0] == "confirm"          # the run's first window waits for a second
+    for k in range(1, 12):
+        assert check.judge(_window(k, 85_000 + 37 * k, 1.0 * k))[0] == "accept"
+    good = _window(12, 85_000, 12.0)
+    # 88017819 read as 888017819 (the issue): the window becomes 800 s in a 90 ms exchange
+    grown = _window(12, 85_000, 12.0)
+    grown.lap_us[1] += 800_000_000
+    assert check.judge(grown)[0] == "reject"
+    # a digit of the second timestamp 0.04 s lower: the window looks shorter; the host's clock says otherwise
+    shrunk = _window(12, 85_000, 12.0)
+    shrunk.lap_us[1] -= 40_000
+    verdict, why = check.judge(shrunk)
+    assert verdict == "reject" and "where the run's windows put it" in why
+    # a slow window whose timestamps sit where the host's clock puts them is the device's own: accepted
+    assert check.judge(_window(12, 150_000, 12.0))[0] == "accept"
+    assert check.judge(good)[0] == "accept"
+
+
+def test_emulated_windows_are_bounded_by_the_other_windows_only():
+    from edgebench.mcu.dialect import WindowCheck
+
+    check = WindowCheck(timing="emulated")
+    far = _window(0, 85_000, 0.0)
+    far.wall_s = 0.001                    # an emulated clock may run ahead of the host's
+    assert check.judge(far)[0] == "confirm" and check.judge(_window(1, 86_000, 1.0))[0] == "accept"
+    assert check.judge(_window(2, 850_000, 2.0))[0] == "reject"          # 10x the run's other windows
