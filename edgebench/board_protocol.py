@@ -24,6 +24,9 @@ if TYPE_CHECKING:  # the type only: modelfile parses flatbuffers, this module st
 
     from edgebench.modelfile import ModelFile
 
+#: ``run(..., start_ns=)`` (schedule continuation) takes a device time at most this far ahead
+MAX_START_AHEAD_S = 10.0
+
 #: Computes outputs: ``infer`` / ``infer_all`` return the model's outputs (accuracy, verify).
 OUTPUTS = "outputs"
 #: ``run(mode="fixed-rate", rate_hz=...)``: requests issued on a device-side schedule.

@@ -128,7 +128,10 @@ def read_model(path) -> ModelFile:
         if st.st_size > MAX_MODEL_BYTES:
             raise ModelError(f"{p} is {st.st_size:,} bytes, more than the {MAX_MODEL_BYTES:,} a TFLite "
                              f"flatbuffer can hold", "pass a .tflite model")
-        data = f.read(MAX_MODEL_BYTES + 1)
+        try:
+            data = f.read(MAX_MODEL_BYTES + 1)
+        except OSError as exc:      # e.g. /proc/self/mem: a regular file that cannot be read
+            raise ModelError(f"cannot read model file {p}: {exc.strerror or exc}", "pass a .tflite file") from None
     if len(data) > MAX_MODEL_BYTES:  # grew while it was read
         raise ModelError(f"{p} is more than {MAX_MODEL_BYTES:,} bytes", "pass a .tflite model")
     return parse_model(data, str(p))
@@ -364,6 +367,10 @@ def _check_model(m, nbytes: int) -> str | None:
         bad = [int(i) for i in idx if not 0 <= int(i) < ntensors]
         if bad:
             return f"{role} tensor index {bad[0]} is outside the {ntensors} tensors"
+        for i in idx:
+            shape = [int(d) for d in (sg.tensors[int(i)].shape if sg.tensors[int(i)].shape is not None else [])]
+            if 0 in shape:
+                return f"{role} tensor {int(i)} has a zero-size dimension in its shape {shape}: it holds no data"
     for k, t in enumerate(sg.tensors):
         if not 0 <= int(t.buffer) < max(nbuffers, 1):
             return f"tensor {k} uses buffer {t.buffer}, but the model has {nbuffers} buffers"

@@ -206,7 +206,7 @@ def test_load_inputs_counts_clamped_values_and_leaves_float_inputs_alone(tmp_pat
 @pytest.mark.parametrize("rate", ["inf", "nan", "0", "-5", "-inf"])
 def test_fixed_rate_needs_a_positive_finite_rate(tmp_path, rate):
     p = run_cli("bench", INT8, "--scenario", "fixed-rate", f"--rate={rate}", "--runs-dir", tmp_path / "runs")
-    one_error_line(p, "--rate must be a positive finite number of requests per second")
+    one_error_line(p, "must be a finite number from 0.0001 to 1,000,000 inferences per second")
     assert store.find_runs(tmp_path / "runs") == []              # refused before a run folder exists
 
 
@@ -232,3 +232,90 @@ def test_mlperf_mode_refuses_a_linux_board_in_the_library():
 
     with pytest.raises(UsageError, match="board host is a linux board"):
         run_mlperf(INT8, get_profile("host"), MlperfOptions())
+
+
+# ------------------------------------------------------------------ issue 22, item 9
+
+def error_line(p, needle: str) -> str:
+    """Exit 1, no traceback, one ``error:`` line holding ``needle`` (progress lines may come before it)."""
+    assert p.returncode == 1 and "Traceback" not in p.stderr, (p.returncode, p.stderr)
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and needle in errors[0] and "unexpected" not in errors[0], p.stderr
+    return errors[0]
+
+
+def _shape_changed(tmp_path, name, shape):
+    def mutate(m):
+        m.subgraphs[0].tensors[m.subgraphs[0].inputs[0]].shape = np.array(shape, np.int32)
+
+    path = tmp_path / name
+    path.write_bytes(_repacked(mutate))
+    return path
+
+
+@pytest.mark.slow  # two verbs in subprocesses, energy's idle window first
+def test_a_model_claiming_huge_inputs_is_one_line_not_a_memory_error(tmp_path):
+    path = _shape_changed(tmp_path, "huge.tflite", [1, 65536, 65536, 1])
+    for verb in (["energy", path, "--board", "sim-pi5", "--rate", "1/s"], ["bench", path, "--board", "sim-pi5"]):
+        line = error_line(run_cli(*verb, "--runs-dir", tmp_path / "runs"), "random inputs of the model's input")
+        assert "MemoryError" not in line and "GiB" in line
+    assert store.find_runs(tmp_path / "runs") == []
+
+
+def test_a_zero_size_input_dimension_is_refused_on_every_board(tmp_path):
+    path = _shape_changed(tmp_path, "empty.tflite", [1, 0, 8, 1])
+    for board in ("sim-pi5", "host"):
+        error_line(run_cli("bench", path, "--board", board, "--runs-dir", tmp_path / "runs"),
+                       "input tensor 0 has a zero-size dimension in its shape [1, 0, 8, 1]")
+    assert store.find_runs(tmp_path / "runs") == []
+
+
+def test_an_unreadable_regular_file_as_a_model_is_one_line():
+    error_line(run_cli("inspect", "/proc/self/mem"), "cannot read model file /proc/self/mem")
+
+
+def test_a_run_reference_longer_than_a_file_name_is_one_line(tmp_path):
+    line = error_line(run_cli("report", "x" * 5000, "--runs-dir", tmp_path), "no run 'xxx")
+    assert len(line) < 300
+
+
+@pytest.fixture
+def one_run(tmp_path):
+    from edgebench.results.model import RunResult
+
+    d = tmp_path / "runs" / "20260101-000000-m-b"
+    d.mkdir(parents=True)
+    store.write_result(d, RunResult(run_id="abc123def456", created_utc="2026-01-01T00:00:00+00:00",
+                                    status="complete"))
+    return tmp_path / "runs"
+
+
+@pytest.mark.slow  # six report commands in subprocesses
+@pytest.mark.parametrize("target,needle", [("/dev/full", "is a character device, not a file"),
+                                           ("DIR", "is a folder, not a file"),
+                                           ("FIFO", "is a named pipe, not a file")])
+def test_report_to_a_device_a_folder_or_a_fifo_is_one_line(tmp_path, one_run, target, needle):
+    if target == "DIR":
+        target = tmp_path
+    elif target == "FIFO":
+        target = tmp_path / "out.html"
+        os.mkfifo(target)
+    for extra in ([], ["--md"]):
+        error_line(run_cli("report", "latest", "--runs-dir", one_run, "-o", target, *extra), needle)
+
+
+@pytest.mark.slow  # waits out FIRST_BYTE_S (15 s)
+def test_a_silent_serial_port_as_an_agent_fails_in_seconds_not_minutes(tmp_path):
+    """bench --url on a serial port nobody answers: a clear line after FIRST_BYTE_S, not the 120 s hello."""
+    import time
+
+    master, slave = os.openpty()
+    try:
+        t0 = time.monotonic()
+        p = run_cli("bench", INT8, "--url", os.ttyname(slave), "--runs-dir", tmp_path / "runs")
+        took = time.monotonic() - t0
+    finally:
+        os.close(master)
+        os.close(slave)
+    error_line(p, "no byte at all in 15 s")
+    assert "is the agent running on the board's console" in p.stderr and took < 60

@@ -162,7 +162,8 @@ def run_cli(*args):
 @pytest.mark.parametrize("args,needle", [
     (["--cell", "AAA", "--idle-w", "1e-3", "--event-above-idle-j", "0", "--rate", "1"], "unknown battery preset 'AAA'"),
     (["--idle-w", "1e-3"], "give a stored run (energy, soak or sweep), or --idle-w with --event-above-idle-j"),
-    (["--idle-w", "1e-3", "--event-above-idle-j", "1e-3", "--duty", "0", "--event-s", "0.01"], "outside (0, 1]"),
+    (["--idle-w", "1e-3", "--event-above-idle-j", "1e-3", "--duty", "0", "--event-s", "0.01"],
+     "'--duty': must be a finite number from 1e-06 to 1"),
     (["--idle-w", "1e-3", "--event-above-idle-j", "1e-3", "--duty", "0.5"], "needs the duration of one event"),
     (["--idle-w", "1e-3", "--event-above-idle-j", "1e-3", "--rate", "200", "--event-s", "0.01"],
      "achievable rate is at most 100/s"),

@@ -391,7 +391,7 @@ def run_cli(*args):
 
 @pytest.mark.parametrize("args,needle", [
     (["--rate", "1/s", "--duty", "0.5"], "either --rate or --duty"),
-    (["--duty", "1.5"], "outside (0, 1]"),
+    (["--duty", "1.5"], "'--duty': must be a finite number from 1e-06 to 1"),
     (["--rate", "0"], "rate must be positive"),
     (["--rate", "1/s", "--meter", "nosuch"], "unknown power meter 'nosuch'"),
     (["--rate", "1/s", "--meter", "rapl", "--meter-port", "/nonexistent/intel-rapl:0"], "no RAPL powercap zone"),

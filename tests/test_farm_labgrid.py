@@ -442,3 +442,69 @@ def test_sigterm_to_a_fan_out_reaches_every_place(farm, tmp_path):
     for p in summary["places"]:
         run = json.loads((Path(p["run_dir"]) / "run.json").read_text())
         assert run["status"] == "incomplete" and "SIGTERM" in run["status_reason"]      # samples kept
+
+
+def test_places_of_a_killed_fan_out_are_named_at_once_and_taken_over(farm, tmp_path, monkeypatch):
+    """SIGKILL of a --farm fan-out leaves both places acquired by this host and user (issue 22,
+    item 3). The next command does not wait the 60 s for them: it says at once that their holder
+    is gone and how to release them; `edgebench farm --take-over` does, and the places work again."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))     # where holders are recorded
+    env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="10")
+    proc = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--farm", "board=posix",
+                             "--runs-dir", str(tmp_path / "runs"), "--min-samples", "50", "--min-time", "0.5",
+                             "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target", "0.0001"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        _wait_acquired(farm, "pa")
+        _wait_acquired(farm, "pb")
+        records = sorted((tmp_path / "state").rglob("p?.json"))
+        deadline = time.monotonic() + 30
+        while len(records) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            records = sorted((tmp_path / "state").rglob("p?.json"))
+        assert [p.name for p in records] == ["pa.json", "pb.json"]
+        children = [json.loads(p.read_text())["pid"] for p in records]
+        os.killpg(proc.pid, signal.SIGKILL)              # the fan-out and its children, at once
+        proc.wait(timeout=30)
+        for pid in children:
+            deadline = time.monotonic() + 30
+            while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert held_by(farm, "pa") and held_by(farm, "pb")  # nobody released them
+    start = time.monotonic()
+    r = edgebench(farm, "bench", INT8, "--board", "labgrid:pa", "--runs-dir", tmp_path / "runs2", *FAST, wait_s=60)
+    assert r.returncode == 1 and time.monotonic() - start < 30       # not the 60 s wait
+    line = one_error_line(r.stderr)
+    assert "place pa is held by" in line and "which ended without releasing it" in line, line
+    assert "edgebench farm --take-over pa" in line and "labgrid-client -p pa release" in line, line
+    r = edgebench(farm, "farm", "--take-over", "pa", "--take-over", "pb")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("released place") == 2, r.stdout
+    assert held_by(farm, "pa") is None and held_by(farm, "pb") is None
+    assert not list((tmp_path / "state").rglob("p?.json"))
+    r = edgebench(farm, "bench", INT8, "--board", "labgrid:pa", "--runs-dir", tmp_path / "runs2", "--json", *FAST)
+    assert r.returncode == 0, r.stderr
+    assert held_by(farm, "pa") is None
+
+
+def test_take_over_refuses_a_place_whose_holder_still_runs(farm, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    proc = _start_bench(farm, "pa", tmp_path)
+    try:
+        _wait_acquired(farm, "pa")
+        deadline = time.monotonic() + 30
+        while not list((tmp_path / "state").rglob("pa.json")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        r = edgebench(farm, "farm", "--take-over", "pa")
+        line = one_error_line(r.stderr)
+        assert r.returncode == 1 and "which is still running" in line and str(proc.pid) in line, line
+        assert held_by(farm, "pa")
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert held_by(farm, "pa") is None

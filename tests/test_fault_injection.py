@@ -287,21 +287,31 @@ def test_a_link_that_goes_dead_mid_upload_fails_clearly_and_recovers(device):
 
 # --------------------------------------------------------------------------------------- framed replies
 
-class CleanTicks:
-    """The m-eb-t values the device printed per request sequence number, from the proxy's
-    log of the device's bytes before any fault (read incrementally)."""
+class CleanLog:
+    """The lines the device sent, from the proxy's log of its bytes before any fault, read
+    incrementally: :meth:`lines` gives the complete lines that came since the last call."""
 
     def __init__(self, proxy: SerialProxy):
-        self.proxy, self.pos, self.by_seq, self.tail = proxy, 0, {}, ""
+        self.proxy, self.pos, self.tail = proxy, 0, ""
 
-    def get(self, seq: int) -> list:
-        import re
-
+    def lines(self) -> list:
         data = bytes(self.proxy.clean_d2h[self.pos:])
         self.pos += len(data)
         lines = (self.tail + data.decode("latin-1")).split("\r\n")
         self.tail = lines.pop()
-        for line in lines:
+        return lines
+
+
+class CleanTicks:
+    """The m-eb-t values the device printed per request sequence number (:class:`CleanLog`)."""
+
+    def __init__(self, proxy: SerialProxy):
+        self.log, self.by_seq = CleanLog(proxy), {}
+
+    def get(self, seq: int) -> list:
+        import re
+
+        for line in self.log.lines():
             m = re.fullmatch(r"m-eb-t-\[([0-9,]*)\] #(\d+)\.\d+:[0-9a-f]{8}", line)
             if m:
                 self.by_seq.setdefault(int(m.group(2)), []).extend(int(v) for v in m.group(1).split(",") if v)

@@ -219,9 +219,11 @@ def test_progress_names_the_point(swept):
 
 # -- bad input and interruptions -------------------------------------------------------------------
 @pytest.mark.parametrize("duty,needle", [
-    ("0.5,1.5", "error: duty cycle 1.5 is outside (0, 1]"),
-    ("0", "error: duty cycle 0.0 is outside (0, 1]"),
-    ("-0.1", "error: duty cycle -0.1 is outside (0, 1]"),
+    ("0.5,1.5", "error: --duty must be a finite number from 1e-06 to 1 (the fraction of time spent inferring), "
+                "got 1.5"),
+    ("0", "error: --duty must be a finite number from 1e-06 to 1 (the fraction of time spent inferring), got 0"),
+    ("-0.1", "error: --duty must be a finite number from 1e-06 to 1 (the fraction of time spent inferring), "
+             "got -0.1"),
     ("half", "error: --duty 'half' is not a number"),
 ])
 def test_bad_duty_is_one_clear_line(duty, needle, tmp_path, capsys):

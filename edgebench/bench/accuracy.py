@@ -31,6 +31,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
+from edgebench import ranges as R
 from edgebench.bench.accuracy_passes import JOURNAL, Passes, timings
 from edgebench.bench.accuracy_record import DIAGRAMS, PREDICTIONS
 from edgebench.boards.connect import open_client, require_runtime
@@ -41,6 +42,7 @@ from edgebench.data.perturb import SEVERITIES
 from edgebench.errors import EdgebenchError, ModelError, ResultError, UsageError
 from edgebench.modelfile import read_model
 from edgebench.provenance import read_sidecar
+from edgebench.ranges import check_fields
 from edgebench.results import store
 from edgebench.results.model import RunResult
 from edgebench.stats.accuracy import GATE_ON
@@ -78,6 +80,10 @@ class AccuracyOptions:
     cpus: Optional[str] = None                # pin the board's local agent to these CPUs ("0", "2,3")
 
     def validate(self) -> None:
+        check_fields(self, {"threads": R.THREADS, "baseline_threads": R.THREADS, "seed": R.SEED,
+                            "max_drop_points": R.MAX_DROP, "max_ece": R.MAX_ECE,
+                            "max_edge_drop_points": R.MAX_EDGE_DROP, "calib_fraction": R.CALIB_FRACTION,
+                            "chunk_size": R.CHUNK})
         for name, k in (("--kernels", self.kernels), ("--baseline-kernels", self.baseline_kernels)):
             if k not in KERNELS:
                 raise UsageError(f"unknown kernel set {k!r} for {name}", f"use one of {', '.join(KERNELS)}")
@@ -322,7 +328,7 @@ def recover_accuracy(run_dir) -> RunResult:
     from edgebench.bench.record import RunFolder
 
     d = Path(run_dir)
-    r = store.read_result(d)
+    r = store.read_unfinished(d)
     if r.kind != "accuracy" or r.status != "running":
         raise ResultError(f"{d} is not an unfinished accuracy run (kind {r.kind}, status {r.status})",
                           "nothing to recover")

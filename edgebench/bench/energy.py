@@ -80,6 +80,10 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
                 client = open_client(profile, url, cpus=opts.cpus)
             timed = TimedClient(client, local or device_clock)
             rate = opts.rate_hz or opts.duty / probe_e2e(timed, model_path, opts)
+            if opts.rate_hz is None and rate * opts.max_time_s < 2:
+                raise UsageError(f"--duty {opts.duty:g} means one inference every {1 / rate:,.4g} s here: fewer "
+                                 f"than 2 within --max-time {opts.max_time_s:g} s",
+                                 f"raise --duty or --max-time (to at least {2 / rate:,.4g} s)")
             marks["idle_before"] = _quiet(opts.idle_s, "before", emit, meter)
             timed.pace(rate, on_device=device_clock)  # simulated time passes only inside requests
             before = set(store.find_runs(runs_root))

@@ -26,7 +26,6 @@ and inferences the meter did not cover; all are counted in ``excluded``.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench import ranges as R
 from edgebench.errors import UsageError
+from edgebench.ranges import check_fields
 from edgebench.report.claim import claim
 from edgebench.results import store
 from edgebench.stats.energy import (bracket_offset, event_energies, event_regions, idle_power, mean_ci, si, si_range,
@@ -42,6 +43,12 @@ from edgebench.stats.energy import (bracket_offset, event_energies, event_region
 
 SPIN_LEAD_S = 0.0007  # the agent starts a chunk ~0.2 ms after the request arrives; plus local link latency
 COVERAGE_MIN = 0.99
+
+
+#: the ranges of EnergyOptions' numeric fields (edgebench.ranges: the CLI checks the same)
+RANGES = {"rate_hz": R.RATE_HZ, "duty": R.DUTY, "idle_s": R.IDLE_S, "margin_s": R.MARGIN_S, "threads": R.THREADS,
+          "seed": R.SEED, "min_samples": R.MIN_SAMPLES, "min_time_s": R.MIN_TIME_S, "max_time_s": R.MAX_TIME_S,
+          "target_rel_ci": R.TARGET}
 
 
 @dataclass
@@ -64,15 +71,9 @@ class EnergyOptions:
     cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
 
     def validate(self) -> None:
+        check_fields(self, RANGES)
         if (self.rate_hz is None) == (self.duty is None):
             raise UsageError("give either --rate or --duty", "e.g. --rate 1/s, or --duty 0.05")
-        if self.duty is not None and not (isinstance(self.duty, (int, float)) and 0 < self.duty <= 1):
-            raise UsageError(f"duty cycle {self.duty!r} is outside (0, 1]",
-                             "give the fraction of time spent inferring, e.g. --duty 0.05")
-        if self.rate_hz is not None and not (math.isfinite(self.rate_hz) and self.rate_hz > 0):
-            raise UsageError(f"rate must be positive, got {self.rate_hz!r}", "e.g. --rate 1/s")
-        if not self.idle_s >= 0.5:
-            raise UsageError(f"--idle-s must be at least 0.5 s, got {self.idle_s}")
         if self.alignment not in ("auto", "clock", "marker"):
             raise UsageError(f"alignment {self.alignment!r}: use auto, clock or marker")
 
@@ -399,12 +400,7 @@ def _average(samples, starts, ends, used, ev, idle, margin, rate_hz, label) -> d
 
 def write_frame(run_dir, name: str, frame) -> None:
     """Write a Parquet file of the run atomically."""
-    import os
-
-    path = Path(run_dir) / name
-    tmp = path.with_name(name + ".tmp")
-    frame.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
+    store.write_parquet(Path(run_dir) / name, frame)
 
 
 __all__ = ["EnergyOptions", "TimedClient", "analyse", "energy_claim", "attach_claim", "check_duty", "write_frame",

@@ -54,7 +54,7 @@ class EnergyJournal:
             if not new:
                 return
             self.dir = new[-1]
-            (self.dir / SIDECAR).write_text(json.dumps(self.context, indent=2, default=str) + "\n")
+            store.write_text_atomic(self.dir / SIDECAR, json.dumps(self.context, indent=2, default=str) + "\n")
             self.journals = {name: store.open_journal(self.dir, name) for name in JOURNALS}
         s = self.meter.read()
         if len(s):
@@ -94,11 +94,16 @@ def context(marks: dict, rate_hz: float, opts, info, local: bool, marker_board: 
 def recover_energy(run_dir):
     """Finish an energy run killed outright from its journal (see the module doc); returns the result."""
     d = Path(run_dir)
-    r = store.read_result(d)
+    r = store.read_unfinished(d)
     if r.status != "running" or not (d / SIDECAR).exists():
         raise ResultError(f"{d} is not an unfinished energy run (kind {r.kind}, status {r.status}, "
                           f"{'with' if (d / SIDECAR).exists() else 'no'} {SIDECAR})", "nothing to recover")
-    side = json.loads((d / SIDECAR).read_text())
+    try:
+        side = json.loads((d / SIDECAR).read_text())
+        side["meter"], side["options"], side["idle_before"]   # noqa: B018 - what recovery reads
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise ResultError(f"{d / SIDECAR} is damaged ({type(exc).__name__}: {exc})",
+                          "the energy run cannot be recovered without it; run `edgebench energy` again") from None
     power = store.read_journal(d, "power")
     windows = store.read_journal(d, "windows")
     brackets = store.read_journal(d, "brackets")

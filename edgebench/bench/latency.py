@@ -22,6 +22,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
+from edgebench import ranges as R
 from edgebench.bench.record import RunFolder, board_client, board_section, new_result, stop_reason
 from edgebench.boards.connect import require_runtime
 from edgebench.data.inputs import load_inputs, random_inputs
@@ -29,6 +30,7 @@ from edgebench.errors import EdgebenchError, ResultError, UsageError
 from edgebench.modelfile import read_model
 from edgebench.provenance import read_sidecar
 from edgebench.results import store
+from edgebench.ranges import check_fields
 from edgebench.results.model import STAGE_MEANING, STAGES, RunResult
 from edgebench.stats import preload
 from edgebench.stats.latency import StopRule
@@ -62,6 +64,7 @@ class BenchOptions:
     sessions: int = 10                    # combine up to this many invocations (this one included); 1: this only
 
     def validate(self) -> None:
+        check_fields(self, RANGES)
         if self.scenario not in SCENARIOS:
             raise UsageError(f"unknown scenario {self.scenario!r}", f"use one of {', '.join(SCENARIOS)}")
         if self.kernels not in KERNELS:
@@ -73,6 +76,10 @@ class BenchOptions:
                              "e.g. --rate 50")
         if self.scenario == "fixed-rate" and self.rate_hz is None:
             raise UsageError("the fixed-rate scenario needs a positive --rate", "e.g. --rate 50")
+        if self.rate_hz is not None and self.rate_hz * self.max_time_s < 2:
+            raise UsageError(f"--rate {self.rate_hz:g}/s sends fewer than 2 requests within --max-time "
+                             f"{self.max_time_s:g} s",
+                             f"raise --max-time to at least {2 / self.rate_hz:g} s, or --rate")
         if self.scenario != "fixed-rate" and self.rate_hz is not None:
             raise UsageError(f"--rate applies to --scenario fixed-rate only (scenario is {self.scenario})",
                              "add --scenario fixed-rate, or drop --rate")
@@ -91,6 +98,13 @@ class BenchOptions:
         if not isinstance(self.sessions, int) or self.sessions < 1:
             raise UsageError(f"--sessions must be a whole number of at least 1, got {self.sessions!r}",
                              "1 uses this invocation only; the default combines up to 10")
+
+
+#: the ranges of BenchOptions' numeric fields (edgebench.ranges: the CLI checks the same)
+RANGES = {"threads": R.THREADS, "rate_hz": R.RATE_HZ, "batch": R.BATCH, "input_count": R.INPUT_COUNT,
+          "seed": R.SEED, "target_rel_ci": R.TARGET, "min_samples": R.MIN_SAMPLES, "min_time_s": R.MIN_TIME_S,
+          "max_time_s": R.MAX_TIME_S, "repeat": R.REPEAT, "max_repeats": R.MAX_REPEATS,
+          "min_warmup": R.MIN_WARMUP, "chunk_time_s": R.CHUNK_TIME_S, "sessions": R.SESSIONS}
 
 
 Progress = Callable[[dict], None]
@@ -285,11 +299,14 @@ class BenchSession:
         self.repeat_info.append(info)
         self.repeat_journal.append({key: [info[key]] for key in REPEAT_COLUMNS})
         start_index = 1
-        schedule = _Schedule(o, client)
+        schedule = _Schedule(o, client, realtime=hello.get("timing") != "simulated")
         mine: list = []
         while True:
+            kwargs = schedule.next_kwargs(deadline=t0 + rule.max_time_s)
+            if kwargs is None:                # the next request is due after the time budget
+                break
             header, arrs = client.run(o.scenario, count=100000, max_time_s=o.chunk_time_s,
-                                      rate_hz=o.rate_hz, start_index=start_index, **schedule.next_kwargs())
+                                      rate_hz=o.rate_hz, start_index=start_index, **kwargs)
             n = int(header.get("n", len(arrs["e2e_ns"])))
             schedule.advance(arrs, n)
             start_index += n
@@ -383,7 +400,7 @@ def recover_bench(run_dir) -> RunResult:
     from edgebench.bench.latency_summary import summarise
 
     d = Path(run_dir)
-    r = store.read_result(d)
+    r = store.read_unfinished(d)
     if r.kind != "bench" or r.status != "running":
         raise ResultError(f"{d} is not an unfinished bench run (kind {r.kind}, status {r.status})",
                           "nothing to recover")
@@ -496,17 +513,26 @@ class _Schedule:
     silent gap in the schedule, and rates below one request per chunk work.
     """
 
-    def __init__(self, opts: BenchOptions, client):
+    def __init__(self, opts: BenchOptions, client, realtime: bool = True):
         # a client whose run() cannot continue a schedule restarts it per chunk
         continues = bp.SCHEDULE_CONTINUATION in client.capabilities
         self.period_ns = 1e9 / opts.rate_hz if opts.scenario == "fixed-rate" and continues else None
         self.origin_ns = None
         self.requests = 0
+        self.realtime = realtime                # False: a simulated clock, which idles through any gap itself
+        self.device_ns = self.host_ns = None    # the device's clock at the end of the last chunk, and the host's
 
-    def next_kwargs(self) -> dict:
+    def next_kwargs(self, deadline: float | None = None) -> dict | None:
+        """The next chunk's ``start_ns``, once it is within the device's reach (a request due more
+        than ``MAX_START_AHEAD_S`` ahead is waited for here, :func:`wait_to_start`); None when it
+        is due after ``deadline`` (host monotonic seconds): the time budget ends first."""
         if self.period_ns is None or self.origin_ns is None:
             return {}
-        return {"start_ns": int(self.origin_ns + round(self.requests * self.period_ns))}
+        start = int(self.origin_ns + round(self.requests * self.period_ns))
+        if self.realtime and self.device_ns is not None and not wait_to_start(start, self.device_ns, self.host_ns,
+                                                                               deadline):
+            return None
+        return {"start_ns": start}
 
     def advance(self, arrs: dict, n: int) -> None:
         if self.period_ns is None or n == 0:
@@ -514,6 +540,21 @@ class _Schedule:
         if self.origin_ns is None and "scheduled_ns" in arrs:
             self.origin_ns = int(arrs["scheduled_ns"][0])
         self.requests += n
+        self.device_ns, self.host_ns = int(arrs["t_start_ns"][-1] + arrs["e2e_ns"][-1]), time.monotonic_ns()
+
+
+def wait_to_start(start_ns: int, device_ns: int, host_ns: int, deadline: float | None = None) -> bool:
+    """Sleep until the device time ``start_ns`` is at most half of ``MAX_START_AHEAD_S`` ahead of the
+    device's clock (which read ``device_ns``, or later, at host ``time.monotonic_ns()`` ``host_ns``):
+    a fixed-rate schedule slower than one request per 10 s continues across chunks. False, without
+    sleeping, when that moment is past ``deadline`` (host monotonic seconds)."""
+    wait_s = (start_ns - device_ns - (time.monotonic_ns() - host_ns)) / 1e9 - bp.MAX_START_AHEAD_S / 2
+    if wait_s <= 0:
+        return True
+    if deadline is not None and time.monotonic() + wait_s > deadline:
+        return False
+    time.sleep(wait_s)
+    return True
 
 
 def figure_label(hello: dict) -> str:

@@ -32,12 +32,14 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
+from edgebench import ranges as R
 from edgebench.bench.record import RunFolder, board_client, new_result
 from edgebench.bench.steady import phases, summarize_run
 from edgebench.boards.connect import require_runtime
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import EdgebenchError, ResultError, UsageError
 from edgebench.modelfile import read_model
+from edgebench.ranges import check_fields
 from edgebench.results import store
 from edgebench.results.model import STAGES, RunResult
 from edgebench.stats import preload
@@ -82,6 +84,8 @@ class SoakOptions:
         return "fixed-rate" if self.rate_hz else "single-stream"
 
     def validate(self) -> None:
+        check_fields(self, RANGES)
+
         def positive(name, value):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise UsageError(f"{name} must be a positive number, got {value!r}")
@@ -100,10 +104,19 @@ class SoakOptions:
             raise UsageError(f"--until must be one of {', '.join(UNTIL)}, got {self.until!r}")
         if self.threads < 1:
             raise UsageError(f"threads must be at least 1, got {self.threads}")
+        if self.rate_hz is not None and self.rate_hz * self.max_duration_s < 2:
+            raise UsageError(f"--rate {self.rate_hz:g}/s sends fewer than 2 requests within --max-duration "
+                             f"{self.max_duration_s:g} s", f"raise --max-duration to at least {2 / self.rate_hz:g} s")
         if self.burst_s + self.window_s > self.max_duration_s:
             raise UsageError(f"--max-duration ({self.max_duration_s:g} s) is shorter than the burst "
                              f"({self.burst_s:g} s) plus one --window ({self.window_s:g} s)",
                              "steady state could never be established; raise --max-duration")
+
+
+#: the ranges of SoakOptions' numeric fields (edgebench.ranges: the CLI checks the same)
+RANGES = {"rate_hz": R.RATE_HZ, "window_s": R.WINDOW_S, "burst_s": R.BURST_S, "max_duration_s": R.MAX_DURATION_S,
+          "cool_timeout_s": R.COOL_TIMEOUT_S, "telemetry_hz": R.TELEMETRY_HZ, "temp_floor_c": R.TEMP_FLOOR_C,
+          "latency_floor_rel": R.LATENCY_FLOOR, "threads": R.THREADS, "seed": R.SEED, "chunk_s": R.SOAK_CHUNK_S}
 
 
 # ---------------------------------------------------------------------------- the run
@@ -142,6 +155,7 @@ class _Soak:
 
         hello = require_runtime(client, self.profile.name)
         label = figure_label(hello)
+        self.realtime = label != "simulated"      # a simulated clock idles through a slow schedule's gaps itself
         if bp.ENERGY_COUNTER in client.capabilities and not isinstance(client, EnergyCounter):
             self.client = client = EnergyCounter(client)
         self.energy_basis = energy_basis(label, self.profile)
@@ -267,13 +281,20 @@ class _Soak:
         start_index, host_start = 1, time.monotonic()
         burst_ns, window_ns = int(o.burst_s * 1e9), int(o.window_s * 1e9)
         verdict_every, next_verdict = max(o.chunk_s, o.window_s / VERDICT_PER_WINDOW), 0.0
+        from edgebench.bench.latency import wait_to_start
+
+        host_ns = time.monotonic_ns()
         count, max_time, start_ns = 1_000_000, o.chunk_s, None
         if o.rate_hz:  # fixed-rate: whole chunks of the schedule, continued across chunks on the device clock
             count = max(1, int(round(o.rate_hz * o.chunk_s)))
             max_time = count / o.rate_hz + max(1.0, o.chunk_s)
         while True:
+            if start_ns is not None and self.realtime and not wait_to_start(
+                    start_ns, self.t_end_ns, host_ns, host_start + 1.5 * o.max_duration_s + 60):
+                return                        # the next request is due after the longest a soak may take
             header, arrays, frame = cap.run_chunk(client, self.capture, self.spec, o.scenario, count, max_time,
                                                   rate_hz=o.rate_hz, start_index=start_index, start_ns=start_ns)
+            host_ns = time.monotonic_ns()
             if o.rate_hz and self.capture.mode == "on-device" and "scheduled_ns" in arrays and len(arrays["e2e_ns"]):
                 start_ns = int(arrays["scheduled_ns"][0]) + int(round(len(arrays["e2e_ns"]) * 1e9 / o.rate_hz))
             n = len(arrays["e2e_ns"])
@@ -428,7 +449,7 @@ def recover_run(run_dir) -> RunResult:
     from edgebench.telemetry import analysis
 
     d = Path(run_dir)
-    r = store.read_result(d)
+    r = store.read_unfinished(d)
     if r.kind != "soak":
         raise ResultError(f"{d} is a {r.kind} run, not a soak")
     if r.status != "running":

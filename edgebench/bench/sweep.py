@@ -40,9 +40,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench import ranges as R
 from edgebench.bench.record import RunFolder, board_client, board_section, new_result
 from edgebench.errors import EdgebenchError, ResultError, UsageError
 from edgebench.modelfile import read_model
+from edgebench.ranges import check_fields
 from edgebench.report import plots
 from edgebench.report.format import duration
 from edgebench.results import store
@@ -59,6 +61,12 @@ TABLE = "points.parquet"
 TIMESERIES_PNG = "timeseries.png"
 CURVES_PNG = "throughput_energy.png"
 Progress = Callable[[dict], None]
+
+
+#: the ranges of SweepOptions' numeric fields (edgebench.ranges: the CLI checks the same)
+RANGES = {"duty": R.DUTY, "rate_hz": R.RATE_HZ, "threads": R.THREADS,
+          "max_duration_per_point_s": R.MAX_DURATION_PER_POINT_S, "window_s": R.WINDOW_S, "burst_s": R.BURST_S, "cool_timeout_s": R.COOL_TIMEOUT_S,
+          "telemetry_hz": R.TELEMETRY_HZ, "seed": R.SEED}
 
 
 @dataclass
@@ -90,6 +98,7 @@ class SweepOptions:
     def validate(self, profile=None) -> None:
         from edgebench.bench.latency import KERNELS
 
+        check_fields(self, RANGES)
         if self.duty is not None and self.rate_hz is not None:
             raise UsageError("give --duty or --rate, not both", "a sweep has one load axis")
         for d in self.duty or ():
@@ -453,10 +462,7 @@ class _Sweep:
         import pandas as pd
 
         rows = [flat_point(e) for e in self.entries]
-        path = self.run_dir / TABLE
-        tmp = path.with_name(TABLE + ".tmp")
-        pd.DataFrame(rows).to_parquet(tmp, index=False)
-        tmp.replace(path)
+        store.write_parquet(self.run_dir / TABLE, pd.DataFrame(rows))
 
     def _plots(self, done) -> list:
         written = []
@@ -490,7 +496,7 @@ def recover_sweep(run_dir) -> RunResult:
     from edgebench.bench.soak import recover_run
 
     d = Path(run_dir)
-    r = store.read_result(d)
+    r = store.read_unfinished(d)
     if r.kind != "sweep" or r.status != "running":
         raise ResultError(f"{d} is not an unfinished sweep (kind {r.kind}, status {r.status})", "nothing to recover")
     r.extra.pop("writer", None)

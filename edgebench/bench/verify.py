@@ -21,6 +21,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
+from edgebench import ranges as R
 from edgebench.bench.record import RunFolder, board_section, new_result
 from edgebench.boards.connect import open_client
 from edgebench.mcu.board import FIRMWARE_NAME
@@ -30,6 +31,7 @@ from edgebench.data.layout import input_layout
 from edgebench.errors import UsageError
 from edgebench.modelfile import read_model
 from edgebench.provenance import read_sidecar
+from edgebench.ranges import check_fields
 
 Progress = Callable[[dict], None]
 
@@ -44,8 +46,7 @@ class VerifyOptions:
     cpus: Optional[str] = None        # pin a local agent to these CPUs ("0", "2,3")
 
     def validate(self) -> None:
-        if self.count < 1:
-            raise UsageError(f"--count must be at least 1, got {self.count}")
+        check_fields(self, {"count": R.COUNT, "seed": R.SEED})
         if self.kernels is not None and self.kernels not in ("xnnpack", "builtin", "reference"):
             raise UsageError(f"unknown kernel set {self.kernels!r}", "use xnnpack, builtin or reference")
 

@@ -11,6 +11,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.runargs import RunArgs
 from edgebench.errors import GateFailed, UsageError
@@ -100,13 +101,13 @@ def accuracy(
     data: Optional[str] = typer.Option(None, "--data",
                                        help="Test set: digits, digits:test, an .npz (x, y) or an image folder."),
     preprocess: Optional[List[str]] = opt.preprocess(rich_help_panel=PREP),
-    max_drop: float = typer.Option(1.0, rich_help_panel=GATES,
+    max_drop: float = typer.Option(1.0, callback=opt.within(R.MAX_DROP), rich_help_panel=GATES,
                                    help="Maximum top-1 drop in points: the upper 95% bound must be within it "
                                         "(inf: not gated)."),
-    max_ece: float = typer.Option(0.05, rich_help_panel=GATES,
+    max_ece: float = typer.Option(0.05, callback=opt.within(R.MAX_ECE), rich_help_panel=GATES,
                                   help="Maximum bias-corrected ECE of the model under test: the upper 95% bound "
                                        "must be within it (inf: not gated)."),
-    max_edge_drop: float = typer.Option(3.0, rich_help_panel=GATES,
+    max_edge_drop: float = typer.Option(3.0, callback=opt.within(R.MAX_EDGE_DROP), rich_help_panel=GATES,
                                         help="Maximum drop on the worst edge-case slice, points (upper 95% bound)."),
     gate_on: str = typer.Option("interval", rich_help_panel=GATES,
                                 help="interval: gates act on the upper 95% bound; point: on the point estimate "
@@ -123,7 +124,8 @@ def accuracy(
                                               help="LOW,HIGH the inputs live in (default: observed)."),
     seed: int = opt.seed(
         help="Seed of the perturbations, the calibration split and the ECE bootstrap.", rich_help_panel=opt.RUNTIME),
-    calib_fraction: float = typer.Option(0.5, help="Share of the test set that fits the temperature."),
+    calib_fraction: float = typer.Option(
+        0.5, callback=opt.within(R.CALIB_FRACTION), help="Share of the test set that fits the temperature."),
     kernels: str = opt.kernels(
         help="Kernels of the model under test: xnnpack, builtin, reference.", rich_help_panel=opt.RUNTIME),
     threads: int = opt.threads(help="Interpreter threads of the model under test.", rich_help_panel=opt.RUNTIME),
@@ -133,14 +135,15 @@ def accuracy(
                                            help="Run the baseline on the board too (default: host board)."),
     baseline_kernels: str = typer.Option("reference", rich_help_panel=RUN,
                                          help="Kernels of the baseline (default: reference)."),
-    chunk: Optional[int] = typer.Option(None, rich_help_panel=RUN,
+    chunk: Optional[int] = typer.Option(None, callback=opt.within(R.CHUNK), rich_help_panel=RUN,
                                         help="Samples per infer request (default: up to 4 MB, 2048)."),
     scale: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess scale=S."),
     mean: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess mean=M."),
     std: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess std=S."),
     size: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess size=HxW."),
     resize: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess resize=HxW."),
-    channels: Optional[int] = typer.Option(None, hidden=True, help="Deprecated: --preprocess channels=N."),
+    channels: Optional[int] = typer.Option(
+        None, callback=opt.within(R.CHANNELS), hidden=True, help="Deprecated: --preprocess channels=N."),
     run: RunArgs = None,
 ) -> None:
     """Accuracy of a model on a board against its FP32 baseline, with edge cases and a CI gate."""

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.errors import UsageError
 
@@ -138,44 +139,45 @@ def battery(
                                         "'latest')."),
     cell: str = typer.Option("2xAA", rich_help_panel=CELL, help="2xAA, CR2032, 18650, lipo-1000 or custom."),
     capacity_mah: Optional[float] = typer.Option(
-        None, rich_help_panel=CELL,
+        None, callback=opt.within(R.CAPACITY_MAH), rich_help_panel=CELL,
         help="Capacity in mAh (custom cell, or override)."),
     voltage: Optional[float] = typer.Option(
-        None, rich_help_panel=CELL,
+        None, callback=opt.within(R.VOLTAGE_V), rich_help_panel=CELL,
         help="Nominal voltage (custom cell, or override)."),
     usable: float = typer.Option(
-        0.8, rich_help_panel=CELL,
+        0.8, callback=opt.within(R.USABLE), rich_help_panel=CELL,
         help="Fraction of the capacity usable down to the device's cut-off."),
     regulator_eff: float = typer.Option(
-        0.85, rich_help_panel=CELL,
+        0.85, callback=opt.within(R.REGULATOR_EFF), rich_help_panel=CELL,
         help="Efficiency of the regulator between cell and board."),
     self_discharge_pct_per_month: Optional[float] = typer.Option(
-        None, rich_help_panel=CELL,
+        None, callback=opt.within(R.SELF_DISCHARGE), rich_help_panel=CELL,
         help="Self-discharge, % of capacity per month."),
     temp_c: Optional[float] = typer.Option(
-        None, rich_help_panel=CELL,
+        None, callback=opt.within(R.TEMP_C), rich_help_panel=CELL,
         help="Operating temperature (checked against the cell's range)."),
     temp_derate: Optional[float] = typer.Option(
-        None, rich_help_panel=CELL,
+        None, callback=opt.within(R.TEMP_DERATE), rich_help_panel=CELL,
         help="Fraction of capacity left at that temperature."),
     rate: Optional[str] = opt.rate(help="Inference rate: 10, 1/s, 2/min, 30/h (default: the run's).",
                                    rich_help_panel=WORKLOAD),
     duty: Optional[float] = typer.Option(
-        None, rich_help_panel=WORKLOAD,
+        None, callback=opt.within(R.DUTY), rich_help_panel=WORKLOAD,
         help="Duty cycle in (0, 1] instead of a rate."),
     idle_w: Optional[float] = typer.Option(
-        None, rich_help_panel=WORKLOAD,
+        None, callback=opt.within(R.POWER_W), rich_help_panel=WORKLOAD,
         help="Idle (sleep) power in W (instead of a run's)."),
     event_above_idle_j: Optional[float] = typer.Option(
-        None, rich_help_panel=WORKLOAD,
+        None, callback=opt.within(R.EVENT_ABOVE_IDLE_J), rich_help_panel=WORKLOAD,
         help="Energy per event ABOVE IDLE in J (instead of a run's); or give --active-w and --event-s."),
     active_w: Optional[float] = typer.Option(
-        None, rich_help_panel=WORKLOAD,
+        None, callback=opt.within(R.ACTIVE_W), rich_help_panel=WORKLOAD,
         help="The board's total power while inferring, in W (idle included), for --event-s seconds per event."),
     event_s: Optional[float] = typer.Option(
-        None, rich_help_panel=WORKLOAD,
+        None, callback=opt.within(R.EVENT_S), rich_help_panel=WORKLOAD,
         help="Duration of one event in s (needed by --duty and --active-w)."),
-    event_j: Optional[float] = typer.Option(None, hidden=True, help="Deprecated name of --event-above-idle-j."),
+    event_j: Optional[float] = typer.Option(
+        None, callback=opt.within(R.EVENT_J), hidden=True, help="Deprecated name of --event-above-idle-j."),
     runs_dir: Path = opt.runs_dir(writes=False, rich_help_panel=opt.OUTPUT),
     json_out: bool = opt.json_flag("the estimate", rich_help_panel=opt.OUTPUT),
 ) -> None:

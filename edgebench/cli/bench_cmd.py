@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.render import progress_printer
 from edgebench.cli.runargs import RunArgs
@@ -35,7 +36,8 @@ def bench(
     threads: int = opt.threads(rich_help_panel=opt.RUNTIME),
     delegate: Optional[str] = opt.delegate(rich_help_panel=opt.RUNTIME),
     rate: Optional[str] = opt.rate(help="Requests per second for --scenario fixed-rate: 50, 50/s, 2/min."),
-    batch: int = typer.Option(1, help="Batch size for --scenario offline (where the model allows it)."),
+    batch: int = typer.Option(
+        1, callback=opt.within(R.BATCH), help="Batch size for --scenario offline (where the model allows it)."),
     inputs: Optional[Path] = opt.inputs(rich_help_panel=opt.RUNTIME),
     input_range: Optional[str] = typer.Option(
         None, rich_help_panel=opt.RUNTIME,
@@ -46,23 +48,25 @@ def bench(
         help="Stop when this invocation's 95% CI half-width of the median (across its runs) is within this "
              "fraction (the spread between invocations is combined afterwards, see --sessions)."),
     old_target: Optional[float] = opt.deprecated("--target", "--target-ci"),
-    min_samples: int = typer.Option(200, rich_help_panel=opt.STOPPING, help="Minimum measured inferences per run."),
+    min_samples: int = typer.Option(
+        200, callback=opt.within(R.MIN_SAMPLES), rich_help_panel=opt.STOPPING,
+        help="Minimum measured inferences per run."),
     min_time: float = typer.Option(
-        1.0, rich_help_panel=opt.STOPPING,
+        1.0, callback=opt.within(R.MIN_TIME_S), rich_help_panel=opt.STOPPING,
         help="Minimum measuring time per run, seconds."),
     max_time: float = typer.Option(
-        20.0, rich_help_panel=opt.STOPPING,
+        20.0, callback=opt.within(R.MAX_TIME_S), rich_help_panel=opt.STOPPING,
         help="Time budget for all runs, seconds (then the target is reported as not reached)."),
     repeat: int = typer.Option(
-        3, rich_help_panel=opt.STOPPING,
+        3, callback=opt.within(R.REPEAT), rich_help_panel=opt.STOPPING,
         help="Independent runs (a fresh agent process and model load each); the interval combines within- and "
              "between-run variation."),
     max_repeats: int = typer.Option(
-        10, rich_help_panel=opt.STOPPING,
+        10, callback=opt.within(R.MAX_REPEATS), rich_help_panel=opt.STOPPING,
         help="More runs are added, up to this many, while the interval is wider than --target-ci and the time budget "
              "allows."),
     sessions: int = typer.Option(
-        10, rich_help_panel=opt.STOPPING, min=1,
+        10, callback=opt.within(R.SESSIONS), rich_help_panel=opt.STOPPING,
         help="Combine this invocation with up to SESSIONS-1 earlier complete runs of the same model and "
              "conditions in the runs folder (between-invocation variation); 1: this invocation only."),
     mlperf: bool = typer.Option(False, "--mlperf", rich_help_panel=MLPERF,

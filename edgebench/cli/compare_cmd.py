@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.errors import GateFailed, ResultError, UsageError
 
@@ -42,8 +43,9 @@ def compare(
                                          help="Compare even on another board, CPU, scenario or batch (refused by "
                                               "default: the ratio would not be about the models)."),
     max_slowdown: Optional[float] = typer.Option(
-        None, "--max-slowdown", help="Exit 2 when B is slower than X times A beyond the interval's doubt "
-                                     "(lower bound of the slowdown interval > X)."),
+        None, "--max-slowdown", callback=opt.within(R.MAX_SLOWDOWN),
+        help="Exit 2 when B is slower than X times A beyond the interval's doubt (lower bound of the slowdown "
+             "interval > X)."),
     json_out: bool = opt.json_flag("the comparison"),
 ) -> None:
     """Compare two runs: ratio of medians per stage, run- and dependence-aware interval, Holm across stages."""

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.errors import UsageError
 
@@ -17,7 +18,8 @@ def compile_command(
     target: str = typer.Option(..., "--target", help="Compiler target: edgetpu."),
     out_dir: Optional[Path] = typer.Option(None, "-o", "--out-dir",
                                            help="Folder for the compiled model (default: beside MODEL)."),
-    timeout: float = typer.Option(600.0, "--timeout", help="Seconds to let the compiler run."),
+    timeout: float = typer.Option(
+        600.0, "--timeout", callback=opt.within(R.COMPILE_TIMEOUT_S), help="Seconds to let the compiler run."),
     json_out: bool = opt.json_flag("the compile result (sizes, on-chip memory, operator mapping)"),
 ) -> None:
     """Run edgetpu_compiler, parse its report into the compiled model's sidecar JSON."""

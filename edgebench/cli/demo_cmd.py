@@ -14,6 +14,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.render import print_run, progress_printer
 from edgebench.cli.render.verify import print_verify
@@ -26,9 +27,11 @@ def demo(
     threads: int = opt.threads(),
     target: float = opt.target_ci(help="Target CI half-width as a fraction of the median."),
     old_target: Optional[float] = opt.deprecated("--target", "--target-ci"),
-    min_time: float = typer.Option(1.0, help="Minimum measuring time per run, seconds."),
-    max_time: float = typer.Option(20.0, help="Time budget per model, seconds."),
-    repeat: int = typer.Option(3, help="Runs per model, interleaved between the two models."),
+    min_time: float = typer.Option(
+        1.0, callback=opt.within(R.MIN_TIME_S), help="Minimum measuring time per run, seconds."),
+    max_time: float = typer.Option(20.0, callback=opt.within(R.MAX_TIME_S), help="Time budget per model, seconds."),
+    repeat: int = typer.Option(
+        3, callback=opt.within(R.REPEAT), help="Runs per model, interleaved between the two models."),
     runs_dir: Path = opt.runs_dir(),
     url: Optional[str] = opt.url(),
     boards_dir: List[Path] = opt.boards_dir(),

@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.render import progress_printer
 from edgebench.cli.runargs import RunArgs
@@ -46,12 +47,13 @@ def energy(
         None, rich_help_panel=METER,
         help="What the meter's figure includes, as wired: soc, board, board+accelerator, target-supply, ..."),
     rate: Optional[str] = opt.rate(help="Inference rate: 10, 1/s, 2/min, 30/h."),
-    duty: Optional[float] = typer.Option(None, help="Duty cycle in (0, 1]: fraction of time spent inferring."),
+    duty: Optional[float] = typer.Option(
+        None, callback=opt.within(R.DUTY), help="Duty cycle in (0, 1]: fraction of time spent inferring."),
     idle_s: float = typer.Option(
-        3.0, rich_help_panel=METER,
+        3.0, callback=opt.within(R.IDLE_S), rich_help_panel=METER,
         help="Length of each quiet window before and after the run, seconds."),
     margin_s: Optional[float] = typer.Option(
-        None, rich_help_panel=METER,
+        None, callback=opt.within(R.MARGIN_S), rich_help_panel=METER,
         help="Largest margin around an inference counted as its wake-up (default: half the period)."),
     alignment: str = typer.Option(
         "auto", rich_help_panel=METER,
@@ -61,9 +63,12 @@ def energy(
     delegate: Optional[str] = opt.delegate(rich_help_panel=opt.RUNTIME),
     inputs: Optional[Path] = opt.inputs(rich_help_panel=opt.RUNTIME),
     seed: int = opt.seed(rich_help_panel=opt.RUNTIME),
-    min_samples: int = typer.Option(30, rich_help_panel=opt.STOPPING, help="Minimum measured inferences."),
-    min_time: float = typer.Option(10.0, rich_help_panel=opt.STOPPING, help="Minimum measuring time, seconds."),
-    max_time: float = typer.Option(60.0, rich_help_panel=opt.STOPPING, help="Maximum measuring time, seconds."),
+    min_samples: int = typer.Option(
+        30, callback=opt.within(R.MIN_SAMPLES), rich_help_panel=opt.STOPPING, help="Minimum measured inferences."),
+    min_time: float = typer.Option(
+        10.0, callback=opt.within(R.MIN_TIME_S), rich_help_panel=opt.STOPPING, help="Minimum measuring time, seconds."),
+    max_time: float = typer.Option(
+        60.0, callback=opt.within(R.MAX_TIME_S), rich_help_panel=opt.STOPPING, help="Maximum measuring time, seconds."),
     run: RunArgs = None,
 ) -> None:
     """Energy per inference, idle power and wake-up energy at a fixed rate or duty cycle."""

@@ -1,7 +1,7 @@
 """``edgebench farm``: the places of a labgrid farm, their tags, holders and board profiles."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -14,11 +14,22 @@ def farm(
         None, "--coordinator", "-x", metavar="HOST:PORT",
         help="The labgrid coordinator (default: $LG_COORDINATOR, else 127.0.0.1:20408)."),
     json_out: bool = opt.json_flag("the places"),
+    take_over: Optional[List[str]] = typer.Option(
+        None, "--take-over", metavar="PLACE",
+        help="Release PLACE, held by you on this host for an edgebench command that ended without releasing it "
+             "(killed outright); repeatable. Refused while that command still runs."),
 ) -> None:
     """List the places of a labgrid farm: tags, who holds each, the board profile it maps to (docs/farm.md)."""
     from edgebench.cli.output import emit_json, get_console
     from edgebench.farm.coordinator import list_places
     from edgebench.farm.spec import PROFILE_TAG, parse_tags
+
+    if take_over:
+        from edgebench.farm.lease import take_over as release_abandoned
+
+        for line in release_abandoned(take_over, coordinator):
+            get_console().print(line)
+        return
 
     listing = list_places(coordinator, parse_tags(tags, "tags") if tags else None)
     if json_out:

@@ -23,12 +23,30 @@ from typing import Any, Optional
 
 import typer
 
+from edgebench import ranges as R
+
 # Help panels of the long verbs (bench, soak, sweep, energy, battery, accuracy).
 BOARD = "Board"                    # which board, reached how
 RUNTIME = "How the model runs"     # kernels, threads, delegate, inputs
 STOPPING = "When to stop"          # precision target, sample and time budgets, repeats
 OUTPUT = "Runs and output"         # where runs are stored, --recover, --json
 STEADY = "Steady state"            # the thermal-soak family: cooling, windows, telemetry
+
+
+def within(rng: "R.Range"):
+    """The callback that checks a numeric option against its :class:`edgebench.ranges.Range` (the one
+    the library checks too): one line naming the range, e.g. ``Invalid value for '--rate': must be
+    a finite number from 0.001 to 1,000,000 inferences per second, got 1e-320``."""
+    def check(value):
+        if value is None:
+            return value
+        why = rng.problem(value)
+        if why:
+            raise typer.BadParameter(why)
+        return value
+
+    check.range = rng          # tests/test_ranges.py: every numeric option declares one
+    return check
 
 
 def json_flag(what: str = "the result", **kw: Any) -> Any:
@@ -93,7 +111,7 @@ def recover(kind: str, keeps: str = "", **kw: Any) -> Any:
 
 def seed(help: str = "Seed of the random inputs.", **kw: Any) -> Any:
     """``--seed``: the seed of whatever the verb draws at random (its help says what)."""
-    return typer.Option(0, "--seed", help=help, **kw)
+    return typer.Option(0, "--seed", help=help, callback=within(R.SEED), **kw)
 
 
 def inputs(help: str = ".npy/.npz inputs (default: seeded random in range).", **kw: Any) -> Any:
@@ -117,7 +135,9 @@ def kernels(default: Optional[str] = "xnnpack",
 
 
 def threads(default: Any = 1, help: str = "Interpreter threads.", **kw: Any) -> Any:
-    """``--threads``: interpreter threads (``sweep`` takes a list)."""
+    """``--threads``: interpreter threads (``sweep`` takes a list: its library checks each)."""
+    if isinstance(default, int):
+        kw.setdefault("callback", within(R.THREADS))
     return typer.Option(default, "--threads", help=help, **kw)
 
 
@@ -137,7 +157,7 @@ def preprocess(of: str = "", **kw: Any) -> Any:
 def target_ci(help: str = "Stop when the 95% CI half-width of the median is within this fraction of it.",
               **kw: Any) -> Any:
     """``--target-ci``: the precision a latency measurement stops at (``--target`` before 0.3)."""
-    return typer.Option(0.01, "--target-ci", help=help, **kw)
+    return typer.Option(0.01, "--target-ci", help=help, callback=within(R.TARGET), **kw)
 
 
 def deprecated(old: str, new: str, **kw: Any) -> Any:
@@ -164,19 +184,21 @@ def cool_down(help: str = "First idle until the temperature is flat.", **kw: Any
 
 
 def cool_timeout(**kw: Any) -> Any:
-    return typer.Option(600.0, "--cool-timeout", help="Give up cooling down after this many seconds.", **kw)
+    return typer.Option(600.0, "--cool-timeout", help="Give up cooling down after this many seconds.",
+                        callback=within(R.COOL_TIMEOUT_S), **kw)
 
 
 def window(help: str = "Trailing window (s) over which temperature and latency must be flat.", **kw: Any) -> Any:
-    return typer.Option(60.0, "--window", help=help, **kw)
+    return typer.Option(60.0, "--window", help=help, callback=within(R.WINDOW_S), **kw)
 
 
 def burst(help: str = "Seconds at the start reported as the burst figure.", **kw: Any) -> Any:
-    return typer.Option(5.0, "--burst", help=help, **kw)
+    return typer.Option(5.0, "--burst", help=help, callback=within(R.BURST_S), **kw)
 
 
 def telemetry_hz(**kw: Any) -> Any:
-    return typer.Option(2.0, "--telemetry-hz", help="Telemetry samples per second on the device (at most 10).", **kw)
+    return typer.Option(2.0, "--telemetry-hz", help="Telemetry samples per second on the device (at most 10).",
+                        callback=within(R.TELEMETRY_HZ), **kw)
 
 
 # MLPerf Tiny runner compatibility (deploy, and bench --mlperf).

@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 
 
@@ -18,11 +19,12 @@ def quantize_command(
                                             help="FP32 baseline path (default: <out base>_fp32.tflite)."),
     io: str = typer.Option("int8", "--io", help="Input/output dtype of the INT8 model: int8 or uint8."),
     per_tensor: bool = typer.Option(False, "--per-tensor", help="Per-tensor weight scales (default per-channel)."),
-    batch: int = typer.Option(1, "--batch", help="Fixed batch size of the exported models."),
+    batch: int = typer.Option(
+        1, "--batch", callback=opt.within(R.BATCH), help="Fixed batch size of the exported models."),
     float16: bool = typer.Option(False, "--float16", help="Also write a float16-weights model (<base>_fp16.tflite)."),
     dynamic_range: bool = typer.Option(False, "--dynamic-range",
                                        help="Also write a dynamic-range model (<base>_dynamic.tflite)."),
-    calib_count: Optional[int] = typer.Option(None, "--calib-count",
+    calib_count: Optional[int] = typer.Option(None, "--calib-count", callback=opt.within(R.CALIB_COUNT),
                                               help="Calibrate with N samples, evenly spaced (default: all)."),
     preprocess: Optional[List[str]] = opt.preprocess(" of the calibration data"),
     calib_preprocess: Optional[List[str]] = typer.Option(

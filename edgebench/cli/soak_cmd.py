@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.runargs import RunArgs
 from edgebench.errors import UsageError
@@ -104,17 +105,17 @@ def soak(
     window: float = opt.window(rich_help_panel=opt.STEADY),
     burst: float = opt.burst(rich_help_panel=opt.STEADY),
     max_duration: float = typer.Option(
-        1800.0, rich_help_panel=opt.STEADY,
+        1800.0, callback=opt.within(R.MAX_DURATION_S), rich_help_panel=opt.STEADY,
         help="Stop after this many seconds (device clock) even if not steady."),
     until: str = typer.Option(
         "steady", rich_help_panel=opt.STEADY,
         help="'steady' (stop at steady state) or 'max' (fixed duration)."),
     telemetry_hz: float = opt.telemetry_hz(rich_help_panel=opt.STEADY),
     temp_floor: float = typer.Option(
-        0.5, rich_help_panel=opt.STEADY,
+        0.5, callback=opt.within(R.TEMP_FLOOR_C), rich_help_panel=opt.STEADY,
         help="Largest negligible temperature change per window, °C."),
     latency_floor: float = typer.Option(
-        0.01, rich_help_panel=opt.STEADY,
+        0.01, callback=opt.within(R.LATENCY_FLOOR), rich_help_panel=opt.STEADY,
         help="Largest negligible latency change per window, fraction."),
     kernels: str = opt.kernels(rich_help_panel=opt.RUNTIME),
     threads: int = opt.threads(rich_help_panel=opt.RUNTIME),

@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.runargs import RunArgs
 from edgebench.errors import UsageError
@@ -133,7 +134,7 @@ def sweep(
         "none", help="Delegates, comma separated, 'none' for the CPU, e.g. none,edgetpu.",
         rich_help_panel=opt.RUNTIME),
     max_duration_per_point: float = typer.Option(
-        900.0, rich_help_panel=opt.STEADY,
+        900.0, callback=opt.within(R.MAX_DURATION_PER_POINT_S), rich_help_panel=opt.STEADY,
         help="Stop a point after this many seconds (device clock) even if not steady."),
     window: float = opt.window(
         help="Trailing window (s) for the steady-state verdict (widened at low rates to hold 500 inferences).",

@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.runargs import RunArgs
 from edgebench.errors import GateFailed
@@ -17,7 +18,8 @@ from edgebench.errors import GateFailed
 def verify(
     model: Optional[Path] = typer.Argument(None, help="The .tflite model (INT8 for microcontrollers)."),
     inputs: Optional[Path] = opt.inputs(help=".npy/.npz inputs (default: seeded random in the input range)."),
-    count: int = typer.Option(32, help="Number of inputs (random, or the first of --inputs)."),
+    count: int = typer.Option(
+        32, callback=opt.within(R.COUNT), help="Number of inputs (random, or the first of --inputs)."),
     seed: int = opt.seed(),
     kernels: Optional[str] = opt.kernels(None, help="Linux boards: kernels on the board (default xnnpack)."),
     run: RunArgs = None,

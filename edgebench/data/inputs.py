@@ -63,11 +63,21 @@ def input_range(tensor: dict, override: tuple | None = None) -> tuple[float, flo
     return FLOAT_DEFAULT_RANGE
 
 
+MAX_RANDOM_BYTES = 1024 ** 3         # seeded random inputs drawn in memory at most (float32; float64 while drawn)
+
+
 def random_inputs(tensor: dict, count: int = 64, seed: int = 0, override=None) -> InputSet:
     if count < 1:
         raise DataError(f"input count {count} must be at least 1", "use a positive --input-count")
     lo, hi = input_range(tensor, override)
     shape = tuple(int(d) for d in tensor["shape"][1:])
+    need = count * int(np.prod(shape, dtype=np.float64)) * 4
+    if need > MAX_RANDOM_BYTES:
+        dims = "x".join(map(str, shape)) or "scalar"
+        raise DataError(f"{count} random inputs of the model's input shape {dims} would take "
+                        f"{need / 1024 ** 3:,.1f} GiB (at most {MAX_RANDOM_BYTES / 1024 ** 3:g} GiB are drawn)",
+                        "lower --input-count, or give inputs with --inputs (a model with inputs this large is "
+                        "probably damaged: edgebench inspect MODEL)")
     rng = np.random.default_rng(seed)
     x = rng.uniform(lo, hi, size=(count, *shape)).astype(np.float32)
     return InputSet(x, "random", seed, lo, hi)

@@ -17,7 +17,8 @@ import datetime as _dt
 import time
 from dataclasses import dataclass, field
 
-from edgebench.errors import ProfileError, TransportError
+from edgebench.errors import ProfileError, TransportError, UsageError
+from edgebench.farm import holders
 from edgebench.farm.coordinator import Coordinator, PlaceInfo
 from edgebench.farm.fanout import BUSY_EXIT
 from edgebench.farm.spec import PROFILE_TAG, FarmSpec, wait_limit_s
@@ -39,6 +40,11 @@ class PlaceBusy(TransportError):
     Exit code 75 (EX_TEMPFAIL: try again later), so a fan-out or a CI job can tell it apart."""
 
     exit_code = BUSY_EXIT
+
+
+class PlaceAbandoned(TransportError):
+    """Every matching place is held by this user on this host for an edgebench command that is
+    gone (killed outright): waiting would not free it. Exit code 1, at once."""
 
 
 @dataclass
@@ -137,6 +143,7 @@ class Lease:
         self.released = True
         if self in ACTIVE:
             ACTIVE.remove(self)
+        holders.forget(self.coordinator.address, self.place.name)
         try:
             if self.coordinator.alive():
                 self.coordinator.release(self.place.name)
@@ -171,6 +178,9 @@ def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = Non
         if len(without) == len(candidates):
             raise ProfileError(f"labgrid place {without[0]} has no {PROFILE_TAG} tag naming its board profile",
                                f"labgrid-client -p {without[0]} set-tags {PROFILE_TAG}=BOARD (see edgebench boards)")
+        abandoned = abandoned_places(coordinator, candidates)
+        if abandoned and all(p.acquired or p.reservation for p in candidates):
+            raise abandoned_error(abandoned)     # waiting would not free them: say so at once
         started = time.monotonic()
         token = coordinator.reserve(dict(spec.tags))
         name, said = None, False
@@ -188,6 +198,7 @@ def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = Non
                 said = True
             coordinator.run(_sleep(min(0.5, max(0.05, wait_s - waited))))
         coordinator.acquire(name)
+        holders.record(coordinator.address, name, reservation=token, acquired_by=coordinator.user)
         waited_s = time.monotonic() - started
         held = Lease(coordinator, coordinator.place(name), token, spec,
                      _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), waited_s)
@@ -214,15 +225,79 @@ def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = Non
 
 def busy_error(coordinator, spec: FarmSpec, candidates, wait_s: float) -> PlaceBusy:
     coordinator.sync()
-    holders = []
+    held, mine = [], []
     for p in candidates:
         now = coordinator.place(p.name) or p
         who = now.acquired or (f"a reservation ({now.reservation})" if now.reservation else None)
         if who:
-            holders.append(who if spec.place else f"{p.name} by {who}")
-    taken = ("by " + holders[0] if spec.place and holders else f"({'; '.join(holders) or 'all of them'})")
-    return PlaceBusy(f"{spec.describe()} is taken {taken}; waited {wait_s:g} s",
-                     "try later, wait longer (EDGEBENCH_FARM_WAIT=SECONDS), or pick another place (edgebench farm)")
+            held.append(who if spec.place else f"{p.name} by {who}")
+        if now.acquired == coordinator.user:
+            mine.append(p.name)
+    taken = ("by " + held[0] if spec.place and held else f"({'; '.join(held) or 'all of them'})")
+    hint = "try later, wait longer (EDGEBENCH_FARM_WAIT=SECONDS), or pick another place (edgebench farm)"
+    if mine:     # held by this user on this host, by no edgebench command recorded here
+        hint = (f"{'it is' if spec.place else ', '.join(mine) + ' are'} held by you on this host: if nothing of "
+                f"yours uses {'it' if len(mine) == 1 else 'them'} any more, release with labgrid-client -p "
+                f"{mine[0]} release; else " + hint)
+    return PlaceBusy(f"{spec.describe()} is taken {taken}; waited {wait_s:g} s", hint)
+
+
+def abandoned_places(coordinator, candidates) -> list:
+    """``(place, holder record, why)`` of the candidates acquired by this user on this host for an
+    edgebench command recorded as gone (:func:`edgebench.farm.holders.gone_holder`)."""
+    out = []
+    for p in candidates:
+        if p.acquired and p.acquired == coordinator.user:
+            gone = holders.gone_holder(coordinator.address, p.name)
+            if gone:
+                out.append((p, *gone))
+    return out
+
+
+def abandoned_error(abandoned: list) -> PlaceAbandoned:
+    p, held, why = abandoned[0]
+    names = " ".join(a[0].name for a in abandoned)
+    return PlaceAbandoned(f"place {p.name} is held by {p.acquired} (you, on this host) for {holders.describe(held)}, "
+                          f"which ended without releasing it ({why.removeprefix('its process ')})",
+                          f"take it over: edgebench farm --take-over {names} (or: labgrid-client -p {p.name} release)")
+
+
+def take_over(places: list, address: str | None = None) -> list:
+    """Release each place of ``places`` that this user on this host holds for an edgebench command
+    that is gone (and cancel that command's reservation); the lines saying what was done.
+    UsageError for a place held by someone else, by a command still running, or by nothing
+    edgebench recorded here (labgrid-client's own release is the way then)."""
+    done = []
+    with Coordinator(address) as coordinator:
+        coordinator.sync()
+        for name in places:
+            p = coordinator.place(name)
+            if p is None:
+                raise UsageError(f"no labgrid place {name} on coordinator {coordinator.address}",
+                                 "list them: edgebench farm")
+            if not p.acquired:
+                done.append(f"place {name} is not held by anyone: nothing to take over")
+                continue
+            if p.acquired != coordinator.user:
+                raise UsageError(f"place {name} is held by {p.acquired}, not by you ({coordinator.user})",
+                                 f"ask them, or force it: labgrid-client -p {name} release --kick")
+            held = holders.read(coordinator.address, name)
+            if held is None:
+                raise UsageError(f"place {name} is held by you ({p.acquired}), but by no edgebench command recorded "
+                                 "on this computer (another terminal's labgrid-client acquire?)",
+                                 f"if nothing uses it: labgrid-client -p {name} release")
+            if holders.gone(held) is None:
+                raise UsageError(f"place {name} is held by {holders.describe(held)}, which is still running",
+                                 f"stop that command (kill {held.get('pid')}) or let it finish")
+            coordinator.release(name)
+            if held.get("reservation"):
+                try:
+                    coordinator.cancel_reservation(held["reservation"])
+                except TransportError:
+                    pass          # gone with the place, or expired
+            holders.forget(coordinator.address, name, only_mine=False)
+            done.append(f"released place {name}: it was held for {holders.describe(held)}, which is gone")
+    return done
 
 
 def _wait_served(held: Lease) -> None:

@@ -15,6 +15,7 @@ emulator when its profile says so.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -33,6 +34,7 @@ MAX_TICKS_PER_CALL = 32          # one m-eb-t line
 TARGET_CALL_S = 0.05             # device time aimed at per eb-infer call in run()
 UPLOAD_TRIES = 3                 # an upload whose outcome is unknown is started again, whole
 HOST_QUANTIZED = "inputs quantized on the host with the same rule as the reference (round half to even)"
+FIRST_CALL_WAIT_S = 60.0         # the first inference of a model, before anything says how long it takes
 
 
 @dataclass
@@ -73,7 +75,8 @@ class McuClient:
         self._on_device: str | None = None  # sha of the model the device holds now
         self._pool: np.ndarray | None = None   # int8 inputs (N, bytes)
         self._input_on_device: int | None = None
-        self._tick_s: float | None = None
+        self._tick_s: float | None = None   # device seconds of one inference of the loaded model (median)
+        self._need_s: float | None = None   # host wall seconds one inference of it needs at most (measured)
         self._hello: dict | None = None
 
     # -- information ------------------------------------------------------------------
@@ -222,6 +225,7 @@ class McuClient:
                              f"bytes, the .tflite has {want_in} / {want_out}", "the blob converter and the "
                              "firmware disagree; report this as a bug")
         self._on_device = self._loaded_sha = sha
+        self._tick_s = self._need_s = None
         rep = DeployReport(board=self.profile.name, model={"name": label, "sha256": sha, "bytes": model.bytes,
                                                            "precision": model.precision},
                            blob_bytes=len(blob), peak_arena_bytes=None if arena is None else int(arena),
@@ -274,6 +278,8 @@ class McuClient:
                 raise ModelError(f"model {model.name} is not on {self.profile.name}", "ensure_model first")
             self.dut.load_model(default_model_id(model))   # int8 inputs, output bytes: what run() sends and reads
         load_s = time.perf_counter() - t0
+        if self._loaded_sha != sha256:
+            self._tick_s = self._need_s = None
         self._loaded_sha = sha256
         self._input_on_device = None
         hello = self.hello()
@@ -357,7 +363,7 @@ class McuClient:
             k = min(count - len(ticks), per_call)
             self._put_input(j)
             t_host = time.monotonic_ns()
-            got = self.dut.eb_infer(k, 0, timeout_s=self._infer_timeout(k))["ticks"]
+            got = self._eb_infer(k)["ticks"]
             ns = [t * 1_000_000_000 // hz for t in got]
             offset = t_host
             for d in ns:
@@ -378,10 +384,35 @@ class McuClient:
                   "note": "t_start_ns: host clock at each eb-infer plus the device-timed inferences before it"}
         return header, arrays
 
+    def _eb_infer(self, k: int) -> dict:
+        """``eb-infer k 0`` with waits that follow from what this model is known to need
+        (:func:`edgebench.mcu.protocol.infer_waits`); before anything is known, up to
+        ``FIRST_CALL_WAIT_S`` for the first line (a lost request ``%`` is still probed for at
+        once). Each call's wall time per inference teaches the next its bound."""
+        need = self._per_inference_need()
+        before = (self.dut.stats.retries, self.dut.stats.probes)
+        t0 = time.monotonic()
+        out = self.dut.eb_infer(k, 0, timeout_s=None if need else max(self.dut.timeout_s, FIRST_CALL_WAIT_S),
+                                per_inference_s=need)
+        wall = (time.monotonic() - t0) / k
+        if (self.dut.stats.retries, self.dut.stats.probes) == before:     # a clean call: a measure
+            self._need_s = wall if self._need_s is None else min(self._need_s, wall)
+        return out
+
+    def _per_inference_need(self) -> float | None:
+        """Seconds one inference needs at most: the least wall time per inference of a clean call
+        (link and host included), and at least the device's own time when its clock is real."""
+        if self._need_s is None:
+            return None
+        device = self._tick_s if self.info.get("timing") == "real" and self._tick_s else 0.0
+        return max(self._need_s, device)
+
     def _infer_timeout(self, k: int) -> float:
-        if self._tick_s is None:
-            return max(self.dut.timeout_s, 60.0)
-        return self.dut.timeout_s + 3.0 * k * self._tick_s
+        """The MLPerf dialect's ``infer k 0`` (no probe: a lone '%' is unsafe on the reference firmware)."""
+        need = self._per_inference_need()
+        if need is None:
+            return max(self.dut.timeout_s, FIRST_CALL_WAIT_S)
+        return self.dut.timeout_s + 3.0 * k * need
 
     def infer(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Output 0 for every sample: int8 from ``eb-output`` (edgebench) or the scores of ``infer 1 0``."""
@@ -404,7 +435,7 @@ class McuClient:
             for i in range(len(q)):
                 self._input_on_device = None
                 self._upload("input", q[i].tobytes())
-                self.dut.eb_infer(1, 0, timeout_s=self._infer_timeout(1))
+                self._eb_infer(1)
                 y = self.dut.output()
                 if len(y) != size:
                     raise AgentError(f"{self.description}: eb-output gave {len(y)} bytes, the model has {size}")
@@ -414,7 +445,10 @@ class McuClient:
         scores = np.empty((len(q), size), dtype=np.float32)
         for i in range(len(q)):
             self.dut.db_load(q[i].tobytes(), check=True)
-            res = self.dut.checked_results(self.dut.infer(1, 0, timeout_s=self._infer_timeout(1)).results)
+            t0 = time.monotonic()
+            reply = self.dut.infer(1, 0, timeout_s=self._infer_timeout(1))
+            self._need_s = min(self._need_s or math.inf, time.monotonic() - t0)
+            res = self.dut.checked_results(reply.results)
             if len(res) != size:
                 raise AgentError(f"{self.description}: m-results has {len(res)} scores, the model has {size}")
             scores[i] = res
@@ -438,9 +472,9 @@ class McuClient:
         (:func:`edgebench.mcu.mlperf.performance`)."""
         from edgebench.mcu.mlperf import performance
 
-        self.hello()
+        timing = self.hello().get("timing") or "real"
         return performance(self.dut, inputs, windows=windows, window_s=window_s, warmup=warmup,
-                           chunk_bytes=chunk_bytes, max_reruns=max_reruns, emit=emit)
+                           chunk_bytes=chunk_bytes, max_reruns=max_reruns, emit=emit, timing=timing)
 
     def mlperf_scores(self, inputs: list, chunk_bytes: int = 32, emit=None) -> np.ndarray:
         """``infer 1 0`` per ``db`` byte input: the scores of ``m-results-[...]`` (N, classes)."""

@@ -69,12 +69,15 @@ class Reply:
 
 @dataclass
 class InferReply:
-    """``infer N W`` in the MLPerf Tiny dialect: its timestamps and scores."""
+    """``infer N W`` in the MLPerf Tiny dialect: its timestamps and scores, and the host's own
+    clock over the same exchange (``wall_s``: from sending the command to its ``m-ready``)."""
 
     n: int
     warmup: int
     lap_us: list
     results: list
+    wall_s: float | None = None
+    sent_s: float | None = None      # host monotonic clock when the command was sent
 
     @property
     def elapsed_us(self) -> int:
@@ -84,6 +87,100 @@ class InferReply:
                              hint="a firmware built for energy mode marks the window with a GPIO edge "
                                   "instead; use a performance-mode build at 115200 baud")
         return (self.lap_us[-1] - self.lap_us[0]) % (1 << 32)
+
+
+@dataclass
+class WindowCheck:
+    """Bounds on the timed windows of ``infer N W``, whose ``m-lap-us`` carry no checksum: a digit
+    damaged on the line still parses. A window is accepted when
+
+    * (``timing`` ``real``: the device counts real time; an emulated device's clock is its own)
+      it fits in the host's own clock over the same exchange, and each of its two timestamps
+      sits where the run's windows put the device's clock against the host's: the first a
+      steady lag after the command was sent (``h_send - L0``), the second a steady lead before
+      its ``m-ready`` was read (``h_end - L1``), within the run's own scatter (:meth:`_misplaced`).
+      A damaged digit moves one timestamp and not the host's clock;
+    * its time per inference is within a factor ``spread`` of the run's accepted windows (the
+      run's first window is accepted once a second one agrees with it).
+
+    The bounds are on the link, never on the device's own variation (a slow window is not
+    measured again for being slow, which would bias the figure); what fails is measured again
+    (:meth:`DialectClient.checked_infer`). Damage smaller than the tolerance stays possible:
+    the run says the link was unchecked (``checked: false``)."""
+
+    timing: str = "real"
+    spread: float = 4.0
+    per_inference_s: list = field(default_factory=list)     # accepted windows
+    candidates: list = field(default_factory=list)          # first windows waiting for one to agree
+    offsets: list = field(default_factory=list)             # accepted (h_send, warmup, h_send - L0, h_end - L1)
+    observed: list = field(default_factory=list)            # the same of every window within the run's extremes
+
+    def judge(self, rep: InferReply) -> tuple:
+        """``("accept", None)`` (the window is remembered), ``("confirm", why)`` (the run's first
+        window: measure another) or ``("reject", why)``."""
+        import statistics
+
+        el = rep.elapsed_us / 1e6
+        real = self.timing == "real" and rep.wall_s is not None and rep.sent_s is not None
+        if real:
+            if el > rep.wall_s * (1 + CLOCK_TOLERANCE) + LAP_SLACK_S:
+                return "reject", f"a {el:.6g} s window in a {rep.wall_s:.3g} s exchange (host clock)"
+            o0, o1 = rep.sent_s - rep.lap_us[0] / 1e6, rep.sent_s + rep.wall_s - rep.lap_us[1] / 1e6
+            why = self._misplaced(rep, o0, o1)
+            if why:
+                return "reject", why
+        per = el / rep.n
+        if self.per_inference_s:
+            med = statistics.median(self.per_inference_s)
+            if not med / self.spread <= per <= med * self.spread:
+                return "reject", (f"{per:.6g} s per inference, the run's other windows {med:.6g} s (more than "
+                                  f"{self.spread:g}x apart)")
+        else:
+            agree = [p for p in self.candidates if p / self.spread <= per <= p * self.spread]
+            if not agree:
+                self.candidates.append(per)
+                return "confirm", "the run's first window, not yet confirmed by a second"
+            self.per_inference_s += agree
+            self.candidates.clear()
+        self.per_inference_s.append(per)
+        if real:
+            self.offsets.append((rep.sent_s, rep.warmup, o0, o1))
+        return "accept", None
+
+    def _misplaced(self, rep: InferReply, o0: float, o1: float) -> str | None:
+        """Where the two timestamps sit against the host's clock (``o0 = h_send - L0``: the device's
+        clock offset less its lag in starting the window; ``o1 = h_end - L1``: the offset plus the
+        reply's way back), compared with the run's recent windows of the same warm-up. A window
+        cannot be longer than its exchange (checked before); a later start or an earlier end than
+        usual is either a damaged timestamp or a busy host: beyond ``LAP_TOLERANCE_S``, the drift
+        and ``MAD_BOUND`` median absolute deviations of the run's own scatter it is measured
+        again. The scatter comes from every window seen, not only the accepted ones (which would
+        narrow it window by window)."""
+        import statistics
+
+        if not any(o[1] == rep.warmup for o in self.offsets):
+            self.observed.append((rep.sent_s, rep.warmup, o0, o1))
+            return None
+        self.observed.append((rep.sent_s, rep.warmup, o0, o1))
+        seen = [o for o in self.observed if o[1] == rep.warmup][-OFFSET_WINDOWS:]
+        tol = LAP_TOLERANCE_S + DRIFT * (rep.sent_s - seen[0][0])
+        for k, value, sign in ((2, o0, 1), (3, o1, -1)):
+            med = statistics.median(o[k] for o in seen)
+            mad = statistics.median(abs(o[k] - med) for o in seen)
+            if sign * (med - value) > tol + MAD_BOUND * mad:
+                return (f"a timestamp {abs(med - value) * 1e3:.3g} ms from where the run's windows put it "
+                        "(host clock)")
+        return None
+
+
+CLOCK_TOLERANCE = 1e-3     # a real board's clock against the host's (crystals: ~1e-4)
+LAP_SLACK_S = 0.002        # the host clock's resolution of an exchange (scheduling)
+LAP_TOLERANCE_S = 0.003    # a timestamp may sit this far from where the run's windows put it (host jitter)
+DRIFT = 2e-4               # ... plus the clocks' relative drift since (crystals: ~1e-4)
+OFFSET_WINDOWS = 15        # the recent windows (of the same warm-up) a timestamp is placed from
+MAD_BOUND = 10.0           # a later start / earlier end than the run's usual: beyond this many MADs of its spread
+WINDOW_TRIES = 6           # windows measured for one that passes its bounds
+
 
 class DialectClient:
     """MLPerf Tiny commands to one device under test. ``timeout_s`` bounds the silence within a reply."""
@@ -273,7 +370,9 @@ class DialectClient:
         """``infer N W``: timestamps (``m-lap-us``) around the N inferences and the scores."""
         if n < 1 or warmup < 0:
             raise UsageError(f"infer needs N >= 1 and W >= 0, got {n} {warmup}")
+        t0 = time.monotonic()
         reply = self.command(f"infer {n} {warmup}", timeout_s=timeout_s)
+        wall = time.monotonic() - t0
         for needed in (f"m-warmup-start-{warmup}", "m-warmup-done", f"m-infer-start-{n}", "m-infer-done"):
             if needed not in reply.lines:
                 raise AgentError(f"{self.description} answered infer {n} {warmup} without {needed!r} "
@@ -285,7 +384,26 @@ class DialectClient:
                                 f"(got {reply.lines[:8]})")
         if laps and laps[1] < laps[0]:
             raise self._garbled(f"infer {n} {warmup}: m-lap-us went backwards ({laps[0]} then {laps[1]})")
-        return InferReply(n, warmup, laps, self._results(reply, f"infer {n} {warmup}"))
+        return InferReply(n, warmup, laps, self._results(reply, f"infer {n} {warmup}"), wall, t0)
+
+    def checked_infer(self, n: int, warmup: int, check: WindowCheck, timeout_s: float | None = None) -> InferReply:
+        """``infer N W`` until its window passes ``check`` (the run's :class:`WindowCheck`); a window
+        that fails is measured again (a retry in the link report), at most ``WINDOW_TRIES`` times."""
+        why = None
+        for _ in range(WINDOW_TRIES):
+            got = self.link.bytes_in
+            try:
+                rep = self.infer(n, warmup, timeout_s=timeout_s)
+                verdict, why = check.judge(rep) if len(rep.lap_us) == 2 else ("reject", "no two m-lap-us lines")
+            except (AgentError, TransportError) as exc:
+                if self.link.bytes_in == got:       # nothing came back: the device stopped
+                    raise
+                verdict, why = "reject", exc.message
+            if verdict == "accept":
+                return rep
+            if verdict == "reject":
+                self.stats.retry("window outside its bounds or reply damaged")
+        raise self._garbled(f"infer {n} {warmup}: no window within its bounds in {WINDOW_TRIES} tries (last: {why})")
 
     def results(self) -> list:
         return self._results(self.command("results"), "results")
@@ -321,5 +439,5 @@ class DialectClient:
         self.close()
 
 
-__all__ = ["DialectClient", "Reply", "InferReply", "no_answer_hint", "DEFAULT_BAUD", "ENERGY_BAUD",
-           "DB_CHUNK_BYTES"]
+__all__ = ["DialectClient", "Reply", "InferReply", "WindowCheck", "no_answer_hint", "DEFAULT_BAUD",
+           "ENERGY_BAUD", "DB_CHUNK_BYTES"]

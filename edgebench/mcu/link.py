@@ -31,6 +31,7 @@ class LinkStats:
     stale_lines: int = 0           # intact lines of an earlier request
     upload_restarts: int = 0       # uploads started again after a failed attempt
     resyncs: int = 0               # link resynchronisations (session start, after a failure)
+    probes: int = 0                # lone '%' sent after silence (ends a request whose own '%' was lost)
     reasons: dict = field(default_factory=dict)   # why requests were retried -> count
 
     def retry(self, why: str) -> None:

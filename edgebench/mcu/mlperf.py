@@ -39,14 +39,20 @@ def encode(q: np.ndarray, encoding: str, x: np.ndarray | None = None) -> bytes:
 
 
 def performance(dut, inputs: list, windows: int = 5, window_s: float = 10.0, warmup: int = 10,
-                chunk_bytes: int = 32, max_reruns: int = 3, emit: Optional[Progress] = None) -> dict:
+                chunk_bytes: int = 32, max_reruns: int = 3, emit: Optional[Progress] = None,
+                timing: str = "real") -> dict:
     """``windows`` windows of ``infer N W`` of at least ``window_s`` each; the median throughput.
-    Each finished window is also told to ``emit`` (``window-done``), so a stopped run keeps it."""
+    Each finished window is also told to ``emit`` (``window-done``), so a stopped run keeps it.
+    Every window is bounded by the host's clock (``timing`` ``real``) and the run's other windows
+    (:class:`edgebench.mcu.dialect.WindowCheck`): the dialect's timestamps carry no checksum."""
+    from edgebench.mcu.dialect import WindowCheck
+
     emit = emit or (lambda event: None)
+    check = WindowCheck(timing=timing)
     dut.db_load(inputs[0], chunk_bytes)
     n, calib = 1, []
     while True:                                       # calibrate N: grow until a run is measurable
-        el = dut.infer(n, 0, timeout_s=_timeout(n, calib, dut)).elapsed_us / 1e6
+        el = dut.checked_infer(n, 0, check, timeout_s=_timeout(n, calib, dut)).elapsed_us / 1e6
         calib.append({"n": n, "elapsed_s": el})
         if el >= 0.2 * window_s or el >= 1.0 or n >= 10 ** 9:
             break
@@ -61,7 +67,7 @@ def performance(dut, inputs: list, windows: int = 5, window_s: float = 10.0, war
         while True:
             emit({"event": "window", "window": w + 1, "of": windows, "n": n, "window_s": window_s})
             t_wall = time.monotonic()
-            rep = dut.infer(n, warmup, timeout_s=dut.timeout_s + 3 * (n + warmup) * per_inf + 5)
+            rep = dut.checked_infer(n, warmup, check, timeout_s=dut.timeout_s + 3 * (n + warmup) * per_inf + 5)
             wall = time.monotonic() - t_wall
             el = rep.elapsed_us / 1e6
             runs += 1
@@ -97,7 +103,7 @@ def accuracy_scores(dut, inputs: list, chunk_bytes: int = 32, emit: Optional[Pro
     rows = []
     for i, data in enumerate(inputs):
         dut.db_load(data, chunk_bytes)
-        rows.append(dut.infer(1, 0).results)
+        rows.append(dut.checked_results(dut.infer(1, 0).results))   # no checksum: read until two reads agree
         emit({"event": "infer", "done": i + 1, "total": len(inputs)})
     widths = {len(r) for r in rows}
     if len(widths) > 1:

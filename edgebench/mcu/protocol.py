@@ -33,6 +33,12 @@ from edgebench.mcu.upload import UploadMixin
 EB_PROTO = 2
 RETRIES = 5                    # further tries of a request whose reply did not arrive intact
 END_WAIT_S = 0.25              # after a reply's last content line, how long its m-ready may take
+PROBE_S = 0.5                  # silence before the first reply line after which a lone '%' is sent
+ANSWER_S = 2.0                 # a request the device answers at once: the most its first line may take
+GAP_MIN_S = 0.5                # the least silence allowed between two lines of one reply
+WAIT_FACTOR = 3.0              # a device may take this many times the work it is known to need ...
+WAIT_MARGIN_S = 0.3            # ... plus this, plus the transmit time of a reply line at the baud rate
+TICKS_PER_LINE = 32            # eb-infer timings per m-eb-w-/m-eb-t- line (firmware/core/eb_timing.c)
 
 _KV_RE = re.compile(r"^m-eb-([a-z0-9-]+?)-\[(.*)\]$")
 _PROTO_RE = re.compile(r"^m-eb-proto-\[(\d+)\]$")
@@ -49,6 +55,9 @@ class DutClient(UploadMixin, DialectClient):
         super().__init__(*args, **kwargs)
         self._seq = secrets.randbelow(0xFFFF)     # a new host starts away from an old one's numbers
         self.last_seq = 0
+        # probes (a lone '%') only once eb-info showed edgebench firmware: the MLPerf Tiny reference
+        # firmware does not survive an empty command
+        self.probing = False
 
     # -- framed requests ----------------------------------------------------------------
     def _next_seq(self) -> int:
@@ -56,15 +65,38 @@ class DutClient(UploadMixin, DialectClient):
         return self._seq
 
     def request(self, text: str, timeout_s: float | None = None, end: tuple = (), retries: int = RETRIES,
-                ok_errors: bool = False) -> Reply:
+                ok_errors: bool = False, probe_s: float | None = PROBE_S, gap_s: float | None = None) -> Reply:
         """Send ``text`` framed and return its intact reply (lines without frame suffixes).
 
-        ``end``: prefixes of the reply's last content line; once it is in (with every line
-        before it), a lost ``m-ready`` costs at most ``END_WAIT_S``. Sent again, with
-        backoff, when the reply is incomplete or the device says the request was damaged."""
+        Silence is bounded by what the request needs, not by one long timeout:
+
+        * ``timeout_s``: how long the device may take before the first line of its reply (the
+          work it has to do first, e.g. the inferences of ``eb-infer``); None: a request
+          answered at once (``ANSWER_S`` and the transmit time, at most the client's timeout);
+        * ``probe_s``: after this much silence (or ``timeout_s``, if shorter) a lone ``%`` is
+          sent, once (on edgebench firmware: once :meth:`info` succeeded), and ``timeout_s``
+          starts again: when the request's ``%`` was lost on the way the device holds the
+          request unterminated and never answers; the probe ends that line, so the
+          (CRC-checked) request runs now instead of after a timeout. A device that is busy
+          answers the probe after its reply with an unframed ``m-ready``, a stale line
+          (firmware/PROTOCOL.md: an empty command). That ``m-ready`` before any line of the
+          reply means the device is past the request without answering it framed (its frame
+          word was damaged): it is sent again at once; None: no probe;
+        * ``gap_s``: how long the device may be silent between two lines of its reply once it
+          started (a number, or a function of the reply so far); None: twice the time its
+          first line took (at least ``GAP_MIN_S``), as the lines of a long reply come at the
+          pace of its first;
+        * ``end``: prefixes of the reply's last content line; once it is in (with every line
+          before it), a lost ``m-ready`` costs at most ``END_WAIT_S``.
+
+        Sent again, with backoff, when the reply is incomplete, silent past these bounds, or
+        the device says the request was damaged."""
         if "%" in text or "\n" in text or "#" in text:
             raise UsageError(f"command {text!r} may not contain '%', '#' or a line break")
-        silence = self.timeout_s if timeout_s is None else timeout_s
+        if timeout_s is None:      # answered at once: the transmit time of the request and a line, and a margin
+            silence = min(self.timeout_s, ANSWER_S + 12 * (len(text) + 200) / max(self.baud, 1))
+        else:
+            silence = timeout_s
         why = "no answer"
         silent = 0                 # tries in a row that got no byte back at all
         for attempt in range(retries + 1):
@@ -77,7 +109,7 @@ class DutClient(UploadMixin, DialectClient):
             got_before = self.link.bytes_in
             self.link.write(encode_request(text, seq))
             try:
-                reply = self._read_framed(text, seq, silence, end)
+                reply = self._read_framed(text, seq, silence, end, probe_s, gap_s)
             except _Incomplete as exc:
                 why, silent = str(exc), 0
                 continue
@@ -98,27 +130,52 @@ class DutClient(UploadMixin, DialectClient):
                              f"tries (last: {why}; {self.stats.discarded_lines} damaged lines so far)",
                              hint="the link damages too many bytes: check the cable and the baud rate")
 
-    def _read_framed(self, text: str, seq: int, silence: float, end: tuple) -> Reply:
+    def _read_framed(self, text: str, seq: int, silence: float, end: tuple, probe_s: float | None,
+                     gap_s: float | None) -> Reply:
         reply = Reply(text)
         k = 0
         ended = False
+        sent = last = time.monotonic()
+        first = None                              # when the first line of this reply (or a damaged one) came
+        probe, probed = probe_s is not None and self.probing, False
         while True:
-            deadline = time.monotonic() + (END_WAIT_S if ended else silence)
+            if ended:
+                deadline = last + END_WAIT_S
+            elif first is None:
+                deadline = sent + (min(probe_s, silence) if probe else silence)
+            else:
+                gap = gap_s(reply) if callable(gap_s) else gap_s
+                deadline = last + (gap if gap is not None else max(GAP_MIN_S, 2.0 * (first - sent)))
             raw = self.link.read_line(deadline)
             if raw is None:
                 if ended:
                     return reply                  # every content line in: the m-ready was lost
-                raise self._silence(text, reply, silence)
+                if probe and first is None:
+                    probe, probed = False, True   # the request's '%' may have been lost: end its line
+                    self.stats.probes += 1
+                    self.link.write(b"%")
+                    sent = time.monotonic()       # the request may run only now: its whole time again
+                    continue
+                raise self._silence(text, reply, time.monotonic() - (sent if first is None else last))
             got = parse_reply_line(raw)
             if got.damaged:
                 self.stats.discarded_lines += 1
+                first, last = first or time.monotonic(), time.monotonic()
                 continue
             if not got.framed:
                 self._unframed(text, got.text)
+                if first is None and (got.text.startswith("e-[eb-request-damaged") or
+                                      got.text == "m-ready" and probed):
+                    # the device read our request without its frame word (a '#' or a digit lost), or
+                    # answered the probe, which it reads after our request: nothing framed will come
+                    raise _Incomplete("request not answered as framed")
                 continue
             if got.seq != seq:
                 self.stats.stale_lines += 1
+                if got.text.startswith("e-[eb-request-damaged") and first is None:
+                    raise _Incomplete("request damaged on the way in")   # its sequence number damaged too
                 continue
+            first, last = first or time.monotonic(), time.monotonic()
             if got.index != k:
                 raise _Incomplete(f"reply line {k} lost")
             k += 1
@@ -190,6 +247,7 @@ class DutClient(UploadMixin, DialectClient):
             raise AgentError(f"{self.description}: eb-info timing {out['timing']!r} is not real or emulated")
         if not isinstance(out["counter-hz"], int) or out["counter-hz"] <= 0:
             raise AgentError(f"{self.description}: eb-info counter-hz {out['counter-hz']!r} is not positive")
+        self.probing = True
         return out
 
     def load_model(self, model_id: str | None = None, input_encoding: str = "int8",
@@ -218,14 +276,23 @@ class DutClient(UploadMixin, DialectClient):
                 raise self._garbled(f"m-eb-model-[{text}] (no {key})")
         return out
 
-    def eb_infer(self, n: int, warmup: int = 0, layers: bool = False,
-                 timeout_s: float | None = None) -> dict:
+    def eb_infer(self, n: int, warmup: int = 0, layers: bool = False, timeout_s: float | None = None,
+                 per_inference_s: float | None = None) -> dict:
         """``eb-infer N W [layers]``: each inference's ticks (and per-layer ticks of the last one).
-        A reply with a line missing reruns the whole call: the samples are one run's."""
+        A reply with a line missing reruns the whole call: the samples are one run's.
+
+        ``per_inference_s``: what one inference is known to take (host wall time, measured):
+        the silences allowed before and between the reply's lines follow from it (the work the
+        device has left before its next line, :func:`infer_waits`). Without it, ``timeout_s``
+        bounds the first line and later lines come at the pace of the first."""
         if n < 1 or warmup < 0:
             raise UsageError(f"eb-infer needs N >= 1 and W >= 0, got {n} {warmup}")
         cmd = f"eb-infer {n} {warmup}" + (" layers" if layers else "")
-        reply = self.request(cmd, timeout_s=timeout_s, end=("m-eb-infer-done",))
+        gap_s = None
+        if per_inference_s is not None:
+            first_s, gap_s = infer_waits(n, warmup, layers, per_inference_s, self.baud)
+            timeout_s = first_s if timeout_s is None else timeout_s
+        reply = self.request(cmd, timeout_s=timeout_s, end=("m-eb-infer-done",), gap_s=gap_s)
         ticks: list = []
         per_layer: list = []
         done = False
@@ -265,4 +332,31 @@ class DutClient(UploadMixin, DialectClient):
         return int(text)
 
 
-__all__ = ["DutClient", "EB_PROTO"]
+def infer_waits(n: int, warmup: int, layers: bool, per_inference_s: float, baud: int) -> tuple:
+    """(silence allowed before the first line, gap function) for ``eb-infer N W [layers]`` when one
+    inference takes ``per_inference_s``: before each line the device runs the inferences that line
+    reports (at most ``TICKS_PER_LINE``: warm-ups first, then timed ones, then the per-layer one);
+    after the last timing line only short lines follow. Each bound is ``WAIT_FACTOR`` times that
+    work plus ``WAIT_MARGIN_S`` and the transmit time of a full line at ``baud``."""
+    margin = WAIT_MARGIN_S + 12 * TICKS_PER_LINE / max(baud / 10.0, 1.0)
+
+    def before_next(w_left: int, t_left: int) -> float:
+        work = min(w_left, TICKS_PER_LINE) if w_left else min(t_left, TICKS_PER_LINE) if t_left else int(layers)
+        return WAIT_FACTOR * work * per_inference_s + margin
+
+    def gap(reply) -> float:
+        w_seen = sum(_count(line, "m-eb-w-[") for line in reply.lines)
+        t_seen = sum(_count(line, "m-eb-t-[") for line in reply.lines)
+        return max(GAP_MIN_S, before_next(max(0, warmup - w_seen), max(0, n - t_seen)))
+
+    return max(GAP_MIN_S, before_next(warmup, n)), gap
+
+
+def _count(line: str, prefix: str) -> int:
+    if not line.startswith(prefix):
+        return 0
+    body = line[len(prefix):-1]
+    return body.count(",") + 1 if body else 0
+
+
+__all__ = ["DutClient", "EB_PROTO", "infer_waits"]

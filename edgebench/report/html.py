@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import html as _html
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -550,9 +551,38 @@ def render_html(runs: list, report, comparisons: list = (), title: Optional[str]
 
 
 # ---------------------------------------------------------------- markdown
+# Every value from a run (run.json is data from anywhere: a shared runs folder, a CI cache) is
+# escaped for GitHub-flavoured Markdown: no raw HTML (<!--, <img onerror=...>), no emphasis,
+# links or images, and no autolinks (www., scheme:, e-mail addresses). Checked against GitHub's
+# own parser (cmark-gfm) in tests/test_report_markdown.py.
+
+_MD_PUNCT = frozenset("!\"#$%'()*+,-./:;=?[\\]^_`{|}~")
+_MD_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+class _Md(str):
+    """Markdown this module wrote itself: :func:`_md_cell` does not escape it again."""
+
+
+def md_escape(x) -> str:
+    """``x`` as literal text in GitHub-flavoured Markdown (one line): HTML's ``& < >`` as entities,
+    every other ASCII punctuation backslash-escaped (which also keeps ``www.``/``scheme:`` from
+    being autolinked), a zero-width space before ``@`` (e-mail autolinks ignore escapes)."""
+    text = "–" if x is None else " ".join(str(x).split())
+    return "".join(_MD_HTML.get(ch) or ("\u200b@" if ch == "@" else "\\" + ch if ch in _MD_PUNCT else ch)
+                   for ch in text)
+
+
+def _md_code(x) -> _Md:
+    """``x`` as an inline code span (nothing inside is interpreted), fenced past its backticks."""
+    text = " ".join(str(x).split()).replace("|", "\\|")
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return _Md(f"{fence}{pad}{text}{pad}{fence}")
+
 
 def _md_cell(x) -> str:
-    return str("–" if x is None else x).replace("|", "\\|").replace("\n", " ")
+    return x if isinstance(x, _Md) else md_escape(x)
 
 
 def _md_table(head: list, rows: list) -> str:
@@ -566,48 +596,54 @@ _MD_MARK = {"pass": "✅ pass", "warn": "⚠️ warn", "fail": "❌ fail", "not 
 
 def render_markdown(runs: list, report, comparisons: list = (), title: Optional[str] = None) -> str:
     """The report as Markdown for a pull-request comment: claims, conditions, verdicts, key figures
-    (figures as tables; the HTML report has the plots)."""
+    (figures as tables; the HTML report has the plots). Every run value is escaped (:func:`md_escape`)."""
+    e = md_escape
     title = title or "edgebench report"
-    out = [f"## {title}", ""]
+    out = [f"## {e(title)}", ""]
     labels = {d.result.label for d in runs}
     if len(labels) > 1:
-        out += [f"**These runs mix {', '.join(sorted(labels))} figures: never compare them with each other.**", ""]
+        out += [f"**These runs mix {e(', '.join(sorted(map(str, labels))))} figures: never compare them with each "
+                "other.**", ""]
     for d in runs:
-        out += [f"> **{d.result.run_id}** ({d.result.kind}, {d.result.label}): "
-                f"{(d.result.extra or {}).get('claim') or 'no claim stored'}", ""]
+        out += [f"> **{e(d.result.run_id)}** ({e(d.result.kind)}, {e(d.result.label)}): "
+                f"{e((d.result.extra or {}).get('claim') or 'no claim stored')}", ""]
     cols = [conditions(d.result) for d in runs]
     out += ["### Conditions", "", _md_table(["condition"] + [d.result.run_id for d in runs],
                                             [[k] + [c[i][1] for c in cols] for i, (k, _) in enumerate(cols[0])]), ""]
     out += ["### Check", "", _md_table(["verdict", "rule", "evidence"],
-                                       [[_MD_MARK.get(v.verdict, v.verdict), f"{v.title} (`{v.rule}`)",
+                                       [[_Md(_MD_MARK[v.verdict]) if v.verdict in _MD_MARK else v.verdict,
+                                         _Md(f"{e(v.title)} ({_md_code(v.rule)})"),
                                          v.evidence + (f" — remedy: {v.remedy}" if v.remedy and v.verdict in
                                                        ("warn", "fail") else "")]
                                         for v in report.verdicts]), ""]
     lat_rows = []
     for d in runs:
-        e = (d.result.latency or {}).get("e2e") or {}
-        inv = (d.result.latency or {}).get("invoke") or {}
-        if e.get("median_s"):
-            lat_rows.append([d.result.run_id, d.result.model.get("name"), d.result.label, fmt.duration(e["median_s"]),
-                             fmt.duration_range(e.get("ci_low_s"), e.get("ci_high_s")), e.get("runs") or 1,
-                             fmt.duration(e.get("p99_s")), fmt.duration(inv.get("median_s"))])
+        lat = d.result.latency or {}
+        e2e = lat.get("e2e") or {}
+        inv = lat.get("invoke") or {}
+        if e2e.get("median_s"):
+            lat_rows.append([d.result.run_id, d.result.model.get("name"), d.result.label, fmt.duration(e2e["median_s"]),
+                             fmt.duration_range(e2e.get("ci_low_s"), e2e.get("ci_high_s")), e2e.get("runs") or 1,
+                             fmt.duration(e2e.get("p99_s")), fmt.duration(inv.get("median_s"))])
     if lat_rows:
         out += ["### Latency", "", _md_table(["run", "model", "label", "median e2e", "95% CI", "runs", "p99",
                                               "invoke median"], lat_rows), ""]
     for c in comparisons:
-        out += ["### Comparison", "", c.sentence(), ""]
+        out += ["### Comparison", "", e(c.sentence()), ""]
         if c.conditions_differ:
-            out += ["Conditions differ: " + "; ".join(c.conditions_differ), ""]
-    out += ["_Figures: `edgebench report " + " ".join(d.result.run_id for d in runs) + "` writes the HTML report._"]
+            out += ["Conditions differ: " + "; ".join(e(x) for x in c.conditions_differ), ""]
+    out += ["_Figures: `edgebench report` " + " ".join(e(d.result.run_id) for d in runs)
+            + " writes the HTML report._"]
     return "\n".join(out) + "\n"
 
 
 def write_text(path, text: str) -> Path:
-    """Write ``text`` to ``path`` (UTF-8), creating the parent folder; the only write of this module."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    """Write ``text`` to ``path`` (UTF-8) atomically, creating the parent folder; the only write of
+    this module. A folder, FIFO or device as ``path`` is refused (:func:`edgebench.results.files.write_output`)."""
+    from edgebench.results.files import write_output
+
+    write_output(path, lambda f: f.write(text.encode("utf-8")), "report")
+    return Path(path)
 
 
 __all__ = ["RunData", "SECTIONS", "conditions", "pareto_points", "render_html", "render_markdown", "write_text"]

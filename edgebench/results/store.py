@@ -17,11 +17,16 @@ host, pid gone or reused, or the computer restarted since) is *listed* as
 ``abandoned`` (:func:`run_status`); its folder is not changed.
 
 Measuring verbs append their samples as they come to a *journal*
-(:func:`open_journal`): Arrow IPC stream segments ``<name>.journal.NNNN.arrows``,
-fsync'd after every chunk, so a run killed at any moment (SIGKILL, power loss)
-keeps every chunk appended before; :func:`read_journal` reads them back (a torn
-last batch is ignored). At the end the verb writes ``samples.parquet`` with
-:func:`write_samples` (atomic, durable) and removes the journal.
+(:func:`open_journal`, :mod:`edgebench.results.journal`): checksummed chunks in segments
+``<name>.journal.NNNN.arrows``, fsync'd after every chunk, so a run killed at any moment
+(SIGKILL, power loss) keeps every chunk appended before; :func:`read_journal` reads back
+the intact ones (a torn last chunk is ignored, a damaged one ends what is used). At the
+end the verb writes ``samples.parquet`` with :func:`write_samples` (atomic, durable) and
+removes the journal. A recovery (``--recover``) starts from :func:`read_unfinished`.
+
+Run folders are shared (CI caches, a lab's NAS): files are written without following
+symbolic links, and a folder holding a link that leads out of it is refused
+(:mod:`edgebench.results.files`).
 """
 from __future__ import annotations
 
@@ -36,6 +41,10 @@ from pathlib import Path
 from typing import Any, BinaryIO, Optional
 
 from edgebench.errors import InputWarning, ResultError
+from edgebench.results import journal as _journal
+from edgebench.results.files import fsync_dir  # noqa: F401 (quantize.sidecar's import of it)
+from edgebench.results.files import atomic_write, check_run_folder, check_writable_folder
+from edgebench.results.journal import Journal
 from edgebench.results.model import RunResult
 
 RUN_JSON = "run.json"
@@ -66,9 +75,13 @@ def write_result(run_dir, result: RunResult) -> Path:
 
     While ``result.status`` is ``running`` the file also names this process as its
     writer (``extra.writer``), so a listing can tell a live run from an abandoned one;
-    a finished run carries no writer.
+    a finished run carries no writer. A recovered run (``extra.recovery``, see
+    :func:`read_unfinished`) gets the warnings saying what its recovery left out.
     """
-    path = Path(run_dir) / RUN_JSON
+    path = check_writable_folder(run_dir) / RUN_JSON
+    if (result.extra or {}).get("recovery"):   # a recovered run always says what its recovery left out
+        result.warnings = [w for w in result.warnings or [] if not isinstance(w, dict)
+                           or w.get("code") not in RECOVERY_CODES] + recovery_warnings(result)
     data = result.to_dict()
     extra = dict(data.get("extra") or {})
     if result.status == "running":
@@ -77,41 +90,8 @@ def write_result(run_dir, result: RunResult) -> Path:
         extra.pop("writer", None)
     data["extra"] = extra
     text = json.dumps(data, indent=2, default=_json_default) + "\n"
-    _atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
     return path
-
-
-def _atomic_write(path: Path, write) -> None:
-    """``write(f)`` into a temporary file beside ``path``, fsync it, rename it over ``path``."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
-    fsync_dir(path.parent)
-
-
-def fsync_dir(path) -> None:
-    """fsync a folder, so a file renamed into it survives a power cut (a no-op where a folder
-    cannot be opened, e.g. Windows)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # not possible on every system (Windows)
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _json_default(obj):
@@ -127,14 +107,14 @@ def _json_default(obj):
 def write_parquet(path, frame) -> Path:
     """Write a pandas DataFrame as Parquet atomically and durably (temporary file, fsync, rename)."""
     path = Path(path)
-    _atomic_write(path, lambda f: frame.to_parquet(f, index=False))
+    atomic_write(path, lambda f: frame.to_parquet(f, index=False))
     return path
 
 
 def write_text_atomic(path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically and durably (temporary file, fsync, rename)."""
     path = Path(path)
-    _atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
     return path
 
 
@@ -183,16 +163,22 @@ def _pid_exists(pid: int) -> bool:
 
 
 def abandoned_reason(result: RunResult) -> str | None:
-    """Why a ``running`` run is known to have no live writer any more; None when it may be alive.
-
-    Only a writer on this computer can be checked: same host name and (where recorded)
-    the same boot; then its pid must exist and, where recorded, have the same start time
-    (a reused pid is another process). A run without writer information, or written on
-    another host, is never called abandoned.
-    """
+    """Why a ``running`` run is known to have no live writer any more; None when it may be alive
+    (:func:`writer_gone` of its ``extra.writer``)."""
     if result.status != "running":
         return None
-    w = (result.extra or {}).get("writer")
+    return writer_gone((result.extra or {}).get("writer"))
+
+
+def writer_gone(w) -> str | None:
+    """Why the process ``w`` (a :func:`writer_info` record) is known to be gone; None when it may
+    be alive.
+
+    Only a process on this computer can be checked: same host name and (where recorded)
+    the same boot; then its pid must exist and, where recorded, have the same start time
+    (a reused pid is another process). A record without that information, or written on
+    another host, is never called gone.
+    """
     if not isinstance(w, dict) or w.get("host") != socket.gethostname():
         return None
     try:
@@ -231,9 +217,10 @@ def read_result(run_dir) -> RunResult:
     (:class:`~edgebench.results.model.RunResult`): ResultError, one line naming the file and the
     key, when it is missing, too large, not JSON, nested too deeply or of the wrong shape."""
     p = Path(run_dir)
-    path = p / RUN_JSON if p.is_dir() else p
-    if not path.exists():
-        raise ResultError(f"{p} is not a run folder (no {RUN_JSON})", "list runs with `edgebench runs`")
+    path = p / RUN_JSON if _is_dir(p) else p
+    if not _exists(path):
+        raise ResultError(f"{_short(p)} is not a run folder (no {RUN_JSON})", "list runs with `edgebench runs`")
+    check_run_folder(path.parent)
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_RUN_JSON_BYTES + 1)
@@ -272,12 +259,32 @@ def _nesting(doc) -> int:
     return deepest
 
 
+def _exists(path: Path) -> bool:
+    try:                      # a name too long for the system (ENAMETOOLONG) names nothing
+        return path.exists()
+    except OSError:
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def _short(ref, limit: int = 80) -> str:
+    """A user's run reference for a message: at most ``limit`` characters."""
+    text = str(ref)
+    return text if len(text) <= limit else f"{text[:limit - 1]}…"
+
+
 def read_samples(run_dir):
     """The run's ``samples.parquet``; for a run that never got that far (still running, or
     killed), what its journal holds; an empty DataFrame when there is neither."""
     import pandas as pd
 
-    path = Path(run_dir) / SAMPLES
+    path = check_run_folder(run_dir) / SAMPLES
     if not path.exists():
         return read_journal(run_dir) if journal_paths(run_dir) else pd.DataFrame()
     return pd.read_parquet(path)
@@ -286,9 +293,9 @@ def read_samples(run_dir):
 def find_runs(root="runs") -> list[Path]:
     """Run folders under ``root`` (newest last); ``root`` may itself be a run folder."""
     r = Path(root)
-    if (r / RUN_JSON).exists():
+    if _exists(r / RUN_JSON):
         return [r]
-    if not r.is_dir():
+    if not _is_dir(r):
         return []
     return sorted(p.parent for p in r.glob(f"*/{RUN_JSON}"))
 
@@ -297,7 +304,7 @@ def resolve_run(ref, root="runs") -> Path:
     """A run folder from a path, ``latest``, a unique prefix of its folder name, or a unique
     prefix of its run id (the short id ``edgebench runs`` lists)."""
     p = Path(ref)
-    if (p / RUN_JSON).exists():
+    if _exists(p / RUN_JSON):
         return p
     runs = find_runs(root)
     if ref == "latest" and runs:
@@ -307,7 +314,7 @@ def resolve_run(ref, root="runs") -> Path:
     if len(hits) == 1:
         return hits[0]
     if len(hits) > 1:
-        raise ResultError(f"{ref!r} matches {len(hits)} runs under {root}", "give more of the name")
+        raise ResultError(f"{_short(ref)!r} matches {len(hits)} runs under {root}", "give more of the name")
     for r in runs:
         try:
             if read_result(r).run_id.startswith(text):
@@ -317,8 +324,8 @@ def resolve_run(ref, root="runs") -> Path:
     if len(hits) == 1:
         return hits[0]
     if not hits:
-        raise ResultError(f"no run {ref!r} under {root}", "list runs with `edgebench runs`")
-    raise ResultError(f"run id {ref!r} matches {len(hits)} runs under {root}", "give more of the id")
+        raise ResultError(f"no run {_short(ref)!r} under {root}", "list runs with `edgebench runs`")
+    raise ResultError(f"run id {_short(ref)!r} matches {len(hits)} runs under {root}", "give more of the id")
 
 
 def read_results(refs, root="runs") -> list:
@@ -347,177 +354,76 @@ def skipped(exc: ResultError) -> str:
 
 
 # ---------------------------------------------------------------- journal: samples that survive a kill
+# (edgebench.results.journal: checksummed chunks; each new segment keeps a copy of run.json)
 
-JOURNAL_SUFFIX = ".arrows"
-
-
-def journal_paths(run_dir, name: str = "samples") -> list[Path]:
-    """The journal segments of ``name`` in ``run_dir``, in the order they were written."""
-    return sorted(Path(run_dir).glob(f"{name}.journal.[0-9][0-9][0-9][0-9]{JOURNAL_SUFFIX}"))
-
-
-class Journal:
-    """Append-only, crash-safe sample chunks of one run (see :func:`open_journal`).
-
-    Each :meth:`append` writes one Arrow record batch and (``durable``) fsyncs it
-    before returning. A chunk whose columns or types differ from the current
-    segment's starts a new segment, so nothing is dropped or coerced silently.
-    """
-
-    def __init__(self, run_dir, name: str = "samples", durable: bool = True):
-        if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-            raise ValueError(f"journal name {name!r}: letters, digits, '_' and '-' only")
-        self.run_dir = Path(run_dir)
-        self.name = name
-        self.durable = durable
-        self.rows = 0
-        self.segments: list[Path] = []
-        existing = journal_paths(self.run_dir, name)
-        self._next = int(existing[-1].name.split(".")[-2]) + 1 if existing else 0
-        self._file: Optional[BinaryIO] = None
-        self._writer: Any = None     # a pyarrow RecordBatchStreamWriter while a segment is open
-        self._schema: Any = None
-
-    def append(self, data) -> int:
-        """Append one chunk (a pandas DataFrame, or a dict of equal-length arrays); returns its rows."""
-        import pyarrow as pa
-
-        table = _arrow_table(data)
-        if table.num_rows == 0:
-            return 0
-        if self._writer is not None and not table.schema.equals(self._schema):
-            if set(table.schema.names) == set(self._schema.names):
-                try:
-                    table = table.select(self._schema.names).cast(self._schema)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-                    self._close_segment()
-            else:
-                self._close_segment()
-        if self._writer is None:
-            self._open_segment(table.schema)
-        assert self._file is not None
-        for batch in table.to_batches():
-            self._writer.write_batch(batch)
-        self._file.flush()
-        if self.durable:
-            os.fsync(self._file.fileno())
-        self.rows += table.num_rows
-        return table.num_rows
-
-    def _open_segment(self, schema) -> None:
-        import pyarrow as pa
-
-        path = self.run_dir / f"{self.name}.journal.{self._next:04d}{JOURNAL_SUFFIX}"
-        self._next += 1
-        self._file = file = open(path, "xb")
-        self._writer = pa.ipc.new_stream(file, schema)
-        self._schema = schema
-        self.segments.append(path)
-        if self.durable:
-            file.flush()
-            os.fsync(file.fileno())
-            fsync_dir(self.run_dir)
-
-    def _close_segment(self) -> None:
-        if self._writer is not None:
-            self._writer.close()  # writes the end-of-stream marker
-            self._writer = None
-        if self._file is not None:
-            self._file.flush()
-            if self.durable:
-                os.fsync(self._file.fileno())
-            self._file.close()
-            self._file = None
-        self._schema = None
-
-    def close(self) -> None:
-        """Finish the current segment; the journal stays on disk (read it with :func:`read_journal`)."""
-        self._close_segment()
-
-    def read(self):
-        """Everything appended so far (all segments of this name in the folder) as a DataFrame."""
-        if self._file is not None:
-            self._file.flush()
-        return read_journal(self.run_dir, self.name)
-
-    def remove(self) -> None:
-        """Close and delete every segment (after their rows were written elsewhere)."""
-        self.close()
-        remove_journal(self.run_dir, self.name)
-
-    def __enter__(self) -> "Journal":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+JOURNAL_SUFFIX = _journal.SUFFIX
+journal_paths = _journal.paths
+read_journal = _journal.read
+remove_journal = _journal.remove
 
 
 def open_journal(run_dir, name: str = "samples", durable: bool = True) -> Journal:
-    """A :class:`Journal` appending to ``<run_dir>/<name>.journal.NNNN.arrows``.
+    """A :class:`~edgebench.results.journal.Journal` appending to ``<run_dir>/<name>.journal.NNNN.arrows``.
 
     Segments already there (a resumed run) are kept and numbered after. ``durable``
-    fsyncs every chunk (survives power loss, not only a killed process).
+    fsyncs every chunk (survives power loss, not only a killed process). Each new segment
+    starts with a copy of the run's run.json as it is then, so the journal alone can
+    finish the run when run.json is damaged (:func:`read_unfinished`).
     """
-    return Journal(run_dir, name, durable)
+    d = check_writable_folder(run_dir)
+    return Journal(d, name, durable, run_copy=lambda: _run_copy(d))
 
 
-def read_journal(run_dir, name: str = "samples"):
-    """Every complete chunk journalled under ``name`` as one DataFrame (empty if none).
-
-    A batch cut short by a kill ends its segment; an empty or unreadable segment
-    (killed while it was created) contributes nothing. Columns missing from some
-    segments are NaN/None there.
-    """
-    import pandas as pd
-    import pyarrow as pa
-
-    frames = []
-    for path in journal_paths(run_dir, name):
-        batches, schema = [], None
-        try:
-            with pa.OSFile(str(path), "rb") as f:
-                reader = pa.ipc.open_stream(f)
-                schema = reader.schema
-                while True:
-                    try:
-                        batches.append(reader.read_next_batch())
-                    except StopIteration:
-                        break
-                    except (pa.ArrowInvalid, OSError):  # torn by a kill
-                        break
-        except (pa.ArrowInvalid, OSError):
-            continue
-        if batches:
-            frames.append(pa.Table.from_batches(batches, schema=schema).to_pandas())
-        elif schema is not None and not frames:
-            frames.append(schema.empty_table().to_pandas())
-    if not frames:
-        return pd.DataFrame()
-    frames = [f for f in frames if len(f)] or frames[:1]
-    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+def _run_copy(run_dir: Path) -> bytes | None:
+    try:
+        return (run_dir / RUN_JSON).read_bytes() if (run_dir / RUN_JSON).is_file() else None
+    except OSError:
+        return None
 
 
-def remove_journal(run_dir, name: str = "samples") -> None:
-    """Delete the journal segments of ``name`` (call after their rows are safely in Parquet)."""
-    for path in journal_paths(run_dir, name):
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            pass
-    fsync_dir(Path(run_dir))
+def read_unfinished(run_dir) -> RunResult:
+    """The result of a run to recover (``--recover``): its run.json, or, when that is damaged,
+    the newest intact copy its journals keep. Either way ``extra.recovery`` says what recovery
+    has to go on: where the result came from and what of the journals was damaged (left out)."""
+    d = Path(run_dir)
+    if not _is_dir(d):
+        raise ResultError(f"{_short(d)} is not a run folder", "give the folder of the run to recover")
+    check_writable_folder(d)
+    damage = {name: _journal.read_chunks(d, name) for name in _journal.names(d)}
+    note: dict = {"journal_damage": [line for data in damage.values() for line in data.damage]}
+    try:
+        result = read_result(d)
+    except ResultError as exc:
+        copies = [(path.stat().st_mtime_ns, path, text) for data in damage.values() for path, text in data.run_copies]
+        for _, path, text in sorted(copies, key=lambda c: c[0], reverse=True):
+            try:
+                result = RunResult.from_dict(json.loads(text), f"{path.name} (copy of {RUN_JSON})")
+            except (ValueError, ResultError):
+                continue
+            note["run_json"] = (f"{RUN_JSON} was damaged ({exc.message}); the run was recovered from the copy "
+                                f"in {path.name}")
+            break
+        else:
+            raise ResultError(f"{exc.message}; no journal of the run keeps an intact copy of it",
+                              "nothing to recover this run from") from None
+    if note["journal_damage"] or note.get("run_json"):
+        result.extra["recovery"] = note
+    return result
 
 
-def _arrow_table(data):
-    import numpy as np
-    import pandas as pd
-    import pyarrow as pa
+RECOVERY_CODES = ("run-json-damaged", "journal-damaged")
 
-    if isinstance(data, pa.Table):
-        return data
-    if not isinstance(data, pd.DataFrame):
-        cols = {str(k): np.asarray(v) for k, v in dict(data or {}).items()}
-        lengths = {len(v) if v.ndim else 1 for v in cols.values()}
-        if len(lengths) > 1:
-            raise ValueError(f"journal chunk columns differ in length: {sorted(lengths)}")
-        data = pd.DataFrame(cols)
-    return pa.Table.from_pandas(data, preserve_index=False)
+
+def recovery_warnings(result: RunResult) -> list:
+    """Run warnings for what a recovery had to leave out (``extra.recovery`` of :func:`read_unfinished`)."""
+    note = (result.extra or {}).get("recovery") or {}
+    out = []
+    if note.get("run_json"):
+        out.append({"code": "run-json-damaged", "message": note["run_json"],
+                    "remedy": "the run's description is the one of the journal's copy: compare it with the command"})
+    if note.get("journal_damage"):
+        out.append({"code": "journal-damaged",
+                    "message": "the journal had damaged chunks; the run keeps what came before them: "
+                               + "; ".join(note["journal_damage"]),
+                    "remedy": "check the disk or the copy the run folder came from; run the measurement again"})
+    return out

@@ -235,7 +235,7 @@ def load_samples(root="runs", runs=None):
 
 def export(frame, path) -> Path:
     """Write the runs table to ``path``: ``.csv`` or ``.parquet`` (atomically: nothing half-written)."""
-    from edgebench.results.store import write_parquet, write_text_atomic
+    from edgebench.results.files import write_output
 
     path = Path(path)
     suffix = path.suffix.lower()
@@ -245,10 +245,10 @@ def export(frame, path) -> Path:
         raise UsageError(f"{path} is a folder", "give a file name")
     if not path.parent.is_dir():
         raise UsageError(f"folder {path.parent} does not exist", "create it first, or write elsewhere")
-    if suffix == ".parquet":
-        return write_parquet(path, frame)
+    if suffix == ".parquet":       # a FIFO or device refused, an OSError one line (write_output)
+        return write_output(path, lambda f: frame.to_parquet(f, index=False), "table")
     text = frame.to_csv(index=False, date_format="%Y-%m-%dT%H:%M:%S%z")
-    return write_text_atomic(path, text)
+    return write_output(path, lambda f: f.write(text.encode("utf-8")), "table")
 
 
 __all__ = ["COLUMNS", "export", "flat_row", "load_runs", "load_samples", "rows_of", "runs_frame", "short_ids"]

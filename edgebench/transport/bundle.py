@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 
@@ -91,16 +90,7 @@ def agent_zipapp(dest_dir: str | os.PathLike) -> tuple[Path, str]:
     path = dest / f"agent-{sha[:12]}.pyz"
     if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
         return path, sha
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=dest)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from edgebench.results.files import atomic_write
+
+    atomic_write(path, lambda fh: fh.write(data), mode=0o755)
     return path, sha

@@ -24,6 +24,7 @@ from edgebench.errors import TransportError, UsageError
 from edgebench.transport.buffered import BufferedReads
 
 _POLL_S = 0.05  # pyserial read timeout per poll; reads return as soon as data arrives
+FIRST_BYTE_S = 15.0  # an agent already serving on the line answers its first request within this
 _WRITE_CHUNK = 4096
 _TAIL_BYTES = 160
 _FRAME_MAGIC = b"EB1 "
@@ -55,6 +56,7 @@ class SerialChannel(BufferedReads):
         self.bytes_out = 0
         self._tail = bytearray()
         self._saw_frame = False
+        self._first_read: float | None = None   # when this channel first waited for a byte
         # Bound each pyserial write call: one chunk's time on the wire plus the slack.
         # (pyserial's rfc2217:// has no write timeout: NotImplementedError; its socket sends do not stall)
         if not url.startswith("rfc2217://"):
@@ -134,7 +136,12 @@ class SerialChannel(BufferedReads):
 
     def _fill(self, deadline: float, timeout_s: float, what: str, want: int) -> None:
         self._check_usable()
-        remaining = deadline - time.monotonic()
+        now = time.monotonic()
+        self._first_read = self._first_read or now
+        if self.bytes_in == 0 and now - self._first_read > FIRST_BYTE_S:
+            # the agent serves on a line that is already open: complete silence this long means no agent
+            raise TransportError(f"no byte at all in {FIRST_BYTE_S:g} s", hint=self.silence_hint())
+        remaining = deadline - now
         if remaining <= 0:
             raise TransportError(
                 f"timed out after {timeout_s:g} s waiting for {what} from {self.description} "

@@ -1,0 +1,208 @@
+"""Waits on the firmware link follow from what the device needs (issue 22, item 1).
+
+A lost byte must not cost a long timeout: a request whose '%' was lost is ended by a probe,
+the silences before and between the lines of an eb-infer reply follow from the measured time
+of one inference, and the first call of a model (nothing known yet) still probes at once.
+The real posix firmware behind the fault-injecting proxy of test_fault_injection.py, and a
+scripted device with the firmware's line discipline (a command runs only once its '%' came).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fw_util import posix_firmware_bin  # noqa: E402,F401  (session fixture: the posix firmware, built once)
+from test_fault_injection import DIGITS, SerialProxy  # noqa: E402
+
+from edgebench.mcu.frames import crc32  # noqa: E402
+
+
+class LineDevice:
+    """A scripted device that, like the firmware, collects bytes until '%' and only then answers:
+    each framed request pops one reply of ``script`` (``None`` lines are lost on the way back).
+    ``drop_terminator`` loses the '%' of the next request."""
+
+    def __init__(self, script: list, drop_terminator: bool = False):
+        self.script, self.drop_terminator = script, drop_terminator
+        self.line = b""
+        self.pending: list = []
+        self.commands: list = []
+
+    def write(self, data: bytes) -> None:
+        for b in data:
+            ch = bytes([b])
+            if ch == b"%" and self.drop_terminator and self.line:
+                self.drop_terminator = False
+                continue
+            if ch != b"%":
+                self.line += ch
+                continue
+            line, self.line = self.line, b""
+            self.commands.append(line)
+            if b" #" not in line:
+                self.pending.append("m-ready")          # an empty command: unframed m-ready
+                continue
+            seq = int(line.rsplit(b"#", 1)[1].split(b":")[0])
+            for k, text in enumerate(self.script.pop(0) if self.script else []):
+                if text is not None:
+                    body = f"{text} #{seq}.{k}"
+                    self.pending.append(f"{body}:{crc32(body.encode()):08x}")
+
+    def read_line(self, deadline: float):
+        if self.pending:
+            return self.pending.pop(0)
+        time.sleep(max(0.0, min(deadline - time.monotonic(), 5.0)))
+        return None
+
+
+def _dut(device: LineDevice):
+    from edgebench.mcu.protocol import DutClient
+
+    dut = DutClient("loop://", timeout_s=60.0)
+    dut.probing = True            # as after eb-info on edgebench firmware
+    def read_line(deadline: float):
+        line = device.read_line(deadline)
+        if line is not None:
+            dut.link.bytes_in += len(line) + 2
+        return line
+
+    dut.link.write, dut.link.read_line = device.write, read_line
+    return dut
+
+
+def test_a_lost_request_terminator_is_ended_by_a_probe_not_a_timeout():
+    device = LineDevice([["m-eb-t-[7]", "m-eb-infer-done", "m-ready"]], drop_terminator=True)
+    dut = _dut(device)
+    t0 = time.monotonic()
+    assert dut.eb_infer(1, 0, timeout_s=60.0)["ticks"] == [7]    # nothing known yet: 60 s for the first line
+    assert time.monotonic() - t0 < 10, "the device held the request unterminated: the probe must end it"
+    assert dut.stats.probes == 1 and dut.stats.retries == 0
+    assert device.commands[0].startswith(b"eb-infer 1 0 #")      # the held request ran, whole
+
+
+def test_a_lost_last_line_costs_what_the_inferences_need_not_the_first_call_wait():
+    """m-eb-infer-done and m-ready both lost after the last timing line: once one inference is known
+    to take 1 ms the reply is given up after a fraction of a second and asked for again."""
+    device = LineDevice([["m-eb-t-[5,5]", None, None], ["m-eb-t-[5,5]", "m-eb-infer-done", "m-ready"]])
+    dut = _dut(device)
+    t0 = time.monotonic()
+    assert dut.eb_infer(2, 0, per_inference_s=0.001)["ticks"] == [5, 5]
+    assert time.monotonic() - t0 < 5
+    assert dut.stats.retries == 1
+
+
+def test_waits_follow_the_work_left_before_each_line():
+    from edgebench.mcu.dialect import Reply
+    from edgebench.mcu.protocol import GAP_MIN_S, WAIT_FACTOR, infer_waits
+
+    first, gap = infer_waits(100, 40, False, 0.1, 115200)
+    assert first == pytest.approx(WAIT_FACTOR * 32 * 0.1, abs=0.5)         # 32 warm-ups before the first line
+    reply = Reply("eb-infer", lines=["m-eb-w-[" + ",".join(["1"] * 32) + "]"])
+    assert gap(reply) == pytest.approx(WAIT_FACTOR * 8 * 0.1, abs=0.5)    # the last 8 warm-ups
+    reply.lines += ["m-eb-w-[" + ",".join(["1"] * 8) + "]"] + ["m-eb-t-[" + ",".join(["1"] * 32) + "]"] * 3
+    assert gap(reply) == pytest.approx(WAIT_FACTOR * 4 * 0.1, abs=0.5)    # 4 timed ones left
+    reply.lines.append("m-eb-t-[1,1,1,1]")
+    assert gap(reply) == GAP_MIN_S                                          # only short lines left
+
+
+@pytest.fixture
+def device(posix_firmware_bin):
+    from edgebench.boards.mcu import FirmwareSession
+    from edgebench.boards.registry import get_profile
+
+    with FirmwareSession(get_profile("posix-sim"), image=posix_firmware_bin) as session:
+        yield session.url
+
+
+class DropOnce(SerialProxy):
+    """Drops the '%' of the first host-to-device write that starts with ``prefix`` (once armed)."""
+
+    def __init__(self, *args, prefix: bytes, **kw):
+        super().__init__(*args, **kw)
+        self.prefix, self.armed, self.dropped = prefix, False, 0
+
+    def _faults(self, data: bytes, direction: str) -> bytes:
+        if self.armed and direction == "h2d" and self.prefix in data and data.endswith(b"%"):
+            self.armed = False
+            self.dropped += 1
+            return data[:-1]
+        return data
+
+
+@pytest.mark.qemu  # the posix firmware as a process
+@pytest.mark.parametrize("verb_call", ["first", "later"])
+def test_verify_with_one_lost_terminator_does_not_stall(device, verb_call):
+    """The issue's case: the '%' ending an eb-infer request lost, on the first call of the model
+    (nothing known about its speed) and on a later one: one probe, no retry, no long wait."""
+    from edgebench.boards.mcu import McuClient
+    from edgebench.boards.registry import get_profile
+    from edgebench.mcu.protocol import DutClient
+    from edgebench.modelfile import read_model
+
+    with DropOnce(device, prefix=b"eb-infer") as proxy:
+        client = McuClient(DutClient(proxy.host_path, timeout_s=5.0), get_profile("posix-sim"))
+        try:
+            client.hello()
+            sha = client.ensure_model(read_model(DIGITS))
+            client.load(sha)
+            x = np.random.default_rng(0).random((4, 8, 8, 1), dtype=np.float32)
+            if verb_call == "later":
+                client.infer_all(x[:1])
+            proxy.armed = True
+            t0 = time.monotonic()
+            out = client.infer_all(x)
+            took = time.monotonic() - t0
+        finally:
+            client.close()
+    assert proxy.dropped == 1 and out["y"].shape[0] == 4
+    assert client.dut.stats.probes == 1 and client.dut.stats.retries == 0
+    assert took < 10, f"{took:.1f} s: a lost byte waited out a timeout"
+
+
+# ------------------------------------------------------------------ the plain dialect's windows (item 6)
+
+def _window(k: int, el_us: int, sent: float, lag_s=0.002, back_s=0.003, n=100):
+    """The k-th window of a run on a device whose clock reads ``sent`` as 1000 s + sent: the window
+    starts ``lag_s`` after the command was sent, its reply is read ``back_s`` after it ends."""
+    from edgebench.mcu.dialect import InferReply
+
+    l0 = int((1000 + sent + lag_s) * 1e6)
+    return InferReply(n, 0, [l0, l0 + el_us], [0.0], wall_s=lag_s + el_us / 1e6 + back_s, sent_s=sent)
+
+
+def test_a_damaged_timestamp_is_measured_again_a_slow_window_is_not():
+    from edgebench.mcu.dialect import WindowCheck
+
+    check = WindowCheck(timing="real")
+    assert check.judge(_window(0, 85_000, 0.0))[0] == "confirm"          # the run's first window waits for a second
+    for k in range(1, 12):
+        assert check.judge(_window(k, 85_000 + 37 * k, 1.0 * k))[0] == "accept"
+    good = _window(12, 85_000, 12.0)
+    # 88017819 read as 888017819 (the issue): the window becomes 800 s in a 90 ms exchange
+    grown = _window(12, 85_000, 12.0)
+    grown.lap_us[1] += 800_000_000
+    assert check.judge(grown)[0] == "reject"
+    # a digit of the second timestamp 0.04 s lower: the window looks shorter; the host's clock says otherwise
+    shrunk = _window(12, 85_000, 12.0)
+    shrunk.lap_us[1] -= 40_000
+    verdict, why = check.judge(shrunk)
+    assert verdict == "reject" and "where the run's windows put it" in why
+    # a slow window whose timestamps sit where the host's clock puts them is the device's own: accepted
+    assert check.judge(_window(12, 150_000, 12.0))[0] == "accept"
+    assert check.judge(good)[0] == "accept"
+
+
+def test_emulated_windows_are_bounded_by_the_other_windows_only():
+    from edgebench.mcu.dialect import WindowCheck
+
+    check = WindowCheck(timing="emulated")
+    far = _window(0, 85_000, 0.0)
+    far.wall_s = 0.001                    # an emulated clock may run ahead of the host's
+    assert check.judge(far)[0] == "confirm" and check.judge(_window(1, 86_000, 1.0))[0] == "accept"
+    assert check.judge(_window(2, 850_000, 2.0))[0] == "reject"          # 10x the run's other windows
