@@ -91,6 +91,7 @@ def check_fields(obj, table: dict) -> None:
 # ------------------------------------------------------------------------------ the options
 THREADS = Range(1, 1024, integer=True, flag="--threads")
 SEED = Range(0, 2 ** 32 - 1, integer=True, flag="--seed")
+ONNX_RTOL = Range(1e-9, 1.0, "(of the largest output)", flag="--onnx-rtol")
 BATCH = Range(1, 65536, integer=True, flag="--batch")
 RATE_HZ = Range(1e-4, 1e6, "inferences per second", flag="--rate")
 DUTY = Range(1e-6, 1.0, "(the fraction of time spent inferring)", flag="--duty")

@@ -18,11 +18,9 @@ INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 
 def _numeric_options():
-    import typer.main
+    from edgebench.cli.app import commands
 
-    from edgebench.cli.app import app
-
-    for name, cmd in sorted(typer.main.get_command(app).commands.items()):
+    for name, cmd in sorted(commands().items()):
         for p in cmd.params:
             td = getattr(p, "type_descriptor", None)
             ann = td.annotation if td is not None else None

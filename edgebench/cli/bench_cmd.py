@@ -47,7 +47,7 @@ def bench(
         rich_help_panel=opt.STOPPING,
         help="Stop when this invocation's 95% CI half-width of the median (across its runs) is within this "
              "fraction (the spread between invocations is combined afterwards, see --sessions)."),
-    old_target: Optional[float] = opt.deprecated("--target", "--target-ci"),
+    old_target: Optional[float] = opt.deprecated("--target", "--target-ci", callback=opt.within(R.TARGET)),
     min_samples: int = typer.Option(
         200, callback=opt.within(R.MIN_SAMPLES), rich_help_panel=opt.STOPPING,
         help="Minimum measured inferences per run."),

@@ -26,7 +26,7 @@ def demo(
     kernels: str = opt.kernels(help="Kernel set for both models."),
     threads: int = opt.threads(),
     target: float = opt.target_ci(help="Target CI half-width as a fraction of the median."),
-    old_target: Optional[float] = opt.deprecated("--target", "--target-ci"),
+    old_target: Optional[float] = opt.deprecated("--target", "--target-ci", callback=opt.within(R.TARGET)),
     min_time: float = typer.Option(
         1.0, callback=opt.within(R.MIN_TIME_S), help="Minimum measuring time per run, seconds."),
     max_time: float = typer.Option(20.0, callback=opt.within(R.MAX_TIME_S), help="Time budget per model, seconds."),

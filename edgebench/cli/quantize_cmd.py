@@ -31,7 +31,7 @@ def quantize_command(
         None, "--calib-preprocess", hidden=True, help="Deprecated name of --preprocess."),
     calib_key: Optional[str] = typer.Option(None, "--calib-key", help="Array name in a .npz file (default x)."),
     json_out: bool = opt.json_flag("the result"),
-    onnx_rtol: float = typer.Option(1e-3, "--onnx-rtol", min=1e-9, max=1.0,
+    onnx_rtol: float = typer.Option(1e-3, "--onnx-rtol", callback=opt.within(R.ONNX_RTOL),
                                     help="ONNX: largest FP32 difference from onnxruntime allowed, relative to the "
                                          "largest output."),
     show_progress: bool = typer.Option(False, "--progress",
