@@ -308,6 +308,16 @@ def test_cli_one_board(runner, tmp_path):
     assert "Raspberry Pi 5 product brief" in result.stdout
 
 
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_cli_every_shipped_board_in_full(runner, name):
+    """Every profile renders (the MCU profiles once failed with KeyError: 'ram_bytes')."""
+    result = _invoke(runner, ["boards", name], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    profile = get_profile(name)
+    if profile.datasheet is not None and profile.datasheet.ram_bytes:
+        assert f"{int(profile.datasheet.ram_bytes):,} bytes" in result.stdout
+
+
 def test_cli_boards_dir_repeatable(runner, tmp_path):
     for label in ("a", "b"):
         (tmp_path / label).mkdir()

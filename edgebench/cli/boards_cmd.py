@@ -22,7 +22,17 @@ _UNITS = {  # datasheet key -> (label, formatter)
     "accel_tops": ("accelerator peak", lambda v: f"{v:g} TOPS (int8)"),
     "accel_tops_per_w": ("accelerator efficiency", lambda v: f"{v:g} TOPS/W"),
     "accel_power_w": ("accelerator power at peak", lambda v: f"{v:g} W"),
+    "ram_bytes": ("RAM", lambda v: _bytes(v)),
+    "flash_bytes": ("flash", lambda v: _bytes(v)),
 }
+
+
+def _bytes(value: float) -> str:
+    """1 KiB = 1024 bytes, as microcontroller datasheets count them."""
+    for div, unit in ((1 << 20, "MiB"), (1 << 10, "KiB")):
+        if value >= div:
+            return f"{value / div:g} {unit} ({int(value):,} bytes)"
+    return f"{int(value):,} bytes"
 
 
 def _hz(value: float) -> str:
