@@ -24,7 +24,7 @@ PORT_LDSCRIPT     := $(MPS2_PORT_DIR)/memory.ld
 PORT_INCLUDES     := -I$(MPS2_COMMON)
 PORT_SRCS         := $(MPS2_COMMON)/startup.c \
                      $(MPS2_COMMON)/eb_port_mps2.c \
-                     $(MPS2_COMMON)/syscalls.c
+                     $(MPS2_COMMON)/../cortex-m/syscalls.c
 
 # Buffer sizes of the core (core/eb_config.h): 1 MiB model blob, 1 MiB arena,
 # 64 KiB input = 2.06 MiB of the 4 MiB data RAM (+ 64 KiB stack). All in .bss
