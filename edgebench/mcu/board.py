@@ -194,18 +194,19 @@ class McuClient:
         converted = convert(model, name=label)
         blob, arena, flash = converted.data, converted.peak_arena_bytes, converted.flash_bytes
         report = {k: v for k, v in converted.to_dict().items() if k != "layers"}
-        if len(blob) > int(self.info["model-max-bytes"]):
+        crc = f"{crc32(blob):08x}"
+        held = str(self.dut.info().get("loaded", "")).startswith(f"crc32={crc},bytes={len(blob)},")
+        if len(blob) > int(self.info["model-max-bytes"]) and not (held and not force):
             raise ModelError(f"model {label}: its blob is {len(blob):,} bytes, board {self.profile.name} holds "
-                             f"at most {int(self.info['model-max-bytes']):,}",
-                             "use a smaller model or a board/firmware build with a larger model buffer")
+                             f"at most {int(self.info['model-max-bytes']):,} in RAM",
+                             f"link it into the firmware image instead: edgebench flash --board {self.profile.name} "
+                             "--model MODEL (or use a smaller model)")
         if arena is not None and int(arena) > int(self.info["arena-bytes"]):
             raise ModelError(f"model {label} needs {int(arena):,} bytes of arena RAM, board "
                              f"{self.profile.name} has {int(self.info['arena-bytes']):,}",
                              "use a smaller model or a board/firmware build with a larger arena")
         self._input_on_device = None
-        crc = f"{crc32(blob):08x}"
-        held = str(self.dut.info().get("loaded", ""))
-        if not force and held.startswith(f"crc32={crc},bytes={len(blob)},"):
+        if not force and held:
             up = {"skipped": True, "reason": "the device already holds this blob (eb-info loaded)", "crc32": crc,
                   "bytes": len(blob)}
         else:

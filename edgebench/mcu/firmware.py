@@ -73,24 +73,55 @@ def require_tool(name: str) -> str:
     return path
 
 
-def build_firmware(port: str, out: Path | None = None, timeout_s: float = 600.0) -> Path:
-    """``make -C firmware PORT=port BUILD=out``; returns the firmware image (posix binary or ELF)."""
+def build_firmware(port: str, out: Path | None = None, timeout_s: float = 600.0, model=None) -> Path:
+    """``make -C firmware PORT=port BUILD=out``; returns the firmware image (posix binary or ELF).
+
+    ``model`` (a .tflite path or a :class:`~edgebench.modelfile.ModelFile`): link its blob into the
+    image (``EB_MODEL_BLOB=``; read in place from flash, loaded at start-up), built in a directory
+    of its own under ``out`` named by the blob's CRC-32."""
     src = firmware_dir()
     out = Path(out) if out else build_dir(port)
+    make_vars = []
+    if model is not None:
+        out, blob_path = _stage_blob(model, out)
+        make_vars.append(f"EB_MODEL_BLOB={blob_path}")
     out.mkdir(parents=True, exist_ok=True)
     make = require_tool("make")
     if port != "posix":
         require_tool("arm-none-eabi-gcc")
     try:
-        proc = subprocess.run([make, f"-j{os.cpu_count() or 2}", "-C", str(src), f"PORT={port}", f"BUILD={out}"], capture_output=True,
-                              text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+        proc = subprocess.run([make, f"-j{os.cpu_count() or 2}", "-C", str(src), f"PORT={port}", f"BUILD={out}",
+                               *make_vars], capture_output=True, text=True, timeout=timeout_s,
+                              stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise UsageError(f"building the {port} firmware took more than {timeout_s:g} s") from None
     if proc.returncode != 0:
-        tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+        log = (proc.stderr or proc.stdout).strip()
+        over = re.search(r"region `(\w+)' overflowed by (\d+) bytes", log)
+        if over:
+            raise UsageError(f"the {port} firmware does not fit the board's {over.group(1)}: over by "
+                             f"{int(over.group(2)):,} bytes" + (" with the model's blob linked in" if model else ""),
+                             "use a smaller model, or deploy it into RAM (edgebench deploy) if it fits there"
+                             if model else f"lower the buffer sizes in firmware/ports/{port}/port.mk")
+        tail = " | ".join(log.splitlines()[-3:])
         raise UsageError(f"building the {port} firmware failed (make exit {proc.returncode}): {tail}",
-                         f"run make -C {src} PORT={port} BUILD={out} to see the full log")
+                         f"run make -C {src} PORT={port} BUILD={out} {' '.join(make_vars)} to see the full log")
     return firmware_image(port, out)
+
+
+def _stage_blob(model, out: Path) -> tuple:
+    """The model's blob written to ``out/model-<crc32>/model.ebm`` (unchanged bytes are not rewritten,
+    so make relinks only when the model changed); (that build directory, the blob's path)."""
+    from edgebench.mcu.blob import convert
+    from edgebench.modelfile import read_model
+
+    blob = convert(model if not isinstance(model, (str, os.PathLike)) else read_model(model))
+    where = out / f"model-{blob.crc32:08x}"
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / "model.ebm"
+    if not path.is_file() or path.read_bytes() != blob.data:
+        path.write_bytes(blob.data)
+    return where, path
 
 
 def firmware_image(port: str, out: Path) -> Path:

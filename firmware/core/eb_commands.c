@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "eb_config.h"
+#include "eb_crc32.h"
 #include "eb_engine.h"
 #include "eb_kernels.h"   /* eb_kernels_ram_bytes */
 #include "eb_port.h"
@@ -45,12 +46,22 @@ static uint8_t g_model_buf[EB_MODEL_MAX_BYTES] EB_ALIGN16;
 static uint8_t g_arena[EB_ARENA_BYTES] EB_ALIGN16;
 static uint8_t g_input[EB_INPUT_MAX_BYTES] EB_ALIGN16;
 
+#if EB_FLASH_MODEL
+/* A model blob linked into the image (firmware/Makefile EB_MODEL_BLOB=): const,
+ * 16-byte aligned, in flash on a microcontroller; the engine reads its weights
+ * in place, so only the arena needs RAM. Loaded at start-up; an `eb-upload
+ * model` into the RAM buffer replaces it until the next reset. */
+extern const uint8_t eb_flash_model[];
+extern const uint8_t eb_flash_model_end[];
+#endif
+
 static struct {
     /* input buffer: declared size (db load / upload) and bytes loaded */
     size_t in_size;
     size_t in_pos;
     /* model blob and the model made from it */
-    size_t model_len;          /* bytes of a complete, CRC-checked upload */
+    const uint8_t *model_src;  /* the blob: g_model_buf, or the one linked into flash */
+    size_t model_len;          /* bytes of a complete, CRC-checked upload (or the linked blob) */
     uint32_t model_crc;
     int model_loaded;          /* eb_model_init succeeded on it */
     eb_model model;
@@ -60,10 +71,27 @@ static struct {
     int have_results;          /* the output tensor holds a finished inference */
 } S;
 
+static eb_status init_model(char *err, size_t err_len);
+static void set_model_id(const char *id);
+
 void eb_commands_init(void)
 {
     memset(&S, 0, sizeof S);
     strcpy(S.model_id, "none");
+    S.model_src = g_model_buf;
+#if EB_FLASH_MODEL
+    {
+        char err[8];
+        S.model_src = eb_flash_model;
+        S.model_len = (size_t)(eb_flash_model_end - eb_flash_model);
+        S.model_crc = eb_crc32(eb_flash_model, S.model_len);
+        S.model_loaded = init_model(err, sizeof err) == EB_OK &&
+                         eb_model_input_bytes(&S.model) <= EB_INPUT_MAX_BYTES;
+        if (S.model_loaded) {
+            set_model_id(NULL);
+        }
+    }
+#endif
 }
 
 size_t eb_commands_ram_bytes(void)
@@ -516,6 +544,11 @@ static void cmd_eb_info(int argc, char **argv)
     info_u32("cmd-max-bytes", EB_CMD_MAX_BYTES);
     info_str("mode", EB_CFG_ENERGY_MODE ? "energy" : "performance");
     info_str("temp", eb_port_temp_mc(&mc) == 0 ? "yes" : "no");
+#if EB_FLASH_MODEL
+    info_u32("flash-model-bytes", (uint32_t)(eb_flash_model_end - eb_flash_model));
+#else
+    info_u32("flash-model-bytes", 0u);
+#endif
     eb_out_str("m-eb-loaded-[");
     if (S.model_loaded) {
         eb_out_str("crc32=");
@@ -586,6 +619,7 @@ static void cmd_eb_upload(int argc, char **argv)
     /* The old contents are invalid from the first byte on. */
     if (model) {
         S.model_len = 0u;
+        S.model_src = g_model_buf;
         unload_model();
         eb_upload_begin(g_model_buf, len, crc, model_uploaded);
     } else {
@@ -719,6 +753,16 @@ static int check_model_options(int in_enc, int res_mode)
     return 0;
 }
 
+/* The engine's model over the current blob (uploaded or linked) and the arena. */
+static eb_status init_model(char *err, size_t err_len)
+{
+    eb_status st;
+    err[0] = '\0';
+    st = eb_model_init(&S.model, S.model_src, S.model_len, g_arena, sizeof g_arena, err, err_len);
+    err[err_len - 1u] = '\0';
+    return st;
+}
+
 static void cmd_eb_model(int argc, char **argv)
 {
     char err[96];
@@ -734,10 +778,7 @@ static void cmd_eb_model(int argc, char **argv)
         eb_out_line("e-[eb-model-none: no model uploaded (eb-upload model LEN CRC32)]");
         return;
     }
-    err[0] = '\0';
-    st = eb_model_init(&S.model, g_model_buf, S.model_len, g_arena, sizeof g_arena, err,
-                       sizeof err);
-    err[sizeof err - 1u] = '\0';
+    st = init_model(err, sizeof err);
     if (st != EB_OK) {
         eb_out_str("e-[eb-model-");
         eb_out_str(status_word(st));
