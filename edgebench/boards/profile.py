@@ -35,7 +35,7 @@ KERNELS = ("xnnpack", "builtin", "reference", "cmsis_nn")
 DELEGATES = ("edgetpu",)
 TELEMETRY = ("thermal_zone", "cpufreq", "hwmon", "vcgencmd", "apex", "mcu_temp")
 FLASHER_PLACEHOLDERS = ("image", "url", "name")
-EMULATORS = ("posix", "qemu")
+EMULATORS = ("posix", "qemu", "unicorn")   # unicorn: the instruction-set emulator (edgebench.mcu.unicorn_board)
 EMULATOR_URL = "emulator"   # transport.url of a board whose emulator edgebench starts itself
 DEFAULT_BAUD = 115200
 DEFAULT_SSH_PYTHON = "python3"
@@ -370,8 +370,10 @@ class FirmwareSpec:
 
     ``port`` is the ``firmware/ports/<port>`` that ``edgebench flash`` builds with make
     (None: the user supplies a prebuilt image). ``emulator`` is ``posix`` (the host
-    build on a pseudo-terminal) or ``qemu`` (``qemu-system-arm -M machine -icount
-    shift=icount_shift``) for boards edgebench starts itself, None for real boards.
+    build on a pseudo-terminal), ``qemu`` (``qemu-system-arm -M machine -icount
+    shift=icount_shift``) or ``unicorn`` (the instruction-set emulator with register
+    models of the chip ``machine``: it keeps no time) for boards edgebench starts itself,
+    None for real boards.
     ``bit_exact``: the board promises outputs bit-exact with the reference kernels, so
     ``edgebench verify`` fails (exit 2) on any difference.
     ``model_buffer_bytes`` / ``arena_bytes``: the firmware build's model upload buffer and
@@ -417,10 +419,16 @@ class FirmwareSpec:
             shift = check.integer(f"{prefix}.icount_shift", data["icount_shift"], 0)
             if shift > 10:
                 raise check.expected(f"{prefix}.icount_shift", "an integer in 0..10", shift)
+        elif emulator == "unicorn":
+            if data.get("machine") is None:
+                raise check.fail(f"{prefix}.machine", "missing required key for emulator unicorn (the chip)")
+            machine = check.string(f"{prefix}.machine", data["machine"])
+            if data.get("icount_shift") is not None:
+                raise check.fail(f"{prefix}.icount_shift", "only allowed with emulator: qemu")
         else:
             for key in ("machine", "icount_shift"):
                 if data.get(key) is not None:
-                    raise check.fail(f"{prefix}.{key}", "only allowed with emulator: qemu")
+                    raise check.fail(f"{prefix}.{key}", "only allowed with emulator: qemu or unicorn")
         bit_exact = data.get("bit_exact", False)
         if not isinstance(bit_exact, bool):
             raise check.expected(f"{prefix}.bit_exact", "true or false", bit_exact)

@@ -96,11 +96,13 @@ class McuClient:
         self.dut.stats.checked = self.dialect == "edgebench"
         if self.dialect == "edgebench":
             runtime = {"name": FIRMWARE_NAME, "version": str(self.info["engine"])}
-            timing = self.info["timing"]
+            # an image built for silicon says "real"; under an emulator it is not
+            timing = "emulated" if self.session is not None and not self.session.keeps_time else self.info["timing"]
         else:
             prof = self.dut.profile()
             runtime = {"name": MLPERF_NAME, "version": prof.get("profile") or "unknown"}
-            timing = "emulated" if self.profile.firmware and self.profile.firmware.emulator == "qemu" else "real"
+            timing = "emulated" if self.profile.firmware and self.profile.firmware.emulator in ("qemu", "unicorn") \
+                else "real"
         self._hello = {"protocol": f"mlperf-tiny+eb{self.info.get('proto')}" if self.info else "mlperf-tiny",
                        "agent_version": f"{runtime['name']} {runtime['version']}", "runtime": runtime,
                        "runtime_error": None, "timing": timing, "dialect": self.dialect, "dut_name": name,
@@ -334,6 +336,10 @@ class McuClient:
     def run(self, mode: str, count: int, max_time_s: float, rate_hz: float | None = None,
             start_index: int = 0) -> tuple[dict, dict]:
         """Inferences timed by the device counter, grouped per uploaded input (``eb-infer N 0``)."""
+        if self.session is not None and not self.session.keeps_time:
+            raise UsageError(f"board {self.profile.name} runs on {self.session.describe()}: it executes the "
+                             "image's instructions but keeps no time, so no latency comes from it",
+                             "use verify, accuracy or selftest here; measure latency on the real board or under QEMU")
         if self._pool is None:
             raise UsageError("no inputs are set", "set_inputs first")
         if mode == "fixed-rate":

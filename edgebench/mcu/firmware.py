@@ -159,6 +159,11 @@ class FirmwareSession:
             raise UsageError(f"firmware image {image} does not exist")
         if self.fw.emulator == "posix":
             self.url = self._start_posix(image)
+        elif self.fw.emulator == "unicorn":
+            from edgebench.mcu.unicorn_board import UnicornBoard
+
+            self._qemu = UnicornBoard(image, chip=self.fw.machine)
+            self.url = self._qemu.start()
         else:
             self.url = self._start_qemu(image)
         return self.url
@@ -209,7 +214,14 @@ class FirmwareSession:
     def describe(self) -> str:
         if self.fw.emulator == "posix":
             return f"posix firmware started by edgebench ({self.image.name if self.image else 'eb-firmware'})"
+        if self.fw.emulator == "unicorn":
+            return f"unicorn instruction-set emulator ({self.fw.machine} register models) started by edgebench"
         return f"qemu-system-arm -M {self.fw.machine} -icount shift={self.fw.icount_shift} started by edgebench"
+
+    @property
+    def keeps_time(self) -> bool:
+        """False under unicorn: its counter is not the image's speed, so no latency may come from it."""
+        return self.fw.emulator != "unicorn"
 
     def to_dict(self) -> dict:
         pid = self._proc.pid if self._proc is not None else getattr(self._qemu, "pid", None)
@@ -217,7 +229,8 @@ class FirmwareSession:
                 "machine": self.fw.machine, "icount_shift": self.fw.icount_shift, "port": self.fw.port,
                 "image": str(self.image) if self.image else None, "image_sha256": self._image_sha256(),
                 "pid": pid,
-                "timing": "emulated" if self.fw.emulator == "qemu" else "real (host CPU)"}
+                "timing": {"qemu": "emulated", "unicorn": "emulated (untimed)"}.get(self.fw.emulator,
+                                                                                   "real (host CPU)")}
 
     def _image_sha256(self) -> str | None:
         """The firmware image's sha256 (a run names the exact build it ran, --image or built)."""
