@@ -13,6 +13,7 @@ from edgebench.mcu.board import FIRMWARE_NAME, MLPERF_NAME, DeployReport, McuCli
 from edgebench.mcu.firmware import (INSTALL_HINTS, FirmwareSession, build_firmware, firmware_dir,  # noqa: F401
                                     firmware_image, flash_board, require_tool)
 from edgebench.mcu.protocol import DutClient
+from edgebench.mcu.serial_ports import resolve_url
 
 
 def open_mcu(profile, url: str | None = None, timeout_s: float = 10.0, image=None) -> McuClient:
@@ -27,6 +28,8 @@ def open_mcu(profile, url: str | None = None, timeout_s: float = 10.0, image=Non
     if address == EMULATOR_URL:
         session = FirmwareSession(profile, image=image)
         address = session.start()
+    else:
+        address = resolve_url(profile)          # transport.url auto: the port with the board's USB ids
     try:
         dut = DutClient(address, baud=profile.transport.baud or 115200, timeout_s=timeout_s)
     except BaseException:

@@ -37,10 +37,14 @@ TELEMETRY = ("thermal_zone", "cpufreq", "hwmon", "vcgencmd", "apex", "mcu_temp")
 FLASHER_PLACEHOLDERS = ("image", "url", "name")
 EMULATORS = ("posix", "qemu", "unicorn")   # unicorn: the instruction-set emulator (edgebench.mcu.unicorn_board)
 EMULATOR_URL = "emulator"   # transport.url of a board whose emulator edgebench starts itself
+# transport.url of a board whose serial port is found by its USB ids (transport.usb); the same word as
+# edgebench.mcu.serial_ports.AUTO, not imported from there (edgebench.mcu loads numpy; tests/test_boards.py)
+AUTO_URL = "auto"
 DEFAULT_BAUD = 115200
 DEFAULT_SSH_PYTHON = "python3"
 
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_USB_ID_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}$")
 _HOST = r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])"
 _USER = r"[A-Za-z0-9._][A-Za-z0-9._-]*"
 _SSH_URL_RE = re.compile(rf"^ssh://(?:{_USER}@)?{_HOST}(?::(?P<port>[0-9]{{1,5}}))?/?$")
@@ -199,22 +203,26 @@ class TransportSpec:
     url: str | None = None
     python: str | None = None
     baud: int | None = None
+    usb: tuple | None = None    # serial: the USB "vid:pid" pairs of the board's serial port (url: auto)
 
     def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        if self.usb is not None:
+            out["usb"] = list(self.usb)
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "<dict>", prefix: str = "transport") -> "TransportSpec":
         check = _Check(where)
-        check.keys(data, prefix, ("type", "url", "python", "baud"), ("type",))
+        check.keys(data, prefix, ("type", "url", "python", "baud", "usb"), ("type",))
         if data["type"] == SIM_TRANSPORT:  # a simulated board (edgebench.sim): nothing to reach
             for key in ("url", "python", "baud"):
                 if key in data:
                     raise check.fail(f"{prefix}.{key}", "not allowed for transport type sim (expected only: type)")
             return cls(type=SIM_TRANSPORT)
         kind = check.choice(f"{prefix}.type", data["type"], TRANSPORT_TYPES)
-        allowed = {"local": ("python",), "ssh": ("url", "python"), "serial": ("url", "baud")}[kind]
-        for key in ("url", "python", "baud"):
+        allowed = {"local": ("python",), "ssh": ("url", "python"), "serial": ("url", "baud", "usb")}[kind]
+        for key in ("url", "python", "baud", "usb"):
             if key in data and key not in allowed:
                 raise check.fail(f"{prefix}.{key}", f"not allowed for transport type {kind} "
                                  f"(expected only: type{''.join(', ' + a for a in allowed)})")
@@ -232,7 +240,17 @@ class TransportSpec:
         baud = DEFAULT_BAUD
         if "baud" in data:
             baud = check.integer(f"{prefix}.baud", data["baud"], 1)
-        return cls(type="serial", url=url, baud=baud)
+        usb = None
+        if "usb" in data:
+            if not isinstance(data["usb"], list) or not data["usb"]:
+                raise check.expected(f"{prefix}.usb", "a non-empty list of USB ids vid:pid", data["usb"])
+            usb = tuple(data["usb"])
+            for i, pair in enumerate(usb):
+                if not isinstance(pair, str) or not _USB_ID_RE.match(pair):
+                    raise check.expected(f"{prefix}.usb[{i}]", "a USB id vid:pid in hex, e.g. 0483:374b", pair)
+        if url == AUTO_URL and not usb:
+            raise check.fail(f"{prefix}.usb", f"missing: url {AUTO_URL!r} finds the port by its USB ids")
+        return cls(type="serial", url=url, baud=baud, usb=usb)
 
     @classmethod
     def from_url(cls, url: str, base: "TransportSpec | None" = None) -> "TransportSpec":
@@ -334,9 +352,13 @@ class FlasherSpec:
 
     tool: str
     argv: tuple
+    targets: tuple = ()    # (back-end, its name of this chip or drive) for edgebench.mcu.flashers
 
     def to_dict(self) -> dict:
-        return {"tool": self.tool, "argv": list(self.argv)}
+        out = {"tool": self.tool, "argv": list(self.argv)}
+        if self.targets:
+            out["targets"] = dict(self.targets)
+        return out
 
     def command(self, **values: str) -> list:
         """The argv with ``{image}``, ``{url}``, ``{name}`` filled in."""
@@ -345,7 +367,12 @@ class FlasherSpec:
     @classmethod
     def from_dict(cls, data: Any, where: str = "<dict>", prefix: str = "flasher") -> "FlasherSpec":
         check = _Check(where)
-        check.keys(data, prefix, ("tool", "argv"), ("tool", "argv"))
+        check.keys(data, prefix, ("tool", "argv", "targets"), ("tool", "argv"))
+        targets = data.get("targets") or {}
+        if not isinstance(targets, Mapping):
+            raise check.expected(f"{prefix}.targets", "a mapping of flasher back-end to its target name", targets)
+        for key, value in targets.items():
+            check.string(f"{prefix}.targets.{key}", value)
         tool = check.string(f"{prefix}.tool", data["tool"])
         argv = data["argv"]
         if not isinstance(argv, list) or not argv:
@@ -361,7 +388,7 @@ class FlasherSpec:
             for name in names:
                 if name not in FLASHER_PLACEHOLDERS:
                     raise check.expected(key, f"placeholders among {allowed}", arg)
-        return cls(tool=tool, argv=tuple(argv))
+        return cls(tool=tool, argv=tuple(argv), targets=tuple(sorted(targets.items())))
 
 
 @dataclass(frozen=True)
@@ -612,5 +639,5 @@ def load_profile(path: "str | os.PathLike") -> BoardProfile:
 __all__ = [
     "BoardProfile", "Datasheet", "FirmwareSpec", "FlasherSpec", "TransportSpec", "load_profile", "display_path",
     "ESTIMATED_LABEL", "SCHEMA_VERSION", "KINDS", "TRANSPORT_TYPES", "RUNTIMES", "KERNELS",
-    "DELEGATES", "TELEMETRY", "FLASHER_PLACEHOLDERS", "EMULATORS", "EMULATOR_URL",
+    "DELEGATES", "TELEMETRY", "FLASHER_PLACEHOLDERS", "EMULATORS", "EMULATOR_URL", "AUTO_URL",
 ]

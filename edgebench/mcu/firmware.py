@@ -273,22 +273,49 @@ class FirmwareSession:
 
 
 def flash_board(profile, image: str | os.PathLike | None = None, url: str | None = None,
-                timeout_s: float = 600.0) -> dict:
-    """Run a real board's flasher (argv, no shell) with ``{image}``, ``{url}``, ``{name}`` filled."""
+                timeout_s: float = 600.0, flasher: str | None = None, model=None,
+                wait_started_s: float = 10.0) -> dict:
+    """Flash a real board: build its port's image (with ``model``'s blob linked in, if given)
+    unless ``image`` is given, write it with ``flasher`` (a back-end of
+    :data:`edgebench.mcu.flashers.FLASHERS`; default the profile's ``flasher.tool``), then wait
+    for the firmware to answer on its serial port (``url``, or the profile's, found by USB ids
+    when ``auto``). The profile's own argv (``{image}``, ``{url}``, ``{name}`` filled, no shell)
+    runs for a tool the table does not know."""
+    from edgebench.mcu.flashers import FLASHERS, flash_with
+
     fl = profile.flasher
-    if fl is None:
+    name = flasher or (fl.tool if fl else None)
+    if name is None:
         raise UsageError(f"board {profile.name} has no flasher in its profile",
-                         "add flasher: {tool, argv} to the profile (docs/boards.md)")
+                         f"add flasher: {{tool, argv}} to the profile (docs/boards.md), or pick one with --flasher "
+                         f"({', '.join(FLASHERS)})")
+    if flasher is not None and flasher not in FLASHERS:
+        raise UsageError(f"unknown flasher {flasher!r}", f"pick one of {', '.join(FLASHERS)}")
     fw = profile.firmware
     if image is None:
         if fw is None or fw.port is None:
             raise UsageError(f"board {profile.name} has no firmware port in this edgebench to build",
                              "give a prebuilt image: edgebench flash --board B --image FILE")
-        image = build_firmware(fw.port)
+        image = build_firmware(fw.port, model=model)
+    elif model is not None:
+        raise UsageError("--model builds an image with the model linked in; --image flashes one as it is",
+                         "give one of the two")
     image = Path(image)
     if not image.is_file():
         raise UsageError(f"firmware image {image} does not exist")
-    argv = fl.command(image=str(image), url=url or profile.transport.url or "", name=profile.name)
+    targets = dict(getattr(fl, "targets", ()) or ()) if fl else {}
+    if name in FLASHERS and (flasher is not None or name in targets):
+        done = flash_with(FLASHERS[name], profile, image, timeout_s=timeout_s)
+    else:
+        done = _run_profile_argv(profile, image, url, timeout_s)
+    done.update(board=profile.name, elf=str(image), started=_wait_started(profile, url, wait_started_s))
+    return done
+
+
+def _run_profile_argv(profile, image: Path, url: str | None, timeout_s: float) -> dict:
+    from edgebench.mcu.flashers import FLASHERS, PLUG_IN
+
+    argv = profile.flasher.command(image=str(image), url=url or profile.transport.url or "", name=profile.name)
     exe = shutil.which(argv[0])
     if exe is None:
         raise UsageError(f"{argv[0]} (the flasher of board {profile.name}) is not installed",
@@ -301,11 +328,35 @@ def flash_board(profile, image: str | os.PathLike | None = None, url: str | None
         raise TransportError(f"{argv[0]} did not finish flashing {profile.name} within {timeout_s:g} s",
                              "is the board connected and powered?") from None
     out = (proc.stdout + proc.stderr).strip().splitlines()
+    known = FLASHERS.get(profile.flasher.tool)
+    if known is not None and any(re.search(p, "\n".join(out)) for p in known.no_probe):
+        raise TransportError(f"{argv[0]} found no probe or board to flash {profile.name}", PLUG_IN)
     if proc.returncode != 0:
         raise TransportError(f"{argv[0]} failed to flash {profile.name} (exit {proc.returncode}): "
                              + " | ".join(out[-3:]), "is the board connected, powered, and not in use?")
-    return {"board": profile.name, "image": str(image), "argv": argv, "returncode": proc.returncode,
+    return {"flasher": profile.flasher.tool, "image": str(image), "argv": argv, "returncode": proc.returncode,
             "elapsed_s": time.monotonic() - t0, "output_tail": out[-5:]}
+
+
+def _wait_started(profile, url: str | None, timeout_s: float) -> dict:
+    """After flashing: the firmware's answer to ``name%`` on the board's serial port (it resets into
+    the new image), or why it could not be asked."""
+    from edgebench.mcu.protocol import DutClient
+    from edgebench.mcu.serial_ports import resolve_url
+
+    try:
+        address = resolve_url(profile, url)
+    except TransportError as exc:
+        return {"ok": False, "port": None, "reason": exc.message}
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with DutClient(address, baud=profile.transport.baud or 115200, timeout_s=2.0) as dut:
+                return {"ok": True, "port": address, "name": dut.sync()}
+        except (TransportError, AgentError) as exc:
+            if time.monotonic() >= deadline:
+                return {"ok": False, "port": address, "reason": exc.message}
+            time.sleep(0.5)
 
 
 __all__ = ["FirmwareSession", "flash_board", "build_firmware", "build_dir", "firmware_dir", "firmware_image",
