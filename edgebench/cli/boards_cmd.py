@@ -163,12 +163,29 @@ def boards(
     name: Optional[str] = typer.Argument(None, metavar="NAME", help="Show this board's profile in full."),
     json_out: bool = opt.json_flag("the profiles"),
     boards_dir: Optional[List[Path]] = opt.boards_dir(),
+    connected_only: bool = typer.Option(False, "--connected",
+                                        help="List the USB serial ports plugged in and the profiles each matches."),
 ) -> None:
     """Known boards: how each is reached, its runtimes, what it can measure."""
     from edgebench.boards.registry import get_profile, list_profiles
     from edgebench.cli.output import emit_json, get_console
 
     extra = tuple(boards_dir or ())
+    if connected_only:
+        from edgebench.mcu.serial_ports import connected
+
+        ports = connected(list_profiles(extra_dirs=extra))
+        if json_out:
+            emit_json(ports)
+            return
+        console = get_console()
+        if not ports:
+            console.print("no USB serial port is plugged in", markup=False, highlight=False)
+        for port in ports:
+            names = ", ".join(port["profiles"]) or "no profile (add transport.usb to one: docs/boards.md)"
+            console.print(f"{port['device']}  {port['usb']}  {port['description']}  ->  {names}",
+                          markup=False, highlight=False)
+        return
     if name is not None:
         profile = get_profile(name, extra_dirs=extra)
         if json_out:

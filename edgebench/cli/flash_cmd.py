@@ -62,7 +62,7 @@ def flash(
         return
     if fw is None or fw.emulator is None:
         if not json_out:
-            err.print(f"[dim]{profile.name}: building the firmware and flashing it…[/]")
+            err.print(f"[dim]{profile.name}: {'flashing' if image else 'building the firmware and flashing it'}…[/]")
         done = flash_board(profile, image=image, url=url, flasher=flasher, model=model)
         if json_out:
             emit_json(done)

@@ -97,7 +97,7 @@ def flash_with(flasher: Flasher, profile, elf: Path, timeout_s: float = 120.0,
         where = copy_to_drive(target, image, mounts or mounted_drives, settle_s)
         return {"flasher": flasher.name, "image": str(image), "drive": where, "argv": None,
                 "elapsed_s": time.monotonic() - t0}
-    exe = shutil.which(flasher.program)
+    exe = find_program(flasher.program)
     if exe is None:
         raise UsageError(f"{flasher.program} (flasher {flasher.name}) is not installed",
                          f"install it: {flasher.install}, or pick another with --flasher "
@@ -122,6 +122,18 @@ def flash_with(flasher: Flasher, profile, elf: Path, timeout_s: float = 120.0,
         raise TransportError(f"{flasher.name} failed to flash {profile.name} (exit {proc.returncode}): {tail}", hint)
     return {"flasher": flasher.name, "image": str(image), "argv": argv, "returncode": proc.returncode,
             "elapsed_s": time.monotonic() - t0, "output_tail": out.splitlines()[-5:]}
+
+
+def find_program(program: str) -> str | None:
+    """``program`` on PATH, or beside this Python (a pip-installed tool such as pyocd in a virtualenv
+    that is not activated)."""
+    import sys
+
+    found = shutil.which(program)
+    if found is None:
+        beside = Path(sys.executable).parent / program
+        found = str(beside) if os.access(beside, os.X_OK) else None
+    return found
 
 
 # ----------------------------------------------------------------------------- ST-LINK drive
@@ -177,4 +189,4 @@ def copy_to_drive(label: str, image: Path, mounts: Callable, settle_s: float = 3
 
 
 __all__ = ["Flasher", "FLASHERS", "flash_with", "image_for", "target_of", "mounted_drives", "copy_to_drive",
-           "PLUG_IN"]
+           "PLUG_IN", "find_program"]
