@@ -48,9 +48,9 @@
 #define RCC_APB1ENR1_PWREN  (1u << 28)     /* svd STM32L4x5 RCC.APB1ENR1.PWREN */
 #define RCC_APB1ENR2_LPUART1EN (1u << 0)   /* svd STM32L4x5 RCC.APB1ENR2.LPUART1EN */
 #define RCC_CCIPR_LPUART1SEL (0x3u << 10)  /* svd STM32L4x5 RCC.CCIPR.LPUART1SEL */
-#define RCC_CCIPR_LPUART1SEL_HSI (2u << 10)
+#define RCC_CCIPR_LPUART1SEL_HSI (2u << 10) /* rm RM0432 6.4.31 LPUART1SEL = 10: HSI16 */
 #define RCC_CCIPR_ADCSEL     (0x3u << 28)  /* svd STM32L4x5 RCC.CCIPR.ADCSEL */
-#define RCC_CCIPR_ADCSEL_SYSCLK (3u << 28)
+#define RCC_CCIPR_ADCSEL_SYSCLK (3u << 28)  /* rm RM0432 6.4.31 ADCSEL = 11: SYSCLK */
 
 /* Power control: range 1 boost mode (120 MHz) and VDDIO2 (port G). */
 #define PWR_CR1         REG32(0x40007000u) /* svd STM32L4x5 PWR.CR1 */
@@ -58,7 +58,7 @@
 #define PWR_SR2         REG32(0x40007014u) /* svd STM32L4x5 PWR.SR2 */
 #define PWR_CR5         REG32(0x40007080u) /* rm RM0432 6.4.20 PWR_CR5 (L4+ only) */
 #define PWR_CR1_VOS     (0x3u << 9)        /* svd STM32L4x5 PWR.CR1.VOS */
-#define PWR_CR1_VOS_RANGE1 (1u << 9)
+#define PWR_CR1_VOS_RANGE1 (1u << 9)       /* rm RM0432 6.4.1 VOS = 01: range 1 */
 #define PWR_CR2_IOSV    (1u << 9)          /* svd STM32L4x5 PWR.CR2.IOSV */
 #define PWR_SR2_VOSF    (1u << 10)         /* svd STM32L4x5 PWR.SR2.VOSF */
 #define PWR_CR5_R1MODE  (1u << 8)          /* rm RM0432 6.4.20 R1MODE: 0 = range 1 boost mode */
