@@ -135,8 +135,9 @@ class FitReport:
 
     def hint(self, placement: Optional[str] = None) -> str:
         if placement == RAM_PLACEMENT and self.fits_in(FLASH_PLACEMENT):
+            model = self.model if self.model != "<bytes>" else "MODEL"
             return (f"its blob fits in flash: link it into the firmware image with "
-                    f"edgebench flash --board {self.board} --model MODEL")
+                    f"edgebench flash --board {self.board} --model {model}")
         if self.missing:
             return ("the engine does not run these operators: replace them in the model, or use a board "
                     "whose firmware runs them")
