@@ -173,3 +173,16 @@ def test_profile_usb_and_targets_are_validated(tmp_path):
     bad = {**data, "transport": {"type": "serial", "url": "auto"}}
     with pytest.raises(ProfileError, match="transport.usb: missing"):
         BoardProfile.from_dict(bad)
+
+
+def test_shipped_flasher_targets_name_known_backends():
+    """flasher.targets is not checked at load (boards/ must not import edgebench.mcu): check the
+    shipped profiles here, so a typo in a back-end's name cannot ship."""
+    from edgebench.boards.registry import list_profiles
+    from edgebench.mcu.flashers import FLASHERS
+
+    with_targets = [p for p in list_profiles() if p.flasher and p.flasher.targets]
+    assert {p.name for p in with_targets} >= {"nucleo-l4r5zi", "nucleo-f446re", "nucleo-f411re"}
+    for p in with_targets:
+        assert set(dict(p.flasher.targets)) <= set(FLASHERS), p.name
+        assert p.flasher.tool in FLASHERS

@@ -150,7 +150,7 @@ class FirmwareSession:
         self.start_timeout_s = start_timeout_s
         self.url: str | None = None
         self._proc = None
-        self._qemu = None
+        self._emulator = None
         self._tail: list = []
 
     def start(self) -> str:
@@ -162,8 +162,8 @@ class FirmwareSession:
         elif self.fw.emulator == "unicorn":
             from edgebench.mcu.unicorn_board import UnicornBoard
 
-            self._qemu = UnicornBoard(image, chip=self.fw.machine)
-            self.url = self._qemu.start()
+            self._emulator = UnicornBoard(image, chip=self.fw.machine)
+            self.url = self._emulator.start()
         else:
             self.url = self._start_qemu(image)
         return self.url
@@ -201,14 +201,14 @@ class FirmwareSession:
         require_tool("qemu-system-arm")
         from edgebench.mcu.qemu import QemuBoard
 
-        self._qemu = QemuBoard(self.fw.machine, str(image), icount_shift=self.fw.icount_shift)
-        return self._qemu.start()
+        self._emulator = QemuBoard(self.fw.machine, str(image), icount_shift=self.fw.icount_shift)
+        return self._emulator.start()
 
     def alive(self) -> bool:
         if self._proc is not None:
             return self._proc.poll() is None
-        if self._qemu is not None:
-            return bool(self._qemu.running)
+        if self._emulator is not None:
+            return bool(self._emulator.running)
         return False
 
     def describe(self) -> str:
@@ -224,7 +224,7 @@ class FirmwareSession:
         return self.fw.emulator != "unicorn"
 
     def to_dict(self) -> dict:
-        pid = self._proc.pid if self._proc is not None else getattr(self._qemu, "pid", None)
+        pid = self._proc.pid if self._proc is not None else getattr(self._emulator, "pid", None)
         return {"board": self.profile.name, "url": self.url, "emulator": self.fw.emulator,
                 "machine": self.fw.machine, "icount_shift": self.fw.icount_shift, "port": self.fw.port,
                 "image": str(self.image) if self.image else None, "image_sha256": self._image_sha256(),
@@ -243,21 +243,21 @@ class FirmwareSession:
         return self._sha
 
     def log_tail(self) -> str:
-        if self._qemu is not None:
-            return " | ".join(ln for ln in self._qemu.output().splitlines()[-3:] if ln.strip())
+        if self._emulator is not None:
+            return " | ".join(ln for ln in self._emulator.output().splitlines()[-3:] if ln.strip())
         return " | ".join(self._tail[-3:])
 
     def wait(self, poll_s: float = 0.5) -> int | None:
         """Block while the emulator runs (Ctrl-C raises KeyboardInterrupt); its exit status."""
         while self.alive():
             time.sleep(poll_s)
-        if self._qemu is not None:
-            return self._qemu.returncode
+        if self._emulator is not None:
+            return self._emulator.returncode
         return self._proc.returncode if self._proc is not None else None
 
     def stop(self) -> None:
-        if self._qemu is not None:
-            qemu, self._qemu = self._qemu, None
+        if self._emulator is not None:
+            qemu, self._emulator = self._emulator, None
             qemu.stop()
         if self._proc is not None:
             from edgebench.transport.child import stop_tied

@@ -110,6 +110,15 @@ class UnicornBoard:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    @property
+    def pid(self) -> None:
+        return None                 # a thread of this process, not a child process
+
+    @property
+    def returncode(self) -> int | None:
+        """None while it runs; 0 after stop(), 1 when the emulated core stopped on an error."""
+        return None if self.running else (1 if self.error else 0)
+
     def output(self) -> str:
         return self.error or ""
 
