@@ -99,17 +99,22 @@ def test_a_blob_that_overflows_flash_is_one_line(fw_build, tmp_path):
 
 # ----------------------------------------------------------------------------- qemu-f405
 
-@pytest.fixture(scope="module")
-def f405(fw_build):
-    require_tool("qemu-system-arm")
+def _board(name: str):
+    """The board client of an emulated profile, started for the module and stopped after it."""
     from edgebench.boards.mcu import open_mcu
     from edgebench.boards.registry import get_profile
 
-    c = open_mcu(get_profile("qemu-f405"), timeout_s=30.0)
+    c = open_mcu(get_profile(name), timeout_s=30.0)
     try:
         yield c
     finally:
         c.close()
+
+
+@pytest.fixture(scope="module")
+def f405(fw_build):
+    require_tool("qemu-system-arm")
+    yield from _board("qemu-f405")
 
 
 @pytest.mark.qemu
@@ -242,14 +247,7 @@ def _exchange(fd, send: bytes, until: bytes, timeout_s: float) -> bytes:
 def l4r5(fw_build):
     require_module("unicorn")
     require_module("pyocd")
-    from edgebench.boards.mcu import open_mcu
-    from edgebench.boards.registry import get_profile
-
-    c = open_mcu(get_profile("unicorn-l4r5zi"), timeout_s=30.0)
-    try:
-        yield c
-    finally:
-        c.close()
+    yield from _board("unicorn-l4r5zi")
 
 
 def test_l4r5_image_boots_on_unicorn(l4r5):

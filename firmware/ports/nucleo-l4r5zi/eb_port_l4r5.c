@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "eb_config.h"
+#include "cortexm_port.h"
 #include "eb_port.h"
 #include "stm32_port.h"
 #include "stm32l4r5_regs.h"
@@ -141,13 +142,10 @@ void eb_port_write(const uint8_t *data, size_t n)
     }
 }
 
-void eb_port_stm32_raw_puts(const char *s)
+void eb_port_cortexm_fault_uart(void)
 {
     if (!(LPUART1_CR1 & LPUART_CR1_UE)) {    /* a fault before eb_port_init */
         lpuart1_init();
-    }
-    while (*s) {
-        eb_port_write((const uint8_t *)s++, 1u);
     }
 }
 

@@ -19,7 +19,9 @@ STM32_CPU_FLAGS := -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
 PORT_ELF_SUFFIX := .elf
 PORT_LDSCRIPT   := $(STM32_BOARD_DIR)/memory.ld
 PORT_INCLUDES   := -I$(STM32_COMMON) -I$(CORTEXM_DIR) $(STM32_INCLUDES)
-PORT_SRCS       := $(STM32_COMMON)/startup_stm32.c $(CORTEXM_DIR)/syscalls.c $(STM32_SRCS)
+PORT_SRCS       := $(STM32_COMMON)/startup_stm32.c $(CORTEXM_DIR)/syscalls.c $(CORTEXM_DIR)/reset.c \
+                   $(CORTEXM_DIR)/fault.c \
+                   $(STM32_SRCS)
 PORT_CFLAGS     := $(STM32_CPU_FLAGS) $(STM32_DEFS) $(STM32_SIZES) -O2 -g \
                    -ffunction-sections -fdata-sections -fno-common
 PORT_LDFLAGS    := $(STM32_CPU_FLAGS) --specs=nano.specs -nostartfiles \

@@ -1,7 +1,6 @@
 /*
- * stm32_port.h - what the STM32 ports share: the polled fault output each
- * port's UART driver provides, and the bounded register wait every clock and
- * peripheral bring-up uses.
+ * stm32_port.h - what the STM32 ports share: the bounded register wait every
+ * clock and peripheral bring-up uses.
  *
  * Bounded waits: a ready bit that never sets (a clock that does not start, a
  * peripheral an emulator does not model) must not hang the board silently. The
@@ -13,9 +12,6 @@
 #define STM32_PORT_H
 
 #include <stdint.h>
-
-/* Polled output usable before and after eb_port_init (faults). */
-void eb_port_stm32_raw_puts(const char *s);
 
 /* Loop iterations of a bounded wait: at 180 MHz and a few cycles per poll,
  * about 10 ms; the longest documented start-up (PLL lock, ADC regulator) is

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "eb_config.h"
+#include "cortexm_port.h"
 #include "eb_port.h"
 #include "stm32_port.h"
 #include "stm32f4_regs.h"
@@ -211,15 +212,12 @@ void eb_port_write(const uint8_t *data, size_t n)
     }
 }
 
-void eb_port_stm32_raw_puts(const char *s)
+void eb_port_cortexm_fault_uart(void)
 {
     if (!(USART2_CR1 & USART_CR1_UE)) {        /* a fault before eb_port_init */
         g_clk.sysclk_hz = g_clk.sysclk_hz ? g_clk.sysclk_hz : HSI_HZ;
         g_clk.pclk1_hz = g_clk.pclk1_hz ? g_clk.pclk1_hz : HSI_HZ;
         usart2_init();
-    }
-    while (*s) {
-        eb_port_write((const uint8_t *)s++, 1u);
     }
 }
 
