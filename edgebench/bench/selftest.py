@@ -228,7 +228,8 @@ def _mac_check(profile, client, opts, emit) -> dict:
     client.set_inputs(random_inputs(model.inputs[0].to_dict(), count=8, seed=0).x)
     _, arrays = client.run("single-stream", count=opts.timed, max_time_s=60.0)
     e2e = np.asarray(arrays["e2e_ns"], dtype=np.float64) / 1e9
-    rate = mac_rate({"e2e": {"median_s": float(np.median(e2e))}}, profile, path)
+    rate = mac_rate({"e2e": {"median_s": float(np.median(e2e))}}, profile, path,
+                    counter_hz=int(client.info["counter-hz"]))
     if not rate.get("available"):
         return {"name": "cycles per MAC", "status": SKIP, "summary": rate.get("reason", "not available")}
     per = rate["per_inference"] / float(np.median(e2e))

@@ -35,6 +35,7 @@ KERNELS = ("xnnpack", "builtin", "reference", "cmsis_nn")
 DELEGATES = ("edgetpu",)
 TELEMETRY = ("thermal_zone", "cpufreq", "hwmon", "vcgencmd", "apex", "mcu_temp")
 FLASHER_PLACEHOLDERS = ("image", "url", "name")
+COUNTERS = ("cycles", "timer")   # firmware.counter: the core's cycle counter (ticks are core cycles), or a timer
 EMULATORS = ("posix", "qemu", "unicorn")   # unicorn: the instruction-set emulator (edgebench.mcu.unicorn_board)
 EMULATOR_URL = "emulator"   # transport.url of a board whose emulator edgebench starts itself
 # transport.url of a board whose serial port is found by its USB ids (transport.usb); the same word as
@@ -403,6 +404,9 @@ class FirmwareSpec:
     None for real boards.
     ``bit_exact``: the board promises outputs bit-exact with the reference kernels, so
     ``edgebench verify`` fails (exit 2) on any difference.
+    ``counter``: what the port times with, ``cycles`` (the core's cycle counter, e.g. the DWT:
+    a tick is a core cycle, so ``bench`` reports measured cycles per MAC) or ``timer``; None
+    when not known.
     ``model_buffer_bytes`` / ``arena_bytes``: the firmware build's model upload buffer and
     tensor arena (EB_MODEL_MAX_BYTES / EB_ARENA_BYTES), ``engine_version`` its INT8 engine
     (EB_ENGINE_VERSION, which sets the operators it runs); None when not known. The fit
@@ -417,18 +421,19 @@ class FirmwareSpec:
     model_buffer_bytes: int | None = None
     arena_bytes: int | None = None
     engine_version: int | None = None
+    counter: str | None = None
 
     def to_dict(self) -> dict:
         return {"port": self.port, "emulator": self.emulator, "machine": self.machine,
                 "icount_shift": self.icount_shift, "bit_exact": self.bit_exact,
                 "model_buffer_bytes": self.model_buffer_bytes, "arena_bytes": self.arena_bytes,
-                "engine_version": self.engine_version}
+                "engine_version": self.engine_version, "counter": self.counter}
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "<dict>", prefix: str = "firmware") -> "FirmwareSpec":
         check = _Check(where)
         check.keys(data, prefix, ("port", "emulator", "machine", "icount_shift", "bit_exact",
-                                  "model_buffer_bytes", "arena_bytes", "engine_version"), ())
+                                  "model_buffer_bytes", "arena_bytes", "engine_version", "counter"), ())
         port = None if data.get("port") is None else check.string(f"{prefix}.port", data["port"])
         if port is not None and not _NAME_RE.match(port):
             raise check.expected(f"{prefix}.port", "a firmware/ports/ directory name", port)
@@ -461,8 +466,10 @@ class FirmwareSpec:
             raise check.expected(f"{prefix}.bit_exact", "true or false", bit_exact)
         sizes = {k: None if data.get(k) is None else check.integer(f"{prefix}.{k}", data[k], 1)
                  for k in ("model_buffer_bytes", "arena_bytes", "engine_version")}
+        counter = None if data.get("counter") is None else check.choice(f"{prefix}.counter", data["counter"],
+                                                                         COUNTERS)
         return cls(port=port, emulator=emulator, machine=machine, icount_shift=shift, bit_exact=bit_exact,
-                   **sizes)
+                   counter=counter, **sizes)
 
 
 _TOP_KEYS = ("schema", "name", "title", "kind", "soc", "transport", "runtimes", "kernels",
