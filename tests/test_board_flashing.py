@@ -186,3 +186,16 @@ def test_shipped_flasher_targets_name_known_backends():
     for p in with_targets:
         assert set(dict(p.flasher.targets)) <= set(FLASHERS), p.name
         assert p.flasher.tool in FLASHERS
+
+
+def test_flash_model_too_big_for_the_chip_is_refused_before_building(tmp_path):
+    """--model runs the fit check for the flash placement first: a 673 KiB blob on a 512 KiB chip."""
+    from test_inspect import _big_fc
+
+    model = tmp_path / "big_fc.tflite"
+    model.write_bytes(_big_fc())
+    proc = _cli("flash", "--board", "nucleo-f446re", "--model", str(model))
+    assert proc.returncode == 1
+    line = proc.stderr.strip().splitlines()[-1]
+    assert "does not fit nucleo-f446re with its blob in flash" in line
+    assert "flash: needs 689,432 bytes, the board has 524,288" in line and "building" not in proc.stderr

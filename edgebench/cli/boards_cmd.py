@@ -140,6 +140,11 @@ def _detail(p):
     row("default threads", str(p.default_threads))
     row("telemetry", ", ".join(p.telemetry) or "-")
     row("flasher", " ".join(p.flasher.argv) if p.flasher else "-")
+    if p.flasher and p.flasher.targets:
+        row("flashers", ", ".join(f"{k} ({v})" for k, v in p.flasher.targets)
+            + f"; edgebench flash --board {p.name} --flasher NAME")
+    if p.transport.usb:
+        row("serial port", f"found by USB id: {', '.join(p.transport.usb)} (edgebench boards --connected)")
     if p.datasheet is None:
         row("datasheet", "- (no published figures)")
     else:

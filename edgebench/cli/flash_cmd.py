@@ -54,8 +54,12 @@ def flash(
     if (fw is None or fw.port is None) and image is None:
         raise UsageError(f"board {profile.name} has no firmware port in this edgebench",
                          f"flash a prebuilt image: edgebench flash --board {profile.name} --image FILE")
-    if model is not None and not model.is_file():
-        raise UsageError(f"model file {model} does not exist", "check the path")
+    if model is not None:
+        if not model.is_file():
+            raise UsageError(f"model file {model} does not exist", "check the path")
+        from edgebench.mcu.fit import FLASH_PLACEMENT, check_fit
+
+        check_fit(model, profile).raise_if_unfit(FLASH_PLACEMENT)   # operators, arena, flash: before building
     if build_only:
         built = build_firmware(fw.port, model=model)
         emit_json({"board": profile.name, "port": fw.port, "image": str(built)}) if json_out else out.print(str(built))

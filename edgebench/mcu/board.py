@@ -202,7 +202,7 @@ class McuClient:
             raise ModelError(f"model {label}: its blob is {len(blob):,} bytes, board {self.profile.name} holds "
                              f"at most {int(self.info['model-max-bytes']):,} in RAM",
                              f"link it into the firmware image instead: edgebench flash --board {self.profile.name} "
-                             "--model MODEL (or use a smaller model)")
+                             f"--model {model.path or 'MODEL'} (or use a smaller model)")
         if arena is not None and int(arena) > int(self.info["arena-bytes"]):
             raise ModelError(f"model {label} needs {int(arena):,} bytes of arena RAM, board "
                              f"{self.profile.name} has {int(self.info['arena-bytes']):,}",
