@@ -221,6 +221,8 @@ class UnicornBoard:
             del self._tx[:n]
 
     def _pull(self) -> None:
+        if self._master is None:
+            return
         try:
             self._rx += os.read(self._master, 4096)
         except (BlockingIOError, OSError):
