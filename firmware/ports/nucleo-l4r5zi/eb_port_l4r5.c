@@ -26,14 +26,6 @@
 #include "stm32_port.h"
 #include "stm32l4r5_regs.h"
 
-#ifndef EB_STM32_BAUD
-#if EB_CFG_ENERGY_MODE
-#define EB_STM32_BAUD 9600u
-#else
-#define EB_STM32_BAUD 115200u
-#endif
-#endif
-#define HSI_HZ 16000000u
 #define MSI_HZ 4000000u
 #define PLL_M 2u
 #define PLL_N 30u
@@ -134,12 +126,7 @@ int eb_port_getc(void)
 
 void eb_port_write(const uint8_t *data, size_t n)
 {
-    size_t i;
-    for (i = 0; i < n; i++) {
-        while (!(LPUART1_ISR & LPUART_ISR_TXE)) {
-        }
-        LPUART1_TDR = data[i];
-    }
+    stm32_uart_write(&LPUART1_ISR, LPUART_ISR_TXE, &LPUART1_TDR, data, n);
 }
 
 void eb_port_cortexm_fault_uart(void)

@@ -36,14 +36,6 @@
 #ifndef STM32F4_BOARD_NAME
 #error "STM32F4_BOARD_NAME is set by the board's port.mk"
 #endif
-#ifndef EB_STM32_BAUD
-#if EB_CFG_ENERGY_MODE
-#define EB_STM32_BAUD 9600u
-#else
-#define EB_STM32_BAUD 115200u
-#endif
-#endif
-#define HSI_HZ 16000000u
 
 static struct {
     uint32_t sysclk_hz;
@@ -204,12 +196,7 @@ int eb_port_getc(void)
 
 void eb_port_write(const uint8_t *data, size_t n)
 {
-    size_t i;
-    for (i = 0; i < n; i++) {
-        while (!(USART2_SR & USART_SR_TXE)) {
-        }
-        USART2_DR = data[i];
-    }
+    stm32_uart_write(&USART2_SR, USART_SR_TXE, &USART2_DR, data, n);
 }
 
 void eb_port_cortexm_fault_uart(void)
