@@ -68,6 +68,15 @@ class SelftestResult:
     def to_dict(self) -> dict:
         return {**asdict(self), "failed": self.failed}
 
+    @classmethod
+    def from_run(cls, result, run_dir=None) -> "SelftestResult":
+        """The result a stored ``selftest`` run holds (``edgebench runs ID`` shows it again)."""
+        st = (result.extra or {}).get("selftest") or {}
+        return cls(board=dict(result.board or {}), label=result.label, checks=list(st.get("checks") or []),
+                   clock=dict(st.get("clock") or {}), firmware=dict(st.get("firmware") or {}),
+                   run_id=result.run_id, run_dir=None if run_dir is None else str(run_dir),
+                   notes=list(st.get("notes") or []))
+
 
 def clock_rate(readings) -> dict:
     """The device clock's rate against the host's from ``readings`` of (host send ns, host
@@ -244,10 +253,16 @@ def _store(result: SelftestResult, runs_root, readings, link) -> None:
 
     from edgebench.bench.record import RunFolder, new_result
 
+    from edgebench.data.bundled import bundled_model
+    from edgebench.mcu.board import FIRMWARE_NAME
+    from edgebench.modelfile import read_model
+
     run = new_result("selftest", result.label)
     run.status = "complete"
     run.board = dict(result.board)
-    run.model = {"name": "selftest", "bundled": list(BUNDLED)}
+    run.model = {**read_model(bundled_model(BUNDLED[0])).to_dict(), "selftest_models": list(BUNDLED)}
+    run.runtime = {"name": FIRMWARE_NAME, "version": str(result.firmware.get("engine")), "kernels": "reference",
+                   "threads": 1, "delegate": None}
     run.extra = {"selftest": {"checks": result.checks, "clock": result.clock, "firmware": result.firmware,
                               "failed": result.failed, "notes": result.notes}, "link": link}
     for c in result.checks:

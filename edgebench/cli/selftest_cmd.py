@@ -52,14 +52,9 @@ def selftest(
     if json_out:
         emit_json(result)
     else:
-        out = get_console()
-        out.print(f"selftest of {profile.name} ({result.label}): {result.firmware.get('port')} firmware",
-                  markup=False, highlight=False)
-        for c in result.checks:
-            out.print(f"  {c['status']:<4}  {c['name']}: {c['summary']}", markup=False, highlight=False)
-        for note in result.notes:
-            out.print(f"note: {note}", markup=False, highlight=False)
-        out.print(f"run stored in {result.run_dir} (attach it to a bug report)", markup=False, highlight=False)
+        from edgebench.cli.render.selftest import print_selftest
+
+        print_selftest(get_console(), result)
     if result.failed:
         bad = [c["name"] for c in result.checks if c["status"] == "fail"]
         raise GateFailed(f"{profile.name} failed the self-test: {', '.join(bad)}",

@@ -130,6 +130,12 @@ def show_run(console, result, run_dir) -> None:
         from edgebench.cli.render.thermal import print_soak as show
     elif result.kind == "sweep":
         from edgebench.cli.render.thermal import print_sweep as show
+    elif result.kind == "selftest":
+        from edgebench.bench.selftest import SelftestResult
+        from edgebench.cli.render.selftest import print_selftest
+
+        print_selftest(console, SelftestResult.from_run(result, run_dir))
+        return
     elif result.kind == "verify":
         from edgebench.bench.verify import VerifyResult
         from edgebench.cli.render.verify import print_verify
