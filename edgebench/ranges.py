@@ -91,6 +91,8 @@ def check_fields(obj, table: dict) -> None:
 # ------------------------------------------------------------------------------ the options
 THREADS = Range(1, 1024, integer=True, flag="--threads")
 SEED = Range(0, 2 ** 32 - 1, integer=True, flag="--seed")
+CLOCK_CHECK_S = Range(10.0, DAY_S, "s", flag="--clock-seconds")
+SELFTEST_COUNT = Range(1, 10 ** 4, integer=True, flag="--count")
 ONNX_RTOL = Range(1e-9, 1.0, "(of the largest output)", flag="--onnx-rtol")
 BATCH = Range(1, 65536, integer=True, flag="--batch")
 RATE_HZ = Range(1e-4, 1e6, "inferences per second", flag="--rate")

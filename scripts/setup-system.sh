@@ -5,7 +5,8 @@
 # qemu-system-arm (firmware for Cortex-M4/M7 under emulation), clang with its
 # runtime (libFuzzer + AddressSanitizer for the firmware's command parser), chromium
 # (headless: renders `edgebench report` HTML in its tests), ser2net (serves a serial port over
-# RFC 2217 for the labgrid farm tests; the exporter starts it). Needs root for apt-get; without root it only
+# RFC 2217 for the labgrid farm tests; the exporter starts it), openocd and stlink-tools (st-flash)
+# (edgebench flash runs them for real in the tests, with no probe attached). Needs root for apt-get; without root it only
 # reports what is missing (those tests then skip locally, and fail under CI=true).
 set -euo pipefail
 need=()
@@ -23,6 +24,8 @@ ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null
   || need+=(libclang-rt-14-dev)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v ser2net >/dev/null 2>&1 || [ -x /usr/sbin/ser2net ] || need+=(ser2net)
+command -v openocd >/dev/null 2>&1 || need+=(openocd)
+command -v st-flash >/dev/null 2>&1 || need+=(stlink-tools)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -25,6 +25,7 @@ from edgebench.errors import ProfileError
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = {"host", "raspberry-pi-4", "raspberry-pi-5", "raspberry-pi-zero-2w", "coral-dev-board",
            "coral-usb", "posix-sim", "qemu-m4", "qemu-m7", "nucleo-l4r5zi", "nrf5340-dk", "esp32-s3", "pico",
+           "nucleo-f446re", "nucleo-f411re", "qemu-f405", "unicorn-l4r5zi",
            "sim-pi5"}
 
 

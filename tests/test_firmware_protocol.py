@@ -223,7 +223,8 @@ def test_eb_info_fields(dut):
     fields = info(dut)
     assert list(fields) == ["engine", "proto", "port", "timing", "counter-hz", "counter-bits",
                             "ram-bytes", "arena-bytes", "model-max-bytes", "input-max-bytes",
-                            "frame-max-bytes", "cmd-max-bytes", "mode", "temp", "loaded"]
+                            "frame-max-bytes", "cmd-max-bytes", "mode", "temp", "flash-model-bytes", "loaded"]
+    assert fields["flash-model-bytes"] == "0"        # no model linked into this image
     assert fields["engine"].isdigit() and fields["proto"] == "2"
     assert fields["port"] == "posix" and fields["timing"] == "real"
     assert fields["counter-hz"] == "1000000" and fields["counter-bits"] == "32"

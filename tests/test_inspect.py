@@ -338,17 +338,59 @@ def test_fit_on_an_emulated_board_uses_the_firmware_build():
 
 def test_fit_on_a_real_board_is_estimated_from_the_datasheet():
     from edgebench.boards.registry import get_profile
-    from edgebench.mcu.fit import DATASHEET, check_fit
+    from edgebench.mcu.fit import DATASHEET, RAM_PLACEMENT, check_fit
 
-    fit = check_fit(MLPERF / "pretrainedResnet_quant.tflite", get_profile("nucleo-l4r5zi"))
+    fit = check_fit(MLPERF / "pretrainedResnet_quant.tflite", get_profile("nrf5340-dk"))
     checks = {c.what: c for c in fit.checks}
-    assert set(checks) == {"flash", "RAM"} and all(c.basis == DATASHEET for c in fit.checks)
-    assert checks["RAM"].have_bytes == 640 * 1024 and checks["flash"].have_bytes == 2 * 1024 * 1024
-    # the Cortex-M4F's DSP kernels keep a static scratch (firmware/core/kernels/dsp/eb_dsp.h)
+    # no edgebench port: the model can only arrive by upload into RAM, so only that placement is offered
+    assert fit.placements == (RAM_PLACEMENT,)
+    assert set(checks) == {"RAM"} and all(c.basis == DATASHEET for c in fit.checks)
+    assert checks["RAM"].have_bytes == 512 * 1024
+    # the Cortex-M33's DSP kernels keep a static scratch (firmware/core/kernels/dsp/eb_dsp.h)
     assert checks["RAM"].need_bytes == fit.arena_bytes + fit.blob_bytes + 4096
     assert "DSP kernel scratch" in checks["RAM"].note
     assert fit.ok
     assert any(u.startswith("model buffer") for u in fit.unknown)     # no edgebench port: not known
+
+
+def _big_fc(depth: int = 1334, units: int = 512) -> bytes:
+    """One FULLY_CONNECTED layer with depth x units int8 weights (1334 x 512: 667 KiB)."""
+    from test_firmware_engine import TinyModel
+
+    rng = np.random.default_rng(7)
+    g = TinyModel()
+    x = g.tensor((1, depth), scale=0.02, zp=1)
+    wt = g.tensor((units, depth), scale=[0.01], zp=[0], data=rng.integers(-127, 128, (units, depth)).astype(np.int8))
+    y = g.tensor((1, units), scale=0.5, zp=0)
+    g.op("FULLY_CONNECTED", [x, wt, -1], [y], g.options("FullyConnectedOptions"))
+    return g.build([x], [y])
+
+
+def test_fit_a_667_kib_model_fits_nucleo_l4r5zi_from_flash_only(tmp_path):
+    """The issue's case: a 667 KiB model fits the board's 2 MB flash but not its 640 KB RAM next to
+    its arena; the fit check says which placement fits, and deploy (RAM) says to link it in instead."""
+    from edgebench.boards.registry import get_profile
+    from edgebench.errors import ModelError
+    from edgebench.mcu.fit import FLASH_PLACEMENT, RAM_PLACEMENT, check_fit
+
+    fit = check_fit(_big_fc(), get_profile("nucleo-l4r5zi"))
+    assert 667 * 1024 <= fit.blob_bytes < 680 * 1024
+    assert fit.fits_in(FLASH_PLACEMENT) and not fit.fits_in(RAM_PLACEMENT) and fit.ok
+    assert fit.to_dict()["placements"] == {"ram": False, "flash": True}
+    ram = [c for c in fit.checks if c.what == "RAM"]
+    assert {c.placement: c.need_bytes for c in ram} == {
+        RAM_PLACEMENT: fit.arena_bytes + fit.blob_bytes + 4096, FLASH_PLACEMENT: fit.arena_bytes + 4096}
+    fit.raise_if_unfit()                                   # bench/verify: the image may hold it
+    with pytest.raises(ModelError) as exc:
+        fit.raise_if_unfit(RAM_PLACEMENT)                  # deploy: uploads into RAM
+    assert "with its blob in ram" in exc.value.message
+    assert "edgebench flash --board nucleo-l4r5zi --model" in exc.value.hint
+    path = tmp_path / "big_fc.tflite"
+    path.write_bytes(_big_fc())
+    proc = _main("inspect", str(path), "--board", "nucleo-l4r5zi")
+    assert proc.returncode == 0, proc.stderr
+    assert "blob in flash" in proc.stdout and "blob in ram" in proc.stdout
+    assert proc.stdout.count("does not fit") == 1
 
 
 def test_fit_names_missing_operators_by_engine_version(tmp_path):
@@ -407,7 +449,8 @@ def test_deploy_refuses_before_upload(tmp_path):
     assert "GELU (layer 0" in proc.stderr and "connecting" not in proc.stderr
 
 
-@pytest.mark.parametrize("board", ["posix-sim", "qemu-m4", "qemu-m7"])
+@pytest.mark.parametrize("board", ["posix-sim", "qemu-m4", "qemu-m7", "qemu-f405", "nucleo-f446re", "nucleo-f411re",
+                                   "nucleo-l4r5zi", "unicorn-l4r5zi"])
 def test_profile_sizes_match_the_firmware_build(board):
     """The profile's model buffer, arena and engine version are those the port builds with."""
     import re

@@ -35,12 +35,27 @@ def test_emulated_board_counts_instructions_from_the_icount_shift():
 
 
 def test_real_board_gives_estimated_cycles_from_the_datasheet_clock():
-    nucleo = get_profile("nucleo-l4r5zi")            # Cortex-M4F, 120 MHz
+    nucleo = get_profile("nucleo-l4r5zi")            # Cortex-M4F, 120 MHz; counter-hz not recorded
     f = mac_rate(_latency(0.002), nucleo, DIGITS)
     assert f["unit"] == "cycles" and f["label"] == "estimated"
     assert f["per_inference"] == pytest.approx(240_000)
     assert f["per_mac_ci"] is None
     assert "120 MHz" in f["basis"]
+
+
+def test_a_cycle_counter_gives_measured_cycles():
+    """The STM32 ports time with the DWT: median x the device's counter-hz is the cycles it counted
+    (a port whose PLL did not lock reports 16 MHz, and the figure follows the device, not the datasheet)."""
+    nucleo = get_profile("nucleo-f446re")            # firmware.counter: cycles; datasheet 180 MHz
+    f = mac_rate(_latency(0.002), nucleo, DIGITS, counter_hz=180_000_000)
+    assert f["unit"] == "cycles" and f["label"] == "measured"
+    assert f["per_inference"] == pytest.approx(360_000) and "cycle counter" in f["basis"]
+    slow = mac_rate(_latency(0.002), nucleo, DIGITS, counter_hz=16_000_000)
+    assert slow["per_inference"] == pytest.approx(32_000) and slow["label"] == "measured"
+    assert mac_rate(_latency(0.002), nucleo, DIGITS)["label"] == "estimated"     # counter-hz not recorded
+    result = SimpleNamespace(latency=_latency(0.002), extra={},
+                             board={"system": {"firmware": {"counter-hz": 180_000_000}}})
+    assert attach(result, nucleo, DIGITS)["label"] == "measured"
 
 
 def test_no_figure_without_a_meaningful_clock():

@@ -12,7 +12,10 @@ the engine (the input is in device RAM before the timed window).
   (benchmarks/engine_instructions.py checks that relation with a loop of known length).
   Labelled **emulated**: QEMU models no pipeline, wait states or multi-cycle instructions,
   so these are instructions, not a real core's cycles.
-* Real board with a known clock (``datasheet.cpu_max_freq_hz``): t * f cycles, labelled
+* Real board whose firmware times with the core's cycle counter (``firmware.counter: cycles``,
+  the STM32 ports' DWT ``CYCCNT``) and a run that recorded the device's ``counter-hz``: t *
+  counter-hz is the count of core cycles the device read, labelled **measured**.
+* Other real board with a known clock (``datasheet.cpu_max_freq_hz``): t * f cycles, labelled
   **estimated** (it assumes the core ran at the datasheet's maximum clock).
 * Anything else (the posix build's host time, a board without a clock, a model whose MACs
   are not all counted, a run without a median): no figure, and :func:`mac_rate` says why.
@@ -35,8 +38,9 @@ def applies(profile) -> bool:
     return profile.client_kind == MCU_CLIENT
 
 
-def _clock(profile) -> tuple:
-    """(unit, per-second factor, label, basis) for a board, or (None, None, None, reason)."""
+def _clock(profile, counter_hz: Optional[int] = None) -> tuple:
+    """(unit, per-second factor, label, basis) for a board, or (None, None, None, reason);
+    ``counter_hz``: the device's counter frequency the run recorded (``eb-info``)."""
     fw = getattr(profile, "firmware", None)
     if not applies(profile):
         return None, None, None, f"board {getattr(profile, 'name', '?')} is not a microcontroller"
@@ -47,6 +51,10 @@ def _clock(profile) -> tuple:
                 "virtual time (instructions, not a real core's cycles)")
     if fw is not None and getattr(fw, "emulator", None):
         return None, None, None, f"the {fw.emulator} build runs on this computer: its time is not a core's cycles"
+    if fw is not None and getattr(fw, "counter", None) == "cycles" and counter_hz:
+        return ("cycles", float(counter_hz), "measured",
+                f"the device's cycle counter at {int(counter_hz) / 1e6:g} MHz (its core clock): median x "
+                "counter-hz is the core cycles it counted")
     hz = getattr(getattr(profile, "datasheet", None), "cpu_max_freq_hz", None)
     if hz:
         return ("cycles", float(hz), "estimated",
@@ -54,13 +62,13 @@ def _clock(profile) -> tuple:
     return None, None, None, f"board {profile.name} has no datasheet clock (datasheet.cpu_max_freq_hz)"
 
 
-def mac_rate(latency: dict, profile, model_path, report=None) -> dict:
+def mac_rate(latency: dict, profile, model_path, report=None, counter_hz: Optional[int] = None) -> dict:
     """``{"available": bool, ...}``: instructions or cycles per MAC for one latency result.
 
     ``latency`` is the result's ``latency`` mapping (``e2e`` with ``median_s`` and its
     interval); ``report`` an :class:`~edgebench.runtime.inspect.ModelReport` (read from
     ``model_path`` when omitted)."""
-    unit, per_s, label, basis = _clock(profile)
+    unit, per_s, label, basis = _clock(profile, counter_hz)
     if unit is None:
         return {"available": False, "reason": basis}
     stage = (latency or {}).get(STAGE) or {}
@@ -81,7 +89,7 @@ def mac_rate(latency: dict, profile, model_path, report=None) -> dict:
     return {
         "available": True,
         "unit": unit,                                   # "instructions" or "cycles"
-        "label": label,                                 # "emulated" or "estimated"
+        "label": label,                                 # "emulated", "measured" or "estimated"
         "basis": basis,
         "stage": STAGE,
         "median_s": median,
@@ -93,13 +101,20 @@ def mac_rate(latency: dict, profile, model_path, report=None) -> dict:
     }
 
 
+def device_counter_hz(result) -> Optional[int]:
+    """The device counter's frequency a run recorded (``board.system.firmware`` of edgebench firmware)."""
+    board = getattr(result, "board", None) or {}
+    hz = ((board.get("system") or {}).get("firmware") or {}).get("counter-hz")
+    return int(hz) if isinstance(hz, int) and hz > 0 else None
+
+
 def attach(result, profile, model_path, report=None) -> Optional[dict]:
     """Compute the figure for a latency result on an MCU board and keep it in
     ``result.extra["mac_rate"]``; None (and nothing kept) for other boards."""
     if not applies(profile) or not getattr(result, "latency", None):
         return None
     try:
-        figure = mac_rate(result.latency, profile, model_path, report)
+        figure = mac_rate(result.latency, profile, model_path, report, counter_hz=device_counter_hz(result))
     except EdgebenchError as e:      # the model could not be inspected: say so, keep the run
         figure = {"available": False, "reason": f"MACs not counted: {e}"}
     result.extra["mac_rate"] = figure
@@ -113,7 +128,8 @@ def attach_mlperf(result, profile, model_path, report=None) -> Optional[dict]:
     if not applies(profile) or latency_s is None:
         return None
     try:
-        figure = mac_rate({STAGE: {"median_s": latency_s}}, profile, model_path, report)
+        figure = mac_rate({STAGE: {"median_s": latency_s}}, profile, model_path, report,
+                          counter_hz=device_counter_hz(result))
     except EdgebenchError as e:
         figure = {"available": False, "reason": f"MACs not counted: {e}"}
     if figure.get("available"):
@@ -122,4 +138,4 @@ def attach_mlperf(result, profile, model_path, report=None) -> Optional[dict]:
     return figure
 
 
-__all__ = ["mac_rate", "attach", "attach_mlperf", "STAGE"]
+__all__ = ["mac_rate", "attach", "attach_mlperf", "device_counter_hz", "STAGE"]

@@ -44,8 +44,12 @@ KERNELS = ("xnnpack", "builtin", "reference", "cmsis_nn")
 DELEGATES = ("edgetpu",)
 TELEMETRY = ("thermal_zone", "cpufreq", "hwmon", "vcgencmd", "apex", "mcu_temp")
 FLASHER_PLACEHOLDERS = ("image", "url", "name")
-EMULATORS = ("posix", "qemu")
+COUNTERS = ("cycles", "timer")   # firmware.counter: the core's cycle counter (ticks are core cycles), or a timer
+EMULATORS = ("posix", "qemu", "unicorn")   # unicorn: the instruction-set emulator (edgebench.mcu.unicorn_board)
 EMULATOR_URL = "emulator"   # transport.url of a board whose emulator edgebench starts itself
+# transport.url of a board whose serial port is found by its USB ids (transport.usb); the same word as
+# edgebench.mcu.serial_ports.AUTO, not imported from there (edgebench.mcu loads numpy; tests/test_boards.py)
+AUTO_URL = "auto"
 DEFAULT_BAUD = 115200
 DEFAULT_SSH_PYTHON = "python3"
 
@@ -106,7 +110,7 @@ class TransportSpec:
     interface (a key a kind does not have reads as None).
     """
 
-    _ABSENT = ("url", "python", "baud")   # the keys a kind may not have: None there
+    _ABSENT = ("url", "python", "baud", "usb")   # the keys a kind may not have: None there
 
     def __getattr__(self, name: str):
         if name in TransportSpec._ABSENT:
@@ -114,7 +118,8 @@ class TransportSpec:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) is not None}
+        return {f.name: list(v) if isinstance(v, tuple) else v
+                for f in dataclasses.fields(self) if (v := getattr(self, f.name)) is not None}
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "<dict>", prefix: str = "transport") -> "TransportSpec":
@@ -151,7 +156,7 @@ class TransportSpec:
 
     def options(self) -> dict:
         """Keyword options for the transport's constructor (``python`` or ``baud``)."""
-        return {k: v for k, v in self.to_dict().items() if k not in ("type", "url")}
+        return {k: v for k, v in self.to_dict().items() if k not in ("type", "url", "usb")}
 
     def describe(self) -> str:
         if self.type == SIM_TRANSPORT:
@@ -194,8 +199,18 @@ class SerialTransport(TransportSpec):
     `url: emulator`: the pseudo-terminal of the emulator edgebench starts (needs `firmware.emulator`)."""
 
     type: Literal["serial"]
-    url: Annotated[SerialUrl, Field(description="the port or URL; `emulator` for an emulated board")]
+    url: Annotated[SerialUrl, Field(description="the port or URL; `emulator` for an emulated board; `auto`: the "
+                                                "port whose USB ids are in `usb` (`edgebench boards --connected`)")]
     baud: Annotated[Int, Field(ge=1, description="line speed")] = DEFAULT_BAUD
+    usb: Annotated[Optional[Tuple[UsbId, ...]], Field(
+        min_length=1, description="the USB `vid:pid` pairs of the board's serial port (e.g. an ST-LINK's "
+                                  "virtual COM port, 0483:374b): how `url: auto` finds it")] = None
+
+    @model_validator(mode="after")
+    def _auto(self) -> "SerialTransport":
+        if self.url == AUTO_URL and not self.usb:
+            raise FieldProblem("usb", f"missing: url {AUTO_URL!r} finds the port by its USB ids")
+        return self
 
 
 @dataclass(frozen=True, config=CLOSED)
@@ -213,6 +228,10 @@ TRANSPORTS = (LocalTransport, SshTransport, SerialTransport, SimTransport)
 
 # ---------------------------------------------------------------------------
 # datasheet, flasher, firmware
+
+
+UsbId = Annotated[Str, Field(pattern=r"^[0-9a-f]{4}:[0-9a-f]{4}$", json_schema_extra=expects(
+    "a USB id vid:pid in hex, e.g. 0483:374b"))]
 
 
 def _figure(unit: str, title: str, text: str):
@@ -285,6 +304,9 @@ class FlasherSpec:
     argv: Annotated[Tuple[Line, ...], Field(min_length=1, description="the command as a list; `{image}` (the "
                                                                       "firmware file), `{url}` (the transport URL), "
                                                                       "`{name}` (the board name) are filled in")]
+    targets: Annotated[Tuple[Tuple[Line, Line], ...], Field(
+        description="a mapping of flasher back-end (`openocd`, `pyocd`, `st-flash`, `stlink-drive`) to its name "
+                    "of this chip or drive (edgebench/mcu/flashers.py): `edgebench flash --flasher NAME`")] = ()
 
     @field_validator("argv")
     @classmethod
@@ -300,8 +322,18 @@ class FlasherSpec:
                 raise FieldProblem(f"[{i}]", f"expected placeholders among {allowed}, got {got(arg)}")
         return argv
 
+    @field_validator("targets", mode="before")
+    @classmethod
+    def _targets(cls, targets: Any) -> Any:
+        if isinstance(targets, dict):    # YAML: a mapping back-end -> its name of the chip; kept as sorted pairs
+            return tuple(sorted(targets.items()))
+        return targets
+
     def to_dict(self) -> dict:
-        return {"tool": self.tool, "argv": list(self.argv)}
+        out = {"tool": self.tool, "argv": list(self.argv)}
+        if self.targets:
+            out["targets"] = dict(self.targets)
+        return out
 
     def command(self, **values: str) -> list:
         """The argv with ``{image}``, ``{url}``, ``{name}`` filled in."""
@@ -333,10 +365,12 @@ class FirmwareSpec:
         description="the `firmware/ports/<port>` that `edgebench flash` builds with `make -C firmware "
                     "PORT=<port>`; null: no port for this board in edgebench yet, `edgebench flash` needs "
                     "`--image`")] = None
-    emulator: Annotated[Optional[Literal["posix", "qemu"]], Field(
-        description="edgebench starts the firmware itself: the posix build on a pseudo-terminal, or "
-                    "`qemu-system-arm`; null for real boards")] = None
-    machine: Annotated[Optional[Line], Field(description="`qemu` only, required: the `-M` machine")] = None
+    emulator: Annotated[Optional[Literal["posix", "qemu", "unicorn"]], Field(
+        description="edgebench starts the firmware itself: the posix build on a pseudo-terminal, "
+                    "`qemu-system-arm`, or `unicorn` (an instruction-set emulator with register models of the "
+                    "chip: it keeps no time); null for real boards")] = None
+    machine: Annotated[Optional[Line], Field(description="`qemu` and `unicorn` only, required: the `-M` machine, "
+                                                         "or the chip whose registers unicorn models")] = None
     icount_shift: Annotated[Optional[Annotated[Int, Field(ge=0, le=10)]], Field(
         description="`qemu` only, required: `-icount shift=N` (timings are then labelled `emulated`)")] = None
     bit_exact: Annotated[Bool, Field(
@@ -351,6 +385,9 @@ class FirmwareSpec:
     engine_version: Annotated[Optional[Annotated[Int, Field(ge=1)]], Field(
         description="the INT8 engine version of that firmware (`eb-info`'s `engine`): which operators the "
                     "fit check accepts (firmware/BLOB.md lists them per version)")] = None
+    counter: Annotated[Optional[Literal["cycles", "timer"]], Field(
+        description="what the port times with: `cycles` (the core's cycle counter, e.g. the DWT: a tick is a "
+                    "core cycle, so `bench` reports measured cycles per MAC) or `timer`; null when not known")] = None
 
     @model_validator(mode="after")
     def _emulator(self) -> "FirmwareSpec":
@@ -359,8 +396,12 @@ class FirmwareSpec:
         for key in ("machine", "icount_shift"):
             if self.emulator == "qemu" and getattr(self, key) is None:
                 raise FieldProblem(key, "missing required key for emulator qemu")
-            if self.emulator != "qemu" and getattr(self, key) is not None:
-                raise FieldProblem(key, "only allowed with emulator: qemu")
+        if self.emulator == "unicorn" and self.machine is None:
+            raise FieldProblem("machine", "missing required key for emulator unicorn (the chip)")
+        if self.emulator not in ("qemu", "unicorn") and self.machine is not None:
+            raise FieldProblem("machine", "only allowed with emulator: qemu or unicorn")
+        if self.emulator != "qemu" and self.icount_shift is not None:
+            raise FieldProblem("icount_shift", "only allowed with emulator: qemu")
         return self
 
     def to_dict(self) -> dict:
@@ -443,7 +484,7 @@ class BoardProfile:
         if self.firmware is not None and kind != "mcu":
             raise FieldProblem("firmware", "only allowed for kind mcu")
         if transport.url == EMULATOR_URL and not (self.firmware and self.firmware.emulator):
-            raise FieldProblem("transport.url", f"{EMULATOR_URL!r} needs firmware.emulator (posix or qemu)")
+            raise FieldProblem("transport.url", f"{EMULATOR_URL!r} needs firmware.emulator (posix, qemu or unicorn)")
         return self
 
     @property
@@ -557,7 +598,7 @@ __all__ = [
     "BoardProfile", "Datasheet", "FirmwareSpec", "FlasherSpec", "TransportSpec", "load_profile", "display_path",
     "LocalTransport", "SshTransport", "SerialTransport", "SimTransport", "TRANSPORTS", "close_matches",
     "figure_info",
-    "ESTIMATED_LABEL", "SCHEMA_VERSION", "KINDS", "AGENT_CLIENT", "MCU_CLIENT", "SIM_CLIENT", "TRANSPORT_TYPES",
+    "ESTIMATED_LABEL", "SCHEMA_VERSION", "AUTO_URL", "COUNTERS", "KINDS", "AGENT_CLIENT", "MCU_CLIENT", "SIM_CLIENT", "TRANSPORT_TYPES",
     "RUNTIMES", "KERNELS",
     "DELEGATES", "TELEMETRY", "FLASHER_PLACEHOLDERS", "EMULATORS", "EMULATOR_URL",
 ]

@@ -22,6 +22,14 @@ def _figure(value: float, unit: str) -> str:
     return f"{value:g} {unit}".rstrip()
 
 
+def _bytes(value: float) -> str:
+    """1 KiB = 1024 bytes, as microcontroller datasheets count them."""
+    for div, unit in ((1 << 20, "MiB"), (1 << 10, "KiB")):
+        if value >= div:
+            return f"{value / div:g} {unit} ({int(value):,} bytes)"
+    return f"{int(value):,} bytes"
+
+
 def _hz(value: float) -> str:
     for div, unit in ((1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")):
         if value >= div:
@@ -127,6 +135,11 @@ def _detail(p):
     row("default threads", str(p.default_threads))
     row("telemetry", ", ".join(p.telemetry) or "-")
     row("flasher", " ".join(p.flasher.argv) if p.flasher else "-")
+    if p.flasher and p.flasher.targets:
+        row("flashers", ", ".join(f"{k} ({v})" for k, v in p.flasher.targets)
+            + f"; edgebench flash --board {p.name} --flasher NAME")
+    if p.transport.usb:
+        row("serial port", f"found by USB id: {', '.join(p.transport.usb)} (edgebench boards --connected)")
     if p.datasheet is None:
         row("datasheet", "- (no published figures)")
     else:
@@ -149,12 +162,29 @@ def boards(
     name: Optional[str] = typer.Argument(None, metavar="NAME", help="Show this board's profile in full."),
     json_out: bool = opt.json_flag("the profiles"),
     boards_dir: Optional[List[Path]] = opt.boards_dir(),
+    connected_only: bool = typer.Option(False, "--connected",
+                                        help="List the USB serial ports plugged in and the profiles each matches."),
 ) -> None:
     """Known boards: how each is reached, its runtimes, what it can measure."""
     from edgebench.boards.registry import get_profile, list_profiles
     from edgebench.cli.output import emit_json, get_console
 
     extra = tuple(boards_dir or ())
+    if connected_only:
+        from edgebench.mcu.serial_ports import connected
+
+        ports = connected(list_profiles(extra_dirs=extra))
+        if json_out:
+            emit_json(ports)
+            return
+        console = get_console()
+        if not ports:
+            console.print("no USB serial port is plugged in", markup=False, highlight=False)
+        for port in ports:
+            names = ", ".join(port["profiles"]) or "no profile (add transport.usb to one: docs/boards.md)"
+            console.print(f"{port['device']}  {port['usb']}  {port['description']}  ->  {names}",
+                          markup=False, highlight=False)
+        return
     if name is not None:
         profile = get_profile(name, extra_dirs=extra)
         if json_out:

@@ -46,9 +46,9 @@ def deploy(
     check_choice(input_encoding, INPUT_ENCODINGS, "--input-encoding")
     check_choice(results, RESULTS_MODES, "--results")
     model_file = read_model(model)  # missing, a directory, a device, not a valid TFLite model: one clear line
-    from edgebench.mcu.fit import check_fit
+    from edgebench.mcu.fit import RAM_PLACEMENT, check_fit
 
-    check_fit(model, profile).raise_if_unfit()  # operators, model buffer, arena: before any upload
+    check_fit(model, profile).raise_if_unfit(RAM_PLACEMENT)  # operators, model buffer, arena: before any upload
     if image is not None:
         from edgebench.boards.connect import check_image
 

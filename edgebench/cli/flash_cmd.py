@@ -22,6 +22,12 @@ def flash(
     image: Optional[Path] = opt.image(help="Firmware image to use instead of building one."),
     url: Optional[str] = opt.url(help="Serial port for the flasher's {url} (real boards)."),
     build_only: bool = typer.Option(False, "--build-only", help="Build the firmware, print its path, exit."),
+    model: Optional[Path] = typer.Option(None, "--model", metavar="<path>",
+                                         help="Link this INT8 .tflite model into the image (read in place from "
+                                              "flash, loaded at start-up; only its arena needs RAM)."),
+    flasher: Optional[str] = typer.Option(None, "--flasher", metavar="<name>",
+                                          help="Real boards: openocd, pyocd, st-flash or mass-storage (the "
+                                               "ST-LINK drive); default: the profile's."),
     boards_dir: List[Path] = opt.boards_dir(),
     json_out: bool = opt.json_flag("what was started or flashed"),
 ) -> None:
@@ -43,20 +49,36 @@ def flash(
         raise UsageError(f"board {profile.name} is a Linux board: there is no firmware to flash",
                          "edgebench bench/accuracy start the agent on it themselves")
     fw = profile.firmware
+    if (fw is None or fw.port is None) and image is None:
+        raise UsageError(f"board {profile.name} has no firmware port in this edgebench",
+                         f"flash a prebuilt image: edgebench flash --board {profile.name} --image FILE")
+    if model is not None:
+        if not model.is_file():
+            raise UsageError(f"model file {model} does not exist", "check the path")
+        from edgebench.mcu.fit import FLASH_PLACEMENT, check_fit
+
+        check_fit(model, profile).raise_if_unfit(FLASH_PLACEMENT)   # operators, arena, flash: before building
     if build_only:
-        if fw is None or fw.port is None:
-            raise UsageError(f"board {profile.name} has no firmware port in this edgebench to build")
-        built = build_firmware(fw.port)
+        built = build_firmware(fw.port, model=model)
         emit_json({"board": profile.name, "port": fw.port, "image": str(built)}) if json_out else out.print(str(built))
         return
     if fw is None or fw.emulator is None:
-        done = flash_board(profile, image=image, url=url)
+        if not json_out:
+            err.print(f"[dim]{profile.name}: {'flashing' if image else 'building the firmware and flashing it'}…[/]")
+        done = flash_board(profile, image=image, url=url, flasher=flasher, model=model)
         if json_out:
             emit_json(done)
         else:
-            out.print(f"flashed {done['image']} to {profile.name} with {done['argv'][0]} "
-                      f"in {done['elapsed_s']:.1f} s")
+            out.print(f"flashed {done['image']} to {profile.name} with {done['flasher']} in {done['elapsed_s']:.1f} s")
+            started = done["started"]
+            out.print(f"  the firmware answers on {started['port']}: {started['name']}" if started["ok"] else
+                      f"  warning: no answer from the firmware yet: {started['reason']}", markup=False)
         return
+    if flasher is not None:
+        raise UsageError(f"board {profile.name} is emulated: there is nothing to flash with {flasher}",
+                         "drop --flasher")
+    if model is not None and image is None:
+        image = build_firmware(fw.port, model=model)
     session = FirmwareSession(profile, image=image)
     err.print(f"[dim]{profile.name}: building and starting the {fw.emulator} firmware…[/]")
     # SIGTERM and SIGHUP raise KeyboardInterrupt like Ctrl-C (edgebench.cli.signals, installed by main),

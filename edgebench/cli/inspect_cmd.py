@@ -129,13 +129,17 @@ def _fit(out, f) -> None:
         out.print("  operators: all supported")
     if f.refused:
         out.print(f"  refused by the converter: {escape(f.refused)}")
-    rows = [(c.what, f"{c.need_bytes:,}", f"{c.have_bytes:,}", "yes" if c.fits else "NO", c.basis)
-            for c in f.checks]
+    from edgebench.mcu.fit import PLACEMENTS
+
+    rows = [(c.what, c.placement or "both", f"{c.need_bytes:,}", f"{c.have_bytes:,}", "yes" if c.fits else "NO",
+             c.basis) for c in f.checks]
     if rows:
-        _print_table(out, "sizes", ("check", "need B", "have B", "fits", "basis"), rows,
-                     "\n".join(f"{c.what}: {c.note}" for c in f.checks if c.note) or None)
+        _print_table(out, "sizes", ("check", "blob in", "need B", "have B", "fits", "basis"), rows,
+                     "\n".join(f"{c.what} ({c.placement or 'both'}): {c.note}" for c in f.checks if c.note) or None)
     for u in f.unknown:
         out.print(f"  not checked: {escape(u)}")
+    for p in f.placements:
+        out.print(f"  blob in {p} ({escape(PLACEMENTS[p])}): " + ("fits" if f.fits_in(p) else "does not fit"))
     out.print("  verdict: " + ("fits" if f.ok else "[bold red]does not fit[/]"))
 
 

@@ -101,11 +101,13 @@ class McuClient:
         self.dut.stats.checked = self.dialect == "edgebench"
         if self.dialect == "edgebench":
             runtime = {"name": FIRMWARE_NAME, "version": str(self.info["engine"])}
-            timing = self.info["timing"]
+            # an image built for silicon says "real"; under an emulator it is not
+            timing = "emulated" if self.session is not None and not self.session.keeps_time else self.info["timing"]
         else:
             prof = self.dut.profile()
             runtime = {"name": MLPERF_NAME, "version": prof.get("profile") or "unknown"}
-            timing = "emulated" if self.profile.firmware and self.profile.firmware.emulator == "qemu" else "real"
+            timing = "emulated" if self.profile.firmware and self.profile.firmware.emulator in ("qemu", "unicorn") \
+                else "real"
         self._hello = {"protocol": f"mlperf-tiny+eb{self.info.get('proto')}" if self.info else "mlperf-tiny",
                        "agent_version": f"{runtime['name']} {runtime['version']}", "runtime": runtime,
                        "runtime_error": None, "timing": timing, "dialect": self.dialect, "dut_name": name,
@@ -200,18 +202,19 @@ class McuClient:
         converted = convert(model, name=label)
         blob, arena, flash = converted.data, converted.peak_arena_bytes, converted.flash_bytes
         report = {k: v for k, v in converted.to_dict().items() if k != "layers"}
-        if len(blob) > int(self.info["model-max-bytes"]):
+        crc = f"{crc32(blob):08x}"
+        held = str(self.dut.info().get("loaded", "")).startswith(f"crc32={crc},bytes={len(blob)},")
+        if len(blob) > int(self.info["model-max-bytes"]) and not (held and not force):
             raise ModelError(f"model {label}: its blob is {len(blob):,} bytes, board {self.profile.name} holds "
-                             f"at most {int(self.info['model-max-bytes']):,}",
-                             "use a smaller model or a board/firmware build with a larger model buffer")
+                             f"at most {int(self.info['model-max-bytes']):,} in RAM",
+                             f"link it into the firmware image instead: edgebench flash --board {self.profile.name} "
+                             f"--model {model.path or 'MODEL'} (or use a smaller model)")
         if arena is not None and int(arena) > int(self.info["arena-bytes"]):
             raise ModelError(f"model {label} needs {int(arena):,} bytes of arena RAM, board "
                              f"{self.profile.name} has {int(self.info['arena-bytes']):,}",
                              "use a smaller model or a board/firmware build with a larger arena")
         self._input_on_device = None
-        crc = f"{crc32(blob):08x}"
-        held = str(self.dut.info().get("loaded", ""))
-        if not force and held.startswith(f"crc32={crc},bytes={len(blob)},"):
+        if not force and held:
             up = {"skipped": True, "reason": "the device already holds this blob (eb-info loaded)", "crc32": crc,
                   "bytes": len(blob)}
         else:
@@ -343,6 +346,10 @@ class McuClient:
     def run(self, mode: str, count: int, max_time_s: float, rate_hz: float | None = None,
             start_index: int = 0) -> tuple[dict, dict]:
         """Inferences timed by the device counter, grouped per uploaded input (``eb-infer N 0``)."""
+        if self.session is not None and not self.session.keeps_time:
+            raise UsageError(f"board {self.profile.name} runs on {self.session.describe()}: it executes the "
+                             "image's instructions but keeps no time, so no latency comes from it",
+                             "use verify, accuracy or selftest here; measure latency on the real board or under QEMU")
         if self._pool is None:
             raise UsageError("no inputs are set", "set_inputs first")
         if mode == "fixed-rate":
@@ -512,6 +519,10 @@ def open_mcu(profile, start_emulator: bool = False, timeout_s: float = 10.0, ima
     if start_emulator:
         session = FirmwareSession(profile, image=image)
         address = session.start()
+    else:
+        from edgebench.mcu.serial_ports import resolve_url
+
+        address = resolve_url(profile)          # transport.url auto: the port with the board's USB ids
     try:
         dut = DutClient(address, baud=profile.transport.baud or 115200, timeout_s=timeout_s)
     except BaseException:

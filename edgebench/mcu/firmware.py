@@ -73,24 +73,55 @@ def require_tool(name: str) -> str:
     return path
 
 
-def build_firmware(port: str, out: Path | None = None, timeout_s: float = 600.0) -> Path:
-    """``make -C firmware PORT=port BUILD=out``; returns the firmware image (posix binary or ELF)."""
+def build_firmware(port: str, out: Path | None = None, timeout_s: float = 600.0, model=None) -> Path:
+    """``make -C firmware PORT=port BUILD=out``; returns the firmware image (posix binary or ELF).
+
+    ``model`` (a .tflite path or a :class:`~edgebench.modelfile.ModelFile`): link its blob into the
+    image (``EB_MODEL_BLOB=``; read in place from flash, loaded at start-up), built in a directory
+    of its own under ``out`` named by the blob's CRC-32."""
     src = firmware_dir()
     out = Path(out) if out else build_dir(port)
+    make_vars = []
+    if model is not None:
+        out, blob_path = _stage_blob(model, out)
+        make_vars.append(f"EB_MODEL_BLOB={blob_path}")
     out.mkdir(parents=True, exist_ok=True)
     make = require_tool("make")
     if port != "posix":
         require_tool("arm-none-eabi-gcc")
     try:
-        proc = subprocess.run([make, f"-j{os.cpu_count() or 2}", "-C", str(src), f"PORT={port}", f"BUILD={out}"], capture_output=True,
-                              text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+        proc = subprocess.run([make, f"-j{os.cpu_count() or 2}", "-C", str(src), f"PORT={port}", f"BUILD={out}",
+                               *make_vars], capture_output=True, text=True, timeout=timeout_s,
+                              stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise UsageError(f"building the {port} firmware took more than {timeout_s:g} s") from None
     if proc.returncode != 0:
-        tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+        log = (proc.stderr or proc.stdout).strip()
+        over = re.search(r"region `(\w+)' overflowed by (\d+) bytes", log)
+        if over:
+            raise UsageError(f"the {port} firmware does not fit the board's {over.group(1)}: over by "
+                             f"{int(over.group(2)):,} bytes" + (" with the model's blob linked in" if model else ""),
+                             "use a smaller model, or deploy it into RAM (edgebench deploy) if it fits there"
+                             if model else f"lower the buffer sizes in firmware/ports/{port}/port.mk")
+        tail = " | ".join(log.splitlines()[-3:])
         raise UsageError(f"building the {port} firmware failed (make exit {proc.returncode}): {tail}",
-                         f"run make -C {src} PORT={port} BUILD={out} to see the full log")
+                         f"run make -C {src} PORT={port} BUILD={out} {' '.join(make_vars)} to see the full log")
     return firmware_image(port, out)
+
+
+def _stage_blob(model, out: Path) -> tuple:
+    """The model's blob written to ``out/model-<crc32>/model.ebm`` (unchanged bytes are not rewritten,
+    so make relinks only when the model changed); (that build directory, the blob's path)."""
+    from edgebench.mcu.blob import convert
+    from edgebench.modelfile import read_model
+
+    blob = convert(model if not isinstance(model, (str, os.PathLike)) else read_model(model))
+    where = out / f"model-{blob.crc32:08x}"
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / "model.ebm"
+    if not path.is_file() or path.read_bytes() != blob.data:
+        path.write_bytes(blob.data)
+    return where, path
 
 
 def firmware_image(port: str, out: Path) -> Path:
@@ -119,7 +150,7 @@ class FirmwareSession:
         self.start_timeout_s = start_timeout_s
         self.url: str | None = None
         self._proc = None
-        self._qemu = None
+        self._emulator = None
         self._tail: list = []
 
     def start(self) -> str:
@@ -128,6 +159,11 @@ class FirmwareSession:
             raise UsageError(f"firmware image {image} does not exist")
         if self.fw.emulator == "posix":
             self.url = self._start_posix(image)
+        elif self.fw.emulator == "unicorn":
+            from edgebench.mcu.unicorn_board import UnicornBoard
+
+            self._emulator = UnicornBoard(image, chip=self.fw.machine)
+            self.url = self._emulator.start()
         else:
             self.url = self._start_qemu(image)
         return self.url
@@ -165,28 +201,36 @@ class FirmwareSession:
         require_tool("qemu-system-arm")
         from edgebench.mcu.qemu import QemuBoard
 
-        self._qemu = QemuBoard(self.fw.machine, str(image), icount_shift=self.fw.icount_shift)
-        return self._qemu.start()
+        self._emulator = QemuBoard(self.fw.machine, str(image), icount_shift=self.fw.icount_shift)
+        return self._emulator.start()
 
     def alive(self) -> bool:
         if self._proc is not None:
             return self._proc.poll() is None
-        if self._qemu is not None:
-            return bool(self._qemu.running)
+        if self._emulator is not None:
+            return bool(self._emulator.running)
         return False
 
     def describe(self) -> str:
         if self.fw.emulator == "posix":
             return f"posix firmware started by edgebench ({self.image.name if self.image else 'eb-firmware'})"
+        if self.fw.emulator == "unicorn":
+            return f"unicorn instruction-set emulator ({self.fw.machine} register models) started by edgebench"
         return f"qemu-system-arm -M {self.fw.machine} -icount shift={self.fw.icount_shift} started by edgebench"
 
+    @property
+    def keeps_time(self) -> bool:
+        """False under unicorn: its counter is not the image's speed, so no latency may come from it."""
+        return self.fw.emulator != "unicorn"
+
     def to_dict(self) -> dict:
-        pid = self._proc.pid if self._proc is not None else getattr(self._qemu, "pid", None)
+        pid = self._proc.pid if self._proc is not None else getattr(self._emulator, "pid", None)
         return {"board": self.profile.name, "url": self.url, "emulator": self.fw.emulator,
                 "machine": self.fw.machine, "icount_shift": self.fw.icount_shift, "port": self.fw.port,
                 "image": str(self.image) if self.image else None, "image_sha256": self._image_sha256(),
                 "pid": pid,
-                "timing": "emulated" if self.fw.emulator == "qemu" else "real (host CPU)"}
+                "timing": {"qemu": "emulated", "unicorn": "emulated (untimed)"}.get(self.fw.emulator,
+                                                                                   "real (host CPU)")}
 
     def _image_sha256(self) -> str | None:
         """The firmware image's sha256 (a run names the exact build it ran, --image or built)."""
@@ -199,21 +243,21 @@ class FirmwareSession:
         return self._sha
 
     def log_tail(self) -> str:
-        if self._qemu is not None:
-            return " | ".join(ln for ln in self._qemu.output().splitlines()[-3:] if ln.strip())
+        if self._emulator is not None:
+            return " | ".join(ln for ln in self._emulator.output().splitlines()[-3:] if ln.strip())
         return " | ".join(self._tail[-3:])
 
     def wait(self, poll_s: float = 0.5) -> int | None:
         """Block while the emulator runs (Ctrl-C raises KeyboardInterrupt); its exit status."""
         while self.alive():
             time.sleep(poll_s)
-        if self._qemu is not None:
-            return self._qemu.returncode
+        if self._emulator is not None:
+            return self._emulator.returncode
         return self._proc.returncode if self._proc is not None else None
 
     def stop(self) -> None:
-        if self._qemu is not None:
-            qemu, self._qemu = self._qemu, None
+        if self._emulator is not None:
+            qemu, self._emulator = self._emulator, None
             qemu.stop()
         if self._proc is not None:
             from edgebench.transport.child import stop_tied
@@ -229,22 +273,49 @@ class FirmwareSession:
 
 
 def flash_board(profile, image: str | os.PathLike | None = None, url: str | None = None,
-                timeout_s: float = 600.0) -> dict:
-    """Run a real board's flasher (argv, no shell) with ``{image}``, ``{url}``, ``{name}`` filled."""
+                timeout_s: float = 600.0, flasher: str | None = None, model=None,
+                wait_started_s: float = 10.0) -> dict:
+    """Flash a real board: build its port's image (with ``model``'s blob linked in, if given)
+    unless ``image`` is given, write it with ``flasher`` (a back-end of
+    :data:`edgebench.mcu.flashers.FLASHERS`; default the profile's ``flasher.tool``), then wait
+    for the firmware to answer on its serial port (``url``, or the profile's, found by USB ids
+    when ``auto``). The profile's own argv (``{image}``, ``{url}``, ``{name}`` filled, no shell)
+    runs for a tool the table does not know."""
+    from edgebench.mcu.flashers import FLASHERS, flash_with
+
     fl = profile.flasher
-    if fl is None:
+    name = flasher or (fl.tool if fl else None)
+    if name is None:
         raise UsageError(f"board {profile.name} has no flasher in its profile",
-                         "add flasher: {tool, argv} to the profile (docs/boards.md)")
+                         f"add flasher: {{tool, argv}} to the profile (docs/boards.md), or pick one with --flasher "
+                         f"({', '.join(FLASHERS)})")
+    if flasher is not None and flasher not in FLASHERS:
+        raise UsageError(f"unknown flasher {flasher!r}", f"pick one of {', '.join(FLASHERS)}")
     fw = profile.firmware
     if image is None:
         if fw is None or fw.port is None:
             raise UsageError(f"board {profile.name} has no firmware port in this edgebench to build",
                              "give a prebuilt image: edgebench flash --board B --image FILE")
-        image = build_firmware(fw.port)
+        image = build_firmware(fw.port, model=model)
+    elif model is not None:
+        raise UsageError("--model builds an image with the model linked in; --image flashes one as it is",
+                         "give one of the two")
     image = Path(image)
     if not image.is_file():
         raise UsageError(f"firmware image {image} does not exist")
-    argv = fl.command(image=str(image), url=url or profile.transport.url or "", name=profile.name)
+    targets = dict(getattr(fl, "targets", ()) or ()) if fl else {}
+    if name in FLASHERS and (flasher is not None or name in targets):
+        done = flash_with(FLASHERS[name], profile, image, timeout_s=timeout_s)
+    else:
+        done = _run_profile_argv(profile, image, url, timeout_s)
+    done.update(board=profile.name, elf=str(image), started=_wait_started(profile, url, wait_started_s))
+    return done
+
+
+def _run_profile_argv(profile, image: Path, url: str | None, timeout_s: float) -> dict:
+    from edgebench.mcu.flashers import FLASHERS, PLUG_IN
+
+    argv = profile.flasher.command(image=str(image), url=url or profile.transport.url or "", name=profile.name)
     exe = shutil.which(argv[0])
     if exe is None:
         raise UsageError(f"{argv[0]} (the flasher of board {profile.name}) is not installed",
@@ -257,11 +328,35 @@ def flash_board(profile, image: str | os.PathLike | None = None, url: str | None
         raise TransportError(f"{argv[0]} did not finish flashing {profile.name} within {timeout_s:g} s",
                              "is the board connected and powered?") from None
     out = (proc.stdout + proc.stderr).strip().splitlines()
+    known = FLASHERS.get(profile.flasher.tool)
+    if known is not None and any(re.search(p, "\n".join(out)) for p in known.no_probe):
+        raise TransportError(f"{argv[0]} found no probe or board to flash {profile.name}", PLUG_IN)
     if proc.returncode != 0:
         raise TransportError(f"{argv[0]} failed to flash {profile.name} (exit {proc.returncode}): "
                              + " | ".join(out[-3:]), "is the board connected, powered, and not in use?")
-    return {"board": profile.name, "image": str(image), "argv": argv, "returncode": proc.returncode,
+    return {"flasher": profile.flasher.tool, "image": str(image), "argv": argv, "returncode": proc.returncode,
             "elapsed_s": time.monotonic() - t0, "output_tail": out[-5:]}
+
+
+def _wait_started(profile, url: str | None, timeout_s: float) -> dict:
+    """After flashing: the firmware's answer to ``name%`` on the board's serial port (it resets into
+    the new image), or why it could not be asked."""
+    from edgebench.mcu.protocol import DutClient
+    from edgebench.mcu.serial_ports import resolve_url
+
+    try:
+        address = resolve_url(profile, url)
+    except TransportError as exc:
+        return {"ok": False, "port": None, "reason": exc.message}
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with DutClient(address, baud=profile.transport.baud or 115200, timeout_s=2.0) as dut:
+                return {"ok": True, "port": address, "name": dut.sync()}
+        except (TransportError, AgentError) as exc:
+            if time.monotonic() >= deadline:
+                return {"ok": False, "port": address, "reason": exc.message}
+            time.sleep(0.5)
 
 
 __all__ = ["FirmwareSession", "flash_board", "build_firmware", "build_dir", "firmware_dir", "firmware_image",

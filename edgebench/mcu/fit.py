@@ -13,12 +13,19 @@ boards layer) and says, without touching the board:
   (``firmware.model_buffer_bytes``, from the firmware build) and against the
   flash of the datasheet (``datasheet.flash_bytes``, estimated);
 * the planned arena against the firmware's arena (``firmware.arena_bytes``)
-  and, with the blob (the edgebench firmware holds an uploaded model in RAM),
-  against the datasheet RAM (``datasheet.ram_bytes``, estimated), plus the DSP
+  and against the datasheet RAM (``datasheet.ram_bytes``, estimated), plus the DSP
   kernels' static scratch (:data:`DSP_SCRATCH_BYTES`) on a core with the DSP
   extension (the profile's ``soc`` names a Cortex-M4, M7, M33, M35P, M55 or M85).
   The datasheet comparison leaves out the firmware's code, stack and I/O
   buffers: it can show that a model cannot fit, never promise that it does.
+
+Two placements of the blob are checked apart (:data:`PLACEMENTS`): ``ram``, uploaded
+over the serial link into the firmware's model buffer (``deploy``: quick iteration;
+the blob counts against the model buffer and the RAM), and ``flash``, linked into the
+firmware image (``edgebench flash --board B --model M``; read in place, so it counts
+against the flash and only the arena needs RAM; boards with a firmware port only).
+The model fits when one placement fits; :meth:`FitReport.raise_if_unfit` takes the
+placement a command needs (``deploy``: ``ram``).
 
 A model the converter refuses for another reason (float, uint8, an operator
 variant the engine cannot run bit-exactly) is reported with that reason.
@@ -34,6 +41,10 @@ from edgebench.mcu.ops import ENGINE_VERSION, describe_unsupported, engine_suppo
 from edgebench.modelfile import parse_model
 
 FIRMWARE_BUILD = "firmware build"
+RAM_PLACEMENT, FLASH_PLACEMENT = "ram", "flash"
+#: where the blob can live, and what each placement means (inspect prints these)
+PLACEMENTS = {RAM_PLACEMENT: "uploaded into the firmware's RAM model buffer (edgebench deploy)",
+              FLASH_PLACEMENT: "linked into the firmware image, read in place (edgebench flash --model)"}
 DATASHEET = "estimated (datasheet)"
 #: the static scratch of the DSP kernels (EB_DSP_SCRATCH_BYTES in firmware/core/kernels/dsp/eb_dsp.h),
 #: in .bss of builds for cores with the DSP extension; a layer whose working set exceeds it
@@ -58,6 +69,7 @@ class FitCheck:
     have_bytes: int
     basis: str           # FIRMWARE_BUILD or DATASHEET
     note: str = ""
+    placement: str = ""  # RAM_PLACEMENT, FLASH_PLACEMENT, or "" for both
 
     @property
     def fits(self) -> bool:
@@ -65,7 +77,7 @@ class FitCheck:
 
     def to_dict(self) -> dict:
         return {"what": self.what, "need_bytes": self.need_bytes, "have_bytes": self.have_bytes,
-                "fits": self.fits, "basis": self.basis, "note": self.note}
+                "fits": self.fits, "basis": self.basis, "note": self.note, "placement": self.placement or "both"}
 
 
 @dataclass(frozen=True)
@@ -83,12 +95,20 @@ class FitReport:
     checks: tuple = field(default_factory=tuple)
     unknown: tuple = ()                 # sizes the profile does not give
 
+    placements: tuple = (RAM_PLACEMENT,)  # the placements the board offers
+
+    def fits_in(self, placement: str) -> bool:
+        """The model runs with its blob in ``placement`` (RAM_PLACEMENT or FLASH_PLACEMENT)."""
+        return (placement in self.placements and not self.missing and self.refused is None
+                and all(c.fits for c in self.checks if c.placement in ("", placement)))
+
     @property
     def ok(self) -> bool:
-        return not self.missing and self.refused is None and all(c.fits for c in self.checks)
+        """It fits in at least one placement."""
+        return any(self.fits_in(p) for p in self.placements)
 
-    def problems(self) -> list:
-        """One short sentence per reason the model does not fit."""
+    def problems(self, placement: Optional[str] = None) -> list:
+        """One short sentence per reason the model does not fit (in ``placement``, or in any)."""
         out = []
         if self.missing:
             out.append(f"the firmware (engine version {self.engine_version}) lacks "
@@ -96,8 +116,9 @@ class FitReport:
         if self.refused:
             out.append(self.refused)
         for c in self.checks:
-            if not c.fits:
-                out.append(f"{c.what}: needs {c.need_bytes:,} bytes, the board has {c.have_bytes:,} "
+            if not c.fits and (placement is None or c.placement in ("", placement)):
+                where = f" with the blob in {c.placement}" if c.placement and placement is None else ""
+                out.append(f"{c.what}{where}: needs {c.need_bytes:,} bytes, the board has {c.have_bytes:,} "
                            f"[{c.basis}]")
         return out
 
@@ -109,9 +130,13 @@ class FitReport:
                                       for op, n, k, t in self.missing],
                 "blob_bytes": self.blob_bytes, "arena_bytes": self.arena_bytes, "refused": self.refused,
                 "checks": [c.to_dict() for c in self.checks], "unknown": list(self.unknown),
-                "problems": self.problems()}
+                "placements": {p: self.fits_in(p) for p in self.placements}, "problems": self.problems()}
 
-    def hint(self) -> str:
+    def hint(self, placement: Optional[str] = None) -> str:
+        if placement == RAM_PLACEMENT and self.fits_in(FLASH_PLACEMENT):
+            model = self.model if self.model != "<bytes>" else "MODEL"
+            return (f"its blob fits in flash: link it into the firmware image with "
+                    f"edgebench flash --board {self.board} --model {model}")
         if self.missing:
             return ("the engine does not run these operators: replace them in the model, or use a board "
                     "whose firmware runs them")
@@ -119,11 +144,14 @@ class FitReport:
             return self.refused_hint or "see firmware/BLOB.md for what the engine runs bit-exactly"
         return "choose a board with more memory, a smaller model, or a firmware built with larger buffers"
 
-    def raise_if_unfit(self) -> None:
-        """ModelError (one line) naming every reason, for deploy/verify/bench to stop before upload."""
-        if not self.ok:
-            raise ModelError(f"{self.model} does not fit {self.board}: " + "; ".join(self.problems()),
-                             self.hint())
+    def raise_if_unfit(self, placement: Optional[str] = None) -> None:
+        """ModelError (one line) naming every reason, for deploy/verify/bench to stop before upload;
+        ``placement`` is the one the command needs (None: any)."""
+        fits = self.ok if placement is None else self.fits_in(placement)
+        if not fits:
+            where = f" with its blob in {placement}" if placement else ""
+            raise ModelError(f"{self.model} does not fit {self.board}{where}: " + "; ".join(self.problems(placement)),
+                             self.hint(placement))
 
 
 def model_operators(data: bytes, path: str = "<bytes>") -> tuple:
@@ -170,21 +198,28 @@ def check_fit(model: Union[str, Path, bytes], profile) -> FitReport:
         return FitReport(**report, refused=exc.message.rstrip("."), refused_hint=exc.hint)
     checks, unknown = [], []
 
-    def compare(what, need, have, basis_, note=""):
+    def compare(what, need, have, basis_, note="", placement=""):
         if have is None:
-            unknown.append(f"{what}: the board profile does not give it ({basis_})")
+            if f"{what}: " not in "".join(unknown):
+                unknown.append(f"{what}: the board profile does not give it ({basis_})")
         else:
-            checks.append(FitCheck(what, int(need), int(have), basis_, note))
+            checks.append(FitCheck(what, int(need), int(have), basis_, note, placement))
 
-    compare("model buffer", blob.flash_bytes, getattr(fw, "model_buffer_bytes", None), FIRMWARE_BUILD)
+    placements = (RAM_PLACEMENT, FLASH_PLACEMENT) if getattr(fw, "port", None) else (RAM_PLACEMENT,)
+    compare("model buffer", blob.flash_bytes, getattr(fw, "model_buffer_bytes", None), FIRMWARE_BUILD,
+            placement=RAM_PLACEMENT)
     compare("arena", blob.peak_arena_bytes, getattr(fw, "arena_bytes", None), FIRMWARE_BUILD)
     if ds is not None:
-        compare("flash", blob.flash_bytes, getattr(ds, "flash_bytes", None), DATASHEET,
-                "the blob only; the firmware's code is not counted")
         dsp = dsp_scratch_bytes(profile)
+        scratch = f" + {dsp} bytes of DSP kernel scratch" if dsp else ""
+        if FLASH_PLACEMENT in placements:
+            compare("flash", blob.flash_bytes, getattr(ds, "flash_bytes", None), DATASHEET,
+                    "the blob only; the firmware's code is not counted", placement=FLASH_PLACEMENT)
+            compare("RAM", blob.peak_arena_bytes + dsp, getattr(ds, "ram_bytes", None), DATASHEET,
+                    f"arena{scratch} (the blob is read in place from flash); code, stack and I/O buffers "
+                    "not counted", placement=FLASH_PLACEMENT)
         compare("RAM", blob.peak_arena_bytes + blob.flash_bytes + dsp, getattr(ds, "ram_bytes", None), DATASHEET,
-                "arena + blob (the firmware holds the uploaded model in RAM)"
-                + (f" + {dsp} bytes of DSP kernel scratch" if dsp else "")
-                + "; code, stack and I/O buffers not counted")
+                f"arena + blob (the firmware holds the uploaded model in RAM){scratch}; code, stack and "
+                "I/O buffers not counted", placement=RAM_PLACEMENT)
     return FitReport(**report, blob_bytes=blob.flash_bytes, arena_bytes=blob.peak_arena_bytes,
-                     checks=tuple(checks), unknown=tuple(unknown))
+                     checks=tuple(checks), unknown=tuple(unknown), placements=placements)

@@ -41,10 +41,13 @@ from edgebench.transport.child import spawn_tied, stop_tied
 
 QEMU_PROGRAM = "qemu-system-arm"
 
-#: QEMU machine -> what runs on it (for messages and board profiles).
+#: QEMU machine -> what runs on it (for messages and board profiles). ``serial`` is the index
+#: of the UART the port talks on among the machine's serial devices (netduinoplus2: USART1..6 are
+#: serial0..5, and the Nucleo's virtual COM port is USART2).
 MACHINES = {
-    "mps2-an386": {"cpu": "cortex-m4", "port": "mps2-an386", "counter_hz": 25_000_000},
-    "mps2-an500": {"cpu": "cortex-m7", "port": "mps2-an500", "counter_hz": 25_000_000},
+    "mps2-an386": {"cpu": "cortex-m4", "port": "mps2-an386", "counter_hz": 25_000_000, "serial": 0},
+    "mps2-an500": {"cpu": "cortex-m7", "port": "mps2-an500", "counter_hz": 25_000_000, "serial": 0},
+    "netduinoplus2": {"cpu": "cortex-m4", "port": "netduinoplus2", "counter_hz": 25_000_000, "serial": 1},
 }
 
 _PTY_LINE = re.compile(r"char device redirected to (\S+) \(label (\S+)\)")
@@ -131,9 +134,9 @@ class QemuBoard:
         # once QEMU has seen the pty opened (see start()). The monitor is on stdio
         # (a pipe), never on the board's UART.
         argv = [qemu_path or self.qemu, "-M", self.machine,
-                "-display", "none", "-nodefaults", "-S", "-monitor", "stdio",
-                "-serial", "pty",
-                "-kernel", str(self.elf)]
+                "-display", "none", "-nodefaults", "-S", "-monitor", "stdio"]
+        argv += ["-serial", "null"] * self.serial_index + ["-serial", "pty"]
+        argv += ["-kernel", str(self.elf)]
         # Always in instruction-counting mode: with a fixed shift, virtual time is
         # deterministic; without one, shift=auto paces it to the host's clock. Plain
         # TCG (no -icount) is avoided: there QEMU 7.2 stalls the UART's input (the
@@ -145,6 +148,11 @@ class QemuBoard:
             argv += ["-semihosting-config", "enable=on,target=native"]
         argv += list(self.extra_args)
         return argv
+
+    @property
+    def serial_index(self) -> int:
+        """Which of the machine's serial devices is the board's host link (its ``-serial pty``)."""
+        return int(MACHINES.get(self.machine, {}).get("serial", 0))
 
     @property
     def timing_label(self) -> str:
@@ -228,7 +236,7 @@ class QemuBoard:
                 raise QemuError(f"{self.machine}: QEMU exited with status {code} "
                                 "before opening the serial pty", hint=self._tail_hint())
             match = _PTY_LINE.search(line)
-            if match and match.group(2) == "serial0":
+            if match and match.group(2) == f"serial{self.serial_index}":
                 self.pty_path = match.group(1)
                 break
         self._connect_and_run()

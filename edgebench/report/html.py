@@ -400,9 +400,19 @@ def _verify_section(d: RunData) -> str:
             + f"<p>{_e(verdict)}</p>")
 
 
+def _selftest_section(d: RunData) -> str:
+    st = (d.result.extra or {}).get("selftest") or {}
+    if not st:
+        return ""
+    rows = [[c.get("status"), c.get("name"), c.get("summary")] for c in st.get("checks") or []]
+    notes = "".join(f"<p class=small>note: {_e(n)}</p>" for n in st.get("notes") or [])
+    return "<h3>Self-test checks</h3>" + _table(["status", "check", "what was seen"], rows) + notes
+
+
 #: The report sections of a run, by name; a run kind lists the ones it has (RunKind.sections), in order.
 SECTIONS = {"latency": _latency_section, "soak": _soak_section, "points": _sweep_section,
-            "accuracy": _accuracy_section, "energy": _energy_section, "verify": _verify_section}
+            "accuracy": _accuracy_section, "energy": _energy_section, "verify": _verify_section,
+            "selftest": _selftest_section}
 
 
 def _run_section(d: RunData, index: int) -> str:

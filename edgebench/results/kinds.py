@@ -58,8 +58,9 @@ ENERGY = RunKind("energy", "energy", "energy", latency=True, samples=True, energ
                  sections=("latency", "energy"))
 VERIFY = RunKind("verify", "verify", "verify", sections=("verify",))
 MLPERF = RunKind("mlperf-tiny", "MLPerf Tiny", "bench", latency=True, sections=("latency",))
+SELFTEST = RunKind("selftest", "self-test", "selftest", sections=("selftest",))
 
-KINDS = (BENCH, SOAK, SWEEP, ACCURACY, ENERGY, VERIFY, MLPERF)
+KINDS = (BENCH, SOAK, SWEEP, ACCURACY, ENERGY, VERIFY, MLPERF, SELFTEST)
 NAMES = tuple(k.name for k in KINDS)
 _BY_NAME = {k.name: k for k in KINDS}
 

@@ -58,6 +58,11 @@ void eb_cmd_eb_info(int argc, char **argv)
     info_u32("cmd-max-bytes", EB_CMD_MAX_BYTES);
     info_str("mode", EB_CFG_ENERGY_MODE ? "energy" : "performance");
     info_str("temp", eb_port_temp_mc(&mc) == 0 ? "yes" : "no");
+#if EB_FLASH_MODEL
+    info_u32("flash-model-bytes", (uint32_t)(eb_flash_model_end - eb_flash_model));
+#else
+    info_u32("flash-model-bytes", 0u);
+#endif
     eb_out_str("m-eb-loaded-[");
     if (eb_s.model_loaded) {
         eb_out_str("crc32=");
@@ -128,6 +133,7 @@ void eb_cmd_eb_upload(int argc, char **argv)
     /* The old contents are invalid from the first byte on. */
     if (model) {
         eb_s.model_len = 0u;
+        eb_s.model_src = eb_model_buf;
         eb_unload_model();
         eb_upload_begin(eb_model_buf, len, crc, model_uploaded);
     } else {
@@ -166,21 +172,6 @@ static int valid_model_id(const char *id)
 }
 
 /* The model's id: the one given, else "eb-" and the blob's CRC-32 in hex. */
-static void set_model_id(const char *id)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t i;
-    if (id != NULL) {
-        strcpy(eb_s.model_id, id);
-        return;
-    }
-    memcpy(eb_s.model_id, "eb-", 3u);
-    for (i = 0; i < 8u; i++) {
-        eb_s.model_id[3u + i] = hex[(eb_s.model_crc >> (28u - 4u * i)) & 0xFu];
-    }
-    eb_s.model_id[11] = '\0';
-}
-
 /* The index of `value` in names[0..count), or -1. */
 static int name_index(const char *value, const char *const *names, int count)
 {
@@ -276,10 +267,7 @@ void eb_cmd_eb_model(int argc, char **argv)
         eb_out_line("e-[eb-model-none: no model uploaded (eb-upload model LEN CRC32)]");
         return;
     }
-    err[0] = '\0';
-    st = eb_model_init(&eb_s.model, eb_model_buf, eb_s.model_len, eb_arena, sizeof eb_arena, err,
-                       sizeof err);
-    err[sizeof err - 1u] = '\0';
+    st = eb_init_model(err, sizeof err);
     if (st != EB_OK) {
         eb_out_str("e-[eb-model-");
         eb_out_str(status_word(st));
@@ -304,7 +292,7 @@ void eb_cmd_eb_model(int argc, char **argv)
     eb_s.model_loaded = 1;
     eb_s.in_enc = in_enc;
     eb_s.res_mode = res_mode;
-    set_model_id(id);
+    eb_set_model_id(id);
     eb_out_str("m-eb-model-[layers=");
     eb_out_u32(eb_s.model.n_layers);
     eb_out_str(",arena=");

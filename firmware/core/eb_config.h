@@ -13,6 +13,13 @@
 #define EB_MODEL_MAX_BYTES (256u * 1024u)
 #endif
 
+/* 1: the build links a model blob into the image (firmware/Makefile
+ * EB_MODEL_BLOB=file), loaded at start-up and read in place (flash on a
+ * microcontroller); the RAM buffer above still takes uploads. */
+#ifndef EB_FLASH_MODEL
+#define EB_FLASH_MODEL 0
+#endif
+
 /* Input buffer filled by `db load N` + `db <hex>` or `eb-upload input`. */
 #ifndef EB_INPUT_MAX_BYTES
 #define EB_INPUT_MAX_BYTES (16u * 1024u)

@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "eb_crc32.h"
 #include "eb_parse.h"
 #include "eb_reply.h"
 
@@ -35,6 +36,44 @@ void eb_session_init(size_t parser_ram_bytes)
     memset(&eb_s, 0, sizeof eb_s);
     strcpy(eb_s.model_id, "none");
     eb_s.parser_ram_bytes = parser_ram_bytes;
+    eb_s.model_src = eb_model_buf;
+#if EB_FLASH_MODEL
+    {
+        char err[8];
+        eb_s.model_src = eb_flash_model;
+        eb_s.model_len = (size_t)(eb_flash_model_end - eb_flash_model);
+        eb_s.model_crc = eb_crc32(eb_flash_model, eb_s.model_len);
+        eb_s.model_loaded = eb_init_model(err, sizeof err) == EB_OK &&
+                            eb_model_input_bytes(&eb_s.model) <= EB_INPUT_MAX_BYTES;
+        if (eb_s.model_loaded) {
+            eb_set_model_id(NULL);
+        }
+    }
+#endif
+}
+
+eb_status eb_init_model(char *err, size_t err_len)
+{
+    eb_status st;
+    err[0] = '\0';
+    st = eb_model_init(&eb_s.model, eb_s.model_src, eb_s.model_len, eb_arena, sizeof eb_arena, err, err_len);
+    err[err_len - 1u] = '\0';
+    return st;
+}
+
+void eb_set_model_id(const char *id)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t i;
+    if (id != NULL) {
+        strcpy(eb_s.model_id, id);
+        return;
+    }
+    memcpy(eb_s.model_id, "eb-", 3u);
+    for (i = 0; i < 8u; i++) {
+        eb_s.model_id[3u + i] = hex[(eb_s.model_crc >> (28u - 4u * i)) & 0xFu];
+    }
+    eb_s.model_id[11] = '\0';
 }
 
 size_t eb_session_ram_bytes(void)

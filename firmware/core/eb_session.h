@@ -27,7 +27,8 @@ typedef struct {
     size_t in_size;
     size_t in_pos;
     /* model blob and the model made from it */
-    size_t model_len;          /* bytes of a complete, CRC-checked upload */
+    const uint8_t *model_src;  /* the blob: eb_model_buf, or the one linked into flash (EB_FLASH_MODEL) */
+    size_t model_len;          /* bytes of a complete, CRC-checked upload (or the linked blob) */
     uint32_t model_crc;
     int model_loaded;          /* eb_model_init succeeded on it */
     eb_model model;
@@ -51,6 +52,19 @@ size_t eb_session_ram_bytes(void);
 
 /* Forget the loaded model (and its options and results). */
 void eb_unload_model(void);
+/* The engine's model over the current blob (eb_s.model_src, uploaded or linked)
+ * and the arena; err holds the engine's message on failure. */
+eb_status eb_init_model(char *err, size_t err_len);
+/* The model's id: `id`, or with NULL "eb-" and the blob's CRC32 in hex. */
+void eb_set_model_id(const char *id);
+#if EB_FLASH_MODEL
+/* A model blob linked into the image (firmware/Makefile EB_MODEL_BLOB=): const,
+ * 16-byte aligned, in flash on a microcontroller; the engine reads its weights
+ * in place, so only the arena needs RAM. Loaded at start-up; an `eb-upload
+ * model` into the RAM buffer replaces it until the next reset. */
+extern const uint8_t eb_flash_model[];
+extern const uint8_t eb_flash_model_end[];
+#endif
 /* Where a float32 input of n elements is quantized to: after the floats, 16-byte aligned. */
 size_t eb_stage_offset(size_t n);
 /* Print an error and return -1 unless a model and a complete input of the

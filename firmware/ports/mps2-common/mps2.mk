@@ -21,10 +21,12 @@ SIZE    := $(CROSS)size
 PORT_QEMU_MACHINE := $(MPS2_MACHINE)
 PORT_ELF_SUFFIX   := .elf
 PORT_LDSCRIPT     := $(MPS2_PORT_DIR)/memory.ld
-PORT_INCLUDES     := -I$(MPS2_COMMON)
+PORT_INCLUDES     := -I$(MPS2_COMMON) -I$(MPS2_COMMON)/../cortex-m
 PORT_SRCS         := $(MPS2_COMMON)/startup.c \
                      $(MPS2_COMMON)/eb_port_mps2.c \
-                     $(MPS2_COMMON)/syscalls.c
+                     $(MPS2_COMMON)/../cortex-m/syscalls.c \
+                     $(MPS2_COMMON)/../cortex-m/reset.c \
+                     $(MPS2_COMMON)/../cortex-m/fault.c
 
 # Buffer sizes of the core (core/eb_config.h): 1 MiB model blob, 1 MiB arena,
 # 64 KiB input = 2.06 MiB of the 4 MiB data RAM (+ 64 KiB stack). All in .bss

@@ -1,9 +1,11 @@
 /*
- * syscalls.c - the minimal newlib(-nano) system layer for the MPS2 ports.
+ * syscalls.c - the minimal newlib(-nano) system layer of the Cortex-M ports
+ * (MPS2 under QEMU, STM32).
  *
  * The firmware is heap-free: _sbrk always fails (ENOMEM), so a stray malloc()
  * returns NULL instead of silently growing into the stack, and stdio falls back
- * to unbuffered I/O. stdout/stderr go to UART0; there is no file system.
+ * to unbuffered I/O. stdout/stderr go to the host link
+ * (eb_port_write); there is no file system.
  */
 #include <errno.h>
 #include <stddef.h>

@@ -1,0 +1,60 @@
+"""`edgebench selftest --board B`: the first run on a newly flashed microcontroller.
+
+Exit codes: 0 every check passed (or was skipped with its reason), 1 error, 2 a check failed.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from edgebench import ranges as R
+from edgebench.cli import options as opt
+from edgebench.errors import GateFailed
+
+
+def selftest(
+    board: str = opt.board(...),
+    url: Optional[str] = opt.url(),
+    image: Optional[Path] = opt.image(),
+    clock_s: float = typer.Option(10.0, "--clock-seconds", callback=opt.within(R.CLOCK_CHECK_S),
+                                  help="How long the device clock is compared with the host's (at least 10 s)."),
+    count: int = typer.Option(8, callback=opt.within(R.SELFTEST_COUNT), help="Inputs per bundled model in the bit-exact check."),
+    boards_dir: List[Path] = opt.boards_dir(),
+    runs_dir: Path = opt.runs_dir(),
+    json_out: bool = opt.json_flag("the checks"),
+) -> None:
+    """Check a board's firmware: protocol, device clock against the host's, bit-exact outputs, cycles per MAC."""
+    from edgebench.bench.selftest import SelftestOptions, run_selftest
+    from edgebench.boards.registry import get_profile
+    from edgebench.cli.output import emit_json, get_console, get_err_console
+
+    profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    err = get_err_console()
+    last = {"clock": -1.0}
+
+    def show(ev: dict) -> None:
+        if ev["event"] == "connect":
+            err.print(f"[dim]connecting to {ev['board']}…[/]")
+        elif ev["event"] == "clock" and ev["elapsed_s"] - last["clock"] >= 2.0:
+            last["clock"] = ev["elapsed_s"]
+            err.print(f"[dim]comparing the device clock with this computer's: {ev['elapsed_s']:.0f} of "
+                      f"{ev['of_s']:.0f} s…[/]")
+        elif ev["event"] == "verify":
+            err.print(f"[dim]bit-exact check of {ev['model']}…[/]")
+        elif ev["event"] == "timed":
+            err.print(f"[dim]timing {ev['n']} inferences of {ev['model']}…[/]")
+
+    result = run_selftest(profile, SelftestOptions(clock_s=clock_s, count=count), url=url, runs_root=runs_dir,
+                          progress=show, image=image)
+    if json_out:
+        emit_json(result)
+    else:
+        from edgebench.cli.render.selftest import print_selftest
+
+        print_selftest(get_console(), result)
+    if result.failed:
+        bad = [c["name"] for c in result.checks if c["status"] == "fail"]
+        raise GateFailed(f"{profile.name} failed the self-test: {', '.join(bad)}",
+                         f"see the run in {result.run_dir} and docs/firmware-ports.md (bring-up)")

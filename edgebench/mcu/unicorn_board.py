@@ -1,0 +1,275 @@
+"""Run a microcontroller's firmware image on the ``unicorn`` instruction-set emulator, its UART on a pty.
+
+For a chip QEMU has no model of (the STM32L4R5 of the NUCLEO-L4R5ZI), the very image a user
+flashes runs here: unicorn executes its Cortex-M4 instructions, and this module models the
+peripherals the port touches, with their addresses and reset values read from the vendor SVD
+pyOCD ships (``pyocd/debug/svd/svd_data.zip``) and the bits the port waits for from the
+reference manual (RM0432):
+
+* RCC: ``HSIRDY`` follows ``HSION``, ``PLLRDY`` follows ``PLLON`` (RM0432 6.4.1), ``SWS``
+  follows ``SW`` (6.4.3); PWR ``SR2.VOSF`` keeps its reset value 0 (the regulator is at the
+  asked range at once, 6.4.21); FLASH ``ACR`` keeps what is written (the port reads ``LATENCY`` back, 3.7.1); GPIO
+  registers keep what is written;
+* LPUART1: ``TXE`` and ``TC`` always set, a ``TDR`` write goes to the pty, ``RXNE`` is set while
+  host bytes wait and an ``RDR`` read takes one (RM0432 53.7);
+* the ADC never becomes ready and the calibration ROM reads 0: the port then reports no
+  temperature sensor (its bounded waits end);
+* the Armv7-M system space (SCB, DWT) keeps what is written; ``DWT_CYCCNT`` advances with the
+  host's clock at the port's 120 MHz so that the firmware's timing code runs — it is **not** the
+  image's speed: the board is labelled emulated and edgebench never reports a latency from it.
+
+:class:`UnicornBoard` has the life cycle of :class:`edgebench.mcu.qemu.QemuBoard`: ``start()``
+returns the pty path for pyserial (the ordinary ``McuClient`` talks to it), ``stop()`` ends the
+emulation thread. Library code: raises edgebench errors, never prints.
+"""
+from __future__ import annotations
+
+import os
+import select
+import threading
+import time
+from pathlib import Path
+
+from edgebench.errors import TransportError, UsageError
+
+#: chip -> what the emulator maps: memories (base, size), peripheral windows, the SVD and the
+#: peripherals whose reset values come from it, registers the SVD lacks (RM0432), the UART.
+CHIPS = {
+    "stm32l4r5": {
+        "flash": (0x0800_0000, 2 << 20), "ram": (0x2000_0000, 640 << 10), "sysmem": (0x1FFF_0000, 0x10000),
+        "mmio": ((0x4000_0000, 0x3_0000), (0x4800_0000, 0x2000), (0x5004_0000, 0x1000), (0xE000_0000, 0x10_0000)),
+        "svd": "STM32L4x5.svd",
+        "peripherals": ("RCC", "PWR", "FLASH", "GPIOF", "GPIOG", "LPUART1", "ADC1", "ADC123_Common"),
+        "extra_resets": {0x4000_7080: 0x0000_0100},     # PWR_CR5 (L4+ only): R1MODE = 1 (RM0432 6.4.20)
+        "uart": {"isr": 0x4000_801C, "rdr": 0x4000_8024, "tdr": 0x4000_8028, "rxne": 1 << 5, "txe": 1 << 7,
+                 "tc": 1 << 6},
+        "cycle_hz": 120_000_000,
+    },
+}
+RCC_CR, RCC_CFGR = 0x4002_1000, 0x4002_1008
+DWT_CYCCNT = 0xE000_1004
+_IDLE_POLLS = 200            # empty RX polls before the emulation pauses to wait for the host
+INSTALL_HINT = "pip install 'edgebench[emulate]' (unicorn and pyocd, whose SVD files give the register models)"
+
+
+def svd_resets(svd_name: str, peripherals) -> dict:
+    """{address: reset value} of every register of ``peripherals`` in pyOCD's copy of the vendor SVD."""
+    import xml.etree.ElementTree as ET
+    import zipfile
+
+    try:
+        import pyocd
+    except ImportError:
+        raise UsageError("the emulator's register models come from pyOCD's SVD files: pyocd is not installed",
+                         INSTALL_HINT) from None
+    archive = Path(pyocd.__file__).parent / "debug" / "svd" / "svd_data.zip"
+    with zipfile.ZipFile(archive) as z:
+        root = ET.fromstring(z.read(svd_name))
+    by_name = {p.findtext("name"): p for p in root.iter("peripheral")}
+    out = {}
+    for name in peripherals:
+        p = by_name[name]
+        src = by_name[p.get("derivedFrom")] if p.get("derivedFrom") else p
+        base = int(p.findtext("baseAddress"), 0)
+        for reg in src.iter("register"):
+            reset = reg.findtext("resetValue")
+            out[base + int(reg.findtext("addressOffset"), 0)] = int(reset, 0) if reset else 0
+    return out
+
+
+def load_elf(path: Path) -> list:
+    """[(load address, bytes)] of the image's loadable segments (their LMA: what a flasher writes)."""
+    from elftools.elf.elffile import ELFFile
+
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        return [(seg["p_paddr"], seg.data()) for seg in elf.iter_segments()
+                if seg["p_type"] == "PT_LOAD" and seg["p_filesz"] > 0]
+
+
+class UnicornBoard:
+    """One firmware image running on unicorn in a thread of this process, its UART on a pty."""
+
+    def __init__(self, elf, chip: str = "stm32l4r5"):
+        if chip not in CHIPS:
+            raise UsageError(f"the unicorn emulator has no model of chip {chip!r}", f"known: {', '.join(CHIPS)}")
+        self.elf, self.chip = Path(elf), CHIPS[chip]
+        self.pty_path: str | None = None
+        self.error: str | None = None
+        self._master = self._slave = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._rx = bytearray()
+        self._tx = bytearray()
+        self._regs: dict = {}
+        self._idle = 0
+        self._t0 = time.monotonic_ns()
+
+    # -- life cycle -----------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def pid(self) -> None:
+        return None                 # a thread of this process, not a child process
+
+    @property
+    def returncode(self) -> int | None:
+        """None while it runs; 0 after stop(), 1 when the emulated core stopped on an error."""
+        return None if self.running else (1 if self.error else 0)
+
+    def output(self) -> str:
+        return self.error or ""
+
+    def start(self) -> str:
+        try:
+            import unicorn  # noqa: F401
+        except ImportError:
+            raise UsageError("the unicorn emulator is not installed", INSTALL_HINT) from None
+        if not self.elf.is_file():
+            raise UsageError(f"firmware image {self.elf} does not exist")
+        import tty
+
+        uc = self._machine()
+        self._master, self._slave = os.openpty()
+        tty.setraw(self._slave)
+        os.set_blocking(self._master, False)
+        self.pty_path = os.ttyname(self._slave)
+        self._thread = threading.Thread(target=self._run, args=(uc,), name="unicorn-board", daemon=True)
+        self._thread.start()
+        return self.pty_path
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+        for fd in (self._master, self._slave):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._master = self._slave = None
+
+    def __enter__(self) -> "UnicornBoard":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- the machine ----------------------------------------------------------------
+    def _machine(self):
+        from unicorn import UC_ARCH_ARM, UC_MODE_MCLASS, UC_MODE_THUMB, Uc
+        from unicorn.arm_const import UC_ARM_REG_MSP, UC_ARM_REG_SP, UC_CPU_ARM_CORTEX_M4
+
+        chip = self.chip
+        uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
+        uc.ctl_set_cpu_model(UC_CPU_ARM_CORTEX_M4)
+        (fbase, fsize), (rbase, rsize), (sbase, ssize) = chip["flash"], chip["ram"], chip["sysmem"]
+        for base, size in ((fbase, fsize), (0, fsize), (rbase, rsize), (sbase, ssize)):
+            uc.mem_map(base, size)
+        image = bytearray(fsize)
+        for addr, data in load_elf(self.elf):
+            if not (fbase <= addr and addr + len(data) <= fbase + fsize):
+                raise UsageError(f"{self.elf}: a segment at {addr:#x} lies outside the chip's flash",
+                                 "is this the image of this board's port?")
+            image[addr - fbase:addr - fbase + len(data)] = data
+        uc.mem_write(fbase, bytes(image))
+        uc.mem_write(0, bytes(image))                     # boot from flash: aliased at 0
+        self._regs = svd_resets(chip["svd"], chip["peripherals"])
+        self._regs.update(chip["extra_resets"])
+        for base, size in chip["mmio"]:
+            uc.mmio_map(base, size, self._read, base, self._write, base)
+        sp = int.from_bytes(image[0:4], "little")
+        self._pc = int.from_bytes(image[4:8], "little")
+        uc.reg_write(UC_ARM_REG_MSP, sp)
+        uc.reg_write(UC_ARM_REG_SP, sp)
+        return uc
+
+    def _run(self, uc) -> None:
+        from unicorn import UcError
+        from unicorn.arm_const import UC_ARM_REG_PC
+
+        pc = self._pc | 1
+        try:
+            while not self._stop.is_set():
+                uc.emu_start(pc, 0xFFFF_FFFF, count=2_000_000)
+                pc = uc.reg_read(UC_ARM_REG_PC) | 1
+                self._flush()
+                if self._idle >= _IDLE_POLLS:       # the firmware waits for input: so do we
+                    select.select([self._master], [], [], 0.05)
+                    self._idle = 0
+        except UcError as exc:
+            pc = uc.reg_read(UC_ARM_REG_PC)
+            self.error = f"the emulated core stopped at pc={pc:#010x}: {exc}"
+            self._tx += f"\r\ne-[eb-fault emulator: {self.error}]\r\n".encode()
+            self._flush()
+        except OSError:
+            pass                                    # the pty was closed by stop()
+
+    def _flush(self) -> None:
+        while self._tx and self._master is not None:
+            try:
+                n = os.write(self._master, self._tx)
+            except BlockingIOError:
+                select.select([], [self._master], [], 0.05)
+                if self._stop.is_set():
+                    return
+                continue
+            del self._tx[:n]
+
+    def _pull(self) -> None:
+        if self._master is None:
+            return
+        try:
+            self._rx += os.read(self._master, 4096)
+        except (BlockingIOError, OSError):
+            pass
+
+    # -- register models ------------------------------------------------------------
+    def _read(self, uc, offset, size, base) -> int:
+        addr = base + offset
+        uart = self.chip["uart"]
+        if addr == uart["isr"]:
+            if not self._rx:
+                self._pull()
+            if not self._rx:
+                self._idle += 1
+                if self._idle >= _IDLE_POLLS:
+                    uc.emu_stop()
+            else:
+                self._idle = 0
+            return uart["txe"] | uart["tc"] | (uart["rxne"] if self._rx else 0)
+        if addr == uart["rdr"]:
+            return self._rx.pop(0) if self._rx else 0
+        if addr == DWT_CYCCNT:
+            return ((time.monotonic_ns() - self._t0) * self.chip["cycle_hz"] // 1_000_000_000) & 0xFFFF_FFFF
+        value = self._regs.get(addr - addr % 4, 0)
+        return (value >> (8 * (addr % 4))) & ((1 << (8 * size)) - 1)
+
+    def _write(self, uc, offset, size, value, base) -> None:
+        addr = base + offset
+        if addr == self.chip["uart"]["tdr"]:
+            self._tx.append(value & 0xFF)
+            if len(self._tx) >= 512:
+                self._flush()
+            return
+        word = addr - addr % 4
+        shift, mask = 8 * (addr % 4), (1 << (8 * size)) - 1
+        value = (self._regs.get(word, 0) & ~(mask << shift)) | ((value & mask) << shift)
+        if word == RCC_CR:          # ready bits follow their enables (RM0432 6.4.1)
+            value = _follow(value, 1 << 8, 1 << 10)           # HSION -> HSIRDY
+            value = _follow(value, 1 << 24, 1 << 25)          # PLLON -> PLLRDY
+            value = _follow(value, 1 << 0, 1 << 1)            # MSION -> MSIRDY
+        elif word == RCC_CFGR:      # SWS follows SW (RM0432 6.4.3)
+            value = (value & ~0xC) | ((value & 0x3) << 2)
+        self._regs[word] = value
+
+
+def _follow(value: int, enable: int, ready: int) -> int:
+    return (value | ready) if value & enable else (value & ~ready)
+
+
+__all__ = ["UnicornBoard", "CHIPS", "svd_resets", "load_elf", "INSTALL_HINT"]
