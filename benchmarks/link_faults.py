@@ -68,8 +68,8 @@ def drop_proxy(url: str):
 
 def lost_bytes(url: str, positions: int, seed: int) -> dict:
     from edgebench.bench.verify import VerifyOptions, run_verify
-    from edgebench.boards.connect import open_agent
-    from edgebench.boards.mcu import McuClient
+    from edgebench.boards.connect import open_client
+    from edgebench.mcu.board import McuClient
     from edgebench.boards.registry import get_profile
     from edgebench.errors import EdgebenchError
     from edgebench.mcu.protocol import DutClient
@@ -77,7 +77,7 @@ def lost_bytes(url: str, positions: int, seed: int) -> dict:
 
     profile = get_profile("posix-sim")
     model = read_model(DIGITS)
-    ref = open_agent(get_profile("host"))
+    ref = open_client(get_profile("host"))
     rng = np.random.default_rng(seed)
     out = {}
     try:
@@ -246,7 +246,7 @@ def main() -> int:
 
     from test_fault_injection import deploy_digits
 
-    from edgebench.boards.mcu import FirmwareSession, build_firmware
+    from edgebench.mcu.firmware import FirmwareSession, build_firmware
     from edgebench.boards.registry import get_profile
 
     image = build_firmware("posix")

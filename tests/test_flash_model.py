@@ -30,7 +30,7 @@ def image(tmp_path_factory):
 
 
 def test_the_linked_model_is_loaded_at_start_up(image):
-    from edgebench.boards.connect import board_client
+    from edgebench.boards.connect import open_client
     from edgebench.boards.registry import get_profile
     from edgebench.mcu import convert
     from edgebench.mcu.frames import crc32
@@ -38,7 +38,7 @@ def test_the_linked_model_is_loaded_at_start_up(image):
 
     blob = convert(DIGITS)
     assert image.parent.name == f"model-{blob.crc32:08x}"
-    with board_client(get_profile("posix-sim"), image=image) as client:
+    with open_client(get_profile("posix-sim"), image=image) as client:
         info = client.info
         assert info["flash-model-bytes"] == len(blob.data)
         assert info["loaded"].startswith(f"crc32={crc32(blob.data):08x},bytes={len(blob.data)},")
@@ -53,12 +53,12 @@ def test_the_linked_model_is_loaded_at_start_up(image):
 
 def test_linked_model_outputs_are_bit_exact_and_an_upload_replaces_it(image):
     from edgebench.bench.verify import VerifyOptions, run_verify
-    from edgebench.boards.connect import board_client
+    from edgebench.boards.connect import open_client
     from edgebench.boards.registry import get_profile
     from edgebench.modelfile import read_model
 
     profile = get_profile("posix-sim")
-    with board_client(profile, image=image) as client:
+    with open_client(profile, image=image) as client:
         v = run_verify(DIGITS, profile, VerifyOptions(count=4), client=client)
         assert v.bit_exact
         report = client.deploy(read_model(DIGITS), force=True)        # into the RAM buffer

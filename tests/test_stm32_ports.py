@@ -101,10 +101,10 @@ def test_a_blob_that_overflows_flash_is_one_line(fw_build, tmp_path):
 
 def _board(name: str):
     """The board client of an emulated profile, started for the module and stopped after it."""
-    from edgebench.boards.mcu import open_mcu
+    from edgebench.boards.connect import open_client
     from edgebench.boards.registry import get_profile
 
-    c = open_mcu(get_profile(name), timeout_s=30.0)
+    c = open_client(get_profile(name), timeout_s=30.0)
     try:
         yield c
     finally:
@@ -170,7 +170,7 @@ def test_resnet8_runs_from_flash_on_qemu_f405(fw_build, tmp_path):
     """ResNet-8's 84 KiB blob exceeds the F4 port's 48 KiB RAM buffer: deploy refuses (and says how),
     an image with the blob linked into flash runs it bit-exactly without an upload."""
     from edgebench.bench.verify import VerifyOptions, run_verify
-    from edgebench.boards.connect import board_client
+    from edgebench.boards.connect import open_client
     from edgebench.boards.registry import get_profile
 
     resnet = require_file(MLPERF / "pretrainedResnet_quant.tflite")
@@ -182,7 +182,7 @@ def test_resnet8_runs_from_flash_on_qemu_f405(fw_build, tmp_path):
     image = Path(built.stdout.strip())
     assert image.parent.name.startswith("model-") and _sizes(image)[".text"] > 84_000
     profile = get_profile("qemu-f405")
-    with board_client(profile, image=image) as client:
+    with open_client(profile, image=image) as client:
         assert client.info["flash-model-bytes"] == 84192
         assert client.info["loaded"].startswith("crc32=") and ",bytes=84192," in client.info["loaded"]
         v = run_verify(resnet, profile, VerifyOptions(count=2), client=client)
@@ -280,7 +280,7 @@ def test_the_667_kib_model_runs_from_flash_on_the_l4r5_image(fw_build, tmp_path)
     from test_inspect import _big_fc
 
     from edgebench.bench.verify import VerifyOptions, run_verify
-    from edgebench.boards.connect import board_client
+    from edgebench.boards.connect import open_client
     from edgebench.boards.registry import get_profile
     from edgebench.mcu.firmware import build_firmware
 
@@ -289,7 +289,7 @@ def test_the_667_kib_model_runs_from_flash_on_the_l4r5_image(fw_build, tmp_path)
     image = build_firmware("nucleo-l4r5zi", model=model)
     assert _sizes(image)[".text"] > 667 * 1024
     profile = get_profile("unicorn-l4r5zi")
-    with board_client(profile, image=image) as client:
+    with open_client(profile, image=image) as client:
         assert client.info["flash-model-bytes"] > 667 * 1024
         v = run_verify(model, profile, VerifyOptions(count=2), client=client)
         assert v.bit_exact

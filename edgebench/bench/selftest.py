@@ -131,15 +131,16 @@ def run_selftest(profile, opts: SelftestOptions, url: Optional[str] = None, runs
     """Run the checks on ``profile``'s board (an emulated one started with firmware ``image`` if
     given); with ``runs_root``, store them as one ``selftest`` run there."""
     from edgebench.bench.verify import VerifyOptions, run_verify
-    from edgebench.boards.connect import MCU, client_kind, open_agent
+    from edgebench.boards.connect import open_client
+    from edgebench.boards.profile import MCU_CLIENT
 
     opts.validate()
     emit = progress or (lambda event: None)
-    if client_kind(profile) != MCU:
+    if profile.client_kind != MCU_CLIENT:
         raise UsageError(f"selftest checks a microcontroller's firmware; board {profile.name} is a "
                          f"{profile.kind} board", "pick an MCU board (edgebench boards)")
     emit({"event": "connect", "board": profile.name})
-    client = open_agent(profile, url, image=image)
+    client = open_client(profile, url, image=image)
     checks, clock, readings = [], {}, []
     try:
         hello = client.hello()

@@ -21,7 +21,7 @@ import string
 from pathlib import Path
 from typing import Any, Literal, Optional, Tuple, Union
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, WithJsonSchema, field_validator, model_validator
 from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated
 
@@ -304,7 +304,8 @@ class FlasherSpec:
     argv: Annotated[Tuple[Line, ...], Field(min_length=1, description="the command as a list; `{image}` (the "
                                                                       "firmware file), `{url}` (the transport URL), "
                                                                       "`{name}` (the board name) are filled in")]
-    targets: Annotated[Tuple[Tuple[Line, Line], ...], Field(
+    targets: Annotated[Tuple[Tuple[Line, Line], ...], WithJsonSchema(
+        {"type": "object", "additionalProperties": {"type": "string", "pattern": r"^[^\n]*\S[^\n]*\n?$"}}), Field(
         description="a mapping of flasher back-end (`openocd`, `pyocd`, `st-flash`, `stlink-drive`) to its name "
                     "of this chip or drive (edgebench/mcu/flashers.py): `edgebench flash --flasher NAME`")] = ()
 

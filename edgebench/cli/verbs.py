@@ -117,8 +117,8 @@ VERBS: tuple = (
          "can measure.", BOARDS),
     Verb("flash", "edgebench.cli.flash_cmd:flash", "Build and start an emulated board's firmware, or flash a "
          "real board.", BOARDS),
-    Verb("selftest", "edgebench.cli.selftest_cmd:selftest", "A newly flashed microcontroller's first run: protocol, "
-         "device clock against the host's, bit-exact outputs, cycles per MAC.", BOARDS, kinds=(rk.SELFTEST,),
+    Verb("selftest", "edgebench.cli.selftest_cmd:selftest", "First run on a flashed microcontroller: protocol, clock, "
+         "bit-exact outputs, cycles per MAC.", BOARDS, kinds=(rk.SELFTEST,),
          printer="edgebench.cli.render.selftest:print_selftest_run"),
     Verb("deploy", "edgebench.cli.deploy_cmd:deploy", "Put a model on a microcontroller: blob, CRC-checked upload, "
          "load.", BOARDS),
