@@ -47,6 +47,16 @@ def _clock(profile) -> tuple:
     return None, None, None, f"board {profile.name} has no datasheet clock (datasheet.cpu_max_freq_hz)"
 
 
+def clock_basis(profile) -> dict:
+    """What one second of the board's timing is in work: ``{"available": True, "unit", "per_s",
+    "label", "basis"}`` (instructions or cycles per second, as :func:`mac_rate` uses it), or
+    ``{"available": False, "reason"}``."""
+    unit, per_s, label, basis = _clock(profile)
+    if unit is None:
+        return {"available": False, "reason": basis}
+    return {"available": True, "unit": unit, "per_s": per_s, "label": label, "basis": basis}
+
+
 def mac_rate(latency: dict, profile, model_path, report=None) -> dict:
     """``{"available": bool, ...}``: instructions or cycles per MAC for one latency result.
 
@@ -115,4 +125,4 @@ def attach_mlperf(result, profile, model_path, report=None) -> Optional[dict]:
     return figure
 
 
-__all__ = ["mac_rate", "attach", "attach_mlperf", "STAGE"]
+__all__ = ["mac_rate", "clock_basis", "attach", "attach_mlperf", "STAGE"]
