@@ -103,6 +103,14 @@ class CutModel:
             return self.raw[int(buf.offset):int(buf.offset) + int(buf.size)]
         return None
 
+    def constant_value(self, i: int) -> Optional[np.ndarray]:
+        """A constant tensor's values (its stored type and shape); None for an activation."""
+        raw = self._buffer_bytes(self.tensors[i].buffer)
+        dtype = self.tensor_dtype(i)
+        if raw is None or dtype is None:
+            return None
+        return np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<")).reshape(self.tensor_shape(i))
+
     def tensor_dtype(self, i: int):
         return _NP.get(self.tensors[i].type)
 
