@@ -53,7 +53,7 @@ def debug_enabled() -> bool:
 def _try_register() -> None:
     import importlib
 
-    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd", "flash_cmd", "deploy_cmd", "verify_cmd", "soak_cmd", "energy_cmd", "battery_cmd", "sweep_cmd", "report_cmd", "compare_cmd", "check_cmd", "farm_cmd"):
+    for name in ("boards_cmd", "bench_cmd", "runs_cmd", "demo_cmd", "inspect_cmd", "compile_cmd", "accuracy_cmd", "quantize_cmd", "flash_cmd", "deploy_cmd", "verify_cmd", "soak_cmd", "energy_cmd", "battery_cmd", "sweep_cmd", "report_cmd", "compare_cmd", "check_cmd", "farm_cmd", "profile_cmd", "layer_error_cmd"):
         try:
             importlib.import_module(f"edgebench.cli.{name}")
         except ModuleNotFoundError as exc:  # a verb not written yet
