@@ -143,6 +143,10 @@ def show_run(console, result, run_dir) -> None:
         for line in energy_lines(result, run_dir):
             console.print(line, markup=False)
         return
+    elif result.kind == "profile":
+        from edgebench.cli.render.profile import print_profile as show
+    elif result.kind == "layer-error":
+        from edgebench.cli.render.profile import print_layer_error as show
     else:
         show = print_run
     show(console, result, run_dir)
