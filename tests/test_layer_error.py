@@ -109,7 +109,8 @@ def test_the_bundled_digits_model_has_no_jump(cli, tmp_path):
     assert s["first_jump"] is None and s["reference_sqnr_db"] > 40
     conv = s["layers"][0]
     assert conv["weights"]["per_channel"] and conv["weights"]["sqnr_db"] > 30 and not conv["explained_by"]
-    assert run["runtime"]["int8"]["kernels"] == "reference" and run["runtime"]["int8"]["preserve_all_tensors"]
+    assert run["runtime"]["kernels"] == "reference" and run["runtime"]["preserve_all_tensors"]
+    assert run["runtime"]["baseline"]["kernels"] == "reference"
 
 
 @pytest.mark.slow

@@ -218,7 +218,7 @@ def run_layer_error(model_path, baseline_path, opts: LayerErrorOptions, runs_roo
     result = new_result("layer-error", "measured")
     emit({"event": "connect", "board": "host (two child processes)"})
     with HostTensors(model, opts.kernels) as qh, HostTensors(baseline, opts.kernels) as fh:
-        result.runtime = {"int8": qh.describe(), "fp32": fh.describe()}
+        result.runtime = _runtime(qh.describe(), fh.describe())
         q_bytes = tensor_bytes([(q_rep.tensors[i].shape, q_rep.tensors[i].dtype) for i in q_idx + [q_in]])
         f_bytes = tensor_bytes([(f_rep.tensors[i].shape, "float32") for i in f_idx + [f_in]])
         step = max(1, min(len(x), 32 * 1024 * 1024 // max(1, q_bytes + f_bytes)))
@@ -252,10 +252,22 @@ def run_layer_error(model_path, baseline_path, opts: LayerErrorOptions, runs_roo
         result.warnings.append({"code": "random-inputs", "message": "seeded random inputs, not real data: "
                                 "activations may range differently than in use, so saturation and levels used "
                                 "describe these inputs only", "remedy": "pass --data or --inputs with real inputs"})
+    from edgebench.report.layers import layer_error_claim
+
     result.status = "complete"
+    result.extra["claim"] = layer_error_claim(result)
     folder.start(result)
     folder.save(result, _per_sample_frame(pairs, acc, inputs_acc))
     return result, folder.path
+
+
+def _runtime(int8: dict, fp32: dict) -> dict:
+    """The run's runtime section: the INT8 model's runtime and kernels (as every run records them),
+    the baseline's beside."""
+    rt = int8.get("runtime") or {}
+    return {"name": rt.get("name"), "version": rt.get("version"), "kernels": int8.get("kernels"),
+            "op_resolver": int8.get("op_resolver"), "threads": 1, "delegate": None, "where": int8.get("where"),
+            "preserve_all_tensors": True, "baseline": fp32}
 
 
 def _dequant(report, i: int, raw: np.ndarray) -> np.ndarray:

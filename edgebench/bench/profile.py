@@ -186,8 +186,11 @@ class ProfileRun:
 
         if self.result is None:
             return
+        from edgebench.report.layers import profile_claim
+
         self.result.extra["profile"] = profile_section(self)
         self.result.status, self.result.status_reason = status, reason
+        self.result.extra["claim"] = profile_claim(self.result)
         self.folder.save(self.result)
 
     def _finish(self, status: str, reason: Optional[str]) -> None:

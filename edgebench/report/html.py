@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from edgebench.report import format as fmt
+from edgebench.report import layers
 from edgebench.report import report_plots as rp
 
 KIND_TITLE = {"bench": "benchmark", "soak": "thermal soak", "sweep": "sweep", "accuracy": "accuracy",
-              "energy": "energy", "mlperf-tiny": "MLPerf Tiny"}
+              "energy": "energy", "mlperf-tiny": "MLPerf Tiny", **layers.KINDS}
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0 auto;max-width:1180px;
 padding:16px 24px;color:#1a1a1a;line-height:1.4}
@@ -381,11 +382,30 @@ def _warnings(r) -> str:
         for w in r.warnings) + "</ul>")
 
 
+def _blocks_html(blocks: list) -> str:
+    """Blocks of :func:`edgebench.report.layers.section_blocks` as HTML."""
+    out = []
+    for b in blocks:
+        if b[0] == "h":
+            out.append(f"<h3>{_e(b[1])}</h3>")
+        elif b[0] == "p":
+            out.append(f"<p>{_e(b[1])}</p>")
+        elif b[0] == "table":
+            out.append('<div class=wide>' + _table(b[1], b[2], num_from=2) + "</div>")
+        elif b[0] == "img":
+            out.append(_img(b[1], b[2], b[3]))
+    return "".join(out)
+
+
+def _layers_section(d: RunData) -> str:
+    return _blocks_html(layers.section_blocks(d.result))
+
+
 def _run_section(d: RunData, index: int) -> str:
     r = d.result
     title = f"{index}. {KIND_TITLE.get(r.kind, r.kind)}: {(r.model or {}).get('name')} on {(r.board or {}).get('name')}"
     body = "".join(f(d) for f in (_soak_section, _latency_section, _sweep_section, _accuracy_section,
-                                  _energy_section))
+                                  _energy_section, _layers_section))
     return (f'<section id="run-{_e(r.run_id)}"><h2>{_e(title)} <span class="label {_e(r.label)}">{_e(r.label)}'
             f"</span></h2><p class=small>{_e(d.path)}</p>{body or '<p>no figures in this run</p>'}"
             f"{_warnings(r)}</section>")
@@ -551,6 +571,14 @@ def render_markdown(runs: list, report, comparisons: list = (), title: Optional[
     if lat_rows:
         out += ["### Latency", "", _md_table(["run", "model", "label", "median e2e", "95% CI", "runs", "p99",
                                               "invoke median"], lat_rows), ""]
+    for d in runs:
+        for b in layers.section_blocks(d.result, images=False):
+            if b[0] == "h":
+                out += [f"### {b[1]}: {d.result.run_id}", ""]
+            elif b[0] == "p":
+                out += [b[1], ""]
+            elif b[0] == "table":
+                out += [_md_table(b[1], b[2]), ""]
     for c in comparisons:
         out += ["### Comparison", "", c.sentence(), ""]
         if c.conditions_differ:

@@ -105,7 +105,7 @@ def print_layer_error(console, result, run_dir=None) -> None:
     s = result.extra["layer_error"]
     base = (result.extra.get("baseline") or {}).get("name")
     t = _table(f"{result.model.get('name')} against {base}, layer by layer ({s['n']} inputs, "
-               f"{result.runtime.get('int8', {}).get('kernels')} kernels; dB, 95% CI across inputs)",
+               f"{result.runtime.get('kernels')} kernels; dB, 95% CI across inputs)",
                ("#", "operator", "SQNR", "95% CI", "cosine", "output q.", "local", "saturated", "levels", "weights",
                 "note"), left=("operator", "note"))
 
