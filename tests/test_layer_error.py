@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import MLPERF_DIR, require_file  # noqa: E402
 
-from edgebench.stats.layer_error import (Accumulator, first_jump, layer_figures, local_error,  # noqa: E402
-                                         resamples, sqnr_db)
+from edgebench.stats.layer_error import (Accumulator, best_sqnr_db, first_jump, layer_figures,  # noqa: E402
+                                         local_error, resamples, sqnr_db)
 
 ROOT = Path(__file__).resolve().parents[1]
 INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
@@ -81,15 +81,23 @@ def test_the_noise_budget_gives_a_layers_own_noise():
     assert local_error([inp], better, resamples(n))["local_sqnr_db"] is None   # adds nothing
 
 
-def test_first_jump_is_relative_to_what_the_models_quantization_allows():
+def test_first_jump_is_relative_to_what_each_tensor_allows_over_its_own_range():
     def d(local, lo, hi):
         return {"local_sqnr_db": local, "local_ci": [lo, hi]}
 
     locals_ = [d(45, 44, 46), None, d(30, 29, 31), d(20, 19, 21)]
-    assert first_jump(locals_, [47, 48, 46, 47], 6.0) == (2, 47.0)
-    assert first_jump(locals_, [47, 48, 46, 47], 20.0) == (3, 47.0)
-    assert first_jump([d(44, 38, 46)], [47, 48], 6.0) == (None, 47.5)   # its interval reaches the mark
-    assert first_jump(locals_, [47], 6.0) == (None, None)
+    assert first_jump(locals_, [47, 48, 46, 47], 6.0) == 2
+    assert first_jump(locals_, [47, 48, 46, 47], 20.0) == 3
+    assert first_jump(locals_, [None, 48, None, 47], 6.0) == 3           # no reference: not judged
+    assert first_jump([d(44, 38, 46)], [47], 6.0) is None                 # its interval reaches the mark
+
+
+def test_the_best_range_reference_is_what_8_bits_give_over_the_observed_range():
+    a = Accumulator.empty()
+    r = np.random.default_rng(0).uniform(0, 1, size=(20, 1000))
+    a.add(r, r)
+    expected = 10 * math.log10(np.mean(r ** 2) / ((1 / 255) ** 2 / 12))
+    assert best_sqnr_db(a) == pytest.approx(expected, abs=0.3)
 
 
 # ---------------------------------------------------------------- the verb, real LiteRT
@@ -106,7 +114,9 @@ def test_the_bundled_digits_model_has_no_jump(cli, tmp_path):
     assert all(r["matched_by"] == "name" for r in s["layers"])
     assert all(r["sqnr_db"] > 35 and r["sqnr_ci"][0] <= r["sqnr_db"] <= r["sqnr_ci"][1] for r in s["layers"])
     assert all(r["cosine"] > 0.999 for r in s["layers"])
-    assert s["first_jump"] is None and s["reference_sqnr_db"] > 40
+    assert s["first_jump"] is None and s["input"]["op"] == "input" and s["input"]["sqnr_db"] > 50
+    assert all(r["best_sqnr_db"] > 40 and r["best_sqnr_db"] - r["local"]["local_sqnr_db"] < 6
+               for r in s["layers"] if (r["local"] or {}).get("local_sqnr_db") is not None)
     conv = s["layers"][0]
     assert conv["weights"]["per_channel"] and conv["weights"]["sqnr_db"] > 30 and not conv["explained_by"]
     assert run["runtime"]["kernels"] == "reference" and run["runtime"]["preserve_all_tensors"]

@@ -49,10 +49,15 @@ def _layer_error():
             {"index": 2, "op": "MAX_POOL_2D", "sqnr_db": None, "sqnr_ci": None, "cosine": 1.0,
              "output_sqnr_db": 50.0, "local": {"local_sqnr_db": None, "local_ci": None}, "saturated_share": 0.0,
              "explained_by": []}]
-    jump = {"position": 1, "index": 1, "op": "CONV_2D", "name": "conv2", "local": rows[1]["local"],
+    for row, best in zip(rows, (46.8, 48.2, 50.1)):
+        row["best_sqnr_db"] = best
+    jump = {"index": 1, "op": "CONV_2D", "name": "conv2", "local": rows[1]["local"], "best_sqnr_db": 48.2,
             "explained_by": rows[1]["explained_by"]}
-    r.extra["layer_error"] = {"layers": rows, "first_jump": jump, "reference_sqnr_db": 47.9, "jump_db": 6.0, "n": 32,
-                              "method": "bootstrap", "notes": [], "input": {"sqnr_db": 56.5}}
+    inp = {"index": None, "op": "input", "sqnr_db": 56.5, "sqnr_ci": [56.3, 56.8], "cosine": 1.0,
+           "output_sqnr_db": 56.5, "best_sqnr_db": 56.5, "local": {"local_sqnr_db": 56.5, "local_ci": [56.3, 56.8]},
+           "saturated_share": 0.0, "explained_by": []}
+    r.extra["layer_error"] = {"layers": rows, "first_jump": jump, "jump_db": 6.0, "n": 32,
+                              "method": "bootstrap", "notes": [], "input": inp}
     r.status = "complete"
     return r
 

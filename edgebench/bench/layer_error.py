@@ -143,7 +143,7 @@ def explain(row: dict) -> list:
     why = []
     sat, excess = row.get("saturated_share"), row.get("clip_excess_steps")
     if sat is not None and sat > SATURATION_FLAG and excess is not None and excess > 1.0:
-        why.append(f"{sat:.1%} of its FP32 values lie outside the INT8 output range (scale {row['scale']:.3g}, "
+        why.append(f"{sat:.1%} of its FP32 values lie outside the INT8 range (scale {row['scale']:.3g}, "
                    f"zero point {row['zero_point']}), by {excess:.1f} steps (rms): they saturate")
         zp, below = row.get("zero_point"), row.get("saturated_below") or 0.0
         if zp == -128 and below > SATURATION_FLAG:
@@ -277,72 +277,83 @@ def _dequant(report, i: int, raw: np.ndarray) -> np.ndarray:
     return (raw.astype(np.float64) - zp) * scale
 
 
+def _row(q_rep, tensor: int, a, fig, local, idx_name: dict) -> dict:
+    """A compared tensor's row: figures, quantization, range used, saturation, local error."""
+    from edgebench.stats.layer_error import best_sqnr_db
+
+    scale, zp = _quant(q_rep, tensor)
+    span = (a.hi - a.lo) if math.isfinite(a.hi) and math.isfinite(a.lo) else None
+    clip_steps = None         # rms distance of the saturated values to the range, in steps
+    n_saturated = float(np.sum(a.saturated)) * _elements(q_rep, tensor) if a.saturated else 0.0
+    if scale and n_saturated > 0:
+        clip_steps = math.sqrt(float(np.sum(a.clip)) / n_saturated) / scale
+    row = {**idx_name, **fig.to_dict(), "best_sqnr_db": best_sqnr_db(a), "scale": scale, "zero_point": zp,
+           "fp32_min": a.lo if math.isfinite(a.lo) else None, "fp32_max": a.hi if math.isfinite(a.hi) else None,
+           "levels_used": span / scale if span is not None and scale else None,
+           "saturated_below": float(np.mean(a.below)) if a.below else None,
+           "clip_excess_steps": clip_steps, "local": local}
+    return row
+
+
 def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
     from edgebench.stats.layer_error import first_jump, layer_figures, local_error, resamples
 
     n = len(inputs_acc.signal)
     idx = resamples(n, opts.seed)
     producer = {t: layer.index for layer in q_rep.layers for t in layer.outputs}
+    q_in = q_rep.input_indices[0]
     input_fig = layer_figures(inputs_acc, idx)
-    rows, locals_ = [], []
-    by_index = {q.index: (q, f, how) for q, f, how in pairs}
+    own = {"local_sqnr_db": input_fig.sqnr_db, "local_ci": input_fig.to_dict()["sqnr_ci"], "drop_db": None,
+           "what": "the model input's own quantization (the float input against its INT8 form)"}
+    input_row = _row(q_rep, q_in, inputs_acc, input_fig, own,
+                     {"index": None, "op": "input", "name": q_rep.tensors[q_in].name, "matched_by": "input",
+                      "weights": None})
+    input_row["explained_by"] = explain(input_row)
+    rows = []
     for q, f, how in pairs:
         a = acc[q.index]
-        fig = layer_figures(a, idx)
-        scale, zp = _quant(q_rep, q.outputs[0])
         feeders = []
         for i in q.inputs:
             if i < 0 or q_rep.tensors[i].constant:
                 continue
             p = producer.get(i)
-            if p is None and i == q_rep.input_indices[0]:
+            if p is None and i == q_in:
                 feeders.append(inputs_acc)
             elif p in acc:
                 feeders.append(acc[p])
-        local = local_error(feeders, a, idx) if feeders else None
-        locals_.append(local)
-        span = (a.hi - a.lo) if math.isfinite(a.hi) and math.isfinite(a.lo) else None
-        clip_steps = None         # rms distance of the saturated values to the range, in steps
-        n_saturated = float(np.sum(a.saturated)) * _elements(q_rep, q.outputs[0]) if a.saturated else 0.0
-        if scale and n_saturated > 0:
-            clip_steps = math.sqrt(float(np.sum(a.clip)) / n_saturated) / scale
-        row = {"index": q.index, "op": q.op, "name": q_rep.tensors[q.outputs[0]].name,
-               "baseline_index": f.index, "matched_by": how, **fig.to_dict(),
-               "scale": scale, "zero_point": zp, "fp32_min": a.lo if math.isfinite(a.lo) else None,
-               "fp32_max": a.hi if math.isfinite(a.hi) else None,
-               "levels_used": span / scale if span is not None and scale else None,
-               "saturated_below": float(np.mean(a.below)) if a.below else None,
-               "clip_excess_steps": clip_steps, "local": local, "weights": _weights(q_cut, f_cut, q, f)}
+        row = _row(q_rep, q.outputs[0], a, layer_figures(a, idx), local_error(feeders, a, idx) if feeders else None,
+                   {"index": q.index, "op": q.op, "name": q_rep.tensors[q.outputs[0]].name,
+                    "baseline_index": f.index, "matched_by": how, "weights": _weights(q_cut, f_cut, q, f)})
         row["explained_by"] = explain(row)
         rows.append(row)
-    jump, reference = first_jump(locals_, [r["output_sqnr_db"] for r in rows], opts.jump_db)
-    worst = max((k for k, d in enumerate(locals_) if d), key=lambda k: locals_[k]["drop_db"], default=None)
-    lowest = min((k for k, r in enumerate(rows) if r["sqnr_db"] is not None), key=lambda k: rows[k]["sqnr_db"],
-                 default=None)
+    chain = [input_row] + rows
+    jump = first_jump([r["local"] for r in chain], [r["best_sqnr_db"] for r in chain], opts.jump_db)
+    worst = max((k for k, r in enumerate(rows) if (r["local"] or {}).get("drop_db") is not None),
+                key=lambda k: rows[k]["local"]["drop_db"], default=None)
     notes = []
     by_position = [r for r in rows if r["matched_by"] == "position"]
     if by_position:
         notes.append(f"{len(by_position)} layer(s) matched by graph position (their output names differ between the "
                      f"two models): {', '.join(str(r['index']) for r in by_position)}")
-    unmatched = [layer.index for layer in _compared(q_rep) if layer.index not in by_index]
+    unmatched = [layer.index for layer in _compared(q_rep) if layer.index not in acc]
     if unmatched:
         notes.append(f"layer(s) {', '.join(map(str, unmatched))} have no counterpart in the baseline: not compared")
 
-    def pick(k):
-        if k is None:
+    def pick(r):
+        if r is None:
             return None
-        r = rows[k]
-        return {"position": k, "index": r["index"], "op": r["op"], "name": r["name"], "local": r["local"],
-                "sqnr_db": r["sqnr_db"], "output_sqnr_db": r["output_sqnr_db"], "explained_by": r["explained_by"]}
+        return {k: r[k] for k in ("index", "op", "name", "local", "sqnr_db", "output_sqnr_db", "best_sqnr_db",
+                                  "explained_by")}
 
-    return {"layers": rows, "input": {"sqnr_db": input_fig.sqnr_db, "sqnr_ci": input_fig.to_dict()["sqnr_ci"],
-                                      "saturated_share": input_fig.saturated_share},
-            "first_jump": pick(jump), "reference_sqnr_db": reference, "largest_drop": pick(worst),
-            "lowest_sqnr": pick(lowest), "jump_db": opts.jump_db, "n": n, "ci_level": 0.95,
+    return {"layers": rows, "input": input_row,
+            "first_jump": pick(chain[jump]) if jump is not None else None,
+            "largest_drop": pick(rows[worst]) if worst is not None else None,
+            "jump_db": opts.jump_db, "n": n, "ci_level": 0.95,
             "method": "SQNR pooled over the inputs (sum of squared FP32 values over sum of squared differences); "
-                      "local SQNR by the noise budget 1/SQNR_out = 1/SQNR_in + 1/SQNR_local; cosine the mean over "
-                      "inputs; 95% percentile bootstrap over inputs (independent), "
-                      f"{idx.shape[0]} resamples shared by every layer (paired)",
+                      "local SQNR by the noise budget 1/SQNR_out = 1/SQNR_in + 1/SQNR_local; a jump: a local SQNR "
+                      f"whose interval lies more than {opts.jump_db:g} dB below what the tensor would have quantized "
+                      "over its own observed range; cosine the mean over inputs; 95% percentile bootstrap over inputs "
+                      f"(independent), {idx.shape[0]} resamples shared by every layer (paired)",
             "notes": notes}
 
 

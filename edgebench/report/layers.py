@@ -69,7 +69,7 @@ def layer_times_png(p: dict, title: str, label: str) -> bytes:
 def sqnr_png(s: dict, title: str, label: str) -> bytes:
     """SQNR of every layer with its interval (INT8 against FP32), the output quantization's own
     SQNR, the local SQNR, and the first jump marked."""
-    rows = s["layers"]
+    rows = [s["input"]] + s["layers"] if s.get("input") else s["layers"]
     x = np.arange(len(rows))
     fig = _figure(9.0, 3.6)
     ax = fig.subplots()
@@ -83,14 +83,17 @@ def sqnr_png(s: dict, title: str, label: str) -> bytes:
     ax.fill_between(x, lo, hi, color="tab:blue", alpha=0.2, linewidth=0)
     ax.plot(x, sq, "o-", color="tab:blue", label="SQNR, INT8 vs FP32 (95% CI)")
     ax.plot(x, series("output_sqnr_db"), "s--", color="tab:green", label="output quantization alone")
+    ax.plot(x, series("best_sqnr_db"), "_", color="black", markersize=12, label="over its own observed range")
     local = np.array([np.nan if not r.get("local") or r["local"].get("local_sqnr_db") is None
                       else r["local"]["local_sqnr_db"] for r in rows], dtype=float)
     ax.plot(x, local, "^:", color="tab:orange", label="local (noise the layer adds)")
-    jump = (s.get("first_jump") or {}).get("position")
+    fj = s.get("first_jump")
+    jump = next((k for k, r in enumerate(rows) if fj and r["index"] == fj["index"] and r["op"] == fj["op"]), None)
     if jump is not None:
         ax.axvline(jump, color="tab:red", linestyle="-", alpha=0.5)
         ax.text(jump, ax.get_ylim()[1], " first jump", color="tab:red", va="top", fontsize=8)
-    ax.set_xticks(x, [_label(i, r) for i, r in enumerate(rows)], rotation=45, ha="right", fontsize=7)
+    ax.set_xticks(x, ["input" if r["index"] is None else _label(i, r) for i, r in enumerate(rows)], rotation=45,
+                  ha="right", fontsize=7)
     ax.set_ylabel("dB")
     ax.set_title(f"{title} — {label}", fontsize=10)
     ax.legend(fontsize=7, loc="lower left")
@@ -124,10 +127,13 @@ def layer_error_claim(r) -> Optional[str]:
     base = ((r.extra or {}).get("baseline") or {}).get("name")
     last = s["layers"][-1]
     fj = s.get("first_jump")
-    where = (f"the error first jumps at layer {fj['index']} {fj['op']} (local SQNR {fj['local']['local_sqnr_db']:.1f} dB "
-             f"against a typical {s['reference_sqnr_db']:.1f} dB" + (f"; {fj['explained_by'][0]}" if fj.get("explained_by")
-                                                                    else "") + ")"
-             if fj else "no layer's own error jumps")
+    if fj:
+        at = "the model input" if fj["index"] is None else f"layer {fj['index']} {fj['op']}"
+        where = (f"the error first jumps at {at} (its own error at {fj['local']['local_sqnr_db']:.1f} dB SQNR against "
+                 f"{fj['best_sqnr_db']:.1f} dB over its own range" + (f"; {fj['explained_by'][0]}"
+                                                                      if fj.get("explained_by") else "") + ")")
+    else:
+        where = "no layer's own error jumps"
     out = "exact" if last.get("sqnr_db") is None else f"{last['sqnr_db']:.1f} dB"
     return (f"{(r.model or {}).get('name')} against its FP32 baseline {base} over {s['n']} inputs "
             f"({(r.runtime or {}).get('kernels')} kernels): output SQNR {out}; {where}.")
@@ -202,14 +208,16 @@ def _layer_error_blocks(r, images: bool) -> list:
              "–" if not x.get("local") else ("none added" if x["local"].get("local_sqnr_db") is None
                                               else f"{x['local']['local_sqnr_db']:.1f}"),
              fmt.percent(x.get("saturated_share"), 2), "; ".join(x.get("explained_by") or [])]
-            for x in s["layers"]]
+            for x in ([s["input"]] if s.get("input") else []) + s["layers"]]
+    for row in rows:
+        row[0] = "input" if row[0] is None else row[0]
     out.append(("table", ["#", "operator", "SQNR dB", "95% CI", "cosine", "output q. dB", "local dB", "saturated",
                           "explained by"], rows))
     fj = s.get("first_jump")
-    out.append(("p", (f"First jump: layer {fj['index']} {fj['op']}" + (": " + "; ".join(fj["explained_by"])
-                                                                        if fj.get("explained_by") else "") + ".")
-                if fj else "No layer's own error jumps beyond "
-                           f"{s['jump_db']:g} dB below this model's typical layer."))
+    at = "the model input" if fj and fj["index"] is None else f"layer {fj['index']} {fj['op']}" if fj else ""
+    out.append(("p", (f"First jump: {at}" + (": " + "; ".join(fj["explained_by"]) if fj.get("explained_by") else "")
+                      + ".") if fj else "No layer's own error jumps beyond "
+                                        f"{s['jump_db']:g} dB below what its output would have over its own range."))
     out.append(("p", f"Method: {s['method']}."))
     for n in s.get("notes") or []:
         out.append(("p", n))

@@ -20,9 +20,11 @@ budget (:func:`local_error`). A layer's output quantization alone (the FP32 tens
 with the layer's scale and zero point, clipped to its levels) has an SQNR of its own
 (``output_sqnr_db``): a low one is the quantization parameters' doing, before any kernel.
 The layer where the error first jumps (:func:`first_jump`): the first layer, in execution
-order, whose local SQNR lies more than ``jump_db`` (default 6 dB, one bit) below what a typical
-layer's output quantization gives in this model (the median of ``output_sqnr_db`` over its
-layers), with its whole interval below that mark.
+order (the model's input quantization first), whose local SQNR lies, with its whole interval,
+more than ``jump_db`` (default 6 dB, one bit) below what its output would have with a range
+fitted to the values it really takes on these inputs (:func:`best_sqnr_db`: 8-bit asymmetric
+over the observed minimum and maximum, zero included) — a reference that does not depend on
+the model's calibration, so a model calibrated badly throughout is still pointed at.
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ class Accumulator:
     clip: list = field(default_factory=list)       # squared distance of those values to the range
     lo: float = math.inf                           # FP32 extremes seen
     hi: float = -math.inf
+    kept: list = field(default_factory=list)       # per sample: the FP32 values at KEEP fixed positions
 
     @classmethod
     def empty(cls) -> "Accumulator":
@@ -80,6 +83,35 @@ class Accumulator:
             self.clip += list(np.einsum("ij,ij->i", excess, excess))
         if r.size:
             self.lo, self.hi = min(self.lo, float(r.min())), max(self.hi, float(r.max()))
+            pick = _positions(r.shape[1])
+            self.kept += list(r[:, pick])
+
+
+#: values of each sample kept for the best-range reference (fixed positions, seeded by the size)
+KEEP = 4096
+
+
+def _positions(size: int) -> np.ndarray:
+    if size <= KEEP:
+        return np.arange(size)
+    return np.sort(np.random.default_rng(size).choice(size, KEEP, replace=False))
+
+
+def best_sqnr_db(acc: Accumulator, bits: int = 8) -> Optional[float]:
+    """SQNR of the FP32 values quantized with their own observed range (min and max over the
+    inputs, zero included, as a calibration on exactly these inputs would set it), ``bits``
+    asymmetric: what the layer's output could have had, whatever its calibration was."""
+    if not acc.kept or not math.isfinite(acc.lo):
+        return None
+    v = np.asarray(acc.kept, dtype=np.float64)
+    lo, hi = min(acc.lo, 0.0), max(acc.hi, 0.0)
+    if hi <= lo:
+        return None
+    levels = 2 ** bits - 1
+    scale = (hi - lo) / levels
+    zp = np.round(-lo / scale)
+    q = (np.clip(np.rint(v / scale) + zp, 0, levels) - zp) * scale
+    return sqnr_db(float((v ** 2).sum()), float(((v - q) ** 2).sum()))
 
 
 def sqnr_db(signal: float, noise: float) -> Optional[float]:
@@ -198,21 +230,16 @@ def local_error(inputs: Sequence[Accumulator], out: Accumulator, idx: np.ndarray
             "worst_input": worst, "local_sqnr_db": local, "local_ci": list(local_ci) if local_ci else None}
 
 
-def first_jump(locals_: Sequence[Optional[dict]], output_sqnr: Sequence[Optional[float]],
-               jump_db: float = JUMP_DB) -> tuple:
-    """``(position or None, reference dB)``: the first layer whose local SQNR lies, with its whole
-    interval, more than ``jump_db`` below the reference, the median over the layers of what their
-    output quantization alone gives (``output_sqnr``: a typical layer of this model, as its
-    quantization parameters allow); the reference is None without two such figures."""
-    values = [v for v in output_sqnr if v is not None]
-    if len(values) < 2:
-        return None, None
-    ref = float(np.median(values))
-    for k, d in enumerate(locals_):
-        if d and d.get("local_ci") and d["local_ci"][1] < ref - jump_db:
-            return k, ref
-    return None, ref
+def first_jump(locals_: Sequence[Optional[dict]], best: Sequence[Optional[float]],
+               jump_db: float = JUMP_DB) -> Optional[int]:
+    """Position of the first layer whose local SQNR lies, with its whole interval, more than
+    ``jump_db`` below ``best`` (what its own output would have with a range fitted to the values it
+    really takes: :func:`best_sqnr_db`); None when no layer does."""
+    for k, (d, b) in enumerate(zip(locals_, best)):
+        if d and d.get("local_ci") and b is not None and d["local_ci"][1] < b - jump_db:
+            return k
+    return None
 
 
 __all__ = ["Accumulator", "LayerFigures", "layer_figures", "local_error", "first_jump", "resamples",
-           "sqnr_db", "N_BOOT", "JUMP_DB"]
+           "sqnr_db", "best_sqnr_db", "N_BOOT", "JUMP_DB", "KEEP"]

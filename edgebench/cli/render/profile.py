@@ -97,55 +97,61 @@ def print_profile(console, result, run_dir=None) -> None:
         console.print(f"run stored in {run_dir} ({result.status})")
 
 
-def print_layer_error(console, result, run_dir=None) -> None:
-    from rich.markup import escape
+def jump_text(s: dict) -> list:
+    """Where the error first jumps and what explains it, one line each (the renderer's and the report's)."""
+    fj = s.get("first_jump")
+    if not fj:
+        return [f"no jump: no layer adds noise more than {s['jump_db']:g} dB below what its output would have "
+                "over its own range"]
+    loc = fj.get("local") or {}
+    where = "the model input" if fj["index"] is None else f"layer {fj['index']} {fj['op']}"
+    ci = loc.get("local_ci")
+    out = [f"first jump: {where} ({fj['name'][:60]}): its own error at {loc.get('local_sqnr_db'):.1f} dB SQNR"
+           + (f" (95% CI {ci[0]:.1f}–{ci[1]:.1f})" if ci else "")
+           + f", more than {s['jump_db']:g} dB below the {fj['best_sqnr_db']:.1f} dB its output would have "
+             "quantized over its own observed range"]
+    out += [f"  explained by: {why}" for why in fj.get("explained_by") or
+            ["no quantization parameter of this layer stands out: look at its inputs and its operator's arithmetic"]]
+    return out
 
+
+def print_layer_error(console, result, run_dir=None) -> None:
     from edgebench.cli.render import print_warnings
 
     s = result.extra["layer_error"]
     base = (result.extra.get("baseline") or {}).get("name")
     t = _table(f"{result.model.get('name')} against {base}, layer by layer ({s['n']} inputs, "
                f"{result.runtime.get('kernels')} kernels; dB, 95% CI across inputs)",
-               ("#", "operator", "SQNR", "95% CI", "cosine", "output q.", "local", "saturated", "levels", "weights",
-                "note"), left=("operator", "note"))
+               ("#", "operator", "SQNR", "95% CI", "cosine", "output q.", "best", "local", "saturated", "levels",
+                "weights", "note"), left=("operator", "note"))
 
     def db(v):
         return "exact" if v is None else f"{v:.1f}"
 
-    jump = (s.get("first_jump") or {}).get("index")
-    for r in s["layers"]:
+    jump = s.get("first_jump")
+    for r in [s["input"]] + s["layers"]:
         loc = r.get("local") or {}
         ci = f"{r['sqnr_ci'][0]:.1f}–{r['sqnr_ci'][1]:.1f}" if r.get("sqnr_ci") else "–"
-        mark = " ◀ first jump" if r["index"] == jump else ""
+        mark = "◀ first jump" if jump and r["index"] == jump["index"] and r["op"] == jump["op"] else ""
         w = (r.get("weights") or {}).get("sqnr_db")
-        t.add_row(str(r["index"]), r["op"], db(r["sqnr_db"]), ci,
+        t.add_row("in" if r["index"] is None else str(r["index"]), r["op"], db(r["sqnr_db"]), ci,
                   "–" if r.get("cosine") is None else f"{r['cosine']:.5f}", db(r.get("output_sqnr_db")),
+                  "–" if r.get("best_sqnr_db") is None else f"{r['best_sqnr_db']:.1f}",
                   "–" if not loc else ("none" if loc.get("local_sqnr_db") is None else f"{loc['local_sqnr_db']:.1f}"),
                   "–" if r.get("saturated_share") is None else f"{100 * r['saturated_share']:.2f}%",
                   "–" if r.get("levels_used") is None else f"{min(256.0, r['levels_used']):.0f}",
                   "–" if w is None else f"{w:.1f}",
-                  ("by position; " if r["matched_by"] == "position" else "") + mark.strip())
+                  ("by position; " if r.get("matched_by") == "position" else "") + mark)
     console.print(t)
-    console.print(f"model input quantization: SQNR {db(s['input']['sqnr_db'])} dB", markup=False)
-    fj, ld = s.get("first_jump"), s.get("largest_drop")
-    ref = s.get("reference_sqnr_db")
-    if fj:
-        loc = fj.get("local") or {}
-        console.print(f"[bold]first jump:[/] layer {fj['index']} {fj['op']} ({escape(fj['name'][:60])}): adds noise "
-                      f"at a local SQNR of {loc.get('local_sqnr_db'):.1f} dB (95% CI {loc['local_ci'][0]:.1f}–"
-                      f"{loc['local_ci'][1]:.1f}), more than {s['jump_db']:g} dB below this model's typical layer "
-                      f"({ref:.1f} dB, the median output-quantization SQNR)")
-        for why in fj.get("explained_by") or ["no quantization parameter of this layer stands out: look at its "
-                                              "inputs and its operator's arithmetic"]:
-            console.print(f"  explained by: {why}", markup=False, soft_wrap=True)
-    else:
-        console.print(f"no jump: no layer adds noise more than {s['jump_db']:g} dB below this model's typical layer"
-                      + (f" ({ref:.1f} dB)" if ref is not None else " (too few layers to tell what is typical)"),
-                      markup=False, soft_wrap=True)
-    if ld and (not fj or ld["index"] != fj["index"]):
-        d = ld.get("local") or {}
-        console.print(f"largest drop: layer {ld['index']} {ld['op']}, {d.get('drop_db'):.1f} dB below its input",
-                      markup=False)
+    for line in jump_text(s):
+        console.print(line, markup=False, soft_wrap=True, style="bold" if line.startswith("first") else None)
+    ld = s.get("largest_drop")
+    if ld and (not jump or ld["index"] != jump["index"]):
+        console.print(f"largest drop: layer {ld['index']} {ld['op']}, {ld['local']['drop_db']:.1f} dB below its "
+                      "input", markup=False)
+    console.print("columns: output q. = the FP32 tensor rounded with the layer's own scale and zero point; best = "
+                  "rounded over its observed range; local = the noise the layer adds itself", markup=False,
+                  soft_wrap=True, style="dim")
     console.print(f"method: {s['method']}", markup=False, soft_wrap=True, style="dim")
     for n in s.get("notes") or []:
         console.print(f"note: {n}", markup=False, soft_wrap=True)
@@ -173,4 +179,4 @@ def print_layer_comparison(console, comp: dict, a, b) -> None:
                       markup=False, soft_wrap=True)
 
 
-__all__ = ["print_profile", "print_layer_error", "print_layer_comparison", "profile_table", "sum_line"]
+__all__ = ["print_profile", "print_layer_error", "print_layer_comparison", "profile_table", "sum_line", "jump_text"]
