@@ -51,13 +51,16 @@ def _acc(signal, noise):
     return a
 
 
-def test_sqnr_is_pooled_over_inputs_and_exact_agreement_has_none():
+def test_sqnr_is_the_mean_of_each_inputs_db_and_exact_or_empty_inputs_are_left_out():
     assert sqnr_db(100.0, 1.0) == pytest.approx(20.0)
     assert sqnr_db(5.0, 0.0) is None
+    fig = layer_figures(_acc([100.0, 100.0, 100.0, 0.0, 50.0], [1.0, 0.1, 0.0, 1.0, 0.5]))
+    assert fig.sqnr_db == pytest.approx(70 / 3) and fig.n_exact == 1 and fig.n_zero == 1   # 20, 30, 20 dB
+    assert fig.sqnr_ci[0] < 70 / 3 < fig.sqnr_ci[1]
     a = Accumulator.empty()
     r = np.random.default_rng(0).normal(size=(10, 50))
     a.add(r, r + 0.01 * np.random.default_rng(1).normal(size=r.shape), (0.05, 0, -128, 127))
-    fig = layer_figures(a, resamples(10))
+    fig = layer_figures(a)
     assert fig.sqnr_db == pytest.approx(40.0, abs=1.0) and fig.sqnr_ci[0] < fig.sqnr_db < fig.sqnr_ci[1]
     assert fig.cosine > 0.9999 and fig.saturated_share == 0.0
     assert fig.output_sqnr_db == pytest.approx(10 * math.log10(1 / (0.05 ** 2 / 12)), abs=1.0)
@@ -73,10 +76,13 @@ def test_saturation_is_counted_outside_the_levels():
 
 def test_the_noise_budget_gives_a_layers_own_noise():
     n = 40
-    inp = _acc([1.0] * n, [1e-4] * n)            # 40 dB in
-    out = _acc([1.0] * n, [1e-4 + 1e-3] * n)     # plus a layer adding 30 dB of its own
+    jitter = np.random.default_rng(0).normal(1.0, 0.01, n)
+    inp = _acc([1.0] * n, 1e-4 * jitter)                  # 40 dB in
+    out = _acc([1.0] * n, (1e-4 + 1e-3) * jitter)         # plus a layer adding 30 dB of its own
     d = local_error([inp], out, resamples(n))
-    assert d["local_sqnr_db"] == pytest.approx(30.0) and d["drop_db"] == pytest.approx(40 - 10 * math.log10(1 / 1.1e-3))
+    assert d["local_sqnr_db"] == pytest.approx(30.0, abs=0.01)
+    assert d["drop_db"] == pytest.approx(40 - 10 * math.log10(1 / 1.1e-3), abs=0.01)
+    assert d["local_ci"][0] < 30.0 < d["local_ci"][1] and d["drop_ci"][0] < d["drop_db"] < d["drop_ci"][1]
     better = _acc([1.0] * n, [0.5e-4] * n)
     assert local_error([inp], better, resamples(n))["local_sqnr_db"] is None   # adds nothing
 

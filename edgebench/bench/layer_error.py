@@ -302,7 +302,7 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
     idx = resamples(n, opts.seed)
     producer = {t: layer.index for layer in q_rep.layers for t in layer.outputs}
     q_in = q_rep.input_indices[0]
-    input_fig = layer_figures(inputs_acc, idx)
+    input_fig = layer_figures(inputs_acc)
     own = {"local_sqnr_db": input_fig.sqnr_db, "local_ci": input_fig.to_dict()["sqnr_ci"], "drop_db": None,
            "what": "the model input's own quantization (the float input against its INT8 form)"}
     input_row = _row(q_rep, q_in, inputs_acc, input_fig, own,
@@ -321,7 +321,7 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
                 feeders.append(inputs_acc)
             elif p in acc:
                 feeders.append(acc[p])
-        row = _row(q_rep, q.outputs[0], a, layer_figures(a, idx), local_error(feeders, a, idx) if feeders else None,
+        row = _row(q_rep, q.outputs[0], a, layer_figures(a), local_error(feeders, a, idx) if feeders else None,
                    {"index": q.index, "op": q.op, "name": q_rep.tensors[q.outputs[0]].name,
                     "baseline_index": f.index, "matched_by": how, "weights": _weights(q_cut, f_cut, q, f)})
         row["explained_by"] = explain(row)
@@ -349,11 +349,12 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
             "first_jump": pick(chain[jump]) if jump is not None else None,
             "largest_drop": pick(rows[worst]) if worst is not None else None,
             "jump_db": opts.jump_db, "n": n, "ci_level": 0.95,
-            "method": "SQNR pooled over the inputs (sum of squared FP32 values over sum of squared differences); "
-                      "local SQNR by the noise budget 1/SQNR_out = 1/SQNR_in + 1/SQNR_local; a jump: a local SQNR "
-                      f"whose interval lies more than {opts.jump_db:g} dB below what the tensor would have quantized "
-                      "over its own observed range; cosine the mean over inputs; 95% percentile bootstrap over inputs "
-                      f"(independent), {idx.shape[0]} resamples shared by every layer (paired)",
+            "method": "SQNR: the mean over inputs of each input's SQNR in dB (sum of squared FP32 values over sum "
+                      "of squared differences), Student t interval across the (independent) inputs; cosine and "
+                      "saturated share likewise; local SQNR by the noise budget 1/SQNR_out = 1/SQNR_in + 1/SQNR_local, "
+                      f"95% percentile bootstrap over inputs ({idx.shape[0]} resamples shared by every layer: paired); "
+                      f"a jump: a local SQNR whose interval lies more than {opts.jump_db:g} dB below what the tensor "
+                      "would have quantized over its own observed range",
             "notes": notes}
 
 

@@ -1,24 +1,28 @@
 """How far an INT8 layer's output is from its FP32 counterpart (level 1: pure functions).
 
-Per sample ``i`` of N independent inputs, with ``r`` the FP32 tensor and ``q`` the INT8 tensor
-dequantized (``(q - zero_point) * scale``), both flattened:
+Per input ``i`` of N independent inputs, with ``r`` the FP32 tensor and ``q`` the INT8 tensor
+dequantized (``(q - zero_point) * scale``), both flattened: signal ``S_i = sum(r**2)``, noise
+``E_i = sum((r - q)**2)``, and the input's SQNR ``10 log10(S_i / E_i)`` in dB.
 
-* signal ``S_i = sum(r**2)``, noise ``E_i = sum((r - q)**2)``;
-* SQNR in dB of the layer: ``10 log10(sum S_i / sum E_i)``, the signal-to-quantization-noise
-  ratio pooled over the inputs (every element of every input weighs the same, as in the usual
-  per-tensor SQNR); ``None`` when the noise is exactly 0 (the two agree bit for bit);
-* cosine similarity: the mean over inputs of ``r·q / (|r| |q|)``.
+* A layer's SQNR is the mean over the inputs of their SQNR in dB (the SQNR of a typical input,
+  the geometric mean of the noise ratios); its interval is Student's t across the inputs. An
+  input whose tensors agree exactly (no noise) or whose FP32 tensor is all zeros has no SQNR
+  and is left out (counted: ``n_exact``, ``n_zero``). Why not the SQNR pooled over all inputs
+  (``10 log10(sum S / sum E)``): it is dominated by the rare inputs with the most noise, and
+  no interval of it holds its level when the noise ratio varies across inputs as a saturating
+  layer's does (simulated: 55–83% for a 95% bootstrap interval, ``benchmarks/profile_coverage.py``);
+  the per-input dB values are close to normal, and the t interval holds.
+* Cosine similarity ``r·q / (|r| |q|)`` and the saturated share (FP32 values beyond the INT8
+  levels): means over inputs with t intervals.
 
-Intervals: the inputs are independent, so the percentile bootstrap over inputs (the same
-resampled index sets for every layer, so the drop from one layer to the next is paired),
-``B`` = 2000 resamples, seeded. Its coverage for the pooled SQNR and the drop, with inputs
-whose signal and noise vary from one to the next as real activations do, is checked by
-simulation in ``benchmarks/layer_error_coverage.py``.
+What a layer adds: its SQNR drop from its worst input (the mean of the per-input differences,
+paired, t interval), and its *local* SQNR by the noise budget
+``1/SQNR_out = 1/SQNR_in + 1/SQNR_local`` applied to the typical values, with a percentile
+bootstrap interval over inputs (resampled index sets shared by every layer, so paired). A
+layer's output quantization alone (the FP32 tensor rounded with the layer's scale and zero
+point, clipped to its levels) has an SQNR of its own (``output_sqnr_db``): a low one is the
+quantization parameters' doing, before any kernel.
 
-What a layer adds: its SQNR drop from its worst input, and its *local* SQNR by the noise
-budget (:func:`local_error`). A layer's output quantization alone (the FP32 tensor rounded
-with the layer's scale and zero point, clipped to its levels) has an SQNR of its own
-(``output_sqnr_db``): a low one is the quantization parameters' doing, before any kernel.
 The layer where the error first jumps (:func:`first_jump`): the first layer, in execution
 order (the model's input quantization first), whose local SQNR lies, with its whole interval,
 more than ``jump_db`` (default 6 dB, one bit) below what its output would have with a range
@@ -97,10 +101,61 @@ def _positions(size: int) -> np.ndarray:
     return np.sort(np.random.default_rng(size).choice(size, KEEP, replace=False))
 
 
+def sqnr_db(signal: float, noise: float) -> Optional[float]:
+    """10 log10(signal / noise); None without noise or without signal."""
+    if noise <= 0 or signal <= 0:
+        return None
+    return 10.0 * math.log10(signal / noise)
+
+
+def per_input_db(signal, noise) -> np.ndarray:
+    """Each input's SQNR in dB: +inf without noise, NaN without signal."""
+    s, e = np.asarray(signal, dtype=np.float64), np.asarray(noise, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = 10.0 * np.log10(s / e)
+    out[s <= 0] = np.nan
+    out[(s > 0) & (e <= 0)] = np.inf
+    return out
+
+
+def resamples(n: int, seed: int = 0, n_boot: int = N_BOOT) -> np.ndarray:
+    """The bootstrap index sets (n_boot, n), shared by every layer of one comparison."""
+    if n < 2:
+        raise DataError(f"an interval across inputs needs at least 2 inputs, got {n}", "use more inputs")
+    return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+
+
+@dataclass(frozen=True)
+class MeanDb:
+    """A mean over inputs with its Student-t interval (what every per-layer figure is)."""
+
+    value: Optional[float]
+    ci: Optional[tuple]
+    n: int                  # inputs with a value
+    n_exact: int = 0        # left out: no noise at all
+    n_zero: int = 0         # left out: no signal (the FP32 tensor is all zeros)
+
+
+def mean_t(values, level: float = 0.95, bounds: tuple = (-math.inf, math.inf)) -> MeanDb:
+    """Mean of the finite values with a Student-t interval (clipped to ``bounds``)."""
+    from scipy.stats import t as student_t
+
+    v = np.asarray(values, dtype=np.float64)
+    exact, zero = int(np.isposinf(v).sum()), int(np.isnan(v).sum())
+    f = v[np.isfinite(v)]
+    if not f.size:
+        return MeanDb(None, None, 0, exact, zero)
+    m = float(f.mean())
+    if f.size < 2:
+        return MeanDb(m, None, int(f.size), exact, zero)
+    half = float(student_t.ppf(0.5 + level / 2.0, f.size - 1)) * float(f.std(ddof=1)) / math.sqrt(f.size)
+    return MeanDb(m, (max(m - half, bounds[0]), min(m + half, bounds[1])), int(f.size), exact, zero)
+
+
 def best_sqnr_db(acc: Accumulator, bits: int = 8) -> Optional[float]:
-    """SQNR of the FP32 values quantized with their own observed range (min and max over the
-    inputs, zero included, as a calibration on exactly these inputs would set it), ``bits``
-    asymmetric: what the layer's output could have had, whatever its calibration was."""
+    """Mean per-input SQNR of the FP32 values quantized with their own observed range (min and
+    max over the inputs, zero included, as a calibration on exactly these inputs would set it),
+    ``bits`` asymmetric: what the layer's output could have had, whatever its calibration was."""
     if not acc.kept or not math.isfinite(acc.lo):
         return None
     v = np.asarray(acc.kept, dtype=np.float64)
@@ -111,27 +166,7 @@ def best_sqnr_db(acc: Accumulator, bits: int = 8) -> Optional[float]:
     scale = (hi - lo) / levels
     zp = np.round(-lo / scale)
     q = (np.clip(np.rint(v / scale) + zp, 0, levels) - zp) * scale
-    return sqnr_db(float((v ** 2).sum()), float(((v - q) ** 2).sum()))
-
-
-def sqnr_db(signal: float, noise: float) -> Optional[float]:
-    """10 log10(signal / noise); None for no noise, -inf-free (a zero signal gives None too)."""
-    if noise <= 0 or signal <= 0:
-        return None
-    return 10.0 * math.log10(signal / noise)
-
-
-def resamples(n: int, seed: int = 0, n_boot: int = N_BOOT) -> np.ndarray:
-    """The bootstrap index sets (n_boot, n), shared by every layer of one comparison."""
-    if n < 2:
-        raise DataError(f"an interval across inputs needs at least 2 inputs, got {n}", "use more inputs")
-    return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
-
-
-def _pooled_db(s: np.ndarray, e: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    ss, ee = s[idx].sum(axis=1), e[idx].sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where((ee > 0) & (ss > 0), 10.0 * np.log10(ss / np.where(ee > 0, ee, 1.0)), np.inf)
+    return mean_t(per_input_db((v ** 2).sum(axis=1), ((v - q) ** 2).sum(axis=1))).value
 
 
 @dataclass(frozen=True)
@@ -145,89 +180,77 @@ class LayerFigures:
     saturated_share: Optional[float]
     saturated_ci: Optional[tuple]
     n: int
-    exact: bool                         # no quantization noise at all
+    n_exact: int                        # inputs whose INT8 tensor equals the FP32 one exactly
+    n_zero: int                         # inputs whose FP32 tensor is all zeros
+
+    @property
+    def exact(self) -> bool:
+        return self.n_exact > 0 and self.sqnr_db is None
 
     def to_dict(self) -> dict:
         d = asdict(self)
         for k in ("sqnr_ci", "cosine_ci", "output_sqnr_ci", "saturated_ci"):
             d[k] = list(d[k]) if d[k] is not None else None
+        d["exact"] = self.exact
         return d
 
 
-def _ci(boot: np.ndarray, level: float, point: Optional[float] = None) -> Optional[tuple]:
-    """Percentile interval of bootstrap values (None when most resamples have no finite value),
-    widened to hold ``point``."""
-    finite = boot[np.isfinite(boot)]
-    if finite.size < 0.5 * boot.size:
-        return None
-    a = (1.0 - level) / 2.0
-    lo, hi = float(np.quantile(finite, a)), float(np.quantile(finite, 1.0 - a))
-    if point is not None:
-        lo, hi = min(lo, point), max(hi, point)
-    return lo, hi
-
-
-def _mean_ci(values: list, idx: np.ndarray, level: float) -> tuple:
-    v = np.asarray(values, dtype=np.float64)
-    if not v.size or not np.isfinite(v).all() or v.size != idx.shape[1]:
-        return (float(np.nanmean(v)) if v.size and np.isfinite(v).any() else None), None
-    point = float(v.mean())
-    return point, _ci(v[idx].mean(axis=1), level, point)
-
-
-def layer_figures(acc: Accumulator, idx: np.ndarray, ci_level: float = 0.95) -> LayerFigures:
-    """SQNR, cosine, the output quantization's own SQNR and the saturated share of one layer, with
-    their bootstrap intervals."""
+def layer_figures(acc: Accumulator, ci_level: float = 0.95) -> LayerFigures:
+    """SQNR, cosine, the output quantization's own SQNR and the saturated share of one layer:
+    means over inputs with their t intervals."""
     level = check_level(ci_level)
-    s, e = np.asarray(acc.signal), np.asarray(acc.noise)
-    n = s.size
-    if n != idx.shape[1]:
-        raise DataError(f"{n} samples for resample sets of {idx.shape[1]}")
-    point = sqnr_db(float(s.sum()), float(e.sum()))
-    sq_ci = _ci(_pooled_db(s, e, idx), level, point) if point is not None else None
-    cos, cos_ci = _mean_ci(acc.cosine, idx, level)
-    own_point = own_ci = None
-    if len(acc.own) == n:
-        o = np.asarray(acc.own)
-        own_point = sqnr_db(float(s.sum()), float(o.sum()))
-        own_ci = _ci(_pooled_db(s, o, idx), level, own_point) if own_point is not None else None
-    sat, sat_ci = _mean_ci(acc.saturated, idx, level) if len(acc.saturated) == n else (None, None)
-    return LayerFigures(point, sq_ci, cos, cos_ci, own_point, own_ci, sat, sat_ci, int(n),
-                        point is None and float(e.sum()) == 0.0)
+    sq = mean_t(per_input_db(acc.signal, acc.noise), level)
+    cos = mean_t(acc.cosine, level, (-1.0, 1.0))
+    own = (mean_t(per_input_db(acc.signal, acc.own), level) if len(acc.own) == len(acc.signal)
+           else MeanDb(None, None, 0))
+    sat = mean_t(acc.saturated, level, (0.0, 1.0)) if acc.saturated else MeanDb(None, None, 0)
+    return LayerFigures(sq.value, sq.ci, cos.value, cos.ci, own.value, own.ci, sat.value, sat.ci,
+                        len(acc.signal), sq.n_exact, sq.n_zero)
 
 
-def _nsr(s: np.ndarray, e: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    ss = s[idx].sum(axis=1)
-    return np.where(ss > 0, e[idx].sum(axis=1) / np.where(ss > 0, ss, 1.0), np.nan)
+def _boot_mean(db: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Mean of each resample over its finite values."""
+    v = db[idx]
+    ok = np.isfinite(v)
+    with np.errstate(invalid="ignore"):
+        return np.where(ok, v, 0.0).sum(axis=1) / ok.sum(axis=1)
+
+
+def _local(out_db, in_db):
+    """Local SQNR (dB) from the typical output and input SQNR by the noise budget; +inf when the
+    layer adds no noise."""
+    added = 10.0 ** (-np.asarray(out_db) / 10.0) - 10.0 ** (-np.asarray(in_db) / 10.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(added > 0, -10.0 * np.log10(np.where(added > 0, added, 1.0)), np.inf)
 
 
 def local_error(inputs: Sequence[Accumulator], out: Accumulator, idx: np.ndarray,
                 ci_level: float = 0.95) -> Optional[dict]:
-    """What the layer adds to the error it receives: its SQNR drop from its worst input, and its
-    local SQNR by the noise budget ``1/SQNR_out = 1/SQNR_in + 1/SQNR_local`` (the received noise
-    assumed to pass with the signal, the added noise uncorrelated with it); both with paired
-    bootstrap intervals. ``local_sqnr_db`` is None when the layer adds no noise (its output is
-    no worse than its input). None when a side has no noise or no signal."""
+    """What the layer adds to the error it receives (see the module docstring): ``drop_db`` from its
+    worst input with a paired t interval, ``local_sqnr_db`` (None when it adds no noise) with a
+    paired bootstrap interval. None when a side has no SQNR."""
     level = check_level(ci_level)
     if not inputs:
         return None
-    s_o, e_o = np.asarray(out.signal), np.asarray(out.noise)
-    ins = [(np.asarray(a.signal), np.asarray(a.noise)) for a in inputs]
-    out_db = sqnr_db(float(s_o.sum()), float(e_o.sum()))
-    in_db = [sqnr_db(float(s.sum()), float(e.sum())) for s, e in ins]
-    if out_db is None or any(v is None for v in in_db):
+    out_db = per_input_db(out.signal, out.noise)
+    ins = [per_input_db(a.signal, a.noise) for a in inputs]
+    means = [mean_t(x, level).value for x in ins]
+    out_mean = mean_t(out_db, level).value
+    if out_mean is None or any(m is None for m in means):
         return None
-    worst = int(np.argmin(in_db))
-    drop = in_db[worst] - out_db
-    drop_ci = _ci(_pooled_db(*ins[worst], idx) - _pooled_db(s_o, e_o, idx), level, drop)
-    added = 10 ** (-out_db / 10) - 10 ** (-in_db[worst] / 10)
-    local = -10.0 * math.log10(added) if added > 0 else None
-    boot_added = _nsr(s_o, e_o, idx) - _nsr(*ins[worst], idx)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        boot_local = np.where(boot_added > 0, -10.0 * np.log10(np.where(boot_added > 0, boot_added, 1.0)), np.inf)
-    local_ci = _ci(boot_local, level, local) if local is not None else None
-    return {"drop_db": drop, "drop_ci": list(drop_ci) if drop_ci else None, "input_sqnr_db": in_db[worst],
-            "worst_input": worst, "local_sqnr_db": local, "local_ci": list(local_ci) if local_ci else None}
+    worst = int(np.argmin(means))
+    in_db = ins[worst]
+    diff = mean_t(np.where(np.isfinite(in_db) & np.isfinite(out_db), in_db - out_db, np.nan), level)
+    local = float(_local(out_mean, means[worst]))
+    boot = _local(_boot_mean(out_db, idx), _boot_mean(in_db, idx))
+    finite = boot[np.isfinite(boot)]
+    local_ci = None
+    if math.isfinite(local) and finite.size >= 0.5 * boot.size:
+        a = (1.0 - level) / 2.0
+        lo, hi = float(np.quantile(finite, a)), float(np.quantile(finite, 1.0 - a))
+        local_ci = [min(lo, local), max(hi, local)]
+    return {"drop_db": diff.value, "drop_ci": list(diff.ci) if diff.ci else None, "input_sqnr_db": means[worst],
+            "worst_input": worst, "local_sqnr_db": local if math.isfinite(local) else None, "local_ci": local_ci}
 
 
 def first_jump(locals_: Sequence[Optional[dict]], best: Sequence[Optional[float]],
@@ -241,5 +264,5 @@ def first_jump(locals_: Sequence[Optional[dict]], best: Sequence[Optional[float]
     return None
 
 
-__all__ = ["Accumulator", "LayerFigures", "layer_figures", "local_error", "first_jump", "resamples",
-           "sqnr_db", "best_sqnr_db", "N_BOOT", "JUMP_DB", "KEEP"]
+__all__ = ["Accumulator", "LayerFigures", "MeanDb", "layer_figures", "local_error", "first_jump", "resamples",
+           "sqnr_db", "per_input_db", "mean_t", "best_sqnr_db", "N_BOOT", "JUMP_DB", "KEEP"]
