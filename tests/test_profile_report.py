@@ -3,6 +3,7 @@ and `check` (the layers-add-up rule), from stored results."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +99,47 @@ def test_the_layers_add_up_rule(method, ratio, verdict):
     assert v.verdict == verdict and v.rule == "layers-add-up"
     assert ck.layers_add_up([_layer_error()]).verdict == ck.NA
     assert ck.layers_add_up([copy.deepcopy(new_result("bench"))]).verdict == ck.NA
+
+
+def test_an_edge_tpu_model_shows_the_delegate_node_against_the_cpu_operators(tmp_path):
+    """A compiled model's edgetpu-custom-op row against the operators left on the CPU (a stored
+    profile's figures; there is no Edge TPU here), with the compiler's table from the sidecar."""
+    from types import SimpleNamespace
+
+    import flatbuffers
+    import numpy as np
+    from ai_edge_litert import schema_py_generated as s
+
+    from edgebench.bench.profile_methods import METHODS, Repeat
+    from edgebench.bench.profile_table import profile_section
+    from edgebench.boards.registry import get_profile
+    from edgebench.runtime.inspect import inspect_model
+
+    src = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
+    m = s.ModelT.InitFromPackedBuf(bytearray(src.read_bytes()), 0)
+    code = s.OperatorCodeT()
+    code.builtinCode, code.deprecatedBuiltinCode, code.customCode = 32, 32, b"edgetpu-custom-op"   # CUSTOM
+    m.operatorCodes.append(code)
+    m.subgraphs[0].operators[1].opcodeIndex = len(m.operatorCodes) - 1
+    b = flatbuffers.Builder(1024)
+    b.Finish(m.Pack(b), file_identifier=b"TFL3")
+    path = tmp_path / "digits_edgetpu.tflite"
+    path.write_bytes(bytes(b.Output()))
+    rng = np.random.default_rng(0)
+
+    def samples(t):
+        return t * np.exp(rng.normal(0, 0.01, 50))
+
+    times = {0: 10e-6, 1: 60e-6, 2: 5e-6, 3: 1e-6, 4: 3e-6, 5: 1e-6}
+    repeats = [Repeat(whole=samples(85e-6), rows={f"op:{k}": samples(t) for k, t in times.items()}) for _ in range(3)]
+    compiled = {"operators": [{"operator": "CONV_2D", "count": 1, "status": "Mapped to Edge TPU", "mapped": True},
+                              {"operator": "CONV_2D", "count": 1, "status": "More than one subgraph", "mapped": False}]}
+    run = SimpleNamespace(method=METHODS["isolated"], repeats=repeats, report=inspect_model(path), cuts=None,
+                          kind="agent", profile=get_profile("host"), pool_note=None,
+                          result=SimpleNamespace(model={"sidecar": {"edgetpu_compile": compiled}}))
+    p = profile_section(run)
+    tpu = p["edgetpu"]
+    assert tpu["delegate_nodes"] == 1 and p["layers"][1]["where"] == "Edge TPU"
+    assert tpu["delegate_share"] == pytest.approx(60 / 85, rel=0.03)
+    assert tpu["cpu_share"] == pytest.approx(20 / 85, rel=0.03) and "CONV_2D" in tpu["cpu_operators"]
+    assert [o["status"] for o in tpu["not_mapped"]] == ["More than one subgraph"] and len(tpu["mapped"]) == 1
