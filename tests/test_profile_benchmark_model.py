@@ -61,7 +61,8 @@ def _proto(rows, delegate_rows=()) -> bytes:
 def test_the_parser_reads_nodes_in_run_order_with_their_operator_index():
     data = _proto([("[b]:1", "DEPTHWISE_CONV_2D", 30), ("[a;x]:0", "CONV_2D/some kernel", 120)])
     prof = parse_profile(data, LOG)
-    assert [(r.node_index, r.op, r.avg_us) for r in prof.rows] == [(1, "DEPTHWISE_CONV_2D", 30.0), (0, "CONV_2D", 120.0)]
+    assert [(r.node_index, r.op, r.avg_us) for r in prof.rows] == [(1, "DEPTHWISE_CONV_2D", 30.0),
+                                                                   (0, "CONV_2D", 120.0)]
     assert prof.rows[0].stddev_us == 1.5 and prof.rows[0].count == 100
     assert prof.whole["inference_avg_us"] == 204.2 and prof.whole["median_us"] == 202.0
     assert prof.whole["count"] == 4887 and prof.whole["std_us"] == 7.0

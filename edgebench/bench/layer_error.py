@@ -175,9 +175,9 @@ def load_samples(opts: LayerErrorOptions, model) -> tuple:
         ds = load_dataset(opts.data, **{k: v for k, v in (opts.data_options or {}).items() if v is not None})
         check_against_model(ds, model.inputs[0].shape)
         pick = np.sort(np.random.default_rng(opts.seed).permutation(len(ds))[:opts.count])
-        return ds.x[pick].astype(np.float32), {"source": ds.source, "count": int(len(pick)), "of": len(ds),
-                                                "selection": f"{len(pick)} of {len(ds)}, seeded choice (seed {opts.seed})",
-                                                "sha256": ds.sha256, "random": False}
+        return ds.x[pick].astype(np.float32), {
+            "source": ds.source, "count": int(len(pick)), "of": len(ds), "sha256": ds.sha256, "random": False,
+            "selection": f"{len(pick)} of {len(ds)}, seeded choice (seed {opts.seed})"}
     s = (load_inputs(opts.inputs, tensor, limit=opts.count) if opts.inputs
          else random_inputs(tensor, count=opts.count, seed=opts.seed, override=opts.input_range))
     return s.x, {**s.describe(), "random": not opts.inputs}

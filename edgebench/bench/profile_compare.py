@@ -46,14 +46,16 @@ def compare_layers(a, a_samples, b, b_samples) -> dict:
     sa, sb = _section(a), _section(b)
     for run, sec in ((a, sa), (b, sb)):
         if sec.get("statistic") != "median":
-            raise ResultError(f"run {run.run_id} was profiled with {sec.get('method')}, which keeps means, not samples: "
-                              "a layer's interval cannot be compared", "profile both builds with the device-counter "
-                                                                       "or isolated method to compare them layer by layer")
+            raise ResultError(f"run {run.run_id} was profiled with {sec.get('method')}, which keeps means, not "
+                              "samples: a layer's interval cannot be compared",
+                              "profile both builds with the device-counter or isolated method to compare them "
+                              "layer by layer")
     rows_a = {r["key"]: r for r in sa.get("layers") or []}
     rows_b = {r["key"]: r for r in sb.get("layers") or []}
     shared = [k for k in rows_a if k in rows_b and rows_a[k]["op"] == rows_b[k]["op"]
               and rows_a[k].get("median_s") is not None and rows_b[k].get("median_s") is not None]
-    unmatched = sorted(set(rows_a) ^ set(rows_b)) + [k for k in rows_a if k in rows_b and rows_a[k]["op"] != rows_b[k]["op"]]
+    unmatched = sorted(set(rows_a) ^ set(rows_b)) + [k for k in rows_a
+                                                     if k in rows_b and rows_a[k]["op"] != rows_b[k]["op"]]
     tick = _tick(a, b)
     tested = []
     for key in [WHOLE] + shared:

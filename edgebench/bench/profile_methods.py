@@ -243,7 +243,8 @@ def check_method(name: str, kind: str, board: str) -> Method:
         raise UsageError(f"unknown profile method {name!r}", f"use one of {', '.join(METHODS)}")
     m = METHODS[name]
     if m.board_kind != kind:
-        runs_on = "microcontrollers with edgebench firmware" if m.board_kind == "mcu" else "Linux boards and this computer"
+        runs_on = ("microcontrollers with edgebench firmware" if m.board_kind == "mcu"
+                   else "Linux boards and this computer")
         raise UsageError(f"the {name} method runs on {runs_on}; board {board} is not one",
                          f"use --method {default_method(kind)} (or leave --method out)")
     return m

@@ -115,7 +115,8 @@ def profile_claim(r) -> Optional[str]:
              f"({fmt.percent(top.get('share'))} of the whole)" if top else "")
     iso = "; isolated timings omit cache and fusion effects" if p.get("method") == "isolated" else ""
     return (f"{lab}: {(r.model or {}).get('name')} {(r.model or {}).get('precision', '').upper()} takes "
-            f"{fmt.duration(w.get('median_s'))} per inference (95% CI {fmt.duration_range(w.get('ci_low_s'), w.get('ci_high_s'))}) "
+            f"{fmt.duration(w.get('median_s'))} per inference "
+            f"(95% CI {fmt.duration_range(w.get('ci_low_s'), w.get('ci_high_s'))}) "
             f"on {(r.board or {}).get('name')} ({(r.runtime or {}).get('name')}, {(r.runtime or {}).get('kernels')} "
             f"kernels), timed layer by layer by the {p.get('method')} method{sums}{heavy}{iso}.")
 

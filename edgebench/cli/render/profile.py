@@ -49,8 +49,8 @@ def sum_line(p: dict) -> str:
     from edgebench.report import format as fmt
 
     w, ratio = p.get("whole") or {}, p.get("sum_ratio") or {}
-    whole = (f"whole model {fmt.duration(w.get('median_s'))} [95% CI {fmt.duration_range(w.get('ci_low_s'), w.get('ci_high_s'))}]"
-             if w else "whole model not timed")
+    whole = (f"whole model {fmt.duration(w.get('median_s'))} "
+             f"[95% CI {fmt.duration_range(w.get('ci_low_s'), w.get('ci_high_s'))}]" if w else "whole model not timed")
     if not ratio:
         return f"{whole}; sum of layers {fmt.duration(p.get('sum_s'))}"
     ci = (f" [95% CI {ratio['ci_low']:.3f}–{ratio['ci_high']:.3f}, {ratio['runs']} repeat(s)]"
