@@ -4,100 +4,16 @@ table, a layer-error run's SQNR along the layers, and the claim sentence of each
 :func:`section_blocks` turns a run into blocks any renderer draws: ``("h", text)``,
 ``("p", text)``, ``("table", head, rows)`` and ``("img", png_bytes, alt, caption)``
 (:mod:`edgebench.report.html` draws them as HTML, and as Markdown without the images).
-Figures are PNG bytes drawn on a bare Agg ``Figure``; each title says the run's label.
+The figures are :func:`edgebench.report.report_plots.layer_times` and ``layer_sqnr``.
 """
 from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
-
 from edgebench.report import format as fmt
+from edgebench.report import report_plots as rp
 
 KINDS = {"profile": "layer profile", "layer-error": "per-layer INT8 error"}
-
-
-def _figure(width_in: float, height_in: float):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width_in, height_in), dpi=100)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _png(fig) -> bytes:
-    import io
-
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    return buf.getvalue()
-
-
-def _label(i, r) -> str:
-    idx = "" if r.get("index") is None else f"{r['index']} "
-    return f"{idx}{r['op']}"
-
-
-def layer_times_png(p: dict, title: str, label: str) -> bytes:
-    """Horizontal bars: each timed layer's time with its 95% interval, in execution order, the share
-    of the whole written beside; the whole model's time as a line for scale."""
-    rows = [r for r in p["layers"] if r.get("median_s") is not None]
-    unit, scale = fmt.duration(max((r["median_s"] for r in rows), default=1e-6)).split(" ")[1], None
-    scale = {"s": 1.0, "ms": 1e-3, "µs": 1e-6}[unit]
-    fig = _figure(9.0, 1.2 + 0.32 * max(1, len(rows)))
-    ax = fig.subplots()
-    y = np.arange(len(rows))[::-1]
-    med = np.array([r["median_s"] for r in rows]) / scale
-    lo = np.array([(r.get("ci_low_s") or r["median_s"]) for r in rows]) / scale
-    hi = np.array([(r.get("ci_high_s") or r["median_s"]) for r in rows]) / scale
-    colours = ["tab:blue" if r.get("in_sum") else "tab:gray" for r in rows]
-    ax.barh(y, med, color=colours, xerr=[med - lo, hi - med], capsize=2, ecolor="black")
-    ax.set_yticks(y, [_label(i, r) for i, r in enumerate(rows)], fontsize=8)
-    for yy, m, r in zip(y, hi, rows):
-        if r.get("share") is not None:
-            ax.text(m, yy, f"  {100 * r['share']:.1f}%", va="center", fontsize=7)
-    ax.set_xlabel(f"{p.get('statistic', 'median')} time per inference ({unit}), 95% CI")
-    ax.set_title(f"{title} — {label}, {p['method']}", fontsize=10)
-    if p.get("method") == "isolated":
-        ax.text(0.99, 0.01, "isolated timings omit cache and fusion effects", transform=ax.transAxes,
-                ha="right", va="bottom", fontsize=7, color="tab:red")
-    return _png(fig)
-
-
-def sqnr_png(s: dict, title: str, label: str) -> bytes:
-    """SQNR of every layer with its interval (INT8 against FP32), the output quantization's own
-    SQNR, the local SQNR, and the first jump marked."""
-    rows = [s["input"]] + s["layers"] if s.get("input") else s["layers"]
-    x = np.arange(len(rows))
-    fig = _figure(9.0, 3.6)
-    ax = fig.subplots()
-
-    def series(key):
-        return np.array([np.nan if r.get(key) is None else r[key] for r in rows], dtype=float)
-
-    sq = series("sqnr_db")
-    lo = np.array([np.nan if not r.get("sqnr_ci") else r["sqnr_ci"][0] for r in rows], dtype=float)
-    hi = np.array([np.nan if not r.get("sqnr_ci") else r["sqnr_ci"][1] for r in rows], dtype=float)
-    ax.fill_between(x, lo, hi, color="tab:blue", alpha=0.2, linewidth=0)
-    ax.plot(x, sq, "o-", color="tab:blue", label="SQNR, INT8 vs FP32 (95% CI)")
-    ax.plot(x, series("output_sqnr_db"), "s--", color="tab:green", label="output quantization alone")
-    ax.plot(x, series("best_sqnr_db"), "_", color="black", markersize=12, label="over its own observed range")
-    local = np.array([np.nan if not r.get("local") or r["local"].get("local_sqnr_db") is None
-                      else r["local"]["local_sqnr_db"] for r in rows], dtype=float)
-    ax.plot(x, local, "^:", color="tab:orange", label="local (noise the layer adds)")
-    fj = s.get("first_jump")
-    jump = next((k for k, r in enumerate(rows) if fj and r["index"] == fj["index"] and r["op"] == fj["op"]), None)
-    if jump is not None:
-        ax.axvline(jump, color="tab:red", linestyle="-", alpha=0.5)
-        ax.text(jump, ax.get_ylim()[1], " first jump", color="tab:red", va="top", fontsize=8)
-    ax.set_xticks(x, ["input" if r["index"] is None else _label(i, r) for i, r in enumerate(rows)], rotation=45,
-                  ha="right", fontsize=7)
-    ax.set_ylabel("dB")
-    ax.set_title(f"{title} — {label}", fontsize=10)
-    ax.legend(fontsize=7, loc="lower left")
-    return _png(fig)
 
 
 def profile_claim(r) -> Optional[str]:
@@ -156,7 +72,7 @@ def _profile_blocks(r, images: bool) -> list:
     name = f"{(r.model or {}).get('name')} on {(r.board or {}).get('name')}"
     out = [("h", "Layer by layer")]
     if images:
-        out.append(("img", layer_times_png(p, name, r.label), "layer times",
+        out.append(("img", rp.layer_times(p, name, r.label), "layer times",
                     f"Time of each layer ({p.get('statistic')}, 95% CI across {p.get('repeats')} repeats); grey: "
                     "outside the sum (inside a delegate, or not timed alone). Method: " + p.get("method_title", "")))
     per = p.get("per_mac") or {}
@@ -196,7 +112,7 @@ def _layer_error_blocks(r, images: bool) -> list:
         return []
     out = [("h", "Per-layer INT8 error against FP32")]
     if images:
-        out.append(("img", sqnr_png(s, (r.model or {}).get("name", ""), r.label), "SQNR per layer",
+        out.append(("img", rp.layer_sqnr(s, (r.model or {}).get("name", ""), r.label), "SQNR per layer",
                     f"SQNR of each layer's INT8 output against FP32 over {s['n']} inputs (95% bootstrap CI across "
                     "inputs), what its output quantization alone allows, and the noise it adds itself."))
 
@@ -225,4 +141,4 @@ def _layer_error_blocks(r, images: bool) -> list:
     return out
 
 
-__all__ = ["section_blocks", "layer_times_png", "sqnr_png", "profile_claim", "layer_error_claim", "KINDS"]
+__all__ = ["section_blocks", "profile_claim", "layer_error_claim", "KINDS"]
