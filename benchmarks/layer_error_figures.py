@@ -76,9 +76,10 @@ def summary(name: str, run: dict) -> dict:
     rows = [{"index": r["index"], "op": r["op"], "sqnr_db": r["sqnr_db"], "ci": r["sqnr_ci"],
              "output_sqnr_db": r["output_sqnr_db"], "best_sqnr_db": r["best_sqnr_db"],
              "local_sqnr_db": (r.get("local") or {}).get("local_sqnr_db"),
+             "worst_tenth_db": (r.get("local") or {}).get("worst_tenth_sqnr_db"),
              "saturated_share": r["saturated_share"]} for r in [s["input"]] + s["layers"]]
     return {"model": name, "n": s["n"], "layers": rows,
-            "first_jump": None if not jump else {"index": jump["index"], "op": jump["op"],
+            "first_jump": None if not jump else {"index": jump["index"], "op": jump["op"], "which": jump["which"],
                                                  "explained_by": jump["explained_by"]}}
 
 
@@ -109,13 +110,14 @@ def main(argv=None) -> int:
         print(f"\n{r['model']} ({r['n']} test inputs)")
         for x in r["layers"]:
             loc = "none" if x["local_sqnr_db"] is None else f"{x['local_sqnr_db']:.1f}"
+            loc += "  worst 10% " + ("none" if x["worst_tenth_db"] is None else f"{x['worst_tenth_db']:.1f}")
             where = "in" if x["index"] is None else x["index"]
             print(f"  {where} {x['op']:<16} SQNR {x['sqnr_db']:6.1f} dB [{x['ci'][0]:.1f}, {x['ci'][1]:.1f}]  "
                   f"output q. {x['output_sqnr_db']:.1f}  best {x['best_sqnr_db']:.1f}  local {loc}  "
                   f"saturated {100 * x['saturated_share']:.2f}%")
         j = r["first_jump"]
         at = "none" if not j else ("the model input" if j["index"] is None else f"layer {j['index']} {j['op']}")
-        print(f"  first jump: {at}" + ("" if not j else ": " + "; ".join(j["explained_by"] or
+        print(f"  first jump: {at}" + ("" if not j else f" ({j['which']} input): " + "; ".join(j["explained_by"] or
                                                                           ["(no parameter stands out)"])))
     (out / "layer_error_figures.json").write_text(json.dumps(results, indent=1))
     print(f"\nmodels, runs and figures in {out}")

@@ -92,10 +92,24 @@ def test_first_jump_is_relative_to_what_each_tensor_allows_over_its_own_range():
         return {"local_sqnr_db": local, "local_ci": [lo, hi]}
 
     locals_ = [d(45, 44, 46), None, d(30, 29, 31), d(20, 19, 21)]
-    assert first_jump(locals_, [47, 48, 46, 47], 6.0) == 2
-    assert first_jump(locals_, [47, 48, 46, 47], 20.0) == 3
-    assert first_jump(locals_, [None, 48, None, 47], 6.0) == 3           # no reference: not judged
-    assert first_jump([d(44, 38, 46)], [47], 6.0) is None                 # its interval reaches the mark
+    assert first_jump(locals_, [47, 48, 46, 47], 6.0) == (2, "typical")
+    assert first_jump(locals_, [47, 48, 46, 47], 20.0) == (3, "typical")
+    assert first_jump(locals_, [None, 48, None, 47], 6.0) == (3, "typical")   # no reference: not judged
+    assert first_jump([d(44, 38, 46)], [47], 6.0) is None                     # its interval reaches the mark
+    tail = {**d(45, 44, 46), "worst_tenth_sqnr_db": 22.0, "worst_tenth_ci": [18.0, 25.0]}
+    assert first_jump([d(45, 44, 46), tail], [47, 47], 6.0) == (1, "worst tenth")
+
+
+def test_the_worst_tenth_of_the_inputs_is_an_order_statistic_with_its_interval():
+    from edgebench.stats.layer_error import worst_tenth
+
+    n = 60
+    inp = _acc([1.0] * n, [1e-6] * n)
+    noise = np.full(n, 1e-4)
+    noise[:20] = 1e-2                                    # a third of the inputs badly hurt
+    got = worst_tenth(_acc([1.0] * n, noise), inp)
+    assert got["worst_tenth_sqnr_db"] == pytest.approx(20.0, abs=0.1)
+    assert got["worst_tenth_ci"][0] <= got["worst_tenth_sqnr_db"] <= got["worst_tenth_ci"][1] < 40.0
 
 
 def test_the_best_range_reference_is_what_8_bits_give_over_the_observed_range():

@@ -295,6 +295,15 @@ def _row(q_rep, tensor: int, a, fig, local, idx_name: dict) -> dict:
     return row
 
 
+def _input_tail(a) -> dict:
+    """The worst tenth of the inputs' SQNR at the model input (its quantization is its own noise)."""
+    from edgebench.stats.layer_error import Accumulator, worst_tenth
+
+    clean = Accumulator.empty()
+    clean.signal, clean.noise = list(a.signal), [0.0] * len(a.signal)
+    return worst_tenth(a, clean)
+
+
 def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
     from edgebench.stats.layer_error import first_jump, layer_figures, local_error, resamples
 
@@ -304,7 +313,8 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
     q_in = q_rep.input_indices[0]
     input_fig = layer_figures(inputs_acc)
     own = {"local_sqnr_db": input_fig.sqnr_db, "local_ci": input_fig.to_dict()["sqnr_ci"], "drop_db": None,
-           "what": "the model input's own quantization (the float input against its INT8 form)"}
+           "what": "the model input's own quantization (the float input against its INT8 form)",
+           **_input_tail(inputs_acc)}
     input_row = _row(q_rep, q_in, inputs_acc, input_fig, own,
                      {"index": None, "op": "input", "name": q_rep.tensors[q_in].name, "matched_by": "input",
                       "weights": None})
@@ -327,7 +337,8 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
         row["explained_by"] = explain(row)
         rows.append(row)
     chain = [input_row] + rows
-    jump = first_jump([r["local"] for r in chain], [r["best_sqnr_db"] for r in chain], opts.jump_db)
+    found = first_jump([r["local"] for r in chain], [r["best_sqnr_db"] for r in chain], opts.jump_db)
+    jump, which = found if found else (None, None)
     worst = max((k for k, r in enumerate(rows) if (r["local"] or {}).get("drop_db") is not None),
                 key=lambda k: rows[k]["local"]["drop_db"], default=None)
     notes = []
@@ -346,7 +357,7 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
                                   "explained_by")}
 
     return {"layers": rows, "input": input_row,
-            "first_jump": pick(chain[jump]) if jump is not None else None,
+            "first_jump": {**pick(chain[jump]), "which": which} if jump is not None else None,
             "largest_drop": pick(rows[worst]) if worst is not None else None,
             "jump_db": opts.jump_db, "n": n, "ci_level": 0.95,
             "method": "SQNR: the mean over inputs of each input's SQNR in dB (sum of squared FP32 values over sum "

@@ -46,7 +46,10 @@ def layer_error_claim(r) -> Optional[str]:
     fj = s.get("first_jump")
     if fj:
         at = "the model input" if fj["index"] is None else f"layer {fj['index']} {fj['op']}"
-        where = (f"the error first jumps at {at} (its own error at {fj['local']['local_sqnr_db']:.1f} dB SQNR against "
+        tail = fj.get("which") == "worst tenth"
+        value = fj["local"]["worst_tenth_sqnr_db" if tail else "local_sqnr_db"]
+        where = (f"the error first jumps at {at} (its own error at {value:.1f} dB SQNR"
+                 + (" for the worst tenth of the inputs" if tail else "") + " against "
                  f"{fj['best_sqnr_db']:.1f} dB over its own range" + (f"; {fj['explained_by'][0]}"
                                                                       if fj.get("explained_by") else "") + ")")
     else:
@@ -124,15 +127,18 @@ def _layer_error_blocks(r, images: bool) -> list:
              "–" if x.get("cosine") is None else f"{x['cosine']:.5f}", db(x.get("output_sqnr_db")),
              "–" if not x.get("local") else ("none added" if x["local"].get("local_sqnr_db") is None
                                               else f"{x['local']['local_sqnr_db']:.1f}"),
+             "–" if not x.get("local") else ("none added" if x["local"].get("worst_tenth_sqnr_db") is None
+                                              else f"{x['local']['worst_tenth_sqnr_db']:.1f}"),
              fmt.percent(x.get("saturated_share"), 2), "; ".join(x.get("explained_by") or [])]
             for x in ([s["input"]] if s.get("input") else []) + s["layers"]]
     for row in rows:
         row[0] = "input" if row[0] is None else row[0]
-    out.append(("table", ["#", "operator", "SQNR dB", "95% CI", "cosine", "output q. dB", "local dB", "saturated",
-                          "explained by"], rows))
+    out.append(("table", ["#", "operator", "SQNR dB", "95% CI", "cosine", "output q. dB", "local dB",
+                          "worst 10% local dB", "saturated", "explained by"], rows))
     fj = s.get("first_jump")
     at = "the model input" if fj and fj["index"] is None else f"layer {fj['index']} {fj['op']}" if fj else ""
-    out.append(("p", (f"First jump: {at}" + (": " + "; ".join(fj["explained_by"]) if fj.get("explained_by") else "")
+    out.append(("p", (f"First jump: {at} ({fj.get('which', 'typical')} input)"
+                      + (": " + "; ".join(fj["explained_by"]) if fj.get("explained_by") else "")
                       + ".") if fj else "No layer's own error jumps beyond "
                                         f"{s['jump_db']:g} dB below what its output would have over its own range."))
     out.append(("p", f"Method: {s['method']}."))

@@ -23,12 +23,18 @@ layer's output quantization alone (the FP32 tensor rounded with the layer's scal
 point, clipped to its levels) has an SQNR of its own (``output_sqnr_db``): a low one is the
 quantization parameters' doing, before any kernel.
 
+The worst tenth of the inputs: a layer can hurt a few inputs badly and leave the typical one
+alone (a calibration that never saw some inputs' range saturates only those), so beside the
+typical local SQNR comes the 10th percentile over inputs of each input's own local SQNR, with
+the order-statistic interval of that quantile (``scipy.stats.quantile_test``).
+
 The layer where the error first jumps (:func:`first_jump`): the first layer, in execution
-order (the model's input quantization first), whose local SQNR lies, with its whole interval,
-more than ``jump_db`` (default 6 dB, one bit) below what its output would have with a range
-fitted to the values it really takes on these inputs (:func:`best_sqnr_db`: 8-bit asymmetric
-over the observed minimum and maximum, zero included) — a reference that does not depend on
-the model's calibration, so a model calibrated badly throughout is still pointed at.
+order (the model's input quantization first), whose local SQNR — typical, or of the worst tenth
+— lies, with its whole interval, more than ``jump_db`` (default 6 dB, one bit) below what its
+output would have with a range fitted to the values it really takes on these inputs
+(:func:`best_sqnr_db`: 8-bit asymmetric over the observed minimum and maximum, zero included) —
+a reference that does not depend on the model's calibration, so a model calibrated badly
+throughout is still pointed at.
 """
 from __future__ import annotations
 
@@ -43,6 +49,10 @@ from edgebench.stats._samples import check_level
 
 N_BOOT = 2000
 JUMP_DB = 6.0
+#: the tail of the inputs judged beside the typical one: the worst tenth
+WORST = 0.1
+#: a local SQNR with no added noise, as a number (for order statistics over inputs)
+NO_NOISE_DB = 300.0
 
 
 @dataclass
@@ -250,19 +260,46 @@ def local_error(inputs: Sequence[Accumulator], out: Accumulator, idx: np.ndarray
         lo, hi = float(np.quantile(finite, a)), float(np.quantile(finite, 1.0 - a))
         local_ci = [min(lo, local), max(hi, local)]
     return {"drop_db": diff.value, "drop_ci": list(diff.ci) if diff.ci else None, "input_sqnr_db": means[worst],
-            "worst_input": worst, "local_sqnr_db": local if math.isfinite(local) else None, "local_ci": local_ci}
+            "worst_input": worst, "local_sqnr_db": local if math.isfinite(local) else None, "local_ci": local_ci,
+            **worst_tenth(out, inputs[worst], level)}
+
+
+def worst_tenth(out: Accumulator, inp: Accumulator, level: float = 0.95) -> dict:
+    """The local SQNR the worst tenth of the inputs get: the 10th percentile over inputs of each
+    input's local SQNR (its own noise budget), with the order-statistic interval of that quantile
+    (inputs independent: ``scipy.stats.quantile_test``). An input to which the layer adds no noise
+    counts as NO_NOISE_DB."""
+    from scipy.stats import quantile_test
+
+    s_o, e_o = np.asarray(out.signal, dtype=np.float64), np.asarray(out.noise, dtype=np.float64)
+    s_i, e_i = np.asarray(inp.signal, dtype=np.float64), np.asarray(inp.noise, dtype=np.float64)
+    ok = (s_o > 0) & (s_i > 0)
+    if ok.sum() < 2:
+        return {"worst_tenth_sqnr_db": None, "worst_tenth_ci": None}
+    added = e_o[ok] / s_o[ok] - e_i[ok] / s_i[ok]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        local = np.where(added > 0, -10.0 * np.log10(np.where(added > 0, added, 1.0)), NO_NOISE_DB)
+    point = float(np.quantile(local, WORST))
+    ci = quantile_test(local, q=point, p=WORST).confidence_interval(level)
+    lo, hi = (None if not np.isfinite(ci.low) else float(ci.low)), (None if not np.isfinite(ci.high) else float(ci.high))
+    return {"worst_tenth_sqnr_db": None if point >= NO_NOISE_DB else point,
+            "worst_tenth_ci": None if lo is None or hi is None or point >= NO_NOISE_DB else [min(lo, point), max(hi, point)]}
 
 
 def first_jump(locals_: Sequence[Optional[dict]], best: Sequence[Optional[float]],
-               jump_db: float = JUMP_DB) -> Optional[int]:
-    """Position of the first layer whose local SQNR lies, with its whole interval, more than
-    ``jump_db`` below ``best`` (what its own output would have with a range fitted to the values it
-    really takes: :func:`best_sqnr_db`); None when no layer does."""
+               jump_db: float = JUMP_DB) -> Optional[tuple]:
+    """``(position, which)`` of the first layer whose local SQNR — of the typical input
+    (``which = "typical"``) or of the worst tenth of the inputs (``"worst tenth"``) — lies, with its
+    whole interval, more than ``jump_db`` below ``best`` (what its own output would have with a range
+    fitted to the values it really takes: :func:`best_sqnr_db`); None when no layer does."""
     for k, (d, b) in enumerate(zip(locals_, best)):
-        if d and d.get("local_ci") and b is not None and d["local_ci"][1] < b - jump_db:
-            return k
+        if not d or b is None:
+            continue
+        for which, key in (("typical", "local_ci"), ("worst tenth", "worst_tenth_ci")):
+            if d.get(key) and d[key][1] < b - jump_db:
+                return k, which
     return None
 
 
 __all__ = ["Accumulator", "LayerFigures", "MeanDb", "layer_figures", "local_error", "first_jump", "resamples",
-           "sqnr_db", "per_input_db", "mean_t", "best_sqnr_db", "N_BOOT", "JUMP_DB", "KEEP"]
+           "sqnr_db", "per_input_db", "mean_t", "best_sqnr_db", "N_BOOT", "JUMP_DB", "KEEP", "WORST", "worst_tenth"]

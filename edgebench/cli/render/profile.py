@@ -105,8 +105,11 @@ def jump_text(s: dict) -> list:
                 "over its own range"]
     loc = fj.get("local") or {}
     where = "the model input" if fj["index"] is None else f"layer {fj['index']} {fj['op']}"
-    ci = loc.get("local_ci")
-    out = [f"first jump: {where} ({fj['name'][:60]}): its own error at {loc.get('local_sqnr_db'):.1f} dB SQNR"
+    tail = fj.get("which") == "worst tenth"
+    value, ci = ((loc.get("worst_tenth_sqnr_db"), loc.get("worst_tenth_ci")) if tail
+                 else (loc.get("local_sqnr_db"), loc.get("local_ci")))
+    out = [f"first jump: {where} ({fj['name'][:60]}): its own error at {value:.1f} dB SQNR"
+           + (" for the worst tenth of the inputs" if tail else " for the typical input")
            + (f" (95% CI {ci[0]:.1f}–{ci[1]:.1f})" if ci else "")
            + f", more than {s['jump_db']:g} dB below the {fj['best_sqnr_db']:.1f} dB its output would have "
              "quantized over its own observed range"]
@@ -122,8 +125,8 @@ def print_layer_error(console, result, run_dir=None) -> None:
     base = (result.extra.get("baseline") or {}).get("name")
     t = _table(f"{result.model.get('name')} against {base}, layer by layer ({s['n']} inputs, "
                f"{result.runtime.get('kernels')} kernels; dB, 95% CI across inputs)",
-               ("#", "operator", "SQNR", "95% CI", "cosine", "output q.", "best", "local", "saturated", "levels",
-                "weights", "note"), left=("operator", "note"))
+               ("#", "operator", "SQNR", "95% CI", "cosine", "output q.", "best", "local", "worst 10%", "saturated",
+                "levels", "weights", "note"), left=("operator", "note"))
 
     def db(v):
         return "exact" if v is None else f"{v:.1f}"
@@ -138,6 +141,8 @@ def print_layer_error(console, result, run_dir=None) -> None:
                   "–" if r.get("cosine") is None else f"{r['cosine']:.5f}", db(r.get("output_sqnr_db")),
                   "–" if r.get("best_sqnr_db") is None else f"{r['best_sqnr_db']:.1f}",
                   "–" if not loc else ("none" if loc.get("local_sqnr_db") is None else f"{loc['local_sqnr_db']:.1f}"),
+                  "–" if not loc else ("none" if loc.get("worst_tenth_sqnr_db") is None
+                                       else f"{loc['worst_tenth_sqnr_db']:.1f}"),
                   "–" if r.get("saturated_share") is None else f"{100 * r['saturated_share']:.2f}%",
                   "–" if r.get("levels_used") is None else f"{min(256.0, r['levels_used']):.0f}",
                   "–" if w is None else f"{w:.1f}",
@@ -150,8 +155,8 @@ def print_layer_error(console, result, run_dir=None) -> None:
         console.print(f"largest drop: layer {ld['index']} {ld['op']}, {ld['local']['drop_db']:.1f} dB below its "
                       "input", markup=False)
     console.print("columns: output q. = the FP32 tensor rounded with the layer's own scale and zero point; best = "
-                  "rounded over its observed range; local = the noise the layer adds itself", markup=False,
-                  soft_wrap=True, style="dim")
+                  "rounded over its observed range; local = the noise the layer adds itself (typical input); worst "
+                  "10% = the same for the worst tenth of the inputs", markup=False, soft_wrap=True, style="dim")
     console.print(f"method: {s['method']}", markup=False, soft_wrap=True, style="dim")
     for n in s.get("notes") or []:
         console.print(f"note: {n}", markup=False, soft_wrap=True)
