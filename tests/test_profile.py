@@ -70,9 +70,13 @@ def test_the_human_table(cli, tmp_path):
     (("--repeat", "0"), "--repeat must be a whole number of at least 1"),
     (("--op-time", "-1"), "--op-time must be a positive number of seconds"),
     (("--kernels", "fast"), "unknown kernel set 'fast'"),
+    (("--board", "sim-pi5"), "board sim-pi5 is simulated: a power and latency model has no layers to time"),
 ])
 def test_bad_input_is_one_line(cli, tmp_path, args, message):
-    got = cli("profile", DIGITS, "--board", "host", *args, "--runs-dir", tmp_path)
+    board = "host"
+    if args[0] == "--board":
+        board, args = args[1], args[2:]
+    got = cli("profile", DIGITS, "--board", board, *args, "--runs-dir", tmp_path)
     assert got.returncode == 1 and message in got.stderr and "Traceback" not in got.stderr
     assert not list(tmp_path.glob("*"))
 

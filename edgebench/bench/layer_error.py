@@ -22,12 +22,12 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench.bench.latency import KERNELS
 from edgebench.bench.record import RunFolder, new_result
 from edgebench.errors import ModelError, UsageError
 from edgebench.modelfile import read_model, read_sidecar
 from edgebench.results.model import RunResult
 
-KERNELS = ("reference", "builtin", "xnnpack")
 #: operators that only convert between float and integer at the edges of an INT8 graph
 CONVERSIONS = frozenset({"QUANTIZE", "DEQUANTIZE"})
 #: a layer's quantization is flagged when it saturates more than this share of its FP32 values ...

@@ -18,6 +18,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from edgebench.bench.latency import KERNELS
 from edgebench.bench.profile_methods import METHODS, check_method, default_method
 from edgebench.bench.profile_summary import Means
 from edgebench.bench.record import RunFolder, new_result
@@ -27,7 +28,6 @@ from edgebench.modelfile import read_model, read_sidecar
 from edgebench.results import store
 from edgebench.results.model import RunResult
 
-KERNELS = ("xnnpack", "builtin", "reference")
 #: operators whose values feed the isolated runs (the first of the inputs)
 POOL = 8
 ISOLATED_WARNING = ("isolated timings omit cache and fusion effects: each operator ran alone, so the cache "
@@ -145,7 +145,9 @@ class ProfileRun:
         from edgebench.errors import EdgebenchError
 
         try:
-            self.result.thermal["end"] = client.thermal()
+            end = client.thermal()
+            self.result.thermal["end"] = end
+            self.result.thermal["available"] = bool(self.result.thermal["available"] or end.get("available"))
             self.result.agent["status"] = client.status()
         except EdgebenchError:
             pass
@@ -189,6 +191,9 @@ class ProfileRun:
         from edgebench.report.layers import profile_claim
 
         self.result.extra["profile"] = profile_section(self)
+        if self.loaded:      # what the board's load said: the op resolver (kernels) and delegate that ran
+            self.result.runtime.update({k: self.loaded.get(k) for k in ("op_resolver", "kernels", "delegate")
+                                        if self.loaded.get(k) is not None})
         self.result.status, self.result.status_reason = status, reason
         self.result.extra["claim"] = profile_claim(self.result)
         self.folder.save(self.result)
@@ -233,7 +238,8 @@ def describe(result: RunResult, run: ProfileRun, client, hello: dict) -> None:
                        "op_time_s": o.op_time_s, "whole_time_s": o.whole_time_s, "layer_samples": o.layer_samples,
                        "benchmark_model": o.benchmark_model, "bm_runs": o.bm_runs,
                        "fresh_process_per_repeat": run.client is None}
-    result.thermal = {"available": None, "start": client.thermal(), "end": None}
+    start = client.thermal()
+    result.thermal = {"available": bool(start.get("available")), "start": start, "end": None}
     result.power = {"measured": False, "boundary": None, "instrument": None,
                     "note": "no power meter attached to this run: energy not measured"}
 

@@ -88,7 +88,7 @@ def collect_device_counter(run, client, k: int) -> Repeat:
         run.blob = _blob_map(run)
     mapping, fused, n_layers = run.blob
     sha = client.ensure_model(run.model)
-    client.load(sha, kernels="reference", name=run.model.name)
+    run.loaded = client.load(sha, kernels="reference", name=run.model.name)
     client.set_inputs(run.inputs.x)
     whole: list = []
     rows: dict = {op_key(i): [] for i in set(mapping.values())}
@@ -143,8 +143,7 @@ def collect_isolated(run, client, k: int) -> Repeat:
         run.prepare_cuts()
     load = dict(kernels=o.kernels, threads=o.threads, delegate=o.delegate)
     sha = client.ensure_model(run.model)
-    loaded = client.load(sha, name=run.model.name, **load)
-    run.loaded = run.loaded or loaded
+    run.loaded = client.load(sha, name=run.model.name, **load)
     client.set_inputs(run.inputs.x)
     run.emit({"event": "whole", "repeat": k + 1})
     whole = [_timed(run, client, o.whole_time_s / 2)]
@@ -241,6 +240,9 @@ def check_method(name: str, kind: str, board: str) -> Method:
 
     if name not in METHODS:
         raise UsageError(f"unknown profile method {name!r}", f"use one of {', '.join(METHODS)}")
+    if kind not in {m.board_kind for m in METHODS.values()}:
+        raise UsageError(f"board {board} is simulated: a power and latency model has no layers to time",
+                         "profile on a real board, this computer (--board host) or an emulated one (qemu-m4)")
     m = METHODS[name]
     if m.board_kind != kind:
         runs_on = ("microcontrollers with edgebench firmware" if m.board_kind == "mcu"
