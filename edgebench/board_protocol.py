@@ -48,16 +48,21 @@ MLPERF_MODE = "mlperf-mode"
 DEPLOY = "deploy"
 #: ``status()["simulated_energy_j"]``: a power model's energy counter (a simulated board).
 ENERGY_COUNTER = "energy-counter"
+#: ``load(..., preserve_all_tensors=True)`` and ``tensors(x, indices)``: intermediate tensors.
+TENSORS = "tensors"
+#: ``benchmark_model(sha256, ...)``: LiteRT's benchmark_model run on the board, per-operator profile.
+BENCHMARK_MODEL = "benchmark-model"
 
 ALL = frozenset({OUTPUTS, FIXED_RATE, SCHEDULE_CONTINUATION, TELEMETRY, LINK_REPORT, LAYER_TIMING,
-                 MLPERF_MODE, DEPLOY, ENERGY_COUNTER})
+                 MLPERF_MODE, DEPLOY, ENERGY_COUNTER, TENSORS, BENCHMARK_MODEL})
 
 _WHAT = {
     OUTPUTS: "computing outputs", FIXED_RATE: "a device-side request scheduler",
     SCHEDULE_CONTINUATION: "continuing a fixed-rate schedule across runs", TELEMETRY: "on-device telemetry",
     LINK_REPORT: "a serial link report", LAYER_TIMING: "per-layer timing", MLPERF_MODE: "MLPerf Tiny mode",
     DEPLOY: "deploying a model blob to firmware",
-    ENERGY_COUNTER: "a simulated energy counter",
+    ENERGY_COUNTER: "a simulated energy counter", TENSORS: "reading intermediate tensors",
+    BENCHMARK_MODEL: "running LiteRT's benchmark_model",
 }
 
 
@@ -120,4 +125,4 @@ def require(client, capability: str, doing: str) -> None:
 
 
 __all__ = ["BoardClient", "require", "ALL", "OUTPUTS", "FIXED_RATE", "SCHEDULE_CONTINUATION", "TELEMETRY",
-           "LINK_REPORT", "LAYER_TIMING", "MLPERF_MODE", "DEPLOY", "ENERGY_COUNTER"]
+           "LINK_REPORT", "LAYER_TIMING", "MLPERF_MODE", "DEPLOY", "ENERGY_COUNTER", "TENSORS", "BENCHMARK_MODEL"]

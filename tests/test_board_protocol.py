@@ -115,7 +115,19 @@ def test_declared_capabilities_are_what_the_client_does(board):
         assert client.link_report()["requests"] > 0
 
     def layer_timing():
-        assert client.dut.eb_infer(1, 0, layers=True)["layers"]
+        got = client.run_layers(1, 0)
+        assert len(got["ns"]) == 1 and got["layers"] and all(x["ns"] >= 0 for x in got["layers"])
+
+    def tensors():
+        client.load(client.ensure_model(model), preserve_all_tensors=True)
+        got = client.tensors(x[:2], [0])
+        assert got["t0"].shape[0] == 2
+
+    def benchmark_model():    # the agent answers the op: here with the one clear error of a missing binary
+        from edgebench.errors import RuntimeMissingError
+
+        with pytest.raises(RuntimeMissingError, match="does not exist on this computer"):
+            client.benchmark_model(client.ensure_model(model), binary="/nonexistent/benchmark_model")
 
     def mlperf():
         assert client.dut.infer(1, 0).results
@@ -131,7 +143,10 @@ def test_declared_capabilities_are_what_the_client_does(board):
     works(bp.LAYER_TIMING, layer_timing)
     works(bp.MLPERF_MODE, mlperf)
     works(bp.ENERGY_COUNTER, energy_counter)
-    expected = {"agent": {bp.OUTPUTS, bp.FIXED_RATE, bp.SCHEDULE_CONTINUATION, bp.TELEMETRY},
+    works(bp.BENCHMARK_MODEL, benchmark_model)
+    works(bp.TENSORS, tensors)      # last: it reloads the model
+    expected = {"agent": {bp.OUTPUTS, bp.FIXED_RATE, bp.SCHEDULE_CONTINUATION, bp.TELEMETRY, bp.TENSORS,
+                          bp.BENCHMARK_MODEL},
                 "sim": {bp.FIXED_RATE, bp.SCHEDULE_CONTINUATION, bp.TELEMETRY, bp.ENERGY_COUNTER},
                 "mcu": {bp.OUTPUTS, bp.LINK_REPORT, bp.LAYER_TIMING, bp.MLPERF_MODE}}[kind]
     assert caps == expected

@@ -124,7 +124,7 @@ class LoadedModel:
     """An allocated interpreter plus what the timed loop needs about its tensors."""
 
     def __init__(self, path: str, kernels: str = "xnnpack", threads: int = 1,
-                 delegate: Optional[str] = None, batch: int = 1):
+                 delegate: Optional[str] = None, batch: int = 1, preserve_all_tensors: bool = False):
         if kernels not in KERNELS:
             raise UsageFailure(f"unknown kernel set {kernels!r}; choose one of {', '.join(KERNELS)}")
         if delegate not in (None, "edgetpu"):
@@ -136,7 +136,10 @@ class LoadedModel:
         rt = find_runtime()
         self.runtime = rt
         self.kernels, self.threads, self.delegate = kernels, threads, delegate
+        self.preserve_all_tensors = bool(preserve_all_tensors)
         kwargs = {"model_path": path, "num_threads": threads}
+        if self.preserve_all_tensors:  # every intermediate tensor keeps its value (the `tensors` op)
+            kwargs["experimental_preserve_all_tensors"] = True
         if delegate == "edgetpu":
             kwargs["experimental_delegates"] = [load_edgetpu_delegate(rt)]
         resolver = KERNELS[kernels]
@@ -149,6 +152,11 @@ class LoadedModel:
         t0 = time.perf_counter()
         try:
             self.interpreter = rt.Interpreter(**kwargs)
+        except TypeError as exc:
+            if "preserve_all_tensors" not in str(exc):
+                raise
+            raise RuntimeMissing(f"{rt.name} {rt.version} cannot keep intermediate tensors "
+                                 "(no experimental_preserve_all_tensors)", hint=RUNTIME_HINT)
         except (ValueError, RuntimeError) as exc:
             raise ModelFailure(f"not a usable TFLite model: {_first_line(exc)}",
                                hint="check that the file is a .tflite flatbuffer (not .h5/.keras/SavedModel)") from exc
@@ -198,6 +206,7 @@ class LoadedModel:
             "batch": self.batch,
             "batch_resizable": self.batch_resizable,
             "load_s": self.load_s,
+            "preserve_all_tensors": self.preserve_all_tensors,
         }
 
     def sample_shape(self) -> List[int]:

@@ -18,12 +18,14 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from . import __version__, protocol, sysinfo, telemetry
+from . import __version__, protocol, sysinfo, telemetry, tools
 from .loop import Runner
 from .protocol import AgentFailure, DataFailure, ModelFailure, TransferFailure, UsageFailure
 from .runtime import LoadedModel, runtime_summary
 
 DEFAULT_CACHE = os.path.join("~", ".cache", "edgebench", "agent")
+#: what this agent offers beyond protocol 1's first ops (hello's "features"; docs/agent-protocol.md)
+FEATURES = ("telemetry", "tensors", "benchmark-model")
 _BAUD_NAMES = ("B9600", "B19200", "B38400", "B57600", "B115200", "B230400", "B460800",
                "B500000", "B576000", "B921600", "B1000000", "B1500000", "B2000000", "B3000000")
 
@@ -105,7 +107,7 @@ class Agent:
         return {"protocol": protocol.PROTOCOL_VERSION, "agent_version": __version__,
                 "python": sys.version.split()[0], "numpy": np.__version__, "runtime": runtime,
                 "runtime_error": error, "pid": os.getpid(), "cache_dir": self.cache_dir,
-                "features": ["telemetry"], "telemetry_sources": list(telemetry.SOURCES),
+                "features": list(FEATURES), "telemetry_sources": list(telemetry.SOURCES),
                 "telemetry_max_hz": 1 / telemetry.MIN_INTERVAL_S,
                 "clock": "time.perf_counter_ns",
                 "clock_resolution_s": time.get_clock_info("perf_counter").resolution}, b""
@@ -157,12 +159,18 @@ class Agent:
         os.replace(tmp, path)
         return {"stored": True, "bytes": len(payload)}, b""
 
-    def op_load(self, payload, sha256, kernels="xnnpack", threads=1, delegate=None, batch=1):
+    def _cached(self, sha256) -> str:
         path = self._model_path(sha256)
         if not os.path.isfile(path):
             raise ModelFailure(f"model {sha256[:12]}... is not on the agent", hint="put_model first")
+        return path
+
+    def op_load(self, payload, sha256, kernels="xnnpack", threads=1, delegate=None, batch=1,
+                preserve_all_tensors=False):
+        path = self._cached(sha256)
         self.model = self.runner = None
-        self.model = LoadedModel(path, kernels=kernels, threads=threads, delegate=delegate, batch=batch)
+        self.model = LoadedModel(path, kernels=kernels, threads=threads, delegate=delegate, batch=batch,
+                                 preserve_all_tensors=bool(preserve_all_tensors))
         return self.model.describe(), b""
 
     # -- inputs and inference -------------------------------------------------------
@@ -250,6 +258,19 @@ class Agent:
         runner = self.runner if self.runner is not None else Runner(self.model, x[:1])
         out = runner.infer(x)
         return {"n": len(x)}, protocol.encode_arrays(out)
+
+    def op_tensors(self, payload, indices):
+        """Each sample's listed tensors after its invoke (feature ``tensors``)."""
+        x = self._samples(payload)
+        return {"n": len(x)}, protocol.encode_arrays(tools.capture_tensors(self._need_model(), x, indices))
+
+    def op_benchmark_model(self, payload, sha256, binary=None, threads=1, kernels="xnnpack", runs=50,
+                           warmup_runs=5, delegate=None, max_time_s=600.0):
+        """LiteRT's benchmark_model on a cached model, operator profiling as a protocol buffer
+        (feature ``benchmark-model``)."""
+        return tools.run_benchmark_model(self._cached(sha256), binary, threads=threads, kernels=kernels,
+                                         runs=runs, warmup_runs=warmup_runs, delegate=delegate,
+                                         timeout_s=float(max_time_s))
 
     def op_shutdown(self, payload):
         self.running = False

@@ -62,6 +62,16 @@ def _clock(profile, counter_hz: Optional[int] = None) -> tuple:
     return None, None, None, f"board {profile.name} has no datasheet clock (datasheet.cpu_max_freq_hz)"
 
 
+def clock_basis(profile, counter_hz: Optional[int] = None) -> dict:
+    """What one second of the board's timing is in work: ``{"available": True, "unit", "per_s",
+    "label", "basis"}`` (instructions or cycles per second, as :func:`mac_rate` uses it), or
+    ``{"available": False, "reason"}``."""
+    unit, per_s, label, basis = _clock(profile, counter_hz)
+    if unit is None:
+        return {"available": False, "reason": basis}
+    return {"available": True, "unit": unit, "per_s": per_s, "label": label, "basis": basis}
+
+
 def mac_rate(latency: dict, profile, model_path, report=None, counter_hz: Optional[int] = None) -> dict:
     """``{"available": bool, ...}``: instructions or cycles per MAC for one latency result.
 
@@ -138,4 +148,4 @@ def attach_mlperf(result, profile, model_path, report=None) -> Optional[dict]:
     return figure
 
 
-__all__ = ["mac_rate", "attach", "attach_mlperf", "device_counter_hz", "STAGE"]
+__all__ = ["mac_rate", "clock_basis", "attach", "attach_mlperf", "device_counter_hz", "STAGE"]

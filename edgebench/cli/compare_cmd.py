@@ -63,6 +63,13 @@ def compare(
     da, db = resolve_run(a, runs_dir), resolve_run(b, runs_dir)
     ra, rb = read_result(da), read_result(db)
     refuse_mixed_labels(ra, rb)
+    if "profile" in (ra.kind, rb.kind):     # two profile runs: layer by layer (bench/profile_compare.py)
+        from edgebench.bench.profile_compare import compare_layers
+        from edgebench.cli.render.profile import print_layer_comparison
+
+        comp = compare_layers(ra, read_samples(da), rb, read_samples(db))
+        emit_json(comp) if json_out else print_layer_comparison(get_console(), comp, ra, rb)
+        return
     for r, d in ((ra, da), (rb, db)):
         if not (r.latency or {}).get(stage):
             raise ResultError(f"run {d.name} ({r.kind}) has no {stage} latency to compare",

@@ -92,6 +92,14 @@ VERBS: tuple = (
          printer="edgebench.cli.render.accuracy:print_accuracy", recover="edgebench.bench.accuracy:recover_accuracy",
          recover_keeps=", from the outputs it journalled", shared=LOCAL, needs=("model", "baseline", "data"),
          usage="edgebench accuracy MODEL.tflite --baseline FP32.tflite --data TEST", what="the stored run"),
+    Verb("profile", "edgebench.cli.profile_cmd:profile", "Time every layer of a model on a board: a per-layer "
+         "table, the sum against the whole.", MEASURE, kinds=(rk.PROFILE,),
+         printer="edgebench.cli.render.profile:print_profile",
+         shared=("board", "url", "image", "boards_dir", "runs_dir", "json_out"), needs=("model",),
+         usage="edgebench profile MODEL.tflite --board BOARD", what="the run"),
+    Verb("layer-error", "edgebench.cli.layer_error_cmd:layer_error", "Every layer of an INT8 model against its "
+         "FP32 baseline: SQNR, where the error jumps.", MEASURE, kinds=(rk.LAYER_ERROR,),
+         printer="edgebench.cli.render.profile:print_layer_error"),
     Verb("verify", "edgebench.cli.verify_cmd:verify", "The board's outputs against the host's reference kernels: "
          "differing bytes and LSB.", MEASURE, kinds=(rk.VERIFY,),
          printer="edgebench.cli.render.verify:print_verify_run", farm=True,

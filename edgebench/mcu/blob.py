@@ -311,7 +311,8 @@ def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
                          OPS[layer.op], len(layer.inputs), index[layer.output], *ins, *u16,
                          *layer.act, chan_off.get(k, 0), chan_n,
                          sc.offset if sc else 0, sc.size if sc else 0, *params)
-        summary.append({"index": k, "op": layer.op, "output_shape": list(tensors[layer.output].shape),
+        summary.append({"index": k, "op": layer.op, "output_tensor": int(layer.output),
+                        "output_shape": list(tensors[layer.output].shape),
                         "macs": int(layer.macs), "scratch_bytes": int(layer.scratch_bytes)})
     out[data_off:] = data
     sha = bytes.fromhex(source_sha256)

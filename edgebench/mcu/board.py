@@ -414,6 +414,23 @@ class McuClient:
         device = self._tick_s if self.info.get("timing") == "real" and self._tick_s else 0.0
         return max(self._need_s, device)
 
+    def run_layers(self, n: int, warmup: int = 0, index: int = 0) -> dict:
+        """``eb-infer N W layers`` on pool input ``index`` (capability ``layer-timing``): ``ns``, the N
+        inferences timed whole by the device counter, and ``layers``, one more inference timed layer by
+        layer (``{"layer", "op", "ticks", "ns"}``, the blob's layer index and TFLite operator code);
+        firmware/PROTOCOL.md, eb-infer details."""
+        self._need_edgebench("per-layer timing")
+        if self._pool is None:
+            raise UsageError("no inputs are set", "set_inputs first")
+        self._put_input(int(index) % len(self._pool))
+        hz = int(self.info["counter-hz"])
+        got = self.dut.eb_infer(n, warmup, layers=True, timeout_s=self._infer_timeout(n + warmup + 1))
+        ns = [t * 1_000_000_000 // hz for t in got["ticks"]]
+        if ns:
+            self._tick_s = float(np.median(ns)) / 1e9
+        return {"ns": ns, "counter_hz": hz,
+                "layers": [{**x, "ns": x["ticks"] * 1_000_000_000 // hz} for x in got["layers"]]}
+
     def _infer_timeout(self, k: int) -> float:
         """The MLPerf dialect's ``infer k 0`` (no probe: a lone '%' is unsafe on the reference firmware)."""
         need = self._per_inference_need()

@@ -614,10 +614,33 @@ def gates(runs: list) -> Verdict:
                     "exit 2 = a gate you set)", check, runs)
 
 
+def layers_add_up(runs: list) -> Verdict:
+    """Per-layer times are shown with the whole model they should make up: a profile whose layers
+    do not sum to the whole (isolated operators never quite do) is a part sold as the whole."""
+    def check(r):
+        p = (r.extra or {}).get("profile") or {}
+        if not p.get("sum_ratio"):
+            return None
+        q = p["sum_ratio"]
+        text = (f"the layers sum to {q['ratio']:.3f} of the whole model"
+                + (f" (95% CI {q['ci_low']:.3f}–{q['ci_high']:.3f})" if q.get("ci_low") is not None else "")
+                + f", {p['method']} method")
+        if p["method"] == "isolated":
+            return (WARN, text + ": isolated timings omit cache and fusion effects",
+                    "quote each layer's share of the isolated sum, never as time inside the model; on a Linux "
+                    "board, profile with --benchmark-model too")
+        inside = q.get("ci_low") is not None and q["ci_low"] <= 1.02 and q["ci_high"] >= 0.98
+        return (PASS, text, None) if inside else (
+            WARN, text + ": time between the layers is not in any of them", "see docs/profile.md (methods)")
+
+    return _per_run("layers-add-up", "per-layer times that do not make up the whole",
+                    "edgebench design brief (every figure with its conditions); " + HOEFLER + " rule 10", check, runs)
+
+
 RULES: list = [speedup_without_accuracy, precision_and_kernels, kernel_only_as_e2e, one_model_only,
                baseline_mismatch, preprocessing_excluded, input_size, relative_accuracy, single_run,
                burst_as_sustained, power_without_duty_cycle, small_test_set, cold_start, mixed_labels,
-               best_of_n, variation_levels, gates]
+               best_of_n, variation_levels, gates, layers_add_up]
 
 
 def check(runs: Iterable, rules: Optional[list] = None, sessions: Optional[dict] = None) -> CheckReport:

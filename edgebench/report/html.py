@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from edgebench.report import format as fmt
+from edgebench.report import layers
 from edgebench.report import report_plots as rp
 from edgebench.results.kinds import kind_of
+
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0 auto;max-width:1180px;
 padding:16px 24px;color:#1a1a1a;line-height:1.4}
@@ -409,10 +411,30 @@ def _selftest_section(d: RunData) -> str:
     return "<h3>Self-test checks</h3>" + _table(["status", "check", "what was seen"], rows) + notes
 
 
+def _blocks_html(blocks: list) -> str:
+    """Blocks of :func:`edgebench.report.layers.section_blocks` as HTML."""
+    out = []
+    for b in blocks:
+        if b[0] == "h":
+            out.append(f"<h3>{_e(b[1])}</h3>")
+        elif b[0] == "p":
+            out.append(f"<p>{_e(b[1])}</p>")
+        elif b[0] == "table":
+            out.append('<div class=wide>' + _table(b[1], b[2], num_from=2) + "</div>")
+        elif b[0] == "img":
+            out.append(_img(b[1], b[2], b[3]))
+    return "".join(out)
+
+
+def _layer_section(name: str):
+    """The HTML section ``name`` of :data:`edgebench.report.layers.BLOCKS`."""
+    return lambda d: _blocks_html(layers.BLOCKS[name](d.result, True))
+
+
 #: The report sections of a run, by name; a run kind lists the ones it has (RunKind.sections), in order.
 SECTIONS = {"latency": _latency_section, "soak": _soak_section, "points": _sweep_section,
             "accuracy": _accuracy_section, "energy": _energy_section, "verify": _verify_section,
-            "selftest": _selftest_section}
+            "selftest": _selftest_section, **{name: _layer_section(name) for name in layers.BLOCKS}}
 
 
 def _run_section(d: RunData, index: int) -> str:
@@ -638,6 +660,14 @@ def render_markdown(runs: list, report, comparisons: list = (), title: Optional[
     if lat_rows:
         out += ["### Latency", "", _md_table(["run", "model", "label", "median e2e", "95% CI", "runs", "p99",
                                               "invoke median"], lat_rows), ""]
+    for d in runs:
+        for b in layers.section_blocks(d.result, images=False):
+            if b[0] == "h":
+                out += [f"### {b[1]}: {d.result.run_id}", ""]
+            elif b[0] == "p":
+                out += [b[1], ""]
+            elif b[0] == "table":
+                out += [_md_table(b[1], b[2]), ""]
     for c in comparisons:
         out += ["### Comparison", "", e(c.sentence()), ""]
         if c.conditions_differ:

@@ -358,5 +358,71 @@ def pareto(points: list, title: str) -> bytes:
     return _png(fig)
 
 
+# ---------------------------------------------------------------- layer runs (report/layers.py)
+
+def _layer_label(r) -> str:
+    idx = "" if r.get("index") is None else f"{r['index']} "
+    return f"{idx}{r['op']}"
+
+
+def layer_times(p: dict, title: str, label: str) -> bytes:
+    """Horizontal bars: each timed layer's time with its 95% interval, in execution order, the share
+    of the whole written beside; grey: rows outside the sum."""
+    rows = [r for r in p["layers"] if r.get("median_s") is not None]
+    unit, scale = _unit(max((r["median_s"] for r in rows), default=1e-6))
+    fig = _figure(9.0, 1.2 + 0.32 * max(1, len(rows)))
+    ax = fig.subplots()
+    y = np.arange(len(rows))[::-1]
+    med = np.array([r["median_s"] for r in rows]) / scale
+    lo = np.array([(r.get("ci_low_s") or r["median_s"]) for r in rows]) / scale
+    hi = np.array([(r.get("ci_high_s") or r["median_s"]) for r in rows]) / scale
+    colours = ["tab:blue" if r.get("in_sum") else "tab:gray" for r in rows]
+    ax.barh(y, med, color=colours, xerr=[med - lo, hi - med], capsize=2, ecolor="black")
+    ax.set_yticks(y, [_layer_label(r) for r in rows], fontsize=8)
+    for yy, m, r in zip(y, hi, rows):
+        if r.get("share") is not None:
+            ax.text(m, yy, f"  {100 * r['share']:.1f}%", va="center", fontsize=7)
+    ax.set_xlabel(f"{p.get('statistic', 'median')} time per inference ({unit}), 95% CI")
+    ax.set_title(f"{title} — {label}, {p['method']}", fontsize=10)
+    if p.get("method") == "isolated":
+        ax.text(0.99, 0.01, "isolated timings omit cache and fusion effects", transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=7, color="tab:red")
+    return _png(fig)
+
+
+def layer_sqnr(s: dict, title: str, label: str) -> bytes:
+    """SQNR of every layer with its interval (INT8 against FP32), the output quantization's own
+    SQNR, the local SQNR, and the first jump marked."""
+    rows = [s["input"]] + s["layers"] if s.get("input") else s["layers"]
+    x = np.arange(len(rows))
+    fig = _figure(9.0, 3.6)
+    ax = fig.subplots()
+
+    def series(key):
+        return np.array([np.nan if r.get(key) is None else r[key] for r in rows], dtype=float)
+
+    sq = series("sqnr_db")
+    lo = np.array([np.nan if not r.get("sqnr_ci") else r["sqnr_ci"][0] for r in rows], dtype=float)
+    hi = np.array([np.nan if not r.get("sqnr_ci") else r["sqnr_ci"][1] for r in rows], dtype=float)
+    ax.fill_between(x, lo, hi, color="tab:blue", alpha=0.2, linewidth=0)
+    ax.plot(x, sq, "o-", color="tab:blue", label="SQNR, INT8 vs FP32 (95% CI)")
+    ax.plot(x, series("output_sqnr_db"), "s--", color="tab:green", label="output quantization alone")
+    ax.plot(x, series("best_sqnr_db"), "_", color="black", markersize=12, label="over its own observed range")
+    local = np.array([np.nan if not r.get("local") or r["local"].get("local_sqnr_db") is None
+                      else r["local"]["local_sqnr_db"] for r in rows], dtype=float)
+    ax.plot(x, local, "^:", color="tab:orange", label="local (noise the layer adds)")
+    fj = s.get("first_jump")
+    jump = next((k for k, r in enumerate(rows) if fj and r["index"] == fj["index"] and r["op"] == fj["op"]), None)
+    if jump is not None:
+        ax.axvline(jump, color="tab:red", linestyle="-", alpha=0.5)
+        ax.text(jump, ax.get_ylim()[1], " first jump", color="tab:red", va="top", fontsize=8)
+    ax.set_xticks(x, ["input" if r["index"] is None else _layer_label(r) for r in rows], rotation=45,
+                  ha="right", fontsize=7)
+    ax.set_ylabel("dB")
+    ax.set_title(f"{title} — {label}", fontsize=10)
+    ax.legend(fontsize=7, loc="lower left")
+    return _png(fig)
+
+
 __all__ = ["latency_distribution", "stage_breakdown", "soak_series", "reliability", "edge_slices",
-           "energy_trace", "battery_curve", "pareto"]
+           "energy_trace", "battery_curve", "pareto", "layer_times", "layer_sqnr"]

@@ -59,8 +59,10 @@ ENERGY = RunKind("energy", "energy", "energy", latency=True, samples=True, energ
 VERIFY = RunKind("verify", "verify", "verify", sections=("verify",))
 MLPERF = RunKind("mlperf-tiny", "MLPerf Tiny", "bench", latency=True, sections=("latency",))
 SELFTEST = RunKind("selftest", "self-test", "selftest", sections=("selftest",))
+PROFILE = RunKind("profile", "layer profile", "profile", samples=True, sections=("profile",))
+LAYER_ERROR = RunKind("layer-error", "per-layer INT8 error", "layer-error", sections=("layer-error",))
 
-KINDS = (BENCH, SOAK, SWEEP, ACCURACY, ENERGY, VERIFY, MLPERF, SELFTEST)
+KINDS = (BENCH, SOAK, SWEEP, ACCURACY, ENERGY, VERIFY, MLPERF, SELFTEST, PROFILE, LAYER_ERROR)
 NAMES = tuple(k.name for k in KINDS)
 _BY_NAME = {k.name: k for k in KINDS}
 

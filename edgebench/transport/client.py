@@ -122,6 +122,7 @@ class AgentClient:
         if self._features is None:
             self.hello()
         more = {bp.TELEMETRY, bp.SCHEDULE_CONTINUATION} if "telemetry" in (self._features or ()) else set()
+        more |= {cap for feature, cap in _FEATURE_CAPS.items() if feature in (self._features or ())}
         return frozenset({bp.OUTPUTS, bp.FIXED_RATE, *more})
 
     def sysinfo(self) -> dict:
@@ -150,13 +151,19 @@ class AgentClient:
         return model.sha256
 
     def load(self, sha256: str, kernels: str = "xnnpack", threads: int = 1,
-             delegate: str | None = None, batch: int = 1, name: str | None = None) -> dict:
+             delegate: str | None = None, batch: int = 1, name: str | None = None,
+             preserve_all_tensors: bool = False) -> dict:
+        """Load a cached model; ``preserve_all_tensors`` keeps every intermediate tensor's value
+        for :meth:`tensors` (capability ``tensors``; an older agent would refuse the argument)."""
         if name:
             self._names[sha256] = name
         label = self._names.get(sha256, sha256[:12])
+        extra = {"preserve_all_tensors": True} if preserve_all_tensors else {}
+        if extra:
+            bp.require(self, bp.TENSORS, "keeping intermediate tensors")
         try:
             header, _ = self.request("load", sha256=sha256, kernels=kernels, threads=threads,
-                                     delegate=delegate, batch=batch, doing=f"loading model {label}")
+                                     delegate=delegate, batch=batch, doing=f"loading model {label}", **extra)
         except errors.ModelError as exc:
             raise errors.ModelError(f"model {label}: {exc.message}", hint=exc.hint) from None
         return _strip(header)
@@ -196,6 +203,27 @@ class AgentClient:
         _, body = self.request("infer", payload, doing=f"running inference on {len(x)} samples")
         return self._arrays(body, "infer")
 
+    def tensors(self, x: np.ndarray, indices: list) -> dict[str, np.ndarray]:
+        """``t<index>`` (N, *shape): the listed tensors after each sample's invoke, raw dtype
+        (capability ``tensors``; the model loaded with ``preserve_all_tensors``)."""
+        bp.require(self, bp.TENSORS, "reading intermediate tensors")
+        payload = protocol.encode_arrays({"x": np.asarray(x, dtype=np.float32)})
+        _, body = self.request("tensors", payload, indices=[int(i) for i in indices],
+                               doing=f"keeping {len(indices)} tensors of {len(x)} samples")
+        return self._arrays(body, "tensors")
+
+    def benchmark_model(self, sha256: str, binary: str | None = None, threads: int = 1, kernels: str = "xnnpack",
+                        runs: int = 50, warmup_runs: int = 5, delegate: str | None = None,
+                        max_time_s: float = 600.0) -> tuple[dict, bytes]:
+        """LiteRT's benchmark_model run by the agent on a model it holds (capability
+        ``benchmark-model``): the header (argv, log) and the operator profile's protocol-buffer bytes."""
+        bp.require(self, bp.BENCHMARK_MODEL, "running benchmark_model on the board")
+        header, body = self.request(
+            "benchmark_model", sha256=sha256, binary=binary, threads=int(threads), kernels=kernels, runs=int(runs),
+            warmup_runs=int(warmup_runs), delegate=delegate, max_time_s=float(max_time_s),
+            timeout_s=float(max_time_s) + self.timeout_s, doing=f"running benchmark_model ({runs} runs)")
+        return _strip(header), body
+
     def shutdown(self) -> None:
         if self._broken or not self.channel.alive():
             return
@@ -221,6 +249,10 @@ class AgentClient:
             return protocol.decode_arrays(body)
         except protocol.AgentFailure as exc:
             raise errors.AgentError(f"{self.description} sent an unreadable {op} payload: {exc.message}") from exc
+
+
+#: hello "features" -> the capability each gives (docs/agent-protocol.md, Versions)
+_FEATURE_CAPS = {"tensors": bp.TENSORS, "benchmark-model": bp.BENCHMARK_MODEL}
 
 
 def _strip(header: dict) -> dict:

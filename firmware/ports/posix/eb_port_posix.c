@@ -19,6 +19,9 @@
  * Counter: CLOCK_MONOTONIC in microseconds, truncated to 32 bits (wraps every
  * 71.6 minutes; the core computes differences modulo 2^32). Timing is real
  * (wall-clock time of the host CPU). No temperature sensor, no GPIO marker.
+ * EB_POSIX_COUNTER_BITS=<n> (environment, 12..32) narrows the counter to n bits,
+ * so that it wraps every 2^n µs like a narrow hardware timer (tests of the
+ * core's modulo arithmetic: a 16-bit counter wraps every 65.5 ms).
  */
 #define _XOPEN_SOURCE 700
 
@@ -47,7 +50,8 @@ static struct {
     unsigned char rx[4096];
     size_t rx_len;
     size_t rx_pos;
-} P = {0, 0, -1, -1, -1, 0, NULL, {0}, 0, 0};
+    uint32_t counter_bits; /* 32, or EB_POSIX_COUNTER_BITS */
+} P = {0, 0, -1, -1, -1, 0, NULL, {0}, 0, 0, 32u};
 
 static void die(const char *what)
 {
@@ -215,8 +219,10 @@ void eb_port_write(const uint8_t *data, size_t n)
 uint32_t eb_port_counter(void)
 {
     struct timespec ts;
+    uint32_t us;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint32_t)((uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+    us = (uint32_t)((uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+    return P.counter_bits >= 32u ? us : (us & ((1u << P.counter_bits) - 1u));
 }
 
 uint32_t eb_port_counter_hz(void)
@@ -226,7 +232,7 @@ uint32_t eb_port_counter_hz(void)
 
 uint32_t eb_port_counter_bits(void)
 {
-    return 32u;
+    return P.counter_bits;
 }
 
 int eb_port_temp_mc(int32_t *milli_c)
@@ -250,8 +256,19 @@ int eb_port_timing_is_real(void)
     return 1;
 }
 
-void eb_posix_options(int use_stdio, int keep_open)
+int eb_posix_options(int use_stdio, int keep_open)
 {
+    const char *bits = getenv("EB_POSIX_COUNTER_BITS");
+    if (bits != NULL && *bits != '\0') {
+        char *end = NULL;
+        unsigned long v = strtoul(bits, &end, 10);
+        if (*end != '\0' || v < 12u || v > 32u) {
+            fprintf(stderr, "eb-posix: EB_POSIX_COUNTER_BITS=%s is not a width from 12 to 32\n", bits);
+            return 2;
+        }
+        P.counter_bits = (uint32_t)v;
+    }
     P.stdio = use_stdio;
     P.keep_open = keep_open;
+    return 0;
 }

@@ -7,6 +7,8 @@
 
 /* --stdio (serve on stdin/stdout) and --keep-open (serve host after host);
  * call before eb_main(). */
-void eb_posix_options(int use_stdio, int keep_open);
+/* The command line's options; the environment's EB_POSIX_COUNTER_BITS (12..32)
+ * narrows the counter. Returns 0, or 2 (after a line on stderr) for a bad value. */
+int eb_posix_options(int use_stdio, int keep_open);
 
 #endif /* EB_PORT_POSIX_H */

@@ -34,6 +34,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    eb_posix_options(use_stdio, keep_open);
+    if (eb_posix_options(use_stdio, keep_open) != 0) {
+        return 2;
+    }
     return eb_main();
 }

@@ -1,0 +1,156 @@
+"""The figures of a profile run (level 4): each layer's time with its interval, its share of the
+whole model, the sum of the layers against the whole, the roll-up by operator type, work per MAC.
+
+A profile run is K repeats (fresh board client each, like ``bench``); a repeat gives, for the
+whole model and for each row (a layer, or a delegate's node), either samples (seconds, in
+measuring order: the device counter, the isolated-operator runs) or a mean with its standard
+deviation and count (``benchmark_model`` reports nothing else). Per row:
+
+* samples: :func:`edgebench.stats.latency.summarize_runs` (pooled median; the interval from the
+  repeats' medians, never narrower than the within-repeat intervals or the clock's tick);
+* means: :func:`edgebench.stats.dependence.runs_interval` over the repeats' means, each with its
+  Student-t interval from the tool's standard deviation and count (independent runs assumed:
+  the tool keeps no samples; said in ``method``).
+
+The sum of the layers against the whole model: per repeat, the ratio of the sum of the rows'
+estimates to the whole model's, with a within-repeat interval by the delta method (the rows'
+log standard errors weighted by their share of the sum, and the whole's); across repeats
+:func:`~edgebench.stats.dependence.runs_interval` (Student t on the log ratios, at least the
+pooled within-repeat interval). The point is the sum of the rows' pooled figures over the
+whole's, and the interval is widened to hold it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from edgebench.stats.dependence import runs_interval
+from edgebench.stats.latency import summarize_runs
+
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Means:
+    """What benchmark_model reports of one row in one repeat (seconds)."""
+
+    mean_s: float
+    std_s: float
+    count: int
+
+
+def _z() -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + LEVEL / 2.0))
+
+
+def _means_interval(m: Means, resolution_s: float) -> tuple:
+    from scipy.stats import t as student_t
+
+    if m.count < 2 or m.mean_s <= 0:
+        return m.mean_s, None, None
+    half = float(student_t.ppf(0.5 + LEVEL / 2.0, m.count - 1)) * m.std_s / math.sqrt(m.count)
+    half = max(half, resolution_s)
+    return m.mean_s, max(m.mean_s - half, m.mean_s * 1e-3), m.mean_s + half
+
+
+def row_summary(per_repeat: list, resolution_s: float = 0.0) -> Optional[dict]:
+    """One row's figure from its repeats (each an array of seconds or a :class:`Means`);
+    None when no repeat has a usable value."""
+    if per_repeat and all(isinstance(r, Means) for r in per_repeat):
+        parts = [_means_interval(r, resolution_s) for r in per_repeat if r.mean_s > 0]
+        if not parts:
+            return None
+        iv = runs_interval([p[0] for p in parts], [(p[1], p[2]) for p in parts], LEVEL, resolution_s)
+        point = float(np.mean([p[0] for p in parts]))
+        lo, hi = (None, None) if iv.low is None else (min(iv.low, point), max(iv.high, point))
+        return {"median_s": point, "ci_low_s": lo, "ci_high_s": hi, "runs": len(parts),
+                "n": int(sum(r.count for r in per_repeat)), "statistic": "mean",
+                "ci_method": f"{iv.method}; each repeat's mean with a Student t interval from the tool's "
+                             "standard deviation and count (the tool keeps no samples: independent runs assumed)",
+                "per_repeat": [{"estimate_s": p[0], "ci_low_s": p[1], "ci_high_s": p[2]} for p in parts]}
+    runs = [np.asarray(r, dtype=np.float64) for r in per_repeat if r is not None and len(r) >= 2]
+    if not runs:
+        return None
+    s = summarize_runs(runs, LEVEL, resolution_s)
+    return {"median_s": s.median_s, "ci_low_s": s.ci_low_s, "ci_high_s": s.ci_high_s, "runs": s.runs, "n": s.n,
+            "statistic": "median", "ci_method": s.ci_method, "lag1_autocorr": s.lag1_autocorr,
+            "per_repeat": [{"estimate_s": p["median_s"], "ci_low_s": p["ci_low_s"], "ci_high_s": p["ci_high_s"]}
+                           for p in s.per_run]}
+
+
+def _se_log(p: dict) -> Optional[float]:
+    lo, hi, est = p.get("ci_low_s"), p.get("ci_high_s"), p.get("estimate_s")
+    if lo is None or hi is None or lo <= 0 or not est:
+        return None
+    return (math.log(hi) - math.log(lo)) / (2.0 * _z())
+
+
+def sum_ratio(rows: list, whole: dict, resolution_s: float = 0.0) -> Optional[dict]:
+    """Sum of ``rows`` (their summaries) over ``whole``'s, per repeat and across repeats."""
+    if not rows or not whole or any(r is None for r in rows):
+        return None
+    k = min([len(whole["per_repeat"])] + [len(r["per_repeat"]) for r in rows])
+    ratios, intervals = [], []
+    z = _z()
+    for j in range(k):
+        parts = [r["per_repeat"][j] for r in rows]
+        total = sum(p["estimate_s"] for p in parts)
+        w = whole["per_repeat"][j]
+        if total <= 0 or not w["estimate_s"]:
+            continue
+        ratio = total / w["estimate_s"]
+        ses = [_se_log(p) for p in parts] + [_se_log(w)]
+        if any(s is None for s in ses):
+            lo = hi = None
+        else:
+            var_sum = sum((p["estimate_s"] / total * s) ** 2 for p, s in zip(parts, ses[:-1]))
+            se = math.sqrt(var_sum + ses[-1] ** 2)
+            lo, hi = ratio * math.exp(-z * se), ratio * math.exp(z * se)
+        ratios.append(ratio)
+        intervals.append((lo, hi))
+    if not ratios:
+        return None
+    iv = runs_interval(ratios, intervals, LEVEL)
+    point = sum(r["median_s"] for r in rows) / whole["median_s"]
+    lo, hi = (None, None) if iv.low is None else (min(iv.low, point), max(iv.high, point))
+    return {"ratio": point, "ci_low": lo, "ci_high": hi, "ci_level": LEVEL, "runs": len(ratios),
+            "per_repeat": ratios, "between_run_cv": iv.between_run_cv,
+            "ci_method": f"{iv.method}; each repeat's ratio with a delta-method interval from the rows' and the "
+                         "whole model's intervals"}
+
+
+def per_mac(seconds: Optional[float], macs: Optional[int], basis: Optional[dict]) -> Optional[float]:
+    """Instructions or cycles per MAC of ``seconds`` of work on ``macs`` MACs (``basis``: mac_rate's clock)."""
+    if seconds is None or not macs or not basis:
+        return None
+    return seconds * basis["per_s"] / macs
+
+
+def rollup(rows: list, whole_s: Optional[float], basis: Optional[dict]) -> list:
+    """Rows in the sum grouped by operator type: count, summed time, share of the whole, MACs, per MAC;
+    largest first."""
+    groups: dict = {}
+    for r in rows:
+        if not r.get("in_sum") or r.get("median_s") is None:
+            continue
+        g = groups.setdefault(r["op"], {"op": r["op"], "count": 0, "time_s": 0.0, "macs": 0, "macs_known": True})
+        g["count"] += 1
+        g["time_s"] += r["median_s"]
+        if r.get("macs") is None:
+            g["macs_known"] = False
+        else:
+            g["macs"] += int(r["macs"])
+    out = []
+    for g in groups.values():
+        g["share"] = g["time_s"] / whole_s if whole_s else None
+        g["per_mac"] = per_mac(g["time_s"], g["macs"], basis) if g["macs_known"] else None
+        out.append(g)
+    return sorted(out, key=lambda g: -g["time_s"])
+
+
+__all__ = ["Means", "row_summary", "sum_ratio", "per_mac", "rollup", "LEVEL"]

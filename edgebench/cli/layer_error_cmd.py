@@ -1,0 +1,48 @@
+"""`edgebench layer-error INT8 --baseline FP32`: which layer of an INT8 model loses the accuracy."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from edgebench import ranges as R
+from edgebench.cli import options as opt
+
+
+def layer_error(
+    model: Path = typer.Argument(..., help="The INT8 .tflite model."),
+    baseline: Path = typer.Option(..., "--baseline", help="The FP32 .tflite model it was converted from."),
+    data: Optional[str] = typer.Option(None, "--data", help="Inputs from a data set: digits[:split], a .npz "
+                                       "(x, y) or an image folder (labels are not needed)."),
+    inputs: Optional[Path] = opt.inputs(help=".npy/.npz inputs (default: seeded random in the input's range; "
+                                             "real inputs make saturation and levels used meaningful)."),
+    count: int = typer.Option(64, "--count", callback=opt.within(R.LAYER_ERROR_COUNT), help="Inputs to compare (a seeded choice from --data)."),
+    seed: int = opt.seed(help="Seed of the choice of inputs, random inputs and the bootstrap."),
+    kernels: str = opt.kernels("reference", help="Kernels of both models on this computer: reference (default, "
+                                                 "the INT8 semantics), builtin or xnnpack."),
+    jump_db: float = typer.Option(6.0, "--jump-db", callback=opt.within(R.JUMP_DB), help="A layer whose own error is this many dB below the "
+                                                        "model's typical layer is a jump."),
+    runs_dir: Path = opt.runs_dir(),
+    json_out: bool = opt.json_flag("the run"),
+) -> None:
+    """Compare every layer of an INT8 model with its FP32 baseline: SQNR, cosine, where the error jumps, why."""
+    from edgebench.bench.layer_error import LayerErrorOptions, run_layer_error
+    from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.cli.render.profile import print_layer_error
+
+    err = get_err_console()
+
+    def show(ev: dict) -> None:
+        if ev["event"] == "connect":
+            err.print(f"[dim]starting {ev['board']}…[/]")
+        elif ev["event"] == "tensors" and err.is_terminal:
+            err.print(f"[dim]  {ev['done']}/{ev['of']} inputs…[/]", end="\r")
+
+    opts = LayerErrorOptions(data=data, inputs=str(inputs) if inputs else None, count=count, seed=seed,
+                             kernels=kernels or "reference", jump_db=jump_db)
+    result, run_dir = run_layer_error(model, baseline, opts, runs_root=runs_dir, progress=show)
+    if json_out:
+        emit_json(result)
+    else:
+        print_layer_error(get_console(), result, run_dir)

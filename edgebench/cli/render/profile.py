@@ -1,0 +1,187 @@
+"""Terminal rendering of the layer verbs (level 5): a profile run (``extra.profile``), a
+layer-error run (``extra.layer_error``) and a layer-by-layer comparison of two profile runs."""
+from __future__ import annotations
+
+
+def _fmt_shape(shapes) -> str:
+    return " ".join("x".join(str(d) for d in (s[1:] if len(s) > 1 else s)) for s in shapes or [] if s) or "–"
+
+
+def _table(title: str, cols: tuple, left: tuple = ()):
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=escape(title), title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
+              header_style="bold underline")
+    for c in cols:
+        t.add_column(c, justify="left" if c in left else "right", no_wrap=c not in ("note",))
+    return t
+
+
+def profile_table(result):
+    """The per-layer table of a profile run: index, operator, shapes, MACs, time and interval, share,
+    work per MAC where the board's clock says what a second is."""
+    from edgebench.report import format as fmt
+
+    p = result.extra["profile"]
+    per = p.get("per_mac") or {}
+    unit = f"{per['unit'][:5]}/MAC" if per.get("unit") else None
+    stat = "mean" if p.get("statistic") == "mean" else "median"
+    cols = ("#", "operator", "input", "output", "MACs", stat, "95% CI", "share") + ((unit,) if unit else ()) + ("note",)
+    t = _table(f"{result.model.get('name')} on {result.board.get('name')}, layer by layer: {p['method']} "
+               f"({p['method_title']}), {result.label}, {p['repeats']} repeat(s)", cols,
+               left=("operator", "input", "output", "note"))
+    for r in p["layers"]:
+        ci = fmt.duration_range(r.get("ci_low_s"), r.get("ci_high_s")) if r.get("ci_low_s") is not None else "–"
+        row = ["–" if r.get("index") is None else str(r["index"]), r["op"], _fmt_shape(r.get("input_shapes")),
+               _fmt_shape(r.get("output_shapes")), "–" if r.get("macs") is None else f"{r['macs']:,}",
+               fmt.duration(r.get("median_s")) if r.get("median_s") is not None else "–", ci,
+               fmt.percent(r.get("share")) if r.get("in_sum") else ("(inside)" if r.get("share") else "–")]
+        if unit:
+            row.append("–" if r.get("per_mac") is None else f"{r['per_mac']:.2f}")
+        row.append(r.get("note") or ("" if r.get("in_sum") else r.get("where", "")))
+        t.add_row(*row)
+    return t
+
+
+def sum_line(p: dict) -> str:
+    """The sum of the layers against the whole model of the same run."""
+    from edgebench.report import format as fmt
+
+    w, ratio = p.get("whole") or {}, p.get("sum_ratio") or {}
+    whole = (f"whole model {fmt.duration(w.get('median_s'))} "
+             f"[95% CI {fmt.duration_range(w.get('ci_low_s'), w.get('ci_high_s'))}]" if w else "whole model not timed")
+    if not ratio:
+        return f"{whole}; sum of layers {fmt.duration(p.get('sum_s'))}"
+    ci = (f" [95% CI {ratio['ci_low']:.3f}–{ratio['ci_high']:.3f}, {ratio['runs']} repeat(s)]"
+          if ratio.get("ci_low") is not None else "")
+    return (f"{whole}; sum of layers {fmt.duration(p.get('sum_s'))} = {ratio['ratio']:.3f} of the whole{ci}"
+            + (" — isolated timings omit cache and fusion effects" if p.get("method") == "isolated" else ""))
+
+
+def print_profile(console, result, run_dir=None) -> None:
+    from rich.markup import escape
+
+    from edgebench.cli.render import print_warnings
+    from edgebench.report import format as fmt
+
+    p = result.extra["profile"]
+    console.print(profile_table(result))
+    console.print(sum_line(p), markup=False, soft_wrap=True)
+    per = p.get("per_mac") or {}
+    if per.get("unit"):
+        console.print(f"{per['unit']} per MAC: {per['label']} ({per['basis']})", markup=False, soft_wrap=True)
+    groups = "; ".join(f"{g['op']} ×{g['count']} {fmt.duration(g['time_s'])} ({fmt.percent(g['share'])})"
+                       + (f", {g['per_mac']:.2f}/MAC" if g.get("per_mac") is not None else "") for g in p["by_op"])
+    console.print(f"by operator: {groups}", markup=False, soft_wrap=True)
+    tpu = p.get("edgetpu")
+    if tpu:
+        console.print(f"Edge TPU: {tpu['delegate_nodes']} delegate node(s) {fmt.duration(tpu['delegate_s'])} "
+                      f"({fmt.percent(tpu['delegate_share'])} of the whole), operators on the CPU "
+                      f"{fmt.duration(tpu['cpu_s'])} ({fmt.percent(tpu['cpu_share'])}): "
+                      f"{', '.join(tpu['cpu_operators']) or 'none'}", markup=False, soft_wrap=True)
+        if tpu.get("mapped") or tpu.get("not_mapped"):
+            console.print("  compiler: mapped " + ", ".join(f"{o['operator']} ×{o['count']}" for o in tpu["mapped"])
+                          + ("; not mapped " + ", ".join(f"{o['operator']} ×{o['count']} ({o['status']})"
+                                                         for o in tpu["not_mapped"]) if tpu["not_mapped"] else ""),
+                          markup=False, soft_wrap=True)
+        elif tpu.get("note"):
+            console.print(f"  {tpu['note']}", markup=False, soft_wrap=True)
+    console.print(f"method: {p['sees']}; cannot see: {p['cannot_see']}", markup=False, soft_wrap=True, style="dim")
+    for w in p.get("warnings") or []:
+        console.print(f"[yellow]warning ({w['code']}):[/] {escape(w['message'])} — {escape(w.get('remedy') or '')}")
+    for n in p.get("notes") or []:
+        console.print(f"note: {n}", markup=False, soft_wrap=True)
+    print_warnings(console, result)
+    if run_dir is not None:
+        console.print(f"run stored in {run_dir} ({result.status})")
+
+
+def jump_text(s: dict) -> list:
+    """Where the error first jumps and what explains it, one line each (the renderer's and the report's)."""
+    fj = s.get("first_jump")
+    if not fj:
+        return [f"no jump: no layer adds noise more than {s['jump_db']:g} dB below what its output would have "
+                "over its own range"]
+    loc = fj.get("local") or {}
+    where = "the model input" if fj["index"] is None else f"layer {fj['index']} {fj['op']}"
+    tail = fj.get("which") == "worst tenth"
+    value, ci = ((loc.get("worst_tenth_sqnr_db"), loc.get("worst_tenth_ci")) if tail
+                 else (loc.get("local_sqnr_db"), loc.get("local_ci")))
+    out = [f"first jump: {where} ({fj['name'][:60]}): its own error at {value:.1f} dB SQNR"
+           + (" for the worst tenth of the inputs" if tail else " for the typical input")
+           + (f" (95% CI {ci[0]:.1f}–{ci[1]:.1f})" if ci else "")
+           + f", more than {s['jump_db']:g} dB below the {fj['best_sqnr_db']:.1f} dB its output would have "
+             "quantized over its own observed range"]
+    out += [f"  explained by: {why}" for why in fj.get("explained_by") or
+            ["no quantization parameter of this layer stands out: look at its inputs and its operator's arithmetic"]]
+    return out
+
+
+def print_layer_error(console, result, run_dir=None) -> None:
+    from edgebench.cli.render import print_warnings
+
+    s = result.extra["layer_error"]
+    base = (result.extra.get("baseline") or {}).get("name")
+    t = _table(f"{result.model.get('name')} against {base}, layer by layer ({s['n']} inputs, "
+               f"{result.runtime.get('kernels')} kernels; dB, 95% CI across inputs)",
+               ("#", "operator", "SQNR", "95% CI", "cosine", "output q.", "best", "local", "worst 10%", "saturated",
+                "levels", "weights", "note"), left=("operator", "note"))
+
+    def db(v):
+        return "exact" if v is None else f"{v:.1f}"
+
+    jump = s.get("first_jump")
+    for r in [s["input"]] + s["layers"]:
+        loc = r.get("local") or {}
+        ci = f"{r['sqnr_ci'][0]:.1f}–{r['sqnr_ci'][1]:.1f}" if r.get("sqnr_ci") else "–"
+        mark = "◀ first jump" if jump and r["index"] == jump["index"] and r["op"] == jump["op"] else ""
+        w = (r.get("weights") or {}).get("sqnr_db")
+        t.add_row("in" if r["index"] is None else str(r["index"]), r["op"], db(r["sqnr_db"]), ci,
+                  "–" if r.get("cosine") is None else f"{r['cosine']:.5f}", db(r.get("output_sqnr_db")),
+                  "–" if r.get("best_sqnr_db") is None else f"{r['best_sqnr_db']:.1f}",
+                  "–" if not loc else ("none" if loc.get("local_sqnr_db") is None else f"{loc['local_sqnr_db']:.1f}"),
+                  "–" if not loc else ("none" if loc.get("worst_tenth_sqnr_db") is None
+                                       else f"{loc['worst_tenth_sqnr_db']:.1f}"),
+                  "–" if r.get("saturated_share") is None else f"{100 * r['saturated_share']:.2f}%",
+                  "–" if r.get("levels_used") is None else f"{min(256.0, r['levels_used']):.0f}",
+                  "–" if w is None else f"{w:.1f}",
+                  ("by position; " if r.get("matched_by") == "position" else "") + mark)
+    console.print(t)
+    for line in jump_text(s):
+        console.print(line, markup=False, soft_wrap=True, style="bold" if line.startswith("first") else None)
+    ld = s.get("largest_drop")
+    if ld and (not jump or ld["index"] != jump["index"]):
+        console.print(f"largest drop: layer {ld['index']} {ld['op']}, {ld['local']['drop_db']:.1f} dB below its "
+                      "input", markup=False)
+    console.print("columns: output q. = the FP32 tensor rounded with the layer's own scale and zero point; best = "
+                  "rounded over its observed range; local = the noise the layer adds itself (typical input); worst "
+                  "10% = the same for the worst tenth of the inputs", markup=False, soft_wrap=True, style="dim")
+    console.print(f"method: {s['method']}", markup=False, soft_wrap=True, style="dim")
+    for n in s.get("notes") or []:
+        console.print(f"note: {n}", markup=False, soft_wrap=True)
+    print_warnings(console, result)
+    if run_dir is not None:
+        console.print(f"run stored in {run_dir} ({result.status})")
+
+
+def print_layer_comparison(console, comp: dict, a, b) -> None:
+    from edgebench.bench.profile_compare import sentence
+    from edgebench.report import format as fmt
+
+    t = _table(f"{b.model.get('name')} ({b.run_id}) against {a.model.get('name')} ({a.run_id}), layer by layer, "
+               f"{comp['label']}; B/A = median(B) / median(A), > 1: B slower",
+               ("#", "operator", "A", "B", "B/A", "95% CI", "Holm p", "verdict", "runs"), left=("operator", "verdict"))
+    for r in comp["rows"]:
+        t.add_row("–" if r["index"] is None else str(r["index"]), r["op"], fmt.duration(r["a_s"]),
+                  fmt.duration(r["b_s"]), f"{r['ratio']:.3f}", f"{r['ci_low']:.3f}–{r['ci_high']:.3f}",
+                  fmt.p_value(r["p_holm"]).removeprefix("p=").replace("p<", "<"), r["verdict"],
+                  f"{r['runs_b']}/{r['runs_a']}")
+    console.print(t)
+    console.print(sentence(comp), markup=False, soft_wrap=True)
+    if comp["unmatched"]:
+        console.print(f"not compared (in one run only, or a different operator): {', '.join(comp['unmatched'])}",
+                      markup=False, soft_wrap=True)
+
+
+__all__ = ["print_profile", "print_layer_error", "print_layer_comparison", "profile_table", "sum_line", "jump_text"]
