@@ -203,7 +203,7 @@ def test_resnet8_residual_adds_take_their_worst_input(tmp_path):
     ((INT8, "--baseline", INT8), "is a int8 model, not a float one"),
     ((FP32, "--baseline", FP32), "there is no quantization error to locate"),
     ((INT8, "--baseline", FP32, "--data", "digits", "--inputs", "x.npy"), "--data and --inputs exclude each other"),
-    ((INT8, "--baseline", FP32, "--count", "1"), "--count must be a whole number of at least 2"),
+    ((INT8, "--baseline", FP32, "--count", "1"), "'--count': must be a whole number from 2 to 1,000,000, got 1"),
     ((INT8, "--baseline", FP32, "--kernels", "gpu"), "unknown kernel set 'gpu'"),
     ((INT8, "--baseline", ROOT / "models" / "missing.tflite"), "does not exist"),
 ])

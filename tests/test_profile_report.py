@@ -84,7 +84,7 @@ def test_html_has_the_bar_chart_the_tables_and_the_sqnr_plot():
 def test_markdown_has_the_tables_without_images():
     runs = [RunData(_profile()), RunData(_layer_error())]
     md = render_markdown(runs, ck.check([d.result for d in runs]))
-    assert "### Layer by layer" in md and "| 2 | CONV_2D | 1x25x5x64 | 512,000 | 3.89 ms |" in md
+    assert "### Layer by layer" in md and r"| 2 | CONV\_2D | 1x25x5x64 | 512\,000 | 3\.89 ms |" in md   # escaped for GFM
     assert "### Per-layer INT8 error against FP32" in md and "base64" not in md
     assert section_blocks(new_result("bench")) == []
 

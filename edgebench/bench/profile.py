@@ -19,7 +19,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench.bench.latency import KERNELS
-from edgebench.bench.profile_methods import METHODS, check_method, default_method
+from edgebench.bench.profile_methods import ISOLATED_WARNING, METHODS, check_method, default_method
 from edgebench.bench.profile_summary import Means
 from edgebench.bench.record import RunFolder, board_client, new_result
 from edgebench.boards.connect import require_runtime
@@ -31,11 +31,6 @@ from edgebench.results.model import RunResult
 
 #: operators whose values feed the isolated runs (the first of the inputs)
 POOL = 8
-ISOLATED_WARNING = ("isolated timings omit cache and fusion effects: each operator ran alone, so the cache "
-                    "state it finds, any fusion a delegate does with its neighbours, and the interpreter's "
-                    "work between operators are not in its time; the sum of the layers is printed against the "
-                    "whole model beside it")
-
 Progress = Callable[[dict], None]
 
 

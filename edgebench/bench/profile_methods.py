@@ -31,6 +31,13 @@ from edgebench import board_protocol as bp
 from edgebench.bench.profile_summary import Means
 from edgebench.errors import AgentError, ModelError
 
+#: the warning beside isolated-operator timings (and in the run)
+ISOLATED_WARNING = ("isolated timings omit cache and fusion effects: each operator ran alone, so the cache "
+                    "state it finds, any fusion a delegate does with its neighbours, and the interpreter's "
+                    "work between operators are not in its time; the sum of the layers is printed against the "
+                    "whole model beside it")
+
+
 #: MCU: inferences timed whole per eb-infer call (each call adds one per-layer inference)
 MCU_WHOLE_PER_CALL = 2
 

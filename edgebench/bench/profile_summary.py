@@ -48,6 +48,22 @@ def _z() -> float:
     return float(norm.ppf(0.5 + LEVEL / 2.0))
 
 
+@dataclass(frozen=True)
+class _Figure:
+    """One repeat's figure as :func:`~edgebench.stats.dependence.runs_interval` takes it: the estimate,
+    the standard error of its log, and that standard error's degrees of freedom."""
+
+    estimate: float
+    se_log: Optional[float]
+    df: float
+
+
+def _figure(estimate: float, low: Optional[float], high: Optional[float], quantile: float, df: float) -> _Figure:
+    """A repeat's figure from its interval made with ``quantile`` (t or z) on ``df`` degrees of freedom."""
+    se = None if low is None or high is None or low <= 0 else (math.log(high) - math.log(low)) / (2.0 * quantile)
+    return _Figure(estimate, se, df)
+
+
 def _means_interval(m: Means, resolution_s: float) -> tuple:
     from scipy.stats import t as student_t
 
@@ -65,7 +81,11 @@ def row_summary(per_repeat: list, resolution_s: float = 0.0) -> Optional[dict]:
         parts = [_means_interval(r, resolution_s) for r in per_repeat if r.mean_s > 0]
         if not parts:
             return None
-        iv = runs_interval([p[0] for p in parts], [(p[1], p[2]) for p in parts], LEVEL, resolution_s)
+        from scipy.stats import t as student_t
+
+        figs = [_figure(p[0], p[1], p[2], float(student_t.ppf(0.5 + LEVEL / 2.0, max(r.count - 1, 1))),
+                        float(max(r.count - 1, 1))) for p, r in zip(parts, [r for r in per_repeat if r.mean_s > 0])]
+        iv = runs_interval(figs, ci_level=LEVEL, resolution_s=resolution_s)
         point = float(np.mean([p[0] for p in parts]))
         lo, hi = (None, None) if iv.low is None else (min(iv.low, point), max(iv.high, point))
         return {"median_s": point, "ci_low_s": lo, "ci_high_s": hi, "runs": len(parts),
@@ -115,7 +135,8 @@ def sum_ratio(rows: list, whole: dict, resolution_s: float = 0.0) -> Optional[di
         intervals.append((lo, hi))
     if not ratios:
         return None
-    iv = runs_interval(ratios, intervals, LEVEL)
+    # each repeat's ratio: a delta-method interval on the normal quantile (its df taken as large)
+    iv = runs_interval([_figure(r, lo, hi, z, 1000.0) for r, (lo, hi) in zip(ratios, intervals)], ci_level=LEVEL)
     point = sum(r["median_s"] for r in rows) / whole["median_s"]
     lo, hi = (None, None) if iv.low is None else (min(iv.low, point), max(iv.high, point))
     return {"ratio": point, "ci_low": lo, "ci_high": hi, "ci_level": LEVEL, "runs": len(ratios),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from edgebench.bench.profile_methods import op_key
+from edgebench.bench.profile_methods import ISOLATED_WARNING, op_key
 from edgebench.bench.profile_summary import per_mac, rollup, row_summary, sum_ratio
 
 EDGETPU_OP = "edgetpu-custom-op"
@@ -44,7 +44,6 @@ def _static_rows(run) -> list:
 
 def profile_section(run) -> dict:
     from edgebench.bench.mac_rate import clock_basis
-    from edgebench.bench.profile import ISOLATED_WARNING
 
     m = run.method
     res = _resolution(run)
