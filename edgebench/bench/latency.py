@@ -35,6 +35,7 @@ from edgebench.results.model import STAGE_MEANING, STAGES, RunResult
 from edgebench.stats import preload
 from edgebench.stats.latency import StopRule
 from edgebench.stats.warmup import warmup_or_minimum
+from edgebench.results import kinds as rk
 
 SCENARIOS = ("single-stream", "offline", "fixed-rate")
 KERNELS = ("xnnpack", "builtin", "reference")
@@ -401,7 +402,7 @@ def recover_bench(run_dir) -> RunResult:
 
     d = Path(run_dir)
     r = store.read_unfinished(d)
-    if r.kind != "bench" or r.status != "running":
+    if r.kind != rk.BENCH.name or r.status != "running":
         raise ResultError(f"{d} is not an unfinished bench run (kind {r.kind}, status {r.status})",
                           "nothing to recover")
     stop = (r.settings or {}).get("stop_rule") or {}
