@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -94,8 +94,10 @@ class BoardClient(Protocol):
         board unless it holds it; return its sha256."""
 
     def load(self, sha256: str, kernels: str = ..., threads: int = 1, delegate: Optional[str] = None,
-             batch: int = 1, name: Optional[str] = None) -> dict:
-        """Load a model put there by ``ensure_model``; its tensors, runtime, kernels, load time."""
+             batch: int = 1, name: Optional[str] = None, preserve_all_tensors: bool = False) -> dict:
+        """Load a model put there by ``ensure_model``; its tensors, runtime, kernels, load time.
+        ``preserve_all_tensors`` (capability ``tensors``; refused by a client without it): every
+        intermediate tensor's value is kept for ``tensors``."""
 
     def set_inputs(self, x: "np.ndarray") -> int:
         """The input pool ``run`` cycles through; returns its size."""

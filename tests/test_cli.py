@@ -183,7 +183,7 @@ def test_wheel_ships_the_firmware_sources_and_the_licence(tmp_path):
             "edgebench/_data/firmware/ports/posix/port.mk"} <= names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License-Expression: Apache-2.0" in meta
-    for dropped in ("statsmodels", "scikit-learn", "arch"):   # extras, not requirements
+    for dropped in ("statsmodels", "scikit-learn"):   # extras, not requirements (arch is one: stats.dependence)
         assert not [ln for ln in meta.splitlines() if ln.startswith(f"Requires-Dist: {dropped}")
                     and "extra ==" not in ln], dropped
     # Built from the unpacked wheel in a folder that is no checkout: the sources come from the wheel.

@@ -325,7 +325,7 @@ DATASHEET_BOARD = {
 
 
 def test_no_meter_estimates_from_the_datasheet_and_says_so(tmp_path):
-    from edgebench.cli.energy_cmd import energy_lines
+    from edgebench.cli.render.energy import energy_lines
 
     profile = BoardProfile.from_dict(DATASHEET_BOARD)
     result, run_dir = estimate_energy(INT8, profile, EnergyOptions(rate_hz=50.0, **FAST), runs_root=tmp_path)
@@ -424,7 +424,7 @@ def test_duty_cycle_becomes_a_rate_from_measured_latency(tmp_path):
 def test_simulated_board_energy_through_the_meter_interface(tmp_path):
     """sim-pi5: idle 2.5 W; an inference keeps it busy for 5 ms at 2.4 GHz, adding its dynamic power 6.5 W,
     so 32.5 mJ above idle per inference and 2.5 W + 32.5 mJ x 20/s = 3.15 W on average at 20/s."""
-    from edgebench.cli.energy_cmd import energy_lines
+    from edgebench.cli.render.energy import energy_lines
     from edgebench.power.base import PowerMeter
     from edgebench.sim import SimClient
     from edgebench.sim.meter import SimMeter

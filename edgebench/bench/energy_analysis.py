@@ -86,7 +86,7 @@ class EnergyOptions:
                             min_samples=self.min_samples, min_time_s=self.min_time_s,
                             max_time_s=self.max_time_s,
                             # one timed window: the meter's trace is aligned to it as a whole
-                            repeat=1, max_repeats=1, cpus=self.cpus,
+                            repeat=1, max_repeats=1, cpus=self.cpus, run_kind="energy",
                             chunk_time_s=max(0.25, min(20.0 / rate_hz, 10.0)))
 
 

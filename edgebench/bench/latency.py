@@ -63,6 +63,7 @@ class BenchOptions:
     chunk_time_s: float = 0.25
     cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
     sessions: int = 10                    # combine up to this many invocations (this one included); 1: this only
+    run_kind: str = "bench"               # the run.json kind from the start: "energy" when energy measures with it
 
     def validate(self) -> None:
         check_fields(self, RANGES)
@@ -336,7 +337,7 @@ class BenchSession:
         """The run's description from the first repeat; the folder and a run.json marked running."""
         system = client.sysinfo()
         self.resolution_s = _clock_resolution(hello)
-        result = new_result("bench", figure_label(hello))
+        result = new_result(self.opts.run_kind, figure_label(hello))
         describe_run(result, self.model, loaded, hello, system, self.profile, client, self.opts, inputs)
         result.timing["clock_resolution_s"] = self.resolution_s or None
         result.settings["repeat"] = self.opts.repeat

@@ -267,7 +267,9 @@ class McuClient:
         return self._on_device == sha256
 
     def load(self, sha256: str, kernels: str = "reference", threads: int = 1, delegate: str | None = None,
-             batch: int = 1, name: str | None = None) -> dict:
+             batch: int = 1, name: str | None = None, preserve_all_tensors: bool = False) -> dict:
+        if preserve_all_tensors:
+            bp.require(self, bp.TENSORS, "keeping intermediate tensors")
         if sha256 not in self._models:
             raise ModelError(f"model {sha256[:12]} was not given to {self.profile.name}", "ensure_model first")
         if delegate:

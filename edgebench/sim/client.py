@@ -378,7 +378,9 @@ class SimClient:
         return model.sha256
 
     def load(self, sha256: str, kernels: str = "xnnpack", threads: int = 1, delegate: Optional[str] = None,
-             batch: int = 1, name: Optional[str] = None) -> dict:
+             batch: int = 1, name: Optional[str] = None, preserve_all_tensors: bool = False) -> dict:
+        if preserve_all_tensors:
+            bp.require(self, bp.TENSORS, "keeping intermediate tensors")
         return self.request("load", sha256=sha256, kernels=kernels, threads=threads, delegate=delegate,
                             batch=batch)[0]
 
