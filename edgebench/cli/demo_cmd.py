@@ -84,8 +84,10 @@ def demo(
         out.print(f"[bold]INT8 vs FP32, invoke only:[/] {comp.sentence('invoke')}")
         if comp.conditions_differ:
             out.print(f"[yellow]conditions differ:[/] {'; '.join(comp.conditions_differ)}")
-        out.print("Accuracy of the pair on the digits test split is in models/digits/model_card.md "
-                  "(not measured by this command; `edgebench accuracy` measures it).")
+        card = bundled_model("digits_int8").parent / "model_card.md"
+        out.print(f"Accuracy of the pair on the digits test split (not measured by this command): {card}; to "
+                  f"measure it here: edgebench accuracy {bundled_model('digits_int8')} --baseline "
+                  f"{bundled_model('digits_fp32')} --data digits:test", markup=False, soft_wrap=True)
         out.print()
     host = {"fp32": fp32.to_dict(), "int8": int8.to_dict(), "comparison": comp.to_dict()}
     try:

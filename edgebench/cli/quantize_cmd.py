@@ -109,4 +109,7 @@ def _show(out, r) -> None:
                   f"{o.output_dtype} {_quant(o.output_quantization)}", _size(o.bytes), o.sha256[:12],
                   escape(o.path))
     out.print(t)
-    out.print("sidecars: <model>.json beside each model", style="dim")
+    from edgebench.provenance import sidecar_path
+
+    names = ", ".join(sidecar_path(o.path).name for o in r.outputs)
+    out.print(f"sidecars (provenance, beside each model): {names}", style="dim", markup=False)
