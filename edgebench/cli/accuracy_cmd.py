@@ -165,7 +165,7 @@ def accuracy(
                                "max_edge_drop": "max_edge_drop_points"}),
         calib_fraction=calib_fraction, chunk_size=chunk, data_options=data_options, cpus=run.cpus)
     result, run_dir = run_accuracy(model, baseline, data, run.profile(), opts, runs_root=run.runs_dir, url=run.url,
-                                   progress=_progress(err))
+                                   progress=run.progress(live=_progress(err)))
     run.show(result, run_dir, json_obj=store.read_result(run_dir))
     failed = gate_failures(result)
     if failed:
