@@ -243,6 +243,11 @@ def _describe_end(run: Run, result: RunResult, section: dict) -> None:
     result.runtime = _runtime(run.cand_loaded, o.kernels, o.threads)
     result.agent = {**{k: run.hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid")},
                     "status": run.agent_status}
+    from edgebench.bench.memory import run_memory
+
+    memory = run_memory(run.profile, run.model.path, run.agent_status) if run.agent_status else None
+    if memory:
+        result.extra["memory"] = memory
     result.settings["thresholds"] = section["validation"]["thresholds"]
     start, end = run.thermal
     result.thermal = {"available": bool(start.get("available") or end.get("available")), "start": start,

@@ -377,6 +377,12 @@ class BenchSession:
             self.result.agent["status"] = client.status()
         except EdgebenchError:
             pass
+        from edgebench.bench.memory import run_memory
+
+        memory = run_memory(self.profile, self.model.path, self.result.agent.get("status"),
+                            self.result.extra.get("memory"))
+        if memory:
+            self.result.extra["memory"] = memory
 
     # -- results --------------------------------------------------------------------------
     def _summarise(self, final: bool, status: str = "running", reason: str | None = None) -> None:

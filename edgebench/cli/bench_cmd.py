@@ -125,8 +125,15 @@ def bench(
 
         emit_json([r for r, _ in done])
         return
-    for result, run_dir in done:
-        run.show(result, run_dir)
+    from edgebench.cli.output import get_console
+    from edgebench.cli.render import print_run
+    from edgebench.cli.render.summary import print_summary, summarise_runs
+
+    out = get_console()
+    for result, run_dir in done:      # their warnings once, grouped, in the summary
+        print_run(out, result, run_dir, warnings=False)
+        out.print()
+    print_summary(out, summarise_runs(done))
 
 
 def _rate(text: Optional[str]) -> Optional[float]:

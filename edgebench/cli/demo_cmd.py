@@ -18,6 +18,7 @@ from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.progress import end_live_line, reporter
 from edgebench.cli.render import print_run, progress_printer
+from edgebench.cli.render.summary import print_summary, summarise_runs
 from edgebench.cli.render.verify import print_verify
 from edgebench.errors import EdgebenchError, UsageError
 
@@ -79,9 +80,10 @@ def demo(
     s32, s8 = read_samples(d32), read_samples(d8)
     comp = compare(fp32, s32, int8, s8, stage="e2e", stages=("e2e", "invoke"),
                    history=read_history(fp32, d32.parent, later_too=True))
+    answers = (f"INT8 vs FP32 on {profile.name}, end to end: {comp.sentence('e2e')}",)
     if not json_out:  # each part as soon as it is measured: a later step that fails cannot hide it
         for result, run_dir in runs.values():
-            print_run(out, result, run_dir)
+            print_run(out, result, run_dir, warnings=False)   # warnings: once, grouped, in the summary
             out.print()
         out.print(f"[bold]INT8 vs FP32, end to end:[/] {comp.sentence('e2e')}")
         out.print(f"[bold]INT8 vs FP32, invoke only:[/] {comp.sentence('invoke')}")
@@ -99,7 +101,12 @@ def demo(
     except EdgebenchError as exc:  # the host figures stand: --json still gets them, with what went wrong
         if json_out:
             emit_json({**host, "emulated": {"error": exc.one_line()}})
+        else:
+            print_summary(out, summarise_runs(list(runs.values()), answers))
         raise
+    if not json_out:
+        done = list(runs.values()) + ([] if mcu is None else [(mcu[1], mcu[2])])
+        print_summary(out, summarise_runs(done, answers))
     if json_out:
         emit_json({**host, "emulated": None if mcu is None else {"verify": mcu[0].to_dict(),
                                                                  "bench": mcu[1].to_dict()}})
@@ -148,5 +155,5 @@ def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: 
                                         err, f"digits_int8 on {name}"), max_time_s=max_time, quiet=quiet))
     end_live_line(err)
     if out is not None:
-        print_run(out, result, run_dir)
+        print_run(out, result, run_dir, warnings=False)
     return checked, result, run_dir

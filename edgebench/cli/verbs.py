@@ -113,6 +113,8 @@ VERBS: tuple = (
          "run- and session-aware interval.", RESULTS),
     Verb("check", "edgebench.cli.check_cmd:check", "Check runs against the ways benchmark results fool an "
          "audience.", RESULTS),
+    Verb("ack", "edgebench.cli.ack_cmd:ack", "Acknowledge a known warning for a runs folder: still recorded, "
+         "printed as one folded line.", RESULTS),
     Verb("battery", "edgebench.cli.battery_cmd:battery", "Battery life at a duty cycle, from a stored run or from "
          "given figures.", RESULTS),
     Verb("quantize", "edgebench.cli.quantize_cmd:quantize_command", "An FP32 .tflite baseline and a calibrated "

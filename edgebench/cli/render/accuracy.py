@@ -91,7 +91,9 @@ def print_accuracy(console, result, run_dir) -> None:
                   f"{_f(cal.get('ece_debiased'))} ({_f(cal.get('ece_ci_low'))}–{_f(cal.get('ece_ci_high'))})",
                   _f(cal.get("ece")))
     console.print(t)
-    for line in (provenance_line(a), classes_line(result)):
+    from edgebench.cli.render import memory_line
+
+    for line in (provenance_line(a), classes_line(result), memory_line(result)):
         if line:
             console.print(line, markup=False, soft_wrap=True)
     pr, res = a.get("paired") or {}, a.get("resolution") or {}
@@ -170,7 +172,7 @@ def print_accuracy(console, result, run_dir) -> None:
     if v.get("default_exceeded"):
         console.print(f"[yellow]default thresholds exceeded (warnings, not gates: not set on the command line):[/] "
                       f"{escape(', '.join(str(x) for x in v['default_exceeded']))}")
-    print_warnings(console, result)
+    print_warnings(console, result, run_dir=run_dir)
     console.print(f"[bold]claim:[/] {escape(result.extra.get('claim') or '')}")
     files = [str(x) for x in [a.get("predictions"), *(_g(a, "calibration", "diagrams") or {}).values()] if x]
     console.print(f"run stored in {run_dir} ({result.status}): " + ", ".join(["run.json", *files]))
