@@ -184,7 +184,7 @@ def killed_bench(runs: Path) -> Path:
 def family_tampered(base: Path, timeout_s: float, cases: int, seed: int) -> list:
     rng = random.Random(seed)
     rows = []
-    for k in range(cases):
+    for _ in range(cases):
         scratch = Scratch(base)
         d = killed_bench(scratch.runs)
         scratch.before = scratch.snapshot()

@@ -4,8 +4,7 @@ tests, the largest files and the widest signatures of the Python package.
     .venv/bin/python benchmarks/house_census.py [PACKAGE_DIR] [--top 8] [--list]
 
 * **file-level circles**: strongly connected groups of two or more modules in the import graph
-  (``grimp``, the graph import-linter checks; imports inside functions count, an import of a
-  package's ``__init__`` made implicitly by importing a submodule does not);
+  (``scripts/file_circles.py``, the project's one circle finder; imports inside functions count);
 * **run-kind switches**: comparisons of a ``.kind`` attribute (not a NumPy ``dtype.kind``) with a
   string or a tuple of strings, and lookups in tables keyed by run-kind strings (``KIND_TITLE``,
   ``LATENCY_KINDS``);
@@ -32,66 +31,27 @@ BOARD_WORDS = ("mcu", "sim")
 BOARD_NAMES = ("SIM_TRANSPORT", "SIM_CLIENT", "MCU_CLIENT", "AGENT_CLIENT", "SIM", "MCU", "AGENT")
 
 
-def file_circles(package: str = "edgebench", root: Path | None = None) -> list:
-    """Every file-level import circle of ``package``: sorted lists of module names, each a
-    strongly connected component of two or more modules of the import graph."""
-    import grimp
+def _checker():
+    """scripts/file_circles.py, the one circle finder (Python imports, C objects and headers)."""
+    import importlib.util
 
-    if root is not None:
-        sys.path.insert(0, str(root))
-    try:
-        graph = grimp.build_graph(package, cache_dir=None)
-    finally:
-        if root is not None:
-            sys.path.remove(str(root))
-    edges = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in sorted(graph.modules)}
-    return strongly_connected(edges)
+    spec = importlib.util.spec_from_file_location("file_circles", ROOT / "scripts" / "file_circles.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def file_circles(package: str = "edgebench", root: Path | None = None) -> list:
+    """Every file-level import circle of ``package`` (under ``root``, default this tree): sorted lists
+    of module names, each a strongly connected component of two or more modules of the import graph
+    (imports inside functions count)."""
+    checker = _checker()
+    return checker.strongly_connected(checker.python_graph(Path(root or ROOT) / package))
 
 
 def strongly_connected(edges: dict) -> list:
-    """Tarjan's algorithm, iterative: the components of two or more nodes, each sorted."""
-    index: dict = {}
-    low: dict = {}
-    stack: list = []
-    on_stack: set = set()
-    out: list = []
-    counter = 0
-    for start in edges:
-        if start in index:
-            continue
-        work = [(start, iter(edges.get(start, ())))]
-        index[start] = low[start] = counter
-        counter += 1
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(edges.get(child, ()))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    comp.append(member)
-                    if member == node:
-                        break
-                if len(comp) > 1:
-                    out.append(sorted(comp))
-    return sorted(out)
+    """The components of more than one node of ``edges`` (node -> nodes it points at)."""
+    return _checker().strongly_connected(edges)
 
 
 def _strings(node: ast.AST) -> list:

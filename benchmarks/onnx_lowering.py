@@ -51,10 +51,10 @@ def per_operator(tmp: Path) -> list:
         rng = np.random.default_rng(0)
         feeds = {i.name: rng.standard_normal((8, *i.shape[1:])).astype(np.float32) for i in g.inputs}
         batch = 1 if all(isinstance(i.declared[0], int) for i in g.inputs) else None
-        k = reference.check(path, lambda xs: run_keras(lowered.model, xs, 1), lowered.inputs, lowered.outputs,
+        k = reference.check(path, lambda xs, lowered=lowered: run_keras(lowered.model, xs, 1), lowered.inputs, lowered.outputs,
                             feeds, "keras", batch)
         if len(g.inputs) == 1:
-            t = reference.check(path, lambda xs: run_fp32(fp32, xs[0], 1), lowered.inputs, lowered.outputs,
+            t = reference.check(path, lambda xs, fp32=fp32: run_fp32(fp32, xs[0], 1), lowered.inputs, lowered.outputs,
                                 feeds, "tflite", batch)
             t_err = t.max_abs_error
         else:

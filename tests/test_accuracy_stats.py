@@ -282,8 +282,6 @@ def test_gate_check_acts_on_the_upper_bound():
 def test_drop_gate_fails_when_the_interval_reaches_past_max_drop():
     # 57 vs 47 flips on 1,000 samples: a drop of exactly 1.0 point, its interval reaching 3.04 points.
     # The old point-estimate gate passed --max-drop 1; the interval gate does not, and says why.
-    from edgebench.bench.accuracy_eval import validation_section
-
     def validation_section(*args, **kw):   # every threshold given by the user: gates (a default one warns)
         from edgebench.bench.accuracy_eval import validation_section as v
 

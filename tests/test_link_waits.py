@@ -17,7 +17,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fw_util import posix_firmware_bin  # noqa: E402,F401  (session fixture: the posix firmware, built once)
 from test_fault_injection import DIGITS, SerialProxy  # noqa: E402
 
 from edgebench.mcu.frames import crc32  # noqa: E402

@@ -14,7 +14,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import MLPERF_DIR, require_file, require_tool  # noqa: E402
-from fw_util import posix_firmware_bin  # noqa: E402,F401  (session fixture: the posix firmware)
 
 from edgebench.bench.profile import ProfileOptions, run_profile  # noqa: E402
 from edgebench.boards.registry import get_profile  # noqa: E402

@@ -11,11 +11,10 @@ from scipy.signal import lfilter
 from scipy.stats import binom
 from scipy.stats import t as student_t
 
-from edgebench.errors import DataError
 from edgebench.report.format import p_value
 from edgebench.stats.compare import holm, ratio_of_medians
 from edgebench.stats.dependence import coarse_clock, lag1_autocorr, quantile_interval, runs_interval
-from edgebench.stats.latency import median_ci, summarize
+from edgebench.stats.latency import median_ci
 
 MEDIAN = 1e-3
 

@@ -156,7 +156,7 @@ class LoadedModel:
             if "preserve_all_tensors" not in str(exc):
                 raise
             raise RuntimeMissing(f"{rt.name} {rt.version} cannot keep intermediate tensors "
-                                 "(no experimental_preserve_all_tensors)", hint=RUNTIME_HINT)
+                                 "(no experimental_preserve_all_tensors)", hint=RUNTIME_HINT) from None
         except (ValueError, RuntimeError) as exc:
             raise ModelFailure(f"not a usable TFLite model: {_first_line(exc)}",
                                hint="check that the file is a .tflite flatbuffer (not .h5/.keras/SavedModel)") from exc

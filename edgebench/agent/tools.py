@@ -112,9 +112,9 @@ def run_benchmark_model(model_path: str, binary: Optional[str], threads: int = 1
             done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            raise UsageFailure(f"{exe} did not finish in {timeout_s:g} s", hint="use fewer runs")
+            raise UsageFailure(f"{exe} did not finish in {timeout_s:g} s", hint="use fewer runs") from None
         except OSError as exc:
-            raise RuntimeMissing(f"cannot run {exe}: {exc}", hint=BENCHMARK_HINT)
+            raise RuntimeMissing(f"cannot run {exe}: {exc}", hint=BENCHMARK_HINT) from None
         elapsed = time.perf_counter() - t0
         log = done.stdout[-LOG_TAIL_BYTES:].decode("utf-8", "replace")
         if done.returncode != 0:

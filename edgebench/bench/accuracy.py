@@ -46,6 +46,7 @@ from edgebench.ranges import check_fields
 from edgebench.results import store
 from edgebench.results.model import RunResult
 from edgebench.stats.accuracy import GATE_ON
+from edgebench.results import kinds as rk
 
 KERNELS = ("xnnpack", "builtin", "reference")
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -390,7 +391,7 @@ def recover_accuracy(run_dir) -> RunResult:
 
     d = Path(run_dir)
     r = store.read_unfinished(d)
-    if r.kind != "accuracy" or r.status != "running":
+    if r.kind != rk.ACCURACY.name or r.status != "running":
         raise ResultError(f"{d} is not an unfinished accuracy run (kind {r.kind}, status {r.status})",
                           "nothing to recover")
     inv = (r.settings or {}).get("invocation")

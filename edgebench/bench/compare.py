@@ -18,6 +18,7 @@ from edgebench.bench.conditions import (CONDITIONS, REFUSED, condition_differenc
 from edgebench.errors import ResultError
 from edgebench.report import format as fmt
 from edgebench.results.model import refuse_mixed_labels
+from edgebench.results.kinds import kind_of
 
 ALPHA = 0.05
 
@@ -134,7 +135,7 @@ def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str
     same = _interleaved(baseline, candidate)
     pool = list(history or [])
     known = {rec.run_id for rec in pool}
-    pool += [record_of(r) for r in (baseline, candidate) if r.run_id not in known and r.kind == "bench"]
+    pool += [record_of(r) for r in (baseline, candidate) if r.run_id not in known and kind_of(r).repeats]
     raw, comps = {}, {}
     for st in tested:
         a = _runs(baseline_samples, f"{st}_s")

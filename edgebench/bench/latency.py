@@ -34,7 +34,8 @@ from edgebench.ranges import check_fields
 from edgebench.results.model import STAGE_MEANING, STAGES, RunResult
 from edgebench.stats import preload
 from edgebench.stats.latency import StopRule
-from edgebench.stats.warmup import WarmupResult, detect_warmup
+from edgebench.stats.warmup import warmup_or_minimum
+from edgebench.results import kinds as rk
 
 SCENARIOS = ("single-stream", "offline", "fixed-rate")
 KERNELS = ("xnnpack", "builtin", "reference")
@@ -326,7 +327,7 @@ class BenchSession:
             self._keep(arrs)
             mine.append(arrs)
             e2e = _concat(mine, "e2e_ns") / 1e9
-            warm = bench_warmup(e2e, o)
+            warm = warmup_or_minimum(e2e, o.min_warmup)
             measured = e2e[warm.n_warmup:]
             decision = rule.check(measured, time.monotonic() - t0) if measured.size else None
             if decision is not None:
@@ -418,7 +419,7 @@ def recover_bench(run_dir) -> RunResult:
 
     d = Path(run_dir)
     r = store.read_unfinished(d)
-    if r.kind != "bench" or r.status != "running":
+    if r.kind != rk.BENCH.name or r.status != "running":
         raise ResultError(f"{d} is not an unfinished bench run (kind {r.kind}, status {r.status})",
                           "nothing to recover")
     stop = (r.settings or {}).get("stop_rule") or {}
@@ -578,15 +579,6 @@ def figure_label(hello: dict) -> str:
     """'emulated' when the device says its clock counts emulated instructions (QEMU), 'simulated'
     for a simulated board (edgebench.sim), else 'measured'."""
     return hello.get("timing") if hello.get("timing") in ("emulated", "simulated") else "measured"
-
-
-def bench_warmup(e2e: np.ndarray, opts: BenchOptions):
-    """The warm-up of a run's end-to-end samples: MSER-5 (``detect_warmup``), or the fixed
-    minimum ``opts.min_warmup`` when there are too few samples for MSER-5."""
-    if e2e.size < max(2 * opts.min_warmup, 20):
-        n = min(opts.min_warmup, e2e.size)
-        return WarmupResult(n, "fixed minimum (too few samples for MSER-5)", float(e2e[:n].sum()))
-    return detect_warmup(e2e, min_warmup=opts.min_warmup)
 
 
 def _concat(chunks: list, key: str) -> np.ndarray:

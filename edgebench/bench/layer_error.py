@@ -229,7 +229,7 @@ def run_layer_error(model_path, baseline_path, opts: LayerErrorOptions, runs_roo
             qt = qh.capture(xs, q_idx + [q_in], q_bytes)
             ft = fh.capture(xs, f_idx + [f_in], f_bytes)
             inputs_acc.add(ft[f_in], _dequant(q_rep, q_in, qt[q_in]), _levels(q_rep, q_in))
-            for (q, f, _), qi, fi in zip(pairs, q_idx, f_idx):
+            for (q, _f, _), qi, fi in zip(pairs, q_idx, f_idx):
                 ref, test = ft[fi], _dequant(q_rep, qi, qt[qi])
                 if ref.shape != test.shape:
                     raise ModelError(f"layer {q.index} ({q.op}) of {model.name} writes {list(test.shape[1:])}, its "

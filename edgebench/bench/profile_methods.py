@@ -124,9 +124,8 @@ def collect_device_counter(run, client, k: int) -> Repeat:
 def _timed(run, client, seconds: float) -> np.ndarray:
     """invoke_ns of single-stream chunks for at least ``seconds`` and ``min_samples`` samples after
     the warm-up, at most three times ``seconds``; seconds, warm-up dropped."""
-    from edgebench.bench.latency import BenchOptions, bench_warmup
+    from edgebench.stats.warmup import warmup_or_minimum
 
-    warm_opts = BenchOptions(min_warmup=run.opts.warmup)
     got: list = []
     t0 = time.monotonic()
     start = 0
@@ -136,7 +135,7 @@ def _timed(run, client, seconds: float) -> np.ndarray:
         start += int(header.get("n", len(arrs["invoke_ns"])))
         got.append(arrs["invoke_ns"])
         x = np.concatenate(got).astype(np.float64) / 1e9
-        kept = x[bench_warmup(x, warm_opts).n_warmup:]
+        kept = x[warmup_or_minimum(x, run.opts.warmup).n_warmup:]
         spent = time.monotonic() - t0
         if (spent >= seconds and kept.size >= run.opts.min_samples) or spent >= 3 * seconds:
             return kept

@@ -28,6 +28,7 @@ from pathlib import Path
 from edgebench.bench.conditions import CONDITIONS, hardware_cpu
 from edgebench.errors import EdgebenchError
 from edgebench.results import store
+from edgebench.results.kinds import kind_of
 
 #: combine at most this many sessions by default (this invocation included)
 DEFAULT_SESSIONS = 10
@@ -49,7 +50,7 @@ def _created(r) -> _dt.datetime | None:
 
 def same_measurement(a, b) -> bool:
     """True when run ``b`` measured what ``a`` measures, under the same recorded conditions."""
-    return b.kind == a.kind == "bench" and measurement_key(a) == measurement_key(b)
+    return b.kind == a.kind and kind_of(a).repeats and measurement_key(a) == measurement_key(b)
 
 
 def measurement_key(r) -> tuple:
@@ -137,7 +138,7 @@ def read_history(result, runs_root, exclude: Path | None = None, later_too: bool
         except EdgebenchError:
             continue
         created = _created(r)
-        if (r.kind != "bench" or r.status != "complete" or created is None or created < oldest or created > latest
+        if (not kind_of(r).repeats or r.status != "complete" or created is None or created < oldest or created > latest
                 or r.run_id in seen_ids or machine_key(r) != machine):
             continue
         rec = record_of(r)
@@ -192,7 +193,7 @@ def other_sessions(result, run_dir) -> list:
     import math as _m
 
     d = Path(run_dir)
-    if result.kind != "bench" or not d.parent.is_dir():
+    if not kind_of(result).repeats or not d.parent.is_dir():
         return []
     key = measurement_key(result)
     out = []

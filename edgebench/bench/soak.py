@@ -46,6 +46,7 @@ from edgebench.stats import preload
 from edgebench.stats.steady import trend
 from edgebench.telemetry import capture as cap
 from edgebench.telemetry.capture import MAX_RATE_HZ, Capture
+from edgebench.results import kinds as rk
 
 SAMPLES_JOURNAL = "samples"
 TELEMETRY_JOURNAL = "telemetry"
@@ -450,7 +451,7 @@ def recover_run(run_dir) -> RunResult:
 
     d = Path(run_dir)
     r = store.read_unfinished(d)
-    if r.kind != "soak":
+    if r.kind != rk.SOAK.name:
         raise ResultError(f"{d} is a {r.kind} run, not a soak")
     if r.status != "running":
         raise ResultError(f"{d} is not an unfinished soak (status {r.status})", "nothing to recover")

@@ -53,6 +53,7 @@ from edgebench.results.store import slug
 from edgebench.stats import preload
 from edgebench.stats.energy import si
 from edgebench.telemetry import analysis
+from edgebench.results import kinds as rk
 
 DEFAULT_DUTY = (0.01, 0.1, 0.5, 1.0)
 MIN_WINDOW_INFERENCES = 500
@@ -497,7 +498,7 @@ def recover_sweep(run_dir) -> RunResult:
 
     d = Path(run_dir)
     r = store.read_unfinished(d)
-    if r.kind != "sweep" or r.status != "running":
+    if r.kind != rk.SWEEP.name or r.status != "running":
         raise ResultError(f"{d} is not an unfinished sweep (kind {r.kind}, status {r.status})", "nothing to recover")
     r.extra.pop("writer", None)
     settings = (r.settings or {}).get("sweep") or {}

@@ -30,7 +30,7 @@ import threading
 import time
 from pathlib import Path
 
-from edgebench.errors import TransportError, UsageError
+from edgebench.errors import UsageError
 
 #: chip -> what the emulator maps: memories (base, size), peripheral windows, the SVD and the
 #: peripherals whose reset values come from it, registers the SVD lacks (RM0432), the UART.

@@ -142,7 +142,7 @@ def _layer_error_blocks(r, images: bool) -> list:
     return out
 
 
-__all__ = ["section_blocks", "profile_claim", "layer_error_claim", "KINDS"]
+__all__ = ["section_blocks", "profile_claim", "layer_error_claim", "BLOCKS"]
 
 
 #: The layer sections (report section name -> blocks of a run), listed by the run kinds that have them.

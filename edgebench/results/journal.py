@@ -29,6 +29,7 @@ import os
 import re
 import struct
 import zlib
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,8 +76,8 @@ class Journal:
         self.segments: list[Path] = []
         existing = paths(self.run_dir, name)
         self._next = int(existing[-1].name.split(".")[-2]) + 1 if existing else 0
-        self._file = None
-        self._schema = None
+        self._file: Any = None      # the open segment (a binary file) while one is open
+        self._schema: Any = None
 
     def append(self, data) -> int:
         """Append one chunk (a pandas DataFrame, or a dict of equal-length arrays); returns its rows."""
@@ -177,7 +178,7 @@ def _read_segment(path: Path, out: JournalData) -> bool:
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
-            view = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            view: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
     except (OSError, ValueError) as exc:
         out.damage.append(f"{path.name}: unreadable ({exc})")
         return False
@@ -199,7 +200,8 @@ def _parse(path: Path, view, size: int, out: JournalData) -> bool:
     if view[:len(MAGIC)] != MAGIC:
         out.damage.append(f"{path.name}: not a journal segment (its first bytes are damaged)")
         return False
-    pos, schema, batches, k = len(MAGIC), None, [], 0
+    pos, schema, k = len(MAGIC), None, 0
+    batches: list = []
 
     def damaged(why: str) -> bool:
         out.damage.append(f"{path.name}: chunk {k} (at byte {pos:,}) {why}; it and what was journalled after "

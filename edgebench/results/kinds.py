@@ -17,11 +17,10 @@ from collections import namedtuple
 
 from edgebench.errors import ResultError
 
-_FIELDS = ("name", "title", "verb", "latency", "samples", "repeats", "sustained", "accuracy", "energy", "points",
-           "sections")
 
 
-class RunKind(namedtuple("RunKind", _FIELDS, defaults=(None, False, False, False, False, False, False, False, ()))):
+class RunKind(namedtuple("RunKind", ["name", "title", "verb", "latency", "samples", "repeats", "sustained",
+                                     "accuracy", "energy", "points", "sections"], defaults=(None, False, False, False, False, False, False, False, ()))):
     """One kind of stored run and what it holds (a named tuple: this module is read by ``edgebench
     --help``, which imports neither dataclasses nor typing).
 

@@ -796,6 +796,7 @@ class Extra(TypedDict, total=False):
     achieved_rate_hz: Num
     requested_rate_hz: Num
     writer: Optional[Mapping_]
+    recovery: Optional[Mapping_]
     unknown_keys: Optional[List[Str]]
 
 

@@ -38,7 +38,6 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any, BinaryIO, Optional
 
 from edgebench.errors import InputWarning, ResultError
 from edgebench.results import journal as _journal
@@ -416,7 +415,7 @@ RECOVERY_CODES = ("run-json-damaged", "journal-damaged")
 
 def recovery_warnings(result: RunResult) -> list:
     """Run warnings for what a recovery had to leave out (``extra.recovery`` of :func:`read_unfinished`)."""
-    note = (result.extra or {}).get("recovery") or {}
+    note: dict = dict((result.extra or {}).get("recovery") or {})
     out = []
     if note.get("run_json"):
         out.append({"code": "run-json-damaged", "message": note["run_json"],

@@ -20,7 +20,6 @@ between-invocation term and called A/A differences on this project's own VM in 5
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Sequence
 

@@ -201,7 +201,7 @@ def _quantile_interval(x, xs, r_rank, block, q, level, resolution_s) -> Quantile
     if low is None or high is None:
         low = high = None
     se_log = None
-    if low is not None and low > 0:
+    if low is not None and high is not None and low > 0:
         se_log = (math.log(high) - math.log(low)) / (2.0 * tq)
     return QuantileInterval(q=q, estimate=est, low=low, high=high, ci_level=level, n=int(n),
                             n_eff=float(n * var_iid / sigma2), lag1=float(r), batch=int(b), batches=int(m),
@@ -236,7 +236,7 @@ def run_figures(per: Sequence[QuantileInterval]) -> Optional[list]:
 
     if any(q.se_log is None or q.estimate <= 0 for q in per):
         return None
-    return [RunFigure(q.estimate, q.se_log, float(q.df)) for q in per]
+    return [RunFigure(q.estimate, float(q.se_log or 0.0), float(q.df)) for q in per]
 
 
 def runs_interval(per: Sequence[QuantileInterval], repeat=None, ci_level: float = 0.95,

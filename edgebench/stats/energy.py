@@ -180,8 +180,9 @@ def idle_power(t_s, dt_s, power_w, windows, ci_level: float = 0.95, max_batches:
     lo = hi = sd = None
     if len(batch_means) >= 2:
         ci = mean_ci(batch_means, ci_level)
-        half = (ci.ci_high - ci.ci_low) / 2
-        lo, hi, sd = mean - half, mean + half, ci.sd
+        if ci.ci_high is not None and ci.ci_low is not None:
+            half = (ci.ci_high - ci.ci_low) / 2
+            lo, hi, sd = mean - half, mean + half, ci.sd
     drift = False
     if len(per) == 2 and all(p["ci_low_w"] is not None for p in per):
         a, b = per

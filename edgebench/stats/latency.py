@@ -141,7 +141,7 @@ class LatencySummary:
 
     def to_dict(self) -> dict:
         """Plain JSON-able dict: int ``n``/``runs``, floats, strings, lists, and None for unavailable values."""
-        out = {}
+        out: dict = {}
         for key, value in asdict(self).items():
             if value is None or isinstance(value, (str, list, dict)):
                 out[key] = value
@@ -160,7 +160,7 @@ class LatencySummary:
         missing = [name for name in names if name not in data]
         if missing:
             raise DataError(f"latency summary lacks field(s): {', '.join(missing)}")
-        values = {}
+        values: dict = {}
         for name in names:
             value = data[name]
             try:
@@ -231,7 +231,7 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repe
         head = runs_interval(per, repeat, level, resolution_s)
         ci_low, ci_high, cv = head.low, head.high, head.between_run_cv
         method = f"{head.method}; each run: {per[0].method}" if head.low is not None else head.method
-        if ci_low is not None:  # the headline interval must hold the pooled median it is printed beside
+        if ci_low is not None and ci_high is not None:  # the headline must hold the pooled median beside it
             ci_low, ci_high = min(ci_low, median), max(ci_high, median)
     pct = {}
     for q, key, _min_n in tails:
@@ -260,7 +260,8 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repe
         p99_s=p99 if n >= MIN_N_P99 else None,
         p999_s=p999 if n >= MIN_N_P999 else None,
         throughput_per_s=1.0 / median if positive else None,
-        rel_ci_halfwidth=(ci_high - ci_low) / 2.0 / median if (ci_low is not None and positive) else None,
+        rel_ci_halfwidth=((ci_high - ci_low) / 2.0 / median
+                          if (ci_low is not None and ci_high is not None and positive) else None),
         ci_method=method,
         lag1_autocorr=float(np.average([q.lag1 for q in per], weights=weights)),
         n_eff=float(sum(q.n_eff for q in per)),

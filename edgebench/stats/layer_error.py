@@ -248,7 +248,7 @@ def local_error(inputs: Sequence[Accumulator], out: Accumulator, idx: np.ndarray
     out_mean = mean_t(out_db, level).value
     if out_mean is None or any(m is None for m in means):
         return None
-    worst = int(np.argmin(means))
+    worst = int(np.argmin([float(m) for m in means if m is not None]))
     in_db = ins[worst]
     diff = mean_t(np.where(np.isfinite(in_db) & np.isfinite(out_db), in_db - out_db, np.nan), level)
     local = float(_local(out_mean, means[worst]))

@@ -59,6 +59,16 @@ class WarmupResult:
         return asdict(self)
 
 
+def warmup_or_minimum(samples_s, min_warmup: int = 5) -> WarmupResult:
+    """The warm-up of a run's end-to-end samples: MSER-5 (:func:`detect_warmup`), or the fixed
+    minimum ``min_warmup`` when there are too few samples for MSER-5."""
+    x = np.asarray(samples_s, dtype=np.float64)
+    if x.size < max(2 * min_warmup, 20):
+        n = min(min_warmup, x.size)
+        return WarmupResult(n, "fixed minimum (too few samples for MSER-5)", float(x[:n].sum()))
+    return detect_warmup(x, min_warmup=min_warmup)
+
+
 def _mser(batch_means: np.ndarray) -> np.ndarray:
     """MSER(d) for every truncation d = 0 .. m-1 of the batch means."""
     y = batch_means - batch_means.mean()  # centring keeps the suffix sums well conditioned

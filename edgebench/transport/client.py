@@ -158,7 +158,7 @@ class AgentClient:
         if name:
             self._names[sha256] = name
         label = self._names.get(sha256, sha256[:12])
-        extra = {"preserve_all_tensors": True} if preserve_all_tensors else {}
+        extra: dict = {"preserve_all_tensors": True} if preserve_all_tensors else {}
         if extra:
             bp.require(self, bp.TENSORS, "keeping intermediate tensors")
         try:

@@ -76,7 +76,7 @@ def _weighted(cx, node, ins) -> tuple:
 
 def conv(cx, node, ins):
     x, W, a, bias = _weighted(cx, node, ins)
-    O, Ig, kh, kw = W.shape
+    O, Ig, kh, kw = W.shape  # noqa: E741 (ONNX names: output channels)
     C = x.shape[1]
     group = int(a.get("group", 1))
     strides = list(a.get("strides", [1, 1]))
@@ -141,7 +141,7 @@ def conv_transpose(cx, node, ins):
     dil = list(a.get("dilations", [1, 1]))
     if max(dil) != 1:
         raise cx.fail(node, f"dilations {dil}: dilated transposed convolution is not supported")
-    C, O, kh, kw = W.shape
+    C, O, kh, kw = W.shape  # noqa: E741 (ONNX names: output channels)
     strides = list(a.get("strides", [1, 1]))
     outpad = list(a.get("output_padding", [0, 0]))
     in_sp = x.shape[2:]
