@@ -47,7 +47,7 @@ figcaption{font-size:.85em;color:#444}
 .small{font-size:.85em;color:#555}.wide{overflow-x:auto}ul.warn li{margin:2px 0}
 .summary{border:2px solid #2a6fb0;border-radius:6px;padding:4px 14px 8px;margin:10px 0 18px;background:#fbfdff}
 .summary h2{margin-top:.4em;border:none}.summary table{font-size:.95em}.answer{font-weight:600;margin:4px 0}
-.tier{color:#555;font-size:.8em;text-transform:uppercase;letter-spacing:.04em}
+.tier{color:#555;font-size:.8em;text-transform:uppercase;letter-spacing:.04em;list-style:none;margin-left:-1em}
 """
 
 
@@ -389,13 +389,32 @@ def _runs_of(g) -> str:
         f" <span class=small>({_e(g.runs[0])})</span>" if g.runs else "")
 
 
+def _gist(message: str, limit: int = 110) -> str:
+    """A warning's message up to its first colon (its gist; the whole message is the item's title)."""
+    head = message.split(": ", 1)[0]
+    return head if len(head) <= limit else head[:limit].rsplit(" ", 1)[0] + " …"
+
+
 def summary_html(s) -> str:
     """The one-screen summary (:mod:`edgebench.report.summary`): answers, the table, grouped warnings."""
     from edgebench.report.summary import COLUMNS
 
+    from edgebench.report.summary import TERMINAL_ICONS
+
+    def check_cell(row) -> str:   # icons of the text font (headless browsers often lack an emoji font)
+        parts = [f"<span class={_vclass(v)}>{TERMINAL_ICONS[v]}</span> {_e(', '.join(row.verdicts[v]))}"
+                 for v in ("fail", "warn") if row.verdicts.get(v)]
+        if row.verdicts.get("pass"):
+            parts.append(f"<span class=v-pass>{TERMINAL_ICONS['pass']}</span> {len(row.verdicts['pass'])}")
+        return " · ".join(parts) or "–"
+
     out = ["<div class=summary id=summary><h2>Summary</h2>"]
     out += [f"<p class=answer>{_e(a)}</p>" for a in s.answers]
-    out.append(_table(list(COLUMNS), [row.cells() for row in s.rows], num_from=99))
+    out.append("<table><thead><tr>" + "".join(f"<th>{_e(c)}</th>" for c in COLUMNS) + "</tr></thead><tbody>")
+    for row in s.rows:
+        out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row.cells()[:-1])
+                   + f"<td>{check_cell(row)}</td></tr>")
+    out.append("</tbody></table>")
     if s.warnings:
         out.append("<ul class=warn>")
         tier = None
@@ -403,7 +422,7 @@ def summary_html(s) -> str:
             if g.tier != tier:
                 tier = g.tier
                 out.append(f"<li class=tier>{_e(tier)}</li>")
-            out.append(f"<li><b>{_e(g.code)}</b>{_runs_of(g)}: {_e(g.message)}"
+            out.append(f"<li title='{_e(g.message)}'><b>{_e(g.code)}</b>{_runs_of(g)}: {_e(_gist(g.message))}"
                        + (f" <i>— {_e(g.remedy)}</i>" if g.remedy else "") + "</li>")
         out.append("</ul>")
     if s.acknowledged_line:

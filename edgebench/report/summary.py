@@ -34,8 +34,9 @@ def size(nbytes) -> str:
     return f"{int(n)} B"
 
 
-def memory_text(mem: Optional[dict]) -> Optional[str]:
-    """``extra.memory`` in a few words: a process's peak RSS, or a microcontroller's arena and fit."""
+def memory_text(mem: Optional[dict], short: bool = False) -> Optional[str]:
+    """``extra.memory`` in a few words: a process's peak RSS, or a microcontroller's arena, scratch and
+    model (``short``: the arena only, a table cell)."""
     if not mem:
         return None
     if mem.get("peak_rss_bytes") is not None or mem.get("rss_bytes") is not None:
@@ -44,17 +45,25 @@ def memory_text(mem: Optional[dict]) -> Optional[str]:
     if mem.get("arena_bytes") is None:
         return None
     parts = [f"arena {size(mem['arena_bytes'])}"]
+    if short:
+        return parts[0]
     if mem.get("scratch_bytes"):
         parts.append(f"scratch {size(mem['scratch_bytes'])}")
     parts.append(f"model {size(mem.get('model_bytes'))}")
     return ", ".join(parts)
 
 
-def fit_text(mem: Optional[dict]) -> Optional[str]:
-    """The fit sizes of a microcontroller run: ``RAM 21.0 KiB of 192 KiB (11%)``, per placement once."""
+def fit_text(mem: Optional[dict], short: bool = False) -> Optional[str]:
+    """The fit sizes of a microcontroller run: ``fits: RAM 21.0 KiB of 192 KiB (11%); ...``, each size once;
+    ``short``: ``fits (RAM 11%)``, the fullest size only (a table cell)."""
     checks = (mem or {}).get("fit") or []
     if not checks:
         return None
+    if short:
+        full = max(checks, key=lambda c: (c.get("need_bytes") or 0) / max(1, c.get("have_bytes") or 1))
+        ok = all(c.get("fits") for c in checks)
+        share = 100.0 * (full.get("need_bytes") or 0) / max(1, full.get("have_bytes") or 1)
+        return f"{'fits' if ok else 'DOES NOT FIT'} ({full.get('what')} {share:.0f}%)"
     out, seen = [], set()
     for c in checks:
         if c.get("what") in seen or not c.get("have_bytes"):
@@ -193,7 +202,7 @@ def summarise(runs: list, report=None, acks: Optional[dict] = None, answers: tup
             if row.headline == "–":
                 row.headline = acc[0]
         mem = (r.extra or {}).get("memory")
-        text = "; ".join(t for t in (memory_text(mem), fit_text(mem)) if t)
+        text = ", ".join(t for t in (memory_text(mem, short=True), fit_text(mem, short=True)) if t)
         if text and row.memory == "–":
             row.memory = text
     if report is not None:

@@ -39,9 +39,15 @@ def summarise_runs(done: list, answers: tuple = ()):
     from edgebench.report.summary import summarise
     from edgebench.results.acks import acks_for
 
+    from edgebench.report.check import CheckReport
+
     results = [r for r, _ in done]
-    report = check(results, sessions={r.run_id: other_sessions(r, d) for r, d in done})
-    return summarise(results, report, acks_for([d for _, d in done]), answers)
+    verdicts: list = []
+    for label in dict.fromkeys(r.label for r in results):   # runs of different labels are never compared
+        group = [(r, d) for r, d in done if r.label == label]
+        verdicts += check([r for r, _ in group], sessions={r.run_id: other_sessions(r, d) for r, d in group}).verdicts
+    return summarise(results, CheckReport([r.run_id for r in results], verdicts), acks_for([d for _, d in done]),
+                     answers)
 
 
 __all__ = ["print_summary", "summarise_runs"]
