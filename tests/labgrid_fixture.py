@@ -31,14 +31,14 @@ class Farm(LocalFarm):
     def pids(self) -> list[int]:
         roots = [p for p in [self.coordinator, *[pl.proc for pl in self.places.values()]] if p is not None]
         pids = {p.pid for p in roots if p.poll() is None}
-        return sorted(pids | set(_children_of(pids)))     # and the exporters' children (ser2net)
+        return sorted(pids | set(children_of(pids)))     # and the exporters' children (ser2net)
 
     def children(self, place: str) -> list[int]:
         """Pids of the processes the exporter of ``place`` started (its ser2net while acquired)."""
         proc = self.places[place].proc
         if proc is None or proc.poll() is not None:
             return []
-        return _children_of({proc.pid})
+        return children_of({proc.pid})
 
     def listeners(self) -> list[tuple[int, str, int]]:
         """(pid, local address, port) of every listening TCP socket (and bound UDP socket) of the
@@ -88,7 +88,7 @@ def _addr(hex_addr: str) -> str:
 
 
 
-def _children_of(parents: set) -> list[int]:
+def children_of(parents: set) -> list[int]:
     """Pids whose parent is in ``parents`` (from /proc)."""
     found = []
     for entry in Path("/proc").iterdir():

@@ -21,21 +21,13 @@ pytestmark = pytest.mark.slow
 
 def _descendants(pid: int) -> set:
     """Every process below ``pid`` (from /proc)."""
-    parents, found = {pid}, set()
-    while True:
-        more = set()
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                except (OSError, IndexError, ValueError):
-                    continue
-                if ppid in parents and int(entry.name) not in found:
-                    more.add(int(entry.name))
-        if not more:
-            return found
-        found |= more
-        parents = more
+    from labgrid_fixture import children_of
+
+    found, parents = set(), {pid}
+    while parents:
+        parents = set(children_of(parents)) - found
+        found |= parents
+    return found
 
 
 def _alive(pids: set) -> set:

@@ -47,7 +47,8 @@ def test_acknowledged_warnings_are_kept_apart_for_one_line():
     groups, acked = fold(_runs(), {"no-thermal-source": "CI VM", "spread": ""})
     assert [g.code for g in acked] == ["spread", "no-thermal-source"]
     assert "spread" not in [g.code for g in groups]
-    assert acknowledged_line(acked) == "2 acknowledged warnings: spread, no-thermal-source (CI VM)"
+    assert acknowledged_line({g.code: g.acknowledged for g in acked}) == \
+        "2 acknowledged warnings: spread, no-thermal-source (CI VM)"
 
 
 def test_the_summary_has_a_row_per_model_and_board_with_check_icons():
@@ -126,3 +127,16 @@ def test_a_damaged_acks_file_is_one_line(tmp_path, cli):
     r = cli("ack", "--list", "--runs-dir", tmp_path)
     assert r.returncode == 1 and "acknowledged.json" in r.stderr and "acknowledged" in r.stderr
     assert acks.acks_for([tmp_path / "some-run"]) == {}     # printing runs never fails on it
+
+
+def test_a_run_prints_every_warning_of_its_own_ranked(tmp_path, cli):
+    twice = [{"code": "rate-not-sustained", "message": f"point {i} fell behind", "remedy": "lower --rate"}
+             for i in (1, 2)]
+    run = bench("fed456abc123", warnings=[W["spread"], *twice])
+    run_dir = tmp_path / "20260101-000000-digits_int8-pi5"
+    run_dir.mkdir()
+    store.write_result(run_dir, run)
+    lines = [ln for ln in cli("runs", "fed456", "--runs-dir", tmp_path).stdout.splitlines()
+             if ln.startswith("warning (")]
+    assert [ln.split(")")[0] for ln in lines] == ["warning (rate-not-sustained"] * 2 + ["warning (spread"]
+    assert "point 1 fell behind" in lines[0] and "point 2 fell behind" in lines[1]

@@ -118,7 +118,7 @@ class Summary:
 
     @property
     def acknowledged_line(self) -> Optional[str]:
-        return acknowledged_line(self.acknowledged)
+        return acknowledged_line({g.code: g.acknowledged for g in self.acknowledged})
 
     def rules(self, verdict: str) -> list:
         """``[(rule, [model on board, ...])]`` of the rules with ``verdict`` on some row, in first-seen order."""

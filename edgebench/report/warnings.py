@@ -101,11 +101,12 @@ def fold(results: Iterable, acks: Optional[dict] = None) -> tuple[list, list]:
     return [g for g in ordered if g.acknowledged is None], [g for g in ordered if g.acknowledged is not None]
 
 
-def acknowledged_line(acked: list) -> Optional[str]:
-    """``2 acknowledged warnings: no-thermal-source (no sensor on this VM), single-session``; None for none."""
+def acknowledged_line(acked: dict) -> Optional[str]:
+    """``2 acknowledged warnings: no-thermal-source (no sensor on this VM), single-session`` for ``acked``
+    (code -> reason, in the order to print); None for none."""
     if not acked:
         return None
-    parts = [g.code + (f" ({g.acknowledged})" if g.acknowledged else "") for g in acked]
+    parts = [code + (f" ({reason})" if reason else "") for code, reason in acked.items()]
     return f"{len(acked)} acknowledged warning{'s' if len(acked) != 1 else ''}: {', '.join(parts)}"
 
 

@@ -27,15 +27,17 @@ def print_warnings(console, result, skip: tuple = (), run_dir=None) -> None:
     (``edgebench ack``) folded into one line; codes in ``skip`` left out."""
     from rich.markup import escape
 
-    from edgebench.report.warnings import acknowledged_line, fold
+    from edgebench.report.warnings import acknowledged_line, rank
     from edgebench.results.acks import acks_for
 
-    own = {str(w.get("code")) for w in result.warnings or []}
-    groups, acked = fold([result], acks_for([run_dir]) if run_dir is not None else {})
-    for g in groups:
-        if g.code in own and g.code not in skip:
-            console.print(f"[yellow]warning ({escape(g.code)}):[/] {escape(g.message)} — {escape(g.remedy)}")
-    line = acknowledged_line([g for g in acked if g.code in own and g.code not in skip])
+    acks = acks_for([run_dir]) if run_dir is not None else {}
+    mine = sorted((w for w in result.warnings or [] if str(w.get("code")) not in skip),
+                  key=lambda w: rank(str(w.get("code"))))          # stable: a run's own order within a rank
+    for w in mine:
+        if str(w.get("code")) not in acks:
+            console.print(f"[yellow]warning ({escape(str(w.get('code')))}):[/] {escape(str(w.get('message')))} — "
+                          f"{escape(str(w.get('remedy')))}")
+    line = acknowledged_line({c: acks[c] for c in dict.fromkeys(str(w.get("code")) for w in mine) if c in acks})
     if line:
         console.print(line, style="dim", markup=False, soft_wrap=True)
 
