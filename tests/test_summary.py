@@ -140,3 +140,26 @@ def test_a_run_prints_every_warning_of_its_own_ranked(tmp_path, cli):
              if ln.startswith("warning (")]
     assert [ln.split(")")[0] for ln in lines] == ["warning (rate-not-sustained"] * 2 + ["warning (spread"]
     assert "point 1 fell behind" in lines[0] and "point 2 fell behind" in lines[1]
+
+
+def test_fit_is_judged_per_placement():
+    ram = {"what": "RAM", "need_bytes": 300, "have_bytes": 200, "fits": False, "placement": "ram"}
+    flash = {"what": "flash", "need_bytes": 100, "have_bytes": 1000, "fits": True, "placement": "flash"}
+    arena = {"what": "arena", "need_bytes": 50, "have_bytes": 100, "fits": True, "placement": "both"}
+    assert fit_text({"fit": [ram, flash, arena]}, short=True) == "fits (arena 50%)"   # linked into flash it fits
+    assert fit_text({"fit": [ram, arena]}).startswith("DOES NOT FIT: RAM 300 B of 200 B (150%)")
+
+
+def test_the_report_opens_with_the_summary_and_says_each_remedy_once():
+    from edgebench.report.html import RunData, render_html, render_markdown
+
+    runs = _runs()[:2]
+    datas = [RunData(result=r, path=f"runs/{r.run_id}") for r in runs]
+    report = check(runs)
+    page = render_html(datas, report, acks={"no-thermal-source": "CI VM"})
+    assert page.index("<h2>Summary</h2>") < page.index("<h2>Claim</h2>")
+    assert page.count("close other programs") == 1          # spread's remedy, two runs
+    assert "1 acknowledged warning: no-thermal-source (CI VM)" in page and "add one" not in page
+    md = render_markdown(datas, report)
+    head = md[:md.index("> **r1**")]
+    assert "| digits\\_int8 | pi5 | measured |" in head and head.count("close other programs") == 1

@@ -397,23 +397,17 @@ def _gist(message: str, limit: int = 110) -> str:
 
 def summary_html(s) -> str:
     """The one-screen summary (:mod:`edgebench.report.summary`): answers, the table, grouped warnings."""
-    from edgebench.report.summary import COLUMNS
+    from edgebench.report.summary import COLUMNS, TERMINAL_ICONS
 
-    from edgebench.report.summary import TERMINAL_ICONS
-
-    def check_cell(row) -> str:   # icons of the text font (headless browsers often lack an emoji font)
-        parts = [f"<span class={_vclass(v)}>{TERMINAL_ICONS[v]}</span> {_e(', '.join(row.verdicts[v]))}"
-                 for v in ("fail", "warn") if row.verdicts.get(v)]
-        if row.verdicts.get("pass"):
-            parts.append(f"<span class=v-pass>{TERMINAL_ICONS['pass']}</span> {len(row.verdicts['pass'])}")
-        return " · ".join(parts) or "–"
+    # icons of the text font (headless browsers often lack an emoji font), coloured like the verdicts
+    icons = {v: f"<span class={_vclass(v)}>{icon}</span>" for v, icon in TERMINAL_ICONS.items()}
 
     out = ["<div class=summary id=summary><h2>Summary</h2>"]
     out += [f"<p class=answer>{_e(a)}</p>" for a in s.answers]
     out.append("<table><thead><tr>" + "".join(f"<th>{_e(c)}</th>" for c in COLUMNS) + "</tr></thead><tbody>")
     for row in s.rows:
         out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row.cells()[:-1])
-                   + f"<td>{check_cell(row)}</td></tr>")
+                   + f"<td>{row.check(icons, escape=_e)}</td></tr>")
     out.append("</tbody></table>")
     if s.warnings:
         out.append("<ul class=warn>")

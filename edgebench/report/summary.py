@@ -53,28 +53,37 @@ def memory_text(mem: Optional[dict], short: bool = False) -> Optional[str]:
     return ", ".join(parts)
 
 
+def _fitting(checks: list) -> Optional[list]:
+    """The sizes of the first placement (ram, flash) in which every size fits (those of both included);
+    None when the model fits in none."""
+    def of(p):
+        return [c for c in checks if c.get("placement") in (p, "both", "", None)]
+
+    placements = sorted({c.get("placement") for c in checks} - {"both", "", None}) or ["ram"]
+    return next((of(p) for p in placements if all(c.get("fits") for c in of(p))), None)
+
+
 def fit_text(mem: Optional[dict], short: bool = False) -> Optional[str]:
     """The fit sizes of a microcontroller run: ``fits: RAM 21.0 KiB of 192 KiB (11%); ...``, each size once;
     ``short``: ``fits (RAM 11%)``, the fullest size only (a table cell)."""
-    checks = (mem or {}).get("fit") or []
+    checks = [c for c in (mem or {}).get("fit") or [] if c.get("have_bytes")]
     if not checks:
         return None
+    fitting = _fitting(checks)
+    verdict = "fits" if fitting is not None else "DOES NOT FIT"
+
+    def share(c) -> float:
+        return 100.0 * (c.get("need_bytes") or 0) / c["have_bytes"]
+
     if short:
-        full = max(checks, key=lambda c: (c.get("need_bytes") or 0) / max(1, c.get("have_bytes") or 1))
-        ok = all(c.get("fits") for c in checks)
-        share = 100.0 * (full.get("need_bytes") or 0) / max(1, full.get("have_bytes") or 1)
-        return f"{'fits' if ok else 'DOES NOT FIT'} ({full.get('what')} {share:.0f}%)"
+        full = max(fitting or checks, key=share)
+        return f"{verdict} ({full.get('what')} {share(full):.0f}%)"
     out, seen = [], set()
     for c in checks:
-        if c.get("what") in seen or not c.get("have_bytes"):
-            continue
-        seen.add(c.get("what"))
-        share = 100.0 * (c.get("need_bytes") or 0) / c["have_bytes"]
-        out.append(f"{c.get('what')} {size(c.get('need_bytes'))} of {size(c['have_bytes'])} ({share:.0f}%)"
-                   + ("" if c.get("fits") else " DOES NOT FIT"))
-    fits = all(c.get("fits") for c in checks if c.get("placement") in ("both", "ram", "")) or any(
-        c.get("fits") for c in checks)
-    return ("fits: " if fits else "does not fit: ") + "; ".join(out)
+        if c.get("what") not in seen:
+            seen.add(c.get("what"))
+            out.append(f"{c.get('what')} {size(c.get('need_bytes'))} of {size(c['have_bytes'])} ({share(c):.0f}%)")
+    return f"{verdict}: " + "; ".join(out)
 
 
 @dataclass
@@ -94,10 +103,11 @@ class Row:
         return [self.model, self.board, self.label, self.headline, self.accuracy, self.memory,
                 self.check(icons, names)]
 
-    def check(self, icons: dict = ICONS, names: bool = True) -> str:
+    def check(self, icons: dict = ICONS, names: bool = True, escape=str) -> str:
         """``❌ gates · ⚠️ single-run, cold-start · ✅ 9``: failed and warned rules by name (``names=False``:
-        counted, for a narrow terminal), passes counted."""
-        parts = [f"{icons[v]} {', '.join(self.verdicts[v]) if names else len(self.verdicts[v])}"
+        counted, for a narrow terminal), passes counted; ``escape`` applied to the names (``icons`` are
+        put as they are: HTML may be given)."""
+        parts = [f"{icons[v]} {escape(', '.join(self.verdicts[v])) if names else len(self.verdicts[v])}"
                  for v in (FAIL, WARN) if self.verdicts.get(v)]
         if self.verdicts.get(PASS):
             parts.append(f"{icons[PASS]} {len(self.verdicts[PASS])}")
