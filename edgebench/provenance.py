@@ -125,4 +125,48 @@ def read_sidecar(model_path) -> Optional[dict]:
         return {"error": f"invalid sidecar {exc.one_line()}"}
 
 
-__all__ = ["SIDECAR_FORMAT", "SIDECAR_VERSION", "Sidecar", "check_sidecar", "read_sidecar", "sidecar_path"]
+def named_baseline(model_path, sidecar: Optional[dict] = None) -> Optional[dict]:
+    """The FP32 file a model's sidecar says it was made beside (``baseline``: ``file`` relative to the model,
+    ``sha256``), as ``{"path": Path or None, "sha256": str or None}``; None when the sidecar names none."""
+    sc = read_sidecar(model_path) if sidecar is None else sidecar
+    if not isinstance(sc, dict) or "error" in sc:
+        return None
+    b = sc.get("baseline")
+    if isinstance(b, str):
+        b = {"file": b}
+    if not isinstance(b, dict):
+        return None
+    rel = b.get("file") or b.get("path")
+    sha = b.get("sha256") if isinstance(b.get("sha256"), str) else None
+    if not rel and not sha:
+        return None
+    return {"path": Path(model_path).parent / str(rel) if rel else None, "sha256": sha}
+
+
+def _source_sha(sidecar) -> Optional[str]:
+    d = (sidecar or {}).get("derived_from") if isinstance(sidecar, dict) else None
+    return d.get("sha256") if isinstance(d, dict) and isinstance(d.get("sha256"), str) else None
+
+
+def baseline_provenance(model_path, baseline_path, baseline_sha256: str) -> dict:
+    """Whether ``baseline_path`` (its sha256 given) is the baseline ``model_path``'s sidecar names.
+
+    ``status``: ``matches`` (the sidecar's ``baseline.sha256``), ``same-source`` (both sidecars name the same
+    source model's sha256), ``differs`` (a warning: another network may have the same shapes), ``unchecked``
+    (the candidate has no sidecar naming a baseline or a source); with what each side says."""
+    sc = read_sidecar(model_path)
+    named = named_baseline(model_path, sc)
+    src, base_src = _source_sha(sc), _source_sha(read_sidecar(baseline_path))
+    out = {"status": "unchecked", "baseline_sha256": baseline_sha256,
+           "expected_sha256": (named or {}).get("sha256"),
+           "expected_file": str(named["path"]) if named and named.get("path") else None,
+           "source_sha256": src, "baseline_source_sha256": base_src}
+    if named and named.get("sha256"):
+        out["status"] = "matches" if named["sha256"] == baseline_sha256 else "differs"
+    if out["status"] != "matches" and src and base_src:
+        out["status"] = "same-source" if src == base_src else "differs"
+    return out
+
+
+__all__ = ["SIDECAR_FORMAT", "SIDECAR_VERSION", "Sidecar", "baseline_provenance", "check_sidecar", "named_baseline",
+           "read_sidecar", "sidecar_path"]

@@ -134,6 +134,8 @@ CALIB_FRACTION = Range(0.0, 1.0, "(exclusive of 1)", low_open=True, flag="--cali
 CHUNK = Range(1, 10 ** 6, integer=True, flag="--chunk")
 CHANNELS = Range(1, 4, integer=True, flag="--channels")
 COUNT = Range(1, 10 ** 6, integer=True, flag="--count")
+# farm demo
+DEMO_PLACES = Range(1, 8, integer=True, flag="--places")
 # battery
 CAPACITY_MAH = Range(0.0, 1e9, "mAh", low_open=True, flag="--capacity-mah")
 VOLTAGE_V = Range(0.0, 1000.0, "V", low_open=True, flag="--voltage")

@@ -31,6 +31,13 @@ One vocabulary: an option has the same name, value type and meaning on every ver
 `--rate`) take comma-separated lists of the same values. The measuring verbs share their board and
 runs-folder options (`Verb.shared` in `edgebench/cli/verbs.py`), declared once in
 `edgebench/cli/options.py`.
+
+Progress: the long verbs (bench, soak, sweep, energy, accuracy, verify, profile, layer-error,
+selftest, quantize, demo) draw a live view on stderr when it is a terminal; when it is a file or a
+pipe (a CI log) they print one plain line per finished step instead — a repeat, a window, a slice,
+a point: what finished, its figure, the time spent and left against `--max-time` — and a heartbeat
+at most every 5 s while a step runs, so a stuck job and a slow one look different. `--quiet`
+prints neither (`edgebench/cli/progress.py`, one table of event -> line for every verb).
 """
 
 

@@ -1,4 +1,4 @@
-"""Write the key tables of docs/boards.md and docs/results-schema.md from the schemas themselves.
+"""Write the key tables of docs/boards.md, docs/results-schema.md and docs/warnings.md from the schemas themselves.
 
     .venv/bin/python scripts/schema_docs.py            # rewrite the tables
     .venv/bin/python scripts/schema_docs.py --check    # exit 1 if a table is stale
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = (ROOT / "docs" / "boards.md", ROOT / "docs" / "results-schema.md")
+PAGES = (ROOT / "docs" / "boards.md", ROOT / "docs" / "results-schema.md", ROOT / "docs" / "warnings.md")
 _BLOCK = re.compile(r"(<!-- schema: (?P<name>[a-z.]+) -->\n)(?P<body>.*?)(<!-- /schema -->)", re.S)
 
 

@@ -239,7 +239,7 @@ def test_schema_prints_each_document_as_json_schema(cli, tmp_path):
     r = cli("schema", "run", "-o", tmp_path / "run.schema.json")
     assert r.returncode == 0 and json.loads((tmp_path / "run.schema.json").read_text())["title"].startswith("edgebench run")
     r = cli("schema", "runs")
-    assert r.returncode == 1 and r.stderr == "error: no schema 'runs': one of run, board, farm, sidecar\n"
+    assert r.returncode == 1 and r.stderr == "error: no schema 'runs': one of run, board, farm, sidecar, acks\n"
 
 
 def test_the_exported_json_schemas_accept_what_edgebench_writes_and_refuse_a_tamper():

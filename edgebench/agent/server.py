@@ -133,7 +133,16 @@ class Agent:
             maxrss = ru if sys.platform == "darwin" else ru * 1024
         except ImportError:
             pass
-        return {"rss_bytes": rss if rss is not None else maxrss, "maxrss_bytes": maxrss,
+        hwm = None   # VmHWM: this process's peak resident memory (ru_maxrss survives exec: the parent's peak)
+        try:
+            with open("/proc/self/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        hwm = int(line.split()[1]) * 1024
+                        break
+        except (OSError, ValueError, IndexError):
+            pass
+        return {"rss_bytes": rss if rss is not None else maxrss, "maxrss_bytes": maxrss, "hwm_bytes": hwm,
                 "model_loaded": self.model is not None,
                 "pool": len(self.runner.pool) if self.runner else 0}, b""
 

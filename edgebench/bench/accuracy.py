@@ -24,7 +24,7 @@ turns them into exit code 2); the claim sentence is
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -79,6 +79,7 @@ class AccuracyOptions:
     chunk_size: Optional[int] = None          # samples per infer request; default from CHUNK_BYTES
     data_options: dict = field(default_factory=dict)
     cpus: Optional[str] = None                # pin the board's local agent to these CPUs ("0", "2,3")
+    labels: Optional[str] = None              # a labels file: class names, one per line, class 0 first
 
     def validate(self) -> None:
         check_fields(self, {"threads": R.THREADS, "baseline_threads": R.THREADS, "seed": R.SEED,
@@ -132,6 +133,40 @@ def check_signatures(model, baseline) -> None:
                 "the baseline must be the same network before quantization (dtypes may differ, shapes may not)")
 
 
+AUTO = "auto"   # --baseline auto: the FP32 file the model's sidecar names
+
+
+def resolve_baseline(model_path, baseline_path) -> Path:
+    """``baseline_path``, or for ``auto`` the FP32 file ``model_path``'s provenance sidecar names (its path
+    relative to the model, its sha256 checked); ModelError (one line) when the sidecar cannot say."""
+    import hashlib
+
+    from edgebench.provenance import named_baseline, read_sidecar, sidecar_path
+
+    if str(baseline_path) != AUTO:
+        return Path(baseline_path)
+    sc = read_sidecar(model_path)
+    side = sidecar_path(model_path)
+    if sc is None or "error" in sc:
+        raise ModelError(f"--baseline auto reads the baseline from {side.name}, but "
+                         + (f"there is no such file beside {Path(model_path).name}" if sc is None else sc["error"]),
+                         "give the FP32 model: --baseline FP32.tflite")
+    named = named_baseline(model_path, sc)
+    if not named or named.get("path") is None:
+        raise ModelError(f"--baseline auto: {side.name} names no baseline file (a model edgebench quantize did "
+                         "not write?)", "give the FP32 model: --baseline FP32.tflite")
+    path = named["path"]
+    if not path.is_file():
+        raise ModelError(f"--baseline auto: {side.name} names {path}, which does not exist",
+                         "give the FP32 model: --baseline FP32.tflite")
+    have = hashlib.sha256(path.read_bytes()).hexdigest()
+    if named.get("sha256") and have != named["sha256"]:
+        raise ModelError(f"--baseline auto: {path} is not the file {side.name} names (sha256 "
+                         f"{named['sha256'][:12]}…, the file has {have[:12]}…)",
+                         "give the FP32 model it came from: --baseline FP32.tflite")
+    return path
+
+
 def num_classes_of(model) -> int:
     if not model.outputs:
         raise ModelError(f"{model.name} has no outputs")
@@ -158,18 +193,44 @@ def _plan_slices(dataset, model, num_classes: int, opts: AccuracyOptions) -> tup
     return slices, edge
 
 
-def _load_data(data, opts: AccuracyOptions, layout=None):
+def _load_data(data, opts: AccuracyOptions, layout=None, model_path=None):
     """The data set, preprocessed as declared; for a model converted from ONNX (``layout``, from its
-    sidecar) arrays are given in the ONNX model's layout and transposed with the model."""
+    sidecar) arrays are given in the ONNX model's layout and transposed with the model. Class names:
+    ``opts.labels``, else (an image folder) the ones the model carries (:mod:`edgebench.data.labels`)."""
+    from edgebench.data.labels import model_labels, read_labels
+
     text = str(data)
     options = {k: v for k, v in opts.data_options.items() if v is not None}
-    if (text == "digits" or text.startswith("digits:")) and options:
+    digits = text == "digits" or text.startswith("digits:")
+    if digits and options:
         raise UsageError(f"the built-in digits set has fixed preprocessing; drop {', '.join(sorted(options))}")
     if Path(text).suffix.lower() == ".npz":
         bad = sorted(set(options) - {"scale", "mean", "std"})
         if bad:
             raise UsageError(f"{', '.join(bad)} apply to image folders, not to .npz files")
+    folder = Path(text).is_dir() and not digits
+    if opts.labels is not None:
+        if digits:
+            raise UsageError("--labels names the classes of an image folder or an .npz; the digits set has its own",
+                             "drop --labels")
+        names = read_labels(opts.labels)
+        extra = {"names_from": f"labels file {opts.labels}"} if folder else {}
+        return load_dataset(text, layout=layout, class_names=names, **extra, **options)
+    carried = model_labels(model_path, read_sidecar(model_path)) if folder and model_path else None
+    if carried is not None:
+        names, where = carried
+        folders = sorted(d.name for d in Path(text).iterdir() if d.is_dir() and not d.name.startswith("."))
+        if set(names) == set(folders):
+            return load_dataset(text, layout=layout, class_names=names, names_from=where, **options)
+        dataset = load_dataset(text, layout=layout, **options)
+        order = {**dataset.class_order, "ignored": f"{where} names {len(names)} classes "
+                 f"({_few(names)}), not the folders ({_few(folders)})"}
+        return replace(dataset, class_order=order)
     return load_dataset(text, layout=layout, **options)
+
+
+def _few(names, k: int = 4) -> str:
+    return ", ".join(list(names)[:k]) + (f", … ({len(names)})" if len(names) > k else "")
 
 
 # ---------------------------------------------------------------- running the models
@@ -198,10 +259,10 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
     from edgebench.bench.record import RunFolder
 
     opts.validate()
-    model, baseline = read_model(model_path), read_model(baseline_path)
+    model, baseline = read_model(model_path), read_model(resolve_baseline(model_path, baseline_path))
     check_signatures(model, baseline)
     classes = num_classes_of(model)
-    dataset = _load_data(data, opts, input_layout(read_sidecar(model.path)))
+    dataset = _load_data(data, opts, input_layout(read_sidecar(model.path)), model.path)
     check_against_model(dataset, model.inputs[0].shape, classes)
     slices, edge = _plan_slices(dataset, model, classes, opts)
     emit = progress or (lambda event: None)
@@ -343,7 +404,7 @@ def recover_accuracy(run_dir) -> RunResult:
     except EdgebenchError as exc:
         raise ResultError(f"cannot recover {d}: {exc.one_line()}", "the models of the run must still be there") \
             from None
-    dataset = _load_data(inv["data"], opts)
+    dataset = _load_data(inv["data"], opts, model_path=model.path)
     slices, edge = _plan_slices(dataset, model, num_classes_of(model), opts)
     passes = Passes(SliceInputs(slices), int(inv["chunk"]), lambda event: None)
     frame = store.read_journal(d, JOURNAL)

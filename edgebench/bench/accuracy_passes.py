@@ -57,6 +57,13 @@ class Passes:
                     rate = self.done[role] / self.infer_s[role] if self.infer_s[role] > 0 else None
                     self.emit({"event": "infer", "role": role, "model": name, "slice": s.name,
                                "done": self.done[role], "total": self.total, "samples_per_s": rate})
+            top1 = {}
+            for role in sides:   # the slice's top-1 of each role, for a log line (the run computes its own)
+                parts = self.outs[role][-1]
+                if parts and parts[0].shape[1] > 1 and len(s.labels):
+                    top1[role] = float(np.mean(np.argmax(np.concatenate(parts), axis=1) == s.labels))
+            self.emit({"event": "slice-done", "slice": s.name, "index": i + 1, "of": len(self.inputs.slices),
+                       "n": s.n, "top1": top1})
 
     def _journal(self, role: str, index: int, offset: int, part: np.ndarray) -> None:
         if self.journal is None:

@@ -13,6 +13,7 @@ written when everything else is in place.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -21,7 +22,7 @@ from edgebench.bench.latency import figure_label
 from edgebench.report.claim import accuracy_claim
 from edgebench.results import store
 from edgebench.results.model import RunResult
-from edgebench.provenance import read_sidecar
+from edgebench.provenance import baseline_provenance, read_sidecar
 from edgebench.stats.calibration import reliability_diagram
 
 PREDICTIONS = "predictions.parquet"
@@ -169,8 +170,44 @@ def _warnings(run: Run, section: dict) -> list:
         if row["n"] < 30:
             out.append({"code": "small-slice", "message": f"edge-case slice {row['slice']} has only {row['n']} "
                         "samples: its accuracy interval is wide", "remedy": "add samples to that slice"})
+    prov = (section.get("baseline") or {}).get("provenance") or {}
+    if prov.get("status") == "differs":
+        out.append({"code": "baseline-provenance", "message": provenance_message(run.model, run.baseline, prov),
+                    "remedy": "pass the FP32 model this one was converted from (--baseline auto finds it from the "
+                              "sidecar), or ignore this if the baseline is knowingly another export"})
+    out += class_order_warnings(run.dataset.class_order)
     out += input_range_warnings(run.model, run.dataset.x)
     return out
+
+
+def class_order_warnings(order: dict) -> list:
+    """An image folder's classes numbered otherwise than sorted folder names would (a labels file or the
+    model's names: said, so a surprise is seen), or the model's names ignored because they do not match."""
+    out = []
+    if order.get("ignored"):
+        out.append({"code": "class-names-ignored", "message": f"{order['ignored']}: classes are numbered by "
+                    "sorted folder name", "remedy": "pass --labels FILE with the class names in the model's "
+                    "training order (one per line, class 0 first)"})
+    mapping, ordered = order.get("map") or {}, order.get("sorted") or []
+    if mapping and ordered and list(mapping) != list(ordered):
+        moved = [f"{name} {ordered.index(name)}→{i}" for name, i in mapping.items() if ordered.index(name) != i]
+        out.append({"code": "class-order", "message": f"the {order.get('by')} numbers the folders otherwise than "
+                    f"their sorted names would: {', '.join(moved[:6])}{', …' if len(moved) > 6 else ''}; the "
+                    f"{order.get('by')} is used", "remedy": "nothing, if it is the model's training order; else "
+                    "fix the labels file"})
+    return out
+
+
+def provenance_message(model, baseline, prov: dict) -> str:
+    """The warning of a baseline other than the one the candidate's sidecar names: both sha256, both files."""
+    if prov.get("expected_sha256") and prov["expected_sha256"] != prov.get("baseline_sha256"):
+        named = f" ({Path(prov['expected_file']).name})" if prov.get("expected_file") else ""
+        return (f"baseline {Path(baseline.path).name} (sha256 {str(prov.get('baseline_sha256'))[:12]}…) is not the "
+                f"FP32 model {Path(model.path).name}'s sidecar names: sha256 {prov['expected_sha256'][:12]}…{named}; "
+                "another network with the same input and output shapes would be compared without a word")
+    return (f"baseline {Path(baseline.path).name} was made from source sha256 "
+            f"{str(prov.get('baseline_source_sha256'))[:12]}…, {Path(model.path).name} from "
+            f"{str(prov.get('source_sha256'))[:12]}… (their sidecars): not the same network")
 
 
 def describe(run: Run) -> RunResult:
@@ -206,6 +243,11 @@ def _describe_end(run: Run, result: RunResult, section: dict) -> None:
     result.runtime = _runtime(run.cand_loaded, o.kernels, o.threads)
     result.agent = {**{k: run.hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid")},
                     "status": run.agent_status}
+    from edgebench.bench.memory import run_memory
+
+    memory = run_memory(run.profile, run.model.path, run.agent_status) if run.agent_status else None
+    if memory:
+        result.extra["memory"] = memory
     result.settings["thresholds"] = section["validation"]["thresholds"]
     start, end = run.thermal
     result.thermal = {"available": bool(start.get("available") or end.get("available")), "start": start,
@@ -218,7 +260,8 @@ def _describe_end(run: Run, result: RunResult, section: dict) -> None:
         "board": run.base_profile.name, "on_board": o.baseline_on_board,
         "where": "board" if o.baseline_on_board else "host board (local agent)",
         "runtime": _runtime(run.base_loaded, o.baseline_kernels, o.baseline_threads),
-        "agent": {k: run.base_hello.get(k) for k in ("protocol", "agent_version", "python", "numpy")}}
+        "agent": {k: run.base_hello.get(k) for k in ("protocol", "agent_version", "python", "numpy")},
+        "provenance": baseline_provenance(run.model.path, run.baseline.path, run.baseline.sha256)}
     t = run.timings
     section["evaluation"] = {
         "candidate": t["candidate"], "baseline": t["baseline"], "wall_s": t["wall_s"],

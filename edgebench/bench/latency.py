@@ -268,7 +268,18 @@ class BenchSession:
         t = time.monotonic()
         self._summarise(final=False)
         self.summary_s = time.monotonic() - t
+        self.emit(self._repeat_done(k))
         self.spent_s += time.monotonic() - self.repeat_t0   # the summary and its storing included
+
+    def _repeat_done(self, k: int) -> dict:
+        """The progress event of a finished repeat: its own median, the interval over the repeats so far."""
+        e2e = (self.result.latency if self.result is not None else {}).get("e2e") or {}
+        runs = e2e.get("per_run") or []
+        return {"event": "repeat-done", "repeat": k + 1, "of": self.opts.repeat, "max": self.opts.max_repeats,
+                "median_s": runs[-1].get("median_s") if runs else None, "n": runs[-1].get("n") if runs else None,
+                "overall_median_s": e2e.get("median_s"),
+                "rel_ci": (e2e.get("invocation") or e2e).get("rel_ci_halfwidth"),
+                "target": self.opts.target_rel_ci, "elapsed_s": time.monotonic() - self.t0}
 
     def _measure(self, client, k: int) -> None:
         o = self.opts
@@ -368,6 +379,12 @@ class BenchSession:
             self.result.agent["status"] = client.status()
         except EdgebenchError:
             pass
+        from edgebench.bench.memory import run_memory
+
+        memory = run_memory(self.profile, self.model.path, self.result.agent.get("status"),
+                            self.result.extra.get("memory"))
+        if memory:
+            self.result.extra["memory"] = memory
 
     # -- results --------------------------------------------------------------------------
     def _summarise(self, final: bool, status: str = "running", reason: str | None = None) -> None:

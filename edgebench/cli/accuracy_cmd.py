@@ -97,7 +97,13 @@ def accuracy(
     ctx: typer.Context,
     model: Optional[Path] = typer.Argument(None,
                                            help="The model under test (.tflite, e.g. INT8; omit with --recover)."),
-    baseline: Optional[Path] = typer.Option(None, "--baseline", help="The FP32 model it came from (.tflite)."),
+    baseline: Optional[Path] = typer.Option(
+        None, "--baseline", help="The FP32 model it came from (.tflite), or auto: the one its provenance sidecar "
+                                 "names (path and sha256 checked). A baseline other than the sidecar's is warned about."),
+    labels: Optional[Path] = typer.Option(
+        None, "--labels", metavar="FILE", help="Class names, one per line, class 0 first: they number an image "
+                                               "folder's subfolders (default: names the model carries, else sorted "
+                                               "folder names; docs/accuracy.md)."),
     data: Optional[str] = typer.Option(None, "--data",
                                        help="Test set: digits, digits:test, an .npz (x, y) or an image folder."),
     preprocess: Optional[List[str]] = opt.preprocess(rich_help_panel=PREP),
@@ -163,9 +169,10 @@ def accuracy(
         max_drop_points=max_drop, max_ece=max_ece, max_edge_drop_points=max_edge_drop, gate_on=gate_on,
         gates_set=_given(ctx, {"max_drop": "max_drop_points", "max_ece": "max_ece",
                                "max_edge_drop": "max_edge_drop_points"}),
-        calib_fraction=calib_fraction, chunk_size=chunk, data_options=data_options, cpus=run.cpus)
+        calib_fraction=calib_fraction, chunk_size=chunk, data_options=data_options, cpus=run.cpus,
+        labels=str(labels) if labels else None)
     result, run_dir = run_accuracy(model, baseline, data, run.profile(), opts, runs_root=run.runs_dir, url=run.url,
-                                   progress=_progress(err))
+                                   progress=run.progress(live=_progress(err)))
     run.show(result, run_dir, json_obj=store.read_result(run_dir))
     failed = gate_failures(result)
     if failed:

@@ -8,6 +8,7 @@ import typer
 
 from edgebench import ranges as R
 from edgebench.cli import options as opt
+from edgebench.cli.progress import end_live_line
 from edgebench.cli.render import progress_printer
 from edgebench.cli.runargs import RunArgs
 from edgebench.errors import UsageError
@@ -113,8 +114,9 @@ def bench(
                         cpus=run.cpus, repeat=repeat, max_repeats=max(max_repeats, repeat), sessions=sessions)
     with run.client() as client:  # with --image: one emulator for all runs
         done = run_benches(models, profile, opts, runs_root=run.runs_dir, url=run.url, client=client,
-                           started=started, progress_for=lambda name: progress_printer(err, name))
-    err.print()
+                           started=started, progress_for=lambda name: run.progress(
+                               name, progress_printer(err, name), max_time_s=max_time, started=started))
+    end_live_line(err)
     if len(done) == 1:
         run.show(*done[0])
         return
@@ -123,8 +125,15 @@ def bench(
 
         emit_json([r for r, _ in done])
         return
-    for result, run_dir in done:
-        run.show(result, run_dir)
+    from edgebench.cli.output import get_console
+    from edgebench.cli.render import print_run
+    from edgebench.cli.render.summary import print_summary, summarise_runs
+
+    out = get_console()
+    for result, run_dir in done:      # their warnings once, grouped, in the summary
+        print_run(out, result, run_dir, warnings=False)
+        out.print()
+    print_summary(out, summarise_runs(done))
 
 
 def _rate(text: Optional[str]) -> Optional[float]:
@@ -157,6 +166,6 @@ def _mlperf(model, profile, run, asked: bool, scenario, rate, inputs, seed, mode
                          input_encoding=input_encoding, results=results)
     with run.client() as client:
         result, run_dir = run_mlperf(model, profile, opts, runs_root=run.runs_dir, url=run.url, client=client,
-                                     progress=progress_printer(err, model.name))
-    err.print()
+                                     progress=run.progress(model.name, progress_printer(err, model.name)))
+    end_live_line(err)
     run.show(result, run_dir)

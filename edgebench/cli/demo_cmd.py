@@ -16,7 +16,9 @@ import typer
 
 from edgebench import ranges as R
 from edgebench.cli import options as opt
+from edgebench.cli.progress import end_live_line, reporter
 from edgebench.cli.render import print_run, progress_printer
+from edgebench.cli.render.summary import print_summary, summarise_runs
 from edgebench.cli.render.verify import print_verify
 from edgebench.errors import EdgebenchError, UsageError
 
@@ -40,6 +42,7 @@ def demo(
         help="Firmware image for the emulated board instead of building one (e.g. from `edgebench flash "
              "--board qemu-m4 --build-only`)."),
     json_out: bool = opt.json_flag("both runs and the comparison"),
+    quiet: bool = opt.quiet(),
 ) -> None:
     """Benchmark the bundled digits FP32 and INT8 models and compare them honestly."""
     from edgebench.bench.compare import compare
@@ -69,32 +72,41 @@ def demo(
                         max_repeats=repeat, min_time_s=min_time, max_time_s=max_time, cpus=cpus)
     names = ("digits_fp32", "digits_int8")
     done = run_benches([bundled_model(name) for name in names], profile, opts, runs_root=runs_dir, url=url,
-                       progress_for=lambda file: progress_printer(err, file.removesuffix(".tflite")))
-    err.print()
+                       progress_for=lambda file: reporter(file.removesuffix(".tflite"), progress_printer(
+                           err, file.removesuffix(".tflite")), max_time_s=max_time, quiet=quiet))
+    end_live_line(err)
     runs = dict(zip(names, done))
     (fp32, d32), (int8, d8) = runs["digits_fp32"], runs["digits_int8"]
     s32, s8 = read_samples(d32), read_samples(d8)
     comp = compare(fp32, s32, int8, s8, stage="e2e", stages=("e2e", "invoke"),
                    history=read_history(fp32, d32.parent, later_too=True))
+    answers = (f"INT8 vs FP32 on {profile.name}, end to end: {comp.sentence('e2e')}",)
     if not json_out:  # each part as soon as it is measured: a later step that fails cannot hide it
         for result, run_dir in runs.values():
-            print_run(out, result, run_dir)
+            print_run(out, result, run_dir, warnings=False)   # warnings: once, grouped, in the summary
             out.print()
         out.print(f"[bold]INT8 vs FP32, end to end:[/] {comp.sentence('e2e')}")
         out.print(f"[bold]INT8 vs FP32, invoke only:[/] {comp.sentence('invoke')}")
         if comp.conditions_differ:
             out.print(f"[yellow]conditions differ:[/] {'; '.join(comp.conditions_differ)}")
-        out.print("Accuracy of the pair on the digits test split is in models/digits/model_card.md "
-                  "(not measured by this command; `edgebench accuracy` measures it).")
+        card = bundled_model("digits_int8").parent / "model_card.md"
+        out.print(f"Accuracy of the pair on the digits test split (not measured by this command): {card}; to "
+                  f"measure it here: edgebench accuracy {bundled_model('digits_int8')} --baseline "
+                  f"{bundled_model('digits_fp32')} --data digits:test", markup=False, soft_wrap=True)
         out.print()
     host = {"fp32": fp32.to_dict(), "int8": int8.to_dict(), "comparison": comp.to_dict()}
     try:
         mcu = _emulated_board(emulated, boards_dir, runs_dir, min_time, max_time, err, None if json_out else out,
-                              image)
+                              image, quiet)
     except EdgebenchError as exc:  # the host figures stand: --json still gets them, with what went wrong
         if json_out:
             emit_json({**host, "emulated": {"error": exc.one_line()}})
+        else:
+            print_summary(out, summarise_runs(list(runs.values()), answers))
         raise
+    if not json_out:
+        done = list(runs.values()) + ([] if mcu is None else [(mcu[1], mcu[2])])
+        print_summary(out, summarise_runs(done, answers))
     if json_out:
         emit_json({**host, "emulated": None if mcu is None else {"verify": mcu[0].to_dict(),
                                                                  "bench": mcu[1].to_dict()}})
@@ -109,7 +121,8 @@ def _one_cpu() -> str | None:
         return None
 
 
-def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: float, err, out=None, image=None):
+def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: float, err, out=None, image=None,
+                    quiet: bool = False):
     """Verify and benchmark digits INT8 on an emulated microcontroller, or say why not; with a
     console ``out``, print the verification and the run as each finishes."""
     import shutil
@@ -138,8 +151,9 @@ def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: 
             print_verify(out, checked)
         result, run_dir = run_bench(model, profile, BenchOptions(min_time_s=min_time, max_time_s=max_time),
                                     runs_root=runs_dir, client=client,
-                                    progress=progress_printer(err, f"digits_int8 on {name}"))
-    err.print()
+                                    progress=reporter(f"digits_int8 on {name}", progress_printer(
+                                        err, f"digits_int8 on {name}"), max_time_s=max_time, quiet=quiet))
+    end_live_line(err)
     if out is not None:
-        print_run(out, result, run_dir)
+        print_run(out, result, run_dir, warnings=False)
     return checked, result, run_dir

@@ -8,6 +8,7 @@ import typer
 
 from edgebench import ranges as R
 from edgebench.cli import options as opt
+from edgebench.cli.progress import end_live_line
 from edgebench.cli.render import progress_printer
 from edgebench.cli.runargs import RunArgs
 from edgebench.errors import UsageError
@@ -91,7 +92,7 @@ def energy(
                          "elsewhere: the farm exports no power meters",
                          "run edgebench energy on the computer the meter is wired to (docs/farm.md)")
     profile = run.profile()
-    show = _progress(err, model.name)
+    show = run.progress(model.name, _progress(err, model.name), max_time_s=max_time)
     where = dict(runs_root=run.runs_dir, url=run.url, progress=show)
     if profile.client_kind == "sim":
         if meter is not None or meter_port or meter_opt:
@@ -105,5 +106,5 @@ def energy(
     else:
         m = open_meter(meter, meter_port, parse_options(meter_opt), boundary)
         result, run_dir = measure_energy(model, profile, opts, m, **where)
-    err.print()
+    end_live_line(err)
     run.show(result, run_dir)

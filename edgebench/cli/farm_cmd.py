@@ -1,15 +1,23 @@
-"""``edgebench farm``: the places of a labgrid farm, their tags, holders and board profiles."""
+"""``edgebench farm``: the places of a labgrid farm, their tags, holders and board profiles;
+``edgebench farm demo``: a farm on this computer to try it (:mod:`edgebench.cli.farm_demo`)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
+from edgebench.errors import UsageError
+
+DEMO = "demo"   # `edgebench farm demo`: not a tag filter (tags are KEY=VALUE)
 
 
 def farm(
-    tags: Optional[str] = typer.Argument(None, help="Only places with these tags, e.g. board=raspberry-pi-5."),
+    tags: Optional[str] = typer.Argument(
+        None, help="Only places with these tags, e.g. board=raspberry-pi-5; or `demo`: start a farm on this computer "
+                   "(coordinator, exporters, posix-simulated boards on 127.0.0.1) until Ctrl-C."),
     coordinator: Optional[str] = typer.Option(
         None, "--coordinator", "-x", metavar="HOST:PORT",
         help="The labgrid coordinator (default: $LG_COORDINATOR, else 127.0.0.1:20408)."),
@@ -18,11 +26,25 @@ def farm(
         None, "--take-over", metavar="PLACE",
         help="Release PLACE, held by you on this host for an edgebench command that ended without releasing it "
              "(killed outright); repeatable. Refused while that command still runs."),
+    places: int = typer.Option(1, "--places", callback=opt.within(R.DEMO_PLACES),
+                               help="farm demo: how many posix-simulated boards (places)."),
+    image: Optional[Path] = opt.image(help="farm demo: a posix firmware image instead of building one (e.g. from "
+                                           "`edgebench flash --board posix-sim --build-only`)."),
 ) -> None:
     """List the places of a labgrid farm: tags, who holds each, the board profile it maps to (docs/farm.md)."""
-    from edgebench.cli.output import emit_json, get_console
+    from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.farm.coordinator import list_places
     from edgebench.farm.spec import PROFILE_TAG, parse_tags
+
+    if tags == DEMO:
+        if coordinator or json_out or take_over:
+            raise UsageError("farm demo starts its own coordinator: --coordinator, --json and --take-over do not "
+                             "apply", "edgebench farm demo [--places N]")
+        from edgebench.cli.farm_demo import run_demo
+
+        return run_demo(places, image, get_console(), get_err_console())
+    if places != 1 or image is not None:
+        raise UsageError("--places and --image apply to `edgebench farm demo`", "drop them, or add demo")
 
     if take_over:
         from edgebench.farm.lease import take_over as release_abandoned

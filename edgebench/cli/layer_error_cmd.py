@@ -25,10 +25,12 @@ def layer_error(
                                                         "model's typical layer is a jump."),
     runs_dir: Path = opt.runs_dir(),
     json_out: bool = opt.json_flag("the run"),
+    quiet: bool = opt.quiet(),
 ) -> None:
     """Compare every layer of an INT8 model with its FP32 baseline: SQNR, cosine, where the error jumps, why."""
     from edgebench.bench.layer_error import LayerErrorOptions, run_layer_error
     from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.cli.progress import reporter
     from edgebench.cli.render.profile import print_layer_error
 
     err = get_err_console()
@@ -41,7 +43,8 @@ def layer_error(
 
     opts = LayerErrorOptions(data=data, inputs=str(inputs) if inputs else None, count=count, seed=seed,
                              kernels=kernels or "reference", jump_db=jump_db)
-    result, run_dir = run_layer_error(model, baseline, opts, runs_root=runs_dir, progress=show)
+    result, run_dir = run_layer_error(model, baseline, opts, runs_root=runs_dir,
+                                      progress=reporter(model.name, show, quiet=quiet))
     if json_out:
         emit_json(result)
     else:

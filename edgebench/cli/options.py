@@ -54,6 +54,12 @@ def json_flag(what: str = "the result", **kw: Any) -> Any:
     return typer.Option(False, "--json", help=f"Print {what} as JSON on stdout.", **kw)
 
 
+def quiet(**kw: Any) -> Any:
+    """``--quiet/-q``: no progress on stderr (warnings and errors still), on a terminal or in a log."""
+    return typer.Option(False, "--quiet", "-q", help="No progress lines on stderr (warnings and errors still "
+                        "go there); without it a log gets one plain line per finished step.", **kw)
+
+
 def board(default: Optional[str] = "host", help: Optional[str] = None, **kw: Any) -> Any:
     """``--board/-b``: a board profile name (``...`` as default makes it required)."""
     return typer.Option(default, "--board", "-b", help=help or "Board profile name (see `edgebench boards`), or a "

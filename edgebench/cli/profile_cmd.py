@@ -69,5 +69,5 @@ def profile(
                           bm_runs=runs)
     with run.client() as client:  # with --image: one emulator for all repeats
         result, run_dir = run_profile(model, prof, opts, runs_root=run.runs_dir, url=run.url, client=client,
-                                      progress=_progress(get_err_console()))
+                                      progress=run.progress(model.name, _progress(get_err_console())))
     run.show(result, run_dir)

@@ -34,8 +34,9 @@ def quantize_command(
     onnx_rtol: float = typer.Option(1e-3, "--onnx-rtol", callback=opt.within(R.ONNX_RTOL),
                                     help="ONNX: largest FP32 difference from onnxruntime allowed, relative to the "
                                          "largest output."),
-    show_progress: bool = typer.Option(False, "--progress",
-                                       help="Report progress on stderr even when it is not a terminal."),
+    show_progress: bool = typer.Option(False, "--progress", hidden=True,
+                                       help="Deprecated: progress is reported in logs too (--quiet: never)."),
+    quiet: bool = opt.quiet(),
 ) -> None:
     """Convert to an FP32 .tflite baseline and a calibrated full-integer INT8 .tflite, each with a sidecar."""
     from edgebench.cli.output import emit_json, get_console, get_err_console
@@ -50,13 +51,11 @@ def quantize_command(
         calib_count=calib_count, calib_key=calib_key, onnx_rtol=onnx_rtol,
         calib_preprocess=parse_preprocess(list(preprocess or []) + list(calib_preprocess or [])))
 
-    def progress(message: str) -> None:
-        err.print(f"… {message}", style="dim", markup=False, soft_wrap=True, highlight=False)
+    from edgebench.cli.progress import reporter
 
-    # Progress goes to an interactive stderr only: piped or captured, stderr carries just
-    # warnings and (on failure) the one error line.
-    show = progress if (err.is_terminal or show_progress) else None
-    result = quantize_model(model, calib, out=out, fp32_out=fp32_out, options=options, progress=show)
+    steps = reporter(model.name, quiet=quiet)   # one line per step, on a terminal and in a log alike
+    result = quantize_model(model, calib, out=out, fp32_out=fp32_out, options=options,
+                            progress=lambda message: steps({"event": "message", "message": message}))
     for w in result.warnings:
         err.print(f"warning: {w.one_line()}", markup=False, soft_wrap=True)
     if json_out:
@@ -109,4 +108,7 @@ def _show(out, r) -> None:
                   f"{o.output_dtype} {_quant(o.output_quantization)}", _size(o.bytes), o.sha256[:12],
                   escape(o.path))
     out.print(t)
-    out.print("sidecars: <model>.json beside each model", style="dim")
+    from edgebench.provenance import sidecar_path
+
+    names = ", ".join(sidecar_path(o.path).name for o in r.outputs)
+    out.print(f"sidecars (provenance, beside each model): {names}", style="dim", markup=False)

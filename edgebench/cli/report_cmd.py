@@ -174,11 +174,14 @@ def report(
     datas = [gather(d, result) for d, result in pairs]
     verdicts = check([x.result for x in datas], sessions={r.run_id: other_sessions(r, d) for d, r in pairs})
     comps = _comparisons(datas)
+    from edgebench.results.acks import acks_for
+
+    acks = acks_for([d for d, _ in pairs])
     if md:
-        text = html.render_markdown(datas, verdicts, comps, title=title)
+        text = html.render_markdown(datas, verdicts, comps, title=title, acks=acks)
         target = output or Path("report.md")
     else:
-        text = html.render_html(datas, verdicts, comps, title=title, version=__version__)
+        text = html.render_html(datas, verdicts, comps, title=title, version=__version__, acks=acks)
         target = output or Path("report.html")
     path = html.write_text(target, text)
     counts = verdicts.counts

@@ -5,7 +5,7 @@ A measuring verb (``Verb.shared`` in :mod:`edgebench.cli.verbs`) declares only i
 its command function takes one more parameter, ``run: RunArgs``. When the app builds the verb's
 command (``VerbGroup`` in :mod:`edgebench.cli.app`), :func:`command` gives the function the options named in
 ``Verb.shared`` — ``--board``, ``--url``, ``--image``, ``--cpus``, ``--boards-dir``, ``--farm``,
-``--runs-dir``, ``--recover``, ``--json``, declared once in :mod:`edgebench.cli.options` — and
+``--runs-dir``, ``--recover``, ``--json``, ``--quiet``, declared once in :mod:`edgebench.cli.options` — and
 collects their values into a :class:`RunArgs`. Before the function runs, :func:`command` does
 what every measuring verb does first:
 
@@ -43,6 +43,7 @@ class RunArgs:
     runs_dir: Path = Path("runs")
     recover: Optional[Path] = None
     json_out: bool = False
+    quiet: bool = False
     _profile: Any = field(default=None, repr=False)
 
     def profile(self):
@@ -78,6 +79,13 @@ class RunArgs:
 
         return open_client(self.profile(), self.url, cpus=self.cpus, image=self.image)
 
+    def progress(self, label: str = "", live=None, stop=None, max_time_s=None, started=None):
+        """The verb's progress callback (:func:`edgebench.cli.progress.reporter`): its ``live`` view on a
+        terminal, one plain line per finished step in a log, nothing with ``--quiet``."""
+        from edgebench.cli.progress import reporter
+
+        return reporter(label, live, stop, max_time_s=max_time_s, quiet=self.quiet, started=started)
+
     def show(self, result, run_dir=None, json_obj=None) -> None:
         """The verb's output: ``--json`` (``json_obj``, else the result's ``to_dict()``), else its printer."""
         from edgebench.cli.output import emit_json, get_console
@@ -102,6 +110,7 @@ def _declarations(verb) -> dict:
         "runs_dir": (Path, opt.runs_dir(rich_help_panel=opt.OUTPUT)),
         "recover": (Optional[Path], opt.recover(verb.name, verb.recover_keeps, rich_help_panel=opt.OUTPUT)),
         "json_out": (bool, opt.json_flag(verb.what, rich_help_panel=opt.OUTPUT)),
+        "quiet": (bool, opt.quiet(rich_help_panel=opt.OUTPUT)),
     }
 
 

@@ -27,6 +27,8 @@ DOCUMENTS = {d.name: d for d in (
              "RUNS/farm-<verb>-<time>/farm.json: one --farm fan-out over a labgrid farm (docs/farm.md)"),
     Document("sidecar", "edgebench.provenance:Sidecar", "validation", "edgebench model sidecar",
              "<model>.json: where a model file came from, written by quantize and compile (docs/quantize.md)"),
+    Document("acks", "edgebench.results.acks:AcksFile", "validation", "edgebench acknowledged warnings",
+             "RUNS/acknowledged.json: warnings acknowledged for a runs folder, by edgebench ack (docs/warnings.md)"),
 )}
 
 

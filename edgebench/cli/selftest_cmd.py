@@ -24,11 +24,13 @@ def selftest(
     boards_dir: List[Path] = opt.boards_dir(),
     runs_dir: Path = opt.runs_dir(),
     json_out: bool = opt.json_flag("the checks"),
+    quiet: bool = opt.quiet(),
 ) -> None:
     """Check a board's firmware: protocol, device clock against the host's, bit-exact outputs, cycles per MAC."""
     from edgebench.bench.selftest import SelftestOptions, run_selftest
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
+    from edgebench.cli.progress import reporter
 
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
     err = get_err_console()
@@ -47,7 +49,7 @@ def selftest(
             err.print(f"[dim]timing {ev['n']} inferences of {ev['model']}…[/]")
 
     result = run_selftest(profile, SelftestOptions(clock_s=clock_s, count=count), url=url, runs_root=runs_dir,
-                          progress=show, image=image)
+                          progress=reporter(profile.name, show, quiet=quiet), image=image)
     if json_out:
         emit_json(result)
     else:

@@ -134,10 +134,11 @@ def soak(
                        until=until, telemetry_hz=telemetry_hz, temp_floor_c=temp_floor,
                        latency_floor_rel=latency_floor, cpus=run.cpus)
     callback, stop = live_view(f"{model.name} on {profile.name}")
+    show = run.progress(model.name, callback, stop)
     try:
         with run.client() as client:
-            result, run_dir = run_soak(model, profile, opts, runs_root=run.runs_dir, url=run.url, progress=callback,
+            result, run_dir = run_soak(model, profile, opts, runs_root=run.runs_dir, url=run.url, progress=show,
                                        client=client)
     finally:
-        stop()
+        show.close()
     run.show(result, run_dir)

@@ -117,6 +117,15 @@ def progress_view():
     return callback, stop_live, state
 
 
+def _keeping(show, state: dict):
+    """``show``, noting the sweep's folder first (kept on Ctrl-C whether or not a live view runs)."""
+    def callback(ev: dict) -> None:
+        if ev.get("event") == "sweep-start":
+            state["run_dir"] = ev["run_dir"]
+        show(ev)
+    return callback
+
+
 def sweep(
     model: Optional[Path] = typer.Argument(None, help="The .tflite model to sweep (more with --variant; omit with "
                                            "--recover)."),
@@ -162,10 +171,11 @@ def sweep(
                         inputs=str(inputs) if inputs else None, seed=seed, cpus=run.cpus)
     profile = run.profile()
     callback, stop, state = progress_view()
+    show = run.progress(model.name if model else "", callback, stop)
     try:
         with run.client() as client:
             result, run_dir = run_sweep(model, profile, opts, runs_root=run.runs_dir, url=run.url,
-                                        progress=callback, client=client)
+                                        progress=_keeping(show, state), client=client)
     except KeyboardInterrupt as exc:
         from edgebench.errors import interrupt_reason
 

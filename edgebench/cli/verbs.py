@@ -28,7 +28,7 @@ PANELS = (START, MEASURE, RESULTS, MODELS, BOARDS)
 
 # The options a measuring verb takes from RunArgs (edgebench.cli.runargs), in the order --help lists them.
 WHERE = ("board", "url", "image", "cpus", "boards_dir", "farm")   # which board, reached how
-STORE = ("runs_dir", "recover", "json_out")                      # where runs go, finishing one, output
+STORE = ("runs_dir", "recover", "json_out", "quiet")             # where runs go, finishing one, output
 
 _FIELDS = ("name", "command", "summary", "panel", "kinds", "printer", "recover", "recover_keeps", "farm", "shared",
            "needs", "usage", "what", "board")
@@ -62,7 +62,7 @@ class Verb(namedtuple("Verb", _FIELDS, defaults=((), None, None, "", False, (), 
 
 
 MEASURING = WHERE + STORE
-LOCAL = ("board", "url", "cpus", "boards_dir", "runs_dir", "recover", "json_out")   # no farm, no emulator image
+LOCAL = ("board", "url", "cpus", "boards_dir", "runs_dir", "recover", "json_out", "quiet")  # no farm, no emulator image
 
 VERBS: tuple = (
     Verb("demo", "edgebench.cli.demo_cmd:demo", "Benchmark the bundled digits FP32 and INT8 models and compare "
@@ -95,7 +95,7 @@ VERBS: tuple = (
     Verb("profile", "edgebench.cli.profile_cmd:profile", "Time every layer of a model on a board: a per-layer "
          "table, the sum against the whole.", MEASURE, kinds=(rk.PROFILE,),
          printer="edgebench.cli.render.profile:print_profile",
-         shared=("board", "url", "image", "boards_dir", "runs_dir", "json_out"), needs=("model",),
+         shared=("board", "url", "image", "boards_dir", "runs_dir", "json_out", "quiet"), needs=("model",),
          usage="edgebench profile MODEL.tflite --board BOARD", what="the run"),
     Verb("layer-error", "edgebench.cli.layer_error_cmd:layer_error", "Every layer of an INT8 model against its "
          "FP32 baseline: SQNR, where the error jumps.", MEASURE, kinds=(rk.LAYER_ERROR,),
@@ -103,7 +103,7 @@ VERBS: tuple = (
     Verb("verify", "edgebench.cli.verify_cmd:verify", "The board's outputs against the host's reference kernels: "
          "differing bytes and LSB.", MEASURE, kinds=(rk.VERIFY,),
          printer="edgebench.cli.render.verify:print_verify_run", farm=True,
-         shared=WHERE + ("runs_dir", "json_out"), needs=("model",), usage="edgebench verify MODEL.tflite --board BOARD",
+         shared=WHERE + ("runs_dir", "json_out", "quiet"), needs=("model",), usage="edgebench verify MODEL.tflite --board BOARD",
          what="the comparison", board=None),
     Verb("runs", "edgebench.cli.runs_cmd:runs", "List stored runs, or show one in full; --csv/--parquet export "
          "the table.", RESULTS),
@@ -113,6 +113,8 @@ VERBS: tuple = (
          "run- and session-aware interval.", RESULTS),
     Verb("check", "edgebench.cli.check_cmd:check", "Check runs against the ways benchmark results fool an "
          "audience.", RESULTS),
+    Verb("ack", "edgebench.cli.ack_cmd:ack", "Acknowledge a known warning for a runs folder: still recorded, "
+         "printed as one folded line.", RESULTS),
     Verb("battery", "edgebench.cli.battery_cmd:battery", "Battery life at a duty cycle, from a stored run or from "
          "given figures.", RESULTS),
     Verb("quantize", "edgebench.cli.quantize_cmd:quantize_command", "An FP32 .tflite baseline and a calibrated "

@@ -41,7 +41,8 @@ def verify(
     opts = VerifyOptions(inputs=str(inputs) if inputs else None, count=count, seed=seed, kernels=kernels,
                          cpus=run.cpus)
     with run.client() as client:
-        result = run_verify(model, profile, opts, url=run.url, client=client, progress=show, runs_root=run.runs_dir)
+        result = run_verify(model, profile, opts, url=run.url, client=client, progress=run.progress(live=show),
+                            runs_root=run.runs_dir)
     run.show(result, result.run_dir, json_obj=result)
     if result.failed:
         worst = max((o.get("max_diff_lsb") or 0) for o in result.outputs)

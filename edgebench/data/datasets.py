@@ -50,6 +50,7 @@ class Dataset:
     source: str
     preprocessing: dict = field(default_factory=dict)
     sha256: str = ""
+    class_order: dict = field(default_factory=dict)   # an image folder: {"by", "map" folder -> index, "sorted"}
 
     @property
     def num_classes(self) -> Optional[int]:
@@ -70,6 +71,7 @@ class Dataset:
             "preprocessing": dict(self.preprocessing),
             "sha256": self.sha256,
             "labels_sha256": hashlib.sha256(np.ascontiguousarray(self.y).tobytes()).hexdigest(),
+            **({"class_order": dict(self.class_order)} if self.class_order else {}),
         }
 
 
@@ -248,11 +250,13 @@ def _pair(value, name: str) -> Optional[tuple]:
 
 
 def load_image_folder(root, *, size=None, resize=None, channels: Optional[int] = None, scale=None,
-                      mean=None, std=None, class_names: Optional[Sequence[str]] = None) -> Dataset:
+                      mean=None, std=None, class_names: Optional[Sequence[str]] = None,
+                      names_from: Optional[str] = None) -> Dataset:
     """Load ``root/<class>/<image>`` (one subfolder per class) into N x H x W x C float32.
 
     Classes are the subfolder names in sorted order unless ``class_names`` gives
-    the order (it must name every subfolder); files are read in sorted order.
+    the order (it must name every subfolder; ``names_from`` says where it came from, e.g. a labels file);
+    the mapping is kept in ``Dataset.class_order``; files are read in sorted order.
     ``size=(H, W)`` declares the expected size; ``resize=(H, W)`` resizes every
     image to it; with neither, all images must share one size. ``channels`` 1 or 3;
     ``scale`` (e.g. 1/255), ``mean``/``std`` (scalar or per channel): see the
@@ -331,8 +335,10 @@ def load_image_folder(root, *, size=None, resize=None, channels: Optional[int] =
         "order": "decode, convert, resize, x * scale, then (x - mean) / std",
         "layout": "NHWC",
     }
+    order = {"by": names_from or "given class names" if class_names is not None else "sorted folder names",
+             "map": {name: i for i, name in enumerate(names)}, "sorted": list(folders)}
     return Dataset(x=x, y=y, class_names=names, source=f"folder:{source}",
-                   preprocessing=preprocessing, sha256=_sha256(x))
+                   preprocessing=preprocessing, sha256=_sha256(x), class_order=order)
 
 
 # ---------------------------------------------------------------- built-in digits

@@ -45,6 +45,9 @@ tr.differs td{background:#fff4d6}
 figure{margin:10px 0}figure img{max-width:100%;height:auto;border:1px solid #e3e3e3}
 figcaption{font-size:.85em;color:#444}
 .small{font-size:.85em;color:#555}.wide{overflow-x:auto}ul.warn li{margin:2px 0}
+.summary{border:2px solid #2a6fb0;border-radius:6px;padding:4px 14px 8px;margin:10px 0 18px;background:#fbfdff}
+.summary h2{margin-top:.4em;border:none}.summary table{font-size:.95em}.answer{font-weight:600;margin:4px 0}
+.tier{color:#555;font-size:.8em;text-transform:uppercase;letter-spacing:.04em;list-style:none;margin-left:-1em}
 """
 
 
@@ -374,12 +377,52 @@ def _energy_section(d: RunData) -> str:
 
 
 def _warnings(r) -> str:
+    """A run's warning codes, pointing at the summary where each is said once with its remedy."""
     if not r.warnings:
         return ""
-    return ("<h3>Warnings</h3><ul class=warn>" + "".join(
-        f"<li><b>{_e(w.get('code'))}</b>: {_e(w.get('message'))}" + (f" <i>({_e(w.get('remedy'))})</i>"
-                                                                     if w.get("remedy") else "") + "</li>"
-        for w in r.warnings) + "</ul>")
+    codes = ", ".join(dict.fromkeys(str(w.get("code")) for w in r.warnings))
+    return f"<p class=small>warnings of this run (see the summary at the top): {_e(codes)}</p>"
+
+
+def _runs_of(g) -> str:
+    return f" <span class=small>({len(g.runs)} runs: {_e(', '.join(g.runs))})</span>" if len(g.runs) > 1 else (
+        f" <span class=small>({_e(g.runs[0])})</span>" if g.runs else "")
+
+
+def _gist(message: str, limit: int = 110) -> str:
+    """A warning's message up to its first colon (its gist; the whole message is the item's title)."""
+    head = message.split(": ", 1)[0]
+    return head if len(head) <= limit else head[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def summary_html(s) -> str:
+    """The one-screen summary (:mod:`edgebench.report.summary`): answers, the table, grouped warnings."""
+    from edgebench.report.summary import COLUMNS, TERMINAL_ICONS
+
+    # icons of the text font (headless browsers often lack an emoji font), coloured like the verdicts
+    icons = {v: f"<span class={_vclass(v)}>{icon}</span>" for v, icon in TERMINAL_ICONS.items()}
+
+    out = ["<div class=summary id=summary><h2>Summary</h2>"]
+    out += [f"<p class=answer>{_e(a)}</p>" for a in s.answers]
+    out.append("<table><thead><tr>" + "".join(f"<th>{_e(c)}</th>" for c in COLUMNS) + "</tr></thead><tbody>")
+    for row in s.rows:
+        out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row.cells()[:-1])
+                   + f"<td>{row.check(icons, escape=_e)}</td></tr>")
+    out.append("</tbody></table>")
+    if s.warnings:
+        out.append("<ul class=warn>")
+        tier = None
+        for g in s.warnings:
+            if g.tier != tier:
+                tier = g.tier
+                out.append(f"<li class=tier>{_e(tier)}</li>")
+            out.append(f"<li title='{_e(g.message)}'><b>{_e(g.code)}</b>{_runs_of(g)}: {_e(_gist(g.message))}"
+                       + (f" <i>— {_e(g.remedy)}</i>" if g.remedy else "") + "</li>")
+        out.append("</ul>")
+    if s.acknowledged_line:
+        out.append(f"<p class=small>{_e(s.acknowledged_line)} (edgebench ack --list)</p>")
+    out.append("<p class=small>the claims, conditions, check evidence and each run's figures follow.</p></div>")
+    return "".join(out)
 
 
 def _verify_section(d: RunData) -> str:
@@ -540,9 +583,16 @@ def _comparisons_html(comparisons: list) -> str:
     return "".join(out)
 
 
+def _summary(runs: list, report, comparisons, acks: Optional[dict]):
+    from edgebench.report.summary import summarise
+
+    return summarise([d.result for d in runs], report, acks, tuple(c.sentence() for c in comparisons))
+
+
 def render_html(runs: list, report, comparisons: list = (), title: Optional[str] = None,
-                generated_utc: Optional[str] = None, version: str = "") -> str:
-    """The whole report as one HTML document (str). ``report``: the CheckReport of ``runs``."""
+                generated_utc: Optional[str] = None, version: str = "", acks: Optional[dict] = None) -> str:
+    """The whole report as one HTML document (str). ``report``: the CheckReport of ``runs``; ``acks``: the
+    warnings acknowledged for their runs folder (code -> reason), folded in the summary."""
     when = generated_utc or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     title = title or ("edgebench report: " + ", ".join(sorted({f"{(d.result.model or {}).get('name')}"
                                                                 for d in runs})))
@@ -558,6 +608,7 @@ def render_html(runs: list, report, comparisons: list = (), title: Optional[str]
              f"<meta name=viewport content='width=device-width, initial-scale=1'><style>{_CSS}</style></head><body>",
              f"<h1>{_e(title)}</h1><p class=small>generated {_e(when)} by edgebench {_e(version)} from "
              f"{len(runs)} run{'s' if len(runs) != 1 else ''}</p>", mixed,
+             summary_html(_summary(runs, report, list(comparisons), acks)),
              "<h2>Claim</h2>", claims, "<h2>Conditions</h2>", _conditions_table(runs),
              "<h2>Check</h2>", _verdicts_html(report)]
     if len(runs) > 1:
@@ -626,9 +677,12 @@ def _md_table(head: list, rows: list) -> str:
 _MD_MARK = {"pass": "✅ pass", "warn": "⚠️ warn", "fail": "❌ fail", "not applicable": "– n/a"}
 
 
-def render_markdown(runs: list, report, comparisons: list = (), title: Optional[str] = None) -> str:
-    """The report as Markdown for a pull-request comment: claims, conditions, verdicts, key figures
-    (figures as tables; the HTML report has the plots). Every run value is escaped (:func:`md_escape`)."""
+def render_markdown(runs: list, report, comparisons: list = (), title: Optional[str] = None,
+                    acks: Optional[dict] = None) -> str:
+    """The report as Markdown for a pull-request comment: the summary, claims, conditions, verdicts, key
+    figures (figures as tables; the HTML report has the plots). Every run value is escaped (:func:`md_escape`)."""
+    from edgebench.report.summary import COLUMNS
+
     e = md_escape
     title = title or "edgebench report"
     out = [f"## {e(title)}", ""]
@@ -636,6 +690,15 @@ def render_markdown(runs: list, report, comparisons: list = (), title: Optional[
     if len(labels) > 1:
         out += [f"**These runs mix {e(', '.join(sorted(map(str, labels))))} figures: never compare them with each "
                 "other.**", ""]
+    s = _summary(runs, report, list(comparisons), acks)
+    out += [f"**{e(a)}**" for a in s.answers] + ([""] if s.answers else [])
+    out += [_md_table(list(COLUMNS), [row.cells() for row in s.rows]), ""]
+    for g in s.warnings:
+        runs_of = f" ({len(g.runs)} runs)" if len(g.runs) > 1 else ""
+        out.append(f"- ⚠️ {_md_code(g.code)}{runs_of}: {e(g.message)} — {e(g.remedy)}")
+    if s.acknowledged_line:
+        out.append(f"- {e(s.acknowledged_line)}")
+    out.append("")
     for d in runs:
         out += [f"> **{e(d.result.run_id)}** ({e(d.result.kind)}, {e(d.result.label)}): "
                 f"{e((d.result.extra or {}).get('claim') or 'no claim stored')}", ""]

@@ -148,6 +148,15 @@ class BoardSection(TypedDict, total=False):
 
 
 @section
+class ClassOrder(TypedDict, total=False):
+    """How an image folder's subfolders were numbered (docs/accuracy.md, Image folders)."""
+    by: Text
+    map: Optional[Dict[str, Int]]
+    sorted: Optional[List[Str]]
+    ignored: Text
+
+
+@section
 class Inputs(TypedDict, total=False):
     source: Text
     count: Count
@@ -155,6 +164,8 @@ class Inputs(TypedDict, total=False):
     shape: Optional[List[Optional[Int]]]
     range: Optional[List[Num]]
     seed: Count
+    class_names: Optional[List[Str]]
+    class_order: Optional[ClassOrder]
 
 
 @section
@@ -415,12 +426,24 @@ class SideModel(TypedDict, total=False):
 
 
 @section
+class BaselineProvenance(TypedDict, total=False):
+    """Whether the baseline is the FP32 model the candidate's sidecar names (docs/accuracy.md, Provenance)."""
+    status: Optional[Literal["matches", "same-source", "differs", "unchecked"]]
+    baseline_sha256: Text
+    expected_sha256: Text
+    expected_file: Text
+    source_sha256: Text
+    baseline_source_sha256: Text
+
+
+@section
 class Side(TypedDict, total=False):
     """The candidate's or the baseline's model, runtime and board."""
     board: Text
     where: Text
     model: Optional[SideModel]
     runtime: Optional[RuntimeSection]
+    provenance: Optional[BaselineProvenance]
 
 
 @section
@@ -736,6 +759,29 @@ class MacRate(TypedDict, total=False):
 
 
 @section
+class FitFigure(TypedDict, total=False):
+    """One size of a microcontroller's fit check: what the model needs against what the board has."""
+    what: Text
+    need_bytes: Count
+    have_bytes: Count
+    fits: Flag
+    basis: Text
+    placement: Text
+
+
+@section
+class Memory(TypedDict, total=False):
+    """Peak memory of the run (docs/results-schema.md): a Linux board's process, or a microcontroller's plan."""
+    peak_rss_bytes: Count
+    rss_bytes: Count
+    basis: Text
+    arena_bytes: Count
+    scratch_bytes: Count
+    model_bytes: Count
+    fit: Optional[List[FitFigure]]
+
+
+@section
 class Extra(TypedDict, total=False):
     """A verb's own figures (each documented in its page under docs/) and the claim."""
     claim: Annotated[Text, Field(max_length=100_000)]
@@ -745,6 +791,7 @@ class Extra(TypedDict, total=False):
     verify: Optional[VerifyExtra]
     mlperf: Optional[Mapping_]
     mac_rate: Optional[MacRate]
+    memory: Optional[Memory]
     plots: Optional[List[Str]]
     achieved_rate_hz: Num
     requested_rate_hz: Num
@@ -867,7 +914,9 @@ DOC = {  # what each key of run.json holds: docs/results-schema.md's table is wr
     ),
     "extra": (
         "scenario-specific figures (fixed-rate achieved rate and lateness) and the `claim` sentence; a verb's"
-        " own figures (`accuracy`, `soak`, `points`, `verify`, `mlperf`, `mac_rate`, below)"
+        " own figures (`accuracy`, `soak`, `points`, `verify`, `mlperf`, `mac_rate`, below); `memory`: peak memory "
+        "(a Linux board's agent process: `peak_rss_bytes` from VmHWM, `rss_bytes` at the end; a microcontroller: "
+        "`arena_bytes`, `scratch_bytes`, `model_bytes` and the `fit` sizes against the board's)"
     ),
 }
 

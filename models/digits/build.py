@@ -333,6 +333,7 @@ def main(argv=None) -> int:
         "int8": sidecar("int8", int8_sha, int8_info, int8_options, int8_acc, calib_block),
     }
     sidecars["int8"]["agreement_with_fp32"] = agreement
+    sidecars["int8"]["baseline"] = {"file": "digits_fp32.tflite", "sha256": fp32_sha}   # accuracy --baseline auto
     for p in ("fp32", "int8"):
         with open(paths[p] + ".json", "w") as f:
             json.dump(sidecars[p], f, indent=2, sort_keys=False)

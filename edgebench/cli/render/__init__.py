@@ -21,14 +21,38 @@ if TYPE_CHECKING:  # rich is imported where it is used
     from rich.table import Table
 
 
-def print_warnings(console, result, skip: tuple = ()) -> None:
-    """Each warning of a result on one line: code, message, remedy (codes in ``skip`` left out)."""
+def print_warnings(console, result, skip: tuple = (), run_dir=None) -> None:
+    """Each warning of a result on one line (code, message, remedy), the ones that change a conclusion
+    first (:mod:`edgebench.report.warnings`); codes acknowledged for the run's runs folder
+    (``edgebench ack``) folded into one line; codes in ``skip`` left out."""
     from rich.markup import escape
 
-    for w in result.warnings:
-        if w.get("code") not in skip:
-            console.print(f"[yellow]warning ({w.get('code')}):[/] {escape(str(w.get('message')))} — "
+    from edgebench.report.warnings import acknowledged_line, rank
+    from edgebench.results.acks import acks_for
+
+    acks = acks_for([run_dir]) if run_dir is not None else {}
+    mine = sorted((w for w in result.warnings or [] if str(w.get("code")) not in skip),
+                  key=lambda w: rank(str(w.get("code"))))          # stable: a run's own order within a rank
+    for w in mine:
+        if str(w.get("code")) not in acks:
+            console.print(f"[yellow]warning ({escape(str(w.get('code')))}):[/] {escape(str(w.get('message')))} — "
                           f"{escape(str(w.get('remedy')))}")
+    line = acknowledged_line({c: acks[c] for c in dict.fromkeys(str(w.get("code")) for w in mine) if c in acks})
+    if line:
+        console.print(line, style="dim", markup=False, soft_wrap=True)
+
+
+def memory_line(result):
+    """``memory: peak RSS 47.3 MiB (the agent process's peak resident memory (VmHWM))`` or a microcontroller's
+    arena, scratch and model with the fit against the board's (``extra.memory``); None without figures."""
+    from edgebench.report.summary import fit_text, memory_text
+
+    mem = (result.extra or {}).get("memory")
+    text = memory_text(mem)
+    if not text:
+        return None
+    fit = fit_text(mem)
+    return f"memory: {text} ({mem.get('basis')})" + (f"; {fit}" if fit else "")
 
 
 def _unit(seconds: float) -> tuple[str, float]:
@@ -72,8 +96,9 @@ def latency_table(result, title: str | None = None) -> Table:
     return t
 
 
-def print_run(console, result, run_dir=None) -> None:
-    """A latency run (bench, demo): the stage table, then one line per finding."""
+def print_run(console, result, run_dir=None, warnings: bool = True) -> None:
+    """A latency run (bench, demo): the stage table, then one line per finding (``warnings=False``: its
+    warnings left to a summary of several runs, which groups them)."""
     from rich.markup import escape
 
     from edgebench.report import format as fmt
@@ -119,7 +144,11 @@ def print_run(console, result, run_dir=None) -> None:
     if st:
         mark = "reached" if st.get("target_reached") else "NOT reached"
         console.print(f"precision target {mark}: {st.get('reason')}")
-    print_warnings(console, result)
+    memory = memory_line(result)
+    if memory:
+        console.print(memory, markup=False, soft_wrap=True)
+    if warnings:
+        print_warnings(console, result, run_dir=run_dir)
     claim = result.extra.get("claim")
     if claim:
         console.print(f"[bold]claim:[/] {escape(claim)}")

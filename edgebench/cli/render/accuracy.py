@@ -39,6 +39,31 @@ def _acc(s: Optional[dict]) -> str:
     return f"{_pct(s.get('accuracy'))} ({_pct(s.get('ci_low'), 1)}–{_pct(s.get('ci_high'), 1)})"
 
 
+_PROVENANCE = {"matches": "the FP32 model the candidate's sidecar names (sha256 matches)",
+               "same-source": "made from the same source model as the candidate (their sidecars' sha256)",
+               "differs": "NOT the model the candidate's sidecar names (see the warning)",
+               "unchecked": "not checked: the candidate has no sidecar naming its baseline or source"}
+
+
+def provenance_line(a: dict) -> Optional[str]:
+    """Whether the baseline is the one the candidate came from (``extra.accuracy.baseline.provenance``)."""
+    prov = _g(a, "baseline", "provenance") or {}
+    if not prov.get("status"):
+        return None
+    return f"baseline {_g(a, 'baseline', 'model', 'name')}: {_PROVENANCE.get(prov['status'], prov['status'])}"
+
+
+def classes_line(result, k: int = 12) -> Optional[str]:
+    """An image folder's mapping folder -> class index, and what decided it."""
+    order = _g(result.scenario, "inputs", "class_order") or {}
+    mapping = order.get("map") or {}
+    if not mapping:
+        return None
+    pairs = [f"{name} → {i}" for name, i in mapping.items()]
+    more = f", … ({len(pairs)} classes)" if len(pairs) > k else ""
+    return f"classes (by {order.get('by')}): {', '.join(pairs[:k])}{more}"
+
+
 def print_accuracy(console, result, run_dir) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -66,6 +91,11 @@ def print_accuracy(console, result, run_dir) -> None:
                   f"{_f(cal.get('ece_debiased'))} ({_f(cal.get('ece_ci_low'))}–{_f(cal.get('ece_ci_high'))})",
                   _f(cal.get("ece")))
     console.print(t)
+    from edgebench.cli.render import memory_line
+
+    for line in (provenance_line(a), classes_line(result), memory_line(result)):
+        if line:
+            console.print(line, markup=False, soft_wrap=True)
     pr, res = a.get("paired") or {}, a.get("resolution") or {}
     console.print(f"paired: agreement {_pct(pr.get('agreement_rate'), 1)}, flips right→wrong "
                   f"{pr.get('flips_right_to_wrong')}, wrong→right {pr.get('flips_wrong_to_right')}")
@@ -142,7 +172,7 @@ def print_accuracy(console, result, run_dir) -> None:
     if v.get("default_exceeded"):
         console.print(f"[yellow]default thresholds exceeded (warnings, not gates: not set on the command line):[/] "
                       f"{escape(', '.join(str(x) for x in v['default_exceeded']))}")
-    print_warnings(console, result)
+    print_warnings(console, result, run_dir=run_dir)
     console.print(f"[bold]claim:[/] {escape(result.extra.get('claim') or '')}")
     files = [str(x) for x in [a.get("predictions"), *(_g(a, "calibration", "diagrams") or {}).values()] if x]
     console.print(f"run stored in {run_dir} ({result.status}): " + ", ".join(["run.json", *files]))

@@ -92,7 +92,7 @@ def print_profile(console, result, run_dir=None) -> None:
         console.print(f"[yellow]warning ({w['code']}):[/] {escape(w['message'])} — {escape(w.get('remedy') or '')}")
     for n in p.get("notes") or []:
         console.print(f"note: {n}", markup=False, soft_wrap=True)
-    print_warnings(console, result)
+    print_warnings(console, result, run_dir=run_dir)
     if run_dir is not None:
         console.print(f"run stored in {run_dir} ({result.status})")
 
@@ -160,7 +160,7 @@ def print_layer_error(console, result, run_dir=None) -> None:
     console.print(f"method: {s['method']}", markup=False, soft_wrap=True, style="dim")
     for n in s.get("notes") or []:
         console.print(f"note: {n}", markup=False, soft_wrap=True)
-    print_warnings(console, result)
+    print_warnings(console, result, run_dir=run_dir)
     if run_dir is not None:
         console.print(f"run stored in {run_dir} ({result.status})")
 

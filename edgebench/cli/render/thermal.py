@@ -65,7 +65,7 @@ def print_soak(console, result, run_dir) -> None:
     cool = soak.get("cool_down")
     if cool:
         console.print(f"cool-down: {escape(cool.get('reason', ''))}")
-    print_warnings(console, result)
+    print_warnings(console, result, run_dir=run_dir)
     if result.extra.get("claim"):
         console.print(f"[bold]claim:[/] {escape(result.extra['claim'])}")
     console.print(f"run stored in {run_dir} ({result.status})")
@@ -131,7 +131,7 @@ def print_sweep(console, result, run_dir) -> None:
     for p in result.extra.get("points") or []:
         table.add_row(*_cells(p, energy_label))
     console.print(table)
-    print_warnings(console, result, skip=("mixed-labels",))
+    print_warnings(console, result, skip=("mixed-labels",), run_dir=run_dir)
     if result.extra.get("plots"):
         console.print("plots: " + ", ".join(escape(str(Path(run_dir) / p)) for p in result.extra["plots"]))
     if result.extra.get("claim"):

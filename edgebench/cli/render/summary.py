@@ -1,0 +1,53 @@
+"""The one-screen summary of several runs on a terminal (bench A B, demo): :mod:`edgebench.report.summary`."""
+from __future__ import annotations
+
+
+def print_summary(console, summary) -> None:
+    """The answers, the table (a row per model and board), the warnings grouped by code (each remedy once)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from edgebench.report.summary import COLUMNS, TERMINAL_ICONS
+
+    console.print("[bold]summary[/]")
+    for a in summary.answers:
+        console.print(f"  {escape(a)}")
+    t = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), header_style="bold underline")
+    for col in COLUMNS:
+        t.add_column(col, overflow="fold")
+    for row in summary.rows:
+        t.add_row(*(escape(str(c)) for c in row.cells(TERMINAL_ICONS, names=False)))
+    console.print(t)
+    every = len(summary.rows)
+    for verdict in ("fail", "warn"):
+        rules = summary.rules(verdict)
+        if rules:
+            console.print(f"check {TERMINAL_ICONS[verdict]}: " + "; ".join(
+                escape(rule) + ("" if len(rows) == every > 1 else f" ({escape(', '.join(rows))})")
+                for rule, rows in rules) + " (edgebench check: evidence and remedies)", soft_wrap=True)
+    for g in summary.warnings:
+        runs = f" [{len(g.runs)} runs]" if len(g.runs) > 1 else ""
+        console.print(f"[yellow]warning ({escape(g.code)}){runs}:[/] {escape(g.message)} — {escape(g.remedy)}")
+    if summary.acknowledged_line:
+        console.print(summary.acknowledged_line, style="dim", markup=False, soft_wrap=True)
+
+
+def summarise_runs(done: list, answers: tuple = ()):
+    """The summary of ``[(result, run_dir)]`` just measured: check's verdicts, the runs folder's acks."""
+    from edgebench.bench.sessions import other_sessions
+    from edgebench.report.check import check
+    from edgebench.report.summary import summarise
+    from edgebench.results.acks import acks_for
+
+    from edgebench.report.check import CheckReport
+
+    results = [r for r, _ in done]
+    verdicts: list = []
+    for label in dict.fromkeys(r.label for r in results):   # runs of different labels are never compared
+        group = [(r, d) for r, d in done if r.label == label]
+        verdicts += check([r for r, _ in group], sessions={r.run_id: other_sessions(r, d) for r, d in group}).verdicts
+    return summarise(results, CheckReport([r.run_id for r in results], verdicts), acks_for([d for _, d in done]),
+                     answers)
+
+
+__all__ = ["print_summary", "summarise_runs"]

@@ -1,0 +1,229 @@
+"""The one-screen summary of a set of runs (level 1, pure): the answer to forward, before the long claims.
+
+One row per model and board: the headline figure with its interval (a latency run's median end to end;
+else top-1, energy per inference), the accuracy delta against the FP32 baseline with its interval,
+peak memory and, on a microcontroller, the fit (flash and RAM against the board's), and ``check``'s
+verdicts on the row's runs as icons. Under it the warnings of all runs grouped by code, ranked by
+what they change, each remedy once (:mod:`edgebench.report.warnings`); acknowledged ones folded.
+``report`` (HTML, Markdown) puts it on top; ``bench A B`` and ``demo`` print it at the end.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from edgebench.report import format as fmt
+from edgebench.report.warnings import acknowledged_line, fold
+from edgebench.results.kinds import kind_of
+
+PASS, WARN, FAIL = "pass", "warn", "fail"
+#: a verdict -> its icon in HTML/Markdown and on a terminal.
+ICONS = {PASS: "✅", WARN: "⚠️", FAIL: "❌"}
+TERMINAL_ICONS = {PASS: "✓", WARN: "⚠", FAIL: "✗"}
+COLUMNS = ("model", "board", "label", "headline [95% CI]", "accuracy Δ [95% CI]", "memory / fit", "check")
+
+
+def size(nbytes) -> str:
+    """Bytes in KiB/MiB (binary, as memory is sized), ``–`` for None."""
+    if nbytes is None:
+        return "–"
+    n = float(nbytes)
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def memory_text(mem: Optional[dict], short: bool = False) -> Optional[str]:
+    """``extra.memory`` in a few words: a process's peak RSS, or a microcontroller's arena, scratch and
+    model (``short``: the arena only, a table cell)."""
+    if not mem:
+        return None
+    if mem.get("peak_rss_bytes") is not None or mem.get("rss_bytes") is not None:
+        return (f"peak RSS {size(mem.get('peak_rss_bytes'))}" if mem.get("peak_rss_bytes") is not None
+                else f"RSS {size(mem.get('rss_bytes'))}")
+    if mem.get("arena_bytes") is None:
+        return None
+    parts = [f"arena {size(mem['arena_bytes'])}"]
+    if short:
+        return parts[0]
+    if mem.get("scratch_bytes"):
+        parts.append(f"scratch {size(mem['scratch_bytes'])}")
+    parts.append(f"model {size(mem.get('model_bytes'))}")
+    return ", ".join(parts)
+
+
+def _fitting(checks: list) -> Optional[list]:
+    """The sizes of the first placement (ram, flash) in which every size fits (those of both included);
+    None when the model fits in none."""
+    def of(p):
+        return [c for c in checks if c.get("placement") in (p, "both", "", None)]
+
+    placements = sorted({c.get("placement") for c in checks} - {"both", "", None}) or ["ram"]
+    return next((of(p) for p in placements if all(c.get("fits") for c in of(p))), None)
+
+
+def fit_text(mem: Optional[dict], short: bool = False) -> Optional[str]:
+    """The fit sizes of a microcontroller run: ``fits: RAM 21.0 KiB of 192 KiB (11%); ...``, each size once;
+    ``short``: ``fits (RAM 11%)``, the fullest size only (a table cell)."""
+    checks = [c for c in (mem or {}).get("fit") or [] if c.get("have_bytes")]
+    if not checks:
+        return None
+    fitting = _fitting(checks)
+    verdict = "fits" if fitting is not None else "DOES NOT FIT"
+
+    def share(c) -> float:
+        return 100.0 * (c.get("need_bytes") or 0) / c["have_bytes"]
+
+    if short:
+        full = max(fitting or checks, key=share)
+        return f"{verdict} ({full.get('what')} {share(full):.0f}%)"
+    out, seen = [], set()
+    for c in checks:
+        if c.get("what") not in seen:
+            seen.add(c.get("what"))
+            out.append(f"{c.get('what')} {size(c.get('need_bytes'))} of {size(c['have_bytes'])} ({share(c):.0f}%)")
+    return f"{verdict}: " + "; ".join(out)
+
+
+@dataclass
+class Row:
+    """One model on one board, from all its runs among those summarised."""
+
+    model: str
+    board: str
+    label: str
+    runs: list = field(default_factory=list)
+    headline: str = "–"
+    accuracy: str = "–"
+    memory: str = "–"
+    verdicts: dict = field(default_factory=dict)    # pass/warn/fail -> [rule ids] on this row's runs
+
+    def cells(self, icons: dict = ICONS, names: bool = True) -> list:
+        return [self.model, self.board, self.label, self.headline, self.accuracy, self.memory,
+                self.check(icons, names)]
+
+    def check(self, icons: dict = ICONS, names: bool = True, escape=str) -> str:
+        """``❌ gates · ⚠️ single-run, cold-start · ✅ 9``: failed and warned rules by name (``names=False``:
+        counted, for a narrow terminal), passes counted; ``escape`` applied to the names (``icons`` are
+        put as they are: HTML may be given)."""
+        parts = [f"{icons[v]} {escape(', '.join(self.verdicts[v])) if names else len(self.verdicts[v])}"
+                 for v in (FAIL, WARN) if self.verdicts.get(v)]
+        if self.verdicts.get(PASS):
+            parts.append(f"{icons[PASS]} {len(self.verdicts[PASS])}")
+        return " · ".join(parts) or "–"
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "board": self.board, "label": self.label, "runs": list(self.runs),
+                "headline": self.headline, "accuracy": self.accuracy, "memory": self.memory,
+                "verdicts": {k: list(v) for k, v in self.verdicts.items()}}
+
+
+@dataclass
+class Summary:
+    rows: list
+    warnings: list          # WarningGroup, not acknowledged, ranked
+    acknowledged: list      # WarningGroup, acknowledged
+    answers: list = field(default_factory=list)   # one-line results (comparisons) above the table
+
+    @property
+    def acknowledged_line(self) -> Optional[str]:
+        return acknowledged_line({g.code: g.acknowledged for g in self.acknowledged})
+
+    def rules(self, verdict: str) -> list:
+        """``[(rule, [model on board, ...])]`` of the rules with ``verdict`` on some row, in first-seen order."""
+        out: dict = {}
+        for row in self.rows:
+            for rule in row.verdicts.get(verdict) or []:
+                out.setdefault(rule, []).append(f"{row.model} on {row.board}")
+        return list(out.items())
+
+    def to_dict(self) -> dict:
+        return {"answers": list(self.answers), "rows": [r.to_dict() for r in self.rows],
+                "warnings": [g.to_dict() for g in self.warnings],
+                "acknowledged": [g.to_dict() for g in self.acknowledged]}
+
+
+def latency_headline(r) -> Optional[str]:
+    e2e = (r.latency or {}).get("e2e") or {}
+    if not e2e.get("median_s"):
+        return None
+    ci = fmt.duration_range(e2e.get("ci_low_s"), e2e.get("ci_high_s")) if e2e.get("ci_low_s") is not None else None
+    return f"e2e {fmt.duration(e2e['median_s'])}" + (f" [{ci}]" if ci else "")
+
+
+def accuracy_figures(r) -> Optional[tuple]:
+    """``(top-1 text, delta text)`` of an accuracy run."""
+    a = (r.extra or {}).get("accuracy") or {}
+    t1 = ((a.get("accuracy") or {}).get("candidate") or {}).get("top1") or {}
+    p = a.get("paired") or {}
+    if t1.get("accuracy") is None:
+        return None
+    top1 = f"top-1 {fmt.percent(t1['accuracy'])}" + (
+        f" [{fmt.percent(t1.get('ci_low'))}–{fmt.percent(t1.get('ci_high'))}]" if t1.get("ci_low") is not None else "")
+    delta = "–"
+    if p.get("diff_points") is not None:
+        delta = f"{p['diff_points']:+.2f} pt" + (
+            f" [{p['diff_ci_low_points']:+.2f}, {p['diff_ci_high_points']:+.2f}]"
+            if p.get("diff_ci_low_points") is not None else "")
+    return top1, delta
+
+
+def energy_headline(r) -> Optional[str]:
+    ev = (r.power or {}).get("inference") or {}
+    if not ev.get("energy_j"):
+        return None
+    lo, hi = ev.get("ci_low_j"), ev.get("ci_high_j")
+    return f"{fmt.count(round(ev['energy_j'] * 1e6))} µJ/inference" + (
+        f" [{lo * 1e6:,.0f}–{hi * 1e6:,.0f}]" if lo is not None and hi is not None else "")
+
+
+def _row_key(r) -> tuple:
+    m = r.model or {}
+    return (m.get("sha256") or m.get("name"), (r.board or {}).get("name"))
+
+
+def summarise(runs: list, report=None, acks: Optional[dict] = None, answers: tuple = ()) -> Summary:
+    """The summary of ``runs`` (RunResult objects), with ``report`` (their CheckReport, optional) and the
+    acknowledgements of their runs folder (``acks``: code -> reason)."""
+    rows: dict = {}
+    for r in runs:
+        m = r.model or {}
+        key = _row_key(r)
+        if key not in rows:
+            name = str(m.get("name"))
+            prec = str(m.get("precision") or "")
+            rows[key] = Row(f"{name} {prec.upper()}".strip() if prec and prec.lower() not in name.lower() else name,
+                            str((r.board or {}).get("name")), r.label)
+        row = rows[key]
+        row.runs.append(r.run_id)
+        if r.label not in row.label.split("/"):
+            row.label += f"/{r.label}"
+        kind = kind_of(r)
+        lat = latency_headline(r) if kind.latency else None
+        acc = accuracy_figures(r) if kind.accuracy else None
+        energy = energy_headline(r) if kind.energy else None
+        if lat and (row.headline == "–" or kind.repeats):
+            row.headline = lat
+        elif energy and row.headline == "–":
+            row.headline = energy
+        if acc:
+            row.accuracy = acc[1]
+            if row.headline == "–":
+                row.headline = acc[0]
+        mem = (r.extra or {}).get("memory")
+        text = ", ".join(t for t in (memory_text(mem, short=True), fit_text(mem, short=True)) if t)
+        if text and row.memory == "–":
+            row.memory = text
+    if report is not None:
+        for row in rows.values():
+            ids = set(row.runs)
+            for v in report.verdicts:
+                if v.verdict in (PASS, WARN, FAIL) and ids & set(v.runs or []):
+                    row.verdicts.setdefault(v.verdict, []).append(v.rule)
+    groups, acked = fold(runs, acks)
+    return Summary(list(rows.values()), groups, acked, list(answers))
+
+
+__all__ = ["COLUMNS", "ICONS", "TERMINAL_ICONS", "Row", "Summary", "accuracy_figures", "fit_text", "memory_text",
+           "size", "summarise"]
