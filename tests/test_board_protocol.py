@@ -135,6 +135,10 @@ def test_declared_capabilities_are_what_the_client_does(board):
     def energy_counter():
         assert client.status()["simulated_energy_j"] > 0
 
+    def deploy():             # converts, uploads, CRC-checks and loads the model's blob
+        report = client.deploy(model, force=True)
+        assert report.blob_bytes > 0 and client.status()["model_loaded"] is True
+
     works(bp.OUTPUTS, outputs)
     works(bp.FIXED_RATE, fixed_rate)
     works(bp.SCHEDULE_CONTINUATION, continuation)
@@ -144,11 +148,12 @@ def test_declared_capabilities_are_what_the_client_does(board):
     works(bp.MLPERF_MODE, mlperf)
     works(bp.ENERGY_COUNTER, energy_counter)
     works(bp.BENCHMARK_MODEL, benchmark_model)
+    works(bp.DEPLOY, deploy)
     works(bp.TENSORS, tensors)      # last: it reloads the model
     expected = {"agent": {bp.OUTPUTS, bp.FIXED_RATE, bp.SCHEDULE_CONTINUATION, bp.TELEMETRY, bp.TENSORS,
                           bp.BENCHMARK_MODEL},
                 "sim": {bp.FIXED_RATE, bp.SCHEDULE_CONTINUATION, bp.TELEMETRY, bp.ENERGY_COUNTER},
-                "mcu": {bp.OUTPUTS, bp.LINK_REPORT, bp.LAYER_TIMING, bp.MLPERF_MODE}}[kind]
+                "mcu": {bp.OUTPUTS, bp.LINK_REPORT, bp.LAYER_TIMING, bp.MLPERF_MODE, bp.DEPLOY}}[kind]
     assert caps == expected
 
 

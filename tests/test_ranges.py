@@ -39,7 +39,7 @@ def test_every_numeric_option_declares_its_range():
 @pytest.mark.slow  # seven commands in subprocesses (test_the_library_checks_the_same_ranges stays in the lane)
 @pytest.mark.parametrize("args,needle", [
     (["bench", INT8, "--scenario", "fixed-rate", "--rate", "1e-320"],
-     "'--rate': must be a finite number from 0.0001 to 1,000,000 inferences per second, got 1e-320"),
+     "--rate must be a finite number from 0.0001 to 1,000,000 inferences per second, got 1e-320"),
     (["energy", INT8, "--board", "sim-pi5", "--duty", "1e-320"], "'--duty': must be a finite number from 1e-06 to 1"),
     (["soak", INT8, "--board", "sim-pi5", "--window", "1e-320"], "'--window': must be a finite number from 1 to"),
     (["bench", INT8, "--threads", "0"], "'--threads': must be a whole number from 1 to 1024, got 0"),
