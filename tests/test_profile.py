@@ -135,11 +135,11 @@ def test_layer_timings_survive_a_narrow_counter_wrapping(tmp_path, posix_firmwar
     few-millisecond durations (the core takes differences modulo the counter's width; without that
     a wrapped interval reads as ~2^32 ticks)."""
     monkeypatch.setenv("EB_POSIX_COUNTER_BITS", "18")
-    from edgebench.boards.mcu import open_mcu
+    from edgebench.boards.connect import open_client
     from edgebench.modelfile import read_model
 
     model = read_model(require_file(MLPERF_DIR / "kws_ref_model.tflite"))
-    with open_mcu(get_profile("posix-sim"), image=posix_firmware_bin) as board:
+    with open_client(get_profile("posix-sim"), image=posix_firmware_bin) as board:
         assert board.info["counter-bits"] == 18
         board.load(board.ensure_model(model))
         board.set_inputs(np.zeros((1, 49, 10, 1), np.float32))
