@@ -135,11 +135,11 @@ def test_layer_timings_survive_a_narrow_counter_wrapping(tmp_path, posix_firmwar
     few-millisecond durations (the core takes differences modulo the counter's width; without that
     a wrapped interval reads as ~2^32 ticks)."""
     monkeypatch.setenv("EB_POSIX_COUNTER_BITS", "18")
-    from edgebench.boards.mcu import open_mcu
+    from edgebench.boards.connect import open_client
     from edgebench.modelfile import read_model
 
     model = read_model(require_file(MLPERF_DIR / "kws_ref_model.tflite"))
-    with open_mcu(get_profile("posix-sim"), image=posix_firmware_bin) as board:
+    with open_client(get_profile("posix-sim"), image=posix_firmware_bin) as board:
         assert board.info["counter-bits"] == 18
         board.load(board.ensure_model(model))
         board.set_inputs(np.zeros((1, 49, 10, 1), np.float32))
@@ -152,6 +152,27 @@ def test_layer_timings_survive_a_narrow_counter_wrapping(tmp_path, posix_firmwar
     wraps = sum(whole) / 262.144e6                 # wraps expected to fall inside timed inferences
     assert wraps > 3 and max(whole) < 200_000_000 and min(whole) > 0, (wraps, max(whole))
     assert max(sums) < 200_000_000 and min(sums) > 0
+
+
+def test_the_sum_of_layers_timed_a_few_times_has_an_interval_from_its_repeats():
+    """Three per-layer inferences a repeat (``--layer-samples 3``) are too few for a within-repeat
+    interval of any row; two repeats still give the sum against the whole an interval, Student t on
+    the repeats' log ratios. One repeat gives none, and nothing compares a missing bound."""
+    from edgebench.bench.profile_summary import row_summary, sum_ratio
+
+    rng = np.random.default_rng(7)
+    runs = [{"whole": 3e-3 * (1 + 0.001 * rng.normal(size=6)), "a": 1e-3 * (1 + 0.001 * rng.normal(size=3)),
+             "b": 2e-3 * (1 + 0.001 * rng.normal(size=3))} for _ in range(2)]
+    summary = lambda key, k: row_summary([r[key] for r in runs[:k]], 40e-9)  # noqa: E731
+    assert summary("a", 2)["per_repeat"][0]["ci_low_s"] is None              # the case at hand
+    q = sum_ratio([summary("a", 2), summary("b", 2)], summary("whole", 2), 40e-9)
+    assert q["runs"] == 2 and q["ci_low"] is not None, q
+    assert 0.95 < q["ci_low"] <= q["ratio"] <= q["ci_high"] < 1.05 and "Student t on the log ratios" in q["ci_method"]
+    same = [{"whole": np.full(6, 3e-3), "a": np.full(3, 1e-3), "b": np.full(3, 2e-3)}] * 2   # emulated: exact
+    exact = sum_ratio([row_summary([r[k] for r in same]) for k in ("a", "b")], row_summary([r["whole"] for r in same]))
+    assert exact["ci_low"] == pytest.approx(1.0) and exact["ci_high"] == pytest.approx(1.0)
+    one = sum_ratio([summary("a", 1), summary("b", 1)], summary("whole", 1), 40e-9)
+    assert one["ci_low"] is None and one["ci_high"] is None and "no interval" in one["ci_method"]
 
 
 def _mlperf_model(name: str) -> Path:

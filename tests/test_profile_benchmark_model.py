@@ -1,23 +1,31 @@
 """The benchmark-model method of `edgebench profile`: LiteRT's benchmark_model run by the agent with
-operator profiling in proto mode, its output parsed with ai_edge_litert.profiling_info_pb2.
+operator profiling in proto mode, its output parsed with edgebench's copy of profiling_info.proto
+(in a descriptor pool of its own; checked field by field against ai_edge_litert.profiling_info_pb2).
 
 benchmark_model ships in no wheel here: the parser is tested against protocol buffers built in the
-test with profiling_info_pb2 (the message the real tool's ProfileSummaryProtoFormatter writes), and
-the run path against tests/fakes/fake_benchmark_model.py, a faithful fake of the binary (its flags,
-its proto file, its log line), run by a real local agent.
+test (the message the real tool's ProfileSummaryProtoFormatter writes), and the run path against
+tests/fakes/fake_benchmark_model.py, a faithful fake of the binary (its flags, its proto file written
+with ai_edge_litert.profiling_info_pb2, its log line), run by a real local agent.
+
+LiteRT's and TensorFlow's generated modules both define tflite.profiling.* in protobuf's default
+pool, under two file names, and the second one imported fails ("duplicate symbol"): this process
+imports neither (tf.lite elsewhere in the suite loads TensorFlow's); the tests that need them run a
+child Python.
 """
 from __future__ import annotations
 
 import json
 import os
 import stat
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from edgebench.errors import AgentError
-from edgebench.runtime.benchmark_model import parse_log, parse_profile
+from edgebench.runtime.benchmark_model import PROFILING_MESSAGES, parse_log, parse_profile, profiling_message
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
@@ -37,9 +45,7 @@ INFO: Inference timings in us: Init: 3100, First inference: 443, Warmup (avg): 2
 
 
 def _proto(rows, delegate_rows=()) -> bytes:
-    from ai_edge_litert import profiling_info_pb2 as pb
-
-    msg = pb.BenchmarkProfilingData()
+    msg = profiling_message()()
     sub = msg.runtime_profile.subgraph_profiles.add()
     sub.subgraph_index = 0
     for order, (name, node_type, avg) in enumerate(rows):
@@ -83,6 +89,75 @@ def test_what_is_not_a_profile_is_one_clear_error():
     with pytest.raises(AgentError, match="no runtime profile"):
         parse_profile(b"")
     assert parse_log("no timings here") == {}
+
+
+def _child(*code: str) -> subprocess.CompletedProcess:
+    """The ``code`` blocks in a fresh Python (its own protobuf default pool), edgebench importable."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-c", "\n".join(textwrap.dedent(c) for c in code)], capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def test_the_schema_is_litert_s_profiling_info_proto():
+    got = _child("""
+        import json
+        from ai_edge_litert import profiling_info_pb2 as pb
+        from google.protobuf import descriptor_pb2
+        proto = descriptor_pb2.FileDescriptorProto()
+        pb.DESCRIPTOR.CopyToProto(proto)
+        print(json.dumps({m.name: [[f.name, f.number, f.type, f.label == f.LABEL_REPEATED,
+                                    f.type_name.rsplit(".", 1)[-1] or None] for f in m.field]
+                          for m in proto.message_type}))
+    """)
+    assert got.returncode == 0, got.stderr
+    from google.protobuf.descriptor_pb2 import FieldDescriptorProto as F
+
+    types = {"string": F.TYPE_STRING, "int32": F.TYPE_INT32, "int64": F.TYPE_INT64, "float": F.TYPE_FLOAT,
+             "message": F.TYPE_MESSAGE}
+    ours = {name: [[f[0], f[1], types[f[2]], f[4], f[3]] for f in fields] for name, fields in PROFILING_MESSAGES.items()}
+    assert json.loads(got.stdout) == ours
+
+
+_TF_PROTO = """
+    import importlib.util
+    from pathlib import Path
+
+    def tensorflow_profiling_info():
+        # what `import tensorflow.lite` does (tensorflow/lite/python/lite.py imports it), without the rest
+        # of TensorFlow: tflite.profiling.* registered under tensorflow/lite/profiling/proto/profiling_info.proto
+        path = Path(importlib.util.find_spec("tensorflow").origin).parent / "lite/profiling/proto/profiling_info_pb2.py"
+        spec = importlib.util.spec_from_file_location("tensorflow.lite.profiling.proto.profiling_info_pb2", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+"""
+
+
+def test_the_profile_parses_after_tensorflow_registered_its_own_profiling_proto():
+    """Regression: with TensorFlow's profiling_info_pb2 loaded first (any test that touched tf.lite),
+    parsing imported ai_edge_litert.profiling_info_pb2 and failed with "duplicate symbol
+    'tflite.profiling.BenchmarkProfilingData'". And parsing first must not break a later tf.lite."""
+    pytest.importorskip("tensorflow")
+    first = _child(_TF_PROTO, """
+        tf = tensorflow_profiling_info()
+        msg = tf.BenchmarkProfilingData()
+        p = msg.runtime_profile.subgraph_profiles.add().per_op_profiles.add()
+        p.name, p.node_type, p.inference_microseconds.avg = "[a]:0", "CONV_2D", 120
+        from edgebench.runtime.benchmark_model import parse_profile
+        print([(r.node_index, r.op, r.avg_us) for r in parse_profile(msg.SerializeToString()).rows])
+    """)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "[(0, 'CONV_2D', 120.0)]"
+    then = _child(_TF_PROTO, """
+        from edgebench.runtime.benchmark_model import parse_profile, profiling_message
+        msg = profiling_message()()
+        msg.runtime_profile.subgraph_profiles.add().per_op_profiles.add(name="[a]:0", node_type="CONV_2D")
+        assert parse_profile(msg.SerializeToString()).rows[0].op == "CONV_2D"
+        print(tensorflow_profiling_info().BenchmarkProfilingData.FromString(msg.SerializeToString())
+              .runtime_profile.subgraph_profiles[0].per_op_profiles[0].name)
+    """)
+    assert then.returncode == 0, then.stderr
+    assert then.stdout.strip() == "[a]:0"
 
 
 @pytest.fixture

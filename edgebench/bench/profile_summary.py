@@ -15,9 +15,12 @@ deviation and count (``benchmark_model`` reports nothing else). Per row:
 The sum of the layers against the whole model: per repeat, the ratio of the sum of the rows'
 estimates to the whole model's, with a within-repeat interval by the delta method (the rows'
 log standard errors weighted by their share of the sum, and the whole's); across repeats
-:func:`~edgebench.stats.dependence.runs_interval` (Student t on the log ratios, at least the
-pooled within-repeat interval). The point is the sum of the rows' pooled figures over the
-whole's, and the interval is widened to hold it.
+:func:`~edgebench.stats.dependence.runs_interval` on those figures. When a repeat has no
+within-repeat interval (a row or the whole timed too few times for a dependence-aware one, e.g.
+a few per-layer inferences on the device counter), Student t on the repeats' log ratios (df
+K - 1), at least the pooled within-repeat interval of the repeats that have one; one such repeat
+alone gives no interval. The point is the sum of the rows' pooled figures over the whole's, and
+the interval is widened to hold it.
 """
 from __future__ import annotations
 
@@ -136,13 +139,41 @@ def sum_ratio(rows: list, whole: dict, resolution_s: float = 0.0) -> Optional[di
     if not ratios:
         return None
     # each repeat's ratio: a delta-method interval on the normal quantile (its df taken as large)
-    iv = runs_interval([_figure(r, lo, hi, z, 1000.0) for r, (lo, hi) in zip(ratios, intervals)], ci_level=LEVEL)
+    figs = [_figure(r, lo, hi, z, 1000.0) for r, (lo, hi) in zip(ratios, intervals)]
+    if all(f.se_log is not None for f in figs):
+        iv = runs_interval(figs, ci_level=LEVEL)
+        low, high, cv = iv.low, iv.high, iv.between_run_cv
+        method = (f"{iv.method}; each repeat's ratio with a delta-method interval from the rows' and the "
+                  "whole model's intervals")
+    else:
+        low, high, cv, method = _ratios_spread(figs)
     point = sum(r["median_s"] for r in rows) / whole["median_s"]
-    lo, hi = (None, None) if iv.low is None else (min(iv.low, point), max(iv.high, point))
+    lo, hi = (None, None) if low is None or high is None else (min(low, point), max(high, point))
     return {"ratio": point, "ci_low": lo, "ci_high": hi, "ci_level": LEVEL, "runs": len(ratios),
-            "per_repeat": ratios, "between_run_cv": iv.between_run_cv,
-            "ci_method": f"{iv.method}; each repeat's ratio with a delta-method interval from the rows' and the "
-                         "whole model's intervals"}
+            "per_repeat": ratios, "between_run_cv": cv, "ci_method": method}
+
+
+def _ratios_spread(figs: list) -> tuple:
+    """``(low, high, between_run_cv, method)`` of the repeats' ratios when some repeat has no
+    within-repeat interval (a row or the whole model timed too few times for one): Student t on the
+    log ratios (df K - 1), at least the pooled within-repeat interval of the repeats that have one
+    (:func:`edgebench.stats.variation.own_spread_estimate`). One repeat: no interval."""
+    from edgebench.stats.variation import RunFigure, own_spread_estimate
+
+    k = len(figs)
+    if k < 2 or any(f.estimate <= 0 for f in figs):
+        return None, None, None, ("one repeat whose ratio has no within-repeat interval (too few samples of a "
+                                  "row or of the whole model): no interval")
+    known = [f.se_log for f in figs if f.se_log is not None]
+    pooled = math.sqrt(float(np.mean(np.square(known)))) if known else 0.0
+    est = own_spread_estimate([RunFigure(f.estimate, f.se_log if f.se_log is not None else pooled, f.df)
+                               for f in figs])
+    low, high = est.interval(LEVEL)
+    cv = float(np.std([math.log(f.estimate) for f in figs], ddof=1))
+    return low, high, cv, (f"Student t on the log ratios of {k} repeats (df {k - 1}), at least the pooled "
+                           "within-repeat interval; "
+                           + ("some repeats' ratios have" if known else "the repeats' ratios have")
+                           + " no within-repeat interval (too few samples of a row or of the whole model)")
 
 
 def per_mac(seconds: Optional[float], macs: Optional[int], basis: Optional[dict]) -> Optional[float]:

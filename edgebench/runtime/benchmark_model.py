@@ -2,10 +2,17 @@
 
 Run with ``--enable_op_profiling=true --op_profiling_output_mode=proto
 --op_profiling_output_file=F`` (the agent does that: ``benchmark_model`` op), the tool writes a
-``tflite.profiling.BenchmarkProfilingData`` protocol buffer to F, parsed here with
-``ai_edge_litert.profiling_info_pb2`` (it ships in the ai-edge-litert wheel), and logs its
+``tflite.profiling.BenchmarkProfilingData`` protocol buffer to F, parsed here, and logs its
 whole-model timing on stdout, parsed from the line
 ``Inference timings in us: Init: I, First inference: F, Warmup (avg): W, Inference (avg): A``.
+
+The message is built from its schema (``tflite/profiling/proto/profiling_info.proto``, the same
+as ``ai_edge_litert.profiling_info_pb2``'s; a test compares the two) in a descriptor pool of its
+own. Two generated modules define ``tflite.profiling.*`` in two differently named files,
+``ai_edge_litert.profiling_info_pb2`` and TensorFlow's
+``tensorflow.lite.profiling.proto.profiling_info_pb2`` (imported by ``tf.lite``), and protobuf's
+default pool refuses the second one loaded ("duplicate symbol"): importing LiteRT's module here
+would break a later ``tf.lite`` in the same process, or fail after it. A private pool does neither.
 
 What the tool records, from its source (tensorflow/lite/profiling): one
 ``OpProfileData`` per node of each subgraph, in run order, with ``node_type`` (the
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Optional
 
 from edgebench.errors import AgentError
@@ -72,6 +80,65 @@ class Profile:
                 "other_subgraphs": self.other_subgraphs, "whole": dict(self.whole)}
 
 
+#: tflite/profiling/proto/profiling_info.proto (proto2, every field optional or repeated): per message,
+#: its fields as (name, number, type, message type or None, repeated)
+PROFILING_PROTO = "tflite/profiling/proto/profiling_info.proto"
+PROFILING_PACKAGE = "tflite.profiling"
+PROFILING_MESSAGES: dict[str, list[tuple[str, int, str, Optional[str], bool]]] = {
+    "BenchmarkProfilingData": [("model_name", 1, "string", None, False),
+                               ("init_profile", 2, "message", "ModelProfilingData", False),
+                               ("runtime_profile", 3, "message", "ModelProfilingData", False)],
+    "ModelProfilingData": [("subgraph_profiles", 1, "message", "SubGraphProfilingData", True),
+                           ("delegate_profiles", 2, "message", "DelegateProfilingData", True)],
+    "SubGraphProfilingData": [("subgraph_name", 1, "string", None, False), ("subgraph_index", 2, "int32", None, False),
+                              ("per_op_profiles", 3, "message", "OpProfileData", True)],
+    "DelegateProfilingData": [("delegate_name", 1, "string", None, False),
+                              ("per_op_profiles", 2, "message", "OpProfileData", True)],
+    "OpProfilingStat": [("first", 1, "int64", None, False), ("last", 2, "int64", None, False),
+                        ("avg", 3, "int64", None, False), ("stddev", 4, "float", None, False),
+                        ("variance", 5, "float", None, False), ("min", 6, "int64", None, False),
+                        ("max", 7, "int64", None, False), ("sum", 8, "int64", None, False),
+                        ("count", 9, "int64", None, False)],
+    "OpProfileData": [("node_type", 1, "string", None, False),
+                      ("inference_microseconds", 2, "message", "OpProfilingStat", False),
+                      ("mem_kb", 3, "message", "OpProfilingStat", False), ("times_called", 4, "int64", None, False),
+                      ("name", 5, "string", None, False), ("run_order", 6, "int64", None, False)],
+}
+
+
+@lru_cache(maxsize=1)
+def _profiling_pool():
+    from google.protobuf import descriptor_pb2, descriptor_pool
+
+    F = descriptor_pb2.FieldDescriptorProto
+    types = {"string": F.TYPE_STRING, "int32": F.TYPE_INT32, "int64": F.TYPE_INT64, "float": F.TYPE_FLOAT,
+             "message": F.TYPE_MESSAGE}
+    proto = descriptor_pb2.FileDescriptorProto(name=PROFILING_PROTO, package=PROFILING_PACKAGE)
+    for message, fields in PROFILING_MESSAGES.items():
+        m = proto.message_type.add(name=message)
+        for field_name, number, kind, of, repeated in fields:
+            m.field.add(name=field_name, number=number, type=types[kind],
+                        label=F.LABEL_REPEATED if repeated else F.LABEL_OPTIONAL,
+                        **({"type_name": f".{PROFILING_PACKAGE}.{of}"} if of else {}))
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return pool
+
+
+@lru_cache(maxsize=None)
+def profiling_message(name: str = "BenchmarkProfilingData"):
+    """The message class ``tflite.profiling.<name>`` of :data:`PROFILING_MESSAGES`, in a descriptor
+    pool of its own (never protobuf's default pool, where TensorFlow and LiteRT each register it
+    under another file name: see the module docstring)."""
+    from google.protobuf import message_factory
+
+    pool = _profiling_pool()
+    descriptor = pool.FindMessageTypeByName(f"{PROFILING_PACKAGE}.{name}")
+    if hasattr(message_factory, "GetMessageClass"):        # protobuf >= 4.21
+        return message_factory.GetMessageClass(descriptor)
+    return message_factory.MessageFactory(pool).GetPrototype(descriptor)
+
+
 def _row(p, internal: bool) -> OpRow:
     st = p.inference_microseconds
     m = _NODE.search(p.name)
@@ -86,9 +153,7 @@ def parse_profile(data: bytes, log: str = "") -> Profile:
     figures); AgentError for bytes that are not one, or one without a runtime profile."""
     from google.protobuf.message import DecodeError
 
-    from ai_edge_litert import profiling_info_pb2 as pb
-
-    msg = pb.BenchmarkProfilingData()
+    msg = profiling_message()()
     try:
         msg.ParseFromString(bytes(data))
     except DecodeError as exc:
@@ -122,4 +187,4 @@ def parse_log(text: str) -> dict:
     return out
 
 
-__all__ = ["OpRow", "Profile", "parse_profile", "parse_log"]
+__all__ = ["OpRow", "Profile", "parse_profile", "parse_log", "profiling_message", "PROFILING_MESSAGES"]
