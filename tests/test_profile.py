@@ -175,6 +175,23 @@ def test_the_sum_of_layers_timed_a_few_times_has_an_interval_from_its_repeats():
     assert one["ci_low"] is None and one["ci_high"] is None and "no interval" in one["ci_method"]
 
 
+
+def test_an_emulated_boards_repeats_take_no_between_repeat_allowance_unless_they_show_one():
+    """Emulated figures are instruction counts: repeats that agree give the within-repeat width; a
+    measured board's keeps the stated 1% prior between repeats."""
+    from edgebench.bench.profile_summary import row_summary, sum_ratio
+
+    rng = np.random.default_rng(3)
+    runs = [{k: m * (1 + 1e-5 * rng.normal(size=200)) for k, m in (("whole", 3e-3), ("a", 1e-3), ("b", 2e-3))}
+            for _ in range(3)]
+
+    def width(label):
+        rows = [row_summary([r[k] for r in runs], 0.0, label) for k in ("a", "b")]
+        q = sum_ratio(rows, row_summary([r["whole"] for r in runs], 0.0, label), 0.0, label)
+        return q["ci_high"] / q["ci_low"] - 1.0
+
+    assert width("emulated") < 1e-3 < width("measured")
+
 def _mlperf_model(name: str) -> Path:
     require_tool("arm-none-eabi-gcc")
     require_tool("qemu-system-arm")

@@ -77,9 +77,10 @@ def _means_interval(m: Means, resolution_s: float) -> tuple:
     return m.mean_s, max(m.mean_s - half, m.mean_s * 1e-3), m.mean_s + half
 
 
-def row_summary(per_repeat: list, resolution_s: float = 0.0) -> Optional[dict]:
+def row_summary(per_repeat: list, resolution_s: float = 0.0, label: str = "measured") -> Optional[dict]:
     """One row's figure from its repeats (each an array of seconds or a :class:`Means`);
-    None when no repeat has a usable value."""
+    None when no repeat has a usable value. ``label``: the figures' (an emulated board's repeats
+    are assumed to agree unless they show otherwise: :func:`edgebench.stats.variation.priors`)."""
     if per_repeat and all(isinstance(r, Means) for r in per_repeat):
         parts = [_means_interval(r, resolution_s) for r in per_repeat if r.mean_s > 0]
         if not parts:
@@ -88,7 +89,7 @@ def row_summary(per_repeat: list, resolution_s: float = 0.0) -> Optional[dict]:
 
         figs = [_figure(p[0], p[1], p[2], float(student_t.ppf(0.5 + LEVEL / 2.0, max(r.count - 1, 1))),
                         float(max(r.count - 1, 1))) for p, r in zip(parts, [r for r in per_repeat if r.mean_s > 0])]
-        iv = runs_interval(figs, ci_level=LEVEL, resolution_s=resolution_s)
+        iv = runs_interval(figs, ci_level=LEVEL, resolution_s=resolution_s, label=label)
         point = float(np.mean([p[0] for p in parts]))
         lo, hi = (None, None) if iv.low is None else (min(iv.low, point), max(iv.high, point))
         return {"median_s": point, "ci_low_s": lo, "ci_high_s": hi, "runs": len(parts),
@@ -99,7 +100,7 @@ def row_summary(per_repeat: list, resolution_s: float = 0.0) -> Optional[dict]:
     runs = [np.asarray(r, dtype=np.float64) for r in per_repeat if r is not None and len(r) >= 2]
     if not runs:
         return None
-    s = summarize_runs(runs, LEVEL, resolution_s)
+    s = summarize_runs(runs, LEVEL, resolution_s, label=label)
     return {"median_s": s.median_s, "ci_low_s": s.ci_low_s, "ci_high_s": s.ci_high_s, "runs": s.runs, "n": s.n,
             "statistic": "median", "ci_method": s.ci_method, "lag1_autocorr": s.lag1_autocorr,
             "per_repeat": [{"estimate_s": p["median_s"], "ci_low_s": p["ci_low_s"], "ci_high_s": p["ci_high_s"]}
@@ -113,7 +114,7 @@ def _se_log(p: dict) -> Optional[float]:
     return (math.log(hi) - math.log(lo)) / (2.0 * _z())
 
 
-def sum_ratio(rows: list, whole: dict, resolution_s: float = 0.0) -> Optional[dict]:
+def sum_ratio(rows: list, whole: dict, resolution_s: float = 0.0, label: str = "measured") -> Optional[dict]:
     """Sum of ``rows`` (their summaries) over ``whole``'s, per repeat and across repeats."""
     if not rows or not whole or any(r is None for r in rows):
         return None
@@ -141,7 +142,7 @@ def sum_ratio(rows: list, whole: dict, resolution_s: float = 0.0) -> Optional[di
     # each repeat's ratio: a delta-method interval on the normal quantile (its df taken as large)
     figs = [_figure(r, lo, hi, z, 1000.0) for r, (lo, hi) in zip(ratios, intervals)]
     if all(f.se_log is not None for f in figs):
-        iv = runs_interval(figs, ci_level=LEVEL)
+        iv = runs_interval(figs, ci_level=LEVEL, label=label)
         low, high, cv = iv.low, iv.high, iv.between_run_cv
         method = (f"{iv.method}; each repeat's ratio with a delta-method interval from the rows' and the "
                   "whole model's intervals")

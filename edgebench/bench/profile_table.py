@@ -63,13 +63,15 @@ def profile_section(run) -> dict:
             _mark(rows, op_key(cut.index), cut.reason)
         elif cut.notes:
             _row(rows, op_key(cut.index))["note"] = "; ".join(cut.notes)
-    whole = row_summary([rep.whole for rep in run.repeats], res) if run.repeats else None
+    label = run.result.label
+    whole = row_summary([rep.whole for rep in run.repeats], res, label) if run.repeats else None
     basis = clock_basis(run.profile) if run.kind == "mcu" else {"available": False, "reason":
                                                                   "a Linux board's time is not a count of cycles"}
     use = basis if basis.get("available") else None
     for r in rows:
         values = [rep.rows.get(r["key"]) for rep in run.repeats]
-        fig = row_summary([v for v in values if v is not None], res) if any(v is not None for v in values) else None
+        fig = (row_summary([v for v in values if v is not None], res, label) if any(v is not None for v in values)
+               else None)
         if fig is None:
             r.update(median_s=None, ci_low_s=None, ci_high_s=None, share=None, per_mac=None, per_mac_ci=None)
             if r["in_sum"] and r.get("note", "") == "" and run.repeats:
@@ -83,7 +85,7 @@ def profile_section(run) -> dict:
         r["per_mac_ci"] = ([per_mac(fig["ci_low_s"], r["macs"], use), per_mac(fig["ci_high_s"], r["macs"], use)]
                            if r["per_mac"] is not None and fig["ci_low_s"] is not None else None)
     summed = [r for r in rows if r["in_sum"] and r.get("_fig")]
-    ratio = sum_ratio([r["_fig"] for r in summed], whole, res) if whole else None
+    ratio = sum_ratio([r["_fig"] for r in summed], whole, res, label) if whole else None
     total = sum(r["median_s"] for r in summed) if summed else None
     for r in rows:
         r.pop("_fig", None)

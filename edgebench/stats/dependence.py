@@ -240,16 +240,17 @@ def run_figures(per: Sequence[QuantileInterval]) -> Optional[list]:
 
 
 def runs_interval(per: Sequence[QuantileInterval], repeat=None, ci_level: float = 0.95,
-                  resolution_s: float = 0.0) -> RunsInterval:
+                  resolution_s: float = 0.0, label: str = "measured") -> RunsInterval:
     """Interval of an invocation's figure from its runs' own intervals ``per``.
 
     ``repeat``: the between-repeat :class:`~edgebench.stats.variation.Component` pooled over the
-    runs folder (None: these runs and the stated prior alone). The centre is the geometric mean
+    runs folder (None: these runs and the stated prior of figures of ``label`` alone,
+    :func:`edgebench.stats.variation.priors`). The centre is the geometric mean
     of the run figures; the variance ``(tau2 + mean w) / K`` (Welch–Satterthwaite df). When the
     runs spread more than that allows (chi-squared, 1%), their own spread is used instead
     (Student t, df K - 1) and ``repeats_disagree_p`` says so. No bound is closer than a clock tick.
     """
-    from edgebench.stats.variation import REPEAT_PRIOR, invocation, pooled_component
+    from edgebench.stats.variation import invocation, pooled_component, priors
 
     level = check_level(ci_level)
     if not per:
@@ -263,7 +264,7 @@ def runs_interval(per: Sequence[QuantileInterval], repeat=None, ci_level: float 
         return RunsInterval(estimate=centre, low=None, high=None, ci_level=level, runs=k, between_run_cv=cv,
                             method="a run has too few effective samples for an interval")
     if repeat is None:
-        repeat = pooled_component([[(f.y, f.w) for f in figs]], REPEAT_PRIOR)
+        repeat = pooled_component([[(f.y, f.w) for f in figs]], priors(label)[0])
     est, disagree = invocation(figs, repeat)
     lo, hi = est.interval(level)
     if resolution_s > 0:

@@ -194,14 +194,16 @@ def summarize(samples_s, ci_level: float = 0.95, resolution_s: float = 0.0) -> L
     return summarize_runs([samples_s], ci_level, resolution_s)
 
 
-def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repeat=None) -> LatencySummary:
+def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repeat=None,
+                   label: str = "measured") -> LatencySummary:
     """Summarize K runs (a list of 1-D arrays of latencies in seconds, each in measuring order).
 
     Median, percentiles, MAD and extremes come from the pooled samples; the interval of
     the median from :func:`edgebench.stats.dependence.runs_interval` over the runs' own
     dependence-aware intervals, with the between-repeat component ``repeat``
     (:class:`edgebench.stats.variation.Component`, pooled over the runs folder; or a function
-    of the runs' median figures that returns it; None: these runs and the stated prior).
+    of the runs' median figures that returns it; None: these runs and the stated prior of figures
+    of ``label``).
     Percentile intervals likewise, where every run has enough effective samples for one.
     """
     from scipy.stats import median_abs_deviation
@@ -228,7 +230,7 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repe
     ci_low = ci_high = None
     method, cv, head = per[0].method, None, None
     if positive and all(q.estimate > 0 for q in per):
-        head = runs_interval(per, repeat, level, resolution_s)
+        head = runs_interval(per, repeat, level, resolution_s, label)
         ci_low, ci_high, cv = head.low, head.high, head.between_run_cv
         method = f"{head.method}; each run: {per[0].method}" if head.low is not None else head.method
         if ci_low is not None and ci_high is not None:  # the headline must hold the pooled median beside it
@@ -237,7 +239,7 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repe
     for q, key, _min_n in tails:
         qs = [e[wanted.index(q)] for e in each] if q in wanted else []
         if qs and all(v.low is not None and v.estimate > 0 for v in qs):
-            iv = runs_interval(qs, repeat, level, resolution_s)
+            iv = runs_interval(qs, repeat, level, resolution_s, label)
             pct[key] = [iv.low, iv.high] if iv.low is not None else None
         else:
             pct[key] = None
