@@ -36,8 +36,16 @@ from scipy.stats import binom
 from edgebench.errors import DataError
 from edgebench.stats.compare import ratio_of_medians
 from edgebench.stats.dependence import quantile_interval, runs_interval
-from edgebench.stats.variation import (REPEAT_PRIOR, SESSION_PRIOR, Component, RunFigure, combine_sessions,
-                                       invocation, log_ratio, pooled_component)
+from edgebench.stats.variation import (
+    REPEAT_PRIOR,
+    SESSION_PRIOR,
+    Component,
+    RunFigure,
+    combine_sessions,
+    invocation,
+    log_ratio,
+    pooled_component,
+)
 
 #: no between-repeat variation: isolates the within-run part of a comparison
 NONE = Component(var=0.0, df=1e6, level="between repeats", source="prior")

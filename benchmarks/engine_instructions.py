@@ -38,9 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from edgebench.mcu import OP_NAMES, convert  # noqa: E402
+from edgebench.mcu.protocol import DutClient  # noqa: E402
 from edgebench.mcu.qemu import QemuBoard  # noqa: E402
 from edgebench.runtime.inspect import inspect_model  # noqa: E402
-from edgebench.mcu.protocol import DutClient  # noqa: E402
 
 MLPERF_TINY = ROOT.parent / "shared" / "models" / "mlperf-tiny"
 MODELS = {

@@ -69,9 +69,9 @@ def drop_proxy(url: str):
 def lost_bytes(url: str, positions: int, seed: int) -> dict:
     from edgebench.bench.verify import VerifyOptions, run_verify
     from edgebench.boards.connect import open_client
-    from edgebench.mcu.board import McuClient
     from edgebench.boards.registry import get_profile
     from edgebench.errors import EdgebenchError
+    from edgebench.mcu.board import McuClient
     from edgebench.mcu.protocol import DutClient
     from edgebench.modelfile import read_model
 
@@ -246,8 +246,8 @@ def main() -> int:
 
     from test_fault_injection import deploy_digits
 
-    from edgebench.mcu.firmware import FirmwareSession, build_firmware
     from edgebench.boards.registry import get_profile
+    from edgebench.mcu.firmware import FirmwareSession, build_firmware
 
     image = build_firmware("posix")
     report = {"what": "measured on posix-sim (the firmware core on the host CPU, pseudo-terminal link)",

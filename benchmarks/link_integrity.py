@@ -55,9 +55,9 @@ def deploys_and_verifies(url: str, rate: float, deploys: int, verifies: int, see
     from test_fault_injection import SerialProxy
 
     from edgebench.bench.verify import VerifyOptions, run_verify
-    from edgebench.mcu.board import McuClient
     from edgebench.boards.registry import get_profile
     from edgebench.errors import EdgebenchError
+    from edgebench.mcu.board import McuClient
     from edgebench.mcu.protocol import DutClient
     from edgebench.modelfile import read_model
 
@@ -111,8 +111,8 @@ def main() -> int:
 
     from test_fault_injection import deploy_digits
 
-    from edgebench.mcu.firmware import FirmwareSession, build_firmware
     from edgebench.boards.registry import get_profile
+    from edgebench.mcu.firmware import FirmwareSession, build_firmware
 
     image = build_firmware("posix")
     profile = get_profile("posix-sim")

@@ -32,12 +32,12 @@ sys.path.insert(0, str(ROOT / "tests"))          # the graphs the tests check
 def per_operator(tmp: Path) -> list:
     import keras
     import onnx
+    from onnx_graphs import CASES, build
 
     from edgebench.quantize._tf import Quiet, import_tensorflow
     from edgebench.quantize.checks import run_fp32
     from edgebench.quantize.onnx_lower import read_onnx, reference
     from edgebench.quantize.onnx_lower.lower import lower, run_keras
-    from onnx_graphs import CASES, build
 
     tf = import_tensorflow()
     rows = []
@@ -67,10 +67,10 @@ def per_operator(tmp: Path) -> list:
 
 def mobilenet(tmp: Path, size: int, repeat: int, calib_count: int) -> dict:
     import onnx
+    from onnx_graphs import mobilenet_like
 
     from edgebench.quantize import QuantizeOptions, quantize_model
     from edgebench.quantize.onnx_lower.inspect import inspect_onnx
-    from onnx_graphs import mobilenet_like
 
     path = tmp / "mobilenet_v1.onnx"
     onnx.save(mobilenet_like(seed=0, size=size), str(path))

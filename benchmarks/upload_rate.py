@@ -137,9 +137,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     bauds = args.baud or [115200, 921600]
 
-    from edgebench.mcu.firmware import FirmwareSession, build_firmware
     from edgebench.boards.registry import get_profile
     from edgebench.mcu.blob import convert
+    from edgebench.mcu.firmware import FirmwareSession, build_firmware
 
     blob = convert(args.model.read_bytes()).data
     image = build_firmware("posix")

@@ -105,8 +105,8 @@ def posix_firmware_bin() -> Path:
 def fw(posix_firmware_bin):
     """A running posix firmware (as `edgebench flash --board posix-sim` keeps one); its pty.
     Import it with ``posix_firmware_bin`` into a test module."""
-    from edgebench.mcu.firmware import FirmwareSession
     from edgebench.boards.registry import get_profile
+    from edgebench.mcu.firmware import FirmwareSession
 
     with FirmwareSession(get_profile("posix-sim"), image=posix_firmware_bin) as session:
         yield session.url

@@ -296,7 +296,7 @@ def test_drop_gate_fails_when_the_interval_reaches_past_max_drop():
     assert top1["point"] == pytest.approx(1.0) and top1["value"] == pytest.approx(3.038, abs=1e-3)
     assert top1["outcome"] == "unresolved" and v["passed"] is False and v["failed"] == ["top-1 accuracy"]
     assert "cannot resolve the gate" in top1["note"] and v["unresolved"] == ["top-1 accuracy"]
-    from edgebench.bench.accuracy_eval import validation_section as by_default   # no threshold given
+    from edgebench.bench.accuracy_eval import validation_section as by_default  # no threshold given
     d = by_default(acc, acc, paired, cal, {"cosine_similarity": 1.0}, [], 1.0, 0.05, 3.0)
     assert d["passed"] is True and d["failed"] == [] and d["default_exceeded"] == ["top-1 accuracy"]
     assert d["rows"][0]["set_by"] == "default" and top1["set_by"] == "user"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import run_edgebench
+
 from edgebench.results import store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,14 @@ import pytest
 from typer.testing import CliRunner
 
 from edgebench.bench.battery import (
-    HOURS_PER_MONTH, PRESETS, Load, estimate, figures_from_run, load_from_figures, make_cell, preset,
+    HOURS_PER_MONTH,
+    PRESETS,
+    Load,
+    estimate,
+    figures_from_run,
+    load_from_figures,
+    make_cell,
+    preset,
 )
 from edgebench.cli.app import app
 from edgebench.cli.battery_cmd import battery_estimate, battery_lines

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import MLPERF_DIR
+from test_firmware_engine import TinyModel
 
 from edgebench.errors import ModelError
 from edgebench.mcu import FORMAT_VERSION, SUPPORTED_OPS, convert, parse
 from edgebench.mcu.blob_plan import Buffer, live_lower_bound, plan
 from edgebench.mcu.blob_quant import activation_range, add_params, quantize_multiplier, softmax_params
-from test_firmware_engine import TinyModel
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import require_module, require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,10 +142,10 @@ def test_find_port_by_usb_ids():
 
 
 def test_boards_connected_cli_lists_ports(monkeypatch):
+    import serial.tools.list_ports as lp
     from typer.testing import CliRunner
 
     import edgebench.cli.output as output
-    import serial.tools.list_ports as lp
     from edgebench.cli.app import app
 
     monkeypatch.setattr(output, "_consoles", {})

@@ -2,8 +2,8 @@
 import copy
 import json
 
-
 from test_compare_cmd import cli  # the command line in this process; its exit code
+
 from edgebench.report import check as ck
 from edgebench.results import store
 from edgebench.results.model import RunResult

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import require_tool
+
 from edgebench.transport.child import descendants, proc_stat, still_alive
 
 ROOT = Path(__file__).resolve().parents[1]

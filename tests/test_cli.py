@@ -89,7 +89,6 @@ def test_debug_is_accepted_after_the_verb_too(tmp_path, cli):
 
 def test_shell_completion_is_on():
     import os
-
     import shlex
 
     # typer detects the shell from the parent processes (shellingham): under `make` that is sh,

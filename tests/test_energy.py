@@ -23,7 +23,14 @@ from edgebench.power.base import MeterError, MeterInfo, PolledMeter, Samples
 from edgebench.results import store
 from edgebench.results.model import RunResult
 from edgebench.stats.energy import (
-    bracket_offset, duty_point, event_energies, event_regions, idle_power, mean_power, parse_rate, window_energy,
+    bracket_offset,
+    duty_point,
+    event_energies,
+    event_regions,
+    idle_power,
+    mean_power,
+    parse_rate,
+    window_energy,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

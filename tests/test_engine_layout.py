@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import require_tool
 from fw_util import build_firmware, posix_firmware_bin  # noqa: F401 (a fixture)
 

@@ -148,8 +148,8 @@ class SerialProxy:
 @pytest.fixture
 def device(posix_firmware_bin):
     """A running posix firmware; yields its pty."""
-    from edgebench.mcu.firmware import FirmwareSession
     from edgebench.boards.registry import get_profile
+    from edgebench.mcu.firmware import FirmwareSession
 
     with FirmwareSession(get_profile("posix-sim"), image=posix_firmware_bin) as session:
         yield session.url
@@ -220,9 +220,9 @@ def test_input_upload_through_a_noisy_link_is_intact_or_fails_clearly(device, se
 @pytest.mark.parametrize("seed,model,rate", [(0, "digits", 0.0005), (1, "kws", 0.001), (2, "digits", 0.002)])
 def test_model_upload_through_a_noisy_link_loads_bit_exact_or_fails_clearly(device, seed, model, rate):
     """A model deployed through a noisy link either gives bit-exact outputs or a clear error."""
-    from edgebench.bench.verify import run_verify, VerifyOptions
-    from edgebench.mcu.board import McuClient
+    from edgebench.bench.verify import VerifyOptions, run_verify
     from edgebench.boards.registry import get_profile
+    from edgebench.mcu.board import McuClient
 
     profile = get_profile("posix-sim")
     model = {"kws": KWS, "digits": DIGITS}[model]
@@ -365,8 +365,8 @@ def digits_on_device(device):
 def deploy_digits(device) -> bytes:
     """Deploy digits on the firmware at ``device`` over a clean link, upload one seeded input, run it;
     the device's output bytes (the truth a corrupted trial is checked against)."""
-    from edgebench.mcu.board import McuClient
     from edgebench.boards.registry import get_profile
+    from edgebench.mcu.board import McuClient
 
     client = McuClient(_dut(device), get_profile("posix-sim"))
     client.hello()
@@ -419,8 +419,8 @@ def test_a_host_killed_mid_upload_leaves_a_board_that_works(device, tmp_path):
     import signal
     import subprocess
 
-    from edgebench.mcu.board import McuClient
     from edgebench.boards.registry import get_profile
+    from edgebench.mcu.board import McuClient
 
     script = tmp_path / "upload.py"
     script.write_text(

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import missing, require_tool
 from fw_util import FIRMWARE_DIR, build_fuzz
 from test_firmware_engine import TinyModel, build, run_engine, run_reference  # noqa: F401  (build: a fixture)

@@ -19,8 +19,17 @@ import textwrap
 
 import numpy as np
 import pytest
-from test_firmware_engine import (TF_PRELUDE, TinyModel, _act, _skip_or_fail, assert_bit_exact,  # noqa: F401
-                                  build, check_models, run_engine, run_reference)
+from test_firmware_engine import (  # noqa: F401
+    TF_PRELUDE,
+    TinyModel,
+    _act,
+    _skip_or_fail,
+    assert_bit_exact,
+    build,
+    check_models,
+    run_engine,
+    run_reference,
+)
 
 from edgebench.errors import ModelError
 from edgebench.mcu import convert

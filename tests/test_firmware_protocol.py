@@ -16,7 +16,6 @@ import zlib
 
 import pytest
 from conftest import MLPERF_DIR
-
 from fw_util import ABORT_FRAME, READY, Device, PosixFirmware, frame
 
 MLPERF = MLPERF_DIR

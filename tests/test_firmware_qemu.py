@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import require_file, require_module, require_tool
+
 from edgebench.mcu.qemu import QemuBoard, QemuError, QemuMissingError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import require_tool
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,8 +21,8 @@ import pytest
 from conftest import MLPERF_DIR
 
 from edgebench.errors import ModelError
-from edgebench.runtime.inspect import inspect_model
 from edgebench.modelfile import read_model
+from edgebench.runtime.inspect import inspect_model
 
 MLPERF = MLPERF_DIR
 DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits"
@@ -456,10 +456,10 @@ def test_profile_sizes_match_the_firmware_build(board):
     import re
     import shutil
 
+    from conftest import missing
+
     from edgebench.boards.registry import get_profile
     from edgebench.mcu.fit import ENGINE_VERSION
-
-    from conftest import missing
 
     if shutil.which("gcc") is None or shutil.which("make") is None:
         missing("gcc and make are needed to read the firmware configuration")  # fails under CI=true

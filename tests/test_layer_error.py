@@ -14,8 +14,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import MLPERF_DIR, require_file  # noqa: E402
 
-from edgebench.stats.layer_error import (Accumulator, best_sqnr_db, first_jump, layer_figures,  # noqa: E402
-                                         local_error, resamples, sqnr_db)
+from edgebench.stats.layer_error import (  # noqa: E402
+    Accumulator,
+    best_sqnr_db,
+    first_jump,
+    layer_figures,
+    local_error,
+    resamples,
+    sqnr_db,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import missing
 
 ROOT = Path(__file__).resolve().parents[1]

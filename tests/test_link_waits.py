@@ -112,8 +112,8 @@ def test_waits_follow_the_work_left_before_each_line():
 
 @pytest.fixture
 def device(posix_firmware_bin):
-    from edgebench.mcu.firmware import FirmwareSession
     from edgebench.boards.registry import get_profile
+    from edgebench.mcu.firmware import FirmwareSession
 
     with FirmwareSession(get_profile("posix-sim"), image=posix_firmware_bin) as session:
         yield session.url
@@ -139,8 +139,8 @@ class DropOnce(SerialProxy):
 def test_verify_with_one_lost_terminator_does_not_stall(device, verb_call):
     """The issue's case: the '%' ending an eb-infer request lost, on the first call of the model
     (nothing known about its speed) and on a later one: one probe, no retry, no long wait."""
-    from edgebench.mcu.board import McuClient
     from edgebench.boards.registry import get_profile
+    from edgebench.mcu.board import McuClient
     from edgebench.mcu.protocol import DutClient
     from edgebench.modelfile import read_model
 

@@ -25,12 +25,13 @@ from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from fw_util import run_main
+
 from edgebench.boards.registry import get_profile
 from edgebench.cli.app import app
 from edgebench.errors import ModelError, ProfileError
 from edgebench.modelfile import read_model
 from edgebench.results import store
-from fw_util import run_main
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
@@ -306,9 +307,9 @@ def test_mlperf_run_goes_through_the_run_skeleton(client, tmp_path):
 
 
 def test_mlperf_accuracy_scores_match_the_reference(client):
+    from edgebench.agent.quant import make_quantizer
     from edgebench.boards.connect import open_client
     from edgebench.mcu.mlperf import encode
-    from edgebench.agent.quant import make_quantizer
 
     sha = client.ensure_model(read_model(KWS))
     loaded = client.load(sha)

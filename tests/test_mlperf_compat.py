@@ -22,10 +22,11 @@ from conftest import MLPERF_DIR, require_file, require_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from fw_util import run_main
+
 from edgebench.boards.registry import get_profile
 from edgebench.errors import InputWarning, UsageError
 from edgebench.modelfile import read_model
-from fw_util import run_main
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"

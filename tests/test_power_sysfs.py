@@ -1,8 +1,8 @@
 """RAPL powercap and hwmon readers against fake sysfs trees with the real file names and units."""
 import os
-from pathlib import Path
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest

@@ -136,7 +136,7 @@ def test_an_edge_tpu_model_shows_the_delegate_node_against_the_cpu_operators(tmp
                               {"operator": "CONV_2D", "count": 1, "status": "More than one subgraph", "mapped": False}]}
     run = SimpleNamespace(method=METHODS["isolated"], repeats=repeats, report=inspect_model(path), cuts=None,
                           kind="agent", profile=get_profile("host"), pool_note=None,
-                          result=SimpleNamespace(model={"sidecar": {"edgetpu_compile": compiled}}))
+                          result=SimpleNamespace(label="measured", model={"sidecar": {"edgetpu_compile": compiled}}))
     p = profile_section(run)
     tpu = p["edgetpu"]
     assert tpu["delegate_nodes"] == 1 and p["layers"][1]["where"] == "Edge TPU"

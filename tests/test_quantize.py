@@ -20,9 +20,14 @@ import pytest
 from conftest import missing
 
 from edgebench.errors import DataError, ModelError, UsageError
-from edgebench.quantize import (MIN_CALIBRATION_SAMPLES, QuantizeOptions, TensorFlowMissing, parse_preprocess,
-                                quantize_model)
 from edgebench.modelfile import read_model
+from edgebench.quantize import (
+    MIN_CALIBRATION_SAMPLES,
+    QuantizeOptions,
+    TensorFlowMissing,
+    parse_preprocess,
+    quantize_model,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 # Keras 3.15 with numpy 2.4 (model.fit/save, not edgebench): "__array__ implementation doesn't accept a copy keyword"

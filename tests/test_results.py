@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from edgebench.errors import ResultError
-from edgebench.report.claim import claim
 from edgebench.report import format as fmt
+from edgebench.report.claim import claim
 from edgebench.results import store
 from edgebench.results.model import SCHEMA_VERSION, RunResult
 

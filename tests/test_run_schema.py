@@ -15,8 +15,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-
 import run_tamper as rt
+
 from edgebench.errors import InputWarning, ResultError
 from edgebench.results import store, table
 from edgebench.results.model import RunResult

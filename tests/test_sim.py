@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from edgebench import errors
-from edgebench.modelfile import read_model
 from edgebench.boards.profile import BoardProfile
 from edgebench.boards.registry import get_profile
+from edgebench.modelfile import read_model
 from edgebench.sim import SimClient, SimParams
 from edgebench.sim.physics import SimBoard
 from edgebench.telemetry import capture
@@ -180,8 +180,7 @@ def test_bench_on_the_simulated_board_is_labelled_simulated(tmp_path):
 
 
 def test_simulated_and_measured_are_never_mixed():
-    from edgebench.results.model import refuse_mixed_labels
-    from edgebench.results.model import RunResult
+    from edgebench.results.model import RunResult, refuse_mixed_labels
 
     sim = RunResult(run_id="a", created_utc="x", label="simulated")
     real = RunResult(run_id="b", created_utc="x", label="measured")

@@ -3,8 +3,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from test_check import SHA_FP32, accuracy, bench
+
 from edgebench.bench.memory import HWM, MAXRSS, mcu_memory, process_memory
 from edgebench.boards.registry import get_profile
 from edgebench.report.check import check

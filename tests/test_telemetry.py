@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from edgebench import errors
-from edgebench.modelfile import read_model
 from edgebench.agent import telemetry as tm
 from edgebench.agent.protocol import UsageFailure
+from edgebench.modelfile import read_model
 from edgebench.telemetry import analysis, capture
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import serial
-
 from conftest import MLPERF_DIR, require_file, require_tool, stop_process
+
 from edgebench.errors import EdgebenchError, TransportError, UsageError
 from edgebench.modelfile import read_model
 from edgebench.transport.serial import SerialChannel, SerialTransport

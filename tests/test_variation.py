@@ -4,11 +4,24 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import norm, t as student_t
+from scipy.stats import norm
+from scipy.stats import t as student_t
 
-from edgebench.stats.variation import (REPEAT_PRIOR, SESSION_PRIOR, Component, LogEstimate, Prior, RunFigure,
-                                       combine_sessions, invocation, invocation_estimate, log_ratio,
-                                       pooled_component, repeats_disagree, satterthwaite)
+from edgebench.stats.variation import (
+    REPEAT_PRIOR,
+    SESSION_PRIOR,
+    Component,
+    LogEstimate,
+    Prior,
+    RunFigure,
+    combine_sessions,
+    invocation,
+    invocation_estimate,
+    log_ratio,
+    pooled_component,
+    repeats_disagree,
+    satterthwaite,
+)
 
 PRIOR = Prior(cv=0.03, df=4.0, level="between invocations")
 

@@ -43,10 +43,10 @@ from edgebench.errors import EdgebenchError, ModelError, ResultError, UsageError
 from edgebench.modelfile import read_model
 from edgebench.provenance import read_sidecar
 from edgebench.ranges import check_fields
+from edgebench.results import kinds as rk
 from edgebench.results import store
 from edgebench.results.model import RunResult
 from edgebench.stats.accuracy import GATE_ON
-from edgebench.results import kinds as rk
 
 KERNELS = ("xnnpack", "builtin", "reference")
 CHUNK_BYTES = 4 * 1024 * 1024

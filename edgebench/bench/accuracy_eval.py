@@ -21,10 +21,24 @@ from typing import Optional, Sequence
 import numpy as np
 
 from edgebench.report.format import p_value
-from edgebench.stats.accuracy import (accuracy_report, difference_verdict, gate_check, min_detectable_difference,
-                                      paired_comparison, summarize_correct)
-from edgebench.stats.calibration import (PROB_SUM_TOLERANCE, TEMPERATURE_BOUNDS, apply_temperature, calibration_split,
-                                         ece_estimate, expected_calibration_error, fit_temperature, output_fidelity)
+from edgebench.stats.accuracy import (
+    accuracy_report,
+    difference_verdict,
+    gate_check,
+    min_detectable_difference,
+    paired_comparison,
+    summarize_correct,
+)
+from edgebench.stats.calibration import (
+    PROB_SUM_TOLERANCE,
+    TEMPERATURE_BOUNDS,
+    apply_temperature,
+    calibration_split,
+    ece_estimate,
+    expected_calibration_error,
+    fit_temperature,
+    output_fidelity,
+)
 
 ALPHA = 0.05
 POWER = 0.8

@@ -19,10 +19,10 @@ from typing import Optional
 import numpy as np
 
 from edgebench.bench.latency import figure_label
+from edgebench.provenance import baseline_provenance, read_sidecar
 from edgebench.report.claim import accuracy_claim
 from edgebench.results import store
 from edgebench.results.model import RunResult
-from edgebench.provenance import baseline_provenance, read_sidecar
 from edgebench.stats.calibration import reliability_diagram
 
 PREDICTIONS = "predictions.parquet"

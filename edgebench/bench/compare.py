@@ -13,12 +13,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from edgebench.bench.conditions import (CONDITIONS, REFUSED, condition_differences, hardware_cpu,
-                                        refused_differences, short_value)
+from edgebench.bench.conditions import (
+    CONDITIONS,
+    REFUSED,
+    condition_differences,
+    hardware_cpu,
+    refused_differences,
+    short_value,
+)
 from edgebench.errors import ResultError
 from edgebench.report import format as fmt
-from edgebench.results.model import refuse_mixed_labels
 from edgebench.results.kinds import kind_of
+from edgebench.results.model import refuse_mixed_labels
 
 ALPHA = 0.05
 

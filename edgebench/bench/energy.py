@@ -32,8 +32,7 @@ from edgebench.bench.energy_analysis import EnergyOptions, TimedClient, analyse,
 from edgebench.bench.energy_journal import EnergyJournal
 from edgebench.bench.energy_journal import context as journal_context
 from edgebench.boards.connect import open_client, reached_locally
-from edgebench.boards.profile import MCU_CLIENT
-from edgebench.boards.profile import ESTIMATED_LABEL
+from edgebench.boards.profile import ESTIMATED_LABEL, MCU_CLIENT
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import DataError, EdgebenchError, UsageError
 from edgebench.modelfile import read_model

@@ -38,8 +38,16 @@ from edgebench.errors import UsageError
 from edgebench.ranges import check_fields
 from edgebench.report.claim import claim
 from edgebench.results import store
-from edgebench.stats.energy import (bracket_offset, event_energies, event_regions, idle_power, mean_ci, si, si_range,
-                                    window_energy)
+from edgebench.stats.energy import (
+    bracket_offset,
+    event_energies,
+    event_regions,
+    idle_power,
+    mean_ci,
+    si,
+    si_range,
+    window_energy,
+)
 
 SPIN_LEAD_S = 0.0007  # the agent starts a chunk ~0.2 ms after the request arrives; plus local link latency
 COVERAGE_MIN = 0.99

@@ -29,13 +29,13 @@ from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import EdgebenchError, ResultError, UsageError
 from edgebench.modelfile import read_model
 from edgebench.provenance import read_sidecar
-from edgebench.results import store
 from edgebench.ranges import check_fields
+from edgebench.results import kinds as rk
+from edgebench.results import store
 from edgebench.results.model import STAGE_MEANING, STAGES, RunResult
 from edgebench.stats import preload
 from edgebench.stats.latency import StopRule
 from edgebench.stats.warmup import warmup_or_minimum
-from edgebench.results import kinds as rk
 
 SCENARIOS = ("single-stream", "offline", "fixed-rate")
 KERNELS = ("xnnpack", "builtin", "reference")

@@ -39,8 +39,14 @@ from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import InputWarning, UsageError
 from edgebench.mcu.board import FIRMWARE_NAME
 from edgebench.mcu.mlperf import encode, summary
-from edgebench.mcu.mlperf_ids import (INPUT_ENCODINGS, RESULTS_MODES, RUNNER_MODELS, check_model_id,
-                                      default_model_id, runner_model_for)
+from edgebench.mcu.mlperf_ids import (
+    INPUT_ENCODINGS,
+    RESULTS_MODES,
+    RUNNER_MODELS,
+    check_model_id,
+    default_model_id,
+    runner_model_for,
+)
 from edgebench.modelfile import read_model
 from edgebench.results.kinds import MLPERF
 from edgebench.results.model import RunResult

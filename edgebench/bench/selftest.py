@@ -253,7 +253,6 @@ def _store(result: SelftestResult, runs_root, readings, link) -> None:
     import pandas as pd
 
     from edgebench.bench.record import RunFolder, new_result
-
     from edgebench.data.bundled import bundled_model
     from edgebench.mcu.board import FIRMWARE_NAME
     from edgebench.modelfile import read_model

@@ -40,13 +40,13 @@ from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import EdgebenchError, ResultError, UsageError
 from edgebench.modelfile import read_model
 from edgebench.ranges import check_fields
+from edgebench.results import kinds as rk
 from edgebench.results import store
 from edgebench.results.model import STAGES, RunResult
 from edgebench.stats import preload
 from edgebench.stats.steady import trend
 from edgebench.telemetry import capture as cap
 from edgebench.telemetry.capture import MAX_RATE_HZ, Capture
-from edgebench.results import kinds as rk
 
 SAMPLES_JOURNAL = "samples"
 TELEMETRY_JOURNAL = "telemetry"

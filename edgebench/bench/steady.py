@@ -29,7 +29,6 @@ from edgebench.results.model import STAGES
 from edgebench.stats.latency import summarize
 from edgebench.telemetry import analysis
 
-
 #: what a soak window's throughput is
 WINDOW_THROUGHPUT = ("achieved: inferences completed / wall time of the window on the device clock (time between "
                      "inferences and between chunks included)")

@@ -47,13 +47,13 @@ from edgebench.modelfile import read_model
 from edgebench.ranges import check_fields
 from edgebench.report import plots
 from edgebench.report.format import duration
+from edgebench.results import kinds as rk
 from edgebench.results import store
 from edgebench.results.model import RunResult, refuse_mixed_labels
 from edgebench.results.store import slug
 from edgebench.stats import preload
 from edgebench.stats.energy import si
 from edgebench.telemetry import analysis
-from edgebench.results import kinds as rk
 
 DEFAULT_DUTY = (0.01, 0.1, 0.5, 1.0)
 MIN_WINDOW_INFERENCES = 500

@@ -24,11 +24,11 @@ from edgebench import board_protocol as bp
 from edgebench import ranges as R
 from edgebench.bench.record import RunFolder, board_section, new_result
 from edgebench.boards.connect import open_client
-from edgebench.mcu.board import FIRMWARE_NAME
 from edgebench.boards.registry import get_profile
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.data.layout import input_layout
 from edgebench.errors import UsageError
+from edgebench.mcu.board import FIRMWARE_NAME
 from edgebench.modelfile import read_model
 from edgebench.provenance import read_sidecar
 from edgebench.ranges import check_fields

@@ -23,8 +23,14 @@ def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, volt
     ``event_j`` is the deprecated name of the same figure), or the board's power while active
     (``active_w``, idle included) for ``event_s`` seconds.
     """
-    from edgebench.bench.battery import (above_idle_from_active, estimate, figures_from_run, load_from_figures,
-                                         load_from_window, make_cell)
+    from edgebench.bench.battery import (
+        above_idle_from_active,
+        estimate,
+        figures_from_run,
+        load_from_figures,
+        load_from_window,
+        make_cell,
+    )
     from edgebench.stats.energy import parse_rate
 
     notes = []

@@ -8,6 +8,7 @@ import typer
 
 from edgebench.cli import options as opt
 
+
 def _figure(value: float, unit: str) -> str:
     """A datasheet figure in its unit (the unit the profile schema declares for it)."""
     if unit == "Hz":

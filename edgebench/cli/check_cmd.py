@@ -39,11 +39,10 @@ def check(
     json_out: bool = opt.json_flag("the verdicts"),
 ) -> None:
     """Check runs against the twelve ways to fool the masses and the edge reality check (n/a: not applicable)."""
+    from edgebench.bench.sessions import other_sessions
     from edgebench.cli.output import emit_json, get_console
     from edgebench.report.check import check as run_checks
     from edgebench.results.store import read_results
-
-    from edgebench.bench.sessions import other_sessions
 
     pairs = read_results(runs, runs_dir)
     results = [result for _, result in pairs]

@@ -47,10 +47,10 @@ def demo(
     """Benchmark the bundled digits FP32 and INT8 models and compare them honestly."""
     from edgebench.bench.compare import compare
     from edgebench.bench.latency import BenchOptions, run_benches
+    from edgebench.bench.sessions import read_history
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.data.bundled import bundled_model
-    from edgebench.bench.sessions import read_history
     from edgebench.results.store import read_samples
 
     err, out = get_err_console(), get_console()

@@ -37,9 +37,8 @@ def deploy(
     if profile.client_kind != "mcu":
         raise UsageError(f"board {profile.name} is a Linux board: deploy is for microcontroller firmware",
                          "edgebench bench/accuracy send the model to a Linux board themselves")
-    from edgebench.modelfile import read_model
-
     from edgebench.mcu.mlperf_ids import INPUT_ENCODINGS, RESULTS_MODES, check_choice, check_model_id
+    from edgebench.modelfile import read_model
 
     if model_id is not None:
         check_model_id(model_id)          # before connecting: one clear line

@@ -32,11 +32,10 @@ def flash(
     json_out: bool = opt.json_flag("what was started or flashed"),
 ) -> None:
     """Build and start an emulated board's firmware (until Ctrl-C), or flash a real board."""
-    from edgebench.mcu.firmware import FirmwareSession, build_firmware, flash_board
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-
     from edgebench.farm.spec import is_farm
+    from edgebench.mcu.firmware import FirmwareSession, build_firmware, flash_board
 
     out, err = get_console(), get_err_console()
     if is_farm(board):   # before a place is reserved

@@ -133,7 +133,6 @@ def gather(run_dir, result=None) -> "object":
 def _comparisons(datas: list) -> list:
     """Each latency run against the first of the same label and kind (all stages, conditions listed)."""
     from edgebench.bench.compare import compare
-
     from edgebench.results.kinds import kind_of
 
     lat = [x for x in datas if kind_of(x.result).repeats and x.samples is not None
@@ -163,12 +162,11 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (or Markdown) of runs: claim, conditions, checks, plots."""
     from edgebench import __version__
+    from edgebench.bench.sessions import other_sessions
     from edgebench.cli.output import get_console
     from edgebench.report import html
     from edgebench.report.check import check
     from edgebench.results.store import read_results
-
-    from edgebench.bench.sessions import other_sessions
 
     pairs = read_results(runs, runs_dir)
     datas = [gather(d, result) for d, result in pairs]

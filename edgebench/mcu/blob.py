@@ -25,8 +25,18 @@ import numpy as np
 
 from edgebench.errors import ModelError
 from edgebench.mcu import blob_plan
-from edgebench.mcu.ops import (OP_NAMES, OPS, SUPPORTED_OPS, Tensor, UnsupportedError, block_filter,
-                               describe_unsupported, graph_operators, lower, unsupported_layers)
+from edgebench.mcu.ops import (
+    OP_NAMES,
+    OPS,
+    SUPPORTED_OPS,
+    Tensor,
+    UnsupportedError,
+    block_filter,
+    describe_unsupported,
+    graph_operators,
+    lower,
+    unsupported_layers,
+)
 from edgebench.modelfile import ModelFile, decode_name, parse_model
 
 FORMAT_VERSION = 1

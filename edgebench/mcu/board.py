@@ -24,8 +24,15 @@ import numpy as np
 from edgebench import board_protocol as bp
 from edgebench.errors import AgentError, ModelError, TransportError, UsageError
 from edgebench.mcu.firmware import FirmwareSession
-from edgebench.mcu.mlperf_ids import (INPUT_ENCODINGS, RESULTS_MODES, check_choice, check_model_id,
-                                      default_model_id, runner_model_for, runner_note)
+from edgebench.mcu.mlperf_ids import (
+    INPUT_ENCODINGS,
+    RESULTS_MODES,
+    check_choice,
+    check_model_id,
+    default_model_id,
+    runner_model_for,
+    runner_note,
+)
 from edgebench.modelfile import ModelFile
 
 FIRMWARE_NAME = "edgebench-firmware"

@@ -80,7 +80,7 @@ class Link:
             raise UsageError(f"invalid serial port or setting {url!r}: {exc}",
                              hint="list the serial ports with: python -m serial.tools.list_ports") from None
         except (serial.SerialException, OSError) as exc:
-            from edgebench.transport.serial import serial_open_error   # the one wording of open errors
+            from edgebench.transport.serial import serial_open_error  # the one wording of open errors
 
             raise serial_open_error(name, exc) from None
         self.buf = bytearray()

@@ -25,7 +25,12 @@ from typing import Optional
 
 from edgebench.errors import UsageError
 from edgebench.power.base import (
-    BOUNDARIES, MeterError, MeterInfo, PowerMeter, Samples, check_boundary,
+    BOUNDARIES,
+    MeterError,
+    MeterInfo,
+    PowerMeter,
+    Samples,
+    check_boundary,
 )
 
 METERS = {

@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Optional
 
 from edgebench.report import format as fmt
-from edgebench.results.kinds import kind_of
 from edgebench.report.claim import invoke_only
+from edgebench.results.kinds import kind_of
 
 PASS, WARN, FAIL, NA = "pass", "warn", "fail", "not applicable"
 VERDICTS = (PASS, WARN, FAIL, NA)

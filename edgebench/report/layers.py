@@ -13,6 +13,7 @@ from typing import Optional
 from edgebench.report import format as fmt
 from edgebench.report import report_plots as rp
 
+
 def profile_claim(r) -> Optional[str]:
     p = (r.extra or {}).get("profile") or {}
     w, ratio = p.get("whole") or {}, p.get("sum_ratio") or {}

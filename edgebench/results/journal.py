@@ -29,9 +29,9 @@ import os
 import re
 import struct
 import zlib
-from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from edgebench.results.files import create_exclusive, fsync_dir
 

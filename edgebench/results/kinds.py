@@ -18,7 +18,6 @@ from collections import namedtuple
 from edgebench.errors import ResultError
 
 
-
 class RunKind(namedtuple("RunKind", ["name", "title", "verb", "latency", "samples", "repeats", "sustained",
                                      "accuracy", "energy", "points", "sections"], defaults=(None, False, False, False, False, False, False, False, ()))):
     """One kind of stored run and what it holds (a named tuple: this module is read by ``edgebench

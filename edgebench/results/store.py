@@ -41,8 +41,12 @@ from pathlib import Path
 
 from edgebench.errors import InputWarning, ResultError
 from edgebench.results import journal as _journal
-from edgebench.results.files import fsync_dir  # noqa: F401 (quantize.sidecar's import of it)
-from edgebench.results.files import atomic_write, check_run_folder, check_writable_folder
+from edgebench.results.files import (
+    atomic_write,
+    check_run_folder,
+    check_writable_folder,
+    fsync_dir,  # noqa: F401 (quantize.sidecar's import of it)
+)
 from edgebench.results.journal import Journal
 from edgebench.results.model import RunResult
 

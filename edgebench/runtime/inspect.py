@@ -30,8 +30,16 @@ from pathlib import Path
 from typing import Optional
 
 from edgebench.errors import ModelError
-from edgebench.modelfile import (CUSTOM, TENSOR_TYPES, ModelFile, builtin_code, decode_name, op_names,
-                                           operator_name, read_model)
+from edgebench.modelfile import (
+    CUSTOM,
+    TENSOR_TYPES,
+    ModelFile,
+    builtin_code,
+    decode_name,
+    op_names,
+    operator_name,
+    read_model,
+)
 
 MEMORY_METHOD = ("estimated: greedy liveness over the stored operator order, tensors live from "
                  "producer to last consumer, no reuse within an operator, no alignment; "

@@ -18,7 +18,6 @@ from edgebench.stats.stability import StabilityWarning, instability_warnings
 from edgebench.stats.warmup import WarmupResult, detect_warmup
 
 
-
 def preload() -> None:
     """Import scipy.stats now (seconds when cold) instead of at its first use, which may fall in
     the middle of a timed schedule (a fixed-rate run, a soak) and stall the load."""

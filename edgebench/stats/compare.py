@@ -125,8 +125,7 @@ def ratio_of_medians(a_runs, b_runs, ci_level: float = 0.95, same_invocation: bo
     closer than a tick, so a coarse clock cannot give a zero-width interval or a p-value of 0.
     Raises DataError for bad samples or a zero median.
     """
-    from edgebench.stats.variation import (REPEAT_PRIOR, SESSION_PRIOR, invocation, log_ratio,
-                                           pooled_component)
+    from edgebench.stats.variation import REPEAT_PRIOR, SESSION_PRIOR, invocation, log_ratio, pooled_component
 
     level = check_level(ci_level)
     same = bool(same_invocation or paired)

@@ -50,7 +50,6 @@ import numpy as np
 
 from edgebench.errors import DataError, UsageError
 
-
 # ---------------------------------------------------------------------------
 # integration
 

@@ -91,7 +91,8 @@ def _spread(summary: LatencySummary) -> Optional[StabilityWarning]:
 def drift_test(runs) -> Optional[dict]:
     """Last quarter against first quarter of each run (see the module docstring):
     ``{rel, p_value, runs, first_s, last_s}`` or None when too short."""
-    from scipy.stats import norm, t as student_t
+    from scipy.stats import norm
+    from scipy.stats import t as student_t
 
     from edgebench.stats.dependence import quantile_interval
 

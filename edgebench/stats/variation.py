@@ -151,7 +151,8 @@ def satterthwaite(terms: Sequence[tuple]) -> float:
 
 
 def t_quantile(level: float, df: float) -> float:
-    from scipy.stats import norm, t as student_t
+    from scipy.stats import norm
+    from scipy.stats import t as student_t
 
     q = 0.5 + check_level(level) / 2.0
     return float(norm.ppf(q)) if df >= DF_EXACT else float(student_t.ppf(q, df))
@@ -180,7 +181,8 @@ class LogEstimate:
 
     def p_value(self) -> float:
         """Two-sided p of ``centre = 0`` with the same t (never exactly 0 unless se is 0)."""
-        from scipy.stats import norm, t as student_t
+        from scipy.stats import norm
+        from scipy.stats import t as student_t
 
         if self.se <= 0:
             return 1.0
@@ -287,7 +289,8 @@ def combine_sessions(this: LogEstimate, earlier: Sequence[LogEstimate], session:
     (mean of S log figures, variance ``(sigma2 + mean var) / S``), the prediction for one more
     invocation (``sigma2 + mean var`` on top), and whether this invocation lies outside what its
     history predicts (p-value, two-sided)."""
-    from scipy.stats import norm, t as student_t
+    from scipy.stats import norm
+    from scipy.stats import t as student_t
 
     alls = [this, *earlier]
     s = len(alls)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
 import secrets
+import shlex
 import subprocess
 import tempfile
 from urllib.parse import urlsplit

@@ -35,11 +35,9 @@ def print_summary(console, summary) -> None:
 def summarise_runs(done: list, answers: tuple = ()):
     """The summary of ``[(result, run_dir)]`` just measured: check's verdicts, the runs folder's acks."""
     from edgebench.bench.sessions import other_sessions
-    from edgebench.report.check import check
+    from edgebench.report.check import CheckReport, check
     from edgebench.report.summary import summarise
     from edgebench.results.acks import acks_for
-
-    from edgebench.report.check import CheckReport
 
     results = [r for r, _ in done]
     verdicts: list = []

@@ -12,8 +12,22 @@ source ``core/ops/eb_op_<family>.c`` and its module here (tests/test_engine_layo
 """
 from __future__ import annotations
 
-from edgebench.mcu.ops import (concatenation, conv, elementwise, fully_connected, gather, lut, mean, pad, pooling,
-                               requantize, reshape, resize, softmax, transpose_conv)
+from edgebench.mcu.ops import (
+    concatenation,
+    conv,
+    elementwise,
+    fully_connected,
+    gather,
+    lut,
+    mean,
+    pad,
+    pooling,
+    requantize,
+    reshape,
+    resize,
+    softmax,
+    transpose_conv,
+)
 from edgebench.mcu.ops.common import Layer, Tensor, UnsupportedError, block_filter
 from edgebench.mcu.ops.table import operators
 

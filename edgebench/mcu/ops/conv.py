@@ -10,8 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from edgebench.mcu.ops.common import (Layer, Tensor, UnsupportedError, const_bias, conv_multipliers, fused_activation,
-                                      weight_scales, window_padding, wrap32)
+from edgebench.mcu.ops.common import (
+    Layer,
+    Tensor,
+    UnsupportedError,
+    const_bias,
+    conv_multipliers,
+    fused_activation,
+    weight_scales,
+    window_padding,
+    wrap32,
+)
 
 OPTIONS = {"CONV_2D": "Conv2DOptionsT", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptionsT"}
 NEEDS_OPTIONS = frozenset(OPTIONS)

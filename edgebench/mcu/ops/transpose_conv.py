@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from edgebench.mcu.ops.common import (Layer, UnsupportedError, const_bias, conv_multipliers, fused_activation,
-                                      weight_scales)
+from edgebench.mcu.ops.common import (
+    Layer,
+    UnsupportedError,
+    const_bias,
+    conv_multipliers,
+    fused_activation,
+    weight_scales,
+)
 
 OPTIONS = {"TRANSPOSE_CONV": "TransposeConvOptionsT"}
 NEEDS_OPTIONS = frozenset(OPTIONS)
