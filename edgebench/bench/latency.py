@@ -23,7 +23,14 @@ import numpy as np
 
 from edgebench import board_protocol as bp
 from edgebench import ranges as R
-from edgebench.bench.record import RunFolder, board_client, board_section, new_result, stop_reason
+from edgebench.bench.record import (
+    RunFolder,
+    board_client,
+    board_section,
+    new_result,
+    record_end_state,
+    stop_reason,
+)
 from edgebench.boards.connect import require_runtime
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import EdgebenchError, ResultError, UsageError
@@ -372,14 +379,9 @@ class BenchSession:
         self.journal.append(frame_of([chunk]))
 
     def _thermal_end(self, client) -> None:
-        try:
-            end = client.thermal()
-            self.result.thermal["end"] = end
-            self.result.thermal["available"] = bool(self.result.thermal["available"] or end.get("available"))
-            self.result.agent["status"] = client.status()
-        except EdgebenchError:
-            pass
         from edgebench.bench.memory import run_memory
+
+        record_end_state(self.result, client)
 
         memory = run_memory(self.profile, self.model.path, self.result.agent.get("status"),
                             self.result.extra.get("memory"))

@@ -21,7 +21,7 @@ import numpy as np
 from edgebench.bench.latency import KERNELS
 from edgebench.bench.profile_methods import ISOLATED_WARNING, METHODS, check_method, default_method
 from edgebench.bench.profile_summary import Means
-from edgebench.bench.record import RunFolder, board_client, new_result
+from edgebench.bench.record import RunFolder, board_client, new_result, record_end_state
 from edgebench.boards.connect import require_runtime
 from edgebench.errors import UsageError
 from edgebench.modelfile import read_model
@@ -112,7 +112,7 @@ class ProfileRun:
                     self.emit({"event": "repeat", "repeat": k + 1, "of": self.opts.repeat})
                     rep = self.method.collect(self, client, k)
                     if k == self.opts.repeat - 1:
-                        self._thermal_end(client)
+                        record_end_state(self.result, client)
                 self.repeats.append(rep)
                 self.journal.append(_frame([rep], start=k))
                 self._summarise("running", None)
@@ -136,17 +136,6 @@ class ProfileRun:
         self.result = result
         self.folder.start(result)
         self.journal = store.open_journal(self.folder.path)
-
-    def _thermal_end(self, client) -> None:
-        from edgebench.errors import EdgebenchError
-
-        try:
-            end = client.thermal()
-            self.result.thermal["end"] = end
-            self.result.thermal["available"] = bool(self.result.thermal["available"] or end.get("available"))
-            self.result.agent["status"] = client.status()
-        except EdgebenchError:
-            pass
 
     # -- isolated operators: the models and their inputs ---------------------------------
     def prepare_cuts(self) -> None:

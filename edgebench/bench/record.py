@@ -94,6 +94,18 @@ def board_client(profile, url: str | None = None, client=None, emit=None, cpus: 
         yield opened
 
 
+def record_end_state(result: RunResult, client) -> None:
+    """The board's thermal reading and status at the end of a run, into ``result`` (a board that
+    cannot say keeps what the run started with)."""
+    try:
+        end = client.thermal()
+        result.thermal["end"] = end
+        result.thermal["available"] = bool(result.thermal["available"] or end.get("available"))
+        result.agent["status"] = client.status()
+    except EdgebenchError:
+        pass
+
+
 def board_section(profile, transport: str, system: dict | None = None) -> dict:
     """run.json ``board``: the profile's name, title and kind, how the board was reached (the
     client's ``description``), where the profile came from, and the board's system description
@@ -149,4 +161,5 @@ class RunFolder:
             raise
 
 
-__all__ = ["RunFolder", "new_result", "stop_reason", "farm_section", "board_client", "board_section"]
+__all__ = ["RunFolder", "new_result", "stop_reason", "farm_section", "board_client", "board_section",
+           "record_end_state"]
