@@ -10,26 +10,30 @@ CORE  := $(abspath $(HERE)/../core)
 
 include $(HERE)/../ports/$(PORT)/port.mk
 
-CFLAGS := -std=c99 -Wall -Wextra -Werror $(PORT_CFLAGS) -I$(CORE) -DEB_TEST_PORT
+# The port's sources and -I flags come from its port.mk (PORT_SRCS, PORT_INCLUDES),
+# as in the firmware build: the shared Cortex-M code (ports/cortex-m/) included.
+CFLAGS := -std=c99 -Wall -Wextra -Werror $(PORT_CFLAGS) -I$(CORE) $(PORT_INCLUDES) -DEB_TEST_PORT
 EB_CORE_DIR   := $(CORE)
 EB_KERNELS_CC := $(CC) $(PORT_CFLAGS)
 include $(CORE)/core.mk
-SRCS   := $(HERE)/test_kernels.c $(EB_ENGINE_SRCS) $(PORT_SRCS)
-OBJS   := $(addprefix $(BUILD)/,$(notdir $(SRCS:.c=.o)))
-
-vpath %.c $(HERE) $(sort $(dir $(EB_ENGINE_SRCS))) $(MPS2_COMMON)
+SRCS   := $(abspath $(HERE)/test_kernels.c $(EB_ENGINE_SRCS) $(PORT_SRCS))
+# Objects mirror the sources' absolute paths (as firmware/Makefile's obj/ tree):
+# no search path to keep in step with the port's directories, no two sources
+# of one name in different directories sharing an object.
+OBJDIR := $(BUILD)/obj
+OBJS   := $(patsubst /%,$(OBJDIR)/%.o,$(SRCS))
 
 .PHONY: all clean
 all: $(BUILD)/test_kernels.elf
 
-$(BUILD)/%.o: %.c $(wildcard $(CORE)/*.h $(CORE)/*.def $(CORE)/*/*/*.h) | $(BUILD)
-	$(CC) $(CFLAGS) -c $< -o $@
+$(OBJDIR)/%.c.o: /%.c $(HERE)/qemu.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/test_kernels.elf: $(OBJS) $(PORT_LDSCRIPT)
 	$(CC) $(PORT_LDFLAGS) $(OBJS) $(PORT_LDLIBS) -o $@
 
-$(BUILD):
-	mkdir -p $@
+-include $(OBJS:.o=.d)
 
 clean:
 	rm -rf $(BUILD)

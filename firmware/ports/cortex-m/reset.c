@@ -1,14 +1,20 @@
 /*
  * reset.c - the reset path of the Cortex-M ports (declared in cortexm_port.h).
  * No C++ constructors, no newlib crt0 (the ports link with -nostartfiles).
+ * It needs the linker script's symbols, main() and the port's
+ * eb_port_cortexm_before_main(), never the port's vector table: the table's
+ * address is the linker's __vector_table, so the table (which points at
+ * eb_port_cortexm_reset) and this file do not need each other.
  */
 #include <stdint.h>
 
+#include "armv7m_regs.h"
 #include "cortexm_port.h"
 
 extern uint32_t __data_load[], __data_start[], __data_end[];
 extern uint32_t __bss_start[], __bss_end[];
 extern uint32_t __stack_top[], __stack_limit[];
+extern const uint32_t __vector_table[];
 
 int main(void);
 
@@ -45,6 +51,10 @@ __attribute__((noreturn, used)) void eb_port_cortexm_cstart(void)
             *dst++ = EB_STACK_PAINT;
         }
     }
+    /* The image's vector table, wherever the boot put VTOR (0: flash aliased
+     * there on an STM32 booting from it; the table itself on MPS2). */
+    SCB_VTOR = (uint32_t)(uintptr_t)__vector_table;
+    __asm volatile("dsb\n isb" ::: "memory");
     eb_port_cortexm_before_main();
     (void)main();
     for (;;) {

@@ -17,10 +17,16 @@
  *   binary would measure real 25 MHz ticks, but the firmware cannot tell the two
  *   apart, so the port (and its board profiles) always says emulated.
  * No die temperature sensor; the energy-mode marker is a no-op.
+ *
+ * Also the port's two hooks of the reset path and fault line every Cortex-M port
+ * shares (cortex-m/cortexm_port.h): the M7's caches before main(), and UART0
+ * made writable for a fault line. They live here, below cortex-m/reset.c and
+ * fault.c, not in startup.c, whose vector table points at those two.
  */
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cortexm_port.h"
 #include "eb_port.h"
 #include "mps2_regs.h"
 
@@ -35,6 +41,50 @@
 #else
 #error "define EB_MPS2_AN386 or EB_MPS2_AN500 (set by the port's port.mk)"
 #endif
+
+#if defined(EB_MPS2_CORTEX_M7)
+/* Armv7-M cache enable (Cortex-M7 TRM, section 4.1): invalidate, then enable.
+ * QEMU does not model caches (the maintenance registers are no-ops there); on a
+ * real AN500 board this is what makes the M7 run at its speed. */
+static void mps2_m7_enable_caches(void)
+{
+    uint32_t ccsidr, sets, ways, s, w;
+    __asm volatile("dsb\n isb" ::: "memory");
+    SCB_ICIALLU = 0u;
+    SCB_CSSELR = 0u;                     /* level 1 data cache */
+    __asm volatile("dsb" ::: "memory");
+    ccsidr = SCB_CCSIDR;
+    sets = (ccsidr >> 13) & 0x7FFFu;
+    ways = (ccsidr >> 3) & 0x3FFu;
+    for (s = 0; s <= sets; s++) {
+        for (w = 0; w <= ways; w++) {
+            SCB_DCISW = (s << 5) | (w << 30);
+        }
+    }
+    __asm volatile("dsb" ::: "memory");
+    SCB_CCR |= SCB_CCR_IC | SCB_CCR_DC;
+    __asm volatile("dsb\n isb" ::: "memory");
+}
+#endif
+
+/* After .data/.bss (cortex-m/reset.c), before main(): the M7's caches. */
+void eb_port_cortexm_before_main(void)
+{
+#if defined(EB_MPS2_CORTEX_M7)
+    mps2_m7_enable_caches();
+#endif
+}
+
+/* The fault line (cortex-m/fault.c) writes through eb_port_write: make UART0
+ * writable, also before eb_port_init. */
+void eb_port_cortexm_fault_uart(void)
+{
+    const uint32_t b = MPS2_UART0_BASE;
+    if (MPS2_UART_BAUDDIV(b) < 16u) {
+        MPS2_UART_BAUDDIV(b) = MPS2_PCLK_HZ / EB_MPS2_BAUD;
+    }
+    MPS2_UART_CTRL(b) |= MPS2_UART_CTRL_TXEN;
+}
 
 void eb_port_init(void)
 {

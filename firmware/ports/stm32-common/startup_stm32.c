@@ -1,19 +1,20 @@
 /*
  * startup_stm32.c - the vector table of the STM32 ports (Cortex-M4F: STM32F4,
- * STM32L4+) and their hook of the shared reset path (cortex-m/reset.c).
+ * STM32L4+), pointing at the shared reset path and fault line
+ * (cortex-m/reset.c, cortex-m/fault.c). The port's hooks of those two are in
+ * its eb_port.h implementation (eb_port_stm32f4.c, eb_port_l4r5.c), below them.
  *
  * Reset: the core loads SP and the reset vector from the table at the start of
  * flash (0x08000000, aliased at 0 when booting from flash); the reset path
  * enables the FPU, copies .data, zeroes .bss, paints the stack, points VTOR at
- * the table and calls main(). Clocks are eb_port_init()'s job, not the reset
- * path's: the core calls it first.
+ * the table (the linker script's __vector_table) and calls main(). Clocks are
+ * eb_port_init()'s job, not the reset path's: the core calls it first.
  *
  * Faults print one protocol-style line and stop (cortex-m/fault.c).
  * The number of external interrupts comes from the port (STM32_N_IRQ).
  */
 #include <stdint.h>
 
-#include "armv7m_regs.h"
 #include "cortexm_port.h"
 
 #ifndef STM32_N_IRQ
@@ -24,13 +25,6 @@ extern uint32_t __stack_top[];
 
 typedef void (*eb_vector)(void);
 extern const eb_vector eb_port_stm32_vectors[16 + STM32_N_IRQ];
-
-/* After .data/.bss (cortex-m/reset.c), before main(): the vector table is ours
- * (at reset VTOR is 0, where flash is aliased when booting from it). */
-void eb_port_cortexm_before_main(void)
-{
-    SCB_VTOR = (uint32_t)(uintptr_t)eb_port_stm32_vectors;
-}
 
 /* Every entry but the reset vector reports a fault: no interrupt handler runs
  * (the ports poll; an interrupt that only wakes WFI stays masked by PRIMASK). */

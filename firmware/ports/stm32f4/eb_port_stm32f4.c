@@ -199,6 +199,12 @@ void eb_port_write(const uint8_t *data, size_t n)
     stm32_uart_write(&USART2_SR, USART_SR_TXE, &USART2_DR, data, n);
 }
 
+/* After .data/.bss and VTOR (cortex-m/reset.c), before main(): nothing here;
+ * clocks are eb_port_init()'s job, the first thing the core calls. */
+void eb_port_cortexm_before_main(void)
+{
+}
+
 void eb_port_cortexm_fault_uart(void)
 {
     if (!(USART2_CR1 & USART_CR1_UE)) {        /* a fault before eb_port_init */
