@@ -71,9 +71,9 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
             stopped.append(meter.stop())
         return stopped[0]
 
-    emit({"event": "meter", "instrument": info.instrument})
     try:
-        meter.start()  # first: an absent meter fails before the board is touched
+        meter.start()  # first: an absent meter fails before the board is touched (and before any line)
+        emit({"event": "meter", "instrument": info.instrument})
         try:
             if own:
                 client = open_client(profile, url, cpus=opts.cpus)

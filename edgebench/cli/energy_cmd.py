@@ -21,7 +21,7 @@ def _progress(console, label: str):
 
     def show(ev: dict) -> None:
         if ev["event"] == "meter":
-            console.print(f"[dim]{label}: starting {ev['instrument']}…[/]")
+            console.print(f"[dim]{label}: {ev['instrument']} started[/]")
         elif ev["event"] == "idle":
             if ev["which"] == "after":
                 console.print()  # the chunk progress line ends with a carriage return

@@ -90,7 +90,7 @@ LINES: dict = {
     "repeat-done": _repeat_done,
     "chunk": _chunk,
     "window": lambda ev: f"MLPerf window {ev['window']}/{ev['of']} ({ev['window_s']:g} s)",
-    "meter": lambda ev: f"starting {ev['instrument']}",
+    "meter": lambda ev: f"{ev['instrument']} started",
     "idle": lambda ev: f"idle window {ev['which']} the run ({ev['seconds']:g} s)",
     "infer": _infer,
     "slice-done": _slice_done,
