@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,13 @@ MLPERF_CANDIDATES = [Path(os.environ["EDGEBENCH_MLPERF_TINY_DIR"])] if os.enviro
 MLPERF_DIR = next((p for p in MLPERF_CANDIDATES if (p / "kws_ref_model.tflite").is_file()), MLPERF_CANDIDATES[0])
 _MLPERF_NAMES = re.compile(r"(MLPERF|KWS|RESNET)\w*")   # how the test modules name them
 
+
+# A test runner started in the background of a non-interactive shell (`make test &`) inherits SIGINT
+# ignored, and so would every edgebench the tests start: their Ctrl-C tests would find a Ctrl-C that
+# does nothing (edgebench keeps an ignored signal ignored, as nohup expects). The tests' own process
+# takes Python's default handler, which its children get back as the default disposition.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # pytest-xdist gives its workers COLUMNS=80 (the controller's width); the tests read what the CLI prints
@@ -55,6 +63,15 @@ def require_module(name: str):
         return importlib.import_module(name)
     except ImportError as exc:
         missing(f"{name} is not importable ({exc})")
+
+
+#: A progress line of a long verb in a log (edgebench.cli.progress): "label: what [12 s]" or "[12 s, 3 s left of ...]".
+PROGRESS_LINE = re.compile(r" \[\d+ s(, [^\]]*)?\]$")
+
+
+def message_lines(stderr: str) -> list:
+    """The lines of ``stderr`` that are not progress lines (a log gets those before a late refusal)."""
+    return [ln for ln in stderr.splitlines() if ln.strip() and not PROGRESS_LINE.search(ln)]
 
 
 def require_file(path):

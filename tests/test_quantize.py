@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import missing
+from conftest import message_lines, missing
 
 from edgebench.errors import DataError, ModelError, UsageError
 from edgebench.modelfile import read_model
@@ -402,6 +402,6 @@ def test_cli_calibration_mismatch_is_one_line_through_tensorflow(work, tmp_path)
     flat = tmp_path / "flat.npz"
     np.savez(flat, x=work["x"][:20, :, :, 0])
     p = run_cli("quantize", work["model"], "--calib", flat, "-o", tmp_path / "o.tflite", "--json")
-    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    lines = message_lines(p.stderr)   # one refusal, after any progress lines
     assert p.returncode == 1 and len(lines) == 1, p.stderr
     assert "expects N x 8x8x1" in lines[0] and p.stdout == ""

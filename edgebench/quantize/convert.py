@@ -22,7 +22,7 @@ from edgebench.quantize import calibration as cal_mod
 from edgebench.quantize import checks, sidecar
 from edgebench.quantize._tf import Quiet, first_error_line, import_tensorflow, keras_version, onednn_setting
 from edgebench.quantize.result import OutputModel, QuantizeOptions, QuantizeResult, QuantizeWarning
-from edgebench.quantize.source import export_target, identify, isolated_keras_names, load
+from edgebench.quantize.source import check_onnx_inputs, export_target, identify, isolated_keras_names, load
 from edgebench.runtime.inspect import inspect_model
 
 Progress = Optional[Callable[[str], None]]
@@ -83,11 +83,11 @@ def quantize_model(model, calib, out=None, fp32_out=None, options: Optional[Quan
     t_start = time.perf_counter()
     timings: dict = {}
     source = identify(model)                                   # missing/unsupported files: before TF loads
-    if source.kind == "onnx":                                  # and a damaged or dynamic-shape ONNX file too
+    if source.kind == "onnx":               # and a damaged, dynamic-shape or several-input ONNX file too
         from edgebench.quantize.onnx_lower.graph import import_onnxruntime, read_onnx
 
         import_onnxruntime()
-        read_onnx(model, options.batch)
+        check_onnx_inputs(read_onnx(model, options.batch))
     cal_mod.exists(calib)
     paths = output_paths(model, out, fp32_out, options)
     warns: list = []

@@ -163,6 +163,15 @@ def load(tf, source: SourceModel, batch: int = 1) -> LoadedModel:
     return _load_keras(tf, source)
 
 
+def check_onnx_inputs(g):
+    """``g`` (an :class:`~edgebench.quantize.onnx_lower.graph.OnnxGraph`) when it has the one input quantize
+    supports, else UsageError naming them."""
+    if len(g.inputs) != 1:
+        raise UsageError(f"{g.path} has {len(g.inputs)} inputs "
+                         f"({', '.join(repr(i.name) for i in g.inputs)}); quantize supports models with one input")
+    return g
+
+
 def _load_onnx(tf, source: SourceModel, batch: int) -> LoadedModel:
     """Read the ONNX file and lower it to a Keras model whose input has batch ``batch``."""
     import keras
@@ -170,10 +179,7 @@ def _load_onnx(tf, source: SourceModel, batch: int) -> LoadedModel:
     from edgebench.quantize.onnx_lower import read_onnx
     from edgebench.quantize.onnx_lower.lower import lower
 
-    g = read_onnx(source.path, batch)
-    if len(g.inputs) != 1:
-        raise UsageError(f"{source.path} has {len(g.inputs)} inputs "
-                         f"({', '.join(repr(i.name) for i in g.inputs)}); quantize supports models with one input")
+    g = check_onnx_inputs(read_onnx(source.path, batch))
     import onnx
 
     q = Quiet()
