@@ -31,7 +31,8 @@ def run(model: Path, tree: Path, extra: list) -> dict:
     with tempfile.TemporaryDirectory() as runs:
         argv = [sys.executable, "-m", "edgebench", "bench", str(model), "--board", "host", "--runs-dir", runs, *extra]
         t0 = time.monotonic()
-        p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # cwd: not a checkout (``-m`` puts the current folder first on sys.path, before PYTHONPATH)
+        p = subprocess.Popen(argv, env=env, cwd=runs, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         stamped: list = []
 
         def read_err():
