@@ -346,6 +346,31 @@ def test_adapter_in_mlperf_dialect_sends_no_extension_commands(client):
         plain.set_inputs(x)
 
 
+def test_an_emulator_that_keeps_no_time_times_nothing(client):
+    """Under unicorn (``keeps_time`` False) no command that reads the device counter gives a figure:
+    eb-infer through run and run_layers, and MLPerf Tiny's infer through mlperf_performance."""
+    from edgebench.errors import UsageError
+    from edgebench.mcu.board import McuClient
+
+    class Untimed:
+        keeps_time = False
+
+        def describe(self):
+            return "an untimed emulator"
+
+    client.deploy(read_model(DIGITS))
+    untimed = McuClient(client.dut, get_profile("posix-sim"), Untimed())   # not closed: the dut is client's
+    sha = untimed.ensure_model(read_model(DIGITS))
+    untimed.load(sha)
+    untimed.set_inputs(np.zeros((1, 8, 8, 1), np.float32))
+    assert untimed.hello()["timing"] == "emulated"
+    for call in (lambda: untimed.run("single-stream", count=2, max_time_s=1),
+                 lambda: untimed.run_layers(1),
+                 lambda: untimed.mlperf_performance([bytes(64)], windows=1, window_s=0.1)):
+        with pytest.raises(UsageError, match="keeps no time"):
+            call()
+
+
 # ----------------------------------------------------------------------------- bad input
 
 def test_wrong_port_is_one_line(capsys):

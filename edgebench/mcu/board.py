@@ -345,6 +345,14 @@ class McuClient:
         self._input_on_device = None
         return len(pool)
 
+    def _need_time(self) -> None:
+        """Refuse to time anything under an emulator that keeps no time (unicorn): its counter is not
+        the image's speed, whichever command (eb-infer, MLPerf Tiny's infer) reads it."""
+        if self.session is not None and not self.session.keeps_time:
+            raise UsageError(f"board {self.profile.name} runs on {self.session.describe()}: it executes the "
+                             "image's instructions but keeps no time, so no latency comes from it",
+                             "use verify, accuracy or selftest here; measure latency on the real board or under QEMU")
+
     def _put_input(self, j: int) -> None:
         if self._input_on_device != j:
             self._input_on_device = None
@@ -355,10 +363,7 @@ class McuClient:
     def run(self, mode: str, count: int, max_time_s: float, rate_hz: float | None = None,
             start_index: int = 0) -> tuple[dict, dict]:
         """Inferences timed by the device counter, grouped per uploaded input (``eb-infer N 0``)."""
-        if self.session is not None and not self.session.keeps_time:
-            raise UsageError(f"board {self.profile.name} runs on {self.session.describe()}: it executes the "
-                             "image's instructions but keeps no time, so no latency comes from it",
-                             "use verify, accuracy or selftest here; measure latency on the real board or under QEMU")
+        self._need_time()
         if self._pool is None:
             raise UsageError("no inputs are set", "set_inputs first")
         if mode == "fixed-rate":
@@ -429,6 +434,7 @@ class McuClient:
         layer (``{"layer", "op", "ticks", "ns"}``, the blob's layer index and TFLite operator code);
         firmware/PROTOCOL.md, eb-infer details."""
         self._need_edgebench("per-layer timing")
+        self._need_time()
         if self._pool is None:
             raise UsageError("no inputs are set", "set_inputs first")
         self._put_input(int(index) % len(self._pool))
@@ -506,6 +512,7 @@ class McuClient:
         from edgebench.mcu.mlperf import performance
 
         timing = self.hello().get("timing") or "real"
+        self._need_time()
         return performance(self.dut, inputs, windows=windows, window_s=window_s, warmup=warmup,
                            chunk_bytes=chunk_bytes, max_reruns=max_reruns, emit=emit, timing=timing)
 
