@@ -108,6 +108,8 @@ def summarise(name, blob, report, run, ipt) -> dict:
     if [op for op, _ in insp] != engine_ops:
         raise SystemExit(f"{name}: layer lists differ between inspect_model ({insp}) and the blob "
                          f"({engine_ops}); cannot attribute MACs per layer")
+    if len(run["layers"]) != len(insp):
+        raise SystemExit(f"{name}: the device timed {len(run['layers'])} layers, the model has {len(insp)}")
     per_layer, by_op = [], defaultdict(lambda: {"ticks": 0, "macs": 0, "layers": 0})
     for dev, (op, macs) in zip(run["layers"], insp):
         dev_op = OP_NAMES.get(int(dev["op"]), dev["op"]) if str(dev["op"]).isdigit() else dev["op"]
