@@ -11,7 +11,7 @@ import pytest
 
 from edgebench.bench.latency import BenchOptions, run_bench
 from edgebench.bench.record import new_result
-from edgebench.bench.sessions import earlier_sessions, other_sessions, read_history, same_measurement, variation
+from edgebench.bench.sessions import earlier_sessions, measurement_key, other_sessions, read_history, variation
 from edgebench.boards.registry import get_profile
 from edgebench.errors import UsageError
 from edgebench.results import store
@@ -88,13 +88,13 @@ def test_other_sessions_include_later_ones(tmp_path):
     assert sorted(round(f["median_s"], 3) for f in found) == [0.9, 1.1]
 
 
-def test_same_measurement_needs_the_same_batch():
+def test_measurement_key_needs_the_same_batch():
     a, b = new_result("bench"), new_result("bench")
     for r in (a, b):
         r.model, r.scenario = {"sha256": "x"}, {"name": "offline", "batch": 8}
-    assert same_measurement(a, b)
+    assert measurement_key(a) == measurement_key(b)
     b.scenario = {"name": "offline", "batch": 4}
-    assert not same_measurement(a, b)
+    assert measurement_key(a) != measurement_key(b)
 
 
 def test_bad_sessions_option():
