@@ -27,7 +27,9 @@ from edgebench.stats.energy import (
     duty_point,
     event_energies,
     event_regions,
+    events_mean_ci,
     idle_power,
+    mean_ci,
     mean_power,
     parse_rate,
     window_energy,
@@ -110,6 +112,25 @@ def test_mean_power_ci_covers_the_truth():
     p2 = p.copy()
     p2[t >= 1.0] += 0.05
     assert idle_power(t, np.full(t.size, MS), p2, [(0.0, 0.5), (1.5, 2.0)])["drift"]
+
+
+def test_event_energy_interval_sees_dependence_between_events():
+    # energies of successive events drift with the board's state (AR(1), lag-1 0.9): a Student t over
+    # events as if independent covers the true mean about half the time; batch means near the nominal 95%
+    rng = np.random.default_rng(3)
+    hits = {"batch": 0, "iid": 0}
+    reps = 200
+    for _ in range(reps):
+        e = np.zeros(400)
+        for i in range(1, e.size):
+            e[i] = 0.9 * e[i - 1] + rng.normal(0, 1e-4)
+        e += 1e-3
+        for key, ci in (("batch", events_mean_ci(e)), ("iid", mean_ci(e))):
+            hits[key] += ci.ci_low < 1e-3 < ci.ci_high
+    assert hits["batch"] / reps >= 0.85 and hits["iid"] / reps < 0.75
+    assert "batch means" in events_mean_ci(e).method
+    few = events_mean_ci(e[:10])   # too few events for batches: said so
+    assert few.ci_low is not None and "treated as independent" in few.method
 
 
 def test_bracket_offset():

@@ -11,7 +11,7 @@ import pytest
 
 from edgebench.bench.latency import BenchOptions, run_bench
 from edgebench.bench.record import new_result
-from edgebench.bench.sessions import earlier_sessions, other_sessions, read_history, same_measurement, variation
+from edgebench.bench.sessions import earlier_sessions, measurement_key, other_sessions, read_history, variation
 from edgebench.boards.registry import get_profile
 from edgebench.errors import UsageError
 from edgebench.results import store
@@ -88,18 +88,37 @@ def test_other_sessions_include_later_ones(tmp_path):
     assert sorted(round(f["median_s"], 3) for f in found) == [0.9, 1.1]
 
 
-def test_same_measurement_needs_the_same_batch():
+def test_measurement_key_needs_the_same_batch():
     a, b = new_result("bench"), new_result("bench")
     for r in (a, b):
         r.model, r.scenario = {"sha256": "x"}, {"name": "offline", "batch": 8}
-    assert same_measurement(a, b)
+    assert measurement_key(a) == measurement_key(b)
     b.scenario = {"name": "offline", "batch": 4}
-    assert not same_measurement(a, b)
+    assert measurement_key(a) != measurement_key(b)
 
 
 def test_bad_sessions_option():
     with pytest.raises(UsageError, match="--sessions"):
         BenchOptions(sessions=0).validate()
+
+
+def test_throughput_interval_holds_this_invocations_rate_when_earlier_sessions_differ():
+    # four earlier sessions at twice this invocation's rate pull the long-run centre far away; the
+    # headline (this invocation's rate) must still lie inside the interval printed beside it, as the latency's
+    from edgebench.bench import sessions as sess
+    from edgebench.bench.throughput import throughput_interval
+    from edgebench.stats.variation import RunFigure
+
+    r = new_result("bench")
+    r.model, r.board, r.scenario = {"sha256": "a" * 64}, {"name": "host"}, {"batch": 1}
+    per = [{"per_s": 100.0, "se_log": 0.002, "df": 50.0, "n": 1000, "window_s": 10.0} for _ in range(3)]
+    key = sess.measurement_key(r)
+    history = [sess.Record(f"old{i}", "2026-01-01T00:00:00+00:00", f"h{i}", key,
+                           {sess.THROUGHPUT: [RunFigure(200.0, 0.002, 50.0)] * 3}) for i in range(4)]
+    out = throughput_interval(per, 0.95, history, r, 10)
+    assert out["sessions"] == 5
+    assert out["ci_low_per_s"] <= 100.0 <= out["ci_high_per_s"]
+    assert out["ci_low_per_s"] <= out["invocation"]["ci_low_per_s"] and out["ci_high_per_s"] > 150.0
 
 
 # ---------------------------------------------------------------- two real invocations

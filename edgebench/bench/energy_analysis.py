@@ -42,8 +42,8 @@ from edgebench.stats.energy import (
     bracket_offset,
     event_energies,
     event_regions,
+    events_mean_ci,
     idle_power,
-    mean_ci,
     si,
     si_range,
     window_energy,
@@ -268,7 +268,7 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
     if n_used:
         for key, values in (("inference", ev.window_j), ("inference_above", ev.inference_above_idle_j),
                             ("event", ev.event_j), ("wake_up", ev.wake_j)):
-            ci = mean_ci(values[used])
+            ci = events_mean_ci(values[used])
             power.setdefault(key, {}).update({**ci.to_dict("j"), "energy_j": ci.mean, "label": info.label})
             power[key].pop("j", None)
         from edgebench.stats.energy import rounding_floor_j

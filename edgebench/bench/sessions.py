@@ -48,11 +48,6 @@ def _created(r) -> _dt.datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
 
 
-def same_measurement(a, b) -> bool:
-    """True when run ``b`` measured what ``a`` measures, under the same recorded conditions."""
-    return b.kind == a.kind and kind_of(a).repeats and measurement_key(a) == measurement_key(b)
-
-
 def measurement_key(r) -> tuple:
     """What makes runs sessions of one measurement: model bytes, label, batch, rate, conditions."""
     conditions = (json.dumps(get(r), sort_keys=True, default=str) for _, get in CONDITIONS)
@@ -190,8 +185,6 @@ def other_sessions(result, run_dir) -> list:
     """The other sessions of ``result``'s measurement in its runs folder, whenever they ran (for
     ``check``'s best-of-N rule): ``[{run_id, created_utc, median_s}]`` (geometric mean of each
     session's run medians)."""
-    import math as _m
-
     d = Path(run_dir)
     if not kind_of(result).repeats or not d.parent.is_dir():
         return []
@@ -201,11 +194,10 @@ def other_sessions(result, run_dir) -> list:
         figs = rec.figures.get("e2e")
         if rec.measurement == key and figs:
             out.append({"run_id": rec.run_id, "created_utc": rec.created_utc,
-                        "median_s": _m.exp(sum(f.y for f in figs) / len(figs))})
+                        "median_s": math.exp(sum(f.y for f in figs) / len(figs))})
     return out
 
 
 __all__ = ["Record", "other_sessions", "Variation", "read_history", "record_of", "earlier_sessions", "variation",
-           "same_measurement",
            "measurement_key", "machine_key", "run_figures", "throughput_figures", "DEFAULT_SESSIONS",
            "MAX_AGE_DAYS", "THROUGHPUT"]

@@ -53,15 +53,13 @@ def _window_stats(t_s: np.ndarray, e2e_s: np.ndarray, scenario: str, label: str)
 
 def window_ratio(num: dict, den: dict, level: float = 0.95) -> Optional[list]:
     """Interval of ``num / den`` throughput of two windows of one run (their within-window errors)."""
-    from edgebench.stats.variation import LogEstimate, satterthwaite
+    from edgebench.stats.variation import LogEstimate, log_ratio
 
     if not (num and den and num.get("throughput_se_log") is not None and den.get("throughput_se_log") is not None):
         return None
-    terms = [(num["throughput_se_log"] ** 2, num["throughput_df"]),
-             (den["throughput_se_log"] ** 2, den["throughput_df"])]
-    est = LogEstimate(float(np.log(num["throughput_per_s"] / den["throughput_per_s"])), sum(v for v, _ in terms),
-                      satterthwaite(terms))
-    return list(est.interval(level))
+    a, b = (LogEstimate(float(np.log(w["throughput_per_s"])), w["throughput_se_log"] ** 2, w["throughput_df"])
+            for w in (num, den))
+    return list(log_ratio(a, b, None).interval(level))   # one run: no between-invocation term
 
 
 def soak_figures(samples, telemetry, capture, *, t0_ns: int, t_end_ns: int, burst_s: float, window_s: float,

@@ -45,7 +45,7 @@ def throughput_interval(per: list, level: float, history: list | None, result, s
     """The achieved throughput's interval under the model of variation: over the repeats (with the
     pooled between-repeat component) and, combined with earlier sessions of the same measurement,
     over invocations (the pooled between-invocation component; the stated priors when nothing is
-    on record)."""
+    on record), never excluding this invocation's own interval and rate (the headline)."""
     from edgebench.bench import sessions as sess
     from edgebench.stats.variation import RunFigure, combine_sessions, invocation
 
@@ -59,6 +59,12 @@ def throughput_interval(per: list, level: float, history: list | None, result, s
     res = combine_sessions(inv, earlier, comp.session)
     lo, hi = res.estimate.interval(level)
     ilo, ihi = inv.interval(level)
+    # the headline is this invocation's rate: like the latency's, its interval never excludes it nor claims
+    # less than the invocation's own (earlier sessions far off move the long-run centre away from it)
+    head = [inv.value]
+    if all(p.get("n") and p.get("window_s") for p in per):
+        head.append(sum(p["n"] for p in per) / sum(p["window_s"] for p in per))
+    lo, hi = min(lo, ilo, *head), max(hi, ihi, *head)
     return {"ci_low_per_s": lo, "ci_high_per_s": hi, "ci_level": level, "sessions": res.sessions,
             "invocation": {"per_s": inv.value, "ci_low_per_s": ilo, "ci_high_per_s": ihi, "se_log": inv.se,
                            "df": inv.df},

@@ -112,13 +112,12 @@ def side_figures(runs, level: float, resolution_s: float) -> list:
 
 
 def ratio_of_medians(a_runs, b_runs, ci_level: float = 0.95, same_invocation: bool = False,
-                     resolution_s: float | None = None, session=None, repeat=None, paired: bool | None = None
-                     ) -> RatioResult:
+                     resolution_s: float | None = None, session=None, repeat=None) -> RatioResult:
     """Ratio of median latencies of ``a_runs`` over ``b_runs`` (see the module docstring).
 
     ``a_runs``/``b_runs``: one 1-D array (one run) or a list of 1-D arrays (one per run).
     ``same_invocation``: the runs were interleaved in one invocation (no between-invocation
-    term); ``paired`` is its old name. ``session``/``repeat``: the between-invocation and
+    term). ``session``/``repeat``: the between-invocation and
     between-repeat :class:`~edgebench.stats.variation.Component` pooled over the runs folder
     (None: the stated prior, and the runs given, alone).
     ``resolution_s``: the clock's tick (None: the step the samples show); no median is known
@@ -128,7 +127,7 @@ def ratio_of_medians(a_runs, b_runs, ci_level: float = 0.95, same_invocation: bo
     from edgebench.stats.variation import REPEAT_PRIOR, SESSION_PRIOR, invocation, log_ratio, pooled_component
 
     level = check_level(ci_level)
-    same = bool(same_invocation or paired)
+    same = bool(same_invocation)
     a = _as_runs(a_runs, "a")
     b = _as_runs(b_runs, "b")
     if resolution_s is None:

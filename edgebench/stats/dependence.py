@@ -274,15 +274,13 @@ def runs_interval(per: Sequence[QuantileInterval], repeat=None, ci_level: float 
                         repeat_variation=repeat.to_dict())
 
 
-def mean_se_log(x) -> Optional[tuple]:
-    """``(mean, se_log, df)`` of a series' mean, the standard error of its log by batch means with
-    the same batch rule as the quantiles (at least :data:`MIN_BATCHES` batches); None when the
-    series is too short. Used for a throughput: completed inferences over the wall time of a
-    window is one over the mean time from one inference's start to the next."""
+def mean_se(x) -> Optional[tuple]:
+    """``(mean, se, df)`` of a series' mean (in measuring order), its standard error by batch means
+    with the same batch rule as the quantiles (at least :data:`MIN_BATCHES` batches, never below
+    the independent-samples one); None when the series is too short."""
     a = np.asarray(x, dtype=np.float64)
     n = a.size
-    mean = float(a.mean()) if n else 0.0
-    if n < 2 * MIN_BATCHES or mean <= 0:
+    if n < 2 * MIN_BATCHES:
         return None
     b = _batch_size(n, lag1_autocorr(a), dependence_block(a))
     m = n // b
@@ -290,7 +288,21 @@ def mean_se_log(x) -> Optional[tuple]:
         return None
     batches = a[n - m * b:].reshape(m, b).mean(axis=1)
     var = max(float(np.var(batches, ddof=1)) / m, float(np.var(a, ddof=1)) / n)
-    return mean, math.sqrt(var) / mean, m - 1
+    return float(a.mean()), math.sqrt(var), m - 1
+
+
+def mean_se_log(x) -> Optional[tuple]:
+    """``(mean, se_log, df)``: :func:`mean_se` with the standard error of the mean's log; None when
+    the series is too short or its mean not positive. Used for a throughput: completed inferences
+    over the wall time of a window is one over the mean time from one inference's start to the next."""
+    a = np.asarray(x, dtype=np.float64)
+    if not a.size or float(a.mean()) <= 0:
+        return None
+    got = mean_se(a)
+    if got is None:
+        return None
+    mean, se, df = got
+    return mean, se / mean, df
 
 
 #: fewer samples than this: no judgement on level shifts
@@ -355,5 +367,5 @@ def coarse_clock(median_s: float, resolution_s: float) -> bool:
 
 
 __all__ = ["QuantileInterval", "RunsInterval", "coarse_clock", "dependence_block", "lag1_autocorr", "level_shifts",
-           "mean_se_log", "observed_tick", "quantile_interval", "quantile_intervals", "run_figures", "runs_interval",
+           "mean_se", "mean_se_log", "observed_tick", "quantile_interval", "quantile_intervals", "run_figures", "runs_interval",
            "COARSE_TICKS", "MIN_BATCHES"]

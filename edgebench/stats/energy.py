@@ -30,7 +30,10 @@ the neighbouring window (so regions never overlap) and at most ``max_margin_s``.
   whatever the wake-up and wind-down around it cost above idle);
 * wake-up energy: event energy - inference energy above idle.
 
-Means over events get a Student t 95% CI (events are treated as independent).
+Means over events get a 95% CI by batch means over the events in measuring order
+(:func:`events_mean_ci`): neighbouring events share the board's state (temperature, frequency)
+and the meter's samples, so they are not independent. Too few events to judge that: Student t,
+said so in the method.
 
 Duty-cycle model
 ----------------
@@ -125,6 +128,25 @@ def mean_ci(values, ci_level: float = 0.95, method: str = "student t over events
     sd = float(np.std(x, ddof=1))
     half = float(stats.t.ppf(0.5 + ci_level / 2, x.size - 1)) * sd / math.sqrt(x.size)
     return MeanCI(m, m - half, m + half, int(x.size), sd, ci_level, method)
+
+
+def events_mean_ci(values, ci_level: float = 0.95) -> MeanCI:
+    """Mean over events (in measuring order) with a batch-means Student t CI
+    (:func:`edgebench.stats.dependence.mean_se`); :func:`mean_ci` when too few events for batches."""
+    from scipy import stats
+
+    from edgebench.stats.dependence import mean_se
+
+    x = np.asarray(values, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    got = mean_se(x)
+    if got is None:
+        return mean_ci(x, ci_level, method="student t over events (too few to judge their dependence: "
+                                           "treated as independent)")
+    m, se, df = got
+    half = float(stats.t.ppf(0.5 + ci_level / 2, df)) * se
+    return MeanCI(m, m - half, m + half, int(x.size), float(np.std(x, ddof=1)), ci_level,
+                  f"batch means over events ({df + 1} batches), student t")
 
 
 def mean_power(t_s, dt_s, power_w, t0: float, t1: float, ci_level: float = 0.95,
@@ -389,6 +411,6 @@ def si_range(lo, hi, unit: str, digits: int = 3) -> str:
     return f"{si(lo, unit, digits)} to {si(hi, unit, digits)}"
 
 
-__all__ = ["si", "si_range", "window_energy", "mean_ci", "mean_power", "idle_power", "MeanCI", "event_regions",
+__all__ = ["si", "si_range", "window_energy", "mean_ci", "events_mean_ci", "mean_power", "idle_power", "MeanCI", "event_regions",
            "event_energies",
            "EventEnergies", "bracket_offset", "duty_point", "DutyPoint", "parse_rate"]
