@@ -247,6 +247,9 @@ def test_best_of_n():
     assert v.verdict == ck.FAIL and "fastest of 4 sessions" in v.evidence and "latest run" in v.remedy
     r = bench()
     assert ck.best_of_n([r], _with_sessions(r, [0.95e-3, 1.01e-3])).verdict == ck.PASS   # not the fastest
+    r = bench()   # the fastest of equal sessions (one in N by chance): their median inside its interval
+    v = ck.best_of_n([r], _with_sessions(r, [1.005e-3, 1.01e-3, 1.02e-3]))
+    assert v.verdict == ck.PASS and "the fastest, but their median lies inside its interval" in v.evidence
     r = bench()
     v = ck.best_of_n([r], _with_sessions(r, [0.95e-3, 1.06e-3, 1.07e-3]))
     assert v.verdict == ck.WARN and "lies above this run's interval" in v.evidence
