@@ -530,3 +530,15 @@ def test_a_finished_energy_run_leaves_no_journal(tmp_path):
     (run_dir,) = store.find_runs(tmp_path)
     assert store.read_result(run_dir).status == "complete"
     assert not list(run_dir.glob("*.journal.*")) and not (run_dir / "energy.json").exists()
+
+
+def test_the_idle_powers_error_is_shared_by_every_event():
+    """Idle power is one estimate subtracted from every event: its error does not average down over
+    events, so the above-idle interval is at least the idle interval times the event's duration."""
+    from edgebench.stats.energy import MeanCI, with_shared_term
+
+    events = MeanCI(1.0e-3, 0.9e-3, 1.1e-3, 400, 1e-3)
+    wide = with_shared_term(events, 0.3e-3, "the idle power's interval")
+    assert wide.mean == events.mean and wide.ci_high - wide.mean == pytest.approx(np.hypot(0.1e-3, 0.3e-3))
+    assert "shared by every event" in wide.method
+    assert with_shared_term(events, None, "x") is events

@@ -266,9 +266,18 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
                  "wake_up.energy_j": "event energy minus inference energy above idle"}}
     n_used = int(np.count_nonzero(used))
     if n_used:
-        for key, values in (("inference", ev.window_j), ("inference_above", ev.inference_above_idle_j),
-                            ("event", ev.event_j), ("wake_up", ev.wake_j)):
+        from edgebench.stats.energy import with_shared_term
+
+        # the idle power subtracted from every event is one estimate: its error is shared by all of them
+        idle_half = (None if idle.get("ci_low_w") is None or idle.get("ci_high_w") is None
+                     else (idle["ci_high_w"] - idle["ci_low_w"]) / 2.0)
+        for key, values, idle_s in (("inference", ev.window_j, None),
+                                    ("inference_above", ev.inference_above_idle_j, ev.duration_s),
+                                    ("event", ev.event_j, ev.region_s),
+                                    ("wake_up", ev.wake_j, ev.region_s - ev.duration_s)):
             ci = events_mean_ci(values[used])
+            if idle_s is not None and idle_half is not None:
+                ci = with_shared_term(ci, idle_half * float(np.mean(idle_s[used])), "the idle power's interval")
             power.setdefault(key, {}).update({**ci.to_dict("j"), "energy_j": ci.mean, "label": info.label})
             power[key].pop("j", None)
         from edgebench.stats.energy import rounding_floor_j

@@ -149,6 +149,17 @@ def events_mean_ci(values, ci_level: float = 0.95) -> MeanCI:
                   f"batch means over events ({df + 1} batches), student t")
 
 
+def with_shared_term(ci: MeanCI, half: Optional[float], what: str) -> MeanCI:
+    """``ci`` widened by an error every value shares (it does not average down over events): the
+    half-widths added in quadrature. ``half`` None (the shared term has no interval): ``ci`` as it is."""
+    if half is None or ci.ci_low is None or ci.ci_high is None:
+        return ci
+    own = (ci.ci_high - ci.ci_low) / 2.0
+    total = float(np.hypot(own, half))
+    return MeanCI(ci.mean, ci.mean - total, ci.mean + total, ci.n, ci.sd, ci.ci_level,
+                  f"{ci.method}; with {what} (shared by every event), in quadrature")
+
+
 def mean_power(t_s, dt_s, power_w, t0: float, t1: float, ci_level: float = 0.95,
                max_batches: int = 20, min_per_batch: int = 5) -> tuple:
     """Time-weighted mean power over [t0, t1) with a batch-means CI; also the covered fraction.
@@ -411,6 +422,6 @@ def si_range(lo, hi, unit: str, digits: int = 3) -> str:
     return f"{si(lo, unit, digits)} to {si(hi, unit, digits)}"
 
 
-__all__ = ["si", "si_range", "window_energy", "mean_ci", "events_mean_ci", "mean_power", "idle_power", "MeanCI", "event_regions",
+__all__ = ["si", "si_range", "window_energy", "mean_ci", "events_mean_ci", "with_shared_term", "mean_power", "idle_power", "MeanCI", "event_regions",
            "event_energies",
            "EventEnergies", "bracket_offset", "duty_point", "DutyPoint", "parse_rate"]
