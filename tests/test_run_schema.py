@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import run_tamper as rt
+from conftest import require_module
 
 from edgebench.errors import InputWarning, ResultError
 from edgebench.results import store, table
@@ -244,7 +245,7 @@ def test_schema_prints_each_document_as_json_schema(cli, tmp_path):
 
 def test_the_exported_json_schemas_accept_what_edgebench_writes_and_refuse_a_tamper():
     """A user's own tooling validating with the JSON Schema agrees with edgebench on real files."""
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = require_module("jsonschema")
     from edgebench.boards.registry import list_profiles
     from edgebench.cli.schema_cmd import document_schema
 
