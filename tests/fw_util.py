@@ -103,8 +103,7 @@ def posix_firmware_bin() -> Path:
 
 @pytest.fixture
 def fw(posix_firmware_bin):
-    """A running posix firmware (as `edgebench flash --board posix-sim` keeps one); its pty.
-    Import it with ``posix_firmware_bin`` into a test module."""
+    """A running posix firmware (as `edgebench flash --board posix-sim` keeps one); its pty."""
     from edgebench.boards.registry import get_profile
     from edgebench.mcu.firmware import FirmwareSession
 

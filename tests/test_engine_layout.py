@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import require_tool
-from fw_util import build_firmware, posix_firmware_bin  # noqa: F401 (a fixture)
+from fw_util import build_firmware
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"

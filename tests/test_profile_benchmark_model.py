@@ -23,6 +23,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import missing
 
 from edgebench.errors import AgentError
 from edgebench.runtime.benchmark_model import PROFILING_MESSAGES, parse_log, parse_profile, profiling_message
@@ -133,11 +134,15 @@ _TF_PROTO = """
 """
 
 
+@pytest.mark.tensorflow
 def test_the_profile_parses_after_tensorflow_registered_its_own_profiling_proto():
     """Regression: with TensorFlow's profiling_info_pb2 loaded first (any test that touched tf.lite),
     parsing imported ai_edge_litert.profiling_info_pb2 and failed with "duplicate symbol
     'tflite.profiling.BenchmarkProfilingData'". And parsing first must not break a later tf.lite."""
-    pytest.importorskip("tensorflow")
+    import importlib.util
+
+    if importlib.util.find_spec("tensorflow") is None:   # found, not imported: this process imports neither
+        missing("tensorflow is not installed (pip install edgebench[quantize])")
     first = _child(_TF_PROTO, """
         tf = tensorflow_profiling_info()
         msg = tf.BenchmarkProfilingData()

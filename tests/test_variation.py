@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import norm
 from scipy.stats import t as student_t
 
+from edgebench.report import format as fmt
 from edgebench.stats.variation import (
     REPEAT_PRIOR,
     SESSION_PRIOR,
@@ -140,8 +140,10 @@ def test_log_ratio_adds_the_session_term_only_between_invocations():
     lo, hi = apart.interval()
     assert lo < math.exp(0.05) < hi                        # the point is inside its own interval
     assert apart.p_value() > 0.05 > same.p_value()
-    # the p-value is never exactly 0 while the standard error is positive
-    assert LogEstimate(50.0, 1e-6, 1e6).p_value() >= 0.0 and norm.sf(5.0) > 0
+    # a p-value below double precision underflows to 0.0: it is shown as a bound, never as "p=0"
+    far = LogEstimate(50.0, 1e-6, 1e6).p_value()
+    assert 0.0 <= far < 1e-16 and fmt.p_value(far) == "p<1e-16"
+    assert fmt.p_value(LogEstimate(0.05, 0.02 ** 2, 9.0).p_value()) == "p=0.034"   # t = 2.5 on 9 df, two-sided
 
 
 def test_a_aa_false_verdict_rate_is_controlled():
