@@ -180,7 +180,8 @@ class LogEstimate:
         return math.exp(self.centre - half), math.exp(self.centre + half)
 
     def p_value(self) -> float:
-        """Two-sided p of ``centre = 0`` with the same t (never exactly 0 unless se is 0)."""
+        """Two-sided p of ``centre = 0`` with the same t; 1.0 when se is 0. It can underflow to 0.0
+        for a very large t: what prints it shows a bound (``p<1e-16``), never p=0."""
         from scipy.stats import norm
         from scipy.stats import t as student_t
 
