@@ -34,7 +34,7 @@ from typing import Optional
 import numpy as np
 
 from edgebench.errors import ModelError
-from edgebench.modelfile import CUSTOM, TENSOR_TYPES, builtin_code, decode_name, op_names, operator_name
+from edgebench.modelfile import TENSOR_TYPES, decode_name, op_names, operator_name
 
 #: operators whose options name other subgraphs: not runnable alone
 CONTROL_FLOW = frozenset({"WHILE", "IF", "CALL_ONCE", "CALL", "STABLEHLO_WHILE", "STABLEHLO_CASE",
@@ -199,9 +199,6 @@ class CutModel:
         q = self.tensors[i].quantization
         zp = int(q.zeroPoint[0]) if q is not None and q.zeroPoint is not None and len(q.zeroPoint) else 0
         return np.full(shape, zp, dtype=dtype).tobytes()
-
-    def is_custom(self, k: int) -> bool:
-        return builtin_code(self.codes[self.ops[k].opcodeIndex]) == CUSTOM
 
 
 def _pack(model) -> bytes:
