@@ -34,7 +34,7 @@ from typing import Optional
 import numpy as np
 
 from edgebench.errors import ModelError
-from edgebench.modelfile import TENSOR_TYPES, decode_name, op_names, operator_name
+from edgebench.modelfile import TENSOR_TYPES, decode_name, op_names, operator_name, read_model
 
 #: operators whose options name other subgraphs: not runnable alone
 CONTROL_FLOW = frozenset({"WHILE", "IF", "CALL_ONCE", "CALL", "STABLEHLO_WHILE", "STABLEHLO_CASE",
@@ -210,13 +210,12 @@ def _pack(model) -> bytes:
 
 
 def cut_model(path_or_bytes, path: Optional[str] = None) -> CutModel:
-    """A :class:`CutModel` of a .tflite file (path) or its bytes."""
+    """A :class:`CutModel` of a .tflite file (path: read and verified by
+    :func:`edgebench.modelfile.read_model`) or of its bytes (a read model's ``content``)."""
     if isinstance(path_or_bytes, (bytes, bytearray)):
         return CutModel(bytes(path_or_bytes), path or "<bytes>")
-    p = Path(path_or_bytes)
-    if not p.is_file():
-        raise ModelError(f"model file {p} does not exist", "check the path")
-    return CutModel(p.read_bytes(), str(p))
+    m = read_model(path_or_bytes)
+    return CutModel(m.content, m.path)
 
 
 __all__ = ["CutModel", "CutOperator", "cut_model", "CONTROL_FLOW"]
