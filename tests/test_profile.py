@@ -4,6 +4,7 @@ real firmware under qemu-system-arm), stored as a run of kind profile, compared 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -174,6 +175,21 @@ def test_the_sum_of_layers_timed_a_few_times_has_an_interval_from_its_repeats():
     one = sum_ratio([summary("a", 1), summary("b", 1)], summary("whole", 1), 40e-9)
     assert one["ci_low"] is None and one["ci_high"] is None and "no interval" in one["ci_method"]
 
+
+
+def test_the_sum_of_layers_interval_holds_when_the_rows_errors_are_correlated():
+    """Rows timed on the same inferences err together: two rows of 1 ms with a 1% standard error each
+    may make a 2 ms sum with a 1% one (fully correlated), not 0.71% (independent). The sum's interval
+    is the one a single 2 ms row with a 1% error gives."""
+    from edgebench.bench.profile_summary import sum_ratio
+
+    def fig(est, rel=0.01, runs=3):
+        lo, hi = est * math.exp(-1.959964 * rel), est * math.exp(1.959964 * rel)
+        return {"median_s": est, "per_repeat": [{"estimate_s": est, "ci_low_s": lo, "ci_high_s": hi}] * runs}
+
+    whole = fig(2e-3, 1e-6)
+    two, one = sum_ratio([fig(1e-3), fig(1e-3)], whole, 0.0, "emulated"), sum_ratio([fig(2e-3)], whole, 0.0, "emulated")
+    assert two["ci_low"] == pytest.approx(one["ci_low"]) and two["ci_high"] == pytest.approx(one["ci_high"])
 
 
 def test_an_emulated_boards_repeats_take_no_between_repeat_allowance_unless_they_show_one():

@@ -86,9 +86,13 @@ def test_a_float_model_cuts_too():
 def test_bad_input_is_one_clear_error(tmp_path):
     with pytest.raises(ModelError, match="does not exist"):
         cut_model(tmp_path / "missing.tflite")
+    with pytest.raises(ModelError, match="is a directory"):      # read as inspect reads a model
+        cut_model(tmp_path)
     bad = tmp_path / "bad.tflite"
     bad.write_bytes(b"\x00" * 64)
-    with pytest.raises(ModelError, match="cannot be read"):
+    with pytest.raises(ModelError, match="not a TFLite model"):
         cut_model(bad)
+    with pytest.raises(ModelError, match="cannot be read"):       # bytes no reader verified
+        cut_model(b"\x00" * 64)
     with pytest.raises(ModelError, match="no operator 99"):
         cut_model(DIGITS).cut(99)

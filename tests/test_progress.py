@@ -122,3 +122,19 @@ def test_a_bench_with_stderr_in_a_file_says_each_repeat_and_quiet_says_nothing(t
     assert "left of --max-time 4 s]" in log and "\r" not in log
     p, log = _bench_log(tmp_path, "--quiet")
     assert p.returncode == 0 and log == "", log
+
+
+def test_the_line_view_redraws_a_running_step_in_place_and_keeps_the_rest():
+    """profile's and layer-error's live view: the plain lines, a running step on one line drawn in place."""
+    term = Console(file=io.StringIO(), force_terminal=True, color_system=None, width=200)
+    show = pr.line_view(term)
+    show({"event": "connect", "board": "host"})
+    show({"event": "layer", "repeat": 1, "n": 1, "of": 9, "op": "CONV_2D"})
+    show({"event": "layer", "repeat": 1, "n": 2, "of": 9, "op": "DEPTHWISE_CONV_2D"})
+    show({"event": "whole", "repeat": 1})
+    show({"event": "repeat", "repeat": 2, "of": 3})         # no line of its own: the next ones say the repeat
+    out = term.file.getvalue()
+    assert out.startswith("connecting to host…\n")
+    assert "repeat 1: operator 1/9 (CONV_2D)…\rrepeat 1: operator 2/9 (DEPTHWISE_CONV_2D)…\r" in out
+    drawn = len("repeat 1: operator 2/9 (DEPTHWISE_CONV_2D)…")
+    assert out.endswith("\rrepeat 1: timing the whole model…".ljust(drawn + 1) + "\n")   # the rest blanked

@@ -14,7 +14,8 @@ deviation and count (``benchmark_model`` reports nothing else). Per row:
 
 The sum of the layers against the whole model: per repeat, the ratio of the sum of the rows'
 estimates to the whole model's, with a within-repeat interval by the delta method (the rows'
-log standard errors weighted by their share of the sum, and the whole's); across repeats
+log standard errors weighted by their share of the sum and added linearly, a bound whatever their
+correlation, and in quadrature the whole's); across repeats
 :func:`~edgebench.stats.dependence.runs_interval` on those figures. When a repeat has no
 within-repeat interval (a row or the whole timed too few times for a dependence-aware one, e.g.
 a few per-layer inferences on the device counter), Student t on the repeats' log ratios (df
@@ -132,8 +133,10 @@ def sum_ratio(rows: list, whole: dict, resolution_s: float = 0.0, label: str = "
         if any(s is None for s in ses):
             lo = hi = None
         else:
-            var_sum = sum((p["estimate_s"] / total * s) ** 2 for p, s in zip(parts, ses[:-1]))
-            se = math.sqrt(var_sum + ses[-1] ** 2)
+            # the rows' errors added as they come, not in quadrature: the rows share inferences (device
+            # counter) or the board's state over the repeat, and this bound holds for any correlation
+            se_sum = sum(p["estimate_s"] / total * s for p, s in zip(parts, ses[:-1]))
+            se = math.sqrt(se_sum ** 2 + ses[-1] ** 2)
             lo, hi = ratio * math.exp(-z * se), ratio * math.exp(z * se)
         ratios.append(ratio)
         intervals.append((lo, hi))
@@ -145,7 +148,7 @@ def sum_ratio(rows: list, whole: dict, resolution_s: float = 0.0, label: str = "
         iv = runs_interval(figs, ci_level=LEVEL, label=label)
         low, high, cv = iv.low, iv.high, iv.between_run_cv
         method = (f"{iv.method}; each repeat's ratio with a delta-method interval from the rows' and the "
-                  "whole model's intervals")
+                  "whole model's intervals (the rows' added linearly: any correlation between rows)")
     else:
         low, high, cv, method = _ratios_spread(figs)
     point = sum(r["median_s"] for r in rows) / whole["median_s"]

@@ -30,21 +30,13 @@ def layer_error(
     """Compare every layer of an INT8 model with its FP32 baseline: SQNR, cosine, where the error jumps, why."""
     from edgebench.bench.layer_error import LayerErrorOptions, run_layer_error
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.cli.progress import reporter
+    from edgebench.cli.progress import line_view, reporter
     from edgebench.cli.render.profile import print_layer_error
-
-    err = get_err_console()
-
-    def show(ev: dict) -> None:
-        if ev["event"] == "connect":
-            err.print(f"[dim]starting {ev['board']}…[/]")
-        elif ev["event"] == "tensors" and err.is_terminal:
-            err.print(f"[dim]  {ev['done']}/{ev['of']} inputs…[/]", end="\r")
 
     opts = LayerErrorOptions(data=data, inputs=str(inputs) if inputs else None, count=count, seed=seed,
                              kernels=kernels or "reference", jump_db=jump_db)
     result, run_dir = run_layer_error(model, baseline, opts, runs_root=runs_dir,
-                                      progress=reporter(model.name, show, quiet=quiet))
+                                      progress=reporter(model.name, line_view(get_err_console()), quiet=quiet))
     if json_out:
         emit_json(result)
     else:

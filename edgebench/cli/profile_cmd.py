@@ -16,20 +16,6 @@ METHOD_HELP = ("How each layer is timed: device-counter (microcontrollers: the f
                "microcontroller, benchmark-model with --benchmark-model, else isolated.")
 
 
-def _progress(console):
-    def show(ev: dict) -> None:
-        kind = ev["event"]
-        if kind == "connect":
-            console.print(f"[dim]connecting to {ev['board']}…[/]")
-        elif kind == "repeat":
-            console.print(f"[dim]repeat {ev['repeat']}/{ev['of']}…[/]")
-        elif kind == "layer" and console.is_terminal:
-            console.print(f"[dim]  operator {ev['n']}/{ev['of']} ({ev['op']})…[/]" + " " * 8, end="\r")
-        elif kind == "benchmark-model":
-            console.print(f"[dim]  benchmark_model, {ev['runs']} runs…[/]")
-    return show
-
-
 def profile(
     model: Optional[Path] = typer.Argument(None, help="The .tflite model to profile."),
     method: Optional[str] = typer.Option(None, "--method", help=METHOD_HELP, rich_help_panel=opt.RUNTIME),
@@ -60,6 +46,7 @@ def profile(
     """Time every layer of a model on a board: a per-layer table, the sum against the whole model."""
     from edgebench.bench.profile import ProfileOptions, run_profile
     from edgebench.cli.output import get_err_console
+    from edgebench.cli.progress import line_view
 
     prof = run.profile()
     run.check_fit(model)      # a microcontroller: operators, model buffer, arena, before any upload
@@ -69,5 +56,5 @@ def profile(
                           bm_runs=runs)
     with run.client() as client:  # with --image: one emulator for all repeats
         result, run_dir = run_profile(model, prof, opts, runs_root=run.runs_dir, url=run.url, client=client,
-                                      progress=run.progress(model.name, _progress(get_err_console())))
+                                      progress=run.progress(model.name, line_view(get_err_console())))
     run.show(result, run_dir)

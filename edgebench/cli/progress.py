@@ -172,6 +172,26 @@ class Reporter:
             self.stop()
 
 
+def line_view(console) -> Callable[[dict], None]:
+    """A live view made of the plain lines (:data:`LINES`), for a verb with nothing richer to show on a
+    terminal: an event of :data:`THROTTLED` (a running step) redrawn in place on one line, any other kept."""
+    drawn = [0]   # width of the line drawn in place, to blank its rest
+
+    def show(ev: dict) -> None:
+        kind = ev.get("event")
+        make = LINES.get(kind)
+        text = make(ev) if make is not None else None
+        if not text:
+            return
+        text += "…"
+        pad = " " * max(0, drawn[0] - len(text))
+        inplace = kind in THROTTLED
+        console.print(text + pad, style="dim", markup=False, highlight=False, end="\r" if inplace else "\n")
+        drawn[0] = len(text) if inplace else 0
+
+    return show
+
+
 def end_live_line(console) -> None:
     """End a live progress line (drawn with a carriage return) on a terminal; a log has none to end."""
     if console.is_terminal:
@@ -185,4 +205,4 @@ def reporter(label: str = "", live: Optional[Callable] = None, stop: Optional[Ca
     return Reporter(label, live, stop, max_time_s, quiet, started=started)
 
 
-__all__ = ["HEARTBEAT_S", "LINES", "THROTTLED", "ONCE", "Reporter", "end_live_line", "reporter"]
+__all__ = ["HEARTBEAT_S", "LINES", "THROTTLED", "ONCE", "Reporter", "line_view", "end_live_line", "reporter"]

@@ -34,7 +34,7 @@ from typing import Optional
 import numpy as np
 
 from edgebench.errors import ModelError
-from edgebench.modelfile import CUSTOM, TENSOR_TYPES, builtin_code, decode_name, op_names, operator_name
+from edgebench.modelfile import TENSOR_TYPES, decode_name, op_names, operator_name, read_model
 
 #: operators whose options name other subgraphs: not runnable alone
 CONTROL_FLOW = frozenset({"WHILE", "IF", "CALL_ONCE", "CALL", "STABLEHLO_WHILE", "STABLEHLO_CASE",
@@ -200,9 +200,6 @@ class CutModel:
         zp = int(q.zeroPoint[0]) if q is not None and q.zeroPoint is not None and len(q.zeroPoint) else 0
         return np.full(shape, zp, dtype=dtype).tobytes()
 
-    def is_custom(self, k: int) -> bool:
-        return builtin_code(self.codes[self.ops[k].opcodeIndex]) == CUSTOM
-
 
 def _pack(model) -> bytes:
     import flatbuffers
@@ -213,13 +210,12 @@ def _pack(model) -> bytes:
 
 
 def cut_model(path_or_bytes, path: Optional[str] = None) -> CutModel:
-    """A :class:`CutModel` of a .tflite file (path) or its bytes."""
+    """A :class:`CutModel` of a .tflite file (path: read and verified by
+    :func:`edgebench.modelfile.read_model`) or of its bytes (a read model's ``content``)."""
     if isinstance(path_or_bytes, (bytes, bytearray)):
         return CutModel(bytes(path_or_bytes), path or "<bytes>")
-    p = Path(path_or_bytes)
-    if not p.is_file():
-        raise ModelError(f"model file {p} does not exist", "check the path")
-    return CutModel(p.read_bytes(), str(p))
+    m = read_model(path_or_bytes)
+    return CutModel(m.content, m.path)
 
 
 __all__ = ["CutModel", "CutOperator", "cut_model", "CONTROL_FLOW"]
