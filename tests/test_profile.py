@@ -285,3 +285,25 @@ def test_compare_command_takes_two_profile_runs(cli, tmp_path):
     assert c["format"] == "edgebench-profile-compare" and len(c["rows"]) == 7
     got = cli("compare", a.name, b.name, "--runs-dir", tmp_path)
     assert got.returncode == 0 and "layer by layer" in got.stdout
+
+
+@pytest.mark.parametrize("reply", [
+    {"ns": [1000, 1000], "layers": [{"layer": 0, "ns": 400}, {"layer": 7, "ns": 500}]},   # an index not in the blob
+    {"ns": [1000, 1000], "layers": [{"layer": 0, "ns": 400}, {"layer": 0, "ns": 500}]},   # one layer twice
+    {"ns": [1000], "layers": [{"layer": 0, "ns": 400}, {"layer": 1, "ns": 500}]},         # whole times missing
+])
+def test_a_device_counter_reply_is_checked_before_it_becomes_a_layer_time(reply):
+    from types import SimpleNamespace
+
+    from edgebench import board_protocol as bp
+    from edgebench.bench.profile_methods import collect_device_counter
+    from edgebench.errors import AgentError
+
+    client = SimpleNamespace(capabilities=frozenset({bp.LAYER_TIMING}), description="a fake board",
+                             ensure_model=lambda m: "sha", load=lambda *a, **k: {}, set_inputs=lambda x: 1,
+                             run_layers=lambda *a, **k: {**reply, "counter_hz": 1e9})
+    run = SimpleNamespace(blob=({0: 0, 1: 1}, {}, 2), model=SimpleNamespace(name="m"), profile=SimpleNamespace(name="b"),
+                          opts=SimpleNamespace(layer_samples=1, warmup=0), inputs=SimpleNamespace(x=None),
+                          emit=lambda ev: None)
+    with pytest.raises(AgentError, match="were asked for"):
+        collect_device_counter(run, client, 0)

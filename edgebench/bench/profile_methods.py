@@ -105,6 +105,12 @@ def collect_device_counter(run, client, k: int) -> Repeat:
         if len(got["layers"]) != n_layers:
             raise AgentError(f"{client.description} timed {len(got['layers'])} layers, the model's blob has "
                              f"{n_layers}", "the firmware keeps at most EB_LAYERS_MAX layer timings")
+        indices = sorted(int(x["layer"]) for x in got["layers"])
+        if indices != sorted(mapping) or len(got["ns"]) != MCU_WHOLE_PER_CALL:
+            raise AgentError(f"{client.description} answered layers {indices[:8]}{'…' if len(indices) > 8 else ''} "
+                             f"and {len(got['ns'])} whole-model times; the blob has layers 0–{n_layers - 1} and "
+                             f"{MCU_WHOLE_PER_CALL} were asked for",
+                             "a damaged reply or a firmware of another edgebench version: re-run, or re-flash")
         whole += got["ns"]
         acc: dict = {}
         for x in got["layers"]:
