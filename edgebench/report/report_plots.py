@@ -374,11 +374,16 @@ def layer_times(p: dict, title: str, label: str) -> bytes:
     ax = fig.subplots()
     y = np.arange(len(rows))[::-1]
     med = np.array([r["median_s"] for r in rows]) / scale
-    lo = np.array([(r.get("ci_low_s") or r["median_s"]) for r in rows]) / scale
-    hi = np.array([(r.get("ci_high_s") or r["median_s"]) for r in rows]) / scale
+    bare = [r.get("ci_low_s") is None or r.get("ci_high_s") is None for r in rows]
+    lo = np.array([r["median_s"] if b else r["ci_low_s"] for r, b in zip(rows, bare)]) / scale
+    hi = np.array([r["median_s"] if b else r["ci_high_s"] for r, b in zip(rows, bare)]) / scale
     colours = ["tab:blue" if r.get("in_sum") else "tab:gray" for r in rows]
-    ax.barh(y, med, color=colours, xerr=[med - lo, hi - med], capsize=2, ecolor="black")
-    ax.set_yticks(y, [_layer_label(r) for r in rows], fontsize=8)
+    # a layer without an interval is hatched and named so, never drawn like an exact figure
+    bars = ax.barh(y, med, color=colours, xerr=[med - lo, hi - med], capsize=2, ecolor="black")
+    for patch, b in zip(bars.patches, bare):
+        if b:
+            patch.set_hatch("//")
+    ax.set_yticks(y, [_layer_label(r) + (" (no interval)" if b else "") for r, b in zip(rows, bare)], fontsize=8)
     for yy, m, r in zip(y, hi, rows):
         if r.get("share") is not None:
             ax.text(m, yy, f"  {100 * r['share']:.1f}%", va="center", fontsize=7)
