@@ -102,6 +102,17 @@ def test_recover_refuses_a_run_of_another_kind_and_names_the_verb_for_it(tmp_pat
     assert "is a soak run, not a bench run" in msg and f"edgebench soak --recover {folder.path}" in msg
 
 
+def test_recover_of_another_kind_of_the_same_verb_does_not_send_the_user_back_to_it(tmp_path):
+    from edgebench.bench.record import RunFolder, new_result
+
+    folder = RunFolder(tmp_path, "m", "host")
+    folder.start(new_result("mlperf-tiny"))      # bench stores it too, but --recover finishes bench runs only
+    res = CliRunner().invoke(app, ["bench", "--recover", str(folder.path)])
+    assert res.exit_code == 1
+    msg = f"{res.exception.message} ({res.exception.hint})"
+    assert "is a mlperf-tiny run, not a bench run" in msg and "--recover finishes bench runs only" in msg, msg
+
+
 @pytest.mark.parametrize("args,needle", [
     (["bench"], "missing MODEL"),
     (["accuracy", str(INT8)], "missing --baseline, --data"),

@@ -142,7 +142,7 @@ def _build_app():
 
     @built.callback()
     def _root(debug: bool = options.debug(), version: bool = options.version(_version)) -> None:
-        invocation.STATE["debug"] = debug
+        pass    # --debug is read by main() before typer runs (_hoist_debug); declared here for the help and parsing
 
     return built
 

@@ -152,9 +152,10 @@ def _rate(text: Optional[str]) -> Optional[float]:
 def _mlperf(model, profile, run, asked: bool, scenario, rate, inputs, seed, model_id, input_encoding, results):
     """MLPerf Tiny performance mode (--mlperf, or a board that speaks only that dialect)."""
     from edgebench.bench.mlperf_mode import MlperfOptions, run_mlperf
+    from edgebench.boards.profile import MCU_CLIENT
     from edgebench.cli.output import get_err_console
 
-    if profile.client_kind != "mcu":
+    if profile.client_kind != MCU_CLIENT:
         raise UsageError(f"--mlperf drives a microcontroller's MLPerf Tiny firmware; board {profile.name} is "
                          f"a {profile.kind} board", "drop --mlperf, or pick an MCU board (edgebench boards)")
     why = "--mlperf" if asked else f"board {profile.name} speaks only the MLPerf Tiny dialect, so it"

@@ -23,14 +23,6 @@ def _figure(value: float, unit: str) -> str:
     return f"{value:g} {unit}".rstrip()
 
 
-def _bytes(value: float) -> str:
-    """1 KiB = 1024 bytes, as microcontroller datasheets count them."""
-    for div, unit in ((1 << 20, "MiB"), (1 << 10, "KiB")):
-        if value >= div:
-            return f"{value / div:g} {unit} ({int(value):,} bytes)"
-    return f"{int(value):,} bytes"
-
-
 def _hz(value: float) -> str:
     for div, unit in ((1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")):
         if value >= div:

@@ -30,11 +30,12 @@ def deploy(
     The MLPerf Tiny options (--model-id, --input-encoding, --results) make the device behave
     like the benchmark's reference firmware for the MLCommons runner: docs/mlperf-tiny.md."""
     from edgebench.boards.connect import open_client
+    from edgebench.boards.profile import MCU_CLIENT
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
 
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
-    if profile.client_kind != "mcu":
+    if profile.client_kind != MCU_CLIENT:
         raise UsageError(f"board {profile.name} is a Linux board: deploy is for microcontroller firmware",
                          "edgebench bench/accuracy send the model to a Linux board themselves")
     from edgebench.mcu.mlperf_ids import INPUT_ENCODINGS, RESULTS_MODES, check_choice, check_model_id

@@ -75,6 +75,7 @@ def energy(
     """Energy per inference, idle power and wake-up energy at a fixed rate or duty cycle."""
     from edgebench.bench.energy import estimate_energy, measure_energy, simulated_energy
     from edgebench.bench.energy_analysis import EnergyOptions
+    from edgebench.boards.profile import SIM_CLIENT
     from edgebench.cli.output import get_err_console
     from edgebench.power import open_meter, parse_options
     from edgebench.stats.energy import parse_rate
@@ -94,7 +95,7 @@ def energy(
     profile = run.profile()
     show = run.progress(model.name, _progress(err, model.name), max_time_s=max_time)
     where = dict(runs_root=run.runs_dir, url=run.url, progress=show)
-    if profile.client_kind == "sim":
+    if profile.client_kind == SIM_CLIENT:
         if meter is not None or meter_port or meter_opt:
             raise UsageError(f"board {profile.name} is simulated: its power comes from its power model, not a meter",
                              "drop --meter, --meter-port and --meter-opt")

@@ -32,6 +32,7 @@ def flash(
     json_out: bool = opt.json_flag("what was started or flashed"),
 ) -> None:
     """Build and start an emulated board's firmware (until Ctrl-C), or flash a real board."""
+    from edgebench.boards.profile import MCU_CLIENT
     from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.farm.spec import is_farm
@@ -44,7 +45,7 @@ def flash(
                          "flash it on its exporter's host (or with labgrid-client -p PLACE flashscript), then use "
                          "--board labgrid:... with the other verbs (docs/farm.md)")
     profile = get_profile(board, extra_dirs=tuple(boards_dir))
-    if profile.client_kind != "mcu":
+    if profile.client_kind != MCU_CLIENT:
         raise UsageError(f"board {profile.name} is a Linux board: there is no firmware to flash",
                          "edgebench bench/accuracy start the agent on it themselves")
     fw = profile.firmware

@@ -173,7 +173,8 @@ def recover(verb, run: RunArgs) -> None:
     kind = kinds.kind_of(read_result(run.recover))
     if kind.name != verb.kinds[0].name:
         other = for_kind(kind)
-        hint = (f"edgebench {other.name} --recover {run.recover}" if other is not None and other.recover
+        hint = (f"edgebench {other.name} --recover {run.recover}"
+                if other is not None and other.recover and other.name != verb.name
                 else f"edgebench {verb.name} --recover finishes {verb.kinds[0].name} runs only")
         raise UsageError(f"{run.recover} is a {kind.name} run, not a {verb.kinds[0].name} run", hint)
     result = resolve(verb.recover)(run.recover)
