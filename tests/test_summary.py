@@ -41,6 +41,9 @@ def test_a_failed_gate_is_first():
     r.warnings = [W["spread"]]
     groups, _ = fold([r])
     assert groups[0].code == "gate-failed" and "top-1 drop" in groups[0].message
+    # an acknowledged.json edited by hand cannot fold a failed gate away
+    groups, acked = fold([r], {"gate-failed": "known", "spread": ""})
+    assert groups[0].code == "gate-failed" and [g.code for g in acked] == ["spread"]
 
 
 def test_acknowledged_warnings_are_kept_apart_for_one_line():
@@ -115,6 +118,7 @@ def test_ack_is_recorded_for_the_folder_and_runs_print_it_folded(tmp_path, cli):
     (("ack", "Not A Code"), "CODE: "),
     (("ack", "spread", "--remove"), "spread is not acknowledged"),
     (("ack",), "missing CODE"),
+    (("ack", "gate-failed", "--reason", "known"), "gate-failed changes the verdict: it cannot be acknowledged"),
 ])
 def test_ack_refuses_bad_input_in_one_line(tmp_path, cli, args, words):
     r = cli(*args, "--runs-dir", tmp_path)

@@ -47,6 +47,11 @@ def ack(
 
     validate(acks.Ack, {"code": code, "reason": reason}, "CODE", UsageError,
              "a warning's code as printed, e.g. single-session")
+    from edgebench.report.warnings import GATE, TIERS, rank
+
+    if rank(code) == GATE and not remove:
+        raise UsageError(f"{code} {TIERS[GATE]}: it cannot be acknowledged away",
+                         "fix what it names (edgebench check shows the evidence), or state it in the claim")
     if remove:
         if reason:
             raise UsageError("--remove takes no --reason", f"edgebench ack {code} --remove")

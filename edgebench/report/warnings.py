@@ -80,11 +80,17 @@ def run_warnings(result) -> list:
     return out + [w for w in (result.warnings or []) if isinstance(w, dict)]
 
 
+def foldable(acks: Optional[dict]) -> dict:
+    """The acknowledgements that may fold a warning: never a code that changes the verdict (a failed
+    gate, outputs not bit-exact...), whatever a hand-edited acknowledged.json says."""
+    return {code: why for code, why in (acks or {}).items() if rank(code) != GATE}
+
+
 def fold(results: Iterable, acks: Optional[dict] = None) -> tuple[list, list]:
     """``(groups, acknowledged)``: one :class:`WarningGroup` per code over ``results``, ranked (rank, then
     the number of runs it concerns, then first seen); the acknowledged codes (``acks``: code -> reason)
-    apart, in the same order."""
-    acks = acks or {}
+    apart, in the same order (:func:`foldable`)."""
+    acks = foldable(acks)
     groups: dict = {}
     for r in results:
         for w in run_warnings(r):
@@ -110,4 +116,4 @@ def acknowledged_line(acked: dict) -> Optional[str]:
     return f"{len(acked)} acknowledged warning{'s' if len(acked) != 1 else ''}: {', '.join(parts)}"
 
 
-__all__ = ["RANKS", "TIERS", "WarningGroup", "acknowledged_line", "fold", "rank", "run_warnings"]
+__all__ = ["RANKS", "TIERS", "WarningGroup", "acknowledged_line", "fold", "foldable", "rank", "run_warnings"]

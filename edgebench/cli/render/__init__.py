@@ -27,10 +27,10 @@ def print_warnings(console, result, skip: tuple = (), run_dir=None) -> None:
     (``edgebench ack``) folded into one line; codes in ``skip`` left out."""
     from rich.markup import escape
 
-    from edgebench.report.warnings import acknowledged_line, rank
+    from edgebench.report.warnings import acknowledged_line, foldable, rank
     from edgebench.results.acks import acks_for
 
-    acks = acks_for([run_dir]) if run_dir is not None else {}
+    acks = foldable(acks_for([run_dir])) if run_dir is not None else {}
     mine = sorted((w for w in result.warnings or [] if str(w.get("code")) not in skip),
                   key=lambda w: rank(str(w.get("code"))))          # stable: a run's own order within a rank
     for w in mine:
