@@ -87,6 +87,18 @@ def test_farm_lists_places_with_profiles(farm):
     assert r.returncode == 0 and "pa" in r.stdout and "posix-sim" in r.stdout and "free" in r.stdout
 
 
+def enough_samples_or_said_so(result: dict, n: int, minimum: int = 50) -> None:
+    """FAST asks for 50 samples within 3 s. A slow or loaded machine may spend the budget first
+    over rfc2217: the run must then say so (per repeat and as a warning), not pass the short
+    sample off as converged."""
+    assert n > 0
+    if n < minimum:
+        stop = result["stopping"]
+        assert not stop["target_reached"], stop
+        assert any(f"only {n:,} samples < minimum {minimum}" in (r["reason"] or "") for r in stop["per_repeat"]), stop
+        assert "target-not-reached" in {w["code"] for w in result["warnings"]}
+
+
 def test_bench_on_a_place_records_it_and_releases_it(farm, tmp_path):
     r = edgebench(farm, "bench", INT8, "--board", "labgrid:pa", "--runs-dir", tmp_path, "--json", *FAST)
     assert r.returncode == 0, r.stderr
@@ -98,7 +110,7 @@ def test_bench_on_a_place_records_it_and_releases_it(farm, tmp_path):
     f = board["farm"]
     assert f["place"] == "pa" and f["exporters"] == ["exp-pa"] and f["exporter_hosts"] == ["127.0.0.1"]
     assert f["coordinator"] == farm.address and f["reservation"] and f["acquired_by"].count("/") == 1
-    assert result["latency"]["e2e"]["n"] >= 50
+    enough_samples_or_said_so(result, result["latency"]["e2e"]["n"])
     assert held_by(farm, "pa") is None          # released
 
 
@@ -253,7 +265,8 @@ def test_bench_fans_out_over_two_places(farm, tmp_path):
         assert Path(p["run_dir"]).parent == session / name
         assert run["board"]["farm"]["place"] == name and run["status"] == "complete", run["status_reason"]
         f = p["figure"]
-        assert f["ci_low_s"] <= f["median_s"] <= f["ci_high_s"] and f["n"] >= 50 and f["label"] == "measured", f
+        assert f["ci_low_s"] <= f["median_s"] <= f["ci_high_s"] and f["label"] == "measured", f
+        enough_samples_or_said_so(run, f["n"])
     assert held_by(farm, "pa") is None and held_by(farm, "pb") is None, farm.client("places").stdout
     [comp] = summary["comparisons"]            # pb against pa: ratio of medians, its interval, Holm-adjusted
     assert (comp["baseline"], comp["candidate"]) == ("pa", "pb")
