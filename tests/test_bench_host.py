@@ -306,3 +306,37 @@ def test_two_models_run_interleaved_and_compare_without_the_session_term(tmp_pat
     assert "case: the runs were interleaved in one invocation" in out
     assert cli("bench", INT8, INT8, "--board", "host", "--runs-dir", tmp_path) == 1   # the same model twice
     assert "named twice" in capsys.readouterr().err
+
+
+def test_a_cold_statistics_import_is_spent_time_not_measuring_window(tmp_path, host, monkeypatch):
+    # scipy.stats and arch take seconds to import cold (3-4 s on this machine); the wait used to
+    # fall inside the first repeat's measuring window, which then measured one chunk of a 2.5 s
+    # allowance, and to be reserved again as start-up for every later repeat
+    import time
+
+    import edgebench.bench.latency as latency
+
+    calls, real = [], latency.preload
+
+    def cold_preload():                       # the real imports, and a cold machine's second on the first call
+        calls.append(1)
+        real()
+        time.sleep(1.5 if len(calls) == 1 else 0)
+
+    monkeypatch.setattr(latency, "preload", cold_preload)
+    rules = []
+
+    class Recorded(latency.StopRule):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            rules.append(self)
+
+    monkeypatch.setattr(latency, "StopRule", Recorded)
+    result, run_dir = run_bench(INT8, host, _opts(repeat=2, max_repeats=2, min_samples=10**6, min_time_s=0.2,
+                                                  max_time_s=7.0), runs_root=tmp_path)
+    assert len(calls) == 2 and len(rules) == 2
+    frame = store.read_samples(run_dir)
+    for k, rule in enumerate(rules):
+        t = frame[(frame["repeat"] == k) & (frame["phase"] != "cold")]["t_start_ns"].to_numpy() / 1e9
+        window = t.max() - t.min()
+        assert window > 0.6 * rule.max_time_s, (k, window, rule.max_time_s)   # not eaten by the wait

@@ -130,7 +130,6 @@ def _stop_rule(o: BenchOptions, resolution_s: float = 0.0, used_s: float = 0.0, 
     (spent so far, this repeat's start-up included) and the start-up ``overhead_s`` of each of
     the ``remaining - 1`` repeats still to come are taken off: the budget is a promise about
     the time to answer, start-ups and model loads included."""
-    preload()
     left = o.max_time_s - used_s - FINISH_RESERVE_S - overhead_s * (remaining - 1)
     per_repeat = max(o.min_time_s, left / max(1, remaining))
     return StopRule(target_rel_ci=o.target_rel_ci / 2.0 if o.repeat > 1 else o.target_rel_ci,
@@ -305,9 +304,11 @@ class BenchSession:
         if self.result is None:
             self._start(client, hello, loaded, inputs)
         self.loaded_last = loaded
-        t0 = time.monotonic()
-        overhead = t0 - self.repeat_t0          # this repeat's process start and model load
-        rule = _stop_rule(o, self.resolution_s, used_s=self.spent_s + overhead, overhead_s=overhead,
+        waited = time.monotonic()
+        preload()                       # seconds when cold: spent time, outside the measuring window and
+        t0 = time.monotonic()           # not a start-up the later repeats (same process) will pay again
+        overhead = waited - self.repeat_t0      # this repeat's process start and model load
+        rule = _stop_rule(o, self.resolution_s, used_s=self.spent_s + t0 - self.repeat_t0, overhead_s=overhead,
                           remaining=max(1, o.repeat - k))
         header, cold = client.run("single-stream", count=1, max_time_s=60.0)
         cold["phase"] = np.array(["cold"])
