@@ -18,9 +18,11 @@ contains the true value and how often a decision calls a difference that is not 
    pair compared as `edgebench compare` does (between-invocation component pooled over the
    folder): false verdicts and failed ``--max-slowdown 1.05`` gates at between-invocation CV
    0 / 1% / 3%; power at a true 5% slowdown (different invocations, and interleaved);
-   headline width after exactly two invocations.
+   headline width after exactly two invocations;
+6. tails (``--only-tails``): p90/p99 intervals when a run's tail shape moves between runs more
+   than its median does (the folder's between-repeat component comes from medians).
 
-Run: .venv/bin/python benchmarks/ci_coverage.py [--reps 1000] [--only-aa] [--only-level-shifts].
+Run: .venv/bin/python benchmarks/ci_coverage.py [--reps 1000] [--only-aa] [--only-level-shifts] [--only-tails].
 An interval the estimator refuses to give (too few effective samples) counts as a miss.
 """
 from __future__ import annotations
@@ -267,6 +269,44 @@ def level_shifts(rng, reps, ns):
               f"{warned / reps:>7.3f}")
 
 
+def tails(rng, reps, ks, shape_cvs, n=5000, phi=0.5, level_cv=0.01):
+    """p90/p99 intervals when a run's tail moves more than its median: each run's log-latency scale
+    is SIGMA x (1 + v), v ~ N(0, shape CV), on top of a level effect (CV ``level_cv``). The
+    between-repeat component comes from the medians (these runs and the prior, as `bench` does
+    with an empty runs folder); the truth is exp(E log p_q) of a run."""
+    from scipy.stats import norm
+
+    from edgebench.stats.latency import summarize_runs
+    from edgebench.stats.variation import priors
+
+    def from_medians(figs):
+        return pooled_component([[(f.y, f.w) for f in figs]], priors("measured")[0])
+
+    print(f"\ntails (AR(1) phi {phi}, {n:,} samples a run, run level CV {level_cv:.0%}): coverage of the 95% "
+          "intervals of p50/p90/p99 when the tail's shape varies between runs (goal >= 0.93), and the p99 "
+          "interval's median half-width relative to the truth")
+    print(f"{'K':>3} {'shape CV':>9} {'p50':>6} {'p90':>6} {'p99':>6} {'p99 rel.hw':>11} {'refused':>8}")
+    for k in ks:
+        for s in shape_cvs:
+            hit = {0.5: 0, 0.9: 0, 0.99: 0}
+            refused, width = 0, []
+            for _ in range(reps):
+                runs = [MEDIAN_S * np.exp(rng.normal(0.0, level_cv)
+                                          + SIGMA * (1.0 + rng.normal(0.0, s)) * ar1(rng, phi, n, 1)[0])
+                        for _ in range(k)]
+                sm = summarize_runs(runs, repeat=from_medians)
+                for q, iv in ((0.5, (sm.ci_low_s, sm.ci_high_s)), (0.9, sm.p90_ci_s), (0.99, sm.p99_ci_s)):
+                    truth = MEDIAN_S * float(np.exp(SIGMA * norm.ppf(q)))
+                    if iv is None or iv[0] is None:
+                        refused += 1
+                        continue
+                    hit[q] += iv[0] <= truth <= iv[1]
+                    if q == 0.99:
+                        width.append((iv[1] - iv[0]) / 2.0 / truth)
+            print(f"{k:>3} {s:>9.2f} {hit[0.5] / reps:>6.3f} {hit[0.9] / reps:>6.3f} {hit[0.99] / reps:>6.3f} "
+                  f"{np.median(width):>11.3f} {refused:>8}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=1000)
@@ -274,16 +314,20 @@ def main(argv=None) -> int:
     ap.add_argument("--run-cv", type=float, default=0.03)
     ap.add_argument("--only-aa", action="store_true", help="run the A/A, power and two-invocation cells only")
     ap.add_argument("--only-level-shifts", action="store_true", help="run the level-shift cell only")
+    ap.add_argument("--only-tails", action="store_true", help="run the p90/p99 cell only")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     t0 = time.time()
-    if not args.only_aa and not args.only_level_shifts:
+    only = [name for name in ("aa", "level_shifts", "tails") if getattr(args, f"only_{name}")]
+    if not only:
         within(rng, args.reps, (100, 1000, 10000), (0.0, 0.5, 0.9))
         ratios(rng, args.reps, (100, 1000, 10000), (0.0, 0.5, 0.9))
         across(rng, max(100, args.reps // 2), 2000, (0.5, 0.9), (1, 3, 5), args.run_cv)
-    if not args.only_aa:
+    if not only or "level_shifts" in only:
         level_shifts(rng, max(100, args.reps // 4), (100, 1000, 10000))
-    if not args.only_level_shifts:
+    if not only or "tails" in only:
+        tails(rng, max(100, args.reps // 4), (1, 3, 5), (0.0, 0.05, 0.1, 0.2))
+    if not only or "aa" in only:
         aa(rng, args.reps, (0.0, 0.01, 0.03))
     print(f"\n{args.reps} repetitions a cell, seed {args.seed}, {time.time() - t0:.0f} s")
     return 0

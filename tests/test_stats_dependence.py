@@ -104,6 +104,26 @@ def test_between_run_variation_is_in_the_headline_interval():
     assert k.repeat_variation["source"] == "pooled" and k.repeat_variation["cv"] > 0.02
 
 
+def test_a_tail_that_moves_between_runs_gets_its_own_spread_not_the_medians():
+    from edgebench.stats.latency import summarize_runs
+    from edgebench.stats.variation import Component
+
+    rng = np.random.default_rng(12)
+    # the same median; tail scales 0.196 / 0.200 / 0.204 put the runs' p99 3% apart: not enough for the
+    # chi-squared fallback against the medians' component, which alone gave p99 ±0.9%
+    runs = [MEDIAN * np.exp(sigma * rng.standard_normal(20000)) for sigma in (0.196, 0.200, 0.204)]
+    folder = Component(var=0.005 ** 2, df=50, level="between repeats", source="pooled")   # from medians
+    k = summarize_runs(runs, repeat=folder)
+    logs = [math.log(quantile_interval(r, 0.99).estimate) for r in runs]
+    half = student_t.ppf(0.975, 2) * np.std(logs, ddof=1) / math.sqrt(3)      # Student t on the runs' own p99
+    lo, hi = k.p99_ci_s
+    assert lo <= math.exp(np.mean(logs) - half) * 1.0001 and hi >= math.exp(np.mean(logs) + half) * 0.9999
+    assert (hi - lo) / 2 / k.p99_s > 0.03
+    assert k.rel_ci_halfwidth < 0.02                           # the headline keeps the median's component
+    one = summarize_runs(runs[:1], repeat=folder)              # one run: the component is all there is
+    assert (one.p99_ci_s[1] - one.p99_ci_s[0]) / 2 / one.p99_s < 0.03
+
+
 def test_level_shifts_widen_the_interval_and_are_warned():
     from edgebench.stats.dependence import level_shifts
 

@@ -240,7 +240,7 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repe
         qs = [e[wanted.index(q)] for e in each] if q in wanted else []
         if qs and all(v.low is not None and v.estimate > 0 for v in qs):
             iv = runs_interval(qs, repeat, level, resolution_s, label)
-            pct[key] = [iv.low, iv.high] if iv.low is not None else None
+            pct[key] = _tail_interval(iv, qs, level) if iv.low is not None else None
         else:
             pct[key] = None
     p50, p90, p99, p999 = (float(v) for v in np.percentile(x, [50.0, 90.0, 99.0, 99.9], method="linear"))
@@ -279,6 +279,22 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repe
         repeat_variation=head.repeat_variation if head is not None else None,
         repeats_disagree_p=head.repeats_disagree_p if head is not None else None,
     )
+
+
+def _tail_interval(iv, qs, level: float) -> list:
+    """A tail percentile's interval: ``iv`` (the headline's between-repeat component, pooled over
+    the runs folder from medians) widened to hold Student t on the runs' own tail figures (df
+    K - 1) when there are two runs or more. A tail's shape moves between runs with the machine's
+    state, not only its level, and the folder keeps no record of that: with K runs this
+    invocation's own spread is the only evidence (benchmarks/ci_coverage.py --only-tails)."""
+    from edgebench.stats.dependence import run_figures
+    from edgebench.stats.variation import own_spread_estimate
+
+    figs = run_figures(qs)
+    if not figs or len(figs) < 2:
+        return [iv.low, iv.high]
+    lo, hi = own_spread_estimate(figs).interval(level)
+    return [min(iv.low, lo), max(iv.high, hi)]
 
 
 @dataclass(frozen=True)
