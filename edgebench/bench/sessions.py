@@ -198,6 +198,14 @@ def other_sessions(result, run_dir) -> list:
     return out
 
 
-__all__ = ["Record", "other_sessions", "Variation", "read_history", "record_of", "earlier_sessions", "variation",
+def check_on_record(pairs: list):
+    """``check``'s verdicts (:class:`edgebench.report.check.CheckReport`) of ``[(run_dir, result)]``,
+    each run with the other sessions of its measurement in its runs folder (the best-of-N rule)."""
+    from edgebench.report.check import check
+
+    return check([r for _, r in pairs], sessions={r.run_id: other_sessions(r, d) for d, r in pairs})
+
+
+__all__ = ["Record", "check_on_record", "other_sessions", "Variation", "read_history", "record_of", "earlier_sessions", "variation",
            "measurement_key", "machine_key", "run_figures", "throughput_figures", "DEFAULT_SESSIONS",
            "MAX_AGE_DAYS", "THROUGHPUT"]

@@ -39,14 +39,11 @@ def check(
     json_out: bool = opt.json_flag("the verdicts"),
 ) -> None:
     """Check runs against the twelve ways to fool the masses and the edge reality check (n/a: not applicable)."""
-    from edgebench.bench.sessions import other_sessions
+    from edgebench.bench.sessions import check_on_record
     from edgebench.cli.output import emit_json, get_console
-    from edgebench.report.check import check as run_checks
     from edgebench.results.store import read_results
 
-    pairs = read_results(runs, runs_dir)
-    results = [result for _, result in pairs]
-    report = run_checks(results, sessions={r.run_id: other_sessions(r, d) for d, r in pairs})
+    report = check_on_record(read_results(runs, runs_dir))
     if json_out:
         emit_json(report)
     else:

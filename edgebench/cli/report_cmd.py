@@ -162,15 +162,14 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (or Markdown) of runs: claim, conditions, checks, plots."""
     from edgebench import __version__
-    from edgebench.bench.sessions import other_sessions
+    from edgebench.bench.sessions import check_on_record
     from edgebench.cli.output import get_console
     from edgebench.report import html
-    from edgebench.report.check import check
     from edgebench.results.store import read_results
 
     pairs = read_results(runs, runs_dir)
     datas = [gather(d, result) for d, result in pairs]
-    verdicts = check([x.result for x in datas], sessions={r.run_id: other_sessions(r, d) for d, r in pairs})
+    verdicts = check_on_record(pairs)
     comps = _comparisons(datas)
     from edgebench.results.acks import acks_for
 

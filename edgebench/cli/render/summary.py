@@ -34,16 +34,15 @@ def print_summary(console, summary) -> None:
 
 def summarise_runs(done: list, answers: tuple = ()):
     """The summary of ``[(result, run_dir)]`` just measured: check's verdicts, the runs folder's acks."""
-    from edgebench.bench.sessions import other_sessions
-    from edgebench.report.check import CheckReport, check
+    from edgebench.bench.sessions import check_on_record
+    from edgebench.report.check import CheckReport
     from edgebench.report.summary import summarise
     from edgebench.results.acks import acks_for
 
     results = [r for r, _ in done]
     verdicts: list = []
     for label in dict.fromkeys(r.label for r in results):   # runs of different labels are never compared
-        group = [(r, d) for r, d in done if r.label == label]
-        verdicts += check([r for r, _ in group], sessions={r.run_id: other_sessions(r, d) for r, d in group}).verdicts
+        verdicts += check_on_record([(d, r) for r, d in done if r.label == label]).verdicts
     return summarise(results, CheckReport([r.run_id for r in results], verdicts), acks_for([d for _, d in done]),
                      answers)
 
