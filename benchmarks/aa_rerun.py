@@ -2,7 +2,9 @@
 
 Runs ``--invocations`` separate ``edgebench bench`` commands of one model (each a new process, as
 a user re-running a command would type it) into ONE runs folder, then compares every consecutive
-pair with ``edgebench compare A B --max-slowdown 1.05 --json`` and counts
+pair with ``edgebench compare A B --max-slowdown 1.05 --json`` and counts, over all consecutive
+pairs and over the disjoint ones (1-2, 3-4, ...: consecutive pairs share a run, so only the
+disjoint ones are independent trials),
 
 - verdicts that call a difference ("faster"/"slower") between runs that differ in nothing
   (goal: at most 1 of 9 with ten invocations);
@@ -85,22 +87,29 @@ def main(argv=None) -> int:
               f"{inv['ci_high_s'] * 1e6:.3f} µs; throughput {r['throughput']['per_s']:,.0f}/s vs parquet "
               f"{pq:,.0f}/s; load {rows[-1]['load']}; {time.monotonic() - t0:.0f} s", flush=True)
     verdicts = gates = 0
-    for a, b in zip(rows, rows[1:]):
+    own_verdicts = own_gates = 0      # pairs 1-2, 3-4, ...: no run in two of them, independent trials
+    for i, (a, b) in enumerate(zip(rows, rows[1:])):
         out = subprocess.run([str(exe), "compare", a["id"], b["id"], "--runs-dir", str(runs_dir), "--json",
                               "--max-slowdown", str(args.max_slowdown)], capture_output=True, text=True)
         c = json.loads(out.stdout)
         s = c["speedup"]
-        verdicts += s["verdict"] != "no difference resolved"
-        gates += out.returncode == 2
+        called, failed = s["verdict"] != "no difference resolved", out.returncode == 2
+        verdicts += called
+        gates += failed
+        if i % 2 == 0:
+            own_verdicts += called
+            own_gates += failed
         sess = c["variation"].get("session")
         print(f"compare {a['id'][:8]} {b['id'][:8]}: speed-up {s['ratio']:.3f} "
               f"({s['ci_low']:.3f}–{s['ci_high']:.3f}) "
               f"{s['verdict']}; gate {'FAILED' if out.returncode == 2 else 'passed'} (exit {out.returncode}); "
               f"between-invocation {sess['description'] if sess else '-'}",
               flush=True)
-    pairs = len(rows) - 1
+    pairs, own = len(rows) - 1, len(rows) // 2
     print(f"\nA/A: {verdicts} of {pairs} consecutive pairs called a difference; {gates} of {pairs} "
-          f"--max-slowdown {args.max_slowdown:g} gates failed")
+          f"--max-slowdown {args.max_slowdown:g} gates failed (consecutive pairs share a run: not independent)")
+    print(f"A/A, disjoint pairs (1-2, 3-4, ...; independent): {own_verdicts} of {own} called a difference; "
+          f"{own_gates} of {own} gates failed")
     if len(rows) >= 2:
         a, b = rows[0], rows[1]
         width = b["hi"] - b["lo"]

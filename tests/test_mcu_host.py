@@ -534,6 +534,9 @@ def test_shipped_mcu_profiles():
     ({"emulator": "posix"}, "firmware.port: missing"),
     ({"port": "mps2-an386", "emulator": "qemu", "machine": "mps2-an386"}, "firmware.icount_shift: missing"),
     ({"port": "posix", "emulator": "posix", "icount_shift": 2}, "only allowed with emulator: qemu"),
+    ({"port": "posix", "emulator": "posix", "machine": "mps2-an386"}, "only allowed with emulator: qemu or unicorn"),
+    ({"port": "stm32f4", "emulator": "unicorn"}, "firmware.machine: missing required key for emulator unicorn "
+                                                 "(the chip)"),
     ({"port": "posix", "bit_exact": "yes"}, "firmware.bit_exact: expected true or false"),
 ])
 def test_firmware_section_validation(firmware, message):
@@ -545,6 +548,19 @@ def test_firmware_section_validation(firmware, message):
     d["transport"] = {"type": "serial", "url": "/dev/ttyACM0"}
     with pytest.raises(ProfileError, match=re.escape(message)):
         BoardProfile.from_dict(d)
+
+
+def test_every_emulator_the_schema_accepts_has_its_traits_and_a_starter():
+    from pydantic import TypeAdapter
+
+    from edgebench.boards.profile import EMULATORS, FirmwareSpec
+    from edgebench.mcu.firmware import FirmwareSession
+
+    field = TypeAdapter(FirmwareSpec).json_schema()["properties"]["emulator"]
+    assert {e for alt in field["anyOf"] for e in alt.get("enum", ())} == set(EMULATORS)
+    for kind in EMULATORS.values():
+        assert hasattr(FirmwareSession, f"_start_{kind.name}")
+        assert kind.emulated == kind.timing.startswith("emulated") and (kind.keeps_time or kind.emulated)
 
 
 def test_emulator_url_needs_an_emulator():

@@ -44,7 +44,7 @@ def _clock(profile, counter_hz: Optional[int] = None) -> tuple:
     fw = getattr(profile, "firmware", None)
     if not applies(profile):
         return None, None, None, f"board {getattr(profile, 'name', '?')} is not a microcontroller"
-    if fw is not None and getattr(fw, "emulator", None) == "qemu" and getattr(fw, "icount_shift", None) is not None:
+    if fw is not None and getattr(fw, "icount_shift", None) is not None:     # qemu -icount: virtual time
         shift = int(fw.icount_shift)
         return ("instructions", 1e9 / 2 ** shift, "emulated",
                 f"qemu-system-arm -icount shift={shift}: one emulated instruction per {2 ** shift} ns of "

@@ -45,7 +45,31 @@ DELEGATES = ("edgetpu",)
 TELEMETRY = ("thermal_zone", "cpufreq", "hwmon", "vcgencmd", "apex", "mcu_temp")
 FLASHER_PLACEHOLDERS = ("image", "url", "name")
 COUNTERS = ("cycles", "timer")   # firmware.counter: the core's cycle counter (ticks are core cycles), or a timer
-EMULATORS = ("posix", "qemu", "unicorn")   # unicorn: the instruction-set emulator (edgebench.mcu.unicorn_board)
+
+
+@dataclasses.dataclass(frozen=True)
+class EmulatorKind:
+    """What edgebench knows of an emulator it starts itself (``firmware.emulator``): the firmware keys
+    it needs (and no other emulator takes), whether its figures are emulated, whether its counter
+    may become a latency, and the timing a run records for it. Every question about an emulator is
+    asked here, not of its name."""
+
+    name: str
+    keys: Tuple[str, ...]        # of machine, icount_shift: required; the others refused
+    emulated: bool               # its figures are the emulated chip's, not this computer's real time
+    keeps_time: bool             # False: its counter is not the image's speed, no latency comes from it
+    timing: str                  # the run's firmware timing
+    machine_means: str = ""      # what `machine` names, for the message when it is missing
+
+
+EMULATORS = {e.name: e for e in (
+    EmulatorKind("posix", (), emulated=False, keeps_time=True, timing="real (host CPU)"),
+    EmulatorKind("qemu", ("machine", "icount_shift"), emulated=True, keeps_time=True, timing="emulated",
+                 machine_means="the -M machine"),
+    # the instruction-set emulator (edgebench.mcu.unicorn_board)
+    EmulatorKind("unicorn", ("machine",), emulated=True, keeps_time=False, timing="emulated (untimed)",
+                 machine_means="the chip"),
+)}
 EMULATOR_URL = "emulator"   # transport.url of a board whose emulator edgebench starts itself
 # transport.url of a board whose serial port is found by its USB ids (transport.usb); the same word as
 # edgebench.mcu.serial_ports.AUTO, not imported from there (edgebench.mcu loads numpy; tests/test_boards.py)
@@ -394,16 +418,21 @@ class FirmwareSpec:
     def _emulator(self) -> "FirmwareSpec":
         if self.emulator is not None and self.port is None:
             raise FieldProblem("port", f"missing: an emulator ({self.emulator}) runs a firmware port")
+        needs = self.emulator_kind.keys if self.emulator_kind else ()
         for key in ("machine", "icount_shift"):
-            if self.emulator == "qemu" and getattr(self, key) is None:
-                raise FieldProblem(key, "missing required key for emulator qemu")
-        if self.emulator == "unicorn" and self.machine is None:
-            raise FieldProblem("machine", "missing required key for emulator unicorn (the chip)")
-        if self.emulator not in ("qemu", "unicorn") and self.machine is not None:
-            raise FieldProblem("machine", "only allowed with emulator: qemu or unicorn")
-        if self.emulator != "qemu" and self.icount_shift is not None:
-            raise FieldProblem("icount_shift", "only allowed with emulator: qemu")
+            if key in needs and getattr(self, key) is None:
+                means = self.emulator_kind.machine_means if key == "machine" and self.emulator_kind else ""
+                raise FieldProblem(key, f"missing required key for emulator {self.emulator}"
+                                        + (f" ({means})" if means else ""))
+            if key not in needs and getattr(self, key) is not None:
+                raise FieldProblem(key, "only allowed with emulator: "
+                                        + " or ".join(e.name for e in EMULATORS.values() if key in e.keys))
         return self
+
+    @property
+    def emulator_kind(self) -> Optional[EmulatorKind]:
+        """The emulator edgebench starts for this firmware (None: a real board)."""
+        return EMULATORS.get(self.emulator) if self.emulator else None
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -601,5 +630,5 @@ __all__ = [
     "figure_info",
     "ESTIMATED_LABEL", "SCHEMA_VERSION", "AUTO_URL", "COUNTERS", "KINDS", "AGENT_CLIENT", "MCU_CLIENT", "SIM_CLIENT", "TRANSPORT_TYPES",
     "RUNTIMES", "KERNELS",
-    "DELEGATES", "TELEMETRY", "FLASHER_PLACEHOLDERS", "EMULATORS", "EMULATOR_URL",
+    "DELEGATES", "TELEMETRY", "FLASHER_PLACEHOLDERS", "EMULATORS", "EmulatorKind", "EMULATOR_URL",
 ]

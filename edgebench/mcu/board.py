@@ -113,8 +113,8 @@ class McuClient:
         else:
             prof = self.dut.profile()
             runtime = {"name": MLPERF_NAME, "version": prof.get("profile") or "unknown"}
-            timing = "emulated" if self.profile.firmware and self.profile.firmware.emulator in ("qemu", "unicorn") \
-                else "real"
+            kind = self.profile.firmware.emulator_kind if self.profile.firmware else None
+            timing = "emulated" if kind and kind.emulated else "real"
         self._hello = {"protocol": f"mlperf-tiny+eb{self.info.get('proto')}" if self.info else "mlperf-tiny",
                        "agent_version": f"{runtime['name']} {runtime['version']}", "runtime": runtime,
                        "runtime_error": None, "timing": timing, "dialect": self.dialect, "dut_name": name,

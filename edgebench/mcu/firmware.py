@@ -157,15 +157,8 @@ class FirmwareSession:
         image = self.image = self.image or build_firmware(self.fw.port)
         if not image.is_file():
             raise UsageError(f"firmware image {image} does not exist")
-        if self.fw.emulator == "posix":
-            self.url = self._start_posix(image)
-        elif self.fw.emulator == "unicorn":
-            from edgebench.mcu.unicorn_board import UnicornBoard
-
-            self._emulator = UnicornBoard(image, chip=self.fw.machine)
-            self.url = self._emulator.start()
-        else:
-            self.url = self._start_qemu(image)
+        starters = {"posix": self._start_posix, "qemu": self._start_qemu, "unicorn": self._start_unicorn}
+        self.url = starters[self.fw.emulator](image)     # one per boards.profile.EMULATORS
         return self.url
 
     def _start_posix(self, image: Path) -> str:
@@ -197,6 +190,12 @@ class FirmwareSession:
         for raw in iter(self._proc.stdout.readline, b""):
             self._tail = (self._tail + [raw.decode("utf-8", "replace").rstrip()])[-20:]
 
+    def _start_unicorn(self, image: Path) -> str:
+        from edgebench.mcu.unicorn_board import UnicornBoard
+
+        self._emulator = UnicornBoard(image, chip=self.fw.machine)
+        return self._emulator.start()
+
     def _start_qemu(self, image: Path) -> str:
         require_tool("qemu-system-arm")
         from edgebench.mcu.qemu import QemuBoard
@@ -212,16 +211,15 @@ class FirmwareSession:
         return False
 
     def describe(self) -> str:
-        if self.fw.emulator == "posix":
-            return f"posix firmware started by edgebench ({self.image.name if self.image else 'eb-firmware'})"
-        if self.fw.emulator == "unicorn":
-            return f"unicorn instruction-set emulator ({self.fw.machine} register models) started by edgebench"
-        return f"qemu-system-arm -M {self.fw.machine} -icount shift={self.fw.icount_shift} started by edgebench"
+        what = {"posix": f"posix firmware ({self.image.name if self.image else 'eb-firmware'})",
+                "qemu": f"qemu-system-arm -M {self.fw.machine} -icount shift={self.fw.icount_shift}",
+                "unicorn": f"unicorn instruction-set emulator ({self.fw.machine} register models)"}
+        return f"{what[self.fw.emulator]} started by edgebench"
 
     @property
     def keeps_time(self) -> bool:
-        """False under unicorn: its counter is not the image's speed, so no latency may come from it."""
-        return self.fw.emulator != "unicorn"
+        """False under an emulator whose counter is not the image's speed (unicorn): no latency may come from it."""
+        return self.fw.emulator_kind.keeps_time
 
     def to_dict(self) -> dict:
         pid = self._proc.pid if self._proc is not None else getattr(self._emulator, "pid", None)
@@ -229,8 +227,7 @@ class FirmwareSession:
                 "machine": self.fw.machine, "icount_shift": self.fw.icount_shift, "port": self.fw.port,
                 "image": str(self.image) if self.image else None, "image_sha256": self._image_sha256(),
                 "pid": pid,
-                "timing": {"qemu": "emulated", "unicorn": "emulated (untimed)"}.get(self.fw.emulator,
-                                                                                   "real (host CPU)")}
+                "timing": self.fw.emulator_kind.timing}
 
     def _image_sha256(self) -> str | None:
         """The firmware image's sha256 (a run names the exact build it ran, --image or built)."""
