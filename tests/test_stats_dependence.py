@@ -120,6 +120,7 @@ def test_a_tail_that_moves_between_runs_gets_its_own_spread_not_the_medians():
     assert lo <= math.exp(np.mean(logs) - half) * 1.0001 and hi >= math.exp(np.mean(logs) + half) * 0.9999
     assert (hi - lo) / 2 / k.p99_s > 0.03
     assert k.rel_ci_halfwidth < 0.02                           # the headline keeps the median's component
+    assert lo <= k.p99_s <= hi and k.p90_ci_s[0] <= k.p90_s <= k.p90_ci_s[1]   # each holds its printed figure
     one = summarize_runs(runs[:1], repeat=folder)              # one run: the component is all there is
     assert (one.p99_ci_s[1] - one.p99_ci_s[0]) / 2 / one.p99_s < 0.03
 

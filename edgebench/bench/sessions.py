@@ -206,6 +206,6 @@ def check_on_record(pairs: list):
     return check([r for _, r in pairs], sessions={r.run_id: other_sessions(r, d) for d, r in pairs})
 
 
-__all__ = ["Record", "check_on_record", "other_sessions", "Variation", "read_history", "record_of", "earlier_sessions", "variation",
-           "measurement_key", "machine_key", "run_figures", "throughput_figures", "DEFAULT_SESSIONS",
+__all__ = ["Record", "check_on_record", "other_sessions", "Variation", "read_history", "record_of",
+           "earlier_sessions", "variation", "measurement_key", "machine_key", "run_figures", "throughput_figures", "DEFAULT_SESSIONS",
            "MAX_AGE_DAYS", "THROUGHPUT"]
