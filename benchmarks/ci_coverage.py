@@ -282,7 +282,8 @@ def tails(rng, reps, ks, shape_cvs, n=5000, phi=0.5, level_cv=0.01):
     def from_medians(figs):
         return pooled_component([[(f.y, f.w) for f in figs]], priors("measured")[0])
 
-    print(f"\ntails (AR(1) phi {phi}, {n:,} samples a run, run level CV {level_cv:.0%}): coverage of the 95% "
+    print(f"\ntails ({reps} trials a cell, AR(1) phi {phi}, {n:,} samples a run, run level CV {level_cv:.0%}): "
+          "coverage of the 95% "
           "intervals of p50/p90/p99 when the tail's shape varies between runs (goal >= 0.93), and the p99 "
           "interval's median half-width relative to the truth")
     print(f"{'K':>3} {'shape CV':>9} {'p50':>6} {'p90':>6} {'p99':>6} {'p99 rel.hw':>11} {'refused':>8}")
@@ -329,7 +330,9 @@ def main(argv=None) -> int:
         tails(rng, max(100, args.reps // 4), (1, 3, 5), (0.0, 0.05, 0.1, 0.2))
     if not only or "aa" in only:
         aa(rng, args.reps, (0.0, 0.01, 0.03))
-    print(f"\n{args.reps} repetitions a cell, seed {args.seed}, {time.time() - t0:.0f} s")
+    print(f"\n--reps {args.reps} trials a cell (across runs: half of it, at least 100; level shifts and tails: a "
+          f"quarter, at least 100), seed {args.seed}, "
+          f"{time.time() - t0:.0f} s")
     return 0
 
 
