@@ -245,8 +245,9 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repe
             pct[key] = None
     p50, p90, p99, p999 = (float(v) for v in np.percentile(x, [50.0, 90.0, 99.0, 99.9], method="linear"))
     for key, value in (("p90_ci_s", p90), ("p99_ci_s", p99)):   # each interval holds the figure printed beside it
-        if pct[key] is not None:
-            pct[key] = [min(pct[key][0], value), max(pct[key][1], value)]
+        pair = pct[key]
+        if pair is not None:
+            pct[key] = [min(pair[0], value), max(pair[1], value)]
     weights = np.array([a.size for a in arrays], dtype=np.float64)
     return LatencySummary(
         n=n,
