@@ -132,8 +132,13 @@ def test_second_invocation_combines_the_first(tmp_path):
     e1 = first.latency["e2e"]
     assert e1["sessions"] == 1 and "single-session" in {w["code"] for w in first.warnings}
     assert "one session of this model" in first.extra["claim"]
-    # the first session's interval already carries the between-invocation component (prior or pooled)
-    assert e1["ci_low_s"] < e1["invocation"]["ci_low_s"] and e1["session_variation"]["cv"] > 0
+    # the first session's interval already carries the between-invocation component (prior or pooled) and
+    # never drops the invocation's own
+    assert e1["ci_low_s"] <= e1["invocation"]["ci_low_s"] and e1["ci_high_s"] >= e1["invocation"]["ci_high_s"]
+    assert e1["session_variation"]["cv"] > 0 and "between invocations CV" in e1["ci_method"]
+    # (not strictly wider: two repeats on this VM's modes, tens of percent apart even pinned, give an own
+    # interval so wide that the combined one, with more degrees of freedom, is narrower; the headline then
+    # keeps the own one, which failed a strict assertion here in CI)
     second, d2 = run_bench(INT8, host, BenchOptions(**opts), runs_root=tmp_path)
     e2 = second.latency["e2e"]
     assert e2["sessions"] == 2 and e2["session_runs"] == [first.run_id]
