@@ -207,5 +207,5 @@ def check_on_record(pairs: list):
 
 
 __all__ = ["Record", "check_on_record", "other_sessions", "Variation", "read_history", "record_of",
-           "earlier_sessions", "variation", "measurement_key", "machine_key", "run_figures", "throughput_figures", "DEFAULT_SESSIONS",
-           "MAX_AGE_DAYS", "THROUGHPUT"]
+           "earlier_sessions", "variation", "measurement_key", "machine_key", "run_figures", "throughput_figures",
+           "DEFAULT_SESSIONS", "MAX_AGE_DAYS", "THROUGHPUT"]

@@ -157,8 +157,7 @@ class FirmwareSession:
         image = self.image = self.image or build_firmware(self.fw.port)
         if not image.is_file():
             raise UsageError(f"firmware image {image} does not exist")
-        starters = {"posix": self._start_posix, "qemu": self._start_qemu, "unicorn": self._start_unicorn}
-        self.url = starters[self.fw.emulator](image)     # one per boards.profile.EMULATORS
+        self.url = getattr(self, f"_start_{self.fw.emulator}")(image)   # one per boards.profile.EMULATORS
         return self.url
 
     def _start_posix(self, image: Path) -> str:
