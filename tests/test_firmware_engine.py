@@ -17,7 +17,6 @@ TensorFlow; skipped without it, except under CI=true where it fails).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import struct
 import subprocess
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MLPERF_DIR
+from conftest import MLPERF_DIR, missing
 
 from edgebench.errors import ModelError
 from edgebench.mcu import SUPPORTED_OPS, convert
@@ -39,13 +38,6 @@ FW_TESTS = ROOT / "firmware" / "tests"
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 DIGITS_TEST = ROOT / "models" / "digits" / "digits_test.npz"
 MLPERF = MLPERF_DIR
-CI = os.environ.get("CI", "").lower() == "true"
-
-
-def _skip_or_fail(message: str):
-    if CI:
-        pytest.fail(f"{message} (CI=true: it must be available)", pytrace=False)
-    pytest.skip(message)
 
 
 # ---- build ------------------------------------------------------------------
@@ -54,7 +46,7 @@ def _skip_or_fail(message: str):
 def build(tmp_path_factory) -> Path:
     for tool in ("make", "gcc"):
         if shutil.which(tool) is None:
-            _skip_or_fail(f"{tool} is not installed")
+            missing(f"{tool} is not installed")
     out = tmp_path_factory.mktemp("fw-engine")
     r = subprocess.run(["make", "-s", "-j2", "-C", str(FW_TESTS), f"BUILD={out}", "all", "sanitize"],
                        capture_output=True, text=True, timeout=300)
@@ -191,7 +183,7 @@ def test_kernel_unit_tests_on_emulated_cortex_m(tmp_path, port, machine):
     inner loops and the soft-float double comparisons run on the target ISA."""
     for tool in ("make", "arm-none-eabi-gcc", "qemu-system-arm"):
         if shutil.which(tool) is None:
-            _skip_or_fail(f"{tool} is not installed")
+            missing(f"{tool} is not installed")
     r = subprocess.run(["make", "-s", "-C", str(FW_TESTS), "qemu", f"PORT={port}", f"BUILD={tmp_path}"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"{port} build failed:\n{r.stdout}\n{r.stderr}"
@@ -228,7 +220,7 @@ def test_kernel_unit_tests_on_emulated_cortex_m(tmp_path, port, machine):
 def _mlperf(name: str) -> Path:
     p = MLPERF / name
     if not p.is_file():
-        _skip_or_fail(f"MLPerf Tiny model {p} not found")
+        missing(f"MLPerf Tiny model {p} not found")
     return p
 
 
@@ -598,7 +590,7 @@ def test_keras_models_bit_exact(build, tmp_path):
     import importlib.util
 
     if importlib.util.find_spec("tensorflow") is None:
-        _skip_or_fail("tensorflow is not installed (pip install edgebench[quantize])")
+        missing("tensorflow is not installed (pip install edgebench[quantize])")
     r = subprocess.run([sys.executable, "-c", TF_SCRIPT, str(tmp_path)], capture_output=True,
                        text=True, timeout=900)
     assert r.returncode == 0, f"building the Keras models failed: {r.stderr[-3000:]}"
