@@ -13,6 +13,8 @@ disjoint ones are independent trials),
   two medians and against the first invocation's own width (goal: at most 3x either);
 - the throughput each run stores against completed inferences / wall time recomputed from its
   ``samples.parquet`` (goal: within 1%).
+- how far p50, p90 and p99 move between the repeats of one invocation (SD of the log figure, the
+  median over invocations): whether this machine's tails move more than its medians.
 
 Compares run after all invocations are on record (the between-invocation variation pooled from
 all of them), as a CI job comparing a new build with the last one would.
@@ -45,6 +47,31 @@ def parquet_throughput(run_dir: Path) -> float:
     return len(f) / wall
 
 
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+def repeat_spread(run_dir: Path) -> list:
+    """Standard deviation over the run's repeats of the log p50, p90 and p99 (each repeat's measured
+    samples): how much a tail moves between repeats against the median."""
+    import numpy as np
+    import pandas as pd
+
+    f = pd.read_parquet(run_dir / "samples.parquet")
+    per = f[f["phase"] == "measure"].groupby("repeat")["e2e_s"].quantile(list(QUANTILES)).unstack()
+    return [float(v) for v in np.log(per).std(ddof=1).to_numpy()]
+
+
+def row_of(r: dict, run_dir: Path) -> dict:
+    """What the script keeps of one bench run: its headline and own intervals, throughput (stored and
+    from the samples), sessions, load, and how its repeats' quantiles spread."""
+    e2e = r["latency"]["e2e"]
+    inv = e2e.get("invocation") or e2e
+    return {"id": r["run_id"], "median": e2e["median_s"], "lo": e2e["ci_low_s"], "hi": e2e["ci_high_s"],
+            "inv_lo": inv["ci_low_s"], "inv_hi": inv["ci_high_s"], "tp": r["throughput"]["per_s"],
+            "tp_parquet": parquet_throughput(run_dir), "spread": repeat_spread(run_dir),
+            "sessions": e2e.get("sessions"), "load": r["extra"].get("load_at_start")}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--invocations", type=int, default=10)
@@ -64,12 +91,7 @@ def main(argv=None) -> int:
             r = json.loads(p.read_text())
             if r["kind"] != "bench" or r["status"] != "complete":
                 continue
-            e2e = r["latency"]["e2e"]
-            inv = e2e.get("invocation") or e2e
-            rows.append({"id": r["run_id"], "median": e2e["median_s"], "lo": e2e["ci_low_s"], "hi": e2e["ci_high_s"],
-                         "inv_lo": inv["ci_low_s"], "inv_hi": inv["ci_high_s"], "tp": r["throughput"]["per_s"],
-                         "tp_parquet": parquet_throughput(p.parent), "sessions": e2e.get("sessions"),
-                         "load": r["extra"].get("load_at_start")})
+            rows.append(row_of(r, p.parent))
     for i in range(0 if args.compare_only else args.invocations):
         t0 = time.monotonic()
         out = subprocess.run([str(exe), "bench", args.model, "--board", "host", "--cpus", args.cpus, "--json",
@@ -78,10 +100,8 @@ def main(argv=None) -> int:
         e2e = r["latency"]["e2e"]
         inv = e2e.get("invocation") or e2e
         d = next(p.parent for p in runs_dir.glob("*/run.json") if json.loads(p.read_text())["run_id"] == r["run_id"])
-        pq = parquet_throughput(d)
-        rows.append({"id": r["run_id"], "median": e2e["median_s"], "lo": e2e["ci_low_s"], "hi": e2e["ci_high_s"],
-                     "inv_lo": inv["ci_low_s"], "inv_hi": inv["ci_high_s"], "tp": r["throughput"]["per_s"],
-                     "tp_parquet": pq, "sessions": e2e.get("sessions"), "load": r["extra"].get("load_at_start")})
+        rows.append(row_of(r, d))
+        pq = rows[-1]["tp_parquet"]
         print(f"invocation {i + 1}: median {e2e['median_s'] * 1e6:.3f} µs, headline {e2e['ci_low_s'] * 1e6:.3f}–"
               f"{e2e['ci_high_s'] * 1e6:.3f} µs ({e2e.get('sessions')} sessions), own {inv['ci_low_s'] * 1e6:.3f}–"
               f"{inv['ci_high_s'] * 1e6:.3f} µs; throughput {r['throughput']['per_s']:,.0f}/s vs parquet "
@@ -121,6 +141,11 @@ def main(argv=None) -> int:
               f"{width / (a['hi'] - a['lo']):.2f}x the first invocation's headline width")
     dev = [abs(r["tp"] / r["tp_parquet"] - 1) for r in rows]
     print(f"throughput vs samples/wall time from the Parquet: largest difference {100 * max(dev):.3f}%")
+    import numpy as np
+
+    spread = np.median([r["spread"] for r in rows], axis=0)
+    print("between-repeat SD of the log figure, median over the invocations (does a tail move more than the "
+          "median?): " + ", ".join(f"p{100 * q:g} {v:.3f}" for q, v in zip(QUANTILES, spread)))
     if tmp is not None:
         tmp.cleanup()
     return 0
