@@ -19,11 +19,11 @@ import textwrap
 
 import numpy as np
 import pytest
+from conftest import missing
 from test_firmware_engine import (  # noqa: F401
     TF_PRELUDE,
     TinyModel,
     _act,
-    _skip_or_fail,
     assert_bit_exact,
     build,
     check_models,
@@ -167,7 +167,7 @@ def keras_models(tmp_path_factory):
     import importlib.util
 
     if importlib.util.find_spec("tensorflow") is None:
-        _skip_or_fail("tensorflow is not installed (pip install edgebench[quantize])")
+        missing("tensorflow is not installed (pip install edgebench[quantize])")
     out = tmp_path_factory.mktemp("keras-ops")
     r = subprocess.run([sys.executable, "-c", TF_SCRIPT, str(out)], capture_output=True, text=True,
                        timeout=900)
