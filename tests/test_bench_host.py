@@ -58,6 +58,9 @@ def test_single_stream_result_is_complete_and_conditioned(single):
     tp = result.throughput   # achieved, with an interval over repeats and sessions
     assert tp["ci_low_per_s"] < tp["per_s"] < tp["ci_high_per_s"] and len(tp["per_repeat"]) == 3
     assert result.timing["clock_resolution_s"] > 0
+    # the agent quantized each distinct input before the timed loop, and the claim says so
+    assert result.timing["prep"] == "precomputed"
+    assert "input quantization is done once per distinct input before the timed loop" in result.extra["claim"]
     mem = result.extra["memory"]      # the agent's peak resident memory (VmHWM), over the repeats
     assert mem["peak_rss_bytes"] >= mem["rss_bytes"] > 1_000_000 and "VmHWM" in mem["basis"]
 

@@ -11,27 +11,48 @@ slices that end at the first inference finishing after the next sample is due;
 the sample is read there, between two inferences, and its cost recorded. With
 telemetry off each loop runs once over the whole request, as before.
 
-The input quantization and output dequantization are :mod:`.quant` (shared with the host).
+The input quantization and output dequantization are :mod:`.quant` (shared with the host); the
+inputs are prepared before the timed loop and 8-bit outputs dequantized by a table of the 256 codes
+(:func:`dequantize_table`, the same float32 arithmetic).
 """
 from __future__ import annotations
 
 import bisect
+import math
 import time
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from .protocol import UsageFailure
+from .protocol import PREP_PER_INFERENCE, PREP_PRECOMPUTED, UsageFailure
 from .quant import dequantize, make_quantizer
 
 MAX_RUN_COUNT = 1_000_000
 SPIN_NS = 200_000  # fixed-rate: sleep until this close to the deadline, then spin
 MAX_START_AHEAD_NS = 10 * 10**9  # fixed-rate start_ns: at most this far in the future
 MODES = ("single-stream", "offline", "fixed-rate")
+#: the prepared inputs of one run at most this large; beyond, each inference quantizes its own
+PREPARED_LIMIT_BYTES = 256 * 2**20
+
+
+def dequantize_table(detail: dict) -> Optional[np.ndarray]:
+    """For an 8-bit quantized tensor, the float32 value of every code, laid out so that
+    ``table.take(q, mode="wrap")`` maps a code ``q`` (int8 -128..127 or uint8 0..255) to
+    ``(float32(q) - zero_point) * scale``: the same float32 arithmetic as :func:`.quant.dequantize`,
+    done once per code instead of once per inference (one numpy call in the timed loop)."""
+    q = detail["quant"]
+    dtype = np.dtype(detail["dtype"])
+    if q is None or dtype not in (np.dtype(np.int8), np.dtype(np.uint8)):
+        return None
+    codes = np.arange(256, dtype=np.uint8).view(dtype)   # table position i holds code int8/uint8(i)
+    return ((codes.astype(np.float32) - np.float32(q["zero_point"])) * np.float32(q["scale"])).astype(np.float32)
 
 
 def make_getter(interpreter, outputs: List[dict]) -> Callable[[], None]:
-    """A function that fetches every output and dequantizes it into float32 buffers."""
+    """A function that fetches every output and dequantizes it into float32 buffers.
+
+    One 8-bit quantized output (the common classifier): one ``get_tensor`` and one table
+    look-up. A float32 output is read (``get_tensor`` returns a copy) and needs no conversion."""
     get_tensor = interpreter.get_tensor
     plans = []
     for d in outputs:
@@ -39,20 +60,30 @@ def make_getter(interpreter, outputs: List[dict]) -> Callable[[], None]:
         q = d["quant"]
         zp = np.float32(q["zero_point"]) if q else np.float32(0)
         scale = np.float32(q["scale"]) if q else np.float32(1)
-        plans.append((d["index"], buf, zp, scale, q is not None))
-    if len(plans) == 1 and plans[0][4]:
-        index, buf, zp, scale, _ = plans[0]
-        copyto, subtract, multiply = np.copyto, np.subtract, np.multiply
+        plans.append((d["index"], buf, zp, scale, q is not None, dequantize_table(d)))
+    if len(plans) == 1 and plans[0][5] is not None:
+        index, buf, _, _, _, table = plans[0]
+        take = table.take
 
         def get_one() -> None:
-            copyto(buf, get_tensor(index), casting="unsafe")
-            subtract(buf, zp, out=buf)
-            multiply(buf, scale, out=buf)
+            take(get_tensor(index), out=buf, mode="wrap")
 
         return get_one
+    if all(not quantized and np.dtype(d["dtype"]) == np.float32 for (_, _, _, _, quantized, _), d
+           in zip(plans, outputs)):
+        indices = [p[0] for p in plans]
+
+        def get_floats() -> None:
+            for index in indices:
+                get_tensor(index)
+
+        return get_floats
 
     def get_all() -> None:
-        for index, buf, zp, scale, quantized in plans:
+        for index, buf, zp, scale, quantized, table in plans:
+            if table is not None:
+                table.take(get_tensor(index), out=buf, mode="wrap")
+                continue
             np.copyto(buf, get_tensor(index), casting="unsafe")
             if quantized:
                 buf -= zp
@@ -62,7 +93,14 @@ def make_getter(interpreter, outputs: List[dict]) -> Callable[[], None]:
 
 
 class Runner:
-    """Runs the timed loops and ``infer`` for one loaded model and one input pool."""
+    """Runs the timed loops and ``infer`` for one loaded model and one input pool.
+
+    The input of every inference is prepared before the timed loop: the batches the run
+    cycles through (``j, j+b, ...`` mod the pool size) are quantized (or cast) once, so the
+    ``prep`` stage is picking the prepared batch and the timed path is transfer, invoke and
+    output read. Where the prepared batches would exceed :data:`PREPARED_LIMIT_BYTES` (a huge
+    pool), each inference quantizes its own batch in the ``prep`` stage instead, as before;
+    ``last_prep`` says which (the run header carries it)."""
 
     def __init__(self, model, pool: np.ndarray):
         self.model = model
@@ -72,6 +110,9 @@ class Runner:
         self.in_index = detail["index"]
         self.quantize = make_quantizer(detail, [self.batch] + model.sample_shape())
         self.get = make_getter(model.interpreter, model.outputs)
+        self._itemsize = np.dtype(detail["dtype"]).itemsize
+        self._prepared: Dict[int, tuple] = {}   # start mod gcd -> (pick, positions, prep kind)
+        self.last_prep = PREP_PRECOMPUTED
 
     def _source(self, j: int) -> np.ndarray:
         """Samples j, j+1, ... (wrapping) as one batch, float32, still unquantized."""
@@ -79,6 +120,29 @@ class Runner:
         if j + b <= n:
             return self.pool[j:j + b]
         return self.pool.take(np.arange(j, j + b) % n, axis=0)
+
+    def inputs_from(self, start: int):
+        """``(pick, period, p0, kind)``: ``pick((p0 + i) % period)`` is the input of the i-th inference
+        from ``start``; the run cycles through ``j, j + b, ...`` mod the pool size, a cycle of
+        ``period`` batches. Cycles are prepared once per residue of ``start`` mod gcd(pool, batch)
+        (one cycle for batch 1), so a run continuing at another start index reuses them."""
+        b, n = self.batch, len(self.pool)
+        g = math.gcd(n, b)
+        period = n // g
+        r = start % g
+        cached = self._prepared.get(r)
+        if cached is None:
+            sample_bytes = int(np.prod(self.pool.shape[1:], dtype=np.int64)) * self._itemsize
+            position = {(r + p * b) % n: p for p in range(period)}
+            if period * b * sample_bytes <= PREPARED_LIMIT_BYTES:
+                batches = [self.quantize(self._source((r + p * b) % n)).copy() for p in range(period)]
+                cached = (batches.__getitem__, position, PREP_PRECOMPUTED)
+            else:
+                source, quantize = self._source, self.quantize
+                cached = ((lambda p: quantize(source((r + p * b) % n))), position, PREP_PER_INFERENCE)
+            self._prepared[r] = cached
+        pick, position, kind = cached
+        return pick, period, position[start], kind
 
     def run(self, mode: str, count: int, max_time_s: float, rate_hz: Optional[float] = None,
             start_index: int = 0, sampler=None, start_ns: Optional[int] = None) -> Dict[str, np.ndarray]:
@@ -106,12 +170,13 @@ class Runner:
                     or start_ns > time.perf_counter_ns() + MAX_START_AHEAD_NS:
                 raise UsageFailure(f"start_ns must be a device time (perf_counter_ns) at most "
                                    f"{MAX_START_AHEAD_NS // 10**9} s ahead, got {start_ns!r}")
+        pick, period, p0, self.last_prep = self.inputs_from(start)
         stamps = [np.empty(count, np.int64) for _ in range(5)]
         max_ns = int(max_time_s * 1e9)
         if mode == "offline":
-            done, t_begin = self._loop_offline(stamps, count, max_ns, start, sampler)
+            done, t_begin = self._loop_offline(stamps, count, max_ns, (pick, period, p0), sampler)
         else:
-            done, t_begin = self._loop_stream(stamps, count, max_ns, start, sched, sampler, start_ns)
+            done, t_begin = self._loop_stream(stamps, count, max_ns, (pick, period, p0), sched, sampler, start_ns)
         t0, t1, t2, t3, t4 = (s[:done] for s in stamps)
         out = {
             "t_start_ns": t0.copy(),
@@ -126,19 +191,18 @@ class Runner:
             out["scheduled_ns"] = sched[:done] + t_begin
         return out
 
-    def _loop_stream(self, stamps, count, max_ns, start, sched, sampler=None, start_ns=None):
+    def _loop_stream(self, stamps, count, max_ns, cycle, sched, sampler=None, start_ns=None):
         pc = time.perf_counter_ns
         if sched is None:
             if sampler is None:
                 t_begin = pc()
-                k, _ = self._back_to_back(stamps, 0, count, t_begin + max_ns, start)
-                return k, t_begin
+                return self._back_to_back(stamps, 0, count, t_begin + max_ns, cycle), t_begin
             sampler.sample_if_due()
             t_begin = pc()
             t_stop = t_begin + max_ns
-            k, j, a4 = 0, start, stamps[4]
+            k, a4 = 0, stamps[4]
             while k < count:  # slices end at the first inference that ends past the sample time
-                k, j = self._back_to_back(stamps, k, count, min(sampler.t_next, t_stop), j)
+                k = self._back_to_back(stamps, k, count, min(sampler.t_next, t_stop), cycle)
                 if a4[k - 1] >= t_stop:
                     break
                 sampler.sample_if_due()
@@ -150,29 +214,30 @@ class Runner:
         t_stop = t_begin + max_ns
         due_list = (sched + t_begin).tolist()
         if sampler is None:
-            k, _ = self._paced(stamps, 0, count, due_list, t_stop, start)
-            return k, t_begin
-        k, j = 0, start
+            return self._paced(stamps, 0, count, due_list, t_stop, cycle), t_begin
+        k = 0
         while k < count:  # slices end before the first request due after the sample time
             k_end = min(max(bisect.bisect_left(due_list, sampler.t_next, k), k + 1), count)
-            k_new, j = self._paced(stamps, k, k_end, due_list, t_stop, j)
+            k_new = self._paced(stamps, k, k_end, due_list, t_stop, cycle)
             if k_new < k_end:  # the next request is due after the stop time
                 return k_new, t_begin
             k = k_new
             sampler.sample_if_due()  # in the slack before the next request
         return k, t_begin
 
-    def _back_to_back(self, stamps, k, count, t_stop, j):
+    def _back_to_back(self, stamps, k, count, t_stop, cycle):
         """Single-stream from invoke ``k`` until ``count`` or the first that ends at/after ``t_stop``."""
         a0, a1, a2, a3, a4 = stamps
         pc = time.perf_counter_ns
-        source, quantize, get = self._source, self.quantize, self.get
+        get = self.get
         set_tensor = self.model.interpreter.set_tensor
         invoke = self.model.interpreter.invoke
-        in_index, b, n_pool = self.in_index, self.batch, len(self.pool)
+        in_index = self.in_index
+        pick, period, p0 = cycle
+        p = (p0 + k) % period
         while k < count:
             t0 = pc()
-            x = quantize(source(j))
+            x = pick(p)
             t1 = pc()
             set_tensor(in_index, x)
             t2 = pc()
@@ -186,12 +251,14 @@ class Runner:
             a3[k] = t3
             a4[k] = t4
             k += 1
-            j = (j + b) % n_pool
+            p += 1
+            if p == period:
+                p = 0
             if t4 >= t_stop:
                 break
-        return k, j
+        return k
 
-    def _paced(self, stamps, k, k_end, due_list, t_stop, j):
+    def _paced(self, stamps, k, k_end, due_list, t_stop, cycle):
         """Fixed-rate requests ``k``..``k_end - 1``, each started at its due time (or late).
 
         The timed body repeats ``_back_to_back``'s on purpose: a shared helper would add a
@@ -199,10 +266,12 @@ class Runner:
         a0, a1, a2, a3, a4 = stamps
         pc = time.perf_counter_ns
         sleep = time.sleep
-        source, quantize, get = self._source, self.quantize, self.get
+        get = self.get
         set_tensor = self.model.interpreter.set_tensor
         invoke = self.model.interpreter.invoke
-        in_index, b, n_pool = self.in_index, self.batch, len(self.pool)
+        in_index = self.in_index
+        pick, period, p0 = cycle
+        p = (p0 + k) % period
         while k < k_end:
             due = due_list[k]
             if due > t_stop:
@@ -213,7 +282,7 @@ class Runner:
             while pc() < due:
                 pass
             t0 = pc()
-            x = quantize(source(j))
+            x = pick(p)
             t1 = pc()
             set_tensor(in_index, x)
             t2 = pc()
@@ -227,45 +296,39 @@ class Runner:
             a3[k] = t3
             a4[k] = t4
             k += 1
-            j = (j + b) % n_pool
-        return k, j
+            p += 1
+            if p == period:
+                p = 0
+        return k
 
-    def _loop_offline(self, stamps, count, max_ns, start, sampler=None):
-        b, n_pool = self.batch, len(self.pool)
-        prepared = {}
-        order = []
-        j = start
-        for _ in range(count):  # every distinct batch quantized once, before timing
-            if j in prepared:  # j -> j+b (mod n) is a bijection: back at the start
-                break
-            prepared[j] = self.quantize(self._source(j)).copy()
-            order.append(prepared[j])
-            j = (j + b) % n_pool
+    def _loop_offline(self, stamps, count, max_ns, cycle, sampler=None):
         if sampler is None:
             t_begin = time.perf_counter_ns()
-            return self._offline(stamps, 0, count, t_begin + max_ns, order), t_begin
+            return self._offline(stamps, 0, count, t_begin + max_ns, cycle), t_begin
         sampler.sample_if_due()
         t_begin = time.perf_counter_ns()
         t_stop = t_begin + max_ns
         k, a4 = 0, stamps[4]
         while k < count:
-            k = self._offline(stamps, k, count, min(sampler.t_next, t_stop), order)
+            k = self._offline(stamps, k, count, min(sampler.t_next, t_stop), cycle)
             if a4[k - 1] >= t_stop:
                 break
             sampler.sample_if_due()
         return k, t_begin
 
-    def _offline(self, stamps, k, count, t_stop, order):
-        """Prepared batches from invoke ``k`` until ``count`` or the first that ends at/after ``t_stop``."""
+    def _offline(self, stamps, k, count, t_stop, cycle):
+        """Prepared batches from invoke ``k`` until ``count`` or the first that ends at/after ``t_stop``
+        (the batch is picked before the clock starts: offline has no prep stage)."""
         a0, a1, a2, a3, a4 = stamps
-        period = len(order)
         pc = time.perf_counter_ns
         get = self.get
         set_tensor = self.model.interpreter.set_tensor
         invoke = self.model.interpreter.invoke
         in_index = self.in_index
+        pick, period, p0 = cycle
+        p = (p0 + k) % period
         while k < count:
-            x = order[k % period]
+            x = pick(p)
             t0 = pc()
             set_tensor(in_index, x)
             t2 = pc()
@@ -279,6 +342,9 @@ class Runner:
             a3[k] = t3
             a4[k] = t4
             k += 1
+            p += 1
+            if p == period:
+                p = 0
             if t4 >= t_stop:
                 break
         return k

@@ -21,6 +21,9 @@ MAGIC = b"EB1 "
 MAX_NOISE_BYTES = 64 * 1024  # non-protocol output tolerated before a message
 MAX_HEADER_BYTES = 1 << 20
 MAX_PAYLOAD_BYTES = 1 << 31
+#: a run header's ``prep``: how the timed loop got each input (agent.loop.Runner)
+PREP_PRECOMPUTED = "precomputed"      # picked from inputs quantized/cast before the timed loop
+PREP_PER_INFERENCE = "per-inference"  # quantized in the prep stage (a pool too large to keep prepared)
 
 
 class AgentFailure(Exception):

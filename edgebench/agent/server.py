@@ -219,7 +219,7 @@ class Agent:
                                  sampler=sampler, start_ns=start_ns)
         elapsed = time.perf_counter() - t0
         header = {"n": int(len(arrays["e2e_ns"])), "clock": "perf_counter_ns", "elapsed_s": elapsed,
-                  "batch": self.runner.batch, "mode": mode}
+                  "batch": self.runner.batch, "mode": mode, "prep": self.runner.last_prep}
         if sampler is not None:
             header["telemetry"], tm = sampler.take()
             arrays.update(tm)

@@ -23,6 +23,7 @@ import numpy as np
 
 from edgebench import board_protocol as bp
 from edgebench import ranges as R
+from edgebench.agent.protocol import PREP_PER_INFERENCE, PREP_PRECOMPUTED
 from edgebench.bench.record import (
     RunFolder,
     board_client,
@@ -329,6 +330,8 @@ class BenchSession:
             header, arrs = client.run(o.scenario, count=100000, max_time_s=o.chunk_time_s,
                                       rate_hz=o.rate_hz, start_index=start_index, **kwargs)
             n = int(header.get("n", len(arrs["e2e_ns"])))
+            if header.get("prep") == PREP_PER_INFERENCE and self.result.timing.get("prep") != PREP_PER_INFERENCE:
+                self.result.timing.update(prep=PREP_PER_INFERENCE, e2e_includes=e2e_includes(loaded, PREP_PER_INFERENCE))
             schedule.advance(arrs, n)
             start_index += n
             arrs["phase"] = np.array(["measure"] * n)
@@ -609,11 +612,11 @@ def describe_run(result, model, loaded, hello, system, profile, client, opts, in
     result.agent = {k: hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid")}
     result.scenario = {"name": opts.scenario, "rate_hz": opts.rate_hz, "batch": loaded.get("batch", opts.batch),
                        "inputs": inputs.describe()}
-    prep = "input quantization" if (loaded["inputs"][0].get("quant")) else "input cast to float32"
     result.timing = {
         "clock": "device time.perf_counter_ns (monotonic)",
         "stages": {s: STAGE_MEANING[s] for s in STAGES},
-        "e2e_includes": f"{prep}, transfer into the interpreter, invoke, output read and dequantization",
+        "prep": PREP_PRECOMPUTED,
+        "e2e_includes": e2e_includes(loaded, PREP_PRECOMPUTED),
         "excludes": "host-to-board transfer of inputs (inputs are on the device before timing), "
                     "feature extraction / image decoding (not part of this model)",
     }
@@ -624,6 +627,16 @@ def describe_run(result, model, loaded, hello, system, profile, client, opts, in
                        "agent_cpus": opts.cpus}
     result.power = {"measured": False, "boundary": None, "instrument": None,
                     "note": "no power meter attached to this run: energy not measured"}
+
+
+def e2e_includes(loaded: dict, prep: str) -> str:
+    """What an agent board's end-to-end figure holds: the agent prepares (quantizes) each distinct
+    input before the timed loop, unless its pool is too large to keep prepared (then per inference)."""
+    what = "input quantization" if (loaded["inputs"][0].get("quant")) else "input cast to float32"
+    rest = "transfer into the interpreter, invoke, output read and dequantization"
+    if prep == PREP_PER_INFERENCE:
+        return f"{what} (per inference), {rest}"
+    return f"{rest}; the {what} is done once per distinct input before the timed loop (not timed)"
 
 
 def _host() -> dict:

@@ -51,7 +51,9 @@ LABELS = ("measured", "emulated", "simulated", "estimated")
 STATUSES = ("running", "complete", "incomplete", "failed")
 STAGES = ("e2e", "prep", "set", "invoke", "get")
 STAGE_MEANING = {
-    "prep": "input preparation (float to input-tensor type, quantization for INT8)",
+    "prep": "input preparation: picking the input prepared before the timed loop (cast, or quantized for "
+            "INT8), or preparing it per inference where the input pool is too large to keep prepared "
+            "(timing.prep says which)",
     "set": "transfer into the interpreter (set_tensor)",
     "invoke": "interpreter invoke (the kernels)",
     "get": "output read and dequantization",
