@@ -65,6 +65,22 @@ def test_history_counts_every_run_of_this_board_and_host_once(tmp_path):
     assert earlier_sessions(this, history, 1) == []
 
 
+def test_near_copies_count_once(tmp_path):
+    first, _ = _run(tmp_path, 1.0)
+    nudged = tmp_path / "20991231-000002-m-host-nudged"
+    shutil.copytree(store.resolve_run(first.run_id, tmp_path), nudged)
+    r = store.read_result(nudged)
+    r.run_id = "nudged-" + r.run_id
+    for p in r.latency["e2e"]["per_run"]:
+        p["median_s"] *= 1 + 1e-4          # figures changed within rounding: still the same run
+    store.write_result(nudged, r)
+    real, _ = _run(tmp_path, 1.02)        # another invocation, 2% apart: a session of its own
+    this, d = _run(tmp_path, 1.05)
+    ids = [rec.run_id for rec in read_history(this, tmp_path, exclude=d)]
+    assert len(ids) == 2 and real.run_id in ids
+    assert ("nudged-" + first.run_id in ids) != (first.run_id in ids)
+
+
 def test_variation_pools_other_models_on_this_machine(tmp_path):
     rng = np.random.default_rng(3)
     for _ in range(6):      # six invocations each of two other models, between-invocation CV 2.5%
@@ -73,7 +89,7 @@ def test_variation_pools_other_models_on_this_machine(tmp_path):
     this, d = _run(tmp_path, 1.0)
     v = variation(read_history(this, tmp_path, exclude=d), "e2e")
     assert v.session.source == "pooled" and v.session.groups == 2 and v.session.units == 12
-    assert 0.01 < v.session.cv < 0.04
+    assert 0.01 < v.session.cv < 0.05    # these draws spread 3.4% and 4.8%: the data, not the 3% prior, decide
     assert v.repeat.source == "pooled" and v.repeat.units == 36
     assert "pooled from 12 invocations in 2 measurement groups" in v.session.describe()
     empty = variation([], "e2e")

@@ -13,7 +13,7 @@ and host in the runs folder, different models included (:func:`read_history`), a
   conditions :data:`edgebench.bench.conditions.CONDITIONS` differing) is one group of sessions.
 
 A run is counted once: by run id, by a content hash of its figures, and as a near-copy
-(:func:`near_copy`: every figure within 0.1% of a run already counted; a copied run folder
+(:func:`near_copy`: every figure within 0.02% of a run of the same measurement already counted; a copied run folder
 whose run.json was edited to another id, or its figures nudged, is still the same measurement). Runs older than
 :data:`MAX_AGE_DAYS` are left out (machines, kernels and firmware change).
 """
@@ -112,22 +112,24 @@ def record_of(r) -> Record:
     return Record(r.run_id, r.created_utc, hashlib.sha256(canon.encode()).hexdigest(), measurement_key(r), figs)
 
 
-#: two runs whose every figure agrees within this relative difference are one run copied (a
-#: re-saved or hand-edited folder), counted once: real invocations differ by far more
-NEAR_COPY_REL = 1e-3
+#: two runs of one measurement whose every figure agrees within this relative difference, and
+#: every standard error within 10x that, are one run copied (a re-saved or hand-edited folder),
+#: counted once: real invocations differ by more, and their batch-means errors by several percent
+NEAR_COPY_REL = 2e-4
 
 
 def near_copy(a: Record, b: Record, rel: float = NEAR_COPY_REL) -> bool:
-    """Whether ``a`` and ``b`` hold the same figures within rounding: the same stages, as many
-    runs, every run's figure and standard error within ``rel`` of the other's."""
-    if a.figures.keys() != b.figures.keys():
+    """Whether ``a`` and ``b`` hold the same figures within rounding: the same measurement and
+    stages, as many runs, every run's figure within ``rel`` of the other's and its standard error
+    within ``10 rel``."""
+    if a.measurement != b.measurement or a.figures.keys() != b.figures.keys():
         return False
     for stage, fa in a.figures.items():
         fb = b.figures[stage]
         if len(fa) != len(fb):
             return False
         for x, y in zip(fa, fb):
-            if abs(x.y - y.y) > rel or abs(x.se_log - y.se_log) > rel * max(x.se_log, y.se_log, 1e-12) + 1e-9:
+            if abs(x.y - y.y) > rel or abs(x.se_log - y.se_log) > 10 * rel * max(x.se_log, y.se_log) + 1e-12:
                 return False
     return True
 

@@ -136,7 +136,8 @@ def prior_weight(prior: Prior, data_df: float) -> float:
 
 def _outliers(stats: list) -> set:
     """Indices of groups ``(var, mean_w, df)`` whose spread an F test (at :data:`OUTLIER_LEVEL`,
-    two-sided) puts apart from the pooled spread of the other groups; needs three groups or more."""
+    two-sided) puts apart from the median spread of the other groups (a median, so one outlier
+    cannot move the yardstick the others are judged by); needs three groups or more."""
     from scipy.stats import f as f_dist
 
     if len(stats) < 3:
@@ -145,7 +146,7 @@ def _outliers(stats: list) -> set:
     for i, (v, _, d) in enumerate(stats):
         rest = [(vv, dd) for j, (vv, _, dd) in enumerate(stats) if j != i]
         dr = sum(dd for _, dd in rest)
-        pooled = sum(vv * dd for vv, dd in rest) / dr
+        pooled = float(np.median([vv for vv, _ in rest]))
         if pooled <= 0 or v <= 0:
             continue
         ratio = v / pooled
