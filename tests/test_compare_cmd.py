@@ -71,7 +71,7 @@ def test_same_conditions_compare_every_stage(runs, capsys):
     text = capsys.readouterr().out
     rows = {ln.split()[0]: ln.split() for ln in text.splitlines() if ln.split()}
     for stage in ("e2e", "prep", "set", "invoke", "get"):    # one line per stage: medians, ratio, CI, verdict
-        assert stage in rows and len(rows[stage]) == 11, rows.get(stage)
+        assert stage in rows and len(rows[stage]) == 12, rows.get(stage)   # with the Holm-adjusted CI
     out = " ".join(text.split())
     assert "slower" in out and "Holm-adjusted over 5 stages" in out
     assert "every recorded condition is the same" in out
@@ -183,6 +183,11 @@ def test_every_session_on_record_of_both_sides_is_combined(tmp_path, capsys):
     only = json.loads(capsys.readouterr().out)
     assert only["sessions"] == {} and only["speedup"]["se_log"] == pytest.approx(head["this_invocation"]["se_log"])
     assert only["mde"]["ratio"] > c["mde"]["ratio"]
+    # the printed simultaneous (Holm) CI and the verdict agree: an adjusted CI excluding 1 is a verdict
+    for s in (*c["stages"].values(), *only["stages"].values()):
+        assert s["ci_adjusted_low"] <= s["ci_low"] and s["ci_adjusted_high"] >= s["ci_high"]
+        if s["ci_adjusted_low"] > 1 or s["ci_adjusted_high"] < 1:
+            assert s["verdict"] != "no difference resolved"
 
 
 def test_bad_input_is_one_line(runs, capsys):

@@ -128,8 +128,9 @@ class Comparison:
         if s.get("sessions_a"):
             runs = f"{s['sessions_a']} vs {s['sessions_b']} sessions on record; " + runs
         runs += "; interleaved" if s.get("case", "").startswith("interleaved") else "; different invocations"
-        adjusted = (f", Holm-adjusted over {len(self.stages)} stages {fmt.p_value(s['p_holm'])}"
-                    if len(self.stages) > 1 else "")
+        adjusted = (f", Holm-adjusted over {len(self.stages)} stages {fmt.p_value(s['p_holm'])}, simultaneous "
+                    f"{100 * s['ci_adjusted_level']:.1f}% CI {s['ci_adjusted_low']:.2f}–{s['ci_adjusted_high']:.2f}"
+                    if len(self.stages) > 1 and "ci_adjusted_low" in s else "")
         return (f"{s['candidate_name']} is {s['ratio']:.2f}x the speed of {s['baseline_name']} "
                 f"({stage} median ratio, {int(round(100 * s['ci_level']))}% CI {s['ci_low']:.2f}–{s['ci_high']:.2f}: "
                 f"{s['verdict']}; {fmt.p_value(s['p_value'])}{adjusted}; {runs}, "
@@ -220,6 +221,7 @@ def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str
     """
     from edgebench.bench.sessions import measurement_key, record_of, sessions_of, variation
     from edgebench.stats.compare import holm, ratio_of_medians
+    from edgebench.stats.variation import t_quantile
 
     refuse_mixed_labels(baseline, candidate)  # never a simulated or emulated figure against a measured one
     tested = tuple(dict.fromkeys((stage, *stages)))
@@ -265,6 +267,10 @@ def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str
         d = {**r.to_dict(), **extra[st]}   # speed-up = median(baseline) / median(candidate)
         if combine:
             d["case"] = f"{d['case']}; {s_a} vs {s_b} sessions combined"
+        m = len(tested)     # the simultaneous interval of Holm's first step (Bonferroni, level 1 - alpha/m)
+        half = t_quantile(1.0 - ALPHA / m, d["df"]) * d["se_log"]
+        d["ci_adjusted_low"], d["ci_adjusted_high"] = d["ratio"] * math.exp(-half), d["ratio"] * math.exp(half)
+        d["ci_adjusted_level"] = 1.0 - ALPHA / m
         out[st] = {**d, "p_holm": p_adj, "verdict": _verdict(d["ci_low"], d["ci_high"], p_adj),
                    "baseline_name": baseline.model.get("name"), "candidate_name": candidate.model.get("name"),
                    "definition": f"median {st} latency of baseline / of candidate (>1: candidate faster)",

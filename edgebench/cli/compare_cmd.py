@@ -20,7 +20,9 @@ def comparison_table(comp, a, b):
     t = Table(title=escape(f"{b.model.get('name')} ({b.run_id}) against {a.model.get('name')} ({a.run_id}), "
                            f"{comp.label}; speed-up = median(A) / median(B), > 1: B faster"), title_justify="left",
               box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold underline")
-    for col in ("stage", "A", "B", "speed-up", "95% CI", "p", "Holm p", "verdict", "runs"):
+    m = len(comp.stages)
+    adj = f"{100 - 5 / m:.3g}% CI (Holm)" if m > 1 else None
+    for col in ("stage", "A", "B", "speed-up", "95% CI", *((adj,) if adj else ()), "p", "Holm p", "verdict", "runs"):
         t.add_column(col, justify="left" if col in ("stage", "verdict") else "right", no_wrap=True)
 
     def p(x):
@@ -29,7 +31,9 @@ def comparison_table(comp, a, b):
     for stage, s in comp.stages.items():
         la, lb = (a.latency or {}).get(stage) or {}, (b.latency or {}).get(stage) or {}
         t.add_row(stage, fmt.duration(la.get("median_s")), fmt.duration(lb.get("median_s")), f"{s['ratio']:.3f}",
-                  f"{s['ci_low']:.3f}–{s['ci_high']:.3f}", p(s["p_value"]), p(s["p_holm"]),
+                  f"{s['ci_low']:.3f}–{s['ci_high']:.3f}",
+                  *((f"{s['ci_adjusted_low']:.3f}–{s['ci_adjusted_high']:.3f}",) if adj else ()),
+                  p(s["p_value"]), p(s["p_holm"]),
                   s["verdict"], f"{s['runs_a']}/{s['runs_b']}")
     return t
 
