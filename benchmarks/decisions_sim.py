@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from edgebench.bench.compare import shared_df
 from edgebench.stats.power import detectable
 from edgebench.stats.variation import (
     REPEAT_PRIOR,
@@ -36,7 +37,6 @@ from edgebench.stats.variation import (
     combine_sessions,
     invocation,
     pooled_component,
-    satterthwaite,
 )
 
 REPEAT_CV = 0.005
@@ -67,7 +67,7 @@ def decide(rng, cv: float, s: int, true_ratio: float) -> tuple:
     groups = [[(e.centre, e.var) for e in (invocation(f, repeat)[0] for f in x)] for x in (a, b)]
     session = pooled_component(groups, SESSION_PRIOR)
     ea, eb = side(a, repeat, session).estimate, side(b, repeat, session).estimate
-    est = LogEstimate(eb.centre - ea.centre, ea.var + eb.var, satterthwaite([(ea.var, ea.df), (eb.var, eb.df)]))
+    est = LogEstimate(eb.centre - ea.centre, ea.var + eb.var, shared_df(ea, eb, s, s, session))
     return est, detectable(est.se, est.df).ratio
 
 
@@ -123,6 +123,11 @@ def main() -> None:
         mdes = [decide(rng, 0.002, s, 1.0)[1] for _ in range(max(200, n // 5))]
         print(f"  S={s:2d} invocations of each: median MDE {100 * (np.median(mdes) - 1):.2f}%, "
               f"90th percentile {100 * (np.quantile(mdes, 0.9) - 1):.2f}%")
+    print("\nmedian MDE (80% power, alpha 0.05, one stage) by true invocation CV and S invocations of each")
+    print(f"{'CV':>6} " + " ".join(f"{'S=' + str(s):>7}" for s in (1, 2, 3, 5, 10)))
+    for cv in (0.002, 0.01, 0.03, 0.06):
+        row = [np.median([decide(rng, cv, s, 1.0)[1] for _ in range(max(100, n // 10))]) for s in (1, 2, 3, 5, 10)]
+        print(f"{100 * cv:5.1f}% " + " ".join(f"{100 * (m - 1):6.1f}%" for m in row))
     print("\nheadline over S sessions: its 95% CI covering the true figure, its re-run interval covering a")
     print("re-run invocation's figure, and each width over the spread (sd) of re-run invocation figures")
     print(f"{'CV':>6} {'S':>3} {'CI cover':>9} {'CI w/sd':>8} {'rerun cover':>12} {'rerun w/sd':>11}")

@@ -167,11 +167,21 @@ def _verdict(ci_low: float, ci_high: float, p_holm: float) -> str:
     return "no difference resolved"
 
 
+def shared_df(ea, eb, s_a: int, s_b: int, session) -> float:
+    """Degrees of freedom of ``var_a + var_b`` when both sides carry the **same** estimate of the
+    between-invocation variance (``sigma2 / S_a + sigma2 / S_b`` is one term on its df, not two)."""
+    from edgebench.stats.variation import satterthwaite
+
+    shared = session.var * (1.0 / s_a + 1.0 / s_b)
+    own = [(max(e.var - session.var / s, 0.0), e.df) for e, s in ((ea, s_a), (eb, s_b))]
+    return satterthwaite([(shared, session.df), *own])
+
+
 def _combined(st: str, level: float, resolution: float, a, b, earlier_a: list, earlier_b: list, comps) -> tuple:
     """Every session on record of each side: ``(LogEstimate of log(A / B), S_a, S_b, var per
     session a, b)`` from each side's long-run figure (:func:`edgebench.stats.variation.combine_sessions`)."""
     from edgebench.stats.compare import side_figures
-    from edgebench.stats.variation import LogEstimate, combine_sessions, invocation, satterthwaite
+    from edgebench.stats.variation import LogEstimate, combine_sessions, invocation
 
     sides = []
     for runs, earlier in ((a, earlier_a), (b, earlier_b)):
@@ -179,7 +189,8 @@ def _combined(st: str, level: float, resolution: float, a, b, earlier_a: list, e
         ests = [invocation(rec.figures[st], comps.repeat)[0] for rec in earlier if st in rec.figures]
         sides.append(combine_sessions(this, ests, comps.session))
     ea, eb = sides[0].estimate, sides[1].estimate
-    est = LogEstimate(ea.centre - eb.centre, ea.var + eb.var, satterthwaite([(ea.var, ea.df), (eb.var, eb.df)]),
+    est = LogEstimate(ea.centre - eb.centre, ea.var + eb.var, shared_df(ea, eb, sides[0].sessions,
+                                                                         sides[1].sessions, comps.session),
                       f"difference of the long-run log figures of {sides[0].sessions} vs {sides[1].sessions} "
                       f"sessions, each with the between-invocation variance (CV {100 * comps.session.cv:.2f}%, "
                       f"{comps.session.source}) over its sessions")
@@ -292,5 +303,5 @@ def _interleaved(a, b) -> bool:
     return bool(ia and ib and b.run_id in ia and a.run_id in ib)
 
 
-__all__ = ["Comparison", "compare", "condition_differences", "refused_differences", "hardware_cpu", "short_value",
+__all__ = ["Comparison", "compare", "shared_df", "condition_differences", "refused_differences", "hardware_cpu", "short_value",
            "CONDITIONS", "REFUSED", "ALPHA"]
