@@ -190,6 +190,21 @@ def test_every_session_on_record_of_both_sides_is_combined(tmp_path, capsys):
             assert s["verdict"] != "no difference resolved"
 
 
+def test_a_level_shift_against_the_sessions_on_record_is_flagged(tmp_path, capsys):
+    for k in range(4):
+        make_run(tmp_path, f"a{k}", 1e-3, seed=40 + k, sha="a" * 64)
+        make_run(tmp_path, f"b{k}", 1e-3, seed=50 + k, sha="b" * 64)
+    make_run(tmp_path, "bnew", 1.4e-3, seed=60, sha="b" * 64)    # this week B's runs sit 40% higher
+    assert cli("compare", "a0", "bnew", "--runs-dir", tmp_path, "--json") == 0
+    c = json.loads(capsys.readouterr().out)
+    assert c["speedup"]["level_shift_p_b"] is not None and c["speedup"]["level_shift_p_a"] is None
+    assert cli("compare", "a0", "bnew", "--runs-dir", tmp_path) == 0
+    assert "WARNING: this run of B" in capsys.readouterr().out
+    assert cli("compare", "a0", "b0", "--runs-dir", tmp_path, "--json") == 0
+    c = json.loads(capsys.readouterr().out)
+    assert c["speedup"]["level_shift_p_a"] is None and c["speedup"]["level_shift_p_b"] is None
+
+
 def test_bad_input_is_one_line(runs, capsys):
     for args, needle in ((("base", "nosuch"), "no run 'nosuch'"), (("base", "acc"), "has no e2e latency"),
                          (("base", "slow", "--stage", "kernel"), "unknown stage 'kernel'")):

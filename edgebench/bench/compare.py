@@ -62,11 +62,17 @@ class Comparison:
         sess = (self.variation or {}).get("session") or {}
         if self.sessions:
             na, nb = len(self.sessions["baseline"]), len(self.sessions["candidate"])
+            shifted = [f"{side} (p={self.speedup[key]:.2g})" for side, key in (("A", "level_shift_p_a"),
+                                                                            ("B", "level_shift_p_b"))
+                       if self.speedup.get(key) is not None]
+            warn = (f"; WARNING: this run of {' and '.join(shifted)} lies outside what its sessions on record "
+                    "predict (a change in level: a new load, kernel or firmware?): the combined figure mixes "
+                    "levels; compare with --only-these, or re-run" if shifted else "")
             return (f"case: different invocations, every session on record combined: {na} of A "
                     f"({', '.join(self.sessions['baseline'])}) against {nb} of B "
                     f"({', '.join(self.sessions['candidate'])}); each side's long-run figure carries the "
                     f"variation between invocations ({sess.get('description', 'prior')}) divided by its sessions "
-                    "(--only-these: these two runs alone)")
+                    f"(--only-these: these two runs alone){warn}")
         return (f"case: different invocations, so the interval includes the variation between invocations "
                 f"({sess.get('description', 'prior')}); to resolve smaller differences, measure both in one "
                 "invocation: `edgebench bench A.tflite B.tflite` interleaves them")
@@ -177,24 +183,36 @@ def shared_df(ea, eb, s_a: int, s_b: int, session) -> float:
     return satterthwaite([(shared, session.df), *own])
 
 
-def _combined(st: str, level: float, resolution: float, a, b, earlier_a: list, earlier_b: list, comps) -> tuple:
+def _combined(st: str, level: float, resolution: float, a, b, earlier_a: list, earlier_b: list, comps,
+              loo) -> tuple:
     """Every session on record of each side: ``(LogEstimate of log(A / B), S_a, S_b, var per
-    session a, b)`` from each side's long-run figure (:func:`edgebench.stats.variation.combine_sessions`)."""
+    session a, b, [level-shift p of A, of B])`` from each side's long-run figure
+    (:func:`edgebench.stats.variation.combine_sessions`). The level-shift test judges this run
+    against its sessions on record with the components of the runs on record alone (``loo``: a
+    shifted run must not widen the yardstick it is judged by)."""
     from edgebench.stats.compare import side_figures
-    from edgebench.stats.variation import LogEstimate, combine_sessions, invocation
+    from edgebench.stats.variation import DIFFERS_LEVEL, LogEstimate, combine_sessions, invocation
 
-    sides = []
+    sides, shifts = [], []
     for runs, earlier in ((a, earlier_a), (b, earlier_b)):
-        this, _ = invocation(side_figures(runs, level, resolution), comps.repeat)
+        figs = side_figures(runs, level, resolution)
+        this, _ = invocation(figs, comps.repeat)
         ests = [invocation(rec.figures[st], comps.repeat)[0] for rec in earlier if st in rec.figures]
         sides.append(combine_sessions(this, ests, comps.session))
+        p = None
+        if ests:
+            p = combine_sessions(invocation(figs, loo.repeat)[0],
+                                 [invocation(rec.figures[st], loo.repeat)[0] for rec in earlier if st in rec.figures],
+                                 loo.session).differs_p
+        shifts.append(p if p is not None and p < 1.0 - DIFFERS_LEVEL else None)
     ea, eb = sides[0].estimate, sides[1].estimate
     est = LogEstimate(ea.centre - eb.centre, ea.var + eb.var, shared_df(ea, eb, sides[0].sessions,
                                                                          sides[1].sessions, comps.session),
                       f"difference of the long-run log figures of {sides[0].sessions} vs {sides[1].sessions} "
                       f"sessions, each with the between-invocation variance (CV {100 * comps.session.cv:.2f}%, "
                       f"{comps.session.source}) over its sessions")
-    return est, sides[0].sessions, sides[1].sessions, ea.var * sides[0].sessions, eb.var * sides[1].sessions
+    return (est, sides[0].sessions, sides[1].sessions, ea.var * sides[0].sessions, eb.var * sides[1].sessions,
+            shifts)
 
 
 def _mde(d: dict, tests: int, same: bool, per_a: float, per_b: float, s_a: int, s_b: int,
@@ -259,11 +277,16 @@ def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str
         sess_var = 0.0 if same else comps[st].session.var
         this_var = max(d["se_log"] ** 2 - 2.0 * sess_var, 0.0)   # the two invocations' own variance
         if combine:
-            est, s_a, s_b, per_a, per_b = _combined(st, d["ci_level"], tick, a, b, earlier_a, earlier_b, comps[st])
+            loo = variation([rec for rec in pool if rec.run_id not in (baseline.run_id, candidate.run_id)], st,
+                            label=baseline.label)
+            est, s_a, s_b, per_a, per_b, shifts = _combined(st, d["ci_level"], tick, a, b, earlier_a, earlier_b,
+                                                            comps[st], loo)
             lo, hi = est.interval(d["ci_level"])
             extra[st] = {"ratio": est.value, "ci_low": lo, "ci_high": hi, "p_value": est.p_value(), "df": est.df,
                          "se_log": est.se, "ci_method": f"{est.method}; se {est.se:.3g}, df {est.df:.1f}",
                          "sessions_a": s_a, "sessions_b": s_b,
+                         # this invocation outside what its sessions on record predict (p < 0.01): a level shift
+                         "level_shift_p_a": shifts[0], "level_shift_p_b": shifts[1],
                          "this_invocation": {k: d[k] for k in ("ratio", "ci_low", "ci_high", "p_value", "df",
                                                                "se_log")}}
         else:
