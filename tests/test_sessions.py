@@ -180,3 +180,24 @@ def test_second_invocation_combines_the_first(tmp_path):
     # --sessions 1: this invocation only
     third, _ = run_bench(INT8, host, dataclasses.replace(BenchOptions(**opts), sessions=1), runs_root=tmp_path)
     assert third.latency["e2e"]["sessions"] == 1
+
+
+def test_headline_interval_se_and_df_are_one_coherent_set(tmp_path):
+    """run.json's headline: the combined interval with the combined se_log and df (top level and
+    `combined`), this invocation's own under `invocation`."""
+    from edgebench.bench.latency_summary import _combine_sessions
+    from edgebench.stats.variation import t_quantile
+
+    earlier, _ = _run(tmp_path, 1.02)
+    this, d = _run(tmp_path, 1.0)
+    history = read_history(this, tmp_path, exclude=d)
+    fig = dict(this.latency["e2e"], ci_level=0.95, ci_method="own", runs=3, rel_ci_halfwidth=0.01,
+               se_log=0.004, df=30.0)
+    _combine_sessions(fig, earlier_sessions(this, history), variation(history, "e2e"), "e2e")
+    c = fig["combined"]
+    assert fig["sessions"] == c["sessions"] == 2 and fig["invocation"]["se_log"] == 0.004
+    assert (fig["se_log"], fig["df"]) == (c["se_log"], c["df"]) and c["se_log"] > 0.004
+    assert (fig["ci_low_s"], fig["ci_high_s"]) == (c["ci_low_s"], c["ci_high_s"])
+    # the interval is the combined estimate's (widened only to hold this invocation's own)
+    half = t_quantile(0.95, c["df"]) * c["se_log"]
+    assert math.log(c["ci_high_s"] / c["ci_low_s"]) == pytest.approx(2 * half, rel=1e-6)
