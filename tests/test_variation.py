@@ -120,7 +120,10 @@ def test_repeats_that_disagree_use_their_own_spread():
     p = repeats_disagree(runs, rep)
     assert p is not None and p < 0.01
     est, got = invocation(runs, rep)
-    assert got == p and est.df == 2.0 and "disagree" in est.method
+    assert got == p and est.df == 2.0 + REPEAT_PRIOR.df and "disagree" in est.method
+    # two disagreeing repeats: no Student t with one degree of freedom (the fallback: t(1 + 2))
+    two, _ = invocation([RunFigure(1.0, 0.001, 30), RunFigure(1.3, 0.001, 30)], rep)
+    assert two.df == 3.0 and two.interval()[1] / two.interval()[0] < math.exp(2 * 3.2 * two.se)
     agree = [RunFigure(1.0, 0.001, 30), RunFigure(1.001, 0.001, 30)]
     assert repeats_disagree(agree, rep) is None
 

@@ -297,15 +297,21 @@ def repeats_disagree(runs: Sequence[RunFigure], repeat: Component, alpha: float 
     return p if p < alpha else None
 
 
-def own_spread_estimate(runs: Sequence[RunFigure]) -> LogEstimate:
-    """Student t on the K log run figures alone (df K - 1): for an invocation whose repeats
-    disagree beyond the pooled between-repeat variance."""
+def own_spread_estimate(runs: Sequence[RunFigure], prior_df: float = 0.0) -> LogEstimate:
+    """Student t on the K log run figures alone (df K - 1, plus ``prior_df``): for an invocation
+    whose repeats disagree beyond the pooled between-repeat variance. The variance is never shrunk
+    (the larger of the repeats' own spread and their own errors); ``prior_df`` adds the stated
+    between-repeat prior's pseudo df to its degrees of freedom, as every component here does
+    (:func:`invocation` passes :data:`REPEAT_PRIOR`'s 2, so two disagreeing repeats get t(3) = 3.18,
+    not t(1) = 12.7)."""
     k = len(runs)
     y = np.array([r.y for r in runs])
     var = max(float(np.var(y, ddof=1)), float(np.mean([r.w for r in runs]))) / k
-    return LogEstimate(float(y.mean()), var, float(k - 1),
-                       f"Student t on the log figures of {k} runs (df {k - 1}): they disagree beyond the "
-                       "pooled between-repeat variation")
+    df = float(k - 1) + prior_df
+    return LogEstimate(float(y.mean()), var, df,
+                       f"Student t on the log figures of {k} runs (df {df:g}"
+                       + (f": {k - 1} of theirs + {prior_df:g} of the stated between-repeat prior" if prior_df else "")
+                       + "): they disagree beyond the pooled between-repeat variation")
 
 
 def invocation(runs: Sequence[RunFigure], repeat: Component) -> tuple:
@@ -313,7 +319,7 @@ def invocation(runs: Sequence[RunFigure], repeat: Component) -> tuple:
     :func:`own_spread_estimate` when the runs disagree beyond ``repeat`` (then the p-value)."""
     _check_runs(runs)
     p = repeats_disagree(runs, repeat)
-    return (own_spread_estimate(runs) if p is not None else invocation_estimate(runs, repeat)), p
+    return (own_spread_estimate(runs, REPEAT_PRIOR.df) if p is not None else invocation_estimate(runs, repeat)), p
 
 
 @dataclass(frozen=True)
