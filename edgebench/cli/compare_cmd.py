@@ -49,7 +49,7 @@ def compare(
     max_slowdown: Optional[float] = typer.Option(
         None, "--max-slowdown", callback=opt.within(R.MAX_SLOWDOWN),
         help="Exit 2 when B is slower than X times A beyond the interval's doubt (lower bound of the slowdown "
-             "interval > X)."),
+             "interval > X); exit 3 when it cannot decide (X below the smallest slowdown detected with 80% power)."),
     only_these: bool = typer.Option(False, "--only-these",
                                     help="Compare these two runs alone (by default every session on record of "
                                          "each side in the runs folder is combined)."),
