@@ -44,7 +44,7 @@ def test_pooled_component_by_hand():
     s2 = np.var([0.1, 0.13], ddof=1) - 2e-5
     data = (2 * s1 + 1 * s2) / 3
     assert c.data_var == pytest.approx(data)
-    nu0 = 4 / (1 + 3 / 2)           # the prior's weight fades beside 3 df of data
+    nu0 = 4 / (1 + 3)               # the prior's weight fades beside 3 df of data
     assert c.prior_df == pytest.approx(nu0)
     assert c.var == pytest.approx((nu0 * 0.03 ** 2 + 3 * data) / (nu0 + 3)) and c.df == pytest.approx(nu0 + 3)
     assert (c.groups, c.units, c.source) == (2, 5, "pooled")
@@ -53,7 +53,7 @@ def test_pooled_component_by_hand():
 def test_pooled_component_never_below_zero():
     # sessions that agree better than their own errors allow: the data say 0, the prior keeps the floor
     c = pooled_component([[(0.0, 1e-3), (0.0001, 1e-3)]], PRIOR)
-    nu0 = 4 / (1 + 1 / 2)
+    nu0 = 4 / (1 + 1)
     assert c.data_var == 0.0 and c.var == pytest.approx(nu0 * 0.03 ** 2 / (nu0 + 1))
 
 
@@ -62,7 +62,7 @@ def test_the_prior_fades_once_data_exist():
     rng = np.random.default_rng(5)
     group = [(0.002 * z, 1e-8) for z in rng.standard_normal(10)]
     c = pooled_component([group], PRIOR)
-    assert c.prior_df == pytest.approx(4 / (1 + 9 / 2))
+    assert c.prior_df == pytest.approx(4 / (1 + 9))
     assert c.cv < 0.011                     # was 1.66% with the prior worth 4 df throughout
     assert prior_weight(PRIOR, 0) == 4.0 and prior_weight(PRIOR, 40) < 0.2
 
@@ -134,7 +134,7 @@ def test_two_sessions_do_not_explode():
     other = LogEstimate(0.01, 0.005 ** 2, 20.0)
     session = pooled_component([[(0.0, 0.005 ** 2), (0.01, 0.005 ** 2)]], SESSION_PRIOR)
     res = combine_sessions(this, [other], session)
-    assert res.estimate.df > 3 and res.sessions == 2     # the fading prior (2.7 pseudo df) + 1 df of data
+    assert res.estimate.df >= 2.9 and res.sessions == 2     # the fading prior (2 pseudo df) + 1 df of data
     lo, hi = res.estimate.interval()
     assert math.log(hi) - math.log(lo) < 0.15           # was exp(±12.7 s): a 0.95-498 µs interval at 17 µs
     plo, phi = res.prediction.interval()

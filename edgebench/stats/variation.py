@@ -26,7 +26,7 @@ conditions) on the same board and host in the runs folder, by the method of mome
 stated, conservative **prior** with ``nu0`` pseudo degrees of freedom (a scaled inverse
 chi-squared prior): ``(nu0 cv0^2 + nu s^2) / (nu0 + nu)`` with ``nu0 + nu`` degrees of
 freedom, where the prior's weight fades as the data's ``nu`` grow (:func:`prior_weight`:
-``nu0 / (1 + nu / 2)``, 4 df alone, 1.3 df beside 4 df of data), so a quiet board's own
+``nu0 / (1 + nu)``, 4 df alone, 0.8 df beside 4 df of data), so a quiet board's own
 spread decides after a few invocations. Pooling is robust: a group (model) whose spread an
 F test puts far from the other groups' is left out (:func:`pooled_component`). Two invocations thus already give an interval on many degrees of freedom (no
 Student t with df 1), and nothing on record gives the prior, said so. Degrees of freedom of
@@ -120,10 +120,10 @@ class Component:
 
 
 #: how the prior's weight fades once data exist: ``nu0 / (1 + nu / PRIOR_FADE)`` pseudo df, where
-#: ``nu`` are the data's degrees of freedom (4 df of a 3% prior alone; 1.3 df beside 4 df of data;
-#: 0.4 df beside 18), so a quiet board's own spread decides after a few invocations while one or
-#: two data df still lean on the conservative prior
-PRIOR_FADE = 2.0
+#: ``nu`` are the data's degrees of freedom (4 df of a 3% prior alone; 2 beside 1 df of data; 0.8
+#: beside 4; 0.2 beside 18), so a quiet board's own spread decides after a few invocations while
+#: one data df still leans on the conservative prior (benchmarks/decisions_sim.py: A/A and power)
+PRIOR_FADE = 1.0
 #: a group whose spread lies beyond this two-sided F level of the others' pooled spread is an
 #: outlier (a far noisier or far quieter model) and is not pooled
 OUTLIER_LEVEL = 0.001
