@@ -62,6 +62,13 @@ class GateFailed(EdgebenchError):
     exit_code = 2
 
 
+class GateUndecided(EdgebenchError):
+    """A gate whose threshold lies below the smallest difference the data can detect (its MDE):
+    it cannot decide, so it neither passes nor fails. Exit code 3."""
+
+    exit_code = 3
+
+
 class Interrupted(KeyboardInterrupt):
     """A stop asked for by a signal (SIGTERM, SIGHUP, ...) other than Ctrl-C.
 

@@ -12,7 +12,7 @@ from edgebench.results.model import RunResult
 
 
 def make_run(root, run_id, median_s=1e-3, label="measured", repeats=3, n=2000, seed=0, precision="int8",
-             threads=1, kind="bench", cpus="0"):
+             threads=1, kind="bench", cpus="0", sha=None):
     """A stored bench run with ``repeats`` runs of lognormal latencies around ``median_s``."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -24,18 +24,21 @@ def make_run(root, run_id, median_s=1e-3, label="measured", repeats=3, n=2000, s
                                   "get_s": e2e * 0.05, "input_index": np.arange(n) % 64}))
     frame = pd.concat(rows, ignore_index=True)
     r = RunResult(run_id=run_id, created_utc="2026-01-01T00:00:00+00:00", kind=kind, status="complete", label=label)
-    r.model = {"name": f"model_{run_id}", "sha256": run_id * 8, "precision": precision}
+    r.model = {"name": f"model_{run_id}", "sha256": sha or run_id * 8, "precision": precision}
     r.runtime = {"name": "ai-edge-litert", "version": "2.3.0", "kernels": "xnnpack", "threads": threads,
                  "delegate": None}
     r.board = {"name": "pi5", "system": {"cpu": {"model_name": "Cortex-A76"}}}
     r.settings = {"agent_cpus": cpus}
     r.scenario = {"name": "single-stream", "inputs": {"source": "random", "shape": [8, 8, 1], "sha256": "e" * 64}}
     med = float(np.median(frame["e2e_s"]))
-    if kind != "accuracy":
+    per = [float(np.median(g["e2e_s"])) for _, g in frame.groupby("repeat")]
+    if kind != "accuracy":   # per_run: what the runs folder holds of each session (read back by compare)
         r.latency = {s: {"median_s": med * f, "ci_low_s": med * f * 0.98, "ci_high_s": med * f * 1.02,
-                         "runs": repeats, "n": len(frame)}
+                         "runs": repeats, "n": len(frame),
+                         "per_run": [{"median_s": m * f, "se_log": 0.05 * 1.25 / np.sqrt(n), "df": 50, "n": n}
+                                     for m in per]}
                      for s, f in (("e2e", 1.0), ("prep", 0.1), ("set", 0.05), ("invoke", 0.8), ("get", 0.05))}
-    d = root / f"20260101-0000{len(list(root.iterdir())):02d}-{run_id}"
+    d = root / f"20260101-0000{len(list(root.iterdir())):02d}-{run_id}-pi5"
     d.mkdir()
     store.write_result(d, r)
     if kind != "accuracy":
@@ -68,7 +71,7 @@ def test_same_conditions_compare_every_stage(runs, capsys):
     text = capsys.readouterr().out
     rows = {ln.split()[0]: ln.split() for ln in text.splitlines() if ln.split()}
     for stage in ("e2e", "prep", "set", "invoke", "get"):    # one line per stage: medians, ratio, CI, verdict
-        assert stage in rows and len(rows[stage]) == 11, rows.get(stage)
+        assert stage in rows and len(rows[stage]) == 12, rows.get(stage)   # with the Holm-adjusted CI
     out = " ".join(text.split())
     assert "slower" in out and "Holm-adjusted over 5 stages" in out
     assert "every recorded condition is the same" in out
@@ -143,9 +146,63 @@ def test_max_slowdown_gate(runs, capsys):
     assert cli("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "1.8", "--json") == 0
     gate = json.loads(capsys.readouterr().out)["gate"]
     assert gate["failed"] is False and gate["slowdown_ci_low"] < 1.5 < gate["slowdown_ci_high"]
-    assert cli("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", "1.0") == 0  # CI contains 1
-    capsys.readouterr()
+    # the CI contains 1 but 0% lies below what one invocation against one detects: cannot decide, exit 3
+    assert cli("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", "1.0") == 3
+    assert "cannot decide" in capsys.readouterr().err
     assert cli("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "0") == 1
+
+
+def test_gate_below_its_mde_does_not_pass_silently(runs, capsys):
+    assert cli("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", "1.05", "--json") == 3
+    c = json.loads(capsys.readouterr().out)
+    mde = c["mde"]["ratio"]
+    assert c["gate"]["undecided"] is True and c["gate"]["failed"] is False and mde > 1.05
+    assert c["mde"]["power"] == 0.8 and c["mde"]["more_sessions_for"]["1.05"] > 0
+    # a threshold above the detectable difference decides: it passes
+    assert cli("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", f"{mde + 0.01:.3f}") == 0
+    out = capsys.readouterr().out
+    assert "this comparison detects a difference of >=" in out and "passed" in out
+
+
+def test_every_session_on_record_of_both_sides_is_combined(tmp_path, capsys):
+    for k in range(3):     # three invocations of each model, the candidate 5% slower
+        make_run(tmp_path, f"a{k}", 1e-3, seed=10 + k, sha="a" * 64)
+        make_run(tmp_path, f"b{k}", 1.05e-3, seed=20 + k, sha="b" * 64)
+    make_run(tmp_path, "other", 3e-3, seed=30, sha="c" * 64)   # another model: pooled for variation, not a side
+    assert cli("compare", "a0", "b0", "--runs-dir", tmp_path, "--json") == 0
+    c = json.loads(capsys.readouterr().out)
+    assert sorted(c["sessions"]["baseline"]) == ["a0", "a1", "a2"]
+    assert sorted(c["sessions"]["candidate"]) == ["b0", "b1", "b2"]
+    head = c["speedup"]
+    assert head["sessions_a"] == 3 and head["sessions_b"] == 3
+    assert head["this_invocation"]["se_log"] > head["se_log"]   # three sessions a side: a narrower interval
+    assert cli("compare", "a0", "b0", "--runs-dir", tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "every session on record combined: 3 of A" in out and "3 vs 3 sessions on record" in out
+    assert cli("compare", "a0", "b0", "--runs-dir", tmp_path, "--only-these", "--json") == 0
+    only = json.loads(capsys.readouterr().out)
+    assert only["sessions"] == {} and only["speedup"]["se_log"] == pytest.approx(head["this_invocation"]["se_log"])
+    assert only["mde"]["ratio"] > c["mde"]["ratio"]
+    # the printed simultaneous (Holm) CI and the verdict agree: an adjusted CI excluding 1 is a verdict
+    for s in (*c["stages"].values(), *only["stages"].values()):
+        assert s["ci_adjusted_low"] <= s["ci_low"] and s["ci_adjusted_high"] >= s["ci_high"]
+        if s["ci_adjusted_low"] > 1 or s["ci_adjusted_high"] < 1:
+            assert s["verdict"] != "no difference resolved"
+
+
+def test_a_level_shift_against_the_sessions_on_record_is_flagged(tmp_path, capsys):
+    for k in range(4):
+        make_run(tmp_path, f"a{k}", 1e-3, seed=40 + k, sha="a" * 64)
+        make_run(tmp_path, f"b{k}", 1e-3, seed=50 + k, sha="b" * 64)
+    make_run(tmp_path, "bnew", 1.4e-3, seed=60, sha="b" * 64)    # this week B's runs sit 40% higher
+    assert cli("compare", "a0", "bnew", "--runs-dir", tmp_path, "--json") == 0
+    c = json.loads(capsys.readouterr().out)
+    assert c["speedup"]["level_shift_p_b"] is not None and c["speedup"]["level_shift_p_a"] is None
+    assert cli("compare", "a0", "bnew", "--runs-dir", tmp_path) == 0
+    assert "WARNING: this run of B" in capsys.readouterr().out
+    assert cli("compare", "a0", "b0", "--runs-dir", tmp_path, "--json") == 0
+    c = json.loads(capsys.readouterr().out)
+    assert c["speedup"]["level_shift_p_a"] is None and c["speedup"]["level_shift_p_b"] is None
 
 
 def test_bad_input_is_one_line(runs, capsys):

@@ -19,6 +19,7 @@ from edgebench.stats.variation import (
     invocation_estimate,
     log_ratio,
     pooled_component,
+    prior_weight,
     repeats_disagree,
     satterthwaite,
 )
@@ -43,14 +44,42 @@ def test_pooled_component_by_hand():
     s2 = np.var([0.1, 0.13], ddof=1) - 2e-5
     data = (2 * s1 + 1 * s2) / 3
     assert c.data_var == pytest.approx(data)
-    assert c.var == pytest.approx((4 * 0.03 ** 2 + 3 * data) / 7) and c.df == 7
+    nu0 = 4 / (1 + 3)               # the prior's weight fades beside 3 df of data
+    assert c.prior_df == pytest.approx(nu0)
+    assert c.var == pytest.approx((nu0 * 0.03 ** 2 + 3 * data) / (nu0 + 3)) and c.df == pytest.approx(nu0 + 3)
     assert (c.groups, c.units, c.source) == (2, 5, "pooled")
 
 
 def test_pooled_component_never_below_zero():
     # sessions that agree better than their own errors allow: the data say 0, the prior keeps the floor
     c = pooled_component([[(0.0, 1e-3), (0.0001, 1e-3)]], PRIOR)
-    assert c.data_var == 0.0 and c.var == pytest.approx(4 * 0.03 ** 2 / 5)
+    nu0 = 4 / (1 + 1)
+    assert c.data_var == 0.0 and c.var == pytest.approx(nu0 * 0.03 ** 2 / (nu0 + 1))
+
+
+def test_the_prior_fades_once_data_exist():
+    """A quiet board (CV 0.2%) with ten invocations on record: its own spread decides, not the 3% prior."""
+    rng = np.random.default_rng(5)
+    group = [(0.002 * z, 1e-8) for z in rng.standard_normal(10)]
+    c = pooled_component([group], PRIOR)
+    assert c.prior_df == pytest.approx(4 / (1 + 9))
+    assert c.cv < 0.011                     # was 1.66% with the prior worth 4 df throughout
+    assert prior_weight(PRIOR, 0) == 4.0 and prior_weight(PRIOR, 40) < 0.2
+
+
+def test_a_planted_noisy_model_does_not_change_another_models_component():
+    rng = np.random.default_rng(11)
+
+    def group(cv, n=6, w=1e-6):
+        return [(cv * z, w) for z in rng.standard_normal(n)]
+
+    quiet = [group(0.008) for _ in range(4)]          # four models at 0.8%
+    alone = pooled_component(quiet, PRIOR)
+    noisy = [(0.2 * z, 0.01) for z in rng.standard_normal(6)]   # one model 25x noisier, and a large within-run error
+    with_noisy = pooled_component([*quiet, noisy], PRIOR)
+    assert with_noisy.outliers == 1 and "1 outlier group left out" in with_noisy.describe()
+    assert with_noisy.var == pytest.approx(alone.var) and with_noisy.groups == alone.groups == 4
+    assert 0.004 < alone.cv < 0.016
 
 
 def test_satterthwaite_by_hand():
@@ -91,7 +120,10 @@ def test_repeats_that_disagree_use_their_own_spread():
     p = repeats_disagree(runs, rep)
     assert p is not None and p < 0.01
     est, got = invocation(runs, rep)
-    assert got == p and est.df == 2.0 and "disagree" in est.method
+    assert got == p and est.df == 2.0 + REPEAT_PRIOR.df and "disagree" in est.method
+    # two disagreeing repeats: no Student t with one degree of freedom (the fallback: t(1 + 2))
+    two, _ = invocation([RunFigure(1.0, 0.001, 30), RunFigure(1.3, 0.001, 30)], rep)
+    assert two.df == 3.0 and two.interval()[1] / two.interval()[0] < math.exp(2 * 3.2 * two.se)
     agree = [RunFigure(1.0, 0.001, 30), RunFigure(1.001, 0.001, 30)]
     assert repeats_disagree(agree, rep) is None
 
@@ -102,7 +134,7 @@ def test_two_sessions_do_not_explode():
     other = LogEstimate(0.01, 0.005 ** 2, 20.0)
     session = pooled_component([[(0.0, 0.005 ** 2), (0.01, 0.005 ** 2)]], SESSION_PRIOR)
     res = combine_sessions(this, [other], session)
-    assert res.estimate.df > 4 and res.sessions == 2
+    assert res.estimate.df >= 2.9 and res.sessions == 2     # the fading prior (2 pseudo df) + 1 df of data
     lo, hi = res.estimate.interval()
     assert math.log(hi) - math.log(lo) < 0.15           # was exp(±12.7 s): a 0.95-498 µs interval at 17 µs
     plo, phi = res.prediction.interval()

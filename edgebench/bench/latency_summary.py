@@ -160,6 +160,12 @@ def _combine_sessions(fig: dict, earlier: list, comp, stage: str) -> None:
                session_medians_s=[math.exp(centre)] + [math.exp(e.centre) for e in prior],
                ci_method=(f"{res.estimate.method}, df {res.estimate.df:.0f}; {comp.session.describe()}; "
                           f"within this invocation: {own['ci_method']}"))
+    # one coherent set: the combined interval with the combined se and df (this invocation's stay under
+    # "invocation"); the interval may be widened to hold this invocation's own and the clock's tick
+    fig.update(se_log=res.estimate.se, df=res.estimate.df)
+    fig["combined"] = {"median_s": math.exp(res.estimate.centre), "ci_low_s": fig["ci_low_s"],
+                       "ci_high_s": fig["ci_high_s"], "se_log": res.estimate.se, "df": res.estimate.df,
+                       "sessions": fig["sessions"], "ci_method": fig["ci_method"]}
 
 
 def _warmup_record(parts, label) -> dict:

@@ -12,8 +12,9 @@ and host in the runs folder, different models included (:func:`read_history`), a
 - between invocations: each measurement (same model bytes, label, batch, rate and none of the
   conditions :data:`edgebench.bench.conditions.CONDITIONS` differing) is one group of sessions.
 
-A run is counted once: by run id, and by a content hash of its figures (a copied run folder
-whose run.json was edited to another id is still the same measurement). Runs older than
+A run is counted once: by run id, by a content hash of its figures, and as a near-copy
+(:func:`near_copy`: every figure within 0.02% of a run of the same measurement already counted; a copied run folder
+whose run.json was edited to another id, or its figures nudged, is still the same measurement). Runs older than
 :data:`MAX_AGE_DAYS` are left out (machines, kernels and firmware change).
 """
 from __future__ import annotations
@@ -111,6 +112,28 @@ def record_of(r) -> Record:
     return Record(r.run_id, r.created_utc, hashlib.sha256(canon.encode()).hexdigest(), measurement_key(r), figs)
 
 
+#: two runs of one measurement whose every figure agrees within this relative difference, and
+#: every standard error within 10x that, are one run copied (a re-saved or hand-edited folder),
+#: counted once: real invocations differ by more, and their batch-means errors by several percent
+NEAR_COPY_REL = 2e-4
+
+
+def near_copy(a: Record, b: Record, rel: float = NEAR_COPY_REL) -> bool:
+    """Whether ``a`` and ``b`` hold the same figures within rounding: the same measurement and
+    stages, as many runs, every run's figure within ``rel`` of the other's and its standard error
+    within ``10 rel``."""
+    if a.measurement != b.measurement or a.figures.keys() != b.figures.keys():
+        return False
+    for stage, fa in a.figures.items():
+        fb = b.figures[stage]
+        if len(fa) != len(fb):
+            return False
+        for x, y in zip(fa, fb):
+            if abs(x.y - y.y) > rel or abs(x.se_log - y.se_log) > 10 * rel * max(x.se_log, y.se_log) + 1e-12:
+                return False
+    return True
+
+
 def read_history(result, runs_root, exclude: Path | None = None, later_too: bool = False) -> list:
     """Complete bench runs on the same board and host as ``result`` under ``runs_root`` (newest
     first, made before it and at most :data:`MAX_AGE_DAYS` older; ``later_too``: made after it as
@@ -137,7 +160,7 @@ def read_history(result, runs_root, exclude: Path | None = None, later_too: bool
                 or r.run_id in seen_ids or machine_key(r) != machine):
             continue
         rec = record_of(r)
-        if rec.content_hash in seen_hashes or not rec.figures:
+        if rec.content_hash in seen_hashes or not rec.figures or any(near_copy(rec, o) for o in out):
             continue
         seen_ids.add(r.run_id)
         seen_hashes.add(rec.content_hash)
@@ -181,6 +204,15 @@ def earlier_sessions(result, history: list, sessions: int = DEFAULT_SESSIONS) ->
     return [rec for rec in history if rec.measurement == key][: sessions - 1]
 
 
+def sessions_of(result, history: list, sessions: int = DEFAULT_SESSIONS) -> list:
+    """Up to ``sessions - 1`` records of ``history`` (newest first) that are other sessions of
+    ``result``'s measurement, whenever they ran: what ``compare`` combines on each side."""
+    if sessions <= 1:
+        return []
+    key = measurement_key(result)
+    return [rec for rec in history if rec.measurement == key and rec.run_id != result.run_id][: sessions - 1]
+
+
 def other_sessions(result, run_dir) -> list:
     """The other sessions of ``result``'s measurement in its runs folder, whenever they ran (for
     ``check``'s best-of-N rule): ``[{run_id, created_utc, median_s}]`` (geometric mean of each
@@ -206,6 +238,6 @@ def check_on_record(pairs: list):
     return check([r for _, r in pairs], sessions={r.run_id: other_sessions(r, d) for d, r in pairs})
 
 
-__all__ = ["Record", "check_on_record", "other_sessions", "Variation", "read_history", "record_of",
+__all__ = ["Record", "near_copy", "NEAR_COPY_REL", "sessions_of", "check_on_record", "other_sessions", "Variation", "read_history", "record_of",
            "earlier_sessions", "variation", "measurement_key", "machine_key", "run_figures", "throughput_figures",
            "DEFAULT_SESSIONS", "MAX_AGE_DAYS", "THROUGHPUT"]

@@ -8,7 +8,7 @@ import typer
 
 from edgebench import ranges as R
 from edgebench.cli import options as opt
-from edgebench.errors import GateFailed, ResultError, UsageError
+from edgebench.errors import GateFailed, GateUndecided, ResultError, UsageError
 
 
 def comparison_table(comp, a, b):
@@ -20,7 +20,9 @@ def comparison_table(comp, a, b):
     t = Table(title=escape(f"{b.model.get('name')} ({b.run_id}) against {a.model.get('name')} ({a.run_id}), "
                            f"{comp.label}; speed-up = median(A) / median(B), > 1: B faster"), title_justify="left",
               box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold underline")
-    for col in ("stage", "A", "B", "speed-up", "95% CI", "p", "Holm p", "verdict", "runs"):
+    m = len(comp.stages)
+    adj = f"{100 - 5 / m:.3g}% CI (Holm)" if m > 1 else None
+    for col in ("stage", "A", "B", "speed-up", "95% CI", *((adj,) if adj else ()), "p", "Holm p", "verdict", "runs"):
         t.add_column(col, justify="left" if col in ("stage", "verdict") else "right", no_wrap=True)
 
     def p(x):
@@ -29,7 +31,9 @@ def comparison_table(comp, a, b):
     for stage, s in comp.stages.items():
         la, lb = (a.latency or {}).get(stage) or {}, (b.latency or {}).get(stage) or {}
         t.add_row(stage, fmt.duration(la.get("median_s")), fmt.duration(lb.get("median_s")), f"{s['ratio']:.3f}",
-                  f"{s['ci_low']:.3f}–{s['ci_high']:.3f}", p(s["p_value"]), p(s["p_holm"]),
+                  f"{s['ci_low']:.3f}–{s['ci_high']:.3f}",
+                  *((f"{s['ci_adjusted_low']:.3f}–{s['ci_adjusted_high']:.3f}",) if adj else ()),
+                  p(s["p_value"]), p(s["p_holm"]),
                   s["verdict"], f"{s['runs_a']}/{s['runs_b']}")
     return t
 
@@ -45,10 +49,18 @@ def compare(
     max_slowdown: Optional[float] = typer.Option(
         None, "--max-slowdown", callback=opt.within(R.MAX_SLOWDOWN),
         help="Exit 2 when B is slower than X times A beyond the interval's doubt (lower bound of the slowdown "
-             "interval > X)."),
+             "interval > X); exit 3 when it cannot decide (X below the smallest slowdown detected with 80% power)."),
+    only_these: bool = typer.Option(False, "--only-these",
+                                    help="Compare these two runs alone (by default every session on record of "
+                                         "each side in the runs folder is combined)."),
     json_out: bool = opt.json_flag("the comparison"),
 ) -> None:
-    """Compare two runs: ratio of medians per stage, run- and dependence-aware interval, Holm across stages."""
+    """Compare two runs: ratio of medians per stage, run- and dependence-aware interval, Holm across stages.
+
+    Every session on record of each side (same model, board, host, conditions) is combined unless
+    --only-these; the smallest difference the comparison detects (80% power) is printed. Exit 2:
+    the gate failed; exit 3: the gate cannot decide (its threshold lies below that detectable
+    difference)."""
     from edgebench.bench.compare import compare as compare_runs
     from edgebench.bench.conditions import condition_differences, refused_differences, short_value
     from edgebench.bench.sessions import read_history
@@ -84,7 +96,8 @@ def compare(
                                              "printed beside the result)")
     stages = tuple(s for s in STAGES if (ra.latency or {}).get(s) and (rb.latency or {}).get(s))
     history = read_history(ra, da.parent, later_too=True)   # every run on record, before and after
-    comp = compare_runs(ra, read_samples(da), rb, read_samples(db), stage=stage, stages=stages, history=history)
+    comp = compare_runs(ra, read_samples(da), rb, read_samples(db), stage=stage, stages=stages, history=history,
+                        only_these=only_these)
     gate = comp.apply_gate(max_slowdown, stage) if max_slowdown is not None else None
     if json_out:
         emit_json(comp)
@@ -100,11 +113,17 @@ def compare(
                           markup=False)
         else:
             out.print("conditions: every recorded condition is the same in both runs", markup=False)
+        out.print(comp.mde_advice(max_slowdown, stage), markup=False, soft_wrap=True)
         if gate is not None:
+            verdict = "FAILED" if gate["failed"] else "CANNOT DECIDE" if gate["undecided"] else "passed"
             out.print(f"gate --max-slowdown {max_slowdown:g}: slowdown {gate['slowdown']:.3f} "
-                      f"(95% CI {gate['slowdown_ci_low']:.3f}–{gate['slowdown_ci_high']:.3f}) "
-                      f"{'FAILED' if gate['failed'] else 'passed'}", markup=False, soft_wrap=True)
+                      f"(95% CI {gate['slowdown_ci_low']:.3f}–{gate['slowdown_ci_high']:.3f}) {verdict}",
+                      markup=False, soft_wrap=True)
     if gate is not None and gate["failed"]:
         raise GateFailed(f"{rb.model.get('name')} is slower than {max_slowdown:g}x {ra.model.get('name')} "
                          f"({stage} slowdown {gate['slowdown']:.3f}, 95% CI {gate['slowdown_ci_low']:.3f}–"
                          f"{gate['slowdown_ci_high']:.3f})")
+    if gate is not None and gate["undecided"]:
+        raise GateUndecided(f"the gate --max-slowdown {max_slowdown:g} cannot decide: this comparison detects "
+                            f"only slowdowns >= {100 * (gate['mde'] - 1):.1f}% (80% power)",
+                            gate.get("to_detect", "").split("; ", 1)[-1] or "measure more invocations of each")

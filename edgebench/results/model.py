@@ -254,6 +254,18 @@ class RunFigure(TypedDict, total=False):
 
 
 @section
+class CombinedFigure(TypedDict, total=False):
+    """The headline over every session combined: the long-run figure's centre, interval, se and df."""
+    median_s: Num
+    ci_low_s: Num
+    ci_high_s: Num
+    se_log: Num
+    df: Num
+    sessions: Count
+    ci_method: Text
+
+
+@section
 class LatencySummary(TypedDict, total=False):
     """One stage's latency over the measured samples (docs/statistics.md)."""
     n: Count
@@ -276,6 +288,9 @@ class LatencySummary(TypedDict, total=False):
     rerun_low_s: Num
     rerun_high_s: Num
     invocation: Optional[RunFigure]
+    combined: Optional[CombinedFigure]
+    se_log: Num
+    df: Num
     mean_s: Num
     std_s: Num
     mad_s: Num
@@ -890,7 +905,9 @@ DOC = {  # what each key of run.json holds: docs/results-schema.md's table is wr
         "`between_run_cv`, `clock_resolution_s`; since sessions: `sessions` (this invocation and the earlier "
         "runs combined), `session_runs`, `session_medians_s`, `between_session_cv`, "
         "`rerun_low_s`/`rerun_high_s` (where one more invocation's median should fall), and `invocation` "
-        "(this invocation's own `median_s`, `ci_low_s`, `ci_high_s`, `rel_ci_halfwidth`, `ci_method`, `runs`)"
+        "(this invocation's own `median_s`, `ci_low_s`, `ci_high_s`, `rel_ci_halfwidth`, `ci_method`, `runs`, "
+        "`se_log`, `df`) and `combined` (the sessions' long-run `median_s`, `ci_low_s`, `ci_high_s`, `se_log`, "
+        "`df`, `sessions`: one coherent set; the top-level `se_log`/`df` are the combined ones too)"
         " — `ci_low_s`/`ci_high_s` then combine the sessions (docs/statistics.md, \"Across invocations\"); "
         "mean, std, MAD, min, max, p50/p90/p99/p99.9 (null when n is too small) with `p90_ci_s`/`p99_ci_s`, "
         "`throughput_per_s` (= 1/median, not the achieved throughput), label"

@@ -25,7 +25,10 @@ conditions) on the same board and host in the runs folder, by the method of mome
 (``sum (n_g - 1)(s_g^2 - mean w_g) / sum (n_g - 1)``, never below 0), and shrunk towards a
 stated, conservative **prior** with ``nu0`` pseudo degrees of freedom (a scaled inverse
 chi-squared prior): ``(nu0 cv0^2 + nu s^2) / (nu0 + nu)`` with ``nu0 + nu`` degrees of
-freedom. Two invocations thus already give an interval on many degrees of freedom (no
+freedom, where the prior's weight fades as the data's ``nu`` grow (:func:`prior_weight`:
+``nu0 / (1 + nu)``, 4 df alone, 0.8 df beside 4 df of data), so a quiet board's own
+spread decides after a few invocations. Pooling is robust: a group (model) whose spread an
+F test puts far from the other groups' is left out (:func:`pooled_component`). Two invocations thus already give an interval on many degrees of freedom (no
 Student t with df 1), and nothing on record gives the prior, said so. Degrees of freedom of
 a sum of variance terms are Welch–Satterthwaite's. Coverage and A/A false-alarm rates are
 proven by simulation in ``benchmarks/ci_coverage.py``; docs/statistics.md states the
@@ -88,7 +91,8 @@ class Component:
     units: int = 0              # sessions (or repeats) in those groups
     data_var: Optional[float] = None   # the moment estimate of the data alone (None: no data)
     prior_cv: float = 0.0
-    prior_df: float = 0.0
+    prior_df: float = 0.0       # the prior's weight as used (it fades with the data's df)
+    outliers: int = 0           # groups left out as far noisier (or quieter) than the rest
 
     @property
     def cv(self) -> float:
@@ -104,7 +108,9 @@ class Component:
             "s" if self.groups != 1 else "")
         return (f"{self.level} CV {100 * self.cv:.2f}% (df {self.df:.0f}): pooled from {self.units} {unit} in "
                 f"{self.groups} {groups} on this board and host "
-                f"(data alone {100 * data:.2f}%) with the {prior}")
+                f"(data alone {100 * data:.2f}%) with the {prior}"
+                + (f"; {self.outliers} outlier group{'s' if self.outliers != 1 else ''} left out"
+                   if self.outliers else ""))
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -113,32 +119,76 @@ class Component:
         return out
 
 
+#: how the prior's weight fades once data exist: ``nu0 / (1 + nu / PRIOR_FADE)`` pseudo df, where
+#: ``nu`` are the data's degrees of freedom (4 df of a 3% prior alone; 2 beside 1 df of data; 0.8
+#: beside 4; 0.2 beside 18), so a quiet board's own spread decides after a few invocations while
+#: one data df still leans on the conservative prior (benchmarks/decisions_sim.py: A/A and power)
+PRIOR_FADE = 1.0
+#: a group whose spread lies beyond this two-sided F level of the others' pooled spread is an
+#: outlier (a far noisier or far quieter model) and is not pooled
+OUTLIER_LEVEL = 0.001
+
+
+def prior_weight(prior: Prior, data_df: float) -> float:
+    """The pseudo degrees of freedom of ``prior`` beside ``data_df`` degrees of freedom of data."""
+    return prior.df / (1.0 + max(data_df, 0.0) / PRIOR_FADE)
+
+
+def _outliers(stats: list) -> set:
+    """Indices of groups ``(var, mean_w, df)`` whose spread an F test (at :data:`OUTLIER_LEVEL`,
+    two-sided) puts apart from the median spread of the other groups (a median, so one outlier
+    cannot move the yardstick the others are judged by); needs three groups or more."""
+    from scipy.stats import f as f_dist
+
+    if len(stats) < 3:
+        return set()
+    out = set()
+    for i, (v, _, d) in enumerate(stats):
+        rest = [(vv, dd) for j, (vv, _, dd) in enumerate(stats) if j != i]
+        dr = sum(dd for _, dd in rest)
+        pooled = float(np.median([vv for vv, _ in rest]))
+        if pooled <= 0 or v <= 0:
+            continue
+        ratio = v / pooled
+        p = 2.0 * min(float(f_dist.sf(ratio, d, dr)), float(f_dist.cdf(ratio, d, dr)))
+        if p < OUTLIER_LEVEL:
+            out.add(i)
+    return out
+
+
 def pooled_component(groups: Sequence[Sequence[tuple]], prior: Prior) -> Component:
     """``groups``: per measurement group, its units' ``(y, w)``: the log figure and the variance of
     its estimate from the level below (a session's ``(tau2 + mean w)/K``, a run's batch-means
     variance). Groups with fewer than two units carry no information on the spread and are
-    passed over. See the module docstring for the estimator."""
-    num = dfs = 0.0
-    used = units = 0
+    passed over; groups whose spread is an outlier against the others' (:func:`_outliers`: a far
+    noisier model) are left out, so they neither inflate nor shrink the others' component. The
+    prior's weight fades with the data (:func:`prior_weight`). See the module docstring."""
+    stats = []
     for g in groups:
         pts = [(float(y), float(w)) for y, w in g if math.isfinite(y) and math.isfinite(w)]
         if len(pts) < 2:
             continue
         y = np.array([p[0] for p in pts])
         w = np.array([p[1] for p in pts])
-        n = y.size
-        num += (n - 1) * (float(np.var(y, ddof=1)) - float(np.mean(w)))
-        dfs += n - 1
+        stats.append((float(np.var(y, ddof=1)), float(np.mean(w)), float(y.size - 1)))
+    skip = _outliers(stats)
+    num = dfs = 0.0
+    used = units = 0
+    for i, (v, wbar, d) in enumerate(stats):
+        if i in skip:
+            continue
+        num += d * (v - wbar)
+        dfs += d
         used += 1
-        units += n
-    p0 = prior.df * prior.cv ** 2
+        units += int(d) + 1
     if dfs == 0:
         return Component(var=prior.cv ** 2, df=prior.df, level=prior.level, source="prior",
                          prior_cv=prior.cv, prior_df=prior.df)
     data = max(0.0, num / dfs)
-    return Component(var=(p0 + dfs * data) / (prior.df + dfs), df=prior.df + dfs, level=prior.level,
+    nu0 = prior_weight(prior, dfs)
+    return Component(var=(nu0 * prior.cv ** 2 + dfs * data) / (nu0 + dfs), df=nu0 + dfs, level=prior.level,
                      source="pooled", groups=used, units=units, data_var=data, prior_cv=prior.cv,
-                     prior_df=prior.df)
+                     prior_df=nu0, outliers=len(skip))
 
 
 def satterthwaite(terms: Sequence[tuple]) -> float:
@@ -247,15 +297,21 @@ def repeats_disagree(runs: Sequence[RunFigure], repeat: Component, alpha: float 
     return p if p < alpha else None
 
 
-def own_spread_estimate(runs: Sequence[RunFigure]) -> LogEstimate:
-    """Student t on the K log run figures alone (df K - 1): for an invocation whose repeats
-    disagree beyond the pooled between-repeat variance."""
+def own_spread_estimate(runs: Sequence[RunFigure], prior_df: float = 0.0) -> LogEstimate:
+    """Student t on the K log run figures alone (df K - 1, plus ``prior_df``): for an invocation
+    whose repeats disagree beyond the pooled between-repeat variance. The variance is never shrunk
+    (the larger of the repeats' own spread and their own errors); ``prior_df`` adds the stated
+    between-repeat prior's pseudo df to its degrees of freedom, as every component here does
+    (:func:`invocation` passes :data:`REPEAT_PRIOR`'s 2, so two disagreeing repeats get t(3) = 3.18,
+    not t(1) = 12.7)."""
     k = len(runs)
     y = np.array([r.y for r in runs])
     var = max(float(np.var(y, ddof=1)), float(np.mean([r.w for r in runs]))) / k
-    return LogEstimate(float(y.mean()), var, float(k - 1),
-                       f"Student t on the log figures of {k} runs (df {k - 1}): they disagree beyond the "
-                       "pooled between-repeat variation")
+    df = float(k - 1) + prior_df
+    return LogEstimate(float(y.mean()), var, df,
+                       f"Student t on the log figures of {k} runs (df {df:g}"
+                       + (f": {k - 1} of theirs + {prior_df:g} of the stated between-repeat prior" if prior_df else "")
+                       + "): they disagree beyond the pooled between-repeat variation")
 
 
 def invocation(runs: Sequence[RunFigure], repeat: Component) -> tuple:
@@ -263,7 +319,7 @@ def invocation(runs: Sequence[RunFigure], repeat: Component) -> tuple:
     :func:`own_spread_estimate` when the runs disagree beyond ``repeat`` (then the p-value)."""
     _check_runs(runs)
     p = repeats_disagree(runs, repeat)
-    return (own_spread_estimate(runs) if p is not None else invocation_estimate(runs, repeat)), p
+    return (own_spread_estimate(runs, REPEAT_PRIOR.df) if p is not None else invocation_estimate(runs, repeat)), p
 
 
 @dataclass(frozen=True)
@@ -334,6 +390,7 @@ def log_ratio(a: LogEstimate, b: LogEstimate, session: Optional[Component]) -> L
 
 
 __all__ = ["Prior", "Component", "LogEstimate", "RunFigure", "SessionsResult", "SESSION_PRIOR", "REPEAT_PRIOR",
-           "DIFFERS_LEVEL", "EMULATED_PRIORS", "priors", "pooled_component", "satterthwaite", "t_quantile",
+           "DIFFERS_LEVEL", "EMULATED_PRIORS", "PRIOR_FADE", "OUTLIER_LEVEL", "priors", "prior_weight",
+           "pooled_component", "satterthwaite", "t_quantile",
            "invocation_estimate",
            "repeats_disagree", "own_spread_estimate", "invocation", "combine_sessions", "log_ratio"]
