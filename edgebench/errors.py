@@ -62,6 +62,13 @@ class GateFailed(EdgebenchError):
     exit_code = 2
 
 
+class GateUndecided(EdgebenchError):
+    """A gate whose threshold lies below what the measurement can detect (its minimum detectable
+    ratio): it neither passed nor failed. Exit code 3."""
+
+    exit_code = 3
+
+
 class Interrupted(KeyboardInterrupt):
     """A stop asked for by a signal (SIGTERM, SIGHUP, ...) other than Ctrl-C.
 
