@@ -83,13 +83,34 @@ def rounds(a: Path, b: Path, args, runs: Path) -> dict:
     return {"doc": doc, "rc": p.returncode, "load": (load0, load1), "err": p.stderr.strip().splitlines()[-1:]}
 
 
+def aa_sets(model: Path, args, runs: Path) -> int:
+    """``args.aa_sets`` A/A round sets of one model: how many are called different, how many gates fail."""
+    called = failed = undecided = 0
+    print(f"A/A: {args.aa_sets} sets of {args.rounds} rounds of {model.name} against itself (measured, host board, "
+          f"cpus {args.cpus})")
+    for k in range(1, args.aa_sets + 1):
+        res = rounds(model, model, args, runs)
+        r, g = res["doc"]["result"], res["doc"]["gate"]
+        called += r["verdict"] in ("B larger", "B smaller")
+        failed += g["failed"]
+        undecided += g["undecided"]
+        print(f"set {k}: B/A {r['ratio']:.4f} (95% CI {r['ci_low']:.4f}-{r['ci_high']:.4f}) {r['verdict']}; "
+              f"MDE {r['mde']['percent']:.1f}%; gate 1.05 exit {res['rc']}; load avg {res['load'][0]:.2f} -> "
+              f"{res['load'][1]:.2f}")
+        sys.stdout.flush()
+    print(f"A/A sets called different: {called} of {args.aa_sets}; gates failed: {failed}; cannot decide: {undecided}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--cpus", default="0")
     ap.add_argument("--max-time", type=float, default=6.0)
     ap.add_argument("--out", default=None, help="folder for the models and the runs (default: a temporary one)")
-    ap.add_argument("--aa-only", action="store_true")
+    ap.add_argument("--aa-only", action="store_true", help="the A/A pair only")
+    ap.add_argument("--aa-sets", type=int, default=0,
+                    help="instead: this many A/A round sets of the base model, counting verdicts and failed gates")
     args = ap.parse_args(argv)
     out = Path(args.out or tempfile.mkdtemp(prefix="ab-real-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -98,6 +119,8 @@ def main(argv=None) -> int:
         if not p.exists():
             build(w, out)
     base_macs = macs(models[BASE])
+    if args.aa_sets:
+        return aa_sets(models[BASE], args, out / "runs")
     pairs = [("A/A", BASE, BASE)] if args.aa_only else [("+10%", BASE, 176), ("+5%", BASE, 168), ("A/A", BASE, BASE)]
     print(f"models in {out}; base {base_macs:,} MACs; rounds {args.rounds}, cpus {args.cpus}, "
           f"max-time {args.max_time} s per side per round (measured, host board)")

@@ -194,3 +194,22 @@ def test_bad_input_is_one_line(tmp_path, cli, args, message):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], res.stderr
     assert not (tmp_path / "runs").exists() or not store.find_runs(tmp_path / "runs")
+
+
+@pytest.mark.qemu
+def test_two_firmware_images_compared_in_rounds(tmp_path, cli, posix_firmware_bin):
+    """One model on two firmware images (copies of the posix build): each round starts each side's
+    image afresh; the record names both images and links four runs."""
+    import shutil
+
+    a, b = tmp_path / "fw-a", tmp_path / "fw-b"
+    shutil.copy2(posix_firmware_bin, a)
+    shutil.copy2(posix_firmware_bin, b)
+    runs = tmp_path / "runs"
+    res = cli("bench", INT8, "--board", "posix-sim", "--image", a, "--image", b, "--rounds", "2", "--repeat", "1",
+              "--min-samples", "20", "--min-time", "0.2", "--max-time", "1", "--runs-dir", runs, "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert (doc["a"]["image"], doc["b"]["image"]) == (str(a), str(b)) and doc["a"]["model"] == doc["b"]["model"]
+    assert len(doc["blocks"]) == 2 and len(store.find_runs(runs)) == 4
+    assert doc["result"]["verdict"] == NO_VERDICT and doc["result"]["fallback"]
