@@ -117,7 +117,7 @@ def _sim_profile(tmp_path, name, latency_s):
 
 
 def _sim_measure(profiles, runs):
-    opts = BenchOptions(min_samples=100, min_time_s=0.5, max_time_s=3.0, repeat=2, max_repeats=2, sessions=1)
+    opts = BenchOptions(min_samples=50, min_time_s=0.2, max_time_s=1.0, repeat=2, max_repeats=2, sessions=1)
     calls = []
 
     def measure(side, k):
@@ -137,6 +137,9 @@ def test_planted_slowdown_on_a_sim_board_is_detected_and_runs_are_stored(tmp_pat
     assert rec.label == "simulated"
     r = rec.result
     assert r["verdict"] == "B larger" and r["ci_low"] > 1.05 and rec.gate["failed"]
+    from edgebench.cli.bench_rounds import summary_lines
+
+    assert "B is slower than A" in "\n".join(summary_lines(rec.to_dict()))
     # the recorded order is the order run, balanced
     assert [s for _, s in calls] == list("".join(rec.orders))
     assert rec.orders == plan_orders(4, 11) and rec.orders.count("AB") == 2
@@ -158,6 +161,11 @@ def test_aa_on_a_sim_board_is_not_called(tmp_path):
     measure, _ = _sim_measure(profiles, tmp_path / "runs")
     rec = run_rounds((Side("A", INT8), Side("B", INT8)), 3, "sim", tmp_path / "runs", measure, seed=2)
     assert rec.result["verdict"] == "no difference resolved" and rec.gate is None
+    from edgebench.cli.bench_rounds import summary_lines
+
+    text = "\n".join(summary_lines(rec.to_dict()))
+    assert "(simulated), 3 rounds" in text and "no difference resolved" in text and "detects >= " in text
+    assert "gate" not in text and "fewer than 3 rounds" not in text
 
 
 # --- the command line, host board -----------------------------------------------------------------

@@ -71,7 +71,8 @@ def summary_lines(doc: dict) -> list:
     if r.get("fallback"):
         lines.append(f"  fewer than 3 rounds: {r['fallback']}")
     if r.get("mde"):
-        lines.append(f"  this comparison detects >= {r['mde']['percent']:.1f}% (80% power, alpha "
+        pct = r["mde"]["percent"]
+        lines.append(f"  this comparison detects >= {pct:.{1 if pct >= 1 else 3}f}% (80% power, alpha "
                      f"{r['mde']['alpha']:g})")
     g = doc.get("gate")
     if g:
