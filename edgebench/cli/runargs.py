@@ -107,7 +107,8 @@ def _declarations(verb) -> dict:
     return {
         "board": (Optional[str], opt.board(verb.board, rich_help_panel=opt.BOARD)),
         "url": (Optional[str], opt.url(rich_help_panel=opt.BOARD)),
-        "image": (Optional[List[Path]], opt.image(rich_help_panel=opt.BOARD)),
+        "image": (Optional[List[Path]], opt.image(opt.IMAGE_HELP + " Twice (`bench --rounds` only): A's image, then "
+                                                   "B's, compared in blocks.", rich_help_panel=opt.BOARD)),
         "cpus": (Optional[str], opt.cpus(rich_help_panel=opt.BOARD)),
         "boards_dir": (List[Path], opt.boards_dir(rich_help_panel=opt.BOARD)),
         "farm": (Optional[str], opt.farm(rich_help_panel=opt.BOARD)),
