@@ -70,6 +70,15 @@ def bench(
         10, callback=opt.within(R.SESSIONS), rich_help_panel=opt.STOPPING,
         help="Combine this invocation with up to SESSIONS-1 earlier complete runs of the same model and "
              "conditions in the runs folder (between-invocation variation); 1: this invocation only."),
+    rounds: Optional[int] = typer.Option(
+        None, "--rounds", callback=opt.within(R.ROUNDS), rich_help_panel=opt.STOPPING,
+        help="A/B across invocations: two models (or one model with --image A --image B) in N blocks, each side a "
+             "fresh invocation per block in a seeded balanced random order, compared paired by block "
+             "(docs/statistics.md)."),
+    max_slowdown: Optional[float] = typer.Option(
+        None, "--max-slowdown", callback=opt.within(R.MAX_SLOWDOWN), rich_help_panel=opt.STOPPING,
+        help="With --rounds: exit 2 when B is slower than X times A beyond the interval's doubt, 3 when X lies "
+             "below the smallest slowdown the rounds can detect (cannot decide)."),
     mlperf: bool = typer.Option(False, "--mlperf", rich_help_panel=MLPERF,
                                 help="MLPerf Tiny performance mode: drive the board with the plain DUT dialect "
                                      "(five windows of >= 10 s, median throughput)."),
@@ -95,6 +104,8 @@ def bench(
     model = models[0]
     if len(models) > 1 and (mlperf or profile.mlperf_only):
         raise UsageError("several models run interleaved on one board: not with --mlperf", "give one model")
+    if rounds is not None and (mlperf or profile.mlperf_only):
+        raise UsageError("--rounds runs bench invocations: not with --mlperf", "drop --rounds")
     if mlperf or profile.mlperf_only:
         return _mlperf(model, profile, run, mlperf, scenario, rate, inputs, seed, model_id, input_encoding, results)
     given = [name for name, v in (("--model-id", model_id), ("--input-encoding", input_encoding),
@@ -102,6 +113,10 @@ def bench(
     if given:
         raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --mlperf only "
                          "(the MLPerf Tiny dialect)", "add --mlperf, or drop them")
+    if max_slowdown is not None and rounds is None:
+        raise UsageError("--max-slowdown applies to --rounds here", "add --rounds N, or use edgebench compare")
+    if rounds is None and len(run.images) > 1:
+        raise UsageError("two --image compare two firmware builds: with --rounds only", "add --rounds N")
     for m in models:
         run.check_fit(m)      # a microcontroller: operators, model buffer, arena, before any upload
     from edgebench.bench.latency import BenchOptions, run_benches
@@ -112,6 +127,10 @@ def bench(
                         target_rel_ci=opt.renamed(old_target, target, "--target", "--target-ci"),
                         min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
                         cpus=run.cpus, repeat=repeat, max_repeats=max(max_repeats, repeat), sessions=sessions)
+    if rounds is not None:
+        from edgebench.cli.bench_rounds import run_rounds_command
+
+        return run_rounds_command(models, run, opts, rounds, seed, max_slowdown)
     with run.client() as client:  # with --image: one emulator for all runs
         done = run_benches(models, profile, opts, runs_root=run.runs_dir, url=run.url, client=client,
                            started=started, progress_for=lambda name: run.progress(

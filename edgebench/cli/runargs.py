@@ -36,7 +36,8 @@ class RunArgs:
     verb: Any                                   # its edgebench.cli.verbs.Verb
     board: Optional[str] = "host"
     url: Optional[str] = None
-    image: Optional[Path] = None
+    image: Optional[Path] = None                # the one --image (None with none, or with two: see images)
+    images: list = field(default_factory=list)  # every --image given (two: `bench A B --rounds N` only)
     cpus: Optional[str] = None
     boards_dir: list = field(default_factory=list)
     farm: Optional[str] = None
@@ -73,6 +74,9 @@ class RunArgs:
         verb's library function opens the board itself (a fresh agent per repeat)."""
         from contextlib import nullcontext
 
+        if len(self.images) > 1:
+            raise UsageError(f"{len(self.images)} --image given; one emulator runs one image",
+                             "give one --image (two: edgebench bench MODEL --rounds N --image A --image B)")
         if self.image is None:
             return nullcontext()
         from edgebench.boards.connect import open_client
@@ -103,7 +107,8 @@ def _declarations(verb) -> dict:
     return {
         "board": (Optional[str], opt.board(verb.board, rich_help_panel=opt.BOARD)),
         "url": (Optional[str], opt.url(rich_help_panel=opt.BOARD)),
-        "image": (Optional[Path], opt.image(rich_help_panel=opt.BOARD)),
+        "image": (Optional[List[Path]], opt.image(opt.IMAGE_HELP + " Twice (`bench --rounds` only): A's image, then "
+                                                   "B's, compared in blocks.", rich_help_panel=opt.BOARD)),
         "cpus": (Optional[str], opt.cpus(rich_help_panel=opt.BOARD)),
         "boards_dir": (List[Path], opt.boards_dir(rich_help_panel=opt.BOARD)),
         "farm": (Optional[str], opt.farm(rich_help_panel=opt.BOARD)),
@@ -132,7 +137,11 @@ def command(verb, func: Callable) -> Callable:
 
     @functools.wraps(func)
     def wrapper(**values):
-        run = RunArgs(verb, **{name: values.pop(name) for name in verb.shared})
+        given = {name: values.pop(name) for name in verb.shared}
+        if "image" in given:       # --image may be given twice (bench --rounds): the list, and the one
+            images = list(given["image"] or [])
+            given.update(image=images[0] if len(images) == 1 else None, images=images)
+        run = RunArgs(verb, **given)
         if before(verb, run, values):
             func(**values, run=run)
 
