@@ -117,6 +117,8 @@ VERBS: tuple = (
          "printed as one folded line.", RESULTS),
     Verb("battery", "edgebench.cli.battery_cmd:battery", "Battery life at a duty cycle, from a stored run or from "
          "given figures.", RESULTS),
+    Verb("push", "edgebench.cli.push_cmd:push", "Send queued runs (and named run folders) to the lab's shared "
+         "results store; nothing is lost.", RESULTS),
     Verb("quantize", "edgebench.cli.quantize_cmd:quantize_command", "An FP32 .tflite baseline and a calibrated "
          "full-integer INT8 .tflite, each with a sidecar.", MODELS),
     Verb("inspect", "edgebench.cli.inspect_cmd:inspect_command", "Operators, tensors, quantization, MACs and peak "
