@@ -28,7 +28,7 @@ PANELS = (START, MEASURE, RESULTS, MODELS, BOARDS)
 
 # The options a measuring verb takes from RunArgs (edgebench.cli.runargs), in the order --help lists them.
 WHERE = ("board", "url", "image", "cpus", "boards_dir", "farm")   # which board, reached how
-STORE = ("runs_dir", "recover", "json_out", "quiet")             # where runs go, finishing one, output
+STORE = ("runs_dir", "store", "label", "recover", "json_out", "quiet")   # where runs go, finishing one, output
 
 _FIELDS = ("name", "command", "summary", "panel", "kinds", "printer", "recover", "recover_keeps", "farm", "shared",
            "needs", "usage", "what", "board")
@@ -111,6 +111,8 @@ VERBS: tuple = (
          "conditions, checks, plots.", RESULTS),
     Verb("compare", "edgebench.cli.compare_cmd:compare", "Compare two runs: ratio of medians per stage with its "
          "run- and session-aware interval.", RESULTS),
+    Verb("history", "edgebench.cli.history_cmd:history", "A model's figure on a board over time or commits, "
+         "with its change points.", RESULTS),
     Verb("check", "edgebench.cli.check_cmd:check", "Check runs against the ways benchmark results fool an "
          "audience.", RESULTS),
     Verb("ack", "edgebench.cli.ack_cmd:ack", "Acknowledge a known warning for a runs folder: still recorded, "

@@ -44,6 +44,7 @@ class RunRows:
     figures: list = field(default_factory=list)
     key: SeriesKey = field(default_factory=lambda: SeriesKey("", ""))
     labels: dict = field(default_factory=dict)
+    result: Optional[RunResult] = None      # the run these rows were made of (a store may keep more of it)
 
 
 def samples_digest(run_dir) -> str:
@@ -118,7 +119,7 @@ def result_rows(result: RunResult, run_dir, samples_sha256: str = "") -> RunRows
            "model_sha256": str((r.model or {}).get("sha256") or ""), "conditions_digest": conditions_digest(r),
            "samples_digest": samples_sha256, "labels": labels, "path": str(run_dir),
            "edgebench_version": r.edgebench_version}
-    return RunRows(run=run, figures=figure_rows(r), key=key, labels=labels)
+    return RunRows(run=run, figures=figure_rows(r), key=key, labels=labels, result=r)
 
 
 def _num(v) -> Optional[float]:
