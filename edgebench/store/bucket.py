@@ -13,7 +13,8 @@ samples (docs/store.md).
   in the URL or ``$EDGEBENCH_S3_ENDPOINT``; credentials the usual boto3 way (environment,
   ``~/.aws``), never in the URL.
 
-Library code: raises :class:`~edgebench.errors.ResultError` with one line, never prints.
+Library code: raises :class:`~edgebench.errors.StoreError` with one line (StoreUnreachable when the
+service cannot be reached, so the run is queued), never prints.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import re
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from edgebench.errors import ResultError, UsageError
+from edgebench.errors import ResultError, StoreError, StoreUnreachable, UsageError
 from edgebench.results.files import atomic_write, refuse_link
 
 ENDPOINT_ENV = "EDGEBENCH_S3_ENDPOINT"
@@ -65,7 +66,7 @@ class FolderBucket:
             refuse_link(path.parent, "samples folder")
             atomic_write(path, lambda f: f.write(data))
         except OSError as exc:
-            raise ResultError(f"cannot write samples to {self.url}: {exc.strerror or exc}",
+            raise StoreError(f"cannot write samples to {self.url}: {exc.strerror or exc}",
                               "check the folder, its permissions and the free space") from None
         return True
 
@@ -75,9 +76,9 @@ class FolderBucket:
             refuse_link(path)
             return path.read_bytes()
         except FileNotFoundError:
-            raise ResultError(f"samples {key} are missing from {self.url}") from None
+            raise StoreError(f"samples {key} are missing from {self.url}") from None
         except OSError as exc:
-            raise ResultError(f"cannot read samples {key} from {self.url}: {exc.strerror or exc}") from None
+            raise StoreError(f"cannot read samples {key} from {self.url}: {exc.strerror or exc}") from None
 
 
 class S3Bucket:
@@ -95,11 +96,15 @@ class S3Bucket:
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
 
-    def _fail(self, what: str, exc: Exception) -> ResultError:
+    def _fail(self, what: str, exc: Exception) -> StoreError:
+        """A bucket that cannot be reached (StoreUnreachable: the run is queued) or that refuses (StoreError)."""
+        from botocore.exceptions import BotoCoreError
+
         where = f"{self.url}" + (f" at {self.endpoint}" if self.endpoint else "")
         text = " ".join(str(exc).split())[:200]
-        return ResultError(f"cannot {what} {where}: {text}",
-                           "check the bucket, its endpoint and the credentials (docs/store.md)")
+        kind = StoreUnreachable if isinstance(exc, BotoCoreError) else StoreError
+        return kind(f"cannot {what} {where}: {text}",
+                    "check the bucket, its endpoint and the credentials (docs/store.md)")
 
     def has(self, key: str) -> bool:
         from botocore.exceptions import BotoCoreError, ClientError
@@ -142,7 +147,7 @@ def open_bucket(url: str) -> FolderBucket | S3Bucket:
         if not parts.netloc:
             raise UsageError(f"samples URL {url} names no bucket", "write s3://BUCKET/PREFIX")
         query = parse_qs(parts.query)
-        endpoint = (query.get("endpoint") or [None])[0] or os.environ.get(ENDPOINT_ENV) or None
+        endpoint = (query.get("endpoint") or [""])[0] or os.environ.get(ENDPOINT_ENV) or None
         try:
             import boto3  # noqa: F401
         except ImportError:

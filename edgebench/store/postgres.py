@@ -27,6 +27,7 @@ import os
 import socket
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from edgebench.errors import ResultError, StoreError, StoreUnreachable
@@ -35,6 +36,9 @@ from edgebench.results.store import RUN_JSON, SAMPLES
 from edgebench.store.base import ADDED, ALREADY, AppendOutcome, ChangePoint, SeriesKey
 from edgebench.store.open import redact
 from edgebench.store.rows import point_of, run_rows
+
+if TYPE_CHECKING:
+    from edgebench.store.bucket import FolderBucket, S3Bucket
 
 SAMPLES_ENV = "EDGEBENCH_STORE_SAMPLES"
 PAUSE_ENV = "EDGEBENCH_STORE_PAUSE_IN_COMMIT"
@@ -69,7 +73,7 @@ class PostgresStore:
         self.url = redact(url)
         self._dsn, self.samples_url = split_url(url)
         self._secret = _password(url)
-        self._bucket = None
+        self._bucket: FolderBucket | S3Bucket | None = None
         self._conn = self._connect()
         try:
             from edgebench.store.pg_schema import ensure_schema
