@@ -198,6 +198,21 @@ def test_eight_concurrent_pushes_lose_and_duplicate_nothing(db, tmp_path):
     statuses = [r["status"] for out, _ in outs for r in json.loads(out)["runs"]]
     assert len(statuses) == 72 and statuses.count(ADDED) == 24 and statuses.count(ALREADY) == 48
     assert _count(db, "runs") == 24 and _count(db, "figures") == 48
+    import psycopg
+
+    with psycopg.connect(db) as conn:     # every run whole: its two figures, none of another's
+        per_run = conn.execute("SELECT r.run_id, count(f.metric) FROM runs r LEFT JOIN figures f USING (run_id) "
+                               "GROUP BY r.run_id").fetchall()
+    assert sorted(per_run) == [(f"r{i:02d}", 2) for i in range(24)]
+
+
+def test_a_finished_run_is_put_on_record_in_the_shared_store(db, tmp_path):
+    from edgebench.store.record import put_on_record
+
+    d = make_run(tmp_path / "runs", "r1")
+    outcomes = put_on_record(d, db)
+    assert [o.status for o in outcomes][-1] == ADDED and _count(db, "runs") == 1
+    assert put_on_record(d, db)[-1].status == ALREADY and _count(db, "runs") == 1
 
 
 def _in_transaction(url: str) -> bool:
@@ -253,9 +268,15 @@ def test_the_store_offline_then_back(tmp_path):
         runs = tmp_path / "runs"
         d = make_run(runs, "r1")
         server.stop(remove=False)
-        res = run_edgebench("push", d, "--store", server.url(), "--runs-dir", runs, "--json")
+        from edgebench.errors import InputWarning
+        from edgebench.store.record import put_on_record
+
+        with pytest.warns(InputWarning, match="queued"):      # a verb finishing its run with the store down
+            put_on_record(d, server.url())
+        assert [e["run_id"] for e in queue.pending(runs)] == ["r1"]
+        res = run_edgebench("push", "--store", server.url(), "--runs-dir", runs, "--json")
         assert res.returncode == 1 and json.loads(res.stdout)["runs"][0]["status"] == "queued"
-        assert "Traceback" not in res.stderr
+        assert "Traceback" not in res.stderr and server.password not in res.stderr + res.stdout
         assert [e["run_id"] for e in queue.pending(runs)] == ["r1"]
         assert d.is_dir() and (d / "samples.parquet").is_file()       # nothing lost
         server.restart()
