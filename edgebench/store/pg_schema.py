@@ -88,25 +88,41 @@ def latest() -> tuple:
 
 
 def ensure_schema(conn) -> int:
-    """Bring the database behind ``conn`` (psycopg, not autocommit) to :data:`MIGRATIONS`; its version."""
+    """Bring the database behind ``conn`` (psycopg, not autocommit) to :data:`MIGRATIONS`; its version.
+
+    An up-to-date store costs one read and needs no CREATE privilege (a lab may give its writers
+    none); migrating takes an advisory lock, so one of several writers starting at once does it."""
+    import psycopg
+
+    try:
+        with conn.transaction():
+            rows = conn.execute("SELECT version, name FROM schema_version ORDER BY version").fetchall()
+    except psycopg.errors.UndefinedTable:
+        rows = None
+    if rows is not None and _check(rows) >= {n for n, _, _ in MIGRATIONS}:
+        return latest()[0]
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, name text NOT NULL,"
                      " applied_at timestamptz NOT NULL DEFAULT now())")
-        rows = conn.execute("SELECT version, name FROM schema_version ORDER BY version").fetchall()
-        known = {n: name for n, name, _ in MIGRATIONS}
-        for version, name in rows:
-            if version not in known:
-                have, have_name = latest()
-                raise StoreError(f"the store's schema has migration {version} ({name}), which this edgebench does "
-                                 f"not know (its newest is {have}, {have_name})",
-                                 "upgrade edgebench on this machine to the version that wrote the store")
-            if known[version] != name:
-                raise StoreError(f"the store's migration {version} is {name}, this edgebench's is {known[version]}",
-                                 "the store was made by another fork of edgebench: use its version")
-        done = {v for v, _ in rows}
+        done = _check(conn.execute("SELECT version, name FROM schema_version ORDER BY version").fetchall())
         for number, name, sql in MIGRATIONS:
             if number not in done:
                 conn.execute(sql)
                 conn.execute("INSERT INTO schema_version (version, name) VALUES (%s, %s)", (number, name))
     return latest()[0]
+
+
+def _check(rows) -> set:
+    """The migration numbers of ``rows`` (version, name); StoreError naming one this edgebench does not know."""
+    known = {n: name for n, name, _ in MIGRATIONS}
+    for version, name in rows:
+        if version not in known:
+            have, have_name = latest()
+            raise StoreError(f"the store's schema has migration {version} ({name}), which this edgebench does "
+                             f"not know (its newest is {have}, {have_name})",
+                             "upgrade edgebench on this machine to the version that wrote the store")
+        if known[version] != name:
+            raise StoreError(f"the store's migration {version} is {name}, this edgebench's is {known[version]}",
+                             "the store was made by another fork of edgebench: use its version")
+    return {v for v, _ in rows}

@@ -110,9 +110,9 @@ class PostgresStore:
                              "pip install 'edgebench[lab]'") from None
         try:
             return psycopg.connect(self._dsn, connect_timeout=CONNECT_TIMEOUT_S, application_name="edgebench")
-        except psycopg.Error as exc:
+        except psycopg.OperationalError as exc:
             raise self._error(exc, "reach") from None
-        except Exception as exc:   # a malformed URL (psycopg.ProgrammingError is an Error; ValueError is not)
+        except Exception as exc:   # a malformed URL (psycopg.ProgrammingError, ValueError)
             raise StoreError(f"results store URL {self.url} is not valid: {self._clean(str(exc))}",
                              "write postgresql://USER@HOST:PORT/DATABASE") from None
 

@@ -132,14 +132,20 @@ def push(url: str, run_dirs=(), root="runs", opener=None) -> PushReport:
     except StoreUnreachable as exc:
         for d in todo:
             report.runs.append(_queue(d, url, exc.one_line()))
-        report.still_queued = len(pending(root)) - report.other_stores
-        return report
+        return _count_queue(report, root, safe)
     try:
         for d in todo:
             report.runs.append(_push_one(store, d, url))
     finally:
         store.close()
-    report.still_queued = sum(1 for e in pending(root) if e.get("url") == safe)
+    return _count_queue(report, root, safe)
+
+
+def _count_queue(report: PushReport, root, safe: str) -> PushReport:
+    """What is left queued for this store and for others, after the push."""
+    left = pending(root)
+    report.still_queued = sum(1 for e in left if e.get("url") == safe)
+    report.other_stores = len(left) - report.still_queued
     return report
 
 
