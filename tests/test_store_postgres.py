@@ -256,6 +256,41 @@ def test_a_push_killed_inside_its_transaction_leaves_nothing(db, tmp_path):
     assert _count(db, "runs") == 1 and _count(db, "figures") == 2
 
 
+def test_pushes_killed_at_random_times_leave_each_run_absent_or_whole(db, tmp_path):
+    import random
+
+    runs = tmp_path / "runs"
+    dirs = [make_run(runs, f"k{i}", seed=i, commit=f"c{i}") for i in range(6)]
+    bucket = tmp_path / "bucket"
+    url = f"{db}?samples={bucket.as_uri()}"
+    argv = [sys.executable, "-m", "edgebench", "push", "--store", url]
+    t0 = time.monotonic()
+    subprocess.run([*argv, str(dirs[0])], check=True, capture_output=True, env=_env(), timeout=300)
+    whole = time.monotonic() - t0                  # one push process, start to end, on this machine now
+    rng = random.Random(28)
+    for d in dirs[1:]:                             # killed anywhere from start-up to the commit
+        proc = subprocess.Popen([*argv, str(d)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+        try:
+            proc.wait(timeout=rng.uniform(0.3, 1.0) * whole)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+    assert _wait(lambda: not _in_transaction(db))
+    import psycopg
+
+    def parts() -> dict:
+        with psycopg.connect(db) as conn:
+            return {rid: (nf, nl) for rid, nf, nl in conn.execute(
+                "SELECT r.run_id, (SELECT count(*) FROM figures f WHERE f.run_id = r.run_id), "
+                "(SELECT count(*) FROM labels l WHERE l.run_id = r.run_id) FROM runs r").fetchall()}
+
+    seen = parts()
+    assert "k0" in seen and all(v == (2, 1) for v in seen.values()), seen     # absent, or whole
+    res = run_edgebench("push", *dirs, "--store", url, "--json")
+    assert res.returncode == 0, res.stderr
+    assert parts() == {f"k{i}": (2, 1) for i in range(6)}
+
+
 def test_the_store_offline_then_back(tmp_path):
     require_module("psycopg")
     from pg_fixture import PgServer
