@@ -17,7 +17,6 @@ Run: .venv/bin/python benchmarks/store_scale.py [--sizes 10000,100000] [--real] 
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import shutil
@@ -41,15 +40,10 @@ def simulated_rows(n: int, series: int = 1000):
     from edgebench.results.model import RunResult
     from edgebench.store.rows import RUN_COLUMNS, result_rows
 
-    base = json.loads(TEMPLATE.read_text())
+    rows = result_rows(RunResult.from_dict(json.loads(TEMPLATE.read_text())), "x", "")
     rng = np.random.default_rng(0)
     runs, figures = [], []
     for i in range(n):
-        doc = copy.deepcopy(base) if i < series else doc0
-        if i < series:
-            doc["model"]["name"] = f"model{i:04d}"
-            doc0 = doc
-        rows = result_rows(RunResult.from_dict(doc), "x", "")
         run = dict(rows.run)
         run.update(run_id=f"{i:012x}", created_utc="2026-01-01T00:00:00+00:00", model=f"model{i % series:04d}",
                    labels=json.dumps({"commit": f"{i:040x}"}))
