@@ -14,7 +14,7 @@ def load_runs(root="runs"):
     folder's index (``.edgebench-index.duckdb``, docs/store.md): only new or changed run
     folders are read again.
     """
-    from edgebench.store.embedded import load_runs as _load_runs   # through the runs folder's index
+    from edgebench.store.embedded import load_runs as _load_runs  # through the runs folder's index
 
     return _load_runs(root)
 

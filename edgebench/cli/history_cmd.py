@@ -11,18 +11,17 @@ from edgebench.cli import options as opt
 
 def history(
     model: str = typer.Argument(..., help="The model's name, as runs record it (e.g. digits_int8)."),
-    board: str = typer.Option(..., "--board", help="The board the runs were on."),
+    board: str = opt.board(..., help="The board the runs were on."),
     metric: str = typer.Option("e2e", "--metric", help="e2e, invoke, throughput, energy or accuracy."),
     by: str = typer.Option("time", "--by", help="time: every run in order; commit: one point per --label commit."),
     changes: bool = typer.Option(False, "--changes", help="List the change points (level shifts) with their "
                                                           "commit range, size and interval; record them."),
     runtime: Optional[str] = typer.Option(None, "--runtime", help="Narrow to runs of this runtime."),
-    kernels: Optional[str] = typer.Option(None, "--kernels", help="Narrow to runs with these kernels."),
-    threads: Optional[str] = typer.Option(None, "--threads", help="Narrow to runs with this thread count."),
+    kernels: Optional[str] = opt.kernels(None, help="Narrow to runs with these kernels."),
+    threads: Optional[str] = opt.threads(None, help="Narrow to runs with this thread count."),
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Narrow to runs of this scenario."),
-    store_url: Optional[str] = typer.Option(None, "--store", metavar="URL", help="Read a shared results store "
-                                            "(postgresql://...) instead of the runs folder's index; default "
-                                            "$EDGEBENCH_STORE, else the runs folder."),
+    store_url: Optional[str] = opt.store(help="Read a shared results store (postgresql://...) instead of the runs "
+                                              "folder's index; default $EDGEBENCH_STORE, else the runs folder."),
     runs_dir: Path = opt.runs_dir(writes=False),
     csv_out: bool = typer.Option(False, "--csv", help="Print the points as CSV on stdout."),
     json_out: bool = opt.json_flag("the history"),

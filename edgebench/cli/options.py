@@ -109,10 +109,10 @@ def runs_dir(writes: bool = True, help: Optional[str] = None, **kw: Any) -> Any:
     return typer.Option(Path("runs"), "--runs-dir", help=text, **kw)
 
 
-def store(**kw: Any) -> Any:
-    """``--store URL``: a shared results store every new run is also appended to."""
+def store(help: Optional[str] = None, **kw: Any) -> Any:
+    """``--store URL``: a shared results store every new run is also appended to (a reader: read from)."""
     return typer.Option(None, "--store", metavar="URL",
-                        help="Also append the run to this shared results store (postgresql://...; default "
+                        help=help or "Also append the run to this shared results store (postgresql://...; default "
                              "$EDGEBENCH_STORE); unreachable: the run is queued for `edgebench push` (docs/store.md).",
                         **kw)
 

@@ -98,6 +98,7 @@ class EmbeddedStore:
         if not self.root.is_dir():
             raise ResultError(f"no runs folder {self.root}", "give the folder the runs are in (default: runs)")
         self.db = _connect(self.root / INDEX, wait_s)
+        self._samples_stale = True
         self._prepare()
         #: what each refresh read: folder names (read_result was called on these only)
         self.last_read: list = []
@@ -122,16 +123,21 @@ class EmbeddedStore:
         self.db.execute(f"CREATE OR REPLACE TEMP VIEW figures AS SELECT f.run_id, f.metric, f.value, f.ci_low, "
                         f"f.ci_high, f.se_log, f.df, f.figure_label, {keys}, r.created_utc, r.created_epoch "
                         "FROM figure_rows f JOIN run_rows r USING (folder)")
-        self._samples_view()
+        self._samples_stale = True
 
     def _samples_view(self) -> None:
-        root = str(self.root.resolve()).replace("'", "''")
-        have = self.db.execute("SELECT count(*) FROM run_rows WHERE samples_digest <> ''").fetchone()
-        if have and have[0]:
+        """The ``samples`` view over the indexed runs' samples files (an explicit list: a refused
+        folder's file is never read); made when a query first needs it."""
+        self._samples_stale = False
+        root = self.root.resolve()
+        files = [(str(root / folder / SAMPLES), folder) for (folder,) in
+                 self.db.execute("SELECT folder FROM run_rows WHERE samples_digest <> '' ORDER BY folder").fetchall()]
+        if files:
+            listed = ", ".join("'" + f.replace("'", "''") + "'" for f, _ in files)
             self.db.execute(
                 f"CREATE OR REPLACE TEMP VIEW samples AS SELECT r.run_id, s.* EXCLUDE (filename) "
-                f"FROM read_parquet('{root}/*/{SAMPLES}', filename = true, union_by_name = true) s "
-                f"JOIN run_rows r ON s.filename = '{root}/' || r.folder || '/{SAMPLES}'")
+                f"FROM read_parquet([{listed}], filename = true, union_by_name = true) s "
+                f"JOIN run_rows r ON s.filename = '{str(root).replace(chr(39), chr(39) * 2)}/' || r.folder || '/{SAMPLES}'")
         else:
             self.db.execute("CREATE OR REPLACE TEMP VIEW samples AS SELECT CAST(NULL AS VARCHAR) AS run_id "
                             "WHERE false")
@@ -189,7 +195,7 @@ class EmbeddedStore:
             self.db.execute("ROLLBACK")
             raise
         if not same and digest:
-            self._samples_view()
+            self._samples_stale = True
         return AppendOutcome(run["run_id"], ALREADY if same and same[0][1] == digest else ADDED, digest)
 
     def _state(self, folder: str):
@@ -199,6 +205,7 @@ class EmbeddedStore:
     def _remember(self, folder: str, mtime, run_id, problem) -> None:
         self.db.execute("INSERT OR REPLACE INTO folder_state VALUES (?, ?, ?, ?)", [folder, mtime, run_id, problem])
         if problem:
+            self._samples_stale = True
             self.db.execute("DELETE FROM run_rows WHERE folder = ?", [folder])
             self.db.execute("DELETE FROM figure_rows WHERE folder = ?", [folder])
 
@@ -237,8 +244,8 @@ class EmbeddedStore:
                 self._insert(folder, mtime, rows)
             except StoreError as exc:
                 problems.append(exc.message)
-        if gone:
-            self._samples_view()
+        if gone or todo:
+            self._samples_stale = True
         return problems
 
     def problems(self) -> list:
@@ -300,6 +307,8 @@ class EmbeddedStore:
 
     def sql(self, query: str, params=None) -> list:
         """Rows of a read-only query over the views ``runs``, ``figures``, ``samples``."""
+        if self._samples_stale and "samples" in query.lower():
+            self._samples_view()
         return self.db.execute(query, params or []).fetchall()
 
     def close(self) -> None:

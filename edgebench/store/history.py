@@ -144,8 +144,8 @@ def history(store, key: SeriesKey, metric: str = "e2e", by: str = "time", change
 
 
 def regressions_on_record(store, result, metric: str = "e2e") -> Optional[dict]:
-    """For a stored run (a RunResult): the change points of its series up to it that made
-    ``metric`` worse, as ``{"series", "metric", "points", "regressions": [ChangePoint dict]}``;
+    """For a stored run (a RunResult): the latest change point of its series up to it, when it made
+    ``metric`` worse (the run is on a regressed level), as ``{"series", "metric", "points", "regressions": [ChangePoint dict]}``;
     None when its series is not on record or too short to tell."""
     from edgebench.store.rows import series_key
 
@@ -158,7 +158,8 @@ def regressions_on_record(store, result, metric: str = "e2e") -> Optional[dict]:
     if result.run_id not in ids or len(ids) < 6:
         return None
     upto = ids.index(result.run_id)
-    bad = [c.to_dict() for c in h.changes if c.index <= upto and h.regression(c)]
+    before = [c for c in h.changes if c.index <= upto]      # the level this run is on: set by the latest one
+    bad = [before[-1].to_dict()] if before and h.regression(before[-1]) else []
     return {"series": key.describe(), "metric": metric, "points": len(ids), "regressions": bad}
 
 
