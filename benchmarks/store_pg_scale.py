@@ -14,6 +14,7 @@ unprivileged user; fsync off, as in the tests) and, at each scale (default 10,00
   overlapping (each run by 2 to 3 writers): how many added / already, rows in the store (must be 24).
 
 Usage:  python benchmarks/store_pg_scale.py [--scales 10000 100000] [--json]
+        (or python benchmarks/store_scale.py --backend postgres [--sizes 10000,100000])
 """
 from __future__ import annotations
 
@@ -133,11 +134,11 @@ def concurrent(url: str, work: Path) -> dict:
             "rows_stored": stored[0], "distinct_stored": stored[1], "wall_s": round(wall, 2)}
 
 
-def main() -> None:
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scales", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     from pg_fixture import PgServer
 
     from edgebench.store.open import open_store

@@ -13,6 +13,7 @@
    --json`` must find the change at the swap. Labelled: measured.
 
 Run: .venv/bin/python benchmarks/store_scale.py [--sizes 10000,100000] [--real] [--each 6]
+     ... --backend postgres: the same sizes on the shared store (benchmarks/store_pg_scale.py)
 """
 from __future__ import annotations
 
@@ -151,8 +152,16 @@ def main(argv=None) -> None:
     ap.add_argument("--only-real", action="store_true")
     ap.add_argument("--each", type=int, default=6)
     ap.add_argument("--board", default="host")
+    ap.add_argument("--backend", choices=("duckdb", "postgres"), default="duckdb",
+                    help="postgres: the shared store on a throwaway server (benchmarks/store_pg_scale.py)")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    if a.backend == "postgres":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import store_pg_scale
+
+        store_pg_scale.main(["--scales", *(x for x in a.sizes.split(",") if x)])
+        return
     if not a.only_real:
         for n in (int(x) for x in a.sizes.split(",") if x):
             scale(n, a.appends)
