@@ -358,3 +358,39 @@ def test_samples_in_an_s3_bucket(db, tmp_path, monkeypatch):
         assert _count(db, "runs") == 1       # the run whose samples could not be stored was not committed
     finally:
         server.stop()
+
+
+def test_history_reads_the_shared_store_and_finds_the_shift(db, tmp_path):
+    runs = tmp_path / "runs"
+    dirs = [make_run(runs / f"m{i}", f"h{i:02d}", median_s=1e-3 if i < 6 else 1.3e-3, seed=i, commit=f"c{i:02d}")
+            for i in range(12)]
+    assert run_edgebench("push", *dirs, "--store", db).returncode == 0
+    res = run_edgebench("history", "kws", "--board", "pi5", "--store", db, "--changes", "--json",
+                        "--runs-dir", tmp_path / "empty")
+    assert res.returncode == 0, res.stderr
+    h = json.loads(res.stdout)
+    assert [p["run_id"] for p in h["points"]] == [f"h{i:02d}" for i in range(12)]
+    assert [c["index"] for c in h["changes"]] == [6] and h["changes"][0]["commit_after"] == "c06"
+    st = _open(db)
+    try:
+        [key] = st.series()
+        assert [c.run_after for c in st.changes(key, "e2e")] == ["h06"]      # recorded in the shared store
+    finally:
+        st.close()
+
+
+def test_a_writer_role_without_create_privilege_pushes(pg_server, db, tmp_path):
+    import psycopg
+
+    _open(db).close()                                    # migrated by the database's owner
+    role = f"writer_{db.rsplit('/', 1)[1]}"
+    with psycopg.connect(db, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'w-secret'")
+        conn.execute(f"GRANT SELECT ON schema_version TO {role}")
+        conn.execute(f"GRANT SELECT, INSERT ON runs, conditions, figures, labels TO {role}")
+        conn.execute(f"GRANT SELECT, INSERT, DELETE ON change_points TO {role}")
+        conn.execute(f"REVOKE CREATE ON SCHEMA public FROM PUBLIC, {role}")
+    url = db.replace(f"edgebench:{pg_server.password}@", f"{role}:w-secret@")
+    res = run_edgebench("push", make_run(tmp_path / "runs", "r1"), "--store", url, "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["runs"][0]["status"] == ADDED and _count(db, "runs") == 1
