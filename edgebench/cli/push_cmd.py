@@ -20,9 +20,9 @@ from edgebench.errors import StoreError, UsageError
 
 def push(
     runs: Optional[List[Path]] = typer.Argument(None, help="Run folders to push besides the queue."),
-    store: Optional[str] = typer.Option(None, "--store", help="The shared store, postgresql://USER@HOST:PORT/DB"
-                                        "[?samples=s3://BUCKET/PREFIX] (default: $EDGEBENCH_STORE); the password "
-                                        "from the URL, $PGPASSWORD or ~/.pgpass."),
+    store: Optional[str] = opt.store(help="The shared store, postgresql://USER@HOST:PORT/DB[?samples=s3://BUCKET/"
+                                          "PREFIX] (default: $EDGEBENCH_STORE); the password from the URL, "
+                                          "$PGPASSWORD or ~/.pgpass."),
     runs_dir: Path = opt.runs_dir(writes=False, help="The runs folder whose queue is sent."),
     json_out: bool = opt.json_flag("what became of each run"),
 ) -> None:
