@@ -220,7 +220,7 @@ def _in_transaction(url: str) -> bool:
 
     with psycopg.connect(url, autocommit=True) as conn:
         return bool(conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'edgebench' "
-                                 "AND state = 'idle in transaction'").fetchone()[0])
+                                 "AND state = 'idle in transaction' AND datname = current_database()").fetchone()[0])
 
 
 def _wait(predicate, timeout: float = 120.0) -> bool:
