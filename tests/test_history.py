@@ -119,3 +119,14 @@ def test_the_history_verb_prints_json_csv_and_changes(tmp_path):
         assert [c.index for c in s.changes(key, "e2e")] == [8]
     p = _cli("history", "nomodel", "--board", "host", "--runs-dir", str(tmp_path))
     assert p.returncode == 1 and p.stderr.count("\n") <= 2 and "Traceback" not in p.stderr
+
+
+def test_the_report_draws_the_trend_with_its_change_point(tmp_path):
+    runs = tmp_path / "runs"
+    swapped_series(runs)
+    p = _cli("report", "run-00015", "--runs-dir", str(runs), "-o", str(tmp_path / "r.html"), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    text = (tmp_path / "r.html").read_text()
+    start = text.index("<h2>History: digits_fp32 on host")
+    section = text[start:text.index("<h2>", start + 4)]
+    assert "data:image/png;base64," in section and "a change point (red: a regression)" in section
