@@ -119,3 +119,38 @@ def test_the_history_verb_prints_json_csv_and_changes(tmp_path):
         assert [c.index for c in s.changes(key, "e2e")] == [8]
     p = _cli("history", "nomodel", "--board", "host", "--runs-dir", str(tmp_path))
     assert p.returncode == 1 and p.stderr.count("\n") <= 2 and "Traceback" not in p.stderr
+
+
+def test_the_report_draws_the_trend_with_its_change_point(tmp_path):
+    runs = tmp_path / "runs"
+    swapped_series(runs)
+    p = _cli("report", "run-00015", "--runs-dir", str(runs), "-o", str(tmp_path / "r.html"), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    text = (tmp_path / "r.html").read_text()
+    start = text.index("<h2>History: digits_fp32 on host")
+    section = text[start:text.index("<h2>", start + 4)]
+    assert "data:image/png;base64," in section and "a change point (red: a regression)" in section
+
+
+@pytest.mark.slow
+def test_a_bench_run_is_labelled_indexed_and_queued_for_an_unreachable_store(tmp_path):
+    from pathlib import Path
+
+    from edgebench.results.store import find_runs, read_result
+    from edgebench.store.queue import pending
+
+    model = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_fp32.tflite"
+    runs = tmp_path / "runs"
+    p = _cli("bench", str(model), "--board", "host", "--runs-dir", str(runs), "--min-samples", "50", "--min-time",
+             "0.2", "--max-time", "2", "--repeat", "2", "--max-repeats", "2", "-q", "--label", "ci=nightly",
+             "--store", "postgresql://lab:hunter2@127.0.0.1:9/runs?connect_timeout=1", cwd=tmp_path)
+    assert p.returncode in (0, 2), p.stderr
+    [d] = find_runs(runs)
+    assert read_result(d).extra["labels"] == {"ci": "nightly"}        # tmp_path is no git repository
+    with EmbeddedStore(runs) as s:
+        assert s.last_read == [] and [k.model for k in s.series()] == ["digits_fp32"]
+        s.refresh()
+        assert s.last_read == []                                  # the verb appended it: nothing left to read
+    [entry] = pending(runs)
+    assert entry["run_id"] == read_result(d).run_id and "hunter2" not in p.stderr + json.dumps(entry)
+    assert "queued" in p.stderr and "Traceback" not in p.stderr

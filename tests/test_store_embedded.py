@@ -210,3 +210,15 @@ def test_labels_default_to_the_git_commit_of_the_current_folder(tmp_path):
     assert label_run(d2, [], cwd=tmp_path) == {}                # not a repository: no commit label
     with pytest.raises(UsageError):
         parse_labels(["no-equals-sign"])
+
+
+def test_a_read_only_runs_folder_is_indexed_in_memory(tmp_path, monkeypatch):
+    from edgebench.store import embedded
+
+    for i in range(2):
+        make_run(tmp_path, i)
+    monkeypatch.setattr(embedded.os, "access", lambda path, mode: False)   # as a read-only share answers (not root)
+    with EmbeddedStore(tmp_path) as s:
+        s.refresh()
+        assert len(s.read_series(KEY, "e2e")) == 2
+    assert not (tmp_path / INDEX).exists()

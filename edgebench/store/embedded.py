@@ -75,8 +75,12 @@ def _mtime_ns(path: Path) -> int | None:
 
 
 def _connect(path: Path, wait_s: float = LOCK_WAIT_S):
+    """The index database at ``path``; in memory when its folder cannot be written (a read-only
+    share: every read then indexes the folder afresh)."""
     import duckdb
 
+    if not os.access(path.parent, os.W_OK) and not os.access(path, os.W_OK):
+        return duckdb.connect(":memory:")
     refuse_link(path, "index")
     deadline = time.monotonic() + wait_s
     while True:
