@@ -60,9 +60,9 @@ $(VENV)/.stamp: pyproject.toml
 	touch $@
 
 # farm: labgrid and its pyserial-labgrid fork (same `serial` module; the serial tests pass with both);
-# onnx: onnx and onnxruntime for the ONNX lowering's tests
+# onnx: onnx and onnxruntime for the ONNX lowering's tests; lab: psycopg and boto3 for the shared results store
 $(VENV)/.stamp-test: $(VENV)/.stamp
-	$(BIN)/python -m pip install -q -e '.[test,quantize,farm,onnx]'
+	$(BIN)/python -m pip install -q -e '.[test,quantize,farm,onnx,lab]'
 	touch $@
 
 clean:

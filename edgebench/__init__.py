@@ -10,9 +10,11 @@ def load_runs(root="runs"):
     Columns (fixed types, docs/results-schema.md "Tables"): the conditions (model,
     precision, board, runtime, kernels, threads, ...), the latency figures, and the
     accuracy, temperature and energy figures of the kinds that have them (missing
-    elsewhere). ``short_id`` is the id ``edgebench runs`` lists.
+    elsewhere). ``short_id`` is the id ``edgebench runs`` lists. Read through the runs
+    folder's index (``.edgebench-index.duckdb``, docs/store.md): only new or changed run
+    folders are read again.
     """
-    from edgebench.results.table import load_runs as _load_runs
+    from edgebench.store.embedded import load_runs as _load_runs  # through the runs folder's index
 
     return _load_runs(root)
 

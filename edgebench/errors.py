@@ -93,3 +93,13 @@ class InputWarning(UserWarning):
     """Inputs were accepted but changed on the way in (e.g. values clamped into the
     input tensor's range). Raised with :func:`warnings.warn`; the CLI prints it as
     one ``warning:`` line."""
+
+
+class StoreError(ResultError):
+    """A results store (edgebench.store) refused or could not do what was asked: a run that
+    conflicts with what the store holds, a schema of another version, a wrong URL."""
+
+
+class StoreUnreachable(StoreError):
+    """A shared results store could not be reached (network, server down, wrong password).
+    The run stays in its folder and is queued (edgebench.store.queue); ``edgebench push`` sends it."""

@@ -6,7 +6,8 @@
 # runtime (libFuzzer + AddressSanitizer for the firmware's command parser), chromium
 # (headless: renders `edgebench report` HTML in its tests), ser2net (serves a serial port over
 # RFC 2217 for the labgrid farm tests; the exporter starts it), openocd and stlink-tools (st-flash)
-# (edgebench flash runs them for real in the tests, with no probe attached). Needs root for apt-get; without root it only
+# (edgebench flash runs them for real in the tests, with no probe attached), postgresql (the shared
+# results store's tests start a throwaway server with initdb/pg_ctl on 127.0.0.1). Needs root for apt-get; without root it only
 # reports what is missing (those tests then skip locally, and fail under CI=true).
 set -euo pipefail
 need=()
@@ -26,6 +27,7 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v ser2net >/dev/null 2>&1 || [ -x /usr/sbin/ser2net ] || need+=(ser2net)
 command -v openocd >/dev/null 2>&1 || need+=(openocd)
 command -v st-flash >/dev/null 2>&1 || need+=(stlink-tools)
+ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need+=(postgresql)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -218,3 +218,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if _names_mlperf(item):
             item.add_marker(pytest.mark.mlperf)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL server on 127.0.0.1 and a Unix socket, run by an unprivileged user when the
+    tests run as root (see tests/pg_fixture.py); stopped (``pg_ctl stop -m immediate``) at the end."""
+    require_module("psycopg")
+    from pg_fixture import PgServer, find_pg_bin
+
+    if find_pg_bin() is None:
+        missing("PostgreSQL's initdb/pg_ctl are not installed (apt-get install postgresql)")
+    try:
+        server = PgServer().start()
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+        missing(f"PostgreSQL could not start: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -148,7 +148,7 @@ def load_runs_verdict(root: Path, good_dir: Path | None = None) -> str | None:
     keep the good run ``good_dir``."""
     import warnings
 
-    from edgebench.results.table import load_runs
+    from edgebench import load_runs  # through the runs folder's index (edgebench.store.embedded)
 
     try:
         with warnings.catch_warnings():

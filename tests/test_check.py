@@ -85,10 +85,10 @@ def test_verdict_and_report_serialise():
     rep = ck.check([bench(), accuracy()])
     d = rep.to_dict()
     assert d["format"] == "edgebench-check" and d["runs"] == ["r1", "acc"]
-    assert len(d["verdicts"]) == len(ck.RULES) == 18
+    assert len(d["verdicts"]) == len(ck.RULES) == 19
     assert {v["rule"] for v in d["verdicts"]} >= {"single-run", "burst-as-sustained", "mixed-labels"}
     assert all(set(v) >= {"rule", "title", "verdict", "evidence", "remedy", "source", "runs"} for v in d["verdicts"])
-    assert sum(d["counts"].values()) == 18
+    assert sum(d["counts"].values()) == 19
     json.dumps(d)
 
 

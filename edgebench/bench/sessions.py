@@ -235,7 +235,33 @@ def check_on_record(pairs: list):
     each run with the other sessions of its measurement in its runs folder (the best-of-N rule)."""
     from edgebench.report.check import check
 
-    return check([r for _, r in pairs], sessions={r.run_id: other_sessions(r, d) for d, r in pairs})
+    return check([r for _, r in pairs], sessions={r.run_id: other_sessions(r, d) for d, r in pairs},
+                 records=regressions_on_record(pairs))
+
+
+def regressions_on_record(pairs: list) -> dict:
+    """run id -> the regressions of its series in its runs folder's index up to it
+    (:func:`edgebench.store.history.regressions_on_record`); a folder without an index that can be
+    opened gives none."""
+    from pathlib import Path
+
+    from edgebench.errors import ResultError
+    from edgebench.store.embedded import EmbeddedStore
+    from edgebench.store.history import regressions_on_record as of_run
+
+    out: dict = {}
+    by_root: dict = {}
+    for d, r in pairs:
+        by_root.setdefault(Path(d).parent, []).append(r)
+    for root, results in by_root.items():
+        try:
+            with EmbeddedStore(root, wait_s=1.0) as store:
+                store.refresh()
+                for r in results:
+                    out[r.run_id] = of_run(store, r)
+        except ResultError:          # StoreError included: the index busy; the rule is not applicable
+            continue
+    return out
 
 
 __all__ = ["Record", "near_copy", "NEAR_COPY_REL", "sessions_of", "check_on_record", "other_sessions", "Variation", "read_history", "record_of",

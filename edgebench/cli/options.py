@@ -109,6 +109,22 @@ def runs_dir(writes: bool = True, help: Optional[str] = None, **kw: Any) -> Any:
     return typer.Option(Path("runs"), "--runs-dir", help=text, **kw)
 
 
+def store(help: Optional[str] = None, **kw: Any) -> Any:
+    """``--store URL``: a shared results store every new run is also appended to (a reader: read from)."""
+    return typer.Option(None, "--store", metavar="URL",
+                        help=help or "Also append the run to this shared results store (postgresql://...; default "
+                             "$EDGEBENCH_STORE); unreachable: the run is queued for `edgebench push` (docs/store.md).",
+                        **kw)
+
+
+def label(**kw: Any) -> Any:
+    """``--label key=value``: labels stored with the run (``extra.labels``), repeatable."""
+    return typer.Option([], "--label", metavar="KEY=VALUE",
+                        help="Label the run (repeatable), e.g. commit=abc123 or ci=nightly; default commit= the git "
+                             "commit of the current folder when it is a repository (`edgebench history --by commit`).",
+                        **kw)
+
+
 def recover(kind: str, keeps: str = "", **kw: Any) -> Any:
     """``--recover RUN_DIR``: finish a run of this verb left ``running`` by a crash or a kill."""
     return typer.Option(None, "--recover", metavar="RUN_DIR",

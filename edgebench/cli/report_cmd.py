@@ -152,6 +152,30 @@ def _comparisons(datas: list) -> list:
     return out
 
 
+def _histories(pairs: list) -> list:
+    """The e2e series of the reported runs in their runs folders' indexes (6 runs or more), as
+    ``edgebench history --json`` gives them with a title; none where an index cannot be opened."""
+    from edgebench.store.embedded import EmbeddedStore
+    from edgebench.store.history import history
+    from edgebench.store.rows import series_key
+
+    out, seen = [], set()
+    for d, result in pairs:
+        key = series_key(result)
+        if (Path(d).parent, key) in seen:
+            continue
+        seen.add((Path(d).parent, key))
+        try:
+            with EmbeddedStore(Path(d).parent, wait_s=1.0) as store:
+                store.refresh()
+                h = history(store, key, "e2e")
+        except EdgebenchError:
+            continue
+        if len(h.points) >= 6:
+            out.append({**h.to_dict(), "title": key.describe()})
+    return out
+
+
 def report(
     runs: List[str] = typer.Argument(..., help="Runs to report: ids, folder name prefixes, folders, or 'latest'."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="File to write (default: report.html, or "
@@ -178,7 +202,8 @@ def report(
         text = html.render_markdown(datas, verdicts, comps, title=title, acks=acks)
         target = output or Path("report.md")
     else:
-        text = html.render_html(datas, verdicts, comps, title=title, version=__version__, acks=acks)
+        text = html.render_html(datas, verdicts, comps, title=title, version=__version__, acks=acks,
+                                histories=_histories(pairs))
         target = output or Path("report.html")
     path = html.write_text(target, text)
     counts = verdicts.counts

@@ -42,10 +42,14 @@ class RunArgs:
     boards_dir: list = field(default_factory=list)
     farm: Optional[str] = None
     runs_dir: Path = Path("runs")
+    store: Optional[str] = None
+    label: list = field(default_factory=list)
     recover: Optional[Path] = None
     json_out: bool = False
     quiet: bool = False
     _profile: Any = field(default=None, repr=False)
+    _recorded: Optional[str] = field(default=None, repr=False)
+    _labels: dict = field(default_factory=dict, repr=False)
 
     def profile(self):
         """The board profile ``--board`` names (read once; a labgrid place is reserved by it)."""
@@ -91,14 +95,38 @@ class RunArgs:
         return reporter(label, live, stop, max_time_s=max_time_s, quiet=self.quiet, started=started)
 
     def show(self, result, run_dir=None, json_obj=None) -> None:
-        """The verb's output: ``--json`` (``json_obj``, else the result's ``to_dict()``), else its printer."""
+        """The verb's output: ``--json`` (``json_obj``, else the result's ``to_dict()``), else its printer.
+        First the run is put on record (:meth:`record`)."""
         from edgebench.cli.output import emit_json, get_console
         from edgebench.cli.verbs import printer
+
+        if run_dir is not None:
+            self.record(result, run_dir)
+            if json_obj is not None:
+                self.record(json_obj, run_dir)      # already on record: only its labels shown
 
         if self.json_out:
             emit_json(result if json_obj is None else json_obj)
         else:
             printer(self.verb)(get_console(), result, run_dir)
+
+
+    def record(self, result, run_dir) -> None:
+        """Put a finished run on record: its labels (``--label``, default ``commit=``) into its run.json,
+        then appended to the runs folder's index and to the shared store (``--store`` /
+        ``$EDGEBENCH_STORE``); a store that fails gives a warning and a queued run, never a lost one."""
+        from edgebench.results.model import RunResult
+        from edgebench.store.record import label_run, put_on_record
+
+        if self._recorded == str(run_dir):
+            if isinstance(result, RunResult):
+                result.extra = {**(result.extra or {}), "labels": self._labels}
+            return
+        self._labels = label_run(run_dir, self.label)
+        if isinstance(result, RunResult):
+            result.extra = {**(result.extra or {}), "labels": self._labels}
+        put_on_record(run_dir, self.store)
+        self._recorded = str(run_dir)
 
 
 # The shared options: name -> (annotation, the typer declaration for a verb). Each factory of
@@ -113,6 +141,8 @@ def _declarations(verb) -> dict:
         "boards_dir": (List[Path], opt.boards_dir(rich_help_panel=opt.BOARD)),
         "farm": (Optional[str], opt.farm(rich_help_panel=opt.BOARD)),
         "runs_dir": (Path, opt.runs_dir(rich_help_panel=opt.OUTPUT)),
+        "store": (Optional[str], opt.store(rich_help_panel=opt.OUTPUT)),
+        "label": (List[str], opt.label(rich_help_panel=opt.OUTPUT)),
         "recover": (Optional[Path], opt.recover(verb.name, verb.recover_keeps, rich_help_panel=opt.OUTPUT)),
         "json_out": (bool, opt.json_flag(verb.what, rich_help_panel=opt.OUTPUT)),
         "quiet": (bool, opt.quiet(rich_help_panel=opt.OUTPUT)),

@@ -28,7 +28,7 @@ PANELS = (START, MEASURE, RESULTS, MODELS, BOARDS)
 
 # The options a measuring verb takes from RunArgs (edgebench.cli.runargs), in the order --help lists them.
 WHERE = ("board", "url", "image", "cpus", "boards_dir", "farm")   # which board, reached how
-STORE = ("runs_dir", "recover", "json_out", "quiet")             # where runs go, finishing one, output
+STORE = ("runs_dir", "store", "label", "recover", "json_out", "quiet")   # where runs go, finishing one, output
 
 _FIELDS = ("name", "command", "summary", "panel", "kinds", "printer", "recover", "recover_keeps", "farm", "shared",
            "needs", "usage", "what", "board")
@@ -111,12 +111,16 @@ VERBS: tuple = (
          "conditions, checks, plots.", RESULTS),
     Verb("compare", "edgebench.cli.compare_cmd:compare", "Compare two runs: ratio of medians per stage with its "
          "run- and session-aware interval.", RESULTS),
+    Verb("history", "edgebench.cli.history_cmd:history", "A model's figure on a board over time or commits, "
+         "with its change points.", RESULTS),
     Verb("check", "edgebench.cli.check_cmd:check", "Check runs against the ways benchmark results fool an "
          "audience.", RESULTS),
     Verb("ack", "edgebench.cli.ack_cmd:ack", "Acknowledge a known warning for a runs folder: still recorded, "
          "printed as one folded line.", RESULTS),
     Verb("battery", "edgebench.cli.battery_cmd:battery", "Battery life at a duty cycle, from a stored run or from "
          "given figures.", RESULTS),
+    Verb("push", "edgebench.cli.push_cmd:push", "Send queued runs (and named run folders) to the lab's shared "
+         "results store; nothing is lost.", RESULTS),
     Verb("quantize", "edgebench.cli.quantize_cmd:quantize_command", "An FP32 .tflite baseline and a calibrated "
          "full-integer INT8 .tflite, each with a sidecar.", MODELS),
     Verb("inspect", "edgebench.cli.inspect_cmd:inspect_command", "Operators, tensors, quantization, MACs and peak "

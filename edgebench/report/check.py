@@ -641,18 +641,48 @@ def layers_add_up(runs: list) -> Verdict:
                     "edgebench design brief (every figure with its conditions); " + HOEFLER + " rule 10", check, runs)
 
 
+def regression_on_record(runs: list, records: Optional[dict] = None) -> Verdict:
+    """``records``: run id -> its series' change points up to it
+    (:func:`edgebench.store.history.regressions_on_record`), None where its series is too short."""
+    title = "a regression on record (the series got slower and stayed)"
+    src = "edgebench issue 28 (change points over the history of a series); conbench, asv, Otava"
+
+    def check(r):
+        rec = (records or {}).get(r.run_id)
+        if rec is None:
+            return None
+        bad = rec["regressions"]
+        if not bad:
+            return PASS, f"no regression in the {rec['points']} runs of {rec['series']} up to this run", None
+        c = bad[-1]
+        span = (f"commits {c['commit_before'][:10]}..{c['commit_after'][:10]}" if c.get("commit_after")
+                else f"runs {c['run_before']}..{c['run_after']}")
+        return (WARN, f"{rec['metric']} of {rec['series']} moved ×{c['ratio']:.3f} (95% CI {c['ci_low']:.3f}–"
+                      f"{c['ci_high']:.3f}, permutation p={c['p_value']:.3g}) between {span}, and this run is after it",
+                "find the change in that range (`edgebench history MODEL --board B --changes`); a deliberate one: "
+                "say so in the claim")
+
+    return _per_run("regression-on-record", title, src, check, runs)
+
+
+regression_on_record.needs_records = True  # type: ignore[attr-defined]
+
+
 RULES: list = [speedup_without_accuracy, precision_and_kernels, kernel_only_as_e2e, one_model_only,
                baseline_mismatch, preprocessing_excluded, input_size, relative_accuracy, single_run,
                burst_as_sustained, power_without_duty_cycle, small_test_set, cold_start, mixed_labels,
-               best_of_n, variation_levels, gates, layers_add_up]
+               best_of_n, variation_levels, gates, layers_add_up, regression_on_record]
 
 
-def check(runs: Iterable, rules: Optional[list] = None, sessions: Optional[dict] = None) -> CheckReport:
+def check(runs: Iterable, rules: Optional[list] = None, sessions: Optional[dict] = None,
+          records: Optional[dict] = None) -> CheckReport:
     """Every rule over ``runs`` (RunResults). ``sessions``: run id -> the other sessions of its
-    measurement in its runs folder (read by the caller; the best-of-N rule is not applicable without)."""
+    measurement in its runs folder (read by the caller; the best-of-N rule is not applicable without);
+    ``records``: run id -> the regressions of its series on record (``regression-on-record``)."""
     runs = list(runs)
     return CheckReport([r.run_id for r in runs],
-                       [rule(runs, sessions) if getattr(rule, "needs_sessions", False) else rule(runs)
+                       [rule(runs, sessions) if getattr(rule, "needs_sessions", False)
+                        else rule(runs, records) if getattr(rule, "needs_records", False) else rule(runs)
                         for rule in (rules or RULES)])
 
 

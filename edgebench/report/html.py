@@ -590,9 +590,11 @@ def _summary(runs: list, report, comparisons, acks: Optional[dict]):
 
 
 def render_html(runs: list, report, comparisons: list = (), title: Optional[str] = None,
-                generated_utc: Optional[str] = None, version: str = "", acks: Optional[dict] = None) -> str:
+                generated_utc: Optional[str] = None, version: str = "", acks: Optional[dict] = None,
+                histories: list = ()) -> str:
     """The whole report as one HTML document (str). ``report``: the CheckReport of ``runs``; ``acks``: the
-    warnings acknowledged for their runs folder (code -> reason), folded in the summary."""
+    warnings acknowledged for their runs folder (code -> reason), folded in the summary; ``histories``: the
+    series of the runs on record (``edgebench history``'s ``to_dict()`` with a ``title``), drawn as trends."""
     when = generated_utc or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     title = title or ("edgebench report: " + ", ".join(sorted({f"{(d.result.model or {}).get('name')}"
                                                                 for d in runs})))
@@ -627,6 +629,11 @@ def render_html(runs: list, report, comparisons: list = (), title: Optional[str]
                            "joins the models no other model beats on both. Latencies of other labels are plotted "
                            "apart, never on this axis.")]
     parts.append(_comparisons_html(list(comparisons)))
+    for h in histories:
+        parts += [f"<h2>History: {_e(h['title'])}</h2>",
+                  _img(rp.trend(h), "trend", f"{_e(h['metric'])} of every run of this series on record (95% CI); "
+                       "green: the level between change points; dashed: a change point (red: a regression), its "
+                       "size the ratio of the levels; ringed: the model's file or the conditions changed.")]
     parts += [_run_section(d, i) for i, d in enumerate(runs, 1)]
     parts.append("<p class=small>edgebench report: every figure above carries its label (measured, emulated, "
                  "simulated, estimated) and the conditions above.</p></body></html>")

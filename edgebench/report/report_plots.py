@@ -431,3 +431,41 @@ def layer_sqnr(s: dict, title: str, label: str) -> bytes:
 
 __all__ = ["latency_distribution", "stage_breakdown", "soak_series", "reliability", "edge_slices",
            "energy_trace", "battery_curve", "pareto", "layer_times", "layer_sqnr"]
+
+
+def trend(history: dict) -> bytes:
+    """A series over time (``edgebench history``'s ``to_dict()``): each run's figure with its interval,
+    the levels between change points drawn flat, each change point a dashed line with its size; a
+    point where the model's file or the conditions changed is ringed."""
+    pts = history["points"]
+    unit = history.get("unit", "")
+    shown, div = _unit(max(p["value"] for p in pts)) if unit == "s" else (unit, 1.0)
+    scale = 1.0 / div
+    x = np.arange(len(pts))
+    y = np.array([p["value"] for p in pts]) * scale
+    lo = np.array([p["ci_low"] if p.get("ci_low") is not None else p["value"] for p in pts]) * scale
+    hi = np.array([p["ci_high"] if p.get("ci_high") is not None else p["value"] for p in pts]) * scale
+    fig = _figure(11.0, 3.4)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o", ms=4, capsize=2, color="#1f77b4", label="run (95% CI)")
+    marked = [i for i, p in enumerate(pts) if p.get("changed")]
+    if marked:
+        ax.scatter(x[marked], y[marked], s=90, facecolors="none", edgecolors="#ff7f0e",
+                   label="model or conditions changed")
+    cuts = [c["index"] for c in history.get("changes", [])]
+    bounds = [0, *cuts, len(pts)]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        level = float(np.exp(np.mean(np.log(y[a:b]))))
+        ax.hlines(level, a - 0.4, b - 0.6, colors="#2ca02c", linewidth=2)
+    for c in history.get("changes", []):
+        colour = "#d62728" if c.get("regression") else "#7f7f7f"
+        ax.axvline(c["index"] - 0.5, color=colour, linestyle="--", linewidth=1.2)
+        ax.annotate(f"×{c['ratio']:.3f}", (c["index"] - 0.5, float(hi.max())), color=colour, fontsize=9,
+                    ha="left", va="top", xytext=(3, 0), textcoords="offset points")
+    ax.set_xlabel("run (oldest first)" if history.get("by") != "commit" else "commit (in the order measured)")
+    ax.set_ylabel(f"{history['metric']} ({shown})")
+    ax.legend(loc="best", fontsize=8)
+    labels = sorted({p.get("figure_label") or "" for p in pts} - {""})
+    ax.set_title(f"{history.get('title', '')}: {len(pts)} runs, {len(cuts)} change point(s) "
+                 f"[{', '.join(labels) or 'unlabelled'}]", fontsize=10)
+    return _png(fig)

@@ -814,6 +814,7 @@ class Extra(TypedDict, total=False):
     requested_rate_hz: Num
     writer: Optional[Mapping_]
     recovery: Optional[Mapping_]
+    labels: Optional[Dict[str, Str]]
     unknown_keys: Optional[List[Str]]
 
 

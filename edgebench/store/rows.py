@@ -1,0 +1,221 @@
+"""The rows a results store keeps for one run (level 2a): the one function both stores use.
+
+:func:`run_rows` reads a run folder (validated run.json, samples digest) and
+:func:`result_rows` turns a :class:`~edgebench.results.model.RunResult` into
+
+* the *run row*: identity (run id, created, kind, status, figure label), the series key
+  (model name, board, runtime, kernels, threads, scenario), the model's sha256, a digest
+  of the run's conditions (:func:`conditions_digest`), the samples digest and the labels;
+* one *figure row* per metric the run has (:data:`edgebench.store.base.METRICS`): value,
+  interval, the standard error of log(value) and its degrees of freedom where the interval
+  gives them, and the figure's label (measured / emulated / simulated / estimated).
+
+The embedded index and the shared store hold exactly these rows, so a series reads the
+same from either.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+from edgebench.errors import StoreError
+from edgebench.results.files import check_run_folder
+from edgebench.results.model import RunResult
+from edgebench.results.store import SAMPLES, read_result
+from edgebench.store.base import METRICS, SeriesKey, SeriesPoint
+
+#: The run-row columns, in order (both stores' ``runs`` table / view).
+RUN_COLUMNS = ("run_id", "created_utc", "kind", "status", "figure_label", "model", "board", "runtime", "kernels",
+               "threads", "scenario", "model_sha256", "conditions_digest", "samples_digest", "labels", "path",
+               "edgebench_version")
+#: The figure-row columns, in order (both stores' ``figures`` table / view).
+FIGURE_COLUMNS = ("run_id", "metric", "value", "ci_low", "ci_high", "se_log", "df", "figure_label")
+
+
+@dataclass
+class RunRows:
+    """What a store keeps of one run: its run row, its figure rows, its series key and labels."""
+    run: dict
+    figures: list = field(default_factory=list)
+    key: SeriesKey = field(default_factory=lambda: SeriesKey("", ""))
+    labels: dict = field(default_factory=dict)
+    result: Optional[RunResult] = None      # the run these rows were made of (a store may keep more of it)
+
+
+def samples_digest(run_dir) -> str:
+    """sha256 of the run's samples.parquet (``""`` when it has none): with the run id, what makes
+    an append idempotent."""
+    path = Path(run_dir) / SAMPLES
+    if not path.is_file():
+        return ""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run_rows(run_dir) -> RunRows:
+    """The rows of the run in folder ``run_dir``: ResultError (one line) for a folder that is not
+    a valid edgebench run or holds links out of it; StoreError for a run still being written."""
+    d = check_run_folder(run_dir)
+    result = read_result(d)
+    if result.status == "running":
+        raise StoreError(f"run {result.run_id} ({d.name}) is still running", "append it when it has finished")
+    return result_rows(result, d, samples_digest(d))
+
+
+def series_key(result: RunResult) -> SeriesKey:
+    r = result
+    threads = (r.runtime or {}).get("threads")
+    if isinstance(threads, (list, tuple)):
+        threads = ",".join(str(t) for t in threads)
+    return SeriesKey(model=str((r.model or {}).get("name") or ""), board=str((r.board or {}).get("name") or ""),
+                     runtime=str((r.runtime or {}).get("name") or ""),
+                     kernels=str((r.runtime or {}).get("kernels") or ""),
+                     threads="" if threads in (None, "") else str(threads),
+                     scenario=str((r.scenario or {}).get("name") or ""))
+
+
+def labels_of(result: RunResult) -> dict:
+    """The run's ``--label key=value`` pairs (``extra.labels``), as text."""
+    raw = (result.extra or {}).get("labels") or {}
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+
+
+def conditions_digest(result: RunResult) -> str:
+    """16 hex digits naming the conditions a run was measured under, apart from the model's
+    content: runtime (version, kernels, delegate, threads), board system (OS, CPU, software,
+    governors), scenario, what the timing includes, the settings and the edgebench version.
+    What drifts from run to run (load, temperatures, current clocks) is left out, so two runs
+    of the same set-up share a digest and a change of set-up shows in a series."""
+    r = result
+    system: dict = dict((r.board or {}).get("system") or {})
+    cpufreq: dict = dict(system.get("cpufreq") or {})
+    governors = {name: (p or {}).get("governor") for name, p in (cpufreq.get("policies") or {}).items()}
+    settings = {k: v for k, v in (r.settings or {}).items() if k not in ("seed",)}
+    doc = {"runtime": r.runtime, "board": {"name": (r.board or {}).get("name"), "kind": (r.board or {}).get("kind"),
+                                           "os": system.get("os"), "cpu": system.get("cpu"),
+                                           "software": system.get("software"), "governors": governors},
+           "scenario": {k: v for k, v in (r.scenario or {}).items() if k != "inputs"},
+           "timing": {k: v for k, v in (r.timing or {}).items() if k in ("clock", "stages", "excludes")},
+           "settings": settings, "edgebench": r.edgebench_version}
+    text = json.dumps(doc, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def result_rows(result: RunResult, run_dir, samples_sha256: str = "") -> RunRows:
+    """The rows of ``result`` (stored in ``run_dir``, whose samples digest is ``samples_sha256``)."""
+    r = result
+    key = series_key(r)
+    labels = labels_of(r)
+    run = {"run_id": r.run_id, "created_utc": r.created_utc, "kind": r.kind, "status": r.status,
+           "figure_label": r.label, **key.to_dict(),
+           "model_sha256": str((r.model or {}).get("sha256") or ""), "conditions_digest": conditions_digest(r),
+           "samples_digest": samples_sha256, "labels": labels, "path": str(run_dir),
+           "edgebench_version": r.edgebench_version}
+    return RunRows(run=run, figures=figure_rows(r), key=key, labels=labels, result=r)
+
+
+def _num(v) -> Optional[float]:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+@lru_cache(maxsize=256)
+def _quantile(level: float, df: Optional[float]) -> float:
+    from statistics import NormalDist
+
+    p = 1 - (1 - level) / 2
+    if df is None or df <= 0:
+        return NormalDist().inv_cdf(p)
+    from scipy import stats
+
+    return float(stats.t.ppf(p, df))
+
+
+def se_log_of(value, low, high, level: float = 0.95, df: Optional[float] = None) -> Optional[float]:
+    """The standard error of log(value) an interval ``low``..``high`` at ``level`` implies
+    (Student t with ``df`` when known, else normal); None when the interval is missing or not
+    positive."""
+    v, lo, hi = _num(value), _num(low), _num(high)
+    if v is None or lo is None or hi is None or lo <= 0 or hi <= lo:
+        return None
+    return (math.log(hi) - math.log(lo)) / (2 * _quantile(float(level), df))
+
+
+def _figure(metric, value, low, high, label, level=0.95, df=None, se_log=None) -> Optional[dict]:
+    v = _num(value)
+    if v is None:
+        return None
+    lo, hi = _num(low), _num(high)
+    se = se_log if se_log is not None else se_log_of(v, lo, hi, level, df)
+    return {"metric": metric, "value": v, "ci_low": lo, "ci_high": hi, "se_log": se, "df": df,
+            "figure_label": label}
+
+
+def _latency(r: RunResult, stage: str, metric: str) -> Optional[dict]:
+    s = (r.latency or {}).get(stage) or {}
+    runs = s.get("runs")
+    df = float(runs - 1) if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 2 else None
+    return _figure(metric, s.get("median_s"), s.get("ci_low_s"), s.get("ci_high_s"), s.get("label") or r.label,
+                   _num(s.get("ci_level")) or 0.95, df)
+
+
+def _throughput(r: RunResult) -> Optional[dict]:
+    t = r.throughput or {}
+    per = [v for v in (_num(x) for x in t.get("per_repeat_per_s") or []) if v is not None and v > 0]
+    value, low, high, se, df = _num(t.get("per_s")), None, None, None, None
+    if value and len(per) >= 2:   # the repeats' spread on the log scale: Student t, df K - 1
+        logs = [math.log(x) for x in per]
+        mean = sum(logs) / len(logs)
+        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+        df = float(len(per) - 1)
+        se = sd / math.sqrt(len(per))
+        q = _quantile(0.95, df)
+        low, high = value * math.exp(-q * se), value * math.exp(q * se)
+    return _figure("throughput", value, low, high, t.get("label") or r.label, 0.95, df, se)
+
+
+def _energy(r: RunResult) -> Optional[dict]:
+    inf = (r.power or {}).get("inference") or {}
+    return _figure("energy", inf.get("energy_j"), inf.get("ci_low_j"), inf.get("ci_high_j"),
+                   inf.get("label") or (r.power or {}).get("label") or r.label)
+
+
+def _accuracy(r: RunResult) -> Optional[dict]:
+    a = ((r.extra or {}).get("accuracy") or {}).get("accuracy") or {}
+    top1 = (a.get("candidate") or {}).get("top1") or {}
+    return _figure("accuracy", top1.get("accuracy"), top1.get("ci_low"), top1.get("ci_high"), r.label)
+
+
+def figure_rows(result: RunResult) -> list:
+    """One row per :data:`~edgebench.store.base.METRICS` name the run has a figure of (run id first)."""
+    found = {"e2e": _latency(result, "e2e", "e2e"), "invoke": _latency(result, "invoke", "invoke"),
+             "throughput": _throughput(result), "energy": _energy(result), "accuracy": _accuracy(result)}
+    return [{"run_id": result.run_id, **row} for name, row in found.items() if name in METRICS and row]
+
+
+def point_of(run: dict, figure: dict) -> SeriesPoint:
+    """A :class:`SeriesPoint` from a run row and one of its figure rows (as either store returns them)."""
+    labels = run.get("labels") or {}
+    if isinstance(labels, str):
+        labels = json.loads(labels) if labels else {}
+    return SeriesPoint(run_id=str(run["run_id"]), created_utc=str(run.get("created_utc") or ""),
+                       metric=str(figure["metric"]), value=float(figure["value"]),
+                       ci_low=_num(figure.get("ci_low")), ci_high=_num(figure.get("ci_high")),
+                       se_log=_num(figure.get("se_log")), df=_num(figure.get("df")),
+                       figure_label=str(figure.get("figure_label") or run.get("figure_label") or ""),
+                       model_sha256=str(run.get("model_sha256") or ""),
+                       conditions_digest=str(run.get("conditions_digest") or ""), labels=dict(labels))
+
+
+__all__ = ["FIGURE_COLUMNS", "RUN_COLUMNS", "RunRows", "conditions_digest", "figure_rows", "labels_of", "point_of",
+           "result_rows", "run_rows", "samples_digest", "se_log_of", "series_key"]
