@@ -1,0 +1,194 @@
+"""Issue 29, hardening second round: each attack or mistake reproduced first, then refused.
+
+Links planted in predictable folders (farm fan-out, the firmware's model blob, acknowledged.json),
+a hostile acknowledged.json, concurrent acks, terminal escapes in untrusted text, one bad run in
+a folder, a full disk, a non-regular model path, and runs killed mid-way that must be recoverable.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from edgebench.errors import ResultError, UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
+
+
+def run_cli(*args, cwd=None, env=None):
+    return subprocess.run([sys.executable, "-m", "edgebench", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=300, stdin=subprocess.DEVNULL,
+                          env=dict(os.environ, COLUMNS="200", **(env or {})))
+
+
+def _victim(tmp_path: Path) -> Path:
+    v = tmp_path / "victim.txt"
+    v.write_text("precious\n")
+    return v
+
+
+# ---------------------------------------------------------------- the one writer: streams and blobs
+
+def test_open_stream_refuses_a_planted_link_and_a_linked_folder(tmp_path):
+    from edgebench.results.files import open_stream
+
+    victim = _victim(tmp_path)
+    (tmp_path / "s").mkdir()
+    os.symlink(victim, tmp_path / "s" / "out.json")
+    with pytest.raises(ResultError, match="symbolic link"):
+        open_stream(tmp_path / "s" / "out.json")
+    os.symlink(tmp_path / "elsewhere", tmp_path / "s" / "linked")
+    (tmp_path / "elsewhere").mkdir()
+    with pytest.raises(ResultError, match="symbolic link"):
+        open_stream(tmp_path / "s" / "linked" / "out.json")
+    assert victim.read_text() == "precious\n" and not (tmp_path / "elsewhere" / "out.json").exists()
+    with open_stream(tmp_path / "s" / "new" / "out.json") as f:
+        f.write(b"ok")
+    assert (tmp_path / "s" / "new" / "out.json").read_bytes() == b"ok"
+
+
+def test_farm_fan_out_never_writes_through_a_planted_link_and_fails(tmp_path):
+    from edgebench.cli.farm_fanout import _run_children
+    from edgebench.farm.fanout import FanoutSummary, PlaceOutcome
+
+    victim = _victim(tmp_path)
+    session = tmp_path / "farm-bench-20260101T000000Z"
+    (session / "p1").mkdir(parents=True)
+    os.symlink(victim, session / "p1" / "stdout.json")        # the race the issue describes, won in advance
+    os.symlink(victim, session / "p2")                        # a place folder that is a link
+    summary = FanoutSummary("bench", {"x": "1"}, "127.0.0.1:1", str(session), "now",
+                            [PlaceOutcome("p1", "sim-pi5"), PlaceOutcome("p2", "sim-pi5"),
+                             PlaceOutcome("p3", "sim-pi5")])
+    lines = []
+
+    class Err:
+        def print(self, text, **kw):
+            lines.append(text)
+
+    _run_children(summary, [["--version"]] * 3, session, Err())
+    assert victim.read_text() == "precious\n"
+    by = {o.place: o for o in summary.places}
+    assert by["p1"].status == "failed" and "symbolic link" in by["p1"].message
+    assert by["p2"].status == "failed"
+    assert by["p3"].status == "ok" and (session / "p3" / "stdout.json").read_text().startswith("edgebench")
+    assert summary.exit_code() == 1
+    assert any("p1" in ln and "not run" in ln for ln in lines)
+
+
+def test_session_folder_is_always_a_new_one(tmp_path):
+    import datetime as dt
+
+    from edgebench.farm.fanout import session_dir
+
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    os.symlink(tmp_path / "victim-folder", tmp_path / "farm-bench-20260101T000000Z")   # planted, dangling
+    got = session_dir(tmp_path, "bench", now)
+    assert got.name == "farm-bench-20260101T000000Z-2" and got.is_dir() and not got.is_symlink()
+
+
+def test_flash_model_blob_is_not_written_through_a_link(tmp_path):
+    from edgebench.mcu.blob import convert
+    from edgebench.mcu.firmware import _stage_blob
+    from edgebench.modelfile import read_model
+
+    victim = _victim(tmp_path)
+    crc = convert(read_model(INT8)).crc32
+    where = tmp_path / "build" / f"model-{crc:08x}"
+    where.mkdir(parents=True)
+    os.symlink(victim, where / "model.ebm")
+    with pytest.raises(UsageError, match="symbolic link"):
+        _stage_blob(INT8, tmp_path / "build")
+    assert victim.read_text() == "precious\n"
+    os.unlink(where / "model.ebm")
+    os.rmdir(where)
+    os.symlink(tmp_path, where)                     # the folder itself a link out of the build folder
+    with pytest.raises(UsageError, match="symbolic link"):
+        _stage_blob(INT8, tmp_path / "build")
+    assert not (tmp_path / "model.ebm").exists()
+    os.unlink(where)
+    _, path = _stage_blob(INT8, tmp_path / "build")
+    assert path.read_bytes() == convert(read_model(INT8)).data
+    mtime = path.stat().st_mtime_ns
+    _stage_blob(INT8, tmp_path / "build")            # same bytes: not rewritten (make relinks only on change)
+    assert path.stat().st_mtime_ns == mtime
+
+
+# ------------------------------------------------------------------------------- acknowledged.json
+
+def test_acks_are_not_read_through_a_link(tmp_path):
+    from edgebench.results import acks
+
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"format": "edgebench-acks", "version": 1,
+                                   "acknowledged": [{"code": "single-session", "reason": "planted"}]}))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    os.symlink(outside, runs / acks.ACKS_FILE)
+    with pytest.raises(ResultError, match="symbolic link"):
+        acks.read_acks(runs)
+    problems: list = []
+    assert acks.acks_for([runs / "some-run"], problems) == {} and len(problems) == 1
+
+
+def test_a_hostile_acks_file_is_one_warning_and_ack_refuses_it(tmp_path):
+    from edgebench.results import acks
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / acks.ACKS_FILE).write_text("[" * 200_000 + "]" * 200_000)       # 400 kB of nested brackets
+    with pytest.raises(ResultError, match="nests deeper"):
+        acks.read_acks(runs)
+    problems: list = []
+    assert acks.acks_for([runs / "r"], problems) == {} and problems[0].startswith("acknowledgements ignored")
+    p = run_cli("ack", "single-session", "--runs-dir", runs)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert [ln for ln in p.stderr.splitlines() if ln.strip()][0].startswith("error:") and "nests deeper" in p.stderr
+    assert (runs / acks.ACKS_FILE).read_text().startswith("[[[")           # not overwritten
+
+
+def test_bench_with_a_hostile_acks_file_stores_its_run_and_exits_0(tmp_path):
+    from edgebench.results import acks
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / acks.ACKS_FILE).write_text("[" * 200_000 + "]" * 200_000)
+    p = run_cli("bench", INT8, "--board", "sim-pi5", "--max-time", "1", "--min-time", "0.2", "--repeat", "1",
+                "--max-repeats", "1", "--sessions", "1", "--min-samples", "20", "--runs-dir", runs)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr and "unexpected" not in p.stderr
+    assert sum("acknowledgements ignored" in ln for ln in (p.stdout + p.stderr).splitlines()) >= 1
+    (run,) = [d for d in runs.iterdir() if d.is_dir()]
+    for argv in (["runs", run.name, "--runs-dir", runs],
+                 ["report", run.name, "--runs-dir", runs, "-o", tmp_path / "r.html"]):
+        q = run_cli(*argv)
+        assert q.returncode == 0 and "Traceback" not in q.stderr, q.stderr
+
+
+def test_twenty_concurrent_acks_are_all_kept(tmp_path):
+    from edgebench.results import acks
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    codes = [f"code-{i:02d}" for i in range(20)]
+    with ThreadPoolExecutor(20) as pool:     # threads: flock locks are per open file, so this contends
+        list(pool.map(lambda c: acks.acknowledge(runs, c, "why"), codes))
+    assert sorted(acks.read_acks(runs)) == codes
+    assert not (runs / acks.LOCK_FILE).is_symlink()
+
+
+def test_the_ack_lock_is_not_made_through_a_link(tmp_path):
+    from edgebench.results import acks
+
+    victim = _victim(tmp_path)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    os.symlink(victim, runs / acks.LOCK_FILE)
+    with pytest.raises(ResultError, match="cannot lock"):
+        acks.acknowledge(runs, "single-session", "x")
+    assert victim.read_text() == "precious\n"
