@@ -192,3 +192,56 @@ def test_the_ack_lock_is_not_made_through_a_link(tmp_path):
     with pytest.raises(ResultError, match="cannot lock"):
         acks.acknowledge(runs, "single-session", "x")
     assert victim.read_text() == "precious\n"
+
+
+# ----------------------------------------------------------------------- terminal escape sequences
+
+ESC = "\x1b]0;owned\x07\x1b[2J\x9b31m\rhidden"
+
+
+def test_safe_text_makes_controls_visible_and_keeps_lines():
+    from edgebench.cli.output import safe_text
+
+    got = safe_text(f"a\tb\n{ESC}")
+    assert "\x1b" not in got and "\x07" not in got and "\x9b" not in got and "\r" not in got
+    assert got.startswith("a\tb\n") and "\\x1b]0;owned\\x07" in got and "\\x9b31m" in got
+
+
+def test_an_ack_reason_with_escapes_reaches_the_terminal_escaped(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    p = run_cli("ack", "single-session", "--reason", ESC, "--runs-dir", runs)
+    assert p.returncode == 0, p.stderr
+    listed = run_cli("ack", "--list", "--runs-dir", runs)
+    assert listed.returncode == 0 and "\\x1b]0;owned" in listed.stdout
+    assert not any(c in listed.stdout + listed.stderr for c in "\x1b\x07\x9b\r")
+
+
+def test_tables_and_error_lines_are_escaped(capsys):
+    from rich.table import Table
+
+    from edgebench.cli.output import get_console
+
+    t = Table()
+    t.add_column("class")
+    t.add_row(f"cat{ESC}")                         # a class name read from a labels file
+    get_console().print(t)
+    get_console().print(f"label {ESC}", markup=False)
+    out = capsys.readouterr().out
+    assert "\x1b]0;owned" not in out and "\x9b" not in out and "\x07" not in out
+
+
+def test_onnx_input_names_with_escapes_print_escaped(tmp_path):
+    pytest.importorskip("onnx")
+    import onnx
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from onnx_graphs import H, model
+
+    name = "in\x1b]0;owned\x07put"
+    m = model([H("Relu", [name], ["y"])], {name: [1, 4]}, {"y": [1, 4]})
+    onnx.save(m, str(tmp_path / "m.onnx"))
+    p = run_cli("inspect", tmp_path / "m.onnx")
+    assert "Traceback" not in p.stderr
+    assert "\x1b]0;owned" not in p.stdout + p.stderr and "\x07" not in p.stdout + p.stderr
+    assert p.returncode != 0 or "\\x1b]0;owned" in p.stdout

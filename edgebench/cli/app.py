@@ -172,9 +172,12 @@ def commands() -> dict:
 
 
 def _say(line: str) -> None:
-    """One line on stderr; a closed terminal (SIGHUP) must not turn it into a traceback."""
+    """One line on stderr (control characters of untrusted text in it made visible); a closed
+    terminal (SIGHUP) must not turn it into a traceback."""
+    from edgebench.cli.output import safe_text
+
     try:
-        print(line, file=sys.stderr, flush=True)
+        print(safe_text(line), file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
 
