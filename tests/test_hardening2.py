@@ -245,3 +245,95 @@ def test_onnx_input_names_with_escapes_print_escaped(tmp_path):
     assert "Traceback" not in p.stderr
     assert "\x1b]0;owned" not in p.stdout + p.stderr and "\x07" not in p.stdout + p.stderr
     assert p.returncode != 0 or "\\x1b]0;owned" in p.stdout
+
+
+# ------------------------------------------------------------------- one bad run, a full disk, /proc
+
+def _bench(runs: Path, repeat: int = 1):
+    from edgebench.bench.latency import BenchOptions, BenchSession
+    from edgebench.boards.registry import get_profile
+
+    opts = BenchOptions(min_samples=30, min_time_s=0.2, max_time_s=2, repeat=repeat, max_repeats=repeat, sessions=1)
+    return BenchSession(INT8, get_profile("sim-pi5"), opts, runs_root=runs)
+
+
+def test_a_nan_median_skips_that_run_only(tmp_path):
+    runs = tmp_path / "runs"
+    for _ in range(2):
+        _bench(runs).run()
+    first, second = sorted(d for d in runs.iterdir() if d.is_dir())
+    doc = json.loads((first / "run.json").read_text())
+    doc["latency"]["e2e"]["median_s"] = float("nan")
+    (first / "run.json").write_text(json.dumps(doc))
+    p = run_cli("runs", "--runs-dir", runs)
+    assert p.returncode == 0, p.stderr
+    assert "unexpected" not in p.stderr and "Traceback" not in p.stderr
+    assert sum("skipped" in ln and first.name in ln for ln in p.stderr.splitlines()) == 1
+    assert json.loads((second / "run.json").read_text())["run_id"][:6] in p.stdout
+    shown = run_cli("runs", first.name, "--runs-dir", runs)
+    assert shown.returncode == 0 and "nan" in shown.stdout, shown.stderr
+
+
+def _fail_fsync_of(monkeypatch, marker: str):
+    """os.fsync raises ENOSPC for a file whose name holds ``marker`` (the device full at that write)."""
+    import errno
+
+    real = os.fsync
+
+    def fsync(fd):
+        try:
+            name = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            name = ""
+        if marker in os.path.basename(name):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
+def test_a_full_disk_is_a_typed_error_and_no_run_is_left_running(tmp_path, monkeypatch):
+    """ENOSPC simulated by an os.fsync that fails for samples.parquet's temporary file (the write
+    at the end of a repeat); on a real full tmpfs the same error comes from write() instead."""
+    from edgebench.errors import DiskFullError
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc/self/fd to tell which file is synced")
+    _fail_fsync_of(monkeypatch, ".samples.parquet.")
+    runs = tmp_path / "runs"
+    with pytest.raises(DiskFullError, match="no space left.*removed"):
+        _bench(runs).run()
+    assert not any((d / "run.json").exists() for d in runs.iterdir()) if runs.exists() else True
+
+
+def test_a_full_disk_in_a_journal_or_run_json_is_a_typed_error(tmp_path, monkeypatch):
+    import errno
+
+    from edgebench.errors import DiskFullError
+    from edgebench.results.files import atomic_write
+
+    def full(f):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(DiskFullError, match="no space left on the device holding"):
+        atomic_write(tmp_path / "run.json", full)
+    assert list(tmp_path.iterdir()) == []                     # its temporary file removed
+    _fail_fsync_of(monkeypatch, "samples.journal.")
+    import pandas as pd
+
+    from edgebench.results import store
+
+    with pytest.raises(DiskFullError):
+        store.open_journal(tmp_path).append(pd.DataFrame({"e2e_s": [1.0]}))
+
+
+@pytest.mark.parametrize("verb", ["bench", "inspect", "quantize"])
+def test_proc_self_mem_and_a_fifo_as_a_model_are_one_line(tmp_path, verb):
+    fifo = tmp_path / "m.tflite"
+    os.mkfifo(fifo)
+    extra = {"bench": ["--board", "sim-pi5", "--runs-dir", tmp_path / "runs"], "inspect": [],
+             "quantize": ["--calib", "digits", "-o", tmp_path / "q"]}[verb]
+    for model in ("/proc/self/mem", fifo):
+        p = run_cli(verb, model, *extra)
+        errors = [ln for ln in p.stderr.splitlines() if ln.startswith("error:")]
+        assert p.returncode == 1 and len(errors) == 1 and "unexpected" not in p.stderr, p.stderr

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from edgebench import __version__
-from edgebench.errors import EdgebenchError
+from edgebench.errors import DiskFullError, EdgebenchError
 from edgebench.results import store
 from edgebench.results.model import RunResult
 
@@ -155,7 +155,12 @@ class RunFolder:
             if self.path is not None:
                 if measured():
                     status, reason = stop_reason(exc)
-                    stop(status, reason)
+                    try:
+                        stop(status, reason)
+                    except DiskFullError as full:   # nothing can be written: never leave it "running"
+                        self.discard()
+                        raise DiskFullError(f"{full.message}; the run could not be stored and was removed",
+                                            full.hint) from None
                 else:
                     self.discard()
             raise

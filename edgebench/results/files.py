@@ -14,12 +14,13 @@ Library code: raises :class:`~edgebench.errors.ResultError`, never prints.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
 from pathlib import Path
 
-from edgebench.errors import ResultError, UsageError
+from edgebench.errors import DiskFullError, ResultError, UsageError
 
 LINK_HINT = "a run folder holds only its own files: remove the link (or copy the file in its place)"
 
@@ -36,6 +37,19 @@ def _umask() -> int:
     return mask
 
 
+FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full(exc: BaseException, path) -> DiskFullError | None:
+    """``exc`` as a :class:`~edgebench.errors.DiskFullError` naming ``path`` when it says the device
+    is full (ENOSPC) or the quota reached (EDQUOT); None for anything else."""
+    if not isinstance(exc, OSError) or exc.errno not in FULL:
+        return None
+    what = "no space left" if exc.errno == errno.ENOSPC else "disk quota exceeded"
+    return DiskFullError(f"{what} on the device holding {path}: cannot write it",
+                         "free some space there (or give --runs-dir / -o a folder on another disk) and run again")
+
+
 def refuse_link(path, what: str = "file") -> None:
     """ResultError when ``path`` is a symbolic link (nothing is written or read through one)."""
     if os.path.islink(path):
@@ -48,7 +62,13 @@ def atomic_write(path, write, mode: int = 0o666) -> Path:
     the umask), fsync it, rename it over ``path`` and fsync the folder. ``path`` may not be a link."""
     path = Path(path)
     refuse_link(path)
-    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        full = disk_full(exc, path)
+        if full is not None:
+            raise full from None
+        raise
     try:
         os.fchmod(fd, mode & ~_umask())           # mkstemp makes 0600; a file gets the usual mode
         with os.fdopen(fd, "wb") as f:
@@ -56,11 +76,14 @@ def atomic_write(path, write, mode: int = 0o666) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        full = disk_full(exc, path)
+        if full is not None:
+            raise full from None
         raise
     fsync_dir(path.parent)
     return path
@@ -232,6 +255,7 @@ __all__ = [
     "check_run_folder",
     "check_writable_folder",
     "create_exclusive",
+    "disk_full",
     "fsync_dir",
     "open_stream",
     "read_regular",
