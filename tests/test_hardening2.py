@@ -337,3 +337,87 @@ def test_proc_self_mem_and_a_fifo_as_a_model_are_one_line(tmp_path, verb):
         p = run_cli(verb, model, *extra)
         errors = [ln for ln in p.stderr.splitlines() if ln.startswith("error:")]
         assert p.returncode == 1 and len(errors) == 1 and "unexpected" not in p.stderr, p.stderr
+
+
+# ------------------------------------------------------------------------------- recovery of runs
+
+KILL_PROFILE = """
+import os, signal, sys
+from edgebench.bench import profile as P
+from edgebench.boards.registry import get_profile
+orig = P.ProfileRun._summarise
+def summarise(self, status, reason):
+    orig(self, status, reason)
+    if len(self.repeats) == 1:
+        os.kill(os.getpid(), signal.SIGKILL)      # killed right after its first repeat was stored
+P.ProfileRun._summarise = summarise
+P.run_profile(sys.argv[1], get_profile("host"), P.ProfileOptions(repeat=3, op_time_s=0.05, whole_time_s=0.2),
+              runs_root=sys.argv[2])
+"""
+
+KILL_LAYER_ERROR = """
+import os, signal, sys
+from edgebench.bench import layer_error as L
+from edgebench.bench.record import RunFolder
+RunFolder.save = lambda self, *a, **k: os.kill(os.getpid(), signal.SIGKILL)   # killed between start and save
+L.run_layer_error(sys.argv[1], sys.argv[3], L.LayerErrorOptions(count=8), runs_root=sys.argv[2])
+"""
+
+
+def _killed(script: str, *args) -> int:
+    p = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")))
+    return p.returncode
+
+
+def test_a_sigkilled_profile_is_recovered(tmp_path):
+    runs = tmp_path / "runs"
+    assert _killed(KILL_PROFILE, INT8, runs) == -9
+    (d,) = [x for x in runs.iterdir() if x.is_dir()]
+    assert json.loads((d / "run.json").read_text())["status"] == "running"
+    p = run_cli("profile", "--recover", d)
+    assert p.returncode == 0, p.stderr
+    stored = json.loads((d / "run.json").read_text())
+    assert stored["status"] == "incomplete" and "repeats it had finished" in stored["status_reason"]
+    assert (d / "samples.parquet").exists() and not list(d.glob("*.journal.*"))
+    again = run_cli("profile", "--recover", d)
+    assert again.returncode == 1 and "not an unfinished profile run" in again.stderr
+
+
+def test_a_sigkilled_layer_error_is_recovered_and_the_wrong_verb_named(tmp_path):
+    runs = tmp_path / "runs"
+    assert _killed(KILL_LAYER_ERROR, INT8, runs, ROOT / "models" / "digits" / "digits_fp32.tflite") == -9
+    (d,) = [x for x in runs.iterdir() if x.is_dir()]
+    wrong = run_cli("profile", "--recover", d)
+    assert wrong.returncode == 1 and "edgebench layer-error --recover" in wrong.stderr
+    p = run_cli("layer-error", "--recover", d, "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["status"] == "incomplete"
+    assert json.loads((d / "run.json").read_text())["status"] == "incomplete"
+
+
+def test_a_selftest_left_running_is_recovered(tmp_path):
+    from edgebench.bench.record import RunFolder, new_result
+
+    folder = RunFolder(tmp_path / "runs", "selftest", "qemu-m4")
+    r = new_result("selftest", "emulated")
+    r.board = {"name": "qemu-m4", "kind": "mcu"}
+    d = folder.start(r)
+    p = run_cli("selftest", "--recover", d)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert json.loads((d / "run.json").read_text())["status"] == "incomplete"
+
+
+def test_bench_recover_on_the_command_line_uses_the_journal_copy_of_a_damaged_run_json(tmp_path, monkeypatch):
+    from edgebench.bench.latency import BenchSession
+
+    monkeypatch.setattr(BenchSession, "finish", lambda self, status, reason: None)
+    s = _bench(tmp_path / "runs", repeat=2)
+    s.run()
+    monkeypatch.undo()
+    d = s.run_dir
+    (d / "run.json").write_text('{"format": "edgebench-run", "run_id": ')          # torn by the kill
+    p = run_cli("bench", "--recover", d)
+    assert p.returncode == 0, p.stderr
+    stored = json.loads((d / "run.json").read_text())
+    assert stored["status"] == "incomplete" and stored["extra"]["recovery"]["run_json"]

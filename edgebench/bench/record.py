@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from edgebench import __version__
-from edgebench.errors import DiskFullError, EdgebenchError
+from edgebench.errors import DiskFullError, EdgebenchError, ResultError
 from edgebench.results import store
 from edgebench.results.model import RunResult
 
@@ -166,5 +166,46 @@ class RunFolder:
             raise
 
 
-__all__ = ["RunFolder", "new_result", "stop_reason", "farm_section", "board_client", "board_section",
+def recover_stored(run_dir, kind, kept: str) -> RunResult:
+    """Finish a run folder of ``kind`` (:mod:`edgebench.results.kinds`) left ``running`` by a crash or a
+    kill, for a verb that stores its figures as it goes (``kept`` says what): run.json (or the journal's
+    copy of it when damaged) as last stored, the samples its journal holds written out, the run marked
+    incomplete. ResultError when the folder holds no unfinished run of that kind."""
+    d = Path(run_dir)
+    r = store.read_unfinished(d)
+    if r.kind != kind.name or r.status != "running":
+        raise ResultError(f"{d} is not an unfinished {kind.name} run (kind {r.kind}, status {r.status})",
+                          "nothing to recover")
+    frame = store.read_journal(d)
+    if len(frame):
+        store.write_samples(d, frame)
+    r.status = "incomplete"
+    r.status_reason = f"the {kind.verb} process stopped without finishing (crash or kill); {kept}"
+    store.write_result(d, r)
+    store.remove_journal(d)
+    return r
+
+
+def recover_profile(run_dir) -> RunResult:
+    from edgebench.results import kinds
+
+    return recover_stored(run_dir, kinds.PROFILE, "the layer figures of the repeats it had finished are kept, "
+                                                  "with their samples")
+
+
+def recover_layer_error(run_dir) -> RunResult:
+    from edgebench.results import kinds
+
+    return recover_stored(run_dir, kinds.LAYER_ERROR, "it was killed before it stored its comparison: nothing "
+                                                      "measured is kept; run it again")
+
+
+def recover_selftest(run_dir) -> RunResult:
+    from edgebench.results import kinds
+
+    return recover_stored(run_dir, kinds.SELFTEST, "it was killed before it stored its checks: nothing measured "
+                                                   "is kept; run it again")
+
+
+__all__ = ["RunFolder", "new_result", "recover_stored", "recover_profile", "recover_layer_error", "recover_selftest", "stop_reason", "farm_section", "board_client", "board_section",
            "record_end_state"]
