@@ -421,3 +421,29 @@ def test_bench_recover_on_the_command_line_uses_the_journal_copy_of_a_damaged_ru
     assert p.returncode == 0, p.stderr
     stored = json.loads((d / "run.json").read_text())
     assert stored["status"] == "incomplete" and stored["extra"]["recovery"]["run_json"]
+
+
+KILL_QUANTIZE_WRITE = """
+import os, signal, sys
+from pathlib import Path
+from edgebench.quantize import sidecar
+sidecar.write_temp(Path(sys.argv[1]), b"half a model")
+os.kill(os.getpid(), signal.SIGKILL)            # killed before commit: the temporary file stays
+"""
+
+
+def test_partial_files_of_a_killed_quantize_are_removed_by_the_next(tmp_path):
+    from edgebench.quantize import sidecar
+
+    target = tmp_path / "out" / "m_int8.tflite"
+    assert _killed(KILL_QUANTIZE_WRITE, target) == -9
+    (left,) = list(target.parent.glob(".m_int8.tflite.*.partial"))
+    old = target.parent / ".m_int8.tflite.ab_cdefg.partial"             # an older edgebench's name, no pid
+    old.write_bytes(b"x")
+    live = sidecar.write_temp(target, b"mine")                         # this process's own: kept
+    other = target.parent / ".other.tflite.1.partial"                  # another file's: not touched
+    other.write_bytes(b"y")
+    removed = sidecar.remove_stale([target])
+    assert sorted(removed) == sorted([left, old])
+    assert live.exists() and other.exists() and not left.exists()
+    assert not any(p.name == "m_int8.tflite" for p in target.parent.iterdir())   # never taken for output
