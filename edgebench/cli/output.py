@@ -36,6 +36,13 @@ def safe_text(text: str) -> str:
     return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+def plain_text(text: str, **kwargs):
+    """A rich ``Text`` of untrusted ``text`` (no markup read), its controls made visible (:func:`safe_text`)."""
+    from rich.text import Text
+
+    return Text(safe_text(str(text)), **kwargs)
+
+
 def _console(stderr: bool):
     key = "err" if stderr else "out"
     if key not in _consoles:
@@ -92,4 +99,4 @@ def emit_json(obj: Any) -> None:
 
 
 # console and err_console come from the module __getattr__ above (made on first use)
-__all__ = ["console", "err_console", "get_console", "get_err_console", "emit_json", "safe_text"]  # noqa: F822
+__all__ = ["console", "err_console", "get_console", "get_err_console", "emit_json", "plain_text", "safe_text"]  # noqa: F822
