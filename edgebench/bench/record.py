@@ -196,15 +196,15 @@ def recover_profile(run_dir) -> RunResult:
 def recover_layer_error(run_dir) -> RunResult:
     from edgebench.results import kinds
 
-    return recover_stored(run_dir, kinds.LAYER_ERROR, "it was killed before it stored its comparison: nothing "
-                                                      "measured is kept; run it again")
+    return recover_stored(run_dir, kinds.LAYER_ERROR, "its comparison, stored first, is kept; the per-input "
+                                                      "samples were not written")
 
 
 def recover_selftest(run_dir) -> RunResult:
     from edgebench.results import kinds
 
-    return recover_stored(run_dir, kinds.SELFTEST, "it was killed before it stored its checks: nothing measured "
-                                                   "is kept; run it again")
+    return recover_stored(run_dir, kinds.SELFTEST, "its checks, stored first, are kept; the clock readings were "
+                                                   "not written")
 
 
 __all__ = ["RunFolder", "new_result", "recover_stored", "recover_profile", "recover_layer_error", "recover_selftest", "stop_reason", "farm_section", "board_client", "board_section",

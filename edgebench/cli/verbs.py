@@ -101,7 +101,7 @@ VERBS: tuple = (
     Verb("layer-error", "edgebench.cli.layer_error_cmd:layer_error", "Every layer of an INT8 model against its "
          "FP32 baseline: SQNR, where the error jumps.", MEASURE, kinds=(rk.LAYER_ERROR,),
          printer="edgebench.cli.render.profile:print_layer_error",
-         recover="edgebench.bench.record:recover_layer_error", recover_keeps=" (marks it incomplete)",
+         recover="edgebench.bench.record:recover_layer_error", recover_keeps=" (keeps its stored comparison)",
          shared=("runs_dir", "recover", "json_out", "quiet"), needs=("model", "baseline"),
          usage="edgebench layer-error INT8.tflite --baseline FP32.tflite", what="the run"),
     Verb("verify", "edgebench.cli.verify_cmd:verify", "The board's outputs against the host's reference kernels: "
@@ -134,7 +134,7 @@ VERBS: tuple = (
     Verb("selftest", "edgebench.cli.selftest_cmd:selftest", "First run on a flashed microcontroller: protocol, clock, "
          "bit-exact outputs, cycles per MAC.", BOARDS, kinds=(rk.SELFTEST,),
          printer="edgebench.cli.render.selftest:print_selftest_run",
-         recover="edgebench.bench.record:recover_selftest", recover_keeps=" (marks it incomplete)",
+         recover="edgebench.bench.record:recover_selftest", recover_keeps=" (keeps its stored checks)",
          shared=("board", "url", "image", "boards_dir", "runs_dir", "recover", "json_out", "quiet"),
          usage="edgebench selftest --board BOARD", what="the checks", board=None),
     Verb("deploy", "edgebench.cli.deploy_cmd:deploy", "Put a model on a microcontroller: blob, CRC-checked upload, "
