@@ -217,7 +217,7 @@ def test_an_ack_reason_with_escapes_reaches_the_terminal_escaped(tmp_path):
     assert not any(c in listed.stdout + listed.stderr for c in "\x1b\x07\x9b\r")
 
 
-def test_tables_and_error_lines_are_escaped(capsys):
+def test_tables_and_plain_lines_are_escaped(capsys):
     from rich.table import Table
 
     from edgebench.cli.output import get_console
