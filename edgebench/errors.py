@@ -56,6 +56,10 @@ class ResultError(EdgebenchError):
     """A stored result that cannot be read or is of an unknown schema."""
 
 
+class DiskFullError(ResultError):
+    """No space left (or the quota reached) on the device a run or an output is written to."""
+
+
 class GateFailed(EdgebenchError):
     """A result failed a user-given gate (threshold). Exit code 2."""
 

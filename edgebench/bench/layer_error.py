@@ -257,7 +257,9 @@ def run_layer_error(model_path, baseline_path, opts: LayerErrorOptions, runs_roo
 
     result.status = "complete"
     result.extra["claim"] = layer_error_claim(result)
+    result.status = "running"             # until its samples are stored too: a kill in between is recoverable
     folder.start(result)
+    result.status = "complete"
     folder.save(result, _per_sample_frame(pairs, acc, inputs_acc))
     return result, folder.path
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from edgebench import __version__
-from edgebench.errors import EdgebenchError
+from edgebench.errors import DiskFullError, EdgebenchError, ResultError
 from edgebench.results import store
 from edgebench.results.model import RunResult
 
@@ -155,11 +155,57 @@ class RunFolder:
             if self.path is not None:
                 if measured():
                     status, reason = stop_reason(exc)
-                    stop(status, reason)
+                    try:
+                        stop(status, reason)
+                    except DiskFullError as full:   # nothing can be written: never leave it "running"
+                        self.discard()
+                        raise DiskFullError(f"{full.message}; the run could not be stored and was removed",
+                                            full.hint) from None
                 else:
                     self.discard()
             raise
 
 
-__all__ = ["RunFolder", "new_result", "stop_reason", "farm_section", "board_client", "board_section",
+def recover_stored(run_dir, kind, kept: str) -> RunResult:
+    """Finish a run folder of ``kind`` (:mod:`edgebench.results.kinds`) left ``running`` by a crash or a
+    kill, for a verb that stores its figures as it goes (``kept`` says what): run.json (or the journal's
+    copy of it when damaged) as last stored, the samples its journal holds written out, the run marked
+    incomplete. ResultError when the folder holds no unfinished run of that kind."""
+    d = Path(run_dir)
+    r = store.read_unfinished(d)
+    if r.kind != kind.name or r.status != "running":
+        raise ResultError(f"{d} is not an unfinished {kind.name} run (kind {r.kind}, status {r.status})",
+                          "nothing to recover")
+    frame = store.read_journal(d)
+    if len(frame):
+        store.write_samples(d, frame)
+    r.status = "incomplete"
+    r.status_reason = f"the {kind.verb} process stopped without finishing (crash or kill); {kept}"
+    store.write_result(d, r)
+    store.remove_journal(d)
+    return r
+
+
+def recover_profile(run_dir) -> RunResult:
+    from edgebench.results import kinds
+
+    return recover_stored(run_dir, kinds.PROFILE, "the layer figures of the repeats it had finished are kept, "
+                                                  "with their samples")
+
+
+def recover_layer_error(run_dir) -> RunResult:
+    from edgebench.results import kinds
+
+    return recover_stored(run_dir, kinds.LAYER_ERROR, "its comparison, stored first, is kept; the per-input "
+                                                      "samples were not written")
+
+
+def recover_selftest(run_dir) -> RunResult:
+    from edgebench.results import kinds
+
+    return recover_stored(run_dir, kinds.SELFTEST, "its checks, stored first, are kept; the clock readings were "
+                                                   "not written")
+
+
+__all__ = ["RunFolder", "new_result", "recover_stored", "recover_profile", "recover_layer_error", "recover_selftest", "stop_reason", "farm_section", "board_client", "board_section",
            "record_end_state"]

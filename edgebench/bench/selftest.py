@@ -272,7 +272,9 @@ def _store(result: SelftestResult, runs_root, readings, link) -> None:
                                            "bug report"})
     frame = pd.DataFrame(readings, columns=["host_send_ns", "host_recv_ns", "device_us"]).astype("int64")
     folder = RunFolder(runs_root, "selftest", result.board["name"])
+    run.status = "running"                # until its readings are stored too: a kill in between is recoverable
     folder.start(run)
+    run.status = "complete"
     folder.save(run, frame)
     result.run_id, result.run_dir = run.run_id, str(folder.path)
 

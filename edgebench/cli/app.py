@@ -171,10 +171,20 @@ def commands() -> dict:
     return {name: group.get_command(None, name) for name in group.list_commands(None)}
 
 
+def _disk_full(exc: BaseException) -> bool:
+    import errno
+
+    return isinstance(exc, OSError) and (exc.errno in (errno.ENOSPC, errno.EDQUOT)
+                                         or "No space left on device" in str(exc))
+
+
 def _say(line: str) -> None:
-    """One line on stderr; a closed terminal (SIGHUP) must not turn it into a traceback."""
+    """One line on stderr (control characters of untrusted text in it made visible); a closed
+    terminal (SIGHUP) must not turn it into a traceback."""
+    from edgebench.cli.output import safe_text
+
     try:
-        print(line, file=sys.stderr, flush=True)
+        print(safe_text(line), file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
 
@@ -291,6 +301,10 @@ def main(argv: list[str] | None = None) -> None:
         except Exception as exc:  # anything unexpected: still one line unless --debug
             if debug:
                 raise
+            if _disk_full(exc):   # a write no typed error covered (a library's own file): still one clear line
+                _say("error: no space left on the device (or the quota reached) while writing: free some space "
+                     "(or write to another disk) and run again")
+                sys.exit(1)
             _say(f"error: unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)")
             sys.exit(1)
     except KeyboardInterrupt:  # a second signal while the first error or interrupt was reported

@@ -62,9 +62,9 @@ def _table(profiles, width: int):
     """The board list: one row per board, or (below 150 columns) one block per board."""
     from rich import box
     from rich.table import Table
-    from rich.text import Text
 
     from edgebench.boards.profile import ESTIMATED_LABEL
+    from edgebench.cli.output import plain_text as Text
 
     power_head = f"power, {ESTIMATED_LABEL}"
     if width < 150:
@@ -105,9 +105,9 @@ def _runtimes_cell(p) -> str:
 
 def _detail(p):
     from rich.table import Table
-    from rich.text import Text
 
     from edgebench.boards.profile import ESTIMATED_LABEL, figure_info
+    from edgebench.cli.output import plain_text as Text
 
     grid = Table(title=f"{p.name}: {p.title}", title_justify="left", show_header=False, box=None,
                  padding=(0, 2, 0, 0))

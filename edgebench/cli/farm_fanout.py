@@ -71,15 +71,25 @@ def fan_out(verb: str, tags_text: str, board: str | None, runs_dir: Path, json_o
 
 
 def _run_children(summary, argvs: list, session: Path, err) -> None:
+    from edgebench.errors import ResultError
     from edgebench.farm.fanout import BUSY_EXIT
+    from edgebench.results.files import open_stream
     from edgebench.transport.child import spawn_tied
 
     procs = []
     for outcome, args in zip(summary.places, argvs):
         folder = session / outcome.place
-        folder.mkdir(parents=True, exist_ok=True)
-        out = open(folder / "stdout.json", "wb")
-        log = open(folder / "stderr.log", "wb")
+        try:   # new files only, never through a link planted in the (predictably named) session folder
+            out = open_stream(folder / "stdout.json", f"place {outcome.place}'s output")
+        except ResultError as exc:
+            _unwritable(outcome, exc, err)
+            continue
+        try:
+            log = open_stream(folder / "stderr.log", f"place {outcome.place}'s log")
+        except ResultError as exc:
+            out.close()
+            _unwritable(outcome, exc, err)
+            continue
         try:
             proc = spawn_tied([sys.executable, "-m", "edgebench", *args], stdout=out, stderr=log,
                               stdin=subprocess.DEVNULL)
@@ -100,6 +110,13 @@ def _run_children(summary, argvs: list, session: Path, err) -> None:
                 if outcome.status in ("failed", "pending"):
                     outcome.status = "interrupted"
         raise
+
+
+def _unwritable(outcome, exc, err) -> None:
+    """A place whose output cannot be written where it belongs is not run: it failed."""
+    outcome.status, outcome.exit_code = "failed", None
+    outcome.message = f"not run: {exc.one_line()}"
+    err.print(_progress_line(outcome), markup=False)
 
 
 def _stop_all(procs) -> None:
@@ -123,14 +140,14 @@ def _stop_all(procs) -> None:
 def _collect(outcome, code, elapsed_s: float, folder: Path, busy_exit: int) -> None:
     outcome.exit_code = code
     outcome.elapsed_s = round(elapsed_s, 3)
-    text = (folder / "stdout.json").read_text(errors="replace").strip() if (folder / "stdout.json").exists() else ""
+    text = _read_own(folder / "stdout.json").strip()
     try:
         outcome.result = json.loads(text) if text else None
     except ValueError:
         outcome.result = None
     runs = sorted(d for d in folder.iterdir() if d.is_dir() and (d / "run.json").exists()) if folder.exists() else []
     outcome.run_dir = str(runs[-1]) if runs else None
-    log = (folder / "stderr.log").read_text(errors="replace") if (folder / "stderr.log").exists() else ""
+    log = _read_own(folder / "stderr.log")
     errors = [ln[len("error: "):] for ln in log.splitlines() if ln.startswith("error: ")]
     outcome.message = errors[-1] if errors else None
     if code == 0:
@@ -143,6 +160,18 @@ def _collect(outcome, code, elapsed_s: float, folder: Path, busy_exit: int) -> N
         outcome.status = "interrupted"
     else:
         outcome.status = "failed"
+
+
+def _read_own(path: Path) -> str:
+    """A file this fan-out made (never read through a link put in its place); "" when there is none."""
+    from edgebench.errors import ResultError
+    from edgebench.results.files import read_regular
+
+    try:
+        raw = read_regular(path, 64 * 2 ** 20, "farm output")
+    except ResultError:
+        return ""
+    return (raw or b"").decode("utf-8", "replace")
 
 
 def _progress_line(o) -> str:

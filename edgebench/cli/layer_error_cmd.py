@@ -8,11 +8,12 @@ import typer
 
 from edgebench import ranges as R
 from edgebench.cli import options as opt
+from edgebench.cli.runargs import RunArgs
 
 
 def layer_error(
-    model: Path = typer.Argument(..., help="The INT8 .tflite model."),
-    baseline: Path = typer.Option(..., "--baseline", help="The FP32 .tflite model it was converted from."),
+    model: Optional[Path] = typer.Argument(None, help="The INT8 .tflite model."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="The FP32 .tflite model it was converted from."),
     data: Optional[str] = typer.Option(None, "--data", help="Inputs from a data set: digits[:split], a .npz "
                                        "(x, y) or an image folder (labels are not needed)."),
     inputs: Optional[Path] = opt.inputs(help=".npy/.npz inputs (default: seeded random in the input's range; "
@@ -23,21 +24,15 @@ def layer_error(
                                                  "the INT8 semantics), builtin or xnnpack."),
     jump_db: float = typer.Option(6.0, "--jump-db", callback=opt.within(R.JUMP_DB), help="A layer whose own error is this many dB below the "
                                                         "model's typical layer is a jump."),
-    runs_dir: Path = opt.runs_dir(),
-    json_out: bool = opt.json_flag("the run"),
-    quiet: bool = opt.quiet(),
+    run: RunArgs = None,
 ) -> None:
     """Compare every layer of an INT8 model with its FP32 baseline: SQNR, cosine, where the error jumps, why."""
     from edgebench.bench.layer_error import LayerErrorOptions, run_layer_error
-    from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.cli.progress import line_view, reporter
-    from edgebench.cli.render.profile import print_layer_error
+    from edgebench.cli.output import get_err_console
+    from edgebench.cli.progress import line_view
 
     opts = LayerErrorOptions(data=data, inputs=str(inputs) if inputs else None, count=count, seed=seed,
                              kernels=kernels or "reference", jump_db=jump_db)
-    result, run_dir = run_layer_error(model, baseline, opts, runs_root=runs_dir,
-                                      progress=reporter(model.name, line_view(get_err_console()), quiet=quiet))
-    if json_out:
-        emit_json(result)
-    else:
-        print_layer_error(get_console(), result, run_dir)
+    result, run_dir = run_layer_error(model, baseline, opts, runs_root=run.runs_dir,
+                                      progress=run.progress(model.name, line_view(get_err_console())))
+    run.show(result, run_dir)

@@ -3,7 +3,12 @@
 * ``console``: a rich Console on stdout, for results (tables, summaries);
 * ``err_console``: a rich Console on stderr, for progress and warnings;
 * :func:`emit_json`: the ``--json`` output of a command, from the data model's
-  own ``to_dict()``.
+  own ``to_dict()``;
+* :func:`safe_text`: untrusted text (an ack reason, a class name, a tensor name read from a
+  model, a path) with its control characters made visible, so nothing read from a file can
+  move the cursor, retitle the terminal or hide a line. Both consoles apply it to every
+  string they print (tables included), so a verb cannot forget it; the one error line of
+  :mod:`edgebench.cli.app` applies it too.
 
 The consoles are created on first use (``from edgebench.cli.output import
 console`` works), so importing this module does not import rich and verbs that
@@ -17,6 +22,25 @@ import sys
 from typing import Any
 
 _consoles: dict = {}
+_CONTROLS = None
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every C0 control but newline and tab, DEL and every C1 control (ESC, CSI, OSC,
+    BEL, carriage return...) written as a visible ``\\xNN`` escape."""
+    global _CONTROLS
+    if _CONTROLS is None:
+        import re
+
+        _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def plain_text(text: str, **kwargs):
+    """A rich ``Text`` of untrusted ``text`` (no markup read), its controls made visible (:func:`safe_text`)."""
+    from rich.text import Text
+
+    return Text(safe_text(str(text)), **kwargs)
 
 
 def _console(stderr: bool):
@@ -32,7 +56,13 @@ def _console(stderr: bool):
         width = None
         if not (hasattr(stream, "isatty") and stream.isatty()) and "COLUMNS" not in os.environ:
             width = 120
-        _consoles[key] = Console(stderr=stderr, highlight=False, width=width)
+        class SafeConsole(Console):
+            """A Console whose strings (its own markup aside) cannot carry terminal control sequences."""
+
+            def render_str(self, text, **kwargs):
+                return super().render_str(safe_text(text), **kwargs)
+
+        _consoles[key] = SafeConsole(stderr=stderr, highlight=False, width=width)
     return _consoles[key]
 
 
@@ -69,4 +99,4 @@ def emit_json(obj: Any) -> None:
 
 
 # console and err_console come from the module __getattr__ above (made on first use)
-__all__ = ["console", "err_console", "get_console", "get_err_console", "emit_json"]  # noqa: F822
+__all__ = ["console", "err_console", "get_console", "get_err_console", "emit_json", "plain_text", "safe_text"]  # noqa: F822

@@ -197,7 +197,12 @@ def report(
     comps = _comparisons(datas)
     from edgebench.results.acks import acks_for
 
-    acks = acks_for([d for d, _ in pairs])
+    problems: list = []
+    acks = acks_for([d for d, _ in pairs], problems)
+    for problem in problems:
+        from edgebench.cli.output import get_err_console
+
+        get_err_console().print(f"warning: {problem}", markup=False, soft_wrap=True)
     if md:
         text = html.render_markdown(datas, verdicts, comps, title=title, acks=acks)
         target = output or Path("report.md")

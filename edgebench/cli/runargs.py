@@ -57,7 +57,8 @@ class RunArgs:
             from edgebench.boards.registry import get_profile
 
             if self.board is None:
-                raise UsageError("missing option --board", f"{self.verb.usage} (or --farm TAGS)")
+                raise UsageError("missing option --board",
+                                 self.verb.usage + (" (or --farm TAGS)" if "farm" in self.verb.shared else ""))
             self._profile = get_profile(self.board, extra_dirs=tuple(self.boards_dir))
         return self._profile
 
@@ -207,9 +208,9 @@ def recover(verb, run: RunArgs) -> None:
     """``--recover RUN_DIR``: check the folder holds a run of the verb's kind, finish it, show it."""
     from edgebench.cli.verbs import for_kind, resolve
     from edgebench.results import kinds
-    from edgebench.results.store import read_result
+    from edgebench.results.store import read_result, read_unfinished
 
-    kind = kinds.kind_of(read_result(run.recover))
+    kind = kinds.kind_of(read_unfinished(run.recover))   # a damaged run.json: the journal's copy says
     if kind.name != verb.kinds[0].name:
         other = for_kind(kind)
         hint = (f"edgebench {other.name} --recover {run.recover}"

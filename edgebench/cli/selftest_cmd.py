@@ -4,35 +4,25 @@ Exit codes: 0 every check passed (or was skipped with its reason), 1 error, 2 a 
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import List, Optional
-
 import typer
 
 from edgebench import ranges as R
 from edgebench.cli import options as opt
+from edgebench.cli.runargs import RunArgs
 from edgebench.errors import GateFailed
 
 
 def selftest(
-    board: str = opt.board(...),
-    url: Optional[str] = opt.url(),
-    image: Optional[Path] = opt.image(),
     clock_s: float = typer.Option(10.0, "--clock-seconds", callback=opt.within(R.CLOCK_CHECK_S),
                                   help="How long the device clock is compared with the host's (at least 10 s)."),
     count: int = typer.Option(8, callback=opt.within(R.SELFTEST_COUNT), help="Inputs per bundled model in the bit-exact check."),
-    boards_dir: List[Path] = opt.boards_dir(),
-    runs_dir: Path = opt.runs_dir(),
-    json_out: bool = opt.json_flag("the checks"),
-    quiet: bool = opt.quiet(),
+    run: RunArgs = None,
 ) -> None:
     """Check a board's firmware: protocol, device clock against the host's, bit-exact outputs, cycles per MAC."""
     from edgebench.bench.selftest import SelftestOptions, run_selftest
-    from edgebench.boards.registry import get_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.cli.progress import reporter
 
-    profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    profile = run.profile()
     err = get_err_console()
     last = {"clock": -1.0}
 
@@ -48,9 +38,9 @@ def selftest(
         elif ev["event"] == "timed":
             err.print(f"[dim]timing {ev['n']} inferences of {ev['model']}…[/]")
 
-    result = run_selftest(profile, SelftestOptions(clock_s=clock_s, count=count), url=url, runs_root=runs_dir,
-                          progress=reporter(profile.name, show, quiet=quiet), image=image)
-    if json_out:
+    result = run_selftest(profile, SelftestOptions(clock_s=clock_s, count=count), url=run.url,
+                          runs_root=run.runs_dir, progress=run.progress(profile.name, show), image=run.image)
+    if run.json_out:
         emit_json(result)
     else:
         from edgebench.cli.render.selftest import print_selftest

@@ -94,12 +94,16 @@ VERBS: tuple = (
          usage="edgebench accuracy MODEL.tflite --baseline FP32.tflite --data TEST", what="the stored run"),
     Verb("profile", "edgebench.cli.profile_cmd:profile", "Time every layer of a model on a board: a per-layer "
          "table, the sum against the whole.", MEASURE, kinds=(rk.PROFILE,),
-         printer="edgebench.cli.render.profile:print_profile",
-         shared=("board", "url", "image", "boards_dir", "runs_dir", "json_out", "quiet"), needs=("model",),
+         printer="edgebench.cli.render.profile:print_profile", recover="edgebench.bench.record:recover_profile",
+         recover_keeps=" (keeps the repeats it had finished)",
+         shared=("board", "url", "image", "boards_dir", "runs_dir", "recover", "json_out", "quiet"), needs=("model",),
          usage="edgebench profile MODEL.tflite --board BOARD", what="the run"),
     Verb("layer-error", "edgebench.cli.layer_error_cmd:layer_error", "Every layer of an INT8 model against its "
          "FP32 baseline: SQNR, where the error jumps.", MEASURE, kinds=(rk.LAYER_ERROR,),
-         printer="edgebench.cli.render.profile:print_layer_error"),
+         printer="edgebench.cli.render.profile:print_layer_error",
+         recover="edgebench.bench.record:recover_layer_error", recover_keeps=" (keeps its stored comparison)",
+         shared=("runs_dir", "recover", "json_out", "quiet"), needs=("model", "baseline"),
+         usage="edgebench layer-error INT8.tflite --baseline FP32.tflite", what="the run"),
     Verb("verify", "edgebench.cli.verify_cmd:verify", "The board's outputs against the host's reference kernels: "
          "differing bytes and LSB.", MEASURE, kinds=(rk.VERIFY,),
          printer="edgebench.cli.render.verify:print_verify_run", farm=True,
@@ -133,7 +137,10 @@ VERBS: tuple = (
          "real board.", BOARDS),
     Verb("selftest", "edgebench.cli.selftest_cmd:selftest", "First run on a flashed microcontroller: protocol, clock, "
          "bit-exact outputs, cycles per MAC.", BOARDS, kinds=(rk.SELFTEST,),
-         printer="edgebench.cli.render.selftest:print_selftest_run"),
+         printer="edgebench.cli.render.selftest:print_selftest_run",
+         recover="edgebench.bench.record:recover_selftest", recover_keeps=" (keeps its stored checks)",
+         shared=("board", "url", "image", "boards_dir", "runs_dir", "recover", "json_out", "quiet"),
+         usage="edgebench selftest --board BOARD", what="the checks", board=None),
     Verb("deploy", "edgebench.cli.deploy_cmd:deploy", "Put a model on a microcontroller: blob, CRC-checked upload, "
          "load.", BOARDS),
     Verb("schema", "edgebench.cli.schema_cmd:schema", "The JSON Schema of run.json, a board profile, farm.json or "

@@ -58,12 +58,15 @@ def session_dir(runs_root, verb: str, now: _dt.datetime | None = None) -> Path:
     """A new folder for one fan-out: ``RUNS/farm-VERB-YYYYmmddTHHMMSSZ[-N]``."""
     now = now or _dt.datetime.now(_dt.timezone.utc)
     base = Path(runs_root) / f"farm-{verb}-{now.strftime('%Y%m%dT%H%M%SZ')}"
+    Path(runs_root).mkdir(parents=True, exist_ok=True)
     path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{base.name}-{n}")
-    path.mkdir(parents=True)
-    return path
+    while True:   # made here, never one that already exists (a name anyone can compute in advance)
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            n += 1
+            path = base.with_name(f"{base.name}-{n}")
 
 
 STATUSES = ("pending", "ok", "failed", "busy", "gate-failed", "interrupted")

@@ -116,11 +116,18 @@ def _stage_blob(model, out: Path) -> tuple:
     from edgebench.modelfile import read_model
 
     blob = convert(model if not isinstance(model, (str, os.PathLike)) else read_model(model))
-    where = out / f"model-{blob.crc32:08x}"
-    where.mkdir(parents=True, exist_ok=True)
+    from edgebench.errors import ResultError
+    from edgebench.results.files import write_new_or_same
+
+    where = out / f"model-{blob.crc32:08x}"   # a name anyone can compute from a public model: no links
     path = where / "model.ebm"
-    if not path.is_file() or path.read_bytes() != blob.data:
-        path.write_bytes(blob.data)
+    try:
+        write_new_or_same(path, blob.data, "model blob")
+    except ResultError as exc:
+        raise UsageError(exc.message, exc.hint) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write the model blob {path}: {exc.strerror or exc}",
+                         "check the build folder, its permissions and the free space") from None
     return where, path
 
 

@@ -189,6 +189,7 @@ def _check_and_write(roles, paths, converted, recorded, converter, source_d, cal
     """Write every model to a temporary file, inspect it, add the INT8 checks' warnings, build the
     sidecars, then rename everything into place (sidecar.commit). Temporary files never survive."""
     temps: list = []
+    sidecar.remove_stale([p for role in roles for p in (paths[role], sidecar_path(paths[role]))])
     try:
         model_tmp, reports = {}, {}
         for role in roles:

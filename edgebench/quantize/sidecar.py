@@ -14,7 +14,9 @@ and sidecar of the run is on disk are they renamed into place, each model just
 before its sidecar (an older sidecar at the target is removed first, so a model
 is never left beside a sidecar describing other bytes). An interruption during
 conversion or writing leaves no file under a final name; temporary files are
-removed on the way out.
+removed on the way out. A SIGKILL cannot remove them: their names carry the writer's
+process id (``.NAME.PID.XXXX.partial``), and the next quantize writing into that folder
+removes those of writers that are gone (:func:`remove_stale`).
 """
 from __future__ import annotations
 
@@ -91,7 +93,7 @@ def dumps(data: dict) -> bytes:
 def write_temp(target: Path, data: bytes) -> Path:
     """Write ``data`` to a hidden temporary file beside ``target``, flushed to disk."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=str(target.parent), prefix=f".{target.name}.", suffix=".partial")
+    fd, tmp = tempfile.mkstemp(dir=str(target.parent), prefix=f".{target.name}.{os.getpid()}.", suffix=".partial")
     try:
         os.fchmod(fd, 0o666 & ~_umask())      # mkstemp makes 0600; final files get the usual mode
         with os.fdopen(fd, "wb") as f:
@@ -102,6 +104,42 @@ def write_temp(target: Path, data: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return Path(tmp)
+
+
+def remove_stale(targets) -> list:
+    """Remove the temporary files (``.NAME.PID.XXXX.partial``) that a killed quantize left beside each
+    of ``targets``: those of a process that is gone, and those of an older edgebench that put no
+    process id in the name. Another live quantize's files are left alone. The paths removed."""
+    import re
+
+    removed = []
+    for target in targets:
+        target = Path(target)
+        if not target.parent.is_dir():
+            continue
+        pattern = re.compile(re.escape(f".{target.name}.") + r"(?:(\d+)\.)?[^/]*\.partial$")
+        for entry in target.parent.iterdir():
+            m = pattern.match(entry.name)
+            if m is None or (m.group(1) is not None and _alive(int(m.group(1)))):
+                continue
+            try:
+                entry.unlink()            # a link planted under such a name: the link goes, not its target
+                removed.append(entry)
+            except OSError:
+                pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
 
 
 def _umask() -> int:

@@ -87,9 +87,13 @@ def identify(path) -> SourceModel:
         return SourceModel(str(path), "saved_model", _sha256_file(pb), "saved_model.pb", _tree_sha256(p))
     if not p.is_file():
         raise ModelError(f"{p} is not a regular file", "pass a .keras or .h5 file, or a SavedModel directory")
-    size = p.stat().st_size
-    with open(p, "rb") as f:
-        head = f.read(512)
+    try:   # /proc/self/mem and the like are "regular" yet cannot be read
+        size = p.stat().st_size
+        with open(p, "rb") as f:
+            head = f.read(512)
+    except OSError as exc:
+        raise ModelError(f"cannot read model file {p}: {exc.strerror or exc}",
+                         "pass a .keras, .h5 or .onnx file, or a SavedModel directory") from None
     suffix = p.suffix.lower()
     what = _content_kind(p, head, size)
     if what == "tflite":

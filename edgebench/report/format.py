@@ -25,7 +25,10 @@ def duration_range(lo, hi, digits: int = 3) -> str:
 def _sig(x: float, digits: int) -> str:
     if x == 0:
         return "0"
-    from math import floor, log10
+    from math import floor, isfinite, log10
+
+    if not isfinite(x):     # a damaged run.json: shown as what it is, never a crash
+        return str(x)
 
     decimals = max(0, digits - 1 - int(floor(log10(abs(x)))))
     return f"{x:,.{decimals}f}"

@@ -14,12 +14,13 @@ Library code: raises :class:`~edgebench.errors.ResultError`, never prints.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
 from pathlib import Path
 
-from edgebench.errors import ResultError, UsageError
+from edgebench.errors import DiskFullError, ResultError, UsageError
 
 LINK_HINT = "a run folder holds only its own files: remove the link (or copy the file in its place)"
 
@@ -36,6 +37,19 @@ def _umask() -> int:
     return mask
 
 
+FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full(exc: BaseException, path) -> DiskFullError | None:
+    """``exc`` as a :class:`~edgebench.errors.DiskFullError` naming ``path`` when it says the device
+    is full (ENOSPC) or the quota reached (EDQUOT); None for anything else."""
+    if not isinstance(exc, OSError) or exc.errno not in FULL:
+        return None
+    what = "no space left" if exc.errno == errno.ENOSPC else "disk quota exceeded"
+    return DiskFullError(f"{what} on the device holding {path}: cannot write it",
+                         "free some space there (or give --runs-dir / -o a folder on another disk) and run again")
+
+
 def refuse_link(path, what: str = "file") -> None:
     """ResultError when ``path`` is a symbolic link (nothing is written or read through one)."""
     if os.path.islink(path):
@@ -48,7 +62,13 @@ def atomic_write(path, write, mode: int = 0o666) -> Path:
     the umask), fsync it, rename it over ``path`` and fsync the folder. ``path`` may not be a link."""
     path = Path(path)
     refuse_link(path)
-    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        full = disk_full(exc, path)
+        if full is not None:
+            raise full from None
+        raise
     try:
         os.fchmod(fd, mode & ~_umask())           # mkstemp makes 0600; a file gets the usual mode
         with os.fdopen(fd, "wb") as f:
@@ -56,11 +76,14 @@ def atomic_write(path, write, mode: int = 0o666) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        full = disk_full(exc, path)
+        if full is not None:
+            raise full from None
         raise
     fsync_dir(path.parent)
     return path
@@ -90,6 +113,79 @@ def create_exclusive(path):
     """A new file opened for binary writing; fails when anything (a link included) has that name."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     return os.fdopen(os.open(path, flags, 0o666), "wb")
+
+
+def refuse_link_folder(folder, what: str = "folder") -> Path:
+    """``folder`` created when missing (its parents too), then refused (ResultError) when it, or the
+    folder holding it, is a symbolic link: a file made in it stays where the caller meant."""
+    folder = Path(folder)
+    for d in (folder.parent, folder):
+        refuse_link(d, what)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ResultError(f"{what} {folder} is not a folder", "remove what is there under that name") from None
+    refuse_link(folder, what)
+    if not folder.is_dir():
+        raise ResultError(f"{what} {folder} is not a folder", "remove what is there under that name")
+    return folder
+
+
+def open_stream(path, what: str = "output file"):
+    """A new file for streaming binary writes (a child's stdout, a log): its folder created and
+    checked not to be a link, the file created exclusively without following a link
+    (``O_CREAT|O_EXCL|O_NOFOLLOW``). ResultError, one line, when anything already has that name
+    (a planted link included) or the file cannot be made."""
+    path = Path(path)
+    refuse_link_folder(path.parent, f"folder of {what}")
+    try:
+        return create_exclusive(path)
+    except FileExistsError:
+        kind = "a symbolic link" if os.path.islink(path) else "already there"
+        raise ResultError(f"{what} {path} is {kind}: edgebench writes only new files there",
+                          "remove it (someone else's file or link in the folder)") from None
+    except OSError as exc:
+        raise ResultError(f"cannot create {what} {path}: {exc.strerror or exc}",
+                          "check the folder, its permissions and the free space") from None
+
+
+def write_new_or_same(path, data: bytes, what: str = "file") -> Path:
+    """``data`` as ``path`` (atomically) unless it already holds exactly that; the folder and the file
+    may not be links (a build folder with a name computable from public input)."""
+    path = Path(path)
+    refuse_link_folder(path.parent, f"folder of {what}")
+    refuse_link(path, what)
+    if path.is_file():
+        with open(path, "rb", opener=_nofollow_opener) as f:
+            if f.read(len(data) + 1) == data:
+                return path
+    return atomic_write(path, lambda f: f.write(data))
+
+
+def _nofollow_opener(path, flags):
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+
+
+def read_regular(path, limit: int, what: str = "file") -> bytes | None:
+    """At most ``limit + 1`` bytes of ``path``, None when there is none; a symbolic link or anything but
+    a regular file is refused (ResultError) before it is read."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ResultError(f"{what} {path} cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise ResultError(f"{what} {path} is a symbolic link (to {os.readlink(path)}): edgebench does not read "
+                          "it through a link", LINK_HINT)
+    if not stat.S_ISREG(st.st_mode):
+        raise ResultError(f"{what} {path} is {_kind(st.st_mode)}, not a file", "remove it")
+    try:
+        with open(path, "rb", opener=_nofollow_opener) as f:
+            return f.read(limit + 1)
+    except OSError as exc:
+        raise ResultError(f"{what} {path} cannot be read ({exc.strerror or exc})") from None
 
 
 def fsync_dir(path) -> None:
@@ -159,7 +255,12 @@ __all__ = [
     "check_run_folder",
     "check_writable_folder",
     "create_exclusive",
+    "disk_full",
     "fsync_dir",
+    "open_stream",
+    "read_regular",
     "refuse_link",
+    "refuse_link_folder",
+    "write_new_or_same",
     "write_output",
 ]

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgebench.results.files import create_exclusive, fsync_dir
+from edgebench.results.files import create_exclusive, disk_full, fsync_dir
 
 SUFFIX = ".arrows"
 MAGIC = b"EBJRNL01"
@@ -94,11 +94,17 @@ class Journal:
                     self._close_segment()
             else:
                 self._close_segment()
-        if self._file is None:
-            self._open_segment(table.schema)
-        for batch in table.combine_chunks().to_batches():
-            self._file.write(encode_chunk(BATCH, batch.serialize()))
-        self._sync()
+        try:
+            if self._file is None:
+                self._open_segment(table.schema)
+            for batch in table.combine_chunks().to_batches():
+                self._file.write(encode_chunk(BATCH, batch.serialize()))
+            self._sync()
+        except OSError as exc:
+            full = disk_full(exc, self.run_dir)
+            if full is not None:
+                raise full from None
+            raise
         self.rows += table.num_rows
         return table.num_rows
 

@@ -208,8 +208,22 @@ def _run_dirs(root) -> list:
 
 
 def rows_of(root="runs") -> list:
-    """:func:`flat_row` of every readable run under ``root`` (oldest first)."""
-    return [flat_row(r, d) for d, r in _readable(root)]
+    """:func:`flat_row` of every readable run under ``root`` (oldest first); a run whose headline figures
+    are not finite numbers (a NaN or infinite median: a damaged or hand-edited run.json; edgebench
+    writes none) is skipped with one :class:`~edgebench.errors.InputWarning`, so it hides no other."""
+    import math
+    import warnings
+
+    out = []
+    for d, r in _readable(root):
+        row = flat_row(r, d)
+        bad = sorted(k for k, v in row.items() if isinstance(v, float) and not math.isfinite(v))
+        if bad:
+            warnings.warn(f"skipped {d}/run.json: {', '.join(bad)} not a finite number (a damaged run)",
+                          InputWarning, stacklevel=2)
+            continue
+        out.append(row)
+    return out
 
 
 def load_runs(root="runs"):

@@ -30,7 +30,10 @@ def print_warnings(console, result, skip: tuple = (), run_dir=None) -> None:
     from edgebench.report.warnings import acknowledged_line, foldable, rank
     from edgebench.results.acks import acks_for
 
-    acks = foldable(acks_for([run_dir])) if run_dir is not None else {}
+    problems: list = []
+    acks = foldable(acks_for([run_dir], problems)) if run_dir is not None else {}
+    for text in problems:
+        console.print(f"warning: {text}", style="yellow", markup=False, soft_wrap=True)
     mine = sorted((w for w in result.warnings or [] if str(w.get("code")) not in skip),
                   key=lambda w: rank(str(w.get("code"))))          # stable: a run's own order within a rank
     for w in mine:

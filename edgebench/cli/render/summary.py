@@ -43,8 +43,14 @@ def summarise_runs(done: list, answers: tuple = ()):
     verdicts: list = []
     for label in dict.fromkeys(r.label for r in results):   # runs of different labels are never compared
         verdicts += check_on_record([(d, r) for r, d in done if r.label == label]).verdicts
-    return summarise(results, CheckReport([r.run_id for r in results], verdicts), acks_for([d for _, d in done]),
-                     answers)
+    problems: list = []
+    acks = acks_for([d for _, d in done], problems)
+    if problems:
+        from edgebench.cli.output import get_err_console
+
+        for text in problems:
+            get_err_console().print(f"warning: {text}", markup=False, soft_wrap=True)
+    return summarise(results, CheckReport([r.run_id for r in results], verdicts), acks, answers)
 
 
 __all__ = ["print_summary", "summarise_runs"]
