@@ -277,6 +277,7 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int) -> di
                 c = state["client"]
                 c.deploy(model, force=False)
                 c.dut.upload("input", inputs[0])
+                c.dut.eb_infer(1, 0)
                 state["input"] = 0
             finally:
                 proxy.enabled = True

@@ -21,7 +21,7 @@ from edgebench.mcu.frames import FRAME_OVERHEAD, abort_frame, crc32, encode_fram
 
 DEFAULT_WINDOW = 4
 START_PAYLOAD = 512            # first frames' payload; doubles after clean runs up to the device's limit
-RECOVERY_S = 4.0               # an upload with no frame acknowledged for this long fails (the link is too damaged)
+RECOVERY_S = 2.5               # an upload with no frame acknowledged for this long fails (the link is too damaged)
 
 _ACK_RE = re.compile(r"^m-eb-ack-(\d+)$")
 _NAK_RE = re.compile(r"^e-\[eb-nak-(\d+)\]$")
@@ -56,7 +56,7 @@ class UploadMixin:
     """``upload`` for a client with ``link``, ``request``, ``stats``, ``description``, ``device_error``."""
 
     def upload(self, target: str, data: bytes, window: int = DEFAULT_WINDOW, ack_timeout_s: float = 1.0,
-               max_tries: int = 12, payload: int | None = None) -> UploadStats:
+               max_tries: int = 24, payload: int | None = None) -> UploadStats:
         """Binary upload of ``data`` to ``target`` (``model`` or ``input``) in CRC-checked frames.
 
         Frames start at 512 bytes of payload (or ``payload``) and double after each run of
