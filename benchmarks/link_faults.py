@@ -319,7 +319,7 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int) -> di
 
         proxy.enabled = False
         clean: dict = {}
-        for rep in range(3):
+        for _rep in range(3):
             for i, name in enumerate(CYCLE):
                 t0 = time.monotonic()
                 assert one(name, i), f"clean {name} wrong"

@@ -107,12 +107,15 @@ def build_fuzz(build_dir: Path) -> Path:
 
 def cached_build_dir(port: str) -> Path:
     """A build folder that outlives the test session, one per build configuration: make rebuilds what
-    changed (the objects depend on their sources and headers, -MMD), and a change to a makefile gives
-    a new folder. Under $EDGEBENCH_FIRMWARE_BUILD (as edgebench's own builds), else ~/.cache/edgebench."""
+    changed (the objects depend on their sources and headers, -MMD), and a change to a makefile or
+    another checkout gives a new folder. Under $EDGEBENCH_FIRMWARE_BUILD (as edgebench's own builds), else ~/.cache/edgebench."""
     import hashlib
 
     mk = [FIRMWARE_DIR / "Makefile", *sorted(FIRMWARE_DIR.rglob("*.mk"))]
-    key = hashlib.sha256(b"".join(p.read_bytes() for p in mk if p.is_file())).hexdigest()[:12]
+    # the checkout's own path too: two clones (or worktrees) must not share one folder, where make's
+    # timestamps would keep the objects of the other's sources
+    key = hashlib.sha256(str(FIRMWARE_DIR).encode() + b"".join(p.read_bytes() for p in mk if p.is_file())
+                         ).hexdigest()[:12]
     base = os.environ.get("EDGEBENCH_FIRMWARE_BUILD") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "edgebench", "firmware")
     return Path(base) / f"test-{port}-{key}"
