@@ -333,6 +333,9 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int) -> di
             try:
                 ok = one(name, i)
                 row["correct" if ok else "silently_wrong"] += 1
+                if not ok:
+                    row.setdefault("wrong_calls", []).append(
+                        {"call": i, "name": name, "seq": state["client"].dut.last_seq, "input": state["input"]})
                 failed = False
             except EdgebenchError as exc:
                 row["failed_loudly"] += 1

@@ -316,8 +316,10 @@ class CleanTicks:
         import re
 
         for line in self.log.lines():
-            m = re.fullmatch(r"m-eb-t-\[([0-9,]*)\] #(\d+)\.\d+:[0-9a-f]{8}", line)
+            m = re.fullmatch(r"m-eb-t-\[([0-9,]*)\] #(\d+)\.(\d+):[0-9a-f]{8}", line)
             if m:
+                if m.group(3) == "0":       # a reply's first line: a new client may reuse a sequence number
+                    self.by_seq[int(m.group(2))] = []
                 self.by_seq.setdefault(int(m.group(2)), []).extend(int(v) for v in m.group(1).split(",") if v)
         return self.by_seq.get(seq, [])
 
