@@ -17,7 +17,14 @@ Runs the real posix firmware (posix-sim) behind the serial proxy of tests/test_f
    timestamps the device really sent (the proxy's log before faults). The same calls without
    the check are the baseline.
 
-Usage:  python benchmarks/link_faults.py [--positions 40] [--calls 1000] [--rates 1e-3,1e-2] [--json FILE]
+3. **Random faults** (issue 29): ``--fault-calls`` calls per kind (``--kinds`` lost, flipped, inserted
+   bytes) and rate, both directions: a cycle of a new session, input uploads, a model upload with
+   ``eb-model``, ``eb-infer 4`` and ``eb-output``; each call's extra time over the median of its kind
+   on the clean link, and every accepted answer checked against what the device sent
+   (:func:`random_faults`). Goal: no call over 5 s extra, 0 silently wrong.
+
+Usage:  python benchmarks/link_faults.py [--positions 40] [--calls 1000] [--fault-calls 1000]
+        [--kinds lost,flipped,inserted] [--rates 1e-3,1e-2] [--json FILE]
 Goals (issue 22): no call waits more than 5 s longer than its clean time; 0 accepted corrupted
 windows in 1,000 calls at 1e-3 per byte. Figures are measured on the posix port (real host CPU,
 a pseudo-terminal, no line rate).
