@@ -17,7 +17,14 @@ Runs the real posix firmware (posix-sim) behind the serial proxy of tests/test_f
    timestamps the device really sent (the proxy's log before faults). The same calls without
    the check are the baseline.
 
-Usage:  python benchmarks/link_faults.py [--positions 40] [--calls 1000] [--rates 1e-3,1e-2] [--json FILE]
+3. **Random faults** (issue 29): ``--fault-calls`` calls per kind (``--kinds`` lost, flipped, inserted
+   bytes) and rate, both directions: a cycle of a new session, input uploads, a model upload with
+   ``eb-model``, ``eb-infer 4`` and ``eb-output``; each call's extra time over the median of its kind
+   on the clean link, and every accepted answer checked against what the device sent
+   (:func:`random_faults`). Goal: no call over 5 s extra, 0 silently wrong.
+
+Usage:  python benchmarks/link_faults.py [--positions 40] [--calls 1000] [--fault-calls 1000]
+        [--kinds lost,flipped,inserted] [--rates 1e-3,1e-2] [--json FILE]
 Goals (issue 22): no call waits more than 5 s longer than its clean time; 0 accepted corrupted
 windows in 1,000 calls at 1e-3 per byte. Figures are measured on the posix port (real host CPU,
 a pseudo-terminal, no line rate).
@@ -235,11 +242,142 @@ def plain_windows(url: str, rate: float, calls: int, checked: bool, seed: int, n
     return out
 
 
+CYCLE = ("session start", "input upload", "eb-infer 4", "eb-output", "input upload", "eb-infer 4", "eb-output",
+         "model upload", "eb-infer 4", "eb-output")
+KINDS = {"lost": "drop", "flipped": "corrupt", "inserted": "insert"}
+
+
+def random_faults(url: str, kind: str, rate: float, calls: int, seed: int) -> dict:
+    """``calls`` edgebench calls (the :data:`CYCLE`: a new session, uploads of an input and of the model,
+    eb-infer, eb-output) through a link that loses, flips or inserts bytes (``kind``) at ``rate`` per
+    byte in both directions. Each call's time is compared with the median of its kind on the clean
+    link; every accepted answer is checked: the output bytes against the device's true output for the
+    loaded input, the eb-infer timings against what the device sent (the proxy's log before faults).
+    A call that fails loudly is followed by a clean-link restore (not timed), so later calls are judged."""
+    from test_fault_injection import CleanTicks, SerialProxy
+
+    from edgebench.boards.registry import get_profile
+    from edgebench.errors import EdgebenchError
+    from edgebench.mcu.board import McuClient
+    from edgebench.mcu.protocol import DutClient
+    from edgebench.modelfile import read_model
+
+    profile = get_profile("posix-sim")
+    model = read_model(DIGITS)
+    rng = np.random.default_rng(seed)
+    inputs = [bytes(rng.integers(-128, 128, 64, dtype=np.int8)) for _ in range(3)]
+    row = {"kind": kind, "rate_per_byte": rate, "calls": 0, "correct": 0, "failed_loudly": 0, "silently_wrong": 0,
+           "over_goal": 0, "max_extra_s": 0.0, "worst": None, "errors": {}, "by_call": {}}
+    with SerialProxy(url, seed=seed, directions=("h2d", "d2h"), **{KINDS[kind]: rate}) as proxy:
+        state = {"client": None, "input": None}
+
+        def new_session():
+            if state["client"] is not None:
+                state["client"].dut.close()
+            state["client"] = McuClient(DutClient(proxy.host_path, timeout_s=5.0), profile)
+            state["client"].hello()
+
+        def restore():
+            proxy.enabled = False
+            try:
+                new_session()
+                c = state["client"]
+                c.deploy(model, force=False)
+                c.dut.upload("input", inputs[0])
+                c.dut.eb_infer(1, 0)
+                state["input"] = 0
+            finally:
+                proxy.enabled = True
+
+        proxy.enabled = False
+        new_session()
+        c = state["client"]
+        c.deploy(model, force=True)
+        truth = []
+        for x in inputs:
+            c.dut.upload("input", x)
+            c.dut.eb_infer(1, 0)
+            truth.append(c.dut.output())
+        restore()
+        ticks = CleanTicks(proxy)
+
+        def one(name: str, i: int) -> bool:
+            c = state["client"]
+            if name == "session start":
+                new_session()
+                return True
+            if name == "input upload":
+                j = i % len(inputs)
+                state["input"] = None
+                c._upload("input", inputs[j])
+                state["input"] = j
+                return True
+            if name == "model upload":
+                state["input"] = None         # a new upload of the model empties nothing else, but reload it
+                c.deploy(model, force=True)
+                c.dut.upload("input", inputs[0])
+                state["input"] = 0
+                return True
+            if name == "eb-infer 4":
+                got = c.dut.eb_infer(4, 0)["ticks"]
+                return got == ticks.get(c.dut.last_seq)
+            out = c.dut.output()
+            return state["input"] is not None and out == truth[state["input"]]
+
+        proxy.enabled = False
+        clean: dict = {}
+        for _rep in range(3):
+            for i, name in enumerate(CYCLE):
+                t0 = time.monotonic()
+                assert one(name, i), f"clean {name} wrong"
+                clean.setdefault(name, []).append(time.monotonic() - t0)
+        base = {k: statistics.median(v) for k, v in clean.items()}
+        proxy.enabled = True
+        t_all = time.monotonic()
+        for i in range(calls):
+            name = CYCLE[i % len(CYCLE)]
+            t0 = time.monotonic()
+            try:
+                ok = one(name, i)
+                row["correct" if ok else "silently_wrong"] += 1
+                if not ok:
+                    row.setdefault("wrong_calls", []).append(
+                        {"call": i, "name": name, "seq": state["client"].dut.last_seq, "input": state["input"]})
+                failed = False
+            except EdgebenchError as exc:
+                row["failed_loudly"] += 1
+                key = f"{name}: " + re.sub(r"\d+", "N", exc.one_line())[:100]
+                row["errors"][key] = row["errors"].get(key, 0) + 1
+                failed = True
+            extra = time.monotonic() - t0 - base[name]
+            by = row["by_call"].setdefault(name, {"calls": 0, "max_extra_s": 0.0})
+            by["calls"] += 1
+            by["max_extra_s"] = round(max(by["max_extra_s"], extra), 3)
+            row["calls"] += 1
+            row["over_goal"] += int(extra > GOAL_EXTRA_S)
+            if extra > row["max_extra_s"]:
+                row["max_extra_s"], row["worst"] = round(extra, 3), f"call {i} ({name})"
+            if failed:
+                restore()
+            if (i + 1) % 100 == 0:
+                print(f"  {kind} {rate:g}: {i + 1} calls, {row['failed_loudly']} failed, {row['silently_wrong']} "
+                      f"wrong, max extra {row['max_extra_s']:.2f} s", file=sys.stderr, flush=True)
+        row["elapsed_s"] = round(time.monotonic() - t_all, 1)
+        row["clean_s"] = {k: round(v, 4) for k, v in base.items()}
+        row["link"] = state["client"].dut.stats.to_dict()
+        state["client"].dut.close()
+    row["proxy"] = dict(proxy.stats)
+    return row
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--positions", type=int, default=40, help="lost-byte positions per direction and case")
     ap.add_argument("--calls", type=int, default=1000, help="plain-dialect infer calls per rate")
     ap.add_argument("--rates", default="1e-3,1e-2")
+    ap.add_argument("--fault-calls", type=int, default=1000,
+                    help="calls per kind (lost, flipped, inserted bytes) and rate of the random-fault runs; 0: none")
+    ap.add_argument("--kinds", default="lost,flipped,inserted")
     ap.add_argument("--window-n", type=int, default=200, help="inferences per plain-dialect window (infer N 0)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args()
@@ -251,12 +389,21 @@ def main() -> int:
 
     image = build_firmware("posix")
     report = {"what": "measured on posix-sim (the firmware core on the host CPU, pseudo-terminal link)",
-              "lost_byte": None, "plain_dialect": []}
+              "lost_byte": None, "random_faults": [], "plain_dialect": []}
     with FirmwareSession(get_profile("posix-sim"), image=image) as session:
         deploy_digits(session.url)
         if args.positions:
             report["lost_byte"] = lost_bytes(session.url, args.positions, seed=1)
-        for rate in [float(r) for r in args.rates.split(",") if r]:
+        for rate in [float(r) for r in args.rates.split(",") if r] if args.fault_calls else []:
+            for kind in [k for k in args.kinds.split(",") if k]:
+                row = random_faults(session.url, kind, rate, args.fault_calls, seed=int(rate * 1e5) + len(kind))
+                report["random_faults"].append(row)
+                print(f"random faults, {kind} bytes at {rate:g}/byte both ways: {row['calls']} calls "
+                      f"({row['elapsed_s']} s), {row['correct']} correct, {row['failed_loudly']} failed loudly, "
+                      f"{row['silently_wrong']} silently wrong; largest extra wait {row['max_extra_s']:.2f} s "
+                      f"({row['worst']}), {row['over_goal']} over {GOAL_EXTRA_S:g} s; proxy {row['proxy']}; "
+                      f"errors {row['errors']}", flush=True)
+        for rate in [float(r) for r in args.rates.split(",") if r] if args.calls else []:
             for checked in (False, True):
                 row = plain_windows(session.url, rate, args.calls, checked, seed=int(rate * 1e5) + checked,
                                     n=args.window_n)
@@ -271,6 +418,7 @@ def main() -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, default=str))
     over = sum(r["over_goal"] + r["wrong"] for k, r in (report["lost_byte"] or {}).items() if k != "link")
+    over += sum(r["over_goal"] + r["silently_wrong"] for r in report["random_faults"])
     bad = sum(r["corrupted_accepted"] for r in report["plain_dialect"] if r["checked"] and r["rate_per_byte"] <= 1e-3)
     return 0 if over == 0 and bad == 0 else 2
 

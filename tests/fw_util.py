@@ -8,6 +8,8 @@
 * ``PosixFirmware(binary)`` starts the posix firmware, reads the pty path it
   prints (``eb-posix: serial on /dev/pts/N``) and opens it with real pyserial;
   use it as a context manager. It is a ``Device``.
+* ``run_fresh(argv, timeout)`` runs a program from a fresh small parent, so its peak RSS
+  (``ru_maxrss``, libFuzzer's ``-rss_limit_mb``) does not start at the pytest process's.
 * ``Device(path)`` talks to any firmware on a serial port: ``raw(cmd)`` is the
   exact reply bytes up to and including ``m-ready\\r\\n``; ``command(cmd)`` the
   reply lines without CRLF and without the final ``m-ready``.
@@ -66,6 +68,36 @@ def build_firmware(port: str = "posix", build_dir: Path | None = None) -> Path:
     return _built[key]
 
 
+# The hop of run_fresh: a small process that forks the command and passes on its exit status
+# (signals as 128+N, as a shell does). Its own child is forked from this small process, not from pytest.
+_HOP = ("import subprocess, sys\n"
+        "rc = subprocess.call(sys.argv[1:])\n"
+        "sys.exit(128 - rc if rc < 0 else rc)\n")
+
+
+def run_fresh(argv: list, timeout: float, text: bool = True) -> subprocess.CompletedProcess:
+    """``subprocess.run(argv, capture_output=True)`` from a fresh, small parent instead of this process.
+
+    Linux carries a process's peak RSS into the programs it starts: a child created with
+    vfork/posix_spawn (what subprocess uses) shares its parent's memory map until it execs, and
+    exec records that map's high-water mark as the new program's own ``ru_maxrss``. After
+    TensorFlow or a 1.5 GB array in the pytest process, libFuzzer (whose ``-rss_limit_mb`` reads
+    ``ru_maxrss``) would see that peak and stop at its first input. Here a fresh Python hop forks
+    the command, so its ``ru_maxrss`` starts from the hop's ~10 MB whatever ran in pytest before.
+    On timeout the hop's process group (its own session) is killed and TimeoutExpired raised."""
+    import signal
+
+    with subprocess.Popen([sys.executable, "-S", "-c", _HOP, *map(str, argv)], start_new_session=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
 def build_fuzz(build_dir: Path) -> Path:
     """Build the libFuzzer target of the command parser; return its path."""
     build_dir = Path(build_dir).resolve()
@@ -75,12 +107,15 @@ def build_fuzz(build_dir: Path) -> Path:
 
 def cached_build_dir(port: str) -> Path:
     """A build folder that outlives the test session, one per build configuration: make rebuilds what
-    changed (the objects depend on their sources and headers, -MMD), and a change to a makefile gives
-    a new folder. Under $EDGEBENCH_FIRMWARE_BUILD (as edgebench's own builds), else ~/.cache/edgebench."""
+    changed (the objects depend on their sources and headers, -MMD), and a change to a makefile or
+    another checkout gives a new folder. Under $EDGEBENCH_FIRMWARE_BUILD (as edgebench's own builds), else ~/.cache/edgebench."""
     import hashlib
 
     mk = [FIRMWARE_DIR / "Makefile", *sorted(FIRMWARE_DIR.rglob("*.mk"))]
-    key = hashlib.sha256(b"".join(p.read_bytes() for p in mk if p.is_file())).hexdigest()[:12]
+    # the checkout's own path too: two clones (or worktrees) must not share one folder, where make's
+    # timestamps would keep the objects of the other's sources
+    key = hashlib.sha256(str(FIRMWARE_DIR).encode() + b"".join(p.read_bytes() for p in mk if p.is_file())
+                         ).hexdigest()[:12]
     base = os.environ.get("EDGEBENCH_FIRMWARE_BUILD") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "edgebench", "firmware")
     return Path(base) / f"test-{port}-{key}"

@@ -42,20 +42,21 @@ KWS = MLPERF_DIR / "kws_ref_model.tflite"
 class SerialProxy:
     """The firmware's pty <-> a new pty for the host, with seeded faults and an optional rate limit.
 
-    ``corrupt`` / ``drop``: per-byte probabilities (each direction in ``directions``:
+    ``corrupt`` / ``drop`` / ``insert`` (a random byte after this one): per-byte probabilities (each
+    direction in ``directions``:
     ``h2d`` host to device, ``d2h`` device to host) while ``enabled``. ``bytes_per_s``
     paces both directions like a UART of that byte rate.
     """
 
     def __init__(self, device_path: str, seed: int = 0, corrupt: float = 0.0, drop: float = 0.0,
-                 bytes_per_s: float | None = None, directions=("h2d", "d2h")):
+                 bytes_per_s: float | None = None, directions=("h2d", "d2h"), insert: float = 0.0):
         self.device_path = device_path
         self.rng = random.Random(seed)
-        self.corrupt, self.drop = corrupt, drop
+        self.corrupt, self.drop, self.insert = corrupt, drop, insert
         self.bytes_per_s = bytes_per_s
         self.directions = set(directions)
         self.enabled = True
-        self.stats = {"h2d": 0, "d2h": 0, "corrupted": 0, "dropped": 0}
+        self.stats = {"h2d": 0, "d2h": 0, "corrupted": 0, "dropped": 0, "inserted": 0}
         self.clean_d2h = bytearray()          # what the device sent, before any fault
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -75,7 +76,7 @@ class SerialProxy:
         return self.host_path
 
     def _faults(self, data: bytes, direction: str) -> bytes:
-        if not self.enabled or direction not in self.directions or not (self.corrupt or self.drop):
+        if not self.enabled or direction not in self.directions or not (self.corrupt or self.drop or self.insert):
             return data
         out = bytearray()
         with self._lock:
@@ -88,6 +89,9 @@ class SerialProxy:
                     b ^= 1 << self.rng.randrange(8)
                     self.stats["corrupted"] += 1
                 out.append(b)
+                if self.drop + self.corrupt <= r < self.drop + self.corrupt + self.insert:
+                    out.append(self.rng.randrange(256))
+                    self.stats["inserted"] += 1
         return bytes(out)
 
     def _pump(self, src: int, dst: int, direction: str) -> None:
@@ -312,8 +316,10 @@ class CleanTicks:
         import re
 
         for line in self.log.lines():
-            m = re.fullmatch(r"m-eb-t-\[([0-9,]*)\] #(\d+)\.\d+:[0-9a-f]{8}", line)
+            m = re.fullmatch(r"m-eb-t-\[([0-9,]*)\] #(\d+)\.(\d+):[0-9a-f]{8}", line)
             if m:
+                if m.group(3) == "0":       # a reply's first line: a new client may reuse a sequence number
+                    self.by_seq[int(m.group(2))] = []
                 self.by_seq.setdefault(int(m.group(2)), []).extend(int(v) for v in m.group(1).split(",") if v)
         return self.by_seq.get(seq, [])
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import missing, require_tool
-from fw_util import FIRMWARE_DIR, build_fuzz
+from fw_util import FIRMWARE_DIR, build_fuzz, run_fresh
 from test_firmware_engine import TinyModel, build, run_engine, run_reference  # noqa: F401  (build: a fixture)
 
 SEEDS = FIRMWARE_DIR / "fuzz" / "corpus"
@@ -45,11 +45,10 @@ def test_parser_survives_bounded_fuzzing(tmp_path):
     binary = build_fuzz(tmp_path / "build")
     work = tmp_path / "corpus"
     work.mkdir()
-    proc = subprocess.run(
+    proc = run_fresh(   # not from this process: its peak RSS would count as the fuzzer's own (fw_util)
         [str(binary), f"-max_total_time={FUZZ_SECONDS}", "-rss_limit_mb=1024", "-timeout=10",
          f"-dict={FIRMWARE_DIR / 'fuzz' / 'proto.dict'}", f"-artifact_prefix={tmp_path}/",
-         "-print_final_stats=1", str(work), str(SEEDS)],
-        capture_output=True, text=True, timeout=FUZZ_SECONDS + 120)
+         "-print_final_stats=1", str(work), str(SEEDS)], timeout=FUZZ_SECONDS + 120)
     artifacts = sorted(p.name for p in tmp_path.iterdir()
                        if p.name.startswith(("crash-", "leak-", "timeout-", "oom-")))
     assert proc.returncode == 0 and not artifacts, (
@@ -103,11 +102,10 @@ def test_model_path_survives_bounded_fuzzing(tmp_path):
     work = tmp_path / "corpus"
     work.mkdir()
     assert len(list(MODEL_SEEDS.iterdir())) >= 4
-    proc = subprocess.run(
+    proc = run_fresh(
         [str(binary), f"-max_total_time={FUZZ_SECONDS}", "-rss_limit_mb=1024", "-timeout=10",
          "-max_len=65536", f"-artifact_prefix={tmp_path}/", "-print_final_stats=1", str(work),
-         str(MODEL_SEEDS)],
-        capture_output=True, text=True, timeout=FUZZ_SECONDS + 120)
+         str(MODEL_SEEDS)], timeout=FUZZ_SECONDS + 120)
     artifacts = _artifacts(tmp_path)
     assert proc.returncode == 0 and not artifacts, (
         f"fuzz_model failed ({proc.returncode}), artifacts {artifacts} in {tmp_path} "
@@ -122,8 +120,7 @@ def test_model_path_regressions_stay_fixed(tmp_path, name):
     sanitized target: an input offset of INT32_MIN negated, a convolution scratch overlapping its
     input (memcpy of overlapping ranges), a requantized value near INT32_MAX plus the output zero point."""
     binary = _build_fuzz_model(tmp_path)
-    proc = subprocess.run([str(binary), str(FIRMWARE_DIR / "fuzz" / "regressions_model" / name)],
-                          capture_output=True, text=True, timeout=120)
+    proc = run_fresh([str(binary), str(FIRMWARE_DIR / "fuzz" / "regressions_model" / name)], timeout=120)
     assert proc.returncode == 0 and "runtime error" not in proc.stderr, proc.stderr[-3000:]
 
 
@@ -147,7 +144,7 @@ def test_bias_at_the_int32_limit_wraps_without_undefined_behaviour(tmp_path):
     binary = _build_fuzz_model(tmp_path)
     seed = tmp_path / "extreme_bias.ebnn"
     seed.write_bytes(_blob_with_extreme_bias())
-    proc = subprocess.run([str(binary), str(seed)], capture_output=True, text=True, timeout=120)
+    proc = run_fresh([str(binary), str(seed)], timeout=120)
     assert proc.returncode == 0 and "runtime error" not in proc.stderr, proc.stderr[-3000:]
 
 
@@ -181,3 +178,26 @@ def test_overflowing_accumulator_matches_the_reference_kernels(build, tmp_path):
         dev = run_engine(build, convert(path).data, inputs, tmp_path / f"dev{k}", sanitize=True)
         ref, _, _ = run_reference([(path, inputs)], tmp_path / f"ref{k}")[0]
         assert np.array_equal(dev.reshape(ref.shape), ref), (k, dev, ref)
+
+
+def test_fuzzing_does_not_inherit_the_test_process_peak_rss(tmp_path):
+    """The fuzzers run with -rss_limit_mb=1024 whatever ran before them in this process: after
+    1.5 GB touched here (TensorFlow and onnxruntime loaded in-process reach 1.3 GB), a fuzzer
+    started directly would report that peak as its own and stop at its first input (fw_util.run_fresh)."""
+    import resource
+
+    clang = _clang()
+    _require_libfuzzer(clang, tmp_path)
+    binary = build_fuzz(tmp_path / "build")
+    big = bytearray(1536 << 20)
+    big[::4096] = b"\x01" * len(range(0, len(big), 4096))      # touch every page
+    del big
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >= 1536 << 10   # KiB: the peak is ours now
+    work = tmp_path / "corpus"
+    work.mkdir()
+    proc = run_fresh([str(binary), "-max_total_time=3", "-rss_limit_mb=1024", "-timeout=10",
+                      f"-artifact_prefix={tmp_path}/", "-print_final_stats=1", str(work), str(SEEDS)],
+                     timeout=120)
+    assert proc.returncode == 0 and not _artifacts(tmp_path), proc.stderr[-3000:]
+    peak = int(proc.stderr.split("stat::peak_rss_mb:")[1].split()[0])
+    assert peak < 1024, proc.stderr[-2000:]

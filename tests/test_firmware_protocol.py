@@ -350,6 +350,27 @@ def test_nak_then_silence_until_the_missing_frame_arrives(dut):
     assert dut.readline() == "m-ready"
 
 
+def test_every_damaged_frame_is_naked_at_once(dut):
+    """A resend damaged again is NAKed again at once (issue 29: the host resends within a round
+    trip, not after a timeout); an intact frame ahead of the gap still gets no second NAK."""
+    data = bytes(range(256)) * 8
+    Uploader(dut).start("model", len(data), zlib.crc32(data))
+    chunks = [data[i:i + 1024] for i in range(0, len(data), 1024)]
+    bad = bytearray(frame(0, chunks[0]))
+    bad[-1] ^= 0xFF
+    dut.write(bytes(bad))
+    assert dut.readline() == "e-[eb-nak-0]"
+    dut.write(frame(1, chunks[1]))     # intact, ahead of the gap: no second NAK for frame 0
+    dut.expect_silence(0.3)
+    dut.write(bytes(bad))              # the resend damaged again: NAKed again
+    assert dut.readline() == "e-[eb-nak-0]"
+    dut.write(frame(0, chunks[0]) + frame(1, chunks[1]))
+    assert dut.readline() == "m-eb-ack-0"
+    assert dut.readline() == "m-eb-ack-1"
+    assert dut.readline() == f"m-eb-upload-ok-[{zlib.crc32(data):08x}]"
+    assert dut.readline() == "m-ready"
+
+
 def test_dropped_bytes_recover_through_nak_and_timeout(dut):
     data = random.Random(5).randbytes(6 * 1024)
 

@@ -205,3 +205,58 @@ def test_emulated_windows_are_bounded_by_the_other_windows_only():
     far.wall_s = 0.001                    # an emulated clock may run ahead of the host's
     assert check.judge(far)[0] == "confirm" and check.judge(_window(1, 86_000, 1.0))[0] == "accept"
     assert check.judge(_window(2, 850_000, 2.0))[0] == "reject"          # 10x the run's other windows
+
+
+INFO = ["m-eb-engine-[3]", "m-eb-proto-[2]", "m-eb-port-[posix]", "m-eb-timing-[real]", "m-eb-counter-hz-[1000000]",
+        "m-eb-counter-bits-[32]", "m-eb-arena-bytes-[65536]", "m-eb-model-max-bytes-[131072]",
+        "m-eb-input-max-bytes-[4096]", "m-eb-frame-max-bytes-[1024]", "m-eb-loaded-[none]", "m-ready"]
+
+
+def test_a_long_reply_is_stitched_from_the_intact_lines_of_several_tries():
+    """eb-info (the same on every try) through a link that never carries it whole: line 2 lost on
+    the first try, line 0 on the second; the lines of both make the reply (issue 29)."""
+    first, second = list(INFO), list(INFO)
+    first[2] = None
+    second[0] = None
+    dut = _dut(LineDevice([first, second]))
+    info = dut.info()
+    assert info["port"] == "posix" and info["engine"] == 3 and info["frame-max-bytes"] == 1024
+    assert dut.stats.retries == 1
+
+
+def test_an_error_answer_is_never_stitched_into_a_reply():
+    """A try answered e-[eb-request-damaged] (its request damaged on the way in) leaves nothing behind:
+    its m-ready (index 1) must not stand in for a line of the next try's reply."""
+    second = list(INFO)
+    second[1] = None                    # line 1 lost: the damaged try's m-ready #.1 must not fill it
+    device = LineDevice([["e-[eb-request-damaged: CRC mismatch, not executed]", "m-ready"], second, INFO])
+    dut = _dut(device)
+    assert dut.info()["proto"] == 2
+    assert dut.stats.retries == 2
+
+
+def test_a_board_that_stops_answering_is_told_from_a_damaged_link():
+    """After a working exchange the device falls silent: the request gets its tries, then two probes
+    (the abort frame and a lone '%'); nothing answers them, so 'board not answering', not a link error."""
+    from edgebench.errors import TransportError
+
+    device = LineDevice([["m-eb-temp-mc-[41000]", "m-ready"]])
+    dut = _dut(device)
+    assert dut.temp_mc() == 41000
+    dut.link.write = lambda data: None   # the board died: nothing it is sent is answered
+    with pytest.raises(TransportError) as err:
+        dut.request("eb-output")
+    assert "board not answering" in err.value.message and dut.stats.probes >= 2
+
+
+def test_a_damaged_link_that_answers_probes_fails_as_a_link_error():
+    """Every answer to eb-output loses a line, forever: the retries end within the recovery budget
+    with a link error (the board answers), never 'board not answering'."""
+    from edgebench.errors import TransportError
+
+    device = LineDevice([[None, "m-ready"] for _ in range(40)])     # the content line lost every time
+    dut = _dut(device)
+    with pytest.raises(TransportError) as err:
+        dut.output()
+    assert "the link damages its bytes" in err.value.message
+    assert len(device.commands) <= 8

@@ -40,6 +40,7 @@ MLPERF_NAME = "mlperf-tiny-reference"
 MAX_TICKS_PER_CALL = 32          # one m-eb-t line
 TARGET_CALL_S = 0.05             # device time aimed at per eb-infer call in run()
 UPLOAD_TRIES = 3                 # an upload whose outcome is unknown is started again, whole
+UPLOAD_RECOVERY_S = 1.0          # ... if its failure came within this of the first failure
 HOST_QUANTIZED = "inputs quantized on the host with the same rule as the reference (round half to even)"
 FIRST_CALL_WAIT_S = 60.0         # the first inference of a model, before anything says how long it takes
 
@@ -252,12 +253,16 @@ class McuClient:
         outcome is unknown or that the link caused: the device holds nothing from a failed one."""
         from edgebench.mcu.upload import DEFAULT_WINDOW
 
+        failed_at = None
         for attempt in range(UPLOAD_TRIES):
             try:
                 return self.dut.upload(target, data, window=DEFAULT_WINDOW)
             except TransportError as exc:
+                failed_at = failed_at or time.monotonic()
+                # started again only within the recovery budget of the first failure (a damaged link
+                # costs seconds, not tries x timeouts)
                 if exc.hint != "retry the upload" and "not acknowledged" not in exc.message \
-                        or attempt == UPLOAD_TRIES - 1:
+                        or attempt == UPLOAD_TRIES - 1 or time.monotonic() - failed_at > UPLOAD_RECOVERY_S:
                     raise
                 self.dut.stats.upload_restarts += 1
                 self.dut.end_uploads()

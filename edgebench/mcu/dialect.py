@@ -29,6 +29,7 @@ DEFAULT_BAUD = 115200          # MLPerf Tiny performance mode
 ENERGY_BAUD = 9600             # MLPerf Tiny energy mode
 DB_CHUNK_BYTES = 32            # hex bytes per `db` command: fits the reference's 80-char command buffer
 RESULT_READS = 4               # results% reads to get two that agree
+SYNC_ANSWER_S = 0.5            # name% is answered at once: silence this long means its '%' was lost
 
 _ERR_RE = re.compile(r"^e-\[(.*)\]$")
 _LAP_RE = re.compile(r"^m-lap-us-(\d+)$")
@@ -295,14 +296,24 @@ class DialectClient:
         self.send("name")
         sent, seen = 1, []
         for _ in range(6):
-            reply = self.read_reply("name", timeout_s=timeout_s)
+            try:
+                # a lost '%' leaves name unterminated: silence past the answer time, then name% again
+                # (the device reads "namename", an unknown command, then name), at most twice
+                reply = self.read_reply("name", timeout_s=timeout_s if sent >= 3 else min(timeout_s, SYNC_ANSWER_S))
+            except TransportError:
+                if sent >= 3:
+                    raise
+                self.stats.retry("no answer to name%")
+                self.send("name")
+                sent += 1
+                continue
             name = reply.bracket("m-name-dut-")
             if name is not None:
                 self.dut_name = name
                 self.link.drain(quiet_s=0.02, max_s=0.5)
                 return name
             seen += reply.errors + reply.lines + reply.other
-            if reply.errors and sent < 2:
+            if reply.errors and sent < 3:
                 self.send("name")
                 sent += 1
         raise AgentError(f"{self.description} answered name% without m-name-dut-[...] (got {seen[:3]})",

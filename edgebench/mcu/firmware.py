@@ -62,8 +62,13 @@ def build_dir(port: str) -> Path:
     base = os.environ.get("EDGEBENCH_FIRMWARE_BUILD")
     if base:
         return Path(base) / port
+    import hashlib
+
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "edgebench" / "firmware" / port
+    # one folder per source tree: make decides by timestamps, so two installs (or checkouts) sharing
+    # one folder could keep each other's objects
+    tree = hashlib.sha256(str(firmware_dir()).encode()).hexdigest()[:8]
+    return Path(cache) / "edgebench" / "firmware" / f"{port}-{tree}"
 
 
 def require_tool(name: str) -> str:

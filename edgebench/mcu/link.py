@@ -116,6 +116,10 @@ class Link:
             self.tail = (self.tail + chunk)[-160:]
         return bool(chunk)
 
+    def poll(self, wait_s: float) -> bool:
+        """Read what arrives within ``wait_s`` (at most one poll interval) into the buffer; True if any."""
+        return self._fill(wait_s)
+
     def read_line(self, deadline: float) -> str | None:
         """One line without CR/LF, or None at the deadline."""
         while True:

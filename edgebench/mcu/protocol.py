@@ -32,6 +32,7 @@ from edgebench.mcu.upload import UploadMixin
 
 EB_PROTO = 2
 RETRIES = 5                    # further tries of a request whose reply did not arrive intact
+RECOVERY_S = 2.5               # after a request's first failed try, the most further tries may take in all
 END_WAIT_S = 0.25              # after a reply's last content line, how long its m-ready may take
 PROBE_S = 0.5                  # silence before the first reply line after which a lone '%' is sent
 ANSWER_S = 2.0                 # a request the device answers at once: the most its first line may take
@@ -65,7 +66,8 @@ class DutClient(UploadMixin, DialectClient):
         return self._seq
 
     def request(self, text: str, timeout_s: float | None = None, end: tuple = (), retries: int = RETRIES,
-                ok_errors: bool = False, probe_s: float | None = PROBE_S, gap_s: float | None = None) -> Reply:
+                ok_errors: bool = False, probe_s: float | None = PROBE_S, gap_s: float | None = None,
+                stitch: bool = False) -> Reply:
         """Send ``text`` framed and return its intact reply (lines without frame suffixes).
 
         Silence is bounded by what the request needs, not by one long timeout:
@@ -87,7 +89,10 @@ class DutClient(UploadMixin, DialectClient):
           first line took (at least ``GAP_MIN_S``), as the lines of a long reply come at the
           pace of its first;
         * ``end``: prefixes of the reply's last content line; once it is in (with every line
-          before it), a lost ``m-ready`` costs at most ``END_WAIT_S``.
+          before it), a lost ``m-ready`` costs at most ``END_WAIT_S``;
+        * ``stitch``: the reply is the same on every try (``eb-info``): intact lines are kept by
+          their index across tries, so a long reply completes on a link that rarely carries all
+          of it intact at once.
 
         Sent again, with backoff, when the reply is incomplete, silent past these bounds, or
         the device says the request was damaged."""
@@ -99,25 +104,31 @@ class DutClient(UploadMixin, DialectClient):
             silence = timeout_s
         why = "no answer"
         silent = 0                 # tries in a row that got no byte back at all
+        until = None               # recovery is bounded: RECOVERY_S from the first failed try, all tries included
+        parts: dict | None = {} if stitch else None
         for attempt in range(retries + 1):
             if attempt:
+                if until is None:       # a request with work to do first gets that time again
+                    until = time.monotonic() + RECOVERY_S + (timeout_s or 0.0)
+                if time.monotonic() + 0.05 >= until:
+                    break
                 self.stats.retry(why)
-                time.sleep(min(0.02 * 2 ** attempt, 0.5))     # backoff: let a burst of noise pass
+                time.sleep(min(0.02 * 2 ** attempt, 0.25, max(0.0, until - time.monotonic() - 0.05)))
             else:
                 self.stats.requests += 1
             seq = self.last_seq = self._next_seq()
             got_before = self.link.bytes_in
             self.link.write(encode_request(text, seq))
             try:
-                reply = self._read_framed(text, seq, silence, end, probe_s, gap_s)
+                reply = self._read_framed(text, seq, silence, end, probe_s, gap_s, until, parts)
             except _Incomplete as exc:
                 why, silent = str(exc), 0
                 continue
             except TransportError as exc:
                 # nothing at all, twice in a row: the device stopped (a lost request gets one more try)
                 silent = silent + 1 if self.link.bytes_in == got_before else 0
-                if self.link.bytes_in == 0 or silent >= 2:
-                    raise exc from None
+                if self.link.bytes_in == 0 or silent >= 2 and not self._alive():
+                    raise self._not_answering(text, exc) from None
                 why = "no intact end of reply"
                 continue
             if reply.errors and reply.errors[0].startswith("eb-request-damaged"):
@@ -126,13 +137,24 @@ class DutClient(UploadMixin, DialectClient):
             if reply.errors and not ok_errors:
                 raise self.device_error(text, reply.errors[0])
             return reply
-        raise TransportError(f"{self.description}: no intact answer to {text.split()[0]!r} in {retries + 1} "
-                             f"tries (last: {why}; {self.stats.discarded_lines} damaged lines so far)",
+        raise TransportError(f"{self.description}: no intact answer to {text.split()[0]!r} in {attempt + 1} "
+                             f"tries (last: {why}; {self.stats.discarded_lines} damaged lines so far); the board "
+                             "answers, the link damages its bytes",
                              hint="the link damages too many bytes: check the cable and the baud rate")
 
     def _read_framed(self, text: str, seq: int, silence: float, end: tuple, probe_s: float | None,
-                     gap_s: float | None) -> Reply:
+                     gap_s: float | None, until: float | None = None, parts: dict | None = None) -> Reply:
         reply = Reply(text)
+
+        def stitched(last: int) -> Reply:
+            missing = [i for i in range(last) if i not in parts]
+            if missing:
+                raise _Incomplete(f"reply line {missing[0]} lost")
+            whole = Reply(text)
+            for i in range(last):
+                self._classify(whole, parts[i])
+            return whole
+
         k = 0
         ended = False
         sent = last = time.monotonic()
@@ -146,10 +168,12 @@ class DutClient(UploadMixin, DialectClient):
             else:
                 gap = gap_s(reply) if callable(gap_s) else gap_s
                 deadline = last + (gap if gap is not None else max(GAP_MIN_S, 2.0 * (first - sent)))
+            if until is not None and not ended:
+                deadline = min(deadline, until)   # a retry within the recovery budget
             raw = self.link.read_line(deadline)
             if raw is None:
-                if ended:
-                    return reply                  # every content line in: the m-ready was lost
+                if ended:                         # every content line in: the m-ready was lost
+                    return reply if parts is None else stitched(k)
                 if probe and first is None:
                     probe, probed = False, True   # the request's '%' may have been lost: end its line
                     self.stats.probes += 1
@@ -176,6 +200,18 @@ class DutClient(UploadMixin, DialectClient):
                     raise _Incomplete("request damaged on the way in")   # its sequence number damaged too
                 continue
             first, last = first or time.monotonic(), time.monotonic()
+            if parts is not None:
+                if got.text.startswith("e-["):     # an error is this try's whole answer: nothing to stitch
+                    parts.clear()
+                    self._classify(reply, got.text)
+                    return reply
+                if got.text == "m-ready":
+                    return stitched(got.index)
+                parts[got.index] = got.text
+                k = got.index + 1
+                if got.text.startswith(end) and end:
+                    ended = True
+                continue
             if got.index != k:
                 raise _Incomplete(f"reply line {k} lost")
             k += 1
@@ -184,6 +220,34 @@ class DutClient(UploadMixin, DialectClient):
             self._classify(reply, got.text)
             if got.text.startswith(end) and end or got.text.startswith("e-["):
                 ended = True
+
+    def _alive(self, probes: int = 2, wait_s: float = 0.5) -> bool:
+        """A damaged link or a dead board? Up to ``probes`` probes (a lone ``%``, on edgebench firmware;
+        the dialect's ``name%`` otherwise), ``wait_s`` each: any byte back means the board runs."""
+        for _ in range(probes):
+            got = self.link.bytes_in
+            self.stats.probes += 1
+            # on edgebench firmware the probe also ends an upload the device may be in (whose '%' lines
+            # it ignores): zeros complete a partial frame, the abort frame of session 0 ends the upload
+            # (answered), in command mode both are skipped and the '%' is answered
+            self.link.write(b"\x00" * (self.frame_max + FRAME_OVERHEAD) + abort_frame(0) + b"%"
+                            if self.probing else b"name%")
+            end = time.monotonic() + wait_s
+            while time.monotonic() < end and self.link.bytes_in == got:
+                self.link.poll(end - time.monotonic())
+            if self.link.bytes_in != got:
+                self.link.drain(quiet_s=0.02, max_s=0.3)
+                if self.probing:
+                    self._upload_unclean = False      # the abort frame ended any upload
+                return True
+        return False
+
+    def _not_answering(self, text: str, exc: TransportError) -> TransportError:
+        if self.link.bytes_in == 0:
+            return exc
+        return TransportError(f"{self.description}: board not answering: nothing came back to {text.split()[0]!r} "
+                              "nor to 2 probes after it", hint="the firmware may have crashed or be stuck; reset "
+                              "the board (a damaged link would still answer a probe)")
 
     def _unframed(self, text: str, line: str) -> None:
         """An unframed line while waiting for a framed reply: stale, unless it says the firmware
@@ -225,7 +289,7 @@ class DutClient(UploadMixin, DialectClient):
     # -- edgebench extensions -----------------------------------------------------------
     def info(self) -> dict:
         """``eb-info``: engine/protocol versions, timing, counter, memory sizes."""
-        reply = self.request("eb-info", end=("m-eb-loaded-",))
+        reply = self.request("eb-info", end=("m-eb-loaded-",), stitch=True)
         out: dict = {}
         for line in reply.lines:
             m = _KV_RE.match(line)

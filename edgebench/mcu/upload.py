@@ -21,6 +21,7 @@ from edgebench.mcu.frames import FRAME_OVERHEAD, abort_frame, crc32, encode_fram
 
 DEFAULT_WINDOW = 4
 START_PAYLOAD = 512            # first frames' payload; doubles after clean runs up to the device's limit
+RECOVERY_S = 2.5               # an upload with no frame acknowledged for this long fails (the link is too damaged)
 
 _ACK_RE = re.compile(r"^m-eb-ack-(\d+)$")
 _NAK_RE = re.compile(r"^e-\[eb-nak-(\d+)\]$")
@@ -55,7 +56,7 @@ class UploadMixin:
     """``upload`` for a client with ``link``, ``request``, ``stats``, ``description``, ``device_error``."""
 
     def upload(self, target: str, data: bytes, window: int = DEFAULT_WINDOW, ack_timeout_s: float = 1.0,
-               max_tries: int = 12, payload: int | None = None) -> UploadStats:
+               max_tries: int = 24, payload: int | None = None) -> UploadStats:
         """Binary upload of ``data`` to ``target`` (``model`` or ``input``) in CRC-checked frames.
 
         Frames start at 512 bytes of payload (or ``payload``) and double after each run of
@@ -111,7 +112,12 @@ class UploadMixin:
         rto = ack_timeout_s        # smoothed RTT + 4 deviations (RFC 6298) for the bytes now in flight
         final_wait = False
         final: str | None = None
-        waited_from = time.monotonic()
+        waited_from = progress_at = time.monotonic()
+        # the back-off's ceiling: twice the transmit time of a full window at the baud rate, at least
+        # 0.2 s, at most 4 ack timeouts (a long fixed ceiling made a few lost acks cost tens of seconds)
+        wire_s = window * (pmax + FRAME_OVERHEAD) * 10 / max(getattr(self, "baud", 115200), 1)
+        rto_cap = min(max(ack_timeout_s, 0.05) * 4, max(0.2, 2 * wire_s + 0.1))
+        rto = min(rto, rto_cap)
 
         def done() -> bool:
             return base == len(offs) and bool(offs) and offs[-1] + lens[-1] >= len(data)
@@ -148,10 +154,19 @@ class UploadMixin:
                 stats.frames += 1
                 self.link.write(encode_frame(nxt, data[start:start + lens[nxt]], sid))
                 nxt += 1
-            raw = self.link.read_line(waited_from + rto)
+            if time.monotonic() - progress_at > RECOVERY_S:
+                self._abort(pmax, sid)
+                raise TransportError(
+                    f"upload to {stats.target} on {self.description} failed: no frame acknowledged for "
+                    f"{RECOVERY_S:g} s at byte {offs[base] if base < len(offs) else len(data):,} of {len(data):,} "
+                    f"({stats.naks} NAKs, {stats.timeouts} timeouts, the device answering); nothing was loaded",
+                    hint="the link loses or corrupts too many bytes: check the cable, lower the baud rate")
+            raw = self.link.read_line(min(waited_from + rto, progress_at + RECOVERY_S))
+            if raw is None and time.monotonic() < waited_from + rto:
+                continue                            # the recovery budget is up: checked above
             if raw is None:
                 stats.timeouts += 1
-                rto = min(rto * 2, max(ack_timeout_s, 0.05) * 4)      # back off, as TCP does
+                rto = min(rto * 2, rto_cap)      # back off, as TCP does, up to a few window times
                 if final is not None:               # the ok line came intact, its m-ready did not
                     self._upload_unclean = False
                     return final
@@ -190,10 +205,9 @@ class UploadMixin:
                         # the next ack comes at the latest after every byte still in flight has gone
                         ahead = (offs[nxt - 1] + lens[nxt - 1] - offs[s] - lens[s]) + FRAME_OVERHEAD * (nxt - s - 1)
                         window_bytes = max(ahead, size + FRAME_OVERHEAD)
-                        rto = min(max((srtt + 4 * rttvar) * window_bytes * 1.5 + 0.02, 0.05),
-                                  max(ack_timeout_s, 0.05) * 4)
+                        rto = min(max((srtt + 4 * rttvar) * window_bytes * 1.5 + 0.02, 0.05), rto_cap)
                     base = s + 1
-                    waited_from = now
+                    waited_from = progress_at = now
                     clean += 1
                     if clean >= 8 and size < pmax:
                         size, clean = min(pmax, size * 2), 0
@@ -204,6 +218,11 @@ class UploadMixin:
                 if resent_at != base:
                     go_back(base)
                     resent_at = base
+                elif int(m.group(1)) == base & 0xFFFF and base < nxt:
+                    # The device NAKs every damaged frame at once (PROTOCOL.md): after the go-back, a
+                    # NAK for the same frame is its resend damaged again (or an old frame still in
+                    # flight): send that one frame again now, not the window, and not after a timeout.
+                    self._resend_one(sid, data, offs[base], lens[base], base, tries, max_tries, stats, pmax)
                 waited_from = time.monotonic()
                 continue
             ok = _OK_RE.match(line)
@@ -225,6 +244,20 @@ class UploadMixin:
                                          f"refused: {what}; nothing was loaded", hint="retry the upload")
                 raise self.device_error(f"eb-upload {stats.target}", text)
             # anything else is a reply line damaged on the way back: the timeout recovers it
+
+    def _resend_one(self, sid, data, start, length, index, tries, max_tries, stats, pmax) -> None:
+        """Frame ``index`` (bytes ``start``..) once more, counted against its tries."""
+        tries[start] = tries.get(start, 0) + 1
+        if tries[start] > max_tries:
+            self._abort(pmax, sid)
+            raise TransportError(
+                f"upload to {stats.target} on {self.description} failed: the frame at byte {start:,} of "
+                f"{len(data):,} was not acknowledged after {max_tries} tries ({stats.naks} NAKs, "
+                f"{stats.timeouts} timeouts); nothing was loaded",
+                hint="the link loses or corrupts too many bytes: check the cable, lower the baud rate")
+        stats.retransmits += 1
+        stats.frames += 1
+        self.link.write(encode_frame(index, data[start:start + length], sid))
 
     def _unknown_outcome(self, stats: UploadStats, why: str) -> TransportError:
         self._upload_unclean = False     # the device is back in command mode

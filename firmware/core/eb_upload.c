@@ -166,9 +166,12 @@ int eb_upload_stray(uint8_t c)
     return EB_UPLOAD_COMMAND_BYTE;
 }
 
-static void up_nak(void)
+static void up_nak(int damaged)
 {
-    if (!U.nak_sent) { /* one NAK per missing frame; the host's timeout covers the rest */
+    /* Every damaged frame (bad CRC, impossible header) is NAKed at once, so the host resends
+     * within one round trip instead of after a timeout; intact frames ahead of a gap get one
+     * NAK per missing frame (a window of them would otherwise ask for the same resend again). */
+    if (damaged || !U.nak_sent) {
         U.nak_sent = 1;
         eb_out_str("e-[eb-nak-");
         eb_out_u32(U.expect);
@@ -217,7 +220,7 @@ static void up_frame_done(void)
         return;
     }
     if (U.crc_rx != U.crc) {
-        up_nak(); /* damaged, or a frame of another session (its CRC has another seed) */
+        up_nak(1); /* damaged, or a frame of another session (its CRC has another seed) */
         return;
     }
     if (U.seq == U.expect) {
@@ -245,7 +248,7 @@ static void up_frame_done(void)
         up_ack(U.seq); /* a retransmitted frame we already have: ack again */
         U.state = UP_SYNC0;
     } else {
-        up_nak(); /* ahead of the next expected frame: one was lost */
+        up_nak(0); /* ahead of the next expected frame: one was lost */
     }
 }
 
@@ -258,7 +261,7 @@ static void up_header_done(void)
     U.crc_rx = 0u;
     U.crc_n = 0u;
     if (U.len > EB_FRAME_PAYLOAD_MAX || (U.len == 0u && U.seq != EB_ABORT_SEQ)) {
-        up_nak(); /* a corrupted header: resynchronise on the next EB 5A */
+        up_nak(1); /* a corrupted header: resynchronise on the next EB 5A */
         return;
     }
     U.in_place = U.seq == U.expect && U.len <= U.total - U.pos;
