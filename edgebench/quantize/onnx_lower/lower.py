@@ -28,6 +28,7 @@ from edgebench.data.layout import TensorLayout
 from edgebench.errors import ModelError
 from edgebench.quantize.onnx_lower import values as V
 from edgebench.quantize.onnx_lower.graph import OnnxGraph
+from edgebench.quantize.onnx_lower.verdict import require_convertible
 
 FOLDABLE_INTO = ("Conv", "ConvTranspose", "Gemm")
 
@@ -55,6 +56,7 @@ class Ctx:
         self.keras, self.tf, self.ops, self.layers = keras, tf, keras.ops, keras.layers
         self.path, self.opset, self.folds = path, opset, folds
         self._names: set = set()
+        self.used: frozenset = frozenset()    # value names something reads (unused outputs are dropped)
 
     def name(self, node, suffix: str = "") -> str:
         """A unique Keras layer name from the ONNX node's name (so TFLite tensors carry it)."""
@@ -101,9 +103,11 @@ def lower(g: OnnxGraph, keras, tf) -> Lowered:
     from edgebench.quantize.onnx_lower.table import OPS, supported_list
 
     graph = g.graph
+    verdict = require_convertible(g)          # the check inspect shows: refused here before any layer is built
     values: dict = {t.name: V.const(numpy_helper.to_array(t)) for t in graph.initializer}
     folds, aliases = plan_folds(graph, values)
     cx = Ctx(keras, tf, g.path, g.opset, folds)
+    cx.used = verdict.used
     inputs, in_layouts = [], []
     for gi in g.inputs:
         perm = V.channels_last(len(gi.shape)) if len(gi.shape) == 4 else V.identity(len(gi.shape))

@@ -300,8 +300,9 @@ def max_pool(cx, node, ins):
     x = ins[0]
     _spatial(cx, node, x, "data")
     a = cx.attrs(node)
-    if len([o for o in node.output if o]) > 1:
-        raise cx.fail(node, "the Indices output is not supported")
+    why = max_pool_check(node, cx.used, ())
+    if why:
+        raise cx.fail(node, why)
     kernel, strides, dil, begin, end = _pool_geometry(cx, node, x, a)
     mode = padding_mode(x.shape[2:], kernel, strides, dil, begin, end)
     t = V.in_layout(cx.ops, x, NHWC)
@@ -316,6 +317,19 @@ def max_pool(cx, node, ins):
         mode = "valid"
     y = cx.ops.max_pool(t, tuple(kernel), tuple(strides), padding=mode)
     return [V.tensor(y, NHWC, nonneg=x.nonneg)]
+
+
+def max_pool_check(node, used, shapes):
+    if any(o and o in used for o in node.output[1:]):
+        return "its Indices output is read by another node: not supported"
+    return spatial_check(node, used, shapes)
+
+
+def spatial_check(node, used, shapes):
+    """2-D (NCHW) inputs only, as ``_spatial`` requires when lowering."""
+    if shapes and shapes[0] is not None and len(shapes[0]) != 4:
+        return f"{len(shapes[0]) - 2}-D {node.op_type} is not supported (2-D only, NCHW input)"
+    return None
 
 
 def average_pool(cx, node, ins):

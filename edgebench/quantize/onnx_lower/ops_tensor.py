@@ -276,9 +276,17 @@ def identity_op(cx, node, ins):
 
 
 def dropout(cx, node, ins):
-    if len([o for o in node.output if o]) > 1:
-        raise cx.fail(node, "the mask output (training) is not supported")
+    """Inference: the input itself. The mask output is dropped when nothing reads it."""
+    why = dropout_check(node, cx.used, ())
+    if why:
+        raise cx.fail(node, why)
     return [ins[0]]
+
+
+def dropout_check(node, used, shapes):
+    if any(o and o in used for o in node.output[1:]):
+        return "its mask output (training) is read by another node"
+    return None
 
 
 def cast(cx, node, ins):

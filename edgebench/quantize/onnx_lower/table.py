@@ -19,20 +19,21 @@ from edgebench.quantize.onnx_lower import ops_tensor as ts
 class Op:
     lower: Callable                       # (ctx, node, input values) -> output values
     macs: Optional[Callable] = None       # (attrs, input shapes, output shapes) -> MACs; None: no MACs
+    check: Optional[Callable] = None      # (node, used value names, input shapes) -> reason it cannot lower, or None
 
 
 OPS = {
     "Add": Op(ts.add),
-    "AveragePool": Op(nn.average_pool),
+    "AveragePool": Op(nn.average_pool, check=nn.spatial_check),
     "BatchNormalization": Op(nn.batch_norm),
     "Cast": Op(ts.cast),
     "Clip": Op(ts.clip),
     "Concat": Op(ts.concat),
     "Constant": Op(ts.constant),
-    "Conv": Op(nn.conv, nn.conv_macs),
-    "ConvTranspose": Op(nn.conv_transpose, nn.conv_transpose_macs),
+    "Conv": Op(nn.conv, nn.conv_macs, nn.spatial_check),
+    "ConvTranspose": Op(nn.conv_transpose, nn.conv_transpose_macs, nn.spatial_check),
     "Div": Op(ts.div),
-    "Dropout": Op(ts.dropout),
+    "Dropout": Op(ts.dropout, check=ts.dropout_check),
     "Flatten": Op(ts.flatten),
     "Gemm": Op(nn.gemm, nn.gemm_macs),
     "GlobalAveragePool": Op(nn.global_average_pool),
@@ -42,7 +43,7 @@ OPS = {
     "Identity": Op(ts.identity_op),
     "LeakyRelu": Op(ts.leaky_relu),
     "MatMul": Op(nn.matmul, nn.matmul_macs),
-    "MaxPool": Op(nn.max_pool),
+    "MaxPool": Op(nn.max_pool, check=nn.max_pool_check),
     "Mul": Op(ts.mul),
     "Pad": Op(ts.pad),
     "ReduceMean": Op(nn.reduce_mean),
