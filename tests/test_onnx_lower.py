@@ -188,3 +188,17 @@ def test_layout_adoption():
     assert "decoded images" in how
     assert input_layout({"layout": {"inputs": [lay.to_dict()]}}) == lay
     assert input_layout({}) is None and input_layout(None) is None
+
+
+@TF
+def test_channel_shuffle_emits_no_rank5_transpose(stack, tmp_path):
+    """ShuffleNet's Reshape -> Transpose(rank 5) -> Reshape stays channels-last: the only data movement
+    is a transpose of rank <= 3, which the MCU engine runs."""
+    lowered, faith = lower_and_compare(stack, tmp_path, build("channel_shuffle_shufflenet"))
+    assert faith.ok, faith.to_dict()
+    _, tf = stack
+    interp = tf.lite.Interpreter(model_content=tf.lite.TFLiteConverter.from_keras_model(lowered.model).convert())
+    tensors = {t["index"]: t for t in interp.get_tensor_details()}
+    ranks = [len(tensors[op["inputs"][0]]["shape"]) for op in interp._get_ops_details() if op["op_name"] == "TRANSPOSE"]
+    assert ranks == [3], ranks
+    assert lowered.inputs[0].perm == (0, 2, 3, 1) and lowered.outputs[0].perm == (0, 2, 3, 1)
