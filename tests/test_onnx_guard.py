@@ -174,3 +174,62 @@ def test_inspect_and_quantize_say_the_same(onnx_mod, tmp_path):
     r = inspect_onnx(tmp_path / "unused.onnx")
     assert r.to_dict()["convertible"] and not r.reasons
     assert require_convertible(read_onnx(tmp_path / "unused.onnx")).convertible
+
+
+# ---------------------------------------------------------------- the conversion child
+
+def _segfault(progress=None):
+    import signal
+
+    progress("about to crash")
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def _hog_memory(progress=None):
+    return np.ones(1 << 30, dtype=np.float64).sum()           # 8 GiB, over the 2 GiB limit
+
+
+def _spin(progress=None):
+    while True:
+        pass
+
+
+def _refuse(progress=None):
+    from edgebench.errors import DataError
+
+    raise DataError("calibration data has NaN", "clean it")
+
+
+def test_child_crash_limits_and_errors_are_one_line():
+    from edgebench.errors import DataError, ModelError
+    from edgebench.quantize.child import ChildLimits, run_contained
+
+    said = []
+    with pytest.raises(ModelError) as e:
+        run_contained(_segfault, (), {}, said.append, what="quantize m.onnx")
+    assert "quantize m.onnx ended without a result: the child process was killed by SIGSEGV" in e.value.one_line()
+    assert said == ["about to crash"]
+    with pytest.raises(ModelError, match="out of memory"):
+        run_contained(_hog_memory, (), {}, limits=ChildLimits(2 << 30, 60))
+    with pytest.raises(ModelError, match="SIGXCPU"):
+        run_contained(_spin, (), {}, limits=ChildLimits(4 << 30, 1))
+    with pytest.raises(DataError, match="calibration data has NaN"):      # edgebench errors keep their type
+        run_contained(_refuse, (), {})
+
+
+def test_cli_refuses_bombs_in_one_line(onnx_mod, tmp_path):
+    """quantize and inspect on the Resize bomb: exit 1, one line, no traceback, before TensorFlow."""
+    import subprocess
+    import sys
+
+    resize = model([H("Resize", ["x", "", "scales"], ["y"], mode="nearest")], {"x": [1, 3, 8, 8]},
+                   {"y": [1, 3, 80000, 80000]}, [init("scales", [1, 1, 1e4, 1e4])])
+    onnx_mod.save(resize, str(tmp_path / "resize.onnx"))
+    np.save(tmp_path / "c.npy", np.zeros((4, 3, 8, 8), np.float32))
+    for argv in (["quantize", str(tmp_path / "resize.onnx"), "--calib", str(tmp_path / "c.npy")],
+                 ["inspect", str(tmp_path / "resize.onnx")]):
+        p = subprocess.run([sys.executable, "-m", "edgebench", *argv], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "NO_COLOR": "1"})
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip() and "loading" not in ln and ln.startswith("error")]
+        assert p.returncode == 1 and len(lines) == 1 and "19,200,000,000 elements" in lines[0], p.stderr
+        assert "Traceback" not in p.stderr and "loading TensorFlow" not in p.stderr

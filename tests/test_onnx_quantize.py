@@ -129,7 +129,7 @@ def test_cli_refusals_and_inspect(onnx_mod, digits, tmp_path):
     erf = model([node("Erf", ["x"], ["y"])], {"x": [1, 3, 4, 4]}, {"y": [1, 3, 4, 4]})
     onnx_mod.save(erf, str(tmp_path / "erf.onnx"))
     for args, needle in (([tmp_path / "two.onnx"], "has 2 inputs ('a', 'b'); quantize supports models with one input"),
-                         ([tmp_path / "erf.onnx"], "ONNX operator Erf (node 'erf_y') is not supported: supported: Add,")):
+                         ([tmp_path / "erf.onnx"], "ONNX operator Erf (node 'erf_y') is not supported: supported: Abs, Add,")):
         p = run_cli("quantize", *args, "--calib", tmp_path / "c.npy", "-o", tmp_path / "o_int8.tflite")
         lines = message_lines(p.stderr)   # one refusal, after any progress lines
         assert p.returncode == 1 and len(lines) == 1 and needle in lines[0], p.stderr
