@@ -46,8 +46,9 @@ def _external(onnx_mod, folder, location: str):
 
 
 def test_external_data_inside_the_folder_is_read(onnx_mod, tmp_path):
-    from edgebench.quantize.onnx_lower import read_onnx
     from onnx import numpy_helper
+
+    from edgebench.quantize.onnx_lower import read_onnx
 
     g = read_onnx(_external(onnx_mod, tmp_path / "ok", "data.bin"))
     w = numpy_helper.to_array(g.model.graph.initializer[0])

@@ -161,7 +161,7 @@ def constants_of(graph) -> dict:
 def check_bounds(path, model, limits: Limits = LIMITS) -> int:
     """Number of nodes (subgraphs included); ModelError if ``model`` is outside ``limits``."""
     count = 0
-    for _, node in iter_nodes(model.graph, limits.max_subgraph_depth):
+    for _depth, _node in iter_nodes(model.graph, limits.max_subgraph_depth):
         count += 1
         if count > limits.max_nodes:
             raise ModelError(f"{path}: more than {limits.max_nodes:,} nodes (subgraphs included)", HINT)
