@@ -168,3 +168,26 @@ def test_onnx_to_int8_verified_on_qemu_m4_and_accuracy(quantized, digits, tmp_pa
     assert all(t["n"] == len(digits["y_test"]) for t in top1.values())
     fp32, int8 = top1["baseline"]["accuracy"], top1["candidate"]["accuracy"]
     assert fp32 > 0.85 and int8 > 0.85 and abs(fp32 - int8) < 0.05, top1
+
+
+def test_every_verb_takes_onnx_layout_inputs_alike(quantized, digits, tmp_path):
+    """verify and layer-error read --inputs through one function (data.inputs.load_inputs with the model):
+    NCHW arrays as the ONNX model takes them are transposed by both; the same for --data."""
+    import numpy as np
+
+    from edgebench.bench.layer_error import LayerErrorOptions, load_samples
+    from edgebench.data.inputs import load_inputs
+    from edgebench.modelfile import read_model
+
+    d = digits["dir"]
+    model = read_model(quantized.int8.path)
+    nchw = np.load(d / "verify_nchw.npy")
+    s = load_inputs(d / "verify_nchw.npy", model.inputs[0].to_dict(), model=model)
+    assert s.x.shape == (8, 8, 8, 1) and np.array_equal(s.x, np.transpose(nchw, (0, 2, 3, 1)))
+    x, _ = load_samples(LayerErrorOptions(inputs=str(d / "verify_nchw.npy"), count=8), model)
+    assert np.array_equal(x, s.x)
+    x, _ = load_samples(LayerErrorOptions(data=str(d / "test_nchw.npz"), count=8), model)
+    assert x.shape[1:] == (8, 8, 1)
+    p = run_cli("layer-error", quantized.int8.path, "--baseline", quantized.fp32.path, "--inputs",
+                d / "verify_nchw.npy", "--count", "8", "--json", "--runs-dir", tmp_path / "runs")
+    assert p.returncode in (0, 2), p.stderr

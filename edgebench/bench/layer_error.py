@@ -172,14 +172,16 @@ def load_samples(opts: LayerErrorOptions, model) -> tuple:
     tensor = model.inputs[0].to_dict()
     if opts.data:
         from edgebench.data.datasets import check_against_model, load_dataset
+        from edgebench.data.layout import model_layout
 
-        ds = load_dataset(opts.data, **{k: v for k, v in (opts.data_options or {}).items() if v is not None})
+        options = {k: v for k, v in (opts.data_options or {}).items() if v is not None}
+        ds = load_dataset(opts.data, layout=model_layout(model), **options)   # as accuracy and verify read it
         check_against_model(ds, model.inputs[0].shape)
         pick = np.sort(np.random.default_rng(opts.seed).permutation(len(ds))[:opts.count])
         return ds.x[pick].astype(np.float32), {
             "source": ds.source, "count": int(len(pick)), "of": len(ds), "sha256": ds.sha256, "random": False,
             "selection": f"{len(pick)} of {len(ds)}, seeded choice (seed {opts.seed})"}
-    s = (load_inputs(opts.inputs, tensor, limit=opts.count) if opts.inputs
+    s = (load_inputs(opts.inputs, tensor, limit=opts.count, model=model) if opts.inputs
          else random_inputs(tensor, count=opts.count, seed=opts.seed, override=opts.input_range))
     return s.x, {**s.describe(), "random": not opts.inputs}
 

@@ -128,7 +128,7 @@ class ProfileRun:
 
         hello = require_runtime(client, self.profile.name)
         tensor = self.model.inputs[0].to_dict()
-        self.inputs = (load_inputs(self.opts.inputs, tensor, limit=self.opts.input_count) if self.opts.inputs
+        self.inputs = (load_inputs(self.opts.inputs, tensor, limit=self.opts.input_count, model=self.model) if self.opts.inputs
                        else random_inputs(tensor, count=self.opts.input_count, seed=self.opts.seed,
                                           override=self.opts.input_range))
         result = new_result("profile", figure_label(hello))
