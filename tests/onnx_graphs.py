@@ -218,6 +218,17 @@ CASES = {
                                            [init("w", weights((6, 3, 3, 3))), int_init("s5", [1, 2, 3, 9, 10]),
                                             int_init("s4", [1, 6, 9, 10]), init("w2", weights((4, 6, 1, 1)))],
                                            {"y": None}, {"x": [1, 3, 9, 10]}),
+    # --- tf2onnx / keras2onnx: NHWC input, Transpose to NCHW for the Conv, back to NHWC before Flatten
+    "keras2onnx_nhwc_input": lambda: ([H("Transpose", ["x"], ["t"], perm=[0, 3, 1, 2]),
+                                       H("Conv", ["t", "w", "b"], ["c"], pads=[1, 1, 1, 1]), H("Relu", ["c"], ["r"]),
+                                       H("Transpose", ["r"], ["u"], perm=[0, 2, 3, 1]),
+                                       H("Reshape", ["u", "s"], ["f"]), H("MatMul", ["f", "mw"], ["y"])],
+                                      [init("w", weights((4, 3, 3, 3))), init("b", weights(4, 2)), int_init("s", [1, -1]),
+                                       init("mw", weights((9 * 10 * 4, 5), 3, 0.1))], {"y": None}, {"x": [1, 9, 10, 3]}),
+    "reshape_to_4d_output": lambda: ([H("Conv", ["x", "w"], ["c"]), H("Flatten", ["c"], ["f"]),
+                                      H("Reshape", ["f", "s"], ["y"])],
+                                     [init("w", weights((2, 3, 3, 3))), int_init("s", [1, 2, 8, 7])], {"y": None},
+                                     {"x": [1, 3, 9, 10]}),
     # --- Resize: the exporters' three modes
     "resize_nearest_asymmetric_floor": lambda: ([H("Resize", ["x", "", "sc"], ["y"], mode="nearest",
                                                    coordinate_transformation_mode="asymmetric", nearest_mode="floor")],
