@@ -207,6 +207,8 @@ CASES = {
                                          H("Sum", ["m1", "m2", "f", "g", "j", "k"], ["y"])], [], {"y": None}),
     "gelu_exact_and_tanh_opset20": lambda: ([H("Gelu", ["x"], ["a"]), H("Gelu", ["x"], ["b"], approximate="tanh"),
                                              H("Add", ["a", "b"], ["y"])], [], {"y": None}),
+    "gemm_log_softmax": lambda: ([H("Gemm", ["x", "w"], ["g"], transB=1), H("LogSoftmax", ["g"], ["y"], axis=1)],
+                                 [init("w", weights((5, 6)))], {"y": None}, {"x": [1, 6]}),
     "prelu_channel_slope": lambda: ([H("PRelu", ["x", "s"], ["y"])], [init("s", [[[0.1]], [[0.2]], [[-0.3]]])],
                                     {"y": None}),
     "dropout_mask_unused": lambda: ([H("Conv", ["x", "w"], ["c"]), H("Dropout", ["c"], ["d", "mask"]),

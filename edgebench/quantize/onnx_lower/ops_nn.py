@@ -468,6 +468,15 @@ def resize_layer(keras):
 # ---------------------------------------------------------------- Softmax, ReduceMean
 
 def softmax(cx, node, ins):
+    return _softmax(cx, node, ins, cx.ops.softmax, nonneg=True)
+
+
+def log_softmax(cx, node, ins):
+    """LOG_SOFTMAX (PyTorch's MNIST example ends with F.log_softmax)."""
+    return _softmax(cx, node, ins, cx.ops.log_softmax, nonneg=False)
+
+
+def _softmax(cx, node, ins, fn, nonneg: bool):
     x = ins[0]
     a = cx.attrs(node)
     axis = int(a.get("axis", -1 if cx.opset >= 13 else 1))
@@ -475,11 +484,11 @@ def softmax(cx, node, ins):
     if cx.opset < 13 and axis != x.rank - 1:     # Softmax-1/11: over the flattened axes axis..end
         t = V.plain(cx.ops, x)
         shape = x.shape
-        y = cx.ops.reshape(cx.ops.softmax(cx.ops.reshape(t, (prod(shape[:axis]), -1)), axis=-1), shape)
-        return [V.tensor(y, nonneg=True)]
+        y = cx.ops.reshape(fn(cx.ops.reshape(t, (prod(shape[:axis]), -1)), axis=-1), shape)
+        return [V.tensor(y, nonneg=nonneg)]
     if x.order is not None:
-        return [V.Value(t=cx.ops.softmax(x.t, axis=-1), perm=x.perm, order=x.order, unflat=x.unflat, nonneg=True)]
-    return [V.tensor(cx.ops.softmax(x.t, axis=V.keras_axis(x, axis)), x.perm, nonneg=True)]
+        return [V.Value(t=fn(x.t, axis=-1), perm=x.perm, order=x.order, unflat=x.unflat, nonneg=nonneg)]
+    return [V.tensor(fn(x.t, axis=V.keras_axis(x, axis)), x.perm, nonneg=nonneg)]
 
 
 def reduce_mean(cx, node, ins):

@@ -49,6 +49,7 @@ OPS = {
     "Identity": Op(ts.identity_op),
     "LeakyRelu": Op(ts.leaky_relu),
     "Log": Op(mo.log),
+    "LogSoftmax": Op(nn.log_softmax),
     "MatMul": Op(nn.matmul, nn.matmul_macs),
     "Max": Op(mo.max_op),
     "MaxPool": Op(nn.max_pool, check=nn.max_pool_check),
