@@ -270,7 +270,7 @@ def run_one(name: str, tmp: Path, qemu: bool) -> dict:
     try:
         r = quantize_model(path, tmp / f"{name}_calib.npy", out=tmp / f"{name}_int8.tflite")
     except Exception as exc:
-        row["error"] = getattr(exc, "one_line", lambda: str(exc))()
+        row["error"] = exc.one_line() if hasattr(exc, "one_line") else f"{type(exc).__name__}: {exc}"
         return row
     f = r.lowering["faithfulness"]
     row.update(fp32_max_abs_error=f["max_abs_error"], fp32_samples=f["samples"],
