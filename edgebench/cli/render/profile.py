@@ -55,7 +55,11 @@ def sum_line(p: dict) -> str:
         return f"{whole}; sum of layers {fmt.duration(p.get('sum_s'))}"
     ci = (f" [95% CI {ratio['ci_low']:.3f}–{ratio['ci_high']:.3f}, {ratio['runs']} repeat(s)]"
           if ratio.get("ci_low") is not None else "")
-    return (f"{whole}; sum of layers {fmt.duration(p.get('sum_s'))} = {ratio['ratio']:.3f} of the whole{ci}"
+    net = p.get("sum_ratio_net") or {}
+    net_txt = (f"; less the per-invocation fixed cost ({fmt.duration(net['fixed_s'])}, paid once by the whole "
+               f"model) {net['ratio']:.3f}" + (f" [repeats {net['low']:.3f}–{net['high']:.3f}]"
+                                              if net.get("low") is not None else "") if net else "")
+    return (f"{whole}; sum of layers {fmt.duration(p.get('sum_s'))} = {ratio['ratio']:.3f} of the whole{ci}{net_txt}"
             + (" — isolated timings omit cache and fusion effects" if p.get("method") == "isolated" else ""))
 
 
