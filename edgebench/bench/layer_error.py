@@ -155,6 +155,11 @@ def explain(row: dict) -> list:
     if levels is not None and levels < LEVELS_FLAG:
         why.append(f"its FP32 values span only {levels:.0f} of the 256 levels (scale {row['scale']:.3g}): "
                    "the calibrated range is much wider than what these inputs reach")
+    ch = row.get("channels") or {}
+    if ch.get("dominant") and ch.get("crushed"):
+        why.append(f"channel {ch['widest']} holds {ch['widest_share']:.0%} of the range "
+                   f"({ch['widest_over_next']:.0f}x the next widest channel): {len(ch['crushed'])} of the other "
+                   f"{ch['channels'] - 1} channels get a few levels of the shared scale (SQNR below 20 dB)")
     w = row.get("weights") or {}
     if w.get("sqnr_db") is not None and w["sqnr_db"] < WEIGHT_SQNR_FLAG:
         how = (f"per-channel scales spreading {w['scale_spread']:.0f}x" if w.get("per_channel")
@@ -282,7 +287,7 @@ def _dequant(report, i: int, raw: np.ndarray) -> np.ndarray:
 
 def _row(q_rep, tensor: int, a, fig, local, idx_name: dict) -> dict:
     """A compared tensor's row: figures, quantization, range used, saturation, local error."""
-    from edgebench.stats.layer_error import best_sqnr_db
+    from edgebench.stats.layer_error import best_sqnr_db, channel_figures
 
     scale, zp = _quant(q_rep, tensor)
     span = (a.hi - a.lo) if math.isfinite(a.hi) and math.isfinite(a.lo) else None
@@ -294,7 +299,7 @@ def _row(q_rep, tensor: int, a, fig, local, idx_name: dict) -> dict:
            "fp32_min": a.lo if math.isfinite(a.lo) else None, "fp32_max": a.hi if math.isfinite(a.hi) else None,
            "levels_used": span / scale if span is not None and scale else None,
            "saturated_below": float(np.mean(a.below)) if a.below else None,
-           "clip_excess_steps": clip_steps, "local": local}
+           "clip_excess_steps": clip_steps, "local": local, "channels": channel_figures(a)}
     return row
 
 
@@ -353,6 +358,19 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
     if unmatched:
         notes.append(f"layer(s) {', '.join(map(str, unmatched))} have no counterpart in the baseline: not compared")
 
+    outlier = next((r for r in rows if (r.get("channels") or {}).get("dominant") and r["channels"]["crushed"]), None)
+    channel_outlier = None
+    if outlier is not None:
+        ch = outlier["channels"]
+        channel_outlier = {"index": outlier["index"], "op": outlier["op"], "name": outlier["name"],
+                           "channel": ch["widest"], "share": ch["widest_share"], "over_next": ch["widest_over_next"],
+                           "crushed": len(ch["crushed"]), "channels": ch["channels"],
+                           "message": f"channel {ch['widest']} of {outlier['name']} (layer {outlier['index']}, "
+                                      f"{outlier['op']}) holds {ch['widest_share']:.0%} of the range: "
+                                      f"{len(ch['crushed'])} of its other {ch['channels'] - 1} channels are crushed "
+                                      "(per-tensor INT8 scale); rebalance that channel (equalize it with the next "
+                                      "layer) or calibrate with per-channel activation ranges"}
+
     def pick(r):
         if r is None:
             return None
@@ -362,6 +380,7 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
     return {"layers": rows, "input": input_row,
             "first_jump": {**pick(chain[jump]), "which": which} if jump is not None else None,
             "largest_drop": pick(rows[worst]) if worst is not None else None,
+            "channel_outlier": channel_outlier,
             "jump_db": opts.jump_db, "n": n, "ci_level": 0.95,
             "method": "SQNR: the mean over inputs of each input's SQNR in dB (sum of squared FP32 values over sum "
                       "of squared differences), Student t interval across the (independent) inputs; cosine and "

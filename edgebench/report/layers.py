@@ -52,6 +52,10 @@ def layer_error_claim(r) -> Optional[str]:
                                                                       if fj.get("explained_by") else "") + ")")
     else:
         where = "no layer's own error jumps"
+    co = s.get("channel_outlier")
+    if co:
+        where += (f"; channel {co['channel']} of {co['name']} (layer {co['index']}) holds {co['share']:.0%} of its "
+                  f"range, crushing {co['crushed']} of its other {co['channels'] - 1} channels")
     out = "exact" if last.get("sqnr_db") is None else f"{last['sqnr_db']:.1f} dB"
     return (f"{(r.model or {}).get('name')} against its FP32 baseline {base} over {s['n']} inputs "
             f"({(r.runtime or {}).get('kernels')} kernels): output SQNR {out}; {where}.")

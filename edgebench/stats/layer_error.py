@@ -23,6 +23,11 @@ layer's output quantization alone (the FP32 tensor rounded with the layer's scal
 point, clipped to its levels) has an SQNR of its own (``output_sqnr_db``): a low one is the
 quantization parameters' doing, before any kernel.
 
+Per output channel (the last axis of a channels-last tensor, :func:`channel_figures`): each
+channel's FP32 range and SQNR pooled over the inputs. Activations are quantized per tensor, so
+one channel whose range dwarfs the others' sets the scale alone and crushes the rest into a few
+levels; the widest channel, its share of the range and the crushed channels are named.
+
 The worst tenth of the inputs: a layer can hurt a few inputs badly and leave the typical one
 alone (a calibration that never saw some inputs' range saturates only those), so beside the
 typical local SQNR comes the 10th percentile over inputs of each input's own local SQNR, with
@@ -69,6 +74,10 @@ class Accumulator:
     lo: float = math.inf                           # FP32 extremes seen
     hi: float = -math.inf
     kept: list = field(default_factory=list)       # per sample: the FP32 values at KEEP fixed positions
+    ch_lo: Optional[np.ndarray] = None             # per output channel (last axis): FP32 extremes,
+    ch_hi: Optional[np.ndarray] = None             # signal and noise power pooled over the inputs
+    ch_signal: Optional[np.ndarray] = None
+    ch_noise: Optional[np.ndarray] = None
 
     @classmethod
     def empty(cls) -> "Accumulator":
@@ -77,8 +86,11 @@ class Accumulator:
     def add(self, ref: np.ndarray, test: np.ndarray, quant: Optional[tuple] = None) -> None:
         """``ref`` FP32 and ``test`` dequantized INT8, shape (n, ...); ``quant`` the INT8 tensor's
         ``(scale, zero_point, qmin, qmax)`` (its levels), for what the output quantization alone costs."""
-        r = np.asarray(ref, dtype=np.float64).reshape(len(ref), -1)
-        t = np.asarray(test, dtype=np.float64).reshape(len(test), -1)
+        ref, test = np.asarray(ref, dtype=np.float64), np.asarray(test, dtype=np.float64)
+        if ref.shape == test.shape and ref.ndim >= 2 and ref.shape[-1] > 1 and ref.size:
+            self._add_channels(ref, test)
+        r = ref.reshape(len(ref), -1)
+        t = test.reshape(len(test), -1)
         if r.shape != t.shape:
             raise DataError(f"tensors of different sizes: {r.shape} vs {t.shape}")
         self.signal += list(np.einsum("ij,ij->i", r, r))
@@ -99,6 +111,48 @@ class Accumulator:
             self.lo, self.hi = min(self.lo, float(r.min())), max(self.hi, float(r.max()))
             pick = _positions(r.shape[1])
             self.kept += list(r[:, pick])
+
+
+    def _add_channels(self, ref: np.ndarray, test: np.ndarray) -> None:
+        c = ref.shape[-1]
+        r, t = ref.reshape(-1, c), test.reshape(-1, c)
+        lo, hi = r.min(axis=0), r.max(axis=0)
+        sig, noi = (r * r).sum(axis=0), ((r - t) ** 2).sum(axis=0)
+        if self.ch_lo is None or len(self.ch_lo) != c:
+            self.ch_lo, self.ch_hi, self.ch_signal, self.ch_noise = lo, hi, sig, noi
+            return
+        self.ch_lo, self.ch_hi = np.minimum(self.ch_lo, lo), np.maximum(self.ch_hi, hi)
+        self.ch_signal, self.ch_noise = self.ch_signal + sig, self.ch_noise + noi
+
+
+#: a channel whose range is at least this many times every other channel's dominates the tensor's scale
+DOMINANT_RATIO = 10.0
+#: a channel's SQNR below this (dB) counts as crushed: a handful of INT8 levels
+CRUSHED_DB = 20.0
+
+
+def channel_figures(acc: Accumulator) -> Optional[dict]:
+    """Per output channel (the last axis, channels-last): FP32 range and SQNR (pooled over the
+    inputs); the widest channel and its share of the channels' ranges (its span over the sum of
+    every channel's span, zero included); the channels whose
+    SQNR is below :data:`CRUSHED_DB`. A channel whose range is :data:`DOMINANT_RATIO` times every
+    other's sets the per-tensor INT8 scale alone and leaves the others few levels: ``dominant``."""
+    if acc.ch_lo is None or len(acc.ch_lo) < 2:
+        return None
+    lo, hi = np.minimum(acc.ch_lo, 0.0), np.maximum(acc.ch_hi, 0.0)
+    span = hi - lo
+    total = float(span.sum())
+    order = np.argsort(span)[::-1]
+    widest, second = int(order[0]), float(span[order[1]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        db = np.where((acc.ch_signal > 0) & (acc.ch_noise > 0), 10 * np.log10(acc.ch_signal / acc.ch_noise),
+                      np.where(acc.ch_signal > 0, np.inf, np.nan))
+    crushed = [int(k) for k in np.flatnonzero(np.isfinite(db) & (db < CRUSHED_DB)) if k != widest]
+    ratio = float(span[widest] / second) if second > 0 else math.inf
+    return {"channels": int(len(span)), "widest": widest, "widest_share": float(span[widest] / total) if total else None,
+            "widest_over_next": ratio if math.isfinite(ratio) else None, "dominant": bool(ratio >= DOMINANT_RATIO),
+            "crushed": crushed, "sqnr_db": [None if not np.isfinite(v) else float(v) for v in db],
+            "range": [[float(a), float(b)] for a, b in zip(acc.ch_lo, acc.ch_hi)]}
 
 
 #: values of each sample kept for the best-range reference (fixed positions, seeded by the size)
@@ -301,5 +355,5 @@ def first_jump(locals_: Sequence[Optional[dict]], best: Sequence[Optional[float]
     return None
 
 
-__all__ = ["Accumulator", "LayerFigures", "MeanDb", "layer_figures", "local_error", "first_jump", "resamples",
+__all__ = ["Accumulator", "LayerFigures", "channel_figures", "DOMINANT_RATIO", "CRUSHED_DB", "MeanDb", "layer_figures", "local_error", "first_jump", "resamples",
            "sqnr_db", "per_input_db", "mean_t", "best_sqnr_db", "N_BOOT", "JUMP_DB", "KEEP", "WORST", "worst_tenth"]

@@ -104,9 +104,11 @@ def print_profile(console, result, run_dir=None) -> None:
 def jump_text(s: dict) -> list:
     """Where the error first jumps and what explains it, one line each (the renderer's and the report's)."""
     fj = s.get("first_jump")
+    co = s.get("channel_outlier")
+    lead = [f"outlier channel: {co['message']}"] if co else []
     if not fj:
-        return [f"no jump: no layer adds noise more than {s['jump_db']:g} dB below what its output would have "
-                "over its own range"]
+        return lead + [f"no jump: no layer adds noise more than {s['jump_db']:g} dB below what its output would "
+                       "have over its own range"]
     loc = fj.get("local") or {}
     where = "the model input" if fj["index"] is None else f"layer {fj['index']} {fj['op']}"
     tail = fj.get("which") == "worst tenth"
@@ -118,8 +120,9 @@ def jump_text(s: dict) -> list:
            + f", more than {s['jump_db']:g} dB below the {fj['best_sqnr_db']:.1f} dB its output would have "
              "quantized over its own observed range"]
     out += [f"  explained by: {why}" for why in fj.get("explained_by") or
-            ["no quantization parameter of this layer stands out: look at its inputs and its operator's arithmetic"]]
-    return out
+            (["the outlier channel above, upstream"] if co else
+             ["no quantization parameter of this layer stands out: look at its inputs and its operator's arithmetic"])]
+    return lead + out
 
 
 def print_layer_error(console, result, run_dir=None) -> None:
@@ -153,7 +156,8 @@ def print_layer_error(console, result, run_dir=None) -> None:
                   ("by position; " if r.get("matched_by") == "position" else "") + mark)
     console.print(t)
     for line in jump_text(s):
-        console.print(line, markup=False, soft_wrap=True, style="bold" if line.startswith("first") else None)
+        console.print(line, markup=False, soft_wrap=True,
+                      style="bold" if line.startswith(("first", "outlier")) else None)
     ld = s.get("largest_drop")
     if ld and (not jump or ld["index"] != jump["index"]):
         console.print(f"largest drop: layer {ld['index']} {ld['op']}, {ld['local']['drop_db']:.1f} dB below its "
