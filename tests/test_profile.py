@@ -288,7 +288,8 @@ def test_compare_command_takes_two_profile_runs(cli, tmp_path):
     got = cli("compare", a.name, b.name, "--runs-dir", tmp_path, "--json")
     assert got.returncode == 0, got.stderr
     c = json.loads(got.stdout)
-    assert c["format"] == "edgebench-profile-compare" and len(c["rows"]) == 7
+    assert c["format"] == "edgebench-profile-compare" and len(c["rows"]) == 8     # whole, 6 operators, fixed cost
+    assert {r["key"] for r in c["rows"]} >= {"whole", "fixed"}
     got = cli("compare", a.name, b.name, "--runs-dir", tmp_path)
     assert got.returncode == 0 and "layer by layer" in got.stdout
 
