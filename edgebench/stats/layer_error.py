@@ -118,11 +118,12 @@ class Accumulator:
         r, t = ref.reshape(-1, c), test.reshape(-1, c)
         lo, hi = r.min(axis=0), r.max(axis=0)
         sig, noi = (r * r).sum(axis=0), ((r - t) ** 2).sum(axis=0)
-        if self.ch_lo is None or len(self.ch_lo) != c:
+        c_lo, c_hi, c_sig, c_noi = self.ch_lo, self.ch_hi, self.ch_signal, self.ch_noise
+        if c_lo is None or c_hi is None or c_sig is None or c_noi is None or len(c_lo) != c:
             self.ch_lo, self.ch_hi, self.ch_signal, self.ch_noise = lo, hi, sig, noi
             return
-        self.ch_lo, self.ch_hi = np.minimum(self.ch_lo, lo), np.maximum(self.ch_hi, hi)
-        self.ch_signal, self.ch_noise = self.ch_signal + sig, self.ch_noise + noi
+        self.ch_lo, self.ch_hi = np.minimum(c_lo, lo), np.maximum(c_hi, hi)
+        self.ch_signal, self.ch_noise = c_sig + sig, c_noi + noi
 
 
 #: a channel whose range is at least this many times every other channel's dominates the tensor's scale
@@ -137,22 +138,22 @@ def channel_figures(acc: Accumulator) -> Optional[dict]:
     every channel's span, zero included); the channels whose
     SQNR is below :data:`CRUSHED_DB`. A channel whose range is :data:`DOMINANT_RATIO` times every
     other's sets the per-tensor INT8 scale alone and leaves the others few levels: ``dominant``."""
-    if acc.ch_lo is None or len(acc.ch_lo) < 2:
+    c_lo, c_hi, c_sig, c_noi = acc.ch_lo, acc.ch_hi, acc.ch_signal, acc.ch_noise
+    if c_lo is None or c_hi is None or c_sig is None or c_noi is None or len(c_lo) < 2:
         return None
-    lo, hi = np.minimum(acc.ch_lo, 0.0), np.maximum(acc.ch_hi, 0.0)
+    lo, hi = np.minimum(c_lo, 0.0), np.maximum(c_hi, 0.0)
     span = hi - lo
     total = float(span.sum())
     order = np.argsort(span)[::-1]
     widest, second = int(order[0]), float(span[order[1]])
     with np.errstate(divide="ignore", invalid="ignore"):
-        db = np.where((acc.ch_signal > 0) & (acc.ch_noise > 0), 10 * np.log10(acc.ch_signal / acc.ch_noise),
-                      np.where(acc.ch_signal > 0, np.inf, np.nan))
+        db = np.where((c_sig > 0) & (c_noi > 0), 10 * np.log10(c_sig / c_noi), np.where(c_sig > 0, np.inf, np.nan))
     crushed = [int(k) for k in np.flatnonzero(np.isfinite(db) & (db < CRUSHED_DB)) if k != widest]
     ratio = float(span[widest] / second) if second > 0 else math.inf
     return {"channels": int(len(span)), "widest": widest, "widest_share": float(span[widest] / total) if total else None,
             "widest_over_next": ratio if math.isfinite(ratio) else None, "dominant": bool(ratio >= DOMINANT_RATIO),
             "crushed": crushed, "sqnr_db": [None if not np.isfinite(v) else float(v) for v in db],
-            "range": [[float(a), float(b)] for a, b in zip(acc.ch_lo, acc.ch_hi)]}
+            "range": [[float(a), float(b)] for a, b in zip(c_lo, c_hi)]}
 
 
 #: values of each sample kept for the best-range reference (fixed positions, seeded by the size)
