@@ -36,7 +36,10 @@ def main() -> None:
                 ch = row.get("channels")
                 if ch:
                     dbs = ", ".join("-" if v is None else f"{v:.0f}" for v in ch["sqnr_db"])
+                    loc = (row.get("local") or {}).get("local_sqnr_db")
                     print(f"  layer {row['index']} {row['op']} {row['name'][:40]}: SQNR {row['sqnr_db']:.1f} dB; "
+                          f"local {'-' if loc is None else f'{loc:.1f}'} dB, best {row['best_sqnr_db']:.1f} dB, "
+                          f"reference {row['reference_db']:.1f} dB; "
                           f"per channel [{dbs}] dB; widest channel {ch['widest']} "
                           f"({ch['widest_share']:.0%} of the range)")
 

@@ -313,7 +313,7 @@ def _input_tail(a) -> dict:
 
 
 def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
-    from edgebench.stats.layer_error import first_jump, layer_figures, local_error, resamples
+    from edgebench.stats.layer_error import first_jump, layer_figures, local_error, reference_db, resamples
 
     n = len(inputs_acc.signal)
     idx = resamples(n, opts.seed)
@@ -345,7 +345,10 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
         row["explained_by"] = explain(row)
         rows.append(row)
     chain = [input_row] + rows
-    found = first_jump([r["local"] for r in chain], [r["best_sqnr_db"] for r in chain], opts.jump_db)
+    for r in chain:
+        r["reference_db"], r["reference"] = reference_db(r["best_sqnr_db"], r.get("output_sqnr_db"),
+                                                         (r.get("weights") or {}).get("sqnr_db"), r["op"])
+    found = first_jump([r["local"] for r in chain], [r["reference_db"] for r in chain], opts.jump_db)
     jump, which = found if found else (None, None)
     worst = max((k for k, r in enumerate(rows) if (r["local"] or {}).get("drop_db") is not None),
                 key=lambda k: rows[k]["local"]["drop_db"], default=None)
@@ -375,6 +378,7 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
         if r is None:
             return None
         return {k: r[k] for k in ("index", "op", "name", "local", "sqnr_db", "output_sqnr_db", "best_sqnr_db",
+                                  "reference_db", "reference",
                                   "explained_by")}
 
     return {"layers": rows, "input": input_row,
@@ -386,8 +390,9 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
                       "of squared differences), Student t interval across the (independent) inputs; cosine and "
                       "saturated share likewise; local SQNR by the noise budget 1/SQNR_out = 1/SQNR_in + 1/SQNR_local, "
                       f"95% percentile bootstrap over inputs ({idx.shape[0]} resamples shared by every layer: paired); "
-                      f"a jump: a local SQNR whose interval lies more than {opts.jump_db:g} dB below what the tensor "
-                      "would have quantized over its own observed range",
+                      f"a jump: a local SQNR whose interval lies more than {opts.jump_db:g} dB below what 8-bit "
+                      "rounding alone explains for the layer (its output over its own observed range, or with a "
+                      "SOFTMAX/LOGISTIC/TANH's fixed scale; plus its weights' own rounding)",
             "notes": notes}
 
 

@@ -35,11 +35,12 @@ the order-statistic interval of that quantile (``scipy.stats.quantile_test``).
 
 The layer where the error first jumps (:func:`first_jump`): the first layer, in execution
 order (the model's input quantization first), whose local SQNR — typical, or of the worst tenth
-— lies, with its whole interval, more than ``jump_db`` (default 6 dB, one bit) below what its
-output would have with a range fitted to the values it really takes on these inputs
-(:func:`best_sqnr_db`: 8-bit asymmetric over the observed minimum and maximum, zero included) —
-a reference that does not depend on the model's calibration, so a model calibrated badly
-throughout is still pointed at.
+— lies, with its whole interval, more than ``jump_db`` (default 6 dB, one bit) below what 8-bit
+rounding alone explains for that layer (:func:`reference_db`): its output with a range fitted to
+the values it really takes on these inputs (:func:`best_sqnr_db`: 8-bit asymmetric over the
+observed minimum and maximum, zero included; a reference that does not depend on the model's
+calibration, so a model calibrated badly throughout is still pointed at), or with the fixed
+output scale of a SOFTMAX/LOGISTIC/TANH, plus its weights' own rounding noise.
 """
 from __future__ import annotations
 
@@ -234,6 +235,31 @@ def best_sqnr_db(acc: Accumulator, bits: int = 8) -> Optional[float]:
     return mean_t(per_input_db((v ** 2).sum(axis=1), ((v - q) ** 2).sum(axis=1))).value
 
 
+#: operators whose INT8 output has a fixed scale and zero point (TFLite: 1/256 and -128 for SOFTMAX and
+#: LOGISTIC, 1/128 and 0 for TANH): their output can be no closer than rounding with that fixed scale
+FIXED_OUTPUT_OPS = frozenset({"SOFTMAX", "LOGISTIC", "TANH", "LOG_SOFTMAX"})
+
+
+def reference_db(best: Optional[float], output_sqnr: Optional[float], weights_sqnr: Optional[float],
+                 op: str) -> tuple:
+    """``(dB, what)``: the SQNR that 8-bit rounding alone explains for one layer, the reference its own
+    error is judged against. The output rounded over its own observed range (``best``), or, for an
+    operator with a fixed output scale (:data:`FIXED_OUTPUT_OPS`), rounded with that scale
+    (``output_sqnr``: what any INT8 kernel can reach); with the weights' own rounding noise added
+    (noise powers add: ``1/ref = 1/out + 1/weights``, the weights' relative error carried to the
+    output) for an operator with quantized weights."""
+    fixed = op in FIXED_OUTPUT_OPS and output_sqnr is not None
+    base = output_sqnr if fixed else best
+    what = ("its output rounded with the operator's fixed INT8 scale" if fixed
+            else "its output rounded over its own observed range")
+    if base is None:
+        return None, what
+    if weights_sqnr is not None:
+        base = -10.0 * math.log10(10.0 ** (-base / 10.0) + 10.0 ** (-weights_sqnr / 10.0))
+        what += ", plus its weights' own rounding"
+    return base, what
+
+
 @dataclass(frozen=True)
 class LayerFigures:
     sqnr_db: Optional[float]
@@ -356,5 +382,5 @@ def first_jump(locals_: Sequence[Optional[dict]], best: Sequence[Optional[float]
     return None
 
 
-__all__ = ["Accumulator", "LayerFigures", "channel_figures", "DOMINANT_RATIO", "CRUSHED_DB", "MeanDb", "layer_figures", "local_error", "first_jump", "resamples",
+__all__ = ["Accumulator", "LayerFigures", "channel_figures", "reference_db", "FIXED_OUTPUT_OPS", "DOMINANT_RATIO", "CRUSHED_DB", "MeanDb", "layer_figures", "local_error", "first_jump", "resamples",
            "sqnr_db", "per_input_db", "mean_t", "best_sqnr_db", "N_BOOT", "JUMP_DB", "KEEP", "WORST", "worst_tenth"]

@@ -107,8 +107,8 @@ def jump_text(s: dict) -> list:
     co = s.get("channel_outlier")
     lead = [f"outlier channel: {co['message']}"] if co else []
     if not fj:
-        return lead + [f"no jump: no layer adds noise more than {s['jump_db']:g} dB below what its output would "
-                       "have over its own range"]
+        return lead + [f"no jump: no layer adds noise more than {s['jump_db']:g} dB below what 8-bit rounding "
+                       "alone explains for it"]
     loc = fj.get("local") or {}
     where = "the model input" if fj["index"] is None else f"layer {fj['index']} {fj['op']}"
     tail = fj.get("which") == "worst tenth"
@@ -117,8 +117,9 @@ def jump_text(s: dict) -> list:
     out = [f"first jump: {where} ({fj['name'][:60]}): its own error at {value:.1f} dB SQNR"
            + (" for the worst tenth of the inputs" if tail else " for the typical input")
            + (f" (95% CI {ci[0]:.1f}–{ci[1]:.1f})" if ci else "")
-           + f", more than {s['jump_db']:g} dB below the {fj['best_sqnr_db']:.1f} dB its output would have "
-             "quantized over its own observed range"]
+           + f", more than {s['jump_db']:g} dB below the "
+             f"{fj.get('reference_db', fj['best_sqnr_db']):.1f} dB that 8-bit rounding alone explains ("
+           + (fj.get("reference") or "its output rounded over its own observed range") + ")"]
     out += [f"  explained by: {why}" for why in fj.get("explained_by") or
             (["the outlier channel above, upstream"] if co else
              ["no quantization parameter of this layer stands out: look at its inputs and its operator's arithmetic"])]
