@@ -61,10 +61,16 @@ def run_contained(fn: Callable, args: tuple, kwargs: dict, progress: Optional[Ca
             else:
                 result = (kind, payload)
                 break
-    finally:
-        p.join()
+        p.join(timeout=60)
+    finally:                     # interrupted (Ctrl-C, SIGTERM) or a child that does not exit: end it
+        if p.is_alive():
+            p.terminate()
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+                p.join()
         parent.close()
-    if result is None or p.exitcode not in (0, None):
+    if result is None:
         raise ModelError(f"{what} ended without a result: {_death(p.exitcode, limits)}",
                          "the model needs more memory or time than edgebench allows a conversion; "
                          "edgebench --debug shows more, docs/models.md states the limits")
