@@ -191,3 +191,24 @@ def test_every_verb_takes_onnx_layout_inputs_alike(quantized, digits, tmp_path):
     p = run_cli("layer-error", quantized.int8.path, "--baseline", quantized.fp32.path, "--inputs",
                 d / "verify_nchw.npy", "--count", "8", "--json", "--runs-dir", tmp_path / "runs")
     assert p.returncode in (0, 2), p.stderr
+
+
+def test_an_nhwc_export_stays_nhwc_and_takes_a_per_channel_mean(onnx_mod, tmp_path):
+    """A keras2onnx/tf2onnx graph (NHWC input, Transpose to NCHW): the INT8 model takes NHWC as the ONNX model
+    does (no transposed data, perm recorded as identity, no TRANSPOSE), and --preprocess mean=a,b,c applies to
+    its three channels."""
+    from onnx_graphs import build
+
+    from edgebench.modelfile import read_model
+    from edgebench.provenance import read_sidecar
+    from edgebench.quantize import QuantizeOptions, parse_preprocess, quantize_model
+
+    onnx_mod.save(build("keras2onnx_nhwc_input"), str(tmp_path / "k2o.onnx"))
+    np.save(tmp_path / "cal.npy", np.random.default_rng(0).uniform(0, 1, (16, 9, 10, 3)).astype(np.float32))
+    r = quantize_model(tmp_path / "k2o.onnx", tmp_path / "cal.npy", out=tmp_path / "k2o_int8.tflite",
+                       options=QuantizeOptions(calib_preprocess=parse_preprocess(["mean=0.1,0.2,0.3"])))
+    int8 = read_model(r.int8.path)
+    assert int8.inputs[0].shape == [1, 9, 10, 3] and "TRANSPOSE" not in int8.operators
+    lay = read_sidecar(r.int8.path)["layout"]["inputs"][0]
+    assert lay["perm"] == [0, 1, 2, 3] and lay["source_shape"] == [1, 9, 10, 3]
+    assert r.calibration["preprocessing"]["mean"] == [0.1, 0.2, 0.3]
