@@ -187,7 +187,7 @@ def _segfault(progress=None):
 
 
 def _hog_memory(progress=None):
-    return np.ones(1 << 30, dtype=np.float64).sum()           # 8 GiB, over the 2 GiB limit
+    return np.ones(1 << 30, dtype=np.float64).sum()           # 8 GiB, over the 4 GiB limit
 
 
 def _spin(progress=None):
@@ -211,7 +211,7 @@ def test_child_crash_limits_and_errors_are_one_line():
     assert "quantize m.onnx ended without a result: the child process was killed by SIGSEGV" in e.value.one_line()
     assert said == ["about to crash"]
     with pytest.raises(ModelError, match="out of memory"):
-        run_contained(_hog_memory, (), {}, limits=ChildLimits(2 << 30, 60))
+        run_contained(_hog_memory, (), {}, limits=ChildLimits(4 << 30, 60))
     with pytest.raises(ModelError, match="SIGXCPU"):
         run_contained(_spin, (), {}, limits=ChildLimits(4 << 30, 1))
     with pytest.raises(DataError, match="calibration data has NaN"):      # edgebench errors keep their type
