@@ -15,7 +15,8 @@ import pytest
 from conftest import missing
 from onnx_graphs import CASES, H, X, build, model, model_any_output
 
-pytestmark = [pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")]
+pytestmark = [pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning"),
+              pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated:UserWarning")]
 TF = pytest.mark.tensorflow          # every test that lowers (builds Keras models)
 
 RNG_SEED = 0
@@ -188,3 +189,36 @@ def test_layout_adoption():
     assert "decoded images" in how
     assert input_layout({"layout": {"inputs": [lay.to_dict()]}}) == lay
     assert input_layout({}) is None and input_layout(None) is None
+
+
+@TF
+def test_channel_shuffle_emits_no_rank5_transpose(stack, tmp_path):
+    """ShuffleNet's Reshape -> Transpose(rank 5) -> Reshape stays channels-last: the only data movement
+    is a transpose of rank <= 3, which the MCU engine runs."""
+    lowered, faith = lower_and_compare(stack, tmp_path, build("channel_shuffle_shufflenet"))
+    assert faith.ok, faith.to_dict()
+    _, tf = stack
+    interp = tf.lite.Interpreter(model_content=tf.lite.TFLiteConverter.from_keras_model(lowered.model).convert())
+    tensors = {t["index"]: t for t in interp.get_tensor_details()}
+    ranks = [len(tensors[op["inputs"][0]]["shape"]) for op in interp._get_ops_details() if op["op_name"] == "TRANSPOSE"]
+    assert ranks == [3], ranks
+    assert lowered.inputs[0].perm == (0, 2, 3, 1) and lowered.outputs[0].perm == (0, 2, 3, 1)
+
+
+def _tflite_ops(tf, keras_model) -> list:
+    interp = tf.lite.Interpreter(model_content=tf.lite.TFLiteConverter.from_keras_model(keras_model).convert())
+    return [op["op_name"] for op in interp._get_ops_details()]
+
+
+@TF
+def test_nhwc_input_stays_nhwc_and_4d_outputs_are_nhwc(stack, tmp_path):
+    """A keras2onnx/tf2onnx graph (NHWC input, Transpose to NCHW, Conv, Transpose back, Flatten) keeps its
+    input as it is and runs no TRANSPOSE; a 4-D output of an NCHW model comes out NHWC (docs/models.md)."""
+    _, tf = stack
+    lowered, faith = lower_and_compare(stack, tmp_path, build("keras2onnx_nhwc_input"))
+    assert faith.ok, faith.to_dict()
+    assert lowered.inputs[0].perm == (0, 1, 2, 3) and lowered.inputs[0].model_shape == (1, 9, 10, 3)
+    assert "TRANSPOSE" not in _tflite_ops(tf, lowered.model)
+    lowered, faith = lower_and_compare(stack, tmp_path, build("reshape_to_4d_output"))
+    assert faith.ok, faith.to_dict()
+    assert lowered.outputs[0].perm == (0, 2, 3, 1) and lowered.outputs[0].model_shape == (1, 8, 7, 2)

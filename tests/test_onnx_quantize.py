@@ -129,7 +129,7 @@ def test_cli_refusals_and_inspect(onnx_mod, digits, tmp_path):
     erf = model([node("Erf", ["x"], ["y"])], {"x": [1, 3, 4, 4]}, {"y": [1, 3, 4, 4]})
     onnx_mod.save(erf, str(tmp_path / "erf.onnx"))
     for args, needle in (([tmp_path / "two.onnx"], "has 2 inputs ('a', 'b'); quantize supports models with one input"),
-                         ([tmp_path / "erf.onnx"], "ONNX operator Erf (node 'erf_y') is not supported: supported: Add,")):
+                         ([tmp_path / "erf.onnx"], "ONNX operator Erf (node 'erf_y') is not supported: supported: Abs, Add,")):
         p = run_cli("quantize", *args, "--calib", tmp_path / "c.npy", "-o", tmp_path / "o_int8.tflite")
         lines = message_lines(p.stderr)   # one refusal, after any progress lines
         assert p.returncode == 1 and len(lines) == 1 and needle in lines[0], p.stderr
@@ -168,3 +168,47 @@ def test_onnx_to_int8_verified_on_qemu_m4_and_accuracy(quantized, digits, tmp_pa
     assert all(t["n"] == len(digits["y_test"]) for t in top1.values())
     fp32, int8 = top1["baseline"]["accuracy"], top1["candidate"]["accuracy"]
     assert fp32 > 0.85 and int8 > 0.85 and abs(fp32 - int8) < 0.05, top1
+
+
+def test_every_verb_takes_onnx_layout_inputs_alike(quantized, digits, tmp_path):
+    """verify and layer-error read --inputs through one function (data.inputs.load_inputs with the model):
+    NCHW arrays as the ONNX model takes them are transposed by both; the same for --data."""
+    import numpy as np
+
+    from edgebench.bench.layer_error import LayerErrorOptions, load_samples
+    from edgebench.data.inputs import load_inputs
+    from edgebench.modelfile import read_model
+
+    d = digits["dir"]
+    model = read_model(quantized.int8.path)
+    nchw = np.load(d / "verify_nchw.npy")
+    s = load_inputs(d / "verify_nchw.npy", model.inputs[0].to_dict(), model=model)
+    assert s.x.shape == (8, 8, 8, 1) and np.array_equal(s.x, np.transpose(nchw, (0, 2, 3, 1)))
+    x, _ = load_samples(LayerErrorOptions(inputs=str(d / "verify_nchw.npy"), count=8), model)
+    assert np.array_equal(x, s.x)
+    x, _ = load_samples(LayerErrorOptions(data=str(d / "test_nchw.npz"), count=8), model)
+    assert x.shape[1:] == (8, 8, 1)
+    p = run_cli("layer-error", quantized.int8.path, "--baseline", quantized.fp32.path, "--inputs",
+                d / "verify_nchw.npy", "--count", "8", "--json", "--runs-dir", tmp_path / "runs")
+    assert p.returncode in (0, 2), p.stderr
+
+
+def test_an_nhwc_export_stays_nhwc_and_takes_a_per_channel_mean(onnx_mod, tmp_path):
+    """A keras2onnx/tf2onnx graph (NHWC input, Transpose to NCHW): the INT8 model takes NHWC as the ONNX model
+    does (no transposed data, perm recorded as identity, no TRANSPOSE), and --preprocess mean=a,b,c applies to
+    its three channels."""
+    from onnx_graphs import build
+
+    from edgebench.modelfile import read_model
+    from edgebench.provenance import read_sidecar
+    from edgebench.quantize import QuantizeOptions, parse_preprocess, quantize_model
+
+    onnx_mod.save(build("keras2onnx_nhwc_input"), str(tmp_path / "k2o.onnx"))
+    np.save(tmp_path / "cal.npy", np.random.default_rng(0).uniform(0, 1, (16, 9, 10, 3)).astype(np.float32))
+    r = quantize_model(tmp_path / "k2o.onnx", tmp_path / "cal.npy", out=tmp_path / "k2o_int8.tflite",
+                       options=QuantizeOptions(calib_preprocess=parse_preprocess(["mean=0.1,0.2,0.3"])))
+    int8 = read_model(r.int8.path)
+    assert int8.inputs[0].shape == [1, 9, 10, 3] and "TRANSPOSE" not in int8.operators
+    lay = read_sidecar(r.int8.path)["layout"]["inputs"][0]
+    assert lay["perm"] == [0, 1, 2, 3] and lay["source_shape"] == [1, 9, 10, 3]
+    assert r.calibration["preprocessing"]["mean"] == [0.1, 0.2, 0.3]

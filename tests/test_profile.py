@@ -32,11 +32,17 @@ def test_isolated_operators_on_the_host(cli, tmp_path):
     p = run["extra"]["profile"]
     assert run["kind"] == "profile" and run["status"] == "complete" and run["label"] == "measured"
     assert p["method"] == "isolated" and p["repeats"] == 2
-    rows = p["layers"]
+    fixed = next(r for r in p["layers"] if r["key"] == "fixed")      # the per-invocation fixed cost, its own row
+    assert not fixed["in_sum"] and fixed["median_s"] > 0
+    assert p["methods_info"][0]["fixed_cost_median_s"] > 0
+    rows = [r for r in p["layers"] if r["key"] != "fixed"]
     assert [r["op"] for r in rows] == ["CONV_2D", "CONV_2D", "MAX_POOL_2D", "RESHAPE", "FULLY_CONNECTED", "SOFTMAX"]
     assert all(r["median_s"] > 0 and r["ci_low_s"] <= r["median_s"] <= r["ci_high_s"] for r in rows)
     assert [r["macs"] for r in rows][:2] == [9_216, 165_888] and rows[0]["output_shapes"] == [[1, 8, 8, 16]]
     assert p["sum_s"] == pytest.approx(sum(r["median_s"] for r in rows))
+    net = p["sum_ratio_net"]                  # the fixed cost paid once, as the whole model pays it
+    assert net["ratio"] == pytest.approx((p["sum_s"] - 5 * fixed["median_s"]) / p["whole"]["median_s"])
+    assert net["ratio"] < p["sum_ratio"]["ratio"] and len(net["per_repeat"]) == 2
     ratio = p["sum_ratio"]
     assert ratio["ratio"] == pytest.approx(p["sum_s"] / p["whole"]["median_s"])
     assert ratio["ci_low"] <= ratio["ratio"] <= ratio["ci_high"] and ratio["runs"] == 2
@@ -48,7 +54,7 @@ def test_isolated_operators_on_the_host(cli, tmp_path):
     assert not p["per_mac"]["available"]                       # a Linux board's time is not a count of cycles
     folder = store.find_runs(tmp_path)[0]
     samples = store.read_samples(folder)
-    assert set(samples["row"]) == {"whole"} | {f"op:{k}" for k in range(6)}
+    assert set(samples["row"]) == {"whole", "fixed"} | {f"op:{k}" for k in range(6)}
     assert sorted(samples["repeat"].unique()) == [0, 1]
     got = cli("runs", folder.name, "--runs-dir", tmp_path)
     assert got.returncode == 0 and "sum of layers" in got.stdout
@@ -282,7 +288,8 @@ def test_compare_command_takes_two_profile_runs(cli, tmp_path):
     got = cli("compare", a.name, b.name, "--runs-dir", tmp_path, "--json")
     assert got.returncode == 0, got.stderr
     c = json.loads(got.stdout)
-    assert c["format"] == "edgebench-profile-compare" and len(c["rows"]) == 7
+    assert c["format"] == "edgebench-profile-compare" and len(c["rows"]) == 8     # whole, 6 operators, fixed cost
+    assert {r["key"] for r in c["rows"]} >= {"whole", "fixed"}
     got = cli("compare", a.name, b.name, "--runs-dir", tmp_path)
     assert got.returncode == 0 and "layer by layer" in got.stdout
 

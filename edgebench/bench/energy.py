@@ -154,7 +154,7 @@ def probe_e2e(client, model_path, opts: EnergyOptions, count: int = 40) -> float
     sha = client.ensure_model(model)
     loaded = client.load(sha, kernels=opts.kernels, threads=opts.threads, delegate=opts.delegate, batch=1)
     tensor = loaded["inputs"][0]
-    inputs = (load_inputs(opts.inputs, tensor) if opts.inputs
+    inputs = (load_inputs(opts.inputs, tensor, model=model) if opts.inputs
               else random_inputs(tensor, count=16, seed=opts.seed, override=opts.input_range))
     client.set_inputs(inputs.x)
     _, arrs = client.run("single-stream", count=count, max_time_s=5.0)

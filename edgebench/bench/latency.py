@@ -298,7 +298,7 @@ class BenchSession:
         loaded = client.load(sha, kernels=o.kernels, threads=o.threads, delegate=o.delegate, batch=o.batch)
         tensor = loaded["inputs"][0]
         if o.inputs:
-            inputs = load_inputs(o.inputs, tensor)
+            inputs = load_inputs(o.inputs, tensor, model=self.model)
         else:
             inputs = random_inputs(tensor, count=o.input_count, seed=o.seed, override=o.input_range)
         client.set_inputs(inputs.x)

@@ -155,6 +155,11 @@ def explain(row: dict) -> list:
     if levels is not None and levels < LEVELS_FLAG:
         why.append(f"its FP32 values span only {levels:.0f} of the 256 levels (scale {row['scale']:.3g}): "
                    "the calibrated range is much wider than what these inputs reach")
+    ch = row.get("channels") or {}
+    if ch.get("dominant") and ch.get("crushed"):
+        why.append(f"channel {ch['widest']} holds {ch['widest_share']:.0%} of the range "
+                   f"({ch['widest_over_next']:.0f}x the next widest channel): {len(ch['crushed'])} of the other "
+                   f"{ch['channels'] - 1} channels get a few levels of the shared scale (SQNR below 20 dB)")
     w = row.get("weights") or {}
     if w.get("sqnr_db") is not None and w["sqnr_db"] < WEIGHT_SQNR_FLAG:
         how = (f"per-channel scales spreading {w['scale_spread']:.0f}x" if w.get("per_channel")
@@ -172,14 +177,16 @@ def load_samples(opts: LayerErrorOptions, model) -> tuple:
     tensor = model.inputs[0].to_dict()
     if opts.data:
         from edgebench.data.datasets import check_against_model, load_dataset
+        from edgebench.data.layout import model_layout
 
-        ds = load_dataset(opts.data, **{k: v for k, v in (opts.data_options or {}).items() if v is not None})
+        options = {k: v for k, v in (opts.data_options or {}).items() if v is not None}
+        ds = load_dataset(opts.data, layout=model_layout(model), **options)   # as accuracy and verify read it
         check_against_model(ds, model.inputs[0].shape)
         pick = np.sort(np.random.default_rng(opts.seed).permutation(len(ds))[:opts.count])
         return ds.x[pick].astype(np.float32), {
             "source": ds.source, "count": int(len(pick)), "of": len(ds), "sha256": ds.sha256, "random": False,
             "selection": f"{len(pick)} of {len(ds)}, seeded choice (seed {opts.seed})"}
-    s = (load_inputs(opts.inputs, tensor, limit=opts.count) if opts.inputs
+    s = (load_inputs(opts.inputs, tensor, limit=opts.count, model=model) if opts.inputs
          else random_inputs(tensor, count=opts.count, seed=opts.seed, override=opts.input_range))
     return s.x, {**s.describe(), "random": not opts.inputs}
 
@@ -282,7 +289,7 @@ def _dequant(report, i: int, raw: np.ndarray) -> np.ndarray:
 
 def _row(q_rep, tensor: int, a, fig, local, idx_name: dict) -> dict:
     """A compared tensor's row: figures, quantization, range used, saturation, local error."""
-    from edgebench.stats.layer_error import best_sqnr_db
+    from edgebench.stats.layer_error import best_sqnr_db, channel_figures
 
     scale, zp = _quant(q_rep, tensor)
     span = (a.hi - a.lo) if math.isfinite(a.hi) and math.isfinite(a.lo) else None
@@ -294,7 +301,7 @@ def _row(q_rep, tensor: int, a, fig, local, idx_name: dict) -> dict:
            "fp32_min": a.lo if math.isfinite(a.lo) else None, "fp32_max": a.hi if math.isfinite(a.hi) else None,
            "levels_used": span / scale if span is not None and scale else None,
            "saturated_below": float(np.mean(a.below)) if a.below else None,
-           "clip_excess_steps": clip_steps, "local": local}
+           "clip_excess_steps": clip_steps, "local": local, "channels": channel_figures(a)}
     return row
 
 
@@ -308,7 +315,7 @@ def _input_tail(a) -> dict:
 
 
 def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
-    from edgebench.stats.layer_error import first_jump, layer_figures, local_error, resamples
+    from edgebench.stats.layer_error import first_jump, layer_figures, local_error, reference_db, resamples
 
     n = len(inputs_acc.signal)
     idx = resamples(n, opts.seed)
@@ -340,7 +347,10 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
         row["explained_by"] = explain(row)
         rows.append(row)
     chain = [input_row] + rows
-    found = first_jump([r["local"] for r in chain], [r["best_sqnr_db"] for r in chain], opts.jump_db)
+    for r in chain:
+        r["reference_db"], r["reference"] = reference_db(r["best_sqnr_db"], r.get("output_sqnr_db"),
+                                                         (r.get("weights") or {}).get("sqnr_db"), r["op"])
+    found = first_jump([r["local"] for r in chain], [r["reference_db"] for r in chain], opts.jump_db)
     jump, which = found if found else (None, None)
     worst = max((k for k, r in enumerate(rows) if (r["local"] or {}).get("drop_db") is not None),
                 key=lambda k: rows[k]["local"]["drop_db"], default=None)
@@ -353,22 +363,38 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
     if unmatched:
         notes.append(f"layer(s) {', '.join(map(str, unmatched))} have no counterpart in the baseline: not compared")
 
+    outlier = next((r for r in rows if (r.get("channels") or {}).get("dominant") and r["channels"]["crushed"]), None)
+    channel_outlier = None
+    if outlier is not None:
+        ch = outlier["channels"]
+        channel_outlier = {"index": outlier["index"], "op": outlier["op"], "name": outlier["name"],
+                           "channel": ch["widest"], "share": ch["widest_share"], "over_next": ch["widest_over_next"],
+                           "crushed": len(ch["crushed"]), "channels": ch["channels"],
+                           "message": f"channel {ch['widest']} of {outlier['name']} (layer {outlier['index']}, "
+                                      f"{outlier['op']}) holds {ch['widest_share']:.0%} of the range: "
+                                      f"{len(ch['crushed'])} of its other {ch['channels'] - 1} channels are crushed "
+                                      "(per-tensor INT8 scale); rebalance that channel (equalize it with the next "
+                                      "layer) or calibrate with per-channel activation ranges"}
+
     def pick(r):
         if r is None:
             return None
         return {k: r[k] for k in ("index", "op", "name", "local", "sqnr_db", "output_sqnr_db", "best_sqnr_db",
+                                  "reference_db", "reference",
                                   "explained_by")}
 
     return {"layers": rows, "input": input_row,
             "first_jump": {**pick(chain[jump]), "which": which} if jump is not None else None,
             "largest_drop": pick(rows[worst]) if worst is not None else None,
+            "channel_outlier": channel_outlier,
             "jump_db": opts.jump_db, "n": n, "ci_level": 0.95,
             "method": "SQNR: the mean over inputs of each input's SQNR in dB (sum of squared FP32 values over sum "
                       "of squared differences), Student t interval across the (independent) inputs; cosine and "
                       "saturated share likewise; local SQNR by the noise budget 1/SQNR_out = 1/SQNR_in + 1/SQNR_local, "
                       f"95% percentile bootstrap over inputs ({idx.shape[0]} resamples shared by every layer: paired); "
-                      f"a jump: a local SQNR whose interval lies more than {opts.jump_db:g} dB below what the tensor "
-                      "would have quantized over its own observed range",
+                      f"a jump: a local SQNR whose interval lies more than {opts.jump_db:g} dB below what 8-bit "
+                      "rounding alone explains for the layer (its output over its own observed range, or with a "
+                      "SOFTMAX/LOGISTIC/TANH's fixed scale; plus its weights' own rounding)",
             "notes": notes}
 
 

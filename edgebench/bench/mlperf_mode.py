@@ -111,7 +111,7 @@ def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
     if tensor["dtype"] != "int8" or not tensor.get("quant"):
         raise UsageError(f"{model.name}: MLPerf Tiny mode sends int8 inputs; this model's input is {tensor['dtype']}",
                          "quantize it: edgebench quantize MODEL --calib DATA")
-    inset = (load_inputs(opts.inputs, tensor, limit=opts.input_count) if opts.inputs
+    inset = (load_inputs(opts.inputs, tensor, limit=opts.input_count, model=model) if opts.inputs
              else random_inputs(tensor, count=opts.input_count, seed=opts.seed, override=opts.input_range))
     hello = client.hello()
     deploy = opts.deploy if opts.deploy is not None else hello["runtime"]["name"] == FIRMWARE_NAME

@@ -14,7 +14,10 @@
   (:mod:`edgebench.runtime.cut`, original quantization kept), loaded with the same runtime,
   kernels, threads and delegate on the same board, fed the values it sees inside the model
   (computed on this computer with the reference kernels), its ``invoke`` timed like ``bench``
-  times the whole model's; the whole model is timed before and after the operators.
+  times the whole model's; the whole model is timed before and after the operators. Each
+  invocation pays a fixed cost whatever its operator (measured on an almost empty model timed
+  the same way, ``FIXED_KEY``), shown as its own row; the sum of the operators less that cost
+  for all but one of them (``sum_ratio_net``) is comparable to the whole model, which pays it once.
 * ``benchmark-model`` (Linux boards with LiteRT's ``benchmark_model``, capability
   ``benchmark-model``): the tool run on the board with operator profiling in proto mode
   (:mod:`edgebench.runtime.benchmark_model`); the whole model from its log.
@@ -37,6 +40,14 @@ ISOLATED_WARNING = ("isolated timings omit cache and fusion effects: each operat
                     "work between operators are not in its time; the sum of the layers is printed against the "
                     "whole model beside it")
 
+
+#: isolated: the row of the per-invocation fixed cost (an almost empty model timed like each operator). Each
+#: operator's time includes it; the whole model pays it once: ``sum_ratio_net`` takes it off all rows but one
+FIXED_KEY = "fixed"
+FIXED_ROW = {"key": FIXED_KEY, "index": None, "op": "(fixed cost)", "name": "per-invocation fixed cost",
+             "in_sum": False, "where": "runtime",
+             "note": "one RESHAPE of one element timed like each operator: what every invocation pays (invoke, "
+                     "inputs, outputs); inside each operator's time; the whole model pays it once"}
 
 #: MCU: inferences timed whole per eb-infer call (each call adds one per-layer inference)
 MCU_WHOLE_PER_CALL = 2
@@ -160,6 +171,15 @@ def collect_isolated(run, client, k: int) -> Repeat:
     run.emit({"event": "whole", "repeat": k + 1})
     whole = [_timed(run, client, o.whole_time_s / 2)]
     rows = {}
+    extra = []
+    fixed_s = 0.0
+    if run.fixed_model is not None:        # what every invocation pays: measured, then taken off each operator
+        m = parse_model(run.fixed_model, f"{run.model.name}-fixed-cost.tflite")
+        client.load(client.ensure_model(m), name=m.name, **load)
+        client.set_inputs(np.zeros((len(run.inputs.x[:8]), 1), dtype=np.float32))
+        rows[FIXED_KEY] = _timed(run, client, o.op_time_s)
+        fixed_s = float(np.median(rows[FIXED_KEY]))
+        extra.append(dict(FIXED_ROW))
     cuts = [c for c in run.cuts if c.ok]
     for n, cut in enumerate(cuts):
         run.emit({"event": "layer", "index": cut.index, "op": cut.op, "n": n + 1, "of": len(cuts), "repeat": k + 1})
@@ -170,8 +190,8 @@ def collect_isolated(run, client, k: int) -> Repeat:
     client.load(sha, name=run.model.name, **load)
     client.set_inputs(run.inputs.x)
     whole.append(_timed(run, client, o.whole_time_s / 2))
-    return Repeat(whole=np.concatenate(whole), rows=rows,
-                  info={"whole_halves": [int(len(w)) for w in whole]})
+    return Repeat(whole=np.concatenate(whole), rows=rows, extra_rows=extra,
+                  info={"whole_halves": [int(len(w)) for w in whole], "fixed_cost_median_s": fixed_s or None})
 
 
 # ---------------------------------------------------------------- benchmark_model (agent)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from edgebench.bench.profile_methods import ISOLATED_WARNING, op_key
+from edgebench.bench.profile_methods import FIXED_KEY, ISOLATED_WARNING, op_key
 from edgebench.bench.profile_summary import per_mac, rollup, row_summary, sum_ratio
 
 EDGETPU_OP = "edgetpu-custom-op"
@@ -87,6 +87,7 @@ def profile_section(run) -> dict:
     summed = [r for r in rows if r["in_sum"] and r.get("_fig")]
     ratio = sum_ratio([r["_fig"] for r in summed], whole, res, label) if whole else None
     total = sum(r["median_s"] for r in summed) if summed else None
+    net = _net_ratio(summed, _row_or_none(rows, FIXED_KEY), whole)
     for r in rows:
         r.pop("_fig", None)
     warnings = []
@@ -108,11 +109,36 @@ def profile_section(run) -> dict:
     return {"method": m.name, "method_title": m.title, "statistic": m.statistic, "sees": m.sees,
             "cannot_see": m.cannot_see, "repeats": len(run.repeats), "clock_resolution_s": res or None,
             "layers": rows, "by_op": rollup(rows, whole_out["median_s"] if whole_out else None, use),
-            "whole": whole_out, "sum_s": total, "sum_ratio": ratio,
+            "whole": whole_out, "sum_s": total, "sum_ratio": ratio, "sum_ratio_net": net,
             "per_mac": ({k: basis[k] for k in ("unit", "label", "basis")} if use else
                         {"available": False, "reason": basis.get("reason")}),
             "edgetpu": _edgetpu(run, rows, whole_out), "warnings": warnings, "notes": notes,
             "methods_info": [rep.info for rep in run.repeats][:1]}
+
+
+def _row_or_none(rows: list, key: str):
+    return next((r for r in rows if r["key"] == key), None)
+
+
+def _net_ratio(summed: list, fixed, whole) -> Optional[dict]:
+    """Isolated operators: (sum of the rows - (rows - 1) x the fixed cost) / whole, per repeat and of the
+    medians: each operator ran as a model of its own and paid the per-invocation cost the whole model pays once."""
+    if fixed is None or not fixed.get("_fig") or not whole or not summed:
+        return None
+    n = len(summed)
+    f = fixed["_fig"]
+    k = min([len(whole["per_repeat"]), len(f["per_repeat"])] + [len(r["_fig"]["per_repeat"]) for r in summed])
+    per = []
+    for j in range(k):
+        w = whole["per_repeat"][j]["estimate_s"]
+        if w:
+            total = sum(r["_fig"]["per_repeat"][j]["estimate_s"] for r in summed)
+            per.append((total - (n - 1) * f["per_repeat"][j]["estimate_s"]) / w)
+    point = (sum(r["median_s"] for r in summed) - (n - 1) * f["median_s"]) / whole["median_s"]
+    return {"ratio": point, "fixed_s": f["median_s"], "operators": n, "per_repeat": per,
+            "low": min(per + [point]) if per else None, "high": max(per + [point]) if per else None,
+            "method": "computed: (sum of the operators' medians - (operators - 1) x the fixed cost's median) / the "
+                      "whole model's median; low/high: the same per repeat (and the point)"}
 
 
 def _row(rows: list, key: str) -> dict:

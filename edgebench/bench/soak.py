@@ -165,7 +165,7 @@ class _Soak:
         self.emit({"event": "load", "model": self.model.name})
         loaded = client.load(sha, kernels=o.kernels, threads=o.threads, delegate=o.delegate)
         tensor = loaded["inputs"][0]
-        inputs = (load_inputs(o.inputs, tensor) if o.inputs else
+        inputs = (load_inputs(o.inputs, tensor, model=self.model) if o.inputs else
                   random_inputs(tensor, count=o.input_count, seed=o.seed, override=o.input_range))
         client.set_inputs(inputs.x)
         sources = [s for s in getattr(self.profile, "telemetry", ()) if s in AGENT_SOURCES] or None

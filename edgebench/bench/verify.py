@@ -26,11 +26,9 @@ from edgebench.bench.record import RunFolder, board_section, new_result
 from edgebench.boards.connect import open_client
 from edgebench.boards.registry import get_profile
 from edgebench.data.inputs import load_inputs, random_inputs
-from edgebench.data.layout import input_layout
 from edgebench.errors import UsageError
 from edgebench.mcu.board import FIRMWARE_NAME
 from edgebench.modelfile import read_model
-from edgebench.provenance import read_sidecar
 from edgebench.ranges import check_fields
 
 Progress = Callable[[dict], None]
@@ -185,7 +183,7 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
     model = read_model(model_path)
     emit = progress or (lambda event: None)
     tensor = model.inputs[0].to_dict()
-    inputs = (load_inputs(opts.inputs, tensor, limit=opts.count, layout=input_layout(read_sidecar(model.path)))
+    inputs = (load_inputs(opts.inputs, tensor, limit=opts.count, model=model)
               if opts.inputs
               else random_inputs(tensor, count=opts.count, seed=opts.seed, override=opts.input_range))
     kernels = opts.kernels or "xnnpack"      # a microcontroller runs its firmware's engine whatever is asked

@@ -82,10 +82,11 @@ def _inspect_onnx(model: Path, json_out: bool, layers: bool, board) -> None:
     if r.macs_not_counted:
         macs += f"; not counted for {len(r.macs_not_counted)} node(s)"
     g.add_row("MACs", macs)
-    if r.unsupported:
+    if r.unsupported:           # the verdict quantize refuses on (onnx_lower.verdict): same check, same reason
         ops = sorted({n.op for n in r.unsupported})
+        first = r.reasons[0] if r.reasons else f"first {r.unsupported[0].name!r}"
         g.add_row("conversion", escape(f"[{len(r.unsupported)} node(s) edgebench cannot lower: {', '.join(ops)}; "
-                                       f"first {r.unsupported[0].name!r}] supported: {supported_list()}"))
+                                       f"{first}] supported: {supported_list()}"))
     else:
         g.add_row("conversion", "every operator is supported: edgebench quantize converts it")
     for note in r.notes:

@@ -54,8 +54,18 @@ def quantize_command(
     from edgebench.cli.progress import reporter
 
     steps = reporter(model.name, quiet=quiet)   # one line per step, on a terminal and in a log alike
-    result = quantize_model(model, calib, out=out, fp32_out=fp32_out, options=options,
-                            progress=lambda message: steps({"event": "message", "message": message}))
+    def on_progress(message: str) -> None:
+        steps({"event": "message", "message": message})
+
+    from edgebench.quantize.onnx_lower.graph import looks_like_onnx
+
+    if looks_like_onnx(model):     # a model from anywhere: converted in a child with memory and CPU limits
+        from edgebench.quantize.child import run_contained
+
+        result = run_contained(quantize_model, (model, calib), {"out": out, "fp32_out": fp32_out, "options": options},
+                               on_progress, what=f"quantize {model.name}")
+    else:
+        result = quantize_model(model, calib, out=out, fp32_out=fp32_out, options=options, progress=on_progress)
     for w in result.warnings:
         err.print(f"warning: {w.one_line()}", markup=False, soft_wrap=True)
     if json_out:

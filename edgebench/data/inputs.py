@@ -83,15 +83,22 @@ def random_inputs(tensor: dict, count: int = 64, seed: int = 0, override=None) -
     return InputSet(x, "random", seed, lo, hi)
 
 
-def load_inputs(path, tensor: dict, key: str | None = None, limit: int | None = None, layout=None) -> InputSet:
+def load_inputs(path, tensor: dict, key: str | None = None, limit: int | None = None, layout=None,
+                model=None) -> InputSet:
     """Load a user's .npy or .npz (array ``x`` or the first array, or ``key``) and check it.
 
     ``layout`` (:class:`edgebench.data.layout.TensorLayout`, a model converted from ONNX): inputs
-    given in the ONNX model's layout (NCHW) are transposed to the model's.
+    given in the ONNX model's layout (NCHW) are transposed to the model's. ``model`` (its path, or
+    an object with ``.path``): the layout its sidecar records, when ``layout`` is not given; every
+    verb's ``--inputs`` passes its model here, so all accept the same arrays.
 
     Refuses anything but a regular file holding real numbers of the input's shape;
     warns (:class:`InputWarning`) when values lie outside a quantized input's range.
     """
+    if layout is None and model is not None:
+        from edgebench.data.layout import model_layout
+
+        layout = model_layout(model)
     p = Path(path)
     if not p.exists():
         raise DataError(f"input file {p} does not exist", "check the --inputs path")

@@ -98,3 +98,15 @@ def input_layout(sidecar: Optional[dict]) -> Optional[TensorLayout]:
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
     return lay if lay is not None and lay.transposed else None
+
+
+def model_layout(model) -> Optional[TensorLayout]:
+    """The input layout recorded in the sidecar of ``model`` (a path, or an object with ``.path``):
+    the one lookup every verb's ``--inputs`` and ``--data`` use (None: no sidecar, or not transposed)."""
+    from edgebench.provenance import read_sidecar
+
+    path = getattr(model, "path", model)
+    try:
+        return input_layout(read_sidecar(path))
+    except (OSError, ValueError, TypeError):  # an unreadable sidecar: the model's own shape decides
+        return None

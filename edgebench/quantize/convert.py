@@ -85,9 +85,10 @@ def quantize_model(model, calib, out=None, fp32_out=None, options: Optional[Quan
     source = identify(model)                                   # missing/unsupported files: before TF loads
     if source.kind == "onnx":               # and a damaged, dynamic-shape or several-input ONNX file too
         from edgebench.quantize.onnx_lower.graph import import_onnxruntime, read_onnx
+        from edgebench.quantize.onnx_lower.verdict import require_convertible
 
         import_onnxruntime()
-        check_onnx_inputs(read_onnx(model, options.batch))
+        require_convertible(check_onnx_inputs(read_onnx(model, options.batch)))   # inspect's verdict
     cal_mod.exists(calib)
     paths = output_paths(model, out, fp32_out, options)
     warns: list = []

@@ -48,10 +48,14 @@ def layer_error_claim(r) -> Optional[str]:
         value = fj["local"]["worst_tenth_sqnr_db" if tail else "local_sqnr_db"]
         where = (f"the error first jumps at {at} (its own error at {value:.1f} dB SQNR"
                  + (" for the worst tenth of the inputs" if tail else "") + " against "
-                 f"{fj['best_sqnr_db']:.1f} dB over its own range" + (f"; {fj['explained_by'][0]}"
-                                                                      if fj.get("explained_by") else "") + ")")
+                 f"{fj.get('reference_db', fj['best_sqnr_db']):.1f} dB from 8-bit rounding alone"
+                 + (f"; {fj['explained_by'][0]}" if fj.get("explained_by") else "") + ")")
     else:
         where = "no layer's own error jumps"
+    co = s.get("channel_outlier")
+    if co:
+        where += (f"; channel {co['channel']} of {co['name']} (layer {co['index']}) holds {co['share']:.0%} of its "
+                  f"range, crushing {co['crushed']} of its other {co['channels'] - 1} channels")
     out = "exact" if last.get("sqnr_db") is None else f"{last['sqnr_db']:.1f} dB"
     return (f"{(r.model or {}).get('name')} against its FP32 baseline {base} over {s['n']} inputs "
             f"({(r.runtime or {}).get('kernels')} kernels): output SQNR {out}; {where}.")

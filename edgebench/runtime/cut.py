@@ -183,6 +183,34 @@ class CutModel:
                          buffers=buffers)
         return CutOperator(k, name, first, tuple(rest), tuple(outs), _pack(model), None, tuple(notes))
 
+    def fixed_cost(self) -> bytes:
+        """A model that does next to nothing the way the cut models do it: one RESHAPE of a one-element
+        tensor of the model input's type and quantization. Timed like each cut, it measures what every
+        invocation pays whatever its operator (the interpreter's invoke, input and output handling),
+        which the whole model pays once and the sum of isolated operators once per operator."""
+        from ai_edge_litert import schema_py_generated as s
+
+        src = int(self.sg.inputs[0]) if self.sg.inputs is not None and len(self.sg.inputs) else 0
+        tensors = []
+        for name in ("fixed_in", "fixed_out"):
+            t = copy.copy(self.tensors[src])
+            t.shape, t.shapeSignature, t.buffer, t.name = [1, 1], None, 0, name
+            t.sparsity = None
+            tensors.append(t)
+        code = s.OperatorCodeT()
+        code.builtinCode = code.deprecatedBuiltinCode = s.BuiltinOperator.RESHAPE
+        code.version = 1
+        opts = s.ReshapeOptionsT()
+        opts.newShape = [1, 1]
+        op = s.OperatorT()
+        op.opcodeIndex, op.inputs, op.outputs = 0, [0], [1]
+        op.builtinOptionsType, op.builtinOptions = s.BuiltinOptions.ReshapeOptions, opts
+        sg = s.SubGraphT(tensors=tensors, inputs=[0], outputs=[1], operators=[op], name="fixed_cost")
+        model = s.ModelT(version=self.m.version or 3, operatorCodes=[code], subgraphs=[sg],
+                         description=f"edgebench: the per-invocation fixed cost of {Path(self.path).name}",
+                         buffers=[s.BufferT()])
+        return _pack(model)
+
     def _frozen_bytes(self, i: int, value) -> bytes:
         """The bytes of a further input stored as a constant: its values, or its zero point everywhere."""
         dtype = self.tensor_dtype(i)

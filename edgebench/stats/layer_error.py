@@ -23,6 +23,11 @@ layer's output quantization alone (the FP32 tensor rounded with the layer's scal
 point, clipped to its levels) has an SQNR of its own (``output_sqnr_db``): a low one is the
 quantization parameters' doing, before any kernel.
 
+Per output channel (the last axis of a channels-last tensor, :func:`channel_figures`): each
+channel's FP32 range and SQNR pooled over the inputs. Activations are quantized per tensor, so
+one channel whose range dwarfs the others' sets the scale alone and crushes the rest into a few
+levels; the widest channel, its share of the range and the crushed channels are named.
+
 The worst tenth of the inputs: a layer can hurt a few inputs badly and leave the typical one
 alone (a calibration that never saw some inputs' range saturates only those), so beside the
 typical local SQNR comes the 10th percentile over inputs of each input's own local SQNR, with
@@ -30,11 +35,12 @@ the order-statistic interval of that quantile (``scipy.stats.quantile_test``).
 
 The layer where the error first jumps (:func:`first_jump`): the first layer, in execution
 order (the model's input quantization first), whose local SQNR — typical, or of the worst tenth
-— lies, with its whole interval, more than ``jump_db`` (default 6 dB, one bit) below what its
-output would have with a range fitted to the values it really takes on these inputs
-(:func:`best_sqnr_db`: 8-bit asymmetric over the observed minimum and maximum, zero included) —
-a reference that does not depend on the model's calibration, so a model calibrated badly
-throughout is still pointed at.
+— lies, with its whole interval, more than ``jump_db`` (default 6 dB, one bit) below what 8-bit
+rounding alone explains for that layer (:func:`reference_db`): its output with a range fitted to
+the values it really takes on these inputs (:func:`best_sqnr_db`: 8-bit asymmetric over the
+observed minimum and maximum, zero included; a reference that does not depend on the model's
+calibration, so a model calibrated badly throughout is still pointed at), or with the fixed
+output scale of a SOFTMAX/LOGISTIC/TANH, plus its weights' own rounding noise.
 """
 from __future__ import annotations
 
@@ -69,6 +75,10 @@ class Accumulator:
     lo: float = math.inf                           # FP32 extremes seen
     hi: float = -math.inf
     kept: list = field(default_factory=list)       # per sample: the FP32 values at KEEP fixed positions
+    ch_lo: Optional[np.ndarray] = None             # per output channel (last axis): FP32 extremes,
+    ch_hi: Optional[np.ndarray] = None             # signal and noise power pooled over the inputs
+    ch_signal: Optional[np.ndarray] = None
+    ch_noise: Optional[np.ndarray] = None
 
     @classmethod
     def empty(cls) -> "Accumulator":
@@ -77,8 +87,11 @@ class Accumulator:
     def add(self, ref: np.ndarray, test: np.ndarray, quant: Optional[tuple] = None) -> None:
         """``ref`` FP32 and ``test`` dequantized INT8, shape (n, ...); ``quant`` the INT8 tensor's
         ``(scale, zero_point, qmin, qmax)`` (its levels), for what the output quantization alone costs."""
-        r = np.asarray(ref, dtype=np.float64).reshape(len(ref), -1)
-        t = np.asarray(test, dtype=np.float64).reshape(len(test), -1)
+        ref, test = np.asarray(ref, dtype=np.float64), np.asarray(test, dtype=np.float64)
+        if ref.shape == test.shape and ref.ndim >= 2 and ref.shape[-1] > 1 and ref.size:
+            self._add_channels(ref, test)
+        r = ref.reshape(len(ref), -1)
+        t = test.reshape(len(test), -1)
         if r.shape != t.shape:
             raise DataError(f"tensors of different sizes: {r.shape} vs {t.shape}")
         self.signal += list(np.einsum("ij,ij->i", r, r))
@@ -99,6 +112,49 @@ class Accumulator:
             self.lo, self.hi = min(self.lo, float(r.min())), max(self.hi, float(r.max()))
             pick = _positions(r.shape[1])
             self.kept += list(r[:, pick])
+
+
+    def _add_channels(self, ref: np.ndarray, test: np.ndarray) -> None:
+        c = ref.shape[-1]
+        r, t = ref.reshape(-1, c), test.reshape(-1, c)
+        lo, hi = r.min(axis=0), r.max(axis=0)
+        sig, noi = (r * r).sum(axis=0), ((r - t) ** 2).sum(axis=0)
+        c_lo, c_hi, c_sig, c_noi = self.ch_lo, self.ch_hi, self.ch_signal, self.ch_noise
+        if c_lo is None or c_hi is None or c_sig is None or c_noi is None or len(c_lo) != c:
+            self.ch_lo, self.ch_hi, self.ch_signal, self.ch_noise = lo, hi, sig, noi
+            return
+        self.ch_lo, self.ch_hi = np.minimum(c_lo, lo), np.maximum(c_hi, hi)
+        self.ch_signal, self.ch_noise = c_sig + sig, c_noi + noi
+
+
+#: a channel whose range is at least this many times every other channel's dominates the tensor's scale
+DOMINANT_RATIO = 10.0
+#: a channel's SQNR below this (dB) counts as crushed: a handful of INT8 levels
+CRUSHED_DB = 20.0
+
+
+def channel_figures(acc: Accumulator) -> Optional[dict]:
+    """Per output channel (the last axis, channels-last): FP32 range and SQNR (pooled over the
+    inputs); the widest channel and its share of the channels' ranges (its span over the sum of
+    every channel's span, zero included); the channels whose
+    SQNR is below :data:`CRUSHED_DB`. A channel whose range is :data:`DOMINANT_RATIO` times every
+    other's sets the per-tensor INT8 scale alone and leaves the others few levels: ``dominant``."""
+    c_lo, c_hi, c_sig, c_noi = acc.ch_lo, acc.ch_hi, acc.ch_signal, acc.ch_noise
+    if c_lo is None or c_hi is None or c_sig is None or c_noi is None or len(c_lo) < 2:
+        return None
+    lo, hi = np.minimum(c_lo, 0.0), np.maximum(c_hi, 0.0)
+    span = hi - lo
+    total = float(span.sum())
+    order = np.argsort(span)[::-1]
+    widest, second = int(order[0]), float(span[order[1]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        db = np.where((c_sig > 0) & (c_noi > 0), 10 * np.log10(c_sig / c_noi), np.where(c_sig > 0, np.inf, np.nan))
+    crushed = [int(k) for k in np.flatnonzero(np.isfinite(db) & (db < CRUSHED_DB)) if k != widest]
+    ratio = float(span[widest] / second) if second > 0 else math.inf
+    return {"channels": int(len(span)), "widest": widest, "widest_share": float(span[widest] / total) if total else None,
+            "widest_over_next": ratio if math.isfinite(ratio) else None, "dominant": bool(ratio >= DOMINANT_RATIO),
+            "crushed": crushed, "sqnr_db": [None if not np.isfinite(v) else float(v) for v in db],
+            "range": [[float(a), float(b)] for a, b in zip(c_lo, c_hi)]}
 
 
 #: values of each sample kept for the best-range reference (fixed positions, seeded by the size)
@@ -177,6 +233,31 @@ def best_sqnr_db(acc: Accumulator, bits: int = 8) -> Optional[float]:
     zp = np.round(-lo / scale)
     q = (np.clip(np.rint(v / scale) + zp, 0, levels) - zp) * scale
     return mean_t(per_input_db((v ** 2).sum(axis=1), ((v - q) ** 2).sum(axis=1))).value
+
+
+#: operators whose INT8 output has a fixed scale and zero point (TFLite: 1/256 and -128 for SOFTMAX and
+#: LOGISTIC, 1/128 and 0 for TANH): their output can be no closer than rounding with that fixed scale
+FIXED_OUTPUT_OPS = frozenset({"SOFTMAX", "LOGISTIC", "TANH", "LOG_SOFTMAX"})
+
+
+def reference_db(best: Optional[float], output_sqnr: Optional[float], weights_sqnr: Optional[float],
+                 op: str) -> tuple:
+    """``(dB, what)``: the SQNR that 8-bit rounding alone explains for one layer, the reference its own
+    error is judged against. The output rounded over its own observed range (``best``), or, for an
+    operator with a fixed output scale (:data:`FIXED_OUTPUT_OPS`), rounded with that scale
+    (``output_sqnr``: what any INT8 kernel can reach); with the weights' own rounding noise added
+    (noise powers add: ``1/ref = 1/out + 1/weights``, the weights' relative error carried to the
+    output) for an operator with quantized weights."""
+    fixed = op in FIXED_OUTPUT_OPS and output_sqnr is not None
+    base = output_sqnr if fixed else best
+    what = ("its output rounded with the operator's fixed INT8 scale" if fixed
+            else "its output rounded over its own observed range")
+    if base is None:
+        return None, what
+    if weights_sqnr is not None:
+        base = -10.0 * math.log10(10.0 ** (-base / 10.0) + 10.0 ** (-weights_sqnr / 10.0))
+        what += ", plus its weights' own rounding"
+    return base, what
 
 
 @dataclass(frozen=True)
@@ -301,5 +382,5 @@ def first_jump(locals_: Sequence[Optional[dict]], best: Sequence[Optional[float]
     return None
 
 
-__all__ = ["Accumulator", "LayerFigures", "MeanDb", "layer_figures", "local_error", "first_jump", "resamples",
+__all__ = ["Accumulator", "LayerFigures", "channel_figures", "reference_db", "FIXED_OUTPUT_OPS", "DOMINANT_RATIO", "CRUSHED_DB", "MeanDb", "layer_figures", "local_error", "first_jump", "resamples",
            "sqnr_db", "per_input_db", "mean_t", "best_sqnr_db", "N_BOOT", "JUMP_DB", "KEEP", "WORST", "worst_tenth"]

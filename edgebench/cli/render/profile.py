@@ -55,7 +55,11 @@ def sum_line(p: dict) -> str:
         return f"{whole}; sum of layers {fmt.duration(p.get('sum_s'))}"
     ci = (f" [95% CI {ratio['ci_low']:.3f}–{ratio['ci_high']:.3f}, {ratio['runs']} repeat(s)]"
           if ratio.get("ci_low") is not None else "")
-    return (f"{whole}; sum of layers {fmt.duration(p.get('sum_s'))} = {ratio['ratio']:.3f} of the whole{ci}"
+    net = p.get("sum_ratio_net") or {}
+    net_txt = (f"; less the per-invocation fixed cost ({fmt.duration(net['fixed_s'])}, paid once by the whole "
+               f"model) {net['ratio']:.3f}" + (f" [repeats {net['low']:.3f}–{net['high']:.3f}]"
+                                              if net.get("low") is not None else "") if net else "")
+    return (f"{whole}; sum of layers {fmt.duration(p.get('sum_s'))} = {ratio['ratio']:.3f} of the whole{ci}{net_txt}"
             + (" — isolated timings omit cache and fusion effects" if p.get("method") == "isolated" else ""))
 
 
@@ -100,9 +104,11 @@ def print_profile(console, result, run_dir=None) -> None:
 def jump_text(s: dict) -> list:
     """Where the error first jumps and what explains it, one line each (the renderer's and the report's)."""
     fj = s.get("first_jump")
+    co = s.get("channel_outlier")
+    lead = [f"outlier channel: {co['message']}"] if co else []
     if not fj:
-        return [f"no jump: no layer adds noise more than {s['jump_db']:g} dB below what its output would have "
-                "over its own range"]
+        return lead + [f"no jump: no layer adds noise more than {s['jump_db']:g} dB below what 8-bit rounding "
+                       "alone explains for it"]
     loc = fj.get("local") or {}
     where = "the model input" if fj["index"] is None else f"layer {fj['index']} {fj['op']}"
     tail = fj.get("which") == "worst tenth"
@@ -111,11 +117,13 @@ def jump_text(s: dict) -> list:
     out = [f"first jump: {where} ({fj['name'][:60]}): its own error at {value:.1f} dB SQNR"
            + (" for the worst tenth of the inputs" if tail else " for the typical input")
            + (f" (95% CI {ci[0]:.1f}–{ci[1]:.1f})" if ci else "")
-           + f", more than {s['jump_db']:g} dB below the {fj['best_sqnr_db']:.1f} dB its output would have "
-             "quantized over its own observed range"]
+           + f", more than {s['jump_db']:g} dB below the "
+             f"{fj.get('reference_db', fj['best_sqnr_db']):.1f} dB that 8-bit rounding alone explains ("
+           + (fj.get("reference") or "its output rounded over its own observed range") + ")"]
     out += [f"  explained by: {why}" for why in fj.get("explained_by") or
-            ["no quantization parameter of this layer stands out: look at its inputs and its operator's arithmetic"]]
-    return out
+            (["the outlier channel above, upstream"] if co else
+             ["no quantization parameter of this layer stands out: look at its inputs and its operator's arithmetic"])]
+    return lead + out
 
 
 def print_layer_error(console, result, run_dir=None) -> None:
@@ -149,7 +157,8 @@ def print_layer_error(console, result, run_dir=None) -> None:
                   ("by position; " if r.get("matched_by") == "position" else "") + mark)
     console.print(t)
     for line in jump_text(s):
-        console.print(line, markup=False, soft_wrap=True, style="bold" if line.startswith("first") else None)
+        console.print(line, markup=False, soft_wrap=True,
+                      style="bold" if line.startswith(("first", "outlier")) else None)
     ld = s.get("largest_drop")
     if ld and (not jump or ld["index"] != jump["index"]):
         console.print(f"largest drop: layer {ld['index']} {ld['op']}, {ld['local']['drop_db']:.1f} dB below its "

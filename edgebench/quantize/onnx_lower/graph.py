@@ -1,7 +1,9 @@
 """Read an ONNX file and check it can be lowered: static inputs, float32, a known opset (level 2).
 
-:func:`read_onnx` loads the model with ``onnx.load`` (external data beside it included),
-runs ``onnx.checker``, and describes its graph inputs with the batch fixed: a dynamic
+:func:`read_onnx` parses the model without its external data, checks it is contained
+(``guard``: external data inside the model's folder and not a link, bounded size and work),
+then reads the external data, puts the nodes in topological order (keras2onnx writes them
+out of order; onnxruntime sorts them too), runs ``onnx.checker``, and describes its graph inputs with the batch fixed: a dynamic
 first dimension (``dim_param`` such as ``batch_size``, or 0) becomes 1 and is noted;
 any other dynamic dimension is refused in one line, because the lowering and every
 TFLite runtime here need static shapes. The ``onnx`` package is imported inside
@@ -9,11 +11,13 @@ functions (``edgebench --help`` stays fast); without it, :class:`OnnxMissing` na
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from edgebench.errors import ModelError, UsageError
+from edgebench.quantize.onnx_lower.guard import check_bounds, check_external_data
 
 INSTALL_HINT = "pip install 'edgebench[onnx]' (installs onnx and onnxruntime)"
 ONNX_SUFFIXES = (".onnx",)
@@ -87,13 +91,24 @@ def read_onnx(path, batch: int = 1) -> OnnxGraph:
         raise ModelError(f"model file {p} does not exist" if not p.exists() else f"{p} is not a regular file",
                          "check the path")
     try:
-        model = onnx.load(str(p))
-    except Exception as exc:  # DecodeError, OSError for missing external data, ...
+        model = onnx.load(str(p), load_external_data=False)
+    except Exception as exc:  # DecodeError, ...
         raise ModelError(f"cannot load {p} with onnx.load (onnx {onnx.__version__}): {_first_line(exc)}",
-                         "export it again (torch.onnx.export) or check that external data files sit beside it"
-                         ) from None
+                         "export it again (torch.onnx.export)") from None
     if not len(model.graph.node):
         raise ModelError(f"{p} is not an ONNX model with a graph (no nodes)", "export the model with torch.onnx.export")
+    notes: list = []
+    check_bounds(p, model)                    # node count, loop trips, tensor sizes: before any work
+    if check_external_data(p, model):         # inside the model's folder, no links: before onnx reads it
+        try:
+            onnx.load_external_data_for_model(model, os.path.realpath(p.parent))
+        except Exception as exc:
+            raise ModelError(f"cannot read the external data of {p} (onnx {onnx.__version__}): {_first_line(exc)}",
+                             "check that the data files sit beside the model") from None
+        check_bounds(p, model)
+    moved = topological_sort(model.graph)
+    if moved:
+        notes.append(f"the nodes were not in topological order (keras2onnx does this): {moved} moved")
     try:
         onnx.checker.check_model(model)
     except Exception as exc:
@@ -104,7 +119,6 @@ def read_onnx(path, batch: int = 1) -> OnnxGraph:
         raise ModelError(f"{p} uses opset {opset}; edgebench lowers opset {MIN_OPSET} and newer",
                          "export with opset_version=17 (torch.onnx.export(..., opset_version=17))")
     others = sorted({o.domain for o in model.opset_import if o.domain not in ("", "ai.onnx")})
-    notes: list = []
     initializers = {t.name for t in model.graph.initializer}
     inputs = tuple(_graph_input(onnx, p, vi, batch, notes) for vi in model.graph.input if vi.name not in initializers)
     if not inputs:
@@ -155,3 +169,60 @@ def _shape_text(declared: list, rest) -> str:
 def _first_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 300 else text[:299] + "…"
+
+
+def topological_sort(graph) -> int:
+    """Put ``graph``'s nodes in topological order in place (Kahn's algorithm, iterative; stable:
+    an already sorted graph is left as it is). Returns how many nodes changed place; ModelError
+    if a node reads a value nothing produces or the nodes form a cycle."""
+    nodes = list(graph.node)
+    available = {i.name for i in graph.input} | {t.name for t in graph.initializer} | {""}
+    producer = {}
+    for k, n in enumerate(nodes):
+        for o in n.output:
+            if o:
+                producer[o] = k
+    waiting = [0] * len(nodes)
+    readers: dict = {}
+    for k, n in enumerate(nodes):
+        for name in set(_reads(n)):
+            if name in available and name not in producer:
+                continue
+            if name not in producer:
+                raise ModelError(f"node {n.name or n.output[0]!r} ({n.op_type}) reads {name!r}, which nothing produces",
+                                 "export the model again")
+            waiting[k] += 1
+            readers.setdefault(producer[name], []).append(k)
+    import heapq
+
+    ready = [k for k in range(len(nodes)) if waiting[k] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(k)
+        for r in readers.get(k, ()):
+            waiting[r] -= 1
+            if waiting[r] == 0:
+                heapq.heappush(ready, r)
+    if len(order) != len(nodes):
+        stuck = next(nodes[k] for k in range(len(nodes)) if waiting[k])
+        raise ModelError(f"the graph has a cycle (node {stuck.name or stuck.output[0]!r}, {stuck.op_type})",
+                         "export the model again")
+    moved = sum(1 for i, k in enumerate(order) if i != k)
+    if moved:
+        graph.ClearField("node")
+        graph.node.extend(nodes[k] for k in order)
+    return moved
+
+
+def _reads(node):
+    """The values ``node`` reads, its subgraphs' reads from the outer scope included."""
+    yield from (i for i in node.input if i)
+    stack = [a.g for a in node.attribute if a.HasField("g")] + [g for a in node.attribute for g in a.graphs]
+    while stack:
+        g = stack.pop()
+        local = {i.name for i in g.input} | {t.name for t in g.initializer} | {o for n in g.node for o in n.output}
+        for n in g.node:
+            yield from (i for i in n.input if i and i not in local)
+            stack.extend(a.g for a in n.attribute if a.HasField("g"))

@@ -13,8 +13,9 @@ folded into that operator's weights and bias before anything is built (``plan_fo
 elsewhere it becomes a per-channel multiply and add.
 
 Graph inputs of rank 4 (NCHW) become channels-last Keras inputs (NHWC): the one transpose
-of the whole conversion, done by the caller on the data. Outputs of rank 4 stay NHWC;
-every other output is in the ONNX axis order. :class:`Lowered` records both layouts.
+of the whole conversion, done by the caller on the data. An input already NHWC (read only
+by a Transpose(0, 3, 1, 2), as tf2onnx and keras2onnx write it: ``input_perm``) is kept as
+it is. Outputs of rank 4 of an NCHW model are NHWC; every other output is in the ONNX axis order. :class:`Lowered` records both layouts.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from edgebench.data.layout import TensorLayout
 from edgebench.errors import ModelError
 from edgebench.quantize.onnx_lower import values as V
 from edgebench.quantize.onnx_lower.graph import OnnxGraph
+from edgebench.quantize.onnx_lower.verdict import require_convertible
 
 FOLDABLE_INTO = ("Conv", "ConvTranspose", "Gemm")
 
@@ -55,6 +57,7 @@ class Ctx:
         self.keras, self.tf, self.ops, self.layers = keras, tf, keras.ops, keras.layers
         self.path, self.opset, self.folds = path, opset, folds
         self._names: set = set()
+        self.used: frozenset = frozenset()    # value names something reads (unused outputs are dropped)
 
     def name(self, node, suffix: str = "") -> str:
         """A unique Keras layer name from the ONNX node's name (so TFLite tensors carry it)."""
@@ -101,12 +104,14 @@ def lower(g: OnnxGraph, keras, tf) -> Lowered:
     from edgebench.quantize.onnx_lower.table import OPS, supported_list
 
     graph = g.graph
+    verdict = require_convertible(g)          # the check inspect shows: refused here before any layer is built
     values: dict = {t.name: V.const(numpy_helper.to_array(t)) for t in graph.initializer}
     folds, aliases = plan_folds(graph, values)
     cx = Ctx(keras, tf, g.path, g.opset, folds)
+    cx.used = verdict.used
     inputs, in_layouts = [], []
     for gi in g.inputs:
-        perm = V.channels_last(len(gi.shape)) if len(gi.shape) == 4 else V.identity(len(gi.shape))
+        perm = input_perm(graph, gi)
         kshape = tuple(gi.shape[p] for p in perm)
         t = keras.Input(batch_shape=kshape, name=_input_name(gi.name), dtype="float32")
         inputs.append(t)
@@ -148,13 +153,14 @@ def lower(g: OnnxGraph, keras, tf) -> Lowered:
             if name:
                 values[name] = v
     outputs, out_layouts = [], []
+    nchw_source = any(lay.transposed for lay in in_layouts)   # 4-D outputs NHWC, as docs/models.md says
     for name in g.outputs:
         v = values[name]
         if v.is_const:
             raise ModelError(f"{g.path}: output {name!r} is a constant (it does not depend on the input)",
                              "export the model with its real computation")
-        if v.rank == 4 and v.order is None and v.perm == V.channels_last(4):
-            t, perm = v.t, v.perm
+        if v.rank == 4 and v.order is None and (v.perm == V.channels_last(4) or nchw_source):
+            t, perm = V.in_layout(keras.ops, v, V.channels_last(4)), V.channels_last(4)
         else:
             t, perm = V.plain(keras.ops, v), V.identity(v.rank)
         onnx_shape = v.shape
@@ -165,6 +171,20 @@ def lower(g: OnnxGraph, keras, tf) -> Lowered:
     notes = list(g.notes)
     bn = sum(1 for n in graph.node if n.op_type == "BatchNormalization" and n.output[0] in aliases)
     return Lowered(model, tuple(in_layouts), tuple(out_layouts), counts, folded, bn, notes)
+
+
+def input_perm(graph, gi) -> tuple:
+    """The layout a graph input is held in. A 4-D input is NCHW (PyTorch) and held channels-last,
+    unless every node reading it is a Transpose(0, 3, 1, 2): then it is already NHWC (tf2onnx,
+    keras2onnx) and kept as it is, so that Transpose costs nothing and no TRANSPOSE runs."""
+    rank = len(gi.shape)
+    if rank != 4:
+        return V.identity(rank)
+    readers = [n for n in graph.node if gi.name in n.input]
+    nhwc = bool(readers) and all(
+        n.op_type == "Transpose" and [list(a.ints) for a in n.attribute if a.name == "perm"] == [[0, 3, 1, 2]]
+        for n in readers)
+    return V.identity(4) if nhwc else V.channels_last(4)
 
 
 def _input_name(name: str) -> str:

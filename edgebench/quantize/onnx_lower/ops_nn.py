@@ -300,8 +300,9 @@ def max_pool(cx, node, ins):
     x = ins[0]
     _spatial(cx, node, x, "data")
     a = cx.attrs(node)
-    if len([o for o in node.output if o]) > 1:
-        raise cx.fail(node, "the Indices output is not supported")
+    why = max_pool_check(node, cx.used, ())
+    if why:
+        raise cx.fail(node, why)
     kernel, strides, dil, begin, end = _pool_geometry(cx, node, x, a)
     mode = padding_mode(x.shape[2:], kernel, strides, dil, begin, end)
     t = V.in_layout(cx.ops, x, NHWC)
@@ -316,6 +317,19 @@ def max_pool(cx, node, ins):
         mode = "valid"
     y = cx.ops.max_pool(t, tuple(kernel), tuple(strides), padding=mode)
     return [V.tensor(y, NHWC, nonneg=x.nonneg)]
+
+
+def max_pool_check(node, used, shapes):
+    if any(o and o in used for o in node.output[1:]):
+        return "its Indices output is read by another node: not supported"
+    return spatial_check(node, used, shapes)
+
+
+def spatial_check(node, used, shapes):
+    """2-D (NCHW) inputs only, as ``_spatial`` requires when lowering."""
+    if shapes and shapes[0] is not None and len(shapes[0]) != 4:
+        return f"{len(shapes[0]) - 2}-D {node.op_type} is not supported (2-D only, NCHW input)"
+    return None
 
 
 def average_pool(cx, node, ins):
@@ -454,6 +468,15 @@ def resize_layer(keras):
 # ---------------------------------------------------------------- Softmax, ReduceMean
 
 def softmax(cx, node, ins):
+    return _softmax(cx, node, ins, cx.ops.softmax, nonneg=True)
+
+
+def log_softmax(cx, node, ins):
+    """LOG_SOFTMAX (PyTorch's MNIST example ends with F.log_softmax)."""
+    return _softmax(cx, node, ins, cx.ops.log_softmax, nonneg=False)
+
+
+def _softmax(cx, node, ins, fn, nonneg: bool):
     x = ins[0]
     a = cx.attrs(node)
     axis = int(a.get("axis", -1 if cx.opset >= 13 else 1))
@@ -461,11 +484,11 @@ def softmax(cx, node, ins):
     if cx.opset < 13 and axis != x.rank - 1:     # Softmax-1/11: over the flattened axes axis..end
         t = V.plain(cx.ops, x)
         shape = x.shape
-        y = cx.ops.reshape(cx.ops.softmax(cx.ops.reshape(t, (prod(shape[:axis]), -1)), axis=-1), shape)
-        return [V.tensor(y, nonneg=True)]
+        y = cx.ops.reshape(fn(cx.ops.reshape(t, (prod(shape[:axis]), -1)), axis=-1), shape)
+        return [V.tensor(y, nonneg=nonneg)]
     if x.order is not None:
-        return [V.Value(t=cx.ops.softmax(x.t, axis=-1), perm=x.perm, order=x.order, unflat=x.unflat, nonneg=True)]
-    return [V.tensor(cx.ops.softmax(x.t, axis=V.keras_axis(x, axis)), x.perm, nonneg=True)]
+        return [V.Value(t=fn(x.t, axis=-1), perm=x.perm, order=x.order, unflat=x.unflat, nonneg=nonneg)]
+    return [V.tensor(fn(x.t, axis=V.keras_axis(x, axis)), x.perm, nonneg=nonneg)]
 
 
 def reduce_mean(cx, node, ins):

@@ -171,8 +171,35 @@ def reshape(cx, node, ins):
         return [x]
     if len(target) == 2 and target[0] == shape[0] and x.rank >= 3:
         return [_flatten_to(cx, x, 1)]
+    shuffled = _channel_groups(cx, x, shape, target)
+    if shuffled is not None:
+        return [shuffled]
     t = V.plain(cx.ops, x)
     return [V.tensor(cx.ops.reshape(t, tuple(target)), nonneg=x.nonneg)]
+
+
+def _channel_groups(cx, x: V.Value, shape: tuple, target: list):
+    """The two reshapes of a channel shuffle (ShuffleNet: N,C,H,W -> N,g,C/g,H,W, Transpose(0,2,1,3,4),
+    -> N,C,H,W) done on the channels-last tensor, so no rank-5 TRANSPOSE is emitted: the split keeps
+    NHWC and only groups the channel axis (N,H,W,g,C/g); the merge is a plain reshape, or one rank-3
+    transpose of the two channel factors when the Transpose swapped them. None: not this pattern."""
+    if x.order is not None:
+        return None
+    ops = cx.ops
+    if (x.rank == 4 and x.perm == V.channels_last(4) and len(target) == 5 and target[0] == shape[0]
+            and target[1] * target[2] == shape[1] and tuple(target[3:]) == tuple(shape[2:])):
+        n, c, h, w = shape
+        t = ops.reshape(x.t, (n, h, w, target[1], target[2]))
+        return V.tensor(t, (0, 3, 4, 1, 2), nonneg=x.nonneg)
+    if (x.rank == 5 and len(target) == 4 and x.perm[:3] == (0, 3, 4) and target[0] == shape[0]
+            and target[1] == shape[1] * shape[2] and tuple(target[2:]) == tuple(shape[3:])):
+        n, h, w = shape[0], shape[3], shape[4]
+        t = x.t
+        if x.perm[3:] == (2, 1):             # Keras holds (N, H, W, a2, a1): bring a1 before a2
+            t = ops.reshape(t, (n * h * w, shape[2], shape[1]))
+            t = ops.transpose(t, (0, 2, 1))
+        return V.tensor(ops.reshape(t, (n, h, w, target[1])), V.channels_last(4), nonneg=x.nonneg)
+    return None
 
 
 def transpose(cx, node, ins):
@@ -276,9 +303,17 @@ def identity_op(cx, node, ins):
 
 
 def dropout(cx, node, ins):
-    if len([o for o in node.output if o]) > 1:
-        raise cx.fail(node, "the mask output (training) is not supported")
+    """Inference: the input itself. The mask output is dropped when nothing reads it."""
+    why = dropout_check(node, cx.used, ())
+    if why:
+        raise cx.fail(node, why)
     return [ins[0]]
+
+
+def dropout_check(node, used, shapes):
+    if any(o and o in used for o in node.output[1:]):
+        return "its mask output (training) is read by another node"
+    return None
 
 
 def cast(cx, node, ins):

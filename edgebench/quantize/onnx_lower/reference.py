@@ -68,14 +68,36 @@ def describe_reference() -> str:
 def run_onnxruntime(path, feeds: dict, batch: int | None = None) -> list:
     """Outputs of the ONNX model on ``feeds`` (name -> array in the ONNX layout), in batches of
     ``batch`` samples (None: all at once)."""
-    sess = session(path)
+    from edgebench.errors import ModelError
+
+    try:
+        sess = session(path)
+    except Exception as exc:
+        raise ModelError(f"onnxruntime cannot load {path}: {_short(exc)}", "export the model again") from None
     n = len(next(iter(feeds.values())))
     step = n if not batch else batch
+    try:
+        return _run(sess, feeds, n, step)
+    except Exception as exc:
+        if step == 1:
+            raise ModelError(f"onnxruntime cannot run {path}: {_short(exc)}", "export the model again") from None
+    try:      # a "dynamic" batch the graph does not really allow (a Reshape to [1, ...]): one sample a call
+        return _run(sess, feeds, n, 1)
+    except Exception as exc:
+        raise ModelError(f"onnxruntime cannot run {path}: {_short(exc)}", "export the model again") from None
+
+
+def _run(sess, feeds: dict, n: int, step: int) -> list:
     parts: list = []
     for i in range(0, n - step + 1, step):
         parts.append(sess.run(None, {k: np.ascontiguousarray(v[i:i + step], dtype=np.float32)
                                      for k, v in feeds.items()}))
     return [np.concatenate([p[k] for p in parts], axis=0) for k in range(len(parts[0]))]
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:299] + "…"
 
 
 def compare(lowered_outputs: Sequence[np.ndarray], reference_outputs: Sequence[np.ndarray], out_layouts,
