@@ -47,6 +47,8 @@ MODELS = {
     "digits": ROOT / "models" / "digits" / "digits_int8.tflite",
     "kws (DS-CNN)": MLPERF_TINY / "kws_ref_model.tflite",
     "resnet8": MLPERF_TINY / "pretrainedResnet_quant.tflite",
+    "vww (MobileNetV1 0.25)": MLPERF_TINY / "vww_96_int8.tflite",
+    "ad (FC autoencoder)": MLPERF_TINY / "ad01_int8.tflite",
 }
 SHIFT = 0
 #: instructions per MAC: whole models, and per operator (all its layers together)
