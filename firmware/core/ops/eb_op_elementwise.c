@@ -102,6 +102,24 @@ static EB_NOINLINE void eb_add_lut(const eb_add_params *p, const int8_t *in1, co
         tb[a & 255] = eb_mbqm((int32_t)((uint32_t)(a + p->in2_offset) << p->left_shift), p->in2_mult,
                               p->in2_shift);
     }
+    if (om > 0 && os <= -2 && os >= -31) {
+        /* eb_mbqm(s, om, os) as one 64-bit multiply-add and a shift of its high word, the exact
+         * rewrite of kernels/dsp/eb_dsp.h (eb_rq_mul; proof there, checked by
+         * tests/test_firmware_dsp.py::test_requantisation_rewrite_is_exact) */
+        const int32_t chi = (int32_t)(1u << (uint32_t)(-os - 2)), sh = -os - 1;
+        for (i = 0; i < count; i++) {
+            const int32_t s = (int32_t)((uint32_t)ta[(uint8_t)in1[i]] + (uint32_t)tb[(uint8_t)in2[i]]);
+            const int32_t neg = s >> 31;
+            const uint64_t c = ((uint64_t)(uint32_t)(chi + neg) << 32) |
+                               (((uint32_t)neg << 31) | 0x40000000u);
+            const int64_t prod = (int64_t)((uint64_t)((int64_t)s * om) + c);
+            int32_t v = ((int32_t)(prod >> 32) >> sh) + oo;
+            v = v < lo ? lo : v;
+            v = v > hi ? hi : v;
+            out[i] = (int8_t)v;
+        }
+        return;
+    }
     for (i = 0; i < count; i++) {
         const uint32_t s = (uint32_t)ta[(uint8_t)in1[i]] + (uint32_t)tb[(uint8_t)in2[i]];
         int32_t v = (int32_t)((uint32_t)eb_mbqm((int32_t)s, om, os) + (uint32_t)oo);
