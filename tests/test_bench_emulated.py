@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from edgebench.bench.latency import BenchOptions, run_bench
 from edgebench.boards.registry import get_profile
@@ -69,6 +70,7 @@ def test_emulated_warmup_is_the_leading_samples_off_the_steady_value():
     assert warmup_for(np.full(12, 0.7), 10, "emulated").n_warmup == 0
 
 
+@pytest.mark.slow
 def test_slow_emulated_model_gets_a_figure_within_the_budget(tmp_path):
     """A handful of inferences per repeat: with a warm-up of 10 no repeat kept a sample."""
     profile, client = _client(wall_s=0.12)
@@ -84,6 +86,7 @@ def test_slow_emulated_model_gets_a_figure_within_the_budget(tmp_path):
     assert result.stopping["n"] >= 2 * len(e2e["per_run"])
 
 
+@pytest.mark.slow
 def test_a_run_that_measured_nothing_is_incomplete_and_says_what_to_raise(tmp_path, monkeypatch):
     from edgebench.bench import latency
 
