@@ -109,6 +109,9 @@ CASES = {
     "conv_1x1_stride2": dict(h=7, w=7, c=8, oc=12, kh=1, kw=1, sh=2, sw=2, same=False, in_z=-128),
     "conv_one_channel_in": dict(h=10, w=4, c=1, oc=4, kh=5, kw=3, sh=2, sw=1, in_z=3),
     "conv_single_output_channel": dict(h=6, w=6, c=7, oc=1, kh=2, kw=2, in_z=-128, act=1),
+    # K % 4 != 0 with OC % 4 == 0: the zero-padded filter copy (eb_conv_padded), odd pixel counts
+    "conv_3ch_stem_stride2_odd_pixels": dict(h=9, w=10, c=3, oc=8, kh=3, kw=3, sh=2, sw=2, in_z=-128),
+    "conv_k45_oc8_batch2": dict(h=5, w=5, c=5, oc=8, kh=3, kw=3, n=2, in_z=127, act=1),
     "conv_field_too_large_for_scratch": dict(h=5, w=5, c=120, oc=5, kh=3, kw=3, in_z=127),
     # DEPTHWISE_CONV_2D: the 3-tap line along W or H, channel pairs and an odd last channel
     "dw_3x3_same_odd_channels": dict(h=9, w=5, c=5, kh=3, kw=3, in_z=-128, act=1, depthwise=True),

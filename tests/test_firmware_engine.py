@@ -9,7 +9,7 @@ and the reference keeps every intermediate tensor, so a difference is pinned
 to the first layer that has it.
 
 Models: the bundled digits model over its whole test set, the MLPerf Tiny
-KWS and ResNet-8 INT8 models on 50 seeded random inputs each, synthetic
+KWS, ResNet-8, VWW and AD INT8 models on 50 seeded random inputs each, synthetic
 single-operator models written here with random geometry and quantization
 (no TensorFlow needed), and small Keras models converted to full INT8 (needs
 TensorFlow; skipped without it, except under CI=true where it fails).
@@ -236,7 +236,9 @@ def test_digits_bit_exact_on_test_set(build, tmp_path):
 
 
 @pytest.mark.parametrize("name,shape", [("kws_ref_model.tflite", (49, 10, 1)),
-                                        ("pretrainedResnet_quant.tflite", (32, 32, 3))])
+                                        ("pretrainedResnet_quant.tflite", (32, 32, 3)),
+                                        ("vww_96_int8.tflite", (96, 96, 3)),
+                                        ("ad01_int8.tflite", (640,))])
 def test_mlperf_tiny_bit_exact(build, tmp_path, name, shape):
     model = _mlperf(name)
     rng = np.random.default_rng(20240)

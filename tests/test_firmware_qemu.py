@@ -33,11 +33,13 @@ MODELS = {
     "digits": ROOT / "models" / "digits" / "digits_int8.tflite",
     "kws": MLPERF_TINY / "kws_ref_model.tflite",
     "resnet8": MLPERF_TINY / "pretrainedResnet_quant.tflite",
+    "vww": MLPERF_TINY / "vww_96_int8.tflite",
+    "ad": MLPERF_TINY / "ad01_int8.tflite",
 }
 # Seeded random inputs per model, plus the two extreme constant inputs. Measured
 # under QEMU -icount shift=0 on the M4 build: one ResNet-8 inference (12.5 M MACs,
 # ~38 M emulated instructions) takes ~0.3 s of host time, KWS ~0.03 s.
-N_RANDOM = {"digits": 6, "kws": 6, "resnet8": 4}
+N_RANDOM = {"digits": 6, "kws": 6, "resnet8": 4, "vww": 3, "ad": 6}
 PORTS = ("mps2-an386", "mps2-an500")
 ICOUNT_SHIFT = 0
 INSNS_PER_TICK = 40  # 25 MHz counter tick = 40 ns = 40 instructions of 1 ns at shift 0

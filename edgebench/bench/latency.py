@@ -43,7 +43,7 @@ from edgebench.results import store
 from edgebench.results.model import STAGE_MEANING, STAGES, RunResult
 from edgebench.stats import preload
 from edgebench.stats.latency import StopRule
-from edgebench.stats.warmup import warmup_or_minimum
+from edgebench.stats.warmup import warmup_for
 
 SCENARIOS = ("single-stream", "offline", "fixed-rate")
 KERNELS = ("xnnpack", "builtin", "reference")
@@ -122,6 +122,10 @@ Progress = Callable[[dict], None]
 
 #: kept back from the time budget for the final summary and storing
 FINISH_RESERVE_S = 1.0
+#: a repeat whose stop rule has not decided ends this long after its share of the budget
+GRACE_S = 5.0
+#: an emulated board's repeat measures until it kept this many samples past warm-up (within the grace)
+EMULATED_MIN_KEPT = 3
 
 
 def _stop_rule(o: BenchOptions, resolution_s: float = 0.0, used_s: float = 0.0, overhead_s: float = 0.0,
@@ -251,6 +255,26 @@ class BenchSession:
         finish = FINISH_RESERVE_S + len(STAGES) * self.summary_s
         return self.spent_s + 1.3 * per_repeat + finish <= o.max_time_s
 
+    def _too_few(self, measured, decision) -> bool:
+        """An emulated board (deterministic figures, seconds of wall time per inference for a big
+        model) measures on past its share of the budget until it has EMULATED_MIN_KEPT samples past
+        warm-up, within GRACE_S: a repeat that kept one sample adds nothing to the figures."""
+        return (self.result.label == "emulated" and not decision.target_reached
+                and measured.size < EMULATED_MIN_KEPT)
+
+    def _nothing_measured(self) -> str:
+        """Why a run that ran to its end has no figure, and what to raise: no repeat kept two
+        inferences past its warm-up within its share of ``--max-time``."""
+        walls = [i.get("wall_per_inference_s") or i.get("first_inference_s") for i in self.repeat_info]
+        walls = [w for w in walls if w]
+        per = max(walls) if walls else None
+        need = (f"; one inference takes about {per:.3g} s of wall time here, so --max-time {self.opts.max_time_s:g} s "
+                f"over {self.repeats_done} repeat(s) left too little per repeat: raise --max-time to at least "
+                f"{suggested_max_time(per, self.spent_s / max(1, self.repeats_done), self.repeats_done):.0f} s"
+                if per else ": raise --max-time")
+        return (f"measured nothing: no repeat of {self.repeats_done} kept 2 inferences past its warm-up, so the "
+                f"run has no latency figure{need} (or lower --repeat)")
+
     def abort(self, exc: BaseException) -> None:
         """Keep what was measured when the run is stopped by ``exc`` (or leave no folder)."""
         if self.run_dir is None:
@@ -327,11 +351,14 @@ class BenchSession:
             kwargs = schedule.next_kwargs(deadline=t0 + rule.max_time_s)
             if kwargs is None:                # the next request is due after the time budget
                 break
+            asked = time.monotonic()
             header, arrs = client.run(o.scenario, count=100000, max_time_s=o.chunk_time_s,
                                       rate_hz=o.rate_hz, start_index=start_index, **kwargs)
             n = int(header.get("n", len(arrs["e2e_ns"])))
             if header.get("prep") == PREP_PER_INFERENCE and self.result.timing.get("prep") != PREP_PER_INFERENCE:
                 self.result.timing.update(prep=PREP_PER_INFERENCE, e2e_includes=e2e_includes(loaded, PREP_PER_INFERENCE))
+            if n:       # wall time per inference, for the advice of a run that measured nothing
+                info["wall_per_inference_s"] = (time.monotonic() - asked) / n
             schedule.advance(arrs, n)
             start_index += n
             arrs["phase"] = np.array(["measure"] * n)
@@ -339,7 +366,7 @@ class BenchSession:
             self._keep(arrs)
             mine.append(arrs)
             e2e = _concat(mine, "e2e_ns") / 1e9
-            warm = warmup_or_minimum(e2e, o.min_warmup)
+            warm = warmup_for(e2e, o.min_warmup, self.result.label)
             measured = e2e[warm.n_warmup:]
             decision = rule.check(measured, time.monotonic() - t0) if measured.size else None
             if decision is not None:
@@ -349,9 +376,9 @@ class BenchSession:
                        "median_s": float(np.median(measured)) if measured.size else None,
                        "rel_ci": decision.rel_ci_halfwidth if decision else None,
                        "target": o.target_rel_ci / 2.0})
-            if decision is not None and decision.done:
+            if decision is not None and decision.done and not self._too_few(measured, decision):
                 break
-            if time.monotonic() - t0 > rule.max_time_s + 5:
+            if time.monotonic() - t0 > rule.max_time_s + GRACE_S:
                 break
         self._thermal_end(client)
 
@@ -414,6 +441,8 @@ class BenchSession:
 
     def finish(self, status: str, reason: str | None) -> None:
         self._summarise(True, status, reason)
+        if status == "complete" and self.result is not None and not self.result.latency:
+            self._summarise(True, "incomplete", self._nothing_measured())
         for j in (self.journal, self.repeat_journal):  # every sample is in samples.parquet now
             if j is not None and self.run_dir is not None:
                 j.remove()
@@ -505,6 +534,12 @@ def _journalled_samples(run_dir):
         frame["scheduled_ns"] = frame["scheduled_ns"].fillna(-1).astype("int64")
     frame["repeat"] = frame["repeat"].astype("int64")
     return frame.reset_index(drop=True)
+
+
+def suggested_max_time(inference_s: float, repeat_s: float, repeats: int, keep: int = 10) -> float:
+    """A ``--max-time`` that leaves each of ``repeats`` repeats (each ``repeat_s`` of start-up and
+    so on, as this run spent) room for ``keep`` inferences of ``inference_s`` past a warm-up of 2."""
+    return repeats * (repeat_s + (keep + 2) * inference_s) + FINISH_RESERVE_S
 
 
 def _clock_resolution(hello: dict) -> float:

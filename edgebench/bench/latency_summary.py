@@ -52,13 +52,13 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
     the same measurement among them. None: the stated priors only, no sessions combined.
     """
     from edgebench.bench import sessions as sess
-    from edgebench.stats.warmup import warmup_or_minimum
+    from edgebench.stats.warmup import warmup_for
 
     kept_parts, warm_parts = [], []
     for k in sorted(frame["repeat"].unique()):
         sel = (frame["repeat"] == k) & (frame["phase"] != "cold")
         idx = frame.index[sel]
-        warm = warmup_or_minimum(frame.loc[idx, "e2e_s"].to_numpy(), opts.min_warmup)
+        warm = warmup_for(frame.loc[idx, "e2e_s"].to_numpy(), opts.min_warmup, result.label)
         frame.loc[idx[: warm.n_warmup], "phase"] = "warmup"
         frame.loc[idx[warm.n_warmup:], "phase"] = "measure"
         warm_parts.append((int(k), warm))

@@ -69,6 +69,38 @@ def warmup_or_minimum(samples_s, min_warmup: int = 5) -> WarmupResult:
     return detect_warmup(x, min_warmup=min_warmup)
 
 
+#: at most this many leading samples are warm-up on an emulated board
+EMULATED_MAX_WARMUP = 2
+#: a sample within this fraction of the steady value is past warm-up on an emulated board
+EMULATED_SETTLED_REL = 1e-3
+
+
+def emulated_warmup(samples_s, max_warmup: int = EMULATED_MAX_WARMUP) -> WarmupResult:
+    """The warm-up of an emulated board (QEMU -icount: every inference of a model retires the
+    same instructions, so the timed figure is deterministic but for the first inference or two,
+    which may differ by cache/branch-predictor state the emulator models, or by a timer tick):
+    the leading samples, at most ``max_warmup``, that differ from the median of the series by
+    more than ``EMULATED_SETTLED_REL`` of it. No fixed minimum of 10 and no MSER: a model whose
+    inference takes a second of emulation would otherwise spend its whole budget warming up."""
+    x = np.asarray(samples_s, dtype=np.float64)
+    if x.size == 0:
+        return WarmupResult(0, "emulated (deterministic instruction counts)", 0.0)
+    steady = float(np.median(x))
+    n = 0
+    while n < min(max_warmup, x.size - 1) and abs(x[n] - steady) > EMULATED_SETTLED_REL * abs(steady):
+        n += 1
+    return WarmupResult(n, f"emulated: leading samples off the steady value (at most {max_warmup})",
+                        float(x[:n].sum()))
+
+
+def warmup_for(samples_s, min_warmup: int, label: str | None = None) -> WarmupResult:
+    """The warm-up of a run: :func:`emulated_warmup` for figures labelled ``emulated``, else
+    :func:`warmup_or_minimum`."""
+    if label == "emulated":
+        return emulated_warmup(samples_s)
+    return warmup_or_minimum(samples_s, min_warmup)
+
+
 def _mser(batch_means: np.ndarray) -> np.ndarray:
     """MSER(d) for every truncation d = 0 .. m-1 of the batch means."""
     y = batch_means - batch_means.mean()  # centring keeps the suffix sums well conditioned

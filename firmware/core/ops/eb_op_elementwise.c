@@ -80,6 +80,55 @@ static inline int8_t eb_add1(const eb_add_params *p, int32_t a, int32_t b)
     return (int8_t)v;
 }
 
+/* Tensors of at least this many elements add through eb_add_lut. */
+#define EB_ADD_LUT_MIN 1024u
+
+/* eb_add1 over count elements through two tables: each input's rescaled value
+ * (offset, left shift, its multiplier) depends on its int8 value only, so the
+ * 256 values of each are computed once (512 eb_mbqm instead of 2 per element;
+ * 2 KiB of stack) and every element costs two loads, one add and the output
+ * requantisation: the same integers as eb_add1. */
+static EB_NOINLINE void eb_add_lut(const eb_add_params *p, const int8_t *in1, const int8_t *in2,
+                                   int8_t *out, size_t count)
+{
+    int32_t ta[256], tb[256];
+    const int32_t om = p->out_mult, os = p->out_shift, oo = p->out_offset;
+    const int32_t lo = p->act_min, hi = p->act_max;
+    size_t i;
+    int32_t a;
+    for (a = -128; a < 128; a++) {
+        ta[a & 255] = eb_mbqm((int32_t)((uint32_t)(a + p->in1_offset) << p->left_shift), p->in1_mult,
+                              p->in1_shift);
+        tb[a & 255] = eb_mbqm((int32_t)((uint32_t)(a + p->in2_offset) << p->left_shift), p->in2_mult,
+                              p->in2_shift);
+    }
+    if (om > 0 && os <= -2 && os >= -31) {
+        /* eb_mbqm(s, om, os) as one 64-bit multiply-add and a shift of its high word, the exact
+         * rewrite of kernels/dsp/eb_dsp.h (eb_rq_mul; proof there, checked by
+         * tests/test_firmware_dsp.py::test_requantisation_rewrite_is_exact) */
+        const int32_t chi = (int32_t)(1u << (uint32_t)(-os - 2)), sh = -os - 1;
+        for (i = 0; i < count; i++) {
+            const int32_t s = (int32_t)((uint32_t)ta[(uint8_t)in1[i]] + (uint32_t)tb[(uint8_t)in2[i]]);
+            const int32_t neg = s >> 31;
+            const uint64_t c = ((uint64_t)(uint32_t)(chi + neg) << 32) |
+                               (((uint32_t)neg << 31) | 0x40000000u);
+            const int64_t prod = (int64_t)((uint64_t)((int64_t)s * om) + c);
+            int32_t v = ((int32_t)(prod >> 32) >> sh) + oo;
+            v = v < lo ? lo : v;
+            v = v > hi ? hi : v;
+            out[i] = (int8_t)v;
+        }
+        return;
+    }
+    for (i = 0; i < count; i++) {
+        const uint32_t s = (uint32_t)ta[(uint8_t)in1[i]] + (uint32_t)tb[(uint8_t)in2[i]];
+        int32_t v = (int32_t)((uint32_t)eb_mbqm((int32_t)s, om, os) + (uint32_t)oo);
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+        out[i] = (int8_t)v;
+    }
+}
+
 static int eb_same_dims(const eb_dims *a, const eb_dims *b)
 {
     return a->n == b->n && a->h == b->h && a->w == b->w && a->c == b->c;
@@ -95,6 +144,10 @@ void eb_add_s8(const eb_add_params *params, const int8_t *in1, const int8_t *in2
     if (eb_same_dims(d1, o) && eb_same_dims(d2, o)) {
         const size_t count = (size_t)o->n * o->h * o->w * o->c;
         size_t i;
+        if (count >= EB_ADD_LUT_MIN) {
+            eb_add_lut(p, in1, in2, out, count);
+            return;
+        }
         for (i = 0; i < count; i++) {
             out[i] = eb_add1(p, in1[i], in2[i]);
         }

@@ -248,6 +248,127 @@ static EB_NOINLINE void eb_conv_requant(const int32_t *acc, int32_t OC, const ui
     }
 }
 
+/* The per-channel constants of eb_conv_requant's common case, once per layer:
+ * {m, chi (output offset folded in), sh} of every channel into tbl (3 * OC words).
+ * 1 when every channel is in that case (no clamp inside int8, m > 0,
+ * 2 <= e <= 21), else 0 and eb_conv_requant runs. */
+static int eb_requant_table(int32_t OC, const uint8_t *mult, const uint8_t *shift, int32_t off, int32_t lo,
+                            int32_t hi, int32_t *tbl)
+{
+    int32_t u;
+    if (lo != -128 || hi != 127) {
+        return 0;
+    }
+    for (u = 0; u < OC; u++) {
+        const int32_t m = eb_ld32(mult + 4 * u), s = eb_ld32(shift + 4 * u);
+        int32_t sh;
+        if (!(m > 0 && (uint32_t)(-s - 2) <= 19u)) {
+            return 0;
+        }
+        sh = -s - 1;
+        tbl[3 * u] = m;
+        tbl[3 * u + 1] = (int32_t)((1u << (uint32_t)(sh - 1)) + ((uint32_t)off << sh));
+        tbl[3 * u + 2] = sh;
+    }
+    return 1;
+}
+
+/* eb_conv_requant's common case from the table of eb_requant_table: the same
+ * integers, the per-channel constants loaded instead of derived per pixel pair. */
+static EB_NOINLINE void eb_conv_requant_tbl(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0,
+                                            int8_t *o1)
+{
+    const int32_t *const end = tbl + 3 * OC;
+    while (tbl < end) {
+        const int32_t m = tbl[0], chi = tbl[1], sh = tbl[2];
+        *o0++ = (int8_t)__ssat(eb_rq_mul(acc[0], m, chi, sh), 8);
+        *o1++ = (int8_t)__ssat(eb_rq_mul(acc[1], m, chi, sh), 8);
+        acc += 2;
+        tbl += 3;
+    }
+}
+
+/* The filter of a layer with K % 4 != 0 (a 3-channel stem: K = 27) and OC % 4 == 0
+ * copied into the blocked layout of K rounded up to a multiple of four, the rows'
+ * tails (firmware/BLOB.md: R bytes of row 0, 1, 2, 3 after the groups) padded with
+ * zero weights into one more group, so every block runs eb_mm_blocks' asm loop
+ * instead of eb_mm2x2_blocked and a scalar tail. The products of the padded
+ * weights are zero: the sums, and the outputs, are those of the unpadded filter. */
+static void eb_pad_blocks(const int8_t *w, int32_t K, int32_t OC, int8_t *wp)
+{
+    const int32_t G = K >> 2, R = K & 3;
+    int32_t b, j, i;
+    for (b = 0; b < OC; b += 4) {
+        memcpy(wp, w, 16u * (size_t)G);
+        for (j = 0; j < 4; j++) {
+            for (i = 0; i < 4; i++) {
+                wp[16 * G + 4 * j + i] = i < R ? w[16 * G + R * j + i] : 0;
+            }
+        }
+        w += 4 * (size_t)K;
+        wp += 16 * (size_t)(G + 1);
+    }
+}
+
+/* Layers with K % 4 != 0 gathered through im2col: the zero-padded copy of the filter
+ * (eb_pad_blocks) and fields of K rounded up (zeros after the K values); 1 when done,
+ * 0 when it does not apply or does not fit. Working set: 4*Kp + 8*OC + Kp + OC*Kp. */
+static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out)
+{
+    const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
+    const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
+    const int32_t K = p->kh * p->kw * C, Kp = (K + 3) & ~3, Gp = Kp >> 2;
+    const int32_t npix = p->out.n * OH * OW;
+    const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);
+    uint32_t *const xq = eb_dsp_buf;
+    int32_t *const acc = (int32_t *)(void *)(xq + 4 * Gp);
+    int8_t *const wp = (int8_t *)(void *)(acc + 2 * OC);
+    int8_t *const col = wp + (size_t)OC * Kp;        /* Kp bytes, and OC for an odd last pixel */
+    int32_t *const tbl = (int32_t *)(void *)(col + (((Kp > OC ? Kp : OC) + 3) & ~3));
+    int16_t unused_tail[1];
+    int use_tbl;
+    int32_t pi, b = 0, oy = 0, ox = 0;
+    if ((K & 3) == 0 || (OC & 3) != 0 || eb_conv_direct(p) ||
+        4u * (size_t)Kp + 8u * (size_t)OC + (size_t)OC * Kp + (size_t)(Kp > OC ? Kp : OC) > EB_DSP_SCRATCH_BYTES) {
+        return 0;
+    }
+    eb_pad_blocks(p->filter, K, OC, wp);
+    use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES &&
+              eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
+                               p->act_min, p->act_max, tbl);
+    for (pi = K; pi < Kp; pi++) {
+        col[pi] = 0;
+    }
+    for (pi = 0; pi < npix; pi += 2) {
+        int8_t *const o0 = out + (size_t)pi * OC;
+        int8_t *const o1 = pi + 1 < npix ? o0 + OC : NULL;
+        int32_t slot;
+        for (slot = 0; slot < 2; slot++) {
+            eb_im2col(p, in + (size_t)b * H * W * C, oy * p->sh - p->ph, ox * p->sw - p->pw, pad, col);
+            eb_widen_field(col, Gp, 0, xq, unused_tail, slot);
+            if (slot == 0 && !o1) {
+                eb_widen_field(col, Gp, 0, xq, unused_tail, 1);
+                break;
+            }
+            if (++ox == OW) {
+                ox = 0;
+                if (++oy == OH) {
+                    oy = 0;
+                    b++;
+                }
+            }
+        }
+        eb_mm_blocks(xq, Gp, wp, p->chan, OC >> 2, acc);
+        if (use_tbl) {
+            eb_conv_requant_tbl(acc, OC, tbl, o0, o1 ? o1 : col);
+            continue;
+        }
+        eb_conv_requant(acc, OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
+                        p->act_min, p->act_max, o0, o1 ? o1 : col);
+    }
+    return 1;
+}
+
 /* 1 when done, 0 when the working set does not fit EB_DSP_SCRATCH_BYTES */
 int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
@@ -262,11 +383,20 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int16_t *const xt = (int16_t *)(void *)(xq + 4 * G);
     int32_t *const acc = (int32_t *)(void *)(xq + 4 * G + R);
     int8_t *const col = (int8_t *)(void *)(acc + 2 * OC);
+    int32_t *const tbl = (int32_t *)(void *)(col + (((K > OC ? K : OC) + 3) & ~3));
+    int use_tbl;
     int32_t pi, b = 0, oy = 0, ox = 0;
     /* col also takes the unused second pixel's outputs when the count is odd */
+    if (R != 0 && eb_conv_padded(p, in, out)) {
+        return 1;
+    }
     if ((size_t)K * 4u + 8u * (size_t)OC + (size_t)(K > OC ? K : OC) + 4u > EB_DSP_SCRATCH_BYTES) {
         return 0;
     }
+    /* the requantisation table when it fits after col */
+    use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES &&
+              eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
+                               p->act_min, p->act_max, tbl);
     for (pi = 0; pi < npix; pi += 2) {
         int8_t *const o0 = out + (size_t)pi * OC;
         int8_t *const o1 = pi + 1 < npix ? o0 + OC : NULL;
@@ -335,6 +465,10 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 acc[2 * u + 3] = a[3];
             }
             w += 2 * (size_t)K;
+        }
+        if (use_tbl) {
+            eb_conv_requant_tbl(acc, OC, tbl, o0, o1 ? o1 : col);
+            continue;
         }
         eb_conv_requant(acc, OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
                         p->act_min, p->act_max, o0, o1 ? o1 : col);
