@@ -139,6 +139,8 @@ def bench(
     if len(done) == 1:
         run.show(*done[0])
         return
+    for result, run_dir in done:      # each run on record (labels, index, shared store)
+        run.record(result, run_dir)
     if run.json_out:
         from edgebench.cli.output import emit_json
 

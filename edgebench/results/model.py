@@ -936,7 +936,9 @@ DOC = {  # what each key of run.json holds: docs/results-schema.md's table is wr
         "scenario-specific figures (fixed-rate achieved rate and lateness) and the `claim` sentence; a verb's"
         " own figures (`accuracy`, `soak`, `points`, `verify`, `mlperf`, `mac_rate`, below); `memory`: peak memory "
         "(a Linux board's agent process: `peak_rss_bytes` from VmHWM, `rss_bytes` at the end; a microcontroller: "
-        "`arena_bytes`, `scratch_bytes`, `model_bytes` and the `fit` sizes against the board's)"
+        "`arena_bytes`, `scratch_bytes`, `model_bytes` and the `fit` sizes against the board's); `labels`: the "
+        "run's `--label key=value` pairs (text), `commit` the git commit of the folder it ran in by default "
+        "(docs/store.md)"
     ),
 }
 
