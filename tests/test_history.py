@@ -109,9 +109,12 @@ def test_the_history_verb_prints_json_csv_and_changes(tmp_path):
     assert doc["format"] == "edgebench-history" and len(doc["points"]) == 16
     assert [c["index"] for c in doc["changes"]] == [8] and doc["changes"][0]["regression"] is True
     assert doc["points"][8]["changed"] == ["model"] and doc["points"][0]["ci_low"] < doc["points"][0]["value"]
-    p = _cli("history", "digits_fp32", "--board", "host", "--runs-dir", str(tmp_path), "--csv")
+    p = _cli("history", "digits_fp32", "--board", "host", "--runs-dir", str(tmp_path), "--csv", "-")
     rows = list(csv.DictReader(io.StringIO(p.stdout)))
     assert len(rows) == 16 and rows[8]["changed"] == "model" and float(rows[8]["change_ratio"]) > 1.2
+    out = tmp_path / "history.csv"                           # or a file, written like every other file
+    p = _cli("history", "digits_fp32", "--board", "host", "--runs-dir", str(tmp_path), "--csv", str(out))
+    assert p.returncode == 0 and list(csv.DictReader(io.StringIO(out.read_text()))) == rows
     p = _cli("history", "digits_fp32", "--board", "host", "--runs-dir", str(tmp_path), "--changes")
     assert p.returncode == 0 and "regression at point 8" in p.stdout
     with EmbeddedStore(tmp_path) as s:                       # --changes records them in the store

@@ -172,7 +172,7 @@ def test_aa_on_a_sim_board_is_not_called(tmp_path):
 
 def test_rounds_on_host_end_to_end(tmp_path, cli):
     runs = tmp_path / "runs"
-    res = cli("bench", INT8, FP32, "--rounds", "2", "--repeat", "1", "--min-samples", "30", "--min-time", "0.2",
+    res = cli("bench", INT8, INT8, "--rounds", "2", "--repeat", "1", "--min-samples", "30", "--min-time", "0.2",
               "--max-time", "1", "--runs-dir", runs, "--max-slowdown", "1.05", "--json", "--seed", "4")
     assert res.returncode == 3, res.stderr                    # 2 rounds: no verdict, the gate cannot decide
     doc = json.loads(res.stdout)

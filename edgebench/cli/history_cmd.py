@@ -18,12 +18,12 @@ def history(
                                                           "commit range, size and interval; record them."),
     runtime: Optional[str] = typer.Option(None, "--runtime", help="Narrow to runs of this runtime."),
     kernels: Optional[str] = opt.kernels(None, help="Narrow to runs with these kernels."),
-    threads: Optional[str] = opt.threads(None, help="Narrow to runs with this thread count."),
+    threads: Optional[int] = opt.threads(None, help="Narrow to runs with this thread count."),
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Narrow to runs of this scenario."),
     store_url: Optional[str] = opt.store(help="Read a shared results store (postgresql://...) instead of the runs "
                                               "folder's index; default $EDGEBENCH_STORE, else the runs folder."),
     runs_dir: Path = opt.runs_dir(writes=False),
-    csv_out: bool = typer.Option(False, "--csv", help="Print the points as CSV on stdout."),
+    csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write the points to this CSV file ('-': standard output)."),
     json_out: bool = opt.json_flag("the history"),
 ) -> None:
     """The history of MODEL on a board: each run's figure with its interval, where the model's file or the
@@ -48,7 +48,7 @@ def history(
         store.close()
     if json_out:
         emit_json(h)
-    elif csv_out:
-        write_csv(h)
+    elif csv_out is not None:
+        write_csv(h, csv_out)
     else:
         print_history(get_console(), h, changes)

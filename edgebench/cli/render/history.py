@@ -57,9 +57,18 @@ def print_history(console, h, changes: bool = False) -> None:
                           f"(95% CI {c.ci_low:.3f}–{c.ci_high:.3f}), permutation {fmt.p_value(c.p_value)}")
 
 
-def write_csv(h) -> None:
+def write_csv(h, path) -> None:
+    """The points as CSV: to standard output for ``-``, else to ``path`` through the writer that refuses links."""
+    import io
+
+    from edgebench.results.files import atomic_write
+
     rows = h.csv_rows()
     fields = list(rows[0]) if rows else ["index", "run_id"]
-    w = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
+    out = sys.stdout if str(path) == "-" else io.StringIO()
+    w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
+    if out is not sys.stdout:
+        data = out.getvalue().encode()
+        atomic_write(path, lambda f: f.write(data))
