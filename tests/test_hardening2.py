@@ -270,7 +270,7 @@ def test_a_nan_median_skips_that_run_only(tmp_path):
     assert "unexpected" not in p.stderr and "Traceback" not in p.stderr
     assert sum("skipped" in ln and first.name in ln for ln in p.stderr.splitlines()) == 1
     assert json.loads((second / "run.json").read_text())["run_id"][:6] in p.stdout
-    shown = run_cli("runs", first.name, "--runs-dir", runs)
+    shown = run_cli("runs", str(first), "--runs-dir", runs)
     assert shown.returncode == 0 and "nan" in shown.stdout, shown.stderr
 
 

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from edgebench import ranges as R
 from edgebench.cli import options as opt
 
 
@@ -18,7 +19,8 @@ def history(
                                                           "commit range, size and interval; record them."),
     runtime: Optional[str] = typer.Option(None, "--runtime", help="Narrow to runs of this runtime."),
     kernels: Optional[str] = opt.kernels(None, help="Narrow to runs with these kernels."),
-    threads: Optional[int] = opt.threads(None, help="Narrow to runs with this thread count."),
+    threads: Optional[int] = opt.threads(None, help="Narrow to runs with this thread count.",
+                                          callback=opt.within(R.THREADS)),
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Narrow to runs of this scenario."),
     store_url: Optional[str] = opt.store(help="Read a shared results store (postgresql://...) instead of the runs "
                                               "folder's index; default $EDGEBENCH_STORE, else the runs folder."),
