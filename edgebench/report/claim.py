@@ -246,8 +246,9 @@ def accuracy_claim(result: RunResult) -> str:
             f"n={c1['n']:,}{', ' + data if data else ''}) for {cand['model']['name']} {cprec} "
             f"({_accuracy_how(cand['runtime'])}) on {cand['board']} vs {bprec} {_pct(b1['accuracy'], 2)}% "
             f"({_accuracy_how(base['runtime'], False)}, {base['board']}), agreement {_pct(pr['agreement_rate'])}%")
-    diff = (f"difference {pr['diff_points']:+.2f} points (95% CI {pr['diff_ci_low_points']:+.2f} to "
-            f"{pr['diff_ci_high_points']:+.2f}, McNemar {fmt.p_value(pr['mcnemar_p'])})")
+    lo, hi = pr.get("diff_ci_low_points"), pr.get("diff_ci_high_points")
+    ci = f"95% CI {lo:+.2f} to {hi:+.2f}" if lo is not None and hi is not None else "no interval"
+    diff = (f"difference {pr['diff_points']:+.2f} points ({ci}, McNemar {fmt.p_value(pr['mcnemar_p'])})")
     mdd = ("this test set cannot detect a difference of any size" if res["mdd_points"] is None else
            f"this test set detects {res['mdd_points']:.1f} points with {res['power']:.0%} power")
     verdict = {"difference": "a difference resolved",

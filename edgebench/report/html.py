@@ -316,8 +316,8 @@ def _accuracy_section(d: RunData) -> str:
     out = ["<h3>Accuracy</h3>", _table(["model", "top-1", "95% Wilson CI", "n", "ECE (bias-corrected)",
                                         "ECE 95% CI"], rows)]
     if p:
-        out.append(f"<p>candidate − baseline: {p.get('diff_points', 0):+.2f} points (95% CI "
-                   f"{p.get('diff_ci_low_points', 0):+.2f} to {p.get('diff_ci_high_points', 0):+.2f}), McNemar "
+        out.append(f"<p>candidate − baseline: {_signed(p.get('diff_points'))} points (95% CI "
+                   f"{_signed(p.get('diff_ci_low_points'))} to {_signed(p.get('diff_ci_high_points'))}), McNemar "
                    f"{_e(fmt.p_value(p.get('mcnemar_p')))}, agreement {_e(fmt.percent(p.get('agreement_rate')))}; "
                    f"smallest resolvable difference with this test set: {_e(_num(res.get('mdd_points')))} points</p>")
     rel = (a.get("relative") or {}).get("statements") or []
@@ -757,3 +757,8 @@ def write_text(path, text: str) -> Path:
 
 
 __all__ = ["RunData", "SECTIONS", "conditions", "pareto_points", "render_html", "render_markdown", "write_text"]
+
+
+def _signed(x) -> str:
+    """A signed figure with two decimals, or a dash where the run holds none (null, not a number)."""
+    return f"{x:+.2f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "–"

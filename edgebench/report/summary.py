@@ -165,7 +165,7 @@ def accuracy_figures(r) -> Optional[tuple]:
     if p.get("diff_points") is not None:
         delta = f"{p['diff_points']:+.2f} pt" + (
             f" [{p['diff_ci_low_points']:+.2f}, {p['diff_ci_high_points']:+.2f}]"
-            if p.get("diff_ci_low_points") is not None else "")
+            if p.get("diff_ci_low_points") is not None and p.get("diff_ci_high_points") is not None else "")
     return top1, delta
 
 
