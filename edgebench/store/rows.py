@@ -131,14 +131,10 @@ def _num(v) -> Optional[float]:
 
 @lru_cache(maxsize=256)
 def _quantile(level: float, df: Optional[float]) -> float:
-    from statistics import NormalDist
+    """The two-sided quantile of ``level``: the statistics layer's Student t, normal when df is unknown."""
+    from edgebench.stats.variation import DF_EXACT, t_quantile
 
-    p = 1 - (1 - level) / 2
-    if df is None or df <= 0:
-        return NormalDist().inv_cdf(p)
-    from scipy import stats
-
-    return float(stats.t.ppf(p, df))
+    return t_quantile(level, DF_EXACT if df is None or df <= 0 else df)
 
 
 def se_log_of(value, low, high, level: float = 0.95, df: Optional[float] = None) -> Optional[float]:
