@@ -80,12 +80,12 @@ def test_within_block_terms_are_a_floor():
 
 def test_fewer_than_three_blocks_say_the_fallback():
     r = paired_blocks(_blocks(1.5, 2, 0.01, seed=1))
-    assert r.fallback and "t on 5 df instead of t(1)" in r.fallback and r.df == 5
+    assert r.fallback and "t on 3 df instead of t(1)" in r.fallback and r.df == 3   # 1 of the blocks + the prior's 2
     assert r.verdict == NO_VERDICT
     g = gate(r, 1.05)
     assert g["undecided"] or g["failed"]             # never a silent pass
     one = paired_blocks(_blocks(1.0, 1, 0.01, seed=1))
-    assert one.df == 4 and one.between_block_sd_log is None and "t(0)" in one.fallback
+    assert one.df == 2 and one.between_block_sd_log is None and "t(0)" in one.fallback
 
 
 def test_gate_fails_on_lower_bound_and_cannot_decide_below_mde():

@@ -26,8 +26,15 @@ conditions) on the same board and host in the runs folder, by the method of mome
 stated, conservative **prior** with ``nu0`` pseudo degrees of freedom (a scaled inverse
 chi-squared prior): ``(nu0 cv0^2 + nu s^2) / (nu0 + nu)`` with ``nu0 + nu`` degrees of
 freedom, where the prior's weight fades as the data's ``nu`` grow (:func:`prior_weight`:
-``nu0 / (1 + nu)``, 4 df alone, 0.8 df beside 4 df of data), so a quiet board's own
-spread decides after a few invocations. Pooling is robust: a group (model) whose spread an
+``nu0 / (1 + nu ** fade)``). Between invocations the prior is a fallback for a board with
+nothing on record, not a belief to hold against data: it weighs 2 df alone (so one
+invocation per side is judged on t(2): A/A false verdicts <= 5% up to a true CV of 6%), 1 df
+beside 1 df of data (two sessions: t(2), never t(1)), 0.12 beside 4, 0.02 beside 10
+(``2 / (1 + nu ** 2)``); what decides
+is the **empirical-Bayes** estimate pooled over every model's sessions on this board and
+host (three sessions of one model plus three of four others give 10 df), so a quiet board's
+own spread decides after a few invocations (``benchmarks/decisions_sim.py``: headline width
+2.4x the spread of re-runs at CV 0.2% and S = 3 with four other models on record, was 17.7x). Pooling is robust: a group (model) whose spread an
 F test puts far from the other groups' is left out (:func:`pooled_component`). Two invocations thus already give an interval on many degrees of freedom (no
 Student t with df 1), and nothing on record gives the prior, said so. Degrees of freedom of
 a sum of variance terms are Welch–Satterthwaite's. Coverage and A/A false-alarm rates are
@@ -57,12 +64,17 @@ class Prior:
     cv: float
     df: float
     level: str          # "between invocations" / "between repeats"
+    fade: float = 1.0   # the weight beside nu data df is df / (1 + nu ** fade) (:func:`prior_weight`)
 
 
-#: between invocations: CV 3%, worth 4 degrees of freedom. Conservative for a quiet board (a
+#: between invocations: CV 3%, worth 2 degrees of freedom alone, fading with the square of the data's
+#: df (``2 / (1 + nu ** 2)``: 1 beside 1 df, 0.12 beside 4, 0.02 beside 10). Conservative for a quiet board (a
 #: pinned Raspberry Pi spreads ~0.5%), about what this project's shared 2-vCPU VM shows
-#: (invocation medians in two clusters 6% apart, docs/statistics.md).
-SESSION_PRIOR = Prior(cv=0.03, df=4.0, level="between invocations")
+#: (invocation medians in two clusters 6% apart, docs/statistics.md). 2 df, not 4: with nothing on
+#: record, one invocation per side on a machine at CV 6% was called different in 17.5% of A/A pairs
+#: under t(4), and in <= 5% under t(2) (benchmarks/decisions_sim.py); the quick fade lets the
+#: board's pooled data decide (a quiet board's headline was 17.7x the spread of re-runs at S = 3).
+SESSION_PRIOR = Prior(cv=0.03, df=2.0, level="between invocations", fade=2.0)
 #: between repeats of one invocation: CV 1%, worth 2 degrees of freedom: repeats inside one invocation
 #: agreed within ~1% on the quiet VM, and spread 3-8% under a load of 8; a light prior lets the runs on
 #: record decide soon either way.
@@ -119,10 +131,11 @@ class Component:
         return out
 
 
-#: how the prior's weight fades once data exist: ``nu0 / (1 + nu / PRIOR_FADE)`` pseudo df, where
-#: ``nu`` are the data's degrees of freedom (4 df of a 3% prior alone; 2 beside 1 df of data; 0.8
-#: beside 4; 0.2 beside 18), so a quiet board's own spread decides after a few invocations while
-#: one data df still leans on the conservative prior (benchmarks/decisions_sim.py: A/A and power)
+#: how the prior's weight fades once data exist: ``nu0 / (1 + (nu / PRIOR_FADE) ** prior.fade)`` pseudo
+#: df, where ``nu`` are the data's degrees of freedom (the between-repeat prior: 2 df alone, 1 beside
+#: 1 df of data, 0.4 beside 4; the between-invocation prior: 2 alone, 1 beside 1, 0.12 beside 4),
+#: so a quiet board's own spread decides after a few invocations while one data df still leans on
+#: the conservative prior (benchmarks/decisions_sim.py: A/A and power)
 PRIOR_FADE = 1.0
 #: a group whose spread lies beyond this two-sided F level of the others' pooled spread is an
 #: outlier (a far noisier or far quieter model) and is not pooled
@@ -131,7 +144,7 @@ OUTLIER_LEVEL = 0.001
 
 def prior_weight(prior: Prior, data_df: float) -> float:
     """The pseudo degrees of freedom of ``prior`` beside ``data_df`` degrees of freedom of data."""
-    return prior.df / (1.0 + max(data_df, 0.0) / PRIOR_FADE)
+    return prior.df / (1.0 + (max(data_df, 0.0) / PRIOR_FADE) ** prior.fade)
 
 
 def _outliers(stats: list) -> set:
