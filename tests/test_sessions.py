@@ -204,3 +204,24 @@ def test_headline_interval_se_and_df_are_one_coherent_set(tmp_path):
     # the interval is the combined estimate's (widened only to hold this invocation's own)
     half = t_quantile(0.95, c["df"]) * c["se_log"]
     assert math.log(c["ci_high_s"] / c["ci_low_s"]) == pytest.approx(2 * half, rel=1e-6)
+
+
+def test_a_widened_headline_interval_recomputes_from_its_stored_se_log_and_df(tmp_path):
+    """This invocation's own interval wider (and off-centre) against the combined one: the stored interval
+    holds it, and exp(log(median) +- t(df) se_log) from the stored combined set gives exactly the stored
+    interval (was 1.3-1.6x narrower in real runs)."""
+    from edgebench.bench.latency_summary import _combine_sessions
+    from edgebench.stats.variation import t_quantile
+
+    earlier, _ = _run(tmp_path, 1.02)
+    this, d = _run(tmp_path, 1.0)
+    history = read_history(this, tmp_path, exclude=d)
+    fig = dict(this.latency["e2e"], ci_level=0.95, ci_method="own", runs=3, rel_ci_halfwidth=0.2,
+               se_log=0.004, df=30.0, ci_low_s=0.80, ci_high_s=1.05)
+    _combine_sessions(fig, earlier_sessions(this, history), variation(history, "e2e"), "e2e")
+    c = fig["combined"]
+    assert c["ci_low_s"] <= 0.80 and c["ci_high_s"] >= 1.05            # this invocation's own is held
+    assert fig["se_log"] == c["se_log"] and "widened to hold this invocation's own interval" in c["ci_method"]
+    half = t_quantile(0.95, c["df"]) * c["se_log"]
+    assert c["ci_low_s"] == pytest.approx(c["median_s"] * math.exp(-half), rel=1e-9)
+    assert c["ci_high_s"] == pytest.approx(c["median_s"] * math.exp(half), rel=1e-9)

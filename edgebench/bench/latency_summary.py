@@ -132,7 +132,7 @@ def _combine_sessions(fig: dict, earlier: list, comp, stage: str) -> None:
     """The headline interval of ``fig`` for the long-run figure over this invocation and the
     ``earlier`` sessions (records of :mod:`edgebench.bench.sessions`), with the between-invocation
     component ``comp.session``; the invocation's own figures kept under ``invocation``."""
-    from edgebench.stats.variation import LogEstimate, combine_sessions, invocation
+    from edgebench.stats.variation import LogEstimate, combine_sessions, invocation, t_quantile
 
     own = {k: fig.get(k) for k in ("median_s", "ci_low_s", "ci_high_s", "rel_ci_halfwidth", "ci_method", "runs",
                                    "se_log", "df")}
@@ -154,17 +154,27 @@ def _combine_sessions(fig: dict, earlier: list, comp, stage: str) -> None:
     tick = fig.get("clock_resolution_s") or 0.0
     med = own["median_s"]
     low, high = min(low, own["ci_low_s"], med - tick), max(high, own["ci_high_s"], med + tick)
+    # one coherent set: when the interval had to widen (to hold this invocation's own interval, or the
+    # clock's tick), it is made symmetric on the log scale about the combined centre and the se_log
+    # stored is the one that reproduces it with the stored df (exp(centre +- t(df) se_log)), so a
+    # reader recomputing the interval from se_log and df gets the stored one, never a narrower one
+    q = t_quantile(fig["ci_level"], res.estimate.df)
+    half = max(q * res.estimate.se, res.estimate.centre - math.log(max(low, 1e-300)),
+               math.log(high) - res.estimate.centre)
+    low, high = math.exp(res.estimate.centre - half), math.exp(res.estimate.centre + half)
+    se_log = half / q if q > 0 else res.estimate.se
+    widened = (f"; widened to hold this invocation's own interval (se_log {res.estimate.se:.3g} -> {se_log:.3g})"
+               if se_log > res.estimate.se * (1 + 1e-9) else "")
     fig.update(ci_low_s=max(0.0, low), ci_high_s=high, rerun_low_s=max(0.0, min(r_low, med - tick)),
                rerun_high_s=max(r_high, med + tick), between_session_cv=res.between_session_cv,
                session_differs_p=res.differs_p, rel_ci_halfwidth=(high - low) / 2.0 / med,
                session_medians_s=[math.exp(centre)] + [math.exp(e.centre) for e in prior],
                ci_method=(f"{res.estimate.method}, df {res.estimate.df:.0f}; {comp.session.describe()}; "
-                          f"within this invocation: {own['ci_method']}"))
-    # one coherent set: the combined interval with the combined se and df (this invocation's stay under
-    # "invocation"); the interval may be widened to hold this invocation's own and the clock's tick
-    fig.update(se_log=res.estimate.se, df=res.estimate.df)
+                          f"within this invocation: {own['ci_method']}{widened}"))
+    # the combined se and df with the interval they reproduce (this invocation's own under "invocation")
+    fig.update(se_log=se_log, df=res.estimate.df)
     fig["combined"] = {"median_s": math.exp(res.estimate.centre), "ci_low_s": fig["ci_low_s"],
-                       "ci_high_s": fig["ci_high_s"], "se_log": res.estimate.se, "df": res.estimate.df,
+                       "ci_high_s": fig["ci_high_s"], "se_log": se_log, "df": res.estimate.df,
                        "sessions": fig["sessions"], "ci_method": fig["ci_method"]}
 
 
