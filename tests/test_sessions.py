@@ -225,3 +225,40 @@ def test_a_widened_headline_interval_recomputes_from_its_stored_se_log_and_df(tm
     half = t_quantile(0.95, c["df"]) * c["se_log"]
     assert c["ci_low_s"] == pytest.approx(c["median_s"] * math.exp(-half), rel=1e-9)
     assert c["ci_high_s"] == pytest.approx(c["median_s"] * math.exp(half), rel=1e-9)
+
+
+def test_a_session_at_a_shifted_level_is_left_out_of_the_pooled_variation_and_the_headline(tmp_path):
+    """Six sessions within 0.3% and one 10% slower (a week under hidden load): that one is named, left
+    out of the between-invocation component and of the sessions combined, and the bench warning names it."""
+    from edgebench.bench.latency_summary import _shifted_warning
+    from edgebench.bench.sessions import sessions_of, shifted_sessions
+
+    runs = [_run(tmp_path, m)[0] for m in (1.0, 1.002, 0.998, 1.10, 1.001, 0.999)]
+    this, d = _run(tmp_path, 1.0015)
+    history = read_history(this, tmp_path, exclude=d)
+    shifted = shifted_sessions(history)
+    assert set(shifted) == {runs[3].run_id} and shifted[runs[3].run_id] < 0.01
+    kept = variation(history, "e2e").session
+    everything = variation(history, "e2e")
+    assert len(history) == 6 and kept.units == 5            # the shifted session is not pooled
+    assert runs[3].run_id not in {r.run_id for r in earlier_sessions(this, history)}
+    assert runs[3].run_id in {r.run_id for r in earlier_sessions(this, history, skip_shifted=False)}
+    assert runs[3].run_id not in {r.run_id for r in sessions_of(this, history)}
+    fig = {"ci_method": "combined"}
+    (w,) = _shifted_warning(this, history, fig)
+    assert w["code"] == "session-differs" and runs[3].run_id in w["message"] and runs[3].run_id in fig["ci_method"]
+    # pooled with it, the component would be far wider: what leaving it out protects
+    from edgebench.stats.variation import SESSION_PRIOR, invocation_estimate, pooled_component
+
+    with_it = pooled_component([[(invocation_estimate(r.figures["e2e"], everything.repeat).centre, 1e-6)
+                                 for r in history]], SESSION_PRIOR)
+    assert with_it.cv > 5 * kept.cv
+
+
+def test_no_session_is_called_shifted_among_agreeing_sessions(tmp_path):
+    for m in (1.0, 1.002, 0.998, 1.001, 0.999, 1.003):
+        _run(tmp_path, m)
+    this, d = _run(tmp_path, 1.0)
+    from edgebench.bench.sessions import shifted_sessions
+
+    assert shifted_sessions(read_history(this, tmp_path, exclude=d)) == {}

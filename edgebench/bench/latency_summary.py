@@ -94,6 +94,8 @@ def summarise(result, frame, opts, repeat_info: list, reported_resolution_s: flo
             if final:
                 _combine_sessions(latency[stage], sess.earlier_sessions(result, history or [], opts.sessions),
                                   comp, stage)
+        if final:
+            result.warnings += _shifted_warning(result, history or [], latency.get("e2e") or {})
         result.warnings += [w.to_dict() for w in instability_warnings(
             np.concatenate([p["e2e_s"].to_numpy() for p in kept_parts]),
             runs=[p["e2e_s"].to_numpy() for p in kept_parts])]
@@ -176,6 +178,28 @@ def _combine_sessions(fig: dict, earlier: list, comp, stage: str) -> None:
     fig["combined"] = {"median_s": math.exp(res.estimate.centre), "ci_low_s": fig["ci_low_s"],
                        "ci_high_s": fig["ci_high_s"], "se_log": se_log, "df": res.estimate.df,
                        "sessions": fig["sessions"], "ci_method": fig["ci_method"]}
+
+
+def _shifted_warning(result, history: list, e2e: dict) -> list:
+    """The earlier sessions of this measurement at a shifted level
+    (:func:`edgebench.bench.sessions.shifted_sessions`), named: they are left out of the headline and of
+    the pooled variation (``ci_method`` says so too)."""
+    from edgebench.bench import sessions as sess
+
+    key = sess.measurement_key(result)
+    shifted = sess.shifted_sessions(history, "e2e", result.label)
+    named = [(rec.run_id, shifted[rec.run_id]) for rec in history if rec.measurement == key and rec.run_id in shifted]
+    if not named:
+        return []
+    ids = ", ".join(f"{rid} ({fmt.p_value(p)})" for rid, p in named)
+    if e2e.get("ci_method"):
+        e2e["ci_method"] += f"; left out at a shifted level: {', '.join(rid for rid, _ in named)}"
+    return [{"code": "session-differs",
+             "message": f"{len(named)} earlier session{'s' if len(named) != 1 else ''} of this measurement "
+                        f"lie{'s' if len(named) == 1 else ''} at a shifted level against the others on record: "
+                        f"{ids}; left out of this headline and of the pooled variation between invocations",
+             "remedy": "check what ran on the machine then (hidden load, thermal state, software); delete those "
+                       "runs if the machine was not itself"}]
 
 
 def _warmup_record(parts, label) -> dict:

@@ -168,6 +168,52 @@ def read_history(result, runs_root, exclude: Path | None = None, later_too: bool
     return out
 
 
+#: an earlier session whose level lies outside what the other sessions of its measurement predict,
+#: at this two-sided level Bonferroni-divided over the group's sessions, is at a shifted level
+SHIFT_ALPHA = 0.01
+#: a measurement needs this many sessions on record before one of them can be called shifted
+MIN_SHIFT_SESSIONS = 3
+
+
+def shifted_sessions(history: list, stage: str = "e2e", label: str = "measured") -> dict:
+    """``{run_id: p}``: the sessions on record at a shifted level (a week under hidden load), left out
+    of the pooled components (:func:`variation`) and of the sessions combined into a headline
+    (:func:`earlier_sessions`, :func:`sessions_of`). Each session of a measurement with at least
+    :data:`MIN_SHIFT_SESSIONS` is judged against the prediction of the others
+    (:func:`edgebench.stats.variation.combine_sessions`' ``differs_p``) with the between-invocation
+    component pooled **without** it (a shifted run must not widen the yardstick it is judged by), at
+    :data:`SHIFT_ALPHA` / its group's sessions; the most extreme one goes first and the rest are
+    judged again, until none is below, and never more than a minority of a group (its majority is
+    the level). Several shifted sessions in one group can still hide each other when they are
+    nearly half of it."""
+    from edgebench.stats.variation import combine_sessions, invocation_estimate, pooled_component, priors
+
+    repeat_prior, session_prior = priors(label)
+    recs = [rec for rec in history if stage in rec.figures]
+    repeat = pooled_component([[(f.y, f.w) for f in rec.figures[stage]] for rec in recs], repeat_prior)
+    groups: dict = {}
+    for rec in recs:
+        groups.setdefault(rec.measurement, []).append((rec.run_id, invocation_estimate(rec.figures[stage], repeat)))
+    out: dict = {}
+    for key, members in groups.items():
+        if len(members) < MIN_SHIFT_SESSIONS:
+            continue
+        n = len(members)
+        while len(out_of := [m for m in members if m[0] not in out]) > n // 2 + 1:
+            worst = None
+            for rid, est in out_of:
+                rest = [e for r, e in out_of if r != rid]
+                pooled = [[(e.centre, e.var) for r, e in g if r not in out] for k, g in groups.items() if k != key]
+                session = pooled_component([*pooled, [(e.centre, e.var) for e in rest]], session_prior)
+                p = combine_sessions(est, rest, session).differs_p
+                if p is not None and (worst is None or p < worst[1]):
+                    worst = (rid, p)
+            if worst is None or worst[1] >= SHIFT_ALPHA / n:
+                break
+            out[worst[0]] = worst[1]
+    return out
+
+
 @dataclass
 class Variation:
     """The pooled components of one figure (a stage, or the throughput) on this board and host."""
@@ -180,11 +226,14 @@ def variation(history: list, stage: str, this_key: tuple | None = None, this_fig
               label: str = "measured") -> Variation:
     """Between-repeat and between-invocation components of ``stage`` pooled over ``history``
     (and this invocation's runs ``this_figs`` of measurement ``this_key``, when given), with the
-    stated priors of figures of ``label`` (:func:`edgebench.stats.variation.priors`)."""
+    stated priors of figures of ``label`` (:func:`edgebench.stats.variation.priors`); sessions at a
+    shifted level (:func:`shifted_sessions`) are left out."""
     from edgebench.stats.variation import invocation_estimate, pooled_component, priors
 
     repeat_prior, session_prior = priors(label)
-    invocations = [(rec.measurement, rec.figures[stage]) for rec in history if stage in rec.figures]
+    shifted = shifted_sessions(history, stage, label)
+    invocations = [(rec.measurement, rec.figures[stage]) for rec in history
+                   if stage in rec.figures and rec.run_id not in shifted]
     if this_figs:
         invocations.append((this_key, this_figs))
     repeat = pooled_component([[(f.y, f.w) for f in figs] for _, figs in invocations], repeat_prior)
@@ -195,22 +244,34 @@ def variation(history: list, stage: str, this_key: tuple | None = None, this_fig
     return Variation(repeat, pooled_component(list(groups.values()), session_prior))
 
 
-def earlier_sessions(result, history: list, sessions: int = DEFAULT_SESSIONS) -> list:
+def _level_ok(result, history: list, skip_shifted: bool):
+    """A filter of records: True unless ``skip_shifted`` and the record is at a shifted level among the
+    sessions of its measurement (:func:`shifted_sessions` on the headline stage)."""
+    shifted = shifted_sessions(history, "e2e", getattr(result, "label", "measured")) if skip_shifted else {}
+    return lambda rec: rec.run_id not in shifted
+
+
+def earlier_sessions(result, history: list, sessions: int = DEFAULT_SESSIONS, skip_shifted: bool = True) -> list:
     """Up to ``sessions - 1`` records of ``history`` that are earlier sessions of the same
-    measurement as ``result`` (newest first)."""
+    measurement as ``result`` (newest first); sessions at a shifted level are left out
+    (:func:`shifted_sessions`; ``skip_shifted=False``: kept)."""
     if sessions <= 1:
         return []
     key = measurement_key(result)
-    return [rec for rec in history if rec.measurement == key][: sessions - 1]
+    ok = _level_ok(result, history, skip_shifted)
+    return [rec for rec in history if rec.measurement == key and ok(rec)][: sessions - 1]
 
 
-def sessions_of(result, history: list, sessions: int = DEFAULT_SESSIONS) -> list:
+def sessions_of(result, history: list, sessions: int = DEFAULT_SESSIONS, skip_shifted: bool = True) -> list:
     """Up to ``sessions - 1`` records of ``history`` (newest first) that are other sessions of
-    ``result``'s measurement, whenever they ran: what ``compare`` combines on each side."""
+    ``result``'s measurement, whenever they ran: what ``compare`` combines on each side; sessions at
+    a shifted level are left out (:func:`shifted_sessions`; ``skip_shifted=False``: kept)."""
     if sessions <= 1:
         return []
     key = measurement_key(result)
-    return [rec for rec in history if rec.measurement == key and rec.run_id != result.run_id][: sessions - 1]
+    ok = _level_ok(result, history, skip_shifted)
+    return [rec for rec in history if rec.measurement == key and rec.run_id != result.run_id and ok(rec)][
+        : sessions - 1]
 
 
 def other_sessions(result, run_dir) -> list:
@@ -264,6 +325,6 @@ def regressions_on_record(pairs: list) -> dict:
     return out
 
 
-__all__ = ["Record", "near_copy", "NEAR_COPY_REL", "sessions_of", "check_on_record", "other_sessions", "Variation", "read_history", "record_of",
+__all__ = ["shifted_sessions", "SHIFT_ALPHA", "MIN_SHIFT_SESSIONS", "Record", "near_copy", "NEAR_COPY_REL", "sessions_of", "check_on_record", "other_sessions", "Variation", "read_history", "record_of",
            "earlier_sessions", "variation", "measurement_key", "machine_key", "run_figures", "throughput_figures",
            "DEFAULT_SESSIONS", "MAX_AGE_DAYS", "THROUGHPUT"]
