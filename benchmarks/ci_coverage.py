@@ -11,9 +11,11 @@ contains the true value and how often a decision calls a difference that is not 
    term): false "faster"/"slower" verdicts and coverage of a true ratio of 1.1;
 3. across runs: K runs with a run effect (CV ``--run-cv``): the invocation interval
    (:func:`runs_interval`, pooled between-repeat component);
-4. level shifts (``--only-level-shifts``): two levels 5% apart in regimes of ~500 samples:
-   the within-run interval, and the interval of a single run with the between-repeat
-   component pooled from the runs folder;
+4. level shifts (``--only-level-shifts``): two levels 5% apart in regimes of ~500 samples
+   (``--regime-length``, e.g. 5000): the within-run interval, and the interval of a single run
+   with the between-repeat component pooled from the runs folder; the share of runs warned
+   'regimes', of runs that saw a switch of level at all (no test on one run can see more), and of
+   runs either covered or warned;
 5. A/A (``--only-aa``): ten invocations of one bench into one runs folder, every consecutive
    pair compared as `edgebench compare` does (between-invocation component pooled over the
    folder): false verdicts and failed ``--max-slowdown 1.05`` gates at between-invocation CV
@@ -228,8 +230,9 @@ def aa(rng, reps, session_cvs, repeat_cv=0.005, within_se=0.004, k=3, invocation
               f"{pw_il / reps:>9.3f} {np.median(w_spread):>10.1f} {np.median(w_own):>8.1f} {np.median(w_head):>9.2f}")
 
 
-def regimes(rng, n, length=500, gap=0.05, phi=0.5, sigma=0.02):
-    """Two levels ``gap`` apart, regimes of geometric length (mean ``length``), AR(1) noise inside."""
+def regimes(rng, n, length=500, gap=0.05, phi=0.5, sigma=0.02, with_level=False):
+    """Two levels ``gap`` apart, regimes of geometric length (mean ``length``), AR(1) noise inside
+    (``with_level``: also the 0/1 level of each sample)."""
     level = np.empty(n)
     cur, i = rng.integers(2), 0
     while i < n:
@@ -237,27 +240,35 @@ def regimes(rng, n, length=500, gap=0.05, phi=0.5, sigma=0.02):
         level[i:i + step] = cur
         i += step
         cur = 1 - cur
-    return MEDIAN_S * np.exp(gap * level + sigma * ar1(rng, phi, n, 1)[0])
+    x = MEDIAN_S * np.exp(gap * level + sigma * ar1(rng, phi, n, 1)[0])
+    return (x, level) if with_level else x
 
 
-def level_shifts(rng, reps, ns):
+def level_shifts(rng, reps, ns, length=500):
     from edgebench.stats.dependence import level_shifts as shows_regimes
 
-    truth = float(np.median(np.concatenate([regimes(rng, 100_000) for _ in range(10)])))
-    print("\nlevel shifts (two levels 5% apart, regimes of ~500 samples, AR(1) 0.5 inside): coverage of the "
+    truth = float(np.median(np.concatenate([regimes(rng, 100_000, length) for _ in range(10)])))
+    print(f"\nlevel shifts (two levels 5% apart, regimes of ~{length} samples, AR(1) 0.5 inside): coverage of the "
           "within-run interval, and of one run's interval with the between-repeat component pooled from 10 "
-          "earlier single-run invocations (goal >= 0.9); share of runs warned 'regimes'")
-    print(f"{'n':>6} {'within':>7} {'rel.hw':>8} {'one run':>8} {'rel.hw':>8} {'warned':>7}")
+          "earlier single-run invocations (goal >= 0.9); share of runs warned 'regimes', of runs that saw a "
+          "switch of level at all, and of runs covered or warned")
+    print(f"{'n':>6} {'within':>7} {'rel.hw':>8} {'one run':>8} {'rel.hw':>8} {'warned':>7} {'switch':>7} "
+          f"{'cov|warn':>9}")
     for n in ns:
-        hit = hit1 = warned = 0
+        hit = hit1 = warned = switched = either = 0
         hw, hw1 = [], []
         for _ in range(reps):
-            q = quantile_interval(regimes(rng, n))
-            hit += q.low is not None and q.low <= truth <= q.high
+            x, lev = regimes(rng, n, length, with_level=True)
+            q = quantile_interval(x)
+            covered = q.low is not None and q.low <= truth <= q.high
+            hit += covered
             if q.low is not None:
                 hw.append(q.rel_halfwidth)
-            warned += shows_regimes(regimes(rng, n)) is not None if n >= 200 else 0
-            history = [quantile_interval(regimes(rng, n)) for _ in range(10)]
+            seen = shows_regimes(x) is not None if n >= 200 else False
+            warned += seen
+            switched += bool(np.any(lev != lev[0]))
+            either += covered or seen
+            history = [quantile_interval(regimes(rng, n, length)) for _ in range(10)]
             groups = [[(np.log(h.estimate), h.se_log ** 2)] for h in history if h.se_log is not None]
             # single runs: each invocation one run, so the spread between invocations is the repeat spread
             pool = pooled_component([[(y, w) for g in groups for y, w in g]], REPEAT_PRIOR)
@@ -266,7 +277,7 @@ def level_shifts(rng, reps, ns):
             if iv.low is not None:
                 hw1.append((iv.high - iv.low) / 2 / iv.estimate)
         print(f"{n:>6} {hit / reps:>7.3f} {np.median(hw):>8.4f} {hit1 / reps:>8.3f} {np.median(hw1):>8.4f} "
-              f"{warned / reps:>7.3f}")
+              f"{warned / reps:>7.3f} {switched / reps:>7.3f} {either / reps:>9.3f}")
 
 
 def tails(rng, reps, ks, shape_cvs, n=5000, phi=0.5, level_cv=0.01):
@@ -316,6 +327,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only-aa", action="store_true", help="run the A/A, power and two-invocation cells only")
     ap.add_argument("--only-level-shifts", action="store_true", help="run the level-shift cell only")
     ap.add_argument("--only-tails", action="store_true", help="run the p90/p99 cell only")
+    ap.add_argument("--regime-length", type=int, default=500, help="mean regime length of the level-shift cell")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     t0 = time.time()
@@ -325,7 +337,7 @@ def main(argv=None) -> int:
         ratios(rng, args.reps, (100, 1000, 10000), (0.0, 0.5, 0.9))
         across(rng, max(100, args.reps // 2), 2000, (0.5, 0.9), (1, 3, 5), args.run_cv)
     if not only or "level_shifts" in only:
-        level_shifts(rng, max(100, args.reps // 4), (100, 1000, 10000))
+        level_shifts(rng, max(100, args.reps // 4), (100, 1000, 10000), args.regime_length)
     if not only or "tails" in only:
         tails(rng, max(100, args.reps // 4), (1, 3, 5), (0.0, 0.05, 0.1, 0.2))
     if not only or "aa" in only:

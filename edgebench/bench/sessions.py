@@ -26,6 +26,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from edgebench.bench.conditions import CONDITIONS, hardware_cpu
 from edgebench.errors import EdgebenchError
 from edgebench.results import store
@@ -178,14 +180,18 @@ MIN_SHIFT_SESSIONS = 3
 def shifted_sessions(history: list, stage: str = "e2e", label: str = "measured") -> dict:
     """``{run_id: p}``: the sessions on record at a shifted level (a week under hidden load), left out
     of the pooled components (:func:`variation`) and of the sessions combined into a headline
-    (:func:`earlier_sessions`, :func:`sessions_of`). Each session of a measurement with at least
-    :data:`MIN_SHIFT_SESSIONS` is judged against the prediction of the others
-    (:func:`edgebench.stats.variation.combine_sessions`' ``differs_p``) with the between-invocation
-    component pooled **without** it (a shifted run must not widen the yardstick it is judged by), at
-    :data:`SHIFT_ALPHA` / its group's sessions; the most extreme one goes first and the rest are
-    judged again, until none is below, and never more than a minority of a group (its majority is
-    the level). Several shifted sessions in one group can still hide each other when they are
-    nearly half of it."""
+    (:func:`earlier_sessions`, :func:`sessions_of`). In each measurement with at least
+    :data:`MIN_SHIFT_SESSIONS` sessions, the session farthest from the group's median is judged
+    against the prediction of the others (:func:`edgebench.stats.variation.combine_sessions`'
+    ``differs_p``) with the between-invocation component pooled **without** it (a shifted run must
+    not widen the yardstick it is judged by), at :data:`SHIFT_ALPHA` / its group's sessions; when
+    it is below, it is left out and the next farthest is judged, never more than a minority of a
+    group (its majority is the level). Several shifted sessions in one group can still hide each
+    other when they are nearly half of it. Cached per history, stage and label."""
+    ids = tuple(rec.run_id for rec in history)
+    cached = _SHIFT_CACHE.get((ids, stage, label))
+    if cached is not None:
+        return dict(cached)
     from edgebench.stats.variation import combine_sessions, invocation_estimate, pooled_component, priors
 
     repeat_prior, session_prior = priors(label)
@@ -196,22 +202,26 @@ def shifted_sessions(history: list, stage: str = "e2e", label: str = "measured")
         groups.setdefault(rec.measurement, []).append((rec.run_id, invocation_estimate(rec.figures[stage], repeat)))
     out: dict = {}
     for key, members in groups.items():
-        if len(members) < MIN_SHIFT_SESSIONS:
-            continue
         n = len(members)
-        while len(out_of := [m for m in members if m[0] not in out]) > n // 2 + 1:
-            worst = None
-            for rid, est in out_of:
-                rest = [e for r, e in out_of if r != rid]
-                pooled = [[(e.centre, e.var) for r, e in g if r not in out] for k, g in groups.items() if k != key]
-                session = pooled_component([*pooled, [(e.centre, e.var) for e in rest]], session_prior)
-                p = combine_sessions(est, rest, session).differs_p
-                if p is not None and (worst is None or p < worst[1]):
-                    worst = (rid, p)
-            if worst is None or worst[1] >= SHIFT_ALPHA / n:
+        if n < MIN_SHIFT_SESSIONS:
+            continue
+        while len(kept := [m for m in members if m[0] not in out]) > n // 2 + 1:
+            centre = float(np.median([e.centre for _, e in kept]))
+            rid, est = max(kept, key=lambda m: abs(m[1].centre - centre))
+            rest = [e for r, e in kept if r != rid]
+            pooled = [[(e.centre, e.var) for r, e in g if r not in out] for k, g in groups.items() if k != key]
+            session = pooled_component([*pooled, [(e.centre, e.var) for e in rest]], session_prior)
+            p = combine_sessions(est, rest, session).differs_p
+            if p is None or p >= SHIFT_ALPHA / n:
                 break
-            out[worst[0]] = worst[1]
+            out[rid] = p
+    if len(_SHIFT_CACHE) > 32:
+        _SHIFT_CACHE.clear()
+    _SHIFT_CACHE[(ids, stage, label)] = dict(out)
     return out
+
+
+_SHIFT_CACHE: dict = {}
 
 
 @dataclass
