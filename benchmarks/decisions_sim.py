@@ -17,7 +17,10 @@ Figures printed:
   of the true figure, its re-run (prediction) interval's coverage of a re-run invocation's
   figure, and both widths over the spread (sd) of re-run invocation figures.
 
-    python benchmarks/decisions_sim.py [--trials 1000] [--seed 1]
+The headline rows are printed twice: this model alone on record, and with ``--others`` other models
+(3 sessions each) on the same board and host, pooled into the components as `bench` does.
+
+    python benchmarks/decisions_sim.py [--trials 1000] [--seed 1] [--others 4] [--only aa|power|mde|headline]
 """
 from __future__ import annotations
 
