@@ -185,12 +185,13 @@ def pooled_component(groups: Sequence[Sequence[tuple]], prior: Prior) -> Compone
         w = np.array([p[1] for p in pts])
         stats.append((float(np.var(y, ddof=1)), float(np.mean(w)), float(y.size - 1)))
     skip = _outliers(stats)
-    num = dfs = 0.0
+    num = dfs = wsum = 0.0
     used = units = 0
     for i, (v, wbar, d) in enumerate(stats):
         if i in skip:
             continue
         num += d * (v - wbar)
+        wsum += d * wbar
         dfs += d
         used += 1
         units += int(d) + 1
@@ -199,9 +200,23 @@ def pooled_component(groups: Sequence[Sequence[tuple]], prior: Prior) -> Compone
                          prior_cv=prior.cv, prior_df=prior.df)
     data = max(0.0, num / dfs)
     nu0 = prior_weight(prior, dfs)
-    return Component(var=(nu0 * prior.cv ** 2 + dfs * data) / (nu0 + dfs), df=nu0 + dfs, level=prior.level,
+    var = (nu0 * prior.cv ** 2 + dfs * data) / (nu0 + dfs)
+    return Component(var=var, df=effective_df(var, dfs, wsum / dfs, nu0), level=prior.level,
                      source="pooled", groups=used, units=units, data_var=data, prior_cv=prior.cv,
                      prior_df=nu0, outliers=len(skip))
+
+
+def effective_df(var: float, data_df: float, w: float, prior_df: float) -> float:
+    """Degrees of freedom of a component ``var`` estimated as ``s^2 - w`` on ``data_df`` df (the units'
+    spread less their own mean error variance ``w``) and shrunk with ``prior_df`` pseudo df:
+    ``(prior_df + data_df)^2 / (prior_df + data_df ((var + w) / var)^2)``, from
+    ``Var(s^2) = 2 (var + w)^2 / data_df``. A component small beside the units' own errors is known on
+    fewer df than ``data_df`` (its estimate carries the noise of ``s^2``), so Welch–Satterthwaite gives
+    a sum ``var + w`` about the data's df, not the many df of ``w`` alone. No ``w``: ``data_df +
+    prior_df``."""
+    if var <= 0:
+        return data_df + prior_df
+    return (prior_df + data_df) ** 2 / (prior_df + data_df * ((var + w) / var) ** 2)
 
 
 def satterthwaite(terms: Sequence[tuple]) -> float:
@@ -404,6 +419,6 @@ def log_ratio(a: LogEstimate, b: LogEstimate, session: Optional[Component]) -> L
 
 __all__ = ["Prior", "Component", "LogEstimate", "RunFigure", "SessionsResult", "SESSION_PRIOR", "REPEAT_PRIOR",
            "DIFFERS_LEVEL", "EMULATED_PRIORS", "PRIOR_FADE", "OUTLIER_LEVEL", "priors", "prior_weight",
-           "pooled_component", "satterthwaite", "t_quantile",
+           "pooled_component", "effective_df", "satterthwaite", "t_quantile",
            "invocation_estimate",
            "repeats_disagree", "own_spread_estimate", "invocation", "combine_sessions", "log_ratio"]
