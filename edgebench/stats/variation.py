@@ -25,7 +25,7 @@ conditions) on the same board and host in the runs folder, by the method of mome
 (``sum (n_g - 1)(s_g^2 - mean w_g) / sum (n_g - 1)``, never below 0), and shrunk towards a
 stated, conservative **prior** with ``nu0`` pseudo degrees of freedom (a scaled inverse
 chi-squared prior): ``(nu0 cv0^2 + nu s^2) / (nu0 + nu)`` with ``nu0 + nu`` degrees of
-freedom, where the prior's weight fades as the data's ``nu`` grow (:func:`prior_weight`:
+freedom less the noise of ``s^2`` around the units' own errors (:func:`effective_df`), where the prior's weight fades as the data's ``nu`` grow (:func:`prior_weight`:
 ``nu0 / (1 + nu ** fade)``). Between invocations the prior is a fallback for a board with
 nothing on record, not a belief to hold against data: it weighs 2 df alone (so one
 invocation per side is judged on t(2): A/A false verdicts <= 5% up to a true CV of 6%), 1 df
@@ -118,7 +118,11 @@ class Component:
         data = math.sqrt(self.data_var) if self.data_var is not None else 0.0
         groups = ("measurement group" if self.level == "between invocations" else "invocation") + (
             "s" if self.groups != 1 else "")
-        return (f"{self.level} CV {100 * self.cv:.2f}% (df {self.df:.0f}): pooled from {self.units} {unit} in "
+        data_df = self.units - self.groups
+        df = (f"df {self.df:.0f}" if self.df >= 0.5 * data_df else
+              f"effective df {self.df:.2g} of {data_df} df of data: small beside the units' own errors, whose "
+              "spread carries it")
+        return (f"{self.level} CV {100 * self.cv:.2f}% ({df}): pooled from {self.units} {unit} in "
                 f"{self.groups} {groups} on this board and host "
                 f"(data alone {100 * data:.2f}%) with the {prior}"
                 + (f"; {self.outliers} outlier group{'s' if self.outliers != 1 else ''} left out"
