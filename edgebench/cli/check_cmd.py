@@ -32,7 +32,7 @@ def verdict_table(report):
 
 
 def gated_comparisons(pairs: list, max_slowdown: float, baseline: Optional[str], stage: str,
-                      only_these: bool, allow_different: bool) -> list:
+                      only_these: bool, allow_different: bool, runs_dir: Path) -> list:
     """Every latency run of ``pairs`` (``[(folder, result)]``) of the baseline's label against the
     baseline (``baseline``: a reference among them; default the first latency run), each compared as
     ``compare`` does (:func:`edgebench.bench.compare.compare_stored`: every session on record of each
@@ -44,7 +44,7 @@ def gated_comparisons(pairs: list, max_slowdown: float, baseline: Optional[str],
 
     lat = [(d, r) for d, r in pairs if kind_of(r).repeats and ((r.latency or {}).get(stage) or {}).get("median_s")]
     if baseline is not None:
-        ref = resolve_run(baseline, pairs[0][0].parent).resolve()
+        ref = resolve_run(baseline, runs_dir).resolve()
         base = next(((d, r) for d, r in lat if d.resolve() == ref), None)
         if base is None:
             raise UsageError(f"--baseline {baseline} is not a run with {stage} latency among the runs checked",
@@ -108,7 +108,7 @@ def check(
     if stage not in STAGES:
         raise UsageError(f"unknown stage {stage!r}", f"use one of {', '.join(STAGES)}")
     pairs = read_results(runs, runs_dir)
-    comps = (gated_comparisons(pairs, max_slowdown, baseline, stage, only_these, allow_different)
+    comps = (gated_comparisons(pairs, max_slowdown, baseline, stage, only_these, allow_different, runs_dir)
              if max_slowdown is not None else [])
     report = check_on_record(pairs)
     if comps:
