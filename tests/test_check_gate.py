@@ -97,7 +97,7 @@ def test_read_history_selects_by_recorded_board_not_folder_name(sessions):
 
 def test_report_comparisons_are_compare_stored(sessions, tmp_path):
     from edgebench.cli.report_cmd import _comparisons, gather
-    from edgebench.report.html import render_markdown
+    from edgebench.report.html import render_html, render_markdown
 
     a0, b0 = (next(d for d in sessions.iterdir() if d.name.endswith(f"-{x}-pi5")) for x in ("a0", "b0"))
     datas = [gather(a0), gather(b0)]
@@ -112,3 +112,5 @@ def test_report_comparisons_are_compare_stored(sessions, tmp_path):
     plain = md.replace("\\", "")
     assert "sessions A/B" in plain and "| e2e |" in plain and "| 3/3 |" in plain
     assert "this comparison detects" in plain and "every session on record combined: 3 of A" in plain
+    html = render_html(datas, CheckReport([], []), [c])
+    assert "simultaneous CI (Holm)" in html and "detects (80% power)" in html and "3 of A" in html
