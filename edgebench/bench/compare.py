@@ -102,6 +102,31 @@ class Comparison:
             self.gate["to_detect"] = self.mde_advice(max_slowdown, stage)
         return self.gate
 
+    def gate_line(self) -> str:
+        """The applied gate in one line: its threshold, the slowdown with its interval, and its state."""
+        g = self.gate or {}
+        if not g:
+            return ""
+        state = "FAILED" if g["failed"] else "CANNOT DECIDE" if g["undecided"] else "passed"
+        mde = f"; detects >= {100 * (g['mde'] - 1):.1f}% (80% power)" if g.get("mde") else ""
+        return (f"gate --max-slowdown {g['max_slowdown']:g}: slowdown {g['slowdown']:.3f} "
+                f"(95% CI {g['slowdown_ci_low']:.3f}–{g['slowdown_ci_high']:.3f}{mde}) {state}")
+
+    def raise_for_gate(self) -> None:
+        """Exit 2 (:class:`GateFailed`) when the gate failed, 3 (:class:`GateUndecided`) when it cannot decide."""
+        from edgebench.errors import GateFailed, GateUndecided
+
+        g = self.gate or {}
+        s = self.stages.get(g.get("stage") or self.stage, self.speedup)
+        if g.get("failed"):
+            raise GateFailed(f"{s['candidate_name']} is slower than {g['max_slowdown']:g}x {s['baseline_name']} "
+                             f"({g['stage']} slowdown {g['slowdown']:.3f}, 95% CI {g['slowdown_ci_low']:.3f}–"
+                             f"{g['slowdown_ci_high']:.3f})")
+        if g.get("undecided"):
+            raise GateUndecided(f"the gate --max-slowdown {g['max_slowdown']:g} cannot decide: this comparison "
+                                f"detects only slowdowns >= {100 * (g['mde'] - 1):.1f}% (80% power)",
+                                g.get("to_detect", "").split("; ", 1)[-1] or "measure more invocations of each")
+
     def mde_advice(self, target: float | None = None, stage: str | None = None) -> str:
         """What this comparison detects, and what would get it to ``target`` (a ratio > 1; default 1.05)."""
         s = self.stages.get(stage or self.stage, self.speedup)
@@ -321,10 +346,30 @@ def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str
                       mde=out[stage]["mde"])
 
 
+def compare_stored(da, ra, db, rb, stage: str = "e2e", stages: tuple | None = None, only_these: bool = False,
+                   samples: tuple = (None, None)) -> Comparison:
+    """:func:`compare` of two stored runs (folders ``da``/``db``, results ``ra``/``rb``) with every run on
+    record in A's runs folder as history (:func:`edgebench.bench.sessions.read_history`, before and
+    after): the one way ``compare``, ``check``'s gate and ``report`` compare two runs. ``stages``
+    (default: every stage both runs have); ``samples``: the Parquet frames when already read."""
+    from pathlib import Path
+
+    from edgebench.bench.sessions import read_history
+    from edgebench.results.model import STAGES
+    from edgebench.results.store import read_samples
+
+    if stages is None:
+        stages = tuple(s for s in STAGES if (ra.latency or {}).get(s) and (rb.latency or {}).get(s))
+    sa = samples[0] if samples[0] is not None else read_samples(da)
+    sb = samples[1] if samples[1] is not None else read_samples(db)
+    history = read_history(ra, Path(da).parent, later_too=True)
+    return compare(ra, sa, rb, sb, stage=stage, stages=stages, history=history, only_these=only_these)
+
+
 def _interleaved(a, b) -> bool:
     ia, ib = (a.settings or {}).get("interleaved_with"), (b.settings or {}).get("interleaved_with")
     return bool(ia and ib and b.run_id in ia and a.run_id in ib)
 
 
-__all__ = ["Comparison", "compare", "shared_df", "condition_differences", "refused_differences", "hardware_cpu", "short_value",
+__all__ = ["Comparison", "compare", "compare_stored", "shared_df", "condition_differences", "refused_differences", "hardware_cpu", "short_value",
            "CONDITIONS", "REFUSED", "ALPHA"]

@@ -137,7 +137,8 @@ def near_copy(a: Record, b: Record, rel: float = NEAR_COPY_REL) -> bool:
 
 
 def read_history(result, runs_root, exclude: Path | None = None, later_too: bool = False) -> list:
-    """Complete bench runs on the same board and host as ``result`` under ``runs_root`` (newest
+    """Complete bench runs on the same board and host as ``result`` under ``runs_root`` (as recorded
+    in each run.json: a renamed folder still counts; newest
     first, made before it and at most :data:`MAX_AGE_DAYS` older; ``later_too``: made after it as
     well), each counted once: ``[Record]``. Unreadable folders are passed over."""
     if runs_root is None or not Path(runs_root).is_dir():
@@ -145,12 +146,9 @@ def read_history(result, runs_root, exclude: Path | None = None, later_too: bool
     now = _created(result) or _dt.datetime.now(_dt.timezone.utc)
     latest = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc) if later_too else now
     oldest = now - _dt.timedelta(days=MAX_AGE_DAYS)
-    board = store.slug((result.board or {}).get("name") or "")
-    machine = machine_key(result)
+    machine = machine_key(result)     # the board as recorded in run.json, never the folder's name
     seen_ids, seen_hashes, out = {result.run_id}, set(), []
     for d in list(reversed(store.find_runs(runs_root)))[:MAX_SCANNED]:
-        if not d.name.endswith(f"-{board}") and f"-{board}" not in d.name:
-            continue
         if exclude is not None and Path(d).resolve() == Path(exclude).resolve():
             continue
         try:

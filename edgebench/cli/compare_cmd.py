@@ -8,7 +8,7 @@ import typer
 
 from edgebench import ranges as R
 from edgebench.cli import options as opt
-from edgebench.errors import GateFailed, GateUndecided, ResultError, UsageError
+from edgebench.errors import ResultError, UsageError
 
 
 def comparison_table(comp, a, b):
@@ -61,9 +61,8 @@ def compare(
     --only-these; the smallest difference the comparison detects (80% power) is printed. Exit 2:
     the gate failed; exit 3: the gate cannot decide (its threshold lies below that detectable
     difference)."""
-    from edgebench.bench.compare import compare as compare_runs
+    from edgebench.bench.compare import compare_stored
     from edgebench.bench.conditions import condition_differences, refused_differences, short_value
-    from edgebench.bench.sessions import read_history
     from edgebench.cli.output import emit_json, get_console
     from edgebench.results.model import STAGES, refuse_mixed_labels
     from edgebench.results.store import read_result, read_samples, resolve_run
@@ -94,10 +93,7 @@ def compare(
         raise UsageError(f"refusing to compare runs measured under different {listed}: the ratio would not be "
                          "about the models", "pass --allow-different to compare anyway (the differences are "
                                              "printed beside the result)")
-    stages = tuple(s for s in STAGES if (ra.latency or {}).get(s) and (rb.latency or {}).get(s))
-    history = read_history(ra, da.parent, later_too=True)   # every run on record, before and after
-    comp = compare_runs(ra, read_samples(da), rb, read_samples(db), stage=stage, stages=stages, history=history,
-                        only_these=only_these)
+    comp = compare_stored(da, ra, db, rb, stage=stage, only_these=only_these)
     gate = comp.apply_gate(max_slowdown, stage) if max_slowdown is not None else None
     if json_out:
         emit_json(comp)
@@ -115,15 +111,5 @@ def compare(
             out.print("conditions: every recorded condition is the same in both runs", markup=False)
         out.print(comp.mde_advice(max_slowdown, stage), markup=False, soft_wrap=True)
         if gate is not None:
-            verdict = "FAILED" if gate["failed"] else "CANNOT DECIDE" if gate["undecided"] else "passed"
-            out.print(f"gate --max-slowdown {max_slowdown:g}: slowdown {gate['slowdown']:.3f} "
-                      f"(95% CI {gate['slowdown_ci_low']:.3f}–{gate['slowdown_ci_high']:.3f}) {verdict}",
-                      markup=False, soft_wrap=True)
-    if gate is not None and gate["failed"]:
-        raise GateFailed(f"{rb.model.get('name')} is slower than {max_slowdown:g}x {ra.model.get('name')} "
-                         f"({stage} slowdown {gate['slowdown']:.3f}, 95% CI {gate['slowdown_ci_low']:.3f}–"
-                         f"{gate['slowdown_ci_high']:.3f})")
-    if gate is not None and gate["undecided"]:
-        raise GateUndecided(f"the gate --max-slowdown {max_slowdown:g} cannot decide: this comparison detects "
-                            f"only slowdowns >= {100 * (gate['mde'] - 1):.1f}% (80% power)",
-                            gate.get("to_detect", "").split("; ", 1)[-1] or "measure more invocations of each")
+            out.print(comp.gate_line(), markup=False, soft_wrap=True)
+    comp.raise_for_gate()

@@ -131,8 +131,10 @@ def gather(run_dir, result=None) -> "object":
 
 
 def _comparisons(datas: list) -> list:
-    """Each latency run against the first of the same label and kind (all stages, conditions listed)."""
-    from edgebench.bench.compare import compare
+    """Each latency run against the first of the same label and kind (all stages, conditions listed),
+    as ``compare`` compares them: every session on record of each side in the baseline's runs folder
+    combined (:func:`edgebench.bench.compare.compare_stored`)."""
+    from edgebench.bench.compare import compare_stored
     from edgebench.results.kinds import kind_of
 
     lat = [x for x in datas if kind_of(x.result).repeats and x.samples is not None
@@ -146,7 +148,8 @@ def _comparisons(datas: list) -> list:
             continue
         stages = tuple(s for s in ("e2e", "invoke") if base.result.latency.get(s) and cand.result.latency.get(s))
         try:
-            out.append(compare(base.result, base.samples, cand.result, cand.samples, stage="e2e", stages=stages))
+            out.append(compare_stored(Path(base.path), base.result, Path(cand.path), cand.result, stage="e2e",
+                                      stages=stages, samples=(base.samples, cand.samples)))
         except EdgebenchError:
             continue
     return out

@@ -668,6 +668,30 @@ def regression_on_record(runs: list, records: Optional[dict] = None) -> Verdict:
 regression_on_record.needs_records = True  # type: ignore[attr-defined]
 
 
+def slowdown_gate(comparisons: list) -> Verdict:
+    """``check --max-slowdown``: each candidate's gated comparison against the baseline
+    (:meth:`edgebench.bench.compare.Comparison.apply_gate`, every session on record of each side
+    combined unless ``--only-these``). Fails when a slowdown interval lies wholly above the
+    threshold; warns CANNOT DECIDE when the threshold lies below what the comparison detects."""
+    title = "a slowdown beyond the gate (every session on record of each side)"
+    src = "edgebench issue 27 (decisions that see regressions); exit 2 = a gate you set, exit 3 = cannot decide"
+    gated = [c for c in comparisons if c.gate]
+    if not gated:
+        return Verdict("slowdown-gate", title, NA, "no --max-slowdown gate set", None, src, [])
+    lines, worst = [], PASS
+    for c in gated:
+        g = c.gate
+        state = FAIL if g["failed"] else WARN if g["undecided"] else PASS
+        worst = state if _SEVERITY[state] > _SEVERITY[worst] else worst
+        na, nb = (len(c.sessions["baseline"]), len(c.sessions["candidate"])) if c.sessions else (1, 1)
+        lines.append(f"{c.candidate} against {c.baseline} ({nb} vs {na} sessions): " + c.gate_line())
+    remedy = {FAIL: "the candidate is slower than the threshold: find the change, or raise the threshold "
+                    "deliberately", WARN: next((c.gate.get("to_detect") for c in gated if c.gate["undecided"]), None)
+              or "measure more invocations of each"}.get(worst)
+    return Verdict("slowdown-gate", title, worst, "; ".join(lines), remedy, src,
+                   [c.candidate for c in gated])
+
+
 RULES: list = [speedup_without_accuracy, precision_and_kernels, kernel_only_as_e2e, one_model_only,
                baseline_mismatch, preprocessing_excluded, input_size, relative_accuracy, single_run,
                burst_as_sustained, power_without_duty_cycle, small_test_set, cold_start, mixed_labels,
@@ -686,4 +710,4 @@ def check(runs: Iterable, rules: Optional[list] = None, sessions: Optional[dict]
                         for rule in (rules or RULES)])
 
 
-__all__ = ["Verdict", "CheckReport", "RULES", "check", "PASS", "WARN", "FAIL", "NA", "VERDICTS"]
+__all__ = ["Verdict", "CheckReport", "RULES", "check", "slowdown_gate", "PASS", "WARN", "FAIL", "NA", "VERDICTS"]

@@ -569,15 +569,33 @@ def _conditions_table(runs: list) -> str:
     return '<div class=wide>' + _table(head, rows, num_from=99, row_class=differs) + "</div>" + note
 
 
+#: the columns of a comparison's row (HTML and Markdown): one ratio per stage from
+#: :func:`edgebench.bench.compare.compare`, its interval, the simultaneous one of Holm's step
+#: (the adjustment the verdict uses), the sessions of each side and the smallest ratio detected
+COMPARISON_HEAD = ["stage", "speed-up (A/B medians)", "95% CI", "simultaneous CI (Holm)", "Holm p", "verdict",
+                   "sessions A/B", "detects (80% power)"]
+
+
+def comparison_row(stage: str, s: dict, tests: int) -> list:
+    """One stage of a :class:`edgebench.bench.compare.Comparison` as a row of :data:`COMPARISON_HEAD`."""
+    adj = (f"{s['ci_adjusted_low']:.3f}–{s['ci_adjusted_high']:.3f} ({100 * s['ci_adjusted_level']:.1f}%)"
+           if tests > 1 and "ci_adjusted_low" in s else "same (one stage)")
+    sessions = f"{s['sessions_a']}/{s['sessions_b']}" if s.get("sessions_a") else "interleaved"
+    mde = f">= {s['mde']['percent']:.1f}%" if s.get("mde") else "n/a"
+    return [stage, f"{s['ratio']:.3f}", f"{s['ci_low']:.3f}–{s['ci_high']:.3f}", adj, fmt.p_value(s["p_holm"]),
+            s["verdict"], sessions, mde]
+
+
 def _comparisons_html(comparisons: list) -> str:
     if not comparisons:
         return ""
     out = ["<h2>Comparisons</h2>"]
     for c in comparisons:
-        out.append(f"<p>{_e(c.sentence())}</p>")
-        rows = [[st, f"{s['ratio']:.3f}", f"{s['ci_low']:.3f}–{s['ci_high']:.3f}", fmt.p_value(s['p_holm']),
-                 s["verdict"]] for st, s in c.stages.items()]
-        out.append(_table(["stage", "speed-up (A/B medians)", "95% CI", "Holm p", "verdict"], rows))
+        out.append(f"<p>{_e(c.sentence())}</p><p class=small>{_e(c.case_sentence())}</p>")
+        rows = [comparison_row(st, s, len(c.stages)) for st, s in c.stages.items()]
+        out.append(_table(COMPARISON_HEAD, rows))
+        if c.mde:
+            out.append(f"<p class=small>{_e(c.mde_advice())}</p>")
         if c.conditions_differ:
             out.append("<p class=small>conditions differ: " + _e("; ".join(c.conditions_differ)) + "</p>")
     return "".join(out)
@@ -586,7 +604,8 @@ def _comparisons_html(comparisons: list) -> str:
 def _summary(runs: list, report, comparisons, acks: Optional[dict]):
     from edgebench.report.summary import summarise
 
-    return summarise([d.result for d in runs], report, acks, tuple(c.sentence() for c in comparisons))
+    return summarise([d.result for d in runs], report, acks,
+                     tuple(c.sentence() + (f"; {c.mde_advice()}" if c.mde else "") for c in comparisons))
 
 
 def render_html(runs: list, report, comparisons: list = (), title: Optional[str] = None,
@@ -739,7 +758,10 @@ def render_markdown(runs: list, report, comparisons: list = (), title: Optional[
             elif b[0] == "table":
                 out += [_md_table(b[1], b[2]), ""]
     for c in comparisons:
-        out += ["### Comparison", "", e(c.sentence()), ""]
+        out += ["### Comparison", "", e(c.sentence()), "", e(c.case_sentence()), "",
+                _md_table(COMPARISON_HEAD, [comparison_row(st, x, len(c.stages)) for st, x in c.stages.items()]), ""]
+        if c.mde:
+            out += [e(c.mde_advice()), ""]
         if c.conditions_differ:
             out += ["Conditions differ: " + "; ".join(e(x) for x in c.conditions_differ), ""]
     out += ["_Figures: `edgebench report` " + " ".join(e(d.result.run_id) for d in runs)
