@@ -260,3 +260,49 @@ def test_a_damaged_link_that_answers_probes_fails_as_a_link_error():
         dut.output()
     assert "the link damages its bytes" in err.value.message
     assert len(device.commands) <= 8
+
+
+def test_one_call_has_one_recovery_budget_however_many_steps():
+    """Two requests in one call (a composite call: a session start, a bench step): the first spends the
+    call's recovery budget on retries, so the second gets its first try and no retry, instead of a
+    budget of its own (which made a call of k steps wait k budgets)."""
+    from edgebench.errors import TransportError
+
+    device = LineDevice([[None, None] for _ in range(40)])      # every reply lost; probes are answered
+    dut = _dut(device)
+    with dut.call(budget_s=0.6) as rec:
+        with pytest.raises(TransportError) as first:
+            dut.output()
+        assert "recovery budget" in first.value.message and rec.spent()
+        before = len(device.commands)
+        with pytest.raises(TransportError):
+            dut.temp_mc()
+    sent = [c for c in device.commands[before:] if c]           # the probes are empty commands
+    assert len(sent) == 1 and sent[0].startswith(b"eb-temp #")
+    assert dut.recovery is None                                 # the call ended with its block
+
+
+def test_a_request_outside_a_call_is_its_own_call():
+    """Without an enclosing call each request gets a budget of its own: a second request retries again."""
+    from edgebench.errors import TransportError
+
+    device = LineDevice([[None, None] for _ in range(40)])
+    dut = _dut(device)
+    for request in (dut.output, dut.temp_mc):
+        before = len(device.commands)
+        with pytest.raises(TransportError):
+            request()
+        assert len([c for c in device.commands[before:] if c]) >= 2
+
+
+def test_recovery_bounds_waits_only_once_started():
+    from edgebench.mcu.link import Recovery
+
+    rec = Recovery(budget_s=10.0)
+    assert rec.until is None and rec.left() == float("inf") and rec.bound(123.0) == 123.0
+    until = rec.start()
+    assert rec.start() == until == rec.until                 # the first failure starts the clock, once
+    assert rec.bound(until + 50) == until and rec.bound(until - 5) == until - 5
+    spent = Recovery(budget_s=0.0)
+    spent.start()
+    assert spent.spent() and spent.bound(time.monotonic() + 60, floor_s=1.0) <= time.monotonic() + 1.0

@@ -28,11 +28,11 @@ import time
 from edgebench.errors import AgentError, TransportError, UsageError
 from edgebench.mcu.dialect import DialectClient, Reply
 from edgebench.mcu.frames import FRAME_OVERHEAD, abort_frame, encode_request, parse_reply_line
+from edgebench.mcu.link import FIRST_TRY_FLOOR_S
 from edgebench.mcu.upload import UploadMixin
 
 EB_PROTO = 2
-RETRIES = 5                    # further tries of a request whose reply did not arrive intact
-RECOVERY_S = 2.5               # after a request's first failed try, the most further tries may take in all
+RETRIES = 6                    # further tries of a request whose reply did not arrive intact
 END_WAIT_S = 0.25              # after a reply's last content line, how long its m-ready may take
 PROBE_S = 0.5                  # silence before the first reply line after which a lone '%' is sent
 ANSWER_S = 2.0                 # a request the device answers at once: the most its first line may take
@@ -104,43 +104,45 @@ class DutClient(UploadMixin, DialectClient):
             silence = timeout_s
         why = "no answer"
         silent = 0                 # tries in a row that got no byte back at all
-        until = None               # recovery is bounded: RECOVERY_S from the first failed try, all tries included
         parts: dict | None = {} if stitch else None
-        for attempt in range(retries + 1):
-            if attempt:
-                if until is None:       # a request with work to do first gets that time again
-                    until = time.monotonic() + RECOVERY_S + (timeout_s or 0.0)
-                if time.monotonic() + 0.05 >= until:
-                    break
-                self.stats.retry(why)
-                time.sleep(min(0.02 * 2 ** attempt, 0.25, max(0.0, until - time.monotonic() - 0.05)))
-            else:
-                self.stats.requests += 1
-            seq = self.last_seq = self._next_seq()
-            got_before = self.link.bytes_in
-            self.link.write(encode_request(text, seq))
-            try:
-                reply = self._read_framed(text, seq, silence, end, probe_s, gap_s, until, parts)
-            except _Incomplete as exc:
-                why, silent = str(exc), 0
-                continue
-            except TransportError as exc:
-                # nothing at all, twice in a row: the device stopped (a lost request gets one more try)
-                silent = silent + 1 if self.link.bytes_in == got_before else 0
-                if self.link.bytes_in == 0 or silent >= 2 and not self._alive():
-                    raise self._not_answering(text, exc) from None
-                why = "no intact end of reply"
-                continue
-            if reply.errors and reply.errors[0].startswith("eb-request-damaged"):
-                why = "request damaged on the way in"
-                continue
-            if reply.errors and not ok_errors:
-                raise self.device_error(text, reply.errors[0])
-            return reply
+        with self.call() as rec:   # every try draws from the call's one recovery budget
+            for attempt in range(retries + 1):
+                if attempt:
+                    rec.start()
+                    if rec.left() + (timeout_s or 0.0) <= 0.05:   # a request with work first gets that again
+                        break
+                    self.stats.retry(why)
+                    time.sleep(min(0.02 * 2 ** attempt, 0.25, max(0.0, rec.left() - 0.05)))
+                else:
+                    self.stats.requests += 1
+                until = None if rec.until is None else \
+                    max(rec.until + (timeout_s or 0.0), time.monotonic() + FIRST_TRY_FLOOR_S)
+                seq = self.last_seq = self._next_seq()
+                got_before = self.link.bytes_in
+                self.link.write(encode_request(text, seq))
+                try:
+                    reply = self._read_framed(text, seq, silence, end, probe_s, gap_s, until, parts)
+                except _Incomplete as exc:
+                    why, silent = str(exc), 0
+                    continue
+                except TransportError as exc:
+                    # nothing at all, twice in a row: the device stopped (a lost request gets one more try)
+                    silent = silent + 1 if self.link.bytes_in == got_before else 0
+                    if self.link.bytes_in == 0 or silent >= 2 and not self._alive():
+                        raise self._not_answering(text, exc) from None
+                    why = "no intact end of reply"
+                    continue
+                if reply.errors and reply.errors[0].startswith("eb-request-damaged"):
+                    why = "request damaged on the way in"
+                    continue
+                if reply.errors and not ok_errors:
+                    raise self.device_error(text, reply.errors[0])
+                return reply
         raise TransportError(f"{self.description}: no intact answer to {text.split()[0]!r} in {attempt + 1} "
-                             f"tries (last: {why}; {self.stats.discarded_lines} damaged lines so far); the board "
-                             "answers, the link damages its bytes",
-                             hint="the link damages too many bytes: check the cable and the baud rate")
+                             f"tries within the call's {rec.budget_s:g} s recovery budget (last: {why}; "
+                             f"{self.stats.discarded_lines} damaged lines so far); the board answers, the link "
+                             "damages its bytes", hint="the link damages too many bytes: check the cable and the "
+                                                       "baud rate")
 
     def _read_framed(self, text: str, seq: int, silence: float, end: tuple, probe_s: float | None,
                      gap_s: float | None, until: float | None = None, parts: dict | None = None) -> Reply:
@@ -267,7 +269,8 @@ class DutClient(UploadMixin, DialectClient):
         leaves any upload an earlier (killed) host left it in; in command mode it skips them."""
         self.link.write(b"\x00" * (self.frame_max + FRAME_OVERHEAD) + abort_frame(0))
         self._upload_unclean = False
-        self.link.drain(quiet_s=0.05, max_s=1.0)
+        left = self.recovery.left() if self.recovery is not None else 1.0
+        self.link.drain(quiet_s=0.05, max_s=min(1.0, max(0.1, left)))
 
     def resync(self) -> str:
         """``eb-sync <nonce>`` answered by its framed echo: every older reply has been read."""

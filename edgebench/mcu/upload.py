@@ -18,10 +18,12 @@ from dataclasses import asdict, dataclass
 
 from edgebench.errors import AgentError, TransportError, UsageError
 from edgebench.mcu.frames import FRAME_OVERHEAD, abort_frame, crc32, encode_frame, parse_reply_line
+from edgebench.mcu.link import Recovery
 
 DEFAULT_WINDOW = 4
 START_PAYLOAD = 512            # first frames' payload; doubles after clean runs up to the device's limit
-RECOVERY_S = 2.5               # an upload with no frame acknowledged for this long fails (the link is too damaged)
+RECOVERY_S = 2.5               # an upload with no frame acknowledged for this long fails (the link is too damaged);
+                               # every wait also ends with the call's recovery budget (edgebench.mcu.link.Recovery)
 
 _ACK_RE = re.compile(r"^m-eb-ack-(\d+)$")
 _NAK_RE = re.compile(r"^e-\[eb-nak-(\d+)\]$")
@@ -53,7 +55,7 @@ class UploadStats:
 
 
 class UploadMixin:
-    """``upload`` for a client with ``link``, ``request``, ``stats``, ``description``, ``device_error``."""
+    """``upload`` for a client with ``link``, ``request``, ``call``, ``stats``, ``description``, ``device_error``."""
 
     def upload(self, target: str, data: bytes, window: int = DEFAULT_WINDOW, ack_timeout_s: float = 1.0,
                max_tries: int = 24, payload: int | None = None) -> UploadStats:
@@ -69,37 +71,39 @@ class UploadMixin:
             raise UsageError(f"nothing to upload to {target}")
         if window < 1:
             raise UsageError(f"window must be at least 1, got {window}")
-        crc = crc32(data)
-        t0 = time.perf_counter()
-        out0 = self.link.bytes_out
-        cmd = f"eb-upload {target} {len(data)} {crc:08x}"
-        # Framed: a damaged request is not run and is resent; a resent one ends the upload its
-        # first copy may have started (a framed command line ends a pending upload).
-        self._upload_unclean = True
-        reply = self.request(cmd)
-        text = reply.bracket("m-eb-upload-ready-")
-        if text is None or not text.isdigit() or not 1 <= int(text) <= 0xFFFF:
-            self._upload_unclean = False
-            raise AgentError(f"{self.description} answered {cmd!r} with {reply.lines[:2]}, "
-                             "expected m-eb-upload-ready-[<payload max>]")
-        pmax = int(text)
-        sid = self.last_seq
-        self._upload_unclean = sid
-        size = min(pmax, payload or START_PAYLOAD)
-        stats = UploadStats(target, len(data), f"{crc:08x}", 0, pmax, window)
-        final = self._send_frames(sid, data, size, stats, window, ack_timeout_s, max_tries)
-        if final.lower() != f"{crc:08x}":
-            raise TransportError(f"upload of {len(data)} bytes to {target} on {self.description}: the device "
-                                 f"reports CRC-32 {final.lower()}, the host sent {crc:08x}", hint="retry the upload")
-        stats.elapsed_s = time.perf_counter() - t0
-        stats.wire_bytes = self.link.bytes_out - out0
-        return stats
+        with self.call():          # the request, every frame's resends and the cleanup draw from one budget
+            crc = crc32(data)
+            t0 = time.perf_counter()
+            out0 = self.link.bytes_out
+            cmd = f"eb-upload {target} {len(data)} {crc:08x}"
+            # Framed: a damaged request is not run and is resent; a resent one ends the upload its
+            # first copy may have started (a framed command line ends a pending upload).
+            self._upload_unclean = True
+            reply = self.request(cmd)
+            text = reply.bracket("m-eb-upload-ready-")
+            if text is None or not text.isdigit() or not 1 <= int(text) <= 0xFFFF:
+                self._upload_unclean = False
+                raise AgentError(f"{self.description} answered {cmd!r} with {reply.lines[:2]}, "
+                                 "expected m-eb-upload-ready-[<payload max>]")
+            pmax = int(text)
+            sid = self.last_seq
+            self._upload_unclean = sid
+            size = min(pmax, payload or START_PAYLOAD)
+            stats = UploadStats(target, len(data), f"{crc:08x}", 0, pmax, window)
+            final = self._send_frames(sid, data, size, stats, window, ack_timeout_s, max_tries)
+            if final.lower() != f"{crc:08x}":
+                raise TransportError(f"upload of {len(data)} bytes to {target} on {self.description}: the device "
+                                     f"reports CRC-32 {final.lower()}, the host sent {crc:08x}", hint="retry the upload")
+            stats.elapsed_s = time.perf_counter() - t0
+            stats.wire_bytes = self.link.bytes_out - out0
+            return stats
 
     def _send_frames(self, sid, data, size, stats, window, ack_timeout_s, max_tries) -> str:
         """Go-back-N: up to ``window`` frames in flight; acks are cumulative (the device
         re-acknowledges a duplicate); a NAK (one per missing frame) or ``ack_timeout_s``
         without progress resends from the oldest unacknowledged frame, in smaller frames
         when that frame was lost before."""
+        rec = self.recovery or Recovery()   # upload() opened the call
         pmax = size
         offs: list = []            # frame i covers data[offs[i]:offs[i] + lens[i]]
         lens: list = []
@@ -154,17 +158,19 @@ class UploadMixin:
                 stats.frames += 1
                 self.link.write(encode_frame(nxt, data[start:start + lens[nxt]], sid))
                 nxt += 1
-            if time.monotonic() - progress_at > RECOVERY_S:
+            if time.monotonic() - progress_at > RECOVERY_S or rec.spent():
                 self._abort(pmax, sid)
                 raise TransportError(
                     f"upload to {stats.target} on {self.description} failed: no frame acknowledged for "
-                    f"{RECOVERY_S:g} s at byte {offs[base] if base < len(offs) else len(data):,} of {len(data):,} "
+                    f"{time.monotonic() - progress_at:.2g} s or the call's {rec.budget_s:g} s recovery budget "
+                    f"spent, at byte {offs[base] if base < len(offs) else len(data):,} of {len(data):,} "
                     f"({stats.naks} NAKs, {stats.timeouts} timeouts, the device answering); nothing was loaded",
                     hint="the link loses or corrupts too many bytes: check the cable, lower the baud rate")
-            raw = self.link.read_line(min(waited_from + rto, progress_at + RECOVERY_S))
+            raw = self.link.read_line(min(waited_from + rto, progress_at + RECOVERY_S, rec.until or float("inf")))
             if raw is None and time.monotonic() < waited_from + rto:
                 continue                            # the recovery budget is up: checked above
             if raw is None:
+                rec.start()
                 stats.timeouts += 1
                 rto = min(rto * 2, rto_cap)      # back off, as TCP does, up to a few window times
                 if final is not None:               # the ok line came intact, its m-ready did not
@@ -214,6 +220,7 @@ class UploadMixin:
                 continue
             m = _NAK_RE.match(line)
             if m:
+                rec.start()
                 stats.naks += 1
                 if resent_at != base:
                     go_back(base)
@@ -270,7 +277,8 @@ class UploadMixin:
         a stray frame unanswered)."""
         try:
             self.link.write(b"\x00" * (min(payload_max, 0xFFFF) + FRAME_OVERHEAD) + abort_frame(sid))
-            if b"eb-upload-aborted" in self.link.drain(quiet_s=0.2, max_s=2.0):
+            left = self.recovery.left() if self.recovery is not None else 2.0
+            if b"eb-upload-aborted" in self.link.drain(quiet_s=0.2, max_s=min(2.0, max(0.3, left))):
                 self._upload_unclean = False
         except TransportError:
             pass
