@@ -46,6 +46,12 @@ class Recovery:
         """Seconds of recovery left (infinite before the first failure)."""
         return float("inf") if self.started is None else self.started + self.budget_s - time.monotonic()
 
+    def credit(self, seconds: float) -> None:
+        """Time of clean progress (an upload's frames acknowledged with no failure between them) is
+        work, not recovery: the deadline moves on by it."""
+        if self.started is not None and seconds > 0:
+            self.started += seconds
+
     def spent(self, margin_s: float = 0.05) -> bool:
         return self.left() <= margin_s
 

@@ -32,7 +32,8 @@ from edgebench.mcu.link import FIRST_TRY_FLOOR_S
 from edgebench.mcu.upload import UploadMixin
 
 EB_PROTO = 2
-RETRIES = 6                    # further tries of a request whose reply did not arrive intact
+RETRIES = 16                   # further tries of a request whose reply did not arrive intact (the call's
+                               # recovery budget bounds their time)
 END_WAIT_S = 0.25              # after a reply's last content line, how long its m-ready may take
 PROBE_S = 0.5                  # silence before the first reply line after which a lone '%' is sent
 ANSWER_S = 2.0                 # a request the device answers at once: the most its first line may take
@@ -59,6 +60,7 @@ class DutClient(UploadMixin, DialectClient):
         # probes (a lone '%') only once eb-info showed edgebench firmware: the MLPerf Tiny reference
         # firmware does not survive an empty command
         self.probing = False
+        self.payload_hint: int | None = None      # upload frames' payload: what the last upload ended with
 
     # -- framed requests ----------------------------------------------------------------
     def _next_seq(self) -> int:
@@ -152,6 +154,10 @@ class DutClient(UploadMixin, DialectClient):
             missing = [i for i in range(last) if i not in parts]
             if missing:
                 raise _Incomplete(f"reply line {missing[0]} lost")
+            if end and not parts.get(last - 1, "").startswith(end):
+                # an m-ready of a shorter answer (e-[eb-request-damaged] lost, its m-ready #.1 intact)
+                # must not end a reply stitched from the lines of earlier tries
+                raise _Incomplete("reply ended before its last content line")
             whole = Reply(text)
             for i in range(last):
                 self._classify(whole, parts[i])

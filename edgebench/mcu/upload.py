@@ -22,6 +22,8 @@ from edgebench.mcu.link import Recovery
 
 DEFAULT_WINDOW = 4
 START_PAYLOAD = 512            # first frames' payload; doubles after clean runs up to the device's limit
+MIN_PAYLOAD = 32               # frames are never halved below this
+FIRST_FRAME_TRIES = 3          # the first frame sent this often, never acknowledged: a new session, smaller frames
 RECOVERY_S = 2.5               # an upload with no frame acknowledged for this long fails (the link is too damaged);
                                # every wait also ends with the call's recovery budget (edgebench.mcu.link.Recovery)
 
@@ -30,6 +32,14 @@ _NAK_RE = re.compile(r"^e-\[eb-nak-(\d+)\]$")
 _ERR_RE = re.compile(r"^e-\[(.*)\]$")
 _READY_RE = re.compile(r"^m-eb-upload-ready-\[(\d+)\]$")
 _OK_RE = re.compile(r"^m-eb-upload-ok-\[([0-9a-fA-F]{1,8})\]$")
+
+
+class _Smaller(Exception):
+    """The first frame of an upload does not get through at its size: start again with ``size``."""
+
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.size = size
 
 
 @dataclass
@@ -72,31 +82,57 @@ class UploadMixin:
         if window < 1:
             raise UsageError(f"window must be at least 1, got {window}")
         with self.call():          # the request, every frame's resends and the cleanup draw from one budget
-            crc = crc32(data)
-            t0 = time.perf_counter()
-            out0 = self.link.bytes_out
-            cmd = f"eb-upload {target} {len(data)} {crc:08x}"
-            # Framed: a damaged request is not run and is resent; a resent one ends the upload its
-            # first copy may have started (a framed command line ends a pending upload).
-            self._upload_unclean = True
-            reply = self.request(cmd)
-            text = reply.bracket("m-eb-upload-ready-")
-            if text is None or not text.isdigit() or not 1 <= int(text) <= 0xFFFF:
-                self._upload_unclean = False
-                raise AgentError(f"{self.description} answered {cmd!r} with {reply.lines[:2]}, "
-                                 "expected m-eb-upload-ready-[<payload max>]")
-            pmax = int(text)
-            sid = self.last_seq
-            self._upload_unclean = sid
-            size = min(pmax, payload or START_PAYLOAD)
-            stats = UploadStats(target, len(data), f"{crc:08x}", 0, pmax, window)
-            final = self._send_frames(sid, data, size, stats, window, ack_timeout_s, max_tries)
-            if final.lower() != f"{crc:08x}":
-                raise TransportError(f"upload of {len(data)} bytes to {target} on {self.description}: the device "
-                                     f"reports CRC-32 {final.lower()}, the host sent {crc:08x}", hint="retry the upload")
-            stats.elapsed_s = time.perf_counter() - t0
-            stats.wire_bytes = self.link.bytes_out - out0
-            return stats
+            while True:
+                try:
+                    return self._upload_once(target, data, window, ack_timeout_s, max_tries, payload)
+                except _Smaller as exc:     # the first frame does not get through: smaller frames, a new session
+                    payload = exc.size
+                    self.stats.upload_restarts += 1
+
+    def _upload_once(self, target, data, window, ack_timeout_s, max_tries, payload) -> UploadStats:
+        crc = crc32(data)
+        t0 = time.perf_counter()
+        out0 = self.link.bytes_out
+        cmd = f"eb-upload {target} {len(data)} {crc:08x}"
+        # Framed: a damaged request is not run and is resent; a resent one ends the upload its
+        # first copy may have started (a framed command line ends a pending upload).
+        self._upload_unclean = True
+        reply = self.request(cmd)
+        text = reply.bracket("m-eb-upload-ready-")
+        if text is None or not text.isdigit() or not 1 <= int(text) <= 0xFFFF:
+            self._upload_unclean = False
+            raise AgentError(f"{self.description} answered {cmd!r} with {reply.lines[:2]}, "
+                             "expected m-eb-upload-ready-[<payload max>]")
+        pmax = int(text)
+        sid = self.last_seq
+        self._upload_unclean = sid
+        size = min(pmax, payload or self.start_payload())
+        stats = UploadStats(target, len(data), f"{crc:08x}", 0, pmax, window)
+        final = self._send_frames(sid, data, size, stats, window, ack_timeout_s, max_tries)
+        if final.lower() != f"{crc:08x}":
+            raise TransportError(f"upload of {len(data)} bytes to {target} on {self.description}: the device "
+                                 f"reports CRC-32 {final.lower()}, the host sent {crc:08x}", hint="retry the upload")
+        stats.elapsed_s = time.perf_counter() - t0
+        stats.wire_bytes = self.link.bytes_out - out0
+        return stats
+
+    def start_payload(self) -> int:
+        """The first frames' payload: what the last upload ended with on this link (halved on
+        losses, doubled after clean runs); before any upload, ``START_PAYLOAD``, or less when the
+        link already damaged lines: about half the bytes expected between two damaged ones
+        (a frame that rarely arrives whole keeps its size until acknowledged)."""
+        hint = getattr(self, "payload_hint", None)
+        if hint:
+            return int(hint)
+        damage = self.stats.discarded_lines + self.stats.retries
+        moved = self.link.bytes_in + self.link.bytes_out
+        if not damage or not moved:
+            return START_PAYLOAD
+        target = 0.5 * moved / damage - FRAME_OVERHEAD
+        size = MIN_PAYLOAD
+        while size * 2 <= min(target, START_PAYLOAD):
+            size *= 2
+        return size
 
     def _send_frames(self, sid, data, size, stats, window, ack_timeout_s, max_tries) -> str:
         """Go-back-N: up to ``window`` frames in flight; acks are cumulative (the device
@@ -104,7 +140,8 @@ class UploadMixin:
         without progress resends from the oldest unacknowledged frame, in smaller frames
         when that frame was lost before."""
         rec = self.recovery or Recovery()   # upload() opened the call
-        pmax = size
+        pmax = size                # the timeouts' scale: the first frames' size
+        dev_max = stats.payload_max  # frames grow after clean runs up to the device's limit
         offs: list = []            # frame i covers data[offs[i]:offs[i] + lens[i]]
         lens: list = []
         base = nxt = 0
@@ -115,6 +152,7 @@ class UploadMixin:
         srtt = rttvar = None       # smoothed round trip per byte in flight (a UART's RTT grows with it)
         rto = ack_timeout_s        # smoothed RTT + 4 deviations (RFC 6298) for the bytes now in flight
         final_wait = False
+        troubled = False           # a timeout or NAK since the last acknowledged frame
         final: str | None = None
         waited_from = progress_at = time.monotonic()
         # the back-off's ceiling: twice the transmit time of a full window at the baud rate, at least
@@ -131,8 +169,15 @@ class UploadMixin:
             # lost, and frame k must mean the same bytes every time); only new frames get smaller.
             nonlocal nxt, size, clean
             nxt, clean = to, 0
-            if to < len(offs) and tries.get(offs[to], 0) >= 2 and size > 32:
-                size = max(32, size // 2)
+            if to < len(offs) and tries.get(offs[to], 0) >= 2 and size > MIN_PAYLOAD:
+                size = max(MIN_PAYLOAD, size // 2)
+            self.payload_hint = size
+            if base == 0 and to == 0 and lens and tries.get(0, 0) >= FIRST_FRAME_TRIES and lens[0] >= 4 * MIN_PAYLOAD:
+                # nothing acknowledged and the first frame keeps its size while it is in flight: a new
+                # upload session (nothing of this one can fit its frames) with frames a quarter the size
+                self._abort(dev_max, sid)
+                self.payload_hint = max(MIN_PAYLOAD, lens[0] // 4)
+                raise _Smaller(self.payload_hint)
 
         while True:
             while nxt < base + window:
@@ -144,7 +189,7 @@ class UploadMixin:
                     lens.append(min(size, len(data) - start))
                 tries[start] = tries.get(start, 0) + 1
                 if tries[start] > max_tries:
-                    self._abort(pmax, sid)
+                    self._abort(dev_max, sid)
                     raise TransportError(
                         f"upload to {stats.target} on {self.description} failed: the frame at byte {start:,} of "
                         f"{len(data):,} was not acknowledged after {max_tries} tries ({stats.naks} NAKs, "
@@ -159,7 +204,7 @@ class UploadMixin:
                 self.link.write(encode_frame(nxt, data[start:start + lens[nxt]], sid))
                 nxt += 1
             if time.monotonic() - progress_at > RECOVERY_S or rec.spent():
-                self._abort(pmax, sid)
+                self._abort(dev_max, sid)
                 raise TransportError(
                     f"upload to {stats.target} on {self.description} failed: no frame acknowledged for "
                     f"{time.monotonic() - progress_at:.2g} s or the call's {rec.budget_s:g} s recovery budget "
@@ -171,6 +216,7 @@ class UploadMixin:
                 continue                            # the recovery budget is up: checked above
             if raw is None:
                 rec.start()
+                troubled = True
                 stats.timeouts += 1
                 rto = min(rto * 2, rto_cap)      # back off, as TCP does, up to a few window times
                 if final is not None:               # the ok line came intact, its m-ready did not
@@ -213,14 +259,19 @@ class UploadMixin:
                         window_bytes = max(ahead, size + FRAME_OVERHEAD)
                         rto = min(max((srtt + 4 * rttvar) * window_bytes * 1.5 + 0.02, 0.05), rto_cap)
                     base = s + 1
+                    if not troubled:                # clean progress is work, not recovery
+                        rec.credit(now - progress_at)
+                    troubled = False
                     waited_from = progress_at = now
                     clean += 1
-                    if clean >= 8 and size < pmax:
-                        size, clean = min(pmax, size * 2), 0
+                    if clean >= 8 and size < dev_max:
+                        size, clean = min(dev_max, size * 2), 0
+                        self.payload_hint = size
                 continue
             m = _NAK_RE.match(line)
             if m:
                 rec.start()
+                troubled = True
                 stats.naks += 1
                 if resent_at != base:
                     go_back(base)
@@ -229,7 +280,7 @@ class UploadMixin:
                     # The device NAKs every damaged frame at once (PROTOCOL.md): after the go-back, a
                     # NAK for the same frame is its resend damaged again (or an old frame still in
                     # flight): send that one frame again now, not the window, and not after a timeout.
-                    self._resend_one(sid, data, offs[base], lens[base], base, tries, max_tries, stats, pmax)
+                    self._resend_one(sid, data, offs[base], lens[base], base, tries, max_tries, stats, dev_max)
                 waited_from = time.monotonic()
                 continue
             ok = _OK_RE.match(line)
