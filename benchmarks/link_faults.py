@@ -365,7 +365,8 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int) -> di
                 restore()
             if (i + 1) % 100 == 0:
                 print(f"  {kind} {rate:g}: {i + 1} calls, {row['failed_loudly']} failed, {row['silently_wrong']} "
-                      f"wrong, max extra {row['max_extra_s']:.2f} s", file=sys.stderr, flush=True)
+                      f"wrong, max extra {row['max_extra_s']:.2f} s, p99 {np.percentile(extras, 99):.2f} s",
+                      file=sys.stderr, flush=True)
         row["elapsed_s"] = round(time.monotonic() - t_all, 1)
         row["p99_extra_s"] = round(float(np.percentile(extras, 99)), 3) if extras else None
         row["failed_fraction"] = round(row["failed_loudly"] / max(row["calls"], 1), 4)

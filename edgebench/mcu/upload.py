@@ -22,6 +22,9 @@ from edgebench.mcu.link import Recovery
 
 DEFAULT_WINDOW = 4
 START_PAYLOAD = 512            # first frames' payload; doubles after clean runs up to the device's limit
+FILLER = b"\x00" * 8           # after each burst of frames: the device skips zeros between frames and in
+                               # command mode (whitespace); a frame that lost a byte is completed, fails its CRC
+                               # and is NAKed within one round trip instead of after a timeout
 MIN_PAYLOAD = 32               # frames are never halved below this
 FIRST_FRAME_TRIES = 3          # the first frame sent this often, never acknowledged: a new session, smaller frames
 RECOVERY_S = 2.5               # an upload with no frame acknowledged for this long fails (the link is too damaged);
@@ -172,7 +175,8 @@ class UploadMixin:
             if to < len(offs) and tries.get(offs[to], 0) >= 2 and size > MIN_PAYLOAD:
                 size = max(MIN_PAYLOAD, size // 2)
             self.payload_hint = size
-            if base == 0 and to == 0 and lens and tries.get(0, 0) >= FIRST_FRAME_TRIES and lens[0] >= 4 * MIN_PAYLOAD:
+            if base == 0 and to == 0 and lens and tries.get(0, 0) >= FIRST_FRAME_TRIES and lens[0] >= 4 * MIN_PAYLOAD \
+                    and stats.naks:      # the device answers: its frames arrive damaged, smaller ones get through
                 # nothing acknowledged and the first frame keeps its size while it is in flight: a new
                 # upload session (nothing of this one can fit its frames) with frames a quarter the size
                 self._abort(dev_max, sid)
@@ -180,6 +184,7 @@ class UploadMixin:
                 raise _Smaller(self.payload_hint)
 
         while True:
+            burst = nxt
             while nxt < base + window:
                 start = offs[nxt - 1] + lens[nxt - 1] if nxt else 0
                 if start >= len(data):
@@ -203,6 +208,8 @@ class UploadMixin:
                 stats.frames += 1
                 self.link.write(encode_frame(nxt, data[start:start + lens[nxt]], sid))
                 nxt += 1
+            if nxt > burst:
+                self.link.write(FILLER)     # completes a last frame that lost a byte: its NAK comes at once
             if time.monotonic() - progress_at > RECOVERY_S or rec.spent():
                 self._abort(dev_max, sid)
                 raise TransportError(
@@ -232,7 +239,14 @@ class UploadMixin:
                 continue
             got = parse_reply_line(raw)
             if got.damaged or not got.framed:
-                self.stats.discarded_lines += 1      # damaged on the way back: the timeout recovers it
+                self.stats.discarded_lines += 1
+                if got.damaged and base < nxt and final is None:
+                    # an ack or NAK damaged on the way back: the oldest frame again now (a duplicate is
+                    # acknowledged again, acks are cumulative), not after a timeout
+                    troubled = True
+                    rec.start()
+                    self._resend_one(sid, data, offs[base], lens[base], base, tries, max_tries, stats, dev_max)
+                    waited_from = time.monotonic()
                 continue
             if got.seq != sid:
                 self.stats.stale_lines += 1          # another request's or session's line
@@ -315,7 +329,7 @@ class UploadMixin:
                 hint="the link loses or corrupts too many bytes: check the cable, lower the baud rate")
         stats.retransmits += 1
         stats.frames += 1
-        self.link.write(encode_frame(index, data[start:start + length], sid))
+        self.link.write(encode_frame(index, data[start:start + length], sid) + FILLER)
 
     def _unknown_outcome(self, stats: UploadStats, why: str) -> TransportError:
         self._upload_unclean = False     # the device is back in command mode
