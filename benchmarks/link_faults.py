@@ -249,7 +249,7 @@ CYCLE = ("session start", "input upload", "eb-infer 4", "eb-output", "input uplo
 KINDS = {"lost": "drop", "flipped": "corrupt", "inserted": "insert"}
 
 
-def random_faults(url: str, kind: str, rate: float, calls: int, seed: int) -> dict:
+def random_faults(url: str, kind: str, rate: float, calls: int, seed: int, stop_at: float | None = None) -> dict:
     """``calls`` edgebench calls (the :data:`CYCLE`: a new session, uploads of an input and of the model,
     eb-infer, eb-output) through a link that loses, flips or inserts bytes (``kind``) at ``rate`` per
     byte in both directions. Each call's time is compared with the median of its kind on the clean
@@ -338,6 +338,9 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int) -> di
         t_all = time.monotonic()
         extras: list = []
         for i in range(calls):
+            if stop_at is not None and time.monotonic() > stop_at:
+                row["stopped_early"] = f"--max-seconds reached after {i} calls"
+                break
             name = CYCLE[i % len(CYCLE)]
             t0 = time.monotonic()
             try:
@@ -386,6 +389,7 @@ def main() -> int:
                     help="calls per kind (lost, flipped, inserted bytes) and rate of the random-fault runs; 0: none")
     ap.add_argument("--kinds", default="lost,flipped,inserted")
     ap.add_argument("--window-n", type=int, default=200, help="inferences per plain-dialect window (infer N 0)")
+    ap.add_argument("--max-seconds", type=float, help="stop the random-fault calls after this long (fewer calls, said so)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args()
 
@@ -394,6 +398,7 @@ def main() -> int:
     from edgebench.boards.registry import get_profile
     from edgebench.mcu.firmware import FirmwareSession, build_firmware
 
+    stop_at = time.monotonic() + args.max_seconds if args.max_seconds else None
     image = build_firmware("posix")
     report = {"what": "measured on posix-sim (the firmware core on the host CPU, pseudo-terminal link)",
               "lost_byte": None, "random_faults": [], "plain_dialect": []}
@@ -403,7 +408,8 @@ def main() -> int:
             report["lost_byte"] = lost_bytes(session.url, args.positions, seed=1)
         for rate in [float(r) for r in args.rates.split(",") if r] if args.fault_calls else []:
             for kind in [k for k in args.kinds.split(",") if k]:
-                row = random_faults(session.url, kind, rate, args.fault_calls, seed=int(rate * 1e5) + len(kind))
+                row = random_faults(session.url, kind, rate, args.fault_calls, seed=int(rate * 1e5) + len(kind),
+                                    stop_at=stop_at)
                 report["random_faults"].append(row)
                 print(f"random faults, {kind} bytes at {rate:g}/byte both ways: {row['calls']} calls "
                       f"({row['elapsed_s']} s), {row['correct']} correct, {row['failed_loudly']} failed loudly, "
