@@ -115,6 +115,11 @@ class DutClient(UploadMixin, DialectClient):
                         break
                     self.stats.retry(why)
                     time.sleep(min(0.02 * 2 ** attempt, 0.25, max(0.0, rec.left() - 0.05)))
+                    if self._upload_unclean is True:
+                        # an eb-upload whose earlier try may have started an upload: a device in upload
+                        # mode drops a damaged command line unanswered, so end that upload first (the
+                        # abort frame of session 0; in command mode a stray frame, skipped)
+                        self.link.write(abort_frame(0))
                 else:
                     self.stats.requests += 1
                 until = None if rec.until is None else \
@@ -123,7 +128,8 @@ class DutClient(UploadMixin, DialectClient):
                 got_before = self.link.bytes_in
                 self.link.write(encode_request(text, seq))
                 try:
-                    reply = self._read_framed(text, seq, silence, end, probe_s, gap_s, until, parts)
+                    reply = self._read_framed(text, seq, silence, end, probe_s, gap_s, until, parts,
+                                              at_once=timeout_s is None)
                 except _Incomplete as exc:
                     why, silent = str(exc), 0
                     continue
@@ -147,7 +153,8 @@ class DutClient(UploadMixin, DialectClient):
                                                        "baud rate")
 
     def _read_framed(self, text: str, seq: int, silence: float, end: tuple, probe_s: float | None,
-                     gap_s: float | None, until: float | None = None, parts: dict | None = None) -> Reply:
+                     gap_s: float | None, until: float | None = None, parts: dict | None = None,
+                     at_once: bool = False) -> Reply:
         reply = Reply(text)
 
         def stitched(last: int) -> Reply:
@@ -187,6 +194,8 @@ class DutClient(UploadMixin, DialectClient):
                     self.stats.probes += 1
                     self.link.write(b"%")
                     sent = time.monotonic()       # the request may run only now: its whole time again
+                    if at_once:                   # ... which for a request answered at once is the probe's
+                        silence = min(silence, probe_s)
                     continue
                 raise self._silence(text, reply, time.monotonic() - (sent if first is None else last))
             got = parse_reply_line(raw)
