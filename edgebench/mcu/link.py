@@ -18,7 +18,7 @@ from edgebench.errors import AgentError, TransportError, UsageError
 
 _POLL_S = 0.02
 _MAX_LINE = 64 * 1024
-CALL_RECOVERY_S = 3.5          # what one call (all its steps, tries and cleanups) may spend recovering in all
+CALL_RECOVERY_S = 3.0          # what one call (all its steps, tries and cleanups) may spend recovering in all
 FIRST_TRY_FLOOR_S = 0.3        # once a call's budget is spent, a new step's first try still gets this long
 
 
@@ -45,12 +45,6 @@ class Recovery:
     def left(self) -> float:
         """Seconds of recovery left (infinite before the first failure)."""
         return float("inf") if self.started is None else self.started + self.budget_s - time.monotonic()
-
-    def credit(self, seconds: float) -> None:
-        """Time of clean progress (an upload's frames acknowledged with no failure between them) is
-        work, not recovery: the deadline moves on by it."""
-        if self.started is not None and seconds > 0:
-            self.started += seconds
 
     def spent(self, margin_s: float = 0.05) -> bool:
         return self.left() <= margin_s

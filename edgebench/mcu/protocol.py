@@ -241,6 +241,8 @@ class DutClient(UploadMixin, DialectClient):
     def _alive(self, probes: int = 2, wait_s: float = 0.5) -> bool:
         """A damaged link or a dead board? Up to ``probes`` probes (a lone ``%``, on edgebench firmware;
         the dialect's ``name%`` otherwise), ``wait_s`` each: any byte back means the board runs."""
+        if self.recovery is not None and self.recovery.left() < 2 * wait_s:
+            probes = 1                 # the call's budget is (nearly) spent: one probe tells a dead board
         for _ in range(probes):
             got = self.link.bytes_in
             self.stats.probes += 1

@@ -155,7 +155,6 @@ class UploadMixin:
         srtt = rttvar = None       # smoothed round trip per byte in flight (a UART's RTT grows with it)
         rto = ack_timeout_s        # smoothed RTT + 4 deviations (RFC 6298) for the bytes now in flight
         final_wait = False
-        troubled = False           # a timeout or NAK since the last acknowledged frame
         final: str | None = None
         waited_from = progress_at = time.monotonic()
         # the back-off's ceiling: twice the transmit time of a full window at the baud rate, at least
@@ -223,7 +222,6 @@ class UploadMixin:
                 continue                            # the recovery budget is up: checked above
             if raw is None:
                 rec.start()
-                troubled = True
                 stats.timeouts += 1
                 rto = min(rto * 2, rto_cap)      # back off, as TCP does, up to a few window times
                 if final is not None:               # the ok line came intact, its m-ready did not
@@ -243,7 +241,6 @@ class UploadMixin:
                 if got.damaged and base < nxt and final is None:
                     # an ack or NAK damaged on the way back: the oldest frame again now (a duplicate is
                     # acknowledged again, acks are cumulative), not after a timeout
-                    troubled = True
                     rec.start()
                     self._resend_one(sid, data, offs[base], lens[base], base, tries, max_tries, stats, dev_max)
                     waited_from = time.monotonic()
@@ -273,9 +270,6 @@ class UploadMixin:
                         window_bytes = max(ahead, size + FRAME_OVERHEAD)
                         rto = min(max((srtt + 4 * rttvar) * window_bytes * 1.5 + 0.02, 0.05), rto_cap)
                     base = s + 1
-                    if not troubled:                # clean progress is work, not recovery
-                        rec.credit(now - progress_at)
-                    troubled = False
                     waited_from = progress_at = now
                     clean += 1
                     if clean >= 8 and size < dev_max:
@@ -285,7 +279,6 @@ class UploadMixin:
             m = _NAK_RE.match(line)
             if m:
                 rec.start()
-                troubled = True
                 stats.naks += 1
                 if resent_at != base:
                     go_back(base)
