@@ -69,7 +69,7 @@ class DutClient(UploadMixin, DialectClient):
 
     def request(self, text: str, timeout_s: float | None = None, end: tuple = (), retries: int = RETRIES,
                 ok_errors: bool = False, probe_s: float | None = PROBE_S, gap_s: float | None = None,
-                stitch: bool = False) -> Reply:
+                stitch: bool = False, work_s: float = 0.0) -> Reply:
         """Send ``text`` framed and return its intact reply (lines without frame suffixes).
 
         Silence is bounded by what the request needs, not by one long timeout:
@@ -92,6 +92,9 @@ class DutClient(UploadMixin, DialectClient):
           pace of its first;
         * ``end``: prefixes of the reply's last content line; once it is in (with every line
           before it), a lost ``m-ready`` costs at most ``END_WAIT_S``;
+        * ``work_s``: the time the device needs before it answers (``eb-infer``'s inferences): once
+          the call's recovery budget runs (after a failed try or a probe), a try may wait that
+          long past it; a generous ``timeout_s`` alone (``eb-model``) never extends it;
         * ``stitch``: the reply is the same on every try (``eb-info``): intact lines are kept by
           their index across tries, so a long reply completes on a link that rarely carries all
           of it intact at once.
@@ -111,7 +114,7 @@ class DutClient(UploadMixin, DialectClient):
             for attempt in range(retries + 1):
                 if attempt:
                     rec.start()
-                    if rec.left() + (timeout_s or 0.0) <= 0.05:   # a request with work first gets that again
+                    if rec.left() + work_s <= 0.05:   # a request with work first gets that again
                         break
                     self.stats.retry(why)
                     time.sleep(min(0.02 * 2 ** attempt, 0.25, max(0.0, rec.left() - 0.05)))
@@ -123,13 +126,13 @@ class DutClient(UploadMixin, DialectClient):
                 else:
                     self.stats.requests += 1
                 until = None if rec.until is None else \
-                    max(rec.until + (timeout_s or 0.0), time.monotonic() + FIRST_TRY_FLOOR_S)
+                    max(rec.until + work_s, time.monotonic() + FIRST_TRY_FLOOR_S)
                 seq = self.last_seq = self._next_seq()
                 got_before = self.link.bytes_in
                 self.link.write(encode_request(text, seq))
                 try:
                     reply = self._read_framed(text, seq, silence, end, probe_s, gap_s, until, parts,
-                                              at_once=timeout_s is None)
+                                              at_once=timeout_s is None, work_s=work_s)
                 except _Incomplete as exc:
                     why, silent = str(exc), 0
                     continue
@@ -154,7 +157,7 @@ class DutClient(UploadMixin, DialectClient):
 
     def _read_framed(self, text: str, seq: int, silence: float, end: tuple, probe_s: float | None,
                      gap_s: float | None, until: float | None = None, parts: dict | None = None,
-                     at_once: bool = False) -> Reply:
+                     at_once: bool = False, work_s: float = 0.0) -> Reply:
         reply = Reply(text)
 
         def stitched(last: int) -> Reply:
@@ -196,6 +199,10 @@ class DutClient(UploadMixin, DialectClient):
                     sent = time.monotonic()       # the request may run only now: its whole time again
                     if at_once:                   # ... which for a request answered at once is the probe's
                         silence = min(silence, probe_s)
+                    if self.recovery is not None:  # a probe is recovery: the call's budget and the work left
+                        self.recovery.start()
+                        bound = max(self.recovery.until + work_s, sent + FIRST_TRY_FLOOR_S)
+                        until = bound if until is None else min(until, bound)
                     continue
                 raise self._silence(text, reply, time.monotonic() - (sent if first is None else last))
             got = parse_reply_line(raw)
@@ -376,7 +383,7 @@ class DutClient(UploadMixin, DialectClient):
         if per_inference_s is not None:
             first_s, gap_s = infer_waits(n, warmup, layers, per_inference_s, self.baud)
             timeout_s = first_s if timeout_s is None else timeout_s
-        reply = self.request(cmd, timeout_s=timeout_s, end=("m-eb-infer-done",), gap_s=gap_s)
+        reply = self.request(cmd, timeout_s=timeout_s, end=("m-eb-infer-done",), gap_s=gap_s, work_s=timeout_s or 0.0)
         ticks: list = []
         per_layer: list = []
         done = False
