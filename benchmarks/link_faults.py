@@ -21,7 +21,9 @@ Runs the real posix firmware (posix-sim) behind the serial proxy of tests/test_f
    bytes) and rate, both directions: a cycle of a new session, input uploads, a model upload with
    ``eb-model``, ``eb-infer 4`` and ``eb-output``; each call's extra time over the median of its kind
    on the clean link, and every accepted answer checked against what the device sent
-   (:func:`random_faults`). Goal: no call over 5 s extra, 0 silently wrong.
+   (:func:`random_faults`). Goal: no call over 5 s extra, 0 silently wrong. Each call, however many
+   steps it has, gets one recovery budget (:class:`edgebench.mcu.link.Recovery`). Printed at the end:
+   calls, silently wrong, failed with a clear error (and their fraction), longest and p99 extra wait.
 
 Usage:  python benchmarks/link_faults.py [--positions 40] [--calls 1000] [--fault-calls 1000]
         [--kinds lost,flipped,inserted] [--rates 1e-3,1e-2] [--json FILE]
@@ -247,7 +249,7 @@ CYCLE = ("session start", "input upload", "eb-infer 4", "eb-output", "input uplo
 KINDS = {"lost": "drop", "flipped": "corrupt", "inserted": "insert"}
 
 
-def random_faults(url: str, kind: str, rate: float, calls: int, seed: int) -> dict:
+def random_faults(url: str, kind: str, rate: float, calls: int, seed: int, stop_at: float | None = None) -> dict:
     """``calls`` edgebench calls (the :data:`CYCLE`: a new session, uploads of an input and of the model,
     eb-infer, eb-output) through a link that loses, flips or inserts bytes (``kind``) at ``rate`` per
     byte in both directions. Each call's time is compared with the median of its kind on the clean
@@ -334,7 +336,11 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int) -> di
         base = {k: statistics.median(v) for k, v in clean.items()}
         proxy.enabled = True
         t_all = time.monotonic()
+        extras: list = []
         for i in range(calls):
+            if stop_at is not None and time.monotonic() > stop_at:
+                row["stopped_early"] = f"--max-seconds reached after {i} calls"
+                break
             name = CYCLE[i % len(CYCLE)]
             t0 = time.monotonic()
             try:
@@ -350,6 +356,7 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int) -> di
                 row["errors"][key] = row["errors"].get(key, 0) + 1
                 failed = True
             extra = time.monotonic() - t0 - base[name]
+            extras.append(extra)
             by = row["by_call"].setdefault(name, {"calls": 0, "max_extra_s": 0.0})
             by["calls"] += 1
             by["max_extra_s"] = round(max(by["max_extra_s"], extra), 3)
@@ -361,8 +368,11 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int) -> di
                 restore()
             if (i + 1) % 100 == 0:
                 print(f"  {kind} {rate:g}: {i + 1} calls, {row['failed_loudly']} failed, {row['silently_wrong']} "
-                      f"wrong, max extra {row['max_extra_s']:.2f} s", file=sys.stderr, flush=True)
+                      f"wrong, max extra {row['max_extra_s']:.2f} s, p99 {np.percentile(extras, 99):.2f} s",
+                      file=sys.stderr, flush=True)
         row["elapsed_s"] = round(time.monotonic() - t_all, 1)
+        row["p99_extra_s"] = round(float(np.percentile(extras, 99)), 3) if extras else None
+        row["failed_fraction"] = round(row["failed_loudly"] / max(row["calls"], 1), 4)
         row["clean_s"] = {k: round(v, 4) for k, v in base.items()}
         row["link"] = state["client"].dut.stats.to_dict()
         state["client"].dut.close()
@@ -379,6 +389,7 @@ def main() -> int:
                     help="calls per kind (lost, flipped, inserted bytes) and rate of the random-fault runs; 0: none")
     ap.add_argument("--kinds", default="lost,flipped,inserted")
     ap.add_argument("--window-n", type=int, default=200, help="inferences per plain-dialect window (infer N 0)")
+    ap.add_argument("--max-seconds", type=float, help="stop the random-fault calls after this long (fewer calls, said so)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args()
 
@@ -387,6 +398,7 @@ def main() -> int:
     from edgebench.boards.registry import get_profile
     from edgebench.mcu.firmware import FirmwareSession, build_firmware
 
+    stop_at = time.monotonic() + args.max_seconds if args.max_seconds else None
     image = build_firmware("posix")
     report = {"what": "measured on posix-sim (the firmware core on the host CPU, pseudo-terminal link)",
               "lost_byte": None, "random_faults": [], "plain_dialect": []}
@@ -396,7 +408,8 @@ def main() -> int:
             report["lost_byte"] = lost_bytes(session.url, args.positions, seed=1)
         for rate in [float(r) for r in args.rates.split(",") if r] if args.fault_calls else []:
             for kind in [k for k in args.kinds.split(",") if k]:
-                row = random_faults(session.url, kind, rate, args.fault_calls, seed=int(rate * 1e5) + len(kind))
+                row = random_faults(session.url, kind, rate, args.fault_calls, seed=int(rate * 1e5) + len(kind),
+                                    stop_at=stop_at)
                 report["random_faults"].append(row)
                 print(f"random faults, {kind} bytes at {rate:g}/byte both ways: {row['calls']} calls "
                       f"({row['elapsed_s']} s), {row['correct']} correct, {row['failed_loudly']} failed loudly, "
@@ -415,6 +428,13 @@ def main() -> int:
                       f"worst {row['worst_error_s'] * 1e3:.3g} ms, {row['worst_rel_error']:.2%}), "
                       f"{row['failed_loudly']} failed loudly, {row['link']['retries']} windows measured again "
                       f"({row['elapsed_s']} s)", flush=True)
+    if report["random_faults"]:
+        print("\n| fault | calls | silently wrong | failed with a clear error | longest extra wait | p99 extra wait |")
+        print("|---|---|---|---|---|---|")
+        for r in report["random_faults"]:
+            print(f"| {r['kind']}, {r['rate_per_byte']:g} | {r['calls']:,} | {r['silently_wrong']} | "
+                  f"{r['failed_loudly']} ({r['failed_fraction']:.1%}) | {r['max_extra_s']:.2f} s | "
+                  f"{r['p99_extra_s']:.2f} s |")
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, default=str))
     over = sum(r["over_goal"] + r["wrong"] for k, r in (report["lost_byte"] or {}).items() if k != "link")

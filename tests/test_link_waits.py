@@ -258,5 +258,83 @@ def test_a_damaged_link_that_answers_probes_fails_as_a_link_error():
     dut = _dut(device)
     with pytest.raises(TransportError) as err:
         dut.output()
+    from edgebench.mcu.protocol import RETRIES
+
     assert "the link damages its bytes" in err.value.message
-    assert len(device.commands) <= 8
+    assert len(device.commands) <= RETRIES + 1
+
+
+def test_one_call_has_one_recovery_budget_however_many_steps():
+    """Two requests in one call (a composite call: a session start, a bench step): the first spends the
+    call's recovery budget on retries, so the second gets its first try and no retry, instead of a
+    budget of its own (which made a call of k steps wait k budgets)."""
+    from edgebench.errors import TransportError
+
+    device = LineDevice([[None, None] for _ in range(40)])      # every reply lost; probes are answered
+    dut = _dut(device)
+    with dut.call(budget_s=0.6) as rec:
+        with pytest.raises(TransportError) as first:
+            dut.output()
+        assert "recovery budget" in first.value.message and rec.spent()
+        before = len(device.commands)
+        with pytest.raises(TransportError):
+            dut.temp_mc()
+    sent = [c for c in device.commands[before:] if c]           # the probes are empty commands
+    assert len(sent) == 1 and sent[0].startswith(b"eb-temp #")
+    assert dut.recovery is None                                 # the call ended with its block
+
+
+def test_a_request_outside_a_call_is_its_own_call():
+    """Without an enclosing call each request gets a budget of its own: a second request retries again."""
+    from edgebench.errors import TransportError
+
+    device = LineDevice([[None, None] for _ in range(40)])
+    dut = _dut(device)
+    for request in (dut.output, dut.temp_mc):
+        before = len(device.commands)
+        with pytest.raises(TransportError):
+            request()
+        assert len([c for c in device.commands[before:] if c]) >= 2
+
+
+def test_recovery_bounds_waits_only_once_started():
+    from edgebench.mcu.link import Recovery
+
+    rec = Recovery(budget_s=10.0)
+    assert rec.until is None and rec.left() == float("inf") and rec.bound(123.0) == 123.0
+    until = rec.start()
+    assert rec.start() == until == rec.until                 # the first failure starts the clock, once
+    assert rec.bound(until + 50) == until and rec.bound(until - 5) == until - 5
+    spent = Recovery(budget_s=0.0)
+    spent.start()
+    assert spent.spent() and spent.bound(time.monotonic() + 60, floor_s=1.0) <= time.monotonic() + 1.0
+
+
+def test_upload_frames_start_from_what_the_link_showed():
+    """The first frames' payload: the last upload's size on this link; before any upload, the default on
+    an undamaged link and about half the bytes between two damaged lines on a damaged one."""
+    from types import SimpleNamespace
+
+    from edgebench.mcu.link import LinkStats
+    from edgebench.mcu.upload import MIN_PAYLOAD, START_PAYLOAD, UploadMixin
+
+    client = UploadMixin()
+    client.stats, client.link = LinkStats(), SimpleNamespace(bytes_in=50_000, bytes_out=50_000)
+    assert client.start_payload() == START_PAYLOAD                  # nothing damaged yet
+    client.stats.discarded_lines = 100                              # one damage in 1,000 bytes
+    assert client.start_payload() == 256
+    client.stats.discarded_lines = 1000                             # one in 100 (1e-2 per byte)
+    assert client.start_payload() == MIN_PAYLOAD
+    client.payload_hint = 128                                       # what the last upload ended with
+    assert client.start_payload() == 128
+
+
+def test_a_short_answer_whose_error_line_was_lost_does_not_end_a_stitched_reply():
+    """eb-info's first try keeps line 0 only; the second is answered e-[eb-request-damaged] whose error
+    line is lost and whose m-ready #.1 arrives: that m-ready must not end the reply as lines 0..0."""
+    first = [INFO[0]] + [None] * (len(INFO) - 1)
+    device = LineDevice([first, [None, "m-ready"], INFO])
+    dut = _dut(device)
+    info = dut.info()
+    assert info["proto"] == 2 and "engine" in info
+    assert dut.stats.retries == 2

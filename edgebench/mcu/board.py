@@ -40,7 +40,7 @@ MLPERF_NAME = "mlperf-tiny-reference"
 MAX_TICKS_PER_CALL = 32          # one m-eb-t line
 TARGET_CALL_S = 0.05             # device time aimed at per eb-infer call in run()
 UPLOAD_TRIES = 3                 # an upload whose outcome is unknown is started again, whole
-UPLOAD_RECOVERY_S = 1.0          # ... if its failure came within this of the first failure
+UPLOAD_RESTART_S = 0.5           # ... if at least this much of the call's recovery budget is left
 HOST_QUANTIZED = "inputs quantized on the host with the same rule as the reference (round half to even)"
 FIRST_CALL_WAIT_S = 60.0         # the first inference of a model, before anything says how long it takes
 
@@ -91,6 +91,10 @@ class McuClient:
     def hello(self) -> dict:
         if self._hello is not None:
             return self._hello
+        with self.dut.call():     # end_uploads, sync, resync and info: one recovery budget
+            return self._hello_call()
+
+    def _hello_call(self) -> dict:
         if not self.profile.mlperf_only:
             self.dut.end_uploads()        # whatever an earlier, killed session left the device in
         name = self.dut.sync()
@@ -198,6 +202,11 @@ class McuClient:
         runner's id when the model is recognisably an MLPerf Tiny one, else its name);
         ``input_encoding`` and ``results`` choose the MLPerf Tiny reference firmware's
         behaviours on the device (:mod:`edgebench.mcu.mlperf_ids`)."""
+        with self.dut.call():     # info, the upload (and its restarts) and eb-model: one recovery budget
+            return self._deploy(model, force, model_id, input_encoding, results)
+
+    def _deploy(self, model: ModelFile, force: bool, model_id: str | None, input_encoding: str,
+                results: str) -> DeployReport:
         from edgebench.mcu.blob import convert
         from edgebench.mcu.frames import crc32
 
@@ -253,20 +262,19 @@ class McuClient:
         outcome is unknown or that the link caused: the device holds nothing from a failed one."""
         from edgebench.mcu.upload import DEFAULT_WINDOW
 
-        failed_at = None
-        for attempt in range(UPLOAD_TRIES):
-            try:
-                return self.dut.upload(target, data, window=DEFAULT_WINDOW)
-            except TransportError as exc:
-                failed_at = failed_at or time.monotonic()
-                # started again only within the recovery budget of the first failure (a damaged link
-                # costs seconds, not tries x timeouts)
-                if exc.hint != "retry the upload" and "not acknowledged" not in exc.message \
-                        or attempt == UPLOAD_TRIES - 1 or time.monotonic() - failed_at > UPLOAD_RECOVERY_S:
-                    raise
-                self.dut.stats.upload_restarts += 1
-                self.dut.end_uploads()
-                self.dut.resync()
+        with self.dut.call() as rec:
+            for attempt in range(UPLOAD_TRIES):
+                try:
+                    return self.dut.upload(target, data, window=DEFAULT_WINDOW)
+                except TransportError as exc:
+                    # started again only within the call's recovery budget (a damaged link costs
+                    # seconds, not tries x timeouts)
+                    if exc.hint != "retry the upload" and "not acknowledged" not in exc.message \
+                            or attempt == UPLOAD_TRIES - 1 or rec.spent(UPLOAD_RESTART_S):
+                        raise
+                    self.dut.stats.upload_restarts += 1
+                    self.dut.end_uploads()
+                    self.dut.resync()
 
     def ensure_model(self, model: ModelFile) -> str:
         sha = self._model(model).sha256
@@ -387,9 +395,10 @@ class McuClient:
             per_call = MAX_TICKS_PER_CALL if self._tick_s is None else \
                 int(max(1, min(MAX_TICKS_PER_CALL, TARGET_CALL_S / max(self._tick_s, 1e-9))))
             k = min(count - len(ticks), per_call)
-            self._put_input(j)
-            t_host = time.monotonic_ns()
-            got = self._eb_infer(k)["ticks"]
+            with self.dut.call():     # a step (the input's upload, eb-infer): one recovery budget
+                self._put_input(j)
+                t_host = time.monotonic_ns()
+                got = self._eb_infer(k)["ticks"]
             ns = [t * 1_000_000_000 // hz for t in got]
             offset = t_host
             for d in ns:

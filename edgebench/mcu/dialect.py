@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from edgebench.errors import AgentError, ModelError, TransportError, UsageError
-from edgebench.mcu.link import Link, LinkStats
+from edgebench.mcu.link import CALL_RECOVERY_S, Link, LinkStats, Recovery
 
 DEFAULT_BAUD = 115200          # MLPerf Tiny performance mode
 ENERGY_BAUD = 9600             # MLPerf Tiny energy mode
@@ -196,6 +197,20 @@ class DialectClient:
         self.dut_name: str | None = None
         self._upload_unclean = False     # an upload ended without its final line: the device may still be in it
         self.frame_max = 1024            # frame payload limit to assume before the device announced one
+        self.recovery: Recovery | None = None   # the recovery budget of the call in progress
+
+    @contextmanager
+    def call(self, budget_s: float = CALL_RECOVERY_S):
+        """One call's recovery budget (:class:`~edgebench.mcu.link.Recovery`): every retry within
+        it, of every step, draws from it; a call within a call shares the outer one's."""
+        if self.recovery is not None:
+            yield self.recovery
+            return
+        self.recovery = Recovery(budget_s)
+        try:
+            yield self.recovery
+        finally:
+            self.recovery = None
 
     # -- the command cycle ----------------------------------------------------------------
     def send(self, text: str) -> None:
@@ -292,30 +307,35 @@ class DialectClient:
         until the one with ``m-name-dut-[...]`` (a start-up banner may come first; a
         half-typed command left on the line spoils one ``name``, which is then resent).
         Sends nothing else: a lone ``%`` is unsafe on the reference firmware."""
-        self.link.drain(quiet_s=0.05, max_s=1.0)
-        self.send("name")
-        sent, seen = 1, []
-        for _ in range(6):
-            try:
+        with self.call() as rec:
+            self.link.drain(quiet_s=0.05, max_s=min(1.0, max(0.1, rec.left())))
+            self.send("name")
+            sent, seen = 1, []
+            for _ in range(6):
                 # a lost '%' leaves name unterminated: silence past the answer time, then name% again
-                # (the device reads "namename", an unknown command, then name), at most twice
-                reply = self.read_reply("name", timeout_s=timeout_s if sent >= 3 else min(timeout_s, SYNC_ANSWER_S))
-            except TransportError:
-                if sent >= 3:
-                    raise
-                self.stats.retry("no answer to name%")
-                self.send("name")
-                sent += 1
-                continue
-            name = reply.bracket("m-name-dut-")
-            if name is not None:
-                self.dut_name = name
-                self.link.drain(quiet_s=0.02, max_s=0.5)
-                return name
-            seen += reply.errors + reply.lines + reply.other
-            if reply.errors and sent < 3:
-                self.send("name")
-                sent += 1
+                # (the device reads "namename", an unknown command, then name), at most twice; every
+                # wait after the first failure draws from the call's recovery budget
+                wait = timeout_s if sent >= 3 else min(timeout_s, SYNC_ANSWER_S)
+                try:
+                    reply = self.read_reply("name", timeout_s=wait, overall_s=min(wait, max(0.3, rec.left())))
+                except TransportError:
+                    if sent >= 3 or rec.spent():
+                        raise
+                    rec.start()
+                    self.stats.retry("no answer to name%")
+                    self.send("name")
+                    sent += 1
+                    continue
+                name = reply.bracket("m-name-dut-")
+                if name is not None:
+                    self.dut_name = name
+                    self.link.drain(quiet_s=0.02, max_s=0.5)
+                    return name
+                rec.start()
+                seen += reply.errors + reply.lines + reply.other
+                if reply.errors and sent < 3:
+                    self.send("name")
+                    sent += 1
         raise AgentError(f"{self.description} answered name% without m-name-dut-[...] (got {seen[:3]})",
                          hint="is an MLPerf Tiny device-under-test firmware running on this port?")
 

@@ -18,6 +18,42 @@ from edgebench.errors import AgentError, TransportError, UsageError
 
 _POLL_S = 0.02
 _MAX_LINE = 64 * 1024
+CALL_RECOVERY_S = 3.0          # what one call (all its steps, tries and cleanups) may spend recovering in all
+FIRST_TRY_FLOOR_S = 0.3        # once a call's budget is spent, a new step's first try still gets this long
+
+
+class Recovery:
+    """One call's recovery budget. A composite call (an upload of many frames, a reply of many
+    lines, a session start or a bench step of several requests) gets one: its first failure
+    starts the clock, and every retry of every step, and every cleanup after one, ends by
+    :attr:`until`. Without a budget per call a call of k steps could wait k budgets."""
+
+    def __init__(self, budget_s: float = CALL_RECOVERY_S):
+        self.budget_s = float(budget_s)
+        self.started: float | None = None
+
+    def start(self) -> float:
+        """Start the clock at the call's first failure (once); the deadline of its recovery."""
+        if self.started is None:
+            self.started = time.monotonic()
+        return self.started + self.budget_s
+
+    @property
+    def until(self) -> float | None:
+        return None if self.started is None else self.started + self.budget_s
+
+    def left(self) -> float:
+        """Seconds of recovery left (infinite before the first failure)."""
+        return float("inf") if self.started is None else self.started + self.budget_s - time.monotonic()
+
+    def spent(self, margin_s: float = 0.05) -> bool:
+        return self.left() <= margin_s
+
+    def bound(self, deadline: float, floor_s: float = FIRST_TRY_FLOOR_S) -> float:
+        """``deadline`` cut to the budget once recovery started, but at least ``floor_s`` from now."""
+        if self.started is None:
+            return deadline
+        return min(deadline, max(self.started + self.budget_s, time.monotonic() + floor_s))
 
 
 @dataclass
@@ -161,4 +197,4 @@ class Link:
                 pass
 
 
-__all__ = ["Link", "LinkStats", "link_warnings"]
+__all__ = ["Link", "LinkStats", "Recovery", "link_warnings", "CALL_RECOVERY_S"]

@@ -28,11 +28,12 @@ import time
 from edgebench.errors import AgentError, TransportError, UsageError
 from edgebench.mcu.dialect import DialectClient, Reply
 from edgebench.mcu.frames import FRAME_OVERHEAD, abort_frame, encode_request, parse_reply_line
+from edgebench.mcu.link import FIRST_TRY_FLOOR_S
 from edgebench.mcu.upload import UploadMixin
 
 EB_PROTO = 2
-RETRIES = 5                    # further tries of a request whose reply did not arrive intact
-RECOVERY_S = 2.5               # after a request's first failed try, the most further tries may take in all
+RETRIES = 16                   # further tries of a request whose reply did not arrive intact (the call's
+                               # recovery budget bounds their time)
 END_WAIT_S = 0.25              # after a reply's last content line, how long its m-ready may take
 PROBE_S = 0.5                  # silence before the first reply line after which a lone '%' is sent
 ANSWER_S = 2.0                 # a request the device answers at once: the most its first line may take
@@ -59,6 +60,7 @@ class DutClient(UploadMixin, DialectClient):
         # probes (a lone '%') only once eb-info showed edgebench firmware: the MLPerf Tiny reference
         # firmware does not survive an empty command
         self.probing = False
+        self.payload_hint: int | None = None      # upload frames' payload: what the last upload ended with
 
     # -- framed requests ----------------------------------------------------------------
     def _next_seq(self) -> int:
@@ -67,7 +69,7 @@ class DutClient(UploadMixin, DialectClient):
 
     def request(self, text: str, timeout_s: float | None = None, end: tuple = (), retries: int = RETRIES,
                 ok_errors: bool = False, probe_s: float | None = PROBE_S, gap_s: float | None = None,
-                stitch: bool = False) -> Reply:
+                stitch: bool = False, work_s: float = 0.0) -> Reply:
         """Send ``text`` framed and return its intact reply (lines without frame suffixes).
 
         Silence is bounded by what the request needs, not by one long timeout:
@@ -90,6 +92,9 @@ class DutClient(UploadMixin, DialectClient):
           pace of its first;
         * ``end``: prefixes of the reply's last content line; once it is in (with every line
           before it), a lost ``m-ready`` costs at most ``END_WAIT_S``;
+        * ``work_s``: the time the device needs before it answers (``eb-infer``'s inferences): once
+          the call's recovery budget runs (after a failed try or a probe), a try may wait that
+          long past it; a generous ``timeout_s`` alone (``eb-model``) never extends it;
         * ``stitch``: the reply is the same on every try (``eb-info``): intact lines are kept by
           their index across tries, so a long reply completes on a link that rarely carries all
           of it intact at once.
@@ -104,52 +109,65 @@ class DutClient(UploadMixin, DialectClient):
             silence = timeout_s
         why = "no answer"
         silent = 0                 # tries in a row that got no byte back at all
-        until = None               # recovery is bounded: RECOVERY_S from the first failed try, all tries included
         parts: dict | None = {} if stitch else None
-        for attempt in range(retries + 1):
-            if attempt:
-                if until is None:       # a request with work to do first gets that time again
-                    until = time.monotonic() + RECOVERY_S + (timeout_s or 0.0)
-                if time.monotonic() + 0.05 >= until:
-                    break
-                self.stats.retry(why)
-                time.sleep(min(0.02 * 2 ** attempt, 0.25, max(0.0, until - time.monotonic() - 0.05)))
-            else:
-                self.stats.requests += 1
-            seq = self.last_seq = self._next_seq()
-            got_before = self.link.bytes_in
-            self.link.write(encode_request(text, seq))
-            try:
-                reply = self._read_framed(text, seq, silence, end, probe_s, gap_s, until, parts)
-            except _Incomplete as exc:
-                why, silent = str(exc), 0
-                continue
-            except TransportError as exc:
-                # nothing at all, twice in a row: the device stopped (a lost request gets one more try)
-                silent = silent + 1 if self.link.bytes_in == got_before else 0
-                if self.link.bytes_in == 0 or silent >= 2 and not self._alive():
-                    raise self._not_answering(text, exc) from None
-                why = "no intact end of reply"
-                continue
-            if reply.errors and reply.errors[0].startswith("eb-request-damaged"):
-                why = "request damaged on the way in"
-                continue
-            if reply.errors and not ok_errors:
-                raise self.device_error(text, reply.errors[0])
-            return reply
+        with self.call() as rec:   # every try draws from the call's one recovery budget
+            for attempt in range(retries + 1):
+                if attempt:
+                    rec.start()
+                    if rec.left() + work_s <= 0.05:   # a request with work first gets that again
+                        break
+                    self.stats.retry(why)
+                    time.sleep(min(0.02 * 2 ** attempt, 0.25, max(0.0, rec.left() - 0.05)))
+                    if self._upload_unclean is True:
+                        # an eb-upload whose earlier try may have started an upload: a device in upload
+                        # mode drops a damaged command line unanswered, so end that upload first (the
+                        # abort frame of session 0; in command mode a stray frame, skipped)
+                        self.link.write(abort_frame(0))
+                else:
+                    self.stats.requests += 1
+                until = None if rec.until is None else \
+                    max(rec.until + work_s, time.monotonic() + FIRST_TRY_FLOOR_S)
+                seq = self.last_seq = self._next_seq()
+                got_before = self.link.bytes_in
+                self.link.write(encode_request(text, seq))
+                try:
+                    reply = self._read_framed(text, seq, silence, end, probe_s, gap_s, until, parts,
+                                              at_once=timeout_s is None, work_s=work_s)
+                except _Incomplete as exc:
+                    why, silent = str(exc), 0
+                    continue
+                except TransportError as exc:
+                    # nothing at all, twice in a row: the device stopped (a lost request gets one more try)
+                    silent = silent + 1 if self.link.bytes_in == got_before else 0
+                    if self.link.bytes_in == 0 or silent >= 2 and not self._alive():
+                        raise self._not_answering(text, exc) from None
+                    why = "no intact end of reply"
+                    continue
+                if reply.errors and reply.errors[0].startswith("eb-request-damaged"):
+                    why = "request damaged on the way in"
+                    continue
+                if reply.errors and not ok_errors:
+                    raise self.device_error(text, reply.errors[0])
+                return reply
         raise TransportError(f"{self.description}: no intact answer to {text.split()[0]!r} in {attempt + 1} "
-                             f"tries (last: {why}; {self.stats.discarded_lines} damaged lines so far); the board "
-                             "answers, the link damages its bytes",
-                             hint="the link damages too many bytes: check the cable and the baud rate")
+                             f"tries within the call's {rec.budget_s:g} s recovery budget (last: {why}; "
+                             f"{self.stats.discarded_lines} damaged lines so far); the board answers, the link "
+                             "damages its bytes", hint="the link damages too many bytes: check the cable and the "
+                                                       "baud rate")
 
     def _read_framed(self, text: str, seq: int, silence: float, end: tuple, probe_s: float | None,
-                     gap_s: float | None, until: float | None = None, parts: dict | None = None) -> Reply:
+                     gap_s: float | None, until: float | None = None, parts: dict | None = None,
+                     at_once: bool = False, work_s: float = 0.0) -> Reply:
         reply = Reply(text)
 
         def stitched(last: int) -> Reply:
             missing = [i for i in range(last) if i not in parts]
             if missing:
                 raise _Incomplete(f"reply line {missing[0]} lost")
+            if end and not parts.get(last - 1, "").startswith(end):
+                # an m-ready of a shorter answer (e-[eb-request-damaged] lost, its m-ready #.1 intact)
+                # must not end a reply stitched from the lines of earlier tries
+                raise _Incomplete("reply ended before its last content line")
             whole = Reply(text)
             for i in range(last):
                 self._classify(whole, parts[i])
@@ -179,6 +197,12 @@ class DutClient(UploadMixin, DialectClient):
                     self.stats.probes += 1
                     self.link.write(b"%")
                     sent = time.monotonic()       # the request may run only now: its whole time again
+                    if at_once:                   # ... which for a request answered at once is the probe's
+                        silence = min(silence, probe_s)
+                    if self.recovery is not None:  # a probe is recovery: the call's budget and the work left
+                        self.recovery.start()
+                        bound = max(self.recovery.until + work_s, sent + FIRST_TRY_FLOOR_S)
+                        until = bound if until is None else min(until, bound)
                     continue
                 raise self._silence(text, reply, time.monotonic() - (sent if first is None else last))
             got = parse_reply_line(raw)
@@ -224,6 +248,8 @@ class DutClient(UploadMixin, DialectClient):
     def _alive(self, probes: int = 2, wait_s: float = 0.5) -> bool:
         """A damaged link or a dead board? Up to ``probes`` probes (a lone ``%``, on edgebench firmware;
         the dialect's ``name%`` otherwise), ``wait_s`` each: any byte back means the board runs."""
+        if self.recovery is not None and self.recovery.left() < 2 * wait_s:
+            probes = 1                 # the call's budget is (nearly) spent: one probe tells a dead board
         for _ in range(probes):
             got = self.link.bytes_in
             self.stats.probes += 1
@@ -267,7 +293,8 @@ class DutClient(UploadMixin, DialectClient):
         leaves any upload an earlier (killed) host left it in; in command mode it skips them."""
         self.link.write(b"\x00" * (self.frame_max + FRAME_OVERHEAD) + abort_frame(0))
         self._upload_unclean = False
-        self.link.drain(quiet_s=0.05, max_s=1.0)
+        left = self.recovery.left() if self.recovery is not None else 1.0
+        self.link.drain(quiet_s=0.05, max_s=min(1.0, max(0.1, left)))
 
     def resync(self) -> str:
         """``eb-sync <nonce>`` answered by its framed echo: every older reply has been read."""
@@ -356,7 +383,7 @@ class DutClient(UploadMixin, DialectClient):
         if per_inference_s is not None:
             first_s, gap_s = infer_waits(n, warmup, layers, per_inference_s, self.baud)
             timeout_s = first_s if timeout_s is None else timeout_s
-        reply = self.request(cmd, timeout_s=timeout_s, end=("m-eb-infer-done",), gap_s=gap_s)
+        reply = self.request(cmd, timeout_s=timeout_s, end=("m-eb-infer-done",), gap_s=gap_s, work_s=timeout_s or 0.0)
         ticks: list = []
         per_layer: list = []
         done = False

@@ -18,16 +18,31 @@ from dataclasses import asdict, dataclass
 
 from edgebench.errors import AgentError, TransportError, UsageError
 from edgebench.mcu.frames import FRAME_OVERHEAD, abort_frame, crc32, encode_frame, parse_reply_line
+from edgebench.mcu.link import Recovery
 
 DEFAULT_WINDOW = 4
 START_PAYLOAD = 512            # first frames' payload; doubles after clean runs up to the device's limit
-RECOVERY_S = 2.5               # an upload with no frame acknowledged for this long fails (the link is too damaged)
+FILLER = b"\x00" * 8           # after each burst of frames: the device skips zeros between frames and in
+                               # command mode (whitespace); a frame that lost a byte is completed, fails its CRC
+                               # and is NAKed within one round trip instead of after a timeout
+MIN_PAYLOAD = 32               # frames are never halved below this
+FIRST_FRAME_TRIES = 3          # the first frame sent this often, never acknowledged: a new session, smaller frames
+RECOVERY_S = 2.5               # an upload with no frame acknowledged for this long fails (the link is too damaged);
+                               # every wait also ends with the call's recovery budget (edgebench.mcu.link.Recovery)
 
 _ACK_RE = re.compile(r"^m-eb-ack-(\d+)$")
 _NAK_RE = re.compile(r"^e-\[eb-nak-(\d+)\]$")
 _ERR_RE = re.compile(r"^e-\[(.*)\]$")
 _READY_RE = re.compile(r"^m-eb-upload-ready-\[(\d+)\]$")
 _OK_RE = re.compile(r"^m-eb-upload-ok-\[([0-9a-fA-F]{1,8})\]$")
+
+
+class _Smaller(Exception):
+    """The first frame of an upload does not get through at its size: start again with ``size``."""
+
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.size = size
 
 
 @dataclass
@@ -53,7 +68,7 @@ class UploadStats:
 
 
 class UploadMixin:
-    """``upload`` for a client with ``link``, ``request``, ``stats``, ``description``, ``device_error``."""
+    """``upload`` for a client with ``link``, ``request``, ``call``, ``stats``, ``description``, ``device_error``."""
 
     def upload(self, target: str, data: bytes, window: int = DEFAULT_WINDOW, ack_timeout_s: float = 1.0,
                max_tries: int = 24, payload: int | None = None) -> UploadStats:
@@ -69,6 +84,15 @@ class UploadMixin:
             raise UsageError(f"nothing to upload to {target}")
         if window < 1:
             raise UsageError(f"window must be at least 1, got {window}")
+        with self.call():          # the request, every frame's resends and the cleanup draw from one budget
+            while True:
+                try:
+                    return self._upload_once(target, data, window, ack_timeout_s, max_tries, payload)
+                except _Smaller as exc:     # the first frame does not get through: smaller frames, a new session
+                    payload = exc.size
+                    self.stats.upload_restarts += 1
+
+    def _upload_once(self, target, data, window, ack_timeout_s, max_tries, payload) -> UploadStats:
         crc = crc32(data)
         t0 = time.perf_counter()
         out0 = self.link.bytes_out
@@ -85,7 +109,7 @@ class UploadMixin:
         pmax = int(text)
         sid = self.last_seq
         self._upload_unclean = sid
-        size = min(pmax, payload or START_PAYLOAD)
+        size = min(pmax, payload or self.start_payload())
         stats = UploadStats(target, len(data), f"{crc:08x}", 0, pmax, window)
         final = self._send_frames(sid, data, size, stats, window, ack_timeout_s, max_tries)
         if final.lower() != f"{crc:08x}":
@@ -95,12 +119,32 @@ class UploadMixin:
         stats.wire_bytes = self.link.bytes_out - out0
         return stats
 
+    def start_payload(self) -> int:
+        """The first frames' payload: what the last upload ended with on this link (halved on
+        losses, doubled after clean runs); before any upload, ``START_PAYLOAD``, or less when the
+        link already damaged lines: about half the bytes expected between two damaged ones
+        (a frame that rarely arrives whole keeps its size until acknowledged)."""
+        hint = getattr(self, "payload_hint", None)
+        if hint:
+            return int(hint)
+        damage = self.stats.discarded_lines + self.stats.retries
+        moved = self.link.bytes_in + self.link.bytes_out
+        if not damage or not moved:
+            return START_PAYLOAD
+        target = 0.5 * moved / damage - FRAME_OVERHEAD
+        size = MIN_PAYLOAD
+        while size * 2 <= min(target, START_PAYLOAD):
+            size *= 2
+        return size
+
     def _send_frames(self, sid, data, size, stats, window, ack_timeout_s, max_tries) -> str:
         """Go-back-N: up to ``window`` frames in flight; acks are cumulative (the device
         re-acknowledges a duplicate); a NAK (one per missing frame) or ``ack_timeout_s``
         without progress resends from the oldest unacknowledged frame, in smaller frames
         when that frame was lost before."""
-        pmax = size
+        rec = self.recovery or Recovery()   # upload() opened the call
+        pmax = size                # the timeouts' scale: the first frames' size
+        dev_max = stats.payload_max  # frames grow after clean runs up to the device's limit
         offs: list = []            # frame i covers data[offs[i]:offs[i] + lens[i]]
         lens: list = []
         base = nxt = 0
@@ -127,10 +171,19 @@ class UploadMixin:
             # lost, and frame k must mean the same bytes every time); only new frames get smaller.
             nonlocal nxt, size, clean
             nxt, clean = to, 0
-            if to < len(offs) and tries.get(offs[to], 0) >= 2 and size > 32:
-                size = max(32, size // 2)
+            if to < len(offs) and tries.get(offs[to], 0) >= 2 and size > MIN_PAYLOAD:
+                size = max(MIN_PAYLOAD, size // 2)
+            self.payload_hint = size
+            if base == 0 and to == 0 and lens and tries.get(0, 0) >= FIRST_FRAME_TRIES and lens[0] >= 4 * MIN_PAYLOAD \
+                    and stats.naks:      # the device answers: its frames arrive damaged, smaller ones get through
+                # nothing acknowledged and the first frame keeps its size while it is in flight: a new
+                # upload session (nothing of this one can fit its frames) with frames a quarter the size
+                self._abort(dev_max, sid)
+                self.payload_hint = max(MIN_PAYLOAD, lens[0] // 4)
+                raise _Smaller(self.payload_hint)
 
         while True:
+            burst = nxt
             while nxt < base + window:
                 start = offs[nxt - 1] + lens[nxt - 1] if nxt else 0
                 if start >= len(data):
@@ -140,7 +193,7 @@ class UploadMixin:
                     lens.append(min(size, len(data) - start))
                 tries[start] = tries.get(start, 0) + 1
                 if tries[start] > max_tries:
-                    self._abort(pmax, sid)
+                    self._abort(dev_max, sid)
                     raise TransportError(
                         f"upload to {stats.target} on {self.description} failed: the frame at byte {start:,} of "
                         f"{len(data):,} was not acknowledged after {max_tries} tries ({stats.naks} NAKs, "
@@ -154,17 +207,21 @@ class UploadMixin:
                 stats.frames += 1
                 self.link.write(encode_frame(nxt, data[start:start + lens[nxt]], sid))
                 nxt += 1
-            if time.monotonic() - progress_at > RECOVERY_S:
-                self._abort(pmax, sid)
+            if nxt > burst:
+                self.link.write(FILLER)     # completes a last frame that lost a byte: its NAK comes at once
+            if time.monotonic() - progress_at > RECOVERY_S or rec.spent():
+                self._abort(dev_max, sid)
                 raise TransportError(
                     f"upload to {stats.target} on {self.description} failed: no frame acknowledged for "
-                    f"{RECOVERY_S:g} s at byte {offs[base] if base < len(offs) else len(data):,} of {len(data):,} "
+                    f"{time.monotonic() - progress_at:.2g} s or the call's {rec.budget_s:g} s recovery budget "
+                    f"spent, at byte {offs[base] if base < len(offs) else len(data):,} of {len(data):,} "
                     f"({stats.naks} NAKs, {stats.timeouts} timeouts, the device answering); nothing was loaded",
                     hint="the link loses or corrupts too many bytes: check the cable, lower the baud rate")
-            raw = self.link.read_line(min(waited_from + rto, progress_at + RECOVERY_S))
+            raw = self.link.read_line(min(waited_from + rto, progress_at + RECOVERY_S, rec.until or float("inf")))
             if raw is None and time.monotonic() < waited_from + rto:
                 continue                            # the recovery budget is up: checked above
             if raw is None:
+                rec.start()
                 stats.timeouts += 1
                 rto = min(rto * 2, rto_cap)      # back off, as TCP does, up to a few window times
                 if final is not None:               # the ok line came intact, its m-ready did not
@@ -180,7 +237,13 @@ class UploadMixin:
                 continue
             got = parse_reply_line(raw)
             if got.damaged or not got.framed:
-                self.stats.discarded_lines += 1      # damaged on the way back: the timeout recovers it
+                self.stats.discarded_lines += 1
+                if got.damaged and base < nxt and final is None:
+                    # an ack or NAK damaged on the way back: the oldest frame again now (a duplicate is
+                    # acknowledged again, acks are cumulative), not after a timeout
+                    rec.start()
+                    self._resend_one(sid, data, offs[base], lens[base], base, tries, max_tries, stats, dev_max)
+                    waited_from = time.monotonic()
                 continue
             if got.seq != sid:
                 self.stats.stale_lines += 1          # another request's or session's line
@@ -209,11 +272,13 @@ class UploadMixin:
                     base = s + 1
                     waited_from = progress_at = now
                     clean += 1
-                    if clean >= 8 and size < pmax:
-                        size, clean = min(pmax, size * 2), 0
+                    if clean >= 8 and size < dev_max:
+                        size, clean = min(dev_max, size * 2), 0
+                        self.payload_hint = size
                 continue
             m = _NAK_RE.match(line)
             if m:
+                rec.start()
                 stats.naks += 1
                 if resent_at != base:
                     go_back(base)
@@ -222,7 +287,7 @@ class UploadMixin:
                     # The device NAKs every damaged frame at once (PROTOCOL.md): after the go-back, a
                     # NAK for the same frame is its resend damaged again (or an old frame still in
                     # flight): send that one frame again now, not the window, and not after a timeout.
-                    self._resend_one(sid, data, offs[base], lens[base], base, tries, max_tries, stats, pmax)
+                    self._resend_one(sid, data, offs[base], lens[base], base, tries, max_tries, stats, dev_max)
                 waited_from = time.monotonic()
                 continue
             ok = _OK_RE.match(line)
@@ -257,7 +322,7 @@ class UploadMixin:
                 hint="the link loses or corrupts too many bytes: check the cable, lower the baud rate")
         stats.retransmits += 1
         stats.frames += 1
-        self.link.write(encode_frame(index, data[start:start + length], sid))
+        self.link.write(encode_frame(index, data[start:start + length], sid) + FILLER)
 
     def _unknown_outcome(self, stats: UploadStats, why: str) -> TransportError:
         self._upload_unclean = False     # the device is back in command mode
@@ -270,7 +335,8 @@ class UploadMixin:
         a stray frame unanswered)."""
         try:
             self.link.write(b"\x00" * (min(payload_max, 0xFFFF) + FRAME_OVERHEAD) + abort_frame(sid))
-            if b"eb-upload-aborted" in self.link.drain(quiet_s=0.2, max_s=2.0):
+            left = self.recovery.left() if self.recovery is not None else 2.0
+            if b"eb-upload-aborted" in self.link.drain(quiet_s=0.2, max_s=min(2.0, max(0.3, left))):
                 self._upload_unclean = False
         except TransportError:
             pass
