@@ -31,6 +31,8 @@ def test_top1_agreement_and_thresholds():
     same = compare([_logits(ref)], [_logits(ref)])
     assert same["outputs"][0] == {**same["outputs"][0], "kind": "classification", "top1_agreement": 1.0}
     assert verdict(same) is None
+    head = compare([_logits(ref)[:, :, None, None]], [_logits(ref)[:, :, None, None]])["outputs"][0]
+    assert head["kind"] == "classification" and head["top1_agreement"] == 1.0     # a Conv head, N x C x 1 x 1
     half = ref.copy()
     half[:10] = (half[:10] + 1) % 10                  # 90%: between the hard and the soft limit
     w = verdict(compare([_logits(ref)], [_logits(half)]))

@@ -4,7 +4,7 @@
 :data:`AGREEMENT_SAMPLES` of the calibration data) in a child process -- an INT8 model
 can crash the interpreter that runs it -- and compares their outputs, per output:
 
-* a classifier's output (shape ``N x C``, ``C >= 2``): **top-1 agreement**, the share of
+* a classifier's output (shape ``N x C``, ``C >= 2``, or ``N x C x 1 x 1``): **top-1 agreement**, the share of
   samples on which both models pick the same class;
 * any other output (regression, detection maps, embeddings): the **SQNR** in dB
   (``10 log10(sum y^2 / sum (y - y_int8)^2)``, the INT8 output dequantized) and the
@@ -52,7 +52,9 @@ def compare(fp32_outputs: list, int8_outputs: list, names: Optional[list] = None
     for k, (y, yq) in enumerate(zip(fp32_outputs, int8_outputs)):
         y, yq = np.asarray(y, dtype=np.float64), np.asarray(yq, dtype=np.float64)
         name = names[k] if names else f"output {k}"
-        if y.ndim == 2 and y.shape[1] >= 2:
+        classes = [d for d in y.shape[1:] if d != 1]          # N x C, or N x C x 1 x 1 (a Conv head)
+        if y.ndim >= 2 and len(classes) == 1 and classes[0] >= 2:
+            y, yq = y.reshape(y.shape[0], -1), yq.reshape(yq.shape[0], -1)
             same = np.argmax(y, axis=1) == np.argmax(yq, axis=1)
             outs.append({"name": name, "kind": "classification", "samples": int(y.shape[0]),
                          "top1_agreement": float(np.mean(same)) if same.size else None})
