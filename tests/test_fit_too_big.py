@@ -13,20 +13,13 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 
-def _squeezenet_sized(depth: int = 2400, units: int = 512) -> bytes:
-    from test_firmware_engine import TinyModel
+def _squeezenet_sized() -> bytes:
+    from test_inspect import _big_fc
 
-    rng = np.random.default_rng(11)
-    g = TinyModel()
-    x = g.tensor((1, depth), scale=0.02, zp=1)
-    wt = g.tensor((units, depth), scale=[0.01], zp=[0], data=rng.integers(-127, 128, (units, depth)).astype(np.int8))
-    y = g.tensor((1, units), scale=0.5, zp=0)
-    g.op("FULLY_CONNECTED", [x, wt, -1], [y], g.options("FullyConnectedOptions"))
-    return g.build([x], [y])
+    return _big_fc(depth=2400, units=512)
 
 
 @pytest.fixture(scope="module")
