@@ -210,7 +210,9 @@ def test_keras_applications_bit_exact(build, keras_models, tmp_path):  # noqa: F
     for name in ("mobilenet_v3s", "efficientnet_b0"):
         fit = fits[name]
         assert not fit.fits_in(RAM_PLACEMENT) and not fit.missing
-        assert [c.what for c in fit.checks if not c.fits] == ["model buffer"], fit.problems()
+        failed = [c for c in fit.checks if not c.fits]       # the model buffer, and the datasheet RAM next to it
+        assert "model buffer" in [c.what for c in failed] and all(c.placement == RAM_PLACEMENT for c in failed), \
+            fit.problems()
         assert fit.fits_in(FLASH_PLACEMENT) and fit.ok
         assert "edgebench flash --board qemu-m7" in fit.hint(RAM_PLACEMENT)
 
