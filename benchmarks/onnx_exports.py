@@ -32,6 +32,11 @@ machine), and ``edgebench verify INT8 --board qemu-m4 --count 8`` bit-exactness 
 when the model fits and ``--qemu`` is given.
 
     .venv/bin/python benchmarks/onnx_exports.py [--qemu] [--only NAME] [--json]
+    .venv/bin/python benchmarks/onnx_exports.py --onnx-light [--file M.onnx ...] [--qemu]
+
+``--onnx-light`` takes the real public files the onnx wheel ships (onnx/models exports by
+onnx-caffe2, ``onnx/backend/test/data/light``; their weights are ConstantOfShape fills, so the
+agreement figures say little about a trained model), ``--file`` any ONNX file.
 """
 from __future__ import annotations
 
@@ -44,6 +49,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from edgebench.quantize import QuantizeOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -256,35 +263,78 @@ BUILDERS = {f.__name__: f for f in (pt_mnist_cnn, pt_kws_dscnn, pt_mobilenetv3_b
 
 
 def run_one(name: str, tmp: Path, qemu: bool) -> dict:
-    import onnxruntime as ort
-
-    from edgebench.quantize import quantize_model
-
     m, sample = BUILDERS[name]()
     path = tmp / f"{name}.onnx"
     path.write_bytes(m.SerializeToString())
+    return run_file(name, path, tuple(sample), tmp, qemu)
+
+
+MIN_OPSET = 7       # edgebench lowers opset 7 and newer
+
+
+def _upgraded(path: Path, tmp: Path) -> tuple:
+    """(path, note): a file older than opset 7 (PyTorch 0.3's opset 6) upgraded to opset 9 with
+    onnx.version_converter, written to ``tmp``; others as they are."""
+    import onnx
+    from onnx import version_converter
+
+    m = onnx.load(str(path), load_external_data=False)
+    opset = next((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), MIN_OPSET)
+    if opset >= MIN_OPSET:
+        return path, None
+    out = tmp / f"{path.parent.name}_{path.stem}_opset9.onnx"
+    out.write_bytes(version_converter.convert_version(m, 9).SerializeToString())
+    return out, f"opset {opset} upgraded to 9 by onnx.version_converter"
+
+
+def public_file(path: Path) -> tuple:
+    """(name, sample shape without the batch, batch) of a real ONNX file: its first input that is not an initializer."""
+    import onnx
+
+    m = onnx.load(str(path), load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    inp = next(i for i in m.graph.input if i.name not in inits)
+    dims = [d.dim_value for d in inp.type.tensor_type.shape.dim]
+    name = path.parent.name if path.stem == "model" else path.stem     # pytorch-converted/<test>/model.onnx
+    return name, tuple(dims[1:]), max(dims[0], 1)
+
+
+def run_file(name: str, path: Path, sample: tuple, tmp: Path, qemu: bool, batch: int = 1) -> dict:
+    import onnx
+    import onnxruntime as ort
+
+    from edgebench.quantize import quantize_model
+    from edgebench.quantize.checks import run_tflite
+
+    source = str(path)
+    path, note = _upgraded(path, tmp)
+    m = onnx.load(str(path), load_external_data=False)
     rng = np.random.default_rng(0)
     calib = rng.uniform(0, 1, (64, *sample)).astype(np.float32)
     np.save(tmp / f"{name}_calib.npy", calib)
-    row: dict = {"name": name, "producer": f"{m.producer_name} {m.producer_version}".strip(), "nodes": len(m.graph.node)}
+    row: dict = {"name": name, "producer": f"{m.producer_name} {m.producer_version}".strip(), "nodes": len(m.graph.node),
+                 "source": source, "batch": batch, **({"note": note} if note else {})}
     try:
-        r = quantize_model(path, tmp / f"{name}_calib.npy", out=tmp / f"{name}_int8.tflite")
+        r = quantize_model(path, tmp / f"{name}_calib.npy", out=tmp / f"{name}_int8.tflite",
+                           options=QuantizeOptions(batch=batch, min_agreement=0.0, min_sqnr_db=-1e9))   # the table shows it
     except Exception as exc:
         row["error"] = exc.one_line() if hasattr(exc, "one_line") else f"{type(exc).__name__}: {exc}"
         return row
     f = r.lowering["faithfulness"]
     row.update(fp32_max_abs_error=f["max_abs_error"], fp32_samples=f["samples"],
-               input_layout=r.lowering["inputs"][0]["layout"])
-    x = rng.uniform(0, 1, (256, *sample)).astype(np.float32)
+               input_layout=r.lowering["inputs"][0]["layout"], int8_bytes=r.int8.bytes,
+               quantize_agreement=r.agreement)
+    x = rng.uniform(0, 1, ((256 // batch) * batch, *sample)).astype(np.float32)
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     iname = sess.get_inputs()[0].name
-    ref = np.concatenate([sess.run(None, {iname: x[i:i + 1]})[0] for i in range(len(x))])
+    ref = np.concatenate([sess.run(None, {iname: x[i:i + batch]})[0] for i in range(0, len(x), batch)])
     lay = r.lowering["inputs"][0]
     xm = np.transpose(x, lay["perm"]) if lay["perm"] != list(range(len(lay["perm"]))) else x
-    got = _run_tflite(r.int8.path, xm)
+    got = run_tflite(Path(r.int8.path).read_bytes(), xm, batch)[0]
     row["int8_top1_agreement"] = float(np.mean(got.reshape(len(x), -1).argmax(1) == ref.reshape(len(x), -1).argmax(1)))
     row["int8_inputs"] = len(x)
-    if qemu:
+    row["fit"] = {board: _fit(r.int8.path, board) for board in FIT_BOARDS}
+    if qemu and row["fit"]["qemu-m4"] == "fits":
         np.save(tmp / f"{name}_verify.npy", x[:8])
         p = subprocess.run([sys.executable, "-m", "edgebench", "verify", str(r.int8.path), "--board", "qemu-m4",
                             "--inputs", str(tmp / f"{name}_verify.npy"), "--count", "8", "--json",
@@ -299,42 +349,46 @@ def run_one(name: str, tmp: Path, qemu: bool) -> dict:
     return row
 
 
-def _run_tflite(path, x: np.ndarray) -> np.ndarray:
-    try:
-        from ai_edge_litert.interpreter import Interpreter
-    except ImportError:
-        import tensorflow as tf
+FIT_BOARDS = ("qemu-m4", "qemu-f405")
 
-        Interpreter = tf.lite.Interpreter
-    it = Interpreter(model_path=str(path))
-    it.allocate_tensors()
-    i, o = it.get_input_details()[0], it.get_output_details()[0]
-    out = []
-    for k in range(len(x)):
-        xi = x[k:k + 1]
-        if i["dtype"] != np.float32:
-            s, z = i["quantization"]
-            xi = np.clip(np.round(xi / s + z), np.iinfo(i["dtype"]).min, np.iinfo(i["dtype"]).max).astype(i["dtype"])
-        it.set_tensor(i["index"], xi)
-        it.invoke()
-        y = it.get_tensor(o["index"]).astype(np.float32)
-        if o["dtype"] != np.float32:
-            s, z = o["quantization"]
-            y = (y - z) * s
-        out.append(y)
-    return np.concatenate(out)
+
+def _fit(path, board: str) -> str:
+    """"fits", or the fit check's refusal (edgebench.mcu.fit: the one verify/bench/flash would give)."""
+    from edgebench.boards.registry import get_profile
+    from edgebench.errors import EdgebenchError
+    from edgebench.mcu.fit import check_fit
+
+    try:
+        check_fit(path, get_profile(board)).raise_if_unfit()
+    except EdgebenchError as exc:
+        return "refused: " + exc.message.split(": ", 1)[-1]
+    return "fits"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--qemu", action="store_true", help="also verify each INT8 model on qemu-m4 (emulated)")
     ap.add_argument("--only", action="append", help="run only this model (repeatable)")
+    ap.add_argument("--file", action="append", type=Path, default=[],
+                    help="a real ONNX file to run instead of the built graphs (repeatable)")
+    ap.add_argument("--onnx-light", action="store_true",
+                    help="the onnx wheel's onnx/models exports (onnx/backend/test/data/light/*.onnx)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    files = list(args.file)
+    if args.onnx_light:
+        import onnx
+
+        files += sorted((Path(onnx.__file__).parent / "backend" / "test" / "data" / "light").glob("*.onnx"))
     rows = []
     with tempfile.TemporaryDirectory() as d:
-        for name in args.only or list(BUILDERS):
-            rows.append(run_one(name, Path(d), args.qemu))
+        jobs = [(p,) for p in files] if files else [(n,) for n in (args.only or list(BUILDERS))]
+        for (job,) in jobs:
+            if isinstance(job, Path):
+                name, sample, batch = public_file(job)
+                rows.append(run_file(name, job, sample, Path(d), args.qemu, batch))
+            else:
+                rows.append(run_one(job, Path(d), args.qemu))
             if not args.json:
                 print(json.dumps(rows[-1]), flush=True)
     if args.json:
@@ -347,11 +401,12 @@ def main() -> None:
         if "error" in r:
             print(f"{r['name']:22} REFUSED: {r['error']}")
             continue
-        q = r.get("qemu_m4_bit_exact", "not run")
+        q = r.get("qemu_m4_bit_exact", "not run" if r["fit"]["qemu-m4"] == "fits" else r["fit"]["qemu-m4"])
         if q is None:
             q = "n/a: " + r.get("qemu_m4_note", "")[:60]
         print(f"{r['name']:22} {r['producer'][:18]:18} {r['input_layout']:8} {r['fp32_max_abs_error']:25.3g} "
               f"{r['int8_top1_agreement']:22.3f} ({r['int8_inputs']}) {str(q):>29}")
+        print(f"{'':22} qemu-f405: {r['fit']['qemu-f405']}")
 
 
 if __name__ == "__main__":

@@ -330,10 +330,11 @@ def test_fit_on_an_emulated_board_uses_the_firmware_build():
     blob = convert(model)
     assert fit.ok and not fit.missing and fit.refused is None
     checks = {c.what: c for c in fit.checks}
-    assert set(checks) == {"model buffer", "arena"}
+    assert set(checks) == {"model buffer", "arena", "flash", "RAM"}     # + the AN386 memory map (datasheet)
     assert (checks["model buffer"].need_bytes, checks["model buffer"].have_bytes) == (blob.flash_bytes, 1048576)
     assert (checks["arena"].need_bytes, checks["arena"].have_bytes) == (blob.peak_arena_bytes, 1048576)
-    assert all(c.basis == FIRMWARE_BUILD for c in fit.checks)
+    assert all(c.basis == FIRMWARE_BUILD for c in fit.checks if c.what in ("model buffer", "arena"))
+    assert checks["flash"].have_bytes == checks["RAM"].have_bytes == 4 << 20
 
 
 def test_fit_on_a_real_board_is_estimated_from_the_datasheet():

@@ -222,3 +222,18 @@ def test_nhwc_input_stays_nhwc_and_4d_outputs_are_nhwc(stack, tmp_path):
     lowered, faith = lower_and_compare(stack, tmp_path, build("reshape_to_4d_output"))
     assert faith.ok, faith.to_dict()
     assert lowered.outputs[0].perm == (0, 2, 3, 1) and lowered.outputs[0].model_shape == (1, 8, 7, 2)
+
+
+def test_constant_folding_runs_at_the_graph_opset():
+    """onnx/models' opset-9 exports (light_densenet121) fold an Unsqueeze whose axes are an attribute;
+    a bare node would run as Unsqueeze-13 (axes an input) and fail."""
+    from onnx import helper
+
+    from edgebench.quantize.onnx_lower import lower
+
+    node = helper.make_node("Unsqueeze", ["c"], ["u"], axes=[0], name="n2")
+    (out,) = lower._evaluate(node, [lower.V.const(np.ones(3, np.float32))], 9)
+    assert out.const.shape == (1, 3)
+    drop = helper.make_node("Dropout", ["c"], ["d", ""], name="drop")          # an unnamed second output
+    outs = lower._evaluate(drop, [lower.V.const(np.ones(3, np.float32))], 9)
+    assert len(outs) == 2 and outs[1] is None and outs[0].const.shape == (3,)

@@ -34,6 +34,13 @@ def quantize_command(
     onnx_rtol: float = typer.Option(1e-3, "--onnx-rtol", callback=opt.within(R.ONNX_RTOL),
                                     help="ONNX: largest FP32 difference from onnxruntime allowed, relative to the "
                                          "largest output."),
+    min_agreement: float = typer.Option(
+        0.80, "--min-agreement", min=0.0, max=1.0,
+        help="Refuse the INT8 model (nothing written) when its top-1 agreement with the FP32 model on the "
+             "calibration samples is below this; below 0.95 warns."),
+    min_sqnr: float = typer.Option(
+        10.0, "--min-sqnr", help="Likewise for outputs that are not class scores: the INT8 output's SQNR in dB "
+                                 "against the FP32 output; below 20 warns."),
     show_progress: bool = typer.Option(False, "--progress", hidden=True,
                                        help="Deprecated: progress is reported in logs too (--quiet: never)."),
     quiet: bool = opt.quiet(),
@@ -49,6 +56,7 @@ def quantize_command(
     options = QuantizeOptions(
         io=io.lower(), per_channel=not per_tensor, batch=batch, float16=float16, dynamic_range=dynamic_range,
         calib_count=calib_count, calib_key=calib_key, onnx_rtol=onnx_rtol,
+        min_agreement=min_agreement, min_sqnr_db=min_sqnr,
         calib_preprocess=parse_preprocess(list(preprocess or []) + list(calib_preprocess or [])))
 
     from edgebench.cli.progress import reporter
@@ -72,6 +80,17 @@ def quantize_command(
         emit_json(result)
         return
     _show(get_console(), result)
+
+
+def _agreement(a: dict) -> str:
+    parts = []
+    for o in a["outputs"]:
+        if o["kind"] == "classification":
+            parts.append(f"top-1 agreement {o['top1_agreement']:.1%}")
+        else:
+            db = o["sqnr_db"]
+            parts.append(f"SQNR {'inf' if db == 'inf' else '-' if db is None else f'{db:.1f}'} dB")
+    return "; ".join(parts) + f" on {a['samples']} calibration samples [measured]"
 
 
 def _size(n: int) -> str:
@@ -107,6 +126,8 @@ def _show(out, r) -> None:
                                      "is transposed)"))
         g.add_row("vs onnxruntime", f"FP32 max abs error {f['max_abs_error']:.3g} on {f['samples']} samples "
                   f"(tolerance {f['tolerance']:.3g})")
+    if r.agreement is not None:
+        g.add_row("INT8 vs FP32", escape(_agreement(r.agreement)))
     g.add_row("time", f"{r.timings_s.get('total', 0):.1f} s")
     out.print(g)
     t = Table(title="written", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)

@@ -132,6 +132,19 @@ class FitReport:
                 "checks": [c.to_dict() for c in self.checks], "unknown": list(self.unknown),
                 "placements": {p: self.fits_in(p) for p in self.placements}, "problems": self.problems()}
 
+    def need_have(self) -> str:
+        """One clause with the sizes in KiB: ``model needs 63.0 KiB RAM (arena) + 240.6 KiB flash (blob);
+        board qemu-f405 has 52.0 KiB arena, 48.0 KiB upload buffer, 128.0 KiB RAM, 1024.0 KiB flash``
+        ("" when the model could not be sized)."""
+        if self.blob_bytes is None or self.arena_bytes is None:
+            return ""
+        have: dict = {}
+        for c in self.checks:
+            have.setdefault({"model buffer": "upload buffer"}.get(c.what, c.what), c.have_bytes)
+        figures = ", ".join(f"{_kib(n)} {what}" for what, n in have.items()) or "no memory figures in its profile"
+        return (f"model needs {_kib(self.arena_bytes)} RAM (arena) + {_kib(self.blob_bytes)} flash (blob); "
+                f"board {self.board} has {figures}")
+
     def hint(self, placement: Optional[str] = None) -> str:
         if placement == RAM_PLACEMENT and self.fits_in(FLASH_PLACEMENT):
             model = self.model if self.model != "<bytes>" else "MODEL"
@@ -150,8 +163,14 @@ class FitReport:
         fits = self.ok if placement is None else self.fits_in(placement)
         if not fits:
             where = f" with its blob in {placement}" if placement else ""
-            raise ModelError(f"{self.model} does not fit {self.board}{where}: " + "; ".join(self.problems(placement)),
+            sizes = self.need_have()
+            raise ModelError(f"{self.model} does not fit {self.board}{where}: " + (f"{sizes}; " if sizes else "")
+                             + "; ".join(self.problems(placement)) + "; nothing was built or uploaded",
                              self.hint(placement))
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:.1f} KiB"
 
 
 def model_operators(data: bytes, path: str = "<bytes>") -> tuple:

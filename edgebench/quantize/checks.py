@@ -106,8 +106,10 @@ def _short(name: str) -> str:
     return repr(name.split(";")[0])
 
 
-def run_fp32(model_bytes: bytes, x: np.ndarray, batch: int) -> list:
-    """Outputs of the FP32 baseline on ``x`` in batches of ``batch``: one array per model output."""
+def run_tflite(model_bytes: bytes, x: np.ndarray, batch: int, with_names: bool = False):
+    """Outputs of a .tflite model on float samples ``x`` in batches of ``batch``: one float array per model
+    output. A quantized input is quantized with its scale and zero point, a quantized output dequantized,
+    so an INT8 model's outputs compare with its FP32 baseline's. ``with_names``: also the output names."""
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
@@ -122,8 +124,28 @@ def run_fp32(model_bytes: bytes, x: np.ndarray, batch: int) -> list:
     outs = interp.get_output_details()
     results = [[] for _ in outs]
     for i in range(0, x.shape[0] - batch + 1, batch):
-        interp.set_tensor(inp["index"], x[i:i + batch].astype(inp["dtype"], copy=False))
+        interp.set_tensor(inp["index"], _to_input(x[i:i + batch], inp))
         interp.invoke()
         for k, o in enumerate(outs):
-            results[k].append(np.array(interp.get_tensor(o["index"])))
-    return [np.concatenate(r, axis=0) if r else np.zeros((0,)) for r in results]
+            results[k].append(_from_output(interp.get_tensor(o["index"]), o))
+    arrays = [np.concatenate(r, axis=0) if r else np.zeros((0,)) for r in results]
+    return (arrays, [o["name"] for o in outs]) if with_names else arrays
+
+
+run_fp32 = run_tflite       # the FP32 baseline's outputs (float I/O: no quantization)
+
+
+def _to_input(x: np.ndarray, detail: dict) -> np.ndarray:
+    dtype = np.dtype(detail["dtype"])
+    scale, zp = detail.get("quantization", (0.0, 0))
+    if dtype.kind in "iu" and scale and np.asarray(x).dtype.kind == "f":
+        info = np.iinfo(dtype)
+        return np.clip(np.round(x / scale) + zp, info.min, info.max).astype(dtype)
+    return x.astype(dtype, copy=False)
+
+
+def _from_output(y: np.ndarray, detail: dict) -> np.ndarray:
+    scale, zp = detail.get("quantization", (0.0, 0))
+    if np.asarray(y).dtype.kind in "iu" and scale:
+        return (np.asarray(y, dtype=np.float64) - zp) * scale
+    return np.array(y)

@@ -18,6 +18,7 @@ import numpy as np
 from edgebench import __version__
 from edgebench.errors import EdgebenchError, ModelError, UsageError
 from edgebench.provenance import sidecar_path
+from edgebench.quantize import agreement as agr
 from edgebench.quantize import calibration as cal_mod
 from edgebench.quantize import checks, sidecar
 from edgebench.quantize._tf import Quiet, first_error_line, import_tensorflow, keras_version, onednn_setting
@@ -118,9 +119,9 @@ def quantize_model(model, calib, out=None, fp32_out=None, options: Optional[Quan
     converter = {"name": "tf.lite.TFLiteConverter", "entry": how, "tensorflow_version": tf.__version__,
                  "keras_version": keras_version(tf), "tf_enable_onednn_opts": onednn}
     source_d = {**source.to_dict(), "loader": loaded.loader}
-    with step("check_and_write", "checking the INT8 model and writing files"):
-        outputs = _check_and_write(roles, paths, converted, recorded, converter, source_d, cal, options,
-                                   warns, timings, lowering)
+    with step("check_and_write", "checking the INT8 model against the FP32 model and writing files"):
+        outputs, agreement = _check_and_write(roles, paths, converted, recorded, converter, source_d, cal, options,
+                                              warns, timings, lowering)
     timings["total"] = round(time.perf_counter() - t_start, 4)
     return QuantizeResult(
         source=source_d,
@@ -131,7 +132,7 @@ def quantize_model(model, calib, out=None, fp32_out=None, options: Optional[Quan
         warnings=tuple(warns),
         versions={"tensorflow": tf.__version__, "keras": keras_version(tf), "edgebench": __version__,
                   "numpy": np.__version__, **_onnx_versions(loaded)},
-        timings_s=timings, lowering=lowering)
+        timings_s=timings, lowering=lowering, agreement=agreement)
 
 
 def _load_and_convert(tf, source, calib, options: QuantizeOptions, paths: dict, step, progress, warns: list):
@@ -188,7 +189,8 @@ def _load_and_convert(tf, source, calib, options: QuantizeOptions, paths: dict, 
 def _check_and_write(roles, paths, converted, recorded, converter, source_d, cal, options, warns, timings,
                      lowering=None):
     """Write every model to a temporary file, inspect it, add the INT8 checks' warnings, build the
-    sidecars, then rename everything into place (sidecar.commit). Temporary files never survive."""
+    sidecars, then rename everything into place (sidecar.commit). Temporary files never survive, and an
+    INT8 model that disagrees with the FP32 one below the hard limit (agreement.verdict) leaves nothing."""
     temps: list = []
     sidecar.remove_stale([p for role in roles for p in (paths[role], sidecar_path(paths[role]))])
     try:
@@ -198,6 +200,10 @@ def _check_and_write(roles, paths, converted, recorded, converter, source_d, cal
             temps.append(model_tmp[role])
             reports[role] = _inspect(model_tmp[role])
         warns.extend(_model_warnings(reports["int8"], converted["fp32"], cal, options.batch))
+        agreement = agr.measure(model_tmp["fp32"], model_tmp["int8"], cal.x, options.batch)
+        low = agr.verdict(agreement, options.min_agreement, options.min_sqnr_db)   # ModelError: nothing kept
+        if low is not None:
+            warns.append(low)
         fp32_sha = reports["fp32"].model.sha256
         outputs, pairs = [], []
         for role in roles:
@@ -206,7 +212,8 @@ def _check_and_write(roles, paths, converted, recorded, converter, source_d, cal
             data = sidecar.build(
                 role, reports[role], source_d, {**converter, "options": recorded[role]},
                 cal.to_dict() if role == "int8" else None, dict(cal.preprocessing), baseline,
-                [w for w in warns if w.model in (None, role)], _sidecar_lowering(lowering))
+                [w for w in warns if w.model in (None, role)],
+                {**_sidecar_lowering(lowering), **({"agreement": agreement} if role == "int8" else {})})
             side_p = sidecar_path(paths[role])
             side_tmp = _guard_write(sidecar.write_temp, side_p, sidecar.dumps(data))
             temps.append(side_tmp)
@@ -214,7 +221,7 @@ def _check_and_write(roles, paths, converted, recorded, converter, source_d, cal
             outputs.append(_output(role, paths[role], side_p, reports[role], timings.get(f"convert_{role}", 0.0)))
         _guard_write(sidecar.commit, pairs)
         temps = []
-        return outputs
+        return outputs, agreement
     finally:
         for t in temps:
             Path(t).unlink(missing_ok=True)

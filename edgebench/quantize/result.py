@@ -1,6 +1,7 @@
 """What ``quantize`` did: options, outputs, warnings (data model, no I/O)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -25,6 +26,8 @@ class QuantizeOptions:
     calib_preprocess: dict = field(default_factory=dict)
     calib_key: Optional[str] = None   # array name inside a .npz
     onnx_rtol: float = 1e-3           # ONNX: FP32 model vs onnxruntime, max abs error / largest output
+    min_agreement: float = 0.80       # INT8 vs FP32 top-1 agreement below which quantize refuses (agreement.py)
+    min_sqnr_db: float = 10.0         # INT8 vs FP32 SQNR (non-classifier outputs) below which it refuses
 
     def __post_init__(self):
         if self.io not in IO_TYPES:
@@ -35,13 +38,17 @@ class QuantizeOptions:
             raise UsageError(f"--calib-count must be at least 1, got {self.calib_count!r}")
         if not (isinstance(self.onnx_rtol, (int, float)) and 0 < self.onnx_rtol <= 1):
             raise UsageError(f"--onnx-rtol must be in (0, 1], got {self.onnx_rtol!r}")
+        if not (isinstance(self.min_agreement, (int, float)) and 0 <= self.min_agreement <= 1):
+            raise UsageError(f"--min-agreement must be in [0, 1], got {self.min_agreement!r}")
+        if not (isinstance(self.min_sqnr_db, (int, float)) and math.isfinite(self.min_sqnr_db)):
+            raise UsageError(f"--min-sqnr must be a finite number of dB, got {self.min_sqnr_db!r}")
 
     def to_dict(self) -> dict:
         pre = {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.calib_preprocess.items()}
         return {"io": self.io, "per_channel": self.per_channel, "batch": self.batch,
                 "float16": self.float16, "dynamic_range": self.dynamic_range,
                 "calib_count": self.calib_count, "calib_preprocess": pre, "calib_key": self.calib_key,
-                "onnx_rtol": self.onnx_rtol}
+                "onnx_rtol": self.onnx_rtol, "min_agreement": self.min_agreement, "min_sqnr_db": self.min_sqnr_db}
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,7 @@ class QuantizeResult:
     versions: dict               # tensorflow, keras, edgebench
     timings_s: dict              # step -> seconds (wall clock)
     lowering: Optional[dict] = None  # ONNX: layouts, operators, faithfulness against onnxruntime
+    agreement: Optional[dict] = None  # INT8 vs FP32 on calibration samples (quantize.agreement.compare)
 
     def output(self, role: str) -> Optional[OutputModel]:
         for o in self.outputs:
@@ -127,4 +135,5 @@ class QuantizeResult:
             "warnings": [w.to_dict() for w in self.warnings],
             "versions": dict(self.versions), "timings_s": dict(self.timings_s),
             **({"lowering": self.lowering} if self.lowering is not None else {}),
+            **({"agreement": self.agreement} if self.agreement is not None else {}),
         }

@@ -198,16 +198,25 @@ def _model_name(g: OnnxGraph) -> str:
 
 
 def _evaluate(node, ins: list, opset: int) -> list:
-    """Outputs of ``node`` on constant inputs, by onnx's reference evaluator."""
+    """Outputs of ``node`` on constant inputs, by onnx's reference evaluator, at the graph's opset: the
+    node goes in a one-node model, since the evaluator runs a bare node at the newest opset (an opset-9
+    Unsqueeze with an ``axes`` attribute then fails as Unsqueeze-13)."""
+    from onnx import helper
     from onnx.reference import ReferenceEvaluator
 
     feeds = {name: v.const for name, v in zip(node.input, ins) if name}
     try:
-        outs = ReferenceEvaluator(node, opsets={"": opset}).run(None, feeds)
+        inputs = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.asarray(c).dtype),
+                                                np.shape(c)) for name, c in feeds.items()]
+        outputs = [helper.make_empty_tensor_value_info(o) for o in node.output if o]
+        model = helper.make_model(helper.make_graph([node], "fold", inputs, outputs),
+                                  opset_imports=[helper.make_opsetid("", opset)])
+        outs = ReferenceEvaluator(model).run(None, feeds)
     except Exception as exc:
         raise ModelError(f"cannot compute {node.op_type} node {node.name!r} from its constant inputs "
                          f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})", "re-export the model") from None
-    return [V.const(np.asarray(o)) for o in outs]
+    got = dict(zip([o for o in node.output if o], outs))
+    return [V.const(np.asarray(got[o])) if o else None for o in node.output]
 
 
 def plan_folds(graph, values: dict) -> tuple:
