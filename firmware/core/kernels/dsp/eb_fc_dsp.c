@@ -83,6 +83,56 @@ static EB_NOINLINE void eb_fc_requant(const int32_t *acc, int32_t n, const eb_f6
     const uint8_t *const arr2 = p->chan + 8 * (size_t)p->units;
     const int32_t off = p->out_offset, lo = p->act_min, hi = p->act_max;
     int32_t j;
+    if (uq && lo == -128 && hi == 127) {
+        /* eb_f64_fast_mul in asm with the constants in registers, the sign applied by
+         * mask and the clamp as two saturations (|r| < 2^31 saturated to 10 bits first
+         * keeps r + off inside int32 and clamps as the int8 range does): 24 instructions
+         * per output. The loop leaves at an output whose bounds disagree (acc then points
+         * at it), which eb_requant_chan rescales. */
+        const int32_t *a = acc;
+        const int32_t *const end = acc + n;
+        int8_t *d = o;
+        while (a < end) {
+            uint32_t v, m, l, h, x;
+            __asm__ volatile(
+                "1:\n\t"
+                "ldr    %[v], [%[a]], #4\n\t"
+                "eor    %[m], %[v], %[v], asr #31\n\t"
+                "sub    %[m], %[m], %[v], asr #31\n\t"
+                "movs   %[l], #0\n\t"
+                "mov    %[h], %[hh]\n\t"
+                "umlal  %[l], %[h], %[m], %[M]\n\t"
+                "subs   %[x], %[l], #2048\n\t"
+                "sbc    %[x], %[h], #0\n\t"
+                "add    %[m], %[m], #2048\n\t"
+                "adds   %[l], %[l], %[m]\n\t"
+                "adc    %[h], %[h], #0\n\t"
+                "lsr    %[x], %[x], %[sh]\n\t"
+                "lsr    %[h], %[h], %[sh]\n\t"
+                "cmp    %[x], %[h]\n\t"
+                "bne    2f\n\t"
+                "eor    %[x], %[x], %[v], asr #31\n\t"
+                "sub    %[x], %[x], %[v], asr #31\n\t"
+                "ssat   %[x], #10, %[x]\n\t"
+                "add    %[x], %[x], %[off]\n\t"
+                "ssat   %[x], #8, %[x]\n\t"
+                "strb   %[x], [%[d]], #1\n\t"
+                "cmp    %[a], %[end]\n\t"
+                "bne    1b\n\t"
+                "b      3f\n\t"
+                "2:\n\t"
+                "sub    %[a], %[a], #4\n\t"
+                "3:\n\t"
+                : [a] "+r"(a), [d] "+r"(d), [v] "=&r"(v), [m] "=&r"(m), [l] "=&r"(l), [h] "=&r"(h), [x] "=&r"(x)
+                : [end] "r"(end), [M] "r"(uq->M), [hh] "r"(uq->hh), [sh] "r"(uq->sh), [off] "r"(off)
+                : "cc", "memory");
+            if (a < end) {
+                *d++ = eb_requant_chan(*a, arr1, arr2, u0 + (int32_t)(a - acc), 1, off, lo, hi);
+                a++;
+            }
+        }
+        return;
+    }
     if (uq) {
         const eb_f64_fast q = *uq;
         for (j = 0; j < n; j++) {
