@@ -131,6 +131,12 @@ CASES = {
                                      depthwise=True),
     "dw_stride2_w_dilated_rows": dict(h=11, w=12, c=4, kh=3, kw=3, dh=2, sw=2, in_z=127, depthwise=True),
     "dw_stride2_in_bands": dict(h=96, w=96, c=3, kh=3, kw=3, sh=2, sw=2, in_z=-3, act=3, depthwise=True),
+    # fields of at most 8 elements (eb_conv_k8): 1x1 over 8 channels in place, gathered
+    # fields of 6 with padding, plain last filter rows (OC % 4), a clamp inside int8 (not
+    # this path: eb_requant_table's case only)
+    "conv_1x1_k8_odd_oc_batch2": dict(h=5, w=7, c=8, oc=11, kh=1, kw=1, n=2, in_z=-128, act=1),
+    "conv_k6_same_padding": dict(h=6, w=5, c=3, oc=8, kh=1, kw=2, in_z=127),
+    "conv_k4_stride2_relu6": dict(h=7, w=6, c=2, oc=5, kh=2, kw=1, sh=2, sw=2, in_z=-9, act=3),
 }
 
 
@@ -138,7 +144,7 @@ CASES = {
 #: rows, batches, per-channel factors (no shared fast-path constants), more sums than the
 #: scratch holds at once (chunks), a depth too short for the kernel (eb_matvec)
 FC_CASES = {
-    "fc_depth_tail_odd_groups": dict(batch=1, depth=45, units=14, per_channel=False, act=3),
+    "fc_depth_tail_odd_groups": dict(batch=1, depth=45, units=14, per_channel=False, act=1),
     "fc_batch2_per_channel": dict(batch=2, depth=64, units=9, per_channel=True, act=1),
     "fc_chunks_of_sums": dict(batch=1, depth=24, units=1100, per_channel=False, act=0),
     "fc_depth_below_kernel": dict(batch=3, depth=6, units=8, per_channel=False, act=0),
@@ -146,8 +152,8 @@ FC_CASES = {
 
 
 def _model(rng, name):
-    if name in FC_CASES:
-        return synth_fc(rng, **FC_CASES[name])
+    if name in FC_CASES:    # own seeds: adding a convolution case leaves these models alone
+        return synth_fc(np.random.default_rng(list(FC_CASES).index(name) + 31), **FC_CASES[name])
     return _conv_model(rng, **CASES[name])
 
 
