@@ -66,6 +66,38 @@ static struct {
     int32_t *final;         /* end of the last line's accumulators */
 } eb_dw_ctl;
 
+/* eb_dw_ctl for n lines of lp2 sums from acc, the row pointers stepping by row_delta
+ * bytes after a line's pairs; 0 when there is nothing to do */
+static inline int eb_dw_ctl_init(int32_t row_delta, int32_t lp2, int32_t *acc, int32_t n)
+{
+    if (lp2 <= 0 || n <= 0) {
+        return 0;
+    }
+    eb_dw_ctl.row_delta = row_delta;
+    eb_dw_ctl.line_bytes = 4 * lp2;
+    eb_dw_ctl.final = acc + (size_t)n * lp2;
+    return 1;
+}
+
+/* The end of a pass of eb_dw_lines3 / eb_dw_lines3_s2: store the pair of sums, loop
+ * over the line, then step the three row pointers and the line's end by eb_dw_ctl and
+ * loop over the lines (11 instructions from one line to the next). */
+#define EB_DW_LINE_END                                    \
+    "strd   %[a0], %[a1], [%[ap]], #8\n\t"               \
+    "cmp    %[ap], %[end]\n\t"                           \
+    "bne    1b\n\t"                                      \
+    "movw   %[X], #:lower16:%c[ctl]\n\t"                 \
+    "movt   %[X], #:upper16:%c[ctl]\n\t"                 \
+    "ldr    %[a0], [%[X]]\n\t"                           \
+    "ldr    %[a1], [%[X], #4]\n\t"                       \
+    "ldr    %[X], [%[X], #8]\n\t"                        \
+    "add    %[x0], %[x0], %[a0]\n\t"                     \
+    "add    %[x1], %[x1], %[a0]\n\t"                     \
+    "add    %[x2], %[x2], %[a0]\n\t"                     \
+    "add    %[end], %[end], %[a1]\n\t"                   \
+    "cmp    %[ap], %[X]\n\t"                             \
+    "bne    1b\n\t"
+
 /* For n lines: acc[line][0..Lp2) = sum over three cross taps (rows r0, r1, r2
  * of the first line; each next line's rows are row_step bytes further), no
  * bias, Lp2 = Lo rounded up to even. Two outputs per pass: 6 loads, 12
@@ -89,12 +121,9 @@ static void eb_dw_lines3(const int16_t *r0, const int16_t *r1, const int16_t *r2
     register int32_t a0 __asm__("r11");
     register int32_t a1 __asm__("r12");
     register uint32_t X __asm__("lr");
-    if (Lo <= 0 || n <= 0) {
+    if (!eb_dw_ctl_init(row_step - 2 * lp2, lp2, acc, n)) {
         return;
     }
-    eb_dw_ctl.row_delta = row_step - 2 * lp2;
-    eb_dw_ctl.line_bytes = 4 * lp2;
-    eb_dw_ctl.final = acc + (size_t)n * lp2;
     __asm__ volatile(
         "1:\n\t"
         "ldr    %[X], [%[x0]], #4\n\t"
@@ -115,20 +144,7 @@ static void eb_dw_lines3(const int16_t *r0, const int16_t *r1, const int16_t *r2
         "ldr    %[X], [%[x2]]\n\t"
         "smlabt %[a0], %[X], %[q2], %[a0]\n\t"
         "smlad  %[a1], %[X], %[q2], %[a1]\n\t"
-        "strd   %[a0], %[a1], [%[ap]], #8\n\t"
-        "cmp    %[ap], %[end]\n\t"
-        "bne    1b\n\t"
-        "movw   %[X], #:lower16:%c[ctl]\n\t"
-        "movt   %[X], #:upper16:%c[ctl]\n\t"
-        "ldr    %[a0], [%[X]]\n\t"
-        "ldr    %[a1], [%[X], #4]\n\t"
-        "ldr    %[X], [%[X], #8]\n\t"
-        "add    %[x0], %[x0], %[a0]\n\t"
-        "add    %[x1], %[x1], %[a0]\n\t"
-        "add    %[x2], %[x2], %[a0]\n\t"
-        "add    %[end], %[end], %[a1]\n\t"
-        "cmp    %[ap], %[X]\n\t"
-        "bne    1b\n\t"
+        EB_DW_LINE_END
         : [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [ap] "+r"(ap), [end] "+r"(aend), [a0] "=&r"(a0),
           [a1] "=&r"(a1), [X] "=&r"(X)
         : [p0] "r"(p0), [q0] "r"(q0), [p1] "r"(p1), [q1] "r"(q1), [p2] "r"(p2), [q2] "r"(q2),
@@ -162,12 +178,9 @@ static void eb_dw_lines3_s2(const int16_t *r0, const int16_t *r1, const int16_t 
     register int32_t a1 __asm__("r11");
     register uint32_t X __asm__("r12");
     register uint32_t Y __asm__("lr");
-    if (Lo <= 0 || n <= 0) {
+    if (!eb_dw_ctl_init(row_step - 4 * lp2, lp2, acc, n)) {
         return;
     }
-    eb_dw_ctl.row_delta = row_step - 4 * lp2;
-    eb_dw_ctl.line_bytes = 4 * lp2;
-    eb_dw_ctl.final = acc + (size_t)n * lp2;
     __asm__ volatile(
         "1:\n\t"
         "ldrd   %[X], %[Y], [%[x0]], #8\n\t"
@@ -188,20 +201,7 @@ static void eb_dw_lines3_s2(const int16_t *r0, const int16_t *r1, const int16_t 
         "smlad  %[a1], %[Y], %[p2], %[a1]\n\t"
         "ldr    %[X], [%[x2]]\n\t"
         "smlabt %[a1], %[X], %[q2], %[a1]\n\t"
-        "strd   %[a0], %[a1], [%[ap]], #8\n\t"
-        "cmp    %[ap], %[end]\n\t"
-        "bne    1b\n\t"
-        "movw   %[X], #:lower16:%c[ctl]\n\t"
-        "movt   %[X], #:upper16:%c[ctl]\n\t"
-        "ldr    %[a0], [%[X]]\n\t"
-        "ldr    %[a1], [%[X], #4]\n\t"
-        "ldr    %[X], [%[X], #8]\n\t"
-        "add    %[x0], %[x0], %[a0]\n\t"
-        "add    %[x1], %[x1], %[a0]\n\t"
-        "add    %[x2], %[x2], %[a0]\n\t"
-        "add    %[end], %[end], %[a1]\n\t"
-        "cmp    %[ap], %[X]\n\t"
-        "bne    1b\n\t"
+        EB_DW_LINE_END
         : [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [ap] "+r"(ap), [end] "+r"(aend), [a0] "=&r"(a0),
           [a1] "=&r"(a1), [X] "=&r"(X), [Y] "=&r"(Y)
         : [p0] "r"(p0), [p1] "r"(p1), [p2] "r"(p2), [q01] "r"(q01), [q2] "r"(q2), [ctl] "i"(&eb_dw_ctl)
