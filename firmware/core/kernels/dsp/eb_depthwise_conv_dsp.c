@@ -401,6 +401,8 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int16_t zp = (int8_t)(0u - (uint32_t)p->in_offset);
     const uint32_t zz = (uint16_t)zp | ((uint32_t)(uint16_t)zp << 16);
     eb_dw_geom g;
+    void (*lines3)(const int16_t *, const int16_t *, const int16_t *, const uint32_t *, const uint32_t *, int32_t,
+                   int32_t, int32_t, int32_t *);
     int32_t Wp, band, b, c;
     size_t pstride;
     int16_t *plane;
@@ -426,6 +428,7 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
      * so every line starts word-aligned); the plane holds the band's input
      * lines, padding lines included (input zero points) */
     Wp = line_w2 ? 2 * ((g.Lo + 1) & ~1) + 2 : (g.Lo + 4) & ~1;
+    lines3 = line_w2 ? eb_dw_lines3_s2 : eb_dw_lines3;
     {
         /* a band of B output lines: B accumulator lines of Lp2 int32 and two planes of
          * (B - 1) * Cs + need1 input lines of Wp int16 */
@@ -497,12 +500,9 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 }
                 for (k = 0; k < cn; k++) {
                     const int16_t *base = plane + k * pstride;
-                    if (line_w2) {
-                        eb_dw_lines3_s2(base, base + (size_t)g.Cd * Wp, base + (size_t)2 * g.Cd * Wp, w01[k],
-                                        w12[k], g.Lo, n_out, 2 * g.Cs * Wp, acc);
-                    } else if (g.Ck == 3) {
-                        eb_dw_lines3(base, base + (size_t)g.Cd * Wp, base + (size_t)2 * g.Cd * Wp, w01[k], w12[k],
-                                     g.Lo, n_out, 2 * g.Cs * Wp, acc);
+                    if (g.Ck == 3) {
+                        lines3(base, base + (size_t)g.Cd * Wp, base + (size_t)2 * g.Cd * Wp, w01[k], w12[k], g.Lo,
+                               n_out, 2 * g.Cs * Wp, acc);
                     } else {
                         for (o = 0; o < n_out; o++) {
                             const int16_t *rows[EB_DW_DSP_CK];
