@@ -82,7 +82,7 @@ def group_of(obj: str) -> str:
         return "newlib-nano"
     name = Path(obj.split("(")[0]).name
     if "/core/ops/" in obj or "/core/kernels/" in obj or name.startswith(("eb_engine", "eb_layer", "eb_ops",
-                                                                           "eb_conv_util")):
+                                                                           "eb_conv_util", "eb_rescale")):
         return "engine (eb_engine, eb_layer, eb_ops, ops/, kernels/)"
     if "/ports/" in obj:
         return "port (mps2-common)"

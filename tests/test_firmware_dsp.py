@@ -7,7 +7,8 @@ counts (the blocked filter's plain last rows, K % 4 tails), padding, stride 2, d
 batch 2, an odd number of output pixels, depth multiplier 2 (the portable kernel), a
 depthwise plane too large for the scratch buffer (processed in bands), a convolution
 whose receptive field does not fit it (the portable kernel), ReLU clamps, and input zero
-points at both extremes (-128 and 127). Each model's output bytes are compared with
+points at both extremes (-128 and 127); and FULLY_CONNECTED models (depth tails, batches,
+per-channel factors, more sums than the scratch holds). Each model's output bytes are compared with
 BUILTIN_REF for uniformly random int8 inputs.
 
 The requantisation rewrite the DSP kernels use (eb_rq_mul: one SMLAL onto a constant)
@@ -22,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import require_tool
-from test_firmware_engine import _out_size, conv_model, run_reference
+from test_firmware_engine import _out_size, conv_model, run_reference, synth_fc
 
 from edgebench.mcu import convert
 
@@ -124,7 +125,36 @@ CASES = {
     "dw_plane_in_bands": dict(h=48, w=46, c=3, kh=3, kw=3, in_z=-128, depthwise=True),
     "dw_multiplier_2": dict(h=6, w=5, c=3, kh=3, kw=3, mult=2, in_z=127, depthwise=True),
     "dw_stride2_both": dict(h=9, w=9, c=2, kh=3, kw=3, sh=2, sw=2, in_z=5, depthwise=True),
+    # stride 2 along the line (eb_dw_lines3_s2): padding on both sides and an odd output
+    # line, a dilated stride-1 cross axis, a plane in bands
+    "dw_stride2_same_odd_line": dict(h=10, w=13, c=5, kh=3, kw=3, sh=2, sw=2, in_z=-128, act=1,
+                                     depthwise=True),
+    "dw_stride2_w_dilated_rows": dict(h=11, w=12, c=4, kh=3, kw=3, dh=2, sw=2, in_z=127, depthwise=True),
+    "dw_stride2_in_bands": dict(h=96, w=96, c=3, kh=3, kw=3, sh=2, sw=2, in_z=-3, act=3, depthwise=True),
+    # fields of at most 8 elements (eb_conv_k8): 1x1 over 8 channels in place, gathered
+    # fields of 6 with padding, plain last filter rows (OC % 4), a clamp inside int8 (not
+    # this path: eb_requant_table's case only)
+    "conv_1x1_k8_odd_oc_batch2": dict(h=5, w=7, c=8, oc=11, kh=1, kw=1, n=2, in_z=-128, act=1),
+    "conv_k6_same_padding": dict(h=6, w=5, c=3, oc=8, kh=1, kw=2, in_z=127),
+    "conv_k4_stride2_relu6": dict(h=7, w=6, c=2, oc=5, kh=2, kw=1, sh=2, sw=2, in_z=-9, act=3),
 }
+
+
+#: FULLY_CONNECTED (eb_fc_dsp.c): depth % 4 tails, an odd group count, units % 4 plain
+#: rows, batches, per-channel factors (no shared fast-path constants), more sums than the
+#: scratch holds at once (chunks), a depth too short for the kernel (eb_matvec)
+FC_CASES = {
+    "fc_depth_tail_odd_groups": dict(batch=1, depth=45, units=14, per_channel=False, act=1),
+    "fc_batch2_per_channel": dict(batch=2, depth=64, units=9, per_channel=True, act=1),
+    "fc_chunks_of_sums": dict(batch=1, depth=24, units=1100, per_channel=False, act=0),
+    "fc_depth_below_kernel": dict(batch=3, depth=6, units=8, per_channel=False, act=0),
+}
+
+
+def _model(rng, name):
+    if name in FC_CASES:    # own seeds: adding a convolution case leaves these models alone
+        return synth_fc(np.random.default_rng(list(FC_CASES).index(name) + 31), **FC_CASES[name])
+    return _conv_model(rng, **CASES[name])
 
 
 @pytest.fixture(scope="module", params=PORTS)
@@ -146,8 +176,10 @@ def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
     port, elf = firmware
     rng = np.random.default_rng(2024)
     jobs, blobs = [], []
-    for name, shape in CASES.items():
-        model, n_in = _conv_model(rng, **shape)
+    names = [*CASES, *FC_CASES]
+    for name in names:
+        shape = CASES.get(name, FC_CASES.get(name))
+        model, n_in = _model(rng, name)
         path = tmp_path / f"{name}.tflite"
         path.write_bytes(model)
         x = rng.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
@@ -160,7 +192,7 @@ def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
         client = DutClient(board.pty_path, timeout_s=30, name=port)
         try:
             client.sync()
-            for name, (_path, x), blob, (outs, sizes, _ops) in zip(CASES, jobs, blobs, refs):
+            for name, (_path, x), blob, (outs, sizes, _ops) in zip(names, jobs, blobs, refs):
                 client.upload("model", blob.data)
                 client.load_model()
                 final = outs[:, -sizes[-1]:]
@@ -174,7 +206,7 @@ def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
         finally:
             client.close()
     # the reference outputs must not be degenerate (a constant output proves little)
-    for name, (outs, sizes, _ops) in zip(CASES, refs):
+    for name, (outs, sizes, _ops) in zip(names, refs):
         assert len(np.unique(outs[:, -sizes[-1]:])) > 8, f"{name}: reference output nearly constant"
     assert not failures, "; ".join(failures)
 

@@ -386,12 +386,16 @@ def conv_model(rng, *, n, h, w, c, kh, kw, oc, sh, sw, dh, dw, same, in_s, in_z,
     return g.build([x], [y]), n * h * w * c
 
 
-def synth_fc(rng):
+def synth_fc(rng, *, batch=None, depth=None, units=None, per_channel=None, act=None):
+    """A random FULLY_CONNECTED model; the keywords fix its shape, scales and activation."""
     g = TinyModel()
-    batch, depth, units = int(rng.integers(1, 4)), int(rng.integers(1, 50)), int(rng.integers(1, 13))
+    batch = int(rng.integers(1, 4)) if batch is None else batch
+    depth = int(rng.integers(1, 50)) if depth is None else depth
+    units = int(rng.integers(1, 13)) if units is None else units
     in_s, in_z = float(10 ** rng.uniform(-2.5, 0)), int(rng.integers(-128, 128))
-    ws = 10 ** rng.uniform(-3, -1, size=units if rng.integers(0, 2) else 1)
-    act = _act(rng)
+    per_channel = bool(rng.integers(0, 2)) if per_channel is None else per_channel
+    ws = 10 ** rng.uniform(-3, -1, size=units if per_channel else 1)
+    act = _act(rng) if act is None else act
     out_s = 1 / 100 if act == 2 else float(np.sqrt(depth) * 73 * 60 * in_s * np.median(ws) * 3 / 127)
     x = g.tensor((batch, depth), scale=in_s, zp=in_z)
     wt = g.tensor((units, depth), scale=ws, zp=np.zeros(len(ws), int),

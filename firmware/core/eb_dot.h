@@ -225,6 +225,15 @@ static inline void eb_dot1(const int8_t *x, const int8_t *w0, int32_t n, int32_t
     *pa0 = a0;
 }
 
+/* the rescaled sum v of FULLY_CONNECTED plus the output offset, clamped to the
+ * activation's range (a saturating add: v may be near the int32 limits) */
+static inline int8_t eb_fc_clamp(int32_t v, int32_t out_offset, int32_t act_min, int32_t act_max)
+{
+    v = v > act_max - out_offset ? act_max - out_offset : v;
+    v = v < act_min - out_offset ? act_min - out_offset : v;
+    return (int8_t)(v + out_offset);
+}
+
 /* Requantize the accumulator of channel u: fixed-point multiplier and shift
  * (convolutions), or the binary64 rescale factor (fully connected). */
 static inline int8_t eb_requant_chan(int32_t acc, const uint8_t *arr1, const uint8_t *arr2,
@@ -237,10 +246,32 @@ static inline int8_t eb_requant_chan(int32_t acc, const uint8_t *arr1, const uin
                           act_min, act_max);
     }
     v = eb_mul_round_f64(acc, (uint32_t)eb_ld32(arr1 + 4 * u), (uint32_t)eb_ld32(arr2 + 4 * u));
-    /* saturating add: v may be near the int32 limits */
-    v = v > act_max - out_offset ? act_max - out_offset : v;
-    v = v < act_min - out_offset ? act_min - out_offset : v;
-    return (int8_t)(v + out_offset);
+    return eb_fc_clamp(v, out_offset, act_min, act_max);
+}
+
+/* eb_matvec's units % 4 last rows (plain, from unit u, whose row starts at w):
+ * in a pair, then one */
+static EB_ALWAYS_INLINE void eb_matvec_last_rows(const int8_t *x, const int8_t *w, int32_t depth, int32_t u,
+                                                 int32_t units, const uint8_t *chan, int fc,
+                                                 int32_t out_offset, int32_t act_min, int32_t act_max,
+                                                 int8_t *out)
+{
+    const uint8_t *bias = chan;
+    const uint8_t *arr1 = chan + 4 * (size_t)units;
+    const uint8_t *arr2 = chan + 8 * (size_t)units;
+    if (u + 1 < units) {
+        int32_t a0 = eb_ld32(bias + 4 * u), a1 = eb_ld32(bias + 4 * u + 4);
+        eb_dot2(x, w, w + depth, depth, &a0, &a1);
+        out[u] = eb_requant_chan(a0, arr1, arr2, u, fc, out_offset, act_min, act_max);
+        out[u + 1] = eb_requant_chan(a1, arr1, arr2, u + 1, fc, out_offset, act_min, act_max);
+        w += 2 * (size_t)depth;
+        u += 2;
+    }
+    if (u < units) {
+        int32_t a0 = eb_ld32(bias + 4 * u);
+        eb_dot1(x, w, depth, &a0);
+        out[u] = eb_requant_chan(a0, arr1, arr2, u, fc, out_offset, act_min, act_max);
+    }
 }
 
 /* out[0..units) for one input vector x of length depth: filter rows of
@@ -268,19 +299,7 @@ static EB_ALWAYS_INLINE void eb_matvec(const int8_t *x, const int8_t *filter, in
         }
         w += 4 * (size_t)depth;
     }
-    if (u + 1 < units) {
-        int32_t a0 = eb_ld32(bias + 4 * u), a1 = eb_ld32(bias + 4 * u + 4);
-        eb_dot2(x, w, w + depth, depth, &a0, &a1);
-        out[u] = eb_requant_chan(a0, arr1, arr2, u, fc, out_offset, act_min, act_max);
-        out[u + 1] = eb_requant_chan(a1, arr1, arr2, u + 1, fc, out_offset, act_min, act_max);
-        w += 2 * (size_t)depth;
-        u += 2;
-    }
-    if (u < units) {
-        int32_t a0 = eb_ld32(bias + 4 * u);
-        eb_dot1(x, w, depth, &a0);
-        out[u] = eb_requant_chan(a0, arr1, arr2, u, fc, out_offset, act_min, act_max);
-    }
+    eb_matvec_last_rows(x, w, depth, u, units, chan, fc, out_offset, act_min, act_max, out);
 }
 
 #endif /* EB_DOT_H */

@@ -143,7 +143,61 @@ static inline int32_t eb_wadd(int32_t a, int32_t b)
  * LiteRT's reference FULLY_CONNECTED, which rescales in double precision
  * (acc * (input_scale * filter_scale / output_scale)) instead of using a
  * fixed-point multiplier. */
-int32_t eb_mul_round_f64(int32_t acc, uint32_t s_lo, uint32_t s_hi);
+int32_t eb_mul_round_f64_exact(int32_t acc, uint32_t s_lo, uint32_t s_hi);
+
+/* eb_mul_round_f64: a fast path for the common case, exact by an interval
+ * argument, and the exact 85-bit product of eb_rescale.c otherwise.
+ *   With S = m * 2^e (m the 53-bit significand), a = |acc| <= 2^31, M = m >> 21
+ *   (32 bits) and F = -(e + 21), the exact product in units of 2^-F is
+ *   N = a * M + f, 0 <= f = a * (m mod 2^21) / 2^21 < a. The binary64 product
+ *   differs from it by at most 2^-53 of itself, < 2^10 + 1 units (N < 2^63 + 2^31).
+ *   round() of a positive x is floor(x + 1/2), so with H = 2^(F-1) the result lies
+ *   between floor((a*M + H - 2^11) / 2^F) and floor((a*M + H + a + 2^11) / 2^F):
+ *   when the two agree (and the result is far from saturation) it is that number,
+ *   else the exact path decides. For 33 <= F <= 63 nothing overflows 64 bits, H is
+ *   a high-word addition and the bounds are high words shifted by F - 32. The
+ *   usual FULLY_CONNECTED factor (2^-20 < S < 2^-1) has F in that range, and the
+ *   bounds disagree only within about (|acc| + 2^12) / 2^F of a tie. */
+typedef struct {
+    uint32_t M, hh, sh;   /* m >> 21, 2^(F-33), F - 32 */
+} eb_f64_fast;
+
+/* the fast path's constants of the factor s_hi:s_lo; 0 when F is out of its range */
+static inline int eb_f64_fast_init(uint32_t s_lo, uint32_t s_hi, eb_f64_fast *q)
+{
+    const int32_t F = 1054 - (int32_t)((s_hi >> 20) & 0x7FFu);
+    if ((uint32_t)(F - 33) > 30u) {
+        return 0;
+    }
+    q->M = (((s_hi & 0xFFFFFu) | 0x100000u) << 11) | (s_lo >> 21);
+    q->hh = 1u << (uint32_t)(F - 33);
+    q->sh = (uint32_t)(F - 32);
+    return 1;
+}
+
+/* the fast path: 1 and *r = round(acc * S) when the bounds agree, else 0 */
+static inline int eb_f64_fast_mul(int32_t acc, const eb_f64_fast *q, int32_t *r)
+{
+    const uint32_t a = acc < 0 ? 0u - (uint32_t)acc : (uint32_t)acc;
+    const uint64_t P = (uint64_t)a * q->M + ((uint64_t)q->hh << 32);
+    const uint32_t lo = (uint32_t)((P - 2048u) >> 32) >> q->sh;
+    const uint32_t hi = (uint32_t)((P + a + 2048u) >> 32) >> q->sh;
+    if (lo != hi || lo >= 0x40000000u) {
+        return 0;
+    }
+    *r = acc < 0 ? -(int32_t)lo : (int32_t)lo;
+    return 1;
+}
+
+static inline int32_t eb_mul_round_f64(int32_t acc, uint32_t s_lo, uint32_t s_hi)
+{
+    eb_f64_fast q;
+    int32_t r;
+    if (eb_f64_fast_init(s_lo, s_hi, &q) && eb_f64_fast_mul(acc, &q, &r)) {
+        return r;
+    }
+    return eb_mul_round_f64_exact(acc, s_lo, s_hi);
+}
 
 /* gemmlowp exp_on_negative_values for FixedPoint<int32, 5> input
  * (a <= 0, 26 fractional bits); result in Q0.31. */

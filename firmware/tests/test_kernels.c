@@ -237,6 +237,16 @@ static void test_mul_round_f64(void)
         const int32_t acc = (int32_t)(rnd() ^ (rnd() << 16)) >> rnd_range(0, 30);
         check_mul_round(acc, s);
     }
+    /* the same below-a-tie products with the factors of the fast path (2^-20 < s < 2^-1):
+     * (2k+1) * 2^j times (1/2 - 2^-54) * 2^-j is k + 1/2 less (2k+1) * 2^-54, which the
+     * binary64 product rounds onto the tie (so round() gives k + 1): the fast path's bounds
+     * straddle it and the exact path decides */
+    for (k = 1; k < 20; k++) {
+        for (i = 1; i < 1000; i += 2) {
+            check_mul_round(i << k, ldexp(0.5 - 5.551115123125783e-17, -k));
+            check_mul_round(-(i << k), ldexp(0.5 - 5.551115123125783e-17, -k));
+        }
+    }
     /* near ties: acc * s close to k + 1/2 */
     for (i = 0; i < 20000 * EB_TEST_REPEAT; i++) {
         const double s = ldexp(1.0 + rnd_unit(), -rnd_range(2, 21));

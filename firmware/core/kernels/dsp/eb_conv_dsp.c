@@ -369,6 +369,118 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
     return 1;
 }
 
+/* Weight k of output channel oc in the blob's blocked filter order (firmware/BLOB.md) */
+static int8_t eb_filter_at(const int8_t *w, int32_t K, int32_t OC, int32_t oc, int32_t k)
+{
+    const int32_t G = K >> 2, R = K & 3, j = oc & 3;
+    const int8_t *b = w + (size_t)(oc & ~3) * K;
+    if (oc >= (OC & ~3)) {
+        return w[(size_t)oc * K + k];
+    }
+    return k < 4 * G ? b[16 * (k >> 2) + 4 * j + (k & 3)] : b[16 * G + R * j + (k - 4 * G)];
+}
+
+/* Fields of at most 8 elements (K <= 8: the 1x1 convolutions of 8 input channels in
+ * MobileNet, tiny stems): the whole filter widened once per layer into a table of
+ * eight words per output channel, {bias, (w0, w2), (w1, w3), (w4, w6), (w5, w7),
+ * m, chi, sh} (zero weights after K, eb_requant_table's constants), so one pixel's
+ * four words of x stay in registers and each output channel costs two LDM, four
+ * SMLAD and the requantisation: 16 instructions for up to 8 MACs, where the
+ * two-pixel kernel spends about 25 per channel and pixel on so short a field.
+ * 1 when done; 0 (another path runs) when K > 8, the table does not fit or the
+ * requantisation is not eb_requant_table's common case. */
+static int eb_conv_k8(const eb_conv_params *p, const int8_t *in, int8_t *out)
+{
+    const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
+    const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
+    const int32_t K = p->kh * p->kw * C;
+    const int direct = K == 8 && eb_conv_direct(p);
+    const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);
+    uint32_t *const tab = eb_dsp_buf;
+    int32_t *const rq = (int32_t *)(void *)(tab + 8 * (size_t)OC);
+    int8_t *const col = (int8_t *)(void *)(rq + 3 * (size_t)OC);
+    int32_t u, k, b, oy, ox;
+    if (K > 8 || (size_t)OC * 44u + 8u > EB_DSP_SCRATCH_BYTES ||
+        !eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset, p->act_min,
+                          p->act_max, rq)) {
+        return 0;
+    }
+    for (u = 0; u < OC; u++) {
+        uint32_t *const e = tab + 8 * (size_t)u;
+        int8_t row[8];
+        uint32_t v0, v1;
+        for (k = 0; k < 8; k++) {
+            row[k] = k < K ? eb_filter_at(p->filter, K, OC, u, k) : 0;
+        }
+        memcpy(&v0, row, 4);
+        memcpy(&v1, row + 4, 4);
+        e[0] = (uint32_t)eb_ld32(p->chan + 4 * (size_t)u);
+        e[1] = (uint32_t)eb_sx02(v0);
+        e[2] = (uint32_t)eb_sx13(v0);
+        e[3] = (uint32_t)eb_sx02(v1);
+        e[4] = (uint32_t)eb_sx13(v1);
+        e[5] = (uint32_t)rq[3 * u];
+        e[6] = (uint32_t)rq[3 * u + 1];
+        e[7] = (uint32_t)rq[3 * u + 2];
+    }
+    for (k = K; k < 8; k++) {
+        col[k] = 0;
+    }
+    for (b = 0; b < p->out.n; b++) {
+        const int8_t *const in_b = in + (size_t)b * H * W * C;
+        for (oy = 0; oy < OH; oy++) {
+            for (ox = 0; ox < OW; ox++) {
+                const int32_t iy0 = oy * p->sh - p->ph, ix0 = ox * p->sw - p->pw;
+                const int8_t *src = col;
+                uint32_t v0, v1;
+                if (direct) {
+                    src = in_b + ((size_t)iy0 * W + ix0) * C;
+                } else {
+                    eb_im2col(p, in_b, iy0, ix0, pad, col);
+                }
+                v0 = eb_ldw(src);
+                v1 = eb_ldw(src + 4);
+                {
+                    register const uint32_t *rt __asm__("r0") = tab;
+                    register const uint32_t *rend __asm__("r1") = tab + 8 * (size_t)OC;
+                    register int8_t *ro __asm__("lr") = out;
+                    register uint32_t x0 __asm__("r8") = (uint32_t)eb_sx02(v0);
+                    register uint32_t x1 __asm__("r9") = (uint32_t)eb_sx13(v0);
+                    register uint32_t x2 __asm__("r10") = (uint32_t)eb_sx02(v1);
+                    register uint32_t x3 __asm__("r11") = (uint32_t)eb_sx13(v1);
+                    register int32_t a __asm__("r2");
+                    register uint32_t w0 __asm__("r3"), w1 __asm__("r4"), w2 __asm__("r5"), w3 __asm__("r6");
+                    register int32_t s __asm__("r12");
+                    __asm__ volatile(
+                        "1:\n\t"
+                        "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"
+                        "smlad  %[a], %[w0], %[x0], %[a]\n\t"
+                        "smlad  %[a], %[w1], %[x1], %[a]\n\t"
+                        "smlad  %[a], %[w2], %[x2], %[a]\n\t"
+                        "smlad  %[a], %[w3], %[x3], %[a]\n\t"
+                        "ldmia  %[t]!, {%[w0], %[w1], %[w2]}\n\t"     /* m, chi, sh */
+                        "asr    %[s], %[a], #31\n\t"
+                        "mov    %[w3], #0x40000000\n\t"
+                        "orr    %[w3], %[w3], %[s], lsl #31\n\t"
+                        "add    %[w1], %[w1], %[s]\n\t"
+                        "smlal  %[w3], %[w1], %[a], %[w0]\n\t"
+                        "asr    %[w1], %[w1], %[w2]\n\t"
+                        "ssat   %[w1], #8, %[w1]\n\t"
+                        "strb   %[w1], [%[o]], #1\n\t"
+                        "cmp    %[t], %[end]\n\t"
+                        "bne    1b\n\t"
+                        : [t] "+r"(rt), [o] "+r"(ro), [a] "=&r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1),
+                          [w2] "=&r"(w2), [w3] "=&r"(w3), [s] "=&r"(s)
+                        : [end] "r"(rend), [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2), [x3] "r"(x3)
+                        : "cc", "memory");
+                    out = ro;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
 /* 1 when done, 0 when the working set does not fit EB_DSP_SCRATCH_BYTES */
 int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
@@ -387,6 +499,9 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int use_tbl;
     int32_t pi, b = 0, oy = 0, ox = 0;
     /* col also takes the unused second pixel's outputs when the count is odd */
+    if (K <= 8 && eb_conv_k8(p, in, out)) {
+        return 1;
+    }
     if (R != 0 && eb_conv_padded(p, in, out)) {
         return 1;
     }

@@ -1,8 +1,9 @@
 /*
  * eb_depthwise_conv_dsp.c - DEPTHWISE_CONV_2D on cores with the DSP extension
  * (the kernel set of kernels/dsp/, see eb_dsp.c): depth multiplier 1 with a
- * three-tap axis of stride and dilation 1, a channel's plane widened to int16 a
- * band of lines at a time. eb_depthwise_s8_opt returns 0 (the portable kernel
+ * three-tap axis of stride and dilation 1, or a 3x3 filter of stride 2 along W
+ * (MobileNet's downsampling layers), a channel's plane widened to int16 a band of
+ * lines at a time. eb_depthwise_s8_opt returns 0 (the portable kernel
  * runs) for any other layer or when not even one output line fits the scratch.
  */
 #include "eb_dsp.h"
@@ -65,6 +66,38 @@ static struct {
     int32_t *final;         /* end of the last line's accumulators */
 } eb_dw_ctl;
 
+/* eb_dw_ctl for n lines of lp2 sums from acc, the row pointers stepping by row_delta
+ * bytes after a line's pairs; 0 when there is nothing to do */
+static inline int eb_dw_ctl_init(int32_t row_delta, int32_t lp2, int32_t *acc, int32_t n)
+{
+    if (lp2 <= 0 || n <= 0) {
+        return 0;
+    }
+    eb_dw_ctl.row_delta = row_delta;
+    eb_dw_ctl.line_bytes = 4 * lp2;
+    eb_dw_ctl.final = acc + (size_t)n * lp2;
+    return 1;
+}
+
+/* The end of a pass of eb_dw_lines3 / eb_dw_lines3_s2: store the pair of sums, loop
+ * over the line, then step the three row pointers and the line's end by eb_dw_ctl and
+ * loop over the lines (11 instructions from one line to the next). */
+#define EB_DW_LINE_END                                    \
+    "strd   %[a0], %[a1], [%[ap]], #8\n\t"               \
+    "cmp    %[ap], %[end]\n\t"                           \
+    "bne    1b\n\t"                                      \
+    "movw   %[X], #:lower16:%c[ctl]\n\t"                 \
+    "movt   %[X], #:upper16:%c[ctl]\n\t"                 \
+    "ldr    %[a0], [%[X]]\n\t"                           \
+    "ldr    %[a1], [%[X], #4]\n\t"                       \
+    "ldr    %[X], [%[X], #8]\n\t"                        \
+    "add    %[x0], %[x0], %[a0]\n\t"                     \
+    "add    %[x1], %[x1], %[a0]\n\t"                     \
+    "add    %[x2], %[x2], %[a0]\n\t"                     \
+    "add    %[end], %[end], %[a1]\n\t"                   \
+    "cmp    %[ap], %[X]\n\t"                             \
+    "bne    1b\n\t"
+
 /* For n lines: acc[line][0..Lp2) = sum over three cross taps (rows r0, r1, r2
  * of the first line; each next line's rows are row_step bytes further), no
  * bias, Lp2 = Lo rounded up to even. Two outputs per pass: 6 loads, 12
@@ -88,12 +121,9 @@ static void eb_dw_lines3(const int16_t *r0, const int16_t *r1, const int16_t *r2
     register int32_t a0 __asm__("r11");
     register int32_t a1 __asm__("r12");
     register uint32_t X __asm__("lr");
-    if (Lo <= 0 || n <= 0) {
+    if (!eb_dw_ctl_init(row_step - 2 * lp2, lp2, acc, n)) {
         return;
     }
-    eb_dw_ctl.row_delta = row_step - 2 * lp2;
-    eb_dw_ctl.line_bytes = 4 * lp2;
-    eb_dw_ctl.final = acc + (size_t)n * lp2;
     __asm__ volatile(
         "1:\n\t"
         "ldr    %[X], [%[x0]], #4\n\t"
@@ -114,24 +144,67 @@ static void eb_dw_lines3(const int16_t *r0, const int16_t *r1, const int16_t *r2
         "ldr    %[X], [%[x2]]\n\t"
         "smlabt %[a0], %[X], %[q2], %[a0]\n\t"
         "smlad  %[a1], %[X], %[q2], %[a1]\n\t"
-        "strd   %[a0], %[a1], [%[ap]], #8\n\t"
-        "cmp    %[ap], %[end]\n\t"
-        "bne    1b\n\t"
-        "movw   %[X], #:lower16:%c[ctl]\n\t"
-        "movt   %[X], #:upper16:%c[ctl]\n\t"
-        "ldr    %[a0], [%[X]]\n\t"
-        "ldr    %[a1], [%[X], #4]\n\t"
-        "ldr    %[X], [%[X], #8]\n\t"
-        "add    %[x0], %[x0], %[a0]\n\t"
-        "add    %[x1], %[x1], %[a0]\n\t"
-        "add    %[x2], %[x2], %[a0]\n\t"
-        "add    %[end], %[end], %[a1]\n\t"
-        "cmp    %[ap], %[X]\n\t"
-        "bne    1b\n\t"
+        EB_DW_LINE_END
         : [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [ap] "+r"(ap), [end] "+r"(aend), [a0] "=&r"(a0),
           [a1] "=&r"(a1), [X] "=&r"(X)
         : [p0] "r"(p0), [q0] "r"(q0), [p1] "r"(p1), [q1] "r"(q1), [p2] "r"(p2), [q2] "r"(q2),
           [ctl] "i"(&eb_dw_ctl)
+        : "cc", "memory");
+}
+
+/* eb_dw_lines3 with stride 2 along the line: output j reads line positions 2j,
+ * 2j + 1, 2j + 2, so x[2j..2j+1] is one word of the widened line:
+ *   out0 = SMLAD(x[2j..2j+1], (w0, w1)) + x[2j+2] * w2
+ *   out1 = SMLAD(x[2j+2..2j+3], (w0, w1)) + x[2j+4] * w2
+ * per cross tap one LDRD, one LDR and four multiplies for 6 MACs: the same 21
+ * instructions per 18 MACs as stride 1. The three w2 taps ride in two words (q01:
+ * rows 0 and 1 in the low and high halves, q2: row 2 in the high half), which frees
+ * the second load register. The plane's lines are 2 * Lp2 + 2 positions. */
+static void eb_dw_lines3_s2(const int16_t *r0, const int16_t *r1, const int16_t *r2, const uint32_t *w01,
+                            const uint32_t *w12, int32_t Lo, int32_t n, int32_t row_step, int32_t *acc)
+{
+    const int32_t lp2 = (Lo + 1) & ~1;
+    register const int16_t *x0 __asm__("r0") = r0;
+    register const int16_t *x1 __asm__("r1") = r1;
+    register const int16_t *x2 __asm__("r2") = r2;
+    register int32_t *ap __asm__("r3") = acc;
+    register int32_t *aend __asm__("r4") = acc + lp2;
+    register uint32_t p0 __asm__("r5") = w01[0];
+    register uint32_t p1 __asm__("r6") = w01[1];
+    register uint32_t p2 __asm__("r7") = w01[2];
+    register uint32_t q01 __asm__("r8") = (w12[0] >> 16) | (w12[1] & 0xFFFF0000u);
+    register uint32_t q2 __asm__("r9") = w12[2];
+    register int32_t a0 __asm__("r10");
+    register int32_t a1 __asm__("r11");
+    register uint32_t X __asm__("r12");
+    register uint32_t Y __asm__("lr");
+    if (!eb_dw_ctl_init(row_step - 4 * lp2, lp2, acc, n)) {
+        return;
+    }
+    __asm__ volatile(
+        "1:\n\t"
+        "ldrd   %[X], %[Y], [%[x0]], #8\n\t"
+        "smuad  %[a0], %[X], %[p0]\n\t"
+        "smlabb %[a0], %[Y], %[q01], %[a0]\n\t"
+        "smuad  %[a1], %[Y], %[p0]\n\t"
+        "ldr    %[X], [%[x0]]\n\t"
+        "smlabb %[a1], %[X], %[q01], %[a1]\n\t"
+        "ldrd   %[X], %[Y], [%[x1]], #8\n\t"
+        "smlad  %[a0], %[X], %[p1], %[a0]\n\t"
+        "smlabt %[a0], %[Y], %[q01], %[a0]\n\t"
+        "smlad  %[a1], %[Y], %[p1], %[a1]\n\t"
+        "ldr    %[X], [%[x1]]\n\t"
+        "smlabt %[a1], %[X], %[q01], %[a1]\n\t"
+        "ldrd   %[X], %[Y], [%[x2]], #8\n\t"
+        "smlad  %[a0], %[X], %[p2], %[a0]\n\t"
+        "smlabt %[a0], %[Y], %[q2], %[a0]\n\t"
+        "smlad  %[a1], %[Y], %[p2], %[a1]\n\t"
+        "ldr    %[X], [%[x2]]\n\t"
+        "smlabt %[a1], %[X], %[q2], %[a1]\n\t"
+        EB_DW_LINE_END
+        : [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [ap] "+r"(ap), [end] "+r"(aend), [a0] "=&r"(a0),
+          [a1] "=&r"(a1), [X] "=&r"(X), [Y] "=&r"(Y)
+        : [p0] "r"(p0), [p1] "r"(p1), [p2] "r"(p2), [q01] "r"(q01), [q2] "r"(q2), [ctl] "i"(&eb_dw_ctl)
         : "cc", "memory");
 }
 
@@ -323,17 +396,21 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
     const int line_w = p->kw == 3 && p->sw == 1 && p->dw == 1;
     const int line_h = p->kh == 3 && p->sh == 1 && p->dh == 1;
+    /* stride 2 along W: three taps across too (eb_dw_lines3_s2) */
+    const int line_w2 = !line_w && !line_h && p->kw == 3 && p->sw == 2 && p->dw == 1 && p->kh == 3;
     const int16_t zp = (int8_t)(0u - (uint32_t)p->in_offset);
     const uint32_t zz = (uint16_t)zp | ((uint32_t)(uint16_t)zp << 16);
     eb_dw_geom g;
+    void (*lines3)(const int16_t *, const int16_t *, const int16_t *, const uint32_t *, const uint32_t *, int32_t,
+                   int32_t, int32_t, int32_t *);
     int32_t Wp, band, b, c;
     size_t pstride;
     int16_t *plane;
     int32_t *acc;
-    if (p->depth_mult != 1 || !(line_w || line_h)) {
+    if (p->depth_mult != 1 || !(line_w || line_h || line_w2)) {
         return 0;
     }
-    if (line_w && (!line_h || p->out.w >= p->out.h)) {
+    if (line_w2 || (line_w && (!line_h || p->out.w >= p->out.h))) {
         g.Li = W; g.Lo = p->out.w; g.Lp = p->pw; g.Ls = C; g.OLs = C;
         g.Ci = H; g.Co = p->out.h; g.Ck = p->kh; g.Cs = p->sh; g.Cd = p->dh; g.Cp = p->ph;
         g.CSs = W * C; g.OCs = p->out.w * C;
@@ -350,7 +427,8 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     /* line j of the widened plane holds input positions j - Lp, j < Wp (even,
      * so every line starts word-aligned); the plane holds the band's input
      * lines, padding lines included (input zero points) */
-    Wp = (g.Lo + 4) & ~1;
+    Wp = line_w2 ? 2 * ((g.Lo + 1) & ~1) + 2 : (g.Lo + 4) & ~1;
+    lines3 = line_w2 ? eb_dw_lines3_s2 : eb_dw_lines3;
     {
         /* a band of B output lines: B accumulator lines of Lp2 int32 and two planes of
          * (B - 1) * Cs + need1 input lines of Wp int16 */
@@ -423,8 +501,8 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 for (k = 0; k < cn; k++) {
                     const int16_t *base = plane + k * pstride;
                     if (g.Ck == 3) {
-                        eb_dw_lines3(base, base + (size_t)g.Cd * Wp, base + (size_t)2 * g.Cd * Wp, w01[k], w12[k],
-                                     g.Lo, n_out, 2 * g.Cs * Wp, acc);
+                        lines3(base, base + (size_t)g.Cd * Wp, base + (size_t)2 * g.Cd * Wp, w01[k], w12[k], g.Lo,
+                               n_out, 2 * g.Cs * Wp, acc);
                     } else {
                         for (o = 0; o < n_out; o++) {
                             const int16_t *rows[EB_DW_DSP_CK];

@@ -1,6 +1,7 @@
 /*
- * eb_dsp.c - the DSP kernel set (kernels/dsp/): CONV_2D (eb_conv_dsp.c) and
- * DEPTHWISE_CONV_2D (eb_depthwise_conv_dsp.c) for cores with the Armv7E-M DSP
+ * eb_dsp.c - the DSP kernel set (kernels/dsp/): CONV_2D (eb_conv_dsp.c),
+ * DEPTHWISE_CONV_2D (eb_depthwise_conv_dsp.c) and FULLY_CONNECTED (eb_fc_dsp.c)
+ * for cores with the Armv7E-M DSP
  * extension (Cortex-M4, M7, M33 ...): dual 16-bit multiply-accumulate (SMLAD) on
  * operands widened from int8 by SXTB16. The build compiles this directory instead
  * of kernels/portable/ when the compiler targets such a core (core.mk,
@@ -19,13 +20,14 @@
  *            receptive fields widened to int16, the int32 sums of the two
  *            pixels, one gathered int8 field).
  *   DEPTHWISE_CONV_2D (depth multiplier 1, a 3-tap axis with stride 1 and
- *            dilation 1), for a band of B output lines: 4*Wp*rows + 4*Lp2*B
- *            bytes (two channels' planes, B lines of int32 sums), Wp = the
- *            output length along that axis + 4 rounded down to even, Lp2 =
- *            that length rounded up to even, rows = the input lines (padding
- *            included) of the band; B as large as fits, at least 1.
- * FULLY_CONNECTED keeps eb_matvec (SMLAD already; one input vector, so
- * widening it ahead would save little).
+ *            dilation 1, or 3x3 with stride 2 along W), for a band of B output
+ *            lines: 4*Wp*rows + 4*Lp2*B bytes (two channels' planes, B lines of
+ *            int32 sums), Lp2 = the output length along that axis rounded up to
+ *            even, Wp = that length + 4 rounded down to even (stride 1) or
+ *            2*Lp2 + 2 (stride 2), rows = the input lines (padding included) of
+ *            the band; B as large as fits, at least 1.
+ *   FULLY_CONNECTED (eb_fc_dsp.c): 2 * depth bytes (the input vector widened),
+ *            depth rounded down to a multiple of four.
  */
 #include "eb_dsp.h"
 #include "eb_kernels_opt.h"
