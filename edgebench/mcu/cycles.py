@@ -263,6 +263,7 @@ def estimate_model(model_path, image=None, seed: int = 1, warmup: int = 1, timeo
     the inference with DWT_CYCCNT, which here reads the estimate: its ticks are estimated cycles."""
     import numpy as np
 
+    from edgebench.errors import UsageError
     from edgebench.mcu.blob import convert
     from edgebench.mcu.firmware import build_firmware
     from edgebench.mcu.protocol import DutClient
@@ -270,6 +271,12 @@ def estimate_model(model_path, image=None, seed: int = 1, warmup: int = 1, timeo
     from edgebench.modelfile import read_model
     from edgebench.runtime.inspect import inspect_model
 
+    for module in ("unicorn", "capstone"):
+        try:
+            __import__(module)
+        except ImportError:
+            raise UsageError(f"the cycle estimate needs {module}, which is not installed",
+                             "pip install 'edgebench[emulate]'") from None
     model = read_model(model_path)
     blob = convert(model)
     elf = image or build_firmware(PORT)
@@ -280,8 +287,6 @@ def estimate_model(model_path, image=None, seed: int = 1, warmup: int = 1, timeo
             client.sync(timeout_s=30.0)
             limit = int(client.info()["model-max-bytes"])
             if len(blob.data) > limit:
-                from edgebench.errors import UsageError
-
                 raise UsageError(f"{model.name}: blob of {len(blob.data):,} bytes is larger than the "
                                  f"{PORT} upload buffer of {limit:,}")
             client.upload("model", blob.data)
