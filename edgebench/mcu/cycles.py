@@ -31,6 +31,7 @@ Library code: raises edgebench errors, never prints.
 """
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
@@ -150,11 +151,29 @@ class CycleModel:
     _cache: OrderedDict = field(default_factory=OrderedDict)
     _pending: int | None = None          # fall-through address of a conditional branch just executed
     reads: deque = field(default_factory=lambda: deque(maxlen=KEPT_READS))
+    _asked: threading.Event = field(default_factory=threading.Event)
+    _attached: threading.Event = field(default_factory=threading.Event)
 
     def attach(self, uc) -> None:
         from unicorn import UC_HOOK_BLOCK
 
         uc.hook_add(UC_HOOK_BLOCK, self._hook)
+
+    def arm(self, timeout_s: float = 60.0) -> None:
+        """Ask the emulation thread to attach the hook, and wait until it has (it does so between
+        two runs of the engine, so nothing already under way is half counted). Uploads before it
+        run at full speed: the block hook costs a Python call per block."""
+        self._asked.set()
+        if not self._attached.wait(timeout_s):
+            from edgebench.errors import AgentError
+
+            raise AgentError(f"the emulator did not attach the cycle model within {timeout_s:g} s")
+
+    def attach_when_asked(self, uc) -> None:
+        """Called by the emulation thread between two runs (:class:`edgebench.mcu.unicorn_board.UnicornBoard`)."""
+        if self._asked.is_set() and not self._attached.is_set():
+            self.attach(uc)
+            self._attached.set()
 
     def block(self, uc, address: int, size: int) -> Block:
         key = (address, size)
@@ -260,7 +279,9 @@ def estimate_model(model_path, image=None, seed: int = 1, warmup: int = 1, timeo
     ``image``: the port's ELF (default: built with ``make``, :func:`edgebench.mcu.firmware.build_firmware`).
     The model is uploaded into RAM as ``deploy`` does, with a seeded random int8 input; ``warmup``
     inferences fill the instruction cache first (MLPerf Tiny's steady state). The firmware times
-    the inference with DWT_CYCCNT, which here reads the estimate: its ticks are estimated cycles."""
+    the inference with DWT_CYCCNT, which here reads the estimate: its ticks are estimated cycles.
+    The block hook is attached only after the uploads (:meth:`CycleModel.arm`): a Python call per
+    block slowed the firmware's end-of-upload CRC past the host's patience on a loaded machine."""
     import numpy as np
 
     from edgebench.errors import UsageError
@@ -293,6 +314,7 @@ def estimate_model(model_path, image=None, seed: int = 1, warmup: int = 1, timeo
             client.load_model()
             x = np.random.default_rng(seed).integers(-128, 128, blob.input["bytes"], dtype=np.int8)
             client.upload("input", x.tobytes())
+            cm.arm()
             run = client.eb_infer(1, warmup, layers=True, timeout_s=timeout_s)
         finally:
             client.close()

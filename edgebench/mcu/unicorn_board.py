@@ -191,8 +191,6 @@ class UnicornBoard:
         self._pc = int.from_bytes(image[4:8], "little")
         uc.reg_write(UC_ARM_REG_MSP, sp)
         uc.reg_write(UC_ARM_REG_SP, sp)
-        if self.cycle_model is not None:
-            self.cycle_model.attach(uc)
         return uc
 
     def _run(self, uc) -> None:
@@ -202,6 +200,8 @@ class UnicornBoard:
         pc = self._pc | 1
         try:
             while not self._stop.is_set():
+                if self.cycle_model is not None:
+                    self.cycle_model.attach_when_asked(uc)     # between runs: never in the middle of one
                 uc.emu_start(pc, 0xFFFF_FFFF, count=2_000_000)
                 pc = uc.reg_read(UC_ARM_REG_PC) | 1
                 self._flush()
