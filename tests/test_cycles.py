@@ -81,6 +81,29 @@ def test_published_loop_timings_lie_in_the_model_bounds(code, per_iteration, sou
     assert abs(b["estimate"] - published) <= n                  # within one cycle per taken branch (P is 1 to 3)
 
 
+def test_a_model_armed_after_code_ran_still_counts_every_block():
+    """Armed late (after the uploads, as estimate_model does), the blocks unicorn translated before
+    the hook must still be counted: the translation cache is flushed when the hook is attached."""
+    require_module("unicorn")
+    require_module("capstone")
+    from unicorn import UC_ARCH_ARM, UC_MODE_MCLASS, UC_MODE_THUMB, Uc
+    from unicorn.arm_const import UC_ARM_REG_R0
+
+    flash = 0x0800_0000
+    uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
+    uc.mem_map(flash, 0x1000)
+    uc.mem_write(flash, LOOP_SUBS_BNE + bytes.fromhex("fee7"))     # the loop, then b .
+    uc.reg_write(UC_ARM_REG_R0, 10)
+    uc.emu_start(flash | 1, 0xFFFF_FFFF, count=15)     # translated and run without the hook
+    model = CycleModel()
+    model._asked.set()
+    model.attach_when_asked(uc)
+    uc.reg_write(UC_ARM_REG_R0, 10)
+    uc.emu_start(flash | 1, 0xFFFF_FFFF, count=25)     # 10 x (subs, bne), then 5 x b .
+    assert model.counts["taken"] == 9 and model.counts["not_taken"] == 1
+    assert model.counts["instructions"] >= 25
+
+
 def test_the_flash_cache_misses_once_per_line_and_evicts_beyond_its_32_lines():
     model = CycleModel()
     block = decode_block(bytes(64), 0x0800_0000)                # 32 movs r0,r0: two 32-byte lines

@@ -173,6 +173,7 @@ class CycleModel:
         """Called by the emulation thread between two runs (:class:`edgebench.mcu.unicorn_board.UnicornBoard`)."""
         if self._asked.is_set() and not self._attached.is_set():
             self.attach(uc)
+            uc.ctl_flush_tb()       # blocks translated before the hook would run uncounted
             self._attached.set()
 
     def block(self, uc, address: int, size: int) -> Block:
@@ -253,11 +254,14 @@ def timed_interval(reads, ticks: int) -> dict:
     """The counts between the two counter reads (the latest such pair) whose estimates differ by
     ``ticks``: the interval the firmware timed, as the firmware reported it."""
     reads = list(reads)
+    prices = [price(r) for r in reads]            # never decreasing: a dict finds each start at once
+    first = {}
+    for i, p in enumerate(prices):
+        first.setdefault(p, i)
     for j in range(len(reads) - 1, 0, -1):
-        end = price(reads[j])
-        for i in range(j - 1, -1, -1):
-            if (end - price(reads[i])) & 0xFFFF_FFFF == ticks:
-                return difference(reads[j], reads[i])
+        i = first.get(prices[j] - ticks)
+        if i is not None and i < j:
+            return difference(reads[j], reads[i])
     from edgebench.errors import AgentError
 
     raise AgentError(f"no two reads of the emulated cycle counter are {ticks} cycles apart",
