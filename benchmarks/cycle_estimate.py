@@ -1,9 +1,10 @@
 """Estimated latency on NUCLEO-L4R5ZI at 120 MHz (cycle model) for the MLPerf Tiny models, beside the anchors.
 
-Builds the nucleo-l4r5zi firmware, runs one inference of each model (after one warm-up) on
+Builds the nucleo-l4r5zi firmware (unless ``--image``), runs one inference of each model (after one warm-up) on
 unicorn with the Cortex-M4 / STM32L4R5 timing model of ``edgebench.mcu.cycles`` and prints the
 estimate, its bounds, the emulated instruction count, and the published TFLM + CMSIS-NN
-reference and best figures of ``edgebench.mcu.anchors``. Every latency here is ESTIMATED
+reference and best figures of ``edgebench.mcu.anchors``; ``--json`` adds each layer's estimated
+cycles (the firmware's per-layer DWT timing of one more inference, under the same model). Every latency here is ESTIMATED
 (a model of the core and flash applied to an emulated instruction stream), never measured.
 
     .venv/bin/python benchmarks/cycle_estimate.py [--json] [--image ELF] [--models kws01 ic01 ...]
@@ -38,8 +39,7 @@ def main() -> int:
     args = ap.parse_args()
     out = []
     for mid in args.models:
-        est = estimate_model(MODELS[mid], image=args.image)
-        est.pop("layers", None)
+        est = estimate_model(MODELS[mid], image=args.image)     # est["layers"]: estimated cycles per layer
         out.append({"model_id": mid, "estimate": est, "anchors": compare(mid, est)})
         if not args.json:
             print(f"{mid} ({est['model_name']}): {sentence(est)}; {est['cycles_per_mac']:.2f} c/MAC, "
