@@ -76,6 +76,9 @@ class MlperfOptions:
     model_id: Optional[str] = None    # the DUT's expected m-model-[..]; None: the MLPerf Tiny id or the name
     deploy: Optional[bool] = None     # upload with eb- first; None: when the firmware is edgebench's
     max_reruns: int = 3
+    # on a QEMU Cortex-M board: also price one inference with the NUCLEO-L4R5ZI cycle model
+    # (edgebench.mcu.cycles, label estimated) and set it against the published anchors
+    estimate: bool = True
 
     def validate(self) -> None:
         if self.windows < 1 or self.window_s <= 0:
@@ -280,6 +283,33 @@ def finish(result: RunResult, perf: dict, model, profile, opts: MlperfOptions, c
     from edgebench.bench.mac_rate import attach_mlperf
 
     attach_mlperf(result, profile, model.path)     # instructions/cycles per MAC from the mean latency
+    if opts.estimate and status == "complete":
+        attach_estimate(result, profile, model.path, opts.model_id)
+
+
+def attach_estimate(result: RunResult, profile, model_path, model_id: Optional[str]) -> Optional[dict]:
+    """On an emulated Cortex-M board under QEMU: ``extra.cycle_estimate``, one inference priced by
+    the NUCLEO-L4R5ZI cycle model (label ``estimated``, never the run's figure), and
+    ``extra.anchors``, the published MLPerf Tiny figures for ``model_id`` beside it. A board,
+    model or machine it cannot serve gets the reason instead (the run itself is unaffected)."""
+    fw = getattr(profile, "firmware", None)
+    if result.label != "emulated" or getattr(fw, "emulator", None) != "qemu":
+        return None
+    from edgebench.errors import EdgebenchError
+    from edgebench.mcu.anchors import compare
+    from edgebench.mcu.cycles import estimate_model
+
+    try:
+        est = estimate_model(model_path)
+    except (EdgebenchError, ImportError) as e:
+        est = {"available": False, "label": "estimated",
+               "reason": getattr(e, "message", None) or f"{type(e).__name__}: {e}"}
+    else:
+        est["available"] = True
+        est.pop("layers", None)
+    result.extra["cycle_estimate"] = est
+    result.extra["anchors"] = compare(model_id, est) if est["available"] else None
+    return est
 
 
 def _claim(result, med, model, profile, opts, windows: int) -> str:
@@ -293,4 +323,5 @@ def _claim(result, med, model, profile, opts, windows: int) -> str:
             "distribution. Energy not measured.")
 
 
-__all__ = ["MlperfOptions", "run_mlperf", "prepare", "resolve", "dut_checks", "runner_advice", "describe", "finish"]
+__all__ = ["MlperfOptions", "run_mlperf", "prepare", "resolve", "dut_checks", "runner_advice", "describe", "finish",
+           "attach_estimate"]

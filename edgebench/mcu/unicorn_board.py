@@ -17,6 +17,8 @@ reference manual (RM0432):
 * the Armv7-M system space (SCB, DWT) keeps what is written; ``DWT_CYCCNT`` advances with the
   host's clock at the port's 120 MHz so that the firmware's timing code runs — it is **not** the
   image's speed: the board is labelled emulated and edgebench never reports a latency from it.
+  With a ``cycle_model`` (:mod:`edgebench.mcu.cycles`) it reads the model's cycle estimate of
+  the blocks executed so far instead: the firmware's own timing then yields estimated cycles.
 
 :class:`UnicornBoard` has the life cycle of :class:`edgebench.mcu.qemu.QemuBoard`: ``start()``
 returns the pty path for pyserial (the ordinary ``McuClient`` talks to it), ``stop()`` ends the
@@ -90,7 +92,7 @@ def load_elf(path: Path) -> list:
 class UnicornBoard:
     """One firmware image running on unicorn in a thread of this process, its UART on a pty."""
 
-    def __init__(self, elf, chip: str = "stm32l4r5"):
+    def __init__(self, elf, chip: str = "stm32l4r5", cycle_model=None):
         if chip not in CHIPS:
             raise UsageError(f"the unicorn emulator has no model of chip {chip!r}", f"known: {', '.join(CHIPS)}")
         self.elf, self.chip = Path(elf), CHIPS[chip]
@@ -104,6 +106,9 @@ class UnicornBoard:
         self._regs: dict = {}
         self._idle = 0
         self._t0 = time.monotonic_ns()
+        #: an :class:`edgebench.mcu.cycles.CycleModel`: counts the executed blocks, and DWT_CYCCNT reads
+        #: its estimate (label estimated) instead of the host's clock
+        self.cycle_model = cycle_model
 
     # -- life cycle -----------------------------------------------------------------
     @property
@@ -195,6 +200,8 @@ class UnicornBoard:
         pc = self._pc | 1
         try:
             while not self._stop.is_set():
+                if self.cycle_model is not None:
+                    self.cycle_model.attach_when_asked(uc)     # between runs: never in the middle of one
                 uc.emu_start(pc, 0xFFFF_FFFF, count=2_000_000)
                 pc = uc.reg_read(UC_ARM_REG_PC) | 1
                 self._flush()
@@ -244,6 +251,8 @@ class UnicornBoard:
             return uart["txe"] | uart["tc"] | (uart["rxne"] if self._rx else 0)
         if addr == uart["rdr"]:
             return self._rx.pop(0) if self._rx else 0
+        if addr == DWT_CYCCNT and self.cycle_model is not None:
+            return self.cycle_model.read_counter() & 0xFFFF_FFFF
         if addr == DWT_CYCCNT:
             return ((time.monotonic_ns() - self._t0) * self.chip["cycle_hz"] // 1_000_000_000) & 0xFFFF_FFFF
         value = self._regs.get(addr - addr % 4, 0)

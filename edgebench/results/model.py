@@ -808,6 +808,8 @@ class Extra(TypedDict, total=False):
     verify: Optional[VerifyExtra]
     mlperf: Optional[Mapping_]
     mac_rate: Optional[MacRate]
+    cycle_estimate: Optional[Mapping_]      # mlperf-tiny on QEMU: edgebench.mcu.cycles, label estimated
+    anchors: Optional[Mapping_]             # ... and the published figures beside it (edgebench.mcu.anchors)
     memory: Optional[Memory]
     plots: Optional[List[Str]]
     achieved_rate_hz: Num

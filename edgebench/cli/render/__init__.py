@@ -108,11 +108,13 @@ def print_run(console, result, run_dir=None, warnings: bool = True) -> None:
 
     if result.latency:
         console.print(latency_table(result))
-    from edgebench.cli.render.mac_rate import mac_rate_line
+    from edgebench.cli.render.mac_rate import estimate_lines, mac_rate_line
 
     per_mac = mac_rate_line(result)   # microcontrollers: instructions (or cycles) per MAC
     if per_mac:
         console.print(per_mac, markup=False)
+    for line in estimate_lines(result):   # MLPerf Tiny on QEMU: the cycle model beside the published figures
+        console.print(line, markup=False, soft_wrap=True)
     cs, wu, tp, st = result.cold_start, result.warmup, result.throughput, result.stopping
     if cs:
         console.print(f"cold start: model load {fmt.duration(cs.get('load_s'))}, "
