@@ -260,6 +260,8 @@ def test_l4r5_image_boots_on_unicorn(l4r5):
     assert info["model-max-bytes"] == 327680 and info["arena-bytes"] == 245760
     # the register model's ADC and sensor (edgebench/mcu/l4r5_model.py): enabled as ST's HAL does
     assert info["temp"] == "yes" and info["clock"] == "msi-lse" and info["clock-fallback"] == "none"
+    clock = l4r5.sysinfo()["system"]["board"]["clock"]          # what run.json's board block stores
+    assert clock == {"source": "msi-lse", "ppm": 2500, "fallback": None, "virtual": False}
 
 
 def test_l4r5_image_is_bit_exact_on_unicorn_and_keeps_no_time(l4r5):
