@@ -8,7 +8,7 @@ themselves under unicorn: the new one from this tree, the old one built from git
 """
 from __future__ import annotations
 
-import subprocess
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,6 @@ from edgebench.mcu import l4r5_model as m
 from edgebench.mcu.unicorn_board import thumb_instructions
 
 ROOT = Path(__file__).resolve().parents[1]
-OLD = "3bb8176"          # main before issue 31 item 5: the port with the audited defects
 RESETS = {m.RCC_CR: 0x63, m.RCC_CFGR: 0, m.PWR_CR1: 0x200, m.ADC1_CR: 0x2000_0000}   # SVD STM32L4x5 resets
 
 
@@ -189,10 +188,11 @@ def test_thumb_instruction_count():
 
 # ------------------------------------------------------------------ the images under unicorn
 
-def _build(port_dir: Path, build: Path) -> Path:
-    subprocess.run(["make", "-s", "-C", str(ROOT / "firmware"), "PORT=nucleo-l4r5zi", f"PORT_DIR={port_dir}",
-                    f"BUILD={build}", "-j2"], check=True, capture_output=True, timeout=900)
-    return build / "eb-firmware.elf"
+def _script():
+    spec = importlib.util.spec_from_file_location("port_registers", ROOT / "benchmarks" / "port_registers.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 @pytest.fixture(scope="module")
@@ -201,48 +201,12 @@ def images(tmp_path_factory):
     require_tool("arm-none-eabi-gcc")
     require_module("unicorn")
     require_module("pyocd")
-    tmp = tmp_path_factory.mktemp("l4r5")
-    ports = tmp / "ports"
-    (ports / "l4r5-old").mkdir(parents=True)
-    for shared in ("stm32-common", "cortex-m"):
-        (ports / shared).symlink_to(ROOT / "firmware" / "ports" / shared)
-    for name in ("eb_port_l4r5.c", "stm32l4r5_regs.h", "port.mk", "memory.ld"):
-        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{OLD}:firmware/ports/nucleo-l4r5zi/{name}"],
-                              check=True, capture_output=True, text=True).stdout
-        if name.endswith(".c"):
-            text += ('\nconst char *eb_port_clock(uint32_t *ppm, const char **fallback)\n'
-                     '{\n    *ppm = 0u;\n    *fallback = "none";\n    return "hsi";\n}\n')
-        (ports / "l4r5-old" / name).write_text(text)
-    return {"new": _build(ROOT / "firmware" / "ports" / "nucleo-l4r5zi", tmp / "new"),
-            "old": _build(ports / "l4r5-old", tmp / "old")}
+    return _script().build_l4r5_images(tmp_path_factory.mktemp("l4r5"))
 
 
 def _boot(elf, **options):
-    """eb-info of ``elf`` under unicorn (read raw: the old image polls its ADC for seconds in the middle of
-    the reply, longer than a client's gap between lines) and the board's register model."""
-    import time
-
-    import serial
-
-    from edgebench.mcu.protocol import _KV_RE
-    from edgebench.mcu.unicorn_board import UnicornBoard
-
-    board = UnicornBoard(elf, model_options=options)
-    pty = board.start()
-    try:
-        with serial.Serial(pty, 115200, timeout=0.2) as port:
-            port.write(b"eb-info%")
-            out, deadline = b"", time.monotonic() + 120
-            while b"m-eb-loaded-" not in out and time.monotonic() < deadline:
-                out += port.read(4096)
-        info = {}
-        for line in out.decode(errors="replace").splitlines():
-            hit = _KV_RE.match(line.strip())
-            if hit:
-                info[hit.group(1)] = int(hit.group(2)) if hit.group(2).isdigit() else hit.group(2)
-        return info, board.model
-    finally:
-        board.stop()
+    info, model, _ = _script().boot_info(elf, **options)
+    return info, model
 
 
 def test_the_new_image_trims_its_clock_and_reads_its_sensor(images):
