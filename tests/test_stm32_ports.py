@@ -199,6 +199,7 @@ def test_selftest_on_qemu_f405(fw_build, tmp_path):
     status = {c["name"]: c["status"] for c in out["checks"]}
     assert status["protocol"] == "pass" and status["bit-exact digits_int8"] == "pass"
     assert status["clock"] == "skip" and status["instructions per MAC"] == "pass"    # emulated: no verdict
+    assert status["clock source"] == "skip" and out["firmware"]["clock"] == "emulated"
     clock = out["clock"]
     assert clock["host_s"] >= 10.0 and clock["interval"][0] <= clock["rate_error"] <= clock["interval"][1]
     run = json.loads((Path(out["run_dir"]) / "run.json").read_text())
