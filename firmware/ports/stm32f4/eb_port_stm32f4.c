@@ -45,6 +45,9 @@
 #ifndef STM32F4_BOARD_NAME
 #error "STM32F4_BOARD_NAME is set by the board's port.mk"
 #endif
+#ifndef STM32F4_HSE_BYPASS
+#define STM32F4_HSE_BYPASS 0
+#endif
 
 #define HSE_HZ 8000000u
 /* Accuracy bounds in ppm: the HSI +-1 % at 25 C (DS10314 / DS10693, HSI
@@ -172,7 +175,7 @@ static void clock_init(void)
         }
         if (!ok) {
             run_on_hsi();    /* not confirmed: counter-hz then says 16 MHz */
-            g_clk.fallback = "pll";
+            g_clk.fallback = (STM32F4_HSE_BYPASS && !hse) ? "hse-bypass,pll" : "pll";
         }
     }
 #endif
