@@ -224,3 +224,21 @@ def test_the_old_image_fails_in_the_model(images):
     assert info["temp"] == "no"                                 # ADEN was ignored: no sensor
     assert any("switch refused" in v for v in model.violations)
     assert any(w == "aden-ignored" for _, w in model.trace)
+
+
+def test_an_emulated_board_records_no_die_temperature(tmp_path, monkeypatch):
+    """The image reads its (modelled) sensor, but a run on the emulator stores no temperature from it."""
+    require_tool("arm-none-eabi-gcc")
+    monkeypatch.setenv("EDGEBENCH_FIRMWARE_BUILD", str(tmp_path))
+    require_module("unicorn")
+    require_module("pyocd")
+    from edgebench.boards.connect import open_client
+    from edgebench.boards.registry import get_profile
+
+    client = open_client(get_profile("unicorn-l4r5zi"), timeout_s=30.0)
+    try:
+        assert client.info["temp"] == "yes" and 20_000 < client.dut.temp_mc() < 30_000   # the model's 25 °C
+        thermal = client.thermal()
+        assert thermal["available"] is False and thermal["temps_c"] == {}
+    finally:
+        client.close()
