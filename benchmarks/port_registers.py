@@ -13,6 +13,13 @@ where it was checked:
 
 Prints one line per define and exits 1 when a define has no source or an SVD check fails
 (``tests/test_port_registers.py`` runs :func:`check`). Usage: ``python benchmarks/port_registers.py``.
+
+``--model``: builds the NUCLEO-L4R5ZI image of this tree and of main ``3bb8176`` (the port before
+issue 31 item 5, plus the ``eb_port_clock`` the core now calls), boots each on the unicorn board's
+register model (``edgebench/mcu/l4r5_model.py``), with and without the LSE crystal, and prints
+what ``eb-info`` says (clock, counter-hz, temperature sensor), the model's violations and the
+host seconds from start to the answer: emulated, a register model, not silicon
+(``tests/test_unicorn_l4r5_model.py`` uses :func:`build_l4r5_images` and :func:`boot_info`).
 """
 from __future__ import annotations
 
@@ -108,7 +115,86 @@ def check() -> list:
     return [r for r in rows() if r[4] not in ("ok", "manual")]
 
 
+OLD_PORT = "3bb8176"
+ROOT = PORTS.parents[1]
+_CLOCK_SHIM = ('\nconst char *eb_port_clock(uint32_t *ppm, const char **fallback)\n'
+               '{\n    *ppm = 0u;\n    *fallback = "none";\n    return "hsi";\n}\n')
+
+
+def _make(port_dir: Path, build: Path) -> Path:
+    import subprocess
+
+    subprocess.run(["make", "-s", "-C", str(ROOT / "firmware"), "PORT=nucleo-l4r5zi", f"PORT_DIR={port_dir}",
+                    f"BUILD={build}", "-j2"], check=True, capture_output=True, timeout=900)
+    return build / "eb-firmware.elf"
+
+
+def build_l4r5_images(tmp: Path) -> dict:
+    """{"new": this tree's NUCLEO-L4R5ZI image, "old": OLD_PORT's port built against this core} in ``tmp``."""
+    import subprocess
+
+    ports = tmp / "ports"
+    (ports / "l4r5-old").mkdir(parents=True, exist_ok=True)
+    for shared in ("stm32-common", "cortex-m"):
+        if not (ports / shared).exists():
+            (ports / shared).symlink_to(PORTS / shared)
+    for name in ("eb_port_l4r5.c", "stm32l4r5_regs.h", "port.mk", "memory.ld"):
+        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{OLD_PORT}:firmware/ports/nucleo-l4r5zi/{name}"],
+                              check=True, capture_output=True, text=True).stdout
+        (ports / "l4r5-old" / name).write_text(text + (_CLOCK_SHIM if name.endswith(".c") else ""))
+    return {"new": _make(PORTS / "nucleo-l4r5zi", tmp / "new"), "old": _make(ports / "l4r5-old", tmp / "old")}
+
+
+def boot_info(elf, **options):
+    """(eb-info as a dict, the board's register model, host seconds) of ``elf`` on the unicorn board.
+    The reply is read raw: the old image polls its ADC for seconds in the middle of it."""
+    import time
+
+    import serial
+
+    from edgebench.mcu.protocol import _KV_RE
+    from edgebench.mcu.unicorn_board import UnicornBoard
+
+    board = UnicornBoard(elf, model_options=options)
+    t0 = time.monotonic()
+    pty = board.start()
+    try:
+        with serial.Serial(pty, 115200, timeout=0.2) as port:
+            port.write(b"eb-info%")
+            out, deadline = b"", time.monotonic() + 120
+            while b"m-eb-loaded-" not in out and time.monotonic() < deadline:
+                out += port.read(4096)
+        info = {}
+        for line in out.decode(errors="replace").splitlines():
+            hit = _KV_RE.match(line.strip())
+            if hit:
+                info[hit.group(1)] = int(hit.group(2)) if hit.group(2).isdigit() else hit.group(2)
+        return info, board.model, time.monotonic() - t0
+    finally:
+        board.stop()
+
+
+def model_table() -> int:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        images = build_l4r5_images(Path(tmp))
+        print("image  LSE      clock    fallback  counter-hz   temp  violations  host s  (emulated: unicorn "
+              "register model, not silicon)")
+        for which in ("old", "new"):
+            for lse, options in (("2 ms", {}), ("absent", {"lse_startup_us": None})):
+                info, model, secs = boot_info(images[which], **options)
+                print(f"{which:6} {lse:8} {info.get('clock', '?'):8} {info.get('clock-fallback', '?'):9} "
+                      f"{info.get('counter-hz', 0):>11,}  {info.get('temp', '?'):5} {len(model.violations):>10}  "
+                      f"{secs:6.1f}")
+                for v in dict.fromkeys(model.violations):
+                    print(f"{'':17}- {v}")
+    return 0
+
+
 def main() -> int:
+    if "--model" in sys.argv[1:]:
+        return model_table()
     bad = 0
     for where, name, value, note, verdict in rows():
         bad += verdict not in ("ok", "manual")

@@ -221,12 +221,13 @@ def info(dut) -> dict[str, str]:
 def test_eb_info_fields(dut):
     fields = info(dut)
     assert list(fields) == ["engine", "proto", "port", "timing", "counter-hz", "counter-bits",
-                            "ram-bytes", "arena-bytes", "model-max-bytes", "input-max-bytes",
+                            "clock", "clock-ppm", "clock-fallback", "ram-bytes", "arena-bytes", "model-max-bytes", "input-max-bytes",
                             "frame-max-bytes", "cmd-max-bytes", "mode", "temp", "flash-model-bytes", "loaded"]
     assert fields["flash-model-bytes"] == "0"        # no model linked into this image
     assert fields["engine"].isdigit() and fields["proto"] == "2"
     assert fields["port"] == "posix" and fields["timing"] == "real"
     assert fields["counter-hz"] == "1000000" and fields["counter-bits"] == "32"
+    assert (fields["clock"], fields["clock-ppm"], fields["clock-fallback"]) == ("host", "0", "none")
     assert fields["arena-bytes"] == "1048576"
     assert fields["model-max-bytes"] == str(MAX_MODEL)
     assert fields["input-max-bytes"] == str(MAX_INPUT)

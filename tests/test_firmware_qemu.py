@@ -214,6 +214,7 @@ def test_eb_info(boards, port):
     assert info["timing"] == "emulated"
     assert info["counter-hz"] == 25_000_000
     assert info["counter-bits"] == 32
+    assert (info["clock"], info["clock-ppm"], info["clock-fallback"]) == ("emulated", 0, "none")
     assert info["temp"] == "no"
     assert info["arena-bytes"] >= 64 * 1024
     assert client.temp_mc() is None

@@ -57,3 +57,28 @@ def test_too_few_or_frozen_timestamps_are_one_line():
     frozen = [(s, r, 5) for s, r, _ in _readings(0.0)]
     with pytest.raises(UsageError, match="did not advance"):
         clock_rate(frozen)
+
+
+def _info(clock, ppm, fallback="none"):
+    return {"counter-hz": 120_000_000, "clock": clock, "clock-ppm": ppm, "clock-fallback": fallback}
+
+
+def test_clock_source_against_the_mlperf_tolerance():
+    """A crystal passes; an internal RC oscillator (or a crystal that did not start) warns; a measured
+    rate outside the MLPerf dialect's 0.1 % fails; old firmware that does not say warns."""
+    from edgebench.bench.selftest import _clock_source_check
+
+    near = clock_rate(_readings(50e-6, rtt_ms=(1.0, 3.0)))
+    hsi_off = clock_rate(_readings(-4e-3, rtt_ms=(1.0, 3.0)))
+    assert _clock_source_check(_info("hse-bypass", 50), near, "measured")["status"] == PASS
+    untrimmed = _clock_source_check(_info("hsi", 10000, "hse-bypass"), near, "measured")
+    assert untrimmed["status"] == WARN and "wanted hse-bypass" in untrimmed["summary"]
+    assert "this measurement was within it" in untrimmed["summary"]
+    assert _clock_source_check(_info("msi-lse", 2500), near, "measured")["status"] == WARN
+    failed = _clock_source_check(_info("hsi", 10000), hsi_off, "measured")
+    assert failed["status"] == FAIL and "outside the MLPerf dialect's ±0.1%" in failed["summary"]
+    # even a crystal's claim loses to a measured rate outside the tolerance
+    assert _clock_source_check(_info("hse-bypass", 50), hsi_off, "measured")["status"] == FAIL
+    assert _clock_source_check({"counter-hz": 1}, near, "measured")["status"] == WARN
+    assert _clock_source_check(_info("emulated", 0), near, "emulated")["status"] == SKIP
+    assert _clock_source_check(_info("host", 0), near, "measured")["status"] == SKIP

@@ -199,6 +199,7 @@ def test_selftest_on_qemu_f405(fw_build, tmp_path):
     status = {c["name"]: c["status"] for c in out["checks"]}
     assert status["protocol"] == "pass" and status["bit-exact digits_int8"] == "pass"
     assert status["clock"] == "skip" and status["instructions per MAC"] == "pass"    # emulated: no verdict
+    assert status["clock source"] == "skip" and out["firmware"]["clock"] == "emulated"
     clock = out["clock"]
     assert clock["host_s"] >= 10.0 and clock["interval"][0] <= clock["rate_error"] <= clock["interval"][1]
     run = json.loads((Path(out["run_dir"]) / "run.json").read_text())
@@ -227,6 +228,9 @@ def test_nucleo_image_under_qemu_survives_a_pll_that_never_locks(fw_build):
         finally:
             os.close(fd)
     assert b"m-eb-port-[nucleo-f411re]" in info and b"m-eb-counter-hz-[16000000]" in info
+    # neither the ST-LINK's MCO (HSE bypass) nor the PLL starts: the fallback is reported, never silent
+    assert b"m-eb-clock-[hsi]" in info and b"m-eb-clock-ppm-[10000]" in info
+    assert b"m-eb-clock-fallback-[hse-bypass,pll]" in info
 
 
 def _exchange(fd, send: bytes, until: bytes, timeout_s: float) -> bytes:
@@ -254,7 +258,11 @@ def test_l4r5_image_boots_on_unicorn(l4r5):
     assert info["port"] == "nucleo-l4r5zi" and info["timing"] == "real"        # what the image says...
     assert l4r5.hello()["timing"] == "emulated"                                 # ...and what edgebench records
     assert info["counter-hz"] == 120_000_000     # the clock bring-up saw the ready bits the model sets
-    assert info["model-max-bytes"] == 327680 and info["arena-bytes"] == 245760 and info["temp"] == "no"
+    assert info["model-max-bytes"] == 327680 and info["arena-bytes"] == 245760
+    # the register model's ADC and sensor (edgebench/mcu/l4r5_model.py): enabled as ST's HAL does
+    assert info["temp"] == "yes" and info["clock"] == "msi-lse" and info["clock-fallback"] == "none"
+    clock = l4r5.sysinfo()["system"]["board"]["clock"]          # what run.json's board block stores
+    assert clock == {"source": "msi-lse", "ppm": 2500, "fallback": None, "virtual": False}
 
 
 def test_l4r5_image_is_bit_exact_on_unicorn_and_keeps_no_time(l4r5):

@@ -11,6 +11,11 @@ one run (kind ``selftest``) a user can attach to a bug report:
    clock over at least ``clock_s`` (10 s): each reading is bracketed by the host times the
    request was sent and its answer read, so the rate's interval is a bound, not a statistical
    estimate (``clock_rate``); a wrong clock tree shows up as a rate error of percents;
+   **clock source**: the oscillator the port runs from (``eb-info`` clock, clock-ppm,
+   clock-fallback) against the MLPerf dialect's 0.1 % (:data:`edgebench.mcu.dialect.CLOCK_TOLERANCE`):
+   a crystal (HSE bypass) passes, an internal RC oscillator (HSI, MSI, even LSE-trimmed MSI at
+   ±0.25 %) warns and fails when the measured rate is outside 0.1 %, a fallback (the crystal did
+   not start) is named;
 3. **bit-exact**: the bundled models through the board and through LiteRT's reference kernels
    on this computer (:func:`edgebench.bench.verify.run_verify`);
 4. **cycles per MAC**: the device-timed median of the bundled model (``edgebench.bench.mac_rate``),
@@ -155,6 +160,7 @@ def run_selftest(profile, opts: SelftestOptions, url: Optional[str] = None, runs
         readings = read_clock(client.dut, opts.clock_s, emit)
         clock = clock_rate(readings)
         checks.append(_clock_check(clock, label))
+        checks.append(_clock_source_check(info, clock, label))
         for name in BUNDLED:
             checks.append(_bit_exact_check(name, profile, client, opts, emit, run_verify, VerifyOptions))
         checks.append(_mac_check(profile, client, opts, emit))
@@ -205,6 +211,36 @@ def _clock_check(clock: dict, label: str) -> dict:
         return {"name": "clock", "status": FAIL, "summary": text + f": outside ±{CLOCK_TOLERANCE:.0%} — the "
                 "clock tree is not what the port's counter-hz says"}
     return {"name": "clock", "status": WARN, "summary": text + ": the bound is too wide to decide (a slow link?)"}
+
+
+def _clock_source_check(info: dict, clock: dict, label: str) -> dict:
+    from edgebench.mcu.dialect import CLOCK_TOLERANCE as MLPERF_TOLERANCE
+    from edgebench.mcu.protocol import clock_of
+
+    src = clock_of(info)
+    if src is None:
+        return {"name": "clock source", "status": WARN if label == "measured" else SKIP, "clock": None,
+                "summary": "the firmware does not report its clock source (eb-info clock): rebuild it "
+                           "(edgebench flash) to know what every seconds figure rests on"}
+    text = f"{src['source']}" + (f", ±{src['ppm']:,} ppm documented" if src["ppm"] else "")
+    if src["fallback"]:
+        text += f" (the port wanted {src['fallback']}: it did not start)"
+    if label != "measured" or src["virtual"]:
+        return {"name": "clock source", "status": SKIP, "clock": src, "summary": text + " (no oscillator: no verdict)"}
+    limit = MLPERF_TOLERANCE * 1e6
+    lo, hi = clock.get("interval") or (None, None)
+    measured_in = lo is not None and -MLPERF_TOLERANCE <= lo and hi <= MLPERF_TOLERANCE
+    measured_out = lo is not None and (hi < -MLPERF_TOLERANCE or lo > MLPERF_TOLERANCE)
+    if src["ppm"] and src["ppm"] <= limit and not src["fallback"] and not measured_out:
+        return {"name": "clock source", "status": PASS, "clock": src,
+                "summary": text + f": within the MLPerf dialect's ±{MLPERF_TOLERANCE:.1%}"}
+    if measured_out:
+        return {"name": "clock source", "status": FAIL, "clock": src,
+                "summary": text + f": the measured rate is outside the MLPerf dialect's ±{MLPERF_TOLERANCE:.1%}"}
+    return {"name": "clock source", "status": WARN, "clock": src,
+            "summary": text + f": this oscillator's bound exceeds the MLPerf dialect's ±{MLPERF_TOLERANCE:.1%}, "
+                              "which it cannot hold over a soak" + (
+                                  " (this measurement was within it)" if measured_in else "")}
 
 
 def _bit_exact_check(name, profile, client, opts, emit, run_verify, VerifyOptions) -> dict:

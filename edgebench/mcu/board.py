@@ -158,7 +158,11 @@ class McuClient:
         hz = self.info.get("counter-hz")
         model = (f"edgebench firmware port {port}, {self.info.get('timing')} timing, counter {hz:,} Hz"
                  if self.dialect == "edgebench" else f"MLPerf Tiny firmware {hello['runtime']['version']}")
-        system = {"board": {"model": model}, "cpu": {"model_name": cpu.strip("; ")},
+        from edgebench.mcu.protocol import clock_of
+
+        # the core clock's source and accuracy (eb-info clock): what every seconds figure rests on
+        system = {"board": {"model": model, "clock": clock_of(self.info) if self.dialect == "edgebench" else None},
+                  "cpu": {"model_name": cpu.strip("; ")},
                   "firmware": {**self.info, "dut_name": hello["dut_name"], "dialect": self.dialect},
                   "link": self.dut.description,
                   "emulator": self.session.describe() if self.session else None,
@@ -169,7 +173,9 @@ class McuClient:
 
     def thermal(self) -> dict:
         temps, errors = {}, {}
-        if self.info.get("temp") == "yes":
+        # under an emulator the sensor is a register model (edgebench/mcu/l4r5_model.py: a fixed 25 °C),
+        # not a die: no temperature is recorded from it
+        if self.info.get("temp") == "yes" and self.session is None:
             try:
                 mc = self.dut.temp_mc()
                 if mc is not None:

@@ -338,6 +338,8 @@ class DutClient(UploadMixin, DialectClient):
             raise AgentError(f"{self.description}: eb-info timing {out['timing']!r} is not real or emulated")
         if not isinstance(out["counter-hz"], int) or out["counter-hz"] <= 0:
             raise AgentError(f"{self.description}: eb-info counter-hz {out['counter-hz']!r} is not positive")
+        if "clock" in out and not isinstance(out.get("clock-ppm"), int):
+            raise AgentError(f"{self.description}: eb-info clock-ppm {out.get('clock-ppm')!r} is not a count")
         self.probing = True
         return out
 
@@ -450,4 +452,22 @@ def _count(line: str, prefix: str) -> int:
     return body.count(",") + 1 if body else 0
 
 
-__all__ = ["DutClient", "EB_PROTO", "infer_waits"]
+#: clock sources (eb-info ``clock``) that are not an oscillator on the board: no accuracy verdict
+VIRTUAL_CLOCKS = ("emulated", "host")
+
+
+def clock_of(info: dict) -> dict | None:
+    """The firmware's core clock from its ``eb-info`` (``clock``, ``clock-ppm``, ``clock-fallback``):
+    ``{"source", "ppm", "fallback", "virtual"}``; ``ppm`` is the port's documented bound of the
+    frequency error (None when no bound applies), ``fallback`` the source it wanted but could not start
+    (None when it got it). None for firmware that does not say (built before these fields)."""
+    if not info or "clock" not in info:
+        return None
+    ppm = info.get("clock-ppm")
+    fallback = info.get("clock-fallback")
+    return {"source": str(info["clock"]), "ppm": ppm if isinstance(ppm, int) and ppm > 0 else None,
+            "fallback": None if fallback in (None, "none") else str(fallback),
+            "virtual": str(info["clock"]) in VIRTUAL_CLOCKS}
+
+
+__all__ = ["DutClient", "EB_PROTO", "infer_waits", "clock_of", "VIRTUAL_CLOCKS"]

@@ -6,14 +6,16 @@ peripherals the port touches, with their addresses and reset values read from th
 pyOCD ships (``pyocd/debug/svd/svd_data.zip``) and the bits the port waits for from the
 reference manual (RM0432):
 
-* RCC: ``HSIRDY`` follows ``HSION``, ``PLLRDY`` follows ``PLLON`` (RM0432 6.4.1), ``SWS``
-  follows ``SW`` (6.4.3); PWR ``SR2.VOSF`` keeps its reset value 0 (the regulator is at the
-  asked range at once, 6.4.21); FLASH ``ACR`` keeps what is written (the port reads ``LATENCY`` back, 3.7.1); GPIO
-  registers keep what is written;
+* RCC, PWR and ADC: the documented behaviour of the bits a port waits for or must sequence —
+  ready bits after their start-up times, the range 1 boost rule for ``HPRE`` and ``SW``, ADC
+  calibration and enable, the temperature sensor's start-up — in
+  :class:`edgebench.mcu.l4r5_model.L4R5Model`, whose time is the instructions the core executed
+  (counted with a block hook while a delay is pending); what it refuses is listed in
+  ``board.model.violations``. FLASH ``ACR`` and GPIO registers keep what is written;
 * LPUART1: ``TXE`` and ``TC`` always set, a ``TDR`` write goes to the pty, ``RXNE`` is set while
   host bytes wait and an ``RDR`` read takes one (RM0432 53.7);
-* the ADC never becomes ready and the calibration ROM reads 0: the port then reports no
-  temperature sensor (its bounded waits end);
+* the temperature sensor's factory calibration (TS_CAL1/TS_CAL2) holds plausible values and the
+  die sits at 25 °C;
 * the Armv7-M system space (SCB, DWT) keeps what is written; ``DWT_CYCCNT`` advances with the
   host's clock at the port's 120 MHz so that the firmware's timing code runs — it is **not** the
   image's speed: the board is labelled emulated and edgebench never reports a latency from it.
@@ -33,6 +35,7 @@ import time
 from pathlib import Path
 
 from edgebench.errors import UsageError
+from edgebench.mcu.l4r5_model import MODELLED, TS_CAL, L4R5Model
 
 #: chip -> what the emulator maps: memories (base, size), peripheral windows, the SVD and the
 #: peripherals whose reset values come from it, registers the SVD lacks (RM0432), the UART.
@@ -48,7 +51,6 @@ CHIPS = {
         "cycle_hz": 120_000_000,
     },
 }
-RCC_CR, RCC_CFGR = 0x4002_1000, 0x4002_1008
 DWT_CYCCNT = 0xE000_1004
 _IDLE_POLLS = 200            # empty RX polls before the emulation pauses to wait for the host
 INSTALL_HINT = "pip install 'edgebench[emulate]' (unicorn and pyocd, whose SVD files give the register models)"
@@ -92,7 +94,7 @@ def load_elf(path: Path) -> list:
 class UnicornBoard:
     """One firmware image running on unicorn in a thread of this process, its UART on a pty."""
 
-    def __init__(self, elf, chip: str = "stm32l4r5", cycle_model=None):
+    def __init__(self, elf, chip: str = "stm32l4r5", model_options: dict | None = None, cycle_model=None):
         if chip not in CHIPS:
             raise UsageError(f"the unicorn emulator has no model of chip {chip!r}", f"known: {', '.join(CHIPS)}")
         self.elf, self.chip = Path(elf), CHIPS[chip]
@@ -104,6 +106,10 @@ class UnicornBoard:
         self._rx = bytearray()
         self._tx = bytearray()
         self._regs: dict = {}
+        self._model_options = dict(model_options or {})
+        self.model: L4R5Model | None = None
+        self._time_hook = None
+        self._block_insns: dict = {}
         self._idle = 0
         self._t0 = time.monotonic_ns()
         #: an :class:`edgebench.mcu.cycles.CycleModel`: counts the executed blocks, and DWT_CYCCNT reads
@@ -185,6 +191,9 @@ class UnicornBoard:
         uc.mem_write(0, bytes(image))                     # boot from flash: aliased at 0
         self._regs = svd_resets(chip["svd"], chip["peripherals"])
         self._regs.update(chip["extra_resets"])
+        self.model = L4R5Model(self._regs, **self._model_options)
+        for addr, value in TS_CAL:                        # the factory calibration ROM
+            uc.mem_write(addr, value.to_bytes(2, "little"))
         for base, size in chip["mmio"]:
             uc.mmio_map(base, size, self._read, base, self._write, base)
         sp = int.from_bytes(image[0:4], "little")
@@ -204,6 +213,7 @@ class UnicornBoard:
                     self.cycle_model.attach_when_asked(uc)     # between runs: never in the middle of one
                 uc.emu_start(pc, 0xFFFF_FFFF, count=2_000_000)
                 pc = uc.reg_read(UC_ARM_REG_PC) | 1
+                self._count_time(uc)
                 self._flush()
                 if self._idle >= _IDLE_POLLS:       # the firmware waits for input: so do we
                     select.select([self._master], [], [], 0.05)
@@ -215,6 +225,23 @@ class UnicornBoard:
             self._flush()
         except OSError:
             pass                                    # the pty was closed by stop()
+
+    def _count_time(self, uc) -> None:
+        """Count executed instructions (the model's time) while a modelled delay is pending."""
+        from unicorn import UC_HOOK_BLOCK
+
+        busy = self.model is not None and self.model.busy
+        if busy and self._time_hook is None:
+            self._time_hook = uc.hook_add(UC_HOOK_BLOCK, self._on_block)
+        elif not busy and self._time_hook is not None:
+            uc.hook_del(self._time_hook)
+            self._time_hook = None
+
+    def _on_block(self, uc, address, size, user_data) -> None:
+        n = self._block_insns.get((address, size))
+        if n is None:
+            n = self._block_insns[(address, size)] = thumb_instructions(bytes(uc.mem_read(address, size)))
+        self.model.advance(n)
 
     def _flush(self) -> None:
         while self._tx and self._master is not None:
@@ -255,7 +282,8 @@ class UnicornBoard:
             return self.cycle_model.read_counter() & 0xFFFF_FFFF
         if addr == DWT_CYCCNT:
             return ((time.monotonic_ns() - self._t0) * self.chip["cycle_hz"] // 1_000_000_000) & 0xFFFF_FFFF
-        value = self._regs.get(addr - addr % 4, 0)
+        word = addr - addr % 4
+        value = self.model.read(word) if word in MODELLED and self.model is not None else self._regs.get(word, 0)
         return (value >> (8 * (addr % 4))) & ((1 << (8 * size)) - 1)
 
     def _write(self, uc, offset, size, value, base) -> None:
@@ -268,17 +296,21 @@ class UnicornBoard:
         word = addr - addr % 4
         shift, mask = 8 * (addr % 4), (1 << (8 * size)) - 1
         value = (self._regs.get(word, 0) & ~(mask << shift)) | ((value & mask) << shift)
-        if word == RCC_CR:          # ready bits follow their enables (RM0432 6.4.1)
-            value = _follow(value, 1 << 8, 1 << 10)           # HSION -> HSIRDY
-            value = _follow(value, 1 << 24, 1 << 25)          # PLLON -> PLLRDY
-            value = _follow(value, 1 << 0, 1 << 1)            # MSION -> MSIRDY
-        elif word == RCC_CFGR:      # SWS follows SW (RM0432 6.4.3)
-            value = (value & ~0xC) | ((value & 0x3) << 2)
+        if word in MODELLED and self.model is not None:
+            value = self.model.write(word, self._regs.get(word, 0), value)
+            if self.model.busy and self._time_hook is None:
+                uc.emu_stop()       # a delay started: _run counts instructions from here
         self._regs[word] = value
 
 
-def _follow(value: int, enable: int, ready: int) -> int:
-    return (value | ready) if value & enable else (value & ~ready)
+def thumb_instructions(code: bytes) -> int:
+    """How many Thumb instructions ``code`` holds (a halfword whose top five bits are 0b11101, 0b11110
+    or 0b11111 starts a 32-bit one, Armv7-M ARM A5.1)."""
+    n = i = 0
+    while i + 1 < len(code):
+        i += 4 if code[i + 1] >> 3 in (0b11101, 0b11110, 0b11111) else 2
+        n += 1
+    return max(n, 1)
 
 
-__all__ = ["UnicornBoard", "CHIPS", "svd_resets", "load_elf", "INSTALL_HINT"]
+__all__ = ["UnicornBoard", "CHIPS", "svd_resets", "load_elf", "thumb_instructions", "INSTALL_HINT"]

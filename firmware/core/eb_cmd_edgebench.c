@@ -40,6 +40,9 @@ static void info_str(const char *key, const char *v)
 void eb_cmd_eb_info(int argc, char **argv)
 {
     int32_t mc;
+    uint32_t clock_ppm = 0u;
+    const char *clock_fallback = "none";
+    const char *clock = eb_port_clock(&clock_ppm, &clock_fallback);
     (void)argc;
     (void)argv;
     info_u32("engine", EB_ENGINE_VERSION);
@@ -48,6 +51,9 @@ void eb_cmd_eb_info(int argc, char **argv)
     info_str("timing", eb_port_timing_is_real() ? "real" : "emulated");
     info_u32("counter-hz", eb_port_counter_hz());
     info_u32("counter-bits", eb_port_counter_bits());
+    info_str("clock", clock);
+    info_u32("clock-ppm", clock_ppm);
+    info_str("clock-fallback", clock_fallback);
     info_u32("ram-bytes", (uint32_t)(eb_session_ram_bytes() + eb_s.parser_ram_bytes +
                                      eb_reply_ram_bytes() + eb_timing_ram_bytes() +
                                      eb_upload_ram_bytes() + eb_kernels_ram_bytes()));

@@ -26,6 +26,15 @@ uint32_t eb_port_counter(void);
 uint32_t eb_port_counter_hz(void);
 uint32_t eb_port_counter_bits(void);
 
+/* The source of the clock eb_port_counter() counts and the documented bound of
+ * its frequency error in ppm (eb-info clock, clock-ppm, clock-fallback):
+ * "hse-bypass", "msi-lse" (MSI trimmed by the LSE crystal), "hsi", "msi" (an
+ * untrimmed RC oscillator), "emulated" (an emulator's virtual clock), "host"
+ * (the computer's clock); *ppm 0 when no bound applies. *fallback names the
+ * source the port wanted but could not start ("none" when it got it): a port
+ * never falls back silently. */
+const char *eb_port_clock(uint32_t *ppm, const char **fallback);
+
 /* Die temperature in milli-degrees Celsius; returns 0 on success, -1 if the
  * port has no sensor. */
 int eb_port_temp_mc(int32_t *milli_c);

@@ -180,3 +180,10 @@ int eb_port_timing_is_real(void)
 {
     return 0;
 }
+
+const char *eb_port_clock(uint32_t *ppm, const char **fallback)
+{
+    *ppm = 0u;                   /* QEMU's virtual clock: no oscillator, no bound */
+    *fallback = "none";
+    return "emulated";
+}

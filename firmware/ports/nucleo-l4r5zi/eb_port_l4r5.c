@@ -2,12 +2,19 @@
  * eb_port_l4r5.c - eb_port.h for the ST NUCLEO-L4R5ZI (STM32L4R5ZI, Cortex-M4F),
  * the MLPerf Tiny reference board. Written from RM0432.
  *
- * Clock: 120 MHz from the 16 MHz HSI through the PLL (M 2, N 30, R 2: 8 MHz in,
- * 240 MHz VCO) in range 1 boost mode (PWR_CR5.R1MODE = 0) with 5 flash wait
- * states (RM0432 table 12), entered with the AHB at /2 for the switch and back
- * to /1 after 1 us (RM0432 6.2.9 / 5.1.8). Every ready bit is awaited with a
- * bound (stm32_port.h); if the PLL is not confirmed the core runs on the HSI and
- * eb-info counter-hz says 16000000: the clock really in use.
+ * Clock: 120 MHz from the MSI (4 MHz, its reset range) through the PLL (M 1,
+ *   N 60, R 2: 240 MHz VCO) in range 1 boost mode (PWR_CR5.R1MODE = 0) with 5
+ *   flash wait states (RM0432 table 12). The MSI is trimmed by the board's
+ *   32.768 kHz LSE crystal (X2) in the MSI's PLL mode (RCC_CR.MSIPLLEN, RM0432
+ *   6.2.3): LSEON in the backup domain (PWR_CR1.DBP first), LSERDY awaited up to
+ *   about 5 s (its start-up is about 2 s, DS12023; it keeps running across a
+ *   reset), then MSIPLLEN. Trimmed, the MSI is "better than +-0.25 %" (AN4736);
+ *   untrimmed (no LSE) +-0.6 % at 30 C, and eb-info then says clock msi with
+ *   clock-fallback msi-lse. The switch to the PLL is ST's (HAL_RCC_ClockConfig,
+ *   RM0432 5.1.8 / 6.2.9): AHB /2 in one write, SW = PLL in the next, AHB back
+ *   to /1 after 1 us. Every ready bit is awaited with a bound (stm32_port.h); if
+ *   the PLL is not confirmed the core runs on the HSI16 (clock hsi, fallback pll)
+ *   and eb-info counter-hz says 16000000: the clock really in use.
  * Host link: LPUART1 on PG7 (TX) / PG8 (RX), AF8, the ST-LINK virtual COM port.
  *   Port G is powered from VDDIO2, which must be declared valid (PWR_CR2.IOSV)
  *   before its pins work. The LPUART is clocked from the HSI (CCIPR), so its baud
@@ -27,13 +34,27 @@
 #include "stm32l4r5_regs.h"
 
 #define MSI_HZ 4000000u
-#define PLL_M 2u
-#define PLL_N 30u
+#define PLL_M 1u
+#define PLL_N 60u
 #define PLL_R 2u
 #define FLASH_WS_120MHZ 5u
+/* Accuracy bounds in ppm: AN4736 (STM32L4 RC oscillators): MSI in PLL mode with
+ * the LSE "better than +-0.25 %"; MSI +-0.6 % and HSI16 +-0.5 % at 30 C. */
+#define MSI_LSE_PPM 2500u
+#define MSI_PPM 6000u
+#define HSI_PPM 5000u
+/* LSE start-up: typically 2 s (DS12023 tSU(LSE)); ST's HAL waits 5 s. About
+ * 6 cycles per poll at the 4 MHz reset clock: 3.4 M polls is about 5 s. */
+#define LSE_WAIT_TRIES 3400000u
+/* Temperature sensor start-up before its first sample (DS12023 tSTART, ST's
+ * LL_ADC_DELAY_TEMPSENSOR_STAB_US). */
+#define TS_START_US 120u
 
 static uint32_t g_sysclk_hz = MSI_HZ;   /* the reset clock: MSI 4 MHz */
 static int g_hsi_ok;
+static const char *g_clock = "msi";
+static const char *g_clock_fallback = "none";
+static uint32_t g_clock_ppm = MSI_PPM;
 
 static void spin_us(uint32_t us)
 {
@@ -42,15 +63,34 @@ static void spin_us(uint32_t us)
     }
 }
 
+/* The LSE crystal and the MSI's PLL mode: 1 when the MSI is trimmed by it. */
+static int msi_trim_by_lse(void)
+{
+    PWR_CR1 |= PWR_CR1_DBP;                  /* RCC_BDCR is write-protected (RM0432 5.1.6) */
+    if (!(RCC_BDCR & RCC_BDCR_LSERDY)) {     /* already running after a reset */
+        RCC_BDCR |= RCC_BDCR_LSEON;
+        if (!stm32_wait_n(&RCC_BDCR, RCC_BDCR_LSERDY, RCC_BDCR_LSERDY, LSE_WAIT_TRIES)) {
+            RCC_BDCR &= ~RCC_BDCR_LSEON;
+            return 0;
+        }
+    }
+    /* MSIPLLEN only once the LSE is ready (RM0432 6.4.1 RCC_CR.MSIPLLEN). */
+    RCC_CR |= RCC_CR_MSIPLLEN;
+    return stm32_wait(&RCC_CR, RCC_CR_MSIRDY, RCC_CR_MSIRDY);
+}
+
 static void clock_init(void)
 {
     int ok;
     RCC_APB1ENR1 |= RCC_APB1ENR1_PWREN;
     (void)RCC_APB1ENR1;                      /* the enable takes two bus cycles */
-    RCC_CR |= RCC_CR_HSION;
+    RCC_CR |= RCC_CR_HSION;                  /* the LPUART's kernel clock */
     g_hsi_ok = stm32_wait(&RCC_CR, RCC_CR_HSIRDY, RCC_CR_HSIRDY);
-    if (!g_hsi_ok) {
-        return;                              /* stay on MSI 4 MHz: counter-hz says so */
+    if (msi_trim_by_lse()) {
+        g_clock = "msi-lse";
+        g_clock_ppm = MSI_LSE_PPM;
+    } else {
+        g_clock_fallback = "msi-lse";        /* reported in eb-info, never silent */
     }
     PWR_CR1 = (PWR_CR1 & ~PWR_CR1_VOS) | PWR_CR1_VOS_RANGE1;
     ok = stm32_wait(&PWR_SR2, PWR_SR2_VOSF, 0u);
@@ -59,22 +99,29 @@ static void clock_init(void)
     ok = ok && (FLASH_ACR & FLASH_ACR_LATENCY) == FLASH_WS_120MHZ;
     RCC_CR &= ~RCC_CR_PLLON;
     ok = ok && stm32_wait(&RCC_CR, RCC_CR_PLLRDY, 0u);
-    RCC_PLLCFGR = RCC_PLLCFGR_PLLSRC_HSI | ((PLL_M - 1u) << RCC_PLLCFGR_PLLM_POS) |
+    RCC_PLLCFGR = RCC_PLLCFGR_PLLSRC_MSI | ((PLL_M - 1u) << RCC_PLLCFGR_PLLM_POS) |
                   (PLL_N << RCC_PLLCFGR_PLLN_POS) | RCC_PLLCFGR_PLLREN; /* PLLR 00: / 2 */
     RCC_CR |= RCC_CR_PLLON;
     ok = ok && stm32_wait(&RCC_CR, RCC_CR_PLLRDY, RCC_CR_PLLRDY);
     if (ok) {
-        RCC_CFGR = (RCC_CFGR & ~(RCC_CFGR_HPRE | RCC_CFGR_PPRE1 | RCC_CFGR_PPRE2 | RCC_CFGR_SW)) |
-                   RCC_CFGR_HPRE_DIV2 | RCC_CFGR_SW_PLL;
+        /* ST's sequence (RM0432 5.1.8, 6.2.9; HAL_RCC_ClockConfig): AHB /2 first,
+         * then the switch in a second write, then AHB /1 after >= 1 us. */
+        RCC_CFGR = (RCC_CFGR & ~(RCC_CFGR_HPRE | RCC_CFGR_PPRE1 | RCC_CFGR_PPRE2)) | RCC_CFGR_HPRE_DIV2;
+        RCC_CFGR = (RCC_CFGR & ~RCC_CFGR_SW) | RCC_CFGR_SW_PLL;
         ok = stm32_wait(&RCC_CFGR, RCC_CFGR_SWS, RCC_CFGR_SW_PLL << RCC_CFGR_SWS_POS);
-        g_sysclk_hz = ok ? (HSI_HZ / PLL_M) * PLL_N / PLL_R : g_sysclk_hz;
+        g_sysclk_hz = ok ? (MSI_HZ / PLL_M) * PLL_N / PLL_R : g_sysclk_hz;
         spin_us(1u);                         /* >= 1 us at HCLK / 2 before / 1 */
         RCC_CFGR &= ~RCC_CFGR_HPRE;
     }
     if (!ok) {
         RCC_CFGR = (RCC_CFGR & ~(RCC_CFGR_HPRE | RCC_CFGR_SW)) | RCC_CFGR_SW_HSI;
-        g_sysclk_hz = stm32_wait(&RCC_CFGR, RCC_CFGR_SWS, RCC_CFGR_SW_HSI << RCC_CFGR_SWS_POS)
-                          ? HSI_HZ : MSI_HZ;
+        ok = stm32_wait(&RCC_CFGR, RCC_CFGR_SWS, RCC_CFGR_SW_HSI << RCC_CFGR_SWS_POS);
+        g_sysclk_hz = ok ? HSI_HZ : MSI_HZ;
+        g_clock_fallback = "pll";
+        if (ok) {
+            g_clock = "hsi";
+            g_clock_ppm = HSI_PPM;
+        }
     }
 }
 
@@ -157,10 +204,19 @@ uint32_t eb_port_counter_bits(void)
     return 32u;
 }
 
+const char *eb_port_clock(uint32_t *ppm, const char **fallback)
+{
+    *ppm = g_clock_ppm;
+    *fallback = g_clock_fallback;
+    return g_clock;
+}
+
 /* The ADC's first use: out of deep power-down, regulator on (20 us), calibrate,
- * enable. 1 when ready; a step that does not finish leaves the sensor unused. */
+ * enable, let the temperature sensor start. 1 when ready; a step that does not
+ * finish leaves the sensor unused. */
 static int adc_ready(void)
 {
+    uint32_t i;
     if ((ADC1_CR & ADC_CR_ADEN) && (ADC1_ISR & ADC_ISR_ADRDY)) {
         return 1;
     }
@@ -170,14 +226,24 @@ static int adc_ready(void)
     ADC_CCR |= ADC_CCR_CKMODE_DIV4 | ADC_CCR_TSEN;   /* HCLK / 4 = 30 MHz */
     ADC1_CR &= ~ADC_CR_DEEPPWD;
     ADC1_CR |= ADC_CR_ADVREGEN;
-    spin_us(25u);
+    spin_us(25u);                                    /* tADCVREG_STUP 20 us */
     ADC1_CR |= ADC_CR_ADCAL;
     if (!stm32_wait(&ADC1_CR, ADC_CR_ADCAL, 0u)) {
         return 0;
     }
+    /* ADEN is ignored when set within 4 ADC clocks after ADCAL clears (RM0432
+     * 21.4.8): set it again until ADRDY, as ST's HAL (ADC_Enable) does. */
     ADC1_ISR = ADC_ISR_ADRDY;                        /* write 1 to clear */
-    ADC1_CR |= ADC_CR_ADEN;
-    return stm32_wait(&ADC1_ISR, ADC_ISR_ADRDY, ADC_ISR_ADRDY);
+    for (i = 0; i < STM32_WAIT_TRIES && !(ADC1_ISR & ADC_ISR_ADRDY); i++) {
+        if (!(ADC1_CR & ADC_CR_ADEN)) {
+            ADC1_CR |= ADC_CR_ADEN;
+        }
+    }
+    if (!(ADC1_ISR & ADC_ISR_ADRDY)) {
+        return 0;
+    }
+    spin_us(TS_START_US);                            /* the sensor's start-up after TSEN */
+    return 1;
 }
 
 int eb_port_temp_mc(int32_t *milli_c)

@@ -21,6 +21,12 @@
 #define RCC_APB1ENR1    REG32(0x40021058u) /* svd STM32L4x5 RCC.APB1ENR1 */
 #define RCC_APB1ENR2    REG32(0x4002105Cu) /* svd STM32L4x5 RCC.APB1ENR2 */
 #define RCC_CCIPR       REG32(0x40021088u) /* svd STM32L4x5 RCC.CCIPR */
+#define RCC_BDCR        REG32(0x40021090u) /* svd STM32L4x5 RCC.BDCR */
+#define RCC_CR_MSION    (1u << 0)          /* svd STM32L4x5 RCC.CR.MSION */
+#define RCC_CR_MSIRDY   (1u << 1)          /* svd STM32L4x5 RCC.CR.MSIRDY */
+#define RCC_CR_MSIPLLEN (1u << 2)          /* svd STM32L4x5 RCC.CR.MSIPLLEN */
+#define RCC_BDCR_LSEON  (1u << 0)          /* svd STM32L4x5 RCC.BDCR.LSEON */
+#define RCC_BDCR_LSERDY (1u << 1)          /* svd STM32L4x5 RCC.BDCR.LSERDY */
 #define RCC_CR_HSION    (1u << 8)          /* svd STM32L4x5 RCC.CR.HSION */
 #define RCC_CR_HSIRDY   (1u << 10)         /* svd STM32L4x5 RCC.CR.HSIRDY */
 #define RCC_CR_PLLON    (1u << 24)         /* svd STM32L4x5 RCC.CR.PLLON */
@@ -36,6 +42,7 @@
 #define RCC_CFGR_PPRE2  (0x7u << 11)       /* svd STM32L4x5 RCC.CFGR.PPRE2 */
 #define RCC_PLLCFGR_PLLSRC (0x3u << 0)     /* svd STM32L4x5 RCC.PLLCFGR.PLLSRC */
 #define RCC_PLLCFGR_PLLSRC_HSI 2u
+#define RCC_PLLCFGR_PLLSRC_MSI 1u          /* rm RM0432 6.4.4 PLLSRC = 01: MSI */
 #define RCC_PLLCFGR_PLLM (0xFu << 4)       /* rm RM0432 6.4.4 PLLM[3:0] (L4x5 SVD: 3 bits) */
 #define RCC_PLLCFGR_PLLM_POS 4u
 #define RCC_PLLCFGR_PLLN (0x7Fu << 8)      /* svd STM32L4x5 RCC.PLLCFGR.PLLN */
@@ -58,6 +65,7 @@
 #define PWR_SR2         REG32(0x40007014u) /* svd STM32L4x5 PWR.SR2 */
 #define PWR_CR5         REG32(0x40007080u) /* rm RM0432 6.4.20 PWR_CR5 (L4+ only) */
 #define PWR_CR1_VOS     (0x3u << 9)        /* svd STM32L4x5 PWR.CR1.VOS */
+#define PWR_CR1_DBP     (1u << 8)          /* svd STM32L4x5 PWR.CR1.DBP */
 #define PWR_CR1_VOS_RANGE1 (1u << 9)       /* rm RM0432 6.4.1 VOS = 01: range 1 */
 #define PWR_CR2_IOSV    (1u << 9)          /* svd STM32L4x5 PWR.CR2.IOSV */
 #define PWR_SR2_VOSF    (1u << 10)         /* svd STM32L4x5 PWR.SR2.VOSF */

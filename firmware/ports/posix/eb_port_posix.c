@@ -272,3 +272,10 @@ int eb_posix_options(int use_stdio, int keep_open)
     P.keep_open = keep_open;
     return 0;
 }
+
+const char *eb_port_clock(uint32_t *ppm, const char **fallback)
+{
+    *ppm = 0u;                   /* CLOCK_MONOTONIC: the computer's clock, no stated bound */
+    *fallback = "none";
+    return "host";
+}

@@ -35,16 +35,22 @@
  * well under 1 ms. */
 #define STM32_WAIT_TRIES 500000u
 
-/* 1 when (*reg & mask) == want within STM32_WAIT_TRIES polls, else 0. */
-static inline int stm32_wait(volatile uint32_t *reg, uint32_t mask, uint32_t want)
+/* 1 when (*reg & mask) == want within `tries` polls, else 0. */
+static inline int stm32_wait_n(volatile uint32_t *reg, uint32_t mask, uint32_t want, uint32_t tries)
 {
     uint32_t i;
-    for (i = 0; i < STM32_WAIT_TRIES; i++) {
+    for (i = 0; i < tries; i++) {
         if ((*reg & mask) == want) {
             return 1;
         }
     }
     return 0;
+}
+
+/* 1 when (*reg & mask) == want within STM32_WAIT_TRIES polls, else 0. */
+static inline int stm32_wait(volatile uint32_t *reg, uint32_t mask, uint32_t want)
+{
+    return stm32_wait_n(reg, mask, want, STM32_WAIT_TRIES);
 }
 
 /* Write n bytes: wait for `txe` in *status before each write to *data. */

@@ -4,7 +4,10 @@
  * One driver; each board's port.mk selects its configuration with -D:
  *
  *   STM32F4_BOARD_NAME   eb_port_name()
- *   STM32F4_PLL_M/N/P/Q  the PLL from the 16 MHz HSI (PLL_N 0: no PLL, run on HSI)
+ *   STM32F4_PLL_M/N/P/Q  the PLL from the 16 MHz HSI (PLL_N 0: no PLL, run on HSI);
+ *                        from the 8 MHz HSE, M is halved (the same VCO input)
+ *   STM32F4_HSE_BYPASS   1: the PLL's source is an 8 MHz clock on OSC_IN (HSE
+ *                        bypass): the ST-LINK's MCO on the Nucleo-64 boards
  *   STM32F4_FLASH_WS     flash wait states at that clock (RM0390 table 5, RM0383 table 6)
  *   STM32F4_OVERDRIVE    1: enable the regulator's over-drive (F446 above 168 MHz)
  *   STM32F4_PPRE1/2      APB1/APB2 dividers (1, 2, 4, 8, 16)
@@ -18,7 +21,13 @@
  * Host link: USART2 on PA2/PA3 (AF7), the ST-LINK virtual COM port of the
  * Nucleo-64 boards, 8N1 at EB_STM32_BAUD (115200; 9600 in energy mode), polled.
  *
- * Clocks: every ready bit is waited for with a bound (stm32_port.h). If the PLL
+ * Clocks: on the Nucleo-64 boards the ST-LINK feeds its 8 MHz MCO (from its
+ * crystal) to OSC_IN (UM1724 6.7.1); the port sets HSEBYP then HSEON (HSEBYP is
+ * writable only while the HSE is off, RM0383/RM0390 6.3.1), waits for HSERDY
+ * and clocks the PLL from it. If the HSE does not start (solder bridges changed,
+ * an ST-LINK without MCO) the port runs the same PLL from the HSI (+-1 % at
+ * 25 C) and says so: eb-info clock hsi, clock-fallback hse-bypass.
+ * Every ready bit is waited for with a bound (stm32_port.h). If the PLL
  * does not lock or the switch to it is not confirmed, the port stays on the HSI
  * (16 MHz) and says so the only way a host can check: eb-info counter-hz is
  * the clock really in use (DWT counts core cycles), and edgebench selftest
@@ -36,11 +45,24 @@
 #ifndef STM32F4_BOARD_NAME
 #error "STM32F4_BOARD_NAME is set by the board's port.mk"
 #endif
+#ifndef STM32F4_HSE_BYPASS
+#define STM32F4_HSE_BYPASS 0
+#endif
+
+#define HSE_HZ 8000000u
+/* Accuracy bounds in ppm: the HSI +-1 % at 25 C (DS10314 / DS10693, HSI
+ * user-trimmed accuracy); the ST-LINK's 8 MHz crystal a conservative 50 ppm
+ * (tolerance and drift of a common HC-49 crystal: an estimate, not a datasheet). */
+#define HSI_PPM 10000u
+#define HSE_PPM 50u
 
 static struct {
     uint32_t sysclk_hz;
     uint32_t pclk1_hz;
     uint32_t pclk2_hz;
+    const char *source;
+    const char *fallback;
+    uint32_t ppm;
 } g_clk;
 
 static uint32_t ppre_bits(uint32_t div)
@@ -70,17 +92,49 @@ static void run_on_hsi(void)
     RCC_CFGR = (RCC_CFGR & ~RCC_CFGR_SW) | RCC_CFGR_SW_HSI;
     (void)stm32_wait(&RCC_CFGR, RCC_CFGR_SWS, RCC_CFGR_SW_HSI << RCC_CFGR_SWS_POS);
     g_clk.sysclk_hz = HSI_HZ;
+    g_clk.source = "hsi";
+    g_clk.ppm = HSI_PPM;
     set_bus_dividers(1u, 1u);
+}
+#endif
+
+#if STM32F4_HSE_BYPASS
+/* 1 when the external 8 MHz clock runs in bypass; off again when it does not. */
+static int hse_bypass_on(void)
+{
+    RCC_CR &= ~RCC_CR_HSEON;
+    (void)stm32_wait(&RCC_CR, RCC_CR_HSERDY, 0u);
+    RCC_CR |= RCC_CR_HSEBYP;                   /* only while HSEON = 0 (RM0383 6.3.1) */
+    RCC_CR |= RCC_CR_HSEON;
+    if (stm32_wait(&RCC_CR, RCC_CR_HSERDY, RCC_CR_HSERDY)) {
+        return 1;
+    }
+    RCC_CR &= ~RCC_CR_HSEON;
+    RCC_CR &= ~RCC_CR_HSEBYP;
+    return 0;
 }
 #endif
 
 static void clock_init(void)
 {
     g_clk.sysclk_hz = HSI_HZ;
+    g_clk.source = STM32F4_TIMING_REAL ? "hsi" : "emulated";
+    g_clk.fallback = "none";
+    g_clk.ppm = STM32F4_TIMING_REAL ? HSI_PPM : 0u;
     set_bus_dividers(1u, 1u);
 #if STM32F4_PLL_N
     {
-        int ok;
+        int ok, hse = 0;
+        uint32_t pll_m = STM32F4_PLL_M, src_hz = HSI_HZ;
+#if STM32F4_HSE_BYPASS
+        hse = hse_bypass_on();
+        if (hse) {
+            pll_m = STM32F4_PLL_M * HSE_HZ / HSI_HZ;   /* the same VCO input */
+            src_hz = HSE_HZ;
+        } else {
+            g_clk.fallback = "hse-bypass";     /* reported in eb-info, never silent */
+        }
+#endif
         RCC_CR |= RCC_CR_HSION;
         ok = stm32_wait(&RCC_CR, RCC_CR_HSIRDY, RCC_CR_HSIRDY);
         RCC_APB1ENR |= RCC_APB1ENR_PWREN;
@@ -89,10 +143,10 @@ static void clock_init(void)
         RCC_CR &= ~RCC_CR_PLLON;
         RCC_PLLCFGR = (RCC_PLLCFGR & ~(RCC_PLLCFGR_PLLM | RCC_PLLCFGR_PLLN | RCC_PLLCFGR_PLLP |
                                        RCC_PLLCFGR_PLLSRC | RCC_PLLCFGR_PLLQ)) |
-                      ((uint32_t)STM32F4_PLL_M << RCC_PLLCFGR_PLLM_POS) |
+                      (pll_m << RCC_PLLCFGR_PLLM_POS) | (hse ? RCC_PLLCFGR_PLLSRC : 0u) |
                       ((uint32_t)STM32F4_PLL_N << RCC_PLLCFGR_PLLN_POS) |
                       ((uint32_t)(STM32F4_PLL_P / 2 - 1) << RCC_PLLCFGR_PLLP_POS) |
-                      ((uint32_t)STM32F4_PLL_Q << RCC_PLLCFGR_PLLQ_POS); /* PLLSRC 0: HSI */
+                      ((uint32_t)STM32F4_PLL_Q << RCC_PLLCFGR_PLLQ_POS); /* PLLSRC 1: HSE */
         RCC_CR |= RCC_CR_PLLON;
         ok = ok && stm32_wait(&RCC_CR, RCC_CR_PLLRDY, RCC_CR_PLLRDY);
         ok = ok && stm32_wait(&PWR_CSR, PWR_CSR_VOSRDY, PWR_CSR_VOSRDY);
@@ -110,13 +164,18 @@ static void clock_init(void)
             ok = (FLASH_ACR & FLASH_ACR_LATENCY) == STM32F4_FLASH_WS;
         }
         if (ok) {
-            g_clk.sysclk_hz = (HSI_HZ / STM32F4_PLL_M) * STM32F4_PLL_N / STM32F4_PLL_P;
+            g_clk.sysclk_hz = (src_hz / pll_m) * STM32F4_PLL_N / STM32F4_PLL_P;
+            if (hse) {
+                g_clk.source = "hse-bypass";
+                g_clk.ppm = HSE_PPM;
+            }
             set_bus_dividers(STM32F4_PPRE1, STM32F4_PPRE2);
             RCC_CFGR = (RCC_CFGR & ~RCC_CFGR_SW) | RCC_CFGR_SW_PLL;
             ok = stm32_wait(&RCC_CFGR, RCC_CFGR_SWS, RCC_CFGR_SW_PLL << RCC_CFGR_SWS_POS);
         }
         if (!ok) {
             run_on_hsi();    /* not confirmed: counter-hz then says 16 MHz */
+            g_clk.fallback = (STM32F4_HSE_BYPASS && !hse) ? "hse-bypass,pll" : "pll";
         }
     }
 #endif
@@ -235,6 +294,13 @@ uint32_t eb_port_counter_hz(void)
 uint32_t eb_port_counter_bits(void)
 {
     return 32u;
+}
+
+const char *eb_port_clock(uint32_t *ppm, const char **fallback)
+{
+    *ppm = g_clk.ppm;
+    *fallback = g_clk.fallback ? g_clk.fallback : "none";
+    return g_clk.source ? g_clk.source : "hsi";
 }
 
 int eb_port_temp_mc(int32_t *milli_c)

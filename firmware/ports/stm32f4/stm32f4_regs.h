@@ -23,6 +23,9 @@
 #define RCC_APB2ENR    REG32(0x40023844u) /* svd STM32F41x RCC.APB2ENR */
 #define RCC_CR_HSION   (1u << 0)          /* svd STM32F41x RCC.CR.HSION */
 #define RCC_CR_HSIRDY  (1u << 1)          /* svd STM32F41x RCC.CR.HSIRDY */
+#define RCC_CR_HSEON   (1u << 16)         /* svd STM32F41x RCC.CR.HSEON */
+#define RCC_CR_HSERDY  (1u << 17)         /* svd STM32F41x RCC.CR.HSERDY */
+#define RCC_CR_HSEBYP  (1u << 18)         /* svd STM32F41x RCC.CR.HSEBYP */
 #define RCC_CR_PLLON   (1u << 24)         /* svd STM32F41x RCC.CR.PLLON */
 #define RCC_CR_PLLRDY  (1u << 25)         /* svd STM32F41x RCC.CR.PLLRDY */
 #define RCC_PLLCFGR_PLLM_POS 0u
