@@ -65,13 +65,13 @@ def test_check_gate_cannot_decide_below_mde(sessions, capsys):
 
 
 def test_check_gate_baseline_and_bad_input(sessions, capsys):
-    assert cli("check", "b0", "a0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--baseline", "a0",
+    assert cli("check", "b0", "a0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--baseline-run", "a0",
                "--json") == 2
     assert json.loads(capsys.readouterr().out)["comparisons"][0]["baseline"] == "a0"
     assert cli("check", "a0", "--runs-dir", sessions, "--max-slowdown", "1.05") == 1
     err = capsys.readouterr().err
     assert err.startswith("error: --max-slowdown needs a second latency run") and "Traceback" not in err
-    assert cli("check", "a0", "b0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--baseline", "t0") == 1
+    assert cli("check", "a0", "b0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--baseline-run", "t0") == 1
     assert "is not a run with e2e latency among the runs checked" in capsys.readouterr().err
     # without a gate, check is unchanged: no comparison, no slowdown rule
     assert cli("check", "a0", "b0", "--runs-dir", sessions, "--json") == 0

@@ -47,7 +47,7 @@ def gated_comparisons(pairs: list, max_slowdown: float, baseline: Optional[str],
         ref = resolve_run(baseline, runs_dir).resolve()
         base = next(((d, r) for d, r in lat if d.resolve() == ref), None)
         if base is None:
-            raise UsageError(f"--baseline {baseline} is not a run with {stage} latency among the runs checked",
+            raise UsageError(f"--baseline-run {baseline} is not a run with {stage} latency among the runs checked",
                              "name one of the runs given (id, folder name prefix or folder)")
     elif lat:
         base = lat[0]
@@ -83,7 +83,7 @@ def check(
         help="Gate every latency run against the baseline as `compare` does: exit 2 when one is slower than X "
              "times the baseline beyond the interval's doubt, exit 3 when the gate cannot decide (X below the "
              "smallest slowdown detected with 80% power)."),
-    baseline: Optional[str] = typer.Option(None, "--baseline",
+    baseline: Optional[str] = typer.Option(None, "--baseline-run",
                                            help="The run the others are gated against (default: the first "
                                                 "latency run given)."),
     stage: str = typer.Option("e2e", help="The stage the --max-slowdown gate is on (e2e, prep, set, invoke, get)."),

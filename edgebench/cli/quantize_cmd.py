@@ -35,11 +35,11 @@ def quantize_command(
                                     help="ONNX: largest FP32 difference from onnxruntime allowed, relative to the "
                                          "largest output."),
     min_agreement: float = typer.Option(
-        0.80, "--min-agreement", min=0.0, max=1.0,
+        0.80, "--min-agreement", callback=opt.within(R.MIN_AGREEMENT),
         help="Refuse the INT8 model (nothing written) when its top-1 agreement with the FP32 model on the "
              "calibration samples is below this; below 0.95 warns."),
     min_sqnr: float = typer.Option(
-        10.0, "--min-sqnr", help="Likewise for outputs that are not class scores: the INT8 output's SQNR in dB "
+        10.0, "--min-sqnr", callback=opt.within(R.MIN_SQNR_DB), help="Likewise for outputs that are not class scores: the INT8 output's SQNR in dB "
                                  "against the FP32 output; below 20 warns."),
     show_progress: bool = typer.Option(False, "--progress", hidden=True,
                                        help="Deprecated: progress is reported in logs too (--quiet: never)."),
