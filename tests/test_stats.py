@@ -92,7 +92,8 @@ def test_summarize_n11_by_hand():
     # p90 linear: position 0.9 * (11 - 1) = 9 -> x[9] = 10
     assert s.p90_s == pytest.approx(10.0)
     assert s.p99_s is None and s.p999_s is None  # n < 100, n < 1000
-    assert s.throughput_per_s == pytest.approx(1.0 / 6.0)
+    assert s.inverse_median_per_s == pytest.approx(1.0 / 6.0)
+    assert not hasattr(s, "throughput_per_s")
     assert s.rel_ci_halfwidth is None
 
 
@@ -144,7 +145,7 @@ def test_summarize_bad_input(bad):
 def test_summarize_zero_median_and_bad_level():
     # a stage below the timer's resolution: summarized, but no throughput or relative CI
     s = summarize([0.0] * 10 + [1e-6])
-    assert s.median_s == 0.0 and s.throughput_per_s is None and s.rel_ci_halfwidth is None
+    assert s.median_s == 0.0 and s.inverse_median_per_s is None and s.rel_ci_halfwidth is None
     assert (s.ci_low_s, s.ci_high_s) == (None, None)  # below the clock: no interval to give
     assert json.loads(json.dumps(s.to_dict())) == s.to_dict()
     assert instability_warnings([0.0] * 20 + [1e-6] * 10) == []  # ticks, not outliers

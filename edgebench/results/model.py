@@ -303,7 +303,7 @@ class LatencySummary(TypedDict, total=False):
     p999_s: Num
     p90_ci_s: Pair
     p99_ci_s: Pair
-    throughput_per_s: Num
+    inverse_median_per_s: Num
     label: Text
 
 
@@ -913,7 +913,8 @@ DOC = {  # what each key of run.json holds: docs/results-schema.md's table is wr
         "`df`, `sessions`: one coherent set; the top-level `se_log`/`df` are the combined ones too)"
         " — `ci_low_s`/`ci_high_s` then combine the sessions (docs/statistics.md, \"Across invocations\"); "
         "mean, std, MAD, min, max, p50/p90/p99/p99.9 (null when n is too small) with `p90_ci_s`/`p99_ci_s`, "
-        "`throughput_per_s` (= 1/median, not the achieved throughput), label"
+        "`inverse_median_per_s` (1/median, named so: not a throughput; versions 1–3 called it "
+        "`throughput_per_s`), label"
     ),
     "throughput": (
         "`per_s`: achieved, inferences completed over the wall time of the measuring windows (device clock, "

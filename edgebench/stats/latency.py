@@ -99,9 +99,9 @@ class LatencySummary:
     absolute deviation; ``mad_scaled_s`` is multiplied by ~1.4826 so it estimates
     the standard deviation of normal data. Percentiles use numpy's "linear"
     method; p90/p99/p999 are None below 10/100/1,000 samples.
-    ``throughput_per_s`` is ``1 / median_s`` (the inverse median, *not* the achieved
-    throughput: a run's headline throughput is completed inferences over wall time, which
-    the bench computes from the timestamps).
+    ``inverse_median_per_s`` is ``1 / median_s``, named so: it is *not* a throughput (a run's
+    throughput is completed inferences over wall time, which the bench computes from the
+    timestamps; run.json versions 1–3 called this field ``throughput_per_s``).
     ``rel_ci_halfwidth`` is ``(ci_high_s - ci_low_s) / 2 / median_s``. Both are
     None when the median is 0 s (a stage shorter than the timer's resolution).
     """
@@ -121,7 +121,7 @@ class LatencySummary:
     p90_s: Optional[float]
     p99_s: Optional[float]
     p999_s: Optional[float]
-    throughput_per_s: Optional[float]
+    inverse_median_per_s: Optional[float]
     rel_ci_halfwidth: Optional[float]
     # since schema 2: how the interval was made and what it rests on
     ci_method: Optional[str] = None
@@ -189,7 +189,7 @@ def summarize(samples_s, ci_level: float = 0.95, resolution_s: float = 0.0) -> L
     clock's ``resolution_s``. Raises DataError for fewer than 2 samples or any
     non-finite or negative value; UsageError for a ``ci_level`` outside (0, 1). A median
     of 0 s (a stage below the timer's resolution) is summarized, with
-    ``throughput_per_s`` and ``rel_ci_halfwidth`` None.
+    ``inverse_median_per_s`` and ``rel_ci_halfwidth`` None.
     """
     return summarize_runs([samples_s], ci_level, resolution_s)
 
@@ -265,7 +265,7 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repe
         p90_s=p90 if n >= MIN_N_P90 else None,
         p99_s=p99 if n >= MIN_N_P99 else None,
         p999_s=p999 if n >= MIN_N_P999 else None,
-        throughput_per_s=1.0 / median if positive else None,
+        inverse_median_per_s=1.0 / median if positive else None,
         rel_ci_halfwidth=((ci_high - ci_low) / 2.0 / median
                           if (ci_low is not None and ci_high is not None and positive) else None),
         ci_method=method,
