@@ -3,7 +3,8 @@ separate invocations, and leave an A/A pair alone?
 
 Builds seeded INT8 conv nets with :mod:`benchmarks.ab_real`'s builder: the base (160 channels in
 the middle, seed 7), a +9.9% MACs one (176 channels, seed 7) and an A/A twin (160 channels, seed 8:
-the same architecture and MACs, other weights, so another model file and another measurement).
+the same architecture and MACs, other weights, so another model file and another measurement), and
+with ``--pairs`` also a +5% MACs one (168 channels, seed 7).
 For each pair it runs, as a user would type them, ``--invocations`` alternating invocations of
 each model (A B A B ...) into one runs folder per pair, every one pinned with ``taskset -c 0``:
 
@@ -13,9 +14,13 @@ then ``edgebench check LAST_A LAST_B --runs-dir R --max-slowdown 1.05 --json`` (
 record of each side combined) and the same with ``--only-these`` (the last two runs alone), and
 prints the exit status, the slowdown with its interval, the sessions per side and the MDE. Every
 figure is ``measured`` on this machine (host board, one thread, CPU 0). Expected: the +10% pair
-exits 2 (gate failed), the A/A pair exits 0 or 3 (never 2).
+exits 2 (gate failed), the A/A pair exits 0 or 3 (never 2), the +5% pair exits 2 or prints an MDE above
+5% (exit 3: the gate cannot decide).
 
-Run: .venv/bin/python benchmarks/check_real.py [--invocations 3] [--max-time 3] [--out DIR]
+With the base run twice (once per pair) its sessions on record differ between folders: each pair has
+a runs folder of its own, as two unrelated CI pipelines would.
+
+Run: .venv/bin/python benchmarks/check_real.py [--invocations 3] [--max-time 3] [--pairs +10%,A/A,+5%] [--out DIR]
 """
 from __future__ import annotations
 
@@ -64,19 +69,31 @@ def main(argv=None) -> int:
     ap.add_argument("--invocations", type=int, default=3, help="invocations of each model, alternating")
     ap.add_argument("--max-time", type=float, default=3.0)
     ap.add_argument("--out", default=None, help="folder for the models and the runs (default: a temporary one)")
+    ap.add_argument("--pairs", default="+10%,A/A", help="comma-separated, of +10%, A/A, +5%")
     args = ap.parse_args(argv)
     out = Path(args.out or tempfile.mkdtemp(prefix="check-real-"))
     (out / "twin").mkdir(parents=True, exist_ok=True)
     base = out / "conv160_int8.tflite"
     slow = out / "conv176_int8.tflite"
+    five = out / "conv168_int8.tflite"
     twin = out / "twin" / "conv160_int8.tflite"
-    for p, w, seed in ((base, 160, 7), (slow, 176, 7), (twin, 160, 8)):
+    # name: (A, B, B's middle width, B's seed, the pair's runs folder)
+    pairs = {"+10%": (base, slow, 176, 7, "runs-ab"), "A/A": (base, twin, 160, 8, "runs-aa"),
+             "+5%": (base, five, 168, 7, "runs-ab5")}
+    chosen = [x.strip() for x in args.pairs.split(",") if x.strip()]
+    unknown = [x for x in chosen if x not in pairs]
+    if unknown:
+        raise SystemExit(f"--pairs: unknown {', '.join(unknown)}; choose from {', '.join(pairs)}")
+    todo = [(base, 160, 7)] + [(pairs[x][1], pairs[x][2], pairs[x][3]) for x in chosen]
+    for p, w, seed in todo:
         if not p.exists():
             build(w, p.parent, seed=seed)
-    print(f"models in {out}; MACs {macs(base):,} / {macs(slow):,} / {macs(twin):,}; {args.invocations} alternating "
+    print(f"models in {out}; MACs " + " / ".join(f"{p.name} {macs(p):,}" for p, _w, _s in todo) +
+          f"; {args.invocations} alternating "
           f"invocations of each, --repeat 3, --max-time {args.max_time} s, taskset -c 0 (measured, host board)")
-    for name, a, b in (("+10%", base, slow), ("A/A", base, twin)):
-        runs = out / f"runs-{'ab' if name != 'A/A' else 'aa'}"
+    for name in chosen:
+        a, b = pairs[name][:2]
+        runs = out / pairs[name][4]
         load0 = os.getloadavg()[0]
         ids = []
         for _ in range(args.invocations):
