@@ -61,6 +61,11 @@ def build(width: int, out: Path, seed: int = 7) -> Path:
     return path
 
 
+def gate_state(gate: dict) -> str:
+    """How a `--max-slowdown` gate of edgebench's --json ended, in words."""
+    return "FAILED" if gate["failed"] else "CANNOT DECIDE" if gate["undecided"] else "passed"
+
+
 def macs(path: Path) -> int:
     from edgebench.runtime.inspect import inspect_model
 
@@ -127,7 +132,7 @@ def main(argv=None) -> int:
     for name, wa, wb in pairs:
         res = rounds(models[wa], models[wb], args, out / "runs")
         r, g = res["doc"]["result"], res["doc"]["gate"]
-        state = "FAILED" if g["failed"] else ("cannot decide" if g["undecided"] else "passed")
+        state = gate_state(g)
         print(f"{name:5s} MACs B/A {macs(models[wb]) / base_macs:.3f}: B/A latency {r['ratio']:.4f} "
               f"(95% CI {r['ci_low']:.4f}-{r['ci_high']:.4f}) {r['verdict']}; MDE {r['mde']['percent']:.1f}%; "
               f"gate 1.05 {state} (exit {res['rc']}); blocks {', '.join(f'{x:.3f}' for x in r['block_ratios'])}; "

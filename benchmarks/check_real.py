@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ab_real import build, macs  # noqa: E402
+from ab_real import build, gate_state, macs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
             rc, c = check(ids[-1][0], ids[-1][1], runs, only)
             g, s = c["gate"], c["speedup"]
             na, nb = (len(c["sessions"]["baseline"]), len(c["sessions"]["candidate"])) if c["sessions"] else (1, 1)
-            state = "FAILED" if g["failed"] else "CANNOT DECIDE" if g["undecided"] else "passed"
+            state = gate_state(g)
             print(f"{name:5s} {'--only-these' if only else 'all sessions'}: exit {rc}; slowdown B/A {g['slowdown']:.4f} "
                   f"(95% CI {g['slowdown_ci_low']:.4f}-{g['slowdown_ci_high']:.4f}) {s['verdict']}; {na} vs {nb} "
                   f"sessions; MDE {100 * (g['mde'] - 1):.1f}%; gate 1.05 {state}; load avg {load0:.2f} -> {load1:.2f}")

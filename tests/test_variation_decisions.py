@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from edgebench.stats.variation import (
     REPEAT_PRIOR,
@@ -65,7 +66,19 @@ def test_a_quiet_boards_headline_is_decided_by_its_pooled_sessions():
     assert np.median(widths) <= 3.0 and cover / trials >= 0.9
 
 
-def test_the_between_invocation_prior_fades_with_the_square_of_the_data_df():
+def test_the_between_invocation_prior_fades_with_the_cube_of_the_data_df():
     assert prior_weight(SESSION_PRIOR, 0) == 2.0
     assert prior_weight(SESSION_PRIOR, 1) == 1.0              # two sessions: t(2), never t(1)
-    assert prior_weight(SESSION_PRIOR, 10) < 0.02
+    assert prior_weight(SESSION_PRIOR, 4) < 0.035
+    assert prior_weight(SESSION_PRIOR, 10) < 0.002 + 1e-9
+
+
+def test_the_prior_widens_but_never_narrows():
+    """Sessions noisier than the 3% prior stand alone; quieter ones are pulled up towards it."""
+    noisy = [[(0.06 * z, 1e-8) for z in (-1.2, 0.3, 0.9)], [(0.06 * z, 1e-8) for z in (0.8, -0.5, -0.3)]]
+    c = pooled_component(noisy, SESSION_PRIOR)
+    assert c.var == pytest.approx(c.data_var) and c.data_var > SESSION_PRIOR.cv ** 2
+    assert "stand alone" in c.describe()
+    quiet = [[(0.002 * z, 1e-8) for z in (-1.2, 0.3, 0.9)], [(0.002 * z, 1e-8) for z in (0.8, -0.5, -0.3)]]
+    q = pooled_component(quiet, SESSION_PRIOR)
+    assert q.var > q.data_var and "stand alone" not in q.describe()
