@@ -21,6 +21,10 @@ The headline rows are printed twice: this model alone on record, and with ``--ot
 (3 sessions each) on the same board and host, pooled into the components as `bench` does.
 
     python benchmarks/decisions_sim.py [--trials 1000] [--seed 1] [--others 4] [--only aa|power|mde|headline]
+        [--cvs 0.002,0.01,0.03,0.06] [--sessions 1,3,5]
+
+(``--cvs``/``--sessions``: the A/A table's cells, e.g. the cells near 0.05 again with 40,000 trials:
+``--only aa --trials 40000 --cvs 0.03,0.06 --sessions 3,5``; each rate then carries its binomial se.)
 """
 from __future__ import annotations
 
@@ -102,6 +106,8 @@ def main() -> None:
     ap.add_argument("--others", type=int, default=4, help="other models on record for the headline rows")
     ap.add_argument("--only", choices=("aa", "power", "mde", "headline"), action="append",
                     help="print only these tables (default: all)")
+    ap.add_argument("--cvs", default="0.002,0.01,0.03,0.06", help="true invocation CVs of the A/A table")
+    ap.add_argument("--sessions", default="1,3,5", help="invocations of each side in the A/A table")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     n = args.trials
@@ -113,9 +119,9 @@ def main() -> None:
     print(f"simulated, {n} trials per cell, K={K} repeats per invocation, between-repeat CV {100 * REPEAT_CV:.1f}%")
     if want("aa"):
         print("\nA/A (true ratio 1): false verdicts / failed gates at --max-slowdown 1.0 and 1.05")
-        print(f"{'CV':>6} {'S':>3} {'false':>7} {'gate1.0':>8} {'gate1.05':>9}")
-        for cv in (0.002, 0.01, 0.03, 0.06):
-            for s in (1, 3, 5):
+        print(f"{'CV':>6} {'S':>3} {'false':>7} {'gate1.0':>8} {'gate1.05':>9} {'se(false)':>10}")
+        for cv in (float(x) for x in args.cvs.split(",")):
+            for s in (int(x) for x in args.sessions.split(",")):
                 false = g10 = g105 = 0
                 for _ in range(n):
                     est, _ = decide(rng, cv, s, 1.0)
@@ -123,7 +129,8 @@ def main() -> None:
                     false += est.p_value() < 0.05
                     g10 += math.exp(math.log(lo)) > 1.0
                     g105 += lo > 1.05
-                print(f"{100 * cv:5.1f}% {s:3d} {false / n:7.3f} {g10 / n:8.3f} {g105 / n:9.3f}")
+                p = false / n
+                print(f"{100 * cv:5.1f}% {s:3d} {p:7.4f} {g10 / n:8.4f} {g105 / n:9.4f} {math.sqrt(p * (1 - p) / n):10.4f}")
     if want("power"):
         print("\npower at a true 5% slowdown (called slower, p < 0.05), and the gate --max-slowdown 1.0 failing")
         print(f"{'CV':>6} {'S':>3} {'power':>7}")

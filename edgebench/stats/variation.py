@@ -29,9 +29,10 @@ freedom less the noise of ``s^2`` around the units' own errors (:func:`effective
 ``nu0 / (1 + nu ** fade)``). Between invocations the prior is a fallback for a board with
 nothing on record, not a belief to hold against data: it weighs 2 df alone (so one
 invocation per side is judged on t(2): A/A false verdicts <= 5% up to a true CV of 6%), 1 df
-beside 1 df of data (two sessions: t(2), never t(1)), 0.22 beside 2, 0.03 beside 4, 0.002 beside 10
-(``2 / (1 + nu ** 3)``), and it only widens: data noisier than the prior stand alone (shrunk
-towards a quieter prior, a machine at CV 6% gave 5.2% A/A false verdicts); what decides
+beside 1 df of data (two sessions: t(2), never t(1)), 0.12 beside 4, 0.02 beside 10
+(``2 / (1 + nu ** 2)``), and it only widens: data noisier than the prior stand alone on their own
+df, the prior keeping only a floor of 2 df (shrunk towards a quieter prior, a machine at CV 6%
+gave 5.2% A/A false verdicts); what decides
 is the **empirical-Bayes** estimate pooled over every model's sessions on this board and
 host (three sessions of one model plus three of four others give 10 df), so a quiet board's
 own spread decides after a few invocations (``benchmarks/decisions_sim.py``: headline width
@@ -68,15 +69,15 @@ class Prior:
     fade: float = 1.0   # the weight beside nu data df is df / (1 + nu ** fade) (:func:`prior_weight`)
 
 
-#: between invocations: CV 3%, worth 2 degrees of freedom alone, fading with the cube of the data's
-#: df (``2 / (1 + nu ** 3)``: 1 beside 1 df, 0.22 beside 2, 0.03 beside 4, 0.002 beside 10); it only
-#: ever widens (:func:`pooled_component`). Conservative for a quiet board (a
+#: between invocations: CV 3%, worth 2 degrees of freedom alone, fading with the square of the data's
+#: df (``2 / (1 + nu ** 2)``: 1 beside 1 df, 0.12 beside 4, 0.02 beside 10); it only ever widens
+#: (:func:`pooled_component`). Conservative for a quiet board (a
 #: pinned Raspberry Pi spreads ~0.5%), about what this project's shared 2-vCPU VM shows
 #: (invocation medians in two clusters 6% apart, docs/statistics.md). 2 df, not 4: with nothing on
 #: record, one invocation per side on a machine at CV 6% was called different in 17.5% of A/A pairs
 #: under t(4), and in <= 5% under t(2) (benchmarks/decisions_sim.py); the quick fade lets the
 #: board's pooled data decide (a quiet board's headline was 17.7x the spread of re-runs at S = 3).
-SESSION_PRIOR = Prior(cv=0.03, df=2.0, level="between invocations", fade=3.0)
+SESSION_PRIOR = Prior(cv=0.03, df=2.0, level="between invocations", fade=2.0)
 #: between repeats of one invocation: CV 1%, worth 2 degrees of freedom: repeats inside one invocation
 #: agreed within ~1% on the quiet VM, and spread 3-8% under a load of 8; a light prior lets the runs on
 #: record decide soon either way.
@@ -140,10 +141,13 @@ class Component:
 
 #: how the prior's weight fades once data exist: ``nu0 / (1 + (nu / PRIOR_FADE) ** prior.fade)`` pseudo
 #: df, where ``nu`` are the data's degrees of freedom (the between-repeat prior: 2 df alone, 1 beside
-#: 1 df of data, 0.4 beside 4; the between-invocation prior: 2 alone, 1 beside 1, 0.03 beside 4),
+#: 1 df of data, 0.4 beside 4; the between-invocation prior: 2 alone, 1 beside 1, 0.12 beside 4),
 #: so a quiet board's own spread decides after a few invocations while one data df still leans on
 #: the conservative prior (benchmarks/decisions_sim.py: A/A and power)
 PRIOR_FADE = 1.0
+#: the fewest degrees of freedom a pooled component carries while the prior has that weight to give
+#: (data noisier than the prior stand alone, but one data df is not judged on t(1))
+MIN_DF = 2.0
 #: a group whose spread lies beyond this two-sided F level of the others' pooled spread is an
 #: outlier (a far noisier or far quieter model) and is not pooled
 OUTLIER_LEVEL = 0.001
@@ -207,10 +211,15 @@ def pooled_component(groups: Sequence[Sequence[tuple]], prior: Prior) -> Compone
                          prior_cv=prior.cv, prior_df=prior.df)
     data = max(0.0, num / dfs)
     nu0 = prior_weight(prior, dfs)
-    # the prior widens, never narrows: data noisier than it stand alone (shrunk towards a quieter
-    # prior, a machine at CV 6% gave 5.2% A/A false verdicts at three invocations a side)
-    var = max(data, (nu0 * prior.cv ** 2 + dfs * data) / (nu0 + dfs))
-    return Component(var=var, df=effective_df(var, dfs, wsum / dfs, nu0), level=prior.level,
+    var = (nu0 * prior.cv ** 2 + dfs * data) / (nu0 + dfs)
+    df = effective_df(var, dfs, wsum / dfs, nu0)
+    if data > var:
+        # the prior widens, never narrows: data noisier than it stand alone, on their own df (shrunk
+        # towards a quieter prior, a machine at CV 6% gave 5.2% A/A false verdicts at three
+        # invocations a side); the prior keeps only its floor of 2 df (one data df: t(2), never t(1))
+        var = data
+        df = max(effective_df(var, dfs, wsum / dfs, 0.0), min(dfs + nu0, MIN_DF))
+    return Component(var=var, df=df, level=prior.level,
                      source="pooled", groups=used, units=units, data_var=data, prior_cv=prior.cv,
                      prior_df=nu0, outliers=len(skip))
 
