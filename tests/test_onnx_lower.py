@@ -257,6 +257,20 @@ def test_tf2onnx_one_channel_reshape_input_stays_nhwc(stack, tmp_path, shape_of)
     assert "TRANSPOSE" not in _tflite_ops(tf, lowered.model)
 
 
+@TF
+def test_unit_axis_reshapes_inside_the_graph_match_onnxruntime(stack, tmp_path):
+    """A one-channel NCHW tensor reshaped to [N,H,W,1] (held as it is, no data moved) and a [N,1,K] -> [N,K,1]
+    (a layout the lowering does not hold: a plain RESHAPE) both give onnxruntime's values."""
+    from onnx_graphs import H, init, int_init, model_any_output, weights
+
+    nodes = [H("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), H("Reshape", ["c", "s"], ["h"]),
+             H("Relu", ["h"], ["r"]), H("Reshape", ["r", "s2"], ["k"]), H("Reshape", ["k", "s3"], ["y"])]
+    inits = [init("w", weights((1, 3, 3, 3))), int_init("s", [1, 9, 10, 1]), int_init("s2", [1, 1, 90]),
+             int_init("s3", [1, 90, 1])]
+    lowered, faith = lower_and_compare(stack, tmp_path, model_any_output(nodes, {"x": [1, 3, 9, 10]}, ["y"], inits, 13))
+    assert faith.ok, faith.to_dict()
+
+
 def test_constant_folding_runs_at_the_graph_opset():
     """onnx/models' opset-9 exports (light_densenet121) fold an Unsqueeze whose axes are an attribute;
     a bare node would run as Unsqueeze-13 (axes an input) and fail."""

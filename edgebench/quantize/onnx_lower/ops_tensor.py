@@ -168,7 +168,9 @@ def reshape(cx, node, ins):
     moved = unit_axis_perm(shape, target)
     if moved is not None and x.order is None:    # only size-1 axes move: a Transpose, e.g. NHWC -> NCHW with C = 1
         inv = V.inverse(moved)
-        return [V.Value(t=x.t, perm=tuple(inv[p] for p in x.perm), nonneg=x.nonneg)]
+        perm = tuple(inv[p] for p in x.perm)
+        if perm in (V.identity(x.rank), V.channels_last(x.rank)):     # held as it is: no data moves
+            return [V.Value(t=x.t, perm=perm, nonneg=x.nonneg)]
     if len(target) == 2 and target[0] == shape[0] and x.rank >= 3:
         return [_flatten_to(cx, x, 1)]
     shuffled = _channel_groups(cx, x, shape, target)
