@@ -33,10 +33,12 @@ when the model fits and ``--qemu`` is given.
 
     .venv/bin/python benchmarks/onnx_exports.py [--qemu] [--only NAME] [--json]
     .venv/bin/python benchmarks/onnx_exports.py --onnx-light [--file M.onnx ...] [--qemu]
+    .venv/bin/python benchmarks/onnx_exports.py --exports [--qemu]
 
 ``--onnx-light`` takes the real public files the onnx wheel ships (onnx/models exports by
 onnx-caffe2, ``onnx/backend/test/data/light``; their weights are ConstantOfShape fills, so the
-agreement figures say little about a trained model), ``--file`` any ONNX file.
+agreement figures say little about a trained model), ``--exports`` the files the real exporters
+(torch.onnx.export, tf2onnx) wrote with benchmarks/export_onnx.py, ``--file`` any ONNX file.
 """
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ import numpy as np
 from edgebench.quantize import QuantizeOptions
 
 ROOT = Path(__file__).resolve().parents[1]
+EXPORTS = ROOT / "benchmarks" / "data" / "exports"     # written by benchmarks/export_onnx.py
 
 
 def _init(name, a):
@@ -320,9 +323,12 @@ def run_file(name: str, path: Path, sample: tuple, tmp: Path, qemu: bool, batch:
     except Exception as exc:
         row["error"] = exc.one_line() if hasattr(exc, "one_line") else f"{type(exc).__name__}: {exc}"
         return row
+    from edgebench.modelfile import read_model
+
     f = r.lowering["faithfulness"]
     row.update(fp32_max_abs_error=f["max_abs_error"], fp32_samples=f["samples"],
-               input_layout=r.lowering["inputs"][0]["layout"], int8_bytes=r.int8.bytes,
+               input_layout=r.lowering["inputs"][0]["layout"], input_perm=r.lowering["inputs"][0]["perm"],
+               int8_bytes=r.int8.bytes, int8_operators=dict(read_model(r.int8.path).operators),
                quantize_agreement=r.agreement)
     x = rng.uniform(0, 1, ((256 // batch) * batch, *sample)).astype(np.float32)
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
@@ -369,13 +375,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--qemu", action="store_true", help="also verify each INT8 model on qemu-m4 (emulated)")
     ap.add_argument("--only", action="append", help="run only this model (repeatable)")
-    ap.add_argument("--file", action="append", type=Path, default=[],
-                    help="a real ONNX file to run instead of the built graphs (repeatable)")
+    ap.add_argument("--file", action="extend", nargs="+", type=Path, default=[],
+                    help="real ONNX files to run instead of the built graphs (repeatable)")
+    ap.add_argument("--exports", action="store_true",
+                    help=f"the real exporters' files in {EXPORTS.relative_to(ROOT)} (benchmarks/export_onnx.py)")
     ap.add_argument("--onnx-light", action="store_true",
                     help="the onnx wheel's onnx/models exports (onnx/backend/test/data/light/*.onnx)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     files = list(args.file)
+    if args.exports:
+        files += sorted(EXPORTS.glob("*.onnx"))
     if args.onnx_light:
         import onnx
 

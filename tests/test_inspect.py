@@ -330,10 +330,11 @@ def test_fit_on_an_emulated_board_uses_the_firmware_build():
     blob = convert(model)
     assert fit.ok and not fit.missing and fit.refused is None
     checks = {c.what: c for c in fit.checks}
-    assert set(checks) == {"model buffer", "arena", "flash", "RAM"}     # + the AN386 memory map (datasheet)
+    assert set(checks) == {"model buffer", "arena", "input buffer", "flash", "RAM"}   # + the AN386 map (datasheet)
     assert (checks["model buffer"].need_bytes, checks["model buffer"].have_bytes) == (blob.flash_bytes, 1048576)
     assert (checks["arena"].need_bytes, checks["arena"].have_bytes) == (blob.peak_arena_bytes, 1048576)
-    assert all(c.basis == FIRMWARE_BUILD for c in fit.checks if c.what in ("model buffer", "arena"))
+    assert (checks["input buffer"].need_bytes, checks["input buffer"].have_bytes) == (49 * 10, 65536)
+    assert all(c.basis == FIRMWARE_BUILD for c in fit.checks if c.what in ("model buffer", "arena", "input buffer"))
     assert checks["flash"].have_bytes == checks["RAM"].have_bytes == 4 << 20
 
 
@@ -453,7 +454,7 @@ def test_deploy_refuses_before_upload(tmp_path):
 @pytest.mark.parametrize("board", ["posix-sim", "qemu-m4", "qemu-m7", "qemu-f405", "nucleo-f446re", "nucleo-f411re",
                                    "nucleo-l4r5zi", "unicorn-l4r5zi"])
 def test_profile_sizes_match_the_firmware_build(board):
-    """The profile's model buffer, arena and engine version are those the port builds with."""
+    """The profile's model buffer, arena, input buffer and engine version are those the port builds with."""
     import re
     import shutil
 
@@ -478,4 +479,5 @@ def test_profile_sizes_match_the_firmware_build(board):
 
     assert p.firmware.model_buffer_bytes == value("EB_MODEL_MAX_BYTES")
     assert p.firmware.arena_bytes == value("EB_ARENA_BYTES")
+    assert p.firmware.input_buffer_bytes == value("EB_INPUT_MAX_BYTES")
     assert p.firmware.engine_version == value("EB_ENGINE_VERSION") == ENGINE_VERSION

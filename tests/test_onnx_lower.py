@@ -224,6 +224,53 @@ def test_nhwc_input_stays_nhwc_and_4d_outputs_are_nhwc(stack, tmp_path):
     assert lowered.outputs[0].perm == (0, 2, 3, 1) and lowered.outputs[0].model_shape == (1, 8, 7, 2)
 
 
+def test_a_reshape_that_moves_only_unit_axes_is_a_transpose():
+    from edgebench.quantize.onnx_lower.ops_tensor import reshape_target, unit_axis_perm
+
+    assert unit_axis_perm((1, 49, 10, 1), (1, 1, 49, 10)) == (0, 3, 1, 2)      # NHWC -> NCHW, C = 1
+    assert unit_axis_perm((4, 49, 10, 1), (4, 1, 49, 10)) == (0, 3, 1, 2)
+    assert unit_axis_perm((1, 49, 10, 1), (1, 1, 10, 49)) is None             # the data moves
+    assert unit_axis_perm((1, 49, 10, 1), (1, 490)) is None
+    assert reshape_target((2, 49, 10, 1), [0, 1, -1, 10]) == [2, 1, 49, 10]
+    assert reshape_target((2, 0, 3), [0, 0], allow_zero=1) == [0, 0]
+
+
+@TF
+@pytest.mark.parametrize("shape_of", ["initializer", "Constant"])
+def test_tf2onnx_one_channel_reshape_input_stays_nhwc(stack, tmp_path, shape_of):
+    """tf2onnx writes NHWC -> NCHW of a one-channel image (MNIST, MFCC) as Reshape [N,H,W,1] -> [N,1,H,W],
+    not a Transpose: the input is still NHWC, kept as it is (not taken as C = H), and no TRANSPOSE runs."""
+    from onnx import helper
+    from onnx_graphs import H, init, int_init, model_any_output, weights
+
+    _, tf = stack
+    nodes = [H("Reshape", ["x", "s"], ["t"]), H("Conv", ["t", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             H("Relu", ["c"], ["r"]), H("GlobalAveragePool", ["r"], ["g"]), H("Flatten", ["g"], ["y"])]
+    inits = [init("w", weights((4, 1, 3, 3))), init("b", weights(4, 2))]
+    if shape_of == "initializer":
+        inits.append(int_init("s", [-1, 1, 9, 10]))
+    else:
+        nodes.insert(0, H("Constant", [], ["s"], value=helper.make_tensor("sv", 7, [4], [0, 1, 9, 10])))
+    lowered, faith = lower_and_compare(stack, tmp_path, model_any_output(nodes, {"x": [1, 9, 10, 1]}, ["y"], inits, 13))
+    assert faith.ok, faith.to_dict()
+    assert lowered.inputs[0].perm == (0, 1, 2, 3) and lowered.inputs[0].model_shape == (1, 9, 10, 1)
+    assert "TRANSPOSE" not in _tflite_ops(tf, lowered.model)
+
+
+@TF
+def test_unit_axis_reshapes_inside_the_graph_match_onnxruntime(stack, tmp_path):
+    """A one-channel NCHW tensor reshaped to [N,H,W,1] (held as it is, no data moved) and a [N,1,K] -> [N,K,1]
+    (a layout the lowering does not hold: a plain RESHAPE) both give onnxruntime's values."""
+    from onnx_graphs import H, init, int_init, model_any_output, weights
+
+    nodes = [H("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), H("Reshape", ["c", "s"], ["h"]),
+             H("Relu", ["h"], ["r"]), H("Reshape", ["r", "s2"], ["k"]), H("Reshape", ["k", "s3"], ["y"])]
+    inits = [init("w", weights((1, 3, 3, 3))), int_init("s", [1, 9, 10, 1]), int_init("s2", [1, 1, 90]),
+             int_init("s3", [1, 90, 1])]
+    lowered, faith = lower_and_compare(stack, tmp_path, model_any_output(nodes, {"x": [1, 3, 9, 10]}, ["y"], inits, 13))
+    assert faith.ok, faith.to_dict()
+
+
 def test_constant_folding_runs_at_the_graph_opset():
     """onnx/models' opset-9 exports (light_densenet121) fold an Unsqueeze whose axes are an attribute;
     a bare node would run as Unsqueeze-13 (axes an input) and fail."""

@@ -379,8 +379,9 @@ class FirmwareSpec:
     shift=icount_shift``) for boards edgebench starts itself, None for real boards.
     ``bit_exact``: the board promises outputs bit-exact with the reference kernels, so
     ``edgebench verify`` fails (exit 2) on any difference.
-    ``model_buffer_bytes`` / ``arena_bytes``: the firmware build's model upload buffer and
-    tensor arena (EB_MODEL_MAX_BYTES / EB_ARENA_BYTES), ``engine_version`` its INT8 engine
+    ``model_buffer_bytes`` / ``arena_bytes`` / ``input_buffer_bytes``: the firmware build's model
+    upload buffer, tensor arena and input buffer (EB_MODEL_MAX_BYTES / EB_ARENA_BYTES /
+    EB_INPUT_MAX_BYTES), ``engine_version`` its INT8 engine
     (EB_ENGINE_VERSION, which sets the operators it runs); None when not known. The fit
     check (``edgebench inspect MODEL --board B``) compares a model with them.
     """
@@ -407,6 +408,9 @@ class FirmwareSpec:
     arena_bytes: Annotated[Optional[Annotated[Int, Field(ge=1)]], Field(
         description="the build's tensor arena (`EB_ARENA_BYTES`): the fit check refuses a model whose arena "
                     "plan is larger")] = None
+    input_buffer_bytes: Annotated[Optional[Annotated[Int, Field(ge=1)]], Field(
+        description="the build's input buffer (`EB_INPUT_MAX_BYTES`): the fit check refuses a model whose int8 "
+                    "input tensor is larger (the firmware would refuse it at `eb-model`)")] = None
     engine_version: Annotated[Optional[Annotated[Int, Field(ge=1)]], Field(
         description="the INT8 engine version of that firmware (`eb-info`'s `engine`): which operators the "
                     "fit check accepts (firmware/BLOB.md lists them per version)")] = None

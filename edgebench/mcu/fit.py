@@ -12,6 +12,10 @@ boards layer) and says, without touching the board:
 * the model blob's size against the firmware's model buffer
   (``firmware.model_buffer_bytes``, from the firmware build) and against the
   flash of the datasheet (``datasheet.flash_bytes``, estimated);
+* the model's int8 input tensor against the firmware's input buffer
+  (``firmware.input_buffer_bytes``, EB_INPUT_MAX_BYTES of the build: the firmware refuses a
+  larger input at ``eb-model``, after the upload); the output has no buffer of its own (it
+  stays in the arena and is streamed out through the reply writer);
 * the planned arena against the firmware's arena (``firmware.arena_bytes``)
   and against the datasheet RAM (``datasheet.ram_bytes``, estimated), plus the DSP
   kernels' static scratch (:data:`DSP_SCRATCH_BYTES`) on a core with the DSP
@@ -46,6 +50,7 @@ RAM_PLACEMENT, FLASH_PLACEMENT = "ram", "flash"
 PLACEMENTS = {RAM_PLACEMENT: "uploaded into the firmware's RAM model buffer (edgebench deploy)",
               FLASH_PLACEMENT: "linked into the firmware image, read in place (edgebench flash --model)"}
 DATASHEET = "estimated (datasheet)"
+INPUT_BUFFER = "input buffer"
 #: the static scratch of the DSP kernels (EB_DSP_SCRATCH_BYTES in firmware/core/kernels/dsp/eb_dsp.h),
 #: in .bss of builds for cores with the DSP extension; a layer whose working set exceeds it
 #: runs the portable kernel, so the RAM it takes never depends on the model
@@ -64,7 +69,7 @@ def dsp_scratch_bytes(profile) -> int:
 class FitCheck:
     """One size comparison: ``need`` bytes against ``have`` bytes."""
 
-    what: str            # "model buffer", "arena", "flash", "RAM"
+    what: str            # "model buffer", "arena", "input buffer", "flash", "RAM"
     need_bytes: int
     have_bytes: int
     basis: str           # FIRMWARE_BUILD or DATASHEET
@@ -90,6 +95,7 @@ class FitReport:
     missing: tuple = ()                 # (operator, count, first layer, its output tensor)
     blob_bytes: Optional[int] = None
     arena_bytes: Optional[int] = None
+    input_bytes: Optional[int] = None   # the int8 input tensor the firmware's input buffer holds
     refused: Optional[str] = None       # the converter's reason, when it refuses the model
     refused_hint: Optional[str] = None
     checks: tuple = field(default_factory=tuple)
@@ -128,13 +134,15 @@ class FitReport:
                 "operators": dict(self.operators),
                 "missing_operators": [{"op": op, "count": n, "first_layer": k, "tensor": t}
                                       for op, n, k, t in self.missing],
-                "blob_bytes": self.blob_bytes, "arena_bytes": self.arena_bytes, "refused": self.refused,
+                "blob_bytes": self.blob_bytes, "arena_bytes": self.arena_bytes, "input_bytes": self.input_bytes,
+                "refused": self.refused,
                 "checks": [c.to_dict() for c in self.checks], "unknown": list(self.unknown),
                 "placements": {p: self.fits_in(p) for p in self.placements}, "problems": self.problems()}
 
     def need_have(self) -> str:
-        """One clause with the sizes in KiB: ``model needs 63.0 KiB RAM (arena) + 240.6 KiB flash (blob);
-        board qemu-f405 has 52.0 KiB arena, 48.0 KiB upload buffer, 128.0 KiB RAM, 1024.0 KiB flash``
+        """One clause with the sizes in KiB: ``model needs 63.0 KiB RAM (arena) + 240.6 KiB flash (blob)
+        + 9.0 KiB input; board qemu-f405 has 48.0 KiB upload buffer, 52.0 KiB arena, 8.0 KiB input buffer,
+        1024.0 KiB flash, 128.0 KiB RAM``
         ("" when the model could not be sized)."""
         if self.blob_bytes is None or self.arena_bytes is None:
             return ""
@@ -142,7 +150,8 @@ class FitReport:
         for c in self.checks:
             have.setdefault({"model buffer": "upload buffer"}.get(c.what, c.what), c.have_bytes)
         figures = ", ".join(f"{_kib(n)} {what}" for what, n in have.items()) or "no memory figures in its profile"
-        return (f"model needs {_kib(self.arena_bytes)} RAM (arena) + {_kib(self.blob_bytes)} flash (blob); "
+        inp = f" + {_kib(self.input_bytes)} input" if self.input_bytes is not None else ""
+        return (f"model needs {_kib(self.arena_bytes)} RAM (arena) + {_kib(self.blob_bytes)} flash (blob){inp}; "
                 f"board {self.board} has {figures}")
 
     def hint(self, placement: Optional[str] = None) -> str:
@@ -155,6 +164,9 @@ class FitReport:
                     "whose firmware runs them")
         if self.refused:
             return self.refused_hint or "see firmware/BLOB.md for what the engine runs bit-exactly"
+        if [c.what for c in self.checks if not c.fits] == [INPUT_BUFFER]:
+            return ("give the model a smaller input (fewer pixels, channels or frames), or build the firmware "
+                    "with a larger EB_INPUT_MAX_BYTES and set the profile's firmware.input_buffer_bytes to it")
         return "choose a board with more memory, a smaller model, or a firmware built with larger buffers"
 
     def raise_if_unfit(self, placement: Optional[str] = None) -> None:
@@ -228,6 +240,8 @@ def check_fit(model: Union[str, Path, bytes], profile) -> FitReport:
     compare("model buffer", blob.flash_bytes, getattr(fw, "model_buffer_bytes", None), FIRMWARE_BUILD,
             placement=RAM_PLACEMENT)
     compare("arena", blob.peak_arena_bytes, getattr(fw, "arena_bytes", None), FIRMWARE_BUILD)
+    compare(INPUT_BUFFER, blob.input["bytes"], getattr(fw, "input_buffer_bytes", None), FIRMWARE_BUILD,
+            "the model's int8 input tensor; the firmware refuses a larger one when it loads the model")
     if ds is not None:
         dsp = dsp_scratch_bytes(profile)
         scratch = f" + {dsp} bytes of DSP kernel scratch" if dsp else ""
@@ -241,4 +255,5 @@ def check_fit(model: Union[str, Path, bytes], profile) -> FitReport:
                 f"arena + blob (the firmware holds the uploaded model in RAM){scratch}; code, stack and "
                 "I/O buffers not counted", placement=RAM_PLACEMENT)
     return FitReport(**report, blob_bytes=blob.flash_bytes, arena_bytes=blob.peak_arena_bytes,
+                     input_bytes=blob.input["bytes"],
                      checks=tuple(checks), unknown=tuple(unknown), placements=placements)

@@ -14,8 +14,8 @@ elsewhere it becomes a per-channel multiply and add.
 
 Graph inputs of rank 4 (NCHW) become channels-last Keras inputs (NHWC): the one transpose
 of the whole conversion, done by the caller on the data. An input already NHWC (read only
-by a Transpose(0, 3, 1, 2), as tf2onnx and keras2onnx write it: ``input_perm``) is kept as
-it is. Outputs of rank 4 of an NCHW model are NHWC; every other output is in the ONNX axis order. :class:`Lowered` records both layouts.
+by a Transpose(0, 3, 1, 2), as tf2onnx and keras2onnx write it, or for one channel by tf2onnx's
+Reshape [N,H,W,1] -> [N,1,H,W]: ``input_perm``) is kept as it is. Outputs of rank 4 of an NCHW model are NHWC; every other output is in the ONNX axis order. :class:`Lowered` records both layouts.
 """
 from __future__ import annotations
 
@@ -175,16 +175,35 @@ def lower(g: OnnxGraph, keras, tf) -> Lowered:
 
 def input_perm(graph, gi) -> tuple:
     """The layout a graph input is held in. A 4-D input is NCHW (PyTorch) and held channels-last,
-    unless every node reading it is a Transpose(0, 3, 1, 2): then it is already NHWC (tf2onnx,
+    unless every node reading it is a Transpose(0, 3, 1, 2), or the Reshape [N,H,W,1] -> [N,1,H,W]
+    that tf2onnx writes for it when the image has one channel: then it is already NHWC (tf2onnx,
     keras2onnx) and kept as it is, so that Transpose costs nothing and no TRANSPOSE runs."""
     rank = len(gi.shape)
     if rank != 4:
         return V.identity(rank)
     readers = [n for n in graph.node if gi.name in n.input]
-    nhwc = bool(readers) and all(
-        n.op_type == "Transpose" and [list(a.ints) for a in n.attribute if a.name == "perm"] == [[0, 3, 1, 2]]
-        for n in readers)
+    nhwc = bool(readers) and all(_to_nchw(graph, n, gi) for n in readers)
     return V.identity(4) if nhwc else V.channels_last(4)
+
+
+def _to_nchw(graph, node, gi) -> bool:
+    """``node`` reads graph input ``gi`` only to bring it from NHWC to NCHW."""
+    from onnx import numpy_helper
+
+    from edgebench.quantize.onnx_lower.ops_tensor import reshape_target, unit_axis_perm
+
+    if node.op_type == "Transpose":
+        return [list(a.ints) for a in node.attribute if a.name == "perm"] == [[0, 3, 1, 2]]
+    if node.op_type != "Reshape" or list(node.input[:1]) != [gi.name] or len(node.input) < 2:
+        return False
+    shape = next((numpy_helper.to_array(t) for t in graph.initializer if t.name == node.input[1]), None)
+    if shape is None:
+        shape = next((numpy_helper.to_array(a.t) for n in graph.node if n.op_type == "Constant"
+                      and list(n.output) == [node.input[1]] for a in n.attribute if a.name == "value"), None)
+    if shape is None:
+        return False
+    allow_zero = next((int(a.i) for a in node.attribute if a.name == "allowzero"), 0)
+    return unit_axis_perm(gi.shape, reshape_target(gi.shape, shape, allow_zero)) == (0, 3, 1, 2)
 
 
 def _input_name(name: str) -> str:

@@ -9,6 +9,7 @@ the NHWC order and records it (``values.Value.order``) for the Gemm after it.
 from __future__ import annotations
 
 from math import prod
+from typing import Optional
 
 import numpy as np
 
@@ -159,16 +160,17 @@ def reshape(cx, node, ins):
         raise cx.fail(node, "the target shape is computed from run-time values",
                       "export with static shapes (the shape must fold to a constant)")
     shape = x.shape
-    target = [int(d) for d in s.const.reshape(-1)]
-    allow_zero = int(cx.attrs(node).get("allowzero", 0))
-    target = [shape[i] if d == 0 and not allow_zero else d for i, d in enumerate(target)]
-    if -1 in target:
-        known = prod(d for d in target if d != -1)
-        target[target.index(-1)] = prod(shape) // max(known, 1)
+    target = reshape_target(shape, s.const, int(cx.attrs(node).get("allowzero", 0)))
     if prod(target) != prod(shape):
         raise cx.fail(node, f"cannot reshape {list(shape)} to {target}")
     if tuple(target) == tuple(shape):
         return [x]
+    moved = unit_axis_perm(shape, target)
+    if moved is not None and x.order is None:    # only size-1 axes move: a Transpose, e.g. NHWC -> NCHW with C = 1
+        inv = V.inverse(moved)
+        perm = tuple(inv[p] for p in x.perm)
+        if perm in (V.identity(x.rank), V.channels_last(x.rank)):     # held as it is: no data moves
+            return [V.Value(t=x.t, perm=perm, nonneg=x.nonneg)]
     if len(target) == 2 and target[0] == shape[0] and x.rank >= 3:
         return [_flatten_to(cx, x, 1)]
     shuffled = _channel_groups(cx, x, shape, target)
@@ -176,6 +178,29 @@ def reshape(cx, node, ins):
         return [shuffled]
     t = V.plain(cx.ops, x)
     return [V.tensor(cx.ops.reshape(t, tuple(target)), nonneg=x.nonneg)]
+
+
+def reshape_target(shape, target, allow_zero: int = 0) -> list:
+    """ONNX Reshape's target shape for an input of ``shape``: 0 copies the input's dimension (unless
+    ``allowzero``), -1 takes what is left."""
+    out = [int(d) for d in np.asarray(target).reshape(-1)]
+    out = [int(shape[i]) if d == 0 and not allow_zero else d for i, d in enumerate(out)]
+    if -1 in out:
+        known = prod(d for d in out if d != -1)
+        out[out.index(-1)] = prod(shape) // max(known, 1)
+    return out
+
+
+def unit_axis_perm(shape, target) -> Optional[tuple]:
+    """The Transpose ``perm`` a Reshape from ``shape`` to ``target`` equals when it only moves axes of
+    size 1 (tf2onnx writes NHWC -> NCHW of a one-channel image, [N,H,W,1] -> [N,1,H,W], as a Reshape:
+    perm (0, 3, 1, 2)); None when it changes more than where the size-1 axes are."""
+    shape, target = [int(d) for d in shape], [int(d) for d in target]
+    if len(shape) != len(target) or [d for d in shape if d != 1] != [d for d in target if d != 1]:
+        return None
+    big = iter(i for i, d in enumerate(shape) if d != 1)
+    one = iter(i for i, d in enumerate(shape) if d == 1)
+    return tuple(next(one) if d == 1 else next(big) for d in target)
 
 
 def _channel_groups(cx, x: V.Value, shape: tuple, target: list):
