@@ -16,6 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 
+def _sighup_default() -> None:
+    """The child's SIGHUP at its default, whatever the suite was started under (`nohup make test`
+    ignores it, and an ignored signal rightly stays ignored: test_an_ignored_signal_stays_ignored)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def test_install_turns_sigterm_into_an_interrupted_keyboardinterrupt():
     script = textwrap.dedent("""
         import os, signal, time
@@ -30,7 +36,8 @@ def test_install_turns_sigterm_into_an_interrupted_keyboardinterrupt():
                   signals.received())
         print(interrupt_reason(KeyboardInterrupt()))
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                         preexec_fn=_sighup_default)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "['SIGTERM', 'SIGHUP']"
@@ -51,7 +58,7 @@ def _bench_until_measuring(runs_dir):
     env = {**os.environ, "FORCE_COLOR": "1", "COLUMNS": "200"}
     p = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--runs-dir", str(runs_dir),
                           "--min-time", "120", "--max-time", "300", "--repeat", "1"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, preexec_fn=_sighup_default)
     seen = b""
     while b"n=" not in seen:
         chunk = os.read(p.stderr.fileno(), 4096)
