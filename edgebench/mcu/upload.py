@@ -221,7 +221,7 @@ class UploadMixin:
             if raw is None and time.monotonic() < waited_from + rto:
                 continue                            # the recovery budget is up: checked above
             if raw is None:
-                rec.start()
+                rec.start(at=waited_from)           # the unanswered wait counts from its start
                 stats.timeouts += 1
                 rto = min(rto * 2, rto_cap)      # back off, as TCP does, up to a few window times
                 if final is not None:               # the ok line came intact, its m-ready did not
@@ -335,8 +335,8 @@ class UploadMixin:
         a stray frame unanswered)."""
         try:
             self.link.write(b"\x00" * (min(payload_max, 0xFFFF) + FRAME_OVERHEAD) + abort_frame(sid))
-            left = self.recovery.left() if self.recovery is not None else 2.0
-            if b"eb-upload-aborted" in self.link.drain(quiet_s=0.2, max_s=min(2.0, max(0.3, left))):
+            max_s = 2.0 if self.recovery is None else self.recovery.cleanup_s(2.0)
+            if b"eb-upload-aborted" in self.link.drain(quiet_s=0.2, max_s=max_s):
                 self._upload_unclean = False
         except TransportError:
             pass
