@@ -367,8 +367,9 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int, stop_
                 return True
             if name == "model upload":
                 state["input"] = None         # a new upload of the model empties nothing else, but reload it
-                c.deploy(model, force=True)
-                c.dut.upload("input", inputs[0])
+                with c.dut.call():            # the deploy and the input's upload: one call, one recovery budget
+                    c.deploy(model, force=True)
+                    c.dut.upload("input", inputs[0])
                 state["input"] = 0
                 return True
             if name == "eb-infer 4":
@@ -421,6 +422,9 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int, stop_
             if trace is not None and extra > trace_over_s:
                 row.setdefault("traces", []).append({"call": i, "name": name, "extra_s": round(extra, 3),
                                                      "failed": failed, "events": list(trace.events)})
+                print(f"  trace of call {i} ({name}, {extra:.2f} s extra, {'failed' if failed else 'ok'}): "
+                      + "; ".join(f"{t:.2f}+{d:.2f} {what}" for t, d, what in trace.events[-25:]),
+                      file=sys.stderr, flush=True)
             if failed:
                 restore()
             if (i + 1) % 100 == 0:
