@@ -315,6 +315,13 @@ def test_recovery_bounds_waits_only_once_started():
     later = Recovery(budget_s=10.0)
     later.start(at=time.monotonic() + 100.0)                  # never later than now
     assert later.left() <= 10.0
+    early.credit(3.0)                                         # clean progress moves the deadline ...
+    assert 8.0 < early.left() <= 9.0
+    early.credit(100.0)                                       # ... never to more than a fresh budget
+    assert early.left() <= 10.0
+    idle = Recovery()
+    idle.credit(5.0)                                          # before any trouble nothing to move
+    assert idle.until is None
 
 
 def test_upload_frames_start_from_what_the_link_showed():
