@@ -19,11 +19,13 @@ Runs the real posix firmware (posix-sim) behind the serial proxy of tests/test_f
 
 3. **Random faults** (issue 29): ``--fault-calls`` calls per kind (``--kinds`` lost, flipped, inserted
    bytes) and rate, both directions: a cycle of a new session, input uploads, a model upload with
-   ``eb-model``, ``eb-infer 4`` and ``eb-output``; each call's extra time over the median of its kind
+   ``eb-model`` and the input's upload (one call), ``eb-infer 4`` and ``eb-output``; each call's extra time over the median of its kind
    on the clean link, and every accepted answer checked against what the device sent
    (:func:`random_faults`). Goal: no call over 5 s extra, 0 silently wrong. Each call, however many
    steps it has, gets one recovery budget (:class:`edgebench.mcu.link.Recovery`). Printed at the end:
    calls, silently wrong, failed with a clear error (and their fraction), longest and p99 extra wait.
+   ``--trace S`` records what each call more than S seconds over its clean time did (requests,
+   the recovery clock's start and the moment it was dated to, probes, drains, aborts, resends).
 
 Usage:  python benchmarks/link_faults.py [--positions 40] [--calls 1000] [--fault-calls 1000]
         [--kinds lost,flipped,inserted] [--rates 1e-3,1e-2] [--json FILE]
