@@ -19,11 +19,13 @@ Runs the real posix firmware (posix-sim) behind the serial proxy of tests/test_f
 
 3. **Random faults** (issue 29): ``--fault-calls`` calls per kind (``--kinds`` lost, flipped, inserted
    bytes) and rate, both directions: a cycle of a new session, input uploads, a model upload with
-   ``eb-model``, ``eb-infer 4`` and ``eb-output``; each call's extra time over the median of its kind
+   ``eb-model`` and the input's upload (one call), ``eb-infer 4`` and ``eb-output``; each call's extra time over the median of its kind
    on the clean link, and every accepted answer checked against what the device sent
    (:func:`random_faults`). Goal: no call over 5 s extra, 0 silently wrong. Each call, however many
    steps it has, gets one recovery budget (:class:`edgebench.mcu.link.Recovery`). Printed at the end:
    calls, silently wrong, failed with a clear error (and their fraction), longest and p99 extra wait.
+   ``--trace S`` records what each call more than S seconds over its clean time did (requests,
+   the recovery clock's start and the moment it was dated to, probes, drains, aborts, resends).
 
 Usage:  python benchmarks/link_faults.py [--positions 40] [--calls 1000] [--fault-calls 1000]
         [--kinds lost,flipped,inserted] [--rates 1e-3,1e-2] [--json FILE]
@@ -249,7 +251,58 @@ CYCLE = ("session start", "input upload", "eb-infer 4", "eb-output", "input uplo
 KINDS = {"lost": "drop", "flipped": "corrupt", "inserted": "insert"}
 
 
-def random_faults(url: str, kind: str, rate: float, calls: int, seed: int, stop_at: float | None = None) -> dict:
+class Trace:
+    """``--trace``: what a call did and when (seconds from the call's start): each request and its
+    end, the recovery clock's start, probes, drains, aborts, sleeps. The steps are wrapped here, not in
+    the library; the trace of a call whose extra wait passes ``--trace`` seconds is kept in the report."""
+
+    WRAPPED = (("edgebench.mcu.protocol", "DutClient", ("request", "_alive", "end_uploads", "resync", "sync")),
+               ("edgebench.mcu.dialect", "DialectClient", ("sync",)),
+               ("edgebench.mcu.upload", "UploadMixin", ("_upload_once", "_abort", "_resend_one")),
+               ("edgebench.mcu.link", "Link", ("drain",)),
+               ("edgebench.mcu.link", "Recovery", ("start",)))
+
+    def __init__(self):
+        import importlib
+
+        self.t0, self.events, self._saved = time.monotonic(), [], []
+        for mod, cls, names in self.WRAPPED:
+            klass = getattr(importlib.import_module(mod), cls)
+            for name in names:
+                fn = klass.__dict__[name]
+                self._saved.append((klass, name, fn))
+                setattr(klass, name, self._wrap(f"{cls}.{name}", fn))
+
+    def _wrap(self, label: str, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def traced(obj, *a, **kw):
+            if label == "Recovery.start" and obj.started is not None:
+                return fn(obj, *a, **kw)
+            arg = str(a[0])[:40] if a and isinstance(a[0], str) else ""
+            t = time.monotonic()
+            try:
+                return fn(obj, *a, **kw)
+            except Exception as exc:
+                arg += f" raised {type(exc).__name__}"
+                raise
+            finally:
+                if label == "Recovery.start" and obj.started is not None:
+                    arg = f"at {obj.started - self.t0:.3f}"      # the first sign of trouble it was dated to
+                self.events.append((round(t - self.t0, 3), round(time.monotonic() - t, 3), f"{label} {arg}".strip()))
+        return traced
+
+    def restart(self) -> None:
+        self.t0, self.events = time.monotonic(), []
+
+    def close(self) -> None:
+        for klass, name, fn in self._saved:
+            setattr(klass, name, fn)
+
+
+def random_faults(url: str, kind: str, rate: float, calls: int, seed: int, stop_at: float | None = None,
+                  trace_over_s: float | None = None) -> dict:
     """``calls`` edgebench calls (the :data:`CYCLE`: a new session, uploads of an input and of the model,
     eb-infer, eb-output) through a link that loses, flips or inserts bytes (``kind``) at ``rate`` per
     byte in both directions. Each call's time is compared with the median of its kind on the clean
@@ -316,8 +369,9 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int, stop_
                 return True
             if name == "model upload":
                 state["input"] = None         # a new upload of the model empties nothing else, but reload it
-                c.deploy(model, force=True)
-                c.dut.upload("input", inputs[0])
+                with c.dut.call():            # the deploy and the input's upload: one call, one recovery budget
+                    c.deploy(model, force=True)
+                    c.dut.upload("input", inputs[0])
                 state["input"] = 0
                 return True
             if name == "eb-infer 4":
@@ -337,11 +391,14 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int, stop_
         proxy.enabled = True
         t_all = time.monotonic()
         extras: list = []
+        trace = Trace() if trace_over_s is not None else None
         for i in range(calls):
             if stop_at is not None and time.monotonic() > stop_at:
                 row["stopped_early"] = f"--max-seconds reached after {i} calls"
                 break
             name = CYCLE[i % len(CYCLE)]
+            if trace is not None:
+                trace.restart()
             t0 = time.monotonic()
             try:
                 ok = one(name, i)
@@ -364,12 +421,20 @@ def random_faults(url: str, kind: str, rate: float, calls: int, seed: int, stop_
             row["over_goal"] += int(extra > GOAL_EXTRA_S)
             if extra > row["max_extra_s"]:
                 row["max_extra_s"], row["worst"] = round(extra, 3), f"call {i} ({name})"
+            if trace is not None and extra > trace_over_s:
+                row.setdefault("traces", []).append({"call": i, "name": name, "extra_s": round(extra, 3),
+                                                     "failed": failed, "events": list(trace.events)})
+                print(f"  trace of call {i} ({name}, {extra:.2f} s extra, {'failed' if failed else 'ok'}): "
+                      + "; ".join(f"{t:.2f}+{d:.2f} {what}" for t, d, what in trace.events[-25:]),
+                      file=sys.stderr, flush=True)
             if failed:
                 restore()
             if (i + 1) % 100 == 0:
                 print(f"  {kind} {rate:g}: {i + 1} calls, {row['failed_loudly']} failed, {row['silently_wrong']} "
                       f"wrong, max extra {row['max_extra_s']:.2f} s, p99 {np.percentile(extras, 99):.2f} s",
                       file=sys.stderr, flush=True)
+        if trace is not None:
+            trace.close()
         row["elapsed_s"] = round(time.monotonic() - t_all, 1)
         row["p99_extra_s"] = round(float(np.percentile(extras, 99)), 3) if extras else None
         row["failed_fraction"] = round(row["failed_loudly"] / max(row["calls"], 1), 4)
@@ -390,6 +455,8 @@ def main() -> int:
     ap.add_argument("--kinds", default="lost,flipped,inserted")
     ap.add_argument("--window-n", type=int, default=200, help="inferences per plain-dialect window (infer N 0)")
     ap.add_argument("--max-seconds", type=float, help="stop the random-fault calls after this long (fewer calls, said so)")
+    ap.add_argument("--trace", type=float, metavar="SECONDS",
+                    help="keep a trace of each random-fault call more than this many seconds over its clean time")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args()
 
@@ -409,7 +476,7 @@ def main() -> int:
         for rate in [float(r) for r in args.rates.split(",") if r] if args.fault_calls else []:
             for kind in [k for k in args.kinds.split(",") if k]:
                 row = random_faults(session.url, kind, rate, args.fault_calls, seed=int(rate * 1e5) + len(kind),
-                                    stop_at=stop_at)
+                                    stop_at=stop_at, trace_over_s=args.trace)
                 report["random_faults"].append(row)
                 print(f"random faults, {kind} bytes at {rate:g}/byte both ways: {row['calls']} calls "
                       f"({row['elapsed_s']} s), {row['correct']} correct, {row['failed_loudly']} failed loudly, "

@@ -308,6 +308,20 @@ def test_recovery_bounds_waits_only_once_started():
     spent = Recovery(budget_s=0.0)
     spent.start()
     assert spent.spent() and spent.bound(time.monotonic() + 60, floor_s=1.0) <= time.monotonic() + 1.0
+    assert spent.cleanup_s(2.0, floor_s=0.3) == 0.3 and Recovery().cleanup_s(2.0) == 2.0
+    early = Recovery(budget_s=10.0)
+    early.start(at=time.monotonic() - 4.0)                    # the failed try began waiting 4 s ago
+    assert 5.0 < early.left() <= 6.0
+    later = Recovery(budget_s=10.0)
+    later.start(at=time.monotonic() + 100.0)                  # never later than now
+    assert later.left() <= 10.0
+    early.credit(3.0)                                         # clean progress moves the deadline ...
+    assert 8.0 < early.left() <= 9.0
+    early.credit(100.0)                                       # ... never to more than a fresh budget
+    assert early.left() <= 10.0
+    idle = Recovery()
+    idle.credit(5.0)                                          # before any trouble nothing to move
+    assert idle.until is None
 
 
 def test_upload_frames_start_from_what_the_link_showed():
@@ -338,3 +352,116 @@ def test_a_short_answer_whose_error_line_was_lost_does_not_end_a_stitched_reply(
     info = dut.info()
     assert info["proto"] == 2 and "engine" in info
     assert dut.stats.retries == 2
+
+
+class FakeClock:
+    """A clock that moves only when the client waits: a wait ends at its deadline at once."""
+
+    def __init__(self):
+        self.t = 1000.0
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def sleep(self, s: float) -> None:
+        self.t += max(0.0, s)
+
+
+def _fake_time_dut(monkeypatch, device: LineDevice, probing: bool):
+    """A DutClient on ``device`` whose every wait runs on a :class:`FakeClock` (no wall time is measured:
+    what is asserted is the budget logic). Replies take 1 ms a line; silence lasts to the deadline."""
+    from types import SimpleNamespace
+
+    import edgebench.mcu.dialect
+    import edgebench.mcu.link
+    import edgebench.mcu.protocol
+    import edgebench.mcu.upload
+    from edgebench.mcu.protocol import DutClient
+
+    clock = FakeClock()
+    fake = SimpleNamespace(monotonic=clock.monotonic, perf_counter=clock.monotonic, sleep=clock.sleep,
+                           monotonic_ns=lambda: int(clock.t * 1e9))
+    for mod in (edgebench.mcu.dialect, edgebench.mcu.link, edgebench.mcu.protocol, edgebench.mcu.upload):
+        monkeypatch.setattr(mod, "time", fake)
+    dut = DutClient("loop://", timeout_s=5.0)
+    dut.probing = probing
+    dut.link.bytes_in = 1000                  # the board answered before (name%): not a silent port
+
+    def take() -> str:
+        clock.t += 0.001
+        line = device.pending.pop(0)
+        dut.link.bytes_in += len(line) + 2
+        return line
+
+    def read_line(deadline: float):
+        if device.pending:
+            return take()
+        clock.t = max(clock.t, deadline)
+        return None
+
+    def poll(wait_s: float) -> bool:
+        if device.pending:
+            take()
+            return True
+        clock.t += wait_s
+        return False
+
+    def drain(quiet_s: float = 0.05, max_s: float = 1.0) -> bytes:
+        got = "".join(device.pending)
+        device.pending.clear()
+        clock.t += min(quiet_s, max_s)
+        return got.encode()
+
+    dut.link.write, dut.link.read_line, dut.link.poll, dut.link.drain = device.write, read_line, poll, drain
+    return dut, clock
+
+
+LOST = [None, None, None]     # a reply lost whole on the way back
+
+
+def test_a_calls_recovery_counts_the_failed_trys_own_silence(monkeypatch):
+    """eb-sync at session start (no probes yet: the first try waits its full answer time) on a link that
+    loses every reply: the call gives up within the budget counted from the request that went
+    unanswered, plus the floor of the last try and one of its cleanup (Recovery's bound), not after the
+    first try's silence and a whole budget more."""
+    from edgebench.errors import TransportError
+    from edgebench.mcu.link import CALL_RECOVERY_S, FIRST_TRY_FLOOR_S
+    from edgebench.mcu.protocol import ANSWER_S
+
+    device = LineDevice([LOST] * 40)
+    dut, clock = _fake_time_dut(monkeypatch, device, probing=False)
+    t0 = clock.t
+    with pytest.raises(TransportError, match="the link damages its bytes"), dut.call():
+        dut.resync()
+    spent = clock.t - t0
+    assert spent > ANSWER_S                                        # the first try waited its full answer time
+    assert spent <= CALL_RECOVERY_S + 2 * FIRST_TRY_FLOOR_S + 0.05  # ... and that wait was part of the budget
+    assert CALL_RECOVERY_S + 2 * FIRST_TRY_FLOOR_S < 5.0
+
+
+def test_a_composite_call_ends_within_one_budget_and_its_floors(monkeypatch):
+    """A session-like call: eb-sync recovers after three lost replies (probing: '%' after 0.5 s), then
+    eb-output's replies are all lost. The whole call, both steps, ends within one budget from the first
+    unanswered request plus the floors; the first step's recovery is not paid again by the second."""
+    from edgebench.errors import TransportError
+    from edgebench.mcu.link import CALL_RECOVERY_S, FIRST_TRY_FLOOR_S
+
+    device = LineDevice([])
+    dut, clock = _fake_time_dut(monkeypatch, device, probing=True)
+    nonce = {}
+
+    def write(data: bytes) -> None:          # the eb-sync answer echoes the nonce of the request
+        if b"eb-sync " in data and len(device.commands) >= 3:
+            nonce["n"] = data.split(b"eb-sync ")[1].split(b" ")[0].decode()
+            device.script = [[f"m-eb-sync-[{nonce['n']}]", "m-ready"]] + [LOST] * 40
+        LineDevice.write(device, data)
+
+    device.script = [LOST] * 3
+    dut.link.write = write
+    t0 = clock.t
+    with pytest.raises(TransportError, match="eb-output"), dut.call() as rec:
+        dut.resync()
+        assert rec.started == pytest.approx(t0, abs=0.01)          # the clock started at the first request
+        dut.output()
+    assert clock.t - t0 <= CALL_RECOVERY_S + 2 * FIRST_TRY_FLOOR_S + 0.05
+    assert dut.stats.retries >= 3 and dut.recovery is None

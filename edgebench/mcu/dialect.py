@@ -308,9 +308,9 @@ class DialectClient:
         half-typed command left on the line spoils one ``name``, which is then resent).
         Sends nothing else: a lone ``%`` is unsafe on the reference firmware."""
         with self.call() as rec:
-            self.link.drain(quiet_s=0.05, max_s=min(1.0, max(0.1, rec.left())))
+            self.link.drain(quiet_s=0.05, max_s=rec.cleanup_s(1.0))
             self.send("name")
-            sent, seen = 1, []
+            sent, seen, sent_at = 1, [], time.monotonic()
             for _ in range(6):
                 # a lost '%' leaves name unterminated: silence past the answer time, then name% again
                 # (the device reads "namename", an unknown command, then name), at most twice; every
@@ -319,23 +319,23 @@ class DialectClient:
                 try:
                     reply = self.read_reply("name", timeout_s=wait, overall_s=min(wait, max(0.3, rec.left())))
                 except TransportError:
+                    rec.start(at=sent_at)           # the unanswered name%'s own wait counts
                     if sent >= 3 or rec.spent():
                         raise
-                    rec.start()
                     self.stats.retry("no answer to name%")
                     self.send("name")
-                    sent += 1
+                    sent, sent_at = sent + 1, time.monotonic()
                     continue
                 name = reply.bracket("m-name-dut-")
                 if name is not None:
                     self.dut_name = name
-                    self.link.drain(quiet_s=0.02, max_s=0.5)
+                    self.link.drain(quiet_s=0.02, max_s=rec.cleanup_s(0.5))
                     return name
                 rec.start()
                 seen += reply.errors + reply.lines + reply.other
                 if reply.errors and sent < 3:
                     self.send("name")
-                    sent += 1
+                    sent, sent_at = sent + 1, time.monotonic()
         raise AgentError(f"{self.description} answered name% without m-name-dut-[...] (got {seen[:3]})",
                          hint="is an MLPerf Tiny device-under-test firmware running on this port?")
 

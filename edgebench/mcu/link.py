@@ -18,25 +18,57 @@ from edgebench.errors import AgentError, TransportError, UsageError
 
 _POLL_S = 0.02
 _MAX_LINE = 64 * 1024
-CALL_RECOVERY_S = 3.0          # what one call (all its steps, tries and cleanups) may spend recovering in all
-FIRST_TRY_FLOOR_S = 0.3        # once a call's budget is spent, a new step's first try still gets this long
+CALL_RECOVERY_S = 3.0          # what one call (all its steps, tries and cleanups) may spend recovering in all,
+                               # counted from the first sign of trouble (the failed try's own wait included)
+FIRST_TRY_FLOOR_S = 0.3        # once a call's budget is spent, a new step's one try (or a cleanup) gets this long
 
 
 class Recovery:
     """One call's recovery budget. A composite call (an upload of many frames, a reply of many
-    lines, a session start or a bench step of several requests) gets one: its first failure
-    starts the clock, and every retry of every step, and every cleanup after one, ends by
-    :attr:`until`. Without a budget per call a call of k steps could wait k budgets."""
+    lines, a session start or a bench step of several requests) gets one: its clock starts at
+    the first sign of trouble, and every retry of every step, and every cleanup after one, ends
+    by :attr:`until`. Without a budget per call a call of k steps could wait k budgets.
+
+    **The bound.** The clock starts at ``t0``, the moment the try that failed began waiting
+    for what did not come (its request sent, its last intact line read, its frames' wait
+    begun: :meth:`start` ``at=``), so the failed try's own silence counts. From then on
+
+    * every retry, probe, back-off, drain, abort and resync waits until :meth:`bound` at the
+      latest: ``until = t0 + budget_s`` (plus, for a request that makes the device work first,
+      that work, and for an upload the time its frames were acknowledged without a loss between
+      two acks, :meth:`credit`: clean time, not recovery), or ``floor_s`` from its start once
+      ``until`` is past;
+    * once ``until`` is past nothing is retried and nothing probed: a step's one try that
+      fails within its ``floor_s`` ends the call, after one cleanup of at most ``floor_s``.
+
+    A clean call would have waited at least until ``t0`` for what the failed try waited for,
+    so the extra wait of a failed or recovered call is at most ``budget_s + 2 * floor_s`` (its
+    last try and one cleanup after the deadline) plus ``floor_s`` for each step that still ran,
+    and succeeded, after it: 3.0 + 2 x 0.3 = 3.6 s for one request or upload, 3.0 + 4 x 0.3 =
+    4.2 s for a session start (``end_uploads``, ``name%``, ``eb-sync``, ``eb-info``), under the
+    issue's 5 s. Not counted: for ``eb-infer`` the slack of its wait over its inferences' time;
+    for a request whose work is not known (``eb-model``, a model's first ``eb-infer``) the
+    silence before its probe (0.5 s), when its clock starts. Measured:
+    ``benchmarks/link_faults.py --fault-calls``; the logic: tests/test_link_waits.py (a fake clock)."""
 
     def __init__(self, budget_s: float = CALL_RECOVERY_S):
         self.budget_s = float(budget_s)
         self.started: float | None = None
 
-    def start(self) -> float:
-        """Start the clock at the call's first failure (once); the deadline of its recovery."""
+    def start(self, at: float | None = None) -> float:
+        """Start the clock (once) at the first sign of trouble: ``at`` (when the failed try began
+        waiting; never later than now), or now; the deadline of the call's recovery."""
         if self.started is None:
-            self.started = time.monotonic()
+            now = time.monotonic()
+            self.started = now if at is None else min(float(at), now)
         return self.started + self.budget_s
+
+    def credit(self, progress_s: float) -> None:
+        """Moves the deadline by ``progress_s`` of clean progress after the clock started (an upload's
+        frames acknowledged without a loss between two acks): that time is the call's own work, which
+        a clean call spends too, not recovery."""
+        if self.started is not None and progress_s > 0:
+            self.started = min(self.started + progress_s, time.monotonic())
 
     @property
     def until(self) -> float | None:
@@ -49,11 +81,17 @@ class Recovery:
     def spent(self, margin_s: float = 0.05) -> bool:
         return self.left() <= margin_s
 
-    def bound(self, deadline: float, floor_s: float = FIRST_TRY_FLOOR_S) -> float:
-        """``deadline`` cut to the budget once recovery started, but at least ``floor_s`` from now."""
+    def bound(self, deadline: float, floor_s: float = FIRST_TRY_FLOOR_S, extra_s: float = 0.0) -> float:
+        """``deadline`` cut to the budget (plus ``extra_s``, a request's own work) once recovery
+        started, but at least ``floor_s`` from now."""
         if self.started is None:
             return deadline
-        return min(deadline, max(self.started + self.budget_s, time.monotonic() + floor_s))
+        return min(deadline, max(self.started + self.budget_s + extra_s, time.monotonic() + floor_s))
+
+    def cleanup_s(self, max_s: float, floor_s: float = FIRST_TRY_FLOOR_S) -> float:
+        """How long a cleanup (a drain, an abort's answer, a probe) may wait: ``max_s``, cut to what
+        is left of the budget once recovery started, but at least ``floor_s``."""
+        return max_s if self.started is None else min(max_s, max(floor_s, self.left()))
 
 
 @dataclass

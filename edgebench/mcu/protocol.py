@@ -61,6 +61,7 @@ class DutClient(UploadMixin, DialectClient):
         # firmware does not survive an empty command
         self.probing = False
         self.payload_hint: int | None = None      # upload frames' payload: what the last upload ended with
+        self._since: float | None = None          # when the try in progress began waiting for what it lacks
 
     # -- framed requests ----------------------------------------------------------------
     def _next_seq(self) -> int:
@@ -113,7 +114,7 @@ class DutClient(UploadMixin, DialectClient):
         with self.call() as rec:   # every try draws from the call's one recovery budget
             for attempt in range(retries + 1):
                 if attempt:
-                    rec.start()
+                    rec.start(at=self._since)       # the failed try's own wait counts
                     if rec.left() + work_s <= 0.05:   # a request with work first gets that again
                         break
                     self.stats.retry(why)
@@ -125,8 +126,7 @@ class DutClient(UploadMixin, DialectClient):
                         self.link.write(abort_frame(0))
                 else:
                     self.stats.requests += 1
-                until = None if rec.until is None else \
-                    max(rec.until + work_s, time.monotonic() + FIRST_TRY_FLOOR_S)
+                until = rec.bound(float("inf"), extra_s=work_s) if rec.until is not None else None
                 seq = self.last_seq = self._next_seq()
                 got_before = self.link.bytes_in
                 self.link.write(encode_request(text, seq))
@@ -139,6 +139,7 @@ class DutClient(UploadMixin, DialectClient):
                 except TransportError as exc:
                     # nothing at all, twice in a row: the device stopped (a lost request gets one more try)
                     silent = silent + 1 if self.link.bytes_in == got_before else 0
+                    rec.start(at=self._since)
                     if self.link.bytes_in == 0 or silent >= 2 and not self._alive():
                         raise self._not_answering(text, exc) from None
                     why = "no intact end of reply"
@@ -177,7 +178,12 @@ class DutClient(UploadMixin, DialectClient):
         ended = False
         sent = last = time.monotonic()
         first = None                              # when the first line of this reply (or a damaged one) came
-        probe, probed = probe_s is not None and self.probing, False
+        # the first sign of trouble should this try fail (Recovery.start's at): when it began waiting for
+        # what did not come: its request sent (plus the device's known work), then its last intact line
+        self._since = sent + work_s if at_once or work_s else None
+        rec = self.recovery
+        # a probe is recovery: none once the call's budget is spent (a step then gets one try)
+        probe, probed = probe_s is not None and self.probing and not (rec is not None and rec.spent()), False
         while True:
             if ended:
                 deadline = last + END_WAIT_S
@@ -186,7 +192,7 @@ class DutClient(UploadMixin, DialectClient):
             else:
                 gap = gap_s(reply) if callable(gap_s) else gap_s
                 deadline = last + (gap if gap is not None else max(GAP_MIN_S, 2.0 * (first - sent)))
-            if until is not None and not ended:
+            if until is not None:
                 deadline = min(deadline, until)   # a retry within the recovery budget
             raw = self.link.read_line(deadline)
             if raw is None:
@@ -196,12 +202,13 @@ class DutClient(UploadMixin, DialectClient):
                     probe, probed = False, True   # the request's '%' may have been lost: end its line
                     self.stats.probes += 1
                     self.link.write(b"%")
+                    if rec is not None:           # a probe is recovery: the call's budget and the work left
+                        rec.start(at=self._since)  # a request answered at once: since it was sent
                     sent = time.monotonic()       # the request may run only now: its whole time again
                     if at_once:                   # ... which for a request answered at once is the probe's
                         silence = min(silence, probe_s)
-                    if self.recovery is not None:  # a probe is recovery: the call's budget and the work left
-                        self.recovery.start()
-                        bound = max(self.recovery.until + work_s, sent + FIRST_TRY_FLOOR_S)
+                    if rec is not None:
+                        bound = rec.bound(float("inf"), extra_s=work_s)
                         until = bound if until is None else min(until, bound)
                     continue
                 raise self._silence(text, reply, time.monotonic() - (sent if first is None else last))
@@ -209,6 +216,7 @@ class DutClient(UploadMixin, DialectClient):
             if got.damaged:
                 self.stats.discarded_lines += 1
                 first, last = first or time.monotonic(), time.monotonic()
+                self._since = last
                 continue
             if not got.framed:
                 self._unframed(text, got.text)
@@ -224,6 +232,7 @@ class DutClient(UploadMixin, DialectClient):
                     raise _Incomplete("request damaged on the way in")   # its sequence number damaged too
                 continue
             first, last = first or time.monotonic(), time.monotonic()
+            self._since = last
             if parts is not None:
                 if got.text.startswith("e-["):     # an error is this try's whole answer: nothing to stitch
                     parts.clear()
@@ -248,7 +257,8 @@ class DutClient(UploadMixin, DialectClient):
     def _alive(self, probes: int = 2, wait_s: float = 0.5) -> bool:
         """A damaged link or a dead board? Up to ``probes`` probes (a lone ``%``, on edgebench firmware;
         the dialect's ``name%`` otherwise), ``wait_s`` each: any byte back means the board runs."""
-        if self.recovery is not None and self.recovery.left() < 2 * wait_s:
+        rec = self.recovery
+        if rec is not None and rec.left() < 2 * wait_s:
             probes = 1                 # the call's budget is (nearly) spent: one probe tells a dead board
         for _ in range(probes):
             got = self.link.bytes_in
@@ -258,11 +268,13 @@ class DutClient(UploadMixin, DialectClient):
             # (answered), in command mode both are skipped and the '%' is answered
             self.link.write(b"\x00" * (self.frame_max + FRAME_OVERHEAD) + abort_frame(0) + b"%"
                             if self.probing else b"name%")
-            end = time.monotonic() + wait_s
+            # within the call's budget, at least the floor plus the probe's transmit time (a slow baud rate)
+            floor = FIRST_TRY_FLOOR_S + 10 * (self.frame_max + FRAME_OVERHEAD + 8) / max(self.baud, 1)
+            end = time.monotonic() + (wait_s if rec is None else rec.cleanup_s(wait_s, floor))
             while time.monotonic() < end and self.link.bytes_in == got:
                 self.link.poll(end - time.monotonic())
             if self.link.bytes_in != got:
-                self.link.drain(quiet_s=0.02, max_s=0.3)
+                self.link.drain(quiet_s=0.02, max_s=0.3 if rec is None else rec.cleanup_s(0.3))
                 if self.probing:
                     self._upload_unclean = False      # the abort frame ended any upload
                 return True
@@ -293,14 +305,13 @@ class DutClient(UploadMixin, DialectClient):
         leaves any upload an earlier (killed) host left it in; in command mode it skips them."""
         self.link.write(b"\x00" * (self.frame_max + FRAME_OVERHEAD) + abort_frame(0))
         self._upload_unclean = False
-        left = self.recovery.left() if self.recovery is not None else 1.0
-        self.link.drain(quiet_s=0.05, max_s=min(1.0, max(0.1, left)))
+        self.link.drain(quiet_s=0.05, max_s=1.0 if self.recovery is None else self.recovery.cleanup_s(1.0))
 
     def resync(self) -> str:
         """``eb-sync <nonce>`` answered by its framed echo: every older reply has been read."""
         self.stats.resyncs += 1
         nonce = secrets.token_hex(4)
-        reply = self.request(f"eb-sync {nonce}", timeout_s=min(self.timeout_s, 2.0), end=("m-eb-sync-",))
+        reply = self.request(f"eb-sync {nonce}", end=("m-eb-sync-",))   # answered at once
         if reply.bracket("m-eb-sync-") != nonce:
             raise self._garbled(f"eb-sync {nonce} answered {reply.lines[:2]}")
         return nonce

@@ -157,6 +157,7 @@ class UploadMixin:
         final_wait = False
         final: str | None = None
         waited_from = progress_at = time.monotonic()
+        lossless = True            # no loss since the last ack: the next ack's wait was progress (Recovery.credit)
         # the back-off's ceiling: twice the transmit time of a full window at the baud rate, at least
         # 0.2 s, at most 4 ack timeouts (a long fixed ceiling made a few lost acks cost tens of seconds)
         wire_s = window * (pmax + FRAME_OVERHEAD) * 10 / max(getattr(self, "baud", 115200), 1)
@@ -221,7 +222,8 @@ class UploadMixin:
             if raw is None and time.monotonic() < waited_from + rto:
                 continue                            # the recovery budget is up: checked above
             if raw is None:
-                rec.start()
+                rec.start(at=waited_from)           # the unanswered wait counts from its start
+                lossless = False
                 stats.timeouts += 1
                 rto = min(rto * 2, rto_cap)      # back off, as TCP does, up to a few window times
                 if final is not None:               # the ok line came intact, its m-ready did not
@@ -242,6 +244,7 @@ class UploadMixin:
                     # an ack or NAK damaged on the way back: the oldest frame again now (a duplicate is
                     # acknowledged again, acks are cumulative), not after a timeout
                     rec.start()
+                    lossless = False
                     self._resend_one(sid, data, offs[base], lens[base], base, tries, max_tries, stats, dev_max)
                     waited_from = time.monotonic()
                 continue
@@ -270,6 +273,11 @@ class UploadMixin:
                         window_bytes = max(ahead, size + FRAME_OVERHEAD)
                         rto = min(max((srtt + 4 * rttvar) * window_bytes * 1.5 + 0.02, 0.05), rto_cap)
                     base = s + 1
+                    if lossless and tries.get(offs[s]) == 1:
+                        # a frame sent once, acknowledged with no loss since the last ack: progress, not
+                        # recovery (a resent frame's ack is recovery); the deadline moves with it
+                        rec.credit(now - progress_at)
+                    lossless = True
                     waited_from = progress_at = now
                     clean += 1
                     if clean >= 8 and size < dev_max:
@@ -279,6 +287,7 @@ class UploadMixin:
             m = _NAK_RE.match(line)
             if m:
                 rec.start()
+                lossless = False
                 stats.naks += 1
                 if resent_at != base:
                     go_back(base)
@@ -335,8 +344,8 @@ class UploadMixin:
         a stray frame unanswered)."""
         try:
             self.link.write(b"\x00" * (min(payload_max, 0xFFFF) + FRAME_OVERHEAD) + abort_frame(sid))
-            left = self.recovery.left() if self.recovery is not None else 2.0
-            if b"eb-upload-aborted" in self.link.drain(quiet_s=0.2, max_s=min(2.0, max(0.3, left))):
+            max_s = 2.0 if self.recovery is None else self.recovery.cleanup_s(2.0)
+            if b"eb-upload-aborted" in self.link.drain(quiet_s=0.2, max_s=max_s):
                 self._upload_unclean = False
         except TransportError:
             pass
