@@ -90,6 +90,8 @@ def test_satterthwaite_by_hand():
     assert satterthwaite([(1.0, 4.0), (1.0, 4.0)]) == pytest.approx(8.0)
     assert satterthwaite([(1.0, 10.0), (0.0, 1.0)]) == pytest.approx(10.0)
     assert satterthwaite([(1.0, 1e6)]) == 1e6          # known exactly
+    assert satterthwaite([(1.0, 1.0)]) == 2.0          # never t(1): the stated fallback is t(2)
+    assert satterthwaite([(1e-6, 0.05), (1e-6, 50.0)]) == 2.0   # a component clipped near zero
 
 
 def test_invocation_estimate_by_hand():

@@ -238,12 +238,15 @@ def effective_df(var: float, data_df: float, w: float, prior_df: float) -> float
 
 
 def satterthwaite(terms: Sequence[tuple]) -> float:
-    """Welch–Satterthwaite degrees of freedom of a sum of variance terms ``(var, df)``."""
+    """Welch–Satterthwaite degrees of freedom of a sum of variance terms ``(var, df)``, never below
+    :data:`MIN_DF`: no interval edgebench prints rests on t(1) (12.7 a side); where the terms' own df
+    would give fewer (a component clipped near zero, two repeats that disagree), t(2) is the stated
+    fallback, the weight the priors give a figure with nothing else on record."""
     total = sum(v for v, _ in terms)
     den = sum(v * v / d for v, d in terms if d and d < DF_EXACT and v > 0)
     if total <= 0 or den <= 0:
         return DF_EXACT
-    return max(1.0, min(DF_EXACT, total * total / den))
+    return max(MIN_DF, min(DF_EXACT, total * total / den))
 
 
 def t_quantile(level: float, df: float) -> float:
