@@ -10,12 +10,18 @@ the shared piece belongs one level down. This finds every such group in
   A.o uses a symbol that B.o defines (``nm``), so a static inline function of a header counts
   for the file that includes it, and a call through a table does not hide a dependency on
   the file that defines the table;
-* C headers (``--headers DIR``): an edge A -> B when A includes B (``#include "B"``).
+* C headers (``--headers DIR``): an edge A -> B when A includes B (``#include "B"``);
+* C sources as written (``--sources firmware/core``, no compiler needed): an edge A -> B when A
+  includes B, or when a function body, initializer or macro of A names a function B defines
+  (an inline function of a header counts for the header, so a header that calls an operator's
+  function is seen even when only that operator's object uses it); one graph per kernel set
+  (``kernels/<set>/``), as each build compiles one.
 
 A circle is a strongly connected component of more than one file. Prints them and exits 1
 when there is one (0 otherwise); ``--json`` prints ``{"python": [...], "c": [...], ...}``.
 
-    python scripts/file_circles.py --py edgebench/mcu --objects BUILD/obj --headers firmware
+    python scripts/file_circles.py --py edgebench/mcu --objects BUILD/obj --headers firmware \
+        --sources firmware/core
 """
 from __future__ import annotations
 
@@ -192,22 +198,114 @@ def include_graph(src_dir: Path) -> dict:
     return graph
 
 
+_COMMENT_OR_LITERAL = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def _c_symbols(text: str) -> tuple:
+    """``(defined, static, declared, used)`` of one C file: the functions it defines (``static``
+    ones apart), the ones it declares (prototypes), and the identifiers its function bodies,
+    initializers and macro bodies name (prototypes name nothing). Conditional compilation is not
+    evaluated: every branch counts, so the graph is the widest any configuration has."""
+    text = _COMMENT_OR_LITERAL.sub(lambda m: "\n" * m.group(0).count("\n") if m.group(0)[0] == "/" else '""', text)
+    text = text.replace("\\\n", " ")
+    used: set = set()
+    code = []
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith("#"):
+            macro = re.match(r"#\s*define\s+\w+(\([^)]*\))?(.*)", stripped)
+            if macro:
+                used.update(_IDENT.findall(macro.group(2)))
+            code.append("")
+        else:
+            code.append(line)
+    text = "\n".join(code)
+    defined: set = set()
+    static: set = set()
+    declared: set = set()
+    depth, start = 0, 0                     # start: where the current depth-0 declaration began
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "{":
+            if depth == 0:
+                head = text[start:i]
+                m = re.search(r"(\w+)\s*\((?:[^()]|\([^()]*\))*\)\s*$", head)
+                if m and m.group(1) not in ("if", "while", "for", "switch", "sizeof"):
+                    (static if re.search(r"\bstatic\b", head[:m.start()]) else defined).add(m.group(1))
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                start = i + 1
+        elif c == ";" and depth == 0:
+            m = re.search(r"(\w+)\s*\((?:[^()]|\([^()]*\))*\)\s*$", text[start:i])
+            if m:
+                declared.add(m.group(1))
+            start = i + 1
+        elif depth > 0 and (c.isalpha() or c == "_"):
+            m = _IDENT.match(text, i)
+            used.add(m.group(0))
+            i = m.end()
+            continue
+        i += 1
+    return defined, static, declared, used
+
+
+def source_graph(core_dir: Path, kernel_set: str | None = None) -> dict:
+    """file -> files it needs, from the C sources as written under ``core_dir`` (paths relative to
+    it): its includes, and the files defining a function it names (a non-static function of a
+    ``.c`` file, or a static inline one of a header). A header naming a function it declares
+    itself is that function's interface, not a user of its definition (``eb_kernels.h``'s inline
+    fast path and ``eb_rescale.c``'s exact product): that name makes no edge. ``kernel_set``:
+    only ``kernels/<set>/`` of the kernel sets (None: every file)."""
+    core_dir = Path(core_dir)
+    files = sorted(p for p in core_dir.rglob("*") if p.suffix in (".c", ".h"))
+    if kernel_set is not None:
+        files = [p for p in files if p.relative_to(core_dir).parts[0] != "kernels"
+                 or p.relative_to(core_dir).parts[1] == kernel_set]
+    names = {p: str(p.relative_to(core_dir)) for p in files}
+    includes = include_graph(core_dir)
+    owner: dict = {}
+    uses: dict = {}
+    for p in files:
+        defined, static, declared, used = _c_symbols(p.read_text(encoding="utf-8", errors="replace"))
+        for sym in defined | (static if p.suffix == ".h" else set()):
+            owner.setdefault(sym, names[p])
+        uses[names[p]] = used - defined - static - (declared if p.suffix == ".h" else set())
+    graph: dict = {}
+    for p in files:
+        here = names[p]
+        graph[here] = {f for f in includes.get(here, ()) if f in uses}
+        graph[here] |= {owner[s] for s in uses[here] if s in owner and owner[s] != here}
+    return graph
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--py", action="append", default=[], type=Path, help="a Python package directory")
     ap.add_argument("--objects", action="append", default=[], type=Path,
                     help="a firmware build's object directory (BUILD/obj)")
     ap.add_argument("--headers", action="append", default=[], type=Path, help="a C source tree (includes)")
+    ap.add_argument("--sources", action="append", default=[], type=Path,
+                    help="a C source tree as written (firmware/core): includes and named functions, per kernel set")
     ap.add_argument("--root", type=Path, default=Path.cwd(), help="paths are shown relative to this")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    found = {"python": [], "c": [], "includes": []}
+    found = {"python": [], "c": [], "includes": [], "sources": []}
     for d in args.py:
         found["python"] += strongly_connected(python_graph(d))
     for d in args.objects:
         found["c"] += strongly_connected(object_graph(d, args.root.resolve()))
     for d in args.headers:
         found["includes"] += strongly_connected(include_graph(d))
+    for d in args.sources:
+        sets = sorted(p.name for p in (d / "kernels").iterdir() if p.is_dir()) if (d / "kernels").is_dir() else [None]
+        for kernel_set in sets:
+            for c in strongly_connected(source_graph(d, kernel_set)):
+                if c not in found["sources"]:
+                    found["sources"].append(c)
     if args.json:
         print(json.dumps(found, indent=1))
     else:
