@@ -117,6 +117,30 @@ def test_a_places_resources_become_urls_and_conditions():
     assert "labgrid place nucleo-3 (exporter bench-1 on bench-1.lab" in _lease([rfc]).describe()
 
 
+def test_a_board_name_resolves_to_a_profile_and_holding_a_place_is_the_farms():
+    """get_profile looks names up, never reserves a place; the profile of a held place is taken from
+    the lease (its tag, its resources) by place_profile, which leaves holding and releasing to the farm."""
+    import edgebench.boards.registry as registry
+    from edgebench.errors import ProfileError
+    from edgebench.farm.spec import PREFIX
+
+    assert registry.FARM_PREFIX == PREFIX
+    with pytest.raises(ProfileError) as err:
+        registry.get_profile("labgrid:nucleo-3")
+    assert "labgrid place" in err.value.one_line() and "hold" in err.value.one_line()
+    rfc = ("bench-1", "nucleo", "NetworkSerialPort", "USBSerialPort", {"host": "bench-1.lab", "port": 40123,
+                                                                       "speed": 9600})
+    held = _lease([rfc])
+    profile = registry.place_profile(held)
+    assert profile.name == "nucleo-l4r5zi" and profile.transport.type == "serial"
+    assert profile.transport.baud == 9600 and profile.transport.url.startswith("rfc2217://bench-1.lab:40123")
+    assert profile.title.endswith(f"[{held.describe()}]") and not held.released
+    ssh_only = _lease([("bench-2", "pi", "NetworkService", "NetworkService", {"address": "10.0.4.21"})])
+    with pytest.raises(ProfileError) as err:
+        registry.place_profile(ssh_only)        # a microcontroller needs a serial port
+    assert "has no NetworkSerialPort" in err.value.one_line() and not ssh_only.released
+
+
 def test_fan_out_command_lines_and_exit_codes(tmp_path):
     from edgebench.farm.fanout import FanoutSummary, PlaceOutcome, child_args
 

@@ -32,6 +32,7 @@ from edgebench.boards.profile import (
 from edgebench.errors import ProfileError
 
 ENV_BOARDS_PATH = "EDGEBENCH_BOARDS_PATH"
+FARM_PREFIX = "labgrid:"       # a board held through the farm (edgebench.farm.spec.PREFIX), not a name here
 
 
 def builtin_boards_dir() -> Path:
@@ -89,13 +90,15 @@ def known_names(extra_dirs: Iterable["str | os.PathLike"] = ()) -> list:
 def get_profile(name: str, extra_dirs: Iterable["str | os.PathLike"] = ()) -> BoardProfile:
     """The profile called ``name`` from the highest-precedence directory holding it.
 
-    Only that one file is parsed, so a broken unrelated profile does not get in the way.
-    ``labgrid:PLACE`` (or ``labgrid:TAG=VALUE``) reserves a place of a labgrid farm for this
-    command and returns the profile its ``edgebench-profile`` tag names, reached through the
-    place (:func:`farm_profile`).
+    Only that one file is parsed, so a broken unrelated profile does not get in the way. A name
+    resolves to a profile, nothing more: a labgrid place (``labgrid:PLACE``) is not a profile name
+    but a board someone must hold first; the verb that runs on it holds it through the farm
+    (:func:`edgebench.farm.lease.hold`) and takes its profile with :func:`place_profile`
+    (:func:`edgebench.cli.board.board_profile` does both for ``--board``).
     """
-    if name and name.startswith("labgrid:"):
-        return farm_profile(name, extra_dirs)
+    if name and name.startswith(FARM_PREFIX):
+        raise ProfileError(f"board {name!r} is a labgrid place, not a profile name: hold the place first "
+                           "(edgebench.farm.lease.hold) and take its profile with place_profile")
     dirs = search_dirs(extra_dirs)
     for directory in reversed(dirs):
         path = directory / f"{name}.yaml"
@@ -119,41 +122,30 @@ def with_transport_url(profile: BoardProfile, url: str) -> BoardProfile:
     return replace(profile, transport=transport)
 
 
-def farm_profile(board: str, extra_dirs=()) -> BoardProfile:
-    """The profile of the labgrid place ``board`` names (``labgrid:PLACE`` or ``labgrid:TAG=VALUE,...``),
+def place_profile(held, extra_dirs: Iterable["str | os.PathLike"] = ()) -> BoardProfile:
+    """The profile of a labgrid place this command holds (an :class:`edgebench.farm.lease.Lease`),
     reached through the place's exported resources.
 
-    The place is reserved and acquired for the rest of this command (released by the CLI's exit
-    path, see :mod:`edgebench.farm.lease`); its ``edgebench-profile`` tag names the profile; a
-    microcontroller is reached over its NetworkSerialPort (RFC 2217 or raw TCP), a Linux board over
-    its NetworkService (system OpenSSH, host keys checked) or else a serial console.
+    The place's ``edgebench-profile`` tag (``held.profile``) names the profile; a microcontroller
+    is reached over its NetworkSerialPort (RFC 2217 or raw TCP), a Linux board over its
+    NetworkService (system OpenSSH, host keys checked) or else a serial console. Holding and
+    releasing the place is the farm's (the caller's), not this function's.
     """
-    import warnings
-
-    from edgebench.errors import InputWarning
-    from edgebench.farm.lease import lease
-    from edgebench.farm.spec import parse_spec
-
-    held = lease(parse_spec(board), progress=lambda line: warnings.warn(line, InputWarning, stacklevel=2))
-    try:
-        profile = get_profile(held.profile, extra_dirs)
-        if profile.client_kind != SIM_CLIENT:
-            mcu = profile.client_kind == MCU_CLIENT
-            url = held.serial_url() if mcu else held.ssh_url() or held.serial_url()
-            if url is None:
-                need = "NetworkSerialPort" if mcu else "NetworkService (or NetworkSerialPort)"
-                raise ProfileError(f"labgrid place {held.place.name} (board {profile.name}) has no {need} to reach "
-                                   "the board by", "export one on the board's host and add it to the place "
-                                   f"(labgrid-client -p {held.place.name} add-match EXPORTER/GROUP/CLASS)")
-            profile = with_transport_url(profile, url)
-            baud = held.serial_baud()
-            if baud and profile.transport.type == "serial":
-                profile = replace(profile, transport=replace(profile.transport, baud=baud))
-        return replace(profile, title=f"{profile.title} [{held.describe()}]")
-    except BaseException:
-        held.release()
-        raise
+    profile = get_profile(held.profile, extra_dirs)
+    if profile.client_kind != SIM_CLIENT:
+        mcu = profile.client_kind == MCU_CLIENT
+        url = held.serial_url() if mcu else held.ssh_url() or held.serial_url()
+        if url is None:
+            need = "NetworkSerialPort" if mcu else "NetworkService (or NetworkSerialPort)"
+            raise ProfileError(f"labgrid place {held.place.name} (board {profile.name}) has no {need} to reach "
+                               "the board by", "export one on the board's host and add it to the place "
+                               f"(labgrid-client -p {held.place.name} add-match EXPORTER/GROUP/CLASS)")
+        profile = with_transport_url(profile, url)
+        baud = held.serial_baud()
+        if baud and profile.transport.type == "serial":
+            profile = replace(profile, transport=replace(profile.transport, baud=baud))
+    return replace(profile, title=f"{profile.title} [{held.describe()}]")
 
 
 __all__ = ["ENV_BOARDS_PATH", "builtin_boards_dir", "user_boards_dir", "search_dirs",
-           "list_profiles", "known_names", "get_profile", "with_transport_url", "farm_profile"]
+           "list_profiles", "known_names", "get_profile", "with_transport_url", "place_profile"]

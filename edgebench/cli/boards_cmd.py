@@ -159,7 +159,8 @@ def boards(
                                         help="List the USB serial ports plugged in and the profiles each matches."),
 ) -> None:
     """Known boards: how each is reached, its runtimes, what it can measure."""
-    from edgebench.boards.registry import get_profile, list_profiles
+    from edgebench.boards.registry import list_profiles
+    from edgebench.cli.board import board_profile
     from edgebench.cli.output import emit_json, get_console
 
     extra = tuple(boards_dir or ())
@@ -179,7 +180,7 @@ def boards(
                           markup=False, highlight=False)
         return
     if name is not None:
-        profile = get_profile(name, extra_dirs=extra)
+        profile = board_profile(name, extra)
         if json_out:
             emit_json(profile)
         else:

@@ -48,21 +48,21 @@ def demo(
     from edgebench.bench.compare import compare
     from edgebench.bench.latency import BenchOptions, run_benches
     from edgebench.bench.sessions import read_history
-    from edgebench.boards.registry import get_profile
+    from edgebench.cli.board import board_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.data.bundled import bundled_model
     from edgebench.results.store import read_samples
 
     err, out = get_err_console(), get_console()
     target = opt.renamed(old_target, target, "--target", "--target-ci")
-    profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    profile = board_profile(board, boards_dir)
     if image is not None:  # a wrong image is said now, not after the host runs
         from edgebench.boards.connect import check_image
 
         if emulated == "none":
             raise UsageError("--image is the emulated board's firmware, and --emulated none skips that board",
                              "drop one of the two")
-        check_image(get_profile(emulated, extra_dirs=tuple(boards_dir)), None, image)
+        check_image(board_profile(emulated, boards_dir), None, image)
     # Both models on the same CPU: the cores of a (virtual) machine can differ by tens of
     # percent, and a ratio between two cores would measure the cores, not the models.
     # Their runs alternate (FP32, INT8, FP32, ...), each a fresh process, so that drift of
@@ -139,10 +139,10 @@ def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: 
     from edgebench.bench.latency import BenchOptions, run_bench
     from edgebench.bench.verify import VerifyOptions, run_verify
     from edgebench.boards.connect import open_client
-    from edgebench.boards.registry import get_profile
+    from edgebench.cli.board import board_profile
     from edgebench.data.bundled import bundled_model
 
-    profile = get_profile(name, extra_dirs=tuple(boards_dir))
+    profile = board_profile(name, boards_dir)
     model = bundled_model("digits_int8")
     err.print(f"[dim]{name}: {'starting' if image else 'building the firmware and starting'} the emulator…[/]")
     with open_client(profile, image=image) as client:

@@ -31,10 +31,10 @@ def deploy(
     like the benchmark's reference firmware for the MLCommons runner: docs/mlperf-tiny.md."""
     from edgebench.boards.connect import open_client
     from edgebench.boards.profile import MCU_CLIENT
-    from edgebench.boards.registry import get_profile
+    from edgebench.cli.board import board_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
 
-    profile = get_profile(board, extra_dirs=tuple(boards_dir))
+    profile = board_profile(board, boards_dir)
     if profile.client_kind != MCU_CLIENT:
         raise UsageError(f"board {profile.name} is a Linux board: deploy is for microcontroller firmware",
                          "edgebench bench/accuracy send the model to a Linux board themselves")

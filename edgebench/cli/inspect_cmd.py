@@ -30,10 +30,10 @@ def inspect_command(
     report = inspect_model(model)
     fit = None
     if board is not None:
-        from edgebench.boards.registry import get_profile
+        from edgebench.cli.board import board_profile
         from edgebench.mcu.fit import check_fit
 
-        fit = check_fit(model, get_profile(board, extra_dirs=tuple(boards_dir)))
+        fit = check_fit(model, board_profile(board, boards_dir))
     if json_out:
         emit_json(report if fit is None else {**report.to_dict(), "fit": fit.to_dict()})
         _gate(fit)

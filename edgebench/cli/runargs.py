@@ -52,14 +52,15 @@ class RunArgs:
     _labels: dict = field(default_factory=dict, repr=False)
 
     def profile(self):
-        """The board profile ``--board`` names (read once; a labgrid place is reserved by it)."""
+        """The board profile ``--board`` names (read once; a labgrid place is held from here on:
+        :func:`edgebench.cli.board.board_profile`)."""
         if self._profile is None:
-            from edgebench.boards.registry import get_profile
+            from edgebench.cli.board import board_profile
 
             if self.board is None:
                 raise UsageError("missing option --board",
                                  self.verb.usage + (" (or --farm TAGS)" if "farm" in self.verb.shared else ""))
-            self._profile = get_profile(self.board, extra_dirs=tuple(self.boards_dir))
+            self._profile = board_profile(self.board, self.boards_dir)
         return self._profile
 
     def check_fit(self, model) -> None:

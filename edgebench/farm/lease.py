@@ -7,8 +7,13 @@ reach the board: a serial URL for its NetworkSerialPort (``rfc2217://HOST:PORT?i
 or ``socket://`` for raw TCP), an ``ssh://`` URL for its NetworkService; and the conditions a run
 records (coordinator, place, exporter and host, reservation, holder).
 
+Holding a place is the farm's, never a side effect of looking a board up: the verb that runs on
+the board calls :func:`hold` with its ``--board labgrid:...`` (:func:`edgebench.cli.board.board_profile`),
+then takes the profile the place's tag names (:func:`edgebench.boards.registry.place_profile`).
 Leases are process-wide (:data:`ACTIVE`): the command that opened one releases it in every exit
-path through :func:`release_all` (called by the CLI's entry point, and at interpreter exit).
+path through :func:`release_all` (called by the CLI's entry point, and at interpreter exit), so
+its last error line can still name the place. A library caller can hold one for a block instead:
+``with hold("labgrid:PLACE") as held:`` releases it when the block ends.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from edgebench.errors import ProfileError, TransportError, UsageError
 from edgebench.farm import holders
 from edgebench.farm.coordinator import Coordinator, PlaceInfo
 from edgebench.farm.fanout import BUSY_EXIT
-from edgebench.farm.spec import PROFILE_TAG, FarmSpec, wait_limit_s
+from edgebench.farm.spec import PROFILE_TAG, FarmSpec, parse_spec, wait_limit_s
 
 SERIAL_CLASSES = ("NetworkSerialPort",)
 SSH_CLASSES = ("NetworkService",)
@@ -136,6 +141,12 @@ class Lease:
         return self.power
 
     # -- release ------------------------------------------------------------------------------
+    def __enter__(self) -> "Lease":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
     def release(self) -> str | None:
         """Release the place and cancel the reservation; an error line if that failed (else None)."""
         if self.released:
@@ -160,6 +171,12 @@ class Lease:
         finally:
             self.coordinator.close()
         return self.release_error
+
+
+def hold(board: str, wait_s: float | None = None, address: str | None = None, progress=None) -> Lease:
+    """Reserve and acquire the place ``board`` names (``labgrid:PLACE`` or ``labgrid:TAG=VALUE,...``)
+    for the rest of this command (or for a ``with`` block); :func:`lease` of its parsed spec."""
+    return lease(parse_spec(board), wait_s=wait_s, address=address, progress=progress)
 
 
 def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = None, progress=None) -> Lease:
