@@ -59,7 +59,7 @@ from edgebench.results.figures.profile import ProfileFigure
 from edgebench.results.figures.selftest import SelftestFigure
 from edgebench.results.figures.thermal import SoakFigure, ThermalSection
 from edgebench.results.figures.verify import VerifyFigure
-from edgebench.results.types import Figure, Mapping_, Num, Str, Text, sub
+from edgebench.results.types import Figure, Mapping_, Num, Str, Text, field, sub
 from edgebench.results.upgrade import SCHEMA_HISTORY, SCHEMA_VERSION, upgrade
 from edgebench.schema import MAX_TEXT, expects, got, validate
 
@@ -87,27 +87,30 @@ class RunWarning(Figure):
 
 class Extra(Figure):
     """A verb's own figures (each documented in its page under docs/) and the claim."""
-    claim: Annotated[Text, Field(max_length=100_000)] = None
+    claim: Annotated[Text, Field(max_length=100_000)] = field("the run's claim: what it shows and under what "
+                                                              "conditions, in sentences (docs/claim.md)")
     accuracy: AccuracyFigure = sub(AccuracyFigure)
     soak: SoakFigure = sub(SoakFigure)
-    points: Optional[List[Point]] = None
+    points: Optional[List[Point]] = field("a sweep's points, one per configuration")
     verify: VerifyFigure = sub(VerifyFigure)
-    mlperf: Optional[Mapping_] = None
+    mlperf: Optional[Mapping_] = field("the MLPerf Tiny dialect's own figures (docs/mlperf-tiny.md)")
     mac_rate: MacRate = sub(MacRate)
     profile: ProfileFigure = sub(ProfileFigure)
     layer_error: LayerErrorFigure = sub(LayerErrorFigure)
     selftest: SelftestFigure = sub(SelftestFigure)
-    baseline: Optional[Mapping_] = None               # layer-error: the FP32 baseline model
-    cycle_estimate: Optional[Mapping_] = None      # mlperf-tiny on QEMU: edgebench.mcu.cycles, label estimated
-    anchors: Optional[Mapping_] = None             # ... and the published figures beside it (edgebench.mcu.anchors)
+    baseline: Optional[Mapping_] = field("layer-error: the FP32 baseline model (as `model`) and its sidecar")
+    link: Optional[Mapping_] = field("selftest: the serial link's own figures")
+    load_at_start: Optional[Mapping_] = field("the board's load when the run started")
+    cycle_estimate: Optional[Mapping_] = field("mlperf-tiny on QEMU: the cycle model's estimate, labelled estimated")
+    anchors: Optional[Mapping_] = field("... and the published figures for the same model beside it")
     memory: MemoryFigure = sub(MemoryFigure)
-    plots: Optional[List[Str]] = None
-    achieved_rate_hz: Num = None
-    requested_rate_hz: Num = None
-    writer: Optional[Mapping_] = None
-    recovery: Optional[Mapping_] = None
-    labels: Optional[Dict[str, Str]] = None
-    unknown_keys: Optional[List[Str]] = None
+    plots: Optional[List[Str]] = field("the plot files written beside run.json")
+    achieved_rate_hz: Num = field("fixed-rate scenario: the rate achieved", "Hz")
+    requested_rate_hz: Num = field("fixed-rate scenario: the rate asked for", "Hz")
+    writer: Optional[Mapping_] = field("while `running`: the writing process (`pid`, `host`, `boot_id`, ...)")
+    recovery: Optional[Mapping_] = field("a recovered run: what was recovered from the journal")
+    labels: Optional[Dict[str, Str]] = field("the run's `--label key=value` pairs (docs/store.md)")
+    unknown_keys: Optional[List[Str]] = field("top-level keys of the file this version does not know")
 
 
 RunId = Annotated[Str, Field(min_length=1, max_length=200, pattern=r"^[^/\\\x00]+$",

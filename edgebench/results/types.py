@@ -61,11 +61,20 @@ def plain(value: Any) -> Any:
     return value
 
 
+def _units(schema: Dict[str, Any]) -> None:
+    """A key whose name ends in a unit's suffix (``_s``, ``_j``, ...) and declares no unit gets that unit
+    (``x-unit``) in the JSON Schema, so every figure's table in the docs has its unit."""
+    for name, node in (schema.get("properties") or {}).items():
+        unit = unit_of(name)
+        if unit and "x-unit" not in node:
+            node["x-unit"] = unit
+
+
 class Figure(BaseModel):
     """A section of run.json: declared keys typed, others kept; see the module docstring."""
 
     model_config = ConfigDict(extra="allow", str_max_length=MAX_TEXT, defer_build=True, validate_assignment=True,
-                              populate_by_name=True)
+                              populate_by_name=True, json_schema_extra=_units)
 
     @field_validator("*", mode="before")
     @classmethod
