@@ -12,8 +12,9 @@
 All times are in seconds. scipy is imported inside the functions that use it,
 so importing this package stays cheap.
 """
+from edgebench.results.figures.latency import LatencyFigure
 from edgebench.stats.compare import RatioResult, ratio_of_medians
-from edgebench.stats.latency import LatencySummary, StopDecision, StopRule, median_ci, summarize
+from edgebench.stats.latency import StopDecision, StopRule, median_ci, summarize
 from edgebench.stats.stability import StabilityWarning, instability_warnings
 from edgebench.stats.warmup import WarmupResult, detect_warmup
 
@@ -27,7 +28,7 @@ def preload() -> None:
 
 __all__ = [
     "preload",
-    "LatencySummary",
+    "LatencyFigure",
     "RatioResult",
     "StabilityWarning",
     "StopDecision",

@@ -69,11 +69,11 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
 from edgebench.errors import DataError, UsageError
+from edgebench.results.figures.accuracy import Fidelity
 from edgebench.stats._samples import as_matrix, check_count, check_level
 
 DEFAULT_BINS = 15
@@ -340,28 +340,6 @@ def reliability_diagram(ece_result: ECEResult, path, title: str = "Reliability d
 
 
 # ---------------------------------------------------------------- output fidelity
-
-@dataclass(frozen=True)
-class Fidelity:
-    """Agreement of outputs with reference outputs.
-
-    ``rmse`` and ``max_abs_error`` over all elements; ``cosine_similarity`` is the
-    mean over samples (a sample whose vectors are both zero counts as 1, one zero
-    vector as 0); ``relative_l2_error`` = ||test - ref|| / ||ref|| over all
-    elements, None when the reference is all zeros.
-    """
-
-    n: int
-    rmse: float
-    max_abs_error: float
-    cosine_similarity: float
-    relative_l2_error: Optional[float]
-
-    def to_dict(self) -> dict:
-        return {"n": int(self.n), "rmse": float(self.rmse), "max_abs_error": float(self.max_abs_error),
-                "cosine_similarity": float(self.cosine_similarity),
-                "relative_l2_error": None if self.relative_l2_error is None else float(self.relative_l2_error)}
-
 
 def output_fidelity(y_ref, y_test) -> Fidelity:
     """:class:`Fidelity` of ``y_test`` against ``y_ref``, both float (N, ...) of the same shape."""

@@ -32,12 +32,13 @@ records the interval as ``None`` instead of printing a narrower, dishonest one.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Optional
 
 import numpy as np
 
 from edgebench.errors import DataError, UsageError
+from edgebench.results.figures.latency import LatencyFigure
 from edgebench.stats._samples import (
     as_samples,
     check_count,
@@ -90,99 +91,12 @@ def median_ci(samples_s, ci_level: float = 0.95) -> tuple[float, float]:
     return ci
 
 
-@dataclass(frozen=True)
-class LatencySummary:
-    """Summary of per-inference latencies, all times in seconds.
-
-    ``ci_low_s``/``ci_high_s``: the interval of the median at ``ci_level``, made as
-    ``ci_method`` says (None when there are too few effective samples). ``mad_s`` is the raw median
-    absolute deviation; ``mad_scaled_s`` is multiplied by ~1.4826 so it estimates
-    the standard deviation of normal data. Percentiles use numpy's "linear"
-    method; p90/p99/p999 are None below 10/100/1,000 samples.
-    ``inverse_median_per_s`` is ``1 / median_s``, named so: it is *not* a throughput (a run's
-    throughput is completed inferences over wall time, which the bench computes from the
-    timestamps; run.json versions 1–3 called this field ``throughput_per_s``).
-    ``rel_ci_halfwidth`` is ``(ci_high_s - ci_low_s) / 2 / median_s``. Both are
-    None when the median is 0 s (a stage shorter than the timer's resolution).
-    """
-
-    n: int
-    median_s: float
-    ci_low_s: Optional[float]
-    ci_high_s: Optional[float]
-    ci_level: float
-    mean_s: float
-    std_s: float
-    mad_s: float
-    mad_scaled_s: float
-    min_s: float
-    max_s: float
-    p50_s: float
-    p90_s: Optional[float]
-    p99_s: Optional[float]
-    p999_s: Optional[float]
-    inverse_median_per_s: Optional[float]
-    rel_ci_halfwidth: Optional[float]
-    # since schema 2: how the interval was made and what it rests on
-    ci_method: Optional[str] = None
-    lag1_autocorr: Optional[float] = None       # of the median indicator, pooled over runs
-    n_eff: Optional[float] = None                # effective independent samples, summed over runs
-    runs: int = 1
-    between_run_cv: Optional[float] = None       # sd of log run medians
-    clock_resolution_s: Optional[float] = None
-    p90_ci_s: Optional[list] = None              # [low, high] or None
-    p99_ci_s: Optional[list] = None
-    per_run: Optional[list] = None               # [{median_s, ci_low_s, ci_high_s, n, n_eff, lag1, se_log, df}]
-    # since schema 3: the model of variation (edgebench.stats.variation)
-    se_log: Optional[float] = None               # standard error of the log median (the interval's)
-    df: Optional[float] = None                   # its degrees of freedom
-    repeat_variation: Optional[dict] = None      # the between-repeat component used (Component.to_dict())
-    repeats_disagree_p: Optional[float] = None   # the runs spread beyond it: their own spread was used
-
-    def to_dict(self) -> dict:
-        """Plain JSON-able dict: int ``n``/``runs``, floats, strings, lists, and None for unavailable values."""
-        out: dict = {}
-        for key, value in asdict(self).items():
-            if value is None or isinstance(value, (str, list, dict)):
-                out[key] = value
-            elif key in ("n", "runs"):
-                out[key] = int(value)
-            else:
-                out[key] = float(value)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "LatencySummary":
-        """Inverse of :meth:`to_dict`. Raises DataError if a field is missing; extra keys are ignored."""
-        if not isinstance(data, dict):
-            raise DataError(f"a latency summary must be a mapping, got {type(data).__name__}")
-        names = [f.name for f in fields(cls) if f.name not in _OPTIONAL]
-        missing = [name for name in names if name not in data]
-        if missing:
-            raise DataError(f"latency summary lacks field(s): {', '.join(missing)}")
-        values: dict = {}
-        for name in names:
-            value = data[name]
-            try:
-                values[name] = None if value is None else (int(value) if name == "n" else float(value))
-            except (TypeError, ValueError):
-                raise DataError(f"latency summary field {name!r} is not a number: {value!r}") from None
-        for name in _OPTIONAL:
-            if data.get(name) is not None:
-                values[name] = data[name]
-        return cls(**values)
-
-
-_OPTIONAL = ("ci_method", "lag1_autocorr", "n_eff", "runs", "between_run_cv", "clock_resolution_s",
-             "p90_ci_s", "p99_ci_s", "per_run", "se_log", "df", "repeat_variation", "repeats_disagree_p")
-
-
 def _interval_pair(q) -> Optional[list]:
     return None if q is None or q.low is None else [q.low, q.high]
 
 
-def summarize(samples_s, ci_level: float = 0.95, resolution_s: float = 0.0) -> LatencySummary:
-    """Summarize the per-inference latencies (seconds) of one run into a :class:`LatencySummary`.
+def summarize(samples_s, ci_level: float = 0.95, resolution_s: float = 0.0) -> LatencyFigure:
+    """Summarize the per-inference latencies (seconds) of one run into a :class:`~edgebench.results.figures.latency.LatencyFigure`.
 
     The interval of the median is dependence-aware
     (:func:`edgebench.stats.dependence.quantile_interval`) and never narrower than the
@@ -195,7 +109,7 @@ def summarize(samples_s, ci_level: float = 0.95, resolution_s: float = 0.0) -> L
 
 
 def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repeat=None,
-                   label: str = "measured") -> LatencySummary:
+                   label: str = "measured") -> LatencyFigure:
     """Summarize K runs (a list of 1-D arrays of latencies in seconds, each in measuring order).
 
     Median, percentiles, MAD and extremes come from the pooled samples; the interval of
@@ -249,7 +163,7 @@ def summarize_runs(runs, ci_level: float = 0.95, resolution_s: float = 0.0, repe
         if pair is not None:
             pct[key] = [min(pair[0], value), max(pair[1], value)]
     weights = np.array([a.size for a in arrays], dtype=np.float64)
-    return LatencySummary(
+    return LatencyFigure(
         n=n,
         median_s=median,
         ci_low_s=ci_low,

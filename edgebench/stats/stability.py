@@ -34,8 +34,9 @@ from typing import Optional
 import numpy as np
 
 from edgebench.errors import UsageError
+from edgebench.results.figures.latency import LatencyFigure
 from edgebench.stats._samples import as_samples, format_duration_s, format_percent
-from edgebench.stats.latency import LatencySummary, summarize
+from edgebench.stats.latency import summarize
 
 MIN_SAMPLES = 20
 SPREAD_ROBUST_CV_MAX = 0.10
@@ -70,7 +71,7 @@ class StabilityWarning:
         return asdict(self)
 
 
-def _spread(summary: LatencySummary) -> Optional[StabilityWarning]:
+def _spread(summary: LatencyFigure) -> Optional[StabilityWarning]:
     if summary.median_s <= 0.0:
         return None  # relative spread is undefined for a 0 s median
     robust_cv = summary.mad_scaled_s / summary.median_s
@@ -140,7 +141,7 @@ def _drift(runs) -> Optional[StabilityWarning]:
     return StabilityWarning("drift", message, REMEDY_DRIFT)
 
 
-def _outliers(x: np.ndarray, summary: LatencySummary) -> Optional[StabilityWarning]:
+def _outliers(x: np.ndarray, summary: LatencyFigure) -> Optional[StabilityWarning]:
     if summary.median_s <= 0.0:
         return None  # a 0 s median means timer ticks, not outliers
     scale = max(summary.mad_scaled_s, OUTLIER_SCALE_FLOOR_REL * summary.median_s)
@@ -157,7 +158,7 @@ def _outliers(x: np.ndarray, summary: LatencySummary) -> Optional[StabilityWarni
     return StabilityWarning("outliers", message, REMEDY_OUTLIERS)
 
 
-def instability_warnings(samples_s, summary: Optional[LatencySummary] = None, runs=None) -> list[StabilityWarning]:
+def instability_warnings(samples_s, summary: Optional[LatencyFigure] = None, runs=None) -> list[StabilityWarning]:
     """Warnings about the stability of ``samples_s`` (post-warm-up, in order); empty if clean.
 
     ``summary``: :func:`~edgebench.stats.latency.summarize` of the same samples,

@@ -1,0 +1,134 @@
+"""What ran, where and how (level 0): the model, runtime, board, scenario, timing, settings, cold start and
+warm-up sections of run.json (docs/results-schema.md)."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Union
+
+from edgebench.results.types import Count, Figure, Flag, Int, Mapping_, Num, Str, Text, sub
+
+
+class TensorSection(Figure):
+    name: Text = None
+    dtype: Text = None
+    shape: Optional[List[Optional[Int]]] = None
+    quant: Optional[Mapping_] = None
+
+
+class ModelSection(Figure):
+    """The model file: identity, precision read from its tensor types, its quantize sidecar."""
+    path: Text = None
+    name: Text = None
+    sha256: Text = None
+    bytes: Count = None
+    precision: Text = None
+    weights_dtype: Text = None
+    activations_dtype: Text = None
+    weights_bits: Count = None
+    activations_bits: Count = None
+    operators: Optional[Dict[str, Int]] = None
+    inputs: Optional[List[TensorSection]] = None
+    outputs: Optional[List[TensorSection]] = None
+    sidecar: Optional[Mapping_] = None
+    calibration: Optional[Mapping_] = None
+    variants: Optional[List["ModelSection"]] = None
+
+
+class RuntimeSection(Figure):
+    name: Text = None
+    version: Text = None
+    kernels: Text = None
+    op_resolver: Text = None
+    threads: Union[Int, List[Int], Str, None] = None     # a sweep over thread counts lists them
+    delegate: Text = None
+
+
+class CpuFreqPolicy(Figure):
+    governor: Text = None
+    cur_hz: Num = None
+    max_hz: Num = None
+    min_hz: Num = None
+
+
+class CpuFreq(Figure):
+    policies: Optional[Dict[str, CpuFreqPolicy]] = None
+
+
+class SystemSection(Figure):
+    """The board's system description from the agent's collectors (docs/agent-protocol.md)."""
+    os: Optional[Mapping_] = None
+    cpu: Optional[Mapping_] = None
+    board: Optional[Mapping_] = None
+    cpufreq: CpuFreq = sub(CpuFreq)
+    memory: Optional[Mapping_] = None
+    load: Optional[Mapping_] = None
+    thermal: Optional[Mapping_] = None
+    software: Optional[Mapping_] = None
+
+
+class BoardSection(Figure):
+    name: Text = None
+    title: Text = None
+    kind: Text = None
+    transport: Text = None
+    profile_origin: Text = None
+    system: SystemSection = sub(SystemSection)
+    collector_errors: Optional[Mapping_] = None
+
+
+class ClassOrder(Figure):
+    """How an image folder's subfolders were numbered (docs/accuracy.md, Image folders)."""
+    by: Text = None
+    map: Optional[Dict[str, Int]] = None
+    sorted: Optional[List[Str]] = None
+    ignored: Text = None
+
+
+class Inputs(Figure):
+    source: Text = None
+    count: Count = None
+    sha256: Text = None
+    shape: Optional[List[Optional[Int]]] = None
+    range: Optional[List[Num]] = None
+    seed: Count = None
+    class_names: Optional[List[Str]] = None
+    class_order: ClassOrder = sub(ClassOrder)
+
+
+class ScenarioSection(Figure):
+    name: Text = None
+    rate_hz: Num = None
+    batch: Count = None
+    inputs: Inputs = sub(Inputs)
+
+
+class TimingSection(Figure):
+    clock: Text = None
+    clock_resolution_s: Num = None
+    stages: Optional[Dict[str, Text]] = None
+    e2e_includes: Text = None
+    excludes: Text = None
+
+
+class SettingsSection(Figure):
+    stop_rule: Optional[Dict[str, Num]] = None
+    seed: Count = None
+    repeat: Count = None
+    max_repeats: Count = None
+    sessions: Count = None
+    agent_cpus: Union[Str, Int, List[Int], None] = None
+
+
+class ColdStart(Figure):
+    load_s: Num = None
+    first_inference_s: Num = None
+    first_invoke_s: Num = None
+    per_repeat: Optional[List[Dict[str, Num]]] = None
+
+
+class Warmup(Figure):
+    n_warmup: Count = None
+    duration_s: Num = None
+    method: Text = None
+    at_limit: Flag = None
+    per_repeat: Optional[List[Mapping_]] = None
+
