@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = (ROOT / "docs" / "boards.md", ROOT / "docs" / "results-schema.md", ROOT / "docs" / "warnings.md")
-_BLOCK = re.compile(r"(<!-- schema: (?P<name>[a-z.]+) -->\n)(?P<body>.*?)(<!-- /schema -->)", re.S)
+_BLOCK = re.compile(r"(<!-- schema: (?P<name>[a-z_.*]+) -->\n)(?P<body>.*?)(<!-- /schema -->)", re.S)
 
 
 def _cell(text) -> str:
@@ -50,7 +50,8 @@ def _object(schema: dict, path: list) -> dict:
     node = schema
     for key in path:
         node = resolve(node, defs)
-        node = (node.get("properties") or {})[key]
+        # `*`: the values of a map (`run.latency.*`: every stage's figure)
+        node = node.get("additionalProperties") if key == "*" else (node.get("properties") or {})[key]
         node = resolve(node, defs)
         members = [resolve(m, defs) for m in node.get("anyOf") or ()]
         objects = [m for m in members if m and "properties" in m]

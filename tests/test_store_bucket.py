@@ -7,6 +7,7 @@ import os
 import pytest
 
 from edgebench.errors import ResultError, UsageError
+from edgebench.results.model import RunResult
 from edgebench.store.bucket import FolderBucket, digest_bytes, open_bucket, samples_key
 from edgebench.store.postgres import SAMPLES_ENV, conditions_of, split_url
 
@@ -57,10 +58,12 @@ def test_the_samples_url_is_taken_out_of_the_store_url(monkeypatch):
 
 
 def test_conditions_rows_leave_out_what_drifts():
-    doc = {"runtime": {"name": "ai-edge-litert", "threads": 2}, "board": {"kind": "ssh", "system": {
-        "os": "Debian 12", "cpu": {"model_name": "Cortex-A76"}, "temperature_c": 61.0}},
-        "scenario": {"name": "single-stream", "inputs": {"sha256": "e" * 64}}, "settings": {}}
-    rows = conditions_of(doc)
+    run = RunResult(run_id="r1", created_utc="2026-11-29T00:00:00+00:00",
+                    runtime={"name": "ai-edge-litert", "threads": 2}, board={"kind": "ssh", "system": {
+                        "os": {"pretty_name": "Debian 12"}, "cpu": {"model_name": "Cortex-A76"},
+                        "temperature_c": 61.0}},
+                    scenario={"name": "single-stream", "inputs": {"sha256": "e" * 64}}, settings={})
+    rows = conditions_of(run)
     assert set(rows) == {"runtime", "board.kind", "board.os", "board.cpu", "scenario"}
     assert json.loads(rows["runtime"]) == {"name": "ai-edge-litert", "threads": 2}
     assert "inputs" not in json.loads(rows["scenario"]) and "61.0" not in json.dumps(rows)

@@ -18,6 +18,8 @@ from pydantic import ConfigDict, Field, computed_field
 from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated
 
+from edgebench.errors import ResultError
+from edgebench.results.model import FORMAT, RunResult
 from edgebench.schema import Float, Int, Str, adapter
 
 BUSY_EXIT = 75     # a child's exit code when its place stayed taken for the whole wait (EX_TEMPFAIL)
@@ -99,16 +101,25 @@ class PlaceOutcome:
     def outcome(self) -> Optional[str]:
         return self.verdict()
 
+    def run(self) -> Optional[RunResult]:
+        """The child's run, when its --json output is one (verify prints a comparison instead)."""
+        r = self.result or {}
+        if r.get("format") != FORMAT:
+            return None
+        try:
+            return RunResult.from_dict(r, f"{self.place}: the child's --json output")
+        except ResultError:
+            return None
+
     def figure(self) -> dict:
         """The headline of a bench run: e2e median and its 95% interval, runs, n, throughput, label."""
-        r = self.result or {}
-        e2e = (r.get("latency") or {}).get("e2e") or {}
-        if not e2e:
+        run = self.run()
+        if run is None or not run.stage("e2e"):
             return {}
-        return {"median_s": e2e.get("median_s"), "ci_low_s": e2e.get("ci_low_s"), "ci_high_s": e2e.get("ci_high_s"),
-                "ci_method": e2e.get("ci_method"), "runs": len(e2e.get("per_run") or []) or None, "n": e2e.get("n"),
-                "throughput_per_s": (r.get("throughput") or {}).get("per_s"), "label": r.get("label"),
-                "run_status": r.get("status")}
+        e2e = run.stage("e2e")
+        return {"median_s": e2e.median_s, "ci_low_s": e2e.ci_low_s, "ci_high_s": e2e.ci_high_s,
+                "ci_method": e2e.ci_method, "runs": len(e2e.per_run or []) or None, "n": e2e.n,
+                "throughput_per_s": run.throughput.per_s, "label": run.label, "run_status": run.status}
 
     def verdict(self) -> str | None:
         """A one-phrase outcome for runs without a latency headline (verify, soak, sweep)."""

@@ -181,7 +181,7 @@ class EmbeddedStore:
             return AppendOutcome(run["run_id"], ALREADY, digest)
         from edgebench.results.table import flat_row
 
-        flat = json.dumps(flat_row(rows.result, self.root / folder), default=str) if rows.result else "{}"
+        flat = json.dumps(flat_row(rows.result, self.root / folder), default=str)
         values = [run[c] if c != "labels" else json.dumps(run[c], sort_keys=True) for c in RUN_COLUMNS if c != "path"]
         self.db.execute("BEGIN TRANSACTION")
         try:

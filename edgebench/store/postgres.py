@@ -32,10 +32,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from edgebench.errors import ResultError, StoreError, StoreUnreachable
 from edgebench.results.files import refuse_link
+from edgebench.results.model import RunResult
 from edgebench.results.store import RUN_JSON, SAMPLES
 from edgebench.store.base import ADDED, ALREADY, AppendOutcome, ChangePoint, SeriesKey
 from edgebench.store.open import redact
-from edgebench.store.rows import point_of, run_rows
+from edgebench.store.rows import RunRows, point_of, run_rows
 
 if TYPE_CHECKING:
     from edgebench.store.bucket import FolderBucket, S3Bucket
@@ -151,7 +152,7 @@ class PostgresStore:
                                          f"(digest {held[:12]}, this folder's {run['samples_digest'][:12]})",
                                          "a run id names one run: this folder was changed after it was pushed")
                     return AppendOutcome(run["run_id"], ALREADY, run["samples_digest"])
-                self._insert_parts(run, rows, doc)
+                self._insert_parts(run, rows)
                 pause = float(os.environ.get(PAUSE_ENV) or 0)
                 if pause > 0:
                     time.sleep(pause)
@@ -175,13 +176,13 @@ class PostgresStore:
         bucket.put(key, data)
         return f"{bucket.url.rstrip('/')}/{key}"
 
-    def _insert_parts(self, run: dict, rows, doc: dict) -> None:
+    def _insert_parts(self, run: dict, rows: RunRows) -> None:
         cur = self._conn.cursor()
         rid = run["run_id"]
         cur.executemany("INSERT INTO labels (run_id, name, value) VALUES (%s, %s, %s)",
                         [(rid, k, v) for k, v in sorted(rows.labels.items())])
         cur.executemany("INSERT INTO conditions (run_id, name, value) VALUES (%s, %s, %s)",
-                        [(rid, k, v) for k, v in conditions_of(doc).items()])
+                        [(rid, k, v) for k, v in conditions_of(rows.result).items()])
         cur.executemany("INSERT INTO figures (run_id, metric, value, ci_low, ci_high, se_log, df, figure_label) "
                         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
                         [(rid, f["metric"], f["value"], f.get("ci_low"), f.get("ci_high"), f.get("se_log"),
@@ -254,15 +255,14 @@ class PostgresStore:
                 pass
 
 
-def conditions_of(doc: dict) -> dict:
+def conditions_of(result: RunResult) -> dict:
     """The conditions a run was measured under as name -> JSON text (what its conditions digest covers)."""
-    board = doc.get("board") or {}
-    system = board.get("system") or {}
-    parts = {"runtime": doc.get("runtime"), "board.kind": board.get("kind"), "board.os": system.get("os"),
-             "board.cpu": system.get("cpu"), "board.software": system.get("software"),
-             "scenario": {k: v for k, v in (doc.get("scenario") or {}).items() if k != "inputs"},
-             "timing": {k: v for k, v in (doc.get("timing") or {}).items() if k in ("clock", "stages", "excludes")},
-             "settings": doc.get("settings"), "edgebench": doc.get("edgebench_version")}
+    system = result.board.system
+    parts = {"runtime": result.runtime.to_dict(), "board.kind": result.board.kind, "board.os": system.os,
+             "board.cpu": system.cpu, "board.software": system.software,
+             "scenario": {k: v for k, v in result.scenario.to_dict().items() if k != "inputs"},
+             "timing": {k: v for k, v in result.timing.to_dict().items() if k in ("clock", "stages", "excludes")},
+             "settings": result.settings.to_dict(), "edgebench": result.edgebench_version}
     return {k: json.dumps(v, sort_keys=True, default=str) for k, v in parts.items() if v not in (None, {}, "")}
 
 

@@ -54,10 +54,10 @@ def label_run(run_dir, items=(), cwd=None) -> dict:
     if not labels:
         return {}
     result = read_result(run_dir)
-    have = dict((result.extra or {}).get("labels") or {})
+    have = dict(result.extra.labels or {})
     merged = {**labels, **have} if have else labels   # labels the run already has stay
     if merged != have:
-        result.extra = {**(result.extra or {}), "labels": merged}
+        result.extra.labels = merged
         write_result(run_dir, result)
     return merged
 

@@ -41,10 +41,10 @@ FIGURE_COLUMNS = ("run_id", "metric", "value", "ci_low", "ci_high", "se_log", "d
 class RunRows:
     """What a store keeps of one run: its run row, its figure rows, its series key and labels."""
     run: dict
+    result: RunResult                       # the run these rows were made of (a store may keep more of it)
     figures: list = field(default_factory=list)
     key: SeriesKey = field(default_factory=lambda: SeriesKey("", ""))
     labels: dict = field(default_factory=dict)
-    result: Optional[RunResult] = None      # the run these rows were made of (a store may keep more of it)
 
 
 def samples_digest(run_dir) -> str:
@@ -72,20 +72,18 @@ def run_rows(run_dir) -> RunRows:
 
 def series_key(result: RunResult) -> SeriesKey:
     r = result
-    threads = (r.runtime or {}).get("threads")
+    threads = r.runtime.threads
     if isinstance(threads, (list, tuple)):
         threads = ",".join(str(t) for t in threads)
-    return SeriesKey(model=str((r.model or {}).get("name") or ""), board=str((r.board or {}).get("name") or ""),
-                     runtime=str((r.runtime or {}).get("name") or ""),
-                     kernels=str((r.runtime or {}).get("kernels") or ""),
+    return SeriesKey(model=str(r.model.name or ""), board=str(r.board.name or ""),
+                     runtime=str(r.runtime.name or ""), kernels=str(r.runtime.kernels or ""),
                      threads="" if threads in (None, "") else str(threads),
-                     scenario=str((r.scenario or {}).get("name") or ""))
+                     scenario=str(r.scenario.name or ""))
 
 
 def labels_of(result: RunResult) -> dict:
     """The run's ``--label key=value`` pairs (``extra.labels``), as text."""
-    raw = (result.extra or {}).get("labels") or {}
-    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+    return {str(k): str(v) for k, v in (result.extra.labels or {}).items()}
 
 
 def conditions_digest(result: RunResult) -> str:
@@ -95,15 +93,16 @@ def conditions_digest(result: RunResult) -> str:
     What drifts from run to run (load, temperatures, current clocks) is left out, so two runs
     of the same set-up share a digest and a change of set-up shows in a series."""
     r = result
-    system: dict = dict((r.board or {}).get("system") or {})
-    cpufreq: dict = dict(system.get("cpufreq") or {})
-    governors = {name: (p or {}).get("governor") for name, p in (cpufreq.get("policies") or {}).items()}
-    settings = {k: v for k, v in (r.settings or {}).items() if k not in ("seed",)}
-    doc = {"runtime": r.runtime, "board": {"name": (r.board or {}).get("name"), "kind": (r.board or {}).get("kind"),
-                                           "os": system.get("os"), "cpu": system.get("cpu"),
-                                           "software": system.get("software"), "governors": governors},
-           "scenario": {k: v for k, v in (r.scenario or {}).items() if k != "inputs"},
-           "timing": {k: v for k, v in (r.timing or {}).items() if k in ("clock", "stages", "excludes")},
+    # the sections as stored (only the keys the run has), so a digest does not change with the edgebench
+    # that reads the run
+    system = r.board.system
+    governors = {name: p.governor for name, p in (system.cpufreq.policies or {}).items()}
+    settings = {k: v for k, v in r.settings.to_dict().items() if k not in ("seed",)}
+    doc = {"runtime": r.runtime.to_dict(), "board": {"name": r.board.name, "kind": r.board.kind,
+                                                     "os": system.os, "cpu": system.cpu,
+                                                     "software": system.software, "governors": governors},
+           "scenario": {k: v for k, v in r.scenario.to_dict().items() if k != "inputs"},
+           "timing": {k: v for k, v in r.timing.to_dict().items() if k in ("clock", "stages", "excludes")},
            "settings": settings, "edgebench": r.edgebench_version}
     text = json.dumps(doc, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -116,7 +115,7 @@ def result_rows(result: RunResult, run_dir, samples_sha256: str = "") -> RunRows
     labels = labels_of(r)
     run = {"run_id": r.run_id, "created_utc": r.created_utc, "kind": r.kind, "status": r.status,
            "figure_label": r.label, **key.to_dict(),
-           "model_sha256": str((r.model or {}).get("sha256") or ""), "conditions_digest": conditions_digest(r),
+           "model_sha256": str(r.model.sha256 or ""), "conditions_digest": conditions_digest(r),
            "samples_digest": samples_sha256, "labels": labels, "path": str(run_dir),
            "edgebench_version": r.edgebench_version}
     return RunRows(run=run, figures=figure_rows(r), key=key, labels=labels, result=r)
@@ -158,17 +157,15 @@ def _figure(metric, value, low, high, label, level=0.95, df=None, se_log=None) -
 
 
 def _latency(r: RunResult, stage: str, metric: str) -> Optional[dict]:
-    s = (r.latency or {}).get(stage) or {}
-    runs = s.get("runs")
-    df = float(runs - 1) if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 2 else None
-    return _figure(metric, s.get("median_s"), s.get("ci_low_s"), s.get("ci_high_s"), s.get("label") or r.label,
-                   _num(s.get("ci_level")) or 0.95, df)
+    s = r.stage(stage)
+    df = float(s.runs - 1) if s.runs is not None and s.runs >= 2 else None
+    return _figure(metric, s.median_s, s.ci_low_s, s.ci_high_s, s.label or r.label, _num(s.ci_level) or 0.95, df)
 
 
 def _throughput(r: RunResult) -> Optional[dict]:
-    t = r.throughput or {}
-    per = [v for v in (_num(x) for x in t.get("per_repeat_per_s") or []) if v is not None and v > 0]
-    value, low, high, se, df = _num(t.get("per_s")), None, None, None, None
+    t = r.throughput
+    per = [v for v in (_num(x) for x in t.per_repeat_per_s or []) if v is not None and v > 0]
+    value, low, high, se, df = _num(t.per_s), None, None, None, None
     if value and len(per) >= 2:   # the repeats' spread on the log scale: Student t, df K - 1
         logs = [math.log(x) for x in per]
         mean = sum(logs) / len(logs)
@@ -177,19 +174,17 @@ def _throughput(r: RunResult) -> Optional[dict]:
         se = sd / math.sqrt(len(per))
         q = _quantile(0.95, df)
         low, high = value * math.exp(-q * se), value * math.exp(q * se)
-    return _figure("throughput", value, low, high, t.get("label") or r.label, 0.95, df, se)
+    return _figure("throughput", value, low, high, t.label or r.label, 0.95, df, se)
 
 
 def _energy(r: RunResult) -> Optional[dict]:
-    inf = (r.power or {}).get("inference") or {}
-    return _figure("energy", inf.get("energy_j"), inf.get("ci_low_j"), inf.get("ci_high_j"),
-                   inf.get("label") or (r.power or {}).get("label") or r.label)
+    inf = r.power.inference
+    return _figure("energy", inf.energy_j, inf.ci_low_j, inf.ci_high_j, inf.label or r.power.label or r.label)
 
 
 def _accuracy(r: RunResult) -> Optional[dict]:
-    a = ((r.extra or {}).get("accuracy") or {}).get("accuracy") or {}
-    top1 = (a.get("candidate") or {}).get("top1") or {}
-    return _figure("accuracy", top1.get("accuracy"), top1.get("ci_low"), top1.get("ci_high"), r.label)
+    top1 = r.extra.accuracy.accuracy.candidate.top1
+    return _figure("accuracy", top1.accuracy, top1.ci_low, top1.ci_high, r.label)
 
 
 def figure_rows(result: RunResult) -> list:
