@@ -100,7 +100,7 @@ class Extra(Figure):
     selftest: SelftestFigure = sub(SelftestFigure)
     baseline: Optional[Mapping_] = field("layer-error: the FP32 baseline model (as `model`) and its sidecar")
     link: Optional[Mapping_] = field("selftest: the serial link's own figures")
-    load_at_start: Optional[Mapping_] = field("the board's load when the run started")
+    load_at_start: Optional[List[Num]] = field("the board's load averages (1, 5, 15 min) when the run started")
     cycle_estimate: Optional[Mapping_] = field("mlperf-tiny on QEMU: the cycle model's estimate, labelled estimated")
     anchors: Optional[Mapping_] = field("... and the published figures for the same model beside it")
     memory: MemoryFigure = sub(MemoryFigure)
