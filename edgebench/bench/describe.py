@@ -12,7 +12,7 @@ from typing import Optional
 
 from edgebench.agent.protocol import PREP_PER_INFERENCE, PREP_PRECOMPUTED
 from edgebench.bench.hostinfo import host_description
-from edgebench.bench.record import board_section
+from edgebench.bench.record import Label, board_section
 from edgebench.provenance import read_sidecar
 from edgebench.results.conditions import (
     ModelSection,
@@ -47,10 +47,11 @@ def load_average() -> Optional[list]:
         return None
 
 
-def figure_label(hello: dict) -> str:
+def figure_label(hello: dict) -> Label:
     """'emulated' when the device says its clock counts emulated instructions (QEMU), 'simulated'
     for a simulated board (edgebench.sim), else 'measured'."""
-    return hello.get("timing") if hello.get("timing") in ("emulated", "simulated") else "measured"
+    timing = hello.get("timing")
+    return timing if timing in ("emulated", "simulated") else "measured"
 
 
 def describe_run(result: RunResult, model, loaded, hello, system, profile, client, opts, inputs) -> None:

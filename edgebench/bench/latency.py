@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -36,9 +36,11 @@ from edgebench.bench.memory import run_memory
 from edgebench.bench.options import KERNELS, RANGES, SCENARIOS, BenchOptions
 from edgebench.bench.record import (
     RunFolder,
+    Status,
     board_client,
     new_result,
     record_end_state,
+    status_of,
     stop_reason,
 )
 from edgebench.bench.sessions import read_history
@@ -50,6 +52,7 @@ from edgebench.results import store
 from edgebench.results.figures.device import MemoryFigure
 from edgebench.results.figures.latency import LatencyFigure
 from edgebench.results.figures.thermal import ThermalSection
+from edgebench.results.journal import Journal
 from edgebench.results.model import STAGES, RunResult
 from edgebench.stats import preload
 from edgebench.stats.latency import StopRule
@@ -149,8 +152,8 @@ class BenchSession:
         self.result: RunResult | None = None
         self.folder = RunFolder(runs_root, self.model.name, profile.name)
         self.chunks: list = []           # every chunk of every repeat, with "phase" and "repeat"
-        self.journal = None              # the same chunks on disk as they come (survives SIGKILL)
-        self.repeat_journal = None       # each repeat's cold start, for a recovery after a kill
+        self.journal: Optional[Journal] = None         # the same chunks on disk as they come (survives SIGKILL)
+        self.repeat_journal: Optional[Journal] = None  # each repeat's cold start, for a recovery after a kill
         self.repeats_done = 0
         self.repeat_info: list = []      # per repeat: stop decision, window, cold start
         self.resolution_s = 0.0
@@ -163,19 +166,26 @@ class BenchSession:
     def run_dir(self) -> Path | None:
         return self.folder.path
 
+    @property
+    def started(self) -> RunResult:
+        """The result, once the first repeat described the run (:meth:`_start`)."""
+        assert self.result is not None, "the run has not started"
+        return self.result
+
     # -- the whole run ------------------------------------------------------------------
     def run(self) -> tuple[RunResult, Path]:
         with self.folder.guard(self._stopped, self._measured):
             while self.repeats_done < self.opts.repeat or self._wants_more():
                 self.repeat_once()
         self.finish("complete", None)
-        return self.result, self.run_dir
+        assert self.run_dir is not None
+        return self.started, self.run_dir
 
     def _measured(self) -> bool:
         return any(len(c["phase"]) and c["phase"][0] != "cold" for c in self.chunks)
 
     def _stopped(self, status: str, reason: str) -> None:
-        self.finish(status, reason)
+        self.finish(status_of(status), reason)
 
     def _wants_more(self) -> bool:
         o = self.opts
@@ -194,7 +204,7 @@ class BenchSession:
         """An emulated board (deterministic figures, seconds of wall time per inference for a big
         model) measures on past its share of the budget until it has EMULATED_MIN_KEPT samples past
         warm-up, within GRACE_S: a repeat that kept one sample adds nothing to the figures."""
-        return (self.result.label == "emulated" and not decision.target_reached
+        return (self.started.label == "emulated" and not decision.target_reached
                 and measured.size < EMULATED_MIN_KEPT)
 
     def _nothing_measured(self) -> str:
@@ -278,6 +288,7 @@ class BenchSession:
                 "first_inference_s": float(cold["e2e_ns"][0]) / 1e9,
                 "first_invoke_s": float(cold["invoke_ns"][0]) / 1e9, "decision": None}
         self.repeat_info.append(info)
+        assert self.repeat_journal is not None
         self.repeat_journal.append({key: [info[key]] for key in REPEAT_COLUMNS})
         start_index = 1
         schedule = _Schedule(o, client, realtime=hello.get("timing") != "simulated")
@@ -290,9 +301,10 @@ class BenchSession:
             header, arrs = client.run(o.scenario, count=100000, max_time_s=o.chunk_time_s,
                                       rate_hz=o.rate_hz, start_index=start_index, **kwargs)
             n = int(header.get("n", len(arrs["e2e_ns"])))
-            if header.get("prep") == PREP_PER_INFERENCE and self.result.timing.prep != PREP_PER_INFERENCE:
-                self.result.timing.prep = PREP_PER_INFERENCE
-                self.result.timing.e2e_includes = e2e_includes(loaded, PREP_PER_INFERENCE)
+            timing = self.started.timing
+            if header.get("prep") == PREP_PER_INFERENCE and timing.prep != PREP_PER_INFERENCE:
+                timing.prep = PREP_PER_INFERENCE
+                timing.e2e_includes = e2e_includes(loaded, PREP_PER_INFERENCE)
             if n:       # wall time per inference, for the advice of a run that measured nothing
                 info["wall_per_inference_s"] = (time.monotonic() - asked) / n
             schedule.advance(arrs, n)
@@ -302,7 +314,7 @@ class BenchSession:
             self._keep(arrs)
             mine.append(arrs)
             e2e = _concat(mine, "e2e_ns") / 1e9
-            warm = warmup_for(e2e, o.min_warmup, self.result.label)
+            warm = warmup_for(e2e, o.min_warmup, self.started.label)
             measured = e2e[warm.n_warmup:]
             decision = rule.check(measured, time.monotonic() - t0) if measured.size else None
             if decision is not None:
@@ -341,18 +353,19 @@ class BenchSession:
     def _keep(self, chunk: dict) -> None:
         """A chunk of samples in memory and, fsync'd before the next request, in the journal."""
         self.chunks.append(chunk)
+        assert self.journal is not None
         self.journal.append(frame_of([chunk]))
 
     def _thermal_end(self, client) -> None:
-        record_end_state(self.result, client)
+        result = self.started
+        record_end_state(result, client)
         # agent: the agent's own free-form report; run_memory reads and returns the section's dict
-        memory = run_memory(self.profile, self.model.path, self.result.agent.get("status"),
-                            self.result.extra.memory.to_dict() or None)
+        memory = run_memory(self.profile, self.model.path, result.agent.get("status"), result.extra.memory.to_dict() or None)
         if memory:
-            self.result.extra.memory = MemoryFigure.model_validate(memory)
+            result.extra.memory = MemoryFigure.model_validate(memory)
 
     # -- results --------------------------------------------------------------------------
-    def _summarise(self, final: bool, status: str = "running", reason: str | None = None) -> None:
+    def _summarise(self, final: bool, status: Status = "running", reason: str | None = None) -> None:
         """Summaries over the repeats so far; samples and run.json written after every repeat,
         so a killed run keeps every finished repeat (``edgebench bench --recover``)."""
         if self.result is None or self.run_dir is None:
@@ -365,7 +378,7 @@ class BenchSession:
             attach(self.result, self.profile, self.model.path)   # MCU boards: instructions/cycles per MAC
         self.folder.save(self.result, frame)
 
-    def finish(self, status: str, reason: str | None) -> None:
+    def finish(self, status: Status, reason: str | None) -> None:
         self._summarise(True, status, reason)
         if status == "complete" and self.result is not None and not self.result.latency:
             self._summarise(True, "incomplete", self._nothing_measured())
@@ -392,11 +405,14 @@ class _Schedule:
     def __init__(self, opts: BenchOptions, client, realtime: bool = True):
         # a client whose run() cannot continue a schedule restarts it per chunk
         continues = bp.SCHEDULE_CONTINUATION in client.capabilities
-        self.period_ns = 1e9 / opts.rate_hz if opts.scenario == "fixed-rate" and continues else None
-        self.origin_ns = None
+        self.period_ns = (1e9 / opts.rate_hz if opts.scenario == "fixed-rate" and continues and opts.rate_hz
+                          else None)
+        self.origin_ns: Optional[int] = None
         self.requests = 0
         self.realtime = realtime                # False: a simulated clock, which idles through any gap itself
-        self.device_ns = self.host_ns = None    # the device's clock at the end of the last chunk, and the host's
+        # the device's clock at the end of the last chunk, and the host's
+        self.device_ns: Optional[int] = None
+        self.host_ns: Optional[int] = None
 
     def next_kwargs(self, deadline: float | None = None) -> dict | None:
         """The next chunk's ``start_ns``, once it is within the device's reach (a request due more
@@ -405,8 +421,8 @@ class _Schedule:
         if self.period_ns is None or self.origin_ns is None:
             return {}
         start = int(self.origin_ns + round(self.requests * self.period_ns))
-        if self.realtime and self.device_ns is not None and not wait_to_start(start, self.device_ns, self.host_ns,
-                                                                               deadline):
+        if (self.realtime and self.device_ns is not None and self.host_ns is not None
+                and not wait_to_start(start, self.device_ns, self.host_ns, deadline)):
             return None
         return {"start_ns": start}
 

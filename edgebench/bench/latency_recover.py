@@ -35,7 +35,7 @@ def _options(r: RunResult) -> BenchOptions:
 
     return BenchOptions(scenario=given(r.scenario.name, "single-stream"), rate_hz=r.scenario.rate_hz,
                         target_rel_ci=given(stop.get("target_rel_ci"), 0.01),
-                        min_samples=int(given(stop.get("min_samples"), 200)),
+                        min_samples=int(stop.get("min_samples") or 200),
                         min_time_s=given(stop.get("min_time_s"), 1.0), max_time_s=given(stop.get("max_time_s"), 20.0),
                         min_warmup=given(r.settings.min_warmup, 10), repeat=given(r.settings.repeat, 1),
                         max_repeats=given(r.settings.max_repeats, 1), sessions=given(r.settings.sessions, 10))
@@ -61,7 +61,7 @@ def recover_bench(run_dir) -> RunResult:
         store.write_result(d, r)
         return r
     per = {p.get("repeat"): p for p in r.stopping.per_repeat or []}
-    colds = {int(c["repeat"]): c for c in r.cold_start.per_repeat or [] if c.get("repeat") is not None}
+    colds: dict = {int(c["repeat"] or 0): c for c in r.cold_start.per_repeat or [] if c.get("repeat") is not None}
     journalled = store.read_journal(d, "repeats")
     for row in journalled.to_dict("records"):
         colds.setdefault(int(row["repeat"]), row)
@@ -88,7 +88,7 @@ def _recovered_mac_rate(r: RunResult) -> None:
     if r.board.kind != "mcu":
         return
     try:
-        profile = get_profile(r.board.name)
+        profile = get_profile(r.board.name or "")
     except EdgebenchError as e:
         r.extra.mac_rate = MacRate(available=False, reason=f"board profile not found on recovery: {e.one_line()}")
         return

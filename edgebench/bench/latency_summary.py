@@ -24,11 +24,12 @@ and once more at the end. Figures:
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
 from edgebench.bench import sessions as sess
+from edgebench.bench.record import Status
 from edgebench.bench.throughput import rate_figures, throughput_interval
 from edgebench.report import format as fmt
 from edgebench.report.claim import claim
@@ -46,7 +47,7 @@ MIN_N_EFF = 30
 
 
 def summarise(result: RunResult, frame, opts, repeat_info: list, reported_resolution_s: float,
-              final: bool, status: str = "running", reason: str | None = None, history: list | None = None):
+              final: bool, status: Status = "running", reason: str | None = None, history: list | None = None):
     """Fill ``result``'s figures from the samples ``frame`` (all repeats); return the frame with
     each sample's phase (cold, warmup, measure) set, ready to be stored beside the result.
 
@@ -79,7 +80,7 @@ def summarise(result: RunResult, frame, opts, repeat_info: list, reported_resolu
         key = sess.measurement_key(result)
         for stage in STAGES if final else ("e2e",):
             runs = [p[f"{stage}_s"].to_numpy() for p in kept_parts]
-            comps = []
+            comps: list = []
 
             def pooled(figs, stage=stage, comps=comps):   # the runs folder's components, with these runs
                 comps.append(sess.variation(history or [], stage, key, figs, result.label))
@@ -174,7 +175,8 @@ def _combine_sessions(fig: LatencyFigure, earlier: list, comp, stage: str) -> No
     fig.rerun_low_s, fig.rerun_high_s = max(0.0, min(r_low, med - tick)), max(r_high, med + tick)
     fig.between_session_cv, fig.session_differs_p = res.between_session_cv, res.differs_p
     fig.rel_ci_halfwidth = (high - low) / 2.0 / med
-    fig.session_medians_s = [math.exp(centre)] + [math.exp(e.centre) for e in prior]
+    medians: List[Optional[float]] = [math.exp(centre), *(math.exp(e.centre) for e in prior)]
+    fig.session_medians_s = medians
     fig.ci_method = (f"{res.estimate.method}, df {res.estimate.df:.0f}; {comp.session.describe()}; "
                      f"within this invocation: {own.ci_method}{widened}")
     # the combined se and df with the interval they reproduce (this invocation's own under "invocation")
@@ -347,7 +349,7 @@ def _throughput(parts, batch: int, latency: Dict[str, LatencyFigure], result: Ru
     busy = sum(float(p["e2e_s"].sum()) for p in parts)
     e2e = latency.get("e2e") or LatencyFigure()
     med = e2e.median_s
-    out = {"per_s": done / total if total > 0 else None,
+    out: Dict[str, Any] = {"per_s": done / total if total > 0 else None,
            "definition": "inferences completed / wall time of the measuring windows on the device clock "
                          "(all repeats; time between inferences and between chunks included)",
            "per_repeat_per_s": [p["per_s"] for p in per],
@@ -386,8 +388,8 @@ def _fixed_rate(result: RunResult, parts, opts) -> None:
     result.extra.requested_rate_hz, result.extra.achieved_rate_hz = opts.rate_hz, rate
     late_all = np.concatenate(late) if late else np.zeros(0)
     if late_all.size:   # not declared in Extra (results/model.py): kept as the verb's own keys
-        result.extra.lateness_median_s = float(np.median(late_all))
-        result.extra.lateness_p99_s = float(np.percentile(late_all, 99))
+        setattr(result.extra, "lateness_median_s", float(np.median(late_all)))   # noqa: B010 (undeclared in Extra)
+        setattr(result.extra, "lateness_p99_s", float(np.percentile(late_all, 99)))  # noqa: B010
     if rate is not None and rate < 0.95 * opts.rate_hz:
         result.warnings.append(RunWarning(
             code="rate-not-sustained",

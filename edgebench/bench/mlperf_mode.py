@@ -34,7 +34,7 @@ import numpy as np
 
 from edgebench import board_protocol as bp
 from edgebench.bench.mac_rate import attach_mlperf
-from edgebench.bench.record import RunFolder, board_client, board_section, new_result
+from edgebench.bench.record import RunFolder, Status, board_client, board_section, new_result, status_of
 from edgebench.boards.profile import MCU_CLIENT
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import EdgebenchError, InputWarning, UsageError
@@ -49,7 +49,14 @@ from edgebench.mcu.mlperf_ids import (
     runner_model_for,
 )
 from edgebench.modelfile import read_model
-from edgebench.results.conditions import ModelSection, RuntimeSection, TimingSection
+from edgebench.results.conditions import (
+    ModelSection,
+    RuntimeSection,
+    ScenarioSection,
+    SettingsSection,
+    SystemSection,
+    TimingSection,
+)
 from edgebench.results.figures.energy import PowerSection
 from edgebench.results.figures.latency import Throughput
 from edgebench.results.figures.thermal import ThermalSection
@@ -131,7 +138,9 @@ def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
     from edgebench.agent.quant import make_quantizer
 
     q = make_quantizer(tensor, [1] + list(tensor["shape"][1:]))
-    data = [encode(q(inset.x[i:i + 1]).copy(), opts.input_encoding, inset.x[i]) for i in range(len(inset.x))]
+    encoding = opts.input_encoding
+    assert encoding is not None       # resolve() set it
+    data = [encode(q(inset.x[i:i + 1]).copy(), encoding, inset.x[i]) for i in range(len(inset.x))]
     return model, inset, data, hello, deploy, opts
 
 
@@ -211,7 +220,7 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
 
         def stop(status: str, reason: str) -> None:   # a stop keeps the windows measured so far
             finish(result, summary(done, calibration, opts.window_s), model, profile, opts, client, hello, prof,
-                   time.monotonic() - t0, status, reason)
+                   time.monotonic() - t0, status_of(status), reason)
             folder.save(result)
 
         with folder.guard(stop, lambda: bool(done)):
@@ -220,26 +229,27 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
                                              max_reruns=opts.max_reruns, emit=measured)
             finish(result, perf, model, profile, opts, client, hello, prof, time.monotonic() - t0)
             folder.save(result)
+    assert folder.path is not None      # started above
     return result, folder.path
 
 
 def describe(model, profile, client, hello: dict, prof: dict, inset, opts: MlperfOptions, deployed: bool) -> RunResult:
     """The conditions of an MLPerf Tiny run, before its first window (a ``running`` run.json)."""
-    label = "emulated" if hello.get("timing") == "emulated" else "measured"
-    result = new_result(MLPERF.name, label)
+    result = new_result(MLPERF.name, "emulated" if hello.get("timing") == "emulated" else "measured")
     result.model = ModelSection.model_validate(model.to_dict())
     result.runtime = RuntimeSection(name=hello["runtime"]["name"], version=hello["runtime"]["version"],
                                     kernels="reference" if hello["runtime"]["name"] == FIRMWARE_NAME else "firmware",
                                     threads=1, delegate=None,
                                     op_resolver="the firmware's own engine", device_model=prof.get("model"))
     result.board = board_section(profile, client.description)
-    result.board.system = {"board": {"model": profile.title}, "firmware": prof, "dut_name": hello.get("dut_name")}
-    result.scenario = {"name": "mlperf-tiny-performance", "batch": 1, "inputs": inset.describe(),
-                       "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup,
-                       "input_encoding": opts.input_encoding, "results": opts.results,
-                       "model_id": opts.model_id, "dut_model_id": prof.get("model"),
-                       "db_chunk_bytes": opts.db_chunk_bytes,
-                       "model_deployed_by_edgebench": bool(deployed)}
+    result.board.system = SystemSection(board={"model": profile.title}, firmware=prof, dut_name=hello.get("dut_name"))
+    # the dialect's own scenario keys (windows, encoding, ids) are not declared in ScenarioSection: kept as given
+    result.scenario = ScenarioSection.model_validate(
+        {"name": "mlperf-tiny-performance", "batch": 1, "inputs": inset.describe(),
+         "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup,
+         "input_encoding": opts.input_encoding, "results": opts.results,
+         "model_id": opts.model_id, "dut_model_id": prof.get("model"),
+         "db_chunk_bytes": opts.db_chunk_bytes, "model_deployed_by_edgebench": bool(deployed)})
     result.timing = TimingSection(clock="the device's m-lap-us timestamps (µs) around N inferences",
                                   e2e_includes="N back-to-back inferences on the device, each with the firmware's "
                                                "copy of the input into the model",
@@ -247,13 +257,14 @@ def describe(model, profile, client, hello: dict, prof: dict, inset, opts: Mlper
                                            "host work; only the aggregate of N is known (no per-inference samples)")
     result.power = PowerSection(measured=False, note="no power meter: energy not measured (MLPerf Tiny energy mode "
                                                      "needs an energy monitor and the 9600-baud firmware build)")
-    result.settings = {"procedure": "MLPerf Tiny performance mode (fixed: no precision-based stopping rule)",
-                       "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup, "seed": opts.seed}
+    result.settings = SettingsSection.model_validate(
+        {"procedure": "MLPerf Tiny performance mode (fixed: no precision-based stopping rule)",
+         "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup, "seed": opts.seed})
     return result
 
 
 def finish(result: RunResult, perf: dict, model, profile, opts: MlperfOptions, client, hello: dict, prof: dict,
-           wall_s: float, status: str = "complete", reason: Optional[str] = None) -> None:
+           wall_s: float, status: Status = "complete", reason: Optional[str] = None) -> None:
     """The figures of the windows measured (all of them, or those before a stop) into ``result``."""
     label = result.label
     thermal = client.thermal() if hello.get("dialect") == "edgebench" and status == "complete" else {"available": False}
@@ -264,7 +275,7 @@ def finish(result: RunResult, perf: dict, model, profile, opts: MlperfOptions, c
                                               f"first), each at least {opts.window_s:g} s on a different input "
                                               "(MLPerf Tiny performance mode)")
     result.thermal = ThermalSection(available=bool(thermal.get("available")), start=thermal, end=thermal)
-    result.settings.wall_s = wall_s            # not declared in SettingsSection (the dialect's own): kept as given
+    setattr(result.settings, "wall_s", wall_s)   # noqa: B010 (the dialect's own key, undeclared in SettingsSection)
     result.warnings = [w for w in result.warnings if w.code not in ("window-too-short", "short-windows")]
     if not perf["all_windows_long_enough"]:
         result.warnings.append(RunWarning(code="window-too-short",

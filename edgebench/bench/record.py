@@ -17,7 +17,7 @@ import sys
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Literal, Optional, cast
 
 from edgebench import __version__
 from edgebench.errors import DiskFullError, EdgebenchError, ResultError, TransportError
@@ -25,15 +25,26 @@ from edgebench.results import kinds, store
 from edgebench.results.conditions import BoardSection
 from edgebench.results.model import RunResult, RunWarning
 
+#: a run's label and status (RunResult.label, RunResult.status)
+Label = Literal["measured", "emulated", "simulated", "estimated"]
+Status = Literal["running", "complete", "incomplete", "failed"]
 
-def new_result(kind: str, label: str = "measured", **sections) -> RunResult:
+
+def status_of(text: str) -> Status:
+    """``text`` as a run status (ValueError when it is not one)."""
+    if text not in ("running", "complete", "incomplete", "failed"):
+        raise ValueError(f"not a run status: {text!r}")
+    return cast(Status, text)
+
+
+def new_result(kind: str, label: Label = "measured", **sections) -> RunResult:
     """A fresh RunResult: new id, creation time, edgebench version, ``kind`` and ``label``."""
     return RunResult(run_id=uuid.uuid4().hex[:12],
                      created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                      edgebench_version=__version__, kind=kind, label=label, **sections)
 
 
-def stop_reason(exc: BaseException) -> tuple[str, str]:
+def stop_reason(exc: BaseException) -> tuple[Status, str]:
     """``(status, reason)`` for a run stopped by ``exc``."""
     if isinstance(exc, KeyboardInterrupt):
         name = getattr(exc, "signal_name", None)

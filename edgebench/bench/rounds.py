@@ -180,7 +180,7 @@ def run_rounds(sides: tuple, rounds: int, board: str, runs_root, measure: Measur
     if max_slowdown is not None:
         rec.gate = gate(res, max_slowdown)
     rec.elapsed_s = time.monotonic() - t0
-    rec.load_avg.append(list(os.getloadavg()))
+    rec.load_avg = [*(rec.load_avg or []), list(os.getloadavg())]
     _write(folder, rec)
     return rec
 

@@ -36,6 +36,7 @@ from edgebench.results.figures.latency import LatencyFigure, Throughput
 from edgebench.results.kinds import kind_of
 from edgebench.results.model import RunResult
 from edgebench.stats.variation import (
+    Component,
     RunFigure,
     combine_sessions,
     invocation_estimate,
@@ -154,7 +155,8 @@ def read_history(result, runs_root, exclude: Path | None = None, later_too: bool
     latest = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc) if later_too else now
     oldest = now - _dt.timedelta(days=MAX_AGE_DAYS)
     machine = machine_key(result)     # the board as recorded in run.json, never the folder's name
-    seen_ids, seen_hashes, out = {result.run_id}, set(), []
+    seen_ids, seen_hashes = {result.run_id}, set()
+    out: list = []
     for d in list(reversed(store.find_runs(runs_root)))[:MAX_SCANNED]:
         if exclude is not None and Path(d).resolve() == Path(exclude).resolve():
             continue
@@ -231,8 +233,8 @@ _SHIFT_CACHE: dict = {}
 class Variation:
     """The pooled components of one figure (a stage, or the throughput) on this board and host."""
 
-    repeat: object          # edgebench.stats.variation.Component
-    session: object         # edgebench.stats.variation.Component
+    repeat: Component
+    session: Component
 
 
 def variation(history: list, stage: str, this_key: tuple | None = None, this_figs: list | None = None,

@@ -179,7 +179,7 @@ def command(verb, func: Callable) -> Callable:
             func(**values, run=run)
 
     params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + extra
-    wrapper.__signature__ = sig.replace(parameters=params)
+    setattr(wrapper, "__signature__", sig.replace(parameters=params))   # noqa: B010 (mypy: not on a functools wrapper)
     wrapper.__annotations__ = {p.name: p.annotation for p in params}
     del wrapper.__wrapped__    # typer must read the signature above, not the function's own
     return wrapper
