@@ -236,11 +236,60 @@ def accepted_cases(docs: dict, paths: dict, hows=TAMPERS) -> list:
 # ---------------------------------------------------------------- which keys the commands read
 
 def _track(value, path: tuple, seen: set):
+    from edgebench.results.types import Figure
+
+    if isinstance(value, Figure):
+        _track_figure(value, path, seen)
+        return value
     if isinstance(value, dict) and not isinstance(value, _TrackedDict):
         return _TrackedDict(value, path, seen)
     if isinstance(value, list) and not isinstance(value, _TrackedList):
         return _TrackedList(value, path, seen)
     return value
+
+
+#: id(figure) -> (figure, its key path, seen): the sections of the runs read inside :func:`reads`
+_FIGURES: dict = {}
+
+
+def _track_figure(fig, path: tuple, seen: set) -> None:
+    """Record the key paths read from a typed section (attributes, ``other``): its values are tracked in place
+    (dicts and lists replaced by their tracked copies, bypassing validation; sub-sections in turn)."""
+    _FIGURES[id(fig)] = (fig, path, seen)
+    for name in type(fig).model_fields:
+        fig.__dict__[name] = _track(fig.__dict__[name], path + (name,), seen)
+    extra = fig.__pydantic_extra__ or {}
+    for name in list(extra):
+        extra[name] = _track(extra[name], path + (name,), seen)
+
+
+@contextlib.contextmanager
+def _figure_reads():
+    """While inside, an attribute of a tracked section, or ``other(key)``, records its key path."""
+    from edgebench.results.types import Figure
+
+    get, other = Figure.__getattribute__, Figure.other
+
+    def getattribute(self, name):
+        value = get(self, name)
+        if not name.startswith("_"):
+            entry = _FIGURES.get(id(self))
+            if entry is not None and entry[0] is self and name in type(self).model_fields:
+                entry[2].add(entry[1] + (name,))
+        return value
+
+    def read_other(self, key, default=None):
+        entry = _FIGURES.get(id(self))
+        if entry is not None and entry[0] is self:
+            entry[2].add(entry[1] + (key,))
+        return other(self, key, default)
+
+    Figure.__getattribute__, Figure.other = getattribute, read_other
+    try:
+        yield
+    finally:
+        Figure.__getattribute__, Figure.other = get, other
+        _FIGURES.clear()
 
 
 class _TrackedDict(dict):
@@ -315,12 +364,17 @@ def reads(seen: set):
         result = original(cls, d, source)
         for f in dataclasses.fields(result):
             seen.add((f.name,))
-            object.__setattr__(result, f.name, _track(getattr(result, f.name), (f.name,), seen))
+            value = getattr(result, f.name)
+            if f.name == "latency" and isinstance(value, dict):   # stage -> LatencyFigure: each stage tracked
+                for stage, fig in value.items():
+                    _track(fig, (f.name, stage), seen)
+            object.__setattr__(result, f.name, _track(value, (f.name,), seen))
         return result
 
     RunResult.from_dict = classmethod(from_dict)
     try:
-        yield seen
+        with _figure_reads():
+            yield seen
     finally:
         RunResult.from_dict = classmethod(original)
 

@@ -80,10 +80,10 @@ def test_slow_emulated_model_gets_a_figure_within_the_budget(tmp_path):
     assert result.label == "emulated"
     assert result.status == "complete", result.status_reason
     e2e = result.latency["e2e"]
-    assert abs(e2e["median_s"] - STEADY_NS / 1e9) < 1e-9
-    per = result.warmup["per_repeat"]
+    assert abs(e2e.median_s - STEADY_NS / 1e9) < 1e-9
+    per = result.warmup.per_repeat
     assert per and all(w["n_warmup"] <= 2 for w in per)
-    assert result.stopping["n"] >= 2 * len(e2e["per_run"])
+    assert result.stopping.n >= 2 * len(e2e.per_run)
 
 
 @pytest.mark.slow

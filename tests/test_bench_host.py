@@ -34,47 +34,47 @@ def test_single_stream_result_is_complete_and_conditioned(single):
     result, run_dir = single
     assert result.status == "complete" and result.label == "measured"
     e2e = result.latency["e2e"]
-    assert e2e["n"] >= 50
-    assert e2e["ci_low_s"] <= e2e["median_s"] <= e2e["ci_high_s"]
-    assert e2e["min_s"] <= e2e["p50_s"] <= e2e["p90_s"]
+    assert e2e.n >= 50
+    assert e2e.ci_low_s <= e2e.median_s <= e2e.ci_high_s
+    assert e2e.min_s <= e2e.p50_s <= e2e.p90_s
     # e2e covers the other stages
-    assert e2e["median_s"] >= result.latency["invoke"]["median_s"]
-    assert result.model["sha256"] == __import__("hashlib").sha256(INT8.read_bytes()).hexdigest()
-    assert result.model["precision"] == "int8"
-    assert result.model["calibration"]["count"] == 200  # copied from the sidecar
-    assert result.runtime["name"] and result.runtime["version"]
-    assert result.runtime["kernels"] == "xnnpack" and result.runtime["threads"] == 1
-    assert result.cold_start["load_s"] > 0 and result.cold_start["first_inference_s"] > 0
-    assert result.warmup["n_warmup"] >= 10
-    assert result.scenario["inputs"]["source"] == "random" and result.scenario["inputs"]["seed"] == 0
-    assert "os" in result.board["system"]
-    assert result.power["measured"] is False
-    assert result.extra["claim"].startswith(f"{result.throughput['per_s']:,.0f} inferences/s achieved single-stream")
+    assert e2e.median_s >= result.latency["invoke"].median_s
+    assert result.model.sha256 == __import__("hashlib").sha256(INT8.read_bytes()).hexdigest()
+    assert result.model.precision == "int8"
+    assert result.model.calibration["count"] == 200  # copied from the sidecar
+    assert result.runtime.name and result.runtime.version
+    assert result.runtime.kernels == "xnnpack" and result.runtime.threads == 1
+    assert result.cold_start.load_s > 0 and result.cold_start.first_inference_s > 0
+    assert result.warmup.n_warmup >= 10
+    assert result.scenario.inputs.source == "random" and result.scenario.inputs.seed == 0
+    assert result.board.system.os
+    assert result.power.measured is False
+    assert result.extra.claim.startswith(f"{result.throughput.per_s:,.0f} inferences/s achieved single-stream")
     # achieved throughput counts the time between inferences too: below 1/median
-    assert result.throughput["per_s"] < result.throughput["inverse_median_per_s"]
-    assert "over 3 runs" in result.extra["claim"]
-    assert e2e["runs"] == 3 and len(e2e["per_run"]) == 3 and e2e["n_eff"] > 0
-    assert "log figures of 3 runs" in e2e["ci_method"] and "between-invocation" in e2e["ci_method"]
+    assert result.throughput.per_s < result.throughput.inverse_median_per_s
+    assert "over 3 runs" in result.extra.claim
+    assert e2e.runs == 3 and len(e2e.per_run) == 3 and e2e.n_eff > 0
+    assert "log figures of 3 runs" in e2e.ci_method and "between-invocation" in e2e.ci_method
     tp = result.throughput   # achieved, with an interval over repeats and sessions
-    assert tp["ci_low_per_s"] < tp["per_s"] < tp["ci_high_per_s"] and len(tp["per_repeat"]) == 3
-    assert result.timing["clock_resolution_s"] > 0
+    assert tp.ci_low_per_s < tp.per_s < tp.ci_high_per_s and len(tp.per_repeat) == 3
+    assert result.timing.clock_resolution_s > 0
     # the agent quantized each distinct input before the timed loop, and the claim says so
-    assert result.timing["prep"] == "precomputed"
-    assert "input quantization is done once per distinct input before the timed loop" in result.extra["claim"]
-    mem = result.extra["memory"]      # the agent's peak resident memory (VmHWM), over the repeats
-    assert mem["peak_rss_bytes"] >= mem["rss_bytes"] > 1_000_000 and "VmHWM" in mem["basis"]
+    assert result.timing.prep == "precomputed"
+    assert "input quantization is done once per distinct input before the timed loop" in result.extra.claim
+    mem = result.extra.memory      # the agent's peak resident memory (VmHWM), over the repeats
+    assert mem.peak_rss_bytes >= mem.rss_bytes > 1_000_000 and "VmHWM" in mem.basis
 
 
 def test_samples_parquet_matches_result(single):
     result, run_dir = single
     frame = store.read_samples(run_dir)
     counts = frame["phase"].value_counts().to_dict()
-    assert counts["cold"] == result.settings["repeat"] == 3  # one cold start per fresh process
+    assert counts["cold"] == result.settings.repeat == 3  # one cold start per fresh process
     assert sorted(frame["repeat"].unique()) == [0, 1, 2]
-    assert counts["warmup"] == result.warmup["n_warmup"]
-    assert counts["measure"] == result.latency["e2e"]["n"]
+    assert counts["warmup"] == result.warmup.n_warmup
+    assert counts["measure"] == result.latency["e2e"].n
     meas = frame.loc[frame["phase"] == "measure", "e2e_s"].to_numpy()
-    assert np.median(meas) == pytest.approx(result.latency["e2e"]["median_s"])
+    assert np.median(meas) == pytest.approx(result.latency["e2e"].median_s)
     assert np.all(np.diff(frame["t_start_ns"].to_numpy()) > 0)
     assert store.read_result(run_dir) == result
 
@@ -82,9 +82,9 @@ def test_samples_parquet_matches_result(single):
 def test_reference_kernels_and_fixed_rate(tmp_path, host):
     result, _ = run_bench(INT8, host, _opts(kernels="reference", scenario="fixed-rate", rate_hz=200.0,
                                             min_samples=40, max_time_s=1.0), runs_root=tmp_path)
-    assert result.runtime["kernels"] == "reference"
-    assert result.extra["achieved_rate_hz"] == pytest.approx(200.0, rel=0.05)
-    assert result.extra["lateness_median_s"] >= 0
+    assert result.runtime.kernels == "reference"
+    assert result.extra.achieved_rate_hz == pytest.approx(200.0, rel=0.05)
+    assert result.extra.lateness_median_s >= 0
 
 
 def test_fixed_rate_below_one_request_per_chunk_keeps_its_schedule(tmp_path, host):
@@ -93,7 +93,7 @@ def test_fixed_rate_below_one_request_per_chunk_keeps_its_schedule(tmp_path, hos
     result, run_dir = run_bench(INT8, host, _opts(scenario="fixed-rate", rate_hz=5.0, min_samples=12,
                                                   min_time_s=0.5, max_time_s=3.0, min_warmup=2),
                                 runs_root=tmp_path)
-    assert result.extra["achieved_rate_hz"] == pytest.approx(5.0, rel=0.05)
+    assert result.extra.achieved_rate_hz == pytest.approx(5.0, rel=0.05)
     frame = store.read_samples(run_dir)
     for _, rep in frame[frame["phase"] != "cold"].groupby("repeat"):
         gaps = np.diff(rep["t_start_ns"].to_numpy()) / 1e9
@@ -105,9 +105,9 @@ def test_agent_pinned_to_one_cpu_reports_it(tmp_path, host):
 
     cpu = min(os.sched_getaffinity(0))
     result, _ = run_bench(INT8, host, _opts(cpus=str(cpu)), runs_root=tmp_path)
-    assert result.board["system"]["cpu"]["affinity"] == [cpu]
-    assert result.settings["agent_cpus"] == str(cpu)
-    assert f"pinned to CPUs {cpu}" in result.board["transport"]
+    assert result.board.system.cpu["affinity"] == [cpu]
+    assert result.settings.agent_cpus == str(cpu)
+    assert f"pinned to CPUs {cpu}" in result.board.transport
 
 
 def test_cpus_only_for_local_boards(tmp_path):
@@ -117,8 +117,8 @@ def test_cpus_only_for_local_boards(tmp_path):
 
 def test_offline_scenario(tmp_path, host):
     result, _ = run_bench(INT8, host, _opts(scenario="offline"), runs_root=tmp_path)
-    assert result.throughput["per_s"] > 0
-    assert "wall time of the measuring windows" in result.throughput["definition"]
+    assert result.throughput.per_s > 0
+    assert "wall time of the measuring windows" in result.throughput.definition
 
 
 def test_interrupted_run_keeps_samples_and_says_incomplete(tmp_path, host):
@@ -137,7 +137,7 @@ def test_interrupted_run_keeps_samples_and_says_incomplete(tmp_path, host):
     assert result.status == "incomplete"
     assert "Ctrl-C" in result.status_reason
     assert len(store.read_samples(run_dir)) > 10
-    assert "INCOMPLETE run" in result.extra["claim"]
+    assert "INCOMPLETE run" in result.extra.claim
 
 
 def test_bad_inputs_leave_no_run_folder(tmp_path, host):
@@ -154,8 +154,8 @@ def test_user_inputs_are_used(tmp_path, host):
     p = tmp_path / "in.npz"
     np.savez(p, x=data)
     result, _ = run_bench(INT8, host, _opts(inputs=str(p)), runs_root=tmp_path / "runs")
-    assert result.scenario["inputs"]["source"] == str(p)
-    assert result.scenario["inputs"]["count"] == 16
+    assert result.scenario.inputs.source == str(p)
+    assert result.scenario.inputs.count == 16
 
 
 @pytest.mark.parametrize("kw,match", [({"scenario": "burst"}, "unknown scenario"),
@@ -200,10 +200,10 @@ def test_killed_bench_keeps_finished_repeats_and_recovers(tmp_path):
     assert run_dir is not None
     assert store.read_result(run_dir).status == "running"
     r = recover_bench(run_dir)
-    k = r.latency["e2e"]["runs"]
+    k = r.latency["e2e"].runs
     started = int(r.status_reason.split("the samples of the ")[1].split(" repeat(s)")[0])
     assert r.status == "incomplete" and started in (k, k + 1)   # the third may have been cut in its warm-up
-    assert k >= 2 and r.latency["e2e"]["ci_low_s"] is not None
+    assert k >= 2 and r.latency["e2e"].ci_low_s is not None
     assert store.read_result(run_dir).status == "incomplete"
     assert store.journal_paths(run_dir) == []
     with pytest.raises(Exception, match="not an unfinished bench run"):
@@ -246,9 +246,9 @@ def test_killed_single_repeat_keeps_its_journalled_chunks(tmp_path):
     assert len(store.read_samples(run_dir)) >= journalled  # readers fall back on the journal
     r = recover_bench(run_dir)
     assert r.status == "incomplete" and "the samples of the 1 repeat(s) it had started" in r.status_reason
-    assert r.latency["e2e"]["runs"] == 1
-    assert r.latency["e2e"]["n"] >= journalled - r.warmup["n_warmup"] - 1
-    assert r.cold_start["per_repeat"][0]["first_inference_s"] > 0
+    assert r.latency["e2e"].runs == 1
+    assert r.latency["e2e"].n >= journalled - r.warmup.n_warmup - 1
+    assert r.cold_start.per_repeat[0]["first_inference_s"] > 0
     assert len(store.read_samples(run_dir)) >= journalled and store.journal_paths(run_dir) == []
 
 

@@ -125,7 +125,7 @@ def test_interleaved_runs_are_compared_without_the_session_term(runs, capsys):
     for ref, other in (("base", "same"), ("same", "base")):
         d = store.resolve_run(ref, runs)
         r = store.read_result(d)
-        r.settings["interleaved_with"] = [other]
+        r.settings.interleaved_with = [other]
         store.write_result(d, r)
     assert cli("compare", "base", "same", "--runs-dir", runs, "--json") == 0
     paired = json.loads(capsys.readouterr().out)
@@ -218,9 +218,9 @@ def test_condition_differences_lists_every_condition(runs):
     b = store.read_result(store.resolve_run("20260101-000004", runs))
     names = [d["condition"] for d in condition_differences(a, b)]
     assert names == ["threads", "pinning (settings.agent_cpus)", "model precision"]
-    b.runtime["version"] = "2.4.0"
-    b.board["system"]["cpu"]["model_name"] = "Cortex-A72"
-    b.scenario["inputs"]["shape"] = [4, 4, 1]
+    b.runtime.version = "2.4.0"
+    b.board.system.cpu = {**(b.board.system.cpu or {}), "model_name": "Cortex-A72"}
+    b.scenario.inputs.shape = [4, 4, 1]
     names = [d["condition"] for d in condition_differences(a, b)]
     assert {"runtime version", "CPU model", "inputs shape"} <= set(names)
 

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from edgebench.bench.mac_rate import attach, mac_rate
+from edgebench.bench.record import new_result
 from edgebench.boards.registry import get_profile
 from edgebench.cli.render.mac_rate import mac_rate_line
 from edgebench.runtime.inspect import inspect_model
@@ -18,6 +19,18 @@ DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 def _latency(median, lo=None, hi=None):
     return {"e2e": {"median_s": median, "ci_low_s": lo, "ci_high_s": hi}}
+
+
+def _run(median=None, counter_hz=None, mlperf=None):
+    """A bench run with an e2e median (and the device's counter-hz, or an MLPerf Tiny figure)."""
+    r = new_result("bench")
+    if median is not None:
+        r.latency = _latency(median)
+    if counter_hz is not None:
+        r.board.system.firmware = {"counter-hz": counter_hz}
+    if mlperf is not None:
+        r.extra.mlperf = mlperf
+    return r
 
 
 def test_emulated_board_counts_instructions_from_the_icount_shift():
@@ -53,9 +66,8 @@ def test_a_cycle_counter_gives_measured_cycles():
     slow = mac_rate(_latency(0.002), nucleo, DIGITS, counter_hz=16_000_000)
     assert slow["per_inference"] == pytest.approx(32_000) and slow["label"] == "measured"
     assert mac_rate(_latency(0.002), nucleo, DIGITS)["label"] == "estimated"     # counter-hz not recorded
-    result = SimpleNamespace(latency=_latency(0.002), extra={},
-                             board={"system": {"firmware": {"counter-hz": 180_000_000}}})
-    assert attach(result, nucleo, DIGITS)["label"] == "measured"
+    result = _run(0.002, counter_hz=180_000_000)
+    assert attach(result, nucleo, DIGITS).label == "measured"
 
 
 def test_no_figure_without_a_meaningful_clock():
@@ -66,21 +78,21 @@ def test_no_figure_without_a_meaningful_clock():
     assert not f["available"] and "cpu_max_freq_hz" in f["reason"]
     assert not mac_rate({}, get_profile("qemu-m4"), DIGITS)["available"]
     # a Linux board gets no figure at all
-    result = SimpleNamespace(latency=_latency(0.001), extra={})
-    assert attach(result, get_profile("host"), DIGITS) is None and "mac_rate" not in result.extra
+    result = _run(0.001)
+    assert attach(result, get_profile("host"), DIGITS) is None and not result.extra.mac_rate
 
 
 def test_attach_keeps_the_figure_and_the_line_shows_it(tmp_path):
-    result = SimpleNamespace(latency=_latency(0.001), extra={})
+    result = _run(0.001)
     f = attach(result, get_profile("qemu-m7"), DIGITS)
-    assert result.extra["mac_rate"] is f and f["available"]
+    assert result.extra.mac_rate is f and f.available
     line = mac_rate_line(result)
-    assert line.startswith(f"instructions per MAC: {f['per_mac']:.3f}") and "emulated" in line
-    bad = SimpleNamespace(latency=_latency(0.001), extra={})
+    assert line.startswith(f"instructions per MAC: {f.per_mac:.3f}") and "emulated" in line
+    bad = _run(0.001)
     attach(bad, get_profile("qemu-m4"), tmp_path / "missing.tflite")
-    assert not bad.extra["mac_rate"]["available"] and "not counted" in bad.extra["mac_rate"]["reason"]
+    assert not bad.extra.mac_rate.available and "not counted" in bad.extra.mac_rate.reason
     assert mac_rate_line(bad).startswith("per MAC: not reported")
-    assert mac_rate_line(SimpleNamespace(extra={})) is None
+    assert mac_rate_line(new_result("bench")) is None
 
 
 @pytest.mark.slow
@@ -115,16 +127,16 @@ def test_the_library_bench_attaches_the_figure(fw, tmp_path):
     result, run_dir = run_bench(DIGITS, get_profile("posix-sim"),
                                 BenchOptions(min_samples=20, min_time_s=0.1, max_time_s=1.0, repeat=1,
                                              max_repeats=1, sessions=1), runs_root=tmp_path, url=fw)
-    f = result.extra["mac_rate"]
-    assert f["available"] is False and "posix build runs on this computer" in f["reason"]
-    assert json.loads((run_dir / "run.json").read_text())["extra"]["mac_rate"] == f
+    f = result.extra.mac_rate
+    assert f.available is False and "posix build runs on this computer" in f.reason
+    assert json.loads((run_dir / "run.json").read_text())["extra"]["mac_rate"] == f.to_dict()
 
 
 def test_mlperf_run_gets_the_figure_from_its_mean_latency():
     from edgebench.bench.mac_rate import attach_mlperf
 
-    result = SimpleNamespace(extra={"mlperf": {"latency_s": 0.002}})
+    result = _run(mlperf={"latency_s": 0.002})
     f = attach_mlperf(result, get_profile("qemu-m4"), DIGITS)
-    assert f["available"] and f["per_inference"] == pytest.approx(2_000_000) and f["stage"].startswith("mlperf")
-    assert attach_mlperf(SimpleNamespace(extra={}), get_profile("qemu-m4"), DIGITS) is None
+    assert f.available and f.per_inference == pytest.approx(2_000_000) and f.stage.startswith("mlperf")
+    assert attach_mlperf(_run(), get_profile("qemu-m4"), DIGITS) is None
     assert "(mean: 1 / median throughput)" in mac_rate_line(result)

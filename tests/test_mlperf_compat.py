@@ -244,14 +244,14 @@ def test_bench_mlperf_warns_when_the_dut_holds_another_model(client, tmp_path):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result, _ = run_mlperf(DIGITS, get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
-    codes = [w["code"] for w in result.warnings]
+    codes = [w.code for w in result.warnings]
     assert codes.count("model-id-mismatch") == 1
-    mismatch = next(w for w in result.warnings if w["code"] == "model-id-mismatch")
-    assert "m-model-[kws01]" in mismatch["message"] and "digits_int8" in mismatch["message"]
+    mismatch = next(w for w in result.warnings if w.code == "model-id-mismatch")
+    assert "m-model-[kws01]" in mismatch.message and "digits_int8" in mismatch.message
     lines = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
     assert len(lines) == 1 and "m-model-[kws01]" in lines[0]
-    assert result.scenario["dut_model_id"] == "kws01" and result.scenario["model_id"] == "digits_int8"
-    runner = result.extra["mlperf"]["runner"]
+    assert result.scenario.dut_model_id == "kws01" and result.scenario.model_id == "digits_int8"
+    runner = result.extra.mlperf["runner"]
     assert runner["model_id"] == "kws01" and runner["stock_infer"] == "infer 70 10"
     n, w = map(int, runner["suggested_infer"].split()[1:])
     assert w == 10 and n >= 1
@@ -267,9 +267,9 @@ def test_bench_mlperf_warns_when_the_dut_holds_another_model(client, tmp_path):
     client.deploy(ae, input_encoding="float32", results="mse")     # as the ad01 reference: no warning
     result, _ = run_mlperf(tmp_path / "ae.tflite", get_profile("posix-sim"), opts, runs_root=tmp_path,
                            client=client)
-    assert not [w for w in result.warnings if w["code"].endswith("-mismatch")]
-    assert (result.scenario["input_encoding"], result.scenario["results"]) == ("float32", "mse")
-    assert all(len(win["results"]) == 1 for win in result.extra["mlperf"]["windows"])
+    assert not [w for w in result.warnings if w.code.endswith("-mismatch")]
+    assert (result.scenario.input_encoding, result.scenario.results) == ("float32", "mse")
+    assert all(len(win["results"]) == 1 for win in result.extra.mlperf["windows"])
 
 
 def test_bench_mlperf_deploys_with_the_runners_conventions(client, tmp_path):
@@ -277,17 +277,17 @@ def test_bench_mlperf_deploys_with_the_runners_conventions(client, tmp_path):
 
     opts = MlperfOptions(window_s=0.05, windows=2, input_count=2, input_encoding="uint8-offset", model_id="ic01")
     result, _ = run_mlperf(DIGITS, get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
-    fw = result.board["system"]["firmware"]
+    fw = result.board.system.firmware
     assert (fw["model"], fw["input"], fw["results"]) == ("ic01", "uint8-offset", "outputs")
-    assert result.scenario["input_encoding"] == "uint8-offset"
-    assert not [w for w in result.warnings if w["code"].endswith("-mismatch")]
+    assert result.scenario.input_encoding == "uint8-offset"
+    assert not [w for w in result.warnings if w.code.endswith("-mismatch")]
 
     # a recognised MLPerf Tiny model gets its reference firmware's conventions by default
     opts = MlperfOptions(window_s=0.05, windows=2, input_count=2)
     result, _ = run_mlperf(require_file(RESNET), get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
-    fw = result.board["system"]["firmware"]
+    fw = result.board.system.firmware
     assert (fw["model"], fw["input"], fw["results"]) == ("ic01", "uint8-offset", "outputs")
-    assert result.extra["mlperf"]["runner"]["stock_infer"] == "infer 20 5"
+    assert result.extra.mlperf["runner"]["stock_infer"] == "infer 20 5"
 
 
 # ----------------------------------------------------------------------------- under QEMU (M4)

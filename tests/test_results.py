@@ -90,7 +90,7 @@ def test_non_measured_claims_say_so_first():
 
 def test_claim_names_throttling_causes():
     r = _result()
-    r.thermal["end"]["throttled"] = {"raw": "0x50005", "under_voltage_now": True, "throttled_now": True,
+    r.thermal.end.throttled = {"raw": "0x50005", "under_voltage_now": True, "throttled_now": True,
                                      "freq_capped_now": False}
     assert "throttled now (under_voltage, throttled)" in claim(r)
 
@@ -141,7 +141,7 @@ def _kinds(tmp_path):
     """A bench run, a thread sweep, an accuracy run and an energy run with the figures each kind stores."""
     bench = _result(run_id="aa11bb")
     sweep = _result(run_id="aa11cc", kind="sweep", latency={}, label="simulated", thermal={})
-    sweep.runtime = {**sweep.runtime, "threads": "1,4"}
+    sweep.runtime.threads = "1,4"
     sweep.extra = {"points": [{"max_temp_c": 70.5, "steady_temp_c": 70.1, "throttled": False},
                               {"max_temp_c": 81.0, "steady_temp_c": 80.2, "throttled": True}]}
     acc = _result(run_id="ff0001", kind="accuracy", latency={})

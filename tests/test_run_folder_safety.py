@@ -207,7 +207,7 @@ def test_a_flipped_byte_in_the_repeats_journal_still_recovers(killed_bench):
     seg.write_bytes(bytes(data))
     r = recover_bench(killed_bench)
     assert r.status == "incomplete"
-    codes = {w["code"]: w["message"] for w in r.warnings}
+    codes = {w.code: w.message for w in r.warnings}
     assert "repeats.journal.0000.arrows: chunk" in codes["journal-damaged"]
     assert store.read_result(killed_bench).status == "incomplete"
 
@@ -219,7 +219,7 @@ def test_a_damaged_run_json_is_recovered_from_the_journal(killed_bench):
     (killed_bench / store.RUN_JSON).write_text('{"format": "edgebench-run", "run_id": ')   # torn
     r = recover_bench(killed_bench)
     assert r.status == "incomplete" and r.run_id == before.run_id
-    assert r.latency["e2e"]["n"] > 0 and "run-json-damaged" in {w["code"] for w in r.warnings}
+    assert r.latency["e2e"].n > 0 and "run-json-damaged" in {w.code for w in r.warnings}
     stored = json.loads((killed_bench / store.RUN_JSON).read_text())
     assert stored["status"] == "incomplete" and stored["extra"]["recovery"]["run_json"]
 

@@ -15,6 +15,7 @@ from edgebench.bench.sessions import earlier_sessions, measurement_key, other_se
 from edgebench.boards.registry import get_profile
 from edgebench.errors import UsageError
 from edgebench.results import store
+from edgebench.results.figures.latency import LatencyFigure
 
 INT8 = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
 
@@ -71,8 +72,8 @@ def test_near_copies_count_once(tmp_path):
     shutil.copytree(store.resolve_run(first.run_id, tmp_path), nudged)
     r = store.read_result(nudged)
     r.run_id = "nudged-" + r.run_id
-    for p in r.latency["e2e"]["per_run"]:
-        p["median_s"] *= 1 + 1e-4          # figures changed within rounding: still the same run
+    for p in r.latency["e2e"].per_run:
+        p.median_s *= 1 + 1e-4          # figures changed within rounding: still the same run
     store.write_result(nudged, r)
     real, _ = _run(tmp_path, 1.02)        # another invocation, 2% apart: a session of its own
     this, d = _run(tmp_path, 1.05)
@@ -146,43 +147,43 @@ def test_second_invocation_combines_the_first(tmp_path):
     opts = dict(min_samples=50, min_time_s=0.3, max_time_s=2.0, chunk_time_s=0.1, repeat=2, max_repeats=2, cpus="0")
     first, _ = run_bench(INT8, host, BenchOptions(**opts), runs_root=tmp_path)
     e1 = first.latency["e2e"]
-    assert e1["sessions"] == 1 and "single-session" in {w["code"] for w in first.warnings}
-    assert "one session of this model" in first.extra["claim"]
+    assert e1.sessions == 1 and "single-session" in {w.code for w in first.warnings}
+    assert "one session of this model" in first.extra.claim
     # the first session's interval already carries the between-invocation component (prior or pooled) and
     # never drops the invocation's own
-    assert e1["ci_low_s"] <= e1["invocation"]["ci_low_s"] and e1["ci_high_s"] >= e1["invocation"]["ci_high_s"]
-    assert e1["session_variation"]["cv"] > 0 and "between invocations CV" in e1["ci_method"]
+    assert e1.ci_low_s <= e1.invocation.ci_low_s and e1.ci_high_s >= e1.invocation.ci_high_s
+    assert e1.session_variation["cv"] > 0 and "between invocations CV" in e1.ci_method
     # (not strictly wider: two repeats on this VM's modes, tens of percent apart even pinned, give an own
     # interval so wide that the combined one, with more degrees of freedom, is narrower; the headline then
     # keeps the own one, which failed a strict assertion here in CI)
     second, d2 = run_bench(INT8, host, BenchOptions(**opts), runs_root=tmp_path)
     e2 = second.latency["e2e"]
-    assert e2["sessions"] == 2 and e2["session_runs"] == [first.run_id]
+    assert e2.sessions == 2 and e2.session_runs == [first.run_id]
     def geo(fig):   # what a session contributes: the geometric mean of its runs' medians
-        return math.exp(np.mean([math.log(r["median_s"]) for r in fig["per_run"]]))
+        return math.exp(np.mean([math.log(r.median_s) for r in fig.per_run]))
 
-    assert e2["session_medians_s"] == [pytest.approx(geo(e2)), pytest.approx(geo(e1))]
-    assert e2["ci_low_s"] <= e2["invocation"]["ci_low_s"] and e2["ci_high_s"] >= e2["invocation"]["ci_high_s"]
+    assert e2.session_medians_s == [pytest.approx(geo(e2)), pytest.approx(geo(e1))]
+    assert e2.ci_low_s <= e2.invocation.ci_low_s and e2.ci_high_s >= e2.invocation.ci_high_s
     # two invocations: no Student t with one degree of freedom on the two session figures (the fading
     # prior's pseudo df keep df at 2 or more), and the stored interval is at least as wide as its se_log/df
     from scipy.stats import t as student_t
 
-    c = e2["combined"]          # the combined interval: never narrower than its own se_log and df say
-    assert c["df"] >= 2.0 and c["ci_low_s"] < c["median_s"] < c["ci_high_s"]
-    half = math.log(c["ci_high_s"] / c["ci_low_s"]) / 2
-    assert half >= student_t.ppf(0.975, c["df"]) * c["se_log"] * (1 - 1e-3)
+    c = e2.combined          # the combined interval: never narrower than its own se_log and df say
+    assert c.df >= 2.0 and c.ci_low_s < c.median_s < c.ci_high_s
+    half = math.log(c.ci_high_s / c.ci_low_s) / 2
+    assert half >= student_t.ppf(0.975, c.df) * c.se_log * (1 - 1e-3)
     tp = second.throughput
-    assert tp["ci_low_per_s"] < tp["per_s"] < tp["ci_high_per_s"] and tp["sessions"] == 2
-    assert e2["rerun_low_s"] < e2["rerun_high_s"] and e2["between_session_cv"] is not None
-    assert "combines 2 sessions" in second.extra["claim"]
-    assert "single-session" not in {w["code"] for w in second.warnings}
+    assert tp.ci_low_per_s < tp.per_s < tp.ci_high_per_s and tp.sessions == 2
+    assert e2.rerun_low_s < e2.rerun_high_s and e2.between_session_cv is not None
+    assert "combines 2 sessions" in second.extra.claim
+    assert "single-session" not in {w.code for w in second.warnings}
     # the stored run says the same, and the stop rule judged the invocation's own interval
     stored = store.read_result(d2)
-    assert stored.latency["e2e"]["sessions"] == 2
-    assert stored.stopping["rel_ci_halfwidth"] == e2["invocation"]["rel_ci_halfwidth"]
+    assert stored.latency["e2e"].sessions == 2
+    assert stored.stopping.rel_ci_halfwidth == e2.invocation.rel_ci_halfwidth
     # --sessions 1: this invocation only
     third, _ = run_bench(INT8, host, dataclasses.replace(BenchOptions(**opts), sessions=1), runs_root=tmp_path)
-    assert third.latency["e2e"]["sessions"] == 1
+    assert third.latency["e2e"].sessions == 1
 
 
 def test_headline_interval_se_and_df_are_one_coherent_set(tmp_path):
@@ -194,16 +195,16 @@ def test_headline_interval_se_and_df_are_one_coherent_set(tmp_path):
     earlier, _ = _run(tmp_path, 1.02)
     this, d = _run(tmp_path, 1.0)
     history = read_history(this, tmp_path, exclude=d)
-    fig = dict(this.latency["e2e"], ci_level=0.95, ci_method="own", runs=3, rel_ci_halfwidth=0.01,
-               se_log=0.004, df=30.0)
+    fig = this.latency["e2e"].model_copy(update=dict(ci_level=0.95, ci_method="own", runs=3, rel_ci_halfwidth=0.01,
+                                                     se_log=0.004, df=30.0))
     _combine_sessions(fig, earlier_sessions(this, history), variation(history, "e2e"), "e2e")
-    c = fig["combined"]
-    assert fig["sessions"] == c["sessions"] == 2 and fig["invocation"]["se_log"] == 0.004
-    assert (fig["se_log"], fig["df"]) == (c["se_log"], c["df"]) and c["se_log"] > 0.004
-    assert (fig["ci_low_s"], fig["ci_high_s"]) == (c["ci_low_s"], c["ci_high_s"])
+    c = fig.combined
+    assert fig.sessions == c.sessions == 2 and fig.invocation.se_log == 0.004
+    assert (fig.se_log, fig.df) == (c.se_log, c.df) and c.se_log > 0.004
+    assert (fig.ci_low_s, fig.ci_high_s) == (c.ci_low_s, c.ci_high_s)
     # the interval is the combined estimate's (widened only to hold this invocation's own)
-    half = t_quantile(0.95, c["df"]) * c["se_log"]
-    assert math.log(c["ci_high_s"] / c["ci_low_s"]) == pytest.approx(2 * half, rel=1e-6)
+    half = t_quantile(0.95, c.df) * c.se_log
+    assert math.log(c.ci_high_s / c.ci_low_s) == pytest.approx(2 * half, rel=1e-6)
 
 
 def test_a_widened_headline_interval_recomputes_from_its_stored_se_log_and_df(tmp_path):
@@ -216,15 +217,15 @@ def test_a_widened_headline_interval_recomputes_from_its_stored_se_log_and_df(tm
     earlier, _ = _run(tmp_path, 1.02)
     this, d = _run(tmp_path, 1.0)
     history = read_history(this, tmp_path, exclude=d)
-    fig = dict(this.latency["e2e"], ci_level=0.95, ci_method="own", runs=3, rel_ci_halfwidth=0.2,
-               se_log=0.004, df=30.0, ci_low_s=0.80, ci_high_s=1.05)
+    fig = this.latency["e2e"].model_copy(update=dict(ci_level=0.95, ci_method="own", runs=3, rel_ci_halfwidth=0.2,
+                                                     se_log=0.004, df=30.0, ci_low_s=0.80, ci_high_s=1.05))
     _combine_sessions(fig, earlier_sessions(this, history), variation(history, "e2e"), "e2e")
-    c = fig["combined"]
-    assert c["ci_low_s"] <= 0.80 and c["ci_high_s"] >= 1.05            # this invocation's own is held
-    assert fig["se_log"] == c["se_log"] and "widened to hold this invocation's own interval" in c["ci_method"]
-    half = t_quantile(0.95, c["df"]) * c["se_log"]
-    assert c["ci_low_s"] == pytest.approx(c["median_s"] * math.exp(-half), rel=1e-9)
-    assert c["ci_high_s"] == pytest.approx(c["median_s"] * math.exp(half), rel=1e-9)
+    c = fig.combined
+    assert c.ci_low_s <= 0.80 and c.ci_high_s >= 1.05            # this invocation's own is held
+    assert fig.se_log == c.se_log and "widened to hold this invocation's own interval" in c.ci_method
+    half = t_quantile(0.95, c.df) * c.se_log
+    assert c.ci_low_s == pytest.approx(c.median_s * math.exp(-half), rel=1e-9)
+    assert c.ci_high_s == pytest.approx(c.median_s * math.exp(half), rel=1e-9)
 
 
 def test_a_session_at_a_shifted_level_is_left_out_of_the_pooled_variation_and_the_headline(tmp_path):
@@ -244,9 +245,9 @@ def test_a_session_at_a_shifted_level_is_left_out_of_the_pooled_variation_and_th
     assert runs[3].run_id not in {r.run_id for r in earlier_sessions(this, history)}
     assert runs[3].run_id in {r.run_id for r in earlier_sessions(this, history, skip_shifted=False)}
     assert runs[3].run_id not in {r.run_id for r in sessions_of(this, history)}
-    fig = {"ci_method": "combined"}
+    fig = LatencyFigure(ci_method="combined")
     (w,) = _shifted_warning(this, history, fig)
-    assert w["code"] == "session-differs" and runs[3].run_id in w["message"] and runs[3].run_id in fig["ci_method"]
+    assert w.code == "session-differs" and runs[3].run_id in w.message and runs[3].run_id in fig.ci_method
     # pooled with it, the component would be far wider: what leaving it out protects
     from edgebench.stats.variation import SESSION_PRIOR, invocation_estimate, pooled_component
 

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
 
 from edgebench.bench.conditions import (
     CONDITIONS,
@@ -22,10 +25,23 @@ from edgebench.bench.conditions import (
     refused_differences,
     short_value,
 )
-from edgebench.errors import ResultError
+from edgebench.bench.sessions import measurement_key, read_history, record_of, sessions_of, variation
+from edgebench.errors import GateFailed, GateUndecided, ResultError
 from edgebench.report import format as fmt
 from edgebench.results.kinds import kind_of
-from edgebench.results.model import refuse_mixed_labels
+from edgebench.results.model import STAGES, RunResult, refuse_mixed_labels
+from edgebench.results.store import read_samples
+from edgebench.stats.compare import SAME, holm, ratio_of_medians, side_figures
+from edgebench.stats.dependence import observed_tick
+from edgebench.stats.power import detectable, sessions_needed
+from edgebench.stats.variation import (
+    DIFFERS_LEVEL,
+    LogEstimate,
+    combine_sessions,
+    invocation,
+    satterthwaite,
+    t_quantile,
+)
 
 ALPHA = 0.05
 
@@ -54,8 +70,6 @@ class Comparison:
 
     def case_sentence(self) -> str:
         """Which variance terms the interval carries, and how to resolve smaller differences."""
-        from edgebench.stats.compare import SAME
-
         if self.case == SAME:
             return ("case: the runs were interleaved in one invocation, so they are compared without the "
                     "between-invocation term (the machine state of that invocation fell on both)")
@@ -114,8 +128,6 @@ class Comparison:
 
     def raise_for_gate(self) -> None:
         """Exit 2 (:class:`GateFailed`) when the gate failed, 3 (:class:`GateUndecided`) when it cannot decide."""
-        from edgebench.errors import GateFailed, GateUndecided
-
         g = self.gate or {}
         s = self.stages.get(g.get("stage") or self.stage, self.speedup)
         if g.get("failed"):
@@ -179,13 +191,9 @@ def _runs(samples, col: str) -> list:
     return [g[col].to_numpy() for _, g in measured.groupby("repeat", sort=True) if len(g) >= 2]
 
 
-def _tick(baseline, candidate, a, b) -> float:
+def _tick(baseline: RunResult, candidate: RunResult, a, b) -> float:
     """The coarser clock of the two runs: as recorded, and as their samples show it."""
-    import numpy as np
-
-    from edgebench.stats.dependence import observed_tick
-
-    recorded = [((r.timing or {}).get("clock_resolution_s") or 0.0) for r in (baseline, candidate)]
+    recorded = [r.timing.clock_resolution_s or 0.0 for r in (baseline, candidate)]
     return max(*recorded, observed_tick(np.concatenate(a)), observed_tick(np.concatenate(b)))
 
 
@@ -201,8 +209,6 @@ def _verdict(ci_low: float, ci_high: float, p_holm: float) -> str:
 def shared_df(ea, eb, s_a: int, s_b: int, session) -> float:
     """Degrees of freedom of ``var_a + var_b`` when both sides carry the **same** estimate of the
     between-invocation variance (``sigma2 / S_a + sigma2 / S_b`` is one term on its df, not two)."""
-    from edgebench.stats.variation import satterthwaite
-
     shared = session.var * (1.0 / s_a + 1.0 / s_b)
     own = [(max(e.var - session.var / s, 0.0), e.df) for e, s in ((ea, s_a), (eb, s_b))]
     return satterthwaite([(shared, session.df), *own])
@@ -215,9 +221,6 @@ def _combined(st: str, level: float, resolution: float, a, b, earlier_a: list, e
     (:func:`edgebench.stats.variation.combine_sessions`). The level-shift test judges this run
     against its sessions on record with the components of the runs on record alone (``loo``: a
     shifted run must not widen the yardstick it is judged by)."""
-    from edgebench.stats.compare import side_figures
-    from edgebench.stats.variation import DIFFERS_LEVEL, LogEstimate, combine_sessions, invocation
-
     sides, shifts = [], []
     for runs, earlier in ((a, earlier_a), (b, earlier_b)):
         figs = side_figures(runs, level, resolution)
@@ -244,8 +247,6 @@ def _mde(d: dict, tests: int, same: bool, per_a: float, per_b: float, s_a: int, 
          targets: tuple, interleaved_var: float) -> dict:
     """The smallest ratio detected with 80% power (:func:`edgebench.stats.power.detectable`), the
     sessions of each side that would reach each of ``targets``, and one interleaved invocation's."""
-    from edgebench.stats.power import detectable, sessions_needed
-
     m = detectable(d["se_log"], d["df"], ALPHA, tests=tests).to_dict()
     if not same:
         more = {}
@@ -258,7 +259,7 @@ def _mde(d: dict, tests: int, same: bool, per_a: float, per_b: float, s_a: int, 
     return m
 
 
-def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str = "e2e",
+def compare(baseline: RunResult, baseline_samples, candidate: RunResult, candidate_samples, stage: str = "e2e",
             stages: tuple = (), history: list | None = None, only_these: bool = False,
             targets: tuple = (1.02, 1.05, 1.10)) -> Comparison:
     """``baseline``/``candidate`` are RunResults; samples their Parquet frames.
@@ -273,10 +274,6 @@ def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str
     long-run figure against the other's; ``only_these``: these two runs alone. Each stage carries
     its ``mde`` (:func:`_mde`); ``targets`` are the ratios whose sessions needed are reported.
     """
-    from edgebench.bench.sessions import measurement_key, record_of, sessions_of, variation
-    from edgebench.stats.compare import holm, ratio_of_medians
-    from edgebench.stats.variation import t_quantile
-
     refuse_mixed_labels(baseline, candidate)  # never a simulated or emulated figure against a measured one
     tested = tuple(dict.fromkeys((stage, *stages)))
     same = _interleaved(baseline, candidate)
@@ -331,7 +328,7 @@ def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str
         d["ci_adjusted_low"], d["ci_adjusted_high"] = d["ratio"] * math.exp(-half), d["ratio"] * math.exp(half)
         d["ci_adjusted_level"] = 1.0 - ALPHA / m
         out[st] = {**d, "p_holm": p_adj, "verdict": _verdict(d["ci_low"], d["ci_high"], p_adj),
-                   "baseline_name": baseline.model.get("name"), "candidate_name": candidate.model.get("name"),
+                   "baseline_name": baseline.model.name, "candidate_name": candidate.model.name,
                    "definition": f"median {st} latency of baseline / of candidate (>1: candidate faster)",
                    "mde": _mde(d, len(tested), same, per_a, per_b, s_a, s_b, targets, this_var)}
     diffs = condition_differences(baseline, candidate)
@@ -346,28 +343,23 @@ def compare(baseline, baseline_samples, candidate, candidate_samples, stage: str
                       mde=out[stage]["mde"])
 
 
-def compare_stored(da, ra, db, rb, stage: str = "e2e", stages: tuple | None = None, only_these: bool = False,
+def compare_stored(da, ra: RunResult, db, rb: RunResult, stage: str = "e2e", stages: tuple | None = None,
+                   only_these: bool = False,
                    samples: tuple = (None, None)) -> Comparison:
     """:func:`compare` of two stored runs (folders ``da``/``db``, results ``ra``/``rb``) with every run on
     record in A's runs folder as history (:func:`edgebench.bench.sessions.read_history`, before and
     after): the one way ``compare``, ``check``'s gate and ``report`` compare two runs. ``stages``
     (default: every stage both runs have); ``samples``: the Parquet frames when already read."""
-    from pathlib import Path
-
-    from edgebench.bench.sessions import read_history
-    from edgebench.results.model import STAGES
-    from edgebench.results.store import read_samples
-
     if stages is None:
-        stages = tuple(s for s in STAGES if (ra.latency or {}).get(s) and (rb.latency or {}).get(s))
+        stages = tuple(s for s in STAGES if ra.stage(s) and rb.stage(s))
     sa = samples[0] if samples[0] is not None else read_samples(da)
     sb = samples[1] if samples[1] is not None else read_samples(db)
     history = read_history(ra, Path(da).parent, later_too=True)
     return compare(ra, sa, rb, sb, stage=stage, stages=stages, history=history, only_these=only_these)
 
 
-def _interleaved(a, b) -> bool:
-    ia, ib = (a.settings or {}).get("interleaved_with"), (b.settings or {}).get("interleaved_with")
+def _interleaved(a: RunResult, b: RunResult) -> bool:
+    ia, ib = a.settings.interleaved_with, b.settings.interleaved_with
     return bool(ia and ib and b.run_id in ia and a.run_id in ib)
 
 

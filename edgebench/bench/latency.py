@@ -13,109 +13,50 @@ error keeps what was measured and marks the run incomplete with the reason.
 """
 from __future__ import annotations
 
-import math
+import dataclasses
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
 
 from edgebench import board_protocol as bp
-from edgebench import ranges as R
-from edgebench.agent.protocol import PREP_PER_INFERENCE, PREP_PRECOMPUTED
+from edgebench.agent.protocol import PREP_PER_INFERENCE
+from edgebench.bench.describe import (
+    clock_resolution,
+    describe_run,
+    e2e_includes,
+    figure_label,
+    load_average,
+)
+from edgebench.bench.latency_recover import REPEAT_COLUMNS, recover_bench
+from edgebench.bench.latency_summary import frame_of, summarise
+from edgebench.bench.mac_rate import attach
+from edgebench.bench.memory import run_memory
+from edgebench.bench.options import KERNELS, RANGES, SCENARIOS, BenchOptions
 from edgebench.bench.record import (
     RunFolder,
+    Status,
     board_client,
-    board_section,
     new_result,
     record_end_state,
+    status_of,
     stop_reason,
 )
+from edgebench.bench.sessions import read_history
 from edgebench.boards.connect import require_runtime
 from edgebench.data.inputs import load_inputs, random_inputs
-from edgebench.errors import EdgebenchError, ResultError, UsageError
+from edgebench.errors import UsageError
 from edgebench.modelfile import read_model
-from edgebench.provenance import read_sidecar
-from edgebench.ranges import check_fields
-from edgebench.results import kinds as rk
 from edgebench.results import store
-from edgebench.results.model import STAGE_MEANING, STAGES, RunResult
+from edgebench.results.figures.device import MemoryFigure
+from edgebench.results.figures.latency import LatencyFigure
+from edgebench.results.figures.thermal import ThermalSection
+from edgebench.results.journal import Journal
+from edgebench.results.model import STAGES, RunResult
 from edgebench.stats import preload
 from edgebench.stats.latency import StopRule
 from edgebench.stats.warmup import warmup_for
-
-SCENARIOS = ("single-stream", "offline", "fixed-rate")
-KERNELS = ("xnnpack", "builtin", "reference")
-
-
-@dataclass
-class BenchOptions:
-    scenario: str = "single-stream"
-    kernels: str = "xnnpack"
-    threads: int = 1
-    delegate: Optional[str] = None
-    rate_hz: Optional[float] = None
-    batch: int = 1
-    inputs: Optional[str] = None          # .npy/.npz path; None: seeded random in range
-    input_count: int = 64
-    input_range: Optional[tuple] = None
-    seed: int = 0
-    target_rel_ci: float = 0.01
-    min_samples: int = 200
-    min_time_s: float = 1.0               # per repeat
-    max_time_s: float = 20.0              # whole run, all repeats
-    repeat: int = 3                       # independent runs (fresh process and model load each)
-    max_repeats: int = 10
-    min_warmup: int = 10
-    chunk_time_s: float = 0.25
-    cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
-    sessions: int = 10                    # combine up to this many invocations (this one included); 1: this only
-    run_kind: str = "bench"               # the run.json kind from the start: "energy" when energy measures with it
-
-    def validate(self) -> None:
-        check_fields(self, RANGES)
-        if self.scenario not in SCENARIOS:
-            raise UsageError(f"unknown scenario {self.scenario!r}", f"use one of {', '.join(SCENARIOS)}")
-        if self.kernels not in KERNELS:
-            raise UsageError(f"unknown kernel set {self.kernels!r}", f"use one of {', '.join(KERNELS)}")
-        if self.threads < 1:
-            raise UsageError(f"threads must be at least 1, got {self.threads}")
-        if self.rate_hz is not None and not (math.isfinite(self.rate_hz) and self.rate_hz > 0):
-            raise UsageError(f"--rate must be a positive finite number of requests per second, got {self.rate_hz!r}",
-                             "e.g. --rate 50")
-        if self.scenario == "fixed-rate" and self.rate_hz is None:
-            raise UsageError("the fixed-rate scenario needs a positive --rate", "e.g. --rate 50")
-        if self.rate_hz is not None and self.rate_hz * self.max_time_s < 2:
-            raise UsageError(f"--rate {self.rate_hz:g}/s sends fewer than 2 requests within --max-time "
-                             f"{self.max_time_s:g} s",
-                             f"raise --max-time to at least {2 / self.rate_hz:g} s, or --rate")
-        if self.scenario != "fixed-rate" and self.rate_hz is not None:
-            raise UsageError(f"--rate applies to --scenario fixed-rate only (scenario is {self.scenario})",
-                             "add --scenario fixed-rate, or drop --rate")
-        if self.repeat < 1 or self.max_repeats < self.repeat:
-            raise UsageError(f"--repeat must be at least 1 and at most --max-repeats ({self.max_repeats}), "
-                             f"got {self.repeat}")
-        for name in ("target_rel_ci", "min_time_s", "max_time_s", "chunk_time_s"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise UsageError(f"{name.replace('_rel_ci', '').replace('_s', '').replace('_', '-')} must be a "
-                                 f"positive finite number, got {value!r}")
-        if self.max_time_s < self.min_time_s:
-            raise UsageError(f"--max-time ({self.max_time_s:g} s) is shorter than --min-time ({self.min_time_s:g} s)")
-        if self.batch < 1:
-            raise UsageError(f"batch must be at least 1, got {self.batch}")
-        if not isinstance(self.sessions, int) or self.sessions < 1:
-            raise UsageError(f"--sessions must be a whole number of at least 1, got {self.sessions!r}",
-                             "1 uses this invocation only; the default combines up to 10")
-
-
-#: the ranges of BenchOptions' numeric fields (edgebench.ranges: the CLI checks the same)
-RANGES = {"threads": R.THREADS, "rate_hz": R.RATE_HZ, "batch": R.BATCH, "input_count": R.INPUT_COUNT,
-          "seed": R.SEED, "target_rel_ci": R.TARGET, "min_samples": R.MIN_SAMPLES, "min_time_s": R.MIN_TIME_S,
-          "max_time_s": R.MAX_TIME_S, "repeat": R.REPEAT, "max_repeats": R.MAX_REPEATS,
-          "min_warmup": R.MIN_WARMUP, "chunk_time_s": R.CHUNK_TIME_S, "sessions": R.SESSIONS}
-
 
 Progress = Callable[[dict], None]
 
@@ -164,8 +105,6 @@ def run_benches(model_paths: list, profile, opts: BenchOptions, runs_root="runs"
     machine state of this invocation falls on all of them, so ``compare`` judges them without the
     between-invocation term (docs/statistics.md). Each run is stored with ``settings.interleaved_with``
     naming the others. Returns ``[(result, run_dir)]`` in the order given. One model: :func:`run_bench`."""
-    import dataclasses
-
     if len(model_paths) == 1:
         return [run_bench(model_paths[0], profile, opts, runs_root, url,
                           progress_for(Path(model_paths[0]).name) if progress_for else None, client, started)]
@@ -195,7 +134,7 @@ def run_interleaved(sessions: list) -> None:
             s.abort(exc)
         raise
     for s in sessions:
-        s.result.settings["interleaved_with"] = [o.result.run_id for o in sessions if o is not s]
+        s.result.settings.interleaved_with = [o.result.run_id for o in sessions if o is not s]
         s.finish("complete", None)
 
 
@@ -213,8 +152,8 @@ class BenchSession:
         self.result: RunResult | None = None
         self.folder = RunFolder(runs_root, self.model.name, profile.name)
         self.chunks: list = []           # every chunk of every repeat, with "phase" and "repeat"
-        self.journal = None              # the same chunks on disk as they come (survives SIGKILL)
-        self.repeat_journal = None       # each repeat's cold start, for a recovery after a kill
+        self.journal: Optional[Journal] = None         # the same chunks on disk as they come (survives SIGKILL)
+        self.repeat_journal: Optional[Journal] = None  # each repeat's cold start, for a recovery after a kill
         self.repeats_done = 0
         self.repeat_info: list = []      # per repeat: stop decision, window, cold start
         self.resolution_s = 0.0
@@ -227,26 +166,32 @@ class BenchSession:
     def run_dir(self) -> Path | None:
         return self.folder.path
 
+    @property
+    def started(self) -> RunResult:
+        """The result, once the first repeat described the run (:meth:`_start`)."""
+        assert self.result is not None, "the run has not started"
+        return self.result
+
     # -- the whole run ------------------------------------------------------------------
     def run(self) -> tuple[RunResult, Path]:
         with self.folder.guard(self._stopped, self._measured):
             while self.repeats_done < self.opts.repeat or self._wants_more():
                 self.repeat_once()
         self.finish("complete", None)
-        return self.result, self.run_dir
+        assert self.run_dir is not None
+        return self.started, self.run_dir
 
     def _measured(self) -> bool:
         return any(len(c["phase"]) and c["phase"][0] != "cold" for c in self.chunks)
 
     def _stopped(self, status: str, reason: str) -> None:
-        self.finish(status, reason)
+        self.finish(status_of(status), reason)
 
     def _wants_more(self) -> bool:
         o = self.opts
         if self.repeats_done >= o.max_repeats or self.result is None:
             return False
-        e2e = self.result.latency.get("e2e") or {}
-        rel = e2e.get("rel_ci_halfwidth")
+        rel = self.result.stage("e2e").rel_ci_halfwidth
         if rel is not None and rel <= o.target_rel_ci:
             return False
         per_repeat = self.spent_s / max(1, self.repeats_done)
@@ -259,7 +204,7 @@ class BenchSession:
         """An emulated board (deterministic figures, seconds of wall time per inference for a big
         model) measures on past its share of the budget until it has EMULATED_MIN_KEPT samples past
         warm-up, within GRACE_S: a repeat that kept one sample adds nothing to the figures."""
-        return (self.result.label == "emulated" and not decision.target_reached
+        return (self.started.label == "emulated" and not decision.target_reached
                 and measured.size < EMULATED_MIN_KEPT)
 
     def _nothing_measured(self) -> str:
@@ -304,12 +249,12 @@ class BenchSession:
 
     def _repeat_done(self, k: int) -> dict:
         """The progress event of a finished repeat: its own median, the interval over the repeats so far."""
-        e2e = (self.result.latency if self.result is not None else {}).get("e2e") or {}
-        runs = e2e.get("per_run") or []
+        e2e = self.result.stage("e2e") if self.result is not None else LatencyFigure()
+        runs = e2e.per_run or []
         return {"event": "repeat-done", "repeat": k + 1, "of": self.opts.repeat, "max": self.opts.max_repeats,
-                "median_s": runs[-1].get("median_s") if runs else None, "n": runs[-1].get("n") if runs else None,
-                "overall_median_s": e2e.get("median_s"),
-                "rel_ci": (e2e.get("invocation") or e2e).get("rel_ci_halfwidth"),
+                "median_s": runs[-1].median_s if runs else None, "n": runs[-1].n if runs else None,
+                "overall_median_s": e2e.median_s,
+                "rel_ci": (e2e.invocation or e2e).rel_ci_halfwidth,
                 "target": self.opts.target_rel_ci, "elapsed_s": time.monotonic() - self.t0}
 
     def _measure(self, client, k: int) -> None:
@@ -343,6 +288,7 @@ class BenchSession:
                 "first_inference_s": float(cold["e2e_ns"][0]) / 1e9,
                 "first_invoke_s": float(cold["invoke_ns"][0]) / 1e9, "decision": None}
         self.repeat_info.append(info)
+        assert self.repeat_journal is not None
         self.repeat_journal.append({key: [info[key]] for key in REPEAT_COLUMNS})
         start_index = 1
         schedule = _Schedule(o, client, realtime=hello.get("timing") != "simulated")
@@ -355,8 +301,10 @@ class BenchSession:
             header, arrs = client.run(o.scenario, count=100000, max_time_s=o.chunk_time_s,
                                       rate_hz=o.rate_hz, start_index=start_index, **kwargs)
             n = int(header.get("n", len(arrs["e2e_ns"])))
-            if header.get("prep") == PREP_PER_INFERENCE and self.result.timing.get("prep") != PREP_PER_INFERENCE:
-                self.result.timing.update(prep=PREP_PER_INFERENCE, e2e_includes=e2e_includes(loaded, PREP_PER_INFERENCE))
+            timing = self.started.timing
+            if header.get("prep") == PREP_PER_INFERENCE and timing.prep != PREP_PER_INFERENCE:
+                timing.prep = PREP_PER_INFERENCE
+                timing.e2e_includes = e2e_includes(loaded, PREP_PER_INFERENCE)
             if n:       # wall time per inference, for the advice of a run that measured nothing
                 info["wall_per_inference_s"] = (time.monotonic() - asked) / n
             schedule.advance(arrs, n)
@@ -366,7 +314,7 @@ class BenchSession:
             self._keep(arrs)
             mine.append(arrs)
             e2e = _concat(mine, "e2e_ns") / 1e9
-            warm = warmup_for(e2e, o.min_warmup, self.result.label)
+            warm = warmup_for(e2e, o.min_warmup, self.started.label)
             measured = e2e[warm.n_warmup:]
             decision = rule.check(measured, time.monotonic() - t0) if measured.size else None
             if decision is not None:
@@ -385,17 +333,17 @@ class BenchSession:
     def _start(self, client, hello, loaded, inputs) -> None:
         """The run's description from the first repeat; the folder and a run.json marked running."""
         system = client.sysinfo()
-        self.resolution_s = _clock_resolution(hello)
+        self.resolution_s = clock_resolution(hello)
         result = new_result(self.opts.run_kind, figure_label(hello))
         describe_run(result, self.model, loaded, hello, system, self.profile, client, self.opts, inputs)
-        result.timing["clock_resolution_s"] = self.resolution_s or None
-        result.settings["repeat"] = self.opts.repeat
-        result.settings["max_repeats"] = self.opts.max_repeats
-        result.settings["sessions"] = self.opts.sessions
-        result.settings["fresh_process_per_repeat"] = self.client is None
+        result.timing.clock_resolution_s = self.resolution_s or None
+        result.settings.repeat = self.opts.repeat
+        result.settings.max_repeats = self.opts.max_repeats
+        result.settings.sessions = self.opts.sessions
+        result.settings.fresh_process_per_repeat = self.client is None
         thermal = client.thermal()
-        result.thermal = {"available": bool(thermal.get("available")), "start": thermal, "end": None}
-        result.extra["load_at_start"] = _load_average()
+        result.thermal = ThermalSection(available=bool(thermal.get("available")), start=thermal)
+        result.extra.load_at_start = load_average()
         self.result = result
         self.folder.start(result)
 
@@ -404,42 +352,33 @@ class BenchSession:
 
     def _keep(self, chunk: dict) -> None:
         """A chunk of samples in memory and, fsync'd before the next request, in the journal."""
-        from edgebench.bench.latency_summary import frame_of
-
         self.chunks.append(chunk)
+        assert self.journal is not None
         self.journal.append(frame_of([chunk]))
 
     def _thermal_end(self, client) -> None:
-        from edgebench.bench.memory import run_memory
-
-        record_end_state(self.result, client)
-
-        memory = run_memory(self.profile, self.model.path, self.result.agent.get("status"),
-                            self.result.extra.get("memory"))
+        result = self.started
+        record_end_state(result, client)
+        # agent: the agent's own free-form report; run_memory reads and returns the section's dict
+        memory = run_memory(self.profile, self.model.path, result.agent.get("status"), result.extra.memory.to_dict() or None)
         if memory:
-            self.result.extra["memory"] = memory
+            result.extra.memory = MemoryFigure.model_validate(memory)
 
     # -- results --------------------------------------------------------------------------
-    def _summarise(self, final: bool, status: str = "running", reason: str | None = None) -> None:
+    def _summarise(self, final: bool, status: Status = "running", reason: str | None = None) -> None:
         """Summaries over the repeats so far; samples and run.json written after every repeat,
         so a killed run keeps every finished repeat (``edgebench bench --recover``)."""
-        from edgebench.bench.latency_summary import frame_of, summarise
-
         if self.result is None or self.run_dir is None:
             return
         if self.history is None:   # the runs on record on this board and host, read once
-            from edgebench.bench.sessions import read_history
-
             self.history = read_history(self.result, self.runs_root, exclude=self.run_dir)
         frame = summarise(self.result, frame_of(self.chunks), self.opts, self.repeat_info,
                           self.resolution_s, final=final, status=status, reason=reason, history=self.history)
         if final:
-            from edgebench.bench.mac_rate import attach
-
             attach(self.result, self.profile, self.model.path)   # MCU boards: instructions/cycles per MAC
         self.folder.save(self.result, frame)
 
-    def finish(self, status: str, reason: str | None) -> None:
+    def finish(self, status: Status, reason: str | None) -> None:
         self._summarise(True, status, reason)
         if status == "complete" and self.result is not None and not self.result.latency:
             self._summarise(True, "incomplete", self._nothing_measured())
@@ -448,120 +387,10 @@ class BenchSession:
                 j.remove()
 
 
-def recover_bench(run_dir) -> RunResult:
-    """Finish a bench run folder left ``running`` by a crash or a kill: summarise the repeats
-    it had written (samples are written after every repeat) and mark it incomplete."""
-    from edgebench.bench.latency_summary import summarise
-
-    d = Path(run_dir)
-    r = store.read_unfinished(d)
-    if r.kind != rk.BENCH.name or r.status != "running":
-        raise ResultError(f"{d} is not an unfinished bench run (kind {r.kind}, status {r.status})",
-                          "nothing to recover")
-    stop = (r.settings or {}).get("stop_rule") or {}
-    opts = BenchOptions(scenario=r.scenario.get("name", "single-stream"), rate_hz=r.scenario.get("rate_hz"),
-                        target_rel_ci=stop.get("target_rel_ci", 0.01), min_samples=stop.get("min_samples", 200),
-                        min_time_s=stop.get("min_time_s", 1.0), max_time_s=stop.get("max_time_s", 20.0),
-                        min_warmup=(r.settings or {}).get("min_warmup", 10),
-                        repeat=(r.settings or {}).get("repeat", 1), max_repeats=(r.settings or {}).get("max_repeats", 1),
-                        sessions=(r.settings or {}).get("sessions", 10))
-    frame = _journalled_samples(d)
-    if frame is None:
-        try:
-            frame = store.read_samples(d)
-        except ResultError:
-            frame = None
-    if frame is None or not len(frame) or not (frame["phase"] != "cold").any():
-        r.status, r.status_reason = "incomplete", "the bench process stopped before it measured a sample"
-        store.write_result(d, r)
-        return r
-    per = {p.get("repeat"): p for p in (r.stopping or {}).get("per_repeat") or []}
-    colds = {int(c["repeat"]): c for c in (r.cold_start or {}).get("per_repeat") or []}
-    journalled = store.read_journal(d, "repeats")
-    for row in journalled.to_dict("records"):
-        colds.setdefault(int(row["repeat"]), row)
-    written = sorted(int(k) for k in frame["repeat"].unique())
-    info = [{**{key: colds[k].get(key) for key in REPEAT_COLUMNS},
-             "decision": {x: per[k][x] for x in ("reason", "target_reached")} if k in per else None}
-            for k in written if k in colds]
-    reason = (f"the bench process stopped without finishing (crash or kill); recovered the samples of the "
-              f"{len(written)} repeat(s) it had started (the last one possibly cut short; a repeat with no "
-              f"sample past its warm-up adds no run to the figures)")
-    from edgebench.bench.sessions import read_history
-
-    frame = summarise(r, frame, opts, info, (r.timing or {}).get("clock_resolution_reported_s") or 0.0,
-                      final=True, status="incomplete", reason=reason, history=read_history(r, d.parent, exclude=d))
-    _recovered_mac_rate(r)
-    store.write_samples(d, frame)
-    store.write_result(d, r)
-    store.remove_journal(d)
-    store.remove_journal(d, "repeats")
-    return r
-
-
-def _recovered_mac_rate(r) -> None:
-    """Instructions/cycles per MAC of a recovered MCU run, when its board profile and model file
-    are still where the run says (else the figure is left out, with the reason)."""
-    from edgebench.bench.mac_rate import attach
-    from edgebench.boards.registry import get_profile
-
-    if (r.board or {}).get("kind") != "mcu":
-        return
-    try:
-        profile = get_profile(r.board.get("name"))
-    except EdgebenchError as e:
-        r.extra["mac_rate"] = {"available": False, "reason": f"board profile not found on recovery: {e.one_line()}"}
-        return
-    path = (r.model or {}).get("path")
-    if not path or not Path(path).is_file():
-        r.extra["mac_rate"] = {"available": False, "reason": f"model file {path} not found on recovery"}
-        return
-    attach(r, profile, path)
-
-
-#: what the repeats journal keeps of each repeat's start
-REPEAT_COLUMNS = ("repeat", "load_s", "first_inference_s", "first_invoke_s")
-
-
-def _journalled_samples(run_dir):
-    """The samples a killed bench journalled (every chunk up to the kill), or None without a journal."""
-    if not store.journal_paths(run_dir):
-        return None
-    frame = store.read_journal(run_dir)
-    if not len(frame):
-        return None
-    if "scheduled_ns" in frame:  # cold chunks carry no schedule: -1 as in a finished run
-        frame["scheduled_ns"] = frame["scheduled_ns"].fillna(-1).astype("int64")
-    frame["repeat"] = frame["repeat"].astype("int64")
-    return frame.reset_index(drop=True)
-
-
 def suggested_max_time(inference_s: float, repeat_s: float, repeats: int, keep: int = 10) -> float:
     """A ``--max-time`` that leaves each of ``repeats`` repeats (each ``repeat_s`` of start-up and
     so on, as this run spent) room for ``keep`` inferences of ``inference_s`` past a warm-up of 2."""
     return repeats * (repeat_s + (keep + 2) * inference_s) + FINISH_RESERVE_S
-
-
-def _clock_resolution(hello: dict) -> float:
-    """Seconds per tick of the clock that timed the samples: the agent reports
-    ``time.get_clock_info('perf_counter').resolution``; firmware its counter's frequency."""
-    res = hello.get("clock_resolution_s")
-    if res:
-        return float(res)
-    hz = (hello.get("firmware") or {}).get("counter-hz")
-    try:
-        return 1.0 / float(hz) if hz else 0.0
-    except (TypeError, ValueError, ZeroDivisionError):
-        return 0.0
-
-
-def _load_average():
-    import os
-
-    try:
-        return [round(v, 2) for v in os.getloadavg()]
-    except (AttributeError, OSError):
-        return None
 
 
 class _Schedule:
@@ -576,11 +405,14 @@ class _Schedule:
     def __init__(self, opts: BenchOptions, client, realtime: bool = True):
         # a client whose run() cannot continue a schedule restarts it per chunk
         continues = bp.SCHEDULE_CONTINUATION in client.capabilities
-        self.period_ns = 1e9 / opts.rate_hz if opts.scenario == "fixed-rate" and continues else None
-        self.origin_ns = None
+        self.period_ns = (1e9 / opts.rate_hz if opts.scenario == "fixed-rate" and continues and opts.rate_hz
+                          else None)
+        self.origin_ns: Optional[int] = None
         self.requests = 0
         self.realtime = realtime                # False: a simulated clock, which idles through any gap itself
-        self.device_ns = self.host_ns = None    # the device's clock at the end of the last chunk, and the host's
+        # the device's clock at the end of the last chunk, and the host's
+        self.device_ns: Optional[int] = None
+        self.host_ns: Optional[int] = None
 
     def next_kwargs(self, deadline: float | None = None) -> dict | None:
         """The next chunk's ``start_ns``, once it is within the device's reach (a request due more
@@ -589,8 +421,8 @@ class _Schedule:
         if self.period_ns is None or self.origin_ns is None:
             return {}
         start = int(self.origin_ns + round(self.requests * self.period_ns))
-        if self.realtime and self.device_ns is not None and not wait_to_start(start, self.device_ns, self.host_ns,
-                                                                               deadline):
+        if (self.realtime and self.device_ns is not None and self.host_ns is not None
+                and not wait_to_start(start, self.device_ns, self.host_ns, deadline)):
             return None
         return {"start_ns": start}
 
@@ -617,68 +449,11 @@ def wait_to_start(start_ns: int, device_ns: int, host_ns: int, deadline: float |
     return True
 
 
-def figure_label(hello: dict) -> str:
-    """'emulated' when the device says its clock counts emulated instructions (QEMU), 'simulated'
-    for a simulated board (edgebench.sim), else 'measured'."""
-    return hello.get("timing") if hello.get("timing") in ("emulated", "simulated") else "measured"
-
-
 def _concat(chunks: list, key: str) -> np.ndarray:
     parts = [c[key] for c in chunks if key in c and len(c[key])]
     return np.concatenate(parts).astype(np.float64) if parts else np.zeros(0)
 
 
-def describe_run(result, model, loaded, hello, system, profile, client, opts, inputs) -> None:
-    """Fill ``result``'s conditions: host, model (with its sidecar and calibration), runtime and
-    kernels, agent, board, scenario (inputs, options) and timing (bench and soak share it)."""
-    sidecar = read_sidecar(model.path)
-    result.host = _host()
-    result.model = {**model.to_dict(), "sidecar": sidecar,
-                    "calibration": (sidecar or {}).get("calibration")}
-    result.runtime = {
-        "name": (loaded.get("runtime") or {}).get("name"),
-        "version": (loaded.get("runtime") or {}).get("version"),
-        "kernels": loaded.get("kernels", opts.kernels),
-        "op_resolver": loaded.get("op_resolver"),
-        "threads": loaded.get("threads", opts.threads),
-        "delegate": loaded.get("delegate"),
-    }
-    result.board = board_section(profile, client.description, system)
-    result.agent = {k: hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid")}
-    result.scenario = {"name": opts.scenario, "rate_hz": opts.rate_hz, "batch": loaded.get("batch", opts.batch),
-                       "inputs": inputs.describe()}
-    result.timing = {
-        "clock": "device time.perf_counter_ns (monotonic)",
-        "stages": {s: STAGE_MEANING[s] for s in STAGES},
-        "prep": PREP_PRECOMPUTED,
-        "e2e_includes": e2e_includes(loaded, PREP_PRECOMPUTED),
-        "excludes": "host-to-board transfer of inputs (inputs are on the device before timing), "
-                    "feature extraction / image decoding (not part of this model)",
-    }
-    result.timing.update(loaded.get("timing") or {})  # a device that times less says so (MCU: invoke only)
-    result.settings = {"stop_rule": {"target_rel_ci": opts.target_rel_ci, "min_samples": opts.min_samples,
-                                     "min_time_s": opts.min_time_s, "max_time_s": opts.max_time_s},
-                       "min_warmup": opts.min_warmup, "seed": opts.seed, "chunk_time_s": opts.chunk_time_s,
-                       "agent_cpus": opts.cpus}
-    result.power = {"measured": False, "boundary": None, "instrument": None,
-                    "note": "no power meter attached to this run: energy not measured"}
-
-
-def e2e_includes(loaded: dict, prep: str) -> str:
-    """What an agent board's end-to-end figure holds: the agent prepares (quantizes) each distinct
-    input before the timed loop, unless its pool is too large to keep prepared (then per inference)."""
-    what = "input quantization" if (loaded["inputs"][0].get("quant")) else "input cast to float32"
-    rest = "transfer into the interpreter, invoke, output read and dequantization"
-    if prep == PREP_PER_INFERENCE:
-        return f"{what} (per inference), {rest}"
-    return f"{rest}; the {what} is done once per distinct input before the timed loop (not timed)"
-
-
-def _host() -> dict:
-    from edgebench.bench.hostinfo import host_description
-
-    return host_description()
-
-
 __all__ = ["BenchOptions", "BenchSession", "recover_bench", "run_bench", "run_benches", "run_interleaved", "SCENARIOS",
-           "KERNELS"]
+           "KERNELS", "RANGES", "describe_run", "figure_label", "e2e_includes", "wait_to_start", "suggested_max_time",
+           "REPEAT_COLUMNS"]

@@ -22,10 +22,13 @@ the engine (the input is in device RAM before the timed window).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Mapping, Optional
 
 from edgebench.boards.profile import MCU_CLIENT
 from edgebench.errors import EdgebenchError
+from edgebench.results.figures.device import MacRate
+from edgebench.results.figures.latency import LatencyFigure
+from edgebench.results.model import RunResult
 from edgebench.runtime.inspect import inspect_model
 
 #: latency stage the figure divides (device-timed on edgebench firmware)
@@ -72,17 +75,19 @@ def clock_basis(profile, counter_hz: Optional[int] = None) -> dict:
     return {"available": True, "unit": unit, "per_s": per_s, "label": label, "basis": basis}
 
 
-def mac_rate(latency: dict, profile, model_path, report=None, counter_hz: Optional[int] = None) -> dict:
-    """``{"available": bool, ...}``: instructions or cycles per MAC for one latency result.
+def mac_rate(latency: Mapping[str, Any], profile, model_path, report=None, counter_hz: Optional[int] = None) -> dict:
+    """``{"available": bool, ...}`` (the keys of :class:`~edgebench.results.figures.device.MacRate`):
+    instructions or cycles per MAC for one latency result; ``selftest`` keeps it in its own check.
 
-    ``latency`` is the result's ``latency`` mapping (``e2e`` with ``median_s`` and its
-    interval); ``report`` an :class:`~edgebench.runtime.inspect.ModelReport` (read from
-    ``model_path`` when omitted)."""
+    ``latency`` is the result's ``latency`` mapping (``e2e``: a :class:`LatencyFigure`, or its dict,
+    with ``median_s`` and its interval); ``report`` an :class:`~edgebench.runtime.inspect.ModelReport`
+    (read from ``model_path`` when omitted)."""
     unit, per_s, label, basis = _clock(profile, counter_hz)
     if unit is None:
         return {"available": False, "reason": basis}
-    stage = (latency or {}).get(STAGE) or {}
-    median = stage.get("median_s")
+    stage = (latency or {}).get(STAGE)
+    fig = stage if isinstance(stage, LatencyFigure) else LatencyFigure.model_validate(stage or {})
+    median = fig.median_s
     if not median:
         return {"available": False, "reason": "the run has no end-to-end median"}
     report = report or inspect_model(model_path)
@@ -95,7 +100,7 @@ def mac_rate(latency: dict, profile, model_path, report=None, counter_hz: Option
     def per_mac(seconds):
         return None if seconds is None else seconds * per_s / macs
 
-    lo, hi = stage.get("ci_low_s"), stage.get("ci_high_s")
+    lo, hi = fig.ci_low_s, fig.ci_high_s
     return {
         "available": True,
         "unit": unit,                                   # "instructions" or "cycles"
@@ -111,40 +116,42 @@ def mac_rate(latency: dict, profile, model_path, report=None, counter_hz: Option
     }
 
 
-def device_counter_hz(result) -> Optional[int]:
-    """The device counter's frequency a run recorded (``board.system.firmware`` of edgebench firmware)."""
-    board = getattr(result, "board", None) or {}
-    hz = ((board.get("system") or {}).get("firmware") or {}).get("counter-hz")
+def device_counter_hz(result: RunResult) -> Optional[int]:
+    """The device counter's frequency a run recorded (``board.system.firmware`` of edgebench firmware:
+    the firmware's own report, a plain dict)."""
+    hz = (result.board.system.firmware or {}).get("counter-hz")
     return int(hz) if isinstance(hz, int) and hz > 0 else None
 
 
-def attach(result, profile, model_path, report=None) -> Optional[dict]:
+def attach(result: RunResult, profile, model_path, report=None) -> Optional[MacRate]:
     """Compute the figure for a latency result on an MCU board and keep it in
-    ``result.extra["mac_rate"]``; None (and nothing kept) for other boards."""
-    if not applies(profile) or not getattr(result, "latency", None):
+    ``result.extra.mac_rate``; None (and nothing kept) for other boards."""
+    if not applies(profile) or not result.latency:
         return None
     try:
-        figure = mac_rate(result.latency, profile, model_path, report, counter_hz=device_counter_hz(result))
+        figure = MacRate.model_validate(mac_rate(result.latency, profile, model_path, report,
+                                                 counter_hz=device_counter_hz(result)))
     except EdgebenchError as e:      # the model could not be inspected: say so, keep the run
-        figure = {"available": False, "reason": f"MACs not counted: {e}"}
-    result.extra["mac_rate"] = figure
+        figure = MacRate(available=False, reason=f"MACs not counted: {e}")
+    result.extra.mac_rate = figure
     return figure
 
 
-def attach_mlperf(result, profile, model_path, report=None) -> Optional[dict]:
+def attach_mlperf(result: RunResult, profile, model_path, report=None) -> Optional[MacRate]:
     """The same for an MLPerf Tiny performance run (``extra.mlperf.latency_s``: 1 / the median
-    throughput of its windows, a mean per inference, timed by the device)."""
-    latency_s = ((getattr(result, "extra", None) or {}).get("mlperf") or {}).get("latency_s")
+    throughput of its windows, a mean per inference, timed by the device; ``extra.mlperf`` is the
+    dialect's own free-form figures)."""
+    latency_s = (result.extra.mlperf or {}).get("latency_s")
     if not applies(profile) or latency_s is None:
         return None
     try:
-        figure = mac_rate({STAGE: {"median_s": latency_s}}, profile, model_path, report,
-                          counter_hz=device_counter_hz(result))
+        figure = MacRate.model_validate(mac_rate({STAGE: LatencyFigure(median_s=latency_s)}, profile, model_path,
+                                                 report, counter_hz=device_counter_hz(result)))
     except EdgebenchError as e:
-        figure = {"available": False, "reason": f"MACs not counted: {e}"}
-    if figure.get("available"):
-        figure["stage"] = "mlperf: 1 / median throughput (a mean per inference)"
-    result.extra["mac_rate"] = figure
+        figure = MacRate(available=False, reason=f"MACs not counted: {e}")
+    if figure.available:
+        figure.stage = "mlperf: 1 / median throughput (a mean per inference)"
+    result.extra.mac_rate = figure
     return figure
 
 

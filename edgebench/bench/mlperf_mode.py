@@ -33,10 +33,11 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench import board_protocol as bp
-from edgebench.bench.record import RunFolder, board_client, board_section, new_result
+from edgebench.bench.mac_rate import attach_mlperf
+from edgebench.bench.record import RunFolder, Status, board_client, board_section, new_result, status_of
 from edgebench.boards.profile import MCU_CLIENT
 from edgebench.data.inputs import load_inputs, random_inputs
-from edgebench.errors import InputWarning, UsageError
+from edgebench.errors import EdgebenchError, InputWarning, UsageError
 from edgebench.mcu.board import FIRMWARE_NAME
 from edgebench.mcu.mlperf import encode, summary
 from edgebench.mcu.mlperf_ids import (
@@ -48,8 +49,19 @@ from edgebench.mcu.mlperf_ids import (
     runner_model_for,
 )
 from edgebench.modelfile import read_model
+from edgebench.results.conditions import (
+    ModelSection,
+    RuntimeSection,
+    ScenarioSection,
+    SettingsSection,
+    SystemSection,
+    TimingSection,
+)
+from edgebench.results.figures.energy import PowerSection
+from edgebench.results.figures.latency import Throughput
+from edgebench.results.figures.thermal import ThermalSection
 from edgebench.results.kinds import MLPERF
-from edgebench.results.model import RunResult
+from edgebench.results.model import RunResult, RunWarning
 
 ENCODINGS = INPUT_ENCODINGS
 RUNNER_SILENCE_S = 5.0     # the MLCommons runner gives up on a reply silent this long (serial_device.py)
@@ -126,11 +138,13 @@ def prepare(model_path, profile, opts: MlperfOptions, client, emit) -> tuple:
     from edgebench.agent.quant import make_quantizer
 
     q = make_quantizer(tensor, [1] + list(tensor["shape"][1:]))
-    data = [encode(q(inset.x[i:i + 1]).copy(), opts.input_encoding, inset.x[i]) for i in range(len(inset.x))]
+    encoding = opts.input_encoding
+    assert encoding is not None       # resolve() set it
+    data = [encode(q(inset.x[i:i + 1]).copy(), encoding, inset.x[i]) for i in range(len(inset.x))]
     return model, inset, data, hello, deploy, opts
 
 
-def dut_checks(prof: dict, model, opts: MlperfOptions) -> list:
+def dut_checks(prof: dict, model, opts: MlperfOptions) -> list[RunWarning]:
     """Warnings (run.json shape) when the DUT's profile does not match what is benchmarked: another
     model id (``m-model-[..]``), another input encoding or results mode (edgebench firmware says)."""
     expected = opts.model_id or default_model_id(model)
@@ -138,17 +152,17 @@ def dut_checks(prof: dict, model, opts: MlperfOptions) -> list:
     if opts.input_encoding is None or opts.results is None:
         opts = resolve(opts, model)
     if prof.get("model") != expected:
-        out.append({"code": "model-id-mismatch",
-                    "message": f"the DUT reports m-model-[{prof.get('model')}], the model benchmarked is "
-                               f"{model.name} (MLPerf Tiny id {expected}): the figures may be another model's",
-                    "remedy": f"put this model on the DUT (edgebench deploy {model.name} --model-id {expected}), "
-                              "or benchmark the model the DUT holds"})
+        out.append(RunWarning(code="model-id-mismatch",
+                              message=f"the DUT reports m-model-[{prof.get('model')}], the model benchmarked is "
+                                      f"{model.name} (MLPerf Tiny id {expected}): the figures may be another model's",
+                              remedy=f"put this model on the DUT (edgebench deploy {model.name} --model-id "
+                                     f"{expected}), or benchmark the model the DUT holds"))
     for key, want in (("input", opts.input_encoding), ("results", opts.results)):
         if prof.get(key) is not None and prof[key] != want:
-            out.append({"code": f"{key}-mismatch",
-                        "message": f"the DUT reads {key} as {prof[key]}, this run uses {want}",
-                        "remedy": f"deploy with --{'input-encoding' if key == 'input' else 'results'} {want}, "
-                                  "or run with the DUT's setting"})
+            out.append(RunWarning(code=f"{key}-mismatch",
+                                  message=f"the DUT reads {key} as {prof[key]}, this run uses {want}",
+                                  remedy=f"deploy with --{'input-encoding' if key == 'input' else 'results'} "
+                                         f"{want}, or run with the DUT's setting"))
     return out
 
 
@@ -189,7 +203,7 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
         prof = client.mlperf_profile()
         mismatches = dut_checks(prof, model, opts)
         for w in mismatches:                 # one warning: line each on the CLI, now, before the long run
-            warnings.warn(f"{w['message']}; {w['remedy']}", InputWarning, stacklevel=2)
+            warnings.warn(f"{w.message}; {w.remedy}", InputWarning, stacklevel=2)
         result = describe(model, profile, client, hello, prof, inset, opts, deployed)
         result.warnings += mismatches
         folder = RunFolder(runs_root, model.name, profile.name)
@@ -206,7 +220,7 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
 
         def stop(status: str, reason: str) -> None:   # a stop keeps the windows measured so far
             finish(result, summary(done, calibration, opts.window_s), model, profile, opts, client, hello, prof,
-                   time.monotonic() - t0, status, reason)
+                   time.monotonic() - t0, status_of(status), reason)
             folder.save(result)
 
         with folder.guard(stop, lambda: bool(done)):
@@ -215,73 +229,74 @@ def run_mlperf(model_path, profile, opts: MlperfOptions, runs_root="runs", url: 
                                              max_reruns=opts.max_reruns, emit=measured)
             finish(result, perf, model, profile, opts, client, hello, prof, time.monotonic() - t0)
             folder.save(result)
+    assert folder.path is not None      # started above
     return result, folder.path
 
 
 def describe(model, profile, client, hello: dict, prof: dict, inset, opts: MlperfOptions, deployed: bool) -> RunResult:
     """The conditions of an MLPerf Tiny run, before its first window (a ``running`` run.json)."""
-    label = "emulated" if hello.get("timing") == "emulated" else "measured"
-    result = new_result(MLPERF.name, label)
-    result.model = model.to_dict()
-    result.runtime = {"name": hello["runtime"]["name"], "version": hello["runtime"]["version"],
-                      "kernels": "reference" if hello["runtime"]["name"] == FIRMWARE_NAME else "firmware",
-                      "threads": 1, "delegate": None,
-                      "op_resolver": "the firmware's own engine", "device_model": prof.get("model")}
-    result.board = {**board_section(profile, client.description),
-                    "system": {"board": {"model": profile.title}, "firmware": prof, "dut_name": hello.get("dut_name")}}
-    result.scenario = {"name": "mlperf-tiny-performance", "batch": 1, "inputs": inset.describe(),
-                       "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup,
-                       "input_encoding": opts.input_encoding, "results": opts.results,
-                       "model_id": opts.model_id, "dut_model_id": prof.get("model"),
-                       "db_chunk_bytes": opts.db_chunk_bytes,
-                       "model_deployed_by_edgebench": bool(deployed)}
-    result.timing = {"clock": "the device's m-lap-us timestamps (µs) around N inferences",
-                     "e2e_includes": "N back-to-back inferences on the device, each with the firmware's copy of "
-                                     "the input into the model",
-                     "excludes": "the db input upload (before the window), the W warm-up inferences, any host "
-                                 "work; only the aggregate of N is known (no per-inference samples)"}
-    result.power = {"measured": False, "note": "no power meter: energy not measured (MLPerf Tiny energy mode "
-                                               "needs an energy monitor and the 9600-baud firmware build)"}
-    result.settings = {"procedure": "MLPerf Tiny performance mode (fixed: no precision-based stopping rule)",
-                       "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup, "seed": opts.seed}
+    result = new_result(MLPERF.name, "emulated" if hello.get("timing") == "emulated" else "measured")
+    result.model = ModelSection.model_validate(model.to_dict())
+    result.runtime = RuntimeSection(name=hello["runtime"]["name"], version=hello["runtime"]["version"],
+                                    kernels="reference" if hello["runtime"]["name"] == FIRMWARE_NAME else "firmware",
+                                    threads=1, delegate=None,
+                                    op_resolver="the firmware's own engine", device_model=prof.get("model"))
+    result.board = board_section(profile, client.description)
+    result.board.system = SystemSection(board={"model": profile.title}, firmware=prof, dut_name=hello.get("dut_name"))
+    # the dialect's own scenario keys (windows, encoding, ids) are not declared in ScenarioSection: kept as given
+    result.scenario = ScenarioSection.model_validate(
+        {"name": "mlperf-tiny-performance", "batch": 1, "inputs": inset.describe(),
+         "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup,
+         "input_encoding": opts.input_encoding, "results": opts.results,
+         "model_id": opts.model_id, "dut_model_id": prof.get("model"),
+         "db_chunk_bytes": opts.db_chunk_bytes, "model_deployed_by_edgebench": bool(deployed)})
+    result.timing = TimingSection(clock="the device's m-lap-us timestamps (µs) around N inferences",
+                                  e2e_includes="N back-to-back inferences on the device, each with the firmware's "
+                                               "copy of the input into the model",
+                                  excludes="the db input upload (before the window), the W warm-up inferences, any "
+                                           "host work; only the aggregate of N is known (no per-inference samples)")
+    result.power = PowerSection(measured=False, note="no power meter: energy not measured (MLPerf Tiny energy mode "
+                                                     "needs an energy monitor and the 9600-baud firmware build)")
+    result.settings = SettingsSection.model_validate(
+        {"procedure": "MLPerf Tiny performance mode (fixed: no precision-based stopping rule)",
+         "windows": opts.windows, "window_s": opts.window_s, "warmup": opts.warmup, "seed": opts.seed})
     return result
 
 
 def finish(result: RunResult, perf: dict, model, profile, opts: MlperfOptions, client, hello: dict, prof: dict,
-           wall_s: float, status: str = "complete", reason: Optional[str] = None) -> None:
+           wall_s: float, status: Status = "complete", reason: Optional[str] = None) -> None:
     """The figures of the windows measured (all of them, or those before a stop) into ``result``."""
     label = result.label
     thermal = client.thermal() if hello.get("dialect") == "edgebench" and status == "complete" else {"available": False}
     med = perf["median_per_s"]
     result.status, result.status_reason = status, reason
-    result.throughput = {"per_s": med, "label": label,
-                         "definition": f"median over {len(perf['windows'])} windows of N / (second m-lap-us - "
-                                       f"first), each at least {opts.window_s:g} s on a different input "
-                                       "(MLPerf Tiny performance mode)"}
-    result.thermal = {"available": bool(thermal.get("available")), "start": thermal, "end": thermal}
-    result.settings["wall_s"] = wall_s
-    result.warnings = [w for w in result.warnings if w.get("code") not in ("window-too-short", "short-windows")]
+    result.throughput = Throughput(per_s=med, label=label,
+                                   definition=f"median over {len(perf['windows'])} windows of N / (second m-lap-us - "
+                                              f"first), each at least {opts.window_s:g} s on a different input "
+                                              "(MLPerf Tiny performance mode)")
+    result.thermal = ThermalSection(available=bool(thermal.get("available")), start=thermal, end=thermal)
+    setattr(result.settings, "wall_s", wall_s)   # noqa: B010 (the dialect's own key, undeclared in SettingsSection)
+    result.warnings = [w for w in result.warnings if w.code not in ("window-too-short", "short-windows")]
     if not perf["all_windows_long_enough"]:
-        result.warnings.append({"code": "window-too-short",
-                                "message": f"a window stayed below {opts.window_s:g} s after reruns",
-                                "remedy": "check the device's m-lap-us clock"})
+        result.warnings.append(RunWarning(code="window-too-short",
+                                          message=f"a window stayed below {opts.window_s:g} s after reruns",
+                                          remedy="check the device's m-lap-us clock"))
     if opts.window_s < 10.0:
-        result.warnings.append({"code": "short-windows", "message": f"windows of {opts.window_s:g} s: shorter "
-                                "than MLPerf Tiny's 10 s", "remedy": "use the default window length for "
-                                "figures comparable with MLPerf Tiny results"})
-    result.extra = {"mlperf": {**perf, "latency_s": 1.0 / med if med else None,
-                               "latency_definition": "1 / median throughput (mean per inference, not a median "
-                                                     "of per-inference samples)",
-                               "runner": runner_advice(prof.get("model") or "", perf, label == "emulated")},
-                    "claim": _claim(result, med, model, profile, opts, len(perf["windows"]))}
+        result.warnings.append(RunWarning(code="short-windows", message=f"windows of {opts.window_s:g} s: shorter "
+                                          "than MLPerf Tiny's 10 s", remedy="use the default window length for "
+                                          "figures comparable with MLPerf Tiny results"))
+    result.extra.mlperf = {**perf, "latency_s": 1.0 / med if med else None,
+                           "latency_definition": "1 / median throughput (mean per inference, not a median "
+                                                 "of per-inference samples)",
+                           "runner": runner_advice(prof.get("model") or "", perf, label == "emulated")}
+    claim = _claim(result, med, model, profile, opts, len(perf["windows"]))
     if bp.LINK_REPORT in client.capabilities:
         # the figures came as plain-dialect lines (db, infer): no checksum, whatever the firmware;
         # RunFolder.save turns extra.link into its warnings
-        result.extra["link"] = {**client.link_report(), "checked": False}
-        result.extra["claim"] += (" Unchecked link: the MLPerf Tiny dialect carries no checksum (timestamps "
-                                  "checked for order and count only).")
-    from edgebench.bench.mac_rate import attach_mlperf
-
+        result.extra.link = {**client.link_report(), "checked": False}
+        claim += (" Unchecked link: the MLPerf Tiny dialect carries no checksum (timestamps "
+                  "checked for order and count only).")
+    result.extra.claim = claim
     attach_mlperf(result, profile, model.path)     # instructions/cycles per MAC from the mean latency
     if opts.estimate and status == "complete":
         attach_estimate(result, profile, model.path, opts.model_id)
@@ -295,7 +310,8 @@ def attach_estimate(result: RunResult, profile, model_path, model_id: Optional[s
     fw = getattr(profile, "firmware", None)
     if result.label != "emulated" or getattr(fw, "emulator", None) != "qemu":
         return None
-    from edgebench.errors import EdgebenchError
+    # here, not at the top: the cycle model may lack an optional dependency (ImportError below), and
+    # only an emulated QEMU run asks for it
     from edgebench.mcu.anchors import compare
     from edgebench.mcu.cycles import estimate_model
 
@@ -307,8 +323,8 @@ def attach_estimate(result: RunResult, profile, model_path, model_id: Optional[s
     else:
         est["available"] = True
         est.pop("layers", None)
-    result.extra["cycle_estimate"] = est
-    result.extra["anchors"] = compare(model_id, est) if est["available"] else None
+    result.extra.cycle_estimate = est
+    result.extra.anchors = compare(model_id, est) if est["available"] else None
     return est
 
 
@@ -318,8 +334,8 @@ def _claim(result, med, model, profile, opts, windows: int) -> str:
     stopped = "" if result.status == "complete" else f"INCOMPLETE ({result.status_reason}): "
     return (f"{stopped}{med:,.1f} inferences/s (median of {windows} windows of at least {opts.window_s:g} s, "
             f"MLPerf Tiny performance mode; mean latency {1e3 / med:.3f} ms) for {model.name} "
-            f"{model.precision.upper()} on {profile.title} ({result.runtime['name']} "
-            f"{result.runtime['version']}), {result.label}. Aggregate of N inferences only: no per-inference "
+            f"{model.precision.upper()} on {profile.title} ({result.runtime.name} "
+            f"{result.runtime.version}), {result.label}. Aggregate of N inferences only: no per-inference "
             "distribution. Energy not measured.")
 
 

@@ -13,25 +13,38 @@ nothing half-written looks like a run.
 from __future__ import annotations
 
 import datetime as _dt
+import sys
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Literal, Optional, cast
 
 from edgebench import __version__
-from edgebench.errors import DiskFullError, EdgebenchError, ResultError
-from edgebench.results import store
-from edgebench.results.model import RunResult
+from edgebench.errors import DiskFullError, EdgebenchError, ResultError, TransportError
+from edgebench.results import kinds, store
+from edgebench.results.conditions import BoardSection
+from edgebench.results.model import RunResult, RunWarning
+
+#: a run's label and status (RunResult.label, RunResult.status)
+Label = Literal["measured", "emulated", "simulated", "estimated"]
+Status = Literal["running", "complete", "incomplete", "failed"]
 
 
-def new_result(kind: str, label: str = "measured", **sections) -> RunResult:
+def status_of(text: str) -> Status:
+    """``text`` as a run status (ValueError when it is not one)."""
+    if text not in ("running", "complete", "incomplete", "failed"):
+        raise ValueError(f"not a run status: {text!r}")
+    return cast(Status, text)
+
+
+def new_result(kind: str, label: Label = "measured", **sections) -> RunResult:
     """A fresh RunResult: new id, creation time, edgebench version, ``kind`` and ``label``."""
     return RunResult(run_id=uuid.uuid4().hex[:12],
                      created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                      edgebench_version=__version__, kind=kind, label=label, **sections)
 
 
-def stop_reason(exc: BaseException) -> tuple[str, str]:
+def stop_reason(exc: BaseException) -> tuple[Status, str]:
     """``(status, reason)`` for a run stopped by ``exc``."""
     if isinstance(exc, KeyboardInterrupt):
         name = getattr(exc, "signal_name", None)
@@ -44,10 +57,6 @@ def stop_reason(exc: BaseException) -> tuple[str, str]:
 def _farm_reason(exc) -> str | None:
     """A link error on a labgrid farm's board: the error and the place, without the local serial
     port's hint (list the ports, replug the adapter), which does not apply to a farm's link."""
-    import sys
-
-    from edgebench.errors import TransportError
-
     lease = sys.modules.get("edgebench.farm.lease")     # loaded only when a farm board is used
     held = lease.active() if lease is not None else None
     if held is None or not isinstance(exc, TransportError):
@@ -58,24 +67,25 @@ def _farm_reason(exc) -> str | None:
 def _link_section(result: RunResult) -> None:
     """A microcontroller's serial link report (its client's ``status()["link"]``) as
     ``extra.link``, with a warning when the run needed retries or had no checksum."""
-    from edgebench.mcu.link import link_warnings
-
-    link = ((result.agent or {}).get("status") or {}).get("link") or (result.extra or {}).get("link")
+    # agent: the agent's own free-form report (a plain dict)
+    link = ((result.agent or {}).get("status") or {}).get("link") or result.extra.link
     if not isinstance(link, dict):
         return
-    result.extra["link"] = link
-    kept = [w for w in result.warnings or [] if w.get("code") not in ("unchecked-link", "link-retries")]
-    result.warnings = kept + link_warnings(link)     # the latest report replaces an earlier one
+    from edgebench.mcu.link import link_warnings  # 0.11 s to import (-X importtime): a microcontroller's runs only
+
+    result.extra.link = link
+    kept = [w for w in result.warnings if w.code not in ("unchecked-link", "link-retries")]
+    # the latest report replaces an earlier one
+    result.warnings = kept + [RunWarning.model_validate(w) for w in link_warnings(link)]
 
 
 def farm_section(result: RunResult) -> None:
     """The labgrid place this command holds (if any) as ``board.farm``: coordinator, place, exporter
     and its host, reservation, holder (:meth:`edgebench.farm.lease.Lease.conditions`)."""
-    from edgebench.farm.lease import active
-
-    held = active()
-    if held is not None and isinstance(result.board, dict) and "farm" not in result.board:
-        result.board["farm"] = held.conditions()
+    lease = sys.modules.get("edgebench.farm.lease")   # 0.65 s to import (-X importtime): loaded by a farm board only
+    held = lease.active() if lease is not None else None
+    if held is not None and result.board.farm is None:
+        result.board.farm = held.conditions()
 
 
 @contextmanager
@@ -86,7 +96,7 @@ def board_client(profile, url: str | None = None, client=None, emit=None, cpus: 
     if client is not None:
         yield client
         return
-    from edgebench.boards.connect import open_client
+    from edgebench.boards.connect import open_client  # 0.49 s to import (-X importtime): every client kind
 
     if emit is not None:
         emit({"event": "connect", "board": profile.name})
@@ -99,14 +109,14 @@ def record_end_state(result: RunResult, client) -> None:
     cannot say keeps what the run started with)."""
     try:
         end = client.thermal()
-        result.thermal["end"] = end
-        result.thermal["available"] = bool(result.thermal["available"] or end.get("available"))
-        result.agent["status"] = client.status()
+        result.thermal.end = end
+        result.thermal.available = bool(result.thermal.available or end.get("available"))
+        result.agent["status"] = client.status()     # agent: a free-form dict
     except EdgebenchError:
         pass
 
 
-def board_section(profile, transport: str, system: dict | None = None) -> dict:
+def board_section(profile, transport: str, system: dict | None = None) -> BoardSection:
     """run.json ``board``: the profile's name, title and kind, how the board was reached (the
     client's ``description``), where the profile came from, and the board's system description
     (``client.sysinfo()``) when given."""
@@ -114,7 +124,7 @@ def board_section(profile, transport: str, system: dict | None = None) -> dict:
                "transport": transport, "profile_origin": str(profile.origin or "")}
     if system is not None:
         section.update(system=system.get("system", system), collector_errors=system.get("collector_errors", {}))
-    return section
+    return BoardSection.model_validate(section)
 
 
 class RunFolder:
@@ -187,22 +197,16 @@ def recover_stored(run_dir, kind, kept: str) -> RunResult:
 
 
 def recover_profile(run_dir) -> RunResult:
-    from edgebench.results import kinds
-
     return recover_stored(run_dir, kinds.PROFILE, "the layer figures of the repeats it had finished are kept, "
                                                   "with their samples")
 
 
 def recover_layer_error(run_dir) -> RunResult:
-    from edgebench.results import kinds
-
     return recover_stored(run_dir, kinds.LAYER_ERROR, "its comparison, stored first, is kept; the per-input "
                                                       "samples were not written")
 
 
 def recover_selftest(run_dir) -> RunResult:
-    from edgebench.results import kinds
-
     return recover_stored(run_dir, kinds.SELFTEST, "its checks, stored first, are kept; the clock readings were "
                                                    "not written")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import random
 import time
 from contextlib import nullcontext
@@ -24,7 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from edgebench.errors import UsageError
+from edgebench.errors import ResultError, UsageError
+from edgebench.results.files import atomic_write
+from edgebench.results.model import RunResult
+from edgebench.results.store import new_run_dir
+from edgebench.stats.paired import Block, gate, paired_blocks
 
 #: the file of a rounds record, in its own folder under the runs folder
 ROUNDS_JSON = "rounds.json"
@@ -74,19 +79,16 @@ def sides_of(models: list, images: list) -> tuple:
                      "give two models (A B), or one model with --image A.elf --image B.elf")
 
 
-def side_figure(result) -> dict:
+def side_figure(result: RunResult) -> dict:
     """A side's figure of one block: the invocation's centre (mean log median of its repeats) and
     the standard error of that log within the invocation."""
-    fig = (result.latency or {}).get(STAGE) or {}
-    own = fig.get("invocation") or fig
-    per = fig.get("per_run") or []
-    meds = [float(p["median_s"]) for p in per if p.get("median_s")]
-    median = math.exp(sum(math.log(m) for m in meds) / len(meds)) if meds else own.get("median_s")
+    fig = result.stage(STAGE)
+    own = fig.invocation or fig
+    meds = [float(p.median_s) for p in fig.per_run or [] if p.median_s]
+    median = math.exp(sum(math.log(m) for m in meds) / len(meds)) if meds else own.median_s
     if not median or median <= 0:
-        from edgebench.errors import ResultError
-
         raise ResultError(f"run {result.run_id} has no {STAGE} median", "see its warnings (edgebench runs ID)")
-    return {"median_s": float(median), "se_log": float(own.get("se_log") or 0.0), "df": own.get("df"),
+    return {"median_s": float(median), "se_log": float(own.se_log or 0.0), "df": own.df,
             "run_id": result.run_id, "label": result.label}
 
 
@@ -143,10 +145,6 @@ def run_rounds(sides: tuple, rounds: int, board: str, runs_root, measure: Measur
                alpha: float = 0.05) -> RoundsResult:
     """Run ``rounds`` blocks of the two ``sides`` (each side measured by ``measure(side, round)``,
     which returns ``(RunResult, run_dir)``), compare them paired, store the record, return it."""
-    import os
-
-    from edgebench.stats.paired import Block, gate, paired_blocks
-
     a, b = sides
     orders = plan_orders(rounds, seed)
     t0 = time.monotonic()
@@ -173,8 +171,6 @@ def run_rounds(sides: tuple, rounds: int, board: str, runs_root, measure: Measur
                       "a_median_s": figs["A"]["median_s"], "b_median_s": figs["B"]["median_s"],
                       "ratio": block["ratio"], "elapsed_s": time.monotonic() - t0})
     if len(labels) > 1:
-        from edgebench.errors import ResultError
-
         raise ResultError(f"the rounds' runs carry different labels ({', '.join(sorted(labels))})",
                           "compare runs of one kind of board")
     rec.label = labels.pop()
@@ -184,7 +180,7 @@ def run_rounds(sides: tuple, rounds: int, board: str, runs_root, measure: Measur
     if max_slowdown is not None:
         rec.gate = gate(res, max_slowdown)
     rec.elapsed_s = time.monotonic() - t0
-    rec.load_avg.append(list(os.getloadavg()))
+    rec.load_avg = [*(rec.load_avg or []), list(os.getloadavg())]
     _write(folder, rec)
     return rec
 
@@ -194,8 +190,6 @@ def _side_dict(side: Side) -> dict:
 
 
 def _record_dir(runs_root, a: Side, b: Side, board: str) -> Path:
-    from edgebench.results.store import new_run_dir
-
     def tag(s: Side) -> str:
         return Path(s.image).stem if a.model == b.model and s.image else Path(s.model).stem
 
@@ -203,16 +197,12 @@ def _record_dir(runs_root, a: Side, b: Side, board: str) -> Path:
 
 
 def _write(folder: Path, rec: RoundsResult) -> None:
-    from edgebench.results.files import atomic_write
-
     text = json.dumps(rec.to_dict(), indent=2) + "\n"
     atomic_write(folder / ROUNDS_JSON, lambda f: f.write(text.encode("utf-8")))
 
 
 def read_rounds(path) -> dict:
     """A stored rounds record (the folder or its rounds.json)."""
-    from edgebench.errors import ResultError
-
     p = Path(path)
     p = p / ROUNDS_JSON if p.is_dir() else p
     try:

@@ -29,9 +29,22 @@ from pathlib import Path
 import numpy as np
 
 from edgebench.bench.conditions import CONDITIONS, hardware_cpu
-from edgebench.errors import EdgebenchError
+from edgebench.errors import EdgebenchError, ResultError
+from edgebench.report.check import check
 from edgebench.results import store
+from edgebench.results.figures.latency import LatencyFigure, Throughput
 from edgebench.results.kinds import kind_of
+from edgebench.results.model import RunResult
+from edgebench.stats.variation import (
+    Component,
+    RunFigure,
+    combine_sessions,
+    invocation_estimate,
+    pooled_component,
+    priors,
+)
+from edgebench.store.embedded import EmbeddedStore
+from edgebench.store.history import regressions_on_record as of_run
 
 #: combine at most this many sessions by default (this invocation included)
 DEFAULT_SESSIONS = 10
@@ -51,43 +64,38 @@ def _created(r) -> _dt.datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
 
 
-def measurement_key(r) -> tuple:
+def measurement_key(r: RunResult) -> tuple:
     """What makes runs sessions of one measurement: model bytes, label, batch, rate, conditions."""
     conditions = (json.dumps(get(r), sort_keys=True, default=str) for _, get in CONDITIONS)
-    return ((r.model or {}).get("sha256"), r.label, (r.scenario or {}).get("batch"),
-            (r.scenario or {}).get("rate_hz"), *conditions)
+    return (r.model.sha256, r.label, r.scenario.batch, r.scenario.rate_hz, *conditions)
 
 
-def machine_key(r) -> tuple:
+def machine_key(r: RunResult) -> tuple:
     """Board and host: where the variation between invocations is one property."""
-    return ((r.board or {}).get("name"), hardware_cpu(r), (r.host or {}).get("hostname"), r.label)
+    return (r.board.name, hardware_cpu(r), (r.host or {}).get("hostname"), r.label)   # host: a free-form dict
 
 
-def run_figures(fig: dict) -> list | None:
+def run_figures(fig: LatencyFigure) -> list | None:
     """A stored stage figure's runs as :class:`edgebench.stats.variation.RunFigure` (None when a
     run lacks an interval). Runs stored before schema 3 have no ``se_log``: it is read back from
     the run's interval with the normal quantile (slightly wide: their t had >= 7 df)."""
-    from edgebench.stats.variation import RunFigure
-
     out = []
-    for p in (fig or {}).get("per_run") or []:
-        m, lo, hi = p.get("median_s"), p.get("ci_low_s"), p.get("ci_high_s")
-        se = p.get("se_log")
+    for p in fig.per_run or []:
+        m, lo, hi = p.median_s, p.ci_low_s, p.ci_high_s
+        se = p.se_log
         if se is None and m and lo and hi and lo > 0:
             se = (math.log(hi) - math.log(lo)) / (2 * 1.959964)
         if not m or m <= 0 or se is None or not math.isfinite(se):
             return None
-        out.append(RunFigure(float(m), float(se), float(p.get("df") or 7)))
+        out.append(RunFigure(float(m), float(se), float(p.df or 7)))
     return out or None
 
 
-def throughput_figures(tp: dict) -> list | None:
-    from edgebench.stats.variation import RunFigure
-
-    per = (tp or {}).get("per_repeat") or []
-    if not per or any(not p.get("per_s") or p.get("se_log") is None for p in per):
+def throughput_figures(tp: Throughput) -> list | None:
+    per = tp.per_repeat or []
+    if not per or any(not p.per_s or p.se_log is None for p in per):
         return None
-    return [RunFigure(float(p["per_s"]), float(p["se_log"]), float(p.get("df") or 7)) for p in per]
+    return [RunFigure(float(p.per_s or 0.0), float(p.se_log or 0.0), float(p.df or 7)) for p in per]
 
 
 @dataclass
@@ -101,13 +109,13 @@ class Record:
     figures: dict = field(default_factory=dict)     # stage (or "throughput") -> [RunFigure]
 
 
-def record_of(r) -> Record:
+def record_of(r: RunResult) -> Record:
     figs = {}
-    for stage, fig in (r.latency or {}).items():
-        f = run_figures(fig or {})
+    for stage, fig in r.latency.items():
+        f = run_figures(fig)
         if f:
             figs[stage] = f
-    tp = throughput_figures(r.throughput or {})
+    tp = throughput_figures(r.throughput)
     if tp:
         figs[THROUGHPUT] = tp
     canon = json.dumps({k: [(f.value, f.se_log) for f in v] for k, v in sorted(figs.items())}, sort_keys=True)
@@ -147,7 +155,8 @@ def read_history(result, runs_root, exclude: Path | None = None, later_too: bool
     latest = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc) if later_too else now
     oldest = now - _dt.timedelta(days=MAX_AGE_DAYS)
     machine = machine_key(result)     # the board as recorded in run.json, never the folder's name
-    seen_ids, seen_hashes, out = {result.run_id}, set(), []
+    seen_ids, seen_hashes = {result.run_id}, set()
+    out: list = []
     for d in list(reversed(store.find_runs(runs_root)))[:MAX_SCANNED]:
         if exclude is not None and Path(d).resolve() == Path(exclude).resolve():
             continue
@@ -190,8 +199,6 @@ def shifted_sessions(history: list, stage: str = "e2e", label: str = "measured")
     cached = _SHIFT_CACHE.get((ids, stage, label))
     if cached is not None:
         return dict(cached)
-    from edgebench.stats.variation import combine_sessions, invocation_estimate, pooled_component, priors
-
     repeat_prior, session_prior = priors(label)
     recs = [rec for rec in history if stage in rec.figures]
     repeat = pooled_component([[(f.y, f.w) for f in rec.figures[stage]] for rec in recs], repeat_prior)
@@ -226,8 +233,8 @@ _SHIFT_CACHE: dict = {}
 class Variation:
     """The pooled components of one figure (a stage, or the throughput) on this board and host."""
 
-    repeat: object          # edgebench.stats.variation.Component
-    session: object         # edgebench.stats.variation.Component
+    repeat: Component
+    session: Component
 
 
 def variation(history: list, stage: str, this_key: tuple | None = None, this_figs: list | None = None,
@@ -236,8 +243,6 @@ def variation(history: list, stage: str, this_key: tuple | None = None, this_fig
     (and this invocation's runs ``this_figs`` of measurement ``this_key``, when given), with the
     stated priors of figures of ``label`` (:func:`edgebench.stats.variation.priors`); sessions at a
     shifted level (:func:`shifted_sessions`) are left out."""
-    from edgebench.stats.variation import invocation_estimate, pooled_component, priors
-
     repeat_prior, session_prior = priors(label)
     shifted = shifted_sessions(history, stage, label)
     invocations = [(rec.measurement, rec.figures[stage]) for rec in history
@@ -302,8 +307,6 @@ def other_sessions(result, run_dir) -> list:
 def check_on_record(pairs: list):
     """``check``'s verdicts (:class:`edgebench.report.check.CheckReport`) of ``[(run_dir, result)]``,
     each run with the other sessions of its measurement in its runs folder (the best-of-N rule)."""
-    from edgebench.report.check import check
-
     return check([r for _, r in pairs], sessions={r.run_id: other_sessions(r, d) for d, r in pairs},
                  records=regressions_on_record(pairs))
 
@@ -312,12 +315,6 @@ def regressions_on_record(pairs: list) -> dict:
     """run id -> the regressions of its series in its runs folder's index up to it
     (:func:`edgebench.store.history.regressions_on_record`); a folder without an index that can be
     opened gives none."""
-    from pathlib import Path
-
-    from edgebench.errors import ResultError
-    from edgebench.store.embedded import EmbeddedStore
-    from edgebench.store.history import regressions_on_record as of_run
-
     out: dict = {}
     by_root: dict = {}
     for d, r in pairs:

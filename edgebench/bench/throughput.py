@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from edgebench.bench import sessions as sess
+from edgebench.stats.dependence import mean_se_log
+from edgebench.stats.variation import RunFigure, combine_sessions, invocation
+
 
 def window_s(part) -> float:
     """Wall time on the device clock from the first kept inference's start to the last one's end."""
@@ -29,8 +33,6 @@ def cycle_times(t_start_ns, e2e_s) -> np.ndarray:
 
 def rate_figures(parts, batch: int) -> list:
     """Per part (a repeat, a window): ``{per_s, se_log, df, n, window_s}`` of the achieved rate."""
-    from edgebench.stats.dependence import mean_se_log
-
     out = []
     for p in parts:
         w = window_s(p)
@@ -46,9 +48,6 @@ def throughput_interval(per: list, level: float, history: list | None, result, s
     pooled between-repeat component) and, combined with earlier sessions of the same measurement,
     over invocations (the pooled between-invocation component; the stated priors when nothing is
     on record), never excluding this invocation's own interval and rate (the headline)."""
-    from edgebench.bench import sessions as sess
-    from edgebench.stats.variation import RunFigure, combine_sessions, invocation
-
     if not per or any(p["per_s"] is None or p["se_log"] is None for p in per):
         return {}
     figs = [RunFigure(p["per_s"], p["se_log"], float(p["df"])) for p in per]
@@ -69,7 +68,6 @@ def throughput_interval(per: list, level: float, history: list | None, result, s
             "invocation": {"per_s": inv.value, "ci_low_per_s": ilo, "ci_high_per_s": ihi, "se_log": inv.se,
                            "df": inv.df},
             "ci_method": f"{res.estimate.method}; {comp.session.describe()}; {comp.repeat.describe()}"}
-
 
 
 __all__ = ["window_s", "cycle_times", "rate_figures", "throughput_interval"]

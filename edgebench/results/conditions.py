@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Union
 
-from edgebench.results.types import Count, Figure, Flag, Int, Mapping_, Num, Str, Text, sub
+from edgebench.results.types import Count, Figure, Flag, Int, Mapping_, Num, Str, Text, field, sub
 
 
 class TensorSection(Figure):
@@ -40,6 +40,7 @@ class RuntimeSection(Figure):
     op_resolver: Text = None
     threads: Union[Int, List[Int], Str, None] = None     # a sweep over thread counts lists them
     delegate: Text = None
+    device_model: Text = field("mlperf-tiny: the model id the DUT reports (`m-model-[...]`)")
 
 
 class CpuFreqPolicy(Figure):
@@ -63,6 +64,9 @@ class SystemSection(Figure):
     load: Optional[Mapping_] = None
     thermal: Optional[Mapping_] = None
     software: Optional[Mapping_] = None
+    firmware: Optional[Mapping_] = field("a microcontroller's firmware report (`eb-info`: `counter-hz`, ...; "
+                                         "mlperf-tiny: the DUT's profile)")
+    dut_name: Text = field("mlperf-tiny: the name the DUT gives")
 
 
 class BoardSection(Figure):
@@ -73,6 +77,8 @@ class BoardSection(Figure):
     profile_origin: Text = None
     system: SystemSection = sub(SystemSection)
     collector_errors: Optional[Mapping_] = None
+    farm: Optional[Mapping_] = field("a labgrid farm's place the run held: coordinator, place, exporter, "
+                                     "reservation, holder")
 
 
 class ClassOrder(Figure):
@@ -107,6 +113,9 @@ class TimingSection(Figure):
     stages: Optional[Dict[str, Text]] = None
     e2e_includes: Text = None
     excludes: Text = None
+    prep: Text = field("how the input is prepared: once per distinct input before the timed loop, or per inference")
+    clock_resolution_reported_s: Num = field("the clock's resolution as the device reported it (the figures use "
+                                             "the coarser of it and the tick the samples show)", "s")
 
 
 class SettingsSection(Figure):
@@ -116,6 +125,10 @@ class SettingsSection(Figure):
     max_repeats: Count = None
     sessions: Count = None
     agent_cpus: Union[Str, Int, List[Int], None] = None
+    min_warmup: Count = field("inferences discarded as warm-up at least, per repeat")
+    chunk_time_s: Num = field("the length of one request to the agent", "s")
+    fresh_process_per_repeat: Flag = field("each repeat opened the agent afresh (a new process and model load)")
+    interleaved_with: Optional[List[Str]] = field("run ids measured in alternation with this one (one invocation)")
 
 
 class ColdStart(Figure):
@@ -123,6 +136,8 @@ class ColdStart(Figure):
     first_inference_s: Num = None
     first_invoke_s: Num = None
     per_repeat: Optional[List[Dict[str, Num]]] = None
+    label: Text = None
+    note: Text = field("what the cold start covers")
 
 
 class Warmup(Figure):
@@ -131,4 +146,5 @@ class Warmup(Figure):
     method: Text = None
     at_limit: Flag = None
     per_repeat: Optional[List[Mapping_]] = None
+    label: Text = None
 

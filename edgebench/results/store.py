@@ -48,7 +48,7 @@ from edgebench.results.files import (
     fsync_dir,  # noqa: F401 (quantize.sidecar's import of it)
 )
 from edgebench.results.journal import Journal
-from edgebench.results.model import RunResult
+from edgebench.results.model import RunResult, RunWarning
 
 RUN_JSON = "run.json"
 SAMPLES = "samples.parquet"
@@ -82,15 +82,12 @@ def write_result(run_dir, result: RunResult) -> Path:
     :func:`read_unfinished`) gets the warnings saying what its recovery left out.
     """
     path = check_writable_folder(run_dir) / RUN_JSON
-    if (result.extra or {}).get("recovery"):   # a recovered run always says what its recovery left out
-        result.warnings = [w for w in result.warnings or [] if not isinstance(w, dict)
-                           or w.get("code") not in RECOVERY_CODES] + recovery_warnings(result)
-    data = result.to_dict()
-    extra = dict(data.get("extra") or {})
+    if result.extra.recovery:   # a recovered run always says what its recovery left out
+        result.warnings = [w for w in result.warnings if w.code not in RECOVERY_CODES] + recovery_warnings(result)
+    data = result.to_dict()                   # the document written: plain dicts from here on
+    extra = {k: v for k, v in data.get("extra", {}).items() if k != "writer"}
     if result.status == "running":
         extra["writer"] = writer_info()
-    else:
-        extra.pop("writer", None)
     data["extra"] = extra
     text = json.dumps(data, indent=2, default=_json_default) + "\n"
     atomic_write(path, lambda f: f.write(text.encode("utf-8")))
@@ -170,7 +167,7 @@ def abandoned_reason(result: RunResult) -> str | None:
     (:func:`writer_gone` of its ``extra.writer``)."""
     if result.status != "running":
         return None
-    return writer_gone((result.extra or {}).get("writer"))
+    return writer_gone(result.extra.writer)
 
 
 def writer_gone(w) -> str | None:
@@ -410,7 +407,7 @@ def read_unfinished(run_dir) -> RunResult:
             raise ResultError(f"{exc.message}; no journal of the run keeps an intact copy of it",
                               "nothing to recover this run from") from None
     if note["journal_damage"] or note.get("run_json"):
-        result.extra["recovery"] = note
+        result.extra.recovery = note
     return result
 
 
@@ -418,15 +415,18 @@ RECOVERY_CODES = ("run-json-damaged", "journal-damaged")
 
 
 def recovery_warnings(result: RunResult) -> list:
-    """Run warnings for what a recovery had to leave out (``extra.recovery`` of :func:`read_unfinished`)."""
-    note: dict = dict((result.extra or {}).get("recovery") or {})
+    """Run warnings for what a recovery had to leave out (``extra.recovery`` of :func:`read_unfinished`:
+    a free-form note)."""
+    note: dict = dict(result.extra.recovery or {})
     out = []
     if note.get("run_json"):
-        out.append({"code": "run-json-damaged", "message": note["run_json"],
-                    "remedy": "the run's description is the one of the journal's copy: compare it with the command"})
+        out.append(RunWarning(code="run-json-damaged", message=note["run_json"],
+                              remedy="the run's description is the one of the journal's copy: compare it with "
+                                     "the command"))
     if note.get("journal_damage"):
-        out.append({"code": "journal-damaged",
-                    "message": "the journal had damaged chunks; the run keeps what came before them: "
-                               + "; ".join(note["journal_damage"]),
-                    "remedy": "check the disk or the copy the run folder came from; run the measurement again"})
+        out.append(RunWarning(code="journal-damaged",
+                              message="the journal had damaged chunks; the run keeps what came before them: "
+                                      + "; ".join(note["journal_damage"]),
+                              remedy="check the disk or the copy the run folder came from; run the measurement "
+                                     "again"))
     return out

@@ -11,9 +11,14 @@ The columns are documented in docs/results-schema.md ("Tables").
 """
 from __future__ import annotations
 
+import math
+import warnings
 from pathlib import Path
+from typing import List, Optional
 
 from edgebench.errors import InputWarning, ResultError, UsageError
+from edgebench.results.figures.thermal import Snapshot
+from edgebench.results.files import write_output
 from edgebench.results.kinds import kind_of
 from edgebench.results.model import RunResult, failed_gates
 from edgebench.results.store import find_runs, read_result, read_samples, resolve_run, run_status, skipped
@@ -46,15 +51,14 @@ COLUMNS = {
 }
 
 
-def _hottest(snapshot) -> float | None:
-    temps = [v for v in ((snapshot or {}).get("temps_c") or {}).values()
-             if isinstance(v, (int, float)) and not isinstance(v, bool)]
+def _hottest(snapshot: Snapshot) -> float | None:
+    temps = [v for v in (snapshot.temps_c or {}).values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return float(max(temps)) if temps else None
 
 
-def _throttled_now(snapshot) -> bool | None:
-    thr = (snapshot or {}).get("throttled")
-    if not isinstance(thr, dict):
+def _throttled_now(snapshot: Snapshot) -> bool | None:
+    thr = snapshot.throttled
+    if thr is None:
         return None
     return any(bool(v) for k, v in thr.items() if k.endswith("_now"))
 
@@ -77,72 +81,68 @@ def _threads(value) -> tuple:
 
 
 def _temperatures(r: RunResult) -> dict:
-    t = r.thermal or {}
-    row = {"temp_start_c": _hottest(t.get("start")), "temp_end_c": _hottest(t.get("end")),
-           "throttled": _throttled_now(t.get("end"))}
-    row.update(temp_max_c=None, temp_steady_c=None)  # only soak and sweep watch the whole run
-    soak = (r.extra or {}).get("soak") or {}
-    if soak:
-        th = soak.get("thermal") or {}
-        row.update(temp_max_c=th.get("max_temp_c", row["temp_max_c"]), temp_steady_c=th.get("steady_temp_c"),
-                   temp_start_c=th.get("start_temp_c", row["temp_start_c"]))
-        if th.get("time_to_first_throttle_s") is not None:
+    t = r.thermal
+    row = {"temp_start_c": _hottest(t.start), "temp_end_c": _hottest(t.end), "throttled": _throttled_now(t.end),
+           "temp_max_c": None, "temp_steady_c": None}   # only soak and sweep watch the whole run
+    if r.extra.soak:
+        th = r.extra.soak.thermal
+        row.update(temp_max_c=th.max_temp_c, temp_steady_c=th.steady_temp_c,
+                   temp_start_c=th.start_temp_c if th.start_temp_c is not None else row["temp_start_c"])
+        if th.time_to_first_throttle_s is not None:
             row["throttled"] = True
-    points: list[dict] = [dict(p) for p in (r.extra or {}).get("points") or []] if kind_of(r).points else []
+    points = (r.extra.points or []) if kind_of(r).points else []
     if points:  # the hottest point: what the sweep reached
-        def most(key: str) -> float | None:
-            v = [float(p[key]) for p in points if isinstance(p.get(key), (int, float))]
+        def most(values: List[Optional[float]]) -> float | None:
+            v = [float(x) for x in values if x is not None]
             return max(v) if v else None
-        row.update(temp_max_c=most("max_temp_c"), temp_steady_c=most("steady_temp_c"),
-                   throttled=any(bool(p.get("throttled")) for p in points))
+        row.update(temp_max_c=most([p.max_temp_c for p in points]),
+                   temp_steady_c=most([p.steady_temp_c for p in points]),
+                   throttled=any(bool(p.throttled) for p in points))
     return row
 
 
 def _accuracy(r: RunResult) -> dict:
-    a: dict = dict((r.extra or {}).get("accuracy") or {})
-    acc, p = a.get("accuracy") or {}, a.get("paired") or {}
-    cand = (acc.get("candidate") or {}).get("top1") or {}
-    base = (acc.get("baseline") or {}).get("top1") or {}
-    return {"accuracy_n": cand.get("n"), "top1": cand.get("accuracy"), "top1_ci_low": cand.get("ci_low"),
-            "top1_ci_high": cand.get("ci_high"), "baseline_top1": base.get("accuracy"),
-            "top1_diff_points": p.get("diff_points"), "top1_diff_ci_low_points": p.get("diff_ci_low_points"),
-            "top1_diff_ci_high_points": p.get("diff_ci_high_points"), "mcnemar_p": p.get("mcnemar_p")}
+    a = r.extra.accuracy
+    cand, base, p = a.accuracy.candidate.top1, a.accuracy.baseline.top1, a.paired
+    return {"accuracy_n": cand.n, "top1": cand.accuracy, "top1_ci_low": cand.ci_low,
+            "top1_ci_high": cand.ci_high, "baseline_top1": base.accuracy,
+            "top1_diff_points": p.diff_points, "top1_diff_ci_low_points": p.diff_ci_low_points,
+            "top1_diff_ci_high_points": p.diff_ci_high_points, "mcnemar_p": p.mcnemar_p}
 
 
 def _energy(r: RunResult) -> dict:
-    p = r.power or {}
-    inf, idle, duty = p.get("inference") or {}, p.get("idle") or {}, p.get("duty_cycle") or {}
-    return {"energy_label": inf.get("label") or (p.get("label") if inf else None),
-            "energy_per_inference_j": inf.get("energy_j"), "energy_ci_low_j": inf.get("ci_low_j"),
-            "energy_ci_high_j": inf.get("ci_high_j"), "idle_power_w": idle.get("power_w"),
-            "avg_power_w": duty.get("avg_power_w") or (p.get("average") or {}).get("power_w")}
+    p = r.power
+    inf = p.inference
+    return {"energy_label": inf.label or (p.label if inf else None),
+            "energy_per_inference_j": inf.energy_j, "energy_ci_low_j": inf.ci_low_j,
+            "energy_ci_high_j": inf.ci_high_j, "idle_power_w": p.idle.power_w,
+            # average.power_w: no writer sets it today (energy writes measured_w/model_w); read as stored
+            "avg_power_w": p.duty_cycle.avg_power_w or p.average.other("power_w")}
 
 
 def flat_row(result: RunResult, run_dir) -> dict:
     """One flat row of plain (JSON-able) values describing a run: its conditions and headline
     figures; the keys are :data:`COLUMNS` but ``short_id`` (which depends on the other runs)."""
     r = result
-    e2e = (r.latency or {}).get("e2e") or {}
-    inv = (r.latency or {}).get("invoke") or {}
-    soak = (r.extra or {}).get("soak") or {}
-    threads, threads_list = _threads((r.runtime or {}).get("threads"))
-    cpus = (r.settings or {}).get("agent_cpus")
+    e2e, inv, soak = r.stage("e2e"), r.stage("invoke"), r.extra.soak
+    threads, threads_list = _threads(r.runtime.threads)
+    cpus = r.settings.agent_cpus
     row = {
         "run_id": r.run_id, "path": str(run_dir), "created_utc": r.created_utc, "kind": r.kind,
         "status": run_status(r), "gate_failed": bool(failed_gates(r)), "label": r.label,
-        "model": (r.model or {}).get("name"), "model_sha256": (r.model or {}).get("sha256"),
-        "precision": (r.model or {}).get("precision"), "board": (r.board or {}).get("name"),
-        "runtime": (r.runtime or {}).get("name"), "runtime_version": (r.runtime or {}).get("version"),
-        "kernels": (r.runtime or {}).get("kernels"), "threads": threads, "threads_list": threads_list,
-        "delegate": (r.runtime or {}).get("delegate"), "scenario": (r.scenario or {}).get("name"),
+        "model": r.model.name, "model_sha256": r.model.sha256,
+        "precision": r.model.precision, "board": r.board.name,
+        "runtime": r.runtime.name, "runtime_version": r.runtime.version,
+        "kernels": r.runtime.kernels, "threads": threads, "threads_list": threads_list,
+        "delegate": r.runtime.delegate, "scenario": r.scenario.name,
         "agent_cpus": None if cpus in (None, "") else str(cpus),
-        "n": e2e.get("n"), "runs": e2e.get("runs"), "e2e_median_s": e2e.get("median_s"),
-        "e2e_ci_low_s": e2e.get("ci_low_s"), "e2e_ci_high_s": e2e.get("ci_high_s"), "e2e_p99_s": e2e.get("p99_s"),
-        "invoke_median_s": inv.get("median_s"), "throughput_per_s": (r.throughput or {}).get("per_s"),
-        "target_reached": (r.stopping or {}).get("target_reached"), "warnings": len(r.warnings or []),
-        "burst_throughput_per_s": (soak.get("burst") or {}).get("throughput_per_s"),
-        "sustained_throughput_per_s": (soak.get("sustained") or {}).get("throughput_per_s"),
-        "sustained_over_burst": soak.get("sustained_over_burst"),
+        "n": e2e.n, "runs": e2e.runs, "e2e_median_s": e2e.median_s,
+        "e2e_ci_low_s": e2e.ci_low_s, "e2e_ci_high_s": e2e.ci_high_s, "e2e_p99_s": e2e.p99_s,
+        "invoke_median_s": inv.median_s, "throughput_per_s": r.throughput.per_s,
+        "target_reached": r.stopping.target_reached, "warnings": len(r.warnings),
+        "burst_throughput_per_s": soak.burst.throughput_per_s,
+        "sustained_throughput_per_s": soak.sustained.throughput_per_s,
+        "sustained_over_burst": soak.sustained_over_burst,
         **_temperatures(r), **_accuracy(r), **_energy(r),
     }
     return {k: row.get(k) for k in COLUMNS if k != "short_id"}
@@ -183,8 +183,6 @@ def _readable(root) -> list:
     or ``latest`` under ``./runs``); a run whose run.json does not read or validate is skipped with an
     :class:`~edgebench.errors.InputWarning` naming the file and the key (one bad run hides no other).
     ResultError when ``root`` names nothing."""
-    import warnings
-
     out = []
     for d in _run_dirs(root):
         try:
@@ -211,9 +209,6 @@ def rows_of(root="runs") -> list:
     """:func:`flat_row` of every readable run under ``root`` (oldest first); a run whose headline figures
     are not finite numbers (a NaN or infinite median: a damaged or hand-edited run.json; edgebench
     writes none) is skipped with one :class:`~edgebench.errors.InputWarning`, so it hides no other."""
-    import math
-    import warnings
-
     out = []
     for d, r in _readable(root):
         row = flat_row(r, d)
@@ -249,8 +244,6 @@ def load_samples(root="runs", runs=None):
 
 def export(frame, path) -> Path:
     """Write the runs table to ``path``: ``.csv`` or ``.parquet`` (atomically: nothing half-written)."""
-    from edgebench.results.files import write_output
-
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".parquet"):

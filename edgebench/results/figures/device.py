@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from edgebench.results.types import Count, Figure, Flag, Num, Pair, Text
+from edgebench.results.types import Count, Figure, Flag, Num, Pair, Text, field
 
 
 class MacRate(Figure):
@@ -19,6 +19,8 @@ class MacRate(Figure):
     per_inference: Num = None
     per_mac: Num = None
     per_mac_ci: Pair = None
+    median_s: Num = field("the latency divided: the stage's median (mlperf-tiny: 1 / median throughput)", "s")
+    macs_basis: Text = field("how the MACs were counted")
 
 
 class FitFigure(Figure):

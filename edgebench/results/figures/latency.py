@@ -82,12 +82,47 @@ class LatencyFigure(Figure):
     regimes: Optional[List[Any]] = field("per run: null, or its level shifts (`segments`, `segment_medians_s`, ...)")
 
 
+class RateFigure(Figure):
+    """The achieved rate of one window (a repeat's, a soak's burst or sustained window)."""
+    per_s: Num = field("inferences completed over the window's wall time", "1/s")
+    se_log: Num = field("standard error of the log rate (batch means of the cycle times)")
+    df: Num = field("its degrees of freedom")
+    n: Count = field("inferences completed in the window")
+    window_s: Num = field("the window's wall time on the device clock", "s")
+
+
+class RateInterval(Figure):
+    """A throughput's interval: this invocation's own (``throughput.invocation``), or the host-limited rate's."""
+    per_s: Num = field("the invocation's rate (the mean log rate of its repeats)", "1/s")
+    ci_low_per_s: Num = None
+    ci_high_per_s: Num = None
+    ci_level: Num = None
+    se_log: Num = field("standard error of the log rate")
+    df: Num = field("its degrees of freedom")
+    sessions: Count = field("sessions combined")
+    invocation: Optional[Mapping_] = field("the invocation's own interval (as ``throughput.invocation``)")
+    ci_method: Text = None
+
+
 class Throughput(Figure):
     per_s: Num = None
     definition: Text = None
     per_repeat_per_s: Optional[List[Num]] = None
+    per_repeat: Optional[List[RateFigure]] = field("each repeat's achieved rate with its standard error")
     inverse_median_per_s: Num = None
     label: Text = None
+    device_busy_per_s: Num = field("inferences completed over the device time spent inferring (back to back)",
+                                   "1/s")
+    device_busy_definition: Text = field("what `device_busy_per_s` divides")
+    ci_low_per_s: Num = field("the interval of `per_s` over repeats and sessions (the model of variation)", "1/s")
+    ci_high_per_s: Num = field("... its upper end", "1/s")
+    ci_level: Num = field("the interval's coverage")
+    sessions: Count = field("sessions of the measurement combined into the interval")
+    invocation: RateInterval = sub(RateInterval, "this invocation's own rate and interval")
+    ci_method: Text = field("how the interval was made")
+    host_limited_per_s: Num = field("an emulated board: the wall-clock rate with the emulator and the link", "1/s")
+    host_limited_definition: Text = field("what `host_limited_per_s` divides")
+    host_limited_interval: RateInterval = sub(RateInterval, "an emulated board: the interval of the host-limited rate")
 
 
 class Stopping(Figure):
