@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from edgebench.bench.record import new_result
-from edgebench.results.conditions import BoardSection, ModelSection, RuntimeSection
-from edgebench.results.figures.layer_error import LayerErrorFigure
-from edgebench.results.figures.profile import ProfileFigure
 from edgebench.report import check as ck
 from edgebench.report.html import RunData, render_html, render_markdown
 from edgebench.report.layers import layer_error_claim, profile_claim, section_blocks
+from edgebench.results.conditions import BoardSection, ModelSection, RuntimeSection
+from edgebench.results.figures.layer_error import LayerErrorFigure
+from edgebench.results.figures.profile import ProfileFigure
 
 
 def _profile(method="device-counter", ratio=(1.0003, 0.9999, 1.0007), label="emulated"):

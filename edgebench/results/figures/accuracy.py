@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, Optional
 
-from edgebench.results.conditions import RuntimeSection
-from edgebench.results.types import Count, Figure, Flag, Mapping_, Num, Str, Text, field, sub
+from edgebench.results.conditions import ModelSection, RuntimeSection
+from edgebench.results.types import Count, Figure, Flag, Int, Mapping_, Num, Str, Text, field, sub
 
 
 class Proportion(Figure):
@@ -36,13 +36,6 @@ class ClassifierFigures(Figure):
     num_classes: Count = None
 
 
-class SideModel(Figure):
-    name: Text = None
-    precision: Text = None
-    sha256: Text = None
-    path: Text = None
-
-
 class BaselineProvenance(Figure):
     """Whether the baseline is the FP32 model the candidate's sidecar names (docs/accuracy.md, Provenance)."""
     status: Optional[Literal["matches", "same-source", "differs", "unchecked"]] = None
@@ -57,9 +50,10 @@ class AccuracySide(Figure):
     """The candidate's or the baseline's model, runtime and board."""
     board: Text = None
     where: Text = None
+    model: ModelSection = sub(ModelSection, "the model: the candidate's name, path, sha256 and precision; the "
+                                            "baseline's whole model section (its tensors, operators, sidecar)")
     on_board: Flag = field("the baseline: run on the board under test (`--baseline-on-board`), not the host")
     agent: Optional[Mapping_] = field("the baseline's agent (`protocol`, `agent_version`, `python`, `numpy`)")
-    model: SideModel = sub(SideModel)
     runtime: RuntimeSection = sub(RuntimeSection)
     provenance: BaselineProvenance = sub(BaselineProvenance)
 
@@ -205,8 +199,17 @@ class SliceRow(Figure):
 
 
 class EdgeCases(Figure):
+    """The edge-case slices: built-in perturbation families (`source` builtin) or a labelled file (`file`)."""
     source: Text = None
     seed: Count = None
+    group: Text = field("builtin: the family group the input's shape allows (image, audio, ...)")
+    families: Optional[List[Str]] = field("builtin: the perturbation families run")
+    severities: Optional[List[Int]] = field("builtin: the severities run (1-5)")
+    value_range: Optional[List[Num]] = field("builtin: the range perturbed values are clipped to")
+    value_range_source: Text = field("where that range came from (declared, or observed)")
+    module: Text = field("builtin: the module that perturbs")
+    note: Text = field("how the perturbations are seeded")
+    data: Optional[Mapping_] = field("file: the edge-case file as a data set (source, count, sha256, ...)")
     clean: SliceRow = sub(SliceRow)
     slices: Optional[List[SliceRow]] = None
     worst: Text = None
