@@ -122,6 +122,7 @@ def _figures(run: Run, slices: list, cand_out: list, base_out: list,
     paired, pc = ev.paired_section(base, cand, y)
     calibration, eces = ev.calibration_section(base, cand, y, run.opts.calib_fraction, run.opts.seed)
     fidelity = ev.fidelity_section(base, cand)
+    fidelity.label = label
     per_slice, rows = [], []
     for s, bo, co in zip(slices, base_out, cand_out):
         b, c = ev.model_outputs(bo, kinds["baseline"]), ev.model_outputs(co, kinds["candidate"])
@@ -147,7 +148,7 @@ def _figures(run: Run, slices: list, cand_out: list, base_out: list,
         "relative": ev.relative_section(pc),
         "resolution": ev.resolution_section(pc),
         "calibration": {**calibration, "label": label},
-        "fidelity": {**fidelity, "label": label},
+        "fidelity": fidelity,
         "validation": validation}))
     section.edge_cases = edge
     return section, eces, per_slice
