@@ -293,32 +293,32 @@ def test_drop_gate_fails_when_the_interval_reaches_past_max_drop():
     acc = {"top1": {"accuracy": 0.9}}
     cal = {r: {"ece_debiased": 0.01, "ece_ci_low": 0.0, "ece_ci_high": 0.02} for r in ("baseline", "candidate")}
     v = validation_section(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), [], 1.0, 0.05, 3.0)
-    top1 = v["rows"][0]
-    assert top1["point"] == pytest.approx(1.0) and top1["value"] == pytest.approx(3.038, abs=1e-3)
-    assert top1["outcome"] == "unresolved" and v["passed"] is False and v["failed"] == ["top-1 accuracy"]
-    assert "cannot resolve the gate" in top1["note"] and v["unresolved"] == ["top-1 accuracy"]
+    top1 = v.rows[0]
+    assert top1.point == pytest.approx(1.0) and top1.value == pytest.approx(3.038, abs=1e-3)
+    assert top1.outcome == "unresolved" and v.passed is False and v.failed == ["top-1 accuracy"]
+    assert "cannot resolve the gate" in top1.note and v.unresolved == ["top-1 accuracy"]
     from edgebench.bench.accuracy_eval import validation_section as by_default  # no threshold given
     d = by_default(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), [], 1.0, 0.05, 3.0)
-    assert d["passed"] is True and d["failed"] == [] and d["default_exceeded"] == ["top-1 accuracy"]
-    assert d["rows"][0]["set_by"] == "default" and top1["set_by"] == "user"
+    assert d.passed is True and d.failed == [] and d.default_exceeded == ["top-1 accuracy"]
+    assert d.rows[0].set_by == "default" and top1.set_by == "user"
     p = validation_section(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), [], 1.0, 0.05, 3.0, gate_on="point")
-    assert p["passed"] is True and p["gate_on"] == "point" and p["thresholds"]["gate_on"] == "point"
-    assert "POINT ESTIMATE" in p["rows"][0]["note"]
+    assert p.passed is True and p.gate_on == "point" and p.thresholds["gate_on"] == "point"
+    assert "POINT ESTIMATE" in p.rows[0].note
     # the edge gate acts on the slice with the highest upper bound, not the largest point drop
     def row(name, drop, low, high):
         return {"slice": name, "baseline": {"accuracy": 0.9}, "candidate": {"accuracy": 0.9 - drop / 100},
                 "drop_points": drop, "drop_ci_low_points": low, "drop_ci_high_points": high, "mcnemar_p": 0.5}
     rows = [row("big", 2.0, 1.5, 2.5), row("small", 1.0, -2.0, 4.0)]
     v = validation_section(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), rows, math.inf, math.inf, 3.0)
-    gated = v["rows"][2]
-    assert gated["metric"].startswith("worst edge-case slice (small)") and gated["outcome"] == "unresolved"
+    gated = v.rows[2]
+    assert gated.metric.startswith("worst edge-case slice (small)") and gated.outcome == "unresolved"
     v = validation_section(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), rows, math.inf, math.inf, 3.0,
                            gate_on="point")
-    assert v["rows"][2]["metric"].startswith("worst edge-case slice (big)") and v["rows"][2]["outcome"] == "pass"
+    assert v.rows[2].metric.startswith("worst edge-case slice (big)") and v.rows[2].outcome == "pass"
     # the ECE gate straddling its limit is unresolved, not silently passed or failed
     cal["candidate"] = {"ece_debiased": 0.04, "ece_ci_low": 0.01, "ece_ci_high": 0.09}
     v = validation_section(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), [], math.inf, 0.05, 3.0)
-    assert v["rows"][1]["outcome"] == "unresolved" and v["failed"] == [v["rows"][1]["metric"]]
+    assert v.rows[1].outcome == "unresolved" and v.failed == [v.rows[1].metric]
 
 
 # ---------------------------------------------------------------- ECE

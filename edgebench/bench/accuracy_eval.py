@@ -21,7 +21,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from edgebench.report.format import p_value
-from edgebench.results.figures.accuracy import Fidelity, Relative, Resolution, Scaling
+from edgebench.results.figures.accuracy import Fidelity, Relative, Resolution, Scaling, Validation
 from edgebench.stats.accuracy import (
     accuracy_report,
     difference_verdict,
@@ -268,7 +268,7 @@ def _ci(low, high, unit: str) -> str:
 
 def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration: dict,
                        fidelity: Fidelity, edge_rows: list, max_drop_points, max_ece,
-                       max_edge_drop_points, gate_on: str = "interval", gates_set: tuple = ()) -> dict:
+                       max_edge_drop_points, gate_on: str = "interval", gates_set: tuple = ()) -> Validation:
     """The compression-validation table: metric | baseline | candidate | threshold | acceptable?
 
     Each gated row is decided by :func:`edgebench.stats.accuracy.gate_check` on the
@@ -337,10 +337,12 @@ def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration
     rows.append(_ungated("output cosine similarity", None, fidelity.cosine_similarity, "ratio"))
     failed = [r["metric"] for r in rows if r["acceptable"] is False and r.get("set_by") == "user"]
     exceeded = [r["metric"] for r in rows if r["acceptable"] is False and r.get("set_by") == "default"]
-    return {"rows": rows, "passed": not failed, "failed": failed, "default_exceeded": exceeded, "gate_on": gate_on,
-            "unresolved": [r["metric"] for r in rows if r["outcome"] == "unresolved"],
-            "thresholds": {"max_drop_points": _threshold(max_drop_points), "max_ece": _threshold(max_ece),
-                           "max_edge_drop_points": _threshold(max_edge_drop_points), "gate_on": gate_on}}
+    # the rows are assembled as dicts (gate_check's outcome merged into each), validated into GateRow here
+    return Validation.model_validate(plain({
+        "rows": rows, "passed": not failed, "failed": failed, "default_exceeded": exceeded, "gate_on": gate_on,
+        "unresolved": [r["metric"] for r in rows if r["outcome"] == "unresolved"],
+        "thresholds": {"max_drop_points": _threshold(max_drop_points), "max_ece": _threshold(max_ece),
+                       "max_edge_drop_points": _threshold(max_edge_drop_points), "gate_on": gate_on}}))
 
 
 def _ungated(metric: str, base, cand, unit: str, note: Optional[str] = None) -> dict:
