@@ -131,7 +131,7 @@ def _figures(run: Run, slices: list, cand_out: list, base_out: list,
             rows.append(ev.slice_row(s.name, s.family, s.severity, b, c, s.labels))
     ev.adjust_slice_p_values(rows)
     o = run.opts
-    edge = EdgeCases() if run.edge is None else EdgeCases.model_validate(ev.plain({
+    edge = None if run.edge is None else EdgeCases.model_validate(ev.plain({
         **run.edge, "clean": ev.slice_row("clean", None, None, base, cand, y), "slices": rows,
         "worst": (ev.worst_slice(rows) or {}).get("slice"),
         "multiple_comparisons": {"method": "Holm", "m": len(rows),
@@ -150,7 +150,8 @@ def _figures(run: Run, slices: list, cand_out: list, base_out: list,
         "calibration": {**calibration, "label": label},
         "fidelity": fidelity,
         "validation": validation}))
-    section.edge_cases = edge
+    if edge is not None:        # no edge cases run: the key stays absent (reads as an empty EdgeCases)
+        section.edge_cases = edge
     return section, eces, per_slice
 
 
