@@ -53,7 +53,7 @@ def cli(args, capsys):
 
 def test_digits_figures_match_the_model_card(edge_run):
     result, run_dir = edge_run
-    a = result.extra["accuracy"]
+    a = result.extra.accuracy.to_dict()
     assert result.kind == "accuracy" and result.status == "complete" and result.label == "measured"
     for role in ("baseline", "candidate"):
         top1 = a["accuracy"][role]["top1"]
@@ -66,14 +66,14 @@ def test_digits_figures_match_the_model_card(edge_run):
     assert a["candidate"]["runtime"]["kernels"] == "xnnpack" and a["candidate"]["runtime"]["threads"] == 1
     assert a["baseline"]["runtime"]["kernels"] == "reference" and a["baseline"]["board"] == "host"
     assert a["baseline"]["runtime"]["op_resolver"] == "BUILTIN_REF"
-    assert a["baseline"]["model"]["precision"] == "fp32" and result.model["precision"] == "int8"
-    assert result.model["calibration"]["count"] == 200  # from the sidecar
-    assert result.scenario["inputs"]["count"] == 540
+    assert a["baseline"]["model"]["precision"] == "fp32" and result.model.precision == "int8"
+    assert (result.model.calibration or {})["count"] == 200  # from the sidecar
+    assert result.scenario.inputs.count == 540
 
 
 def test_paired_comparison_and_resolution_warning(edge_run):
     result, _ = edge_run
-    a = result.extra["accuracy"]
+    a = result.extra.accuracy.to_dict()
     pr = a["paired"]
     assert pr["agreement_rate"] >= 0.99
     assert pr["flips_right_to_wrong"] == pr["flips_wrong_to_right"] == 0 and pr["mcnemar_p"] == 1.0
@@ -83,12 +83,12 @@ def test_paired_comparison_and_resolution_warning(edge_run):
     assert 1.0 < res["mdd_points"] < 6.0 and res["resolvable"] is False
     assert res["verdict"] == "no-difference-resolved" and res["significant"] is False
     assert res["statement"].startswith("no difference resolved (95% CI -0.77 to +0.77 points, McNemar exact p=1.00)")
-    assert [w["code"] for w in result.warnings].count("difference-not-resolvable") == 1
+    assert [w.code for w in result.warnings].count("difference-not-resolvable") == 1
 
 
 def test_calibration_fidelity_and_files(edge_run):
     result, run_dir = edge_run
-    a = result.extra["accuracy"]
+    a = result.extra.accuracy.to_dict()
     cal = a["calibration"]
     assert cal["n_bins"] == 15 and len(cal["candidate"]["bins"]) == 15
     assert 0.0 <= cal["candidate"]["ece"] < 0.05 and 0.0 <= cal["baseline"]["ece"] < 0.05
@@ -102,7 +102,7 @@ def test_calibration_fidelity_and_files(edge_run):
     for name in DIAGRAMS.values():
         assert (run_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not store.journal_paths(run_dir, "outputs")
-    assert result.settings["invocation"]["data"] == "digits" and result.settings["invocation"]["chunk"] == 2048
+    assert result.settings.other("invocation")["data"] == "digits" and result.settings.other("invocation")["chunk"] == 2048
     frame = pd.read_parquet(run_dir / PREDICTIONS)
     assert list(frame.columns) == ["sample_index", "slice", "label", "pred_base", "pred_cand", "conf_base",
                                    "conf_cand"]
@@ -114,7 +114,7 @@ def test_calibration_fidelity_and_files(edge_run):
 
 def test_edge_slices_and_validation(edge_run):
     result, _ = edge_run
-    edge = result.extra["accuracy"]["edge_cases"]
+    edge = result.extra.accuracy.edge_cases.to_dict()
     assert edge["families"] == ["low_light", "contrast", "gaussian_noise", "blur", "occlusion", "rotation"]
     assert [r["slice"] for r in edge["slices"]][:2] == ["low_light/s1", "low_light/s5"]
     for r in edge["slices"]:
@@ -128,7 +128,7 @@ def test_edge_slices_and_validation(edge_run):
     assert all(by[(f, 5)] < by[(f, 1)] for f in edge["families"])
     worst = max(edge["slices"], key=lambda r: r["drop_points"])
     assert edge["worst"] == worst["slice"]
-    rows = {r["metric"].split(" (")[0]: r for r in result.extra["accuracy"]["validation"]["rows"]}
+    rows = {r["metric"].split(" (")[0]: r for r in result.extra.accuracy.validation.to_dict()["rows"]}
     top1, edge_row = rows["top-1 accuracy"], rows["worst edge-case slice"]
     assert top1["acceptable"] is True and top1["gate_on"] == "interval"
     assert top1["value"] == pytest.approx(top1["ci_high"]) and top1["point"] == 0.0  # gated on the upper bound
@@ -136,12 +136,12 @@ def test_edge_slices_and_validation(edge_run):
     assert edge_row["value"] == pytest.approx(worst["drop_ci_high_points"])
     # low_light/s5: drop 2.2 points, interval 0.3 to 4.1 against the limit 3: unresolved, so not passed
     assert edge_row["outcome"] == "unresolved" and edge_row["acceptable"] is False
-    assert "gate-unresolved" in {w["code"] for w in result.warnings}
+    assert "gate-unresolved" in {w.code for w in result.warnings}
 
 
 def test_claim_sentence(edge_run):
     result, _ = edge_run
-    text = result.extra["claim"]
+    text = result.extra.claim
     assert text == accuracy_claim(result)
     assert text.startswith("97.96% top-1 (95% CI 96.4–98.9%, n=540")
     for part in ("digits_int8 INT8 (XNNPACK, 1 thread) on host", "vs FP32 97.96% (reference kernels, host)",
@@ -158,7 +158,7 @@ def test_edge_cases_are_deterministic(edge_run, tmp_path, host):
     first, first_dir = edge_run
     again, again_dir = run_accuracy(INT8, FP32, "digits", host,
                                     AccuracyOptions(edge_cases=True, severities=(1, 5)), runs_root=tmp_path)
-    assert again.extra["accuracy"]["edge_cases"]["slices"] == first.extra["accuracy"]["edge_cases"]["slices"]
+    assert again.extra.accuracy.edge_cases.slices == first.extra.accuracy.edge_cases.slices
     pd.testing.assert_frame_equal(pd.read_parquet(first_dir / PREDICTIONS), pd.read_parquet(again_dir / PREDICTIONS))
     assert store.read_result(again_dir) == again  # the stored run is the returned one
 
@@ -171,7 +171,7 @@ def test_user_edge_set(tmp_path, host):
     np.savez(path, x=x, y=ds.y[:120], slice=names)
     result, run_dir = run_accuracy(INT8, FP32, "digits", host, AccuracyOptions(edge_set=str(path)),
                                    runs_root=tmp_path / "runs")
-    edge = result.extra["accuracy"]["edge_cases"]
+    edge = result.extra.accuracy.edge_cases.to_dict()
     assert edge["source"] == "file" and [r["slice"] for r in edge["slices"]] == ["dark", "plain"]
     assert [r["n"] for r in edge["slices"]] == [60, 60]
     frame = pd.read_parquet(run_dir / PREDICTIONS)
@@ -200,14 +200,14 @@ def test_interrupted_run_keeps_the_paired_samples_and_says_incomplete(tmp_path, 
                      progress=_StopAfter("baseline", 200))
     (run_dir,) = store.find_runs(tmp_path)
     r = store.read_result(run_dir)
-    a = r.extra["accuracy"]
+    a = r.extra.accuracy.to_dict()
     assert r.status == "incomplete" and r.status_reason == "interrupted by the user (Ctrl-C)"
     assert a["evaluated"] == {"samples": 200, "planned": 540, "slices": ["clean"],
                               "note": "the run stopped: figures cover the samples both models evaluated"}
     assert a["paired"]["n"] == 200 and a["accuracy"]["candidate"]["top1"]["n"] == 200
     assert len(pd.read_parquet(run_dir / PREDICTIONS)) == 200
-    assert "run-incomplete" in {w["code"] for w in r.warnings}
-    assert "INCOMPLETE run (interrupted by the user (Ctrl-C))" in r.extra["claim"]
+    assert "run-incomplete" in {w.code for w in r.warnings}
+    assert "INCOMPLETE run (interrupted by the user (Ctrl-C))" in r.extra.claim
     assert not store.journal_paths(run_dir, "outputs")  # the figures are written: the journal is gone
 
 
@@ -221,7 +221,7 @@ def test_interleaved_passes_keep_a_paired_prefix_and_nothing_evaluated_leaves_no
                          progress=_StopAfter("baseline", 128), client=cand, baseline_client=base)
         (run_dir,) = store.find_runs(tmp_path / "a")
         r = store.read_result(run_dir)
-        assert r.status == "incomplete" and r.extra["accuracy"]["paired"]["n"] == 128
+        assert r.status == "incomplete" and r.extra.accuracy.paired.n == 128
         with pytest.raises(KeyboardInterrupt):  # stopped before the baseline ran: nothing paired, no folder
             run_accuracy(INT8, FP32, "digits", host, AccuracyOptions(chunk_size=64), runs_root=tmp_path / "b",
                          progress=_StopAfter("candidate", 64), client=cand, baseline_client=base)
@@ -295,7 +295,7 @@ def test_cli_gate_fails_with_exit_2_after_storing(tmp_path, capsys):
     (run_dir,) = store.find_runs(tmp_path)
     stored = store.read_result(run_dir)
     assert stored.status == "complete"
-    v = stored.extra["accuracy"]["validation"]
+    v = stored.extra.accuracy.validation.to_dict()
     assert v["passed"] is False and v["failed"] == ["top-1 accuracy"]
     assert "compression validation" in out and "claim:" in out and "FAILED" in out
     lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
@@ -457,12 +457,12 @@ def test_mlperf_tiny_pairs_on_synthetic_inputs(tmp_path, host, name, int8, fp32,
     x = make(rng)
     data = _npz(tmp_path / f"{name}.npz", x, rng.integers(0, classes, len(x)))  # random labels
     result, run_dir = run_accuracy(int8, fp32, data, host, AccuracyOptions(), runs_root=tmp_path / "runs")
-    a = result.extra["accuracy"]
+    a = result.extra.accuracy.to_dict()
     assert a["num_classes"] == classes and a["paired"]["n"] == 200
     assert a["paired"]["agreement_rate"] > min_agree
     assert a["fidelity"]["cosine_similarity"] > min_cos
     assert a["fidelity"]["relative_l2_error"] < 0.3
-    codes = {w["code"] for w in result.warnings}
+    codes = {w.code for w in result.warnings}
     assert not codes & {"inputs-clipped", "input-range-underused"}, codes
     frame = pd.read_parquet(run_dir / PREDICTIONS)
     assert frame["pred_base"].nunique() >= 3  # the inputs are not all one class
@@ -476,9 +476,9 @@ def test_input_range_warnings_catch_wrong_preprocessing():
     resnet = read_model(RESNET_INT8)  # int8 input, scale 1, zero point -128: expects 0..255
     rng = np.random.default_rng(0)
     assert input_range_warnings(resnet, rng.uniform(0, 255, (8, 32, 32, 3))) == []
-    assert [w["code"] for w in input_range_warnings(resnet, rng.uniform(0, 1, (8, 32, 32, 3)))] == \
+    assert [w.code for w in input_range_warnings(resnet, rng.uniform(0, 1, (8, 32, 32, 3)))] == \
         ["input-range-underused"]
-    assert [w["code"] for w in input_range_warnings(resnet, rng.uniform(-255, 255, (8, 32, 32, 3)))] == \
+    assert [w.code for w in input_range_warnings(resnet, rng.uniform(-255, 255, (8, 32, 32, 3)))] == \
         ["inputs-clipped"]
     assert input_range_warnings(read_model(FP32), rng.uniform(0, 1, (8, 8, 8, 1))) == []  # float input
 
@@ -492,9 +492,9 @@ def test_gates_mean_one_thing_default_thresholds_warn(tmp_path, capsys):
     assert code == 0, err
     (run_dir,) = store.find_runs(tmp_path / "d")
     stored = store.read_result(run_dir)
-    v = stored.extra["accuracy"]["validation"]
+    v = stored.extra.accuracy.validation.to_dict()
     assert v["failed"] == [] and v["default_exceeded"] and v["passed"] is True
-    assert "default-threshold-exceeded" in {w["code"] for w in stored.warnings}
+    assert "default-threshold-exceeded" in {w.code for w in stored.warnings}
     assert "default thresholds exceeded" in out
     assert cli(["runs", "--runs-dir", tmp_path / "d"], capsys)[1].count(" ok ") == 1
     code, out, _ = cli(["check", str(run_dir), "--strict"], capsys)

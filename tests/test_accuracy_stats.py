@@ -10,6 +10,7 @@ from conftest import require_module
 
 from edgebench.bench.accuracy_eval import resolution_section
 from edgebench.errors import DataError, UsageError
+from edgebench.results.figures.accuracy import Fidelity
 from edgebench.stats.accuracy import (
     accuracy_report,
     difference_verdict,
@@ -227,11 +228,11 @@ def test_15_vs_5_flips_is_a_resolved_difference():
     assert pc.mcnemar_p == pytest.approx(0.0414, abs=1e-4)
     assert pc.diff_ci_high_points < 0 and pc.diff_points == pytest.approx(-2.0)
     res = resolution_section(pc)
-    assert res["mdd_points"] > abs(pc.diff_points)  # smaller than the MDD, and still found
-    assert res["verdict"] == "difference" and res["resolvable"] is True and res["significant"] is True
-    assert res["statement"].startswith("difference resolved: the candidate is 2.00 points lower")
-    assert "p=0.041" in res["statement"] and res["warning"] is None
-    assert "not resolv" not in res["statement"] and "do not claim" not in res["statement"]
+    assert res.mdd_points > abs(pc.diff_points)  # smaller than the MDD, and still found
+    assert res.verdict == "difference" and res.resolvable is True and res.significant is True
+    assert res.statement.startswith("difference resolved: the candidate is 2.00 points lower")
+    assert "p=0.041" in res.statement and res.warning is None
+    assert "not resolv" not in res.statement and "do not claim" not in res.statement
 
 
 def test_57_vs_47_flips_is_no_resolved_difference():
@@ -240,11 +241,11 @@ def test_57_vs_47_flips_is_no_resolved_difference():
     assert pc.mcnemar_p == pytest.approx(0.3776, abs=1e-4)
     assert pc.diff_ci_low_points < 0 < pc.diff_ci_high_points
     res = resolution_section(pc)
-    assert res["verdict"] == "no-difference-resolved" and res["resolvable"] is False
-    assert res["significant"] is False and res["ci_excludes_zero"] is False
-    assert res["statement"].startswith("no difference resolved (95% CI -3.04 to +1.02 points")
-    assert f"{res['mdd_points']:.2f} points in 80% of repetitions" in res["statement"]
-    assert res["warning"] == res["statement"]
+    assert res.verdict == "no-difference-resolved" and res.resolvable is False
+    assert res.significant is False and res.ci_excludes_zero is False
+    assert res.statement.startswith("no difference resolved (95% CI -3.04 to +1.02 points")
+    assert f"{res.mdd_points:.2f} points in 80% of repetitions" in res.statement
+    assert res.warning == res.statement
 
 
 def test_verdict_never_contradicts_test_and_interval():
@@ -291,33 +292,33 @@ def test_drop_gate_fails_when_the_interval_reaches_past_max_drop():
     paired = pc.to_dict() | {"agreement_rate": 0.9}
     acc = {"top1": {"accuracy": 0.9}}
     cal = {r: {"ece_debiased": 0.01, "ece_ci_low": 0.0, "ece_ci_high": 0.02} for r in ("baseline", "candidate")}
-    v = validation_section(acc, acc, paired, cal, {"cosine_similarity": 1.0}, [], 1.0, 0.05, 3.0)
-    top1 = v["rows"][0]
-    assert top1["point"] == pytest.approx(1.0) and top1["value"] == pytest.approx(3.038, abs=1e-3)
-    assert top1["outcome"] == "unresolved" and v["passed"] is False and v["failed"] == ["top-1 accuracy"]
-    assert "cannot resolve the gate" in top1["note"] and v["unresolved"] == ["top-1 accuracy"]
+    v = validation_section(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), [], 1.0, 0.05, 3.0)
+    top1 = v.rows[0]
+    assert top1.point == pytest.approx(1.0) and top1.value == pytest.approx(3.038, abs=1e-3)
+    assert top1.outcome == "unresolved" and v.passed is False and v.failed == ["top-1 accuracy"]
+    assert "cannot resolve the gate" in top1.note and v.unresolved == ["top-1 accuracy"]
     from edgebench.bench.accuracy_eval import validation_section as by_default  # no threshold given
-    d = by_default(acc, acc, paired, cal, {"cosine_similarity": 1.0}, [], 1.0, 0.05, 3.0)
-    assert d["passed"] is True and d["failed"] == [] and d["default_exceeded"] == ["top-1 accuracy"]
-    assert d["rows"][0]["set_by"] == "default" and top1["set_by"] == "user"
-    p = validation_section(acc, acc, paired, cal, {"cosine_similarity": 1.0}, [], 1.0, 0.05, 3.0, gate_on="point")
-    assert p["passed"] is True and p["gate_on"] == "point" and p["thresholds"]["gate_on"] == "point"
-    assert "POINT ESTIMATE" in p["rows"][0]["note"]
+    d = by_default(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), [], 1.0, 0.05, 3.0)
+    assert d.passed is True and d.failed == [] and d.default_exceeded == ["top-1 accuracy"]
+    assert d.rows[0].set_by == "default" and top1.set_by == "user"
+    p = validation_section(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), [], 1.0, 0.05, 3.0, gate_on="point")
+    assert p.passed is True and p.gate_on == "point" and p.thresholds["gate_on"] == "point"
+    assert "POINT ESTIMATE" in p.rows[0].note
     # the edge gate acts on the slice with the highest upper bound, not the largest point drop
     def row(name, drop, low, high):
         return {"slice": name, "baseline": {"accuracy": 0.9}, "candidate": {"accuracy": 0.9 - drop / 100},
                 "drop_points": drop, "drop_ci_low_points": low, "drop_ci_high_points": high, "mcnemar_p": 0.5}
     rows = [row("big", 2.0, 1.5, 2.5), row("small", 1.0, -2.0, 4.0)]
-    v = validation_section(acc, acc, paired, cal, {"cosine_similarity": 1.0}, rows, math.inf, math.inf, 3.0)
-    gated = v["rows"][2]
-    assert gated["metric"].startswith("worst edge-case slice (small)") and gated["outcome"] == "unresolved"
-    v = validation_section(acc, acc, paired, cal, {"cosine_similarity": 1.0}, rows, math.inf, math.inf, 3.0,
+    v = validation_section(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), rows, math.inf, math.inf, 3.0)
+    gated = v.rows[2]
+    assert gated.metric.startswith("worst edge-case slice (small)") and gated.outcome == "unresolved"
+    v = validation_section(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), rows, math.inf, math.inf, 3.0,
                            gate_on="point")
-    assert v["rows"][2]["metric"].startswith("worst edge-case slice (big)") and v["rows"][2]["outcome"] == "pass"
+    assert v.rows[2].metric.startswith("worst edge-case slice (big)") and v.rows[2].outcome == "pass"
     # the ECE gate straddling its limit is unresolved, not silently passed or failed
     cal["candidate"] = {"ece_debiased": 0.04, "ece_ci_low": 0.01, "ece_ci_high": 0.09}
-    v = validation_section(acc, acc, paired, cal, {"cosine_similarity": 1.0}, [], math.inf, 0.05, 3.0)
-    assert v["rows"][1]["outcome"] == "unresolved" and v["failed"] == [v["rows"][1]["metric"]]
+    v = validation_section(acc, acc, paired, cal, Fidelity(cosine_similarity=1.0), [], math.inf, 0.05, 3.0)
+    assert v.rows[1].outcome == "unresolved" and v.failed == [v.rows[1].metric]
 
 
 # ---------------------------------------------------------------- ECE

@@ -101,7 +101,7 @@ def test_labels_files_and_labels_packed_in_the_model(tmp_path):
 def test_a_labels_file_that_reorders_the_folders_is_said():
     order = {"by": "labels file l.txt", "map": {"b": 0, "a": 1}, "sorted": ["a", "b"]}
     (w,) = class_order_warnings(order)
-    assert w["code"] == "class-order" and "a 0→1" in w["message"] and "b 1→0" in w["message"]
+    assert w.code == "class-order" and "a 0→1" in w.message and "b 1→0" in w.message
     assert class_order_warnings({"by": "sorted folder names", "map": {"a": 0, "b": 1}, "sorted": ["a", "b"]}) == []
 
 
@@ -134,18 +134,18 @@ def test_image_folder_classes_follow_the_labels_file_and_the_mapping_is_stored(w
     folder, labels = word_folder
     wrong = _acc(folder, tmp_path)                   # sorted folder names: eight=0, five=1, ...
     right = _acc(folder, tmp_path, labels=labels)
-    top1 = lambda r: r.extra["accuracy"]["accuracy"]["candidate"]["top1"]["accuracy"]  # noqa: E731
+    top1 = lambda r: r.extra.accuracy.accuracy.candidate.top1.accuracy  # noqa: E731
     assert top1(wrong) < 0.3 and top1(right) > 0.9
-    order = right.scenario["inputs"]["class_order"]
+    order = right.scenario.inputs.class_order.to_dict()
     assert order["map"] == {w: i for i, w in enumerate(WORDS)} and order["by"] == f"labels file {labels}"
-    assert wrong.scenario["inputs"]["class_order"]["by"] == "sorted folder names"
-    assert [w["code"] for w in right.warnings].count("class-order") == 1
-    assert "class-order" not in [w["code"] for w in wrong.warnings]
+    assert wrong.scenario.inputs.class_order.by == "sorted folder names"
+    assert [w.code for w in right.warnings].count("class-order") == 1
+    assert "class-order" not in [w.code for w in wrong.warnings]
     # the model's own names (its sidecar here) number the folders without --labels
     named = _copy(tmp_path, lambda sc: sc.update(class_names=list(WORDS)))
     by_model = _acc(folder, tmp_path, model=named)
-    assert top1(by_model) > 0.9 and by_model.scenario["inputs"]["class_order"]["by"].startswith("the model's sidecar")
-    prov = by_model.extra["accuracy"]["baseline"]["provenance"]
+    assert top1(by_model) > 0.9 and (by_model.scenario.inputs.class_order.by or "").startswith("the model's sidecar")
+    prov = by_model.extra.accuracy.baseline.provenance.to_dict()
     assert prov["status"] == "matches"
 
 
@@ -154,6 +154,6 @@ def test_a_baseline_that_is_not_the_sidecars_is_a_warning_naming_both(word_folde
     folder, labels = word_folder
     named = _copy(tmp_path, lambda sc: sc.update(baseline={"file": "digits_fp32.tflite", "sha256": "ab" * 32}))
     result = _acc(folder, tmp_path, model=named, labels=labels)
-    (w,) = [w for w in result.warnings if w["code"] == "baseline-provenance"]
-    assert f"digits_fp32.tflite (sha256 {_sha(FP32)[:12]}" in w["message"] and "abababababab" in w["message"]
-    assert result.extra["accuracy"]["baseline"]["provenance"]["status"] == "differs"
+    (w,) = [w for w in result.warnings if w.code == "baseline-provenance"]
+    assert f"digits_fp32.tflite (sha256 {_sha(FP32)[:12]}" in (w.message or "") and "abababababab" in (w.message or "")
+    assert result.extra.accuracy.baseline.provenance.status == "differs"

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import MLPERF_DIR, require_file  # noqa: E402
 
+from edgebench.results.model import RunResult  # noqa: E402
 from edgebench.stats.layer_error import (  # noqa: E402
     Accumulator,
     best_sqnr_db,
@@ -133,21 +134,21 @@ def test_the_bundled_digits_model_has_no_jump(cli, tmp_path):
     got = cli("layer-error", INT8, "--baseline", FP32, "--data", "digits", "--count", "32", "--runs-dir", tmp_path,
               "--json")
     assert got.returncode == 0, got.stderr
-    run = json.loads(got.stdout)
-    s = run["extra"]["layer_error"]
-    assert run["kind"] == "layer-error" and run["status"] == "complete" and s["n"] == 32
-    assert [r["op"] for r in s["layers"]] == ["CONV_2D", "CONV_2D", "MAX_POOL_2D", "RESHAPE", "FULLY_CONNECTED",
-                                               "SOFTMAX"]
-    assert all(r["matched_by"] == "name" for r in s["layers"])
-    assert all(r["sqnr_db"] > 35 and r["sqnr_ci"][0] <= r["sqnr_db"] <= r["sqnr_ci"][1] for r in s["layers"])
-    assert all(r["cosine"] > 0.999 for r in s["layers"])
-    assert s["first_jump"] is None and s["input"]["op"] == "input" and s["input"]["sqnr_db"] > 50
-    assert all(r["best_sqnr_db"] > 40 and r["best_sqnr_db"] - r["local"]["local_sqnr_db"] < 6
-               for r in s["layers"] if (r["local"] or {}).get("local_sqnr_db") is not None)
-    conv = s["layers"][0]
-    assert conv["weights"]["per_channel"] and conv["weights"]["sqnr_db"] > 30 and not conv["explained_by"]
-    assert run["runtime"]["kernels"] == "reference" and run["runtime"]["preserve_all_tensors"]
-    assert run["runtime"]["baseline"]["kernels"] == "reference"
+    run = RunResult.from_dict(json.loads(got.stdout))
+    s = run.extra.layer_error
+    layers = s.layers or []
+    assert run.kind == "layer-error" and run.status == "complete" and s.n == 32
+    assert [r.op for r in layers] == ["CONV_2D", "CONV_2D", "MAX_POOL_2D", "RESHAPE", "FULLY_CONNECTED", "SOFTMAX"]
+    assert all(r.matched_by == "name" for r in layers)
+    assert all(r.sqnr_db > 35 and r.sqnr_ci[0] <= r.sqnr_db <= r.sqnr_ci[1] for r in layers)
+    assert all(r.cosine > 0.999 for r in layers)
+    assert not s.first_jump and s.input.op == "input" and s.input.sqnr_db > 50
+    assert all(r.best_sqnr_db > 40 and r.best_sqnr_db - r.local.local_sqnr_db < 6
+               for r in layers if r.local.local_sqnr_db is not None)
+    conv = layers[0]
+    assert conv.weights["per_channel"] and conv.weights["sqnr_db"] > 30 and not conv.explained_by
+    assert run.runtime.kernels == "reference" and run.runtime.other("preserve_all_tensors")
+    assert run.runtime.other("baseline")["kernels"] == "reference"
 
 
 @pytest.mark.slow
@@ -198,12 +199,12 @@ def test_resnet8_residual_adds_take_their_worst_input(tmp_path):
     q = require_file(MLPERF_DIR / "pretrainedResnet_quant.tflite")
     f = require_file(MLPERF_DIR / "pretrainedResnet.tflite")
     r, _ = run_layer_error(q, f, LayerErrorOptions(count=8), runs_root=tmp_path)
-    s = r.extra["layer_error"]
-    assert len(s["layers"]) == 16
-    assert [x["matched_by"] for x in s["layers"]].count("position") == 1      # Identity_int8 / Identity
-    adds = [x for x in s["layers"] if x["op"] == "ADD"]
-    assert len(adds) == 3 and all(x["local"] and x["local"]["worst_input"] in (0, 1) for x in adds)
-    assert all(x["sqnr_db"] > 10 for x in s["layers"])
+    layers = r.extra.layer_error.layers or []
+    assert len(layers) == 16
+    assert [x.matched_by for x in layers].count("position") == 1      # Identity_int8 / Identity
+    adds = [x for x in layers if x.op == "ADD"]
+    assert len(adds) == 3 and all(x.local and x.local.worst_input in (0, 1) for x in adds)
+    assert all(x.sqnr_db > 10 for x in layers)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -87,12 +87,12 @@ def test_an_outlier_channel_is_named_with_its_layer(tmp_path):
         r = quantize_model(src, tmp_path / "calib.npy", out=tmp_path / f"{name}_int8.tflite")
         result, _ = run_layer_error(r.int8.path, r.fp32.path, LayerErrorOptions(count=16),
                                     runs_root=tmp_path / "runs")
-        found[name] = result.extra["layer_error"]
+        found[name] = result.extra.layer_error
     s = found["edited"]
-    co = s["channel_outlier"]
+    co = s.channel_outlier
     assert co is not None and co["channel"] == OUTLIER and co["op"] == "CONV_2D" and "conv_1" in co["name"]
     assert co["share"] > 0.8 and co["crushed"] >= 4
-    conv1 = next(r for r in s["layers"] if r["index"] == co["index"])
-    assert any(f"channel {OUTLIER} holds" in why for why in conv1["explained_by"])
+    conv1 = next(r for r in s.layers or [] if r.index == co["index"])
+    assert any(f"channel {OUTLIER} holds" in why for why in conv1.explained_by or [])
     assert jump_text(s)[0].startswith(f"outlier channel: channel {OUTLIER} of")
-    assert found["clean"]["channel_outlier"] is None
+    assert found["clean"].channel_outlier is None

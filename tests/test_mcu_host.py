@@ -165,7 +165,7 @@ def test_verify_bit_exact(fw, capsys, model, tmp_path):
     # stored through the run skeleton: run.json (kind verify, complete) and one sample row per input
     run = store.read_result(r["run_dir"])
     assert run.kind == "verify" and run.status == "complete" and run.run_id == r["run_id"]
-    assert run.extra["verify"]["gate"]["passed"] is True and run.model["sha256"] == r["model"]["sha256"]
+    assert run.extra.verify.gate.passed is True and run.model.sha256 == r["model"]["sha256"]
     rows = store.read_samples(r["run_dir"])
     assert len(rows) == 24 and rows["differing_bytes"].sum() == 0 and list(rows["input_index"]) == list(range(24))
     code, shown, _ = run_main(capsys, "runs", r["run_id"], "--runs-dir", tmp_path)

@@ -103,19 +103,19 @@ def test_a_stop_keeps_what_was_measured(tmp_path):
     folder = store.find_runs(tmp_path)[0]
     r = store.read_result(folder)
     assert r.status == "incomplete" and "interrupted" in r.status_reason
-    assert r.extra["profile"]["repeats"] == 1 and all(x["median_s"] for x in r.extra["profile"]["layers"])
+    assert r.extra.profile.repeats == 1 and all(x.median_s for x in r.extra.profile.layers or [])
     assert set(store.read_samples(folder)["repeat"]) == {0} and not store.journal_paths(folder)
 
 
 def test_without_the_models_inner_values_operators_get_random_ones_and_say_so(tmp_path, monkeypatch):
-    import edgebench.bench.tensors as tensors
+    import edgebench.bench.profile as profile
 
-    monkeypatch.setattr(tensors, "try_host_tensors", lambda *a, **k: (None, "no runtime on this computer"))
+    monkeypatch.setattr(profile, "try_host_tensors", lambda *a, **k: (None, "no runtime on this computer"))
     r, _ = run_profile(DIGITS, get_profile("host"), ProfileOptions(repeat=1, op_time_s=0.05, whole_time_s=0.2),
                        runs_root=tmp_path)
-    notes = " ".join(r.extra["profile"]["notes"])
+    notes = " ".join(r.extra.profile.notes or [])
     assert "seeded random values" in notes and "no runtime on this computer" in notes
-    assert all(x["median_s"] for x in r.extra["profile"]["layers"])
+    assert all(x.median_s for x in r.extra.profile.layers or [])
 
 
 # ---------------------------------------------------------------- microcontrollers
@@ -171,15 +171,15 @@ def test_the_sum_of_layers_timed_a_few_times_has_an_interval_from_its_repeats():
     runs = [{"whole": 3e-3 * (1 + 0.001 * rng.normal(size=6)), "a": 1e-3 * (1 + 0.001 * rng.normal(size=3)),
              "b": 2e-3 * (1 + 0.001 * rng.normal(size=3))} for _ in range(2)]
     summary = lambda key, k: row_summary([r[key] for r in runs[:k]], 40e-9)  # noqa: E731
-    assert summary("a", 2)["per_repeat"][0]["ci_low_s"] is None              # the case at hand
+    assert summary("a", 2).per_repeat[0].ci_low_s is None              # the case at hand
     q = sum_ratio([summary("a", 2), summary("b", 2)], summary("whole", 2), 40e-9)
-    assert q["runs"] == 2 and q["ci_low"] is not None, q
-    assert 0.95 < q["ci_low"] <= q["ratio"] <= q["ci_high"] < 1.05 and "Student t on the log ratios" in q["ci_method"]
+    assert q.runs == 2 and q.ci_low is not None, q
+    assert 0.95 < q.ci_low <= q.ratio <= q.ci_high < 1.05 and "Student t on the log ratios" in q.ci_method
     same = [{"whole": np.full(6, 3e-3), "a": np.full(3, 1e-3), "b": np.full(3, 2e-3)}] * 2   # emulated: exact
     exact = sum_ratio([row_summary([r[k] for r in same]) for k in ("a", "b")], row_summary([r["whole"] for r in same]))
-    assert exact["ci_low"] == pytest.approx(1.0) and exact["ci_high"] == pytest.approx(1.0)
+    assert exact.ci_low == pytest.approx(1.0) and exact.ci_high == pytest.approx(1.0)
     one = sum_ratio([summary("a", 1), summary("b", 1)], summary("whole", 1), 40e-9)
-    assert one["ci_low"] is None and one["ci_high"] is None and "no interval" in one["ci_method"]
+    assert one.ci_low is None and one.ci_high is None and "no interval" in one.ci_method
 
 
 
@@ -188,14 +188,16 @@ def test_the_sum_of_layers_interval_holds_when_the_rows_errors_are_correlated():
     may make a 2 ms sum with a 1% one (fully correlated), not 0.71% (independent). The sum's interval
     is the one a single 2 ms row with a 1% error gives."""
     from edgebench.bench.profile_summary import sum_ratio
+    from edgebench.results.figures.profile import LayerTime
 
     def fig(est, rel=0.01, runs=3):
         lo, hi = est * math.exp(-1.959964 * rel), est * math.exp(1.959964 * rel)
-        return {"median_s": est, "per_repeat": [{"estimate_s": est, "ci_low_s": lo, "ci_high_s": hi}] * runs}
+        return LayerTime.model_validate(
+            {"median_s": est, "per_repeat": [{"estimate_s": est, "ci_low_s": lo, "ci_high_s": hi}] * runs})
 
     whole = fig(2e-3, 1e-6)
     two, one = sum_ratio([fig(1e-3), fig(1e-3)], whole, 0.0, "emulated"), sum_ratio([fig(2e-3)], whole, 0.0, "emulated")
-    assert two["ci_low"] == pytest.approx(one["ci_low"]) and two["ci_high"] == pytest.approx(one["ci_high"])
+    assert two.ci_low == pytest.approx(one.ci_low) and two.ci_high == pytest.approx(one.ci_high)
 
 
 def test_an_emulated_boards_repeats_take_no_between_repeat_allowance_unless_they_show_one():
@@ -210,7 +212,7 @@ def test_an_emulated_boards_repeats_take_no_between_repeat_allowance_unless_they
     def width(label):
         rows = [row_summary([r[k] for r in runs], 0.0, label) for k in ("a", "b")]
         q = sum_ratio(rows, row_summary([r["whole"] for r in runs], 0.0, label), 0.0, label)
-        return q["ci_high"] / q["ci_low"] - 1.0
+        return q.ci_high / q.ci_low - 1.0
 
     assert width("emulated") < 1e-3 < width("measured")
 
@@ -227,7 +229,7 @@ def test_mlperf_tiny_models_on_qemu_m4_sum_to_the_whole_within_2_percent(tmp_pat
     model = _mlperf_model(name)
     r, _ = run_profile(model, get_profile("qemu-m4"), ProfileOptions(repeat=2, layer_samples=3),
                        runs_root=tmp_path)
-    p = r.extra["profile"]
+    p = r.extra.profile.to_dict()
     assert r.label == "emulated" and p["method"] == "device-counter"
     ratio = p["sum_ratio"]
     assert 0.98 <= ratio["ci_low"] <= ratio["ratio"] <= ratio["ci_high"] <= 1.02, ratio
@@ -242,6 +244,8 @@ def test_mlperf_tiny_models_on_qemu_m4_sum_to_the_whole_within_2_percent(tmp_pat
 def _fake_run(tmp_path, name: str, factors: dict, seed: int):
     """A stored profile run of three layers with AR(1) samples; ``factors`` slows rows down."""
     from edgebench.bench.record import new_result
+    from edgebench.results.conditions import ModelSection
+    from edgebench.results.figures.profile import LayerTime, ProfileFigure
 
     rng = np.random.default_rng(seed)
     rows = []
@@ -259,9 +263,9 @@ def _fake_run(tmp_path, name: str, factors: dict, seed: int):
             rows.append({"key": key, "index": int(key[3:]), "op": "CONV_2D", "name": key, "median_s": med,
                          "in_sum": True})
     r = new_result("profile", "measured")
-    r.model = {"name": name}
-    r.extra["profile"] = {"method": "device-counter", "statistic": "median", "layers": rows,
-                          "whole": {"median_s": base["whole"]}, "clock_resolution_s": 1e-9}
+    r.model = ModelSection(name=name)
+    r.extra.profile = ProfileFigure(method="device-counter", statistic="median", layers=rows,
+                                    whole=LayerTime(median_s=base["whole"]), clock_resolution_s=1e-9)
     return r, pd.concat(frames, ignore_index=True)
 
 

@@ -11,36 +11,39 @@ from edgebench.bench.record import new_result
 from edgebench.report import check as ck
 from edgebench.report.html import RunData, render_html, render_markdown
 from edgebench.report.layers import layer_error_claim, profile_claim, section_blocks
+from edgebench.results.conditions import BoardSection, ModelSection, RuntimeSection
+from edgebench.results.figures.layer_error import LayerErrorFigure
+from edgebench.results.figures.profile import ProfileFigure
 
 
 def _profile(method="device-counter", ratio=(1.0003, 0.9999, 1.0007), label="emulated"):
     r = new_result("profile", label)
-    r.model = {"name": "kws_ref_model", "precision": "int8"}
-    r.board = {"name": "qemu-m4"}
-    r.runtime = {"name": "edgebench-firmware", "kernels": "reference", "threads": 1}
+    r.model = ModelSection(name="kws_ref_model", precision="int8")
+    r.board = BoardSection(name="qemu-m4")
+    r.runtime = RuntimeSection(name="edgebench-firmware", kernels="reference", threads=1)
     layers = [{"key": f"op:{k}", "index": k, "op": op, "output_shapes": [[1, 25, 5, 64]], "macs": macs,
                "median_s": t, "ci_low_s": t * 0.99, "ci_high_s": t * 1.01, "share": t / 4.8e-3, "in_sum": True,
                "per_mac": 1.6 if macs else None}
               for k, (op, macs, t) in enumerate([("CONV_2D", 320_000, 0.70e-3), ("DEPTHWISE_CONV_2D", 72_000, 0.21e-3),
                                                  ("CONV_2D", 512_000, 3.89e-3)])]
-    r.extra["profile"] = {
+    r.extra.profile = ProfileFigure.model_validate({
         "method": method, "method_title": "the device's own counter", "statistic": "median", "repeats": 3,
         "sees": "every layer", "cannot_see": "the hook", "layers": layers,
         "by_op": [{"op": "CONV_2D", "count": 2, "time_s": 4.59e-3, "share": 0.956, "per_mac": 1.6},
                   {"op": "DEPTHWISE_CONV_2D", "count": 1, "time_s": 0.21e-3, "share": 0.044, "per_mac": 2.9}],
         "whole": {"median_s": 4.8e-3, "ci_low_s": 4.79e-3, "ci_high_s": 4.81e-3}, "sum_s": 4.8e-3,
         "sum_ratio": {"ratio": ratio[0], "ci_low": ratio[1], "ci_high": ratio[2], "runs": 3},
-        "per_mac": {"unit": "instructions", "label": "emulated", "basis": "icount"}, "warnings": [], "notes": []}
+        "per_mac": {"unit": "instructions", "label": "emulated", "basis": "icount"}, "warnings": [], "notes": []})
     r.status = "complete"
     return r
 
 
 def _layer_error():
     r = new_result("layer-error", "measured")
-    r.model = {"name": "digits_bad", "precision": "int8"}
-    r.board = {"name": "host"}
-    r.runtime = {"name": "ai-edge-litert", "kernels": "reference", "threads": 1}
-    r.extra["baseline"] = {"name": "digits_fp32"}
+    r.model = ModelSection(name="digits_bad", precision="int8")
+    r.board = BoardSection(name="host")
+    r.runtime = RuntimeSection(name="ai-edge-litert", kernels="reference", threads=1)
+    r.extra.baseline = {"name": "digits_fp32"}
     rows = [{"index": 0, "op": "CONV_2D", "sqnr_db": 45.5, "sqnr_ci": [45.4, 45.7], "cosine": 0.99999,
              "output_sqnr_db": 46.9, "local": {"local_sqnr_db": 45.9, "local_ci": [45.7, 46.0]},
              "saturated_share": 0.0, "explained_by": []},
@@ -57,8 +60,8 @@ def _layer_error():
     inp = {"index": None, "op": "input", "sqnr_db": 56.5, "sqnr_ci": [56.3, 56.8], "cosine": 1.0,
            "output_sqnr_db": 56.5, "best_sqnr_db": 56.5, "local": {"local_sqnr_db": 56.5, "local_ci": [56.3, 56.8]},
            "saturated_share": 0.0, "explained_by": []}
-    r.extra["layer_error"] = {"layers": rows, "first_jump": jump, "jump_db": 6.0, "n": 32,
-                              "method": "bootstrap", "notes": [], "input": inp}
+    r.extra.layer_error = LayerErrorFigure.model_validate({"layers": rows, "first_jump": jump, "jump_db": 6.0,
+                                                           "n": 32, "method": "bootstrap", "notes": [], "input": inp})
     r.status = "complete"
     return r
 
@@ -136,8 +139,9 @@ def test_an_edge_tpu_model_shows_the_delegate_node_against_the_cpu_operators(tmp
                               {"operator": "CONV_2D", "count": 1, "status": "More than one subgraph", "mapped": False}]}
     run = SimpleNamespace(method=METHODS["isolated"], repeats=repeats, report=inspect_model(path), cuts=None,
                           kind="agent", profile=get_profile("host"), pool_note=None,
-                          result=SimpleNamespace(label="measured", model={"sidecar": {"edgetpu_compile": compiled}}))
-    p = profile_section(run)
+                          result=SimpleNamespace(label="measured",
+                                                 model=ModelSection(sidecar={"edgetpu_compile": compiled})))
+    p = profile_section(run).to_dict()
     tpu = p["edgetpu"]
     assert tpu["delegate_nodes"] == 1 and p["layers"][1]["where"] == "Edge TPU"
     assert tpu["delegate_share"] == pytest.approx(60 / 85, rel=0.03)

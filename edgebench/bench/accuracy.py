@@ -23,8 +23,9 @@ turns them into exit code 2); the claim sentence is
 """
 from __future__ import annotations
 
+import hashlib
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -33,16 +34,20 @@ import numpy as np
 from edgebench import board_protocol as bp
 from edgebench import ranges as R
 from edgebench.bench.accuracy_passes import JOURNAL, Passes, timings
-from edgebench.bench.accuracy_record import DIAGRAMS, PREDICTIONS
+from edgebench.bench.accuracy_record import DIAGRAMS, MIN_PAIRED, PREDICTIONS, Run, describe, store_run
+from edgebench.bench.accuracy_slices import SliceInputs, builtin_slices, clean_slice, edge_set_slices
+from edgebench.bench.record import RunFolder
 from edgebench.boards.connect import open_client, require_runtime
 from edgebench.boards.registry import get_profile
 from edgebench.data.datasets import check_against_model, load_dataset
+from edgebench.data.labels import model_labels, read_labels
 from edgebench.data.layout import input_layout
 from edgebench.data.perturb import SEVERITIES
 from edgebench.errors import EdgebenchError, ModelError, ResultError, UsageError
 from edgebench.modelfile import read_model
-from edgebench.provenance import read_sidecar
+from edgebench.provenance import named_baseline, read_sidecar, sidecar_path
 from edgebench.ranges import check_fields
+from edgebench.report.claim import accuracy_claim  # noqa: F401  (moved there; kept importable from here)
 from edgebench.results import kinds as rk
 from edgebench.results import store
 from edgebench.results.model import RunResult
@@ -133,16 +138,13 @@ def check_signatures(model, baseline) -> None:
                 "the baseline must be the same network before quantization (dtypes may differ, shapes may not)")
 
 
+INVOCATION = "invocation"   # settings.invocation: how an accuracy run was invoked (what --recover reads)
 AUTO = "auto"   # --baseline auto: the FP32 file the model's sidecar names
 
 
 def resolve_baseline(model_path, baseline_path) -> Path:
     """``baseline_path``, or for ``auto`` the FP32 file ``model_path``'s provenance sidecar names (its path
     relative to the model, its sha256 checked); ModelError (one line) when the sidecar cannot say."""
-    import hashlib
-
-    from edgebench.provenance import named_baseline, read_sidecar, sidecar_path
-
     if str(baseline_path) != AUTO:
         return Path(baseline_path)
     sc = read_sidecar(model_path)
@@ -179,8 +181,6 @@ def num_classes_of(model) -> int:
 
 
 def _plan_slices(dataset, model, num_classes: int, opts: AccuracyOptions) -> tuple[list, Optional[dict]]:
-    from edgebench.bench.accuracy_slices import builtin_slices, clean_slice, edge_set_slices
-
     slices = [clean_slice(dataset)]
     edge = None
     shape = list(model.inputs[0].shape)
@@ -197,8 +197,6 @@ def _load_data(data, opts: AccuracyOptions, layout=None, model_path=None):
     """The data set, preprocessed as declared; for a model converted from ONNX (``layout``, from its
     sidecar) arrays are given in the ONNX model's layout and transposed with the model. Class names:
     ``opts.labels``, else (an image folder) the ones the model carries (:mod:`edgebench.data.labels`)."""
-    from edgebench.data.labels import model_labels, read_labels
-
     text = str(data)
     options = {k: v for k, v in opts.data_options.items() if v is not None}
     digits = text == "digits" or text.startswith("digits:")
@@ -254,10 +252,6 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
     the models run keeps the figures of the samples both models evaluated and marks the run
     incomplete with the reason; when nothing was evaluated the folder is removed.
     """
-    from edgebench.bench.accuracy_record import MIN_PAIRED, Run, describe, store_run
-    from edgebench.bench.accuracy_slices import SliceInputs
-    from edgebench.bench.record import RunFolder
-
     opts.validate()
     model, baseline = read_model(model_path), read_model(resolve_baseline(model_path, baseline_path))
     check_signatures(model, baseline)
@@ -295,12 +289,15 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
                   thermal=[client.thermal(), {}])
         result = describe(run)
         chunk = _chunk(opts, int(np.prod(dataset.x.shape[1:])) * 4, bp.LINK_REPORT in client.capabilities)
-        result.settings["invocation"] = {
+        loaded_by_role: dict = {}
+        invocation = {
             "model": _absolute(model.path), "baseline": _absolute(baseline.path), "data": _absolute(data),
             "chunk": chunk, "base_board": base_profile.name,
             "options": {**_options_dict(opts), "edge_set": opts.edge_set and _absolute(opts.edge_set)},
             "base_agent": {k: base_hello.get(k) for k in ("protocol", "agent_version", "python", "numpy")},
-            "loaded": {}}
+            "loaded": loaded_by_role}
+        # how the run was invoked (what --recover needs): a key of the accuracy run's own in settings
+        result.settings = result.settings.model_copy(update={INVOCATION: invocation})
         passes = Passes(SliceInputs(slices), chunk, emit)
         started = time.perf_counter()
 
@@ -315,7 +312,7 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
             try:
                 finish(status, reason)
             except Exception as exc:  # never leave the run marked running
-                result.status = status
+                result.status = status  # type: ignore[assignment]  # one of STATUSES
                 result.status_reason = f"{reason}; its figures could not be computed ({type(exc).__name__}: {exc})"
                 folder.save(result)
 
@@ -329,13 +326,13 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
                 emit({"event": "load", "role": role, "model": m.name, "kernels": kernels})
                 loaded = agent.load(sha, kernels=kernels, threads=threads, delegate=delegate, name=m.name)
                 setattr(run, "cand_loaded" if role == "candidate" else "base_loaded", loaded)
-                result.settings["invocation"]["loaded"][role] = loaded
+                loaded_by_role[role] = loaded     # settings.invocation.loaded (model_copy keeps the same dict)
                 folder.save(result)  # what --recover needs to describe the runtimes
             return go
 
-        folder.start(result)
+        path = folder.start(result)
         with folder.guard(stopped, measured):
-            passes.journal = store.open_journal(folder.path, JOURNAL)
+            passes.journal = store.open_journal(path, JOURNAL)
             passes.run({
                 "candidate": (client, model.name,
                               load("candidate", client, model, opts.kernels, opts.threads, opts.delegate)),
@@ -350,7 +347,7 @@ def run_accuracy(model_path, baseline_path, data, profile, opts: AccuracyOptions
             passes.journal.close()
         for c in opened:
             c.close()
-    return result, folder.path
+    return result, path
 
 
 def _absolute(ref) -> str:
@@ -360,8 +357,6 @@ def _absolute(ref) -> str:
 
 
 def _options_dict(opts: AccuracyOptions) -> dict:
-    from dataclasses import asdict
-
     return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(opts).items()}
 
 
@@ -385,16 +380,12 @@ class _Named:
 def recover_accuracy(run_dir) -> RunResult:
     """Finish an accuracy run folder left ``running`` by a crash or a kill: the outputs it had
     journalled give the figures of the samples both models evaluated; the run is marked incomplete."""
-    from edgebench.bench.accuracy_record import MIN_PAIRED, Run, store_run
-    from edgebench.bench.accuracy_slices import SliceInputs
-    from edgebench.bench.record import RunFolder
-
     d = Path(run_dir)
     r = store.read_unfinished(d)
     if r.kind != rk.ACCURACY.name or r.status != "running":
         raise ResultError(f"{d} is not an unfinished accuracy run (kind {r.kind}, status {r.status})",
                           "nothing to recover")
-    inv = (r.settings or {}).get("invocation")
+    inv = r.settings.other(INVOCATION)
     if not inv:
         raise ResultError(f"{d} was written by an edgebench that did not record how it was invoked",
                           "it cannot be recovered; run the accuracy command again")
@@ -410,7 +401,7 @@ def recover_accuracy(run_dir) -> RunResult:
     frame = store.read_journal(d, JOURNAL)
     if len(frame):
         passes.restore(frame)
-    folder = RunFolder(d.parent, model.name, r.board.get("name", ""))
+    folder = RunFolder(d.parent, model.name, r.board.name or "")
     folder.path = d
     done = passes.paired()[0]
     reason = "the accuracy process stopped without finishing (crash or kill)"
@@ -422,9 +413,9 @@ def recover_accuracy(run_dir) -> RunResult:
     agent = dict(r.agent or {})
     loaded = inv.get("loaded") or {}
     run = Run(model=model, baseline=baseline, dataset=dataset, slices=slices, edge=edge, opts=opts,
-              profile=_Named(r.board.get("name", "?"), r.board.get("kind")), base_profile=_Named(inv["base_board"]),
+              profile=_Named(r.board.name or "?", r.board.kind), base_profile=_Named(inv["base_board"]),
               hello=agent, base_hello=inv.get("base_agent") or {}, system={}, client_desc=None,
-              thermal=[(r.thermal or {}).get("start") or {}, {}], cand_loaded=loaded.get("candidate") or {},
+              thermal=[r.thermal.start.to_dict(), {}], cand_loaded=loaded.get("candidate") or {},
               base_loaded=loaded.get("baseline") or {}, timings=timings(passes, None))
     store_run(run, r, folder, *passes.paired(), status="incomplete",
               reason=f"{reason}; recovered the outputs it had journalled")
@@ -437,32 +428,23 @@ def recover_accuracy(run_dir) -> RunResult:
 def gate_failures(result: RunResult) -> list:
     """One line per failed compression-validation row of an accuracy run whose threshold the user set
     (empty: passed). A default threshold the user never set is a warning, not a gate (docs/check.md)."""
-    rows = ((result.extra or {}).get("accuracy") or {}).get("validation", {}).get("rows", [])
     out = []
-    for r in rows:
-        if r["acceptable"] is not False or r.get("set_by", "user") != "user":
+    for r in result.extra.accuracy.validation.rows or []:
+        if r.acceptable is not False or (r.set_by or "user") != "user":
             continue
-        points = r["unit"] == "fraction"
+        points = r.unit == "fraction"
         fig = (lambda v: f"{v:+.2f} points") if points else (lambda v: f"{v:.4f}")
-        limit = f"{r['threshold']:g}" + (" points" if points else "")
+        limit = f"{r.threshold:g}" + (" points" if points else "")
         what = "drop" if points else "ECE"
-        if r["gate_on"] == "point":
-            out.append(f"{r['metric']}: {what} {fig(r['point'])} (point estimate) exceeds the limit of {limit}")
-        elif r["outcome"] == "unresolved":
-            out.append(f"{r['metric']}: {what} {fig(r['point'])}, but its 95% interval reaches {fig(r['ci_high'])}, "
+        if r.gate_on == "point":
+            out.append(f"{r.metric}: {what} {fig(r.point)} (point estimate) exceeds the limit of {limit}")
+        elif r.outcome == "unresolved":
+            out.append(f"{r.metric}: {what} {fig(r.point)}, but its 95% interval reaches {fig(r.ci_high)}, "
                        f"beyond the limit of {limit}: this test set cannot show the gate holds")
         else:
-            out.append(f"{r['metric']}: {what} {fig(r['point'])}, its whole 95% interval "
-                       f"({fig(r['ci_low'])} to {fig(r['ci_high'])}) beyond the limit of {limit}")
+            out.append(f"{r.metric}: {what} {fig(r.point)}, its whole 95% interval "
+                       f"({fig(r.ci_low)} to {fig(r.ci_high)}) beyond the limit of {limit}")
     return out
-
-
-def __getattr__(name: str):
-    if name == "accuracy_claim":  # moved to edgebench.report.claim; kept importable from here
-        from edgebench.report.claim import accuracy_claim
-
-        return accuracy_claim
-    raise AttributeError(name)
 
 
 __all__ = ["AccuracyOptions", "run_accuracy", "recover_accuracy", "gate_failures", "check_signatures",

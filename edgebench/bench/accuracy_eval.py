@@ -21,6 +21,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from edgebench.report.format import p_value
+from edgebench.results.figures.accuracy import Fidelity, Relative, Resolution, Scaling, Validation
 from edgebench.stats.accuracy import (
     accuracy_report,
     difference_verdict,
@@ -39,6 +40,7 @@ from edgebench.stats.calibration import (
     fit_temperature,
     output_fidelity,
 )
+from edgebench.stats.compare import holm
 
 ALPHA = 0.05
 POWER = 0.8
@@ -86,7 +88,7 @@ def outputs_kind(scores: np.ndarray) -> str:
 
 def model_outputs(scores, kind: Optional[str] = None) -> ModelOutputs:
     """Wrap raw outputs (N, C); ``kind`` fixed by the caller (decided on the clean set) or guessed."""
-    from scipy.special import softmax
+    from scipy.special import softmax  # scipy takes ~0.5 s to import (measured): only when outputs are read
 
     s = np.asarray(scores, dtype=np.float64).reshape(len(scores), -1)
     kind = kind or outputs_kind(s)
@@ -110,7 +112,7 @@ def paired_section(base: ModelOutputs, cand: ModelOutputs, labels) -> tuple[dict
     return pc.to_dict(), pc
 
 
-def relative_section(pc) -> dict:
+def relative_section(pc) -> Relative:
     """Relative accuracy three ways, each with the sentence that states it unambiguously."""
     pct = pc.candidate_pct_of_baseline_correct
     inc = pc.error_increase_pct
@@ -122,12 +124,11 @@ def relative_section(pc) -> dict:
         (f"{inc:+.1f}% errors ({pc.candidate_errors} vs {pc.baseline_errors})") if inc is not None
         else f"the baseline made no errors, the candidate {pc.candidate_errors}: relative increase undefined",
     ]
-    return {"candidate_pct_of_baseline_correct": pct, "diff_points": pc.diff_points,
-            "error_increase_pct": inc, "baseline_errors": pc.baseline_errors,
-            "candidate_errors": pc.candidate_errors, "statements": statements}
+    return Relative(candidate_pct_of_baseline_correct=pct, diff_points=pc.diff_points, error_increase_pct=inc,
+                    baseline_errors=pc.baseline_errors, candidate_errors=pc.candidate_errors, statements=statements)
 
 
-def resolution_section(pc, alpha: float = ALPHA, power: float = POWER) -> dict:
+def resolution_section(pc, alpha: float = ALPHA, power: float = POWER) -> Resolution:
     """Significance (McNemar with the paired interval) and resolution (MDD) side by side, one verdict.
 
     ``resolvable`` is True when a difference is resolved (significant and the interval
@@ -154,12 +155,13 @@ def resolution_section(pc, alpha: float = ALPHA, power: float = POWER) -> dict:
     method = ("McNemar, normal approximation (Connor 1987) with the observed discordance "
               f"{psi:.4f}" if psi > 0 else
               "two independent proportions (Cohen's h), conservative: no discordant samples observed")
-    return {"mdd_points": 100.0 * mdd if math.isfinite(mdd) else None, "resolvable_at_all": math.isfinite(mdd),
-            "alpha": alpha, "power": power, "n": pc.n, "method": method,
-            "mdd_meaning": f"the true difference this test set detects with {power:.0%} power (two-sided "
-                           f"alpha={alpha:g}); a property of the test set, not of the observed difference",
-            "observed_diff_points": pc.diff_points, **v, "resolvable": v["resolved"], "statement": statement,
-            "warning": None if v["resolved"] else statement}
+    return Resolution(mdd_points=100.0 * mdd if math.isfinite(mdd) else None, resolvable_at_all=math.isfinite(mdd),
+                      alpha=alpha, power=power, n=pc.n, method=method,
+                      mdd_meaning=f"the true difference this test set detects with {power:.0%} power (two-sided "
+                                  f"alpha={alpha:g}); a property of the test set, not of the observed difference",
+                      observed_diff_points=pc.diff_points, verdict=v["verdict"], resolved=v["resolved"],
+                      significant=v["significant"], ci_excludes_zero=v["ci_excludes_zero"], resolvable=v["resolved"],
+                      statement=statement, warning=None if v["resolved"] else statement)
 
 
 def _ece(out: ModelOutputs, labels, idx=None):
@@ -175,15 +177,14 @@ def _ece_interval(out: ModelOutputs, labels, seed: int) -> dict:
             "ece_method": e.method}
 
 
-def temperature_section(out: ModelOutputs, labels, fit_idx, eval_idx) -> dict:
+def temperature_section(out: ModelOutputs, labels, fit_idx, eval_idx) -> Scaling:
     kind = "probs" if out.kind == "probabilities" else "logits"
     y = np.asarray(labels)
     t = fit_temperature(out.scores[fit_idx], y[fit_idx], kind=kind)
     scaled = apply_temperature(out.scores[eval_idx], t, kind=kind)
     at_bound = any(abs(t - b) <= TEMPERATURE_BOUND_REL * b for b in TEMPERATURE_BOUNDS)
-    return {"temperature": t, "at_bound": at_bound,
-            "ece_eval_before": _ece(out, y, eval_idx).ece,
-            "ece_eval_after": expected_calibration_error(scaled, y[eval_idx], n_bins=N_BINS).ece}
+    return Scaling(temperature=t, at_bound=at_bound, ece_eval_before=_ece(out, y, eval_idx).ece,
+                   ece_eval_after=expected_calibration_error(scaled, y[eval_idx], n_bins=N_BINS).ece)
 
 
 def calibration_section(base: ModelOutputs, cand: ModelOutputs, labels, fit_fraction: float,
@@ -213,9 +214,10 @@ def calibration_section(base: ModelOutputs, cand: ModelOutputs, labels, fit_frac
     return section, {"baseline": ece_b, "candidate": ece_c}
 
 
-def fidelity_section(base: ModelOutputs, cand: ModelOutputs) -> dict:
-    return {**output_fidelity(base.scores, cand.scores).to_dict(),
-            "compared": "dequantized candidate outputs vs baseline outputs (output 0), clean test set"}
+def fidelity_section(base: ModelOutputs, cand: ModelOutputs) -> Fidelity:
+    fig = output_fidelity(base.scores, cand.scores)
+    fig.compared = "dequantized candidate outputs vs baseline outputs (output 0), clean test set"
+    return fig
 
 
 # ---------------------------------------------------------------- slices
@@ -244,8 +246,6 @@ def adjust_slice_p_values(rows: list) -> None:
     """
     if not rows:
         return
-    from edgebench.stats.compare import holm
-
     adjusted = holm([r["mcnemar_p"] for r in rows])
     for r, p in zip(rows, adjusted):
         r["mcnemar_p_holm"] = float(p)
@@ -267,8 +267,8 @@ def _ci(low, high, unit: str) -> str:
 
 
 def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration: dict,
-                       fidelity: dict, edge_rows: list, max_drop_points, max_ece,
-                       max_edge_drop_points, gate_on: str = "interval", gates_set: tuple = ()) -> dict:
+                       fidelity: Fidelity, edge_rows: list, max_drop_points, max_ece,
+                       max_edge_drop_points, gate_on: str = "interval", gates_set: tuple = ()) -> Validation:
     """The compression-validation table: metric | baseline | candidate | threshold | acceptable?
 
     Each gated row is decided by :func:`edgebench.stats.accuracy.gate_check` on the
@@ -334,13 +334,15 @@ def validation_section(acc_base: dict, acc_cand: dict, paired: dict, calibration
                              "fraction"))
     rows.append(_ungated("agreement (same top-1)", None, paired["agreement_rate"], "fraction",
                          note=f"McNemar exact {p_value(paired['mcnemar_p'])}"))
-    rows.append(_ungated("output cosine similarity", None, fidelity["cosine_similarity"], "ratio"))
+    rows.append(_ungated("output cosine similarity", None, fidelity.cosine_similarity, "ratio"))
     failed = [r["metric"] for r in rows if r["acceptable"] is False and r.get("set_by") == "user"]
     exceeded = [r["metric"] for r in rows if r["acceptable"] is False and r.get("set_by") == "default"]
-    return {"rows": rows, "passed": not failed, "failed": failed, "default_exceeded": exceeded, "gate_on": gate_on,
-            "unresolved": [r["metric"] for r in rows if r["outcome"] == "unresolved"],
-            "thresholds": {"max_drop_points": _threshold(max_drop_points), "max_ece": _threshold(max_ece),
-                           "max_edge_drop_points": _threshold(max_edge_drop_points), "gate_on": gate_on}}
+    # the rows are assembled as dicts (gate_check's outcome merged into each), validated into GateRow here
+    return Validation.model_validate(plain({
+        "rows": rows, "passed": not failed, "failed": failed, "default_exceeded": exceeded, "gate_on": gate_on,
+        "unresolved": [r["metric"] for r in rows if r["outcome"] == "unresolved"],
+        "thresholds": {"max_drop_points": _threshold(max_drop_points), "max_ece": _threshold(max_ece),
+                       "max_edge_drop_points": _threshold(max_edge_drop_points), "gate_on": gate_on}}))
 
 
 def _ungated(metric: str, base, cand, unit: str, note: Optional[str] = None) -> dict:

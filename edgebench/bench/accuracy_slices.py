@@ -15,6 +15,7 @@ is one slice).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -98,7 +99,7 @@ def builtin_slices(dataset, input_shape, families, severities, seed: int, declar
     for family in chosen:
         for sev in severities:
             slices.append(Slice(f"{family}/s{sev}", family, int(sev), y, idx,
-                                lambda f=family, s=sev: perturb(x, f, s, seed, value_range=vr), x.nbytes))
+                                partial(perturb, x, family, sev, seed, value_range=vr), x.nbytes))
     desc = {"source": "builtin", "group": family_group(input_shape), "families": list(chosen),
             "severities": [int(s) for s in severities], "seed": int(seed), "value_range": list(vr),
             "value_range_source": how, "module": "edgebench.data.perturb",
@@ -125,6 +126,6 @@ def edge_set_slices(path, input_shape, num_classes: int, data_options: dict) -> 
     for name in dict.fromkeys(names.tolist()):  # first-seen order
         sel = np.flatnonzero(names == name)
         x = ds.x[sel]
-        slices.append(Slice(str(name), None, None, ds.y[sel], sel.astype(np.int64), lambda x=x: x, x.nbytes))
+        slices.append(Slice(str(name), None, None, ds.y[sel], sel.astype(np.int64), partial(np.asarray, x), x.nbytes))
     desc = {"source": "file", "data": ds.to_dict(), "slices": [s.name for s in slices]}
     return slices, desc

@@ -18,16 +18,40 @@ import difflib
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
+from edgebench.bench.accuracy import check_signatures
+from edgebench.bench.accuracy_eval import plain
+from edgebench.bench.hostinfo import host_description
 from edgebench.bench.latency import KERNELS
 from edgebench.bench.record import RunFolder, new_result
+from edgebench.bench.tensors import HostTensors, tensor_bytes
+from edgebench.data.datasets import check_against_model, load_dataset
+from edgebench.data.inputs import load_inputs, random_inputs
+from edgebench.data.layout import model_layout
 from edgebench.errors import ModelError, UsageError
 from edgebench.modelfile import read_model
 from edgebench.provenance import read_sidecar
-from edgebench.results.model import RunResult
+from edgebench.report.layers import layer_error_claim
+from edgebench.results.conditions import BoardSection, ModelSection, RuntimeSection, ScenarioSection, SettingsSection
+from edgebench.results.figures.layer_error import LayerErrorFigure, LayerErrorRow, LayerPick
+from edgebench.results.model import RunResult, RunWarning
+from edgebench.runtime.cut import cut_model
+from edgebench.runtime.inspect import inspect_model
+from edgebench.stats.layer_error import (
+    Accumulator,
+    best_sqnr_db,
+    channel_figures,
+    first_jump,
+    layer_figures,
+    local_error,
+    reference_db,
+    resamples,
+    sqnr_db,
+    worst_tenth,
+)
 
 #: operators that only convert between float and integer at the edges of an INT8 graph
 CONVERSIONS = frozenset({"QUANTIZE", "DEQUANTIZE"})
@@ -75,7 +99,7 @@ def match_layers(q_report, f_report) -> list:
     """``[(int8 layer, fp32 layer, how)]`` in the INT8 graph's order; ``how`` is ``name`` (the
     same output tensor name) or ``position`` (aligned by operator sequence: the names differ)."""
     qs, fs = _compared(q_report), _compared(f_report)
-    fname = {}
+    fname: Dict[str, Any] = {}
     for layer in fs:
         fname.setdefault(f_report.tensors[layer.outputs[0]].name, layer)
     pairs, used = {}, set()
@@ -113,8 +137,6 @@ def _levels(report, i: int) -> Optional[tuple]:
 def _weights(q_cut, f_cut, q_layer, f_layer) -> Optional[dict]:
     """The weights' own quantization: SQNR of the dequantized INT8 weights against the FP32 ones,
     per-tensor or per-channel scales and how far the channels' scales spread."""
-    from edgebench.stats.layer_error import sqnr_db
-
     if q_layer.op not in WEIGHT_OPS or len(q_layer.inputs) < 2 or len(f_layer.inputs) < 2:
         return None
     wi, fi = q_layer.inputs[1], f_layer.inputs[1]      # the filter (TRANSPOSE_CONV: after output_shape)
@@ -124,7 +146,7 @@ def _weights(q_cut, f_cut, q_layer, f_layer) -> Optional[dict]:
         return None
     scales = np.asarray(qt.scale, dtype=np.float64)
     zps = np.asarray(qt.zeroPoint if qt.zeroPoint is not None else [0] * len(scales), dtype=np.float64)
-    out = {"per_channel": bool(len(scales) > 1), "channels": int(len(scales)),
+    out: Dict[str, Any] = {"per_channel": bool(len(scales) > 1), "channels": int(len(scales)),
            "scale_spread": float(scales.max() / scales.min()) if scales.min() > 0 else None, "sqnr_db": None}
     if fv is None or fv.shape != qv.shape or fv.dtype.kind != "f":
         out["note"] = "the FP32 weights differ in shape or are not stored as constants: their error is not computed"
@@ -139,28 +161,28 @@ def _weights(q_cut, f_cut, q_layer, f_layer) -> Optional[dict]:
     return out
 
 
-def explain(row: dict) -> list:
+def explain(row: LayerErrorRow) -> List[str]:
     """The quantization parameters of a layer that can explain its error, one phrase each."""
     why = []
-    sat, excess = row.get("saturated_share"), row.get("clip_excess_steps")
+    sat, excess = row.saturated_share, row.clip_excess_steps
     if sat is not None and sat > SATURATION_FLAG and excess is not None and excess > 1.0:
-        why.append(f"{sat:.1%} of its FP32 values lie outside the INT8 range (scale {row['scale']:.3g}, "
-                   f"zero point {row['zero_point']}), by {excess:.1f} steps (rms): they saturate")
-        zp, below = row.get("zero_point"), row.get("saturated_below") or 0.0
+        why.append(f"{sat:.1%} of its FP32 values lie outside the INT8 range (scale {row.scale:.3g}, "
+                   f"zero point {row.zero_point}), by {excess:.1f} steps (rms): they saturate")
+        zp, below = row.zero_point, row.saturated_below or 0.0
         if zp == -128 and below > SATURATION_FLAG:
             why.append(f"zero point at the edge (-128): the {below:.1%} of values below zero are clipped")
         elif zp == 127 and sat - below > SATURATION_FLAG:
             why.append(f"zero point at the edge (127): the {sat - below:.1%} of values above zero are clipped")
-    levels = row.get("levels_used")
+    levels = row.levels_used
     if levels is not None and levels < LEVELS_FLAG:
-        why.append(f"its FP32 values span only {levels:.0f} of the 256 levels (scale {row['scale']:.3g}): "
+        why.append(f"its FP32 values span only {levels:.0f} of the 256 levels (scale {row.scale:.3g}): "
                    "the calibrated range is much wider than what these inputs reach")
-    ch = row.get("channels") or {}
+    ch = row.channels or {}                        # channel_figures' free-form dict
     if ch.get("dominant") and ch.get("crushed"):
         why.append(f"channel {ch['widest']} holds {ch['widest_share']:.0%} of the range "
                    f"({ch['widest_over_next']:.0f}x the next widest channel): {len(ch['crushed'])} of the other "
                    f"{ch['channels'] - 1} channels get a few levels of the shared scale (SQNR below 20 dB)")
-    w = row.get("weights") or {}
+    w = row.weights or {}                          # _weights' free-form dict
     if w.get("sqnr_db") is not None and w["sqnr_db"] < WEIGHT_SQNR_FLAG:
         how = (f"per-channel scales spreading {w['scale_spread']:.0f}x" if w.get("per_channel")
                else "one per-tensor scale")
@@ -172,13 +194,8 @@ def explain(row: dict) -> list:
 
 def load_samples(opts: LayerErrorOptions, model) -> tuple:
     """``(x, description)``: the inputs, at most ``count`` of them (a seeded choice from a data set)."""
-    from edgebench.data.inputs import load_inputs, random_inputs
-
     tensor = model.inputs[0].to_dict()
     if opts.data:
-        from edgebench.data.datasets import check_against_model, load_dataset
-        from edgebench.data.layout import model_layout
-
         options = {k: v for k, v in (opts.data_options or {}).items() if v is not None}
         ds = load_dataset(opts.data, layout=model_layout(model), **options)   # as accuracy and verify read it
         check_against_model(ds, model.inputs[0].shape)
@@ -194,12 +211,6 @@ def load_samples(opts: LayerErrorOptions, model) -> tuple:
 def run_layer_error(model_path, baseline_path, opts: LayerErrorOptions, runs_root="runs",
                     progress: Optional[Progress] = None) -> tuple[RunResult, Path]:
     """Per-layer error of the INT8 ``model_path`` against the FP32 ``baseline_path``."""
-    from edgebench.bench.accuracy import check_signatures
-    from edgebench.bench.tensors import HostTensors, tensor_bytes
-    from edgebench.runtime.cut import cut_model
-    from edgebench.runtime.inspect import inspect_model
-    from edgebench.stats.layer_error import Accumulator
-
     opts.validate()
     emit = progress or (lambda event: None)
     model, baseline = read_model(model_path), read_model(baseline_path)
@@ -235,6 +246,7 @@ def run_layer_error(model_path, baseline_path, opts: LayerErrorOptions, runs_roo
             emit({"event": "tensors", "done": start, "of": len(x)})
             qt = qh.capture(xs, q_idx + [q_in], q_bytes)
             ft = fh.capture(xs, f_idx + [f_in], f_bytes)
+            assert qt is not None and ft is not None   # no ``each``: the arrays are returned
             inputs_acc.add(ft[f_in], _dequant(q_rep, q_in, qt[q_in]), _levels(q_rep, q_in))
             for (q, _f, _), qi, fi in zip(pairs, q_idx, f_idx):
                 ref, test = ft[fi], _dequant(q_rep, qi, qt[qi])
@@ -246,38 +258,37 @@ def run_layer_error(model_path, baseline_path, opts: LayerErrorOptions, runs_roo
     emit({"event": "analyse"})
     q_cut, f_cut = cut_model(model.content, model.path), cut_model(baseline.content, baseline.path)
     section = _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut)
-    result.model = {**model.to_dict(), "sidecar": read_sidecar(model.path)}
-    result.extra["baseline"] = {**baseline.to_dict(), "sidecar": read_sidecar(baseline.path)}
-    result.extra["layer_error"] = section
-    result.scenario = {"name": "layer-error", "inputs": described}
-    result.board = {"name": "host", "title": "this computer", "kind": "host",
-                    "transport": "two local agents (child processes)"}
-    result.settings = {"count": opts.count, "seed": opts.seed, "kernels": opts.kernels, "jump_db": opts.jump_db}
-    from edgebench.bench.hostinfo import host_description
-
+    result.model = ModelSection.model_validate({**model.to_dict(), "sidecar": read_sidecar(model.path)})
+    result.extra.baseline = {**baseline.to_dict(), "sidecar": read_sidecar(baseline.path)}
+    result.extra.layer_error = section
+    result.scenario = ScenarioSection.model_validate({"name": "layer-error", "inputs": described})
+    result.board = BoardSection(name="host", title="this computer", kind="host",
+                                transport="two local agents (child processes)")
+    result.settings = SettingsSection.model_validate({"count": opts.count, "seed": opts.seed, "kernels": opts.kernels,
+                                                      "jump_db": opts.jump_db})
     result.host = host_description()
     if described.get("random"):
-        result.warnings.append({"code": "random-inputs", "message": "seeded random inputs, not real data: "
-                                "activations may range differently than in use, so saturation and levels used "
-                                "describe these inputs only", "remedy": "pass --data or --inputs with real inputs"})
-    from edgebench.report.layers import layer_error_claim
-
+        result.warnings.append(RunWarning(code="random-inputs", message="seeded random inputs, not real data: "
+                                          "activations may range differently than in use, so saturation and levels "
+                                          "used describe these inputs only",
+                                          remedy="pass --data or --inputs with real inputs"))
     result.status = "complete"
-    result.extra["claim"] = layer_error_claim(result)
+    result.extra.claim = layer_error_claim(result)
     result.status = "running"             # until its samples are stored too: a kill in between is recoverable
-    folder.start(result)
+    path = folder.start(result)
     result.status = "complete"
     folder.save(result, _per_sample_frame(pairs, acc, inputs_acc))
-    return result, folder.path
+    return result, path
 
 
-def _runtime(int8: dict, fp32: dict) -> dict:
+def _runtime(int8: dict, fp32: dict) -> RuntimeSection:
     """The run's runtime section: the INT8 model's runtime and kernels (as every run records them),
-    the baseline's beside."""
+    the baseline's beside. ``int8``, ``fp32``: what the two agents said of their runtimes."""
     rt = int8.get("runtime") or {}
-    return {"name": rt.get("name"), "version": rt.get("version"), "kernels": int8.get("kernels"),
-            "op_resolver": int8.get("op_resolver"), "threads": 1, "delegate": None, "where": int8.get("where"),
-            "preserve_all_tensors": True, "baseline": fp32}
+    return RuntimeSection.model_validate({
+        "name": rt.get("name"), "version": rt.get("version"), "kernels": int8.get("kernels"),
+        "op_resolver": int8.get("op_resolver"), "threads": 1, "delegate": None, "where": int8.get("where"),
+        "preserve_all_tensors": True, "baseline": fp32})
 
 
 def _dequant(report, i: int, raw: np.ndarray) -> np.ndarray:
@@ -287,10 +298,8 @@ def _dequant(report, i: int, raw: np.ndarray) -> np.ndarray:
     return (raw.astype(np.float64) - zp) * scale
 
 
-def _row(q_rep, tensor: int, a, fig, local, idx_name: dict) -> dict:
+def _row(q_rep, tensor: int, a, fig, local: Optional[dict], idx_name: dict) -> LayerErrorRow:
     """A compared tensor's row: figures, quantization, range used, saturation, local error."""
-    from edgebench.stats.layer_error import best_sqnr_db, channel_figures
-
     scale, zp = _quant(q_rep, tensor)
     span = (a.hi - a.lo) if math.isfinite(a.hi) and math.isfinite(a.lo) else None
     clip_steps = None         # rms distance of the saturated values to the range, in steps
@@ -301,22 +310,32 @@ def _row(q_rep, tensor: int, a, fig, local, idx_name: dict) -> dict:
            "fp32_min": a.lo if math.isfinite(a.lo) else None, "fp32_max": a.hi if math.isfinite(a.hi) else None,
            "levels_used": span / scale if span is not None and scale else None,
            "saturated_below": float(np.mean(a.below)) if a.below else None,
-           "clip_excess_steps": clip_steps, "local": local, "channels": channel_figures(a)}
-    return row
+           "clip_excess_steps": clip_steps, "channels": channel_figures(a)}
+    if local is not None:     # no local figure: the key stays absent
+        row["local"] = local
+    out = LayerErrorRow.model_validate(plain(row))
+    out.explained_by = explain(out)
+    return out
 
 
 def _input_tail(a) -> dict:
     """The worst tenth of the inputs' SQNR at the model input (its quantization is its own noise)."""
-    from edgebench.stats.layer_error import Accumulator, worst_tenth
-
     clean = Accumulator.empty()
     clean.signal, clean.noise = list(a.signal), [0.0] * len(a.signal)
     return worst_tenth(a, clean)
 
 
-def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
-    from edgebench.stats.layer_error import first_jump, layer_figures, local_error, reference_db, resamples
+PICKED = ("index", "op", "name", "local", "sqnr_db", "output_sqnr_db", "best_sqnr_db", "reference_db", "reference",
+          "explained_by")
 
+
+def _pick(r: LayerErrorRow, **more: Any) -> LayerPick:
+    """A row singled out, as the row holds it (keys it lacks stay absent)."""
+    d = r.to_dict()
+    return LayerPick.model_validate({**{k: d[k] for k in PICKED if k in d}, **more})
+
+
+def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> LayerErrorFigure:
     n = len(inputs_acc.signal)
     idx = resamples(n, opts.seed)
     producer = {t: layer.index for layer in q_rep.layers for t in layer.outputs}
@@ -328,7 +347,6 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
     input_row = _row(q_rep, q_in, inputs_acc, input_fig, own,
                      {"index": None, "op": "input", "name": q_rep.tensors[q_in].name, "matched_by": "input",
                       "weights": None})
-    input_row["explained_by"] = explain(input_row)
     rows = []
     for q, f, how in pairs:
         a = acc[q.index]
@@ -341,61 +359,53 @@ def _section(q_rep, pairs, acc, inputs_acc, opts, q_cut, f_cut) -> dict:
                 feeders.append(inputs_acc)
             elif p in acc:
                 feeders.append(acc[p])
-        row = _row(q_rep, q.outputs[0], a, layer_figures(a), local_error(feeders, a, idx) if feeders else None,
-                   {"index": q.index, "op": q.op, "name": q_rep.tensors[q.outputs[0]].name,
-                    "baseline_index": f.index, "matched_by": how, "weights": _weights(q_cut, f_cut, q, f)})
-        row["explained_by"] = explain(row)
-        rows.append(row)
+        rows.append(_row(q_rep, q.outputs[0], a, layer_figures(a), local_error(feeders, a, idx) if feeders else None,
+                         {"index": q.index, "op": q.op, "name": q_rep.tensors[q.outputs[0]].name,
+                          "baseline_index": f.index, "matched_by": how, "weights": _weights(q_cut, f_cut, q, f)}))
     chain = [input_row] + rows
     for r in chain:
-        r["reference_db"], r["reference"] = reference_db(r["best_sqnr_db"], r.get("output_sqnr_db"),
-                                                         (r.get("weights") or {}).get("sqnr_db"), r["op"])
-    found = first_jump([r["local"] for r in chain], [r["reference_db"] for r in chain], opts.jump_db)
+        r.reference_db, r.reference = reference_db(r.best_sqnr_db, r.output_sqnr_db, (r.weights or {}).get("sqnr_db"),
+                                                   r.op or "")
+    found = first_jump([r.local.to_dict() for r in chain], [r.reference_db for r in chain], opts.jump_db)
     jump, which = found if found else (None, None)
-    worst = max((k for k, r in enumerate(rows) if (r["local"] or {}).get("drop_db") is not None),
-                key=lambda k: rows[k]["local"]["drop_db"], default=None)
+    worst = max((k for k, r in enumerate(rows) if r.local.drop_db is not None),
+                key=lambda k: rows[k].local.drop_db or 0.0, default=None)
     notes = []
-    by_position = [r for r in rows if r["matched_by"] == "position"]
+    by_position = [r for r in rows if r.matched_by == "position"]
     if by_position:
         notes.append(f"{len(by_position)} layer(s) matched by graph position (their output names differ between the "
-                     f"two models): {', '.join(str(r['index']) for r in by_position)}")
+                     f"two models): {', '.join(str(r.index) for r in by_position)}")
     unmatched = [layer.index for layer in _compared(q_rep) if layer.index not in acc]
     if unmatched:
         notes.append(f"layer(s) {', '.join(map(str, unmatched))} have no counterpart in the baseline: not compared")
 
-    outlier = next((r for r in rows if (r.get("channels") or {}).get("dominant") and r["channels"]["crushed"]), None)
+    outlier = next((r for r in rows if r.channels and r.channels.get("dominant") and r.channels["crushed"]), None)
     channel_outlier = None
-    if outlier is not None:
-        ch = outlier["channels"]
-        channel_outlier = {"index": outlier["index"], "op": outlier["op"], "name": outlier["name"],
+    if outlier is not None and outlier.channels:
+        ch = outlier.channels
+        channel_outlier = {"index": outlier.index, "op": outlier.op, "name": outlier.name,
                            "channel": ch["widest"], "share": ch["widest_share"], "over_next": ch["widest_over_next"],
                            "crushed": len(ch["crushed"]), "channels": ch["channels"],
-                           "message": f"channel {ch['widest']} of {outlier['name']} (layer {outlier['index']}, "
-                                      f"{outlier['op']}) holds {ch['widest_share']:.0%} of the range: "
+                           "message": f"channel {ch['widest']} of {outlier.name} (layer {outlier.index}, "
+                                      f"{outlier.op}) holds {ch['widest_share']:.0%} of the range: "
                                       f"{len(ch['crushed'])} of its other {ch['channels'] - 1} channels are crushed "
                                       "(per-tensor INT8 scale); rebalance that channel (equalize it with the next "
                                       "layer) or calibrate with per-channel activation ranges"}
-
-    def pick(r):
-        if r is None:
-            return None
-        return {k: r[k] for k in ("index", "op", "name", "local", "sqnr_db", "output_sqnr_db", "best_sqnr_db",
-                                  "reference_db", "reference",
-                                  "explained_by")}
-
-    return {"layers": rows, "input": input_row,
-            "first_jump": {**pick(chain[jump]), "which": which} if jump is not None else None,
-            "largest_drop": pick(rows[worst]) if worst is not None else None,
-            "channel_outlier": channel_outlier,
-            "jump_db": opts.jump_db, "n": n, "ci_level": 0.95,
-            "method": "SQNR: the mean over inputs of each input's SQNR in dB (sum of squared FP32 values over sum "
-                      "of squared differences), Student t interval across the (independent) inputs; cosine and "
-                      "saturated share likewise; local SQNR by the noise budget 1/SQNR_out = 1/SQNR_in + 1/SQNR_local, "
-                      f"95% percentile bootstrap over inputs ({idx.shape[0]} resamples shared by every layer: paired); "
-                      f"a jump: a local SQNR whose interval lies more than {opts.jump_db:g} dB below what 8-bit "
-                      "rounding alone explains for the layer (its output over its own observed range, or with a "
-                      "SOFTMAX/LOGISTIC/TANH's fixed scale; plus its weights' own rounding)",
-            "notes": notes}
+    section = LayerErrorFigure(
+        layers=rows, input=input_row, channel_outlier=channel_outlier, jump_db=opts.jump_db, n=n, ci_level=0.95,
+        method="SQNR: the mean over inputs of each input's SQNR in dB (sum of squared FP32 values over sum "
+               "of squared differences), Student t interval across the (independent) inputs; cosine and "
+               "saturated share likewise; local SQNR by the noise budget 1/SQNR_out = 1/SQNR_in + 1/SQNR_local, "
+               f"95% percentile bootstrap over inputs ({idx.shape[0]} resamples shared by every layer: paired); "
+               f"a jump: a local SQNR whose interval lies more than {opts.jump_db:g} dB below what 8-bit "
+               "rounding alone explains for the layer (its output over its own observed range, or with a "
+               "SOFTMAX/LOGISTIC/TANH's fixed scale; plus its weights' own rounding)",
+        notes=notes)
+    if jump is not None:        # none found: the key stays absent (reads as an empty LayerPick)
+        section.first_jump = _pick(chain[jump], which=which)
+    if worst is not None:
+        section.largest_drop = _pick(rows[worst])
+    return section
 
 
 def _elements(report, i: int) -> int:
@@ -404,7 +414,7 @@ def _elements(report, i: int) -> int:
 
 def _per_sample_frame(pairs, acc, inputs_acc):
     """Per input and layer: signal and noise power, cosine, saturated share (samples.parquet)."""
-    import pandas as pd
+    import pandas as pd  # ~1 s to import (measured): only when samples are written
 
     cols: dict = {"layer": [], "sample": [], "signal": [], "noise": [], "cosine": [], "saturated": []}
     for key, a in [(-1, inputs_acc)] + [(q.index, acc[q.index]) for q, _, _ in pairs]:

@@ -14,20 +14,38 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
-from edgebench.bench.latency import KERNELS
+from edgebench.bench.hostinfo import host_description
+from edgebench.bench.latency import KERNELS, figure_label
 from edgebench.bench.profile_methods import ISOLATED_WARNING, METHODS, check_method, default_method
 from edgebench.bench.profile_summary import Means
+from edgebench.bench.profile_table import profile_section
 from edgebench.bench.record import RunFolder, board_client, new_result, record_end_state
+from edgebench.bench.tensors import tensor_bytes, try_host_tensors
 from edgebench.boards.connect import require_runtime
+from edgebench.data.inputs import InputSet, load_inputs, random_inputs
 from edgebench.errors import UsageError
 from edgebench.modelfile import read_model
 from edgebench.provenance import read_sidecar
+from edgebench.report.layers import profile_claim
 from edgebench.results import store
+from edgebench.results.conditions import (
+    BoardSection,
+    ModelSection,
+    RuntimeSection,
+    ScenarioSection,
+    SettingsSection,
+    TimingSection,
+)
+from edgebench.results.figures.energy import PowerSection
+from edgebench.results.figures.thermal import ThermalSection
+from edgebench.results.journal import Journal
 from edgebench.results.model import RunResult
+from edgebench.runtime.cut import CutOperator, cut_model
+from edgebench.runtime.inspect import inspect_model
 
 #: operators whose values feed the isolated runs (the first of the inputs)
 POOL = 8
@@ -78,8 +96,6 @@ class ProfileRun:
 
     def __init__(self, model_path, profile, opts: ProfileOptions, runs_root="runs", url=None,
                  progress: Optional[Progress] = None, client=None):
-        from edgebench.runtime.inspect import inspect_model
-
         opts.validate()
         self.opts, self.profile, self.url, self.client = opts, profile, url, client
         self.kind = profile.client_kind
@@ -94,39 +110,37 @@ class ProfileRun:
         self.folder = RunFolder(runs_root, self.model.name, profile.name)
         self.result: Optional[RunResult] = None
         self.repeats: list = []
-        self.inputs = None
+        self.inputs: Optional[InputSet] = None
         self.loaded: Optional[dict] = None
-        self.blob = None                    # device counter: the blob's layer map
-        self.cuts = None                    # isolated: CutOperator per operator
+        self.blob: Any = None               # device counter: the blob's layer map
+        self.cuts: Optional[list[CutOperator]] = None   # isolated: CutOperator per operator
         self.pools: dict = {}               # isolated: operator index -> float inputs
         self.fixed_model: Optional[bytes] = None   # isolated: the almost empty model of the fixed cost
         self.pool_note: Optional[str] = None
-        self.journal = None
+        self.journal: Optional[Journal] = None
 
     # -- the run ----------------------------------------------------------------------
     def run(self) -> tuple[RunResult, Path]:
         with self.folder.guard(self._stopped, lambda: bool(self.repeats)):
             for k in range(self.opts.repeat):
                 with board_client(self.profile, self.url, self.client, self.emit if k == 0 else None) as client:
-                    if self.result is None:
-                        self._start(client)
+                    result = self.result or self._start(client)
                     self.emit({"event": "repeat", "repeat": k + 1, "of": self.opts.repeat})
                     rep = self.method.collect(self, client, k)
                     if k == self.opts.repeat - 1:
-                        record_end_state(self.result, client)
+                        record_end_state(result, client)
                 self.repeats.append(rep)
-                self.journal.append(_frame([rep], start=k))
+                if self.journal is not None:
+                    self.journal.append(_frame([rep], start=k))
                 self._summarise("running", None)
         self._finish("complete", None)
+        assert self.result is not None and self.folder.path is not None   # the first repeat started the run
         return self.result, self.folder.path
 
     def _stopped(self, status: str, reason: str) -> None:
         self._finish(status, reason)
 
-    def _start(self, client) -> None:
-        from edgebench.bench.latency import figure_label
-        from edgebench.data.inputs import load_inputs, random_inputs
-
+    def _start(self, client) -> RunResult:
         hello = require_runtime(client, self.profile.name)
         tensor = self.model.inputs[0].to_dict()
         self.inputs = (load_inputs(self.opts.inputs, tensor, limit=self.opts.input_count, model=self.model) if self.opts.inputs
@@ -135,20 +149,21 @@ class ProfileRun:
         result = new_result("profile", figure_label(hello))
         describe(result, self, client, hello)
         self.result = result
-        self.folder.start(result)
-        self.journal = store.open_journal(self.folder.path)
+        path = self.folder.start(result)
+        self.journal = store.open_journal(path)
+        return result
 
     # -- isolated operators: the models and their inputs ---------------------------------
     def prepare_cuts(self) -> None:
         """Cut every operator; its input values (and those of further non-constant inputs) from a
         run of the whole model with the reference kernels on this computer, or seeded random
         values in each tensor's range when this computer cannot run the model."""
-        from edgebench.bench.tensors import tensor_bytes, try_host_tensors
-        from edgebench.runtime.cut import cut_model
-
+        assert self.inputs is not None   # _start read them
         cm = cut_model(self.model.content, self.model.path)
         first = [cm.cut(k) for k in range(len(cm))]
-        wanted = sorted({c.input_tensor for c in first if c.ok} | {i for c in first if c.ok for i in c.frozen_inputs})
+        # an operator that cut (``ok``) has the tensor it is fed
+        fed = {c.input_tensor for c in first if c.ok and c.input_tensor is not None}
+        wanted = sorted(fed | {i for c in first if c.ok for i in c.frozen_inputs})
         shapes = [(cm.tensor_shape(i), cm.tensor_dtype(i) or np.float32) for i in wanted]
         values, why = try_host_tensors(self.model, self.inputs.x[:POOL], wanted, tensor_bytes(shapes))
         if values is None:
@@ -161,7 +176,7 @@ class ProfileRun:
                               f"{min(POOL, len(self.inputs.x))} inputs (reference kernels on this computer)")
         cuts = []
         for c in first:
-            if not c.ok:
+            if not c.ok or c.input_tensor is None:
                 cuts.append(c)
                 continue
             cuts.append(cm.cut(c.index, {i: values[i][0] for i in c.frozen_inputs}))
@@ -176,19 +191,17 @@ class ProfileRun:
 
     # -- figures and storing -----------------------------------------------------------------
     def _summarise(self, status: str, reason: Optional[str]) -> None:
-        from edgebench.bench.profile_table import profile_section
-
-        if self.result is None:
+        result = self.result
+        if result is None:
             return
-        from edgebench.report.layers import profile_claim
-
-        self.result.extra["profile"] = profile_section(self)
+        result.extra.profile = profile_section(self)
         if self.loaded:      # what the board's load said: the op resolver (kernels) and delegate that ran
-            self.result.runtime.update({k: self.loaded.get(k) for k in ("op_resolver", "kernels", "delegate")
-                                        if self.loaded.get(k) is not None})
-        self.result.status, self.result.status_reason = status, reason
-        self.result.extra["claim"] = profile_claim(self.result)
-        self.folder.save(self.result)
+            ran = {k: self.loaded.get(k) for k in ("op_resolver", "kernels", "delegate")
+                   if self.loaded.get(k) is not None}
+            result.runtime = RuntimeSection.model_validate({**result.runtime.to_dict(), **ran})
+        result.status, result.status_reason = status, reason   # type: ignore[assignment]  # one of STATUSES
+        result.extra.claim = profile_claim(result)
+        self.folder.save(result)
 
     def _finish(self, status: str, reason: Optional[str]) -> None:
         if self.result is None or self.folder.path is None:
@@ -202,44 +215,46 @@ class ProfileRun:
 
 def describe(result: RunResult, run: ProfileRun, client, hello: dict) -> None:
     """The run's conditions: host, model (and its sidecar), runtime, board, scenario, timing."""
-    from edgebench.bench.hostinfo import host_description
-
+    assert run.inputs is not None   # read before the run starts
     system = client.sysinfo()
     sidecar = read_sidecar(run.model.path)
     o = run.opts
     mcu = run.kind == "mcu"
     result.host = host_description()
-    result.model = {**run.model.to_dict(), "sidecar": sidecar, "calibration": (sidecar or {}).get("calibration"),
-                    "macs": run.report.macs, "macs_complete": not run.report.macs_not_counted}
+    result.model = ModelSection.model_validate({
+        **run.model.to_dict(), "sidecar": sidecar, "calibration": (sidecar or {}).get("calibration"),
+        "macs": run.report.macs, "macs_complete": not run.report.macs_not_counted})
     runtime = hello.get("runtime") or {}
-    result.runtime = {"name": runtime.get("name"), "version": runtime.get("version"),
-                      "kernels": "reference" if mcu else o.kernels, "threads": 1 if mcu else o.threads,
-                      "delegate": None if mcu else o.delegate}
-    result.board = {"name": run.profile.name, "title": getattr(run.profile, "title", run.profile.name),
-                    "kind": getattr(run.profile, "kind", None), "transport": client.description,
-                    "profile_origin": str(getattr(run.profile, "origin", "") or ""),
-                    "system": system.get("system", system), "collector_errors": system.get("collector_errors", {})}
+    result.runtime = RuntimeSection(name=runtime.get("name"), version=runtime.get("version"),
+                                    kernels="reference" if mcu else o.kernels, threads=1 if mcu else o.threads,
+                                    delegate=None if mcu else o.delegate)
+    result.board = BoardSection(name=run.profile.name, title=getattr(run.profile, "title", run.profile.name),
+                                kind=getattr(run.profile, "kind", None), transport=client.description,
+                                profile_origin=str(getattr(run.profile, "origin", "") or ""),
+                                system=system.get("system", system),
+                                collector_errors=system.get("collector_errors", {}))
     result.agent = {k: hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid")}
-    result.scenario = {"name": "profile", "method": run.method.name, "inputs": run.inputs.describe()}
+    result.scenario = ScenarioSection.model_validate({"name": "profile", "method": run.method.name,
+                                                      "inputs": run.inputs.describe()})
     clock = (f"device counter at {hello.get('firmware', {}).get('counter-hz')} Hz ({hello.get('timing')})" if mcu
              else "device time.perf_counter_ns around interpreter.invoke()" if run.method.name == "isolated"
              else "benchmark_model's profiler (whole microseconds)")
-    result.timing = {"clock": clock, "method": run.method.name, "includes": run.method.sees,
-                     "excludes": run.method.cannot_see}
-    result.settings = {"repeat": o.repeat, "seed": o.seed, "warmup": o.warmup, "min_samples": o.min_samples,
-                       "op_time_s": o.op_time_s, "whole_time_s": o.whole_time_s, "layer_samples": o.layer_samples,
-                       "benchmark_model": o.benchmark_model, "bm_runs": o.bm_runs,
-                       "fresh_process_per_repeat": run.client is None}
+    result.timing = TimingSection.model_validate({"clock": clock, "method": run.method.name,
+                                                  "includes": run.method.sees, "excludes": run.method.cannot_see})
+    result.settings = SettingsSection.model_validate({
+        "repeat": o.repeat, "seed": o.seed, "warmup": o.warmup, "min_samples": o.min_samples,
+        "op_time_s": o.op_time_s, "whole_time_s": o.whole_time_s, "layer_samples": o.layer_samples,
+        "benchmark_model": o.benchmark_model, "bm_runs": o.bm_runs, "fresh_process_per_repeat": run.client is None})
     start = client.thermal()
-    result.thermal = {"available": bool(start.get("available")), "start": start, "end": None}
-    result.power = {"measured": False, "boundary": None, "instrument": None,
-                    "note": "no power meter attached to this run: energy not measured"}
+    result.thermal = ThermalSection(available=bool(start.get("available")), start=start)
+    result.power = PowerSection.model_validate({"measured": False, "boundary": None, "instrument": None,
+                                                "note": "no power meter attached to this run: energy not measured"})
 
 
 def _frame(repeats: list, start: int = 0):
     """One sample per row: ``repeat``, ``row`` (``whole``, ``op:<index>``, ...), ``latency_s``,
     ``statistic`` (``sample``; ``mean`` with ``std_s`` and ``count`` for benchmark_model)."""
-    import pandas as pd
+    import pandas as pd  # ~1 s to import (measured): only when samples are written
 
     cols: dict = {"repeat": [], "row": [], "latency_s": [], "statistic": [], "std_s": [], "count": []}
 

@@ -13,14 +13,16 @@ import math
 
 from edgebench.errors import ResultError, UsageError
 from edgebench.report import format as fmt
-from edgebench.results.model import refuse_mixed_labels
+from edgebench.results.figures.profile import ProfileFigure
+from edgebench.results.model import RunResult, refuse_mixed_labels
+from edgebench.stats.compare import holm, ratio_of_medians
 
 ALPHA = 0.05
 WHOLE = "whole"
 
 
-def _section(run) -> dict:
-    sec = (run.extra or {}).get("profile")
+def _section(run: RunResult) -> ProfileFigure:
+    sec = run.extra.profile
     if run.kind != "profile" or not sec:
         raise UsageError(f"run {run.run_id} is a {run.kind} run, not a profile run",
                          "compare two runs of edgebench profile layer by layer")
@@ -32,30 +34,27 @@ def _runs(samples, row: str) -> list:
     return [g["latency_s"].to_numpy() for _, g in sel.groupby("repeat", sort=True) if len(g) >= 2]
 
 
-def _tick(a, b) -> float:
-    ticks = [((r.extra or {}).get("profile") or {}).get("clock_resolution_s") or 0.0 for r in (a, b)]
-    return max(ticks)
+def _tick(a: RunResult, b: RunResult) -> float:
+    return max(r.extra.profile.clock_resolution_s or 0.0 for r in (a, b))
 
 
-def compare_layers(a, a_samples, b, b_samples) -> dict:
+def compare_layers(a: RunResult, a_samples, b: RunResult, b_samples) -> dict:
     """Rows of runs ``a`` (baseline) and ``b`` (candidate) compared: ``rows`` (the whole model first),
     ``slower`` and ``faster`` (keys of the rows called so, largest change first), ``unmatched``."""
-    from edgebench.stats.compare import holm, ratio_of_medians
-
     refuse_mixed_labels(a, b)
     sa, sb = _section(a), _section(b)
     for run, sec in ((a, sa), (b, sb)):
-        if sec.get("statistic") != "median":
-            raise ResultError(f"run {run.run_id} was profiled with {sec.get('method')}, which keeps means, not "
+        if sec.statistic != "median":
+            raise ResultError(f"run {run.run_id} was profiled with {sec.method}, which keeps means, not "
                               "samples: a layer's interval cannot be compared",
                               "profile both builds with the device-counter or isolated method to compare them "
                               "layer by layer")
-    rows_a = {r["key"]: r for r in sa.get("layers") or []}
-    rows_b = {r["key"]: r for r in sb.get("layers") or []}
-    shared = [k for k in rows_a if k in rows_b and rows_a[k]["op"] == rows_b[k]["op"]
-              and rows_a[k].get("median_s") is not None and rows_b[k].get("median_s") is not None]
+    rows_a = {str(r.key): r for r in sa.layers or []}
+    rows_b = {str(r.key): r for r in sb.layers or []}
+    shared = [k for k in rows_a if k in rows_b and rows_a[k].op == rows_b[k].op
+              and rows_a[k].median_s is not None and rows_b[k].median_s is not None]
     unmatched = sorted(set(rows_a) ^ set(rows_b)) + [k for k in rows_a
-                                                     if k in rows_b and rows_a[k]["op"] != rows_b[k]["op"]]
+                                                     if k in rows_b and rows_a[k].op != rows_b[k].op]
     tick = _tick(a, b)
     tested = []
     for key in [WHOLE] + shared:
@@ -71,16 +70,17 @@ def compare_layers(a, a_samples, b, b_samples) -> dict:
     for (key, r), p_adj in zip(tested, adjusted):
         verdict = ("slower" if p_adj < ALPHA and r.ci_low > 1.0 else "faster" if p_adj < ALPHA and r.ci_high < 1.0
                    else "no difference resolved")
-        src = rows_a.get(key) or {"op": "whole model", "index": None, "name": ""}
-        out.append({"key": key, "index": src.get("index"), "op": "whole model" if key == WHOLE else src["op"],
-                    "name": src.get("name", ""),
-                    "a_s": (sa.get("whole") or {}).get("median_s") if key == WHOLE else rows_a[key]["median_s"],
-                    "b_s": (sb.get("whole") or {}).get("median_s") if key == WHOLE else rows_b[key]["median_s"],
+        src = rows_a.get(key)
+        out.append({"key": key, "index": src.index if src else None,
+                    "op": "whole model" if key == WHOLE or src is None else src.op,
+                    "name": (src.name or "") if src else "",
+                    "a_s": sa.whole.median_s if key == WHOLE else rows_a[key].median_s,
+                    "b_s": sb.whole.median_s if key == WHOLE else rows_b[key].median_s,
                     **{k: v for k, v in r.to_dict().items() if k != "verdict"}, "p_holm": p_adj, "verdict": verdict,
                     "definition": "median of B / median of A (> 1: B slower)"})
     ranked = sorted((x for x in out if x["key"] != WHOLE), key=lambda x: -abs(math.log(x["ratio"])))
     return {"format": "edgebench-profile-compare", "baseline": a.run_id, "candidate": b.run_id, "label": a.label,
-            "method": [sa.get("method"), sb.get("method")], "rows": out,
+            "method": [sa.method, sb.method], "rows": out,
             "slower": [x["key"] for x in ranked if x["verdict"] == "slower"],
             "faster": [x["key"] for x in ranked if x["verdict"] == "faster"],
             "unmatched": unmatched, "alpha": ALPHA,

@@ -32,7 +32,11 @@ import numpy as np
 
 from edgebench import board_protocol as bp
 from edgebench.bench.profile_summary import Means
-from edgebench.errors import AgentError, ModelError
+from edgebench.errors import AgentError, ModelError, UsageError
+from edgebench.mcu.blob import convert
+from edgebench.modelfile import parse_model
+from edgebench.runtime.benchmark_model import parse_profile
+from edgebench.stats.warmup import warmup_or_minimum
 
 #: the warning beside isolated-operator timings (and in the run)
 ISOLATED_WARNING = ("isolated timings omit cache and fusion effects: each operator ran alone, so the cache "
@@ -84,8 +88,6 @@ def op_key(index: int) -> str:
 
 def _blob_map(run) -> tuple:
     """(blob layer -> operator index, {operator index: note}) from the converted blob."""
-    from edgebench.mcu.blob import convert
-
     blob = convert(run.model, name=run.model.name)
     producer = {t: layer.index for layer in run.report.layers for t in layer.outputs}
     mapping = {}
@@ -141,8 +143,6 @@ def collect_device_counter(run, client, k: int) -> Repeat:
 def _timed(run, client, seconds: float) -> np.ndarray:
     """invoke_ns of single-stream chunks for at least ``seconds`` and ``min_samples`` samples after
     the warm-up, at most three times ``seconds``; seconds, warm-up dropped."""
-    from edgebench.stats.warmup import warmup_or_minimum
-
     got: list = []
     t0 = time.monotonic()
     start = 0
@@ -159,8 +159,6 @@ def _timed(run, client, seconds: float) -> np.ndarray:
 
 
 def collect_isolated(run, client, k: int) -> Repeat:
-    from edgebench.modelfile import parse_model
-
     o = run.opts
     if run.cuts is None:
         run.prepare_cuts()
@@ -197,8 +195,6 @@ def collect_isolated(run, client, k: int) -> Repeat:
 # ---------------------------------------------------------------- benchmark_model (agent)
 
 def collect_benchmark_model(run, client, k: int) -> Repeat:
-    from edgebench.runtime.benchmark_model import parse_profile
-
     o = run.opts
     bp.require(client, bp.BENCHMARK_MODEL, f"the benchmark-model method on board {run.profile.name}")
     sha = client.ensure_model(run.model)
@@ -268,8 +264,6 @@ def default_method(kind: str, benchmark_model: Optional[str] = None) -> str:
 
 
 def check_method(name: str, kind: str, board: str) -> Method:
-    from edgebench.errors import UsageError
-
     if name not in METHODS:
         raise UsageError(f"unknown profile method {name!r}", f"use one of {', '.join(METHODS)}")
     if kind not in {m.board_kind for m in METHODS.values()}:

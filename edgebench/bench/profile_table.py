@@ -10,10 +10,12 @@ Edge TPU model, which operators the compiler mapped to the TPU and the delegate'
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Dict, List, Optional
 
+from edgebench.bench.mac_rate import clock_basis
 from edgebench.bench.profile_methods import FIXED_KEY, ISOLATED_WARNING, op_key
 from edgebench.bench.profile_summary import per_mac, rollup, row_summary, sum_ratio
+from edgebench.results.figures.profile import LayerTime, ProfileFigure
 
 EDGETPU_OP = "edgetpu-custom-op"
 #: the sum of the layers and the whole differ by more than this: a warning (isolated: expected)
@@ -42,9 +44,10 @@ def _static_rows(run) -> list:
     return rows
 
 
-def profile_section(run) -> dict:
-    from edgebench.bench.mac_rate import clock_basis
-
+def profile_section(run: Any) -> ProfileFigure:
+    """``extra.profile`` of ``run`` (a :class:`~edgebench.bench.profile.ProfileRun`) from its repeats so far.
+    The rows are assembled as plain dicts (the static table, then each method's notes and times) and
+    validated into :class:`ProfileRow` at the end."""
     m = run.method
     res = _resolution(run)
     rows = _static_rows(run)
@@ -68,6 +71,7 @@ def profile_section(run) -> dict:
     basis = clock_basis(run.profile) if run.kind == "mcu" else {"available": False, "reason":
                                                                   "a Linux board's time is not a count of cycles"}
     use = basis if basis.get("available") else None
+    figs: Dict[str, LayerTime] = {}             # each timed row's figure, with its repeats
     for r in rows:
         values = [rep.rows.get(r["key"]) for rep in run.repeats]
         fig = (row_summary([v for v in values if v is not None], res, label) if any(v is not None for v in values)
@@ -78,64 +82,66 @@ def profile_section(run) -> dict:
                 r["note"] = "not timed by this method"
             r["in_sum"] = False
             continue
-        r.update({k: fig[k] for k in ("median_s", "ci_low_s", "ci_high_s", "runs", "n", "statistic")})
-        r["_fig"] = fig
-        r["share"] = fig["median_s"] / whole["median_s"] if whole and whole["median_s"] else None
-        r["per_mac"] = per_mac(fig["median_s"], r.get("macs"), use)
-        r["per_mac_ci"] = ([per_mac(fig["ci_low_s"], r["macs"], use), per_mac(fig["ci_high_s"], r["macs"], use)]
-                           if r["per_mac"] is not None and fig["ci_low_s"] is not None else None)
-    summed = [r for r in rows if r["in_sum"] and r.get("_fig")]
-    ratio = sum_ratio([r["_fig"] for r in summed], whole, res, label) if whole else None
+        r.update(median_s=fig.median_s, ci_low_s=fig.ci_low_s, ci_high_s=fig.ci_high_s, runs=fig.runs, n=fig.n,
+                 statistic=fig.statistic)
+        figs[r["key"]] = fig
+        r["share"] = fig.median_s / whole.median_s if whole and whole.median_s and fig.median_s is not None else None
+        r["per_mac"] = per_mac(fig.median_s, r.get("macs"), use)
+        r["per_mac_ci"] = ([per_mac(fig.ci_low_s, r["macs"], use), per_mac(fig.ci_high_s, r["macs"], use)]
+                           if r["per_mac"] is not None and fig.ci_low_s is not None else None)
+    summed = [r for r in rows if r["in_sum"] and r["key"] in figs]
+    ratio = sum_ratio([figs[r["key"]] for r in summed], whole, res, label) if whole else None
     total = sum(r["median_s"] for r in summed) if summed else None
-    net = _net_ratio(summed, _row_or_none(rows, FIXED_KEY), whole)
-    for r in rows:
-        r.pop("_fig", None)
+    net = _net_ratio([figs[r["key"]] for r in summed], figs.get(FIXED_KEY), whole)
     warnings = []
     if m.name == "isolated":
         warnings.append({"code": "isolated-timings", "message": ISOLATED_WARNING,
                          "remedy": "on a Linux board with LiteRT's benchmark_model, --benchmark-model PATH times "
                                    "the operators inside the model"})
-    if ratio and ratio["ci_low"] is not None and m.name != "isolated" and not (
-            ratio["ci_low"] <= 1 + SUM_TOLERANCE and ratio["ci_high"] >= 1 - SUM_TOLERANCE):
-        warnings.append({"code": "sum-differs", "message": f"the layers sum to {ratio['ratio']:.3f} of the whole "
-                         f"model (95% CI {ratio['ci_low']:.3f}–{ratio['ci_high']:.3f}), beyond ±{SUM_TOLERANCE:.0%}",
+    if ratio and ratio.ci_low is not None and ratio.ci_high is not None and m.name != "isolated" and not (
+            ratio.ci_low <= 1 + SUM_TOLERANCE and ratio.ci_high >= 1 - SUM_TOLERANCE):
+        warnings.append({"code": "sum-differs", "message": f"the layers sum to {ratio.ratio:.3f} of the whole "
+                         f"model (95% CI {ratio.ci_low:.3f}–{ratio.ci_high:.3f}), beyond ±{SUM_TOLERANCE:.0%}",
                          "remedy": "time between layers (the engine's or interpreter's own work) is not in any "
                                    "layer; see docs/profile.md"})
     if run.pool_note:
         notes.append(run.pool_note)
     if run.repeats and len(run.repeats) < 2:
         notes.append("one repeat: run-to-run variation not measured (use --repeat 3 or more)")
-    whole_out = None if whole is None else {k: v for k, v in whole.items() if k != "per_repeat"}
-    return {"method": m.name, "method_title": m.title, "statistic": m.statistic, "sees": m.sees,
-            "cannot_see": m.cannot_see, "repeats": len(run.repeats), "clock_resolution_s": res or None,
-            "layers": rows, "by_op": rollup(rows, whole_out["median_s"] if whole_out else None, use),
-            "whole": whole_out, "sum_s": total, "sum_ratio": ratio, "sum_ratio_net": net,
-            "per_mac": ({k: basis[k] for k in ("unit", "label", "basis")} if use else
-                        {"available": False, "reason": basis.get("reason")}),
-            "edgetpu": _edgetpu(run, rows, whole_out), "warnings": warnings, "notes": notes,
-            "methods_info": [rep.info for rep in run.repeats][:1]}
+    whole_out = None if whole is None else LayerTime.model_validate(
+        {k: v for k, v in whole.to_dict().items() if k != "per_repeat"})
+    whole_s = whole_out.median_s if whole_out else None
+    section = ProfileFigure(
+        method=m.name, method_title=m.title, statistic=m.statistic, sees=m.sees, cannot_see=m.cannot_see,
+        repeats=len(run.repeats), clock_resolution_s=res or None, layers=rows, by_op=rollup(rows, whole_s, use),
+        sum_s=total, sum_ratio_net=net,
+        per_mac=({k: basis[k] for k in ("unit", "label", "basis")} if use else
+                 {"available": False, "reason": basis.get("reason")}),
+        edgetpu=_edgetpu(run, rows, whole_s), warnings=warnings, notes=notes,
+        methods_info=[rep.info for rep in run.repeats][:1])
+    if whole_out is not None:       # nothing timed yet: the keys stay absent (read as empty figures)
+        section.whole = whole_out
+    if ratio is not None:
+        section.sum_ratio = ratio
+    return section
 
 
-def _row_or_none(rows: list, key: str):
-    return next((r for r in rows if r["key"] == key), None)
-
-
-def _net_ratio(summed: list, fixed, whole) -> Optional[dict]:
+def _net_ratio(summed: List[LayerTime], fixed: Optional[LayerTime], whole: Optional[LayerTime]) -> Optional[dict]:
     """Isolated operators: (sum of the rows - (rows - 1) x the fixed cost) / whole, per repeat and of the
     medians: each operator ran as a model of its own and paid the per-invocation cost the whole model pays once."""
-    if fixed is None or not fixed.get("_fig") or not whole or not summed:
+    if fixed is None or not whole or not whole.median_s or not summed or fixed.median_s is None:
         return None
     n = len(summed)
-    f = fixed["_fig"]
-    k = min([len(whole["per_repeat"]), len(f["per_repeat"])] + [len(r["_fig"]["per_repeat"]) for r in summed])
+    reps = lambda fig: fig.per_repeat or []  # noqa: E731
+    k = min([len(reps(whole)), len(reps(fixed))] + [len(reps(r)) for r in summed])
     per = []
     for j in range(k):
-        w = whole["per_repeat"][j]["estimate_s"]
+        w = reps(whole)[j].estimate_s
         if w:
-            total = sum(r["_fig"]["per_repeat"][j]["estimate_s"] for r in summed)
-            per.append((total - (n - 1) * f["per_repeat"][j]["estimate_s"]) / w)
-    point = (sum(r["median_s"] for r in summed) - (n - 1) * f["median_s"]) / whole["median_s"]
-    return {"ratio": point, "fixed_s": f["median_s"], "operators": n, "per_repeat": per,
+            total = sum(reps(r)[j].estimate_s or 0.0 for r in summed)
+            per.append((total - (n - 1) * (reps(fixed)[j].estimate_s or 0.0)) / w)
+    point = (sum(r.median_s or 0.0 for r in summed) - (n - 1) * fixed.median_s) / whole.median_s
+    return {"ratio": point, "fixed_s": fixed.median_s, "operators": n, "per_repeat": per,
             "low": min(per + [point]) if per else None, "high": max(per + [point]) if per else None,
             "method": "computed: (sum of the operators' medians - (operators - 1) x the fixed cost's median) / the "
                       "whole model's median; low/high: the same per repeat (and the point)"}
@@ -151,17 +157,17 @@ def _mark(rows: list, key: str, why: str) -> None:
     r["in_sum"] = False
 
 
-def _edgetpu(run, rows: list, whole: Optional[dict]) -> Optional[dict]:
+def _edgetpu(run: Any, rows: list, whole_s: Optional[float]) -> Optional[dict]:
     """The Edge TPU partition: the delegate node(s) against the operators left on the CPU."""
     tpu = [r for r in rows if r["op"] == EDGETPU_OP]
     if not tpu:
         return None
-    sidecar = (run.result.model or {}).get("sidecar") or {}
+    sidecar = run.result.model.sidecar or {}               # the quantize/compile sidecar: a free-form document
     compiled = sidecar.get("edgetpu_compile") or {}
     cpu = [r for r in rows if r["op"] != EDGETPU_OP and r["in_sum"]]
     t_tpu = sum(r["median_s"] or 0.0 for r in tpu)
     t_cpu = sum(r["median_s"] or 0.0 for r in cpu)
-    w = (whole or {}).get("median_s")
+    w = whole_s
     return {"delegate_nodes": len(tpu), "cpu_operators": [r["op"] for r in cpu],
             "mapped": [o for o in compiled.get("operators", []) if o.get("mapped")],
             "not_mapped": [o for o in compiled.get("operators", []) if not o.get("mapped")],

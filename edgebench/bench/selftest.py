@@ -30,7 +30,23 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional
 
+import numpy as np
+
+from edgebench.bench.mac_rate import mac_rate
+from edgebench.bench.record import RunFolder, new_result
+from edgebench.bench.verify import VerifyOptions, run_verify
+from edgebench.boards.connect import open_client
+from edgebench.boards.profile import MCU_CLIENT
+from edgebench.data.bundled import bundled_model
+from edgebench.data.inputs import random_inputs
 from edgebench.errors import UsageError
+from edgebench.mcu.board import FIRMWARE_NAME
+from edgebench.mcu.dialect import CLOCK_TOLERANCE as MLPERF_TOLERANCE
+from edgebench.mcu.protocol import clock_of
+from edgebench.modelfile import read_model
+from edgebench.results.conditions import BoardSection, ModelSection, RuntimeSection
+from edgebench.results.figures.selftest import SelftestFigure
+from edgebench.results.model import RunResult, RunWarning
 
 Progress = Callable[[dict], None]
 #: the device clock's rate may differ from the host's by this much before the check fails: an
@@ -74,13 +90,14 @@ class SelftestResult:
         return {**asdict(self), "failed": self.failed}
 
     @classmethod
-    def from_run(cls, result, run_dir=None) -> "SelftestResult":
-        """The result a stored ``selftest`` run holds (``edgebench runs ID`` shows it again)."""
-        st = (result.extra or {}).get("selftest") or {}
-        return cls(board=dict(result.board or {}), label=result.label, checks=list(st.get("checks") or []),
-                   clock=dict(st.get("clock") or {}), firmware=dict(st.get("firmware") or {}),
-                   run_id=result.run_id, run_dir=None if run_dir is None else str(run_dir),
-                   notes=list(st.get("notes") or []))
+    def from_run(cls, result: RunResult, run_dir=None) -> "SelftestResult":
+        """The result a stored ``selftest`` run holds (``edgebench runs ID`` shows it again), its
+        sections as the plain dicts ``selftest --json`` prints."""
+        st = result.extra.selftest
+        return cls(board=result.board.to_dict(), label=result.label,
+                   checks=[c.to_dict() for c in st.checks or []], clock=dict(st.clock or {}),
+                   firmware=dict(st.firmware or {}), run_id=result.run_id,
+                   run_dir=None if run_dir is None else str(run_dir), notes=list(st.notes or []))
 
 
 def clock_rate(readings) -> dict:
@@ -135,10 +152,6 @@ def run_selftest(profile, opts: SelftestOptions, url: Optional[str] = None, runs
                  progress: Optional[Progress] = None, image=None) -> SelftestResult:
     """Run the checks on ``profile``'s board (an emulated one started with firmware ``image`` if
     given); with ``runs_root``, store them as one ``selftest`` run there."""
-    from edgebench.bench.verify import VerifyOptions, run_verify
-    from edgebench.boards.connect import open_client
-    from edgebench.boards.profile import MCU_CLIENT
-
     opts.validate()
     emit = progress or (lambda event: None)
     if profile.client_kind != MCU_CLIENT:
@@ -146,7 +159,9 @@ def run_selftest(profile, opts: SelftestOptions, url: Optional[str] = None, runs
                          f"{profile.kind} board", "pick an MCU board (edgebench boards)")
     emit({"event": "connect", "board": profile.name})
     client = open_client(profile, url, image=image)
-    checks, clock, readings = [], {}, []
+    checks: list = []
+    clock: dict = {}
+    readings: list = []
     try:
         hello = client.hello()
         if hello.get("dialect") != "edgebench":
@@ -162,7 +177,7 @@ def run_selftest(profile, opts: SelftestOptions, url: Optional[str] = None, runs
         checks.append(_clock_check(clock, label))
         checks.append(_clock_source_check(info, clock, label))
         for name in BUNDLED:
-            checks.append(_bit_exact_check(name, profile, client, opts, emit, run_verify, VerifyOptions))
+            checks.append(_bit_exact_check(name, profile, client, opts, emit))
         checks.append(_mac_check(profile, client, opts, emit))
         link = client.link_report()
     finally:
@@ -214,9 +229,6 @@ def _clock_check(clock: dict, label: str) -> dict:
 
 
 def _clock_source_check(info: dict, clock: dict, label: str) -> dict:
-    from edgebench.mcu.dialect import CLOCK_TOLERANCE as MLPERF_TOLERANCE
-    from edgebench.mcu.protocol import clock_of
-
     src = clock_of(info)
     if src is None:
         return {"name": "clock source", "status": WARN if label == "measured" else SKIP, "clock": None,
@@ -229,8 +241,8 @@ def _clock_source_check(info: dict, clock: dict, label: str) -> dict:
         return {"name": "clock source", "status": SKIP, "clock": src, "summary": text + " (no oscillator: no verdict)"}
     limit = MLPERF_TOLERANCE * 1e6
     lo, hi = clock.get("interval") or (None, None)
-    measured_in = lo is not None and -MLPERF_TOLERANCE <= lo and hi <= MLPERF_TOLERANCE
-    measured_out = lo is not None and (hi < -MLPERF_TOLERANCE or lo > MLPERF_TOLERANCE)
+    measured_in = lo is not None and hi is not None and -MLPERF_TOLERANCE <= lo and hi <= MLPERF_TOLERANCE
+    measured_out = lo is not None and hi is not None and (hi < -MLPERF_TOLERANCE or lo > MLPERF_TOLERANCE)
     if src["ppm"] and src["ppm"] <= limit and not src["fallback"] and not measured_out:
         return {"name": "clock source", "status": PASS, "clock": src,
                 "summary": text + f": within the MLPerf dialect's ±{MLPERF_TOLERANCE:.1%}"}
@@ -243,9 +255,7 @@ def _clock_source_check(info: dict, clock: dict, label: str) -> dict:
                                   " (this measurement was within it)" if measured_in else "")}
 
 
-def _bit_exact_check(name, profile, client, opts, emit, run_verify, VerifyOptions) -> dict:
-    from edgebench.data.bundled import bundled_model
-
+def _bit_exact_check(name, profile, client, opts, emit) -> dict:
     emit({"event": "verify", "model": name})
     v = run_verify(bundled_model(name), profile, VerifyOptions(count=opts.count), client=client)
     diff = sum(o["differing_bytes"] for o in v.outputs)
@@ -256,13 +266,6 @@ def _bit_exact_check(name, profile, client, opts, emit, run_verify, VerifyOption
 
 
 def _mac_check(profile, client, opts, emit) -> dict:
-    import numpy as np
-
-    from edgebench.bench.mac_rate import mac_rate
-    from edgebench.data.bundled import bundled_model
-    from edgebench.data.inputs import random_inputs
-    from edgebench.modelfile import read_model
-
     session = getattr(client, "session", None)
     if session is not None and not session.keeps_time:
         return {"name": "cycles per MAC", "status": SKIP, "summary": f"{session.describe()} keeps no time"}
@@ -286,26 +289,23 @@ def _mac_check(profile, client, opts, emit) -> dict:
 
 
 def _store(result: SelftestResult, runs_root, readings, link) -> None:
-    import pandas as pd
-
-    from edgebench.bench.record import RunFolder, new_result
-    from edgebench.data.bundled import bundled_model
-    from edgebench.mcu.board import FIRMWARE_NAME
-    from edgebench.modelfile import read_model
+    import pandas as pd  # ~1 s to import (measured): only when a selftest run is stored
 
     run = new_result("selftest", result.label)
     run.status = "complete"
-    run.board = dict(result.board)
-    run.model = {**read_model(bundled_model(BUNDLED[0])).to_dict(), "selftest_models": list(BUNDLED)}
-    run.runtime = {"name": FIRMWARE_NAME, "version": str(result.firmware.get("engine")), "kernels": "reference",
-                   "threads": 1, "delegate": None}
-    run.extra = {"selftest": {"checks": result.checks, "clock": result.clock, "firmware": result.firmware,
-                              "failed": result.failed, "notes": result.notes}, "link": link}
+    run.board = BoardSection.model_validate(result.board)
+    run.model = ModelSection.model_validate({**read_model(bundled_model(BUNDLED[0])).to_dict(),
+                                             "selftest_models": list(BUNDLED)})
+    run.runtime = RuntimeSection(name=FIRMWARE_NAME, version=str(result.firmware.get("engine")), kernels="reference",
+                                 threads=1, delegate=None)
+    run.extra.selftest = SelftestFigure(checks=result.checks, clock=result.clock, firmware=result.firmware,
+                                        failed=result.failed, notes=result.notes)
+    run.extra.link = link
     for c in result.checks:
         if c["status"] in (FAIL, WARN):
-            run.warnings.append({"code": f"selftest-{c['name'].replace(' ', '-')}", "message": c["summary"],
-                                 "remedy": "see docs/firmware-ports.md (bring-up) and attach this run folder to a "
-                                           "bug report"})
+            run.warnings.append(RunWarning(code=f"selftest-{c['name'].replace(' ', '-')}", message=c["summary"],
+                                           remedy="see docs/firmware-ports.md (bring-up) and attach this run folder "
+                                                  "to a bug report"))
     frame = pd.DataFrame(readings, columns=["host_send_ns", "host_recv_ns", "device_us"]).astype("int64")
     folder = RunFolder(runs_root, "selftest", result.board["name"])
     run.status = "running"                # until its readings are stored too: a kill in between is recoverable

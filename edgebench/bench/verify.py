@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from edgebench.errors import UsageError
 from edgebench.mcu.board import FIRMWARE_NAME
 from edgebench.modelfile import read_model
 from edgebench.ranges import check_fields
+from edgebench.results.conditions import BoardSection, ModelSection, RuntimeSection, ScenarioSection
+from edgebench.results.figures.verify import VerifyFigure
+from edgebench.results.model import RunResult, RunWarning
 
 Progress = Callable[[dict], None]
 
@@ -80,14 +83,15 @@ class VerifyResult:
     STORED = ("device", "reference", "outputs", "bit_exact", "gate", "notes")
 
     @classmethod
-    def from_run(cls, result, run_dir=None) -> "VerifyResult":
-        """The VerifyResult a stored ``verify`` run holds (for ``edgebench runs ID``)."""
-        v = (result.extra or {}).get("verify") or {}
-        empty = {"outputs": [], "notes": [], "bit_exact": None}   # the rest: {} where a run lacks it
-        return cls(created_utc=result.created_utc, board=result.board, model=result.model,
-                   inputs=(result.scenario or {}).get("inputs") or {}, label=result.label,
-                   run_id=result.run_id, run_dir=str(run_dir) if run_dir else None,
-                   **{k: v.get(k) if v.get(k) is not None else empty.get(k, {}) for k in cls.STORED})
+    def from_run(cls, result: RunResult, run_dir=None) -> "VerifyResult":
+        """The VerifyResult a stored ``verify`` run holds (for ``edgebench runs ID``): the JSON
+        ``verify --json`` prints, so its sections as plain dicts."""
+        v = result.extra.verify.to_dict()
+        empty: Dict[str, Any] = {"outputs": [], "notes": [], "bit_exact": None}  # the rest: {} where a run lacks it
+        stored: Dict[str, Any] = {k: v.get(k) if v.get(k) is not None else empty.get(k, {}) for k in cls.STORED}
+        return cls(created_utc=result.created_utc, board=result.board.to_dict(), model=result.model.to_dict(),
+                   inputs=result.scenario.inputs.to_dict(), label=result.label,
+                   run_id=result.run_id, run_dir=str(run_dir) if run_dir else None, **stored)
 
 
 def compare_outputs(device: np.ndarray, reference: np.ndarray, name: str = "output 0",
@@ -100,7 +104,7 @@ def compare_outputs(device: np.ndarray, reference: np.ndarray, name: str = "outp
     ab = a.reshape(n, -1).view(np.uint8) if n else a.reshape(0, 0)
     bb = b.reshape(n, -1).view(np.uint8) if n else b.reshape(0, 0)
     bytes_diff = ab != bb
-    out = {"name": name, "dtype": str(a.dtype), "shape": list(a.shape[1:]), "samples": int(n),
+    out: Dict[str, Any] = {"name": name, "dtype": str(a.dtype), "shape": list(a.shape[1:]), "samples": int(n),
            "bytes": int(ab.size), "differing_bytes": int(bytes_diff.sum()),
            "differing_samples": int(bytes_diff.any(axis=1).sum()) if n else 0}
     if a.dtype.kind in "iu":
@@ -139,7 +143,7 @@ def _outputs(out: dict) -> list:
 def per_input_frame(dev: list, ref: list):
     """One row per input and output: differing bytes and the largest difference (LSB for integer
     outputs, absolute for float ones) -- the samples of a stored verify run."""
-    import pandas as pd
+    import pandas as pd  # ~1 s to import (measured): only when a verify run is stored
 
     rows = []
     for k, (a, b) in enumerate(zip(dev, ref)):
@@ -160,15 +164,16 @@ def store_verify(v: VerifyResult, runs_root, frame) -> None:
     complete at once (nothing is stored for a verify stopped before both sides answered)."""
     result = new_result("verify", v.label)
     result.status = "complete"
-    result.model, result.board = dict(v.model), dict(v.board)
-    result.runtime = {"name": (v.device.get("runtime") or {}).get("name"),
-                      "version": (v.device.get("runtime") or {}).get("version"), "kernels": v.device.get("kernels"),
-                      "op_resolver": v.device.get("op_resolver")}
-    result.scenario = {"name": "verify", "inputs": v.inputs}
-    result.extra = {"verify": {k: getattr(v, k) for k in VerifyResult.STORED}}
+    result.model, result.board = ModelSection.model_validate(v.model), BoardSection.model_validate(v.board)
+    runtime = v.device.get("runtime") or {}            # what the board's agent said: a free-form reply
+    result.runtime = RuntimeSection(name=runtime.get("name"), version=runtime.get("version"),
+                                    kernels=v.device.get("kernels"), op_resolver=v.device.get("op_resolver"))
+    result.scenario = ScenarioSection(name="verify", inputs=v.inputs)
+    result.extra.verify = VerifyFigure.model_validate({k: getattr(v, k) for k in VerifyResult.STORED})
     if v.failed:
-        result.warnings.append({"code": "not-bit-exact", "message": v.gate.get("reason"),
-                                "remedy": "a firmware/engine bug: report it with this model and the run folder"})
+        result.warnings.append(RunWarning(code="not-bit-exact", message=v.gate.get("reason"),
+                                          remedy="a firmware/engine bug: report it with this model and the run "
+                                                 "folder"))
     folder = RunFolder(runs_root, v.model["name"], v.board["name"])
     folder.start(result)
     folder.save(result, frame)

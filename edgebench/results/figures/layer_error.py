@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
-from edgebench.results.types import Count, Figure, Mapping_, Num, Pair, Text, field, sub
+from edgebench.results.types import Count, Figure, Flag, Mapping_, Num, Pair, Str, Text, field, sub
 
 
 class LocalError(Figure):
@@ -12,6 +12,11 @@ class LocalError(Figure):
     local_sqnr_db: Num = field("the layer's own SQNR", "dB")
     local_ci: Pair = field("its 95% bootstrap interval", "dB")
     drop_db: Num = field("how far below its inputs' SQNR the output falls", "dB")
+    drop_ci: Pair = field("its 95% interval (paired t over inputs)", "dB")
+    input_sqnr_db: Num = field("the SQNR of its worst input (the one the drop is taken from)", "dB")
+    worst_input: Count = field("which of its inputs that is (position among the non-constant inputs)")
+    worst_tenth_sqnr_db: Num = field("the local SQNR of the worst tenth of the inputs (10th percentile)", "dB")
+    worst_tenth_ci: Pair = field("its order-statistic 95% interval", "dB")
     what: Text = field("what the figure measures")
 
 
@@ -24,7 +29,16 @@ class LayerErrorRow(Figure):
     matched_by: Text = field("how it was matched: `name`, `position` or `input`")
     sqnr_db: Num = field("mean over inputs of the SQNR of this output against FP32", "dB")
     sqnr_ci: Pair = field("its 95% interval", "dB")
-    output_sqnr_db: Num = field("SQNR of the model output when only up to this layer is quantized", "dB")
+    cosine: Num = field("mean over inputs of the cosine similarity of this output with FP32")
+    cosine_ci: Pair = field("its 95% interval")
+    output_sqnr_db: Num = field("SQNR of the FP32 output rounded with the layer's own scale and zero point", "dB")
+    output_sqnr_ci: Pair = field("its 95% interval", "dB")
+    saturated_share: Num = field("mean over inputs of the share of FP32 values outside the INT8 range (0-1)")
+    saturated_ci: Pair = field("its 95% interval")
+    n: Count = field("inputs with a figure")
+    n_exact: Count = field("inputs whose INT8 tensor equals the FP32 one exactly")
+    n_zero: Count = field("inputs whose FP32 tensor is all zeros")
+    exact: Flag = field("the INT8 tensor equals the FP32 one on every input (no SQNR)")
     best_sqnr_db: Num = field("what 8-bit rounding alone allows for this tensor", "dB")
     reference_db: Num = field("the SQNR 8-bit rounding explains for the layer", "dB")
     reference: Text = field("how `reference_db` was made")
@@ -38,7 +52,7 @@ class LayerErrorRow(Figure):
     local: LocalError = sub(LocalError, "the layer's own error")
     weights: Optional[Mapping_] = field("the weights' own rounding (`sqnr_db`, `scale_spread`, ...)")
     channels: Optional[Mapping_] = field("the per-channel range (`widest`, `widest_share`, `crushed`, ...)")
-    explained_by: Text = field("what explains the layer's error, in words")
+    explained_by: Optional[List[Str]] = field("what explains the layer's error, one phrase each")
 
 
 class LayerPick(Figure):
@@ -48,12 +62,12 @@ class LayerPick(Figure):
     name: Text = field("its output tensor")
     local: LocalError = sub(LocalError, "its own error")
     sqnr_db: Num = field("its output's SQNR", "dB")
-    output_sqnr_db: Num = field("the model output's SQNR up to it", "dB")
+    output_sqnr_db: Num = field("SQNR of its FP32 output rounded with its own scale and zero point", "dB")
     best_sqnr_db: Num = field("what rounding alone allows", "dB")
     reference_db: Num = field("what rounding explains", "dB")
     reference: Text = field("how `reference_db` was made")
-    explained_by: Text = field("what explains it")
-    which: Text = field("the first jump: which figure jumped")
+    explained_by: Optional[List[Str]] = field("what explains it, one phrase each")
+    which: Text = field("the first jump: which figure jumped (`typical` or `worst tenth`)")
 
 
 class LayerErrorFigure(Figure):

@@ -40,6 +40,7 @@ class ProfileRow(LayerTime):
     per_mac: Num = field("cycles or instructions per MAC (the `per_mac` section's unit)")
     per_mac_ci: Pair = field("its interval [low, high]")
     in_sum: Flag = field("counted in the sum of the layers")
+    where: Text = field("where the row ran: `cpu`, or `Edge TPU` for a delegate node")
     note: Text = field("why a row has no time, or what it includes")
 
 
@@ -48,6 +49,11 @@ class SumRatio(Figure):
     ratio: Num = field("sum of the layers' medians over the whole model's median")
     ci_low: Num = field("95% interval, low end")
     ci_high: Num = field("95% interval, high end")
+    ci_level: Num = field("the interval's level")
+    runs: Count = field("repeats whose ratio the interval rests on")
+    per_repeat: Optional[List[Num]] = field("each repeat's ratio")
+    between_run_cv: Num = field("spread of the repeats' ratios (of their logs)")
+    ci_method: Text = field("how the interval was made")
 
 
 class ProfileFigure(Figure):
