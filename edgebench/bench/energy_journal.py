@@ -127,7 +127,7 @@ def recover_energy(run_dir):
         phase[rest[:warm]] = "warmup"
     frame.insert(0, "phase", phase)
     store.write_samples(d, frame[["phase", "t_start_ns", "e2e_s"]])
-    r.extra.pop("writer", None)
+    r.extra.writer = None          # the writer is gone; a finished run names none
     r.status = "incomplete"
     r.status_reason = ("the energy process stopped without finishing (crash or kill); recovered the "
                        f"{len(windows):,} inferences and {len(power):,} power samples it had journaled (idle power "
