@@ -24,7 +24,7 @@ its journal (:mod:`edgebench.bench.energy_journal`, ``energy --recover``).
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, cast
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from edgebench.bench.energy_journal import EnergyJournal
 from edgebench.bench.energy_journal import context as journal_context
 from edgebench.bench.latency import run_bench
 from edgebench.bench.record import stop_reason
+from edgebench.bench.steady import RunStatus
 from edgebench.boards.connect import open_client, reached_locally
 from edgebench.boards.profile import ESTIMATED_LABEL, MCU_CLIENT
 from edgebench.data.inputs import load_inputs, random_inputs
@@ -66,7 +67,7 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
                          "supply with an external meter (ina226, hwmon sensor, lpm01a, ppk2, joulescope)")
     own = client is None
     marks: dict = {}
-    stopped = []
+    stopped: list = []
 
     def stop_meter():
         if not stopped:
@@ -80,7 +81,7 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
             if own:
                 client = open_client(profile, url, cpus=opts.cpus)
             timed = TimedClient(client, local or device_clock)
-            rate = opts.rate_hz or opts.duty / probe_e2e(timed, model_path, opts)
+            rate = opts.rate_hz or (opts.duty or 0.0) / probe_e2e(timed, model_path, opts)  # validate: one is set
             if opts.rate_hz is None and rate * opts.max_time_s < 2:
                 raise UsageError(f"--duty {opts.duty:g} means one inference every {1 / rate:,.4g} s here: fewer "
                                  f"than 2 within --max-time {opts.max_time_s:g} s",
@@ -174,7 +175,7 @@ def _save_partial(run_dir, samples, info, exc) -> None:
         write_frame(run_dir, "power.parquet", samples.to_frame())
     status, reason = stop_reason(exc)
     result.kind = "energy"
-    result.status = status
+    result.status = cast(RunStatus, status)
     result.status_reason = f"energy run {reason}"
     result.power = PowerSection(measured=True, label=info.label, instrument=info.instrument, boundary=info.boundary,
                                 sample_rate_hz=info.sample_rate_hz, tested_against=info.tested_against,
@@ -215,7 +216,7 @@ def datasheet_power(profile) -> dict:
             source = "typical_current_a x supply_voltage_v"
         elif ds.max_power_w:
             active, source = ds.max_power_w, "max_power_w (an upper bound)"
-    if active is None:
+    if active is None or ds is None:
         raise UsageError(f"board {profile.name} has no datasheet power figures to estimate energy from",
                          "attach a meter (--meter rapl, hwmon, ina226, vcgencmd, lpm01a, ppk2, joulescope) "
                          "or add datasheet figures to the board profile")
@@ -232,7 +233,7 @@ def estimate_energy(model_path, profile, opts: EnergyOptions, runs_root="runs", 
     own = client is None
     client = client or open_client(profile, url, cpus=opts.cpus)
     try:
-        rate = opts.rate_hz or opts.duty / probe_e2e(client, model_path, opts)
+        rate = opts.rate_hz or (opts.duty or 0.0) / probe_e2e(client, model_path, opts)  # validate: one is set
         result, run_dir = run_bench(model_path, profile, opts.bench_options(rate), runs_root=runs_root,
                                     url=url, progress=progress, client=client)
     finally:

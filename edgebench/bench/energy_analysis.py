@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -194,7 +194,7 @@ def _windows_from_marker(samples, frame, marks):
         notes.append(f"odd number of marker edges ({ev.size}): the last one is ignored")
         ev = ev[:-1]
     starts, ends = ev[0::2], ev[1::2]
-    align = {"method": "GPIO marker edges seen by the meter, paired in order (start, end)",
+    align: Dict[str, Any] = {"method": "GPIO marker edges seen by the meter, paired in order (start, end)",
              "offset_s": None, "uncertainty_s": float(np.median(samples.dt_s)) if len(samples) else None,
              "n_windows": int(starts.size), "n_device_inferences": int(len(frame))}
     matched = None
@@ -209,7 +209,7 @@ def _windows_from_marker(samples, frame, marks):
     return starts, ends, align, matched
 
 
-def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opts: EnergyOptions,
+def analyse(result: RunResult, run_dir, samples, info, timed: TimedClient, marks: dict, opts: EnergyOptions,
             rate_hz: float, marker_board: bool) -> None:
     """Fill ``result.power`` from the meter's samples and the run's inferences; write the files.
     ``marker_board``: the board's firmware may drive a GPIO marker (a microcontroller), so
@@ -271,21 +271,19 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
             "wake_up.energy_j": "event energy minus inference energy above idle"})
     n_used = int(np.count_nonzero(used))
     if n_used:
-        _event_figures(power, samples, ev, used, idle, info.label)
+        event_j, event_s = _event_figures(power, samples, ev, used, idle, info.label)
         power.event.margin_s = margin
         power.average = _average(samples, starts, ends, used, ev, idle, margin, rate_hz, info.label)
         try:
-            point = duty_point(idle["power_w"], power.event.energy_j, rate_hz=rate_hz,
-                               event_s=power.inference.duration_s)
+            point = duty_point(idle["power_w"], event_j, rate_hz=rate_hz, event_s=event_s)
             power.duty_cycle = DutyCycle(**point.to_dict(), label=info.label)
         except UsageError as exc:
             power.duty_cycle = DutyCycle(error=exc.one_line())
         dt_med = float(np.median(samples.dt_s)) if len(samples) else None
-        duration = power.inference.duration_s or 0.0
-        if dt_med and duration < 2 * dt_med and samples.clock != "device":
+        if dt_med and event_s < 2 * dt_med and samples.clock != "device":
             warnings.append(RunWarning(
                 code="meter-too-slow-for-inference",
-                message=f"one inference ({duration * 1e3:.3g} ms) is shorter than two "
+                message=f"one inference ({event_s * 1e3:.3g} ms) is shorter than two "
                         f"meter samples ({dt_med * 1e3:.3g} ms each): per-inference window energies are smeared; "
                         "the per-event energy (window plus margins) is the figure to use",
                 remedy="raise the meter's sample rate (--meter-opt rate_hz=...) or use a faster instrument"))
@@ -321,8 +319,9 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
     store.write_result(run_dir, result)
 
 
-def _event_figures(power: PowerSection, samples, ev, used, idle: dict, label: str) -> None:
-    """Energy per inference, per event above idle and of the wake-up, with their intervals, into ``power``."""
+def _event_figures(power: PowerSection, samples, ev, used, idle: dict, label: str) -> Tuple[float, float]:
+    """Energy per inference, per event above idle and of the wake-up, with their intervals, into ``power``;
+    returns the mean event energy (J) and the median inference duration (s)."""
     # the idle power subtracted from every event is one estimate: its error is shared by all of them
     idle_half = (None if idle.get("ci_low_w") is None or idle.get("ci_high_w") is None
                  else (idle["ci_high_w"] - idle["ci_low_w"]) / 2.0)
@@ -337,6 +336,8 @@ def _event_figures(power: PowerSection, samples, ev, used, idle: dict, label: st
         d = ci.to_dict("j")
         d.pop("j", None)
         figs[key] = EnergyFigure(**d, energy_j=ci.mean, label=label)
+        if key == "event":
+            event_mean = float(ci.mean)
     floor = rounding_floor_j(samples.t_s, samples.dt_s, samples.power_w, idle["power_w"])
     for key in ("event", "wake_up", "inference_above"):
         fig = figs[key]
@@ -346,8 +347,9 @@ def _event_figures(power: PowerSection, samples, ev, used, idle: dict, label: st
     above, inference = figs["inference_above"], figs["inference"]
     inference.above_idle_j, inference.above_idle_resolved = above.energy_j, above.resolved
     inference.above_idle_ci_low_j, inference.above_idle_ci_high_j = above.ci_low_j, above.ci_high_j
-    inference.duration_s = float(np.median(ev.duration_s[used]))
+    duration = inference.duration_s = float(np.median(ev.duration_s[used]))
     power.inference, power.event, power.wake_up = inference, figs["event"], figs["wake_up"]
+    return event_mean, duration
 
 
 def energy_claim(power: PowerSection) -> str:

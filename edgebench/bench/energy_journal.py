@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, fields
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -43,7 +44,7 @@ class EnergyJournal:
 
     def __init__(self, runs_root, before: set, meter, timed, context: dict):
         self.runs_root, self.before, self.meter, self.timed, self.context = runs_root, before, meter, timed, context
-        self.dir = None
+        self.dir: Optional[Path] = None
         self.journals: dict = {}
         self.k = timed.bench_from
 

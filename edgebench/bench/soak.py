@@ -50,7 +50,7 @@ from edgebench.results.figures.thermal import SoakWindow, ThermalSection
 from edgebench.results.model import STAGES, RunResult, RunWarning
 from edgebench.stats import preload
 from edgebench.stats.energy import si
-from edgebench.stats.steady import steady_state, trend
+from edgebench.stats.steady import SteadyVerdict, steady_state, trend
 from edgebench.telemetry import analysis
 from edgebench.telemetry import capture as cap
 from edgebench.telemetry.capture import MAX_RATE_HZ, Capture
@@ -149,7 +149,7 @@ class _Soak:
         self.n = 0
         self.t0_ns: Optional[int] = None
         self.t_end_ns: Optional[int] = None
-        self.verdict = None
+        self.verdict: Optional[SteadyVerdict] = None
         self.cool = None
 
     # -- setup ----------------------------------------------------------------------
@@ -284,7 +284,7 @@ class _Soak:
             count = max(1, int(round(o.rate_hz * o.chunk_s)))
             max_time = count / o.rate_hz + max(1.0, o.chunk_s)
         while True:
-            if start_ns is not None and self.realtime and not wait_to_start(
+            if start_ns is not None and self.t_end_ns is not None and self.realtime and not wait_to_start(
                     start_ns, self.t_end_ns, host_ns, host_start + 1.5 * o.max_duration_s + 60):
                 return                        # the next request is due after the longest a soak may take
             header, arrays, frame = cap.run_chunk(client, self.capture, self.spec, o.scenario, count, max_time,
@@ -313,38 +313,39 @@ class _Soak:
             elapsed = (self.t_end_ns - self.t0_ns) / 1e9
             at_max = elapsed >= o.max_duration_s or time.monotonic() - host_start > 1.5 * o.max_duration_s + 60
             if self.verdict is None or at_max or elapsed >= next_verdict:
-                self.verdict = self._verdict(steady_state, analysis, burst_ns)
+                self.verdict = self._verdict(self.t0_ns, self.t_end_ns, burst_ns)
                 next_verdict = elapsed + verdict_every
                 if o.until == "steady" and self.verdict.steady:
-                    self.emit(self._progress(frame, analysis, e2e, elapsed))
+                    self.emit(self._progress(frame, e2e, elapsed))
                     return
-            self.emit(self._progress(frame, analysis, e2e, elapsed))
+            self.emit(self._progress(frame, e2e, elapsed))
             if at_max:
                 return
 
-    def _verdict(self, steady_state, analysis, burst_ns):
+    def _verdict(self, t0_ns: int, t_end_ns: int, burst_ns: int) -> SteadyVerdict:
         o = self.o
         t = np.concatenate([c[0] for c in self.recent])
         e2e = np.concatenate([c[1] for c in self.recent])
-        keep = t >= self.t0_ns + burst_ns      # the trailing window never reaches into the burst
-        lat_t, lat = (t[keep] - self.t0_ns) / 1e9, e2e[keep] / 1e9
+        keep = t >= t0_ns + burst_ns      # the trailing window never reaches into the burst
+        lat_t, lat = (t[keep] - t0_ns) / 1e9, e2e[keep] / 1e9
         temp_t = temp = None
         if self.has_temp and self.temps:
             recent = self.temps[-max(1, int(o.window_s * o.telemetry_hz) + 50):]
             tt = np.concatenate([x[0] for x in recent])
             tv = np.concatenate([x[1] for x in recent])
-            sel = tt >= self.t0_ns + burst_ns
-            temp_t, temp = (tt[sel] - self.t0_ns) / 1e9, tv[sel]
+            sel = tt >= t0_ns + burst_ns
+            temp_t, temp = (tt[sel] - t0_ns) / 1e9, tv[sel]
         return steady_state(temp_t, temp, lat_t, lat, o.window_s, temp_floor_c=o.temp_floor_c,
                             latency_floor_rel=o.latency_floor_rel, ci_level=o.ci_level,
-                            t_end=(self.t_end_ns - self.t0_ns) / 1e9)
+                            t_end=(t_end_ns - t0_ns) / 1e9)
 
-    def _progress(self, frame, analysis, e2e, elapsed) -> dict:
+    def _progress(self, frame, e2e, elapsed) -> dict:
         temp = freq = None
         if frame is not None and len(frame):
             temp = _last(self.temps[-1][1]) if self.has_temp and self.temps else None
             freq = _last(analysis.cpu_freq(frame)[1])
         v = self.verdict
+        assert v is not None   # a verdict is made before the first progress event
         return {"event": "chunk", "elapsed_s": elapsed, "n": self.n, "temp_c": temp, "freq_hz": freq,
                 "latency_s": float(np.median(e2e)) / 1e9, "steady": v.steady,
                 "temperature": v.temperature.to_dict() if v.temperature else None,
@@ -413,6 +414,7 @@ def _window_power(r: RunResult, basis: dict, window: Optional[WindowEnergy], sus
 def _store(folder: RunFolder, r: RunResult, frame, tel, o, t0_ns, t_end_ns) -> None:
     """Telemetry and samples to Parquet, then run.json (:meth:`RunFolder.save`), then the journals go
     (a reader never sees a finished run.json without its samples)."""
+    assert folder.path is not None   # the folder was started before anything was measured
     if tel is not None and len(tel):
         store.write_parquet(folder.path / TELEMETRY_PARQUET, tel)
     folder.save(r, phases(frame, t0_ns, t_end_ns, o) if frame is not None else None)

@@ -19,7 +19,7 @@ Given the per-inference samples and the telemetry frame of a soak (device clock)
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Literal, Optional, cast
 
 import numpy as np
 
@@ -34,6 +34,8 @@ from edgebench.stats.dependence import mean_se_log
 from edgebench.stats.latency import summarize
 from edgebench.stats.variation import LogEstimate, log_ratio
 from edgebench.telemetry import analysis
+
+RunStatus = Literal["running", "complete", "incomplete", "failed"]   # RunResult.status
 
 #: what a soak window's throughput is
 WINDOW_THROUGHPUT = ("achieved: inferences completed / wall time of the window on the device clock (time between "
@@ -54,13 +56,18 @@ def _window_stats(t_s: np.ndarray, e2e_s: np.ndarray, scenario: str, label: str)
                       scenario=scenario, label=label)
 
 
+def _log_rate(w: Optional[SoakWindow]) -> Optional[LogEstimate]:
+    """A window's throughput on the log scale with its within-window error, or None without one."""
+    if not w or w.throughput_per_s is None or w.throughput_se_log is None or w.throughput_df is None:
+        return None
+    return LogEstimate(float(np.log(w.throughput_per_s)), w.throughput_se_log ** 2, w.throughput_df)
+
+
 def window_ratio(num: Optional[SoakWindow], den: Optional[SoakWindow], level: float = 0.95) -> Optional[list]:
     """Interval of ``num / den`` throughput of two windows of one run (their within-window errors)."""
-    if not (num and den and num.throughput_se_log is not None and den.throughput_se_log is not None):
+    a, b = _log_rate(num), _log_rate(den)
+    if a is None or b is None:
         return None
-    a, b = (LogEstimate(float(np.log(w.throughput_per_s or np.nan)), (w.throughput_se_log or 0.0) ** 2,
-                        w.throughput_df)
-            for w in (num, den))
     return list(log_ratio(a, b, None).interval(level))   # one run: no between-invocation term
 
 
@@ -97,9 +104,9 @@ def soak_figures(samples, telemetry, capture, *, t0_ns: int, t_end_ns: int, burs
         thermal.max_temp_at_s = float(tt[finite][np.argmax(temp[finite])]) if finite.any() else None
         thermal.steady_temp_c = float(np.median(temp[in_window])) if in_window.any() else None
         what, freq = analysis.cpu_freq(soak_tel)
-        for fig, lo, hi in ((burst, 0.0, burst_s), (sustained, end_s - window_s, end_s)):
-            if fig is not None:  # the conditions of the window each figure comes from
-                _window_conditions(fig, tt, temp, freq if what else None, lo, hi)
+        for win, lo, hi in ((burst, 0.0, burst_s), (sustained, end_s - window_s, end_s)):
+            if win is not None:  # the conditions of the window each figure comes from
+                _window_conditions(win, tt, temp, freq if what else None, lo, hi)
         thermal.frequency_source = what
         thermal.time_at_frequency = analysis.time_at_frequency(soak_tel["t_ns"].to_numpy(np.int64), freq,
                                                                t_end_ns) if what else []
@@ -260,14 +267,14 @@ def summarize_run(r: RunResult, samples, telemetry, capture, o, verdict, t0_ns, 
                                          message=f"the board did not sustain {o.rate_hz:g}/s: achieved "
                                                  f"{sus.throughput_per_s:.1f}/s in the final window",
                                          remedy="lower --rate, use more threads or a faster delegate"))
-        r.status, r.status_reason = status, reason
+        r.status, r.status_reason = cast(RunStatus, status), reason
         text = claim(r) if r.latency else None
         r.extra.claim = f"{text} {soak_sentence(fig, status)}" if text else None
     else:
         r.stopping = Stopping(steady=False, reason="stopped before any soak measurement", n=0)
         r.extra.soak = SoakFigure(cool_down=cool)
         r.extra.claim = None
-    r.status, r.status_reason = status, reason
+    r.status, r.status_reason = cast(RunStatus, status), reason
 
 
 def _soak_warnings(r: RunResult, fig: SoakFigure, o, verdict) -> None:
