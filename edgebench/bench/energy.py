@@ -269,7 +269,7 @@ def estimate_energy(model_path, profile, opts: EnergyOptions, runs_root="runs", 
     check_duty(power, opts, result.warnings)
     result.kind = "energy"
     result.power = power
-    result.scenario.duty = opts.duty  # type: ignore[attr-defined]  # a key ScenarioSection does not declare
+    setattr(result.scenario, "duty", opts.duty)  # noqa: B010 - a key ScenarioSection does not declare (kept)
     attach_claim(result)
     store.write_result(run_dir, result)
     return result, run_dir

@@ -253,8 +253,8 @@ def summarize_run(r: RunResult, samples, telemetry, capture, o, verdict, t0_ns, 
                               elapsed_s=fig.duration_s, until=o.until, max_duration_s=o.max_duration_s)
         fig.cool_down = cool
         r.extra.soak = fig
-        # extra.figure_window: a key Extra (results/model.py) does not declare yet (kept as an extra key)
-        r.extra.figure_window = figure_window(fig, bool(fig.steady))  # type: ignore[attr-defined]
+        # extra.figure_window: declared in Extra by the report branch; until then an extra key (setattr keeps both)
+        setattr(r.extra, "figure_window", figure_window(fig, bool(fig.steady)))  # noqa: B010
         th = fig.thermal
         for key in ("max_temp_c", "steady_temp_c", "start_temp_c", "time_to_first_throttle_s"):
             if key in th.model_fields_set:
