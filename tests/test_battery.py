@@ -226,16 +226,16 @@ def test_a_simulated_soak_gives_its_sustained_window_power(tmp_path):
     result, run_dir = run_soak(model, get_profile("sim-pi5"), SoakOptions(rate_hz=20.0, window_s=30.0,
                                                                           max_duration_s=120.0, until="max"),
                                runs_root=tmp_path)
-    w = result.power["window"]
+    w = result.power.window
     est = battery_estimate(str(run_dir), tmp_path, "18650", None, None, 0.8, 0.85, None, None, None, None, None,
                            None, None, None)
-    assert est.load["avg_power_w"] == pytest.approx(w["avg_power_w"]) and est.load["label"] == "simulated"
-    assert 2.5 < w["avg_power_w"] < 2.5 + 6.5 * 0.2           # idle + a tenth-ish of the dynamic power at 20/s
+    assert est.load["avg_power_w"] == pytest.approx(w.avg_power_w) and est.load["label"] == "simulated"
+    assert 2.5 < w.avg_power_w < 2.5 + 6.5 * 0.2           # idle + a tenth-ish of the dynamic power at 20/s
     text = "\n".join(battery_lines(est))
-    win = result.power["window"]
-    assert (f"the average over the soak's {win['window']} window ({win['t_from_s']:.0f}-{win['t_to_s']:.0f} s "
+    win = result.power.window
+    assert (f"the average over the soak's {win.window} window ({win.t_from_s:.0f}-{win.t_to_s:.0f} s "
             "after the load started) at 20/s") in text
-    assert win["t_to_s"] - win["t_from_s"] == pytest.approx(30.0, abs=1.0)
+    assert win.t_to_s - win.t_from_s == pytest.approx(30.0, abs=1.0)
     assert f"soak run {result.run_id}" in text and "[simulated:" in text
     with pytest.raises(UsageError, match="its power is the average at its own load"):
         battery_estimate(str(run_dir), tmp_path, "18650", None, None, 0.8, 0.85, None, None, None, "1/s", None,

@@ -220,23 +220,23 @@ def test_analysis_of_a_constructed_run(tmp_path, marker):
     info = MeterInfo("constructed", 2000.0, "board", "fake of its interface")
     analyse(result, run_dir, s, info, timed, marks, EnergyOptions(rate_hz=10.0), 10.0, marker_board=marker)
     p = result.power
-    assert result.kind == "energy" and p["measured"] is True and p["boundary"] == "board"
-    assert p["tested_against"] == "fake of its interface" and p["sample_rate_hz"] == 2000.0
-    assert p["idle"]["power_w"] == pytest.approx(0.1)
-    assert p["inference"]["energy_j"] == pytest.approx(6e-3)          # 0.6 W x 10 ms
-    assert p["inference"]["above_idle_j"] == pytest.approx(5e-3)
-    assert p["wake_up"]["energy_j"] == pytest.approx(0.2 * 2e-3)      # 0.4 mJ
-    assert p["event"]["energy_j"] == pytest.approx(5.4e-3)
-    assert p["inference"]["n"] == 13
-    assert p["excluded"] == {"warmup": 5, "chunk_end": 2, "not_covered_by_meter": 0}
-    assert p["average"]["model_w"] == pytest.approx(0.1 + 5.4e-3 * 10, rel=1e-3)
-    assert p["average"]["measured_w"] == pytest.approx(0.154, rel=1e-3)
-    assert p["duty_cycle"]["avg_power_w"] == pytest.approx(0.154)
+    assert result.kind == "energy" and p.measured is True and p.boundary == "board"
+    assert p.tested_against == "fake of its interface" and p.sample_rate_hz == 2000.0
+    assert p.idle.power_w == pytest.approx(0.1)
+    assert p.inference.energy_j == pytest.approx(6e-3)          # 0.6 W x 10 ms
+    assert p.inference.above_idle_j == pytest.approx(5e-3)
+    assert p.wake_up.energy_j == pytest.approx(0.2 * 2e-3)      # 0.4 mJ
+    assert p.event.energy_j == pytest.approx(5.4e-3)
+    assert p.inference.n == 13
+    assert p.excluded == {"warmup": 5, "chunk_end": 2, "not_covered_by_meter": 0}
+    assert p.average.model_w == pytest.approx(0.1 + 5.4e-3 * 10, rel=1e-3)
+    assert p.average.measured_w == pytest.approx(0.154, rel=1e-3)
+    assert p.duty_cycle.avg_power_w == pytest.approx(0.154)
     if marker:
-        assert p["alignment"]["method"].startswith("GPIO marker") and p["alignment"]["n_windows"] == 21
+        assert p.alignment.method.startswith("GPIO marker") and p.alignment.n_windows == 21
     else:
-        assert p["alignment"]["offset_s"] == pytest.approx(100.0, abs=0.0011)
-        assert p["alignment"]["uncertainty_s"] <= 0.0011
+        assert p.alignment.offset_s == pytest.approx(100.0, abs=0.0011)
+        assert p.alignment.uncertainty_s <= 0.0011
     stored = store.read_result(run_dir)
     assert stored == result
     events = pd.read_parquet(run_dir / "energy_events.parquet")
@@ -279,20 +279,20 @@ def host_run(tmp_path_factory):
 def test_energy_run_on_the_host_board(host_run):
     result, run_dir, _ = host_run
     p = result.power
-    assert result.kind == "energy" and result.status == "complete" and result.scenario["name"] == "fixed-rate"
-    assert p["measured"] is True and p["instrument"] == "fake energy counter" and p["label"] == "measured"
-    assert p["tested_against"] == "fake of its interface" and p["sample_rate_hz"] == 200.0
-    assert p["alignment"]["offset_s"] == 0.0 and "same clock" in p["alignment"]["method"]
-    assert p["idle"]["power_w"] == pytest.approx(2.0, rel=1e-3)
+    assert result.kind == "energy" and result.status == "complete" and result.scenario.name == "fixed-rate"
+    assert p.measured is True and p.instrument == "fake energy counter" and p.label == "measured"
+    assert p.tested_against == "fake of its interface" and p.sample_rate_hz == 200.0
+    assert p.alignment.offset_s == 0.0 and "same clock" in p.alignment.method
+    assert p.idle.power_w == pytest.approx(2.0, rel=1e-3)
     # a constant 2 W: each window holds 2 W x its duration, nothing above idle
     events = pd.read_parquet(run_dir / "energy_events.parquet")
     ratio = events["window_j"].to_numpy() / events["duration_s"].to_numpy()
     assert np.median(ratio) == pytest.approx(2.0, rel=0.02)  # (a reader thread delayed under load skews a few)
-    assert p["inference"]["energy_j"] == pytest.approx(events.loc[events["used"], "window_j"].mean())
-    assert abs(p["event"]["energy_j"]) < 1e-4
-    assert p["average"]["requested_rate_hz"] == 50.0 and p["average"]["rate_hz"] == pytest.approx(50.0, rel=0.3)
-    assert p["average"]["measured_w"] == pytest.approx(2.0, rel=1e-3)
-    assert p["inference"]["n"] >= 20 and p["excluded"]["warmup"] >= 10
+    assert p.inference.energy_j == pytest.approx(events.loc[events["used"], "window_j"].mean())
+    assert abs(p.event.energy_j) < 1e-4
+    assert p.average.requested_rate_hz == 50.0 and p.average.rate_hz == pytest.approx(50.0, rel=0.3)
+    assert p.average.measured_w == pytest.approx(2.0, rel=1e-3)
+    assert p.inference.n >= 20 and p.excluded["warmup"] >= 10
     assert (run_dir / "power.parquet").exists() and (run_dir / "energy_events.parquet").exists()
     assert store.read_result(run_dir) == result
 
@@ -340,7 +340,7 @@ def test_meter_stopping_mid_run_keeps_partial_data_and_marks_the_run(tmp_path):
     (run_dir,) = store.find_runs(tmp_path)
     result = store.read_result(run_dir)
     assert result.status == "incomplete" and result.kind == "energy"
-    assert result.power["measured"] is True and result.power["samples"]["complete"] is False
+    assert result.power.measured is True and result.power.samples["complete"] is False
     assert len(pd.read_parquet(run_dir / "power.parquet")) > 50
 
 
@@ -358,11 +358,11 @@ def test_no_meter_estimates_from_the_datasheet_and_says_so(tmp_path):
     profile = BoardProfile.from_dict(DATASHEET_BOARD)
     result, run_dir = estimate_energy(INT8, profile, EnergyOptions(rate_hz=50.0, **FAST), runs_root=tmp_path)
     p = result.power
-    e2e = result.latency["e2e"]["median_s"]
-    assert p["measured"] is False and p["label"] == "estimated (datasheet)" and p["instrument"] is None
-    assert p["inference"]["energy_j"] == pytest.approx(3.0 * e2e) and p["event"]["energy_j"] == pytest.approx(2.0 * e2e)
-    assert p["idle"]["label"] == p["inference"]["label"] == "estimated (datasheet)"
-    assert p["duty_cycle"]["avg_power_w"] == pytest.approx(1.0 + 2.0 * e2e * 50)
+    e2e = result.latency["e2e"].median_s
+    assert p.measured is False and p.label == "estimated (datasheet)" and p.instrument is None
+    assert p.inference.energy_j == pytest.approx(3.0 * e2e) and p.event.energy_j == pytest.approx(2.0 * e2e)
+    assert p.idle.label == p.inference.label == "estimated (datasheet)"
+    assert p.duty_cycle.avg_power_w == pytest.approx(1.0 + 2.0 * e2e * 50)
     lines = energy_lines(result, run_dir)
     assert lines and all(line.rstrip().endswith("[estimated (datasheet)]") for line in lines)
     with pytest.raises(UsageError, match="no datasheet power figures"):
@@ -437,11 +437,11 @@ def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle):
 def test_duty_cycle_becomes_a_rate_from_measured_latency(tmp_path):
     profile = BoardProfile.from_dict(DATASHEET_BOARD)
     result, _ = estimate_energy(INT8, profile, EnergyOptions(duty=0.02, **FAST), runs_root=tmp_path)
-    assert result.scenario["duty"] == 0.02 and result.scenario["rate_hz"] > 0
-    assert result.power["duty_cycle"]["requested_duty"] == 0.02
-    realized = result.power["duty_cycle"]["duty"]
-    assert realized == pytest.approx(result.power["inference"]["duration_s"] * result.scenario["rate_hz"])
-    warned = any(w["code"] == "duty-not-met" for w in result.warnings)
+    assert result.scenario.duty == 0.02 and result.scenario.rate_hz > 0
+    assert result.power.duty_cycle.requested_duty == 0.02
+    realized = result.power.duty_cycle.duty
+    assert realized == pytest.approx(result.power.inference.duration_s * result.scenario.rate_hz)
+    warned = any(w.code == "duty-not-met" for w in result.warnings)
     assert warned == (abs(realized - 0.02) > 0.2 * 0.02)
 
 
@@ -466,27 +466,27 @@ def test_simulated_board_energy_through_the_meter_interface(tmp_path):
     result = store.read_result(run_dir)
     assert printed == result.to_dict()
     p = result.power
-    assert result.kind == "energy" and result.label == "simulated" and p["label"] == "simulated"
+    assert result.kind == "energy" and result.label == "simulated" and p.label == "simulated"
     for key in ("idle", "inference", "event", "average", "duty_cycle"):
-        assert p[key]["label"] == "simulated", key
-    assert p["idle"]["power_w"] == pytest.approx(2.5)
-    assert p["inference"]["above_idle_j"] == pytest.approx(6.5 * 0.005, rel=0.03)
-    assert p["event"]["energy_j"] == pytest.approx(6.5 * 0.005, rel=0.03)
+        assert getattr(p, key).label == "simulated", key
+    assert p.idle.power_w == pytest.approx(2.5)
+    assert p.inference.above_idle_j == pytest.approx(6.5 * 0.005, rel=0.03)
+    assert p.event.energy_j == pytest.approx(6.5 * 0.005, rel=0.03)
     # the schedule continues on the board's clock across chunks: the requested rate is the achieved one
-    assert p["average"]["rate_hz"] == pytest.approx(20.0, rel=0.01)
-    assert p["average"]["measured_w"] == pytest.approx(2.5 + 6.5 * 0.005 * 20.0, rel=0.01)     # 3.15 W
-    assert p["alignment"]["method"].startswith("same clock: the meter reads the simulated board's own clock")
-    assert p["samples"]["clock"] == "device" and (run_dir / "power.parquet").exists()
-    assert not any(w["code"] in ("simulated-board-energy", "meter-too-slow-for-inference") for w in result.warnings)
-    assert result.extra["claim"].startswith("SIMULATED") and "simulated with simulated power model" in \
-        result.extra["claim"]
+    assert p.average.rate_hz == pytest.approx(20.0, rel=0.01)
+    assert p.average.measured_w == pytest.approx(2.5 + 6.5 * 0.005 * 20.0, rel=0.01)     # 3.15 W
+    assert p.alignment.method.startswith("same clock: the meter reads the simulated board's own clock")
+    assert p.samples["clock"] == "device" and (run_dir / "power.parquet").exists()
+    assert not any(w.code in ("simulated-board-energy", "meter-too-slow-for-inference") for w in result.warnings)
+    assert result.extra.claim.startswith("SIMULATED") and "simulated with simulated power model" in \
+        result.extra.claim
     lines = energy_lines(result, run_dir)
     assert all(line.endswith("[simulated]") for line in lines if line.startswith("  ") and "  [" in line)
     assert "measured" not in lines[0]
     # the board model has no wake-up: what is left (idle 2.4999999999998486 W) is floating-point rounding,
     # printed as not resolved, never as "0.265 pJ (95% CI 0.243-0.287 pJ)"
-    assert p["wake_up"]["resolved"] is False and p["event"]["resolved"] is True
-    assert abs(p["wake_up"]["energy_j"]) <= p["wake_up"]["resolution_j"] < 1e-9
+    assert p.wake_up.resolved is False and p.event.resolved is True
+    assert abs(p.wake_up.energy_j) <= p.wake_up.resolution_j < 1e-9
     assert any("wake-up per event" in line and "not resolved" in line for line in lines)
 
 
@@ -514,9 +514,9 @@ def test_a_killed_energy_run_is_finished_from_its_journal(tmp_path):
     assert json.loads(res.stdout) == result.to_dict()
     assert result.kind == "energy" and result.status == "incomplete" and "crash or kill" in result.status_reason
     p_ = result.power
-    assert p_["label"] == "simulated" and len(p_["idle"]["windows"]) == 1
-    assert p_["idle"]["power_w"] == pytest.approx(2.5)
-    assert p_["event"]["energy_j"] == pytest.approx(6.5 * 0.005, rel=0.03) and p_["inference"]["n"] > 100
+    assert p_.label == "simulated" and len(p_.idle.windows) == 1
+    assert p_.idle.power_w == pytest.approx(2.5)
+    assert p_.event.energy_j == pytest.approx(6.5 * 0.005, rel=0.03) and p_.inference.n > 100
     assert (run_dir / "power.parquet").exists() and (run_dir / "energy_events.parquet").exists()
     assert not list(run_dir.glob("*.journal.*")) and not (run_dir / "energy.json").exists()
     again = CliRunner().invoke(app, ["energy", "--recover", str(run_dir)])

@@ -101,37 +101,37 @@ def soak(tmp_path, params=None, progress=None, **kw):
 def test_soak_on_the_simulated_board_reaches_steady_state_and_stops(tmp_path):
     events = []
     result, run_dir = soak(tmp_path, progress=events.append)
-    fig = result.extra["soak"]
+    fig = result.extra.soak
     tau = SIM.simulated.tau_s
     assert result.status == "complete" and result.kind == "soak" and result.label == "simulated"
-    assert fig["steady"] and result.stopping["steady"]
-    th = fig["thermal"]
+    assert fig.steady and result.stopping.steady
+    th = fig.thermal
     # it heats to the trip point (80 °C) and throttles before settling; it stops well before the maximum
-    assert 40 < th["time_to_first_throttle_s"] < 90
+    assert 40 < th.time_to_first_throttle_s < 90
     # the window (30 s) must not straddle the throttle step: stop well after it, yet before 1.5 tau
-    assert th["time_to_first_throttle_s"] + 20 <= fig["duration_s"] <= 1.5 * tau
-    assert th["max_temp_c"] == pytest.approx(80.0, abs=1.0) and th["steady_temp_c"] == pytest.approx(79.5, abs=1.0)
-    assert th["throttle_events"]["throttled"]["events"] >= 1
-    assert th["throttle_events"]["cpufreq_cap:policy0"]["first_s"] == pytest.approx(
-        th["time_to_first_throttle_s"], abs=0.6)
-    assert sum(f["time_s"] for f in th["time_at_frequency"]) == pytest.approx(fig["duration_s"], abs=1.0)
-    assert th["time_at_frequency"][0]["freq_hz"] == 2.4e9
+    assert th.time_to_first_throttle_s + 20 <= fig.duration_s <= 1.5 * tau
+    assert th.max_temp_c == pytest.approx(80.0, abs=1.0) and th.steady_temp_c == pytest.approx(79.5, abs=1.0)
+    assert th.throttle_events["throttled"].events >= 1
+    assert th.throttle_events["cpufreq_cap:policy0"].first_s == pytest.approx(
+        th.time_to_first_throttle_s, abs=0.6)
+    assert sum(f.time_s for f in th.time_at_frequency) == pytest.approx(fig.duration_s, abs=1.0)
+    assert th.time_at_frequency[0].freq_hz == 2.4e9
     # burst at 2.4 GHz, sustained throttled: slower, and the ratio says so
-    assert fig["burst"]["median_s"] == pytest.approx(0.005, rel=0.02)
-    assert 0.55 < fig["sustained_over_burst"] < 0.8
-    assert fig["verdict"]["temperature"]["flat"] and fig["verdict"]["latency"]["flat"]
-    assert result.latency["e2e"]["median_s"] == pytest.approx(fig["sustained"]["median_s"])
-    assert result.throughput["per_s"] == pytest.approx(fig["sustained"]["throughput_per_s"])
+    assert fig.burst.median_s == pytest.approx(0.005, rel=0.02)
+    assert 0.55 < fig.sustained_over_burst < 0.8
+    assert fig.verdict.temperature["flat"] and fig.verdict.latency["flat"]
+    assert result.latency["e2e"].median_s == pytest.approx(fig.sustained.median_s)
+    assert result.throughput.per_s == pytest.approx(fig.sustained.throughput_per_s)
     # achieved, never 1/median: completed inferences over the wall time of the window, from the Parquet
     frame = store.read_samples(run_dir)
     win = frame[frame["phase"] == "sustained"]
     t = win["t_start_ns"].to_numpy()
     wall = (t[-1] + win["e2e_s"].to_numpy()[-1] * 1e9 - t[0]) / 1e9
-    assert result.throughput["per_s"] == pytest.approx(len(win) / wall, rel=0.01)
-    assert result.throughput["ci_low_per_s"] < result.throughput["per_s"] < result.throughput["ci_high_per_s"]
-    lo, hi = fig["sustained_over_burst_ci"]
-    assert lo < fig["sustained_over_burst"] < hi
-    assert "Sustained after" in result.extra["claim"] and ", simulated, " in result.extra["claim"]
+    assert result.throughput.per_s == pytest.approx(len(win) / wall, rel=0.01)
+    assert result.throughput.ci_low_per_s < result.throughput.per_s < result.throughput.ci_high_per_s
+    lo, hi = fig.sustained_over_burst_ci
+    assert lo < fig.sustained_over_burst < hi
+    assert "Sustained after" in result.extra.claim and ", simulated, " in result.extra.claim
     # progress: current temperature, frequency, latency and the verdict so far
     chunk = [e for e in events if e["event"] == "chunk"]
     assert chunk[0]["temp_c"] < 60 and chunk[0]["freq_hz"] == 2.4e9 and not chunk[0]["steady"]
@@ -139,64 +139,64 @@ def test_soak_on_the_simulated_board_reaches_steady_state_and_stops(tmp_path):
     # stored: samples with phases, telemetry beside them, no stream left
     samples = store.read_samples(run_dir)
     assert set(samples["phase"]) == {"cold", "burst", "soak", "sustained"}
-    assert (samples["phase"] == "sustained").sum() == result.latency["e2e"]["n"]
+    assert (samples["phase"] == "sustained").sum() == result.latency["e2e"].n
     tel = read_telemetry(run_dir)
-    assert len(tel) == th["telemetry_samples"] + (tel["phase"] != "soak").sum()
+    assert len(tel) == th.telemetry_samples + (tel["phase"] != "soak").sum()
     assert not list(run_dir.glob("*.arrows"))
     assert store.read_result(run_dir) == result
 
 
 def test_fixed_duration_soak_runs_to_the_maximum(tmp_path):
     result, _ = soak(tmp_path, until="max", max_duration_s=150.0)
-    assert result.extra["soak"]["duration_s"] == pytest.approx(150.0, abs=1.5)
-    assert result.extra["soak"]["steady"]             # the verdict is still reported
+    assert result.extra.soak.duration_s == pytest.approx(150.0, abs=1.5)
+    assert result.extra.soak.steady             # the verdict is still reported
 
 
 def test_stationary_fake_is_steady_quickly(tmp_path):
     loaded = SimParams().steady_temp_c(SimParams().power_w(2.4e9, 1.0))       # 115 °C under full load
     params = SimParams(trip_c=500.0, critical_c=600.0, initial_temp_c=loaded)   # already there
     result, _ = soak(tmp_path, params=params, max_duration_s=300.0)
-    fig = result.extra["soak"]
-    assert fig["steady"] and fig["duration_s"] <= 5.0 + 30.0 + 4.0     # burst + one window + a check interval
-    assert fig["thermal"]["time_to_first_throttle_s"] is None
-    assert fig["sustained_over_burst"] == pytest.approx(1.0, abs=0.02)
-    assert "No throttling seen." in result.extra["claim"]
+    fig = result.extra.soak
+    assert fig.steady and fig.duration_s <= 5.0 + 30.0 + 4.0     # burst + one window + a check interval
+    assert fig.thermal.time_to_first_throttle_s is None
+    assert fig.sustained_over_burst == pytest.approx(1.0, abs=0.02)
+    assert "No throttling seen." in result.extra.claim
 
 
 def test_still_heating_board_is_not_called_steady(tmp_path):
     # tau of 2,000 s: heating ~1.7 °C per window at the end of a 4-minute run
     params = SimParams(c_th_j_per_c=200.0, trip_c=500.0, critical_c=600.0)
     result, _ = soak(tmp_path, params=params, max_duration_s=240.0)
-    fig = result.extra["soak"]
-    assert not fig["steady"] and fig["duration_s"] >= 240.0
-    assert fig["verdict"]["temperature"]["state"] == "rising" and fig["verdict"]["latency"]["flat"]
-    assert [w["code"] for w in result.warnings] == ["steady-state-not-reached"]
-    assert "Steady state NOT established" in result.extra["claim"]
+    fig = result.extra.soak
+    assert not fig.steady and fig.duration_s >= 240.0
+    assert fig.verdict.temperature["state"] == "rising" and fig.verdict.latency["flat"]
+    assert [w.code for w in result.warnings] == ["steady-state-not-reached"]
+    assert "Steady state NOT established" in result.extra.claim
 
 
 def test_fixed_rate_soak(tmp_path):
     result, _ = soak(tmp_path, rate_hz=50.0, max_duration_s=120.0, until="max")
-    assert result.scenario["name"] == "fixed-rate"
-    assert result.extra["achieved_rate_hz"] == pytest.approx(50.0, rel=0.01)
-    assert result.extra["soak"]["sustained"]["throughput_per_s"] == pytest.approx(50.0, rel=0.01)
+    assert result.scenario.name == "fixed-rate"
+    assert result.extra.achieved_rate_hz == pytest.approx(50.0, rel=0.01)
+    assert result.extra.soak.sustained.throughput_per_s == pytest.approx(50.0, rel=0.01)
 
 
 def test_rate_the_board_cannot_sustain_is_said(tmp_path):
     result, _ = soak(tmp_path, rate_hz=400.0, max_duration_s=60.0, until="max")
-    w = {w["code"]: w for w in result.warnings}["rate-not-sustained"]
-    assert "did not sustain 400/s: achieved" in w["message"]
+    w = {w.code: w for w in result.warnings}["rate-not-sustained"]
+    assert "did not sustain 400/s: achieved" in w.message
 
 
 def test_cool_down_to_a_stable_baseline(tmp_path):
     params = SimParams(initial_temp_c=75.0)
     events = []
     result, _ = soak(tmp_path, params=params, cool_down=True, cool_timeout_s=900.0, progress=events.append)
-    cool = result.extra["soak"]["cool_down"]
+    cool = result.extra.soak.cool_down
     # idle settles at 25 + 2.5 W x 10 = 50 °C; "flat" (< 0.5 °C per 30 s) is reached within ~2 °C of it
     assert cool["done"] and cool["baseline_temp_c"] == pytest.approx(50.0, abs=2.0)
     assert 150 < cool["duration_s"] < 900
     assert any(e["event"] == "cool" for e in events)
-    assert result.extra["soak"]["thermal"]["start_temp_c"] < 52.0
+    assert result.extra.soak.thermal.start_temp_c < 52.0
     tel = read_telemetry(next(tmp_path.iterdir()))
     assert (tel["phase"] == "cool-down").sum() > 100
 
@@ -204,8 +204,8 @@ def test_cool_down_to_a_stable_baseline(tmp_path):
 def test_cool_down_timeout_is_a_warning(tmp_path):
     result, _ = soak(tmp_path, params=SimParams(initial_temp_c=75.0), cool_down=True, cool_timeout_s=20.0,
                      max_duration_s=60.0, until="max")
-    assert not result.extra["soak"]["cool_down"]["done"]
-    assert "cool-down-timeout" in [w["code"] for w in result.warnings]
+    assert not result.extra.soak.cool_down["done"]
+    assert "cool-down-timeout" in [w.code for w in result.warnings]
 
 
 # -- interruptions ---------------------------------------------------------------------------
@@ -226,8 +226,8 @@ def test_ctrl_c_keeps_samples_and_marks_incomplete(tmp_path):
     samples = store.read_samples(run_dir)
     assert len(samples) == seen[-1]["n"] + 1             # every inference measured, plus the cold one
     assert len(read_telemetry(run_dir)) > 30
-    assert result.extra["soak"]["duration_s"] == pytest.approx(20.0, abs=1.5)
-    assert "INCOMPLETE run" in result.extra["claim"]
+    assert result.extra.soak.duration_s == pytest.approx(20.0, abs=1.5)
+    assert "INCOMPLETE run" in result.extra.claim
 
 
 def stop_with(p, sig) -> str:
@@ -274,9 +274,9 @@ def test_sigterm_stops_the_soak_like_ctrl_c_and_keeps_the_samples(tmp_path):
     assert result.status == "incomplete" and result.status_reason == "stopped by SIGTERM"
     samples = store.read_samples(run_dir)
     assert len(samples) > 1000 and (run_dir / "samples.parquet").exists()
-    assert result.stopping["n"] == (samples["phase"] != "cold").sum()
+    assert result.stopping.n == (samples["phase"] != "cold").sum()
     assert not list(run_dir.glob("*.arrows"))            # the journal became Parquet
-    assert "INCOMPLETE run (stopped by SIGTERM)" in result.extra["claim"]
+    assert "INCOMPLETE run (stopped by SIGTERM)" in result.extra.claim
 
 
 @pytest.mark.slow
@@ -296,7 +296,7 @@ def test_a_killed_soak_keeps_its_journal_and_recover_marks_incomplete(tmp_path):
     assert json.loads(res.stdout) == result.to_dict()
     assert result.status == "incomplete" and "crash or kill" in result.status_reason
     assert len(store.read_samples(run_dir)) == journalled > 1000 and not list(run_dir.glob("*.arrows"))
-    assert result.extra["soak"]["duration_s"] > 5 and len(read_telemetry(run_dir)) > 10
+    assert result.extra.soak.duration_s > 5 and len(read_telemetry(run_dir)) > 10
     with pytest.raises(errors.ResultError, match="not an unfinished soak"):
         recover_run(run_dir)
 
@@ -305,27 +305,27 @@ def test_claim_quotes_the_clock_and_temperature_of_the_sustained_window(tmp_path
     """The board starts at 2.40 GHz and throttles to 1.60 GHz near 80 °C: the sustained figure is
     measured at the throttled clock, and the claim must say so (not the start-of-run clock)."""
     result, _ = soak(tmp_path)        # steady state after the throttle step (about 90 s of board time)
-    fig = result.extra["soak"]
-    assert fig["steady"] and fig["thermal"]["time_to_first_throttle_s"] is not None
-    sus, burst = fig["sustained"], fig["burst"]
-    assert burst["freq_hz"] == 2.4e9 and sus["freq_hz"] < 2.0e9
-    assert sus["temp_c"] == pytest.approx(79.5, abs=1.5) and burst["temp_c"] < 60
-    claim = result.extra["claim"]
-    window = f"{sus['freq_hz'] / 1e9:.2f} GHz in the sustained window"
+    fig = result.extra.soak
+    assert fig.steady and fig.thermal.time_to_first_throttle_s is not None
+    sus, burst = fig.sustained, fig.burst
+    assert burst.freq_hz == 2.4e9 and sus.freq_hz < 2.0e9
+    assert sus.temp_c == pytest.approx(79.5, abs=1.5) and burst.temp_c < 60
+    claim = result.extra.claim
+    window = f"{sus.freq_hz / 1e9:.2f} GHz in the sustained window"
     assert window in claim and "2.40 GHz" not in claim
-    assert f"{sus['temp_c']:.0f} °C in the sustained window" in claim
-    assert result.extra["figure_window"]["freq_hz"] == sus["freq_hz"]
+    assert f"{sus.temp_c:.0f} °C in the sustained window" in claim
+    assert result.extra.figure_window["freq_hz"] == sus.freq_hz
 
 
 def test_simulated_soak_states_the_energy_of_its_sustained_window(tmp_path):
     result, _ = soak(tmp_path)
-    w, sim = result.power["window"], SIM.simulated
-    assert result.power["label"] == "simulated" and w["label"] == "simulated" and w["window"] == "sustained"
-    assert w["span_s"] == pytest.approx(30.0, abs=2.0)
+    w, sim = result.power.window, SIM.simulated
+    assert result.power.label == "simulated" and w.label == "simulated" and w.window == "sustained"
+    assert w.span_s == pytest.approx(30.0, abs=2.0)
     # continuous load: the board is busy all the time, so the power lies between idle and full power
-    assert sim.idle_power_w < w["avg_power_w"] < sim.idle_power_w + sim.dynamic_power_w
-    assert w["per_inference_j"] == pytest.approx(w["avg_power_w"] / w["rate_hz"], rel=1e-6)
-    assert "Simulated energy" in result.extra["claim"]
+    assert sim.idle_power_w < w.avg_power_w < sim.idle_power_w + sim.dynamic_power_w
+    assert w.per_inference_j == pytest.approx(w.avg_power_w / w.rate_hz, rel=1e-6)
+    assert "Simulated energy" in result.extra.claim
 
 
 # -- boards without telemetry ---------------------------------------------------------------
@@ -360,24 +360,24 @@ def test_board_without_thermal_source_still_soaks_and_says_so(tmp_path):
     opts = SoakOptions(window_s=20.0, max_duration_s=300.0)
     result, _ = run_soak(INT8, SIM, opts, runs_root=tmp_path, client=NoThermalSim(SimParams()),
                          progress=events.append)
-    fig = result.extra["soak"]
-    assert result.status == "complete" and fig["steady"] is False or fig["steady"] is True
-    assert not fig["verdict"]["thermal_judged"] and fig["verdict"]["temperature"] is None
-    assert fig["verdict"]["reason"].startswith("no thermal source: thermal steady state cannot be judged")
-    assert "no-thermal-source" in [w["code"] for w in result.warnings]
+    fig = result.extra.soak
+    assert result.status == "complete" and fig.steady is False or fig.steady is True
+    assert not fig.verdict.thermal_judged and fig.verdict.temperature is None
+    assert fig.verdict.reason.startswith("no thermal source: thermal steady state cannot be judged")
+    assert "no-thermal-source" in [w.code for w in result.warnings]
     assert any(e["event"] == "no-thermal" for e in events)
-    assert fig["thermal"]["telemetry"] == "none"
-    assert "thermal steady state not judged, no thermal source" in result.extra["claim"]
+    assert fig.thermal.telemetry == "none"
+    assert "thermal steady state not judged, no thermal source" in result.extra.claim
 
 
 def test_snapshot_fallback_between_chunks(tmp_path):
     opts = SoakOptions(window_s=30.0, max_duration_s=400.0)
     result, _ = run_soak(INT8, SIM, opts, runs_root=tmp_path, client=SnapshotOnlySim(SimParams()))
-    fig = result.extra["soak"]
-    assert fig["thermal"]["telemetry"] == "between-chunks" and fig["verdict"]["thermal_judged"]
-    assert fig["steady"] and fig["thermal"]["max_temp_c"] == pytest.approx(80.0, abs=1.0)
-    assert "telemetry-between-chunks" in [w["code"] for w in result.warnings]
-    assert fig["thermal"]["throttle_events"]["throttled"]["events"] >= 1
+    fig = result.extra.soak
+    assert fig.thermal.telemetry == "between-chunks" and fig.verdict.thermal_judged
+    assert fig.steady and fig.thermal.max_temp_c == pytest.approx(80.0, abs=1.0)
+    assert "telemetry-between-chunks" in [w.code for w in result.warnings]
+    assert fig.thermal.throttle_events["throttled"].events >= 1
 
 
 def test_host_board_without_sensors_runs_latency_only(tmp_path, monkeypatch):
@@ -385,9 +385,9 @@ def test_host_board_without_sensors_runs_latency_only(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))                               # and no vcgencmd
     opts = SoakOptions(window_s=1.0, burst_s=0.5, max_duration_s=6.0, chunk_s=0.25)
     result, _ = run_soak(INT8, get_profile("host"), opts, runs_root=tmp_path / "runs")
-    fig = result.extra["soak"]
-    assert result.label == "measured" and fig["thermal"]["telemetry"] == "none"
-    assert not fig["verdict"]["thermal_judged"] and "no-thermal-source" in [w["code"] for w in result.warnings]
+    fig = result.extra.soak
+    assert result.label == "measured" and fig.thermal.telemetry == "none"
+    assert not fig.verdict.thermal_judged and "no-thermal-source" in [w.code for w in result.warnings]
 
 
 # -- options and the command line ---------------------------------------------------------------

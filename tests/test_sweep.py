@@ -43,7 +43,7 @@ def swept(tmp_path_factory):
 
 
 def by_point(result) -> dict:
-    return {(p["duty"], p["model"]["precision"]): p for p in result.extra["points"]}
+    return {(p.duty, p.model.precision): p for p in result.extra.points}
 
 
 # -- the grid --------------------------------------------------------------------------------
@@ -60,21 +60,21 @@ def test_grid_order_lightest_load_first():
 def test_two_by_two_grid_finishes_with_a_verdict_per_point(swept):
     result, run_dir, _, _ = swept
     assert result.kind == "sweep" and result.status == "complete" and result.label == "simulated"
-    pts = result.extra["points"]
-    assert [(p["id"], p["duty"], p["model"]["precision"]) for p in pts] == [
+    pts = result.extra.points
+    assert [(p.id, p.duty, p.model.precision) for p in pts] == [
         ("p01", 0.1, "int8"), ("p02", 0.1, "fp32"), ("p03", 1.0, "int8"), ("p04", 1.0, "fp32")]
     for p in pts:
-        assert p["status"] == "complete" and isinstance(p["steady"], bool) and p["verdict"]
-        assert "temperature:" in p["verdict"] and "latency:" in p["verdict"]
-        assert p["label"] == "simulated" and p["energy"]["label"] == "simulated"
-        soak = store.read_result(run_dir / p["run_dir"])     # each point is a full soak run, inside the sweep
-        assert soak.kind == "soak" and soak.label == "simulated" and soak.run_id == p["run_id"]
-        assert soak.model["precision"] == p["model"]["precision"]
-        assert (run_dir / p["run_dir"] / "samples.parquet").exists()
-        assert len(read_telemetry(run_dir / p["run_dir"])) > 10
-    assert all(p["steady"] for p in pts)      # on this board every point settles well within 300 s
-    assert result.stopping == {"points": 4, "finished": 4, "steady": 4, "failed": 0, "not_run": 0}
-    codes = [w["code"] for w in result.warnings]
+        assert p.status == "complete" and isinstance(p.steady, bool) and p.verdict
+        assert "temperature:" in p.verdict and "latency:" in p.verdict
+        assert p.label == "simulated" and p.energy.label == "simulated"
+        soak = store.read_result(run_dir / p.run_dir)     # each point is a full soak run, inside the sweep
+        assert soak.kind == "soak" and soak.label == "simulated" and soak.run_id == p.run_id
+        assert soak.model.precision == p.model.precision
+        assert (run_dir / p.run_dir / "samples.parquet").exists()
+        assert len(read_telemetry(run_dir / p.run_dir)) > 10
+    assert all(p.steady for p in pts)      # on this board every point settles well within 300 s
+    assert result.stopping.to_dict() == {"points": 4, "finished": 4, "steady": 4, "failed": 0, "not_run": 0}
+    codes = [w.code for w in result.warnings]
     assert "simulated-ignores-config" in codes       # variants cannot differ on the simulated board: said
 
 
@@ -83,36 +83,36 @@ def test_hotter_faster_and_cheaper_per_inference_at_higher_duty(swept):
     pts = by_point(result)
     for prec in ("int8", "fp32"):
         lo, hi = pts[(0.1, prec)], pts[(1.0, prec)]
-        assert hi["steady_temp_c"] > lo["steady_temp_c"] + 10
-        assert hi["throttled"] and not lo["throttled"]
-        assert hi["sustained_freq_hz"] < lo["sustained_freq_hz"] == 2.4e9
-        assert hi["throughput_per_s"] > 5 * lo["throughput_per_s"]
-        assert hi["energy"]["avg_power_w"] > lo["energy"]["avg_power_w"]
-        assert lo["energy"]["per_inference_j"] > hi["energy"]["per_inference_j"]  # idle spread over fewer
+        assert hi.steady_temp_c > lo.steady_temp_c + 10
+        assert hi.throttled and not lo.throttled
+        assert hi.sustained_freq_hz < lo.sustained_freq_hz == 2.4e9
+        assert hi.throughput_per_s > 5 * lo.throughput_per_s
+        assert hi.energy.avg_power_w > lo.energy.avg_power_w
+        assert lo.energy.per_inference_j > hi.energy.per_inference_j  # idle spread over fewer
     low = pts[(0.1, "int8")]
     # duty 0.1 of a 5 ms inference is 20/s; the board model's power there is 2.5 W + 0.1 x 6.5 W
-    assert low["requested_rate_hz"] == pytest.approx(20.0, rel=0.03)
-    assert low["throughput_per_s"] == pytest.approx(20.0, rel=0.03)
-    assert low["realized_duty"] == pytest.approx(0.1, rel=0.05)
-    assert low["energy"]["avg_power_w"] == pytest.approx(3.15, rel=0.02)
-    assert low["energy"]["per_inference_j"] == pytest.approx(3.15 / 20.0, rel=0.03)
-    assert pts[(1.0, "int8")]["requested_rate_hz"] is None      # duty 1: continuous load
+    assert low.requested_rate_hz == pytest.approx(20.0, rel=0.03)
+    assert low.throughput_per_s == pytest.approx(20.0, rel=0.03)
+    assert low.realized_duty == pytest.approx(0.1, rel=0.05)
+    assert low.energy.avg_power_w == pytest.approx(3.15, rel=0.02)
+    assert low.energy.per_inference_j == pytest.approx(3.15 / 20.0, rel=0.03)
+    assert pts[(1.0, "int8")].requested_rate_hz is None      # duty 1: continuous load
 
 
 def test_each_point_quotes_the_clock_and_temperature_of_its_own_window(swept):
     result, run_dir, _, _ = swept
     pts = by_point(result)
     hot, cool = pts[(1.0, "int8")], pts[(0.1, "int8")]
-    assert hot["sustained_freq_hz"] < 2.0e9 and cool["sustained_freq_hz"] == 2.4e9
-    assert hot["sustained_temp_c"] == pytest.approx(79.5, abs=1.5) and cool["sustained_temp_c"] < 70
-    claim = result.extra["claim"]
-    assert f"p03 (duty 1, digits_int8 (int8)) {hot['throughput_per_s']:,.3g}/s at {hot['sustained_temp_c']:.0f} °C, " \
-           f"{hot['sustained_freq_hz'] / 1e9:.2f} GHz (sustained window)" in claim
-    assert f"at {cool['sustained_temp_c']:.0f} °C, 2.40 GHz (sustained window)" in claim
+    assert hot.sustained_freq_hz < 2.0e9 and cool.sustained_freq_hz == 2.4e9
+    assert hot.sustained_temp_c == pytest.approx(79.5, abs=1.5) and cool.sustained_temp_c < 70
+    claim = result.extra.claim
+    assert f"p03 (duty 1, digits_int8 (int8)) {hot.throughput_per_s:,.3g}/s at {hot.sustained_temp_c:.0f} °C, " \
+           f"{hot.sustained_freq_hz / 1e9:.2f} GHz (sustained window)" in claim
+    assert f"at {cool.sustained_temp_c:.0f} °C, 2.40 GHz (sustained window)" in claim
     # a point's energy is its soak's own record of its window
-    soak = store.read_result(run_dir / hot["run_dir"])
-    assert hot["energy"] == soak.power["window"] and soak.power["window"]["window"] == "sustained"
-    assert soak.extra["figure_window"]["freq_hz"] == hot["sustained_freq_hz"]
+    soak = store.read_result(run_dir / hot.run_dir)
+    assert hot.energy == soak.power.window and soak.power.window.window == "sustained"
+    assert soak.extra.figure_window["freq_hz"] == hot.sustained_freq_hz
 
 
 def test_battery_takes_one_points_window_power_and_says_which(swept):
@@ -132,9 +132,9 @@ def test_battery_takes_one_points_window_power_and_says_which(swept):
     with pytest.raises(errors.UsageError, match="pick a point with --duty"):
         est(rate="10/s")
     p03 = by_point(result)[(1.0, "int8")]
-    point = battery_estimate(str(run_dir / p03["run_dir"]), root, "18650", None, None, 0.8, 0.85, None, None, None,
+    point = battery_estimate(str(run_dir / p03.run_dir), root, "18650", None, None, 0.8, 0.85, None, None, None,
                              None, None, None, None, None)   # a point's folder is a soak run of its own
-    assert point.load["avg_power_w"] == pytest.approx(p03["energy"]["avg_power_w"])
+    assert point.load["avg_power_w"] == pytest.approx(p03.energy.avg_power_w)
     assert point.load["label"] == "simulated"
 
 
@@ -160,10 +160,10 @@ def test_sigterm_stops_the_sweep_like_ctrl_c(tmp_path):
     (run_dir,) = store.find_runs(tmp_path)
     r = store.read_result(run_dir)
     assert r.status == "incomplete" and r.status_reason.startswith("stopped by SIGTERM: 0 of 2 points finished")
-    p1, p2 = r.extra["points"]
-    assert p1["status"] == "incomplete" and p1["status_reason"] == "stopped by SIGTERM" and p2["status"] == "not-run"
-    point = store.read_result(run_dir / p1["run_dir"])
-    assert point.status_reason == "stopped by SIGTERM" and len(store.read_samples(run_dir / p1["run_dir"])) > 1000
+    p1, p2 = r.extra.points
+    assert p1.status == "incomplete" and p1.status_reason == "stopped by SIGTERM" and p2.status == "not-run"
+    point = store.read_result(run_dir / p1.run_dir)
+    assert point.status_reason == "stopped by SIGTERM" and len(store.read_samples(run_dir / p1.run_dir)) > 1000
     assert not list(run_dir.rglob("*.arrows"))
 
 
@@ -181,11 +181,11 @@ def test_a_killed_sweep_is_finished_by_recover(tmp_path):
     r = store.read_result(run_dir)
     assert json.loads(res.stdout) == r.to_dict()
     assert r.status == "incomplete" and "crash or kill" in r.status_reason and "0 of 2 points finished" in r.status_reason
-    p1, p2 = r.extra["points"]
-    assert p1["status"] == "incomplete" and "recovered from its journal" in p1["status_reason"]
-    assert p1["run_dir"].startswith("points/p01-") and p2["status"] == "not-run"
-    point = store.read_result(run_dir / p1["run_dir"])
-    assert point.status == "incomplete" and len(store.read_samples(run_dir / p1["run_dir"])) > 1000
+    p1, p2 = r.extra.points
+    assert p1.status == "incomplete" and "recovered from its journal" in p1.status_reason
+    assert p1.run_dir.startswith("points/p01-") and p2.status == "not-run"
+    point = store.read_result(run_dir / p1.run_dir)
+    assert point.status == "incomplete" and len(store.read_samples(run_dir / p1.run_dir)) > 1000
     assert not list(run_dir.rglob("*.arrows")) and len(pd.read_parquet(run_dir / "points.parquet")) == 2
     again = CliRunner().invoke(app, ["sweep", "--recover", str(run_dir)])
     assert again.exit_code == 1 and "not an unfinished sweep" in str(again.exception)
@@ -197,14 +197,14 @@ def test_folder_table_and_pngs(swept):
     assert store.read_result(run_dir) == result
     table = pd.read_parquet(run_dir / "points.parquet")
     assert list(table["id"]) == ["p01", "p02", "p03", "p04"]
-    assert list(table["steady_temp_c"]) == [p["steady_temp_c"] for p in result.extra["points"]]
+    assert list(table["steady_temp_c"]) == [p.steady_temp_c for p in result.extra.points]
     assert set(table["energy_label"]) == {"simulated"} and set(table["label"]) == {"simulated"}
-    assert result.extra["plots"] == ["timeseries.png", "throughput_energy.png"]
+    assert result.extra.plots == ["timeseries.png", "throughput_energy.png"]
     w, h = png_size(run_dir / "timeseries.png")
     assert w >= 1000 and h >= 4 * 150                 # a row of small multiples per point
     w, h = png_size(run_dir / "throughput_energy.png")
     assert w >= 800 and h >= 400
-    for name in result.extra["plots"]:
+    for name in result.extra.plots:
         assert (run_dir / name).stat().st_size > 20_000
 
 
@@ -264,15 +264,15 @@ def test_ctrl_c_keeps_finished_points_and_marks_the_sweep_incomplete(tmp_path):
     (run_dir,) = store.find_runs(tmp_path)
     r = store.read_result(run_dir)
     assert r.status == "incomplete" and "Ctrl-C" in r.status_reason and "1 of 4 points finished" in r.status_reason
-    p1, p2, p3, p4 = r.extra["points"]
-    assert (p1["status"], p1["threads"], p1["steady"]) == ("complete", 1, True)
-    assert p2["status"] == "incomplete" and p2["threads"] == 4 and "Ctrl-C" in p2["status_reason"]
-    assert store.read_result(run_dir / p2["run_dir"]).status == "incomplete"   # its samples are kept
-    assert len(store.read_samples(run_dir / p2["run_dir"])) > 100
-    assert p3["status"] == p4["status"] == "not-run" and p3["run_dir"] is None
+    p1, p2, p3, p4 = r.extra.points
+    assert (p1.status, p1.threads, p1.steady) == ("complete", 1, True)
+    assert p2.status == "incomplete" and p2.threads == 4 and "Ctrl-C" in p2.status_reason
+    assert store.read_result(run_dir / p2.run_dir).status == "incomplete"   # its samples are kept
+    assert len(store.read_samples(run_dir / p2.run_dir)) > 100
+    assert p3.status == p4.status == "not-run" and p3.run_dir is None
     assert len(pd.read_parquet(run_dir / "points.parquet")) == 4
     png_size(run_dir / "timeseries.png")
-    assert "INCOMPLETE sweep" in r.extra["claim"]
+    assert "INCOMPLETE sweep" in r.extra.claim
 
 
 # -- labels ---------------------------------------------------------------------------------------------
@@ -285,17 +285,17 @@ def test_estimated_energy_on_a_measured_board_is_labelled_apart(tmp_path, monkey
         source="test figures", idle_power_w=2.0, typical_load_power_w=6.0))
     opts = SweepOptions(duty=(1.0,), window_s=1.0, burst_s=0.5, max_duration_per_point_s=4.0)
     r, run_dir = run_sweep(INT8, host, opts, runs_root=tmp_path / "runs")
-    (p,) = r.extra["points"]
-    assert r.label == p["label"] == "measured" and p["energy"]["label"] == ESTIMATED_LABEL
+    (p,) = r.extra.points
+    assert r.label == p.label == "measured" and p.energy.label == ESTIMATED_LABEL
     # continuous, yet busy only while inferring: the achieved rate x the median latency (host round trips
     # between chunks are idle time); the estimate is idle + (load - idle) x that fraction
-    busy = p["energy"]["busy_fraction"]
-    assert busy == pytest.approx(min(1.0, p["throughput_per_s"] * p["latency"]["median_s"]))
+    busy = p.energy.busy_fraction
+    assert busy == pytest.approx(min(1.0, p.throughput_per_s * p.latency.median_s))
     assert 0.3 < busy <= 1.0
-    assert p["energy"]["avg_power_w"] == pytest.approx(2.0 + 4.0 * busy, rel=1e-9)
-    assert "energy-estimated" in [w["code"] for w in r.warnings]
-    assert r.power["label"] == ESTIMATED_LABEL and r.power["measured"] is False
-    assert "labels differ by panel" in plot_note(r.label, r.power["label"])
+    assert p.energy.avg_power_w == pytest.approx(2.0 + 4.0 * busy, rel=1e-9)
+    assert "energy-estimated" in [w.code for w in r.warnings]
+    assert r.power.label == ESTIMATED_LABEL and r.power.measured is False
+    assert "labels differ by panel" in plot_note(r.label, r.power.label)
     assert plot_note("simulated", "simulated") == "all figures simulated"
 
 
@@ -325,11 +325,11 @@ def test_cli_table_says_when_a_rate_is_not_sustained_and_goes_on(tmp_path):
     assert "asked 400/s: NOT" in out and "(simulated)" in out and "all figures simulated" in out
     assert "warning (rate-not-sustained): p02" in out
     (run_dir,) = store.find_runs(tmp_path)
-    p50, p400 = store.read_result(run_dir).extra["points"]
-    assert p50["status"] == p400["status"] == "complete"           # the sweep went on
-    assert p50["rate_sustained"] and p50["throughput_per_s"] == pytest.approx(50.0, rel=0.01)
-    assert p400["rate_sustained"] is False and p400["achieved_rate_hz"] < 200
-    assert f"achieved {p400['achieved_rate_hz']:.4g}/s" in p400["rate_message"]
+    p50, p400 = store.read_result(run_dir).extra.points
+    assert p50.status == p400.status == "complete"           # the sweep went on
+    assert p50.rate_sustained and p50.throughput_per_s == pytest.approx(50.0, rel=0.01)
+    assert p400.rate_sustained is False and p400.achieved_rate_hz < 200
+    assert f"achieved {p400.achieved_rate_hz:.4g}/s" in p400.rate_message
 
 
 def test_cli_ctrl_c_shows_the_finished_points_and_exits_130(tmp_path, monkeypatch, capsys):

@@ -30,10 +30,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import Optional
+from typing import Dict, Optional
 
 from edgebench.errors import ResultError, UsageError
+from edgebench.results.figures.points import Point
 from edgebench.results.kinds import kind_of
+from edgebench.results.model import RunResult
+from edgebench.stats.energy import duty_point
 
 HOURS_PER_MONTH = 365.2425 * 24 / 12  # 730.485
 
@@ -103,14 +106,15 @@ def make_cell(name: Optional[str], capacity_mah: Optional[float] = None, voltage
                     source="given by the user")
     else:
         cell = preset(name)
-        changes = {}
+        changes: Dict[str, float] = {}
         if capacity_mah is not None:
             changes["capacity_mah"] = float(capacity_mah)
         if voltage_v is not None:
             changes["voltage_v"] = float(voltage_v)
         if changes:
             cell = replace(cell, source=cell.source + "; " + ", ".join(f"{k} given by the user" for k in changes),
-                           **changes)
+                           capacity_mah=changes.get("capacity_mah", cell.capacity_mah),
+                           voltage_v=changes.get("voltage_v", cell.voltage_v))
     for label, v in (("capacity", cell.capacity_mah), ("voltage", cell.voltage_v)):
         if not (math.isfinite(v) and v > 0):
             raise UsageError(f"battery {label} must be positive, got {v}")
@@ -224,7 +228,7 @@ def estimate(cell: Cell, load: Load, usable: float = 0.8, regulator_eff: float =
 # figures from a stored energy run
 
 
-def figures_from_run(result, rate_hz: Optional[float] = None, duty: Optional[float] = None) -> dict:
+def figures_from_run(result: RunResult, rate_hz: Optional[float] = None, duty: Optional[float] = None) -> dict:
     """The figures a battery estimate takes from a stored run.
 
     An energy run: idle power, energy per event above idle, event duration and rate (a
@@ -238,81 +242,86 @@ def figures_from_run(result, rate_hz: Optional[float] = None, duty: Optional[flo
         return _soak_figures(result, rate_hz, duty)
     if kind.points:                    # a sweep: one point's window
         return _sweep_figures(result, rate_hz, duty)
-    p = result.power or {}
-    idle, event, inf = p.get("idle") or {}, p.get("event") or {}, p.get("inference") or {}
-    if not kind.energy or idle.get("power_w") is None or event.get("energy_j") is None:
+    p = result.power
+    idle, event, inf = p.idle, p.event, p.inference
+    if not kind.energy or idle.power_w is None or event.energy_j is None:
         raise ResultError(f"run {result.run_id} has no energy figures (kind {result.kind!r})",
                           "give a run written by `edgebench energy`, soak or sweep, or --idle-w and "
                           "--event-above-idle-j")
-    return {"run_id": result.run_id, "kind": "energy", "label": p.get("label", "measured"),
-            "idle_w": idle["power_w"], "idle_ci": (idle.get("ci_low_w"), idle.get("ci_high_w")),
-            "event_j": event["energy_j"], "event_ci": (event.get("ci_low_j"), event.get("ci_high_j")),
-            "event_s": inf.get("duration_s"),
-            "rate_hz": (p.get("average") or {}).get("rate_hz") or (result.scenario or {}).get("rate_hz"),
-            "boundary": p.get("boundary"), "instrument": p.get("instrument"),
-            "board": (result.board or {}).get("name"), "model": (result.model or {}).get("name")}
+    return {"run_id": result.run_id, "kind": "energy", "label": p.label or "measured",
+            "idle_w": idle.power_w, "idle_ci": (idle.ci_low_w, idle.ci_high_w),
+            "event_j": event.energy_j, "event_ci": (event.ci_low_j, event.ci_high_j),
+            "event_s": inf.duration_s,
+            "rate_hz": p.average.rate_hz or result.scenario.rate_hz,
+            "boundary": p.boundary, "instrument": p.instrument,
+            "board": result.board.name, "model": result.model.name}
 
 
-def _own_load_only(result, rate_hz, duty, load: str) -> None:
+def _own_load_only(result: RunResult, rate_hz, duty, load: str) -> None:
     if rate_hz is not None or duty is not None:
         raise UsageError(f"run {result.run_id} is a soak: its power is the average at its own load ({load}); "
                          "--rate and --duty do not apply to it",
                          "drop --rate/--duty, or run `edgebench energy` at the load you want")
 
 
-def _soak_figures(result, rate_hz, duty) -> dict:
-    p = result.power or {}
-    w = p.get("window") or {}
-    if w.get("avg_power_w") is None:
+def _soak_figures(result: RunResult, rate_hz, duty) -> dict:
+    p = result.power
+    w = p.window
+    if w.avg_power_w is None:
         raise ResultError(f"soak run {result.run_id} has no average power for its window: "
-                          f"{p.get('note') or 'no energy figure was recorded'}",
+                          f"{p.note or 'no energy figure was recorded'}",
                           "soak a simulated board, add datasheet power figures (idle and active) to the profile, "
                           "or measure with `edgebench energy --meter ...`")
-    load = f"{w['rate_hz']:.4g}/s" if w.get("rate_hz") else "its load"
+    load = f"{w.rate_hz:.4g}/s" if w.rate_hz else "its load"
     _own_load_only(result, rate_hz, duty, load)
-    return {"run_id": result.run_id, "kind": "soak", "label": w.get("label") or p.get("label"),
-            "avg_power_w": w["avg_power_w"], "rate_hz": w.get("rate_hz"),
-            "window": f"the soak's {w.get('window', 'final')} window ({w.get('t_from_s', 0):.0f}-"
-                      f"{w.get('t_to_s', 0):.0f} s after the load started)",
-            "boundary": p.get("boundary"), "instrument": p.get("instrument") or p.get("method"),
-            "board": (result.board or {}).get("name"), "model": (result.model or {}).get("name")}
+    return {"run_id": result.run_id, "kind": "soak", "label": w.label or p.label,
+            "avg_power_w": w.avg_power_w, "rate_hz": w.rate_hz,
+            "window": f"the soak's {w.window or 'final'} window ({w.t_from_s or 0:.0f}-"
+                      f"{w.t_to_s or 0:.0f} s after the load started)",
+            "boundary": p.boundary, "instrument": p.instrument or p.method,
+            "board": result.board.name, "model": result.model.name}
 
 
-def _sweep_figures(result, rate_hz, duty) -> dict:
-    axis = (result.extra or {}).get("axis")
-    pts = [e for e in (result.extra or {}).get("points") or []
-           if (e.get("energy") or {}).get("avg_power_w") is not None]
+def _sweep_figures(result: RunResult, rate_hz, duty) -> dict:
+    axis = result.extra.other("axis")
+    every = result.extra.points or []
+    pts = [e for e in every if e.energy.avg_power_w is not None]
     if not pts:
         raise ResultError(f"sweep run {result.run_id} has no point with an average power",
-                          (result.power or {}).get("note") or "sweep a simulated board or one with datasheet figures")
+                          result.power.note or "sweep a simulated board or one with datasheet figures")
     if duty is not None or rate_hz is not None:
         if (duty is not None) != (axis == "duty"):
             raise UsageError(f"sweep {result.run_id} varies the {axis}: pick a point with --{axis}",
                              "values: " + ", ".join(_point_value(e, axis) for e in pts))
         want = duty if duty is not None else rate_hz
-        pts = [e for e in pts if math.isclose(float(e["duty"] if axis == "duty" else e["requested_rate_hz"]),
-                                              want, rel_tol=1e-6)]
+        pts = [e for e in pts if _load(e, axis) is not None and math.isclose(float(_load(e, axis) or 0.0), want,
+                                                                             rel_tol=1e-6)]
         if not pts:
             raise UsageError(f"sweep {result.run_id} has no point with energy at {axis} {want:g}",
-                             "values: " + ", ".join(_point_value(e, axis) for e in
-                                                    (result.extra or {}).get("points") or []))
+                             "values: " + ", ".join(_point_value(e, axis) for e in every))
     if len(pts) > 1:
         raise UsageError(f"sweep {result.run_id} has {len(pts)} points with energy: say which",
                          f"give --{axis} ({', '.join(_point_value(e, axis) for e in pts)}), or the point's "
                          "folder (RUN/points/pNN-...)")
     e = pts[0]
-    en = e["energy"]
-    return {"run_id": result.run_id, "kind": "sweep", "label": en.get("label"), "avg_power_w": en["avg_power_w"],
-            "rate_hz": en.get("rate_hz") or e.get("throughput_per_s"), "duty": e.get("realized_duty"),
-            "point": e["id"],
-            "window": f"sweep point {e['id']} ({e['name']}), its {'sustained' if e.get('steady') else 'final'} "
+    en = e.energy
+    return {"run_id": result.run_id, "kind": "sweep", "label": en.label, "avg_power_w": en.avg_power_w,
+            "rate_hz": en.rate_hz or e.throughput_per_s, "duty": e.realized_duty,
+            "point": e.id,
+            "window": f"sweep point {e.id} ({e.name}), its {'sustained' if e.steady else 'final'} "
                       "window",
-            "boundary": (result.power or {}).get("boundary"), "instrument": (result.power or {}).get("method"),
-            "board": (result.board or {}).get("name"), "model": e["model"]["name"]}
+            "boundary": result.power.boundary, "instrument": result.power.method,
+            "board": result.board.name, "model": e.model.name}
 
 
-def _point_value(e: dict, axis: str) -> str:
-    return f"{e['id']}: {axis} {e['duty'] if axis == 'duty' else e['requested_rate_hz']:g}"
+def _load(e: Point, axis: Optional[str]) -> Optional[float]:
+    """A sweep point's value on the sweep's load axis (duty cycle or requested rate)."""
+    return e.duty if axis == "duty" else e.requested_rate_hz
+
+
+def _point_value(e: Point, axis: Optional[str]) -> str:
+    value = _load(e, axis)
+    return f"{e.id}: {axis} {value:g}" if value is not None else f"{e.id}: {axis} ?"
 
 
 def load_from_window(figs: dict) -> "Load":
@@ -344,8 +353,6 @@ def load_from_figures(idle_w: float, event_j: float, label: str, *, rate_hz: Opt
                       idle_ci: tuple = (None, None), event_ci: tuple = (None, None),
                       source: Optional[dict] = None) -> Load:
     """The duty-cycle model's average power as a :class:`Load`, with bounds where both CIs exist."""
-    from edgebench.stats.energy import duty_point
-
     point = duty_point(idle_w, event_j, rate_hz=rate_hz, duty=duty, event_s=event_s)
     lo = hi = None
     if None not in idle_ci and None not in event_ci:

@@ -24,13 +24,16 @@ its journal (:mod:`edgebench.bench.energy_journal`, ``energy --recover``).
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, cast
 
 import numpy as np
 
 from edgebench.bench.energy_analysis import EnergyOptions, TimedClient, analyse, attach_claim, check_duty, write_frame
 from edgebench.bench.energy_journal import EnergyJournal
 from edgebench.bench.energy_journal import context as journal_context
+from edgebench.bench.latency import run_bench
+from edgebench.bench.record import stop_reason
+from edgebench.bench.steady import RunStatus
 from edgebench.boards.connect import open_client, reached_locally
 from edgebench.boards.profile import ESTIMATED_LABEL, MCU_CLIENT
 from edgebench.data.inputs import load_inputs, random_inputs
@@ -38,8 +41,10 @@ from edgebench.errors import DataError, EdgebenchError, UsageError
 from edgebench.modelfile import read_model
 from edgebench.power.base import OWN_POWER, MeterError, check_boundary
 from edgebench.results import store
+from edgebench.results.figures.energy import AveragePower, DutyCycle, EnergyFigure, PowerSection
 from edgebench.sim.meter import SimMeter
 from edgebench.stats import preload
+from edgebench.stats.energy import duty_point
 
 # ---------------------------------------------------------------------------
 # entry points
@@ -48,8 +53,6 @@ from edgebench.stats import preload
 def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="runs", url: Optional[str] = None,
                    progress: Optional[Callable[[dict], None]] = None, client=None):
     """Measure energy with ``meter`` (a PowerMeter); return ``(RunResult, run_dir)``."""
-    from edgebench.bench.latency import run_bench
-
     opts.validate()
     emit = progress or (lambda ev: None)
     info = meter.describe()
@@ -64,7 +67,7 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
                          "supply with an external meter (ina226, hwmon sensor, lpm01a, ppk2, joulescope)")
     own = client is None
     marks: dict = {}
-    stopped = []
+    stopped: list = []
 
     def stop_meter():
         if not stopped:
@@ -78,7 +81,7 @@ def measure_energy(model_path, profile, opts: EnergyOptions, meter, runs_root="r
             if own:
                 client = open_client(profile, url, cpus=opts.cpus)
             timed = TimedClient(client, local or device_clock)
-            rate = opts.rate_hz or opts.duty / probe_e2e(timed, model_path, opts)
+            rate = opts.rate_hz or (opts.duty or 0.0) / probe_e2e(timed, model_path, opts)  # validate: one is set
             if opts.rate_hz is None and rate * opts.max_time_s < 2:
                 raise UsageError(f"--duty {opts.duty:g} means one inference every {1 / rate:,.4g} s here: fewer "
                                  f"than 2 within --max-time {opts.max_time_s:g} s",
@@ -170,18 +173,16 @@ def _save_partial(run_dir, samples, info, exc) -> None:
         return
     if len(samples):
         write_frame(run_dir, "power.parquet", samples.to_frame())
-    from edgebench.bench.record import stop_reason
-
     status, reason = stop_reason(exc)
     result.kind = "energy"
-    result.status = status
+    result.status = cast(RunStatus, status)
     result.status_reason = f"energy run {reason}"
-    result.power = {"measured": True, "label": info.label, "instrument": info.instrument,
-                    "boundary": info.boundary, "sample_rate_hz": info.sample_rate_hz,
-                    "tested_against": info.tested_against, "meter": info.to_dict(),
-                    "samples": {"file": "power.parquet", "n": len(samples), "clock": samples.clock,
-                                "complete": False, "problem": samples.problem or reason},
-                    "note": "partial: no energy figures were computed; the samples are kept"}
+    result.power = PowerSection(measured=True, label=info.label, instrument=info.instrument, boundary=info.boundary,
+                                sample_rate_hz=info.sample_rate_hz, tested_against=info.tested_against,
+                                meter=info.to_dict(),
+                                samples={"file": "power.parquet", "n": len(samples), "clock": samples.clock,
+                                         "complete": False, "problem": samples.problem or reason},
+                                note="partial: no energy figures were computed; the samples are kept")
     store.write_result(run_dir, result)
 
 
@@ -215,7 +216,7 @@ def datasheet_power(profile) -> dict:
             source = "typical_current_a x supply_voltage_v"
         elif ds.max_power_w:
             active, source = ds.max_power_w, "max_power_w (an upper bound)"
-    if active is None:
+    if active is None or ds is None:
         raise UsageError(f"board {profile.name} has no datasheet power figures to estimate energy from",
                          "attach a meter (--meter rapl, hwmon, ina226, vcgencmd, lpm01a, ppk2, joulescope) "
                          "or add datasheet figures to the board profile")
@@ -226,53 +227,49 @@ def datasheet_power(profile) -> dict:
 def estimate_energy(model_path, profile, opts: EnergyOptions, runs_root="runs", url: Optional[str] = None,
                     progress: Optional[Callable[[dict], None]] = None, client=None):
     """No meter: measured latency x datasheet power; every energy figure labelled estimated."""
-    from edgebench.bench.latency import run_bench
-
     opts.validate()
     figs = datasheet_power(profile)
     preload()
     own = client is None
     client = client or open_client(profile, url, cpus=opts.cpus)
     try:
-        rate = opts.rate_hz or opts.duty / probe_e2e(client, model_path, opts)
+        rate = opts.rate_hz or (opts.duty or 0.0) / probe_e2e(client, model_path, opts)  # validate: one is set
         result, run_dir = run_bench(model_path, profile, opts.bench_options(rate), runs_root=runs_root,
                                     url=url, progress=progress, client=client)
     finally:
         if own:
             client.close()
     lab = ESTIMATED_LABEL
-    e2e = (result.latency.get("e2e") or {}).get("median_s")
-    power = {"measured": False, "label": lab, "instrument": None, "boundary": "board (datasheet figures)",
-             "sample_rate_hz": None, "tested_against": None, "datasheet": figs,
-             "model": "average power = idle power + energy per event x rate",
-             "note": f"no meter: latency measured, power from the datasheet ({figs['source']}); "
-                     "wake-up energy cannot be estimated from datasheet figures"}
+    e2e = result.stage("e2e").median_s
+    power = PowerSection(measured=False, label=lab, instrument=None, boundary="board (datasheet figures)",
+                         sample_rate_hz=None, tested_against=None, datasheet=figs,
+                         model="average power = idle power + energy per event x rate",
+                         note=f"no meter: latency measured, power from the datasheet ({figs['source']}); "
+                              "wake-up energy cannot be estimated from datasheet figures")
     if e2e:
-        power["inference"] = {"energy_j": figs["active_w"] * e2e, "duration_s": e2e, "label": lab,
-                              "how": f"{figs['active_from']} x measured median end-to-end latency"}
+        power.inference = EnergyFigure(energy_j=figs["active_w"] * e2e, duration_s=e2e, label=lab,
+                                       how=f"{figs['active_from']} x measured median end-to-end latency")
     if figs["idle_w"] is not None:
-        power["idle"] = {"power_w": figs["idle_w"], "ci_low_w": None, "ci_high_w": None, "label": lab}
+        power.idle = EnergyFigure(power_w=figs["idle_w"], ci_low_w=None, ci_high_w=None, label=lab)
         if e2e:
             above = (figs["active_w"] - figs["idle_w"]) * e2e
-            power["inference"]["above_idle_j"] = above
-            power["event"] = {"energy_j": above, "ci_low_j": None, "ci_high_j": None, "label": lab,
-                              "how": "inference energy above idle; wake-up not included"}
+            power.inference.above_idle_j = above
+            power.event = EnergyFigure(energy_j=above, ci_low_j=None, ci_high_j=None, label=lab,
+                                       how="inference energy above idle; wake-up not included")
             try:
-                from edgebench.stats.energy import duty_point
-
                 point = duty_point(figs["idle_w"], above, rate_hz=rate, event_s=e2e)
-                power["duty_cycle"] = {**point.to_dict(), "label": lab}
+                power.duty_cycle = DutyCycle(**point.to_dict(), label=lab)
             except UsageError as exc:
-                power["duty_cycle"] = {"error": exc.one_line()}
-            achieved = result.extra.get("achieved_rate_hz") or rate
-            power["average"] = {"measured_w": None, "model_w": figs["idle_w"] + above * achieved,
-                                "rate_hz": achieved, "requested_rate_hz": rate, "label": lab}
+                power.duty_cycle = DutyCycle(error=exc.one_line())
+            achieved = result.extra.achieved_rate_hz or rate
+            power.average = AveragePower(measured_w=None, model_w=figs["idle_w"] + above * achieved,
+                                         rate_hz=achieved, requested_rate_hz=rate, label=lab)
     else:
-        power["note"] += "; no idle power in the datasheet, so no duty-cycle or battery figure"
+        power.note = f"{power.note}; no idle power in the datasheet, so no duty-cycle or battery figure"
     check_duty(power, opts, result.warnings)
     result.kind = "energy"
     result.power = power
-    result.scenario = {**result.scenario, "duty": opts.duty}
+    setattr(result.scenario, "duty", opts.duty)  # noqa: B010 - a key ScenarioSection does not declare (kept)
     attach_claim(result)
     store.write_result(run_dir, result)
     return result, run_dir

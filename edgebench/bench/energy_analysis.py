@@ -29,24 +29,30 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
 from edgebench import ranges as R
+from edgebench.bench.latency import BenchOptions
 from edgebench.errors import UsageError
 from edgebench.ranges import check_fields
 from edgebench.report.claim import claim
 from edgebench.results import store
+from edgebench.results.figures.energy import Alignment, AveragePower, DutyCycle, EnergyFigure, PowerSection
+from edgebench.results.model import RunResult, RunWarning
 from edgebench.stats.energy import (
     bracket_offset,
+    duty_point,
     event_energies,
     event_regions,
     events_mean_ci,
     idle_power,
+    rounding_floor_j,
     si,
     si_range,
     window_energy,
+    with_shared_term,
 )
 
 SPIN_LEAD_S = 0.0007  # the agent starts a chunk ~0.2 ms after the request arrives; plus local link latency
@@ -85,9 +91,7 @@ class EnergyOptions:
         if self.alignment not in ("auto", "clock", "marker"):
             raise UsageError(f"alignment {self.alignment!r}: use auto, clock or marker")
 
-    def bench_options(self, rate_hz: float):
-        from edgebench.bench.latency import BenchOptions
-
+    def bench_options(self, rate_hz: float) -> BenchOptions:
         return BenchOptions(scenario="fixed-rate", kernels=self.kernels, threads=self.threads,
                             delegate=self.delegate, rate_hz=rate_hz, inputs=self.inputs,
                             input_range=self.input_range, seed=self.seed, target_rel_ci=self.target_rel_ci,
@@ -190,7 +194,7 @@ def _windows_from_marker(samples, frame, marks):
         notes.append(f"odd number of marker edges ({ev.size}): the last one is ignored")
         ev = ev[:-1]
     starts, ends = ev[0::2], ev[1::2]
-    align = {"method": "GPIO marker edges seen by the meter, paired in order (start, end)",
+    align: Dict[str, Any] = {"method": "GPIO marker edges seen by the meter, paired in order (start, end)",
              "offset_s": None, "uncertainty_s": float(np.median(samples.dt_s)) if len(samples) else None,
              "n_windows": int(starts.size), "n_device_inferences": int(len(frame))}
     matched = None
@@ -205,12 +209,12 @@ def _windows_from_marker(samples, frame, marks):
     return starts, ends, align, matched
 
 
-def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opts: EnergyOptions,
+def analyse(result: RunResult, run_dir, samples, info, timed: TimedClient, marks: dict, opts: EnergyOptions,
             rate_hz: float, marker_board: bool) -> None:
     """Fill ``result.power`` from the meter's samples and the run's inferences; write the files.
     ``marker_board``: the board's firmware may drive a GPIO marker (a microcontroller), so
     ``alignment="auto"`` uses the marker edges the meter saw."""
-    import pandas as pd
+    import pandas as pd  # 0.42 s to import (-X importtime): the analysis only
 
     frame = store.read_samples(run_dir)
     rows = frame[frame["phase"] != "cold"].reset_index(drop=True)
@@ -240,10 +244,10 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
                       [m for m in (marks.get("idle_before"), marks.get("idle_after")) if m])
     idle["label"] = info.label
     if idle["drift"]:
-        warnings.append({"code": "idle-drift",
-                         "message": f"idle power differed before ({idle['windows'][0]['power_w']:.4g} W) and after "
-                                    f"({idle['windows'][1]['power_w']:.4g} W) the run",
-                         "remedy": "lengthen --idle-s, or let the board settle (edgebench soak) first"})
+        warnings.append(RunWarning(code="idle-drift",
+                                   message=f"idle power differed before ({idle['windows'][0]['power_w']:.4g} W) and "
+                                           f"after ({idle['windows'][1]['power_w']:.4g} W) the run",
+                                   remedy="lengthen --idle-s, or let the board settle (edgebench soak) first"))
     margin = opts.margin_s if opts.margin_s is not None else 0.5 / rate_hz
     ev = event_energies(samples.t_s, samples.dt_s, samples.power_w, starts, ends, idle["power_w"], margin)
     covered = ev.coverage >= COVERAGE_MIN
@@ -251,84 +255,58 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
     excluded = {"warmup": int(np.count_nonzero(phase == "warmup")),
                 "chunk_end": int(np.count_nonzero((phase == "measure") & last_in_chunk)),
                 "not_covered_by_meter": int(np.count_nonzero((phase == "measure") & ~last_in_chunk & ~covered))}
-    power = {"measured": True, "label": info.label, "instrument": info.instrument, "boundary": info.boundary,
-             "boundary_meaning": info.to_dict()["boundary_meaning"], "sample_rate_hz": info.sample_rate_hz,
-             "tested_against": info.tested_against, "meter": info.to_dict(),
-             "samples": {"file": "power.parquet", "n": len(samples), "clock": samples.clock,
-                         "complete": samples.complete, "problem": samples.problem, "meta": samples.meta},
-             "alignment": align, "idle": idle, "excluded": excluded,
-             "model": "average power = idle power + energy per event x rate",
-             "definitions": {
-                 "inference.energy_j": "energy in the inference window, idle share included",
-                 "inference.above_idle_j": "inference energy minus idle power x its duration",
-                 "event.energy_j": "energy above idle in the inference window plus margins around it "
-                                   f"(at most {margin:.4g} s each side, half the gap to a neighbour)",
-                 "wake_up.energy_j": "event energy minus inference energy above idle"}}
+    power = PowerSection(
+        measured=True, label=info.label, instrument=info.instrument, boundary=info.boundary,
+        boundary_meaning=info.to_dict()["boundary_meaning"], sample_rate_hz=info.sample_rate_hz,
+        tested_against=info.tested_against, meter=info.to_dict(),
+        samples={"file": "power.parquet", "n": len(samples), "clock": samples.clock, "complete": samples.complete,
+                 "problem": samples.problem, "meta": samples.meta},
+        alignment=Alignment.model_validate(align), idle=EnergyFigure.model_validate(idle), excluded=excluded,
+        model="average power = idle power + energy per event x rate",
+        definitions={
+            "inference.energy_j": "energy in the inference window, idle share included",
+            "inference.above_idle_j": "inference energy minus idle power x its duration",
+            "event.energy_j": "energy above idle in the inference window plus margins around it "
+                              f"(at most {margin:.4g} s each side, half the gap to a neighbour)",
+            "wake_up.energy_j": "event energy minus inference energy above idle"})
     n_used = int(np.count_nonzero(used))
     if n_used:
-        from edgebench.stats.energy import with_shared_term
-
-        # the idle power subtracted from every event is one estimate: its error is shared by all of them
-        idle_half = (None if idle.get("ci_low_w") is None or idle.get("ci_high_w") is None
-                     else (idle["ci_high_w"] - idle["ci_low_w"]) / 2.0)
-        for key, values, idle_s in (("inference", ev.window_j, None),
-                                    ("inference_above", ev.inference_above_idle_j, ev.duration_s),
-                                    ("event", ev.event_j, ev.region_s),
-                                    ("wake_up", ev.wake_j, ev.region_s - ev.duration_s)):
-            ci = events_mean_ci(values[used])
-            if idle_s is not None and idle_half is not None:
-                ci = with_shared_term(ci, idle_half * float(np.mean(idle_s[used])), "the idle power's interval")
-            power.setdefault(key, {}).update({**ci.to_dict("j"), "energy_j": ci.mean, "label": info.label})
-            power[key].pop("j", None)
-        from edgebench.stats.energy import rounding_floor_j
-
-        floor = rounding_floor_j(samples.t_s, samples.dt_s, samples.power_w, idle["power_w"])
-        for key in ("event", "wake_up", "inference_above"):
-            fig = power[key]
-            bounds = [abs(v) for v in (fig.get("energy_j"), fig.get("ci_low_j"), fig.get("ci_high_j")) if v is not None]
-            fig["resolution_j"] = floor
-            fig["resolved"] = not bounds or max(bounds) > floor
-        inf = power.pop("inference_above")
-        power["inference"].update({"above_idle_j": inf["energy_j"], "above_idle_ci_low_j": inf["ci_low_j"],
-                                   "above_idle_ci_high_j": inf["ci_high_j"], "above_idle_resolved": inf["resolved"],
-                                   "duration_s": float(np.median(ev.duration_s[used]))})
-        power["event"]["margin_s"] = margin
-        power["average"] = _average(samples, starts, ends, used, ev, idle, margin, rate_hz, info.label)
+        event_j, event_s = _event_figures(power, samples, ev, used, idle, info.label)
+        power.event.margin_s = margin
+        power.average = _average(samples, starts, ends, used, ev, idle, margin, rate_hz, info.label)
         try:
-            from edgebench.stats.energy import duty_point
-
-            point = duty_point(idle["power_w"], power["event"]["energy_j"], rate_hz=rate_hz,
-                               event_s=power["inference"]["duration_s"])
-            power["duty_cycle"] = {**point.to_dict(), "label": info.label}
+            point = duty_point(idle["power_w"], event_j, rate_hz=rate_hz, event_s=event_s)
+            power.duty_cycle = DutyCycle(**point.to_dict(), label=info.label)
         except UsageError as exc:
-            power["duty_cycle"] = {"error": exc.one_line()}
+            power.duty_cycle = DutyCycle(error=exc.one_line())
         dt_med = float(np.median(samples.dt_s)) if len(samples) else None
-        if dt_med and power["inference"]["duration_s"] < 2 * dt_med and samples.clock != "device":
-            warnings.append({
-                "code": "meter-too-slow-for-inference",
-                "message": f"one inference ({power['inference']['duration_s'] * 1e3:.3g} ms) is shorter than two "
-                           f"meter samples ({dt_med * 1e3:.3g} ms each): per-inference window energies are smeared; "
-                           "the per-event energy (window plus margins) is the figure to use",
-                "remedy": "raise the meter's sample rate (--meter-opt rate_hz=...) or use a faster instrument"})
+        if dt_med and event_s < 2 * dt_med and samples.clock != "device":
+            warnings.append(RunWarning(
+                code="meter-too-slow-for-inference",
+                message=f"one inference ({event_s * 1e3:.3g} ms) is shorter than two "
+                        f"meter samples ({dt_med * 1e3:.3g} ms each): per-inference window energies are smeared; "
+                        "the per-event energy (window plus margins) is the figure to use",
+                remedy="raise the meter's sample rate (--meter-opt rate_hz=...) or use a faster instrument"))
     else:
-        warnings.append({"code": "no-energy-events", "message": "no inference was fully covered by the meter",
-                         "remedy": "check the meter and the clock alignment"})
+        warnings.append(RunWarning(code="no-energy-events", message="no inference was fully covered by the meter",
+                                   remedy="check the meter and the clock alignment"))
     if excluded["not_covered_by_meter"]:
-        warnings.append({"code": "meter-gaps",
-                         "message": f"{excluded['not_covered_by_meter']} inferences fell (partly) outside the "
-                                    "meter's samples and were left out", "remedy": "see power.samples.problem"})
-    if align.get("notes"):
-        warnings += [{"code": "marker-mismatch", "message": n, "remedy": "check the firmware's marker pin"}
-                     for n in align["notes"]]
+        warnings.append(RunWarning(code="meter-gaps",
+                                   message=f"{excluded['not_covered_by_meter']} inferences fell (partly) outside the "
+                                           "meter's samples and were left out", remedy="see power.samples.problem"))
+    warnings += [RunWarning(code="marker-mismatch", message=n, remedy="check the firmware's marker pin")
+                 for n in align.get("notes") or []]
     if result.label in ("emulated", "simulated") and info.label != "simulated":
-        warnings.append({"code": f"{result.label}-board-energy",
-                         "message": f"the board is {result.label}: the meter measured the computer running it, "
-                                    "not a board", "remedy": "measure energy on real hardware"})
+        warnings.append(RunWarning(code=f"{result.label}-board-energy",
+                                   message=f"the board is {result.label}: the meter measured the computer running "
+                                           "it, not a board", remedy="measure energy on real hardware"))
     check_duty(power, opts, warnings)
     result.kind = "energy"
     result.power = power
     result.warnings = warnings
-    result.scenario = {**result.scenario, "duty": opts.duty, "idle_s": opts.idle_s}
+    # scenario.duty, scenario.idle_s: keys ScenarioSection (results/conditions.py) does not declare (kept)
+    setattr(result.scenario, "duty", opts.duty)  # noqa: B010
+    setattr(result.scenario, "idle_s", opts.idle_s)  # noqa: B010
     if not samples.complete:
         result.status = "incomplete"
         result.status_reason = f"{samples.problem}; energy figures use only what the meter covered"
@@ -342,52 +320,85 @@ def analyse(result, run_dir, samples, info, timed: TimedClient, marks: dict, opt
     store.write_result(run_dir, result)
 
 
-def energy_claim(power: dict) -> str:
+def _event_figures(power: PowerSection, samples, ev, used, idle: dict, label: str) -> Tuple[float, float]:
+    """Energy per inference, per event above idle and of the wake-up, with their intervals, into ``power``;
+    returns the mean event energy (J) and the median inference duration (s)."""
+    # the idle power subtracted from every event is one estimate: its error is shared by all of them
+    idle_half = (None if idle.get("ci_low_w") is None or idle.get("ci_high_w") is None
+                 else (idle["ci_high_w"] - idle["ci_low_w"]) / 2.0)
+    figs = {}
+    for key, values, idle_s in (("inference", ev.window_j, None),
+                                ("inference_above", ev.inference_above_idle_j, ev.duration_s),
+                                ("event", ev.event_j, ev.region_s),
+                                ("wake_up", ev.wake_j, ev.region_s - ev.duration_s)):
+        ci = events_mean_ci(values[used])
+        if idle_s is not None and idle_half is not None:
+            ci = with_shared_term(ci, idle_half * float(np.mean(idle_s[used])), "the idle power's interval")
+        d = ci.to_dict("j")
+        d.pop("j", None)
+        figs[key] = EnergyFigure(**d, energy_j=ci.mean, label=label)
+        if key == "event":
+            event_mean = float(ci.mean)
+    floor = rounding_floor_j(samples.t_s, samples.dt_s, samples.power_w, idle["power_w"])
+    for key in ("event", "wake_up", "inference_above"):
+        fig = figs[key]
+        bounds = [abs(v) for v in (fig.energy_j, fig.ci_low_j, fig.ci_high_j) if v is not None]
+        fig.resolution_j = floor
+        fig.resolved = not bounds or max(bounds) > floor
+    above, inference = figs["inference_above"], figs["inference"]
+    inference.above_idle_j, inference.above_idle_resolved = above.energy_j, above.resolved
+    inference.above_idle_ci_low_j, inference.above_idle_ci_high_j = above.ci_low_j, above.ci_high_j
+    duration = inference.duration_s = float(np.median(ev.duration_s[used]))
+    power.inference, power.event, power.wake_up = inference, figs["event"], figs["wake_up"]
+    return event_mean, duration
+
+
+def energy_claim(power: PowerSection) -> str:
     """One sentence with the energy figures and their conditions, for the run's claim."""
-    inf, ev, idle = power.get("inference") or {}, power.get("event") or {}, power.get("idle") or {}
-    if not inf:
+    inf, ev, idle = power.inference, power.event, power.idle
+    if not inf or inf.energy_j is None:
         return "Energy: no figure (see warnings)."
 
-    def ci(d: dict, u: str) -> str:
-        if d.get("ci_low_" + u) is None:
+    def ci(low: Optional[float], high: Optional[float], n: Optional[int], unit: str) -> str:
+        if low is None or high is None:
             return ""
-        n = f", n={d['n']}" if d.get("n") else ""
-        return f" (95% CI {si_range(d['ci_low_' + u], d['ci_high_' + u], u.upper())}{n})"
-    parts = [f"{si(inf['energy_j'], 'J')} per inference{ci(inf, 'j')}"]
-    if ev:
-        parts.append(f"{si(ev['energy_j'], 'J')} per event above idle"
-                     + (" incl. wake-up" if power.get("measured") else "") + ci(ev, "j"))
-    if idle:
-        parts.append(f"idle {si(idle['power_w'], 'W')}{ci(idle, 'w')}")
-    if power.get("measured"):
-        how = (f"{power.get('label', 'measured')} with {power['instrument']} at the '{power['boundary']}' boundary "
-               f"(meter code tested against: {power['tested_against']})")
+        count = f", n={n}" if n else ""
+        return f" (95% CI {si_range(low, high, unit)}{count})"
+    parts = [f"{si(inf.energy_j, 'J')} per inference{ci(inf.ci_low_j, inf.ci_high_j, inf.n, 'J')}"]
+    if ev and ev.energy_j is not None:
+        parts.append(f"{si(ev.energy_j, 'J')} per event above idle"
+                     + (" incl. wake-up" if power.measured else "") + ci(ev.ci_low_j, ev.ci_high_j, ev.n, "J"))
+    if idle and idle.power_w is not None:
+        parts.append(f"idle {si(idle.power_w, 'W')}{ci(idle.ci_low_w, idle.ci_high_w, idle.n, 'W')}")
+    if power.measured:
+        how = (f"{power.label or 'measured'} with {power.instrument} at the '{power.boundary}' boundary "
+               f"(meter code tested against: {power.tested_against})")
     else:
         how = "estimated (datasheet): measured latency x datasheet power"
     return f"Energy: {', '.join(parts)}, {how}; not soaked to thermal steady state."
 
 
-def attach_claim(result) -> None:
+def attach_claim(result: RunResult) -> None:
     """The run's claim: its latency sentence (if any) and its energy sentence."""
     try:
         base = claim(result) if result.latency else ""
     except Exception:  # the claim is a summary; never lose a run over it
-        base = (result.extra or {}).get("claim") or ""
-    result.extra = {**result.extra, "claim": f"{base} {energy_claim(result.power)}".strip()}
+        base = result.extra.claim or ""
+    result.extra.claim = f"{base} {energy_claim(result.power)}".strip()
 
 
-def check_duty(power: dict, opts: EnergyOptions, warnings: list) -> None:
+def check_duty(power: PowerSection, opts: EnergyOptions, warnings: list) -> None:
     """A duty cycle becomes a rate from back-to-back latency; say so when the run's latency differs."""
-    realized = (power.get("duty_cycle") or {}).get("duty")
+    realized = power.duty_cycle.duty
     if opts.duty is None or realized is None:
         return
-    power["duty_cycle"]["requested_duty"] = opts.duty
+    power.duty_cycle.requested_duty = opts.duty
     if abs(realized - opts.duty) > 0.2 * opts.duty:
-        warnings.append({
-            "code": "duty-not-met",
-            "message": f"requested duty cycle {opts.duty:.3g}, realized {realized:.3g}: inferences took longer at "
-                       "this rate than back to back (caches, clocks ramping down between requests)",
-            "remedy": "give --rate directly, or read the figures at the realized duty cycle"})
+        warnings.append(RunWarning(
+            code="duty-not-met",
+            message=f"requested duty cycle {opts.duty:.3g}, realized {realized:.3g}: inferences took longer at "
+                    "this rate than back to back (caches, clocks ramping down between requests)",
+            remedy="give --rate directly, or read the figures at the realized duty cycle"))
 
 
 def _chunk_ends(timed: TimedClient, rows, n: int) -> np.ndarray:
@@ -398,7 +409,7 @@ def _chunk_ends(timed: TimedClient, rows, n: int) -> np.ndarray:
     return rows["t_start_ns"].isin(last).to_numpy()
 
 
-def _average(samples, starts, ends, used, ev, idle, margin, rate_hz, label) -> dict:
+def _average(samples, starts, ends, used, ev, idle, margin, rate_hz, label) -> AveragePower:
     """Average power over the fixed-rate span, measured directly, against the model's prediction."""
     ra, rb = event_regions(starts, ends, margin)
     idx = np.flatnonzero(used)
@@ -409,10 +420,10 @@ def _average(samples, starts, ends, used, ev, idle, margin, rate_hz, label) -> d
     mean_event = float(np.mean(ev.event_j[used]))
     model = idle["power_w"] + mean_event * (achieved or rate_hz)
     measured = float(e[0] / cov[0]) if cov[0] > 0 else None
-    return {"measured_w": measured, "model_w": model, "rate_hz": achieved, "requested_rate_hz": rate_hz,
-            "span_s": t1 - t0, "label": label,
-            "note": "measured: all energy over the fixed-rate span, harness replies between chunks included; "
-                    "model: idle + mean event energy x achieved rate"}
+    return AveragePower(measured_w=measured, model_w=model, rate_hz=achieved, requested_rate_hz=rate_hz,
+                        span_s=t1 - t0, label=label,
+                        note="measured: all energy over the fixed-rate span, harness replies between chunks "
+                             "included; model: idle + mean event energy x achieved rate")
 
 
 def write_frame(run_dir, name: str, frame) -> None:

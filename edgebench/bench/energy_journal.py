@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, fields
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -43,7 +44,7 @@ class EnergyJournal:
 
     def __init__(self, runs_root, before: set, meter, timed, context: dict):
         self.runs_root, self.before, self.meter, self.timed, self.context = runs_root, before, meter, timed, context
-        self.dir = None
+        self.dir: Optional[Path] = None
         self.journals: dict = {}
         self.k = timed.bench_from
 
@@ -127,7 +128,7 @@ def recover_energy(run_dir):
         phase[rest[:warm]] = "warmup"
     frame.insert(0, "phase", phase)
     store.write_samples(d, frame[["phase", "t_start_ns", "e2e_s"]])
-    r.extra.pop("writer", None)
+    r.extra.writer = None          # the writer is gone; a finished run names none
     r.status = "incomplete"
     r.status_reason = ("the energy process stopped without finishing (crash or kill); recovered the "
                        f"{len(windows):,} inferences and {len(power):,} power samples it had journaled (idle power "

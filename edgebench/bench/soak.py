@@ -33,8 +33,10 @@ import numpy as np
 
 from edgebench import board_protocol as bp
 from edgebench import ranges as R
+from edgebench.bench.latency import BenchOptions, describe_run, figure_label, wait_to_start
 from edgebench.bench.record import RunFolder, board_client, new_result
 from edgebench.bench.steady import phases, summarize_run
+from edgebench.bench.window_power import EnergyCounter, energy_basis, window_energy
 from edgebench.boards.connect import require_runtime
 from edgebench.data.inputs import load_inputs, random_inputs
 from edgebench.errors import EdgebenchError, ResultError, UsageError
@@ -42,9 +44,14 @@ from edgebench.modelfile import read_model
 from edgebench.ranges import check_fields
 from edgebench.results import kinds as rk
 from edgebench.results import store
-from edgebench.results.model import STAGES, RunResult
+from edgebench.results.conditions import SettingsSection
+from edgebench.results.figures.energy import PowerSection, WindowEnergy
+from edgebench.results.figures.thermal import SoakWindow, ThermalSection
+from edgebench.results.model import STAGES, RunResult, RunWarning
 from edgebench.stats import preload
-from edgebench.stats.steady import trend
+from edgebench.stats.energy import si
+from edgebench.stats.steady import SteadyVerdict, steady_state, trend
+from edgebench.telemetry import analysis
 from edgebench.telemetry import capture as cap
 from edgebench.telemetry.capture import MAX_RATE_HZ, Capture
 
@@ -142,14 +149,11 @@ class _Soak:
         self.n = 0
         self.t0_ns: Optional[int] = None
         self.t_end_ns: Optional[int] = None
-        self.verdict = None
+        self.verdict: Optional[SteadyVerdict] = None
         self.cool = None
 
     # -- setup ----------------------------------------------------------------------
     def run(self):
-        from edgebench.bench.latency import BenchOptions, describe_run, figure_label
-        from edgebench.bench.window_power import EnergyCounter, energy_basis
-
         preload()
 
         o, client = self.o, self.client
@@ -178,17 +182,16 @@ class _Soak:
         bopts = BenchOptions(scenario=o.scenario, kernels=o.kernels, threads=o.threads, delegate=o.delegate,
                              rate_hz=o.rate_hz, seed=o.seed, cpus=o.cpus)
         describe_run(r, self.model, loaded, hello, system, self.profile, client, bopts, inputs)
-        r.settings = {"soak": {k: v for k, v in asdict(o).items() if k not in ("inputs", "input_range")},
-                      "telemetry": self.spec.to_request()}
-        r.thermal = {"available": self.has_temp, "start": thermal_start, "end": None,
-                     "telemetry": self.capture.to_dict()}
+        r.settings = SettingsSection(soak={k: v for k, v in asdict(o).items() if k not in ("inputs", "input_range")},
+                                     telemetry=self.spec.to_request())
+        r.thermal = ThermalSection(available=self.has_temp, start=thermal_start, telemetry=self.capture.to_dict())
         if not self.has_temp:
-            r.warnings.append({"code": "no-thermal-source",
-                               "message": "this board has no thermal source: soak runs, but cannot judge thermal "
-                                          "steady state; the verdict rests on latency only",
-                               "remedy": "add a sensor (thermal zone, hwmon, vcgencmd) or accept a latency-only "
-                                         "verdict"})
-            self.emit({"event": "no-thermal", "message": r.warnings[-1]["message"]})
+            r.warnings.append(RunWarning(code="no-thermal-source",
+                                         message="this board has no thermal source: soak runs, but cannot judge "
+                                                 "thermal steady state; the verdict rests on latency only",
+                                         remedy="add a sensor (thermal zone, hwmon, vcgencmd) or accept a "
+                                                "latency-only verdict"))
+            self.emit({"event": "no-thermal", "message": r.warnings[-1].message})
         self.folder = RunFolder(self.runs_root, self.model.name, self.profile.name)
         self.run_dir = self.folder.start(r)   # status "running" on disk from the start
         self.samples = store.open_journal(self.run_dir, SAMPLES_JOURNAL)
@@ -213,8 +216,6 @@ class _Soak:
     def _tel(self, frame, phase: str) -> None:
         if frame is None or len(frame) == 0:
             return
-        from edgebench.telemetry import analysis
-
         frame = frame.copy()
         frame.insert(0, "phase", phase)
         self.tel_frames.append(frame)
@@ -233,8 +234,6 @@ class _Soak:
 
     # -- cool-down --------------------------------------------------------------------
     def _cool_down(self) -> None:
-        from edgebench.telemetry import analysis
-
         o = self.o
         if not self.has_temp:
             self.cool = {"done": False, "reason": "skipped: no thermal source to watch"}
@@ -247,7 +246,7 @@ class _Soak:
             frame = cap.idle(self.client, self.capture, self.spec, min(cap.IDLE_CHUNK_S, o.cool_timeout_s))
             self._tel(frame, "cool-down")
             frames.append(frame)
-            import pandas as pd
+            import pandas as pd  # 0.42 s to import (-X importtime): telemetry frames only
 
             allf = pd.concat(frames, ignore_index=True)
             t = allf["t_ns"].to_numpy(np.int64)
@@ -264,15 +263,12 @@ class _Soak:
             if elapsed >= o.cool_timeout_s or time.monotonic() - start > o.cool_timeout_s * 1.5 + 30:
                 self.cool = {"done": False, "duration_s": elapsed, "baseline_temp_c": _last(temp),
                              "reason": f"cool-down timeout after {elapsed:.0f} s: {tr.reason}"}
-                self.result.warnings.append({"code": "cool-down-timeout", "message": self.cool["reason"],
-                                             "remedy": "raise --cool-timeout, or improve cooling"})
+                self.result.warnings.append(RunWarning(code="cool-down-timeout", message=self.cool["reason"],
+                                                       remedy="raise --cool-timeout, or improve cooling"))
                 return
 
     # -- soak loop --------------------------------------------------------------------
     def _soak(self) -> None:
-        from edgebench.stats.steady import steady_state
-        from edgebench.telemetry import analysis
-
         o, client = self.o, self.client
         header, arrays, frame = cap.run_chunk(client, self.capture, self.spec, "single-stream", 1, 60.0)
         self.samples.append(self._rows(arrays, "cold"))
@@ -282,15 +278,13 @@ class _Soak:
         start_index, host_start = 1, time.monotonic()
         burst_ns, window_ns = int(o.burst_s * 1e9), int(o.window_s * 1e9)
         verdict_every, next_verdict = max(o.chunk_s, o.window_s / VERDICT_PER_WINDOW), 0.0
-        from edgebench.bench.latency import wait_to_start
-
         host_ns = time.monotonic_ns()
         count, max_time, start_ns = 1_000_000, o.chunk_s, None
         if o.rate_hz:  # fixed-rate: whole chunks of the schedule, continued across chunks on the device clock
             count = max(1, int(round(o.rate_hz * o.chunk_s)))
             max_time = count / o.rate_hz + max(1.0, o.chunk_s)
         while True:
-            if start_ns is not None and self.realtime and not wait_to_start(
+            if start_ns is not None and self.t_end_ns is not None and self.realtime and not wait_to_start(
                     start_ns, self.t_end_ns, host_ns, host_start + 1.5 * o.max_duration_s + 60):
                 return                        # the next request is due after the longest a soak may take
             header, arrays, frame = cap.run_chunk(client, self.capture, self.spec, o.scenario, count, max_time,
@@ -319,38 +313,39 @@ class _Soak:
             elapsed = (self.t_end_ns - self.t0_ns) / 1e9
             at_max = elapsed >= o.max_duration_s or time.monotonic() - host_start > 1.5 * o.max_duration_s + 60
             if self.verdict is None or at_max or elapsed >= next_verdict:
-                self.verdict = self._verdict(steady_state, analysis, burst_ns)
+                self.verdict = self._verdict(self.t0_ns, self.t_end_ns, burst_ns)
                 next_verdict = elapsed + verdict_every
                 if o.until == "steady" and self.verdict.steady:
-                    self.emit(self._progress(frame, analysis, e2e, elapsed))
+                    self.emit(self._progress(frame, e2e, elapsed))
                     return
-            self.emit(self._progress(frame, analysis, e2e, elapsed))
+            self.emit(self._progress(frame, e2e, elapsed))
             if at_max:
                 return
 
-    def _verdict(self, steady_state, analysis, burst_ns):
+    def _verdict(self, t0_ns: int, t_end_ns: int, burst_ns: int) -> SteadyVerdict:
         o = self.o
         t = np.concatenate([c[0] for c in self.recent])
         e2e = np.concatenate([c[1] for c in self.recent])
-        keep = t >= self.t0_ns + burst_ns      # the trailing window never reaches into the burst
-        lat_t, lat = (t[keep] - self.t0_ns) / 1e9, e2e[keep] / 1e9
+        keep = t >= t0_ns + burst_ns      # the trailing window never reaches into the burst
+        lat_t, lat = (t[keep] - t0_ns) / 1e9, e2e[keep] / 1e9
         temp_t = temp = None
         if self.has_temp and self.temps:
             recent = self.temps[-max(1, int(o.window_s * o.telemetry_hz) + 50):]
             tt = np.concatenate([x[0] for x in recent])
             tv = np.concatenate([x[1] for x in recent])
-            sel = tt >= self.t0_ns + burst_ns
-            temp_t, temp = (tt[sel] - self.t0_ns) / 1e9, tv[sel]
+            sel = tt >= t0_ns + burst_ns
+            temp_t, temp = (tt[sel] - t0_ns) / 1e9, tv[sel]
         return steady_state(temp_t, temp, lat_t, lat, o.window_s, temp_floor_c=o.temp_floor_c,
                             latency_floor_rel=o.latency_floor_rel, ci_level=o.ci_level,
-                            t_end=(self.t_end_ns - self.t0_ns) / 1e9)
+                            t_end=(t_end_ns - t0_ns) / 1e9)
 
-    def _progress(self, frame, analysis, e2e, elapsed) -> dict:
+    def _progress(self, frame, e2e, elapsed) -> dict:
         temp = freq = None
         if frame is not None and len(frame):
             temp = _last(self.temps[-1][1]) if self.has_temp and self.temps else None
             freq = _last(analysis.cpu_freq(frame)[1])
         v = self.verdict
+        assert v is not None   # a verdict is made before the first progress event
         return {"event": "chunk", "elapsed_s": elapsed, "n": self.n, "temp_c": temp, "freq_hz": freq,
                 "latency_s": float(np.median(e2e)) / 1e9, "steady": v.steady,
                 "temperature": v.temperature.to_dict() if v.temperature else None,
@@ -359,12 +354,10 @@ class _Soak:
 
     # -- finishing ----------------------------------------------------------------------
     def _finish(self, status: str, reason: Optional[str], alive: bool = True) -> None:
-        from edgebench.bench.window_power import window_energy
-
         r = self.result
         if alive:
             try:
-                r.thermal["end"] = self.client.thermal()
+                r.thermal.end = self.client.thermal()
                 r.agent["status"] = self.client.status()
             except (Exception, KeyboardInterrupt):  # an interrupted link: keep what we have
                 pass
@@ -373,25 +366,23 @@ class _Soak:
         frame = store.read_journal(self.run_dir, SAMPLES_JOURNAL) if self.samples.rows else None
         summarize_run(r, frame, self._telemetry_frame(), self.capture, self.o, self.verdict, self.t0_ns,
                       self.t_end_ns, self.cold if hasattr(self, "cold") else None, self.cool, status, reason)
-        sus = (r.extra.get("soak") or {}).get("sustained") or {}
+        sus = r.extra.soak.sustained
         window = None
-        if frame is not None and sus and self.t0_ns is not None:
+        if frame is not None and sus and sus.t_from_s is not None and self.t0_ns is not None:
             rows = frame[frame["phase"] != "cold"]
-            window = window_energy(self.energy_basis, self.client.marks if bp.ENERGY_COUNTER in self.client.capabilities else [],
-                                   rows["t_start_ns"].to_numpy(np.int64), self.t0_ns + int(sus["t_from_s"] * 1e9),
-                                   sus.get("throughput_per_s"), sus.get("median_s"))
+            marks = self.client.marks if bp.ENERGY_COUNTER in self.client.capabilities else []
+            window = window_energy(self.energy_basis, marks, rows["t_start_ns"].to_numpy(np.int64),
+                                   self.t0_ns + int(sus.t_from_s * 1e9), sus.throughput_per_s, sus.median_s)
         _window_power(r, self.energy_basis, window, sus)
         _store(self.folder, r, frame, self._telemetry_frame(), self.o, self.t0_ns, self.t_end_ns)
 
     def _telemetry_frame(self):
-        import pandas as pd
+        import pandas as pd  # 0.42 s to import (-X importtime): telemetry frames only
 
         return pd.concat(self.tel_frames, ignore_index=True) if self.tel_frames else pd.DataFrame()
 
 
 def cap_temp_columns(frame) -> list:
-    from edgebench.telemetry import analysis
-
     cols = analysis.temp_columns(frame) if frame is not None and len(frame.columns) else []
     return [c for c in cols if np.isfinite(frame[c].to_numpy(np.float64)).any()]
 
@@ -403,26 +394,27 @@ def _last(x) -> Optional[float]:
 
 
 # ---------------------------------------------------------------------------- storing
-def _window_power(r: RunResult, basis: dict, window: Optional[dict], sus: dict) -> None:
+def _window_power(r: RunResult, basis: dict, window: Optional[WindowEnergy], sus: SoakWindow) -> None:
     """The run's power section: how energy is known on this board, and the sustained window's figures."""
     if not basis.get("label"):
-        r.power = {**(r.power or {}), "window": None, "note": basis.get("note") or (r.power or {}).get("note")}
+        r.power.note = basis.get("note") or r.power.note
         return
     if window is not None:
-        window = {**window, "window": "sustained" if r.extra.get("soak", {}).get("steady") else "final",
-                  "t_from_s": sus.get("t_from_s"), "t_to_s": sus.get("t_to_s")}
-    r.power = {"measured": False, **basis, "window": window}
-    if window is not None and r.extra.get("claim"):
-        from edgebench.stats.energy import si
-
-        avg = f", average {si(window['avg_power_w'], 'W')}" if window.get("avg_power_w") is not None else ""
-        r.extra["claim"] += (f" {window['label'].capitalize()} energy: {si(window['per_inference_j'], 'J')} per "
-                             f"inference{avg} over the {window['window']} window ({basis['method']}).")
+        window.window = "sustained" if r.extra.soak.steady else "final"
+        window.t_from_s, window.t_to_s = sus.t_from_s, sus.t_to_s
+    r.power = PowerSection(measured=False, **basis)
+    if window is not None:
+        r.power.window = window
+    if window is not None and r.extra.claim:
+        avg = f", average {si(window.avg_power_w, 'W')}" if window.avg_power_w is not None else ""
+        r.extra.claim += (f" {(window.label or '').capitalize()} energy: {si(window.per_inference_j, 'J')} per "
+                          f"inference{avg} over the {window.window} window ({basis['method']}).")
 
 
 def _store(folder: RunFolder, r: RunResult, frame, tel, o, t0_ns, t_end_ns) -> None:
     """Telemetry and samples to Parquet, then run.json (:meth:`RunFolder.save`), then the journals go
     (a reader never sees a finished run.json without its samples)."""
+    assert folder.path is not None   # the folder was started before anything was measured
     if tel is not None and len(tel):
         store.write_parquet(folder.path / TELEMETRY_PARQUET, tel)
     folder.save(r, phases(frame, t0_ns, t_end_ns, o) if frame is not None else None)
@@ -433,7 +425,7 @@ def _store(folder: RunFolder, r: RunResult, frame, tel, o, t0_ns, t_end_ns) -> N
 # ---------------------------------------------------------------------------- recovery
 def read_telemetry(run_dir):
     """The telemetry frame of a soak run (from Parquet, or what a killed run left in its journal)."""
-    import pandas as pd
+    import pandas as pd  # 0.42 s to import (-X importtime): telemetry frames only
 
     d = Path(run_dir)
     if (d / TELEMETRY_PARQUET).exists():
@@ -446,21 +438,18 @@ def read_telemetry(run_dir):
 def recover_run(run_dir) -> RunResult:
     """A soak whose process died (status ``running`` on disk): convert what it journalled and mark it
     ``incomplete``, with the figures its samples allow."""
-    from edgebench.stats.steady import steady_state
-    from edgebench.telemetry import analysis
-
     d = Path(run_dir)
     r = store.read_unfinished(d)
     if r.kind != rk.SOAK.name:
         raise ResultError(f"{d} is a {r.kind} run, not a soak")
     if r.status != "running":
         raise ResultError(f"{d} is not an unfinished soak (status {r.status})", "nothing to recover")
-    r.extra.pop("writer", None)   # the writer is gone; a finished run names none
-    soak = (r.settings or {}).get("soak") or {}
+    r.extra.writer = None         # the writer is gone; a finished run names none
+    soak = r.settings.other("soak") or {}
     o = SoakOptions(**{k: v for k, v in soak.items() if k in SoakOptions.__dataclass_fields__})
     samples = store.read_journal(d, SAMPLES_JOURNAL) if store.journal_paths(d, SAMPLES_JOURNAL) else None
     tel = read_telemetry(d)
-    tdesc = dict((r.thermal or {}).get("telemetry") or {})
+    tdesc = dict(r.thermal.telemetry or {})
     capture = Capture(tdesc.pop("mode", "none"), tdesc)
     verdict = t0 = t_end = None
     rows = samples[samples["phase"] != "cold"] if samples is not None and len(samples) else None
@@ -477,10 +466,10 @@ def recover_run(run_dir) -> RunResult:
                                o.temp_floor_c, o.latency_floor_rel, o.ci_level, t_end=(t_end - t0) / 1e9)
     reason = "the soak process stopped without finishing (crash or kill); recovered what it had journalled"
     summarize_run(r, samples, tel, capture, o, verdict, t0, t_end, None, None, "incomplete", reason)
-    if (r.power or {}).get("label"):
-        r.power["window"] = None
-        r.power["note"] = "the energy counter's readings died with the soak process: no window energy"
-    folder = RunFolder(d.parent, r.model.get("name", ""), r.board.get("name", ""))
+    if r.power.label:
+        r.power = PowerSection.model_validate({k: v for k, v in r.power.to_dict().items() if k != "window"})
+        r.power.note = "the energy counter's readings died with the soak process: no window energy"
+    folder = RunFolder(d.parent, r.model.name or "", r.board.name or "")
     folder.path = d
     _store(folder, r, samples, tel, o, t0, t_end)
     return r

@@ -19,8 +19,10 @@ from typing import Optional
 
 import numpy as np
 
+from edgebench.bench.energy import datasheet_power
 from edgebench.boards.profile import ESTIMATED_LABEL
 from edgebench.errors import UsageError
+from edgebench.results.figures.energy import WindowEnergy
 
 DEFINITION = "average power over the window / inference rate (idle time between inferences included)"
 
@@ -62,8 +64,6 @@ class EnergyCounter:
 
 def energy_basis(label: str, profile) -> dict:
     """Where a window's energy comes from on this board (see the module doc)."""
-    from edgebench.bench.energy import datasheet_power
-
     if label == "simulated":
         return {"label": "simulated", "method": "the simulated board's energy counter (its power model), "
                 "over the final (sustained) window", "instrument": None, "boundary": "the simulated board"}
@@ -80,7 +80,7 @@ def energy_basis(label: str, profile) -> dict:
 
 
 def window_energy(basis: dict, marks: list, starts_ns, t_from_ns: Optional[int], per_s: Optional[float],
-                  median_s: Optional[float]) -> Optional[dict]:
+                  median_s: Optional[float]) -> Optional[WindowEnergy]:
     """Energy figures of the window from ``t_from_ns`` to the end; ``starts_ns``: every inference's start
     (device clock); ``per_s``/``median_s``: the window's rate and median latency. None when there is none."""
     if not basis.get("label") or not per_s:
@@ -98,18 +98,18 @@ def window_energy(basis: dict, marks: list, starts_ns, t_from_ns: Optional[int],
         if n == 0:
             return None
         joules, span = float(e[-1] - e[i0]), (int(c[-1]) - int(c[i0])) / 1e9
-        return {"per_inference_j": joules / n, "avg_power_w": joules / span, "label": "simulated",
-                "n": n, "span_s": span, "rate_hz": n / span, "definition": DEFINITION}
+        return WindowEnergy(per_inference_j=joules / n, avg_power_w=joules / span, label="simulated",
+                            n=n, span_s=span, rate_hz=n / span, definition=DEFINITION)
     ds = basis["datasheet"]
     if not median_s:
         return None
     if ds["idle_w"] is None:
-        return {"per_inference_j": ds["active_w"] * median_s, "avg_power_w": None, "label": basis["label"],
-                "definition": "datasheet active power x median latency (inference only, idle excluded)"}
+        return WindowEnergy(per_inference_j=ds["active_w"] * median_s, avg_power_w=None, label=basis["label"],
+                            definition="datasheet active power x median latency (inference only, idle excluded)")
     busy = min(1.0, per_s * median_s)
     avg = ds["idle_w"] + (ds["active_w"] - ds["idle_w"]) * busy
-    return {"per_inference_j": avg / per_s, "avg_power_w": avg, "label": basis["label"], "busy_fraction": busy,
-            "rate_hz": per_s, "definition": DEFINITION}
+    return WindowEnergy(per_inference_j=avg / per_s, avg_power_w=avg, label=basis["label"], busy_fraction=busy,
+                        rate_hz=per_s, definition=DEFINITION)
 
 
 __all__ = ["EnergyCounter", "energy_basis", "window_energy"]

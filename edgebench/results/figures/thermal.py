@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Union
 
-from edgebench.results.types import Bool, Count, Figure, Flag, Int, Mapping_, Num, Str, Text, sub
+from edgebench.results.types import Bool, Count, Figure, Flag, Int, Mapping_, Num, Pair, Str, Text, field, sub
 
 
 class Snapshot(Figure):
@@ -41,10 +41,17 @@ class SoakWindow(Figure):
     temp_c: Num = None
     freq_hz: Num = None
     throughput_per_s: Num = None
+    throughput_definition: Text = field("what the window's throughput is (achieved, never 1/median)")
+    throughput_se_log: Num = field("standard error of the log throughput (within the window)")
+    throughput_df: Num = field("its degrees of freedom")
+    scenario: Text = field("`single-stream` or `fixed-rate`")
+    label: Text = None
+    telemetry_samples: Count = field("telemetry samples inside the window (temp_c, freq_hz are their medians)")
 
 
 class ThrottleEvent(Figure):
     events: Count = None
+    first_s: Num = field("first onset after the load started", "s")
     time_s: Num = None
 
 
@@ -55,6 +62,9 @@ class FrequencyShare(Figure):
 
 
 class SoakThermal(Figure):
+    telemetry: Text = field("how telemetry was sampled: `on-device`, `between-chunks` or `none`")
+    judged: Flag = field("whether thermal steady state could be judged (a thermal source)")
+    temp_columns: Optional[List[Str]] = field("the telemetry's temperature columns")
     frequency_source: Text = None
     max_temp_c: Num = None
     max_temp_at_s: Num = None
@@ -62,8 +72,11 @@ class SoakThermal(Figure):
     steady_temp_c: Num = None
     time_to_first_throttle_s: Num = None
     telemetry_samples: Count = None
+    telemetry_cost_s: Num = field("device time spent sampling telemetry", "s")
     telemetry_cost_fraction: Num = None
     throttle_events: Optional[Dict[str, ThrottleEvent]] = None
+    trips_reached: Optional[Dict[str, ThrottleEvent]] = field("thermal-zone trip points reached, per zone and trip")
+    throttle_occurred_unseen: Optional[List[Str]] = field("causes the firmware says happened between samples")
     time_at_frequency: Optional[List[FrequencyShare]] = None
 
 
@@ -80,7 +93,11 @@ class SoakFigure(Figure):
     burst: SoakWindow = sub(SoakWindow)
     sustained: SoakWindow = sub(SoakWindow)
     sustained_over_burst: Num = None
+    sustained_over_burst_ci: Pair = field("its 95% interval (the two windows' within-window uncertainties)")
+    latency_sustained_over_burst: Num = field("sustained median latency / burst median latency")
+    busy_fraction: Num = field("device time inferring / soak duration")
     steady: Flag = None
+    steady_at_s: Num = field("when steady state was established (the end of the soak)", "s")
     duration_s: Num = None
     cool_down: Optional[Mapping_] = None
     thermal: SoakThermal = sub(SoakThermal)
