@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Union
 
-from edgebench.results.types import Count, Figure, Flag, Int, Mapping_, Num, Str, Text, sub
+from edgebench.results.types import Count, Figure, Flag, Int, Mapping_, Num, Str, Text, field, sub
 
 
 class TensorSection(Figure):
@@ -44,6 +44,7 @@ class RuntimeSection(Figure):
 
 class CpuFreqPolicy(Figure):
     governor: Text = None
+    scaling_cur_freq_hz: Num = field("the policy's clock when read (what the agent's collector writes)", "Hz")
     cur_hz: Num = None
     max_hz: Num = None
     min_hz: Num = None

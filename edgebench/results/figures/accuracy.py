@@ -124,6 +124,7 @@ class Resolution(Figure):
     observed_diff_points: Num = None
     resolvable: Flag = None
     resolvable_at_all: Flag = None
+    verdict: Text = None
 
 
 class Fidelity(Figure):
@@ -139,10 +140,14 @@ class Fidelity(Figure):
 
 class SliceSide(Figure):
     accuracy: Num = None
+    ci_low: Num = None
+    ci_high: Num = None
 
 
 class SliceRow(Figure):
     slice: Text = None
+    family: Text = None
+    severity: Count = None
     n: Count = None
     baseline: SliceSide = sub(SliceSide)
     candidate: SliceSide = sub(SliceSide)
@@ -159,6 +164,7 @@ class EdgeCases(Figure):
     clean: SliceRow = sub(SliceRow)
     slices: Optional[List[SliceRow]] = None
     worst: Text = None
+    multiple_comparisons: Optional[Mapping_] = None
 
 
 class GateRow(Figure):
@@ -182,6 +188,7 @@ class Validation(Figure):
     rows: Optional[List[GateRow]] = None
     passed: Flag = None
     failed: Optional[List[Str]] = None
+    default_exceeded: Optional[List[Str]] = None
     unresolved: Optional[List[Any]] = None
     thresholds: Optional[Mapping_] = None
 

@@ -88,6 +88,11 @@ class Throughput(Figure):
     per_repeat_per_s: Optional[List[Num]] = None
     inverse_median_per_s: Num = None
     label: Text = None
+    ci_low_per_s: Num = field("95% interval of `per_s`, low end (over repeats and, for bench, earlier sessions)", "1/s")
+    ci_high_per_s: Num = field("its high end", "1/s")
+    sessions: Count = field("sessions the interval combines")
+    device_busy_per_s: Num = field("inferences over the device time spent inferring", "1/s")
+    host_limited_per_s: Num = field("an emulated board: the wall-clock rate with the emulator and the serial link", "1/s")
 
 
 class Stopping(Figure):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
-from edgebench.results.types import Count, Figure, Mapping_, Num, Pair, Text, field, sub
+from edgebench.results.types import Count, Figure, Mapping_, Num, Pair, Str, Text, field, sub
 
 
 class LocalError(Figure):
@@ -13,6 +13,8 @@ class LocalError(Figure):
     local_ci: Pair = field("its 95% bootstrap interval", "dB")
     drop_db: Num = field("how far below its inputs' SQNR the output falls", "dB")
     what: Text = field("what the figure measures")
+    worst_tenth_sqnr_db: Num = field("the layer's own SQNR over the worst tenth of the inputs", "dB")
+    worst_tenth_ci: Pair = field("its 95% interval", "dB")
 
 
 class LayerErrorRow(Figure):
@@ -25,6 +27,8 @@ class LayerErrorRow(Figure):
     sqnr_db: Num = field("mean over inputs of the SQNR of this output against FP32", "dB")
     sqnr_ci: Pair = field("its 95% interval", "dB")
     output_sqnr_db: Num = field("SQNR of the model output when only up to this layer is quantized", "dB")
+    cosine: Num = field("mean over inputs of the cosine similarity of this output with FP32")
+    saturated_share: Num = field("share of the FP32 values outside the INT8 range (0-1)")
     best_sqnr_db: Num = field("what 8-bit rounding alone allows for this tensor", "dB")
     reference_db: Num = field("the SQNR 8-bit rounding explains for the layer", "dB")
     reference: Text = field("how `reference_db` was made")
@@ -38,7 +42,7 @@ class LayerErrorRow(Figure):
     local: LocalError = sub(LocalError, "the layer's own error")
     weights: Optional[Mapping_] = field("the weights' own rounding (`sqnr_db`, `scale_spread`, ...)")
     channels: Optional[Mapping_] = field("the per-channel range (`widest`, `widest_share`, `crushed`, ...)")
-    explained_by: Text = field("what explains the layer's error, in words")
+    explained_by: Optional[List[Str]] = field("what explains the layer's error, one phrase each")
 
 
 class LayerPick(Figure):
@@ -52,7 +56,7 @@ class LayerPick(Figure):
     best_sqnr_db: Num = field("what rounding alone allows", "dB")
     reference_db: Num = field("what rounding explains", "dB")
     reference: Text = field("how `reference_db` was made")
-    explained_by: Text = field("what explains it")
+    explained_by: Optional[List[Str]] = field("what explains it, one phrase each")
     which: Text = field("the first jump: which figure jumped")
 
 

@@ -48,6 +48,7 @@ class SumRatio(Figure):
     ratio: Num = field("sum of the layers' medians over the whole model's median")
     ci_low: Num = field("95% interval, low end")
     ci_high: Num = field("95% interval, high end")
+    runs: Count = field("repeats the ratio rests on")
 
 
 class ProfileFigure(Figure):

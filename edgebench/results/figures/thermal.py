@@ -45,6 +45,7 @@ class SoakWindow(Figure):
 
 class ThrottleEvent(Figure):
     events: Count = None
+    first_s: Num = None
     time_s: Num = None
 
 

@@ -15,11 +15,13 @@ class VerifyOutput(Figure):
     max_diff_lsb: Num = None
     mean_abs_diff_lsb: Num = None
     top1_agreement: Num = None
+    max_abs_diff: Num = None
 
 
 class VerifySide(Figure):
     kernels: Text = None
     runtime: Optional[Dict[str, Text]] = None
+    where: Text = None
 
 
 class VerifyGate(Figure):
