@@ -23,7 +23,7 @@ def _profile(method="device-counter", ratio=(1.0003, 0.9999, 1.0007), label="emu
                "per_mac": 1.6 if macs else None}
               for k, (op, macs, t) in enumerate([("CONV_2D", 320_000, 0.70e-3), ("DEPTHWISE_CONV_2D", 72_000, 0.21e-3),
                                                  ("CONV_2D", 512_000, 3.89e-3)])]
-    r.extra["profile"] = {
+    r.extra.profile = {
         "method": method, "method_title": "the device's own counter", "statistic": "median", "repeats": 3,
         "sees": "every layer", "cannot_see": "the hook", "layers": layers,
         "by_op": [{"op": "CONV_2D", "count": 2, "time_s": 4.59e-3, "share": 0.956, "per_mac": 1.6},
@@ -40,7 +40,7 @@ def _layer_error():
     r.model = {"name": "digits_bad", "precision": "int8"}
     r.board = {"name": "host"}
     r.runtime = {"name": "ai-edge-litert", "kernels": "reference", "threads": 1}
-    r.extra["baseline"] = {"name": "digits_fp32"}
+    r.extra.baseline = {"name": "digits_fp32"}
     rows = [{"index": 0, "op": "CONV_2D", "sqnr_db": 45.5, "sqnr_ci": [45.4, 45.7], "cosine": 0.99999,
              "output_sqnr_db": 46.9, "local": {"local_sqnr_db": 45.9, "local_ci": [45.7, 46.0]},
              "saturated_share": 0.0, "explained_by": []},
@@ -57,7 +57,7 @@ def _layer_error():
     inp = {"index": None, "op": "input", "sqnr_db": 56.5, "sqnr_ci": [56.3, 56.8], "cosine": 1.0,
            "output_sqnr_db": 56.5, "best_sqnr_db": 56.5, "local": {"local_sqnr_db": 56.5, "local_ci": [56.3, 56.8]},
            "saturated_share": 0.0, "explained_by": []}
-    r.extra["layer_error"] = {"layers": rows, "first_jump": jump, "jump_db": 6.0, "n": 32,
+    r.extra.layer_error = {"layers": rows, "first_jump": jump, "jump_db": 6.0, "n": 32,
                               "method": "bootstrap", "notes": [], "input": inp}
     r.status = "complete"
     return r

@@ -90,8 +90,8 @@ def test_non_measured_claims_say_so_first():
 
 def test_claim_names_throttling_causes():
     r = _result()
-    r.thermal["end"]["throttled"] = {"raw": "0x50005", "under_voltage_now": True, "throttled_now": True,
-                                     "freq_capped_now": False}
+    r.thermal.end.throttled = {"raw": "0x50005", "under_voltage_now": True, "throttled_now": True,
+                               "freq_capped_now": False}
     assert "throttled now (under_voltage, throttled)" in claim(r)
 
 
