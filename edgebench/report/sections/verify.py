@@ -8,7 +8,7 @@ from edgebench.results.figures.verify import VerifyFigure, VerifyOutput
 
 def _row(o: VerifyOutput) -> list:
     return [o.name, f"{o.differing_bytes or 0:,} of {o.bytes or 0:,}", f"{o.differing_samples} of {o.samples}",
-            f"{o.max_diff_lsb} LSB" if o.max_diff_lsb is not None else num(o.max_abs_diff),
+            f"{o.max_diff_lsb:g} LSB" if o.max_diff_lsb is not None else num(o.max_abs_diff),
             "–" if o.top1_agreement is None else fmt.percent(o.top1_agreement)]
 
 
