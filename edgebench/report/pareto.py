@@ -2,14 +2,17 @@
 from its latency runs, accuracy from accuracy runs (candidate and baseline), energy from energy runs."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Set, Tuple
 
 from edgebench.report.sections.base import RunData
-from edgebench.results.conditions import ModelSection
-from edgebench.results.figures.accuracy import SideModel
 from edgebench.results.kinds import kind_of
 
-Model = Union[ModelSection, SideModel]
+
+class Model(Protocol):
+    """A model as a run names it: the run's own (``model``) or an accuracy run's baseline."""
+    name: Optional[str]
+    precision: Optional[str]
+    sha256: Optional[str]
 
 
 def _key(m: Model) -> Optional[str]:
