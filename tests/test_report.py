@@ -63,7 +63,7 @@ def runs(tmp_path_factory):
 
     for d in dirs:
         r = read_result(d)
-        key = "bench_fp32" if r.kind == "bench" and r.model["precision"] == "fp32" else r.kind
+        key = "bench_fp32" if r.kind == "bench" and r.model.precision == "fp32" else r.kind
         kinds.setdefault("energy_sim" if r.kind == "energy" and r.label == "simulated" else key, d)
     assert set(kinds) == {"bench_fp32", "bench", "soak", "accuracy", "energy", "sweep", "energy_sim"}
     synth = tmp_path_factory.mktemp("synthetic")

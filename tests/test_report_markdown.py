@@ -8,7 +8,7 @@ import re
 import pytest
 from conftest import require_module
 
-from edgebench.report import html
+from edgebench.report import html, markdown
 from edgebench.report.check import check
 from edgebench.results.model import RunResult
 
@@ -67,5 +67,5 @@ def test_the_report_keeps_its_own_markdown():
 def test_md_escape_and_code_spans():
     assert html.md_escape("a_b") == "a\\_b" and html.md_escape(None) == "–"
     assert html.md_escape("x\ny") == "x y"
-    code = html._md_code("a``b")
+    code = markdown.md_code("a``b")
     assert code.startswith("```") and _visible(_gfm(code)).strip() == "a``b"

@@ -37,7 +37,7 @@ def test_warnings_are_folded_by_code_and_ranked_by_what_they_change():
 
 def test_a_failed_gate_is_first():
     r = accuracy()
-    r.extra["accuracy"]["validation"] = {"failed": ["top-1 drop"]}
+    r.extra.accuracy.validation = {"failed": ["top-1 drop"]}
     r.warnings = [W["spread"]]
     groups, _ = fold([r])
     assert groups[0].code == "gate-failed" and "top-1 drop" in groups[0].message
@@ -58,8 +58,8 @@ def test_the_summary_has_a_row_per_model_and_board_with_check_icons():
     a, b, c = _runs()
     acc = accuracy("acc")
     acc.board = {"name": "pi5"}
-    acc.extra["accuracy"]["accuracy"] = {"candidate": {"top1": {"accuracy": 0.975, "ci_low": 0.97, "ci_high": 0.98}}}
-    acc.extra["accuracy"]["paired"].update(diff_ci_low_points=-0.9, diff_ci_high_points=-0.1)
+    acc.extra.accuracy.accuracy = {"candidate": {"top1": {"accuracy": 0.975, "ci_low": 0.97, "ci_high": 0.98}}}
+    acc.extra.accuracy.paired.diff_ci_low_points, acc.extra.accuracy.paired.diff_ci_high_points = -0.9, -0.1
     a.extra = {"memory": {"peak_rss_bytes": 48 * 2 ** 20, "rss_bytes": 40 * 2 ** 20, "basis": HWM}}
     runs = [a, b, c, acc]
     s = summarise(runs, check(runs), {"no-thermal-source": "CI VM"}, ("INT8 is 0.5x the speed of FP32",))
@@ -107,7 +107,7 @@ def test_ack_is_recorded_for_the_folder_and_runs_print_it_folded(tmp_path, cli):
     shown = cli("runs", "abc123", "--runs-dir", tmp_path)
     assert "warning (no-thermal-source)" not in shown.stdout and "warning (spread)" in shown.stdout
     assert "1 acknowledged warning: no-thermal-source (CI VM)" in shown.stdout
-    assert store.read_result(run_dir).warnings[0]["code"] == "no-thermal-source"     # still recorded
+    assert store.read_result(run_dir).warnings[0].code == "no-thermal-source"     # still recorded
     listed = cli("ack", "--list", "--runs-dir", tmp_path, "--json")
     assert json.loads(listed.stdout)["acknowledged"] == {"no-thermal-source": "CI VM"}
     assert cli("ack", "no-thermal-source", "--remove", "--runs-dir", tmp_path).returncode == 0

@@ -7,12 +7,19 @@ plots) happens here, in :func:`gather`; :mod:`edgebench.report.html` only render
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from edgebench.cli import options as opt
 from edgebench.errors import EdgebenchError, ResultError
+
+if TYPE_CHECKING:
+    from edgebench.report.sections.base import RunData
+
+# The readers and renderers are imported inside the functions: importing edgebench.report.html
+# (pydantic run record, numpy) costs ~0.28 s (python -X importtime), which `edgebench report --help`
+# and the verb table need not pay.
 
 BATTERY_CELL = "2xAA"
 
@@ -36,14 +43,13 @@ def _soak_series(result, run_dir: Path, samples) -> Optional[dict]:
         tel = tel[tel["t_ns"] >= t0]
         t = (tel["t_ns"].to_numpy(np.int64) - t0) / 1e9
         series.update(t_temp_s=t, temp_c=analysis.primary_temp(tel), t_freq_s=t, freq_hz=analysis.cpu_freq(tel)[1])
-    s = (result.extra or {}).get("soak") or {}
-    for cause, ev in ((s.get("thermal") or {}).get("throttle_events") or {}).items():
-        if isinstance(ev, dict) and ev.get("events") and ev.get("first_s") is not None:
-            series["throttle"].append((ev["first_s"], cause))
-    for key in ("burst", "sustained"):
-        w = s.get(key) or {}
-        if w.get("t_from_s") is not None:
-            series["burst" if key == "burst" else "window"] = (w["t_from_s"], w["t_to_s"])
+    s = result.extra.soak
+    for cause, ev in (s.thermal.throttle_events or {}).items():
+        if ev.events and ev.first_s is not None:
+            series["throttle"].append((ev.first_s, cause))
+    for key, w in (("burst", s.burst), ("window", s.sustained)):
+        if w.t_from_s is not None:
+            series[key] = (w.t_from_s, w.t_to_s)
     return series
 
 
@@ -67,7 +73,7 @@ def _battery(result) -> Optional[dict]:
         life.append(est.life_h)
         lo.append(est.life_low_h)
         hi.append(est.life_high_h)
-    run_duty = ((result.power or {}).get("duty_cycle") or {}).get("duty")
+    run_duty = result.power.duty_cycle.duty
     run_life = None
     if run_duty:
         run_life = estimate(cell, load_from_figures(f["idle_w"], f["event_j"], f["label"], duty=float(run_duty),
@@ -77,7 +83,7 @@ def _battery(result) -> Optional[dict]:
             "assumptions": "80% usable, regulator 85% efficient"}
 
 
-def _samples(data, d: Path) -> None:
+def _samples(data: "RunData", d: Path) -> None:
     from edgebench.results.store import read_samples
 
     if data.samples is None:
@@ -87,12 +93,12 @@ def _samples(data, d: Path) -> None:
             data.samples = None
 
 
-def _soak(data, d: Path) -> None:
+def _soak(data: "RunData", d: Path) -> None:
     _samples(data, d)
     data.soak_series = _soak_series(data.result, d, data.samples)
 
 
-def _energy(data, d: Path) -> None:
+def _energy(data: "RunData", d: Path) -> None:
     import pandas as pd
 
     if (d / "power.parquet").exists():
@@ -102,8 +108,8 @@ def _energy(data, d: Path) -> None:
     data.battery = _battery(data.result)
 
 
-def _plots(data, d: Path) -> None:
-    for name in (data.result.extra or {}).get("plots") or []:
+def _plots(data: "RunData", d: Path) -> None:
+    for name in data.result.extra.plots or []:
         if (d / name).exists() and str(name).endswith(".png"):
             data.images[f"sweep plot {name} (written by edgebench sweep)"] = (d / name).read_bytes()
 
@@ -112,11 +118,11 @@ def _plots(data, d: Path) -> None:
 READERS = {"latency": _samples, "soak": _soak, "energy": _energy, "points": _plots}
 
 
-def gather(run_dir, result=None) -> "object":
+def gather(run_dir, result=None) -> "RunData":
     """A :class:`edgebench.report.html.RunData` with what the run's folder holds for the report
     sections of its kind (:attr:`edgebench.results.kinds.RunKind.sections`; ``result``: its run.json,
     if already read)."""
-    from edgebench.report.html import RunData
+    from edgebench.report.sections.base import RunData
     from edgebench.results.kinds import kind_of
     from edgebench.results.store import read_result
 
@@ -130,16 +136,15 @@ def gather(run_dir, result=None) -> "object":
     return data
 
 
-def _comparisons(datas: list) -> list:
+def _comparisons(datas: List["RunData"]) -> list:
     """Each latency run against the first of the same label and kind (all stages, conditions listed),
     as ``compare`` compares them: every session on record of each side in the baseline's runs folder
     combined (:func:`edgebench.bench.compare.compare_stored`)."""
     from edgebench.bench.compare import compare_stored
     from edgebench.results.kinds import kind_of
 
-    lat = [x for x in datas if kind_of(x.result).repeats and x.samples is not None
-           and ((x.result.latency or {}).get("e2e") or {}).get("median_s")]
-    out = []
+    lat = [x for x in datas if kind_of(x.result).repeats and x.samples is not None and x.result.stage("e2e").median_s]
+    out: list = []
     if len(lat) < 2:
         return out
     base = lat[0]

@@ -8,11 +8,15 @@ says the label of its figures in its title (measured, emulated, simulated, estim
 from __future__ import annotations
 
 import io
-from typing import Optional
+from typing import Any, List, Mapping, Optional, Union
 
 import numpy as np
 
 from edgebench.report.plots import binned
+from edgebench.results.figures.accuracy import CalibrationSection, EdgeCases, SliceRow, SliceSide
+from edgebench.results.figures.latency import LatencyFigure
+from edgebench.results.figures.layer_error import LayerErrorFigure, LayerErrorRow
+from edgebench.results.figures.profile import ProfileFigure, ProfileRow
 
 DPI = 100
 STAGE_COLOURS = {"prep": "tab:orange", "set": "tab:purple", "invoke": "tab:blue", "get": "tab:green"}
@@ -42,7 +46,7 @@ def _unit(seconds: Optional[float]) -> tuple:
     return "µs", 1e-6
 
 
-def latency_distribution(e2e_s, summary: dict, title: str, label: str) -> bytes:
+def latency_distribution(e2e_s: Any, summary: LatencyFigure, title: str, label: str) -> bytes:
     """Histogram, empirical CDF and the repeat runs of the end-to-end latencies after warm-up.
 
     ``summary``: the run's ``latency.e2e`` block (median, headline interval, ``per_run``).
@@ -52,13 +56,13 @@ def latency_distribution(e2e_s, summary: dict, title: str, label: str) -> bytes:
     """
     x = np.asarray(e2e_s, dtype=np.float64)
     x = x[np.isfinite(x)]
-    med = summary.get("median_s") or (float(np.median(x)) if x.size else None)
+    med = summary.median_s or (float(np.median(x)) if x.size else None)
     unit, scale = _unit(med)
     fig = _figure(11.0, 3.6)
     ax_h, ax_c, ax_r = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.4, 1.4, 0.8]})
-    lo_ci, hi_ci = summary.get("ci_low_s"), summary.get("ci_high_s")
-    runs = [r for r in summary.get("per_run") or [] if r.get("median_s") is not None]
-    band = f"95% CI of the median ({int(summary.get('runs') or 1)} run{'s' if (summary.get('runs') or 1) > 1 else ''})"
+    lo_ci, hi_ci = summary.ci_low_s, summary.ci_high_s
+    runs = [r for r in summary.per_run or [] if r.median_s is not None]
+    band = f"95% CI of the median ({int(summary.runs or 1)} run{'s' if (summary.runs or 1) > 1 else ''})"
     if x.size:
         lo, hi = np.percentile(x, [0.5, 99.0])
         shown = x[(x >= lo) & (x <= hi)]
@@ -73,8 +77,8 @@ def latency_distribution(e2e_s, summary: dict, title: str, label: str) -> bytes:
         ax_c.plot(xs / scale, ys, color="0.2", lw=1.2, label="all samples")
         if xs[-1] / max(xs[0], 1e-12) > 3:
             ax_c.set_xscale("log")
-        for q, name in ((0.99, "p99"), (0.999, "p99.9")):
-            v = summary.get(f"p{str(q)[2:]}_s") or (float(np.quantile(x, q)) if x.size >= 1 / (1 - q) else None)
+        for q, name, known in ((0.99, "p99", summary.p99_s), (0.999, "p99.9", summary.p999_s)):
+            v = known or (float(np.quantile(x, q)) if x.size >= 1 / (1 - q) else None)
             if v:
                 ax_c.axvline(v / scale, color="tab:orange", ls=":", lw=1)
                 ax_c.text(v / scale, 0.05, f" {name}", color="tab:orange", fontsize=7)
@@ -89,8 +93,8 @@ def latency_distribution(e2e_s, summary: dict, title: str, label: str) -> bytes:
     if med:
         ax_r.axhline(med / scale, color="tab:blue", lw=1.2)
     for k, r in enumerate(runs):
-        m = r["median_s"]
-        lo_r, hi_r = r.get("ci_low_s"), r.get("ci_high_s")
+        m = r.median_s or 0.0
+        lo_r, hi_r = r.ci_low_s, r.ci_high_s
         err = None if lo_r is None or hi_r is None else [[(m - lo_r) / scale], [(hi_r - m) / scale]]
         ax_r.errorbar([k + 1], [m / scale], yerr=err, fmt="o", color="tab:red", ms=5, capsize=3)
     if runs:
@@ -112,12 +116,16 @@ def latency_distribution(e2e_s, summary: dict, title: str, label: str) -> bytes:
     return _png(fig)
 
 
-def stage_breakdown(latency: dict, title: str, label: str) -> bytes:
+def _median(latency: Mapping[str, LatencyFigure], stage: str) -> Optional[float]:
+    fig = latency.get(stage)
+    return fig.median_s if fig is not None else None
+
+
+def stage_breakdown(latency: Mapping[str, LatencyFigure], title: str, label: str) -> bytes:
     """Median of each stage stacked (prep, set, invoke, get) beside the end-to-end median:
     how much of end to end is the model (invoke) and how much the harness around it."""
-    e2e = (latency.get("e2e") or {}).get("median_s")
-    parts = [(s, (latency.get(s) or {}).get("median_s")) for s in ("prep", "set", "invoke", "get")]
-    parts = [(s, v) for s, v in parts if v is not None]
+    e2e = _median(latency, "e2e")
+    parts = [(s, v) for s in ("prep", "set", "invoke", "get") for v in [_median(latency, s)] if v is not None]
     unit, scale = _unit(e2e or (sum(v for _, v in parts) if parts else None))
     fig = _figure(11.0, 2.2)
     ax = fig.subplots(1, 1)
@@ -136,7 +144,7 @@ def stage_breakdown(latency: dict, title: str, label: str) -> bytes:
     ax.set_xlabel(f"median latency ({unit})")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     ax.grid(alpha=0.3, axis="x")
-    inv = (latency.get("invoke") or {}).get("median_s")
+    inv = _median(latency, "invoke")
     share = f": the model (invoke) is {100 * inv / e2e:.0f}% of end to end" if inv and e2e else ""
     fig.suptitle(f"{title}{share} [{label}]", fontsize=10)
     return _png(fig)
@@ -165,7 +173,7 @@ def soak_series(series: dict, title: str, label: str) -> bytes:
     unit, scale = _unit(med_all)
     axes[2].fill_between(c, lo / scale, hi / scale, color="tab:green", alpha=0.25, lw=0, label="10–90%")
     axes[2].plot(c, med / scale, color="tab:green", lw=1.2, label="median")
-    causes = {}
+    causes: dict = {}
     for t, cause in series.get("throttle") or []:
         for ax in axes:
             ax.axvline(t, color="black", ls="--", lw=0.8)
@@ -188,23 +196,24 @@ def soak_series(series: dict, title: str, label: str) -> bytes:
     return _png(fig)
 
 
-def reliability(calibration: dict, title: str, label: str) -> bytes:
+def reliability(calibration: CalibrationSection, title: str, label: str) -> bytes:
     """Reliability diagram: accuracy against confidence per bin, baseline and candidate, with
     the diagonal (perfect calibration) and each bin's sample count as marker area."""
     fig = _figure(5.5, 5.0)
     ax = fig.subplots(1, 1)
     ax.plot([0, 1], [0, 1], ls="--", color="0.5", lw=1, label="perfectly calibrated")
-    for key, colour, marker in (("baseline", "tab:gray", "s"), ("candidate", "tab:blue", "o")):
-        block = calibration.get(key) or {}
-        bins = [b for b in block.get("bins") or [] if b.get("count")]
+    for key, block, colour, marker in (("baseline", calibration.baseline, "tab:gray", "s"),
+                                       ("candidate", calibration.candidate, "tab:blue", "o")):
+        bins = [b for b in block.bins or [] if b.count]
         if not bins:
             continue
-        conf = np.array([b["confidence"] for b in bins])
-        acc = np.array([b["accuracy"] for b in bins])
-        n = np.array([b["count"] for b in bins], float)
+        conf = np.array([b.confidence for b in bins], float)
+        acc = np.array([b.accuracy for b in bins], float)
+        n = np.array([b.count for b in bins], float)
+        ece = block.ece_debiased if block.ece_debiased is not None else block.ece
         ax.plot(conf, acc, "-", color=colour, lw=1)
         ax.scatter(conf, acc, s=12 + 200 * n / n.max(), color=colour, marker=marker, alpha=0.8,
-                   label=f"{key}: ECE {block.get('ece_debiased', block.get('ece', float('nan'))):.3f}")
+                   label=f"{key}: ECE {ece if ece is not None else float('nan'):.3f}")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("confidence (top-class probability)")
@@ -215,27 +224,32 @@ def reliability(calibration: dict, title: str, label: str) -> bytes:
     return _png(fig)
 
 
-def edge_slices(edge: dict, title: str, label: str) -> bytes:
+def _side(row: SliceRow, key: str) -> SliceSide:
+    return row.baseline if key == "baseline" else row.candidate
+
+
+def edge_slices(edge: EdgeCases, title: str, label: str) -> bytes:
     """Top-1 accuracy per perturbation family against severity, baseline and candidate, with
     Wilson intervals; the clean accuracy as a dotted line."""
-    slices = edge.get("slices") or []
-    families = list(dict.fromkeys(s.get("family") for s in slices))
+    slices = edge.slices or []
+    families = list(dict.fromkeys(s.family for s in slices))
     cols = min(4, max(1, len(families)))
     rows = max(1, -(-len(families) // cols))
     fig = _figure(11.0, 1.0 + 2.3 * rows)
     axes = np.atleast_1d(fig.subplots(rows, cols, sharey=True, squeeze=False)).ravel()
-    clean = edge.get("clean") or {}
     for ax, fam in zip(axes, families):
-        rows_f = sorted((s for s in slices if s.get("family") == fam), key=lambda s: s.get("severity") or 0)
-        sev = np.array([s.get("severity") or 0 for s in rows_f], float)
+        rows_f = sorted((s for s in slices if s.family == fam), key=lambda s: s.severity or 0)
+        sev = np.array([s.severity or 0 for s in rows_f], float)
         for key, colour, dx in (("baseline", "tab:gray", -0.08), ("candidate", "tab:blue", 0.08)):
-            acc = np.array([s[key]["accuracy"] for s in rows_f]) * 100
-            lo = acc - np.array([s[key]["ci_low"] for s in rows_f]) * 100
-            hi = np.array([s[key]["ci_high"] for s in rows_f]) * 100 - acc
+            sides = [_side(s, key) for s in rows_f]
+            acc = np.array([x.accuracy for x in sides], float) * 100
+            lo = acc - np.array([x.ci_low for x in sides], float) * 100
+            hi = np.array([x.ci_high for x in sides], float) * 100 - acc
             ax.errorbar(sev + dx, acc, yerr=[lo, hi], fmt="o-", color=colour, ms=3, lw=1, capsize=2, label=key)
-            if clean.get(key):
-                ax.axhline(100 * clean[key]["accuracy"], color=colour, ls=":", lw=1)
-        worst = [s for s in rows_f if s.get("slice") == edge.get("worst")]
+            clean = _side(edge.clean, key)
+            if clean.accuracy is not None:
+                ax.axhline(100 * clean.accuracy, color=colour, ls=":", lw=1)
+        worst = [s for s in rows_f if s.slice == edge.worst]
         ax.set_title(f"{fam}" + ("  (worst slice)" if worst else ""), fontsize=9,
                      color="tab:red" if worst else "black")
         ax.grid(alpha=0.3)
@@ -360,24 +374,24 @@ def pareto(points: list, title: str) -> bytes:
 
 # ---------------------------------------------------------------- layer runs (report/layers.py)
 
-def _layer_label(r) -> str:
-    idx = "" if r.get("index") is None else f"{r['index']} "
-    return f"{idx}{r['op']}"
+def _layer_label(r: Union[ProfileRow, LayerErrorRow]) -> str:
+    idx = "" if r.index is None else f"{r.index} "
+    return f"{idx}{r.op}"
 
 
-def layer_times(p: dict, title: str, label: str) -> bytes:
+def layer_times(p: ProfileFigure, title: str, label: str) -> bytes:
     """Horizontal bars: each timed layer's time with its 95% interval, in execution order, the share
     of the whole written beside; grey: rows outside the sum."""
-    rows = [r for r in p["layers"] if r.get("median_s") is not None]
-    unit, scale = _unit(max((r["median_s"] for r in rows), default=1e-6))
+    rows = [r for r in p.layers or [] if r.median_s is not None]
+    unit, scale = _unit(max((r.median_s or 0.0 for r in rows), default=1e-6))
     fig = _figure(9.0, 1.2 + 0.32 * max(1, len(rows)))
     ax = fig.subplots()
     y = np.arange(len(rows))[::-1]
-    med = np.array([r["median_s"] for r in rows]) / scale
-    bare = [r.get("ci_low_s") is None or r.get("ci_high_s") is None for r in rows]
-    lo = np.array([r["median_s"] if b else r["ci_low_s"] for r, b in zip(rows, bare)]) / scale
-    hi = np.array([r["median_s"] if b else r["ci_high_s"] for r, b in zip(rows, bare)]) / scale
-    colours = ["tab:blue" if r.get("in_sum") else "tab:gray" for r in rows]
+    med = np.array([r.median_s for r in rows], float) / scale
+    bare = [r.ci_low_s is None or r.ci_high_s is None for r in rows]
+    lo = np.array([r.median_s if b else r.ci_low_s for r, b in zip(rows, bare)], float) / scale
+    hi = np.array([r.median_s if b else r.ci_high_s for r, b in zip(rows, bare)], float) / scale
+    colours = ["tab:blue" if r.in_sum else "tab:gray" for r in rows]
     # a layer without an interval is hatched and named so, never drawn like an exact figure
     bars = ax.barh(y, med, color=colours, xerr=[med - lo, hi - med], capsize=2, ecolor="black")
     for patch, b in zip(bars.patches, bare):
@@ -385,43 +399,43 @@ def layer_times(p: dict, title: str, label: str) -> bytes:
             patch.set_hatch("//")
     ax.set_yticks(y, [_layer_label(r) + (" (no interval)" if b else "") for r, b in zip(rows, bare)], fontsize=8)
     for yy, m, r in zip(y, hi, rows):
-        if r.get("share") is not None:
-            ax.text(m, yy, f"  {100 * r['share']:.1f}%", va="center", fontsize=7)
-    ax.set_xlabel(f"{p.get('statistic', 'median')} time per inference ({unit}), 95% CI")
-    ax.set_title(f"{title} — {label}, {p['method']}", fontsize=10)
-    if p.get("method") == "isolated":
+        if r.share is not None:
+            ax.text(m, yy, f"  {100 * r.share:.1f}%", va="center", fontsize=7)
+    ax.set_xlabel(f"{p.statistic or 'median'} time per inference ({unit}), 95% CI")
+    ax.set_title(f"{title} — {label}, {p.method}", fontsize=10)
+    if p.method == "isolated":
         ax.text(0.99, 0.01, "isolated timings omit cache and fusion effects", transform=ax.transAxes,
                 ha="right", va="bottom", fontsize=7, color="tab:red")
     return _png(fig)
 
 
-def layer_sqnr(s: dict, title: str, label: str) -> bytes:
+def layer_sqnr(s: LayerErrorFigure, title: str, label: str) -> bytes:
     """SQNR of every layer with its interval (INT8 against FP32), the output quantization's own
     SQNR, the local SQNR, and the first jump marked."""
-    rows = [s["input"]] + s["layers"] if s.get("input") else s["layers"]
+    rows = ([s.input] if s.input else []) + list(s.layers or [])
     x = np.arange(len(rows))
     fig = _figure(9.0, 3.6)
     ax = fig.subplots()
 
-    def series(key):
-        return np.array([np.nan if r.get(key) is None else r[key] for r in rows], dtype=float)
+    def series(values: List[Optional[float]]) -> Any:
+        return np.array([np.nan if v is None else v for v in values], dtype=float)
 
-    sq = series("sqnr_db")
-    lo = np.array([np.nan if not r.get("sqnr_ci") else r["sqnr_ci"][0] for r in rows], dtype=float)
-    hi = np.array([np.nan if not r.get("sqnr_ci") else r["sqnr_ci"][1] for r in rows], dtype=float)
+    sq = series([r.sqnr_db for r in rows])
+    lo = series([r.sqnr_ci[0] if r.sqnr_ci else None for r in rows])
+    hi = series([r.sqnr_ci[1] if r.sqnr_ci else None for r in rows])
     ax.fill_between(x, lo, hi, color="tab:blue", alpha=0.2, linewidth=0)
     ax.plot(x, sq, "o-", color="tab:blue", label="SQNR, INT8 vs FP32 (95% CI)")
-    ax.plot(x, series("output_sqnr_db"), "s--", color="tab:green", label="output quantization alone")
-    ax.plot(x, series("best_sqnr_db"), "_", color="black", markersize=12, label="over its own observed range")
-    local = np.array([np.nan if not r.get("local") or r["local"].get("local_sqnr_db") is None
-                      else r["local"]["local_sqnr_db"] for r in rows], dtype=float)
+    ax.plot(x, series([r.output_sqnr_db for r in rows]), "s--", color="tab:green", label="output quantization alone")
+    ax.plot(x, series([r.best_sqnr_db for r in rows]), "_", color="black", markersize=12,
+            label="over its own observed range")
+    local = series([r.local.local_sqnr_db for r in rows])
     ax.plot(x, local, "^:", color="tab:orange", label="local (noise the layer adds)")
-    fj = s.get("first_jump")
-    jump = next((k for k, r in enumerate(rows) if fj and r["index"] == fj["index"] and r["op"] == fj["op"]), None)
+    fj = s.first_jump
+    jump = next((k for k, r in enumerate(rows) if fj and r.index == fj.index and r.op == fj.op), None)
     if jump is not None:
         ax.axvline(jump, color="tab:red", linestyle="-", alpha=0.5)
         ax.text(jump, ax.get_ylim()[1], " first jump", color="tab:red", va="top", fontsize=8)
-    ax.set_xticks(x, ["input" if r["index"] is None else _layer_label(r) for r in rows], rotation=45,
+    ax.set_xticks(x, ["input" if r.index is None else _layer_label(r) for r in rows], rotation=45,
                   ha="right", fontsize=7)
     ax.set_ylabel("dB")
     ax.set_title(f"{title} — {label}", fontsize=10)

@@ -10,11 +10,13 @@ what they change, each remedy once (:mod:`edgebench.report.warnings`); acknowled
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from edgebench.report import format as fmt
 from edgebench.report.warnings import acknowledged_line, fold
+from edgebench.results.figures.device import FitFigure, MemoryFigure
 from edgebench.results.kinds import kind_of
+from edgebench.results.model import RunResult
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 #: a verdict -> its icon in HTML/Markdown and on a terminal.
@@ -34,55 +36,62 @@ def size(nbytes) -> str:
     return f"{int(n)} B"
 
 
-def memory_text(mem: Optional[dict], short: bool = False) -> Optional[str]:
+def _memory(mem: Union[MemoryFigure, Mapping[str, Any], None]) -> MemoryFigure:
+    """``extra.memory`` as its figure (a dict, as :mod:`edgebench.bench.memory` computes it, is read as one)."""
+    if isinstance(mem, MemoryFigure):
+        return mem
+    return MemoryFigure.model_validate(dict(mem)) if mem else MemoryFigure()
+
+
+def memory_text(mem: Union[MemoryFigure, Mapping[str, Any], None], short: bool = False) -> Optional[str]:
     """``extra.memory`` in a few words: a process's peak RSS, or a microcontroller's arena, scratch and
     model (``short``: the arena only, a table cell)."""
-    if not mem:
+    m = _memory(mem)
+    if m.peak_rss_bytes is not None:
+        return f"peak RSS {size(m.peak_rss_bytes)}"
+    if m.rss_bytes is not None:
+        return f"RSS {size(m.rss_bytes)}"
+    if m.arena_bytes is None:
         return None
-    if mem.get("peak_rss_bytes") is not None or mem.get("rss_bytes") is not None:
-        return (f"peak RSS {size(mem.get('peak_rss_bytes'))}" if mem.get("peak_rss_bytes") is not None
-                else f"RSS {size(mem.get('rss_bytes'))}")
-    if mem.get("arena_bytes") is None:
-        return None
-    parts = [f"arena {size(mem['arena_bytes'])}"]
+    parts = [f"arena {size(m.arena_bytes)}"]
     if short:
         return parts[0]
-    if mem.get("scratch_bytes"):
-        parts.append(f"scratch {size(mem['scratch_bytes'])}")
-    parts.append(f"model {size(mem.get('model_bytes'))}")
+    if m.scratch_bytes:
+        parts.append(f"scratch {size(m.scratch_bytes)}")
+    parts.append(f"model {size(m.model_bytes)}")
     return ", ".join(parts)
 
 
-def _fitting(checks: list) -> Optional[list]:
+def _fitting(checks: List[FitFigure]) -> Optional[List[FitFigure]]:
     """The sizes of the first placement (ram, flash) in which every size fits (those of both included);
     None when the model fits in none."""
-    def of(p):
-        return [c for c in checks if c.get("placement") in (p, "both", "", None)]
+    def of(p: Optional[str]) -> List[FitFigure]:
+        return [c for c in checks if c.placement in (p, "both", "", None)]
 
-    placements = sorted({c.get("placement") for c in checks} - {"both", "", None}) or ["ram"]
-    return next((of(p) for p in placements if all(c.get("fits") for c in of(p))), None)
+    placements = sorted({c.placement for c in checks if c.placement not in ("both", "", None)}) or ["ram"]
+    return next((of(p) for p in placements if all(c.fits for c in of(p))), None)
 
 
-def fit_text(mem: Optional[dict], short: bool = False) -> Optional[str]:
+def fit_text(mem: Union[MemoryFigure, Mapping[str, Any], None], short: bool = False) -> Optional[str]:
     """The fit sizes of a microcontroller run: ``fits: RAM 21.0 KiB of 192 KiB (11%); ...``, each size once;
     ``short``: ``fits (RAM 11%)``, the fullest size only (a table cell)."""
-    checks = [c for c in (mem or {}).get("fit") or [] if c.get("have_bytes")]
+    checks = [c for c in _memory(mem).fit or [] if c.have_bytes]
     if not checks:
         return None
     fitting = _fitting(checks)
     verdict = "fits" if fitting is not None else "DOES NOT FIT"
 
-    def share(c) -> float:
-        return 100.0 * (c.get("need_bytes") or 0) / c["have_bytes"]
+    def share(c: FitFigure) -> float:
+        return 100.0 * (c.need_bytes or 0) / (c.have_bytes or 1)
 
     if short:
         full = max(fitting or checks, key=share)
-        return f"{verdict} ({full.get('what')} {share(full):.0f}%)"
+        return f"{verdict} ({full.what} {share(full):.0f}%)"
     out, seen = [], set()
     for c in checks:
-        if c.get("what") not in seen:
-            seen.add(c.get("what"))
-            out.append(f"{c.get('what')} {size(c.get('need_bytes'))} of {size(c['have_bytes'])} ({share(c):.0f}%)")
+        if c.what not in seen:
+            seen.add(c.what)
+            out.append(f"{c.what} {size(c.need_bytes)} of {size(c.have_bytes)} ({share(c):.0f}%)")
     return f"{verdict}: " + "; ".join(out)
 
 
@@ -144,57 +153,54 @@ class Summary:
                 "acknowledged": [g.to_dict() for g in self.acknowledged]}
 
 
-def latency_headline(r) -> Optional[str]:
-    e2e = (r.latency or {}).get("e2e") or {}
-    if not e2e.get("median_s"):
+def latency_headline(r: RunResult) -> Optional[str]:
+    e2e = r.stage("e2e")
+    if not e2e.median_s:
         return None
-    ci = fmt.duration_range(e2e.get("ci_low_s"), e2e.get("ci_high_s")) if e2e.get("ci_low_s") is not None else None
-    return f"e2e {fmt.duration(e2e['median_s'])}" + (f" [{ci}]" if ci else "")
+    ci = fmt.duration_range(e2e.ci_low_s, e2e.ci_high_s) if e2e.ci_low_s is not None else None
+    return f"e2e {fmt.duration(e2e.median_s)}" + (f" [{ci}]" if ci else "")
 
 
-def accuracy_figures(r) -> Optional[tuple]:
+def accuracy_figures(r: RunResult) -> Optional[Tuple[str, str]]:
     """``(top-1 text, delta text)`` of an accuracy run."""
-    a = (r.extra or {}).get("accuracy") or {}
-    t1 = ((a.get("accuracy") or {}).get("candidate") or {}).get("top1") or {}
-    p = a.get("paired") or {}
-    if t1.get("accuracy") is None:
+    a = r.extra.accuracy
+    t1, p = a.accuracy.candidate.top1, a.paired
+    if t1.accuracy is None:
         return None
-    top1 = f"top-1 {fmt.percent(t1['accuracy'])}" + (
-        f" [{fmt.percent(t1.get('ci_low'))}–{fmt.percent(t1.get('ci_high'))}]" if t1.get("ci_low") is not None else "")
+    top1 = f"top-1 {fmt.percent(t1.accuracy)}" + (
+        f" [{fmt.percent(t1.ci_low)}–{fmt.percent(t1.ci_high)}]" if t1.ci_low is not None else "")
     delta = "–"
-    if p.get("diff_points") is not None:
-        delta = f"{p['diff_points']:+.2f} pt" + (
-            f" [{p['diff_ci_low_points']:+.2f}, {p['diff_ci_high_points']:+.2f}]"
-            if p.get("diff_ci_low_points") is not None and p.get("diff_ci_high_points") is not None else "")
+    if p.diff_points is not None:
+        delta = f"{p.diff_points:+.2f} pt" + (
+            f" [{p.diff_ci_low_points:+.2f}, {p.diff_ci_high_points:+.2f}]"
+            if p.diff_ci_low_points is not None and p.diff_ci_high_points is not None else "")
     return top1, delta
 
 
-def energy_headline(r) -> Optional[str]:
-    ev = (r.power or {}).get("inference") or {}
-    if not ev.get("energy_j"):
+def energy_headline(r: RunResult) -> Optional[str]:
+    ev = r.power.inference
+    if not ev.energy_j:
         return None
-    lo, hi = ev.get("ci_low_j"), ev.get("ci_high_j")
-    return f"{fmt.count(round(ev['energy_j'] * 1e6))} µJ/inference" + (
+    lo, hi = ev.ci_low_j, ev.ci_high_j
+    return f"{fmt.count(round(ev.energy_j * 1e6))} µJ/inference" + (
         f" [{lo * 1e6:,.0f}–{hi * 1e6:,.0f}]" if lo is not None and hi is not None else "")
 
 
-def _row_key(r) -> tuple:
-    m = r.model or {}
-    return (m.get("sha256") or m.get("name"), (r.board or {}).get("name"))
+def _row_key(r: RunResult) -> Tuple[Optional[str], Optional[str]]:
+    return (r.model.sha256 or r.model.name, r.board.name)
 
 
-def summarise(runs: list, report=None, acks: Optional[dict] = None, answers: tuple = ()) -> Summary:
+def summarise(runs: Sequence[RunResult], report: Any = None, acks: Optional[dict] = None, answers: tuple = ()) -> Summary:
     """The summary of ``runs`` (RunResult objects), with ``report`` (their CheckReport, optional) and the
     acknowledgements of their runs folder (``acks``: code -> reason)."""
-    rows: dict = {}
+    rows: Dict[Tuple[Optional[str], Optional[str]], Row] = {}
     for r in runs:
-        m = r.model or {}
         key = _row_key(r)
         if key not in rows:
-            name = str(m.get("name"))
-            prec = str(m.get("precision") or "")
+            name = str(r.model.name)
+            prec = str(r.model.precision or "")
             rows[key] = Row(f"{name} {prec.upper()}".strip() if prec and prec.lower() not in name.lower() else name,
-                            str((r.board or {}).get("name")), r.label)
+                            str(r.board.name), r.label)
         row = rows[key]
         row.runs.append(r.run_id)
         if r.label not in row.label.split("/"):
@@ -211,7 +217,7 @@ def summarise(runs: list, report=None, acks: Optional[dict] = None, answers: tup
             row.accuracy = acc[1]
             if row.headline == "–":
                 row.headline = acc[0]
-        mem = (r.extra or {}).get("memory")
+        mem = r.extra.memory
         text = ", ".join(t for t in (memory_text(mem, short=True), fit_text(mem, short=True)) if t)
         if text and row.memory == "–":
             row.memory = text

@@ -12,9 +12,9 @@ Every run keeps its warnings in run.json (``{code, message, remedy}``). What pri
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Dict, Iterable, List, Optional, Tuple
 
-from edgebench.results.model import failed_gates
+from edgebench.results.model import RunResult, RunWarning, failed_gates
 
 GATE, LABEL, INCOMPLETE, UNCERTAIN, CONDITIONS = range(5)
 #: rank -> what warnings of that rank change (a heading for the grouped list).
@@ -67,17 +67,18 @@ class WarningGroup:
                 "remedy": self.remedy, "runs": list(self.runs), "acknowledged": self.acknowledged}
 
 
-def run_warnings(result) -> list:
+def run_warnings(result: RunResult) -> List[RunWarning]:
     """The run's warnings with a failed gate and a non-measured label first, as warnings of their own."""
     out = []
     gates = failed_gates(result)
     if gates:
-        out.append({"code": "gate-failed", "message": "failed: " + "; ".join(str(g) for g in gates),
-                    "remedy": "the run does not meet the limits set: fix the model or the board, or revise them"})
+        out.append(RunWarning(code="gate-failed", message="failed: " + "; ".join(str(g) for g in gates),
+                              remedy="the run does not meet the limits set: fix the model or the board, or revise "
+                                     "them"))
     if result.label in _LABELS:
         what, remedy = _LABELS[result.label]
-        out.append({"code": f"label-{result.label}", "message": what, "remedy": remedy})
-    return out + [w for w in (result.warnings or []) if isinstance(w, dict)]
+        out.append(RunWarning(code=f"label-{result.label}", message=what, remedy=remedy))
+    return out + list(result.warnings)
 
 
 def foldable(acks: Optional[dict]) -> dict:
@@ -86,22 +87,22 @@ def foldable(acks: Optional[dict]) -> dict:
     return {code: why for code, why in (acks or {}).items() if rank(code) != GATE}
 
 
-def fold(results: Iterable, acks: Optional[dict] = None) -> tuple[list, list]:
+def fold(results: Iterable[RunResult], acks: Optional[dict] = None) -> Tuple[List[WarningGroup], List[WarningGroup]]:
     """``(groups, acknowledged)``: one :class:`WarningGroup` per code over ``results``, ranked (rank, then
     the number of runs it concerns, then first seen); the acknowledged codes (``acks``: code -> reason)
     apart, in the same order (:func:`foldable`)."""
     acks = foldable(acks)
-    groups: dict = {}
+    groups: Dict[str, WarningGroup] = {}
     for r in results:
         for w in run_warnings(r):
-            code = str(w.get("code") or "warning")
+            code = str(w.code or "warning")
             g = groups.get(code)
             if g is None:
-                g = groups[code] = WarningGroup(code, rank(code), str(w.get("message") or ""),
-                                                str(w.get("remedy") or ""), acknowledged=acks.get(code))
+                g = groups[code] = WarningGroup(code, rank(code), str(w.message or ""), str(w.remedy or ""),
+                                                acknowledged=acks.get(code))
             if r.run_id not in g.runs:
                 g.runs.append(r.run_id)
-                g.messages.append(str(w.get("message") or ""))
+                g.messages.append(str(w.message or ""))
     seen = {code: i for i, code in enumerate(groups)}
     ordered = sorted(groups.values(), key=lambda g: (g.rank, -len(g.runs), seen[g.code]))
     return [g for g in ordered if g.acknowledged is None], [g for g in ordered if g.acknowledged is not None]

@@ -45,6 +45,7 @@ class RuntimeSection(Figure):
 
 class CpuFreqPolicy(Figure):
     governor: Text = None
+    scaling_cur_freq_hz: Num = field("the policy's clock when read (what the agent's collector writes)", "Hz")
     cur_hz: Num = None
     max_hz: Num = None
     min_hz: Num = None

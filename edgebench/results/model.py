@@ -107,6 +107,8 @@ class Extra(Figure):
     plots: Optional[List[Str]] = field("the plot files written beside run.json")
     achieved_rate_hz: Num = field("fixed-rate scenario: the rate achieved", "Hz")
     requested_rate_hz: Num = field("fixed-rate scenario: the rate asked for", "Hz")
+    figure_window: Optional[Mapping_] = field("soak: the window the claim's figures come from (`name`, `freq_hz`, "
+                                              "`temp_c`), or null")
     writer: Optional[Mapping_] = field("while `running`: the writing process (`pid`, `host`, `boot_id`, ...)")
     recovery: Optional[Mapping_] = field("a recovered run: what was recovered from the journal")
     labels: Optional[Dict[str, Str]] = field("the run's `--label key=value` pairs (docs/store.md)")
