@@ -216,8 +216,9 @@ def variation_levels(runs: list) -> Verdict:
         if not kind_of(r).latency or not has_latency(r):
             return None
         sv, tp = e2e(r).session_variation, r.throughput
-        # the throughput's interval and host-limited rate (version 3) are not declared in Throughput yet
-        lo, hi, host = tp.other("ci_low_per_s"), tp.other("ci_high_per_s"), tp.other("host_limited_per_s")
+        # getattr: the throughput's interval (version 3) is declared in Throughput on benchlat's branch
+        lo, hi = getattr(tp, "ci_low_per_s", None), getattr(tp, "ci_high_per_s", None)
+        host = getattr(tp, "host_limited_per_s", None)
         problems = []
         if kind_of(r).repeats and not sv:
             problems.append("its latency interval has no between-invocation term (made before edgebench "
