@@ -34,13 +34,13 @@ def print_warnings(console, result, skip: tuple = (), run_dir=None) -> None:
     acks = foldable(acks_for([run_dir], problems)) if run_dir is not None else {}
     for text in problems:
         console.print(f"warning: {text}", style="yellow", markup=False, soft_wrap=True)
-    mine = sorted((w for w in result.warnings or [] if str(w.get("code")) not in skip),
-                  key=lambda w: rank(str(w.get("code"))))          # stable: a run's own order within a rank
+    mine = sorted((w for w in result.warnings if str(w.code) not in skip),
+                  key=lambda w: rank(str(w.code)))          # stable: a run's own order within a rank
     for w in mine:
-        if str(w.get("code")) not in acks:
-            console.print(f"[yellow]warning ({escape(str(w.get('code')))}):[/] {escape(str(w.get('message')))} — "
-                          f"{escape(str(w.get('remedy')))}")
-    line = acknowledged_line({c: acks[c] for c in dict.fromkeys(str(w.get("code")) for w in mine) if c in acks})
+        if str(w.code) not in acks:
+            console.print(f"[yellow]warning ({escape(str(w.code))}):[/] {escape(str(w.message))} — "
+                          f"{escape(str(w.remedy))}")
+    line = acknowledged_line({c: acks[c] for c in dict.fromkeys(str(w.code) for w in mine) if c in acks})
     if line:
         console.print(line, style="dim", markup=False, soft_wrap=True)
 
@@ -50,12 +50,12 @@ def memory_line(result):
     arena, scratch and model with the fit against the board's (``extra.memory``); None without figures."""
     from edgebench.report.summary import fit_text, memory_text
 
-    mem = (result.extra or {}).get("memory")
+    mem = result.extra.memory
     text = memory_text(mem)
     if not text:
         return None
     fit = fit_text(mem)
-    return f"memory: {text} ({mem.get('basis')})" + (f"; {fit}" if fit else "")
+    return f"memory: {text} ({mem.basis})" + (f"; {fit}" if fit else "")
 
 
 def _unit(seconds: float) -> tuple[str, float]:
@@ -74,8 +74,8 @@ def latency_table(result, title: str | None = None) -> Table:
     from edgebench.results.model import STAGES
 
     lat = result.latency
-    unit, scale = _unit((lat.get("e2e") or {}).get("median_s") or 1e-6)
-    heading = title or (f"{result.model.get('name')} on {result.board.get('name')}, "
+    unit, scale = _unit(result.stage("e2e").median_s or 1e-6)
+    heading = title or (f"{result.model.name} on {result.board.name}, "
                         f"{result.label}, times in {unit}")
     # no borders, one space between columns: ten columns fit 80 characters without cutting a header
     t = Table(title=escape(heading), title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
@@ -93,9 +93,9 @@ def latency_table(result, title: str | None = None) -> Table:
         s = lat.get(stage)
         if not s:
             continue
-        ci = "–" if s.get("ci_low_s") is None else f"{v(s['ci_low_s'])}–{v(s.get('ci_high_s'))}"
-        t.add_row(stage, v(s.get("median_s")), ci, v(s.get("p90_s")), v(s.get("p99_s")), v(s.get("p999_s")),
-                  v(s.get("mean_s")), v(s.get("mad_s")), v(s.get("min_s")), fmt.count(s.get("n")))
+        ci = "–" if s.ci_low_s is None else f"{v(s.ci_low_s)}–{v(s.ci_high_s)}"
+        t.add_row(stage, v(s.median_s), ci, v(s.p90_s), v(s.p99_s), v(s.p999_s),
+                  v(s.mean_s), v(s.mad_s), v(s.min_s), fmt.count(s.n))
     return t
 
 
@@ -117,44 +117,45 @@ def print_run(console, result, run_dir=None, warnings: bool = True) -> None:
         console.print(line, markup=False, soft_wrap=True)
     cs, wu, tp, st = result.cold_start, result.warmup, result.throughput, result.stopping
     if cs:
-        console.print(f"cold start: model load {fmt.duration(cs.get('load_s'))}, "
-                      f"first inference {fmt.duration(cs.get('first_inference_s'))}")
+        console.print(f"cold start: model load {fmt.duration(cs.load_s)}, "
+                      f"first inference {fmt.duration(cs.first_inference_s)}")
     if wu:
-        console.print(f"warm-up: {fmt.count(wu.get('n_warmup'))} inferences ({fmt.duration(wu.get('duration_s'))}), "
-                      f"end detected by {wu.get('method')}")
-    e2e = result.latency.get("e2e") or {}
-    if e2e.get("ci_method"):
-        runs = e2e.get("per_run") or []
-        medians = ", ".join(fmt.duration(r.get("median_s")) for r in runs) if len(runs) > 1 else None
-        console.print(f"interval: {e2e['ci_method']}" + (f"; run medians {medians}" if medians else "")
-                      + (f"; lag-1 autocorrelation {e2e['lag1_autocorr']:.2f}, effective samples "
-                         f"{fmt.count(round(e2e['n_eff']))} of {fmt.count(e2e.get('n'))}"
-                         if e2e.get("n_eff") is not None and e2e.get("lag1_autocorr") is not None else ""))
-        if (e2e.get("sessions") or 1) > 1:
-            meds = ", ".join(fmt.duration(m) for m in e2e.get("session_medians_s") or [])
-            console.print(f"sessions: {e2e['sessions']} (this invocation first: {meds}); a re-run's median is "
-                          f"expected in {fmt.duration_range(e2e.get('rerun_low_s'), e2e.get('rerun_high_s'))}")
+        console.print(f"warm-up: {fmt.count(wu.n_warmup)} inferences ({fmt.duration(wu.duration_s)}), "
+                      f"end detected by {wu.method}")
+    e2e = result.stage("e2e")
+    if e2e.ci_method:
+        runs = e2e.per_run or []
+        medians = ", ".join(fmt.duration(r.median_s) for r in runs) if len(runs) > 1 else None
+        console.print(f"interval: {e2e.ci_method}" + (f"; run medians {medians}" if medians else "")
+                      + (f"; lag-1 autocorrelation {e2e.lag1_autocorr:.2f}, effective samples "
+                         f"{fmt.count(round(e2e.n_eff))} of {fmt.count(e2e.n)}"
+                         if e2e.n_eff is not None and e2e.lag1_autocorr is not None else ""))
+        if (e2e.sessions or 1) > 1:
+            meds = ", ".join(fmt.duration(m) for m in e2e.session_medians_s or [])
+            console.print(f"sessions: {e2e.sessions} (this invocation first: {meds}); a re-run's median is "
+                          f"expected in {fmt.duration_range(e2e.rerun_low_s, e2e.rerun_high_s)}")
     if tp:
-        what = "of emulated device time" if tp.get("host_limited_per_s") is not None else "achieved"
-        ci = (f", 95% CI {fmt.rate(tp['ci_low_per_s'])}–{fmt.rate(tp['ci_high_per_s'])}/s"
-              if tp.get("ci_low_per_s") is not None else "")
-        console.print(f"throughput: {fmt.rate(tp.get('per_s'))} inferences/s {what}{ci} ({tp.get('definition')})"
-                      + (f"; host-limited {fmt.rate(tp['host_limited_per_s'])}/s (the emulator and the serial link)"
-                         if tp.get("host_limited_per_s") is not None else "")
-                      + (f"; 1/median would say {fmt.rate(tp['inverse_median_per_s'])}/s"
-                         if tp.get("inverse_median_per_s") else ""))
-    if result.extra.get("achieved_rate_hz") is not None:
-        console.print(f"rate: requested {fmt.rate(result.extra.get('requested_rate_hz'))}/s, "
-                      f"achieved {result.extra['achieved_rate_hz']:.2f}/s")
+        # getattr: the interval and the host-limited rate are declared in Throughput on benchlat's branch
+        host, lo, hi = (getattr(tp, k, None) for k in ("host_limited_per_s", "ci_low_per_s", "ci_high_per_s"))
+        what = "of emulated device time" if host is not None else "achieved"
+        ci = f", 95% CI {fmt.rate(lo)}–{fmt.rate(hi)}/s" if lo is not None else ""
+        console.print(f"throughput: {fmt.rate(tp.per_s)} inferences/s {what}{ci} ({tp.definition})"
+                      + (f"; host-limited {fmt.rate(host)}/s (the emulator and the serial link)"
+                         if host is not None else "")
+                      + (f"; 1/median would say {fmt.rate(tp.inverse_median_per_s)}/s"
+                         if tp.inverse_median_per_s else ""))
+    if result.extra.achieved_rate_hz is not None:
+        console.print(f"rate: requested {fmt.rate(result.extra.requested_rate_hz)}/s, "
+                      f"achieved {result.extra.achieved_rate_hz:.2f}/s")
     if st:
-        mark = "reached" if st.get("target_reached") else "NOT reached"
-        console.print(f"precision target {mark}: {st.get('reason')}")
+        mark = "reached" if st.target_reached else "NOT reached"
+        console.print(f"precision target {mark}: {st.reason}")
     memory = memory_line(result)
     if memory:
         console.print(memory, markup=False, soft_wrap=True)
     if warnings:
         print_warnings(console, result, run_dir=run_dir)
-    claim = result.extra.get("claim")
+    claim = result.extra.claim
     if claim:
         console.print(f"[bold]claim:[/] {escape(claim)}")
     if run_dir is not None:
