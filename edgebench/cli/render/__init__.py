@@ -10,23 +10,24 @@ shows a stored run exactly as the verb that made it did, and no verb imports ano
 * :mod:`.accuracy`, :mod:`.thermal` (soak, sweep), :mod:`.energy`, :mod:`.verify`: one per
   kind of result; :mod:`.mac_rate`: the per-MAC line under a microcontroller's latency table.
 
-rich and the result model are imported inside the functions, so that importing a renderer
-(every verb does) costs nothing at start-up.
+Verbs import this module at their top, so ``edgebench VERB --help`` loads it: rich (which typer's
+help loads anyway) and the text formats are imported here; the run record, the acks and the
+report's modules inside the functions that use them (0.07-0.13 s each, ``python -X importtime``).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from rich.markup import escape
+from rich.table import Table
 
-if TYPE_CHECKING:  # rich is imported where it is used
-    from rich.table import Table
+from edgebench.cli.verbs import for_kind, printer
+from edgebench.report import format as fmt
 
 
 def print_warnings(console, result, skip: tuple = (), run_dir=None) -> None:
     """Each warning of a result on one line (code, message, remedy), the ones that change a conclusion
     first (:mod:`edgebench.report.warnings`); codes acknowledged for the run's runs folder
     (``edgebench ack``) folded into one line; codes in ``skip`` left out."""
-    from rich.markup import escape
-
+    # inside: 0.13 s and 0.07 s at `edgebench VERB --help` (-X importtime)
     from edgebench.report.warnings import acknowledged_line, foldable, rank
     from edgebench.results.acks import acks_for
 
@@ -48,7 +49,7 @@ def print_warnings(console, result, skip: tuple = (), run_dir=None) -> None:
 def memory_line(result):
     """``memory: peak RSS 47.3 MiB (the agent process's peak resident memory (VmHWM))`` or a microcontroller's
     arena, scratch and model with the fit against the board's (``extra.memory``); None without figures."""
-    from edgebench.report.summary import fit_text, memory_text
+    from edgebench.report.summary import fit_text, memory_text  # inside: 0.12 s at `VERB --help`
 
     mem = result.extra.memory
     text = memory_text(mem)
@@ -67,11 +68,7 @@ def _unit(seconds: float) -> tuple[str, float]:
 
 def latency_table(result, title: str | None = None) -> Table:
     """Stage latencies in one unit (chosen from the end-to-end median) so columns stay narrow."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from edgebench.report import format as fmt
-    from edgebench.results.model import STAGES
+    from edgebench.results.model import STAGES  # inside: the run record costs 0.11 s at `VERB --help`
 
     lat = result.latency
     unit, scale = _unit(result.stage("e2e").median_s or 1e-6)
@@ -102,13 +99,9 @@ def latency_table(result, title: str | None = None) -> Table:
 def print_run(console, result, run_dir=None, warnings: bool = True) -> None:
     """A latency run (bench, demo): the stage table, then one line per finding (``warnings=False``: its
     warnings left to a summary of several runs, which groups them)."""
-    from rich.markup import escape
-
-    from edgebench.report import format as fmt
-
     if result.latency:
         console.print(latency_table(result))
-    from edgebench.cli.render.mac_rate import estimate_lines, mac_rate_line
+    from edgebench.cli.render.mac_rate import estimate_lines, mac_rate_line  # inside: it imports the run record
 
     per_mac = mac_rate_line(result)   # microcontrollers: instructions (or cycles) per MAC
     if per_mac:
@@ -165,18 +158,13 @@ def print_run(console, result, run_dir=None, warnings: bool = True) -> None:
 def show_run(console, result, run_dir) -> None:
     """Print a stored run the way the verb that made it does: the printer its verb declares
     (:data:`edgebench.cli.verbs.VERBS`); a kind no verb here writes gets the plain run summary."""
-    from edgebench.cli.verbs import for_kind, printer
-
     printer(for_kind(result.kind))(console, result, run_dir)
 
 
 def runs_table(rows: list, title: str):
     """The listing: short id, kind, model, board, label, headline figure, status (fits 80 columns;
     the unit of the interval is the median's unless the interval says otherwise)."""
-    from rich.table import Table
-
-    from edgebench.report import format as fmt
-    from edgebench.results.table import short_ids
+    from edgebench.results.table import short_ids  # inside: 0.13 s at `VERB --help`
 
     ids = short_ids([r["run_id"] for r in rows])
     t = Table(title=title, title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
@@ -213,8 +201,6 @@ def runs_table(rows: list, title: str):
 
 def progress_printer(console, label: str):
     """A progress callback that shows the precision reached so far on one live line."""
-    from edgebench.report import format as fmt
-
     def show(ev: dict) -> None:
         if ev["event"] == "connect":
             console.print(f"[dim]{label}: connecting to {ev['board']}…[/]")
