@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from edgebench.cli.render import print_warnings
+from rich.markup import escape
+from rich.table import Table
+
+from edgebench.cli.render import memory_line, print_warnings
 from edgebench.results.figures.accuracy import (
     AccuracyFigure,
     AccuracySide,
@@ -64,9 +67,6 @@ def classes_line(result: RunResult, k: int = 12) -> Optional[str]:
 
 
 def print_accuracy(console, result, run_dir) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
     a = result.extra.accuracy
     if not a:  # a recovered run in which no sample was evaluated by both
         console.print(f"run {run_dir}: {result.status} ({escape(result.status_reason or '')}); no figures")
@@ -91,8 +91,6 @@ def print_accuracy(console, result, run_dir) -> None:
                   _acc(acc.top1), _acc(acc.top5),
                   f"{_f(cal.ece_debiased)} ({_f(cal.ece_ci_low)}–{_f(cal.ece_ci_high)})", _f(cal.ece))
     console.print(t)
-    from edgebench.cli.render import memory_line
-
     for line in (provenance_line(a), classes_line(result), memory_line(result)):
         if line:
             console.print(line, markup=False, soft_wrap=True)

@@ -1,11 +1,11 @@
 """An energy run as text: one figure per line, each ending with its label (measured / estimated)."""
 from __future__ import annotations
 
+from edgebench.stats.energy import si, si_range
+
 
 def energy_lines(result, run_dir=None) -> list:
     """The human summary of an energy run: one figure per line, each ending with its label."""
-    from edgebench.stats.energy import si, si_range
-
     def ci(lo, hi, unit, extra=""):
         parts = ([f"95% CI {si_range(lo, hi, unit)}"] if lo is not None and hi is not None else []) + \
             ([extra] if extra else [])

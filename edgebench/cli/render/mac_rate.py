@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from edgebench.mcu.anchors import lines
+from edgebench.mcu.cycles import sentence
 from edgebench.results.model import RunResult
 
 
@@ -36,9 +38,6 @@ def estimate_lines(result: RunResult) -> list:
         return []
     if not est.get("available"):
         return [f"cycle estimate: not made ({est.get('reason')})"]
-    from edgebench.mcu.anchors import lines
-    from edgebench.mcu.cycles import sentence
-
     out = [f"{sentence(est)}; {est['cycles_per_mac']:.2f} cycles/MAC" if est.get("cycles_per_mac")
            else sentence(est)]
     anchors = extra.anchors

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from typing import Optional
 
+from rich.markup import escape
+from rich.table import Table
+
+from edgebench.bench.profile_compare import sentence
+from edgebench.cli.render import print_warnings
 from edgebench.report import format as fmt
 from edgebench.results.figures.layer_error import LayerErrorFigure
 from edgebench.results.figures.profile import ProfileFigure
@@ -14,9 +19,6 @@ def _fmt_shape(shapes) -> str:
 
 
 def _table(title: str, cols: tuple, left: tuple = ()):
-    from rich.markup import escape
-    from rich.table import Table
-
     t = Table(title=escape(title), title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
               header_style="bold underline")
     for c in cols:
@@ -68,10 +70,6 @@ def sum_line(p: ProfileFigure) -> str:
 
 
 def print_profile(console, result, run_dir=None) -> None:
-    from rich.markup import escape
-
-    from edgebench.cli.render import print_warnings
-
     p = result.extra.profile
     console.print(profile_table(result))
     console.print(sum_line(p), markup=False, soft_wrap=True)
@@ -136,8 +134,6 @@ def _db(v: Optional[float]) -> str:
 
 
 def print_layer_error(console, result, run_dir=None) -> None:
-    from edgebench.cli.render import print_warnings
-
     s = result.extra.layer_error
     base = (result.extra.baseline or {}).get("name")     # a free-form mapping: the FP32 model, as `model`
     t = _table(f"{result.model.name} against {base}, layer by layer ({s.n} inputs, "
@@ -186,8 +182,6 @@ def print_layer_error(console, result, run_dir=None) -> None:
 
 
 def print_layer_comparison(console, comp: dict, a, b) -> None:
-    from edgebench.bench.profile_compare import sentence
-
     t = _table(f"{b.model.name} ({b.run_id}) against {a.model.name} ({a.run_id}), layer by layer, "
                f"{comp['label']}; B/A = median(B) / median(A), > 1: B slower",
                ("#", "operator", "A", "B", "B/A", "95% CI", "Holm p", "verdict", "runs"), left=("operator", "verdict"))

@@ -5,6 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from rich.markup import escape
+from rich.table import Table
+
+from edgebench.bench.sweep import plot_note
 from edgebench.cli.render import latency_table, print_warnings
 from edgebench.report import format as fmt
 from edgebench.results.figures.points import Point
@@ -20,8 +24,6 @@ def _conditions(window: SoakWindow) -> str:
 
 
 def print_soak(console, result, run_dir) -> None:
-    from rich.markup import escape
-
     soak = result.extra.soak
     if result.latency:
         console.print(latency_table(result, title=f"{result.model.name} on {result.board.name}, "
@@ -109,11 +111,6 @@ def _cells(p: Point, energy_label: Optional[str] = None) -> list:
 
 
 def print_sweep(console, result, run_dir) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    from edgebench.bench.sweep import plot_note
-
     energy_label = result.power.label
     mixed = [w for w in result.warnings if w.code == "mixed-labels"]
     if mixed:

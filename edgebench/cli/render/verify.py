@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+from rich.table import Table
+
 if TYPE_CHECKING:     # `edgebench demo --help` imports this module: the imports below cost it 0.3 s (-X importtime)
     from edgebench.bench.verify import VerifyResult
 
@@ -12,10 +15,7 @@ def _n(x) -> str:
 
 
 def print_verify(console, r: VerifyResult) -> None:
-    # inside: `edgebench demo --help` imports this module (rich and the record's types: 0.15 s, -X importtime)
-    from rich.markup import escape
-    from rich.table import Table
-
+    # inside: `edgebench demo --help` imports this module (the record's types: 0.11 s, -X importtime)
     from edgebench.results.conditions import BoardSection, Inputs, ModelSection
     from edgebench.results.figures.verify import VerifyGate, VerifyOutput, VerifySide
 
