@@ -16,14 +16,19 @@ report's modules inside the functions that use them (0.07-0.13 s each, ``python 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional
+
 from rich.markup import escape
 from rich.table import Table
 
 from edgebench.cli.verbs import for_kind, printer
 from edgebench.report import format as fmt
 
+if TYPE_CHECKING:     # the run record costs 0.11 s at `edgebench VERB --help` (-X importtime)
+    from edgebench.results.model import RunResult
 
-def print_warnings(console, result, skip: tuple = (), run_dir=None) -> None:
+
+def print_warnings(console, result: RunResult, skip: tuple = (), run_dir=None) -> None:
     """Each warning of a result on one line (code, message, remedy), the ones that change a conclusion
     first (:mod:`edgebench.report.warnings`); codes acknowledged for the run's runs folder
     (``edgebench ack``) folded into one line; codes in ``skip`` left out."""
@@ -46,7 +51,7 @@ def print_warnings(console, result, skip: tuple = (), run_dir=None) -> None:
         console.print(line, style="dim", markup=False, soft_wrap=True)
 
 
-def memory_line(result):
+def memory_line(result: RunResult) -> Optional[str]:
     """``memory: peak RSS 47.3 MiB (the agent process's peak resident memory (VmHWM))`` or a microcontroller's
     arena, scratch and model with the fit against the board's (``extra.memory``); None without figures."""
     from edgebench.report.summary import fit_text, memory_text  # inside: 0.12 s at `VERB --help`
@@ -66,7 +71,7 @@ def _unit(seconds: float) -> tuple[str, float]:
     return "µs", 1e-6
 
 
-def latency_table(result, title: str | None = None) -> Table:
+def latency_table(result: RunResult, title: str | None = None) -> Table:
     """Stage latencies in one unit (chosen from the end-to-end median) so columns stay narrow."""
     from edgebench.results.model import STAGES  # inside: the run record costs 0.11 s at `VERB --help`
 
@@ -96,7 +101,7 @@ def latency_table(result, title: str | None = None) -> Table:
     return t
 
 
-def print_run(console, result, run_dir=None, warnings: bool = True) -> None:
+def print_run(console, result: RunResult, run_dir=None, warnings: bool = True) -> None:
     """A latency run (bench, demo): the stage table, then one line per finding (``warnings=False``: its
     warnings left to a summary of several runs, which groups them)."""
     if result.latency:
@@ -155,7 +160,7 @@ def print_run(console, result, run_dir=None, warnings: bool = True) -> None:
         console.print(f"run stored in {run_dir} ({result.status})")
 
 
-def show_run(console, result, run_dir) -> None:
+def show_run(console, result: RunResult, run_dir) -> None:
     """Print a stored run the way the verb that made it does: the printer its verb declares
     (:data:`edgebench.cli.verbs.VERBS`); a kind no verb here writes gets the plain run summary."""
     printer(for_kind(result.kind))(console, result, run_dir)

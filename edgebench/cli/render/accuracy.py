@@ -66,7 +66,7 @@ def classes_line(result: RunResult, k: int = 12) -> Optional[str]:
     return f"classes (by {order.by}): {', '.join(pairs[:k])}{more}"
 
 
-def print_accuracy(console, result, run_dir) -> None:
+def print_accuracy(console, result: RunResult, run_dir) -> None:
     a = result.extra.accuracy
     if not a:  # a recovered run in which no sample was evaluated by both
         console.print(f"run {run_dir}: {result.status} ({escape(result.status_reason or '')}); no figures")

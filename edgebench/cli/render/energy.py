@@ -1,10 +1,11 @@
 """An energy run as text: one figure per line, each ending with its label (measured / estimated)."""
 from __future__ import annotations
 
+from edgebench.results.model import RunResult
 from edgebench.stats.energy import si, si_range
 
 
-def energy_lines(result, run_dir=None) -> list:
+def energy_lines(result: RunResult, run_dir=None) -> list:
     """The human summary of an energy run: one figure per line, each ending with its label."""
     def ci(lo, hi, unit, extra=""):
         parts = ([f"95% CI {si_range(lo, hi, unit)}"] if lo is not None and hi is not None else []) + \
@@ -73,7 +74,7 @@ def energy_lines(result, run_dir=None) -> list:
     return out
 
 
-def print_energy(console, result, run_dir=None) -> None:
+def print_energy(console, result: RunResult, run_dir=None) -> None:
     """An energy run on a terminal (the energy verb, and `runs ID`): one figure per line."""
     for text in energy_lines(result, run_dir):
         console.print(text, markup=False, highlight=False)

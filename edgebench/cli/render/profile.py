@@ -12,6 +12,7 @@ from edgebench.cli.render import print_warnings
 from edgebench.report import format as fmt
 from edgebench.results.figures.layer_error import LayerErrorFigure
 from edgebench.results.figures.profile import ProfileFigure
+from edgebench.results.model import RunResult
 
 
 def _fmt_shape(shapes) -> str:
@@ -26,7 +27,7 @@ def _table(title: str, cols: tuple, left: tuple = ()):
     return t
 
 
-def profile_table(result):
+def profile_table(result: RunResult) -> Table:
     """The per-layer table of a profile run: index, operator, shapes, MACs, time and interval, share,
     work per MAC where the board's clock says what a second is."""
     p = result.extra.profile
@@ -69,7 +70,7 @@ def sum_line(p: ProfileFigure) -> str:
             + (" — isolated timings omit cache and fusion effects" if p.method == "isolated" else ""))
 
 
-def print_profile(console, result, run_dir=None) -> None:
+def print_profile(console, result: RunResult, run_dir=None) -> None:
     p = result.extra.profile
     console.print(profile_table(result))
     console.print(sum_line(p), markup=False, soft_wrap=True)
@@ -133,7 +134,7 @@ def _db(v: Optional[float]) -> str:
     return "n/a" if v is None else f"{v:.1f}"
 
 
-def print_layer_error(console, result, run_dir=None) -> None:
+def print_layer_error(console, result: RunResult, run_dir=None) -> None:
     s = result.extra.layer_error
     base = (result.extra.baseline or {}).get("name")     # a free-form mapping: the FP32 model, as `model`
     t = _table(f"{result.model.name} against {base}, layer by layer ({s.n} inputs, "
@@ -181,7 +182,7 @@ def print_layer_error(console, result, run_dir=None) -> None:
         console.print(f"run stored in {run_dir} ({result.status})")
 
 
-def print_layer_comparison(console, comp: dict, a, b) -> None:
+def print_layer_comparison(console, comp: dict, a: RunResult, b: RunResult) -> None:
     t = _table(f"{b.model.name} ({b.run_id}) against {a.model.name} ({a.run_id}), layer by layer, "
                f"{comp['label']}; B/A = median(B) / median(A), > 1: B slower",
                ("#", "operator", "A", "B", "B/A", "95% CI", "Holm p", "verdict", "runs"), left=("operator", "verdict"))

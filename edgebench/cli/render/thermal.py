@@ -13,6 +13,7 @@ from edgebench.cli.render import latency_table, print_warnings
 from edgebench.report import format as fmt
 from edgebench.results.figures.points import Point
 from edgebench.results.figures.thermal import SoakWindow
+from edgebench.results.model import RunResult
 from edgebench.stats.energy import si
 
 
@@ -23,7 +24,7 @@ def _conditions(window: SoakWindow) -> str:
     return f" at {', '.join(bits)}" if bits else ""
 
 
-def print_soak(console, result, run_dir) -> None:
+def print_soak(console, result: RunResult, run_dir) -> None:
     soak = result.extra.soak
     if result.latency:
         console.print(latency_table(result, title=f"{result.model.name} on {result.board.name}, "
@@ -110,7 +111,7 @@ def _cells(p: Point, energy_label: Optional[str] = None) -> list:
     return [name, tp, latency, temp, clock, throttled, energy, verdict]
 
 
-def print_sweep(console, result, run_dir) -> None:
+def print_sweep(console, result: RunResult, run_dir) -> None:
     energy_label = result.power.label
     mixed = [w for w in result.warnings if w.code == "mixed-labels"]
     if mixed:
