@@ -27,8 +27,8 @@ from edgebench.results.kinds import kind_of
 from edgebench.results.model import RunResult, failed_gates
 
 
-def _pts(x: object) -> str:
-    return "n/a" if x is None else f"{float(x):+.2f} points"      # type: ignore[arg-type]
+def _pts(x: Optional[float]) -> str:
+    return "n/a" if x is None else f"{float(x):+.2f} points"
 
 
 def speedup_without_accuracy(runs: list) -> Verdict:
