@@ -71,7 +71,7 @@ def energy(run_id="en", duty=True, label="measured"):
     r.power = {"measured": label == "measured", "label": label, "idle": {"power_w": 2.0},
                "inference": {"energy_j": 0.004}}
     if duty:
-        r.power["duty_cycle"] = {"rate_hz": 10.0, "duty": 0.01, "avg_power_w": 2.03}
+        r.power.duty_cycle = {"rate_hz": 10.0, "duty": 0.01, "avg_power_w": 2.03}
     return r
 
 
@@ -107,8 +107,8 @@ def test_speedup_without_accuracy():
 def test_precision_and_kernels_hidden():
     assert verdict(ck.precision_and_kernels, [bench()]).verdict == ck.PASS
     hidden = bench()
-    hidden.runtime = {**hidden.runtime, "kernels": None}
-    hidden.model = {k: v for k, v in hidden.model.items() if k != "weights_bits"}
+    hidden.runtime.kernels = None
+    hidden.model = {k: v for k, v in hidden.model.to_dict().items() if k != "weights_bits"}
     v = verdict(ck.precision_and_kernels, [bench(), hidden])
     assert v.verdict == ck.FAIL and "kernels or delegate" in v.evidence and "weights bits" in v.evidence
 
@@ -127,16 +127,16 @@ def test_invoke_only_figure_sold_as_end_to_end():
     mcu = bench(latency={"e2e": _lat(1e-3), "invoke": _lat(1e-3), "prep": _lat(0.0), "set": _lat(0.0),
                          "get": _lat(0.0)})
     for st in ("prep", "set", "get"):
-        mcu.latency[st]["median_s"] = 0.0
+        mcu.latency[st].median_s = 0.0
     mcu.extra = {"claim": "1,000 inferences/s achieved single-stream (...), end-to-end incl. the engine"}
     v = verdict(ck.kernel_only_as_e2e, [mcu])
     assert v.verdict == ck.FAIL and "kernel alone" in v.evidence and "sells it as end-to-end" in v.evidence
     from edgebench.report.claim import claim
 
-    mcu.scenario["inputs"] = {}
+    mcu.scenario.inputs = {}
     mcu.extra = {}
-    mcu.extra["claim"] = claim(mcu)        # the claim of such a run says so itself now
-    assert "KERNEL ONLY" in mcu.extra["claim"] and "end-to-end" not in mcu.extra["claim"]
+    mcu.extra.claim = claim(mcu)        # the claim of such a run says so itself now
+    assert "KERNEL ONLY" in mcu.extra.claim and "end-to-end" not in mcu.extra.claim
     assert verdict(ck.kernel_only_as_e2e, [mcu]).verdict == ck.WARN
 
 
@@ -154,8 +154,8 @@ def test_baseline_on_other_hardware_or_precision():
     v = verdict(ck.baseline_mismatch, [elsewhere, bench()])
     assert v.verdict == ck.FAIL and "2 factors" in v.evidence and "hardware" in v.evidence
     acc = accuracy()
-    acc.extra["accuracy"]["baseline"].update(board="host", runtime={"kernels": "reference", "name": "ai-edge-litert",
-                                                                    "version": "2.3.0"})
+    acc.extra.accuracy.baseline.board = "host"
+    acc.extra.accuracy.baseline.runtime = {"kernels": "reference", "name": "ai-edge-litert", "version": "2.3.0"}
     v = verdict(ck.baseline_mismatch, [acc])
     assert v.verdict == ck.WARN and "kernels: reference vs xnnpack" in v.evidence
 
@@ -171,14 +171,14 @@ def test_preprocessing_excluded():
 def test_input_size():
     assert verdict(ck.input_size, [bench()]).verdict == ck.PASS
     r = bench()
-    r.scenario = {**r.scenario, "inputs": {}}
+    r.scenario.inputs = {}
     assert verdict(ck.input_size, [r]).verdict == ck.FAIL
     r = bench()
-    r.scenario = {**r.scenario, "inputs": {**r.scenario["inputs"], "shape": [4, 4, 1]}}
+    r.scenario.inputs.shape = [4, 4, 1]
     v = verdict(ck.input_size, [r])
     assert v.verdict == ck.FAIL and "8×8×1" in v.evidence
     r = bench()
-    r.scenario = {**r.scenario, "batch": 8}
+    r.scenario.batch = 8
     assert verdict(ck.input_size, [r]).verdict == ck.WARN
 
 
@@ -227,7 +227,7 @@ def test_test_set_too_small():
     v = verdict(ck.small_test_set, [accuracy(resolvable=False, mdd=3.1)])
     assert v.verdict == ck.WARN and "3.10 points" in v.evidence
     a = accuracy()
-    a.extra["accuracy"]["resolution"]["resolvable_at_all"] = False
+    a.extra.accuracy.resolution.resolvable_at_all = False
     assert verdict(ck.small_test_set, [a]).verdict == ck.FAIL
     # the same unresolvable test set under a claimed speed-up (FP32 and INT8 latency runs): fail, not warn
     fp32 = bench("f", precision="fp32", sha=SHA_FP32, name="digits_fp32")
@@ -236,7 +236,7 @@ def test_test_set_too_small():
 
 
 def _with_sessions(r, medians, combined=()):
-    r.latency["e2e"]["session_runs"] = list(combined)
+    r.latency["e2e"].session_runs = list(combined)
     return {r.run_id: [{"run_id": f"s{k}", "median_s": m} for k, m in enumerate(medians)]}
 
 
@@ -266,7 +266,7 @@ def test_variation_levels():
     v = verdict(ck.variation_levels, [old])
     assert v.verdict == ck.FAIL and "no interval" in v.evidence and "between-invocation term" in v.evidence
     new = bench()
-    new.latency["e2e"]["session_variation"] = {"description": "between invocations CV 1.2% (df 13): pooled"}
+    new.latency["e2e"].session_variation = {"description": "between invocations CV 1.2% (df 13): pooled"}
     new.throughput = {"per_s": 1000.0, "ci_low_per_s": 900.0, "ci_high_per_s": 1100.0}
     v = verdict(ck.variation_levels, [new])
     assert v.verdict == ck.PASS and "CV 1.2%" in v.evidence and "900" in v.evidence
@@ -276,12 +276,12 @@ def test_variation_levels():
 def test_gates_mean_one_thing():
     a = accuracy()
     assert ck.gates([a]).verdict == ck.NA
-    a.extra["accuracy"]["validation"] = {"rows": [{}], "failed": [], "default_exceeded": ["top-1 accuracy"]}
+    a.extra.accuracy.validation = {"rows": [{}], "failed": [], "default_exceeded": ["top-1 accuracy"]}
     v = verdict(ck.gates, [a])
     assert v.verdict == ck.WARN and "not set by the user" in v.evidence
-    a.extra["accuracy"]["validation"]["failed"] = ["top-1 accuracy"]
+    a.extra.accuracy.validation.failed = ["top-1 accuracy"]
     assert verdict(ck.gates, [a]).verdict == ck.FAIL
-    a.extra["accuracy"]["validation"] = {"rows": [{}], "failed": [], "default_exceeded": []}
+    a.extra.accuracy.validation = {"rows": [{}], "failed": [], "default_exceeded": []}
     assert verdict(ck.gates, [a]).verdict == ck.PASS
 
 

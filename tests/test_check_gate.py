@@ -90,7 +90,7 @@ def test_read_history_selects_by_recorded_board_not_folder_name(sessions):
     assert {rec.run_id for rec in read_history(ra, sessions, later_too=True)} == before
     other = next(d for d in sessions.iterdir() if d.name.endswith("-b1-renamed"))
     r = store.read_result(other)
-    r.board = {**r.board, "name": "jetson"}    # another board as recorded, whatever the folder says
+    r.board.name = "jetson"    # another board as recorded, whatever the folder says
     store.write_result(other, r)
     assert "b1" not in {rec.run_id for rec in read_history(ra, sessions, later_too=True)}
 

@@ -30,8 +30,8 @@ def test_a_qemu_run_gets_the_estimate_beside_the_published_figures(monkeypatch):
     monkeypatch.setattr(cycles, "estimate_model", lambda path: {**describe(COUNTS, macs=2_657_000), "layers": []})
     result = new_result(MLPERF.name, "emulated")
     est = mlperf_mode.attach_estimate(result, get_profile("qemu-m4"), "kws.tflite", "kws01")
-    assert est["available"] and "layers" not in result.extra["cycle_estimate"]
-    assert result.extra["anchors"]["vs_best"] == pytest.approx(100.0 / 43.19)
+    assert est["available"] and "layers" not in result.extra.cycle_estimate
+    assert result.extra.anchors["vs_best"] == pytest.approx(100.0 / 43.19)
     text = _printed(result)
     assert "estimated 100.00 ms on NUCLEO-L4R5ZI at 120 MHz (cycle model" in text
     assert "9,000,000 emulated instructions" in text
@@ -43,7 +43,7 @@ def test_no_estimate_off_qemu_and_a_reason_when_it_cannot_be_made(monkeypatch):
 
     measured = new_result(MLPERF.name, "measured")
     assert mlperf_mode.attach_estimate(measured, get_profile("nucleo-l4r5zi"), "m.tflite", "kws01") is None
-    assert "cycle_estimate" not in measured.extra
+    assert "cycle_estimate" not in measured.extra.to_dict()
 
     def refuse(path):
         raise UsageError("arm-none-eabi-gcc is not installed")
@@ -51,7 +51,7 @@ def test_no_estimate_off_qemu_and_a_reason_when_it_cannot_be_made(monkeypatch):
     monkeypatch.setattr(cycles, "estimate_model", refuse)
     result = new_result(MLPERF.name, "emulated")
     mlperf_mode.attach_estimate(result, get_profile("qemu-m4"), "m.tflite", "ic01")
-    assert result.extra["cycle_estimate"] == {"available": False, "label": "estimated",
-                                              "reason": "arm-none-eabi-gcc is not installed"}
-    assert result.extra["anchors"] is None
+    assert result.extra.cycle_estimate == {"available": False, "label": "estimated",
+                                           "reason": "arm-none-eabi-gcc is not installed"}
+    assert result.extra.anchors is None
     assert "cycle estimate: not made (arm-none-eabi-gcc is not installed)" in _printed(result)

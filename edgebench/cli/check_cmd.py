@@ -42,7 +42,7 @@ def gated_comparisons(pairs: list, max_slowdown: float, baseline: Optional[str],
     from edgebench.results.kinds import kind_of
     from edgebench.results.store import resolve_run
 
-    lat = [(d, r) for d, r in pairs if kind_of(r).repeats and ((r.latency or {}).get(stage) or {}).get("median_s")]
+    lat = [(d, r) for d, r in pairs if kind_of(r).repeats and r.stage(stage).median_s]
     if baseline is not None:
         ref = resolve_run(baseline, runs_dir).resolve()
         base = next(((d, r) for d, r in lat if d.resolve() == ref), None)

@@ -17,7 +17,7 @@ def comparison_table(comp, a, b):
 
     from edgebench.report import format as fmt
 
-    t = Table(title=escape(f"{b.model.get('name')} ({b.run_id}) against {a.model.get('name')} ({a.run_id}), "
+    t = Table(title=escape(f"{b.model.name} ({b.run_id}) against {a.model.name} ({a.run_id}), "
                            f"{comp.label}; speed-up = median(A) / median(B), > 1: B faster"), title_justify="left",
               box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold underline")
     m = len(comp.stages)
@@ -29,8 +29,7 @@ def comparison_table(comp, a, b):
         return fmt.p_value(x).removeprefix("p=").replace("p<", "<")
 
     for stage, s in comp.stages.items():
-        la, lb = (a.latency or {}).get(stage) or {}, (b.latency or {}).get(stage) or {}
-        t.add_row(stage, fmt.duration(la.get("median_s")), fmt.duration(lb.get("median_s")), f"{s['ratio']:.3f}",
+        t.add_row(stage, fmt.duration(a.stage(stage).median_s), fmt.duration(b.stage(stage).median_s), f"{s['ratio']:.3f}",
                   f"{s['ci_low']:.3f}–{s['ci_high']:.3f}",
                   *((f"{s['ci_adjusted_low']:.3f}–{s['ci_adjusted_high']:.3f}",) if adj else ()),
                   p(s["p_value"]), p(s["p_holm"]),
@@ -78,11 +77,11 @@ def compare(
         from edgebench.bench.profile_compare import compare_layers
         from edgebench.cli.render.profile import print_layer_comparison
 
-        comp = compare_layers(ra, read_samples(da), rb, read_samples(db))
-        emit_json(comp) if json_out else print_layer_comparison(get_console(), comp, ra, rb)
+        layers = compare_layers(ra, read_samples(da), rb, read_samples(db))
+        emit_json(layers) if json_out else print_layer_comparison(get_console(), layers, ra, rb)
         return
     for r, d in ((ra, da), (rb, db)):
-        if not (r.latency or {}).get(stage):
+        if not r.latency.get(stage):
             raise ResultError(f"run {d.name} ({r.kind}) has no {stage} latency to compare",
                               "compare runs of bench, soak, energy or mlperf-tiny")
     diffs = condition_differences(ra, rb)

@@ -10,23 +10,29 @@ shows a stored run exactly as the verb that made it did, and no verb imports ano
 * :mod:`.accuracy`, :mod:`.thermal` (soak, sweep), :mod:`.energy`, :mod:`.verify`: one per
   kind of result; :mod:`.mac_rate`: the per-MAC line under a microcontroller's latency table.
 
-rich and the result model are imported inside the functions, so that importing a renderer
-(every verb does) costs nothing at start-up.
+Verbs import this module at their top, so ``edgebench VERB --help`` loads it: rich (which typer's
+help loads anyway) and the text formats are imported here; the run record, the acks and the
+report's modules inside the functions that use them (0.07-0.13 s each, ``python -X importtime``).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
-if TYPE_CHECKING:  # rich is imported where it is used
-    from rich.table import Table
+from rich.markup import escape
+from rich.table import Table
+
+from edgebench.cli.verbs import for_kind, printer
+from edgebench.report import format as fmt
+
+if TYPE_CHECKING:     # the run record costs 0.11 s at `edgebench VERB --help` (-X importtime)
+    from edgebench.results.model import RunResult
 
 
-def print_warnings(console, result, skip: tuple = (), run_dir=None) -> None:
+def print_warnings(console, result: RunResult, skip: tuple = (), run_dir=None) -> None:
     """Each warning of a result on one line (code, message, remedy), the ones that change a conclusion
     first (:mod:`edgebench.report.warnings`); codes acknowledged for the run's runs folder
     (``edgebench ack``) folded into one line; codes in ``skip`` left out."""
-    from rich.markup import escape
-
+    # inside: 0.13 s and 0.07 s at `edgebench VERB --help` (-X importtime)
     from edgebench.report.warnings import acknowledged_line, foldable, rank
     from edgebench.results.acks import acks_for
 
@@ -34,28 +40,28 @@ def print_warnings(console, result, skip: tuple = (), run_dir=None) -> None:
     acks = foldable(acks_for([run_dir], problems)) if run_dir is not None else {}
     for text in problems:
         console.print(f"warning: {text}", style="yellow", markup=False, soft_wrap=True)
-    mine = sorted((w for w in result.warnings or [] if str(w.get("code")) not in skip),
-                  key=lambda w: rank(str(w.get("code"))))          # stable: a run's own order within a rank
+    mine = sorted((w for w in result.warnings if str(w.code) not in skip),
+                  key=lambda w: rank(str(w.code)))          # stable: a run's own order within a rank
     for w in mine:
-        if str(w.get("code")) not in acks:
-            console.print(f"[yellow]warning ({escape(str(w.get('code')))}):[/] {escape(str(w.get('message')))} — "
-                          f"{escape(str(w.get('remedy')))}")
-    line = acknowledged_line({c: acks[c] for c in dict.fromkeys(str(w.get("code")) for w in mine) if c in acks})
+        if str(w.code) not in acks:
+            console.print(f"[yellow]warning ({escape(str(w.code))}):[/] {escape(str(w.message))} — "
+                          f"{escape(str(w.remedy))}")
+    line = acknowledged_line({c: acks[c] for c in dict.fromkeys(str(w.code) for w in mine) if c in acks})
     if line:
         console.print(line, style="dim", markup=False, soft_wrap=True)
 
 
-def memory_line(result):
+def memory_line(result: RunResult) -> Optional[str]:
     """``memory: peak RSS 47.3 MiB (the agent process's peak resident memory (VmHWM))`` or a microcontroller's
     arena, scratch and model with the fit against the board's (``extra.memory``); None without figures."""
-    from edgebench.report.summary import fit_text, memory_text
+    from edgebench.report.summary import fit_text, memory_text  # inside: 0.12 s at `VERB --help`
 
-    mem = (result.extra or {}).get("memory")
+    mem = result.extra.memory
     text = memory_text(mem)
     if not text:
         return None
     fit = fit_text(mem)
-    return f"memory: {text} ({mem.get('basis')})" + (f"; {fit}" if fit else "")
+    return f"memory: {text} ({mem.basis})" + (f"; {fit}" if fit else "")
 
 
 def _unit(seconds: float) -> tuple[str, float]:
@@ -65,17 +71,13 @@ def _unit(seconds: float) -> tuple[str, float]:
     return "µs", 1e-6
 
 
-def latency_table(result, title: str | None = None) -> Table:
+def latency_table(result: RunResult, title: str | None = None) -> Table:
     """Stage latencies in one unit (chosen from the end-to-end median) so columns stay narrow."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from edgebench.report import format as fmt
-    from edgebench.results.model import STAGES
+    from edgebench.results.model import STAGES  # inside: the run record costs 0.11 s at `VERB --help`
 
     lat = result.latency
-    unit, scale = _unit((lat.get("e2e") or {}).get("median_s") or 1e-6)
-    heading = title or (f"{result.model.get('name')} on {result.board.get('name')}, "
+    unit, scale = _unit(result.stage("e2e").median_s or 1e-6)
+    heading = title or (f"{result.model.name} on {result.board.name}, "
                         f"{result.label}, times in {unit}")
     # no borders, one space between columns: ten columns fit 80 characters without cutting a header
     t = Table(title=escape(heading), title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
@@ -93,22 +95,18 @@ def latency_table(result, title: str | None = None) -> Table:
         s = lat.get(stage)
         if not s:
             continue
-        ci = "–" if s.get("ci_low_s") is None else f"{v(s['ci_low_s'])}–{v(s.get('ci_high_s'))}"
-        t.add_row(stage, v(s.get("median_s")), ci, v(s.get("p90_s")), v(s.get("p99_s")), v(s.get("p999_s")),
-                  v(s.get("mean_s")), v(s.get("mad_s")), v(s.get("min_s")), fmt.count(s.get("n")))
+        ci = "–" if s.ci_low_s is None else f"{v(s.ci_low_s)}–{v(s.ci_high_s)}"
+        t.add_row(stage, v(s.median_s), ci, v(s.p90_s), v(s.p99_s), v(s.p999_s),
+                  v(s.mean_s), v(s.mad_s), v(s.min_s), fmt.count(s.n))
     return t
 
 
-def print_run(console, result, run_dir=None, warnings: bool = True) -> None:
+def print_run(console, result: RunResult, run_dir=None, warnings: bool = True) -> None:
     """A latency run (bench, demo): the stage table, then one line per finding (``warnings=False``: its
     warnings left to a summary of several runs, which groups them)."""
-    from rich.markup import escape
-
-    from edgebench.report import format as fmt
-
     if result.latency:
         console.print(latency_table(result))
-    from edgebench.cli.render.mac_rate import estimate_lines, mac_rate_line
+    from edgebench.cli.render.mac_rate import estimate_lines, mac_rate_line  # inside: it imports the run record
 
     per_mac = mac_rate_line(result)   # microcontrollers: instructions (or cycles) per MAC
     if per_mac:
@@ -117,65 +115,61 @@ def print_run(console, result, run_dir=None, warnings: bool = True) -> None:
         console.print(line, markup=False, soft_wrap=True)
     cs, wu, tp, st = result.cold_start, result.warmup, result.throughput, result.stopping
     if cs:
-        console.print(f"cold start: model load {fmt.duration(cs.get('load_s'))}, "
-                      f"first inference {fmt.duration(cs.get('first_inference_s'))}")
+        console.print(f"cold start: model load {fmt.duration(cs.load_s)}, "
+                      f"first inference {fmt.duration(cs.first_inference_s)}")
     if wu:
-        console.print(f"warm-up: {fmt.count(wu.get('n_warmup'))} inferences ({fmt.duration(wu.get('duration_s'))}), "
-                      f"end detected by {wu.get('method')}")
-    e2e = result.latency.get("e2e") or {}
-    if e2e.get("ci_method"):
-        runs = e2e.get("per_run") or []
-        medians = ", ".join(fmt.duration(r.get("median_s")) for r in runs) if len(runs) > 1 else None
-        console.print(f"interval: {e2e['ci_method']}" + (f"; run medians {medians}" if medians else "")
-                      + (f"; lag-1 autocorrelation {e2e['lag1_autocorr']:.2f}, effective samples "
-                         f"{fmt.count(round(e2e['n_eff']))} of {fmt.count(e2e.get('n'))}"
-                         if e2e.get("n_eff") is not None and e2e.get("lag1_autocorr") is not None else ""))
-        if (e2e.get("sessions") or 1) > 1:
-            meds = ", ".join(fmt.duration(m) for m in e2e.get("session_medians_s") or [])
-            console.print(f"sessions: {e2e['sessions']} (this invocation first: {meds}); a re-run's median is "
-                          f"expected in {fmt.duration_range(e2e.get('rerun_low_s'), e2e.get('rerun_high_s'))}")
+        console.print(f"warm-up: {fmt.count(wu.n_warmup)} inferences ({fmt.duration(wu.duration_s)}), "
+                      f"end detected by {wu.method}")
+    e2e = result.stage("e2e")
+    if e2e.ci_method:
+        runs = e2e.per_run or []
+        medians = ", ".join(fmt.duration(r.median_s) for r in runs) if len(runs) > 1 else None
+        console.print(f"interval: {e2e.ci_method}" + (f"; run medians {medians}" if medians else "")
+                      + (f"; lag-1 autocorrelation {e2e.lag1_autocorr:.2f}, effective samples "
+                         f"{fmt.count(round(e2e.n_eff))} of {fmt.count(e2e.n)}"
+                         if e2e.n_eff is not None and e2e.lag1_autocorr is not None else ""))
+        if (e2e.sessions or 1) > 1:
+            meds = ", ".join(fmt.duration(m) for m in e2e.session_medians_s or [])
+            console.print(f"sessions: {e2e.sessions} (this invocation first: {meds}); a re-run's median is "
+                          f"expected in {fmt.duration_range(e2e.rerun_low_s, e2e.rerun_high_s)}")
     if tp:
-        what = "of emulated device time" if tp.get("host_limited_per_s") is not None else "achieved"
-        ci = (f", 95% CI {fmt.rate(tp['ci_low_per_s'])}–{fmt.rate(tp['ci_high_per_s'])}/s"
-              if tp.get("ci_low_per_s") is not None else "")
-        console.print(f"throughput: {fmt.rate(tp.get('per_s'))} inferences/s {what}{ci} ({tp.get('definition')})"
-                      + (f"; host-limited {fmt.rate(tp['host_limited_per_s'])}/s (the emulator and the serial link)"
-                         if tp.get("host_limited_per_s") is not None else "")
-                      + (f"; 1/median would say {fmt.rate(tp['inverse_median_per_s'])}/s"
-                         if tp.get("inverse_median_per_s") else ""))
-    if result.extra.get("achieved_rate_hz") is not None:
-        console.print(f"rate: requested {fmt.rate(result.extra.get('requested_rate_hz'))}/s, "
-                      f"achieved {result.extra['achieved_rate_hz']:.2f}/s")
+        # getattr: the interval and the host-limited rate are declared in Throughput on benchlat's branch
+        host, lo, hi = (getattr(tp, k, None) for k in ("host_limited_per_s", "ci_low_per_s", "ci_high_per_s"))
+        what = "of emulated device time" if host is not None else "achieved"
+        ci = f", 95% CI {fmt.rate(lo)}–{fmt.rate(hi)}/s" if lo is not None else ""
+        console.print(f"throughput: {fmt.rate(tp.per_s)} inferences/s {what}{ci} ({tp.definition})"
+                      + (f"; host-limited {fmt.rate(host)}/s (the emulator and the serial link)"
+                         if host is not None else "")
+                      + (f"; 1/median would say {fmt.rate(tp.inverse_median_per_s)}/s"
+                         if tp.inverse_median_per_s else ""))
+    if result.extra.achieved_rate_hz is not None:
+        console.print(f"rate: requested {fmt.rate(result.extra.requested_rate_hz)}/s, "
+                      f"achieved {result.extra.achieved_rate_hz:.2f}/s")
     if st:
-        mark = "reached" if st.get("target_reached") else "NOT reached"
-        console.print(f"precision target {mark}: {st.get('reason')}")
+        mark = "reached" if st.target_reached else "NOT reached"
+        console.print(f"precision target {mark}: {st.reason}")
     memory = memory_line(result)
     if memory:
         console.print(memory, markup=False, soft_wrap=True)
     if warnings:
         print_warnings(console, result, run_dir=run_dir)
-    claim = result.extra.get("claim")
+    claim = result.extra.claim
     if claim:
         console.print(f"[bold]claim:[/] {escape(claim)}")
     if run_dir is not None:
         console.print(f"run stored in {run_dir} ({result.status})")
 
 
-def show_run(console, result, run_dir) -> None:
+def show_run(console, result: RunResult, run_dir) -> None:
     """Print a stored run the way the verb that made it does: the printer its verb declares
     (:data:`edgebench.cli.verbs.VERBS`); a kind no verb here writes gets the plain run summary."""
-    from edgebench.cli.verbs import for_kind, printer
-
     printer(for_kind(result.kind))(console, result, run_dir)
 
 
 def runs_table(rows: list, title: str):
     """The listing: short id, kind, model, board, label, headline figure, status (fits 80 columns;
     the unit of the interval is the median's unless the interval says otherwise)."""
-    from rich.table import Table
-
-    from edgebench.report import format as fmt
-    from edgebench.results.table import short_ids
+    from edgebench.results.table import short_ids  # inside: 0.13 s at `VERB --help`
 
     ids = short_ids([r["run_id"] for r in rows])
     t = Table(title=title, title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
@@ -212,8 +206,6 @@ def runs_table(rows: list, title: str):
 
 def progress_printer(console, label: str):
     """A progress callback that shows the precision reached so far on one live line."""
-    from edgebench.report import format as fmt
-
     def show(ev: dict) -> None:
         if ev["event"] == "connect":
             console.print(f"[dim]{label}: connecting to {ev['board']}…[/]")

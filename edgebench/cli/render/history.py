@@ -2,9 +2,15 @@
 from __future__ import annotations
 
 import csv
+import io
 import sys
 
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
 from edgebench.report import format as fmt
+from edgebench.results.files import atomic_write
 
 
 def _value(h, v) -> str:
@@ -26,10 +32,6 @@ def _interval(h, p) -> str:
 
 
 def print_history(console, h, changes: bool = False) -> None:
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
-
     t = Table(title=f"{escape(h.key.describe())}: {h.metric} by {h.by}, {len(h.points)} point(s) "
                     f"({h.better} is better)", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
     for col in ("#", "run", "created", "commit", h.metric, "interval", "label", "changed"):
@@ -59,16 +61,12 @@ def print_history(console, h, changes: bool = False) -> None:
 
 def write_csv(h, path) -> None:
     """The points as CSV: to standard output for ``-``, else to ``path`` through the writer that refuses links."""
-    import io
-
-    from edgebench.results.files import atomic_write
-
     rows = h.csv_rows()
     fields = list(rows[0]) if rows else ["index", "run_id"]
-    out = sys.stdout if str(path) == "-" else io.StringIO()
-    w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    buf = io.StringIO()
+    w = csv.DictWriter(sys.stdout if str(path) == "-" else buf, fieldnames=fields, lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
-    if out is not sys.stdout:
-        data = out.getvalue().encode()
+    if str(path) != "-":
+        data = buf.getvalue().encode()
         atomic_write(path, lambda f: f.write(data))

@@ -6,38 +6,41 @@ from __future__ import annotations
 
 from typing import Optional
 
+from edgebench.mcu.anchors import lines
+from edgebench.mcu.cycles import sentence
+from edgebench.results.model import RunResult
 
-def mac_rate_line(result) -> Optional[str]:
+
+def mac_rate_line(result: RunResult) -> Optional[str]:
     """``instructions per MAC: 2.020, emulated (...)``; None when the run has no such figure."""
-    figure = (getattr(result, "extra", None) or {}).get("mac_rate")
+    figure = result.extra.mac_rate
     if not figure:
         return None
-    if not figure.get("available"):
-        return f"per MAC: not reported ({figure.get('reason')})"
-    if any(figure.get(k) is None for k in ("per_mac", "per_inference", "macs")):
-        return f"per MAC: an incomplete figure ({figure.get('unit')}, {figure.get('label')})"
-    ci = figure.get("per_mac_ci")
-    interval = f" [95% CI {ci[0]:.3f}–{ci[1]:.3f}]" if ci and len(ci) == 2 and None not in ci else ""
-    at = "at the median" if figure.get("stage") == "e2e" else "(mean: 1 / median throughput)"
-    return (f"{figure.get('unit')} per MAC: {figure['per_mac']:.3f}{interval}, {figure.get('label')} "
-            f"({figure['per_inference'] / 1e6:,.3f} M {figure.get('unit')} per inference {at} / "
-            f"{figure['macs'] / 1e6:,.3f} M MACs; {figure.get('basis')})")
+    if not figure.available:
+        return f"per MAC: not reported ({figure.reason})"
+    per_mac, per_inference, macs = figure.per_mac, figure.per_inference, figure.macs
+    if per_mac is None or per_inference is None or macs is None:
+        return f"per MAC: an incomplete figure ({figure.unit}, {figure.label})"
+    ci = figure.per_mac_ci
+    interval = (f" [95% CI {ci[0]:.3f}–{ci[1]:.3f}]" if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None
+                else "")
+    at = "at the median" if figure.stage == "e2e" else "(mean: 1 / median throughput)"
+    return (f"{figure.unit} per MAC: {per_mac:.3f}{interval}, {figure.label} "
+            f"({per_inference / 1e6:,.3f} M {figure.unit} per inference {at} / "
+            f"{macs / 1e6:,.3f} M MACs; {figure.basis})")
 
 
-def estimate_lines(result) -> list:
+def estimate_lines(result: RunResult) -> list:
     """``estimated N ms on NUCLEO-L4R5ZI at 120 MHz (cycle model)`` and the published figures beside it."""
-    extra = getattr(result, "extra", None) or {}
-    est = extra.get("cycle_estimate")
+    extra = result.extra
+    est = extra.cycle_estimate      # free-form mappings: the cycle model's estimate and the published anchors
     if not est:
         return []
     if not est.get("available"):
         return [f"cycle estimate: not made ({est.get('reason')})"]
-    from edgebench.mcu.anchors import lines
-    from edgebench.mcu.cycles import sentence
-
     out = [f"{sentence(est)}; {est['cycles_per_mac']:.2f} cycles/MAC" if est.get("cycles_per_mac")
            else sentence(est)]
-    anchors = extra.get("anchors")
+    anchors = extra.anchors
     if anchors:
         out += lines(anchors)
     else:

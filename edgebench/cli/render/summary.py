@@ -1,13 +1,15 @@
 """The one-screen summary of several runs on a terminal (bench A B, demo): :mod:`edgebench.report.summary`."""
 from __future__ import annotations
 
+from rich.markup import escape
+from rich.table import Table
+
+from edgebench.cli.output import get_err_console
+
 
 def print_summary(console, summary) -> None:
     """The answers, the table (a row per model and board), the warnings grouped by code (each remedy once)."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from edgebench.report.summary import COLUMNS, TERMINAL_ICONS
+    from edgebench.report.summary import COLUMNS, TERMINAL_ICONS  # inside: 0.12 s at `edgebench demo --help`
 
     console.print("[bold]summary[/]")
     for a in summary.answers:
@@ -34,6 +36,7 @@ def print_summary(console, summary) -> None:
 
 def summarise_runs(done: list, answers: tuple = ()):
     """The summary of ``[(result, run_dir)]`` just measured: check's verdicts, the runs folder's acks."""
+    # inside: `edgebench demo --help` imports this module; these cost it 0.1-0.3 s each (-X importtime)
     from edgebench.bench.sessions import check_on_record
     from edgebench.report.check import CheckReport
     from edgebench.report.summary import summarise
@@ -46,8 +49,6 @@ def summarise_runs(done: list, answers: tuple = ()):
     problems: list = []
     acks = acks_for([d for _, d in done], problems)
     if problems:
-        from edgebench.cli.output import get_err_console
-
         for text in problems:
             get_err_console().print(f"warning: {text}", markup=False, soft_wrap=True)
     return summarise(results, CheckReport([r.run_id for r in results], verdicts), acks, answers)
