@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import Any, List, Optional
 
 import numpy as np
 
 from edgebench.bench import accuracy_eval as ev
+from edgebench.bench.accuracy_options import AccuracyOptions
 from edgebench.bench.hostinfo import host_description
 from edgebench.bench.latency import figure_label
 from edgebench.bench.memory import run_memory
@@ -42,9 +43,6 @@ from edgebench.results.figures.energy import PowerSection
 from edgebench.results.figures.thermal import ThermalSection
 from edgebench.results.model import RunResult, RunWarning
 from edgebench.stats.calibration import reliability_diagram
-
-if TYPE_CHECKING:   # accuracy imports this module: its options are named for the type checker only
-    from edgebench.bench.accuracy import AccuracyOptions
 
 PREDICTIONS = "predictions.parquet"
 DIAGRAMS = {"baseline": "reliability_baseline.png", "candidate": "reliability_candidate.png"}
