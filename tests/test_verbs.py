@@ -41,6 +41,19 @@ def test_every_run_kind_is_written_by_a_verb_and_has_its_report_sections():
     assert kinds.kind_of("a-kind-from-the-future").sections == ()        # shown, never misread
 
 
+def test_every_run_kind_names_where_its_figures_are_and_each_is_a_typed_declaration():
+    from edgebench.results.model import figure_type
+    from edgebench.results.types import Figure
+
+    for kind in kinds.KINDS:
+        assert kind.figures, kind.name
+        for path in kind.figures:
+            assert issubclass(figure_type(path), Figure), (kind.name, path)
+    assert figure_type("extra.accuracy.validation").__name__ == "Validation"
+    with pytest.raises(KeyError):
+        figure_type("extra.claim")          # a text, not a figure
+
+
 def test_the_app_has_exactly_the_declared_verbs_each_with_its_shared_options():
     built = commands()
     assert list(built) == verbs.names()

@@ -269,7 +269,7 @@ def estimate_energy(model_path, profile, opts: EnergyOptions, runs_root="runs", 
     check_duty(power, opts, result.warnings)
     result.kind = "energy"
     result.power = power
-    setattr(result.scenario, "duty", opts.duty)  # noqa: B010 - a key ScenarioSection does not declare (kept)
+    result.scenario.duty = opts.duty
     attach_claim(result)
     store.write_result(run_dir, result)
     return result, run_dir

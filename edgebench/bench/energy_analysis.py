@@ -304,9 +304,8 @@ def analyse(result: RunResult, run_dir, samples, info, timed: TimedClient, marks
     result.kind = "energy"
     result.power = power
     result.warnings = warnings
-    # scenario.duty, scenario.idle_s: keys ScenarioSection (results/conditions.py) does not declare (kept)
-    setattr(result.scenario, "duty", opts.duty)  # noqa: B010
-    setattr(result.scenario, "idle_s", opts.idle_s)  # noqa: B010
+    result.scenario.duty = opts.duty
+    result.scenario.idle_s = opts.idle_s
     if not samples.complete:
         result.status = "incomplete"
         result.status_reason = f"{samples.problem}; energy figures use only what the meter covered"

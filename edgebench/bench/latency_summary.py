@@ -388,8 +388,8 @@ def _fixed_rate(result: RunResult, parts, opts) -> None:
     result.extra.requested_rate_hz, result.extra.achieved_rate_hz = opts.rate_hz, rate
     late_all = np.concatenate(late) if late else np.zeros(0)
     if late_all.size:   # not declared in Extra (results/model.py): kept as the verb's own keys
-        setattr(result.extra, "lateness_median_s", float(np.median(late_all)))   # noqa: B010 (undeclared in Extra)
-        setattr(result.extra, "lateness_p99_s", float(np.percentile(late_all, 99)))  # noqa: B010
+        result.extra.lateness_median_s = float(np.median(late_all))
+        result.extra.lateness_p99_s = float(np.percentile(late_all, 99))
     if rate is not None and rate < 0.95 * opts.rate_hz:
         result.warnings.append(RunWarning(
             code="rate-not-sustained",

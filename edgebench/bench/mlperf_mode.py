@@ -275,7 +275,7 @@ def finish(result: RunResult, perf: dict, model, profile, opts: MlperfOptions, c
                                               f"first), each at least {opts.window_s:g} s on a different input "
                                               "(MLPerf Tiny performance mode)")
     result.thermal = ThermalSection(available=bool(thermal.get("available")), start=thermal, end=thermal)
-    setattr(result.settings, "wall_s", wall_s)   # noqa: B010 (the dialect's own key, undeclared in SettingsSection)
+    result.settings.wall_s = wall_s
     result.warnings = [w for w in result.warnings if w.code not in ("window-too-short", "short-windows")]
     if not perf["all_windows_long_enough"]:
         result.warnings.append(RunWarning(code="window-too-short",

@@ -254,7 +254,7 @@ def summarize_run(r: RunResult, samples, telemetry, capture, o, verdict, t0_ns, 
         fig.cool_down = cool
         r.extra.soak = fig
         # extra.figure_window: declared in Extra by the report branch; until then an extra key (setattr keeps both)
-        setattr(r.extra, "figure_window", figure_window(fig, bool(fig.steady)))  # noqa: B010
+        r.extra.figure_window = figure_window(fig, bool(fig.steady))
         th = fig.thermal
         for key in ("max_temp_c", "steady_temp_c", "start_temp_c", "time_to_first_throttle_s"):
             if key in th.model_fields_set:

@@ -76,7 +76,7 @@ def _runs_with(runs_dir: Path, code: str) -> int:
     n = 0
     for d in store.find_runs(runs_dir):
         try:
-            if any(w.get("code") == code for w in store.read_result(d).warnings or []):
+            if any(w.code == code for w in store.read_result(d).warnings):
                 n += 1
         except EdgebenchError:
             continue

@@ -49,10 +49,9 @@ def speedup_without_accuracy(runs: list) -> Verdict:
         a = measured.get(m.sha256)
         if a is not None:
             p = acc(a).paired
-            # getattr: declared in Paired by the benchacc branch, an undeclared key before it (either reads)
             lines.append(f"{m.name} {m.precision}: accuracy run {a.run_id} "
-                         f"({fmt.percent(getattr(p, 'candidate_accuracy', None))} vs baseline "
-                         f"{fmt.percent(getattr(p, 'baseline_accuracy', None))}, {_pts(p.diff_points)} "
+                         f"({fmt.percent(p.candidate_accuracy)} vs baseline "
+                         f"{fmt.percent(p.baseline_accuracy)}, {_pts(p.diff_points)} "
                          "candidate minus baseline)")
         else:
             verdict = worse(FAIL if len(precisions) > 1 else WARN, verdict)
@@ -316,7 +315,7 @@ def gates(runs: list) -> Verdict:
     def check(r: RunResult) -> Outcome:
         failed = failed_gates(r)
         val = r.extra.accuracy.validation
-        default = getattr(val, "default_exceeded", None) or []    # getattr: declared on benchacc's branch
+        default = val.default_exceeded or []
         if failed:
             return (FAIL, f"a gate failed: {', '.join(failed)}", "the run did not meet a threshold that was set")
         if default:

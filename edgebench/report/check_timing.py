@@ -217,9 +217,8 @@ def variation_levels(runs: list) -> Verdict:
         if not kind_of(r).latency or not has_latency(r):
             return None
         sv, tp = e2e(r).session_variation, r.throughput
-        # getattr: the throughput's interval (version 3) is declared in Throughput on benchlat's branch
-        lo, hi = getattr(tp, "ci_low_per_s", None), getattr(tp, "ci_high_per_s", None)
-        host = getattr(tp, "host_limited_per_s", None)
+        lo, hi = tp.ci_low_per_s, tp.ci_high_per_s
+        host = tp.host_limited_per_s
         problems = []
         if kind_of(r).repeats and not sv:
             problems.append("its latency interval has no between-invocation term (made before edgebench "

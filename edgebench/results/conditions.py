@@ -106,6 +106,8 @@ class ScenarioSection(Figure):
     rate_hz: Num = None
     batch: Count = None
     inputs: Inputs = sub(Inputs)
+    duty: Num = field("energy, battery: the share of time spent inferring (0-1)")
+    idle_s: Num = field("energy: the idle time between bursts", "s")
 
 
 class TimingSection(Figure):
@@ -130,6 +132,7 @@ class SettingsSection(Figure):
     chunk_time_s: Num = field("the length of one request to the agent", "s")
     fresh_process_per_repeat: Flag = field("each repeat opened the agent afresh (a new process and model load)")
     interleaved_with: Optional[List[Str]] = field("run ids measured in alternation with this one (one invocation)")
+    wall_s: Num = field("mlperf-tiny: the wall time the dialect's runner took", "s")
 
 
 class ColdStart(Figure):

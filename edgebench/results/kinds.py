@@ -19,7 +19,8 @@ from edgebench.errors import ResultError
 
 
 class RunKind(namedtuple("RunKind", ["name", "title", "verb", "latency", "samples", "repeats", "sustained",
-                                     "accuracy", "energy", "points", "sections"], defaults=(None, False, False, False, False, False, False, False, ()))):
+                                     "accuracy", "energy", "points", "sections", "figures"],
+                         defaults=(None, False, False, False, False, False, False, False, (), ()))):
     """One kind of stored run and what it holds (a named tuple: this module is read by ``edgebench
     --help``, which imports neither dataclasses nor typing).
 
@@ -32,7 +33,10 @@ class RunKind(namedtuple("RunKind", ["name", "title", "verb", "latency", "sample
     * ``accuracy``: an accuracy comparison against a baseline (``extra.accuracy``);
     * ``energy``: energy per inference from a meter, a power model or a datasheet (``power``);
     * ``points``: a grid of configurations, each with its own figures (``extra.points``);
-    * ``sections``: report sections, in order (:data:`edgebench.report.html.SECTIONS`).
+    * ``sections``: report sections, in order (:data:`edgebench.report.html.SECTIONS`);
+    * ``figures``: where in the run its figures are, each a typed declaration
+      (:func:`edgebench.results.model.figure_type` names the type of ``"extra.accuracy"``:
+      :class:`~edgebench.results.figures.accuracy.AccuracyFigure`).
     """
 
     __slots__ = ()
@@ -47,18 +51,23 @@ class RunKind(namedtuple("RunKind", ["name", "title", "verb", "latency", "sample
         return self.name in _BY_NAME
 
 
-BENCH = RunKind("bench", "benchmark", "bench", latency=True, samples=True, repeats=True, sections=("latency",))
+BENCH = RunKind("bench", "benchmark", "bench", latency=True, samples=True, repeats=True, sections=("latency",),
+                figures=("latency", "throughput", "stopping", "extra.mac_rate", "extra.memory"))
 SOAK = RunKind("soak", "thermal soak", "soak", latency=True, samples=True, sustained=True,
-               sections=("soak", "latency"))
-SWEEP = RunKind("sweep", "sweep", "sweep", points=True, sections=("points",))
-ACCURACY = RunKind("accuracy", "accuracy", "accuracy", accuracy=True, sections=("accuracy",))
+               sections=("soak", "latency"), figures=("extra.soak", "latency", "throughput", "thermal"))
+SWEEP = RunKind("sweep", "sweep", "sweep", points=True, sections=("points",), figures=("extra.points",))
+ACCURACY = RunKind("accuracy", "accuracy", "accuracy", accuracy=True, sections=("accuracy",),
+                   figures=("extra.accuracy",))
 ENERGY = RunKind("energy", "energy", "energy", latency=True, samples=True, energy=True,
-                 sections=("latency", "energy"))
-VERIFY = RunKind("verify", "verify", "verify", sections=("verify",))
-MLPERF = RunKind("mlperf-tiny", "MLPerf Tiny", "bench", latency=True, sections=("latency",))
-SELFTEST = RunKind("selftest", "self-test", "selftest", sections=("selftest",))
-PROFILE = RunKind("profile", "layer profile", "profile", samples=True, sections=("profile",))
-LAYER_ERROR = RunKind("layer-error", "per-layer INT8 error", "layer-error", sections=("layer-error",))
+                 sections=("latency", "energy"), figures=("power", "latency", "throughput"))
+VERIFY = RunKind("verify", "verify", "verify", sections=("verify",), figures=("extra.verify",))
+MLPERF = RunKind("mlperf-tiny", "MLPerf Tiny", "bench", latency=True, sections=("latency",),
+                 figures=("latency", "throughput", "extra.mac_rate"))
+SELFTEST = RunKind("selftest", "self-test", "selftest", sections=("selftest",), figures=("extra.selftest",))
+PROFILE = RunKind("profile", "layer profile", "profile", samples=True, sections=("profile",),
+                  figures=("extra.profile",))
+LAYER_ERROR = RunKind("layer-error", "per-layer INT8 error", "layer-error", sections=("layer-error",),
+                      figures=("extra.layer_error",))
 
 KINDS = (BENCH, SOAK, SWEEP, ACCURACY, ENERGY, VERIFY, MLPERF, SELFTEST, PROFILE, LAYER_ERROR)
 NAMES = tuple(k.name for k in KINDS)

@@ -32,7 +32,7 @@ an older version to this one when it is read, so old run folders keep reading:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, Final, List, Literal, Optional
+from typing import Any, Dict, Final, List, Literal, Optional, get_type_hints
 
 from pydantic import ConfigDict, Field
 from pydantic.dataclasses import dataclass
@@ -107,6 +107,8 @@ class Extra(Figure):
     plots: Optional[List[Str]] = field("the plot files written beside run.json")
     achieved_rate_hz: Num = field("fixed-rate scenario: the rate achieved", "Hz")
     requested_rate_hz: Num = field("fixed-rate scenario: the rate asked for", "Hz")
+    lateness_median_s: Num = field("fixed-rate scenario: the median delay of an inference's start past its slot", "s")
+    lateness_p99_s: Num = field("... its 99th percentile", "s")
     figure_window: Optional[Mapping_] = field("soak: the window the claim's figures come from (`name`, `freq_hz`, "
                                               "`temp_c`), or null")
     writer: Optional[Mapping_] = field("while `running`: the writing process (`pid`, `host`, `boot_id`, ...)")
@@ -130,10 +132,10 @@ class RunResult:
     created_utc: Str = Field(
         description='when the run started, ISO 8601 with its offset')
     format: Literal["edgebench-run"] = Field(
-        FORMAT,
+        default=FORMAT,
         description='always `edgebench-run`')
     kind: Kind = Field(
-        "bench",
+        default="bench",
         description='what produced it: `bench`, `accuracy`, `soak`, `sweep`, `energy`, '
                     "`mlperf-tiny`, `verify` (each verb's own figures live in `extra`, documented "
                     'in its page under docs/; a `verify` run keeps `extra.verify` = `device`, '
@@ -142,7 +144,7 @@ class RunResult:
                     '`input_index`, `output`, `differing_bytes`, `max_diff` in LSB for integer '
                     'outputs)')
     status: Literal["running", "complete", "incomplete", "failed"] = Field(
-        "running",
+        default="running",
         description='`running` while measuring; `complete`; `incomplete` (Ctrl-C, SIGTERM/SIGHUP or'
                     ' an error after the first samples: what was measured is kept; the reason says '
                     'which, e.g. `stopped by SIGTERM`); `failed`. While `running`, `extra.writer` '
@@ -154,14 +156,14 @@ class RunResult:
                     'restarted since); a run from another host, or without a writer, stays '
                     '`running`')
     status_reason: Text = Field(
-        None,
+        default=None,
         description='why a run is `incomplete` or `failed` (e.g. `stopped by SIGTERM`)')
     label: Literal["measured", "emulated", "simulated", "estimated"] = Field(
-        "measured",
+        default="measured",
         description='`measured`, `emulated` (QEMU), `simulated` (a physics model) or `estimated` '
                     '(datasheet arithmetic): applies to every figure of the run')
     edgebench_version: Str = Field(
-        "",
+        default="",
         description='the edgebench that wrote the run')
     host: Mapping_ = Field(
         default_factory=dict,
@@ -264,7 +266,7 @@ class RunResult:
                     '(text), `commit` the git commit of the folder it ran in by default '
                     '(docs/store.md)')
     schema_version: Literal[1, 2, 3, 4] = Field(
-        SCHEMA_VERSION,
+        default=SCHEMA_VERSION,
         description="this format's version (the schema history above; older files are upgraded when read)")
 
     def to_dict(self) -> dict:
@@ -301,6 +303,29 @@ class RunResult:
     def stage(self, name: str = "e2e") -> LatencyFigure:
         """The latency figure of a stage; an empty one (every key None) when the run has none."""
         return self.latency.get(name) or LatencyFigure()
+
+
+def figure_type(path: str) -> type:
+    """The declared type of the figure at ``path`` in a run (``"latency"``: each stage's
+    :class:`LatencyFigure`; ``"extra.points"``: :class:`Point`); KeyError for a path that names none."""
+    head, _, rest = path.partition(".")
+    kind = _figure_of(get_type_hints(RunResult)[head])
+    for key in rest.split(".") if rest else ():
+        kind = _figure_of(kind.model_fields[key].annotation)
+    if not (isinstance(kind, type) and issubclass(kind, Figure)):
+        raise KeyError(f"{path} is not a figure")
+    return kind
+
+
+def _figure_of(annotation: Any) -> Any:
+    """The Figure class inside ``Optional[List[X]]``, ``Dict[str, X]`` or ``X``."""
+    if isinstance(annotation, type) and issubclass(annotation, Figure):
+        return annotation
+    for arg in reversed(getattr(annotation, "__args__", ()) or ()):
+        found = _figure_of(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def failed_gates(result: RunResult) -> List[str]:

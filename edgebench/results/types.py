@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, field_validator, model_serializer
+from pydantic.json_schema import JsonDict
 
 from edgebench.schema import MAX_TEXT, Bool, Float, Int, Str
 
@@ -40,7 +41,7 @@ def unit_of(name: str) -> Optional[str]:
 
 def field(description: str, unit: Optional[str] = None, default: Any = None) -> Any:
     """A declared key: its meaning and unit (``x-unit`` in the JSON Schema, a column of the docs' table)."""
-    extra = {"x-unit": unit} if unit else None
+    extra: Optional[JsonDict] = {"x-unit": unit} if unit else None
     return Field(default, description=description, json_schema_extra=extra)
 
 
@@ -61,20 +62,23 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _units(schema: Dict[str, Any]) -> None:
-    """A key whose name ends in a unit's suffix (``_s``, ``_j``, ...) and declares no unit gets that unit
-    (``x-unit``) in the JSON Schema, so every figure's table in the docs has its unit."""
+def _schema(schema: Dict[str, Any]) -> None:
+    """The JSON Schema of a section as its files are read: a key whose name ends in a unit's suffix
+    (``_s``, ``_j``, ...) and declares no unit gets that unit (``x-unit``), so every figure's table
+    in the docs has its unit; a sub-section (a ``$ref``) may be null, which reads as absent."""
     for name, node in (schema.get("properties") or {}).items():
         unit = unit_of(name)
         if unit and "x-unit" not in node:
             node["x-unit"] = unit
+        if "$ref" in node:
+            node["anyOf"] = [{"$ref": node.pop("$ref")}, {"type": "null"}]
 
 
 class Figure(BaseModel):
     """A section of run.json: declared keys typed, others kept; see the module docstring."""
 
     model_config = ConfigDict(extra="allow", str_max_length=MAX_TEXT, defer_build=True, validate_assignment=True,
-                              populate_by_name=True, json_schema_extra=_units)
+                              populate_by_name=True, json_schema_extra=_schema)
 
     @field_validator("*", mode="before")
     @classmethod

@@ -133,8 +133,7 @@ def print_run(console, result: RunResult, run_dir=None, warnings: bool = True) -
             console.print(f"sessions: {e2e.sessions} (this invocation first: {meds}); a re-run's median is "
                           f"expected in {fmt.duration_range(e2e.rerun_low_s, e2e.rerun_high_s)}")
     if tp:
-        # getattr: the interval and the host-limited rate are declared in Throughput on benchlat's branch
-        host, lo, hi = (getattr(tp, k, None) for k in ("host_limited_per_s", "ci_low_per_s", "ci_high_per_s"))
+        host, lo, hi = tp.host_limited_per_s, tp.ci_low_per_s, tp.ci_high_per_s
         what = "of emulated device time" if host is not None else "achieved"
         ci = f", 95% CI {fmt.rate(lo)}–{fmt.rate(hi)}/s" if lo is not None else ""
         console.print(f"throughput: {fmt.rate(tp.per_s)} inferences/s {what}{ci} ({tp.definition})"

@@ -166,7 +166,7 @@ def print_accuracy(console, result: RunResult, run_dir) -> None:
         failed = ", ".join(str(x) for x in v.failed or [])
         verdict = "[green]passed[/]" if v.passed else f"[red]FAILED[/] ({escape(failed)})"
         console.print(f"compression check {verdict}")
-    default = getattr(v, "default_exceeded", None)     # getattr: declared in Validation on benchacc's branch
+    default = v.default_exceeded
     if default:
         console.print(f"[yellow]default thresholds exceeded (warnings, not gates: not set on the command line):[/] "
                       f"{escape(', '.join(str(x) for x in default))}")

@@ -16,7 +16,7 @@ def energy_lines(result: RunResult, run_dir=None) -> list:
     lab = p.label or "measured"
     out = []
     rate = result.scenario.rate_hz
-    note = getattr(p, "note", None) or ""     # an estimate's note on how it was made (PowerSection does not declare it)
+    note = p.note or ""     # an estimate's note on how it was made
     who = (f"{lab} with {p.instrument}, boundary {p.boundary} ({p.boundary_meaning or ''}); "
            f"meter code tested against: {p.tested_against}") if p.measured else note
     at = f"{rate:.4g}/s" if rate is not None else "an unrecorded rate"
@@ -43,7 +43,7 @@ def energy_lines(result: RunResult, run_dir=None) -> list:
     wake = p.wake_up
     # getattr: a wake-up's `resolved` and `resolution_j`, a duty cycle's `error`: keys of EnergyFigure the
     # benchthermal branch declares (either reads them)
-    if wake and getattr(wake, "resolved", None) is False:
+    if wake and wake.resolved is False:
         line("wake-up per event", "not resolved",
              f"(indistinguishable from floating-point rounding: within {si(getattr(wake, 'resolution_j', None), 'J')}"
              " of 0)")
@@ -54,7 +54,7 @@ def energy_lines(result: RunResult, run_dir=None) -> list:
         meas = f"{lab} {si(avg.measured_w, 'W')}, " if avg.measured_w is not None else ""
         line(f"average at {avg.rate_hz or 0:.3g}/s", f"{meas}model {si(avg.model_w, 'W')}",
              "(model: idle + energy per event x rate)")
-    error = getattr(p.duty_cycle, "error", None)
+    error = p.duty_cycle.error
     if error:
         out.append(f"  duty-cycle model: {error}")
     align = p.alignment

@@ -47,7 +47,7 @@ def profile_table(result: RunResult) -> Table:
         if unit:
             row.append("–" if r.per_mac is None else f"{r.per_mac:.2f}")
         # getattr: a row's `where` is declared in ProfileRow on another branch (either reads it)
-        row.append(r.note or ("" if r.in_sum else getattr(r, "where", None) or ""))
+        row.append(r.note or ("" if r.in_sum else r.where or ""))
         t.add_row(*row)
     return t
 
@@ -115,7 +115,7 @@ def jump_text(s: LayerErrorFigure) -> list:
     where = "the model input" if fj.index is None else f"layer {fj.index} {fj.op}"
     tail = fj.which == "worst tenth"
     # getattr: the worst tenth's SQNR and interval are declared in LocalError on another branch
-    value, ci = ((getattr(loc, "worst_tenth_sqnr_db", None), getattr(loc, "worst_tenth_ci", None)) if tail
+    value, ci = ((loc.worst_tenth_sqnr_db, loc.worst_tenth_ci) if tail
                  else (loc.local_sqnr_db, loc.local_ci))
     ref = fj.reference_db if fj.reference_db is not None else fj.best_sqnr_db
     out = [f"first jump: {where} ({str(fj.name)[:60]}): its own error at {_db(value)} dB SQNR"
@@ -152,8 +152,8 @@ def print_layer_error(console, result: RunResult, run_dir=None) -> None:
         mark = "◀ first jump" if jump and r.index == jump.index and r.op == jump.op else ""
         w = (r.weights or {}).get("sqnr_db")       # a free-form mapping: the weights' own rounding
         # getattr: cosine, saturated_share and the worst tenth are declared on another branch (either reads them)
-        cosine, saturated = getattr(r, "cosine", None), getattr(r, "saturated_share", None)
-        worst = getattr(loc, "worst_tenth_sqnr_db", None)
+        cosine, saturated = r.cosine, r.saturated_share
+        worst = loc.worst_tenth_sqnr_db
         t.add_row("in" if r.index is None else str(r.index), str(r.op), db(r.sqnr_db), ci,
                   "–" if cosine is None else f"{cosine:.5f}", db(r.output_sqnr_db),
                   "–" if r.best_sqnr_db is None else f"{r.best_sqnr_db:.1f}",

@@ -83,9 +83,8 @@ def _cells(p: Point, energy_label: Optional[str] = None) -> list:
     if p.axis == "duty" and p.realized_duty is not None and p.duty \
             and abs(p.realized_duty - p.duty) > 0.05 * p.duty:
         tp += f"\n(duty {p.realized_duty:.2g})"
-    # getattr: a point's requested rate, error, run id and reason are declared in Point on benchthermal's branch
     if p.rate_sustained is False:
-        tp += f"\n[red]asked {fmt.rate(getattr(p, 'requested_rate_hz', None))}/s: NOT sustained[/]"
+        tp += f"\n[red]asked {fmt.rate(p.requested_rate_hz)}/s: NOT sustained[/]"
     latency = "n/a"
     if lat.median_s:
         ci = fmt.duration_range(lat.ci_low_s, lat.ci_high_s)
@@ -99,15 +98,15 @@ def _cells(p: Point, energy_label: Optional[str] = None) -> list:
     energy = "n/a"
     if en.per_inference_j:
         energy = si(en.per_inference_j, "J") + (f" ({en.label})" if en.label != energy_label else "")
-    error = getattr(p, "error", None)
-    if error and not getattr(p, "run_id", None):
+    error = p.error
+    if error and not p.run_id:
         verdict = f"[red]failed[/]: {error}"
     elif p.steady:
         verdict = f"{p.duration_s or 0:.0f} s"
     else:
         verdict = f"[yellow]NOT steady[/] ({p.duration_s or 0:.0f} s)"
     if p.status == "incomplete":
-        verdict += f"\n[yellow]incomplete[/]: {getattr(p, 'status_reason', None)}"
+        verdict += f"\n[yellow]incomplete[/]: {p.status_reason}"
     return [name, tp, latency, temp, clock, throttled, energy, verdict]
 
 
