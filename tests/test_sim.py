@@ -174,9 +174,9 @@ def test_bench_on_the_simulated_board_is_labelled_simulated(tmp_path):
     result, run_dir = run_bench(INT8, get_profile("sim-pi5"), BenchOptions(min_samples=50, min_time_s=0.5,
                                                                            max_time_s=3.0), runs_root=tmp_path)
     assert result.label == "simulated"
-    assert result.latency["e2e"]["label"] == "simulated" and result.throughput["label"] == "simulated"
-    assert result.cold_start["label"] == "simulated"
-    assert ", simulated, " in result.extra["claim"] and ", measured, " not in result.extra["claim"]
+    assert result.latency["e2e"].label == "simulated" and result.throughput.label == "simulated"
+    assert result.cold_start.label == "simulated"
+    assert ", simulated, " in result.extra.claim and ", measured, " not in result.extra.claim
 
 
 def test_simulated_and_measured_are_never_mixed():

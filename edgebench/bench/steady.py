@@ -122,7 +122,8 @@ def soak_figures(samples, telemetry, capture, *, t0_ns: int, t_end_ns: int, burs
     fig = SoakFigure(sustained_over_burst=ratio, sustained_over_burst_ci=ratio_ci, busy_fraction=busy,
                      latency_sustained_over_burst=lat_ratio, duration_s=end_s, steady=bool(verdict.steady),
                      steady_at_s=end_s if verdict.steady else None,
-                     verdict=SoakVerdict.model_validate(verdict.to_dict()), thermal=thermal)
+                     verdict=SoakVerdict.model_validate({k: v for k, v in verdict.to_dict().items() if v is not None}),
+                     thermal=thermal)
     if burst is not None:
         fig.burst = burst
     if sustained is not None:
@@ -178,7 +179,7 @@ def soak_sentence(fig: SoakFigure, status: str) -> str:
     total = fig.duration_s or 0.0
     minutes = total / 60.0
     when = f"{minutes:.1f} min" if minutes >= 1 else f"{total:.0f} s"
-    window = (v.latency or {}).get("window_s") or 0
+    window = v.latency.window_s or 0
     if fig.steady:
         temp, freq = th.steady_temp_c, fig.sustained.freq_hz
         at = f" at {temp:.0f} °C" if temp is not None else ""

@@ -80,12 +80,36 @@ class SoakThermal(Figure):
     time_at_frequency: Optional[List[FrequencyShare]] = None
 
 
+class Trend(Figure):
+    """The trend of one series (temperature or latency) over the trailing window (edgebench.stats.steady)."""
+    quantity: Text = None
+    unit: Text = None
+    window_s: Num = None
+    covered_s: Num = field("how much of the window the data span", "s")
+    n: Count = None
+    n_points: Count = field("points the slope was fitted to (batch medians)")
+    level: Num = field("the series' level over the window (its unit)")
+    slope_per_s: Num = field("the fitted slope (its unit per second)")
+    ci_low_per_s: Num = None
+    ci_high_per_s: Num = None
+    change: Num = field("slope x window: the change over the window (its unit)")
+    change_low: Num = None
+    change_high: Num = None
+    step: Num = field("median of the window's last third minus its first third")
+    floor: Num = field("the change below which the series counts as flat (its unit)")
+    ci_level: Num = None
+    flat: Flag = None
+    state: Text = field("`flat`, `rising`, `falling`, `step`, `undetermined` or `too-short`")
+    reason: Text = None
+
+
 class SoakVerdict(Figure):
+    """The steady-state verdict: temperature and latency flat over the trailing window."""
     steady: Flag = None
     reason: Text = None
     thermal_judged: Flag = None
-    latency: Optional[Mapping_] = None
-    temperature: Optional[Mapping_] = None
+    latency: Trend = sub(Trend)
+    temperature: Trend = sub(Trend, "absent without a thermal source")
 
 
 class SoakFigure(Figure):
