@@ -205,7 +205,7 @@ def test_labels_default_to_the_git_commit_of_the_current_folder(tmp_path):
     subprocess.run([git, "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "x"], check=True, env=env)
     head = subprocess.run([git, "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert label_run(d, ["ci=nightly"], cwd=repo) == {"commit": head, "ci": "nightly"}
-    assert read_result(d).extra["labels"] == {"commit": head, "ci": "nightly"}
+    assert read_result(d).extra.labels == {"commit": head, "ci": "nightly"}
     d2 = make_run(tmp_path / "runs", 2)
     assert label_run(d2, [], cwd=tmp_path) == {}                # not a repository: no commit label
     with pytest.raises(UsageError):

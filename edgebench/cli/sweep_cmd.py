@@ -189,8 +189,8 @@ def sweep(
             run.show(result, state["run_dir"])
         except Exception:  # noqa: BLE001 - showing the table is a courtesy; the data are on disk
             pass
-        finished = (result.stopping or {}).get("finished", 0)
-        print(f"{interrupt_reason(exc)}: {finished} of {len(result.extra.get('points', []))} points finished; kept, "
+        finished = result.stopping.other("finished", 0)
+        print(f"{interrupt_reason(exc)}: {finished} of {len(result.extra.points or [])} points finished; kept, "
               f"marked incomplete, in {state['run_dir']}", file=sys.stderr)
         raise SystemExit(130) from None
     finally:
