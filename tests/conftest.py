@@ -132,6 +132,21 @@ def cli():
     return run_edgebench
 
 
+@pytest.fixture
+def typer_invoke(monkeypatch):
+    """``typer_invoke(args, **kw)``: edgebench's typer app under typer's CliRunner (a click Result), on
+    consoles made for the streams the runner redirects (edgebench.cli.output keeps the ones it made)."""
+    # imported here, as in run_edgebench: conftest loads for every test, the app's imports take a second
+    from typer.testing import CliRunner
+
+    import edgebench.cli.output as output
+    from edgebench.cli.app import app
+
+    monkeypatch.setattr(output, "_consoles", {})
+    runner = CliRunner()
+    return lambda args, **kw: runner.invoke(app, args, **kw)
+
+
 @pytest.fixture(scope="session")
 def sshd_server(tmp_path_factory):
     """A real OpenSSH server on 127.0.0.1 (see tests/sshd_fixture.py)."""
