@@ -27,6 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tflite_int8 import int8_tflite
+
 ROOT = Path(__file__).resolve().parents[1]
 BASE, WIDTHS = 160, (160, 168, 176)   # multiples of 8: XNNPACK's kernels pad odd channel counts
 SIDE = 16
@@ -44,20 +46,9 @@ def build(width: int, out: Path, seed: int = 7) -> Path:
     x = tf.keras.layers.Conv2D(32, 3, padding="same", activation="relu")(x)
     x = tf.keras.layers.GlobalAveragePooling2D()(x)
     model = tf.keras.Model(inp, tf.keras.layers.Dense(10)(x))
-    rng = np.random.default_rng(seed)
-    calib = rng.random((32, SIDE, SIDE, 3), dtype=np.float32)
-
-    def rep():
-        for i in range(len(calib)):
-            yield [calib[i:i + 1]]
-
-    conv = tf.lite.TFLiteConverter.from_keras_model(model)
-    conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    conv.representative_dataset = rep
-    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    conv.inference_input_type = conv.inference_output_type = tf.int8
+    calib = np.random.default_rng(seed).random((32, SIDE, SIDE, 3), dtype=np.float32)
     path = out / f"conv{width}_int8.tflite"
-    path.write_bytes(conv.convert())
+    path.write_bytes(int8_tflite(model, calib))
     return path
 
 

@@ -36,8 +36,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from mcu_models import MODELS, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from edgebench.mcu import OP_NAMES, convert  # noqa: E402
@@ -45,14 +45,6 @@ from edgebench.mcu.protocol import DutClient  # noqa: E402
 from edgebench.mcu.qemu import QemuBoard  # noqa: E402
 from edgebench.runtime.inspect import inspect_model  # noqa: E402
 
-MLPERF_TINY = ROOT.parent / "shared" / "models" / "mlperf-tiny"
-MODELS = {
-    "digits": ROOT / "models" / "digits" / "digits_int8.tflite",
-    "kws (DS-CNN)": MLPERF_TINY / "kws_ref_model.tflite",
-    "resnet8": MLPERF_TINY / "pretrainedResnet_quant.tflite",
-    "vww (MobileNetV1 0.25)": MLPERF_TINY / "vww_96_int8.tflite",
-    "ad (FC autoencoder)": MLPERF_TINY / "ad01_int8.tflite",
-}
 SHIFT = 0
 #: instructions per MAC: whole models, and per operator (all its layers together)
 MODEL_TARGETS = {"kws (DS-CNN)": 2.0, "resnet8": 2.0}

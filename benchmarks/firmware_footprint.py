@@ -28,19 +28,16 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from mcu_models import MODELS as ALL_MODELS
+from mcu_models import ROOT
+
 sys.path.insert(0, str(ROOT))
 
 from edgebench.mcu import convert  # noqa: E402
 from edgebench.mcu.protocol import DutClient  # noqa: E402
 from edgebench.mcu.qemu import QemuBoard  # noqa: E402
 
-MLPERF_TINY = ROOT.parent / "shared" / "models" / "mlperf-tiny"
-MODELS = {
-    "digits": ROOT / "models" / "digits" / "digits_int8.tflite",
-    "kws (DS-CNN)": MLPERF_TINY / "kws_ref_model.tflite",
-    "resnet8": MLPERF_TINY / "pretrainedResnet_quant.tflite",
-}
+MODELS = {name: ALL_MODELS[name] for name in ("digits", "kws (DS-CNN)", "resnet8")}
 BUFFERS = ("eb_model_buf", "eb_arena", "eb_input_buf")
 STACK_BYTES = 0x10000  # __stack_size in firmware/ports/mps2-common/mps2_sections.ld
 STACK_PAINT = bytes.fromhex("c35ac35a")  # 0x5AC35AC3 little-endian, painted at reset (startup.c)

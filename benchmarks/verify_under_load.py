@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tflite_int8 import int8_tflite
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -41,19 +43,7 @@ def build_model(out_dir: Path, min_kb: int) -> Path:
         x = tf.keras.layers.Dense(units, activation="relu")(x)
         out = tf.keras.layers.Dense(10)(x)
         model = tf.keras.Model(inp, out)
-        calib = np.random.default_rng(0).random((64, 16, 16, 3), dtype=np.float32)
-
-        def rep(calib=calib):
-            for i in range(len(calib)):
-                yield [calib[i:i + 1]]
-
-        conv = tf.lite.TFLiteConverter.from_keras_model(model)
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.representative_dataset = rep
-        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
-        data = conv.convert()
+        data = int8_tflite(model, np.random.default_rng(0).random((64, 16, 16, 3), dtype=np.float32))
         if len(data) >= min_kb * 1000:
             path = out_dir / f"large_{len(data) // 1000}kb_int8.tflite"
             path.write_bytes(data)

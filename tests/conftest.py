@@ -1,6 +1,7 @@
 """Shared pytest fixtures: tool checks and a throwaway sshd on 127.0.0.1."""
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -9,7 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from edgebench.modelfile import read_model
 
 # The firmware fixtures (posix_firmware_bin, fw, client) for every test module, without importing them
 pytest_plugins = ["fw_util"]
@@ -130,6 +134,36 @@ def _fresh_consoles():
 def cli():
     """:func:`run_edgebench` as a fixture."""
     return run_edgebench
+
+
+def agent_session(client, model_path, n_inputs: int, seed: int):
+    """What a transport's end-to-end test does first over its channel (tests/test_transport_*.py): the
+    agent's hello, the model uploaded (its sha256 checked) and loaded with the reference kernels, and
+    ``n_inputs`` seeded inputs of its shape set. Returns (model, sha, inputs)."""
+    assert client.hello()["protocol"] == 1
+    model = read_model(model_path)
+    sha = client.ensure_model(model)
+    assert sha == hashlib.sha256(Path(model_path).read_bytes()).hexdigest()
+    info = client.load(sha, kernels="reference", threads=1)
+    shape = list(info["inputs"][0]["shape"])
+    x = np.random.default_rng(seed).standard_normal((n_inputs, *shape[1:])).astype(np.float32)
+    client.set_inputs(x)
+    return model, sha, x
+
+
+@pytest.fixture
+def typer_invoke(monkeypatch):
+    """``typer_invoke(args, **kw)``: edgebench's typer app under typer's CliRunner (a click Result), on
+    consoles made for the streams the runner redirects (edgebench.cli.output keeps the ones it made)."""
+    # imported here, as in run_edgebench: conftest loads for every test, the app's imports take a second
+    from typer.testing import CliRunner
+
+    import edgebench.cli.output as output
+    from edgebench.cli.app import app
+
+    monkeypatch.setattr(output, "_consoles", {})
+    runner = CliRunner()
+    return lambda args, **kw: runner.invoke(app, args, **kw)
 
 
 @pytest.fixture(scope="session")

@@ -4,23 +4,17 @@ from __future__ import annotations
 import ast
 import os
 import shutil
-import stat
 import subprocess
 from glob import glob
 from pathlib import Path
 
 import pytest
 from conftest import missing
+from fakes.sysfs import VCGENCMD_FAILING, fake_vcgencmd, write
 
 from edgebench.agent import sysinfo
 
 AGENT_DIR = Path(__file__).resolve().parents[1] / "edgebench" / "agent"
-
-
-def write(root: Path, rel: str, text: str | bytes) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text if isinstance(text, bytes) else text.encode())
 
 
 @pytest.fixture
@@ -46,17 +40,12 @@ def pi5(tmp_path):
 
 @pytest.fixture
 def vcgencmd(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "vcgencmd"
-    script.write_text('#!/bin/sh\ncase "$1" in\n'
-                      "  measure_temp) echo \"temp=48.3'C\" ;;\n"
-                      "  measure_clock) echo 'frequency(0)=1500004352' ;;\n"
-                      "  get_throttled) echo 'throttled=0x50005' ;;\n"
-                      "  *) exit 1 ;;\nesac\n")
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return script
+    return fake_vcgencmd(monkeypatch, tmp_path / "bin",
+                         'case "$1" in\n'
+                         "  measure_temp) echo \"temp=48.3'C\" ;;\n"
+                         "  measure_clock) echo 'frequency(0)=1500004352' ;;\n"
+                         "  get_throttled) echo 'throttled=0x50005' ;;\n"
+                         "  *) exit 1 ;;\nesac\n")
 
 
 def test_thermal_zone_in_celsius(pi5):
@@ -167,12 +156,7 @@ def test_agent_imports_nothing_from_edgebench_outside_itself():
 
 
 def test_failing_vcgencmd_is_recorded(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "vcgencmd"
-    script.write_text('#!/bin/sh\necho "VCHI initialization failed" >&2\nexit 255\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("PATH", str(bin_dir))
+    fake_vcgencmd(monkeypatch, tmp_path / "bin", VCGENCMD_FAILING, keep_path=False)
     info = sysinfo.vcgencmd_info()
     assert info["available"] and "throttled" not in info
     assert "VCHI initialization failed" in info["errors"]["get_throttled"]

@@ -225,26 +225,10 @@ def test_no_compiler(monkeypatch, int8_model, tmp_path):
 # --------------------------------------------------------------------------- CLI
 
 
-@pytest.fixture()
-def runner(monkeypatch):
-    from typer.testing import CliRunner
-
-    import edgebench.cli.output as output
-
-    monkeypatch.setattr(output, "_consoles", {})
-    return CliRunner()
-
-
-def _invoke(runner, args, **kw):
-    from edgebench.cli.app import app
-
-    return runner.invoke(app, args, **kw)
-
-
-def test_cli_partial_mapping_table_and_warnings(runner, fake_compiler, int8_model, tmp_path):
+def test_cli_partial_mapping_table_and_warnings(typer_invoke, fake_compiler, int8_model, tmp_path):
     fake_compiler("partial")
-    res = _invoke(runner, ["compile", str(int8_model), "--target", "edgetpu", "-o", str(tmp_path / "o")],
-                  env={"COLUMNS": "160"})
+    res = typer_invoke(["compile", str(int8_model), "--target", "edgetpu", "-o", str(tmp_path / "o")],
+                       env={"COLUMNS": "160"})
     assert res.exit_code == 0, res.output
     assert "49 of 58 on the Edge TPU, 9 on the CPU" in res.stdout
     assert "More than one subgraph is not supported" in res.stdout
@@ -252,9 +236,9 @@ def test_cli_partial_mapping_table_and_warnings(runner, fake_compiler, int8_mode
     assert "warning: 9 of 58 operations stay on the CPU" in res.stderr
 
 
-def test_cli_json(runner, fake_compiler, int8_model, tmp_path):
+def test_cli_json(typer_invoke, fake_compiler, int8_model, tmp_path):
     fake_compiler("mapped")
-    res = _invoke(runner, ["compile", str(int8_model), "--target", "edgetpu", "-o", str(tmp_path), "--json"])
+    res = typer_invoke(["compile", str(int8_model), "--target", "edgetpu", "-o", str(tmp_path), "--json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     sidecar = json.loads((tmp_path / "digits_int8_edgetpu.tflite.json").read_text())
@@ -262,8 +246,8 @@ def test_cli_json(runner, fake_compiler, int8_model, tmp_path):
     assert data["target"] == "edgetpu" and data["compiler_version"] == "16.0.384591198"
 
 
-def test_cli_unknown_target(runner, int8_model):
-    res = _invoke(runner, ["compile", str(int8_model), "--target", "vela"])
+def test_cli_unknown_target(typer_invoke, int8_model):
+    res = typer_invoke(["compile", str(int8_model), "--target", "vela"])
     assert res.exit_code != 0
     assert isinstance(res.exception, UsageError)
 

@@ -146,7 +146,7 @@ def test_unknown_place_and_untagged_place(farm):
 
 
 def test_sigterm_releases_the_place(farm, tmp_path):
-    proc = _start_bench(farm, "pa", tmp_path)
+    proc = _start_bench(farm, tmp_path, "--board", "labgrid:pa")
     try:
         _wait_acquired(farm, "pa")
         time.sleep(1.0)
@@ -159,75 +159,68 @@ def test_sigterm_releases_the_place(farm, tmp_path):
 
 
 def test_coordinator_killed_mid_run(farm, tmp_path):
-    proc = _start_bench(farm, "pa", tmp_path)
     try:
-        _wait_acquired(farm, "pa")
-        run_json = _wait_samples(tmp_path)
-        farm.kill_coordinator()     # its exporter exits and stops ser2net: the serial link drops
-        _, err = proc.communicate(timeout=90)
+        # its exporter exits and stops ser2net: the serial link drops
+        line, result = _broken_mid_run(farm, "pa", tmp_path, farm.kill_coordinator, timeout_s=90)
     finally:
-        if proc.poll() is None:
-            proc.kill()
         if not farm.coordinator_alive():
             farm.start_coordinator()
             farm.restore_places()
-    assert proc.returncode == 1, err
-    line = one_error_line(err)
     assert "link to the board on labgrid place pa" in line and "not released" in line, line
     assert "coordinator is unreachable" in line and "list the serial ports" not in line, line
-    result = json.loads(run_json.read_text())
-    assert result["status"] == "incomplete" and "stopped by an error" in result["status_reason"]
+    assert "stopped by an error" in result["status_reason"]
     assert "[on labgrid place pa" in result["status_reason"], result["status_reason"]
     assert "list the serial ports" not in result["status_reason"]              # a local port's hint
-    assert (run_json.parent / "samples.parquet").is_file()                    # samples kept
     farm.wait_exporters()
     assert held_by(farm, "pa") is None      # a restarted coordinator holds nothing: the place is free
 
 
 def test_ser2net_dropped_mid_run(farm, tmp_path):
-    proc = _start_bench(farm, "pb", tmp_path)
-    try:
-        _wait_acquired(farm, "pb")
-        run_json = _wait_samples(tmp_path)
+    def drop_ser2net():
         served = farm.children("pb")
         assert served, "the exporter of pb runs no ser2net while pb is acquired"
         for pid in served:
             os.kill(pid, signal.SIGKILL)            # the board's serial connection drops
-        _, err = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 1, err
-    line = one_error_line(err)
+
+    line, _ = _broken_mid_run(farm, "pb", tmp_path, drop_ser2net, timeout_s=90)
     assert "labgrid place pb" in line and "rfc2217://127.0.0.1" in line and "not released" not in line, line
     assert "exporter exp-pb still serving" in line and "list the serial ports" not in line, line
-    result = json.loads(run_json.read_text())
-    assert result["status"] == "incomplete" and (run_json.parent / "samples.parquet").is_file()
     assert held_by(farm, "pb") is None       # released: the coordinator is still there
 
 
 def test_exporter_gone_mid_run(farm, tmp_path):
-    proc = _start_bench(farm, "pa", tmp_path)
-    try:
-        _wait_acquired(farm, "pa")
-        run_json = _wait_samples(tmp_path)
-        os.kill(farm.places["pa"].proc.pid, signal.SIGKILL)   # the exporter dies (the supervisor restarts it)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 1, err
-    line = one_error_line(err)
+    def kill_exporter():                      # the exporter dies (the supervisor restarts it)
+        os.kill(farm.places["pa"].proc.pid, signal.SIGKILL)
+
+    line, _ = _broken_mid_run(farm, "pa", tmp_path, kill_exporter, timeout_s=120)
     assert "labgrid place pa" in line and "exporter exp-pa still serving" in line and "released" in line, line
-    result = json.loads(run_json.read_text())
-    assert result["status"] == "incomplete" and (run_json.parent / "samples.parquet").is_file()
     assert held_by(farm, "pa") is None
     farm.wait_exporters()
 
 
-def _start_bench(farm, place, runs_dir):
+def _broken_mid_run(farm, place, runs_dir, breaking, timeout_s):
+    """A bench on ``place`` that ``breaking()`` interrupts once it has written samples: it exits 1 and
+    keeps an incomplete run with its samples. Returns its error line and its run.json."""
+    proc = _start_bench(farm, runs_dir, "--board", f"labgrid:{place}")
+    try:
+        _wait_acquired(farm, place)
+        run_json = _wait_samples(runs_dir)
+        breaking()
+        _, err = proc.communicate(timeout=timeout_s)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    result = json.loads(run_json.read_text())
+    assert result["status"] == "incomplete" and (run_json.parent / "samples.parquet").is_file()
+    return one_error_line(err), result
+
+
+def _start_bench(farm, runs_dir, *boards):
+    """A long bench of INT8 (the farm's coordinator in its environment) on ``boards`` (its --board or
+    --farm arguments)."""
     env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="10")
-    return subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--board", f"labgrid:{place}",
+    return subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), *boards,
                              "--runs-dir", str(runs_dir), "--min-samples", "50", "--min-time", "0.5",
                              "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target-ci", "0.0001"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -432,11 +425,7 @@ def test_sigterm_while_waiting_for_a_busy_place_cancels_the_reservation(farm, tm
 
 
 def test_sigterm_to_a_fan_out_reaches_every_place(farm, tmp_path):
-    env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="10")
-    proc = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--farm", "board=posix",
-                             "--runs-dir", str(tmp_path), "--min-samples", "50", "--min-time", "0.5",
-                             "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target-ci", "0.0001"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _start_bench(farm, tmp_path, "--farm", "board=posix")
     try:
         _wait_acquired(farm, "pa")
         _wait_acquired(farm, "pb")
@@ -505,7 +494,7 @@ def test_places_of_a_killed_fan_out_are_named_at_once_and_taken_over(farm, tmp_p
 
 def test_take_over_refuses_a_place_whose_holder_still_runs(farm, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    proc = _start_bench(farm, "pa", tmp_path)
+    proc = _start_bench(farm, tmp_path, "--board", "labgrid:pa")
     try:
         _wait_acquired(farm, "pa")
         deadline = time.monotonic() + 30

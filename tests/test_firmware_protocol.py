@@ -126,6 +126,8 @@ BAD_INPUT = [
     ([], "infer -1", "e-[Inference iterations must be >0]"),
     ([], "infer x", "e-[Inference iterations must be >0]"),
     ([], "infer 1 -3", "e-[Inference warmup must be >=0]"),
+    ([], "infer 2000000001", "e-[Inference iterations must be <=2000000000]"),
+    ([], "infer 1 2000000001", "e-[Inference warmup must be <=2000000000]"),
     ([], "infer 1 0", "e-[No model loaded: eb-upload model, then eb-model]"),
     ([], "results", "e-[No results: run infer first]"),
     ([], "bogus", "e-[Unknown command: bogus]"),

@@ -229,25 +229,9 @@ def test_bad_models_raise_model_error(tmp_path):
 # --------------------------------------------------------------------------- CLI
 
 
-@pytest.fixture()
-def runner(monkeypatch):
-    from typer.testing import CliRunner
-
-    import edgebench.cli.output as output
-
-    monkeypatch.setattr(output, "_consoles", {})
-    return CliRunner()
-
-
-def _invoke(runner, args, **kw):
-    from edgebench.cli.app import app
-
-    return runner.invoke(app, args, **kw)
-
-
-def test_cli_tables(runner):
-    res = _invoke(runner, ["inspect", str(MLPERF / "kws_ref_model.tflite"), "--layers", "--tensors"],
-                  env={"COLUMNS": "140"})
+def test_cli_tables(typer_invoke):
+    res = typer_invoke(["inspect", str(MLPERF / "kws_ref_model.tflite"), "--layers", "--tensors"],
+                       env={"COLUMNS": "140"})
     assert res.exit_code == 0, res.output
     out = res.stdout
     assert "2,656,768 (2.66 M) per inference" in out
@@ -257,16 +241,16 @@ def test_cli_tables(runner):
     assert "16,000*" in out                         # the peak row of --layers
 
 
-def test_cli_narrow_terminal_keeps_numbers(runner):
-    res = _invoke(runner, ["inspect", str(MLPERF / "pretrainedResnet_quant.tflite"), "--layers"],
-                  env={"COLUMNS": "80"})
+def test_cli_narrow_terminal_keeps_numbers(typer_invoke):
+    res = typer_invoke(["inspect", str(MLPERF / "pretrainedResnet_quant.tflite"), "--layers"],
+                       env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
     assert "12,501,632" in res.stdout and "2,359,296" in res.stdout
 
 
-def test_cli_json_is_the_report(runner):
+def test_cli_json_is_the_report(typer_invoke):
     path = MLPERF / "pretrainedResnet_quant.tflite"
-    res = _invoke(runner, ["inspect", str(path), "--json"])
+    res = typer_invoke(["inspect", str(path), "--json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data == json.loads(json.dumps(inspect_model(path).to_dict()))

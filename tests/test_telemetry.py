@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import os
-import stat
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from fakes.sysfs import VCGENCMD_FAILING, fake_vcgencmd, write
 
 from edgebench import errors
 from edgebench.agent import telemetry as tm
@@ -19,12 +19,6 @@ from edgebench.telemetry import analysis, capture
 
 ROOT = Path(__file__).resolve().parents[1]
 INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
-
-
-def write(root: Path, rel: str, text) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text if isinstance(text, bytes) else (str(text) + "\n").encode())
 
 
 @pytest.fixture
@@ -110,17 +104,13 @@ def coral(tmp_path):
 @pytest.fixture
 def vcgencmd(tmp_path, monkeypatch):
     """A vcgencmd that answers like Raspberry Pi firmware (Pi 5 prints frequency(0)=...), counting calls."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     calls = tmp_path / "vcgencmd.calls"
-    script = bin_dir / "vcgencmd"
-    script.write_text('#!/bin/sh\necho "$*" >> ' + str(calls) + '\ncase "$1" in\n'
-                      "  measure_temp) echo \"temp=81.7'C\" ;;\n"
-                      "  measure_clock) echo 'frequency(0)=1500004352' ;;\n"
-                      "  get_throttled) echo 'throttled=0x80008' ;;\n"
-                      "  *) echo 'error=1 error_msg=\"Command not registered\"'; exit 2 ;;\nesac\n")
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    fake_vcgencmd(monkeypatch, tmp_path / "bin",
+                  'echo "$*" >> ' + str(calls) + '\ncase "$1" in\n'
+                  "  measure_temp) echo \"temp=81.7'C\" ;;\n"
+                  "  measure_clock) echo 'frequency(0)=1500004352' ;;\n"
+                  "  get_throttled) echo 'throttled=0x80008' ;;\n"
+                  "  *) echo 'error=1 error_msg=\"Command not registered\"'; exit 2 ;;\nesac\n")
     return calls
 
 
@@ -218,12 +208,7 @@ def test_vcgencmd_channels_decoded_and_rate_limited(pi5, vcgencmd):
 
 
 def test_failing_vcgencmd_gives_nan(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "vcgencmd"
-    script.write_text('#!/bin/sh\necho "VCHI initialization failed" >&2\nexit 255\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("PATH", str(bin_dir))
+    fake_vcgencmd(monkeypatch, tmp_path / "bin", VCGENCMD_FAILING, keep_path=False)
     s = tm.Sampler(root=str(tmp_path), sources=["vcgencmd"])
     assert all(math.isnan(v) for v in one(s).values())
 

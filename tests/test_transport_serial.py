@@ -5,7 +5,6 @@ opens the other end with pyserial, exactly as it would open /dev/ttyUSB0.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import subprocess
 import sys
@@ -16,10 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import serial
-from conftest import MLPERF_DIR, require_file, require_tool, stop_process
+from conftest import MLPERF_DIR, agent_session, require_file, require_tool, stop_process
 
 from edgebench.errors import EdgebenchError, TransportError, UsageError
-from edgebench.modelfile import read_model
 from edgebench.transport.serial import SerialChannel, SerialTransport
 
 MLPERF = MLPERF_DIR
@@ -99,16 +97,9 @@ def test_serial_end_to_end(agent_on_tty):
     assert isinstance(channel, SerialChannel)
     client = AgentClient(channel, transport.describe(), timeout_s=60)
     try:
-        hello = client.hello()
-        assert hello["protocol"] == 1
-        model = read_model(KWS)
-        sha = client.ensure_model(model)
-        assert sha == hashlib.sha256(KWS.read_bytes()).hexdigest()
+        model, sha, x = agent_session(client, KWS, 3, seed=1)
+        assert x.shape == (3, 49, 10, 1)
         assert client.ensure_model(model) == sha  # second time: has_model, no upload
-        info = client.load(sha, kernels="reference", threads=1)
-        assert list(info["inputs"][0]["shape"]) == [1, 49, 10, 1]
-        x = np.random.default_rng(1).standard_normal((3, 49, 10, 1)).astype(np.float32)
-        client.set_inputs(x)
         header, timings = client.run("single-stream", count=10, max_time_s=30)
         assert header["n"] == 10 and len(timings["invoke_ns"]) == 10
         assert (timings["invoke_ns"] > 0).all()

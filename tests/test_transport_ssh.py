@@ -15,12 +15,10 @@ import time
 import zipfile
 from pathlib import Path
 
-import numpy as np
 import pytest
-from conftest import MLPERF_DIR, require_file
+from conftest import MLPERF_DIR, agent_session, require_file
 
 from edgebench.errors import EdgebenchError, RuntimeMissingError, TransportError, UsageError
-from edgebench.modelfile import read_model
 from edgebench.transport.bundle import agent_zipapp, agent_zipapp_bytes
 from edgebench.transport.ssh import SshChannel, SshTransport, classify_ssh_failure, parse_ssh_url
 
@@ -144,16 +142,8 @@ def test_ssh_end_to_end_single_stream(sshd_server, board_dir):
     assert transport.last_open_copied is True
     client = AgentClient(channel, transport.describe(), timeout_s=60)
     try:
-        hello = client.hello()
-        assert hello["protocol"] == 1
-        model = read_model(KWS)
-        sha = client.ensure_model(model)
-        assert sha == hashlib.sha256(KWS.read_bytes()).hexdigest()
+        agent_session(client, KWS, 4, seed=0)
         assert Path(board_dir, "agent").is_dir()  # the model cache sits under remote_dir
-        info = client.load(sha, kernels="reference", threads=1)
-        assert list(info["inputs"][0]["shape"]) == [1, 49, 10, 1]
-        x = np.random.default_rng(0).standard_normal((4, 49, 10, 1)).astype(np.float32)
-        client.set_inputs(x)
         header, timings = client.run("single-stream", count=20, max_time_s=30)
         assert header["n"] == 20 and len(timings["e2e_ns"]) == 20
         assert (timings["e2e_ns"] >= timings["invoke_ns"]).all()

@@ -161,84 +161,52 @@ eb_status eb_model_init(eb_model *m, const uint8_t *blob, size_t blob_len,
     return EB_OK;
 }
 
-size_t eb_model_input_bytes(const eb_model *m)
+/* The view of a loaded model, 0 when none is loaded: what every accessor below checks first. */
+static const eb_view *loaded_view(const eb_model *m)
 {
-    const eb_view *v;
-    if (!m || !m->priv_header) {
-        return 0;
-    }
-    v = &m->priv_view;
-    return rd_u32(tensor_rec(v, v->input) + EB_T_NBYTES);
+    return m && m->priv_header ? &m->priv_view : 0;
 }
 
-size_t eb_model_output_bytes(const eb_model *m)
+/* A u32 field of a loaded model's input or output tensor record (0 when no model is loaded). */
+static uint32_t io_field(const eb_model *m, int output, uint32_t field)
 {
-    const eb_view *v;
-    if (!m || !m->priv_header) {
-        return 0;
-    }
-    v = &m->priv_view;
-    return rd_u32(tensor_rec(v, v->output) + EB_T_NBYTES);
+    const eb_view *v = loaded_view(m);
+    return v ? rd_u32(tensor_rec(v, output ? v->output : v->input) + field) : 0u;
 }
 
-int8_t *eb_model_input(eb_model *m)
+/* The data of a loaded model's input or output tensor (0 when no model is loaded). */
+static int8_t *io_data(const eb_model *m, int output)
 {
-    const eb_view *v;
-    if (!m || !m->priv_header) {
-        return 0;
-    }
-    v = &m->priv_view;
-    return tensor_data(m, v, v->input);
+    const eb_view *v = loaded_view(m);
+    return v ? tensor_data(m, v, output ? v->output : v->input) : 0;
 }
 
-const int8_t *eb_model_output(const eb_model *m)
-{
-    const eb_view *v;
-    if (!m || !m->priv_header) {
-        return 0;
-    }
-    v = &m->priv_view;
-    return tensor_data(m, v, v->output);
-}
+size_t eb_model_input_bytes(const eb_model *m) { return io_field(m, 0, EB_T_NBYTES); }
+size_t eb_model_output_bytes(const eb_model *m) { return io_field(m, 1, EB_T_NBYTES); }
+int8_t *eb_model_input(eb_model *m) { return io_data(m, 0); }
+const int8_t *eb_model_output(const eb_model *m) { return io_data(m, 1); }
 
 /* The quantization of a model's input or output tensor (0 when no model is loaded). */
 static float io_scale(const eb_model *m, int output)
 {
-    const eb_view *v;
+    const uint32_t u = io_field(m, output, EB_T_SCALE);
     float f;
-    uint32_t u;
-    if (!m || !m->priv_header) {
-        return 0.0f;
-    }
-    v = &m->priv_view;
-    u = rd_u32(tensor_rec(v, output ? v->output : v->input) + EB_T_SCALE);
     memcpy(&f, &u, sizeof f);
     return f;
 }
 
-static int32_t io_zero_point(const eb_model *m, int output)
-{
-    const eb_view *v;
-    if (!m || !m->priv_header) {
-        return 0;
-    }
-    v = &m->priv_view;
-    return rd_i32(tensor_rec(v, output ? v->output : v->input) + EB_T_ZERO_POINT);
-}
-
 float eb_model_output_scale(const eb_model *m) { return io_scale(m, 1); }
-int32_t eb_model_output_zero_point(const eb_model *m) { return io_zero_point(m, 1); }
+int32_t eb_model_output_zero_point(const eb_model *m) { return (int32_t)io_field(m, 1, EB_T_ZERO_POINT); }
 float eb_model_input_scale(const eb_model *m) { return io_scale(m, 0); }
-int32_t eb_model_input_zero_point(const eb_model *m) { return io_zero_point(m, 0); }
+int32_t eb_model_input_zero_point(const eb_model *m) { return (int32_t)io_field(m, 0, EB_T_ZERO_POINT); }
 
 eb_status eb_model_invoke(eb_model *m, eb_layer_hook hook, void *hook_ctx)
 {
-    const eb_view *v;
+    const eb_view *v = loaded_view(m);
     uint32_t k;
-    if (!m || !m->priv_header) {
+    if (!v) {
         return EB_ERR_INVALID;
     }
-    v = &m->priv_view;
     for (k = 0; k < v->n_layers; k++) {
         eb_layer L;
         const eb_op *op;

@@ -122,7 +122,7 @@ int eb_apart(const eb_view *v, uint32_t i, uint32_t off, uint32_t len)
     return (uint64_t)off + len <= to || (uint64_t)to + tn <= off;
 }
 
-void eb_conv_params_of(const eb_model *m, const eb_view *v, const eb_layer *L, eb_conv_params *p)
+void eb_conv_shape_of(const eb_layer *L, eb_conv_params *p)
 {
     p->in = L->din;
     p->out = L->dout;
@@ -139,6 +139,11 @@ void eb_conv_params_of(const eb_model *m, const eb_view *v, const eb_layer *L, e
     p->out_offset = L->p[1];
     p->act_min = L->act_min;
     p->act_max = L->act_max;
+}
+
+void eb_conv_params_of(const eb_model *m, const eb_view *v, const eb_layer *L, eb_conv_params *p)
+{
+    eb_conv_shape_of(L, p);
     p->filter = tensor_data(m, v, L->in[1]);
     p->chan = v->blob + L->chan_off;
     p->scratch = (int8_t *)(m->arena + L->scratch_off);

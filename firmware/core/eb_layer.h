@@ -174,7 +174,10 @@ static inline int eb_bcast_ok(const eb_dims *a, const eb_dims *o)
 }
 
 /* The kernel parameters of a convolution-shaped layer (CONV_2D, DEPTHWISE_CONV_2D,
- * TRANSPOSE_CONV) from its record. */
+ * TRANSPOSE_CONV) from its record: eb_conv_shape_of sets those the record alone
+ * gives (all but the filter, chan and scratch pointers; what a check needs),
+ * eb_conv_params_of all of them. */
+void eb_conv_shape_of(const eb_layer *L, eb_conv_params *p);
 void eb_conv_params_of(const eb_model *m, const eb_view *v, const eb_layer *L, eb_conv_params *p);
 
 /* The parameters of a binary element-wise layer (ADD, SUB, MUL, MAXIMUM, MINIMUM). */

@@ -203,32 +203,35 @@ eb_timing_job eb_job(void)
     return j;
 }
 
+/* One count of infer / eb-infer, at least min and at most EB_INFER_N_MAX; else
+ * prints the reference's error about the <what> and returns -1. */
+static int parse_count(const char *text, const char *what, uint32_t min, uint32_t *v)
+{
+    if (eb_parse_u32(text, v) != 0 || *v < min) {
+        eb_out_str("e-[Inference ");
+        eb_out_str(what);
+        eb_out_line(min ? " must be >0]" : " must be >=0]");
+        return -1;
+    }
+    if (*v > EB_INFER_N_MAX) {
+        eb_out_str("e-[Inference ");
+        eb_out_str(what);
+        eb_out_str(" must be <=");
+        eb_out_u32(EB_INFER_N_MAX);
+        eb_out_line("]");
+        return -1;
+    }
+    return 0;
+}
+
 /* Parse N (>0) and W (>=0) of infer / eb-infer; prints the reference's errors. */
 int eb_parse_n_w(int argc, char **argv, uint32_t *n, uint32_t *w)
 {
-    if (argc >= 2) {
-        if (eb_parse_u32(argv[1], n) != 0 || *n == 0u) {
-            eb_out_line("e-[Inference iterations must be >0]");
-            return -1;
-        }
-        if (*n > EB_INFER_N_MAX) {
-            eb_out_str("e-[Inference iterations must be <=");
-            eb_out_u32(EB_INFER_N_MAX);
-            eb_out_line("]");
-            return -1;
-        }
+    if (argc >= 2 && parse_count(argv[1], "iterations", 1u, n) != 0) {
+        return -1;
     }
-    if (argc >= 3) {
-        if (eb_parse_u32(argv[2], w) != 0) {
-            eb_out_line("e-[Inference warmup must be >=0]");
-            return -1;
-        }
-        if (*w > EB_INFER_N_MAX) {
-            eb_out_str("e-[Inference warmup must be <=");
-            eb_out_u32(EB_INFER_N_MAX);
-            eb_out_line("]");
-            return -1;
-        }
+    if (argc >= 3 && parse_count(argv[2], "warmup", 0u, w) != 0) {
+        return -1;
     }
     return 0;
 }

@@ -37,12 +37,15 @@ nothing (this fake does not emulate the binary format).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import select
 import sys
 import time
 import tty
+
+# The instrument's DDDDsEE number format, written by the driver's own encoder (the tests check the
+# driver's decoder against it: tests/test_power_lpm01a.py::test_sample_format)
+from edgebench.power.lpm01a import encode_sample
 
 PROMPT = "PowerShield > "
 FREQS = {"100k": 100000, "50k": 50000, "20k": 20000, "10k": 10000, "5k": 5000, "2k": 2000, "1k": 1000,
@@ -60,16 +63,6 @@ def parse_number(text: str) -> float:
         if sep and head and exp.isdigit() and len(exp) <= 2:
             return round(float(head) * 10.0 ** (int(exp) if sign == "+" else -int(exp)), 12)
     return float(t)
-
-
-def encode(value: float) -> str:
-    if value <= 0:
-        return "0000+00"
-    e = int(math.floor(math.log10(value))) - 3
-    m = int(round(value / 10.0 ** e))
-    if m >= 10000:
-        m, e = m // 10, e + 1
-    return f"{m:04d}{'-' if e < 0 else '+'}{abs(e):02d}"
 
 
 class Profile:
@@ -264,7 +257,7 @@ class FakePowerShield:
             t_mid = self.timeline0 + (self.k + 0.5) / self.freq
             i = self.profile.current(t_mid)
             value = i * self.volt / self.freq if self.output == "energy" else i
-            out.append(encode(value) + "\r\n")
+            out.append(encode_sample(value) + "\r\n")
             self.k += 1
             if self.k % self.freq == 0:
                 sec = self.k // self.freq

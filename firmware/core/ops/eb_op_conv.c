@@ -233,14 +233,7 @@ eb_status eb_conv_check(const eb_view *v, const eb_layer *L, uint32_t k, eb_msg 
         if (L->dfilt.n != L->dout.c || L->dfilt.c != L->din.c) {
             return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent convolution filter", k);
         }
-        cp.kh = fh;
-        cp.kw = fw;
-        cp.ph = L->ph;
-        cp.pw = L->pw;
-        cp.sh = L->sh;
-        cp.sw = L->sw;
-        cp.in = L->din;
-        cp.out = L->dout;
+        eb_conv_shape_of(L, &cp);
         if (!eb_conv_direct(&cp) && L->scratch_bytes < (uint32_t)(fh * fw * L->din.c)) {
             return eb_layer_fail(msg, EB_ERR_INVALID, "convolution scratch too small", k);
         }

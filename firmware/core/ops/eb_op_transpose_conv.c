@@ -12,6 +12,18 @@
  */
 #include "eb_ops.h"
 
+/* The input row (or column) a tap reaches from t = output position + padding - tap
+ * position: t / stride when t is a non-negative multiple of the stride and t / stride
+ * < n, else -1 (no input pixel scatters into the output through this tap). */
+static inline int32_t tap_source(int32_t t, int32_t stride, int32_t n)
+{
+    if (t < 0 || t % stride) {
+        return -1;
+    }
+    t /= stride;
+    return t < n ? t : -1;
+}
+
 void eb_transpose_conv_s8(const eb_conv_params *params, const int8_t *in, int8_t *out)
 {
     const eb_conv_params q = *params;
@@ -24,24 +36,14 @@ void eb_transpose_conv_s8(const eb_conv_params *params, const int8_t *in, int8_t
                 for (oc = 0; oc < OC; oc++) {
                     uint32_t acc = (uint32_t)eb_ld32(q.chan + 4 * oc);    /* bias, wrapping sum */
                     for (ky = 0; ky < q.kh; ky++) {
-                        const int32_t ty = oy + q.ph - ky;
-                        int32_t iy;
-                        if (ty < 0 || ty % q.sh) {
-                            continue;
-                        }
-                        iy = ty / q.sh;
-                        if (iy >= IH) {
+                        const int32_t iy = tap_source(oy + q.ph - ky, q.sh, IH);
+                        if (iy < 0) {
                             continue;
                         }
                         for (kx = 0; kx < q.kw; kx++) {
-                            const int32_t tx = ox + q.pw - kx;
+                            const int32_t ix = tap_source(ox + q.pw - kx, q.sw, IW);
                             const int8_t *x, *w;
-                            int32_t ix;
-                            if (tx < 0 || tx % q.sw) {
-                                continue;
-                            }
-                            ix = tx / q.sw;
-                            if (ix >= IW) {
+                            if (ix < 0) {
                                 continue;
                             }
                             x = in_b + ((size_t)iy * IW + (size_t)ix) * IC;

@@ -5,26 +5,16 @@
 #   STM32_SIZES       -D overrides of core/eb_config.h (buffer sizes)
 #   STM32_SRCS        the family's C sources
 #   STM32_INCLUDES    the family's -I flags
-# Exports to firmware/Makefile what docs/firmware-ports.md lists (CC, PORT_*).
+# Exports to firmware/Makefile what docs/firmware-ports.md lists (CC, PORT_*; the
+# tools and the flags every Cortex-M port shares come from ports/cortex-m/cortexm.mk).
 STM32_COMMON := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-CORTEXM_DIR  := $(abspath $(STM32_COMMON)/../cortex-m)
-
-CROSS   ?= arm-none-eabi-
-CC      := $(CROSS)gcc
-OBJCOPY := $(CROSS)objcopy
-SIZE    := $(CROSS)size
+include $(STM32_COMMON)/../cortex-m/cortexm.mk
 
 STM32_CPU_FLAGS := -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
 
 PORT_ELF_SUFFIX := .elf
 PORT_LDSCRIPT   := $(STM32_BOARD_DIR)/memory.ld
 PORT_INCLUDES   := -I$(STM32_COMMON) -I$(CORTEXM_DIR) $(STM32_INCLUDES)
-PORT_SRCS       := $(STM32_COMMON)/startup_stm32.c $(CORTEXM_DIR)/syscalls.c $(CORTEXM_DIR)/reset.c \
-                   $(CORTEXM_DIR)/fault.c \
-                   $(STM32_SRCS)
-PORT_CFLAGS     := $(STM32_CPU_FLAGS) $(STM32_DEFS) $(STM32_SIZES) -O2 -g \
-                   -ffunction-sections -fdata-sections -fno-common
-PORT_LDFLAGS    := $(STM32_CPU_FLAGS) --specs=nano.specs -nostartfiles \
-                   -Wl,--gc-sections -Wl,--no-warn-rwx-segments \
-                   -L$(STM32_COMMON) -T$(PORT_LDSCRIPT)
-PORT_LDLIBS     := -Wl,--start-group -lc_nano -lm -lgcc -Wl,--end-group
+PORT_SRCS       := $(STM32_COMMON)/startup_stm32.c $(CORTEXM_SRCS) $(STM32_SRCS)
+PORT_CFLAGS     := $(STM32_CPU_FLAGS) $(STM32_DEFS) $(STM32_SIZES) $(CORTEXM_CFLAGS)
+PORT_LDFLAGS    := $(STM32_CPU_FLAGS) $(CORTEXM_LDFLAGS) -L$(STM32_COMMON) -T$(PORT_LDSCRIPT)
