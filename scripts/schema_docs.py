@@ -5,7 +5,8 @@
 
 Each table sits between ``<!-- schema: NAME -->`` and ``<!-- /schema -->`` in its page; NAME is a
 document of ``edgebench schema`` (:data:`edgebench.cli.schema_cmd.DOCUMENTS`) and a key path
-in it (``board.transport``). The rows come from the model's JSON Schema: the key, whether it is
+in it (``board.transport``; ``*`` is every value of a map, and a list's path names its items'
+keys: ``run.extra.points``). The rows come from the model's JSON Schema: the key, whether it is
 required, what it takes (the phrase the error messages use), its default and its description.
 tests/test_run_schema.py fails when a table differs from what this writes.
 """
@@ -15,6 +16,9 @@ import argparse
 import re
 import sys
 from pathlib import Path
+
+from edgebench.cli.schema_cmd import document_schema
+from edgebench.schema import expected, resolve, union_tags
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = (ROOT / "docs" / "boards.md", ROOT / "docs" / "results-schema.md", ROOT / "docs" / "warnings.md")
@@ -44,27 +48,34 @@ def _default(node: dict, required: bool) -> str:
 
 def _object(schema: dict, path: list) -> dict:
     """The object node at ``path`` (keys of properties) in ``schema``, through Optional and $ref."""
-    from edgebench.schema import resolve
-
     defs = schema.get("$defs", {})
     node = schema
     for key in path:
-        node = resolve(node, defs)
+        node = _resolved(node, defs)
         # `*`: the values of a map (`run.latency.*`: every stage's figure)
-        node = node.get("additionalProperties") if key == "*" else (node.get("properties") or {})[key]
-        node = resolve(node, defs)
-        members = [resolve(m, defs) for m in node.get("anyOf") or ()]
+        node = _resolved(node.get("additionalProperties") if key == "*" else (node.get("properties") or {})[key], defs)
+        # a list of objects (`run.extra.points`): the table is of one item's keys
+        members = [_item(_resolved(m, defs), defs) for m in node.get("anyOf") or (node,)]
         objects = [m for m in members if m and "properties" in m]
         if objects:
             node = objects[0]
-    return resolve(node, defs)
+    return _resolved(node, defs)
+
+
+def _resolved(node, defs: dict) -> dict:
+    """``node`` through its ``$ref`` (an empty node for none)."""
+    return resolve(node, defs) or {}
+
+
+def _item(node: dict, defs: dict) -> dict:
+    """``node``, or the items of ``node`` when it is an array (a list's keys are its items')."""
+    if node.get("type") == "array" and isinstance(node.get("items"), dict):
+        return _resolved(node["items"], defs)
+    return node
 
 
 def table(name: str) -> str:
     """The Markdown table of ``name``: a document and a key path in it (``board.datasheet``)."""
-    from edgebench.cli.schema_cmd import document_schema
-    from edgebench.schema import expected, resolve, union_tags
-
     doc, *path = name.split(".")
     schema = document_schema(doc)
     defs = schema.get("$defs", {})
@@ -73,7 +84,7 @@ def table(name: str) -> str:
         key = node["discriminator"]["propertyName"]
         rows = [f"| `{key}` | keys | meaning |", "|---|---|---|"]
         for tag, member in zip(union_tags(node, defs), node["oneOf"]):
-            m = resolve(member, defs)
+            m = _resolved(member, defs)
             keys = []
             for k, sub in (m.get("properties") or {}).items():
                 if k == key:
@@ -85,11 +96,11 @@ def table(name: str) -> str:
         return "\n".join(rows) + "\n"
     required = set(node.get("required") or ())
     props = node.get("properties") or {}
-    units = any("x-unit" in resolve(p, defs) or "x-unit" in p for p in props.values())
+    units = any("x-unit" in _resolved(p, defs) or "x-unit" in p for p in props.values())
     head = ["key", "unit" if units else "type", "default", "meaning"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key, sub in props.items():
-        sub_r = resolve(sub, defs) or {}
+        sub_r = _resolved(sub, defs)
         what = sub.get("x-unit") or sub_r.get("x-unit") if units else expected(sub, defs)
         meaning = sub.get("description") or sub_r.get("description") or ""
         if units and expected(sub, defs):

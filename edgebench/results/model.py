@@ -80,30 +80,32 @@ STAGE_MEANING = {
 
 class RunWarning(Figure):
     """A warning a reader must see beside the figures (docs/warnings.md)."""
-    code: Text = None
-    message: Text = None
-    remedy: Text = None
+    code: Text = field("the warning's code (docs/warnings.md)")
+    message: Text = field("what was seen, with its figures")
+    remedy: Text = field("what to do about it")
 
 
 class Extra(Figure):
     """A verb's own figures (each documented in its page under docs/) and the claim."""
     claim: Annotated[Text, Field(max_length=100_000)] = field("the run's claim: what it shows and under what "
                                                               "conditions, in sentences (docs/claim.md)")
-    accuracy: AccuracyFigure = sub(AccuracyFigure)
-    soak: SoakFigure = sub(SoakFigure)
+    accuracy: AccuracyFigure = sub(AccuracyFigure, "the candidate model against its baseline on the same samples")
+    soak: SoakFigure = sub(SoakFigure, "burst against sustained, the thermal course and the steady-state verdict")
     points: Optional[List[Point]] = field("a sweep's points, one per configuration")
-    verify: VerifyFigure = sub(VerifyFigure)
+    verify: VerifyFigure = sub(VerifyFigure, "the board's outputs against the host's reference kernels")
     mlperf: Optional[Mapping_] = field("the MLPerf Tiny dialect's own figures (docs/mlperf-tiny.md)")
-    mac_rate: MacRate = sub(MacRate)
-    profile: ProfileFigure = sub(ProfileFigure)
-    layer_error: LayerErrorFigure = sub(LayerErrorFigure)
-    selftest: SelftestFigure = sub(SelftestFigure)
+    mac_rate: MacRate = sub(MacRate, "a microcontroller's instructions or cycles per MAC")
+    profile: ProfileFigure = sub(ProfileFigure, "a layer profile: where the time goes, layer by layer")
+    layer_error: LayerErrorFigure = sub(LayerErrorFigure, "per-layer SQNR of the INT8 model against its FP32 baseline")
+    selftest: SelftestFigure = sub(SelftestFigure, "a firmware board's bring-up checks")
     baseline: Optional[Mapping_] = field("layer-error: the FP32 baseline model (as `model`) and its sidecar")
     link: Optional[Mapping_] = field("selftest: the serial link's own figures")
     load_at_start: Optional[List[Num]] = field("the board's load averages (1, 5, 15 min) when the run started")
     cycle_estimate: Optional[Mapping_] = field("mlperf-tiny on QEMU: the cycle model's estimate, labelled estimated")
-    anchors: Optional[Mapping_] = field("... and the published figures for the same model beside it")
-    memory: MemoryFigure = sub(MemoryFigure)
+    anchors: Optional[Mapping_] = field("mlperf-tiny: the published MLPerf Tiny figures for the model, beside the "
+                                         "estimate")
+    memory: MemoryFigure = sub(MemoryFigure, "peak memory: a Linux board's process, or a microcontroller's plan and "
+                                             "fit")
     plots: Optional[List[Str]] = field("the plot files written beside run.json")
     achieved_rate_hz: Num = field("fixed-rate scenario: the rate achieved", "Hz")
     requested_rate_hz: Num = field("fixed-rate scenario: the rate asked for", "Hz")
@@ -113,7 +115,8 @@ class Extra(Figure):
                                               "`temp_c`), or null")
     writer: Optional[Mapping_] = field("while `running`: the writing process (`pid`, `host`, `boot_id`, ...)")
     recovery: Optional[Mapping_] = field("a recovered run: what was recovered from the journal")
-    labels: Optional[Dict[str, Str]] = field("the run's `--label key=value` pairs (docs/store.md)")
+    labels: Optional[Dict[str, Str]] = field("the run's `--label key=value` pairs, `commit` (the git commit of the "
+                                                "folder it ran in) by default (docs/store.md)")
     unknown_keys: Optional[List[Str]] = field("top-level keys of the file this version does not know")
 
 
@@ -136,13 +139,9 @@ class RunResult:
         description='always `edgebench-run`')
     kind: Kind = Field(
         default="bench",
-        description='what produced it: `bench`, `accuracy`, `soak`, `sweep`, `energy`, '
-                    "`mlperf-tiny`, `verify` (each verb's own figures live in `extra`, documented "
-                    'in its page under docs/; a `verify` run keeps `extra.verify` = `device`, '
-                    '`reference`, `outputs`, `bit_exact`, `gate`, `notes` as `verify --json` prints'
-                    ' them, and its `samples.parquet` has one row per input and output: '
-                    '`input_index`, `output`, `differing_bytes`, `max_diff` in LSB for integer '
-                    'outputs)')
+        description="what produced it: `bench`, `accuracy`, `soak`, `sweep`, `energy`, `mlperf-tiny`, `verify`, "
+                    "`profile`, `layer-error`, `selftest` (`edgebench/results/kinds.py`; each verb's own figures live "
+                    "in `extra`, one table each below)")
     status: Literal["running", "complete", "incomplete", "failed"] = Field(
         default="running",
         description='`running` while measuring; `complete`; `incomplete` (Ctrl-C, SIGTERM/SIGHUP or'
@@ -217,37 +216,17 @@ class RunResult:
         description='`measured` (false without a meter), boundary, instrument')
     latency: Dict[str, LatencyFigure] = Field(
         default_factory=dict,
-        description='per stage (`e2e`, `prep`, `set`, `invoke`, `get`), over the samples after each'
-                    " repeat's warm-up: n, median (pooled), `ci_low_s`/`ci_high_s` (the headline "
-                    "95% interval: Student t on the log medians of the repeats, each repeat's own "
-                    'interval dependence-aware; see docs/statistics.md), `ci_method`, `runs`, '
-                    '`per_run` (median, interval, n, n_eff, lag1 of each repeat), `lag1_autocorr`, '
-                    '`n_eff`, `between_run_cv`, `clock_resolution_s`; since sessions: `sessions` '
-                    '(this invocation and the earlier runs combined), `session_runs`, '
-                    '`session_medians_s`, `between_session_cv`, `rerun_low_s`/`rerun_high_s` (where'
-                    " one more invocation's median should fall), and `invocation` (this "
-                    "invocation's own `median_s`, `ci_low_s`, `ci_high_s`, `rel_ci_halfwidth`, "
-                    "`ci_method`, `runs`, `se_log`, `df`) and `combined` (the sessions' long-run "
-                    '`median_s`, `ci_low_s`, `ci_high_s`, `se_log`, `df`, `sessions`: one coherent '
-                    'set; the top-level `se_log`/`df` are the combined ones too) — '
-                    '`ci_low_s`/`ci_high_s` then combine the sessions (docs/statistics.md, "Across '
-                    'invocations"); mean, std, MAD, min, max, p50/p90/p99/p99.9 (null when n is too'
-                    ' small) with `p90_ci_s`/`p99_ci_s`, `inverse_median_per_s` (1/median, named '
-                    'so: not a throughput; versions 1–3 called it `throughput_per_s`), label')
+        description="per stage (`e2e`, `prep`, `set`, `invoke`, `get`): its latency over the samples after each "
+                    "repeat's warm-up, with the headline 95% interval (the `latency.<stage>` table below; "
+                    "docs/statistics.md)")
     throughput: Throughput = Field(
         default_factory=Throughput,
-        description='`per_s`: achieved, inferences completed over the wall time of the measuring '
-                    'windows (device clock, all repeats), `definition`, `per_repeat_per_s`, '
-                    '`inverse_median_per_s` (named so); since version 3 its interval '
-                    '`ci_low_per_s`/`ci_high_per_s` (over repeats and, for bench, earlier sessions:'
-                    ' the model of variation), `per_repeat`, `device_busy_per_s` (inferences over '
-                    'the device time spent inferring); on an emulated board `per_s` is the emulated'
-                    ' device rate and `host_limited_per_s` the wall-clock rate with the emulator '
-                    'and the serial link')
+        description="achieved throughput (`per_s`: inferences completed over the measuring windows' wall time) "
+                    "with its interval over repeats and sessions (the `throughput` table below)")
     stopping: Stopping = Field(
         default_factory=Stopping,
-        description='whether the headline interval reached the target, its relative half-width, why'
-                    " the run stopped, the number of repeats, each repeat's own stop reason")
+        description="the stop rule's outcome: whether the headline interval reached the target, its relative "
+                    "half-width, why the run stopped, the repeats, each repeat's own decision")
     warnings: List[RunWarning] = Field(
         default_factory=list,
         description='`{code, message, remedy}`: spread, drift, outliers, too-few, warm-up '
@@ -257,14 +236,9 @@ class RunResult:
         description='agent and protocol version, Python, numpy, resident memory at the end')
     extra: Extra = Field(
         default_factory=Extra,
-        description='scenario-specific figures (fixed-rate achieved rate and lateness) and the '
-                    "`claim` sentence; a verb's own figures (`accuracy`, `soak`, `points`, "
-                    "`verify`, `mlperf`, `mac_rate`, below); `memory`: peak memory (a Linux board's"
-                    ' agent process: `peak_rss_bytes` from VmHWM, `rss_bytes` at the end; a '
-                    'microcontroller: `arena_bytes`, `scratch_bytes`, `model_bytes` and the `fit` '
-                    "sizes against the board's); `labels`: the run's `--label key=value` pairs "
-                    '(text), `commit` the git commit of the folder it ran in by default '
-                    '(docs/store.md)')
+        description="a verb's own figures (`accuracy`, `soak`, `points`, `verify`, `profile`, `layer_error`, "
+                    "`selftest`, `mac_rate`, `memory`, `mlperf`), the `claim`, fixed-rate lateness, the run's "
+                    "`labels` (docs/store.md); one table each below")
     schema_version: Literal[1, 2, 3, 4] = Field(
         default=SCHEMA_VERSION,
         description="this format's version (the schema history above; older files are upgraded when read)")

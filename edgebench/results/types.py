@@ -35,7 +35,8 @@ SUFFIX_UNITS = (("_per_s", "1/s"), ("_s", "s"), ("_j", "J"), ("_w", "W"), ("_hz"
 
 
 def unit_of(name: str) -> Optional[str]:
-    """The unit a key's name says by its suffix (``median_s``: s), or None."""
+    """The unit a key's name says by its suffix (``median_s``: s; ``per_s`` alone too: 1/s), or None."""
+    name = "_per_s" if name == "per_s" else name
     return next((unit for suffix, unit in SUFFIX_UNITS if name.endswith(suffix)), None)
 
 

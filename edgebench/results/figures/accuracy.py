@@ -10,70 +10,81 @@ from edgebench.results.types import Count, Figure, Flag, Int, Mapping_, Num, Str
 
 class Proportion(Figure):
     """A proportion (0-1) with its 95% interval."""
-    accuracy: Num = None
-    ci_low: Num = None
-    ci_high: Num = None
-    n: Count = None
-    correct: Count = None
+    accuracy: Num = field("correct / n (0-1)")
+    ci_low: Num = field("its 95% Wilson interval, low end (0-1)")
+    ci_high: Num = field("... high end (0-1)")
+    n: Count = field("samples evaluated")
+    correct: Count = field("samples the model got right")
     ci_level: Num = field("the interval's level (Wilson)")
 
 
 class PerClass(Figure):
-    class_name: Text = None
-    class_index: Count = None
-    accuracy: Num = None
-    n: Count = None
+    """One class's accuracy with its Wilson interval."""
+    class_name: Text = field("the class's name (null when the set names none)")
+    class_index: Count = field("the class's index in the model's output")
+    accuracy: Num = field("the class's top-1 accuracy (0-1)")
+    n: Count = field("samples of the class")
     correct: Count = field("samples of the class the model got right")
     ci_low: Num = field("95% Wilson interval of its accuracy, low end")
     ci_high: Num = field("... high end")
 
 
 class ClassifierFigures(Figure):
-    top1: Proportion = sub(Proportion)
-    top5: Proportion = sub(Proportion)
-    per_class: Optional[List[PerClass]] = None
-    label: Text = None
-    num_classes: Count = None
+    """One model's classifier figures: top-1, top-5 and per class."""
+    top1: Proportion = sub(Proportion, "top-1 accuracy with its interval")
+    top5: Proportion = sub(Proportion, "top-5 accuracy with its interval (null with fewer than 5 classes)")
+    per_class: Optional[List[PerClass]] = field("each class's accuracy")
+    label: Text = field("the figures' label")
+    num_classes: Count = field("classes of the model's output")
 
 
 class BaselineProvenance(Figure):
     """Whether the baseline is the FP32 model the candidate's sidecar names (docs/accuracy.md, Provenance)."""
-    status: Optional[Literal["matches", "same-source", "differs", "unchecked"]] = None
-    baseline_sha256: Text = None
-    expected_sha256: Text = None
-    expected_file: Text = None
-    source_sha256: Text = None
-    baseline_source_sha256: Text = None
+    status: Optional[Literal["matches", "same-source", "differs", "unchecked"]] = field("`matches` (the sidecar "
+                                                                                        "names this baseline), "
+                                                                                        "`same-source` (made from "
+                                                                                        "the same source model), "
+                                                                                        "`differs` or `unchecked` "
+                                                                                        "(no sidecar)")
+    baseline_sha256: Text = field("SHA-256 of the baseline file")
+    expected_sha256: Text = field("the FP32 model's SHA-256 the candidate's sidecar names")
+    expected_file: Text = field("the FP32 file the candidate's sidecar names")
+    source_sha256: Text = field("the candidate's source model's SHA-256 (its sidecar)")
+    baseline_source_sha256: Text = field("the baseline's source model's SHA-256 (its sidecar)")
 
 
 class AccuracySide(Figure):
     """The candidate's or the baseline's model, runtime and board."""
-    board: Text = None
-    where: Text = None
+    board: Text = field("the board it ran on (`host` for the host)")
+    where: Text = field("where it ran, in words")
     model: ModelSection = sub(ModelSection, "the model: the candidate's name, path, sha256 and precision; the "
                                             "baseline's whole model section (its tensors, operators, sidecar)")
     on_board: Flag = field("the baseline: run on the board under test (`--baseline-on-board`), not the host")
     agent: Optional[Mapping_] = field("the baseline's agent (`protocol`, `agent_version`, `python`, `numpy`)")
-    runtime: RuntimeSection = sub(RuntimeSection)
-    provenance: BaselineProvenance = sub(BaselineProvenance)
+    runtime: RuntimeSection = sub(RuntimeSection, "the runtime it ran on")
+    provenance: BaselineProvenance = sub(BaselineProvenance, "the baseline: whether it is the FP32 model the "
+                                                             "candidate's sidecar names")
 
 
 class CalibrationBin(Figure):
-    accuracy: Num = None
-    confidence: Num = None
-    count: Count = None
+    """One confidence bin of a reliability diagram."""
+    accuracy: Num = field("the bin's accuracy (0-1)")
+    confidence: Num = field("the bin's mean top-1 confidence (0-1)")
+    count: Count = field("samples in the bin")
     lo: Num = field("the bin's lower confidence edge")
     hi: Num = field("its upper edge")
 
 
 class CalibrationFigure(Figure):
-    bins: Optional[List[CalibrationBin]] = None
-    ece: Num = None
-    ece_ci_low: Num = None
-    ece_ci_high: Num = None
-    ece_debiased: Num = None
-    ece_null_expected: Num = None
-    n: Count = None
+    """One model's calibration: the ECE (plug-in and bias-corrected) and its bins."""
+    bins: Optional[List[CalibrationBin]] = field("the confidence bins (equal width)")
+    ece: Num = field("plug-in expected calibration error: sum of n_b / N x abs(accuracy - confidence) (0-1)")
+    ece_ci_low: Num = field("the bias-corrected ECE's bootstrap interval, low end")
+    ece_ci_high: Num = field("... high end")
+    ece_debiased: Num = field("bias-corrected ECE (each bin's squared gap estimated without bias), the gated figure")
+    ece_null_expected: Num = field("the plug-in ECE a perfectly calibrated model would score on these samples "
+                                   "(context)")
+    n: Count = field("samples")
     n_bins: Count = field("confidence bins")
     ece_ci_level: Num = field("the bootstrap interval's level")
     ece_n_boot: Count = field("bootstrap resamples of the interval")
@@ -81,27 +92,31 @@ class CalibrationFigure(Figure):
 
 
 class Scaling(Figure):
-    temperature: Num = None
-    ece_eval_before: Num = None
-    ece_eval_after: Num = None
+    """One model's fitted temperature and its ECE before and after."""
+    temperature: Num = field("the fitted temperature (logits divided by it)")
+    ece_eval_before: Num = field("ECE on the evaluation share, unscaled")
+    ece_eval_after: Num = field("ECE on the evaluation share, scaled")
     at_bound: Flag = field("the fitted temperature is at a bound of the search (the likelihood still improved there)")
 
 
 class TemperatureScaling(Figure):
-    baseline: Scaling = sub(Scaling)
-    candidate: Scaling = sub(Scaling)
-    n_eval: Count = None
-    n_fit: Count = None
-    seed: Count = None
+    """Temperature scaling fitted on a share of the samples, judged on the rest."""
+    baseline: Scaling = sub(Scaling, "the baseline's temperature")
+    candidate: Scaling = sub(Scaling, "the candidate's temperature")
+    n_eval: Count = field("samples it was judged on")
+    n_fit: Count = field("samples it was fitted on")
+    seed: Count = field("the seed of the split")
     fit_fraction: Num = field("share of the samples the temperature was fitted on (`--calib-fraction`)")
     method: Text = field("how the temperature was fitted and judged")
 
 
 class CalibrationSection(Figure):
-    baseline: CalibrationFigure = sub(CalibrationFigure)
-    candidate: CalibrationFigure = sub(CalibrationFigure)
-    diagrams: Optional[Dict[str, Text]] = None
-    temperature_scaling: TemperatureScaling = sub(TemperatureScaling)
+    """Calibration of both models: ECE, bins, reliability diagrams, temperature scaling."""
+    baseline: CalibrationFigure = sub(CalibrationFigure, "the baseline's calibration")
+    candidate: CalibrationFigure = sub(CalibrationFigure, "the candidate's calibration")
+    diagrams: Optional[Dict[str, Text]] = field("the reliability diagrams written beside run.json, per role")
+    temperature_scaling: TemperatureScaling = sub(TemperatureScaling, "the temperature each model's logits are best "
+                                                                      "scaled by")
     n_bins: Count = field("confidence bins")
     confidence: Text = field("what the confidence is")
     ece_meaning: Text = field("what each ECE figure means")
@@ -109,14 +124,15 @@ class CalibrationSection(Figure):
 
 
 class Paired(Figure):
-    n: Count = None
-    agreement_rate: Num = None
-    flips_right_to_wrong: Count = None
-    flips_wrong_to_right: Count = None
-    diff_points: Num = None
-    diff_ci_low_points: Num = None
-    diff_ci_high_points: Num = None
-    mcnemar_p: Num = None
+    """The paired comparison on the same samples: flips, difference in points, McNemar's test."""
+    n: Count = field("samples both models evaluated")
+    agreement_rate: Num = field("share of samples with the same top-1 on both (0-1)")
+    flips_right_to_wrong: Count = field("samples the baseline got right and the candidate wrong")
+    flips_wrong_to_right: Count = field("samples the baseline got wrong and the candidate right")
+    diff_points: Num = field("candidate - baseline top-1 accuracy, x 100 (negative: a drop)")
+    diff_ci_low_points: Num = field("its paired 95% interval, low end (Newcombe method 10)")
+    diff_ci_high_points: Num = field("... high end")
+    mcnemar_p: Num = field("McNemar's exact two-sided p (1 without discordant samples)")
     baseline_correct: Count = field("samples the baseline got right")
     candidate_correct: Count = field("samples the candidate got right")
     baseline_accuracy: Num = field("the baseline's top-1 accuracy (0-1)")
@@ -124,31 +140,35 @@ class Paired(Figure):
     discordant_proportion: Num = field("(right-to-wrong + wrong-to-right flips) / n")
     ci_level: Num = field("the difference interval's level (Newcombe method 10)")
     candidate_pct_of_baseline_correct: Num = field("candidate's correct answers as a percentage of the baseline's", "%")
-    baseline_errors: Count = None
-    candidate_errors: Count = None
-    error_increase_pct: Num = None
+    baseline_errors: Count = field("samples the baseline got wrong")
+    candidate_errors: Count = field("samples the candidate got wrong")
+    error_increase_pct: Num = field("100 x (candidate errors - baseline errors) / baseline errors (null: the "
+                                    "baseline made none and the candidate did)")
     test: Text = field("the significance test")
     label: Text = field("the figures' label")
 
 
 class Relative(Figure):
-    statements: Optional[List[Str]] = None
-    diff_points: Num = None
-    error_increase_pct: Num = None
-    candidate_pct_of_baseline_correct: Num = None
-    baseline_errors: Count = None
-    candidate_errors: Count = None
+    """The candidate relative to the baseline, three ways, with statements in words."""
+    statements: Optional[List[Str]] = field("the comparison in sentences")
+    diff_points: Num = field("candidate - baseline top-1 accuracy, x 100")
+    error_increase_pct: Num = field("100 x (candidate errors - baseline errors) / baseline errors")
+    candidate_pct_of_baseline_correct: Num = field("100 x candidate correct / baseline correct", "%")
+    baseline_errors: Count = field("samples the baseline got wrong")
+    candidate_errors: Count = field("samples the candidate got wrong")
 
 
 class Resolution(Figure):
-    n: Count = None
-    mdd_points: Num = None
-    power: Num = None
-    alpha: Num = None
-    statement: Text = None
-    observed_diff_points: Num = None
-    resolvable: Flag = None
-    resolvable_at_all: Flag = None
+    """What this test set can resolve: the minimum detectable difference and the verdict."""
+    n: Count = field("samples")
+    mdd_points: Num = field("the smallest true accuracy difference n samples resolve at `alpha` with `power`, x 100 "
+                            "(null: none is)")
+    power: Num = field("the power the MDD is computed at (0-1)")
+    alpha: Num = field("the two-sided significance level (0-1)")
+    statement: Text = field("what the test set can resolve, in words")
+    observed_diff_points: Num = field("the observed candidate - baseline difference, x 100")
+    resolvable: Flag = field("a difference is resolved (the same as `resolved`)")
+    resolvable_at_all: Flag = field("some feasible difference is resolvable with these samples")
     verdict: Optional[Literal["difference", "no-difference-resolved", "borderline"]] = field(
         "McNemar's test and the paired interval together: a difference, none resolved, or borderline")
     resolved: Flag = field("a difference is resolved (significant and the interval excludes 0)")
@@ -164,44 +184,47 @@ class Fidelity(Figure):
     ``cosine_similarity`` the mean over samples (both vectors zero: 1, one zero: 0);
     ``relative_l2_error`` = ||test - ref|| / ||ref|| over all elements, None when the reference is all zeros."""
     n: Count = field("samples compared")
-    rmse: Num = None
-    max_abs_error: Num = None
-    cosine_similarity: Num = None
-    relative_l2_error: Num = None
+    rmse: Num = field("root mean square error over all elements")
+    max_abs_error: Num = field("the largest absolute element error")
+    cosine_similarity: Num = field("mean over samples of the cosine similarity (both zero: 1, one zero: 0)")
+    relative_l2_error: Num = field("norm(test - reference) / norm(reference) over all elements (null: the reference "
+                                   "is all zeros)")
     compared: Text = field("what was compared with what")
     label: Text = field("the figures' label")
 
 
 class SliceSide(Figure):
-    accuracy: Num = None
-    n: Count = None
-    correct: Count = None
+    """One model's accuracy on a slice, with its Wilson interval."""
+    accuracy: Num = field("top-1 accuracy on the slice (0-1)")
+    n: Count = field("samples of the slice")
+    correct: Count = field("samples the model got right")
     ci_low: Num = field("95% Wilson interval, low end")
     ci_high: Num = field("... high end")
-    ci_level: Num = None
+    ci_level: Num = field("the interval's level (0.95)")
 
 
 class SliceRow(Figure):
-    slice: Text = None
+    """One edge-case slice: both models' accuracy and the candidate's paired drop."""
+    slice: Text = field("the slice's name (family and severity, or the file's slice)")
     family: Text = field("the perturbation family (null: the clean set, or a slice of an edge-case file)")
     severity: Count = field("its severity (1-5)")
-    n: Count = None
-    baseline: SliceSide = sub(SliceSide)
-    candidate: SliceSide = sub(SliceSide)
-    drop_points: Num = None
-    drop_ci_low_points: Num = None
-    drop_ci_high_points: Num = None
-    mcnemar_p: Num = None
-    mcnemar_p_holm: Num = None
+    n: Count = field("samples of the slice")
+    baseline: SliceSide = sub(SliceSide, "the baseline's accuracy on it")
+    candidate: SliceSide = sub(SliceSide, "the candidate's accuracy on it")
+    drop_points: Num = field("baseline - candidate top-1 accuracy on the slice, x 100 (positive: a drop)")
+    drop_ci_low_points: Num = field("its paired 95% interval, low end")
+    drop_ci_high_points: Num = field("... high end")
+    mcnemar_p: Num = field("McNemar's exact p on the slice")
+    mcnemar_p_holm: Num = field("that p, Holm-adjusted over all slices")
     agreement_rate: Num = field("share of samples with the same top-1 on both models")
-    flips_right_to_wrong: Count = None
-    flips_wrong_to_right: Count = None
+    flips_right_to_wrong: Count = field("samples the baseline got right and the candidate wrong")
+    flips_wrong_to_right: Count = field("samples the baseline got wrong and the candidate right")
 
 
 class EdgeCases(Figure):
     """The edge-case slices: built-in perturbation families (`source` builtin) or a labelled file (`file`)."""
-    source: Text = None
-    seed: Count = None
+    source: Text = field("`builtin` (perturbation families) or `file` (a labelled edge-case set)")
+    seed: Count = field("the perturbations' seed")
     group: Text = field("builtin: the family group the input's shape allows (image, audio, ...)")
     families: Optional[List[Str]] = field("builtin: the perturbation families run")
     severities: Optional[List[Int]] = field("builtin: the severities run (1-5)")
@@ -210,27 +233,28 @@ class EdgeCases(Figure):
     module: Text = field("builtin: the module that perturbs")
     note: Text = field("how the perturbations are seeded")
     data: Optional[Mapping_] = field("file: the edge-case file as a data set (source, count, sha256, ...)")
-    clean: SliceRow = sub(SliceRow)
-    slices: Optional[List[SliceRow]] = None
-    worst: Text = None
+    clean: SliceRow = sub(SliceRow, "the clean set's row")
+    slices: Optional[List[SliceRow]] = field("each slice's row")
+    worst: Text = field("the slice with the largest drop")
     multiple_comparisons: Optional[Mapping_] = field("the adjustment over all slices (`method`, `m`, `note`)")
     label: Text = field("the figures' label")
 
 
 class GateRow(Figure):
-    rule: Text = None
-    metric: Text = None
-    unit: Text = None
-    outcome: Text = None
-    note: Text = None
-    acceptable: Flag = None
-    baseline: Num = None
-    candidate: Num = None
-    value: Num = None
-    threshold: Num = None
-    point: Num = None
-    ci_low: Num = None
-    ci_high: Num = None
+    """One row of the validation table: a metric, its threshold and the outcome."""
+    rule: Text = field("the rule in words")
+    metric: Text = field("the figure gated (`top-1 accuracy`, ECE, the worst edge-case slice, ...)")
+    unit: Text = field("the unit of `baseline` and `candidate` (`fraction`, `ece`, `ratio`)")
+    outcome: Text = field("`pass`, `fail`, `unresolved` (the interval straddles the threshold) or `not gated`")
+    note: Text = field("the figure and its interval in words")
+    acceptable: Flag = field("the gated bound is within the threshold (null: not gated)")
+    baseline: Num = field("the baseline's figure (accuracy 0-1, or ECE)")
+    candidate: Num = field("the candidate's figure")
+    value: Num = field("the value compared with the threshold (the interval's upper bound, or the point)")
+    threshold: Num = field("the threshold (accuracy points for a drop, an ECE for calibration)")
+    point: Num = field("the gated point estimate (a drop in accuracy points, or the ECE)")
+    ci_low: Num = field("its 95% interval, low end")
+    ci_high: Num = field("... high end")
     gate_on: Text = field("what the gate compared: `interval` (its upper bound) or `point` (null: not gated)")
     interval_straddles: Flag = field("the interval straddles the threshold")
     set_by: Optional[Literal["user", "default"]] = field("who set the threshold: a user's is a gate, a default's "
@@ -239,33 +263,36 @@ class GateRow(Figure):
 
 
 class Validation(Figure):
-    gate_on: Text = None
-    rows: Optional[List[GateRow]] = None
-    passed: Flag = None
-    failed: Optional[List[Str]] = None
+    """The validation gates: the thresholds, each row's outcome and what failed."""
+    gate_on: Text = field("what the gates compare: `interval` (its upper bound) or `point`")
+    rows: Optional[List[GateRow]] = field("each gated (and ungated) figure")
+    passed: Flag = field("no gate the user set failed")
+    failed: Optional[List[Str]] = field("the metrics whose user-set gate failed")
     default_exceeded: Optional[List[Str]] = field("rows beyond a default threshold the user never set (warnings)")
-    unresolved: Optional[List[Any]] = None
-    thresholds: Optional[Mapping_] = None
+    unresolved: Optional[List[Any]] = field("the metrics whose interval straddles the threshold")
+    thresholds: Optional[Mapping_] = field("the thresholds in force (`max_drop_points`, `max_ece`, "
+                                           "`max_edge_drop_points`, `gate_on`)")
 
 
 class BothFigures(Figure):
-    baseline: ClassifierFigures = sub(ClassifierFigures)
-    candidate: ClassifierFigures = sub(ClassifierFigures)
+    """Both models' classifier figures."""
+    baseline: ClassifierFigures = sub(ClassifierFigures, "the baseline's")
+    candidate: ClassifierFigures = sub(ClassifierFigures, "the candidate's")
 
 
 class AccuracyFigure(Figure):
     """`accuracy`: the candidate against its baseline on the same samples (docs/accuracy.md)."""
-    accuracy: BothFigures = sub(BothFigures)
-    baseline: AccuracySide = sub(AccuracySide)
-    candidate: AccuracySide = sub(AccuracySide)
-    calibration: CalibrationSection = sub(CalibrationSection)
-    edge_cases: EdgeCases = sub(EdgeCases)
-    fidelity: Fidelity = sub(Fidelity)
-    paired: Paired = sub(Paired)
-    predictions: Text = None
-    relative: Relative = sub(Relative)
-    resolution: Resolution = sub(Resolution)
-    validation: Validation = sub(Validation)
+    accuracy: BothFigures = sub(BothFigures, "both models' top-1, top-5 and per-class accuracy")
+    baseline: AccuracySide = sub(AccuracySide, "the baseline's model, runtime and board")
+    candidate: AccuracySide = sub(AccuracySide, "the candidate's model, runtime and board")
+    calibration: CalibrationSection = sub(CalibrationSection, "both models' calibration")
+    edge_cases: EdgeCases = sub(EdgeCases, "the edge-case slices")
+    fidelity: Fidelity = sub(Fidelity, "the candidate's outputs against the baseline's")
+    paired: Paired = sub(Paired, "the paired comparison on the same samples")
+    predictions: Text = field("the predictions file written beside run.json")
+    relative: Relative = sub(Relative, "the candidate relative to the baseline")
+    resolution: Resolution = sub(Resolution, "what the test set can resolve")
+    validation: Validation = sub(Validation, "the gates and their outcome")
     label: Text = field("the figures' label (`measured`, `emulated`, ...)")
     num_classes: Count = field("classes of the model's output")
     output_kind: Optional[Dict[str, Text]] = field("per role: `probabilities` or `logits` (softmax applied)")

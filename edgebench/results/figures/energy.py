@@ -9,28 +9,28 @@ from edgebench.results.types import Count, Figure, Flag, Mapping_, Num, Text, fi
 
 class EnergyFigure(Figure):
     """An energy or power figure with its interval (docs/energy.md)."""
-    energy_j: Num = None
-    power_w: Num = None
-    ci_low_j: Num = None
-    ci_high_j: Num = None
-    ci_low_w: Num = None
-    ci_high_w: Num = None
-    ci_level: Num = None
-    above_idle_j: Num = None
-    above_idle_ci_low_j: Num = None
-    above_idle_ci_high_j: Num = None
+    energy_j: Num = field("the energy (the mean over inferences, or events), with the share its definition says")
+    power_w: Num = field("the mean power (idle: over the quiet windows)")
+    ci_low_j: Num = field("the energy's interval, low end")
+    ci_high_j: Num = field("... high end")
+    ci_low_w: Num = field("the power's interval, low end")
+    ci_high_w: Num = field("... high end")
+    ci_level: Num = field("the interval's level (0.95)")
+    above_idle_j: Num = field("inference: its energy minus idle power x its duration")
+    above_idle_ci_low_j: Num = field("... its interval, low end")
+    above_idle_ci_high_j: Num = field("... high end")
     above_idle_resolved: Flag = field("whether the above-idle energy exceeds the meter's rounding floor")
-    avg_power_w: Num = None
-    per_inference_j: Num = None
-    rate_hz: Num = None
-    duty: Num = None
-    duration_s: Num = None
-    n: Count = None
-    sd_j: Num = None
-    sd_w: Num = None
-    label: Text = None
-    ci_method: Text = None
-    window: Text = None
+    avg_power_w: Num = field("the average power at the run's rate")
+    per_inference_j: Num = field("energy per inference, the idle share included")
+    rate_hz: Num = field("the rate the figure assumes")
+    duty: Num = field("the share of time spent inferring (0-1)")
+    duration_s: Num = field("inference: the median inference window's duration")
+    n: Count = field("inferences (or events) the figure rests on")
+    sd_j: Num = field("standard deviation of the per-inference energies")
+    sd_w: Num = field("standard deviation of the power (idle: of its batch means)")
+    label: Text = field("the figure's label (`measured`, `estimated (datasheet)`, `simulated`)")
+    ci_method: Text = field("how the interval was made")
+    window: Text = field("which window the figure covers")
     resolution_j: Num = field("the smallest energy the meter's samples resolve (rounding floor)", "J")
     resolved: Flag = field("whether the figure and its interval exceed the rounding floor")
     margin_s: Num = field("event: the largest margin taken around an inference", "s")
@@ -41,42 +41,43 @@ class EnergyFigure(Figure):
 
 class DutyCycle(Figure):
     """The duty-cycle model at the run's rate: idle power + energy per event x rate (docs/energy.md)."""
-    rate_hz: Num = None
+    rate_hz: Num = field("the rate the model is evaluated at (the run's)")
     duty: Num = field("fraction of time spent inferring (null when the event time is unknown)")
-    idle_w: Num = None
-    event_j: Num = None
-    avg_power_w: Num = None
-    asleep_fraction: Num = None
-    model: Text = None
-    label: Text = None
+    idle_w: Num = field("idle power")
+    event_j: Num = field("energy per event above idle")
+    avg_power_w: Num = field("idle power + energy per event x rate")
+    asleep_fraction: Num = field("the share of time not inferring (0-1)")
+    model: Text = field("the model's formula in words")
+    label: Text = field("the figures' label")
     requested_duty: Num = field("the duty cycle asked for (`--duty`)")
     error: Text = field("why the model could not be evaluated at this rate")
 
 
 class AveragePower(Figure):
     """Average power at the run's rate: measured and from the model (idle + energy per event x rate)."""
-    measured_w: Num = None
-    model_w: Num = None
-    rate_hz: Num = None
-    requested_rate_hz: Num = None
-    span_s: Num = None
-    label: Text = None
-    note: Text = None
+    measured_w: Num = field("average power the meter measured over the fixed-rate span (harness replies between "
+                            "chunks included)")
+    model_w: Num = field("average power from the model: idle + mean event energy x achieved rate")
+    rate_hz: Num = field("the rate achieved over that span")
+    requested_rate_hz: Num = field("the rate asked for")
+    span_s: Num = field("the fixed-rate span the measured average covers")
+    label: Text = field("the figures' label")
+    note: Text = field("how the two compare, or why one is missing")
 
 
 class Alignment(Figure):
     """How the meter's clock was aligned with the device's."""
-    method: Text = None
-    offset_s: Num = None
-    uncertainty_s: Num = None
+    method: Text = field("how the clocks were aligned (request brackets, markers, a shared clock)")
+    offset_s: Num = field("the meter clock's offset from the device clock")
+    uncertainty_s: Num = field("the offset's uncertainty (plus or minus)")
     consistent: Flag = field("the request brackets agree (no clock drift seen)")
     n_brackets: Count = field("requests bracketed on the host clock")
     bracket_check: Optional[Mapping_] = field("a local board: the bracket estimate the same clock was checked against")
-    warning: Text = None
+    warning: Text = field("what makes the alignment doubtful, or null")
     meter_anchor_uncertainty_s: Num = field("the meter's own clock anchor uncertainty", "s")
     n_windows: Count = field("marker alignment: the inference windows the meter saw")
     n_device_inferences: Count = field("marker alignment: the inferences the device reported")
-    notes: Optional[List[Text]] = None
+    notes: Optional[List[Text]] = field("notes on the alignment")
 
 
 class WindowEnergy(Figure):
@@ -85,36 +86,39 @@ class WindowEnergy(Figure):
     avg_power_w: Num = field("average power over the window", "W")
     label: Text = field("`simulated` or `estimated (datasheet)`")
     n: Count = field("inferences started in the window")
-    span_s: Num = None
-    rate_hz: Num = None
+    span_s: Num = field("the window's length")
+    rate_hz: Num = field("the achieved rate over the window")
     busy_fraction: Num = field("achieved rate x median latency (datasheet estimate)")
-    definition: Text = None
+    definition: Text = field("what `per_inference_j` divides, in words")
     window: Text = field("`sustained` or `final`")
     t_from_s: Num = field("window start after the load started", "s")
     t_to_s: Num = field("window end after the load started", "s")
 
 
 class PowerSection(Figure):
-    measured: Flag = None
-    boundary: Text = None
-    boundary_meaning: Text = None
-    instrument: Text = None
-    tested_against: Text = None
+    """The `power` section: the meter, the energy figures and their model (docs/energy.md)."""
+    measured: Flag = field("whether a meter measured the run (false: no meter, or figures estimated)")
+    boundary: Text = field("what the meter's current passes through (the power boundary)")
+    boundary_meaning: Text = field("what that boundary includes and excludes, in words")
+    instrument: Text = field("the meter")
+    tested_against: Text = field("what the meter's figures were checked against")
     sample_rate_hz: Num = field("the meter's sample rate", "Hz")
-    label: Text = None
-    method: Text = None
-    model: Text = None
-    note: Text = None
-    idle: EnergyFigure = sub(EnergyFigure)
-    inference: EnergyFigure = sub(EnergyFigure)
-    event: EnergyFigure = sub(EnergyFigure)
-    wake_up: EnergyFigure = sub(EnergyFigure)
-    duty_cycle: DutyCycle = sub(DutyCycle)
-    average: AveragePower = sub(AveragePower)
-    window: WindowEnergy = sub(WindowEnergy)
-    alignment: Alignment = sub(Alignment)
-    excluded: Optional[Dict[str, Count]] = None
-    meter: Optional[Mapping_] = None
-    samples: Optional[Mapping_] = None
+    label: Text = field("the figures' label (`measured`, `estimated (datasheet)`, `simulated`)")
+    method: Text = field("how the figures were obtained, in words")
+    model: Text = field("the average-power model in words (idle power + energy per event x rate)")
+    note: Text = field("why there is no figure (no meter attached, ...)")
+    idle: EnergyFigure = sub(EnergyFigure, "idle power over the quiet windows before and after the load")
+    inference: EnergyFigure = sub(EnergyFigure, "energy in the inference window, the idle share included")
+    event: EnergyFigure = sub(EnergyFigure, "energy above idle in the inference window plus margins around it")
+    wake_up: EnergyFigure = sub(EnergyFigure, "event energy minus inference energy above idle")
+    duty_cycle: DutyCycle = sub(DutyCycle, "the duty-cycle model at the run's rate")
+    average: AveragePower = sub(AveragePower, "average power at the run's rate: measured and modelled")
+    window: WindowEnergy = sub(WindowEnergy, "a soak's energy over its sustained window without a meter")
+    alignment: Alignment = sub(Alignment, "how the meter's clock was aligned with the device's")
+    excluded: Optional[Dict[str, Count]] = field("inferences left out of the energy figures, by reason (`warmup`, "
+                                                 "`chunk_end`, `not_covered_by_meter`)")
+    meter: Optional[Mapping_] = field("the meter's own description (instrument, sample rate, boundary, ...)")
+    samples: Optional[Mapping_] = field("the power samples: `file` (power.parquet), `n`, `clock`, `complete`, "
+                                        "`problem`")
     datasheet: Optional[Mapping_] = field("no meter: the board profile's datasheet power figures used")
     definitions: Optional[Dict[str, Text]] = field("what each energy figure covers")

@@ -10,15 +10,15 @@ from edgebench.results.types import Bool, Count, Figure, Flag, Int, Mapping_, Nu
 
 class RepeatFigure(Figure):
     """One repeat's (or session's) median and interval."""
-    median_s: Num = None
-    ci_low_s: Num = None
-    ci_high_s: Num = None
-    n: Count = None
-    n_eff: Num = None
-    lag1: Num = None
-    rel_ci_halfwidth: Num = None
-    ci_method: Text = None
-    runs: Count = None
+    median_s: Num = field("the repeat's median latency (or the invocation's, pooled)")
+    ci_low_s: Num = field("its interval's low end (95%, dependence-aware)")
+    ci_high_s: Num = field("its interval's high end")
+    n: Count = field("samples of the repeat")
+    n_eff: Num = field("effective sample size (the samples' autocorrelation taken into account)")
+    lag1: Num = field("lag-1 autocorrelation of the repeat's samples")
+    rel_ci_halfwidth: Num = field("the interval's half-width over the median (0-1)")
+    ci_method: Text = field("how the interval was made")
+    runs: Count = field("repeats the figure rests on (the invocation's)")
     se_log: Num = field("standard error of the log median")
     df: Num = field("its degrees of freedom")
     batch: Count = field("inputs per inference")
@@ -26,55 +26,56 @@ class RepeatFigure(Figure):
 
 class CombinedFigure(Figure):
     """The headline over every session combined: the long-run figure's centre, interval, se and df."""
-    median_s: Num = None
-    ci_low_s: Num = None
-    ci_high_s: Num = None
-    se_log: Num = None
-    df: Num = None
-    sessions: Count = None
-    ci_method: Text = None
+    median_s: Num = field("the long-run median over every session")
+    ci_low_s: Num = field("its 95% interval, low end (Student t on the sessions' log medians)")
+    ci_high_s: Num = field("its high end")
+    se_log: Num = field("standard error of the log median")
+    df: Num = field("its degrees of freedom")
+    sessions: Count = field("sessions (invocations) combined")
+    ci_method: Text = field("how the interval was made")
 
 
 class LatencyFigure(Figure):
     """One stage's latency over the measured samples (docs/statistics.md)."""
-    n: Count = None
-    median_s: Num = None
-    ci_low_s: Num = None
-    ci_high_s: Num = None
-    ci_level: Num = None
-    ci_method: Text = None
-    rel_ci_halfwidth: Num = None
-    runs: Count = None
-    per_run: Optional[List[RepeatFigure]] = None
-    lag1_autocorr: Num = None
-    n_eff: Num = None
-    between_run_cv: Num = None
-    clock_resolution_s: Num = None
-    sessions: Count = None
-    session_runs: Optional[List[Any]] = None
-    session_medians_s: Optional[List[Num]] = None
-    between_session_cv: Num = None
-    rerun_low_s: Num = None
-    rerun_high_s: Num = None
-    invocation: RepeatFigure = sub(RepeatFigure)
-    combined: CombinedFigure = sub(CombinedFigure)
-    se_log: Num = None
-    df: Num = None
-    mean_s: Num = None
-    std_s: Num = None
-    mad_s: Num = None
-    mad_scaled_s: Num = None
-    min_s: Num = None
-    max_s: Num = None
-    p50_s: Num = None
-    p90_s: Num = None
-    p99_s: Num = None
-    p999_s: Num = None
-    p90_ci_s: Pair = None
-    p99_ci_s: Pair = None
+    n: Count = field("samples after each repeat's warm-up, over all repeats")
+    median_s: Num = field("median of the pooled samples")
+    ci_low_s: Num = field("the headline interval's low end (Student t on the repeats' log medians, each repeat's own "
+                          "interval dependence-aware; with sessions: combined over them)")
+    ci_high_s: Num = field("the headline interval's high end")
+    ci_level: Num = field("the interval's level (0.95)")
+    ci_method: Text = field("how the headline interval was made")
+    rel_ci_halfwidth: Num = field("(ci_high_s - ci_low_s) / 2 / median_s (0-1)")
+    runs: Count = field("repeats pooled")
+    per_run: Optional[List[RepeatFigure]] = field("each repeat's median, interval, n, n_eff, lag1, se_log, df")
+    lag1_autocorr: Num = field("lag-1 autocorrelation, the repeats' weighted by their samples")
+    n_eff: Num = field("effective sample size, summed over the repeats")
+    between_run_cv: Num = field("coefficient of variation of the repeats' medians (of their logs)")
+    clock_resolution_s: Num = field("the clock's tick the figures were computed with (null when not known)")
+    sessions: Count = field("sessions (this invocation and the earlier ones) combined in the headline")
+    session_runs: Optional[List[Any]] = field("the run ids of the earlier sessions combined with this one")
+    session_medians_s: Optional[List[Num]] = field("each session's median")
+    between_session_cv: Num = field("coefficient of variation of the sessions' medians (of their logs)")
+    rerun_low_s: Num = field("where one more invocation's median should fall: low end (prediction interval)")
+    rerun_high_s: Num = field("... high end")
+    invocation: RepeatFigure = sub(RepeatFigure, "this invocation's own median and interval (with sessions)")
+    combined: CombinedFigure = sub(CombinedFigure, "the sessions' long-run median and interval (with sessions)")
+    se_log: Num = field("standard error of the headline's log median (the combined one with sessions)")
+    df: Num = field("its degrees of freedom")
+    mean_s: Num = field("mean of the pooled samples")
+    std_s: Num = field("standard deviation of the pooled samples (n - 1)")
+    mad_s: Num = field("median absolute deviation of the pooled samples (unscaled)")
+    mad_scaled_s: Num = field("the MAD scaled to a normal standard deviation (x 1.4826)")
+    min_s: Num = field("the fastest sample")
+    max_s: Num = field("the slowest sample")
+    p50_s: Num = field("50th percentile (linear interpolation)")
+    p90_s: Num = field("90th percentile (null when n is too small)")
+    p99_s: Num = field("99th percentile (null when n is too small)")
+    p999_s: Num = field("99.9th percentile (null when n is too small)")
+    p90_ci_s: Pair = field("95% interval of the 90th percentile [low, high] over the repeats")
+    p99_ci_s: Pair = field("95% interval of the 99th percentile [low, high] over the repeats")
     inverse_median_per_s: Num = field("1 / median_s: not a throughput (completed inferences over wall time is "
                                       "`throughput.per_s`); run.json 1-3 called it `throughput_per_s`", "1/s")
-    label: Text = None
+    label: Text = field("the figures' label (`measured`, `emulated`, `simulated`, `estimated`)")
     repeat_variation: Optional[Mapping_] = field("the between-repeat component used (`var`, `cv`, `df`, `source`, ...)")
     repeats_disagree_p: Num = field("p that the runs spread beyond it (set: their own spread was used)")
     session_variation: Optional[Mapping_] = field("the between-invocation component used (same keys)")
@@ -94,23 +95,25 @@ class RateFigure(Figure):
 class RateInterval(Figure):
     """A throughput's interval: this invocation's own (``throughput.invocation``), or the host-limited rate's."""
     per_s: Num = field("the invocation's rate (the mean log rate of its repeats)", "1/s")
-    ci_low_per_s: Num = None
-    ci_high_per_s: Num = None
-    ci_level: Num = None
+    ci_low_per_s: Num = field("the rate's interval, low end")
+    ci_high_per_s: Num = field("... high end")
+    ci_level: Num = field("the interval's level (0.95)")
     se_log: Num = field("standard error of the log rate")
     df: Num = field("its degrees of freedom")
     sessions: Count = field("sessions combined")
     invocation: Optional[Mapping_] = field("the invocation's own interval (as ``throughput.invocation``)")
-    ci_method: Text = None
+    ci_method: Text = field("how the interval was made")
 
 
 class Throughput(Figure):
-    per_s: Num = None
-    definition: Text = None
-    per_repeat_per_s: Optional[List[Num]] = None
+    """The throughput achieved: inferences completed over wall time, with its interval."""
+    per_s: Num = field("achieved: inferences completed over the wall time of the measuring windows (device clock, "
+                       "all repeats)")
+    definition: Text = field("what `per_s` divides, in words")
+    per_repeat_per_s: Optional[List[Num]] = field("each repeat's achieved rate")
     per_repeat: Optional[List[RateFigure]] = field("each repeat's achieved rate with its standard error")
-    inverse_median_per_s: Num = None
-    label: Text = None
+    inverse_median_per_s: Num = field("1 / the e2e median (not a throughput: the rate back to back at the median)")
+    label: Text = field("the figures' label")
     device_busy_per_s: Num = field("inferences completed over the device time spent inferring (back to back)",
                                    "1/s")
     device_busy_definition: Text = field("what `device_busy_per_s` divides")
@@ -126,13 +129,15 @@ class Throughput(Figure):
 
 
 class Stopping(Figure):
-    target_reached: Flag = None
-    rel_ci_halfwidth: Num = None
-    target_rel_ci: Num = None
-    reason: Text = None
-    n: Count = None
-    repeats: Count = None
-    elapsed_s: Num = None
-    per_repeat: Optional[List[Mapping_]] = None
-    steady: Union[Bool, Int, None] = None
+    """Why the run stopped: the stop rule's outcome, per run and per repeat."""
+    target_reached: Flag = field("the headline interval reached the target relative half-width")
+    rel_ci_halfwidth: Num = field("the headline interval's half-width over its median (0-1)")
+    target_rel_ci: Num = field("the target relative half-width (`--target-rel-ci`, 0-1)")
+    reason: Text = field("why the run stopped, in words")
+    n: Count = field("samples measured (after warm-up; a soak: its samples)")
+    repeats: Count = field("repeats run")
+    elapsed_s: Num = field("the measured samples' summed end-to-end time (a soak: its duration)")
+    per_repeat: Optional[List[Mapping_]] = field("each repeat's own stop decision (`repeat`, `reason`, "
+                                                 "`target_reached`, ...)")
+    steady: Union[Bool, Int, None] = field("a soak: whether steady state was reached")
 

@@ -9,59 +9,60 @@ from edgebench.results.types import Count, Figure, Flag, Num, Str, Text, field, 
 
 class PointLatency(Figure):
     """The point's end-to-end latency over its final (sustained) window."""
-    median_s: Num = None
-    ci_low_s: Num = None
-    ci_high_s: Num = None
-    p99_s: Num = None
-    n: Count = None
+    median_s: Num = field("median end-to-end latency over the final window")
+    ci_low_s: Num = field("its 95% interval, low end")
+    ci_high_s: Num = field("... high end")
+    p99_s: Num = field("99th percentile over the final window")
+    n: Count = field("inferences in the final window")
 
 
 class PointModel(Figure):
     """The model file a point ran."""
-    name: Text = None
-    path: Text = None
-    sha256: Text = None
-    precision: Text = None
+    name: Text = field("the model's name")
+    path: Text = field("its file")
+    sha256: Text = field("SHA-256 of the file (hex)")
+    precision: Text = field("its precision (`fp32`, `int8`, ...)")
 
 
 class Point(Figure):
     """One point of a sweep (docs/soak.md, "Sweeps")."""
     index: Count = field("the point's place in the grid, from 1 (lightest load first)")
-    id: Text = None
-    name: Text = None
+    id: Text = field("the point's id (its configuration in short)")
+    name: Text = field("the point's name")
     axis: Text = field("`duty` or `rate`: the sweep's load axis")
     status: Text = field("`not-run`, `complete`, `incomplete` or `failed`")
-    status_reason: Text = None
+    status_reason: Text = field("why a point is `incomplete` or `failed`")
     error: Text = field("a failed point: the error")
     run_dir: Text = field("the point's soak run folder, relative to the sweep's")
-    run_id: Text = None
-    label: Text = None
-    model: PointModel = sub(PointModel)
-    kernels: Text = None
-    delegate: Text = None
-    threads: Count = None
-    duty: Num = None
-    requested_rate_hz: Num = None
-    achieved_rate_hz: Num = None
+    run_id: Text = field("the point's soak run id")
+    label: Text = field("the figures' label")
+    model: PointModel = sub(PointModel, "the model the point ran")
+    kernels: Text = field("the kernels (`xnnpack`, `builtin`, `reference`)")
+    delegate: Text = field("the delegate, or null")
+    threads: Count = field("the interpreter's threads")
+    duty: Num = field("duty axis: the share of time asked to be spent inferring (0-1)")
+    requested_rate_hz: Num = field("the rate asked for")
+    achieved_rate_hz: Num = field("the rate achieved")
     probe_e2e_s: Num = field("duty axis: the probe's median back-to-back latency", "s")
     load_from: Text = field("how the point's load was derived")
     window_s: Num = field("the trailing window of the steady-state verdict", "s")
-    notes: Optional[List[Str]] = None
-    realized_duty: Num = None
-    duration_s: Num = None
+    notes: Optional[List[Str]] = field("notes on the point")
+    realized_duty: Num = field("the share of time spent inferring (0-1): achieved rate x median latency at a fixed "
+                               "rate, else the soak's busy fraction")
+    duration_s: Num = field("the point's soak duration")
     verdict: Text = field("why the point's soak stopped")
-    thermal_judged: Flag = None
-    throughput_per_s: Num = None
-    throughput_definition: Text = None
-    max_temp_c: Num = None
-    steady_temp_c: Num = None
+    thermal_judged: Flag = field("whether thermal steady state could be judged")
+    throughput_per_s: Num = field("achieved throughput over the final window")
+    throughput_definition: Text = field("what it divides, in words")
+    max_temp_c: Num = field("the hottest the primary sensor read")
+    steady_temp_c: Num = field("median temperature over the trailing window")
     sustained_temp_c: Num = field("median temperature over the point's final window", "°C")
-    sustained_freq_hz: Num = None
-    time_to_first_throttle_s: Num = None
-    steady: Flag = None
-    throttled: Flag = None
-    rate_sustained: Flag = None
+    sustained_freq_hz: Num = field("median CPU clock over the final window")
+    time_to_first_throttle_s: Num = field("the first throttle onset (null: none)")
+    steady: Flag = field("steady state was reached")
+    throttled: Flag = field("the board throttled during the point")
+    rate_sustained: Flag = field("the board sustained the rate asked for")
     rate_message: Text = field("what the board achieved when it did not sustain the rate")
     warnings: Optional[List[Str]] = field("the codes of the point's warnings")
-    latency: PointLatency = sub(PointLatency)
-    energy: WindowEnergy = sub(WindowEnergy)
+    latency: PointLatency = sub(PointLatency, "the point's latency over its final window")
+    energy: WindowEnergy = sub(WindowEnergy, "the point's energy over its final window (its soak's `power.window`)")
