@@ -416,6 +416,8 @@ def test_stability_too_few_and_summary_mismatch():
     assert instability_warnings(x, summary=summarize(x)) == instability_warnings(x)
     with pytest.raises(UsageError):
         instability_warnings(x, summary=summarize(x[:50]))
+    with pytest.raises(UsageError, match="lacks the median"):     # a summary read back without its median
+        instability_warnings(x, summary=summarize(x).model_copy(update={"median_s": None}))
     with pytest.raises(DataError):
         instability_warnings([1.0, -1.0] * 20)
 

@@ -33,7 +33,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench.bench.mac_rate import mac_rate
-from edgebench.bench.record import RunFolder, new_result
+from edgebench.bench.record import Label, RunFolder, new_result
 from edgebench.bench.verify import VerifyOptions, run_verify
 from edgebench.boards.connect import open_client
 from edgebench.boards.profile import MCU_CLIENT
@@ -74,7 +74,7 @@ class SelftestOptions:
 @dataclass
 class SelftestResult:
     board: dict
-    label: str
+    label: Label
     checks: list                     # {"name", "status", "summary", ...}
     clock: dict
     firmware: dict
@@ -168,7 +168,7 @@ def run_selftest(profile, opts: SelftestOptions, url: Optional[str] = None, runs
             raise UsageError(f"board {profile.name} runs firmware without the edgebench extensions",
                              f"flash edgebench's: edgebench flash --board {profile.name}")
         info = dict(client.info)
-        label = "emulated" if hello.get("timing") == "emulated" else "measured"
+        label: Label = "emulated" if hello.get("timing") == "emulated" else "measured"
         checks.append(_protocol_check(info, client))
         checks.append(_core_clock_check(profile, info, label))
         emit({"event": "clock", "elapsed_s": 0.0, "of_s": opts.clock_s})

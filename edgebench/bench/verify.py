@@ -22,7 +22,7 @@ import numpy as np
 
 from edgebench import board_protocol as bp
 from edgebench import ranges as R
-from edgebench.bench.record import RunFolder, board_section, new_result
+from edgebench.bench.record import Label, RunFolder, board_section, new_result
 from edgebench.boards.connect import open_client
 from edgebench.boards.registry import get_profile
 from edgebench.data.inputs import load_inputs, random_inputs
@@ -65,7 +65,7 @@ class VerifyResult:
     outputs: list
     bit_exact: bool
     gate: dict
-    label: str = "measured"
+    label: Label = "measured"
     notes: list = field(default_factory=list)
     format: str = "edgebench-verify"
     schema_version: int = 1
@@ -249,7 +249,7 @@ def run_verify(model_path, profile, opts: VerifyOptions, url: Optional[str] = No
                      "scores read until two reads agree)")
     result = VerifyResult(
         created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        board=board_section(profile, client.description),
+        board=board_section(profile, client.description).to_dict(),    # plain, as from_run's: --json prints it
         model={"name": model.name, "path": model.path, "sha256": model.sha256, "precision": model.precision},
         device={"runtime": hello.get("runtime"), "kernels": loaded.get("kernels", kernels),
                 "op_resolver": loaded.get("op_resolver"), "timing": hello.get("timing"), "link": link},

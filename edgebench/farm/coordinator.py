@@ -15,6 +15,8 @@ import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable, Coroutine, Iterator, Mapping, Optional, Protocol, TypeVar
 
 from edgebench.errors import TransportError, UsageError
 from edgebench.farm.spec import PROFILE_TAG, coordinator_address
@@ -22,9 +24,53 @@ from edgebench.farm.spec import PROFILE_TAG, coordinator_address
 INSTALL_HINT = "pip install 'edgebench[farm]' (labgrid 26.x, Python 3.10 or newer)"
 CONNECT_TIMEOUT_S = 10.0
 CALL_TIMEOUT_S = 30.0
+T = TypeVar("T")
 
 
-def load_labgrid():
+# labgrid ships no type hints (no py.typed: mypy sees its modules as Any). What edgebench uses of
+# its client's objects is declared here, so a misspelt attribute or a missed None is caught.
+class LabgridResource(Protocol):
+    """labgrid.remote.common.ResourceEntry: one exported resource, as the coordinator reports it."""
+
+    @property
+    def cls(self) -> str: ...
+    @property
+    def params(self) -> Mapping[str, Any]: ...
+    @property
+    def avail(self) -> bool: ...
+    @property
+    def acquired(self) -> Optional[str]: ...
+
+
+class LabgridPlace(Protocol):
+    """labgrid.remote.common.Place."""
+
+    name: str
+    tags: Mapping[str, str]
+    acquired: Optional[str]
+    reservation: Optional[str]
+    comment: str
+
+    def getmatch(self, resource_path: tuple[str, str, str, str]) -> object | None: ...
+
+
+class LabgridSession(Protocol):
+    """labgrid.remote.client.ClientSession: the coordinator's state, kept current by its message pump."""
+
+    stub: Any     # the generated gRPC CoordinatorStub: edgebench calls its methods by name (rpc())
+    stopping: asyncio.Event
+    places: dict[str, LabgridPlace]
+    resources: dict[str, dict[str, dict[str, LabgridResource]]]     # exporter -> group -> name -> entry
+
+    def gethostname(self) -> str: ...
+    def getuser(self) -> str: ...
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+    async def close(self) -> None: ...
+    async def sync_with_coordinator(self) -> bool: ...
+
+
+def load_labgrid() -> tuple[ModuleType, ModuleType, ModuleType]:
     """labgrid's client modules; UsageError naming the extra when labgrid is missing."""
     # edgebench forks children (agents, emulators) while a session may be open; gRPC's fork
     # handlers then crash the child (SIGSEGV): keep them off unless the user asked otherwise
@@ -46,7 +92,7 @@ class ResourceInfo:
     group: str
     cls: str
     name: str
-    params: dict
+    params: dict[str, Any]
     avail: bool = True
     acquired: str | None = None
 
@@ -58,17 +104,17 @@ class ResourceInfo:
 @dataclass
 class PlaceInfo:
     name: str
-    tags: dict
+    tags: dict[str, str]
     acquired: str | None = None
     reservation: str | None = None
     comment: str = ""
-    resources: list = field(default_factory=list)
+    resources: list[ResourceInfo] = field(default_factory=list)
 
     @property
     def profile(self) -> str | None:
         return self.tags.get(PROFILE_TAG) or self.tags.get(PROFILE_TAG.replace("-", "_"))
 
-    def matches(self, tags: dict) -> bool:
+    def matches(self, tags: Mapping[str, str]) -> bool:
         have = dict(self.tags, name=self.name)
         return all(have.get(k) == v for k, v in tags.items())
 
@@ -79,7 +125,7 @@ class PlaceInfo:
 
 
 @contextmanager
-def _quiet_root_logger():
+def _quiet_root_logger() -> Iterator[None]:
     """labgrid's client logs errors on the root logger; without handlers Python prints them."""
     root = logging.getLogger()
     handler = None
@@ -99,18 +145,19 @@ class Coordinator:
     def __init__(self, address: str | None = None):
         self.address = coordinator_address(address)
         self._client, self._common, self._pb2 = load_labgrid()
-        self._loop = None
-        self._session = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._session: LabgridSession | None = None
 
     # -- session -----------------------------------------------------------------------
     def open(self) -> "Coordinator":
-        self._loop = asyncio.new_event_loop()   # private: the thread's current loop is left alone
+        loop = self._loop = asyncio.new_event_loop()   # private: the thread's current loop is left alone
         try:
-            async def make():   # grpc.aio binds the channel to the loop running when it is made
-                return self._client.ClientSession(self.address, self._loop)
+            async def make() -> LabgridSession:   # grpc.aio binds the channel to the loop running when it is made
+                session: LabgridSession = self._client.ClientSession(self.address, loop)   # Any: see LabgridSession
+                return session
 
-            self._session = self._loop.run_until_complete(make())
-            self.run(self._session.start(), CONNECT_TIMEOUT_S, "connecting")
+            session = self._session = loop.run_until_complete(make())
+            self.run(session.start(), CONNECT_TIMEOUT_S, "connecting")
         except BaseException:
             self.close()
             raise
@@ -137,13 +184,20 @@ class Coordinator:
     def __enter__(self) -> "Coordinator":
         return self.open()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def alive(self) -> bool:
         return self._session is not None and not self._session.stopping.is_set()
 
-    def run(self, coro, timeout_s: float = CALL_TIMEOUT_S, doing: str = "talking to it"):
+    def live(self) -> LabgridSession:
+        """The open session (TransportError when there is none: never opened, or closed)."""
+        if self._session is None:
+            raise TransportError(f"no session with the labgrid coordinator {self.address}")
+        return self._session
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout_s: float = CALL_TIMEOUT_S,
+            doing: str = "talking to it") -> T:
         """Run one labgrid coroutine; its failures become one TransportError."""
         if self._loop is None:
             raise TransportError(f"no session with the labgrid coordinator {self.address}")
@@ -169,13 +223,16 @@ class Coordinator:
         return TransportError(f"labgrid coordinator {self.address} is unreachable ({detail})",
                               hint="is labgrid-coordinator running there? set LG_COORDINATOR=HOST:PORT")
 
-    def rpc(self, name: str, request, doing: str):
-        """One unary call on the coordinator's stub (its grpc errors become TransportError)."""
+    def rpc(self, name: str, request: Any, doing: str) -> Any:
+        """One unary call on the coordinator's stub (its grpc errors become TransportError); the
+        reply is a protobuf message (Any: labgrid's generated modules carry no types)."""
         import grpc
 
-        async def call():
+        stub = self.live().stub
+
+        async def call() -> Any:
             try:
-                return await getattr(self._session.stub, name)(request)
+                return await getattr(stub, name)(request)
             except grpc.aio.AioRpcError as exc:
                 code = exc.code()
                 if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
@@ -185,26 +242,27 @@ class Coordinator:
 
     def sync(self) -> None:
         """Wait until the coordinator processed everything sent so far (place/resource updates arrive)."""
-        ok = self.run(self._session.sync_with_coordinator(), doing="synchronising")
+        ok = self.run(self.live().sync_with_coordinator(), doing="synchronising")
         if not ok:
             raise self.unreachable("the session ended")
 
     # -- what the coordinator knows ------------------------------------------------------
     @property
     def user(self) -> str:
-        return f"{self._session.gethostname()}/{self._session.getuser()}"
+        session = self.live()
+        return f"{session.gethostname()}/{session.getuser()}"
 
     def places(self) -> list[PlaceInfo]:
         """Every place with its tags, holder, reservation and the resources it matches."""
-        return [self._place_info(p) for _, p in sorted(self._session.places.items())]
+        return [self._place_info(p) for _, p in sorted(self.live().places.items())]
 
     def place(self, name: str) -> PlaceInfo | None:
-        raw = self._session.places.get(name)
+        raw = self.live().places.get(name)
         return self._place_info(raw) if raw is not None else None
 
-    def _place_info(self, place) -> PlaceInfo:
+    def _place_info(self, place: LabgridPlace) -> PlaceInfo:
         resources = []
-        for exporter, groups in sorted(self._session.resources.items()):
+        for exporter, groups in sorted(self.live().resources.items()):
             for group, entries in sorted(groups.items()):
                 for name, entry in sorted(entries.items()):
                     path = (exporter, group, entry.cls, name)
@@ -216,13 +274,14 @@ class Coordinator:
                          place.comment or "", resources)
 
     # -- reservations and acquisition ------------------------------------------------------
-    def reserve(self, tags: dict) -> str:
+    def reserve(self, tags: Mapping[str, str]) -> str:
         pb2 = self._pb2
         request = pb2.CreateReservationRequest(filters={"main": pb2.Reservation.Filter(filter=dict(tags))}, prio=0)
         response = self.rpc("CreateReservation", request, "creating a reservation")
-        return response.reservation.token
+        token: str = response.reservation.token
+        return token
 
-    def poll_reservation(self, token: str):
+    def poll_reservation(self, token: str) -> tuple[str, str | None]:
         """(state name, allocated place or None) of reservation ``token``."""
         pb2 = self._pb2
         response = self.rpc("PollReservation", pb2.PollReservationRequest(token=token), "polling the reservation")
@@ -241,7 +300,7 @@ class Coordinator:
         self.rpc("ReleasePlace", self._pb2.ReleasePlaceRequest(placename=place), f"releasing place {place}")
         self.sync()
 
-    def wait_for(self, predicate, timeout_s: float, poll_s: float = 0.1):
+    def wait_for(self, predicate: Callable[[], T], timeout_s: float, poll_s: float = 0.1) -> T:
         """Sync with the coordinator until ``predicate()`` is truthy; its value, or None after ``timeout_s``."""
         deadline = time.monotonic() + timeout_s
         while True:
@@ -258,13 +317,13 @@ class FarmListing:
 
     coordinator: str
     user: str
-    places: list
+    places: list[PlaceInfo]
 
     def to_dict(self) -> dict:
         return {"coordinator": self.coordinator, "user": self.user, "places": [p.to_dict() for p in self.places]}
 
 
-def list_places(address: str | None = None, tags: dict | None = None) -> FarmListing:
+def list_places(address: str | None = None, tags: Mapping[str, str] | None = None) -> FarmListing:
     """The coordinator's places (those with all of ``tags``, if given) and the resources they match."""
     with Coordinator(address) as coordinator:
         coordinator.sync()

@@ -76,7 +76,9 @@ def gone_holder(coordinator: str, place: str) -> tuple[dict, str] | None:
     """``(record, why)`` when the edgebench process recorded as holding ``place`` is known to be
     gone; None when there is no record or its process may be alive."""
     held = read(coordinator, place)
-    why = gone(held) if held else None
+    if not held:
+        return None
+    why = gone(held)
     return (held, why) if why else None
 
 

@@ -21,10 +21,11 @@ import atexit
 import datetime as _dt
 import time
 from dataclasses import dataclass, field
+from typing import Callable, Collection, Optional
 
-from edgebench.errors import ProfileError, TransportError, UsageError
+from edgebench.errors import EdgebenchError, ProfileError, TransportError, UsageError
 from edgebench.farm import holders
-from edgebench.farm.coordinator import Coordinator, PlaceInfo
+from edgebench.farm.coordinator import Coordinator, PlaceInfo, ResourceInfo
 from edgebench.farm.fanout import BUSY_EXIT
 from edgebench.farm.spec import PROFILE_TAG, FarmSpec, parse_spec, wait_limit_s
 
@@ -37,7 +38,8 @@ POWER_TAG = "edgebench-power-cycle"        # "no": keep the board powered as it 
 OFF_TAG = "edgebench-power-off-s"          # seconds off in a power cycle (default 2)
 BOOT_TAG = "edgebench-boot-s"              # seconds to wait after power-on (default 1; ssh boards: until sshd answers)
 
-ACTIVE: list = []          # the leases this process holds
+ACTIVE: list[Lease] = []          # the leases this process holds
+Progress = Callable[[str], None]  # told a line when the wait for a busy place starts
 
 
 class PlaceBusy(TransportError):
@@ -63,14 +65,14 @@ class Lease:
     power: dict = field(default_factory=dict)   # the power cycle done on acquisition, if any
     released: bool = False
     release_error: str | None = None
-    notes: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     # -- how to reach the board -----------------------------------------------------------
     @property
     def profile(self) -> str | None:
         return self.place.profile
 
-    def resource(self, classes) -> object | None:
+    def resource(self, classes: Collection[str]) -> ResourceInfo | None:
         return next((r for r in self.place.resources if r.cls in classes), None)
 
     def serial_url(self) -> str | None:
@@ -95,10 +97,10 @@ class Lease:
         host = f"[{address}]" if ":" in str(address) else address
         return f"ssh://{user + '@' if user else ''}{host}:{port}"
 
-    def exporters(self) -> list:
+    def exporters(self) -> list[str]:
         return sorted({r.exporter for r in self.place.resources})
 
-    def hosts(self) -> list:
+    def hosts(self) -> list[str]:
         return sorted({str(r.params.get("host") or r.params.get("address")) for r in self.place.resources
                        if r.params.get("host") or r.params.get("address")})
 
@@ -144,7 +146,7 @@ class Lease:
     def __enter__(self) -> "Lease":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
     def release(self) -> str | None:
@@ -173,13 +175,15 @@ class Lease:
         return self.release_error
 
 
-def hold(board: str, wait_s: float | None = None, address: str | None = None, progress=None) -> Lease:
+def hold(board: str, wait_s: float | None = None, address: str | None = None,
+         progress: Optional[Progress] = None) -> Lease:
     """Reserve and acquire the place ``board`` names (``labgrid:PLACE`` or ``labgrid:TAG=VALUE,...``)
     for the rest of this command (or for a ``with`` block); :func:`lease` of its parsed spec."""
     return lease(parse_spec(board), wait_s=wait_s, address=address, progress=progress)
 
 
-def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = None, progress=None) -> Lease:
+def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = None,
+          progress: Optional[Progress] = None) -> Lease:
     """Reserve and acquire a place matching ``spec``; wait up to ``wait_s`` while it is busy."""
     wait_s = wait_limit_s(wait_s)
     coordinator = Coordinator(address).open()
@@ -200,10 +204,11 @@ def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = Non
             raise abandoned_error(abandoned)     # waiting would not free them: say so at once
         started = time.monotonic()
         token = coordinator.reserve(dict(spec.tags))
-        name, said = None, False
+        said = False
         while True:
-            state, name = coordinator.poll_reservation(token)
-            if state in ("allocated", "acquired") and name:
+            state, allocated = coordinator.poll_reservation(token)
+            if state in ("allocated", "acquired") and allocated:
+                name = allocated
                 break
             if state in ("expired", "invalid"):
                 raise TransportError(f"labgrid reservation {token} for {spec.describe()} became {state}")
@@ -217,7 +222,12 @@ def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = Non
         coordinator.acquire(name)
         holders.record(coordinator.address, name, reservation=token, acquired_by=coordinator.user)
         waited_s = time.monotonic() - started
-        held = Lease(coordinator, coordinator.place(name), token, spec,
+        place = coordinator.place(name)
+        if place is None:    # deleted on the coordinator (labgrid-client delete) as it was acquired
+            holders.forget(coordinator.address, name)
+            raise TransportError(f"labgrid place {name} vanished from coordinator {coordinator.address} as it was "
+                                 "acquired", "list the places: edgebench farm")
+        held = Lease(coordinator, place, token, spec,
                      _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), waited_s)
         ACTIVE.append(held)
     except BaseException:
@@ -240,7 +250,7 @@ def lease(spec: FarmSpec, wait_s: float | None = None, address: str | None = Non
     return held
 
 
-def busy_error(coordinator, spec: FarmSpec, candidates, wait_s: float) -> PlaceBusy:
+def busy_error(coordinator: Coordinator, spec: FarmSpec, candidates: list[PlaceInfo], wait_s: float) -> PlaceBusy:
     coordinator.sync()
     held, mine = [], []
     for p in candidates:
@@ -259,7 +269,8 @@ def busy_error(coordinator, spec: FarmSpec, candidates, wait_s: float) -> PlaceB
     return PlaceBusy(f"{spec.describe()} is taken {taken}; waited {wait_s:g} s", hint)
 
 
-def abandoned_places(coordinator, candidates) -> list:
+def abandoned_places(coordinator: Coordinator,
+                     candidates: list[PlaceInfo]) -> list[tuple[PlaceInfo, dict, str]]:
     """``(place, holder record, why)`` of the candidates acquired by this user on this host for an
     edgebench command recorded as gone (:func:`edgebench.farm.holders.gone_holder`)."""
     out = []
@@ -271,7 +282,7 @@ def abandoned_places(coordinator, candidates) -> list:
     return out
 
 
-def abandoned_error(abandoned: list) -> PlaceAbandoned:
+def abandoned_error(abandoned: list[tuple[PlaceInfo, dict, str]]) -> PlaceAbandoned:
     p, held, why = abandoned[0]
     names = " ".join(a[0].name for a in abandoned)
     return PlaceAbandoned(f"place {p.name} is held by {p.acquired} (you, on this host) for {holders.describe(held)}, "
@@ -279,7 +290,7 @@ def abandoned_error(abandoned: list) -> PlaceAbandoned:
                           f"take it over: edgebench farm --take-over {names} (or: labgrid-client -p {p.name} release)")
 
 
-def take_over(places: list, address: str | None = None) -> list:
+def take_over(places: list[str], address: str | None = None) -> list[str]:
     """Release each place of ``places`` that this user on this host holds for an edgebench command
     that is gone (and cancel that command's reservation); the lines saying what was done.
     UsageError for a place held by someone else, by a command still running, or by nothing
@@ -319,12 +330,12 @@ def take_over(places: list, address: str | None = None) -> list:
 
 def _wait_served(held: Lease) -> None:
     """The exporter serves the place's resources (a NetworkSerialPort gets its port on acquisition)."""
-    def ready():
+    def ready() -> bool:
         held.place = held.coordinator.place(held.place.name) or held.place
         serial = held.resource(SERIAL_CLASSES)
         if not held.place.resources:
             return False
-        return all(r.avail for r in held.place.resources) and (serial is None or serial.params.get("port"))
+        return all(r.avail for r in held.place.resources) and (serial is None or bool(serial.params.get("port")))
 
     if not held.coordinator.wait_for(ready, RESOURCE_WAIT_S):
         missing = [f"{r.exporter}/{r.group}/{r.cls}" for r in held.place.resources if not r.avail]
@@ -405,7 +416,7 @@ def release_all() -> list[str]:
 atexit.register(release_all)
 
 
-def released_line(error=None) -> list[str]:
+def released_line(error: EdgebenchError | None = None) -> list[str]:
     """Release what this process holds; the lines to print. With ``error`` (the EdgebenchError that
     ended the command): one line naming the place it happened on and what became of the place."""
     held = list(ACTIVE)

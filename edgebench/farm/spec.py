@@ -42,7 +42,7 @@ class FarmSpec:
 
 
 def is_farm(board: str | None) -> bool:
-    return bool(board) and board.startswith(PREFIX)
+    return bool(board and board.startswith(PREFIX))
 
 
 def parse_tags(text: str, what: str = "--farm") -> dict:

@@ -71,17 +71,17 @@ class StabilityWarning:
         return asdict(self)
 
 
-def _spread(summary: LatencyFigure) -> Optional[StabilityWarning]:
-    if summary.median_s <= 0.0:
+def _spread(median_s: float, mad_scaled_s: float, p99_s: Optional[float]) -> Optional[StabilityWarning]:
+    if median_s <= 0.0:
         return None  # relative spread is undefined for a 0 s median
-    robust_cv = summary.mad_scaled_s / summary.median_s
+    robust_cv = mad_scaled_s / median_s
     problems = []
     if robust_cv > SPREAD_ROBUST_CV_MAX:
         problems.append(
             f"robust CV (scaled MAD / median) is {format_percent(robust_cv)} > {format_percent(SPREAD_ROBUST_CV_MAX)}"
         )
-    if summary.p99_s is not None:
-        tail = summary.p99_s / summary.median_s
+    if p99_s is not None:
+        tail = p99_s / median_s
         if tail > SPREAD_P99_RATIO_MAX:
             problems.append(f"p99 is {tail:.1f}x the median (> {SPREAD_P99_RATIO_MAX:.1f}x)")
     if not problems:
@@ -141,11 +141,11 @@ def _drift(runs) -> Optional[StabilityWarning]:
     return StabilityWarning("drift", message, REMEDY_DRIFT)
 
 
-def _outliers(x: np.ndarray, summary: LatencyFigure) -> Optional[StabilityWarning]:
-    if summary.median_s <= 0.0:
+def _outliers(x: np.ndarray, median_s: float, mad_scaled_s: float) -> Optional[StabilityWarning]:
+    if median_s <= 0.0:
         return None  # a 0 s median means timer ticks, not outliers
-    scale = max(summary.mad_scaled_s, OUTLIER_SCALE_FLOOR_REL * summary.median_s)
-    threshold = summary.median_s + OUTLIER_MAD_MULTIPLE * scale
+    scale = max(mad_scaled_s, OUTLIER_SCALE_FLOOR_REL * median_s)
+    threshold = median_s + OUTLIER_MAD_MULTIPLE * scale
     count = int(np.count_nonzero(x > threshold))
     fraction = count / x.size
     if fraction <= OUTLIER_FRACTION_MAX:
@@ -162,7 +162,8 @@ def instability_warnings(samples_s, summary: Optional[LatencyFigure] = None, run
     """Warnings about the stability of ``samples_s`` (post-warm-up, in order); empty if clean.
 
     ``summary``: :func:`~edgebench.stats.latency.summarize` of the same samples,
-    to avoid recomputing it (UsageError if its ``n`` differs). ``runs``: the same samples
+    to avoid recomputing it (UsageError if its ``n`` differs, or it lacks the median or the
+    scaled MAD). ``runs``: the same samples
     as the separate runs they came from (drift is judged within each run). Raises
     DataError for bad samples.
     """
@@ -179,6 +180,9 @@ def instability_warnings(samples_s, summary: Optional[LatencyFigure] = None, run
         summary = summarize(x)
     elif summary.n != x.size:
         raise UsageError(f"summary is of {summary.n:,} samples but {x.size:,} were given")
+    median_s, mad_scaled_s = summary.median_s, summary.mad_scaled_s
+    if median_s is None or mad_scaled_s is None:     # summarize() always sets both
+        raise UsageError("summary lacks the median or the scaled MAD: pass summarize()'s of the same samples")
     parts = [as_samples(r, min_n=1) for r in runs] if runs is not None else [x]
-    found = (_spread(summary), _drift(parts), _outliers(x, summary))
+    found = (_spread(median_s, mad_scaled_s, summary.p99_s), _drift(parts), _outliers(x, median_s, mad_scaled_s))
     return [w for w in found if w is not None]
