@@ -117,22 +117,22 @@ def test_bench_starts_the_firmware_itself_and_times_on_the_device(tmp_path):
     (run_dir,) = store.find_runs(tmp_path)
     assert printed == store.read_result(run_dir).to_dict()
     r = store.read_result(run_dir)
-    assert r.label == "measured" and r.runtime["name"] == "edgebench-firmware"
-    assert r.board["kind"] == "mcu" and r.board["system"]["firmware"]["port"] == "posix"
-    image = r.board["system"]["firmware_image"]   # the exact build that ran
+    assert r.label == "measured" and r.runtime.name == "edgebench-firmware"
+    assert r.board.kind == "mcu" and r.board.system.firmware["port"] == "posix"
+    image = r.board.system.firmware_image   # the exact build that ran
     import hashlib
 
     assert image["image_sha256"] == hashlib.sha256(Path(image["image"]).read_bytes()).hexdigest()
-    assert r.latency["e2e"]["n"] >= 50
+    assert r.latency["e2e"].n >= 50
     s = store.read_samples(run_dir)
     assert (s["prep_s"] == 0).all() and (s["set_s"] == 0).all() and (s["get_s"] == 0).all()
     assert np.array_equal(s["invoke_s"].to_numpy(), s["e2e_s"].to_numpy())
     us = s["e2e_s"].to_numpy() * 1e6                   # the posix counter ticks in microseconds
     assert np.allclose(us, np.round(us), atol=1e-3) and (us >= 1).all()
     assert s["input_index"].nunique() > 1              # each input uploaded before its inferences
-    link = r.extra["link"]                             # a clean link: checked, nothing retried
+    link = r.extra.link                             # a clean link: checked, nothing retried
     assert link["checked"] is True and link["requests"] > 0 and link["discarded_lines"] == 0
-    assert link["retries"] == 0 and not any(w["code"].startswith(("link-", "unchecked")) for w in r.warnings)
+    assert link["retries"] == 0 and not any(w.code.startswith(("link-", "unchecked")) for w in r.warnings)
 
 
 def test_run_groups_inferences_per_uploaded_input(client):
@@ -209,7 +209,7 @@ def test_verify_exit_2_when_a_bit_exact_board_differs(fw, capsys, monkeypatch, t
     assert "NOT bit-exact" in out
     (run_dir,) = store.find_runs(tmp_path)       # the failed verdict is kept, with the input that differed
     run = store.read_result(run_dir)
-    assert run.status == "complete" and [w["code"] for w in run.warnings] == ["not-bit-exact"]
+    assert run.status == "complete" and [w.code for w in run.warnings] == ["not-bit-exact"]
     rows = store.read_samples(run_dir)
     assert list(rows.loc[rows["differing_bytes"] > 0, "input_index"]) == [0]
 
@@ -267,17 +267,17 @@ def test_mlperf_performance_with_only_the_dialect(client, tmp_path):
     opts = MlperfOptions(window_s=0.3, deploy=False, input_count=5)
     result, run_dir = run_mlperf(KWS, get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
     assert set(sent) <= set(DIALECT) and "infer" in sent and "db" in sent
-    m = result.extra["mlperf"]
+    m = result.extra.mlperf
     assert len(m["windows"]) == 5 and m["all_windows_long_enough"]
     assert all(w["elapsed_s"] >= 0.3 and w["n"] >= 1 for w in m["windows"])
     assert [w["input_index"] for w in m["windows"]] == [0, 1, 2, 3, 4]
     rates = sorted(w["per_s"] for w in m["windows"])
-    assert result.throughput["per_s"] == pytest.approx(rates[2]) and rates[2] > 0
+    assert result.throughput.per_s == pytest.approx(rates[2]) and rates[2] > 0
     assert result.kind == "mlperf-tiny" and result.label == "measured"
-    assert any(w["code"] == "short-windows" for w in result.warnings)
-    assert result.extra["link"]["checked"] is False           # plain dialect lines: no checksum
-    assert any(w["code"] == "unchecked-link" for w in result.warnings)
-    assert "Unchecked link" in result.extra["claim"]
+    assert any(w.code == "short-windows" for w in result.warnings)
+    assert result.extra.link["checked"] is False           # plain dialect lines: no checksum
+    assert any(w.code == "unchecked-link" for w in result.warnings)
+    assert "Unchecked link" in result.extra.claim
     assert store.read_result(run_dir).to_dict() == result.to_dict()
 
 
@@ -302,8 +302,8 @@ def test_mlperf_run_goes_through_the_run_skeleton(client, tmp_path):
     r = store.read_result(folder)
     assert seen["status"] == "running"
     assert r.kind == "mlperf-tiny" and r.status == "incomplete" and "Ctrl-C" in r.status_reason
-    assert len(r.extra["mlperf"]["windows"]) == 1 and r.throughput["per_s"] > 0
-    assert r.extra["claim"].startswith("INCOMPLETE") and r.extra["link"]["checked"] is False
+    assert len(r.extra.mlperf["windows"]) == 1 and r.throughput.per_s > 0
+    assert r.extra.claim.startswith("INCOMPLETE") and r.extra.link["checked"] is False
 
 
 def test_mlperf_accuracy_scores_match_the_reference(client):

@@ -88,4 +88,4 @@ def test_a_schedule_slower_than_one_request_per_10_s_continues_across_chunks(tmp
     opts = BenchOptions(scenario="fixed-rate", rate_hz=0.05, max_time_s=45, min_samples=2, repeat=1,
                         max_repeats=1, sessions=1)
     result, _ = run_bench(INT8, get_profile("sim-pi5"), opts, runs_root=tmp_path)
-    assert result.status == "complete" and result.latency["e2e"]["n"] + result.warmup["n_warmup"] >= 2
+    assert result.status == "complete" and result.latency["e2e"].n + result.warmup.n_warmup >= 2

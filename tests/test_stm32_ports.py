@@ -154,7 +154,7 @@ def test_qemu_f405_accuracy_and_mlperf_mode(f405, tmp_path):
     result, folder = run_mlperf(DIGITS, get_profile("qemu-f405"), MlperfOptions(windows=2, window_s=1.0),
                                 runs_root=tmp_path / "runs", client=f405)
     assert result.status == "complete" and result.label == "emulated"
-    assert result.throughput["per_s"] > 0 and result.throughput["label"] == "emulated"
+    assert result.throughput.per_s > 0 and result.throughput.label == "emulated"
     proc = _cli("accuracy", str(DIGITS), "--baseline", str(ROOT / "models" / "digits" / "digits_fp32.tflite"),
                 "--data", "digits:test", "--board", "qemu-f405", "--runs-dir", str(tmp_path / "runs"), "--json")
     assert proc.returncode == 0, proc.stderr

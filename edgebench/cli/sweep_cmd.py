@@ -189,7 +189,7 @@ def sweep(
             run.show(result, state["run_dir"])
         except Exception:  # noqa: BLE001 - showing the table is a courtesy; the data are on disk
             pass
-        finished = result.stopping.other("finished", 0)
+        finished = result.stopping.finished or 0
         print(f"{interrupt_reason(exc)}: {finished} of {len(result.extra.points or [])} points finished; kept, "
               f"marked incomplete, in {state['run_dir']}", file=sys.stderr)
         raise SystemExit(130) from None

@@ -78,6 +78,8 @@ class SystemSection(Figure):
     firmware: Optional[Mapping_] = field("a microcontroller's firmware report (`eb-info`: `counter-hz`, ...; "
                                          "mlperf-tiny: the DUT's profile)")
     dut_name: Text = field("mlperf-tiny: the name the DUT gives")
+    firmware_image: Optional[Mapping_] = field("a microcontroller's firmware build that ran (`image`, "
+                                               "`image_sha256`, ...)")
 
 
 class BoardSection(Figure):

@@ -139,5 +139,10 @@ class Stopping(Figure):
     elapsed_s: Num = field("the measured samples' summed end-to-end time (a soak: its duration)")
     per_repeat: Optional[List[Mapping_]] = field("each repeat's own stop decision (`repeat`, `reason`, "
                                                  "`target_reached`, ...)")
-    steady: Union[Bool, Int, None] = field("a soak: whether steady state was reached")
+    steady: Union[Bool, Int, None] = field("a soak: whether steady state was reached; a sweep: how many points "
+                                          "reached it")
+    points: Count = field("a sweep: the points of its grid")
+    finished: Count = field("a sweep: the points that finished (complete or incomplete)")
+    failed: Count = field("a sweep: the points that failed")
+    not_run: Count = field("a sweep: the points not run (stopped before them)")
 
