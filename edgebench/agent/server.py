@@ -86,7 +86,7 @@ class Agent:
         self.runner: Optional[Runner] = None
         self.running = True
         self.sampler: Optional[telemetry.Sampler] = None
-        self._sampler_key = None
+        self._sampler_key: Optional[tuple] = None
 
     def handle(self, header: dict, payload: bytes) -> Tuple[dict, bytes]:
         op = header.get("op")

@@ -150,7 +150,8 @@ def accuracy(
     resize: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: --preprocess resize=HxW."),
     channels: Optional[int] = typer.Option(
         None, callback=opt.within(R.CHANNELS), hidden=True, help="Deprecated: --preprocess channels=N."),
-    run: RunArgs = None,
+    *,
+    run: RunArgs,                       # given by edgebench.cli.runargs.command
 ) -> None:
     """Accuracy of a model on a board against its FP32 baseline, with edge cases and a CI gate."""
     from edgebench.bench.accuracy import AccuracyOptions, gate_failures, run_accuracy

@@ -165,10 +165,14 @@ def __getattr__(name: str):  # PEP 562: `from edgebench.cli.app import app` buil
 
 def commands() -> dict:
     """Every verb's click command, by name (each verb's module imported): for docs and tests."""
+    import typer
     import typer.main
+    from typer.core import TyperGroup
 
     group = typer.main.get_command(get_app())
-    return {name: group.get_command(None, name) for name in group.list_commands(None)}
+    assert isinstance(group, TyperGroup)     # the root command holds the verbs
+    ctx = typer.Context(group)
+    return {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
 
 
 def _disk_full(exc: BaseException) -> bool:

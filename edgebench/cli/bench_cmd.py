@@ -90,7 +90,8 @@ def bench(
         rich_help_panel=MLPERF),
     results: Optional[str] = opt.results(
         None, " Default: mse for a recognised ad01 autoencoder, else outputs.", rich_help_panel=MLPERF),
-    run: RunArgs = None,
+    *,
+    run: RunArgs,                       # given by edgebench.cli.runargs.command
 ) -> None:
     """Benchmark a model's latency on a board until the median is known to the target precision."""
     import time

@@ -93,15 +93,15 @@ def compare(
         raise UsageError(f"refusing to compare runs measured under different {listed}: the ratio would not be "
                          "about the models", "pass --allow-different to compare anyway (the differences are "
                                              "printed beside the result)")
-    comp = compare_stored(da, ra, db, rb, stage=stage, only_these=only_these)
-    gate = comp.apply_gate(max_slowdown, stage) if max_slowdown is not None else None
+    stored = compare_stored(da, ra, db, rb, stage=stage, only_these=only_these)
+    gate = stored.apply_gate(max_slowdown, stage) if max_slowdown is not None else None
     if json_out:
-        emit_json(comp)
+        emit_json(stored)
     else:
         out = get_console()
-        out.print(comparison_table(comp, ra, rb))
-        out.print(comp.sentence(stage), markup=False, soft_wrap=True)
-        out.print(comp.case_sentence(), markup=False, soft_wrap=True)
+        out.print(comparison_table(stored, ra, rb))
+        out.print(stored.sentence(stage), markup=False, soft_wrap=True)
+        out.print(stored.case_sentence(), markup=False, soft_wrap=True)
         if diffs:
             out.print(f"conditions differ ({len(diffs)}):", markup=False)
             for d in diffs:
@@ -109,7 +109,7 @@ def compare(
                           markup=False)
         else:
             out.print("conditions: every recorded condition is the same in both runs", markup=False)
-        out.print(comp.mde_advice(max_slowdown, stage), markup=False, soft_wrap=True)
+        out.print(stored.mde_advice(max_slowdown, stage), markup=False, soft_wrap=True)
         if gate is not None:
-            out.print(comp.gate_line(), markup=False, soft_wrap=True)
-    comp.raise_for_gate()
+            out.print(stored.gate_line(), markup=False, soft_wrap=True)
+    stored.raise_for_gate()

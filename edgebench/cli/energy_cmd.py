@@ -70,7 +70,8 @@ def energy(
         10.0, callback=opt.within(R.MIN_TIME_S), rich_help_panel=opt.STOPPING, help="Minimum measuring time, seconds."),
     max_time: float = typer.Option(
         60.0, callback=opt.within(R.MAX_TIME_S), rich_help_panel=opt.STOPPING, help="Maximum measuring time, seconds."),
-    run: RunArgs = None,
+    *,
+    run: RunArgs,                       # given by edgebench.cli.runargs.command
 ) -> None:
     """Energy per inference, idle power and wake-up energy at a fixed rate or duty cycle."""
     from edgebench.bench.energy import estimate_energy, measure_energy, simulated_energy
@@ -92,6 +93,7 @@ def energy(
         raise UsageError(f"--meter {meter} is read by this computer, but {run.board} is a labgrid farm's board "
                          "elsewhere: the farm exports no power meters",
                          "run edgebench energy on the computer the meter is wired to (docs/farm.md)")
+    assert model is not None                # runargs.before refused a run without one
     profile = run.profile()
     show = run.progress(model.name, _progress(err, model.name), max_time_s=max_time)
     where = dict(runs_root=run.runs_dir, url=run.url, progress=show)

@@ -49,7 +49,8 @@ def flash(
         raise UsageError(f"board {profile.name} is a Linux board: there is no firmware to flash",
                          "edgebench bench/accuracy start the agent on it themselves")
     fw = profile.firmware
-    if (fw is None or fw.port is None) and image is None:
+    port = fw.port if fw is not None else None
+    if port is None and image is None:
         raise UsageError(f"board {profile.name} has no firmware port in this edgebench",
                          f"flash a prebuilt image: edgebench flash --board {profile.name} --image FILE")
     if model is not None:
@@ -59,8 +60,11 @@ def flash(
 
         check_fit(model, profile).raise_if_unfit(FLASH_PLACEMENT)   # operators, arena, flash: before building
     if build_only:
-        built = build_firmware(fw.port, model=model)
-        emit_json({"board": profile.name, "port": fw.port, "image": str(built)}) if json_out else out.print(str(built))
+        if port is None:
+            raise UsageError(f"board {profile.name} has no firmware port in this edgebench: nothing to build",
+                             "drop --build-only to flash the --image given")
+        built = build_firmware(port, model=model)
+        emit_json({"board": profile.name, "port": port, "image": str(built)}) if json_out else out.print(str(built))
         return
     if fw is None or fw.emulator is None:
         if not json_out:
@@ -77,8 +81,8 @@ def flash(
     if flasher is not None:
         raise UsageError(f"board {profile.name} is emulated: there is nothing to flash with {flasher}",
                          "drop --flasher")
-    if model is not None and image is None:
-        image = build_firmware(fw.port, model=model)
+    if model is not None and image is None and port is not None:   # (no port and no image: refused above)
+        image = build_firmware(port, model=model)
     session = FirmwareSession(profile, image=image)
     err.print(f"[dim]{profile.name}: building and starting the {fw.emulator} firmware…[/]")
     # SIGTERM and SIGHUP raise KeyboardInterrupt like Ctrl-C (edgebench.cli.signals, installed by main),

@@ -104,10 +104,11 @@ def _inspect_onnx(model: Path, json_out: bool, layers: bool, board) -> None:
     rows += [("output", name, _shape(shape) if shape is not None else "?", "") for name, shape in r.outputs]
     _print_table(out, "inputs and outputs (ONNX layout)", ("role", "name", "shape", "dtype"), rows)
     if layers:
-        rows = [(n.index, n.op, _name(n.name), ", ".join(_shape(s) if s is not None else "?" for s in n.output_shapes),
-                 "not counted" if n.macs is None else f"{n.macs:,}", f"{n.params:,}", n.status) for n in r.nodes]
+        node_rows = [(n.index, n.op, _name(n.name),
+                      ", ".join(_shape(s) if s is not None else "?" for s in n.output_shapes),
+                      "not counted" if n.macs is None else f"{n.macs:,}", f"{n.params:,}", n.status) for n in r.nodes]
         _print_table(out, "nodes, in graph order", ("#", "operator", "name", "output", "MACs", "params", "lowering"),
-                     rows)
+                     node_rows)
 
 
 def _gate(fit) -> None:

@@ -45,7 +45,8 @@ def within(rng: "R.Range"):
             raise typer.BadParameter(why)
         return value
 
-    check.range = rng          # tests/test_ranges.py: every numeric option declares one
+    # tests/test_ranges.py: every numeric option declares one (cause of the ignore: mypy models no function attributes)
+    check.range = rng  # type: ignore[attr-defined]
     return check
 
 
@@ -60,7 +61,7 @@ def quiet(**kw: Any) -> Any:
                         "go there); without it a log gets one plain line per finished step.", **kw)
 
 
-def board(default: Optional[str] = "host", help: Optional[str] = None, **kw: Any) -> Any:
+def board(default: Any = "host", help: Optional[str] = None, **kw: Any) -> Any:
     """``--board/-b``: a board profile name (``...`` as default makes it required)."""
     return typer.Option(default, "--board", "-b", help=help or "Board profile name (see `edgebench boards`), or a "
                         "labgrid farm's place: labgrid:PLACE or labgrid:TAG=VALUE (docs/farm.md).", **kw)

@@ -131,9 +131,8 @@ def _show(out, r) -> None:
     g.add_row("time", f"{r.timings_s.get('total', 0):.1f} s")
     out.print(g)
     t = Table(title="written", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col, just in (("model", "left"), ("precision", "left"), ("input", "left"), ("output", "left"),
-                      ("size", "right"), ("sha256", "left"), ("path", "left")):
-        t.add_column(col, justify=just, no_wrap=col != "path", overflow="fold")
+    for col in ("model", "precision", "input", "output", "size", "sha256", "path"):
+        t.add_column(col, justify="right" if col == "size" else "left", no_wrap=col != "path", overflow="fold")
     for o in r.outputs:
         t.add_row(o.role, o.precision, f"{o.input_dtype} {_quant(o.input_quantization)}",
                   f"{o.output_dtype} {_quant(o.output_quantization)}", _size(o.bytes), o.sha256[:12],

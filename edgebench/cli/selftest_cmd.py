@@ -16,7 +16,8 @@ def selftest(
     clock_s: float = typer.Option(10.0, "--clock-seconds", callback=opt.within(R.CLOCK_CHECK_S),
                                   help="How long the device clock is compared with the host's (at least 10 s)."),
     count: int = typer.Option(8, callback=opt.within(R.SELFTEST_COUNT), help="Inputs per bundled model in the bit-exact check."),
-    run: RunArgs = None,
+    *,
+    run: RunArgs,                       # given by edgebench.cli.runargs.command
 ) -> None:
     """Check a board's firmware: protocol, device clock against the host's, bit-exact outputs, cycles per MAC."""
     from edgebench.bench.selftest import SelftestOptions, run_selftest

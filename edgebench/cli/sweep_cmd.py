@@ -109,8 +109,8 @@ def progress_view():
         else:
             return
         if state["live"] is None:
-            state["live"] = Live(render(), console=err, refresh_per_second=4, transient=True)
-            state["live"].start()
+            live = state["live"] = Live(render(), console=err, refresh_per_second=4, transient=True)
+            live.start()
         else:
             state["live"].update(render())
 
@@ -156,7 +156,8 @@ def sweep(
     telemetry_hz: float = opt.telemetry_hz(rich_help_panel=opt.STEADY),
     inputs: Optional[Path] = opt.inputs(rich_help_panel=opt.RUNTIME),
     seed: int = opt.seed(rich_help_panel=opt.RUNTIME),
-    run: RunArgs = None,
+    *,
+    run: RunArgs,                       # given by edgebench.cli.runargs.command
 ) -> None:
     """Soak to steady state at every point of a grid; one table, one folder, PNG plots."""
     from edgebench.bench.sweep import SweepOptions, run_sweep
@@ -190,7 +191,7 @@ def sweep(
         except Exception:  # noqa: BLE001 - showing the table is a courtesy; the data are on disk
             pass
         finished = (result.stopping or {}).get("finished", 0)
-        print(f"{interrupt_reason(exc)}: {finished} of {len(result.extra.get('points', []))} points finished; kept, "
+        print(f"{interrupt_reason(exc)}: {finished} of {len(result.extra.get('points') or [])} points finished; kept, "
               f"marked incomplete, in {state['run_dir']}", file=sys.stderr)
         raise SystemExit(130) from None
     finally:

@@ -30,11 +30,11 @@ PANELS = (START, MEASURE, RESULTS, MODELS, BOARDS)
 WHERE = ("board", "url", "image", "cpus", "boards_dir", "farm")   # which board, reached how
 STORE = ("runs_dir", "store", "label", "recover", "json_out", "quiet")   # where runs go, finishing one, output
 
-_FIELDS = ("name", "command", "summary", "panel", "kinds", "printer", "recover", "recover_keeps", "farm", "shared",
-           "needs", "usage", "what", "board")
 
-
-class Verb(namedtuple("Verb", _FIELDS, defaults=((), None, None, "", False, (), (), "", "the result", "host"))):
+# The field names are a literal in the call: the one form of namedtuple() mypy reads.
+class Verb(namedtuple("Verb", ("name", "command", "summary", "panel", "kinds", "printer", "recover", "recover_keeps",
+                               "farm", "shared", "needs", "usage", "what", "board"),
+                      defaults=((), None, None, "", False, (), (), "", "the result", "host"))):
     """One command: where its code is, how it is listed, and what it stores (a named tuple: this
     module is read by ``edgebench --help``, which imports neither dataclasses nor typing).
 

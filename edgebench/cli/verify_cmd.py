@@ -22,7 +22,8 @@ def verify(
         32, callback=opt.within(R.COUNT), help="Number of inputs (random, or the first of --inputs)."),
     seed: int = opt.seed(),
     kernels: Optional[str] = opt.kernels(None, help="Linux boards: kernels on the board (default xnnpack)."),
-    run: RunArgs = None,
+    *,
+    run: RunArgs,                       # given by edgebench.cli.runargs.command
 ) -> None:
     """Run inputs on the board and on the host's reference kernels; report differing bytes and LSB."""
     from edgebench.bench.verify import VerifyOptions, run_verify

@@ -136,7 +136,7 @@ def normalize(x: np.ndarray, scale, mean, std, channels: int, source: str) -> tu
         return arr
 
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)
-                              or not np.isfinite(scale) or scale == 0):
+                              or not np.isfinite(float(scale)) or scale == 0):
         raise UsageError(f"scale must be a finite non-zero number, got {scale!r}")
     m, s = per_channel(mean, "mean"), per_channel(std, "std")
     if s is not None and np.any(s == 0):
@@ -276,14 +276,14 @@ def load_image_folder(root, *, size=None, resize=None, channels: Optional[int] =
     if not folders:
         raise DataError(f"{source} has no class subfolders", hint="put the images of each class in root/<class>/")
     if class_names is not None:
-        names = _class_names(class_names, source)
+        names = _class_names(class_names, source) or ()
         if set(names) != set(folders):
             raise DataError(f"{source}: class names {', '.join(names)} do not match the subfolders "
                             f"{', '.join(folders)}")
     else:
         names = tuple(folders)
 
-    mode = {1: "L", 3: "RGB"}.get(channels)
+    mode = {1: "L", 3: "RGB"}.get(channels) if channels is not None else None
     target = resize or size
     images, labels = [], []
     for label, name in enumerate(names):

@@ -255,13 +255,13 @@ def timed_interval(reads, ticks: int) -> dict:
     ``ticks``: the interval the firmware timed, as the firmware reported it."""
     reads = list(reads)
     prices = [price(r) for r in reads]            # never decreasing: a dict finds each start at once
-    first = {}
+    first: dict[int, int] = {}
     for i, p in enumerate(prices):
         first.setdefault(p, i)
     for j in range(len(reads) - 1, 0, -1):
-        i = first.get(prices[j] - ticks)
-        if i is not None and i < j:
-            return difference(reads[j], reads[i])
+        k = first.get(prices[j] - ticks)
+        if k is not None and k < j:
+            return difference(reads[j], reads[k])
     from edgebench.errors import AgentError
 
     raise AgentError(f"no two reads of the emulated cycle counter are {ticks} cycles apart",

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 
 from edgebench.errors import AgentError, TransportError, UsageError
+from edgebench.mcu.qemu import QemuBoard
+from edgebench.mcu.unicorn_board import UnicornBoard
 from edgebench.transport.child import spawn_tied
 
 TARGET_CALL_S = 0.05             # device time aimed at per eb-infer call in run()
@@ -161,8 +163,8 @@ class FirmwareSession:
         self.image = Path(image) if image else None
         self.start_timeout_s = start_timeout_s
         self.url: str | None = None
-        self._proc = None
-        self._emulator = None
+        self._proc: subprocess.Popen | None = None
+        self._emulator: UnicornBoard | QemuBoard | None = None
         self._tail: list = []
 
     def start(self) -> str:
@@ -178,13 +180,15 @@ class FirmwareSession:
         # --keep-open: serve one host connection after another until we stop it; tied to edgebench
         self._proc = spawn_tied([str(image), "--keep-open"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)
+        out = self._proc.stdout
+        assert out is not None       # stdout=PIPE
         sel = selectors.DefaultSelector()
-        sel.register(self._proc.stdout, selectors.EVENT_READ)
+        sel.register(out, selectors.EVENT_READ)
         deadline = time.monotonic() + self.start_timeout_s
         line = b""
         while not line.endswith(b"\n") and time.monotonic() < deadline:
             if sel.select(timeout=0.1):
-                ch = self._proc.stdout.read1(1) if hasattr(self._proc.stdout, "read1") else self._proc.stdout.read(1)
+                ch = out.read1(1) if hasattr(out, "read1") else out.read(1)
                 if not ch:
                     break
                 line += ch
@@ -194,23 +198,19 @@ class FirmwareSession:
             self.stop()
             raise AgentError(f"the posix firmware {image} did not announce its pty (first line {line[:120]!r})",
                              hint="expected 'eb-posix: serial on /dev/pts/N' as its first line")
-        threading.Thread(target=self._drain, daemon=True).start()
+        threading.Thread(target=self._drain, args=(out,), daemon=True).start()
         return m.group(1).decode()
 
-    def _drain(self) -> None:
-        for raw in iter(self._proc.stdout.readline, b""):
+    def _drain(self, out) -> None:
+        for raw in iter(out.readline, b""):
             self._tail = (self._tail + [raw.decode("utf-8", "replace").rstrip()])[-20:]
 
     def _start_unicorn(self, image: Path) -> str:
-        from edgebench.mcu.unicorn_board import UnicornBoard
-
         self._emulator = UnicornBoard(image, chip=self.fw.machine)
         return self._emulator.start()
 
     def _start_qemu(self, image: Path) -> str:
         require_tool("qemu-system-arm")
-        from edgebench.mcu.qemu import QemuBoard
-
         self._emulator = QemuBoard(self.fw.machine, str(image), icount_shift=self.fw.icount_shift)
         return self._emulator.start()
 

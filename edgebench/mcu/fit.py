@@ -227,7 +227,8 @@ def check_fit(model: Union[str, Path, bytes], profile) -> FitReport:
         blob = convert(data, name=Path(label).stem if label != "<bytes>" else None)
     except ModelError as exc:
         return FitReport(**report, refused=exc.message.rstrip("."), refused_hint=exc.hint)
-    checks, unknown = [], []
+    checks: list[FitCheck] = []
+    unknown: list[str] = []
 
     def compare(what, need, have, basis_, note="", placement=""):
         if have is None:

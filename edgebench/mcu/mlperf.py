@@ -50,7 +50,7 @@ def performance(dut, inputs: list, windows: int = 5, window_s: float = 10.0, war
     emit = emit or (lambda event: None)
     check = WindowCheck(timing=timing)
     dut.db_load(inputs[0], chunk_bytes)
-    n, calib = 1, []
+    n, calib = 1, list[dict]()
     while True:                                       # calibrate N: grow until a run is measurable
         el = dut.checked_infer(n, 0, check, timeout_s=_timeout(n, calib, dut)).elapsed_us / 1e6
         calib.append({"n": n, "elapsed_s": el})

@@ -34,7 +34,7 @@ import time
 import weakref
 from collections import deque
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from edgebench.errors import TransportError
 from edgebench.transport.child import spawn_tied, stop_tied
@@ -44,7 +44,7 @@ QEMU_PROGRAM = "qemu-system-arm"
 #: QEMU machine -> what runs on it (for messages and board profiles). ``serial`` is the index
 #: of the UART the port talks on among the machine's serial devices (netduinoplus2: USART1..6 are
 #: serial0..5, and the Nucleo's virtual COM port is USART2).
-MACHINES = {
+MACHINES: dict[str, dict[str, Any]] = {
     "mps2-an386": {"cpu": "cortex-m4", "port": "mps2-an386", "counter_hz": 25_000_000, "serial": 0},
     "mps2-an500": {"cpu": "cortex-m7", "port": "mps2-an500", "counter_hz": 25_000_000, "serial": 0},
     "netduinoplus2": {"cpu": "cortex-m4", "port": "netduinoplus2", "counter_hz": 25_000_000, "serial": 1},
@@ -125,7 +125,7 @@ class QemuBoard:
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._tail: deque[str] = deque(maxlen=40)
         self._reader: threading.Thread | None = None
-        self._finalizer = None
+        self._finalizer: weakref.finalize | None = None
 
     # -- argv -------------------------------------------------------------------------
     def argv(self, qemu_path: str | None = None) -> list[str]:

@@ -33,13 +33,14 @@ import select
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from edgebench.errors import UsageError
 from edgebench.mcu.l4r5_model import MODELLED, TS_CAL, L4R5Model
 
 #: chip -> what the emulator maps: memories (base, size), peripheral windows, the SVD and the
 #: peripherals whose reset values come from it, registers the SVD lacks (RM0432), the UART.
-CHIPS = {
+CHIPS: dict[str, dict[str, Any]] = {   # each chip: its memory map, UART registers, SVD and resets
     "stm32l4r5": {
         "flash": (0x0800_0000, 2 << 20), "ram": (0x2000_0000, 640 << 10), "sysmem": (0x1FFF_0000, 0x10000),
         "mmio": ((0x4000_0000, 0x3_0000), (0x4800_0000, 0x2000), (0x5004_0000, 0x1000), (0xE000_0000, 0x10_0000)),
@@ -74,10 +75,10 @@ def svd_resets(svd_name: str, peripherals) -> dict:
     for name in peripherals:
         p = by_name[name]
         src = by_name[p.get("derivedFrom")] if p.get("derivedFrom") else p
-        base = int(p.findtext("baseAddress"), 0)
+        base = int(p.findtext("baseAddress", "0"), 0)
         for reg in src.iter("register"):
             reset = reg.findtext("resetValue")
-            out[base + int(reg.findtext("addressOffset"), 0)] = int(reset, 0) if reset else 0
+            out[base + int(reg.findtext("addressOffset", "0"), 0)] = int(reset, 0) if reset else 0
     return out
 
 
@@ -100,7 +101,8 @@ class UnicornBoard:
         self.elf, self.chip = Path(elf), CHIPS[chip]
         self.pty_path: str | None = None
         self.error: str | None = None
-        self._master = self._slave = None
+        self._master: int | None = None     # the pty's two ends while it runs
+        self._slave: int | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._rx = bytearray()
@@ -143,10 +145,11 @@ class UnicornBoard:
         import tty
 
         uc = self._machine()
-        self._master, self._slave = os.openpty()
-        tty.setraw(self._slave)
+        self._master, slave = os.openpty()
+        self._slave = slave
+        tty.setraw(slave)
         os.set_blocking(self._master, False)
-        self.pty_path = os.ttyname(self._slave)
+        self.pty_path = os.ttyname(slave)
         self._thread = threading.Thread(target=self._run, args=(uc,), name="unicorn-board", daemon=True)
         self._thread.start()
         return self.pty_path
@@ -216,6 +219,8 @@ class UnicornBoard:
                 self._count_time(uc)
                 self._flush()
                 if self._idle >= _IDLE_POLLS:       # the firmware waits for input: so do we
+                    if self._master is None:
+                        break                       # the pty was closed by stop()
                     select.select([self._master], [], [], 0.05)
                     self._idle = 0
         except UcError as exc:
@@ -241,6 +246,7 @@ class UnicornBoard:
         n = self._block_insns.get((address, size))
         if n is None:
             n = self._block_insns[(address, size)] = thumb_instructions(bytes(uc.mem_read(address, size)))
+        assert self.model is not None   # the hook is added only while the model is busy
         self.model.advance(n)
 
     def _flush(self) -> None:

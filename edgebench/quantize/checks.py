@@ -75,7 +75,7 @@ def degenerate_scale_warning(tensors, role: str = "int8", threshold: float = DEG
 def collapsed_output_warning(fp32_outputs: list, int8_outputs, role: str = "int8") -> Optional[QuantizeWarning]:
     """``fp32_outputs``: per model output, an array (samples, ...) of float outputs on the calibration data.
     ``int8_outputs``: TensorInfo-like (name, dtype, scale, zero_point) of the INT8 model's outputs."""
-    found = []
+    found: list[tuple[str, Optional[int], np.ndarray]] = []   # (tensor, its one value or None: no scale, outputs)
     for y, t in zip(fp32_outputs, int8_outputs):
         if t.dtype not in _RANGES or not t.scale:
             continue
@@ -122,7 +122,7 @@ def run_tflite(model_bytes: bytes, x: np.ndarray, batch: int, with_names: bool =
     interp.allocate_tensors()
     inp = interp.get_input_details()[0]
     outs = interp.get_output_details()
-    results = [[] for _ in outs]
+    results: list[list[np.ndarray]] = [[] for _ in outs]
     for i in range(0, x.shape[0] - batch + 1, batch):
         interp.set_tensor(inp["index"], _to_input(x[i:i + batch], inp))
         interp.invoke()

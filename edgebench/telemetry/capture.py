@@ -142,7 +142,7 @@ def frame_from_arrays(summary: dict, arrays: dict):
     import pandas as pd
 
     t = np.asarray(arrays.get("tm_t_ns", np.zeros(0, np.int64)), dtype=np.int64)
-    cols = {"t_ns": t, "cost_ns": np.asarray(arrays.get("tm_cost_ns", np.zeros(len(t), np.int64)), np.int64)}
+    cols: dict[str, np.ndarray] = {"t_ns": t, "cost_ns": np.asarray(arrays.get("tm_cost_ns", np.zeros(len(t), np.int64)), np.int64)}
     names, text_names = summary.get("channels") or [], summary.get("text_channels") or []
     values = np.asarray(arrays.get("tm_values", np.zeros((len(t), 0))), dtype=np.float64)
     values = values.reshape(len(t), -1) if len(t) else np.zeros((0, len(names)))

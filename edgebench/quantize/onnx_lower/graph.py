@@ -139,7 +139,8 @@ def _graph_input(onnx, p: Path, vi, batch: int, notes: list) -> GraphInput:
                          "export the float32 model (model.float() before torch.onnx.export)")
     if not t.HasField("shape"):
         raise ModelError(f"{p}: input {vi.name!r} has no declared shape", "export with an example input of the real shape")
-    declared, shape = [], []
+    declared: list[int | str] = []     # the declared dimensions: sizes or names
+    shape: list[int] = []
     for axis, d in enumerate(t.shape.dim):
         if d.HasField("dim_value") and d.dim_value > 0:
             declared.append(int(d.dim_value))
