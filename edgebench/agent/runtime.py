@@ -97,7 +97,7 @@ def load_edgetpu_delegate(runtime: Runtime):
     try:
         if runtime.name == "tflite-runtime":
             try:
-                from pycoral.utils import edgetpu
+                from pycoral.utils import edgetpu  # optional dependency: its absence is handled here
             except ImportError:
                 edgetpu = None
             if edgetpu is not None:

@@ -18,6 +18,10 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+import numpy
+
+from .runtime import runtime_summary
+
 THROTTLE_BITS = {
     0: "under_voltage_now",
     1: "freq_capped_now",
@@ -226,10 +230,6 @@ def load_info(root: Optional[str] = None) -> dict:
 
 
 def software_info(root: Optional[str] = None) -> dict:
-    import numpy
-
-    from .runtime import runtime_summary
-
     runtime, error = runtime_summary()
     return {"python": platform.python_version(), "python_implementation": platform.python_implementation(),
             "python_executable": sys.executable, "numpy": numpy.__version__,

@@ -21,6 +21,7 @@ import string
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Optional, Tuple, Union
 
+import yaml
 from pydantic import Field, WithJsonSchema, field_validator, model_validator
 from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated
@@ -587,8 +588,6 @@ def display_path(path: "str | os.PathLike") -> str:
 
 
 def _yaml_loader():
-    import yaml
-
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class StrictLoader(base):  # type: ignore[misc, valid-type]

@@ -7,15 +7,17 @@ from typing import Optional
 import typer
 
 from edgebench import ranges as R
+from edgebench.bench.conditions import condition_differences, refused_differences, short_value
 from edgebench.cli import options as opt
+from edgebench.cli.render.profile import print_layer_comparison
 from edgebench.errors import ResultError, UsageError
+from edgebench.report import format as fmt
 
 
 def comparison_table(comp, a, b):
+    # lazy: rich (import rich 52 ms measured), kept off `edgebench VERB --help`
     from rich.markup import escape
     from rich.table import Table
-
-    from edgebench.report import format as fmt
 
     t = Table(title=escape(f"{b.model.get('name')} ({b.run_id}) against {a.model.get('name')} ({a.run_id}), "
                            f"{comp.label}; speed-up = median(A) / median(B), > 1: B faster"), title_justify="left",
@@ -61,8 +63,8 @@ def compare(
     --only-these; the smallest difference the comparison detects (80% power) is printed. Exit 2:
     the gate failed; exit 3: the gate cannot decide (its threshold lies below that detectable
     difference)."""
+    # lazy: pydantic, rich (import pydantic 199 ms, rich 52 ms measured), kept off `edgebench VERB --help`
     from edgebench.bench.compare import compare_stored
-    from edgebench.bench.conditions import condition_differences, refused_differences, short_value
     from edgebench.cli.output import emit_json, get_console
     from edgebench.results.model import STAGES, refuse_mixed_labels
     from edgebench.results.store import read_result, read_samples, resolve_run
@@ -75,8 +77,8 @@ def compare(
     ra, rb = read_result(da), read_result(db)
     refuse_mixed_labels(ra, rb)
     if "profile" in (ra.kind, rb.kind):     # two profile runs: layer by layer (bench/profile_compare.py)
+        # lazy: pydantic (import pydantic 199 ms measured), kept off `edgebench VERB --help`
         from edgebench.bench.profile_compare import compare_layers
-        from edgebench.cli.render.profile import print_layer_comparison
 
         comp = compare_layers(ra, read_samples(da), rb, read_samples(db))
         emit_json(comp) if json_out else print_layer_comparison(get_console(), comp, ra, rb)

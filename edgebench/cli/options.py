@@ -18,12 +18,14 @@ The panel names below are the groups the long verbs use in ``--help``.
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
 from edgebench import ranges as R
+from edgebench.errors import InputWarning
 
 # Help panels of the long verbs (bench, soak, sweep, energy, battery, accuracy).
 BOARD = "Board"                    # which board, reached how
@@ -192,9 +194,6 @@ def renamed(old_value: Any, value: Any, old: str, new: str) -> Any:
     """The value of an option given under its ``old`` name (with one warning line), else ``value``."""
     if old_value is None:
         return value
-    import warnings
-
-    from edgebench.errors import InputWarning
 
     warnings.warn(f"{old} is deprecated; use {new}", InputWarning, stacklevel=2)
     return old_value

@@ -18,6 +18,7 @@ new kind, one ``RunKind`` in ``results/kinds.py``.
 """
 from __future__ import annotations
 
+import importlib
 from collections import namedtuple
 
 from edgebench.results import kinds as rk
@@ -175,8 +176,6 @@ def printer(verb):
 
 def resolve(ref: str):
     """``"package.module:attribute"`` -> the attribute (the module imported now)."""
-    import importlib
-
     module, _, attr = ref.partition(":")
     return getattr(importlib.import_module(module), attr)
 

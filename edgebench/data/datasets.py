@@ -20,6 +20,7 @@ the number of inputs, fewer samples than classes.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import numbers
 import zipfile
@@ -230,7 +231,7 @@ def load_npz(path, x_key: str = "x", y_key: str = "y", class_names: Optional[Seq
 
 def _pil():
     try:
-        from PIL import Image
+        from PIL import Image  # optional dependency: its absence is handled here
     except ImportError:
         raise DataError("reading image folders needs Pillow, which is not installed",
                         hint="pip install pillow") from None
@@ -353,8 +354,8 @@ def load_digits(split: str = "test") -> Dataset:
     if split not in DIGITS_SPLITS:
         raise UsageError(f"unknown digits split {split!r}", hint=f"choose one of {', '.join(DIGITS_SPLITS)}")
     try:
-        from sklearn.datasets import load_digits as sk_load_digits
-        from sklearn.model_selection import train_test_split
+        from sklearn.datasets import load_digits as sk_load_digits  # optional dependency: its absence is handled here
+        from sklearn.model_selection import train_test_split  # optional dependency: its absence is handled here
     except ImportError:
         raise DataError("the built-in digits set needs scikit-learn", hint="pip install 'edgebench[digits]' (scikit-learn)") from None
     digits = sk_load_digits()
@@ -401,7 +402,6 @@ def load_dataset(spec, **options) -> Dataset:
 def _images_in(d: Dataset, layout) -> Dataset:
     if layout is None:
         return d
-    import dataclasses
 
     x, how = layout.adopt(d.x, d.source, images=True)
     return dataclasses.replace(d, x=x, preprocessing={**d.preprocessing, "layout": how}, sha256=_sha256(x))

@@ -19,6 +19,7 @@ Library code: raises edgebench errors, never prints.
 from __future__ import annotations
 
 import re
+import statistics
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -121,8 +122,6 @@ class WindowCheck:
     def judge(self, rep: InferReply) -> tuple:
         """``("accept", None)`` (the window is remembered), ``("confirm", why)`` (the run's first
         window: measure another) or ``("reject", why)``."""
-        import statistics
-
         el = rep.elapsed_us / 1e6
         wall_s, sent_s = rep.wall_s, rep.sent_s
         real = self.timing == "real" and wall_s is not None and sent_s is not None
@@ -161,8 +160,6 @@ class WindowCheck:
         and ``MAD_BOUND`` median absolute deviations of the run's own scatter it is measured
         again. The scatter comes from every window seen, not only the accepted ones (which would
         narrow it window by window)."""
-        import statistics
-
         if not any(o[1] == rep.warmup for o in self.offsets):
             self.observed.append((rep.sent_s, rep.warmup, o0, o1))
             return None

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,8 +128,6 @@ def flash_with(flasher: Flasher, profile, elf: Path, timeout_s: float = 120.0,
 def find_program(program: str) -> str | None:
     """``program`` on PATH, or beside this Python (a pip-installed tool such as pyocd in a virtualenv
     that is not activated)."""
-    import sys
-
     found = shutil.which(program)
     if found is None:
         beside = Path(sys.executable).parent / program

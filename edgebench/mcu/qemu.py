@@ -27,8 +27,10 @@ from __future__ import annotations
 import os
 import queue
 import re
+import shlex
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 import weakref
@@ -269,8 +271,6 @@ class QemuBoard:
     def read_memory(self, address: int, size: int, timeout_s: float = 10.0) -> bytes:
         """``size`` bytes of the guest's physical memory at ``address`` (QEMU monitor
         ``pmemsave``), e.g. to read a stack's high-water mark. The guest keeps running."""
-        import tempfile
-
         if not self.running:
             raise QemuError(f"{self.machine}: QEMU is not running")
         with tempfile.TemporaryDirectory(prefix="eb-qemu-") as tmp:
@@ -366,5 +366,4 @@ class QemuBoard:
 
 def qemu_argv_summary(argv: Iterable[str]) -> str:
     """A copy-pasteable rendering of an argv (for logs and docs)."""
-    import shlex
     return " ".join(shlex.quote(a) for a in argv)

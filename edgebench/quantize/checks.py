@@ -111,12 +111,13 @@ def run_tflite(model_bytes: bytes, x: np.ndarray, batch: int, with_names: bool =
     output. A quantized input is quantized with its scale and zero point, a quantized output dequantized,
     so an INT8 model's outputs compare with its FP32 baseline's. ``with_names``: also the output names."""
     try:
+        # optional dependency: its absence is handled here
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
         interp = Interpreter(model_content=model_bytes, num_threads=1,
                              experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
     except ImportError:  # pragma: no cover - ai-edge-litert is a dependency on Linux/macOS
-        import tensorflow as tf
+        import tensorflow as tf  # optional dependency: its absence is handled here
 
         interp = tf.lite.Interpreter(model_content=model_bytes, num_threads=1)
     interp.allocate_tensors()

@@ -446,6 +446,7 @@ def resize_layer(keras: Any):
     they convert to TFLite RESIZE_NEAREST_NEIGHBOR/RESIZE_BILINEAR (Keras' UpSampling2D converts to
     TILE v3 under TensorFlow 2.21, which LiteRT 2.3 cannot load)."""
     if "cls" not in _RESIZE_LAYER:
+        # lazy: tensorflow, sklearn, pandas (optional; import tensorflow 18.8 s, sklearn 6.0 s, pandas 1.3 s), loaded only where used
         import tensorflow as tf
 
         class OnnxResize(keras.layers.Layer):
