@@ -18,6 +18,7 @@ from pydantic import Field, with_config
 from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated, TypedDict
 
+from edgebench.errors import EdgebenchError
 from edgebench.schema import OPEN, Bool, Float, Int, Str, expects, validate
 
 SIDECAR_FORMAT = "edgebench-model-sidecar"
@@ -108,8 +109,6 @@ def check_sidecar(data: Any, where: str) -> dict:
 def read_sidecar(model_path) -> Optional[dict]:
     """The provenance sidecar beside ``model_path`` as a dict (None if there is none); one that does not
     read or validate is ``{"error": "<one line naming the file and the key>"}``, recorded as such."""
-    from edgebench.errors import EdgebenchError
-
     p = sidecar_path(model_path)
     if not p.exists():
         return None

@@ -61,9 +61,10 @@ def make_getter(interpreter, outputs: List[dict]) -> Callable[[], None]:
         zp = np.float32(q["zero_point"]) if q else np.float32(0)
         scale = np.float32(q["scale"]) if q else np.float32(1)
         plans.append((d["index"], buf, zp, scale, q is not None, dequantize_table(d)))
-    if len(plans) == 1 and plans[0][5] is not None:
-        index, buf, _, _, _, table = plans[0]
-        take = table.take
+    one_table = plans[0][5] if len(plans) == 1 else None
+    if one_table is not None:
+        index, buf = plans[0][0], plans[0][1]
+        take = one_table.take
 
         def get_one() -> None:
             take(get_tensor(index), out=buf, mode="wrap")

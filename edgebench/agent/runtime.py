@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import platform
 import time
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -57,7 +57,7 @@ class Runtime:
         return {"name": self.name, "version": self.version}
 
 
-_cached = None  # (Runtime or None, error text or None)
+_cached: Optional[Tuple[Optional[Runtime], Optional[str]]] = None  # (Runtime or None, error text or None)
 
 
 def find_runtime() -> Runtime:
@@ -79,7 +79,7 @@ def find_runtime() -> Runtime:
             _cached = (None, "no TFLite runtime importable (" + "; ".join(errors) + ")")
     runtime, error = _cached
     if runtime is None:
-        raise RuntimeMissing(error, hint=RUNTIME_HINT)
+        raise RuntimeMissing(error or "no TFLite runtime importable", hint=RUNTIME_HINT)
     return runtime
 
 
@@ -97,7 +97,7 @@ def load_edgetpu_delegate(runtime: Runtime):
     try:
         if runtime.name == "tflite-runtime":
             try:
-                from pycoral.utils import edgetpu  # type: ignore
+                from pycoral.utils import edgetpu  # optional dependency: its absence is handled here
             except ImportError:
                 edgetpu = None
             if edgetpu is not None:

@@ -13,7 +13,9 @@ import argparse
 import hashlib
 import os
 import sys
+import termios
 import time
+import tty
 from typing import Optional, Tuple
 
 import numpy as np
@@ -86,7 +88,7 @@ class Agent:
         self.runner: Optional[Runner] = None
         self.running = True
         self.sampler: Optional[telemetry.Sampler] = None
-        self._sampler_key = None
+        self._sampler_key: Optional[tuple] = None
 
     def handle(self, header: dict, payload: bytes) -> Tuple[dict, bytes]:
         op = header.get("op")
@@ -127,7 +129,7 @@ class Agent:
             pass
         maxrss = None
         try:
-            import resource
+            import resource  # Unix only: absent elsewhere
 
             ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             maxrss = ru if sys.platform == "darwin" else ru * 1024
@@ -313,9 +315,6 @@ def serve(stream: FdStream, agent: Agent) -> int:
 
 
 def open_tty(path: str, baud: int) -> int:
-    import termios
-    import tty
-
     fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
     tty.setraw(fd, termios.TCSANOW)  # TCSAFLUSH would drop a request already waiting
     attrs = termios.tcgetattr(fd)
@@ -375,8 +374,6 @@ def raw_stdin():
     """On a console (stdin is a terminal), switch it to raw mode: no echo, no CR/LF mangling."""
     if not os.isatty(0):
         return None
-    import termios
-    import tty
 
     saved = termios.tcgetattr(0)
     tty.setraw(0, termios.TCSANOW)

@@ -16,7 +16,11 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy
+
+from .runtime import runtime_summary
 
 THROTTLE_BITS = {
     0: "under_voltage_now",
@@ -77,7 +81,7 @@ def os_info(root: Optional[str] = None) -> dict:
 
 
 def cpu_info(root: Optional[str] = None) -> dict:
-    info = {"machine": platform.machine(), "logical_cpus": os.cpu_count()}
+    info: Dict[str, Any] = {"machine": platform.machine(), "logical_cpus": os.cpu_count()}
     if hasattr(os, "sched_getaffinity"):
         info["affinity"] = sorted(os.sched_getaffinity(0))
     text = read_text(under_root(root, "proc/cpuinfo"))
@@ -112,10 +116,10 @@ def board_info(root: Optional[str] = None) -> dict:
 
 
 def cpufreq_info(root: Optional[str] = None) -> dict:
-    policies = {}
+    policies: Dict[str, Dict[str, Any]] = {}
     base = under_root(root, "sys/devices/system/cpu/cpufreq")
     for pdir in sorted(glob.glob(os.path.join(base, "policy*")), key=natural_key):
-        p = {}
+        p: Dict[str, Any] = {}
         for key in ("scaling_cur_freq", "scaling_min_freq", "scaling_max_freq",
                     "cpuinfo_min_freq", "cpuinfo_max_freq"):
             khz = read_int(os.path.join(pdir, key))
@@ -226,10 +230,6 @@ def load_info(root: Optional[str] = None) -> dict:
 
 
 def software_info(root: Optional[str] = None) -> dict:
-    import numpy
-
-    from .runtime import runtime_summary
-
     runtime, error = runtime_summary()
     return {"python": platform.python_version(), "python_implementation": platform.python_implementation(),
             "python_executable": sys.executable, "numpy": numpy.__version__,

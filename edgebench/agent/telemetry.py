@@ -74,9 +74,11 @@ class _Attr:
 
     def number(self, scale: float) -> float:
         t = self.text()
+        if t is None:
+            return _NAN
         try:
             return int(t) * scale
-        except (TypeError, ValueError):
+        except ValueError:
             return _NAN
 
     def close(self) -> None:
@@ -243,13 +245,16 @@ class Sampler:
 
     # -- sampling ----------------------------------------------------------------------
     def _vcgencmd(self) -> List[float]:
-        out = []
+        out: List[float] = []
+        exe = self._vc_exe
+        if exe is None:                      # (sampled only once vcgencmd was found)
+            return [_NAN, _NAN, _NAN]
         for args, pattern, convert in ((("measure_temp",), r"temp=([-\d.]+)", float),
                                        (("measure_clock", "arm"), r"=(\d+)", float),
                                        (("get_throttled",), r"throttled=(0x[0-9a-fA-F]+|\d+)",
                                         lambda v: float(int(v, 0)))):
             try:
-                m = re.search(pattern, run_vcgencmd(self._vc_exe, *args))
+                m = re.search(pattern, run_vcgencmd(exe, *args))
                 out.append(convert(m.group(1)) if m else _NAN)
             except Exception:  # a failing firmware call is a missing value, never a crash
                 out.append(_NAN)

@@ -12,9 +12,14 @@ when the profile says ``url: emulator``), anything else the Python agent's
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from edgebench.boards.profile import EMULATOR_URL, MCU_CLIENT, SIM_CLIENT
 from edgebench.boards.registry import with_transport_url
 from edgebench.errors import RuntimeMissingError, UsageError
+from edgebench.mcu.board import open_mcu
+from edgebench.sim import SimClient
+from edgebench.transport.client import AgentClient
 from edgebench.transport.url import transport_from_url, transport_kind
 
 
@@ -49,20 +54,16 @@ def open_client(profile, url: str | None = None, *, cpus: str | None = None, ima
     if cpus and not reached_locally(profile, url):
         raise UsageError(f"--cpus pins a local agent; board {profile.name} is not one", "drop --cpus")
     if kind == SIM_CLIENT:  # no hardware, no agent
-        from edgebench.sim import SimClient
 
         if url:
             raise UsageError(f"board {profile.name!r} is simulated: --url does not apply",
                              "drop --url, or pick a real board")
         return SimClient(profile.simulated, description=f"simulated board {profile.name}")
     if kind == MCU_CLIENT:
-        from edgebench.mcu.board import open_mcu
-
         if url:
             profile = with_transport_url(profile, url)
         return open_mcu(profile, start_emulator=profile.transport.url == EMULATOR_URL, image=image,
                         **({"timeout_s": timeout_s} if timeout_s is not None else {}))
-    from edgebench.transport.client import AgentClient
 
     transport = transport_for(profile, url, cpus)
     channel = transport.open()
@@ -76,8 +77,6 @@ def open_client(profile, url: str | None = None, *, cpus: str | None = None, ima
 def check_image(profile, url, image) -> None:
     """UsageError unless ``image`` can start ``profile``'s board: an emulated microcontroller
     started here (not one attached with ``url``), and an existing file."""
-    from pathlib import Path
-
     fw = profile.firmware
     if profile.client_kind != MCU_CLIENT:
         raise UsageError(f"--image is a microcontroller firmware image; board {profile.name} is a "

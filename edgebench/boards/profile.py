@@ -19,8 +19,9 @@ import os
 import re
 import string
 from pathlib import Path
-from typing import Any, Literal, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Optional, Tuple, Union
 
+import yaml
 from pydantic import Field, WithJsonSchema, field_validator, model_validator
 from pydantic.dataclasses import dataclass
 from typing_extensions import Annotated
@@ -31,7 +32,7 @@ from edgebench.sim.params import SimParams
 from edgebench.transport.url import transport_kind
 
 SCHEMA_VERSION = 1
-ESTIMATED_LABEL = "estimated (datasheet)"
+ESTIMATED_LABEL: Final = "estimated (datasheet)"
 
 KINDS = ("linux", "mcu")
 TRANSPORT_TYPES = ("local", "ssh", "serial")
@@ -135,6 +136,8 @@ class TransportSpec:
     """
 
     _ABSENT = ("url", "python", "baud", "usb")   # the keys a kind may not have: None there
+    if TYPE_CHECKING:   # every kind below is a dataclass (dataclasses.fields reads it)
+        __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def __getattr__(self, name: str):
         if name in TransportSpec._ABSENT:
@@ -162,16 +165,16 @@ class TransportSpec:
             raise ProfileError(
                 f"transport URL {got(url)}: expected ssh://[user@]host[:port], user@host, a "
                 "serial port (/dev/ttyUSB0, COM3, socket://host:port) or 'local'") from None
-        same = base is not None and base.type == kind
+        same = base if base is not None and base.type == kind else None
         if kind == "local":
-            return LocalTransport(type="local", python=base.python if same else None)
+            return LocalTransport(type="local", python=same.python if same else None)
         if kind == "ssh":
             try:
                 _check_ssh_url(text)
             except FieldProblem as exc:
                 raise ProfileError(f"transport URL: {exc.what}") from None
-            return SshTransport(type="ssh", url=text, python=(base.python if same else None) or DEFAULT_SSH_PYTHON)
-        return SerialTransport(type="serial", url=text, baud=(base.baud if same else None) or DEFAULT_BAUD)
+            return SshTransport(type="ssh", url=text, python=(same.python if same else None) or DEFAULT_SSH_PYTHON)
+        return SerialTransport(type="serial", url=text, baud=(same.baud if same else None) or DEFAULT_BAUD)
 
     @property
     def address(self) -> str:
@@ -316,7 +319,8 @@ class Datasheet:
 
 def figure_info(name: str) -> tuple:
     """``(label, unit)`` of a datasheet figure, as the schema declares them."""
-    info = Datasheet.__pydantic_fields__[name]
+    # ignore's cause: pydantic sets __pydantic_fields__ on its dataclasses; its mypy plugin does not declare it
+    info = Datasheet.__pydantic_fields__[name]  # type: ignore[attr-defined]
     return info.title or name, (info.json_schema_extra or {}).get("x-unit", "")
 
 
@@ -355,7 +359,7 @@ class FlasherSpec:
         return targets
 
     def to_dict(self) -> dict:
-        out = {"tool": self.tool, "argv": list(self.argv)}
+        out: dict[str, Any] = {"tool": self.tool, "argv": list(self.argv)}
         if self.targets:
             out["targets"] = dict(self.targets)
         return out
@@ -450,15 +454,21 @@ class FirmwareSpec:
 # the profile
 
 
-Runtimes = _names(RUNTIMES, "TFLite runtimes to try, in order of preference: `ai_edge_litert`, `tflite_runtime`, "
-                  "`tensorflow` (linux); `edgebench_firmware`, `mlperf_tiny` (mcu)", non_empty=True)
-Kernels = _names(KERNELS, "kernel sets the board can run: `xnnpack`, `builtin`, `reference` (the INT8 oracle), "
-                 "`cmsis_nn`", non_empty=True)
-Delegates = _names(DELEGATES, "accelerator delegates: `edgetpu`", non_empty=False)
-Telemetry = _names(TELEMETRY, "sources of temperature, clocks and throttle flags: `thermal_zone` (`/sys/class/thermal`), "
-                   "`cpufreq` (`/sys/devices/system/cpu/*/cpufreq`), `hwmon` (`/sys/class/hwmon`), `vcgencmd` "
-                   "(Raspberry Pi firmware: clocks, throttle flags), `apex` (Edge TPU PCIe driver temperature), "
-                   "`mcu_temp` (firmware die-temperature command)", non_empty=False)
+if TYPE_CHECKING:   # mypy reads each as a tuple of names; at run time each is the checked type _names builds
+    Runtimes = Tuple[str, ...]
+    Kernels = Tuple[str, ...]
+    Delegates = Tuple[str, ...]
+    Telemetry = Tuple[str, ...]
+else:
+    Runtimes = _names(RUNTIMES, "TFLite runtimes to try, in order of preference: `ai_edge_litert`, `tflite_runtime`, "
+                      "`tensorflow` (linux); `edgebench_firmware`, `mlperf_tiny` (mcu)", non_empty=True)
+    Kernels = _names(KERNELS, "kernel sets the board can run: `xnnpack`, `builtin`, `reference` (the INT8 oracle), "
+                     "`cmsis_nn`", non_empty=True)
+    Delegates = _names(DELEGATES, "accelerator delegates: `edgetpu`", non_empty=False)
+    Telemetry = _names(TELEMETRY, "sources of temperature, clocks and throttle flags: `thermal_zone` "
+                       "(`/sys/class/thermal`), `cpufreq` (`/sys/devices/system/cpu/*/cpufreq`), `hwmon` (`/sys/class/hwmon`), `vcgencmd` "
+                       "(Raspberry Pi firmware: clocks, throttle flags), `apex` (Edge TPU PCIe driver temperature), "
+                       "`mcu_temp` (firmware die-temperature command)", non_empty=False)
 
 
 @dataclass(frozen=True, config=CLOSED)
@@ -578,8 +588,6 @@ def display_path(path: "str | os.PathLike") -> str:
 
 
 def _yaml_loader():
-    import yaml
-
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class StrictLoader(base):  # type: ignore[misc, valid-type]

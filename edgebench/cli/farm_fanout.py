@@ -18,7 +18,22 @@ import sys
 import time
 from pathlib import Path
 
-from edgebench.errors import UsageError
+from rich.markup import escape
+from rich.table import Table
+
+from edgebench.bench.compare import compare
+from edgebench.cli.invocation import STATE
+from edgebench.cli.output import emit_json, get_console, get_err_console
+from edgebench.errors import EdgebenchError, ResultError, UsageError
+from edgebench.farm.coordinator import list_places
+from edgebench.farm.fanout import BUSY_EXIT, FanoutSummary, PlaceOutcome, child_args, session_dir
+from edgebench.farm.spec import PROFILE_TAG, parse_tags
+from edgebench.report import format as fmt
+from edgebench.report.format import p_value
+from edgebench.results.files import open_stream, read_regular
+from edgebench.results.store import read_result, read_samples, write_text_atomic
+from edgebench.stats.compare import holm
+from edgebench.transport.child import spawn_tied
 
 _STOP_GRACE_S = 30.0
 
@@ -27,13 +42,6 @@ def fan_out(verb: str, tags_text: str, board: str | None, runs_dir: Path, json_o
             stores_runs: bool = True) -> None:
     """Run ``edgebench VERB ...`` (this command line) on every place tagged ``tags_text``; the session
     folder goes under ``runs_dir`` (a verb that ``stores_runs`` gets its runs there too)."""
-    from edgebench.cli.invocation import STATE
-    from edgebench.cli.output import emit_json, get_console, get_err_console
-    from edgebench.farm.coordinator import list_places
-    from edgebench.farm.fanout import FanoutSummary, PlaceOutcome, child_args, session_dir
-    from edgebench.farm.spec import PROFILE_TAG, parse_tags
-    from edgebench.results.store import write_text_atomic
-
     err = get_err_console()
     if board not in (None, "host") and board:
         raise UsageError(f"--farm picks the boards; --board {board} does not apply", "drop --board")
@@ -71,11 +79,6 @@ def fan_out(verb: str, tags_text: str, board: str | None, runs_dir: Path, json_o
 
 
 def _run_children(summary, argvs: list, session: Path, err) -> None:
-    from edgebench.errors import ResultError
-    from edgebench.farm.fanout import BUSY_EXIT
-    from edgebench.results.files import open_stream
-    from edgebench.transport.child import spawn_tied
-
     procs = []
     for outcome, args in zip(summary.places, argvs):
         folder = session / outcome.place
@@ -164,9 +167,6 @@ def _collect(outcome, code, elapsed_s: float, folder: Path, busy_exit: int) -> N
 
 def _read_own(path: Path) -> str:
     """A file this fan-out made (never read through a link put in its place); "" when there is none."""
-    from edgebench.errors import ResultError
-    from edgebench.results.files import read_regular
-
     try:
         raw = read_regular(path, 64 * 2 ** 20, "farm output")
     except ResultError:
@@ -186,11 +186,6 @@ def compare_places(summary, stage: str = "e2e") -> list:
     """Each place's run against the first place's: the ratio of medians with its run- and
     dependence-aware 95% interval (``edgebench compare``'s), Holm-adjusted across the places; a
     difference is called only when the interval excludes 1 and the adjusted p is below 0.05."""
-    from edgebench.bench.compare import compare
-    from edgebench.errors import EdgebenchError
-    from edgebench.results.store import read_result, read_samples
-    from edgebench.stats.compare import holm
-
     done = [o for o in summary.places if o.status == "ok" and o.run_dir and o.figure()]
     if len(done) < 2:
         return []
@@ -217,11 +212,6 @@ def compare_places(summary, stage: str = "e2e") -> list:
 
 def print_summary(console, summary) -> None:
     """One row per place: status, and for latency runs the median with its 95% interval."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from edgebench.report import format as fmt
-
     t = Table(title=escape(f"{summary.verb} on the farm ({summary.coordinator}, tags "
                            + ",".join(f"{k}={v}" for k, v in summary.tags.items()) + ")"),
               title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold underline")
@@ -245,7 +235,6 @@ def print_summary(console, summary) -> None:
     for o in summary.places:
         if o.status != "ok" and o.message:
             console.print(f"{o.place}: {escape(o.message)}")
-    from edgebench.report.format import p_value
 
     for c in summary.comparisons:
         if "error" in c:

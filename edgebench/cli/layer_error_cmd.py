@@ -24,13 +24,16 @@ def layer_error(
                                                  "the INT8 semantics), builtin or xnnpack."),
     jump_db: float = typer.Option(6.0, "--jump-db", callback=opt.within(R.JUMP_DB), help="A layer whose own error is this many dB below the "
                                                         "model's typical layer is a jump."),
-    run: RunArgs = None,
+    *,
+    run: RunArgs,                       # given by edgebench.cli.runargs.command
 ) -> None:
     """Compare every layer of an INT8 model with its FP32 baseline: SQNR, cosine, where the error jumps, why."""
+    # lazy: numpy, pydantic, rich (import numpy 460 ms, pydantic 199 ms, rich 52 ms), kept off `edgebench VERB --help`
     from edgebench.bench.layer_error import LayerErrorOptions, run_layer_error
     from edgebench.cli.output import get_err_console
     from edgebench.cli.progress import line_view
 
+    assert model is not None                # runargs.before refused a run without one
     opts = LayerErrorOptions(data=data, inputs=str(inputs) if inputs else None, count=count, seed=seed,
                              kernels=kernels or "reference", jump_db=jump_db)
     result, run_dir = run_layer_error(model, baseline, opts, runs_root=run.runs_dir,

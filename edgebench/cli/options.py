@@ -18,12 +18,14 @@ The panel names below are the groups the long verbs use in ``--help``.
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
 from edgebench import ranges as R
+from edgebench.errors import InputWarning
 
 # Help panels of the long verbs (bench, soak, sweep, energy, battery, accuracy).
 BOARD = "Board"                    # which board, reached how
@@ -45,7 +47,8 @@ def within(rng: "R.Range"):
             raise typer.BadParameter(why)
         return value
 
-    check.range = rng          # tests/test_ranges.py: every numeric option declares one
+    # tests/test_ranges.py: every numeric option declares one (cause of the ignore: mypy models no function attributes)
+    check.range = rng  # type: ignore[attr-defined]
     return check
 
 
@@ -60,7 +63,7 @@ def quiet(**kw: Any) -> Any:
                         "go there); without it a log gets one plain line per finished step.", **kw)
 
 
-def board(default: Optional[str] = "host", help: Optional[str] = None, **kw: Any) -> Any:
+def board(default: Any = "host", help: Optional[str] = None, **kw: Any) -> Any:
     """``--board/-b``: a board profile name (``...`` as default makes it required)."""
     return typer.Option(default, "--board", "-b", help=help or "Board profile name (see `edgebench boards`), or a "
                         "labgrid farm's place: labgrid:PLACE or labgrid:TAG=VALUE (docs/farm.md).", **kw)
@@ -191,9 +194,6 @@ def renamed(old_value: Any, value: Any, old: str, new: str) -> Any:
     """The value of an option given under its ``old`` name (with one warning line), else ``value``."""
     if old_value is None:
         return value
-    import warnings
-
-    from edgebench.errors import InputWarning
 
     warnings.warn(f"{old} is deprecated; use {new}", InputWarning, stacklevel=2)
     return old_value

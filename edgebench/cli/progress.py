@@ -17,13 +17,13 @@ from __future__ import annotations
 import time
 from typing import Callable, Optional
 
+from edgebench.report import format as fmt
+
 #: Seconds between two heartbeat lines of an event that repeats while a step runs (chunks, clocks).
 HEARTBEAT_S = 5.0
 
 
 def _dur(seconds) -> str:
-    from edgebench.report import format as fmt
-
     return fmt.duration(seconds)
 
 
@@ -57,15 +57,11 @@ def _infer(ev: dict) -> Optional[str]:
 
 
 def _slice_done(ev: dict) -> str:
-    from edgebench.report import format as fmt
-
     top1 = ", ".join(f"{role} top-1 {fmt.percent(v)}" for role, v in (ev.get("top1") or {}).items())
     return f"slice {ev['index']}/{ev['of']} {ev['slice']} ({ev['n']:,} samples) done" + (f": {top1}" if top1 else "")
 
 
 def _point_done(ev: dict) -> str:
-    from edgebench.report import format as fmt
-
     p = ev["point"]
     temp = p.get("steady_temp_c")
     return (f"point {ev['index']}/{ev['of']} {ev['name']}: {'steady' if p.get('steady') else 'NOT steady'} after "
@@ -123,6 +119,7 @@ class Reporter:
                  max_time_s: Optional[float] = None, quiet: bool = False, console=None,
                  started: Optional[float] = None, clock: Callable[[], float] = time.monotonic):
         if console is None:
+            # lazy: rich (import rich 52 ms measured), kept off `edgebench VERB --help`
             from edgebench.cli.output import get_err_console
 
             console = get_err_console()

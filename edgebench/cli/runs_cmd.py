@@ -20,6 +20,7 @@ def runs(
     parquet: Optional[Path] = typer.Option(None, "--parquet", help="Write the runs table to this Parquet file."),
 ) -> None:
     """List stored runs, or show one run in full; --csv/--parquet export the table."""
+    # lazy: pydantic, rich (import pydantic 199 ms, rich 52 ms measured), kept off `edgebench VERB --help`
     from edgebench.cli.output import emit_json, get_console, get_err_console
     from edgebench.results.store import abandoned_reason, read_result, resolve_run
     from edgebench.results.table import export, rows_of, runs_frame, short_ids

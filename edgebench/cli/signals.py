@@ -33,7 +33,7 @@ def install() -> list[str]:
     Only the main thread may set handlers; elsewhere (an embedding program) nothing
     is changed. A signal the parent set to be ignored (``nohup``) stays ignored.
     """
-    installed = []
+    installed: list[str] = []
     for name in STOP_SIGNALS:
         sig = getattr(signal, name, None)
         if sig is None:

@@ -18,6 +18,7 @@ new kind, one ``RunKind`` in ``results/kinds.py``.
 """
 from __future__ import annotations
 
+import importlib
 from collections import namedtuple
 
 from edgebench.results import kinds as rk
@@ -30,11 +31,11 @@ PANELS = (START, MEASURE, RESULTS, MODELS, BOARDS)
 WHERE = ("board", "url", "image", "cpus", "boards_dir", "farm")   # which board, reached how
 STORE = ("runs_dir", "store", "label", "recover", "json_out", "quiet")   # where runs go, finishing one, output
 
-_FIELDS = ("name", "command", "summary", "panel", "kinds", "printer", "recover", "recover_keeps", "farm", "shared",
-           "needs", "usage", "what", "board")
 
-
-class Verb(namedtuple("Verb", _FIELDS, defaults=((), None, None, "", False, (), (), "", "the result", "host"))):
+# The field names are a literal in the call: the one form of namedtuple() mypy reads.
+class Verb(namedtuple("Verb", ("name", "command", "summary", "panel", "kinds", "printer", "recover", "recover_keeps",
+                               "farm", "shared", "needs", "usage", "what", "board"),
+                      defaults=((), None, None, "", False, (), (), "", "the result", "host"))):
     """One command: where its code is, how it is listed, and what it stores (a named tuple: this
     module is read by ``edgebench --help``, which imports neither dataclasses nor typing).
 
@@ -175,8 +176,6 @@ def printer(verb):
 
 def resolve(ref: str):
     """``"package.module:attribute"`` -> the attribute (the module imported now)."""
-    import importlib
-
     module, _, attr = ref.partition(":")
     return getattr(importlib.import_module(module), attr)
 

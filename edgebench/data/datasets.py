@@ -20,6 +20,7 @@ the number of inputs, fewer samples than classes.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import numbers
 import zipfile
@@ -136,7 +137,7 @@ def normalize(x: np.ndarray, scale, mean, std, channels: int, source: str) -> tu
         return arr
 
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)
-                              or not np.isfinite(scale) or scale == 0):
+                              or not np.isfinite(float(scale)) or scale == 0):
         raise UsageError(f"scale must be a finite non-zero number, got {scale!r}")
     m, s = per_channel(mean, "mean"), per_channel(std, "std")
     if s is not None and np.any(s == 0):
@@ -230,7 +231,7 @@ def load_npz(path, x_key: str = "x", y_key: str = "y", class_names: Optional[Seq
 
 def _pil():
     try:
-        from PIL import Image
+        from PIL import Image  # optional dependency: its absence is handled here
     except ImportError:
         raise DataError("reading image folders needs Pillow, which is not installed",
                         hint="pip install pillow") from None
@@ -276,14 +277,14 @@ def load_image_folder(root, *, size=None, resize=None, channels: Optional[int] =
     if not folders:
         raise DataError(f"{source} has no class subfolders", hint="put the images of each class in root/<class>/")
     if class_names is not None:
-        names = _class_names(class_names, source)
+        names = _class_names(class_names, source) or ()
         if set(names) != set(folders):
             raise DataError(f"{source}: class names {', '.join(names)} do not match the subfolders "
                             f"{', '.join(folders)}")
     else:
         names = tuple(folders)
 
-    mode = {1: "L", 3: "RGB"}.get(channels)
+    mode = {1: "L", 3: "RGB"}.get(channels) if channels is not None else None
     target = resize or size
     images, labels = [], []
     for label, name in enumerate(names):
@@ -353,8 +354,8 @@ def load_digits(split: str = "test") -> Dataset:
     if split not in DIGITS_SPLITS:
         raise UsageError(f"unknown digits split {split!r}", hint=f"choose one of {', '.join(DIGITS_SPLITS)}")
     try:
-        from sklearn.datasets import load_digits as sk_load_digits
-        from sklearn.model_selection import train_test_split
+        from sklearn.datasets import load_digits as sk_load_digits  # optional dependency: its absence is handled here
+        from sklearn.model_selection import train_test_split  # optional dependency: its absence is handled here
     except ImportError:
         raise DataError("the built-in digits set needs scikit-learn", hint="pip install 'edgebench[digits]' (scikit-learn)") from None
     digits = sk_load_digits()
@@ -401,7 +402,6 @@ def load_dataset(spec, **options) -> Dataset:
 def _images_in(d: Dataset, layout) -> Dataset:
     if layout is None:
         return d
-    import dataclasses
 
     x, how = layout.adopt(d.x, d.source, images=True)
     return dataclasses.replace(d, x=x, preprocessing={**d.preprocessing, "layout": how}, sha256=_sha256(x))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from edgebench.data.layout import model_layout
 from edgebench.errors import DataError, InputWarning
 
 _QRANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}
@@ -96,8 +97,6 @@ def load_inputs(path, tensor: dict, key: str | None = None, limit: int | None = 
     warns (:class:`InputWarning`) when values lie outside a quantized input's range.
     """
     if layout is None and model is not None:
-        from edgebench.data.layout import model_layout
-
         layout = model_layout(model)
     p = Path(path)
     if not p.exists():

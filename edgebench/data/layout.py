@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 
 from edgebench.errors import DataError
+from edgebench.provenance import read_sidecar
 
 
 def inverse(perm) -> tuple:
@@ -103,8 +104,6 @@ def input_layout(sidecar: Optional[dict]) -> Optional[TensorLayout]:
 def model_layout(model) -> Optional[TensorLayout]:
     """The input layout recorded in the sidecar of ``model`` (a path, or an object with ``.path``):
     the one lookup every verb's ``--inputs`` and ``--data`` use (None: no sidecar, or not transposed)."""
-    from edgebench.provenance import read_sidecar
-
     path = getattr(model, "path", model)
     try:
         return input_layout(read_sidecar(path))

@@ -115,6 +115,7 @@ def convert(model: Union[ModelFile, bytes, bytearray, str, Path], name: Optional
     info = model if isinstance(model, ModelFile) else parse_model(data, path)
     label = name or (Path(path).stem if path != "<bytes>" else "model")
     _check_precision(info, path)
+    # lazy: flatbuffers, ai_edge_litert (optional; import flatbuffers 230 ms, ai_edge_litert 12 ms), loaded only where used
     from ai_edge_litert import schema_py_generated as s
 
     m = s.ModelT.InitFromPackedBuf(bytearray(data), 0)

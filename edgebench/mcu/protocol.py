@@ -162,6 +162,7 @@ class DutClient(UploadMixin, DialectClient):
         reply = Reply(text)
 
         def stitched(last: int) -> Reply:
+            assert parts is not None   # only a request that keeps its lines' parts is stitched
             missing = [i for i in range(last) if i not in parts]
             if missing:
                 raise _Incomplete(f"reply line {missing[0]} lost")
@@ -188,7 +189,7 @@ class DutClient(UploadMixin, DialectClient):
             if ended:
                 deadline = last + END_WAIT_S
             elif first is None:
-                deadline = sent + (min(probe_s, silence) if probe else silence)
+                deadline = sent + (min(probe_s, silence) if probe and probe_s is not None else silence)
             else:
                 gap = gap_s(reply) if callable(gap_s) else gap_s
                 deadline = last + (gap if gap is not None else max(GAP_MIN_S, 2.0 * (first - sent)))
@@ -205,7 +206,7 @@ class DutClient(UploadMixin, DialectClient):
                     if rec is not None:           # a probe is recovery: the call's budget and the work left
                         rec.start(at=self._since)  # a request answered at once: since it was sent
                     sent = time.monotonic()       # the request may run only now: its whole time again
-                    if at_once:                   # ... which for a request answered at once is the probe's
+                    if at_once and probe_s is not None:   # ... which for a request answered at once is the probe's
                         silence = min(silence, probe_s)
                     if rec is not None:
                         bound = rec.bound(float("inf"), extra_s=work_s)

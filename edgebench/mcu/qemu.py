@@ -27,14 +27,16 @@ from __future__ import annotations
 import os
 import queue
 import re
+import shlex
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 import weakref
 from collections import deque
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from edgebench.errors import TransportError
 from edgebench.transport.child import spawn_tied, stop_tied
@@ -44,7 +46,7 @@ QEMU_PROGRAM = "qemu-system-arm"
 #: QEMU machine -> what runs on it (for messages and board profiles). ``serial`` is the index
 #: of the UART the port talks on among the machine's serial devices (netduinoplus2: USART1..6 are
 #: serial0..5, and the Nucleo's virtual COM port is USART2).
-MACHINES = {
+MACHINES: dict[str, dict[str, Any]] = {
     "mps2-an386": {"cpu": "cortex-m4", "port": "mps2-an386", "counter_hz": 25_000_000, "serial": 0},
     "mps2-an500": {"cpu": "cortex-m7", "port": "mps2-an500", "counter_hz": 25_000_000, "serial": 0},
     "netduinoplus2": {"cpu": "cortex-m4", "port": "netduinoplus2", "counter_hz": 25_000_000, "serial": 1},
@@ -125,7 +127,7 @@ class QemuBoard:
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._tail: deque[str] = deque(maxlen=40)
         self._reader: threading.Thread | None = None
-        self._finalizer = None
+        self._finalizer: weakref.finalize | None = None
 
     # -- argv -------------------------------------------------------------------------
     def argv(self, qemu_path: str | None = None) -> list[str]:
@@ -269,8 +271,6 @@ class QemuBoard:
     def read_memory(self, address: int, size: int, timeout_s: float = 10.0) -> bytes:
         """``size`` bytes of the guest's physical memory at ``address`` (QEMU monitor
         ``pmemsave``), e.g. to read a stack's high-water mark. The guest keeps running."""
-        import tempfile
-
         if not self.running:
             raise QemuError(f"{self.machine}: QEMU is not running")
         with tempfile.TemporaryDirectory(prefix="eb-qemu-") as tmp:
@@ -366,5 +366,4 @@ class QemuBoard:
 
 def qemu_argv_summary(argv: Iterable[str]) -> str:
     """A copy-pasteable rendering of an argv (for logs and docs)."""
-    import shlex
     return " ".join(shlex.quote(a) for a in argv)

@@ -24,7 +24,9 @@ def _usb_id(port) -> str | None:
 def list_usb_ports(comports=None) -> list:
     """The serial ports that sit on USB: dicts of device, usb id, description, serial number."""
     if comports is None:
-        from serial.tools.list_ports import comports
+        from serial.tools.list_ports import comports as system_ports  # pyserial: only when ports are listed
+
+        comports = system_ports
     out = []
     for port in sorted(comports(), key=lambda p: p.device):
         usb = _usb_id(port)

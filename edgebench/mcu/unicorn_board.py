@@ -32,14 +32,18 @@ import os
 import select
 import threading
 import time
+import tty
+import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
+from typing import Any
 
 from edgebench.errors import UsageError
 from edgebench.mcu.l4r5_model import MODELLED, TS_CAL, L4R5Model
 
 #: chip -> what the emulator maps: memories (base, size), peripheral windows, the SVD and the
 #: peripherals whose reset values come from it, registers the SVD lacks (RM0432), the UART.
-CHIPS = {
+CHIPS: dict[str, dict[str, Any]] = {   # each chip: its memory map, UART registers, SVD and resets
     "stm32l4r5": {
         "flash": (0x0800_0000, 2 << 20), "ram": (0x2000_0000, 640 << 10), "sysmem": (0x1FFF_0000, 0x10000),
         "mmio": ((0x4000_0000, 0x3_0000), (0x4800_0000, 0x2000), (0x5004_0000, 0x1000), (0xE000_0000, 0x10_0000)),
@@ -58,11 +62,8 @@ INSTALL_HINT = "pip install 'edgebench[emulate]' (unicorn and pyocd, whose SVD f
 
 def svd_resets(svd_name: str, peripherals) -> dict:
     """{address: reset value} of every register of ``peripherals`` in pyOCD's copy of the vendor SVD."""
-    import xml.etree.ElementTree as ET
-    import zipfile
-
     try:
-        import pyocd
+        import pyocd  # optional dependency: its absence is handled here
     except ImportError:
         raise UsageError("the emulator's register models come from pyOCD's SVD files: pyocd is not installed",
                          INSTALL_HINT) from None
@@ -74,15 +75,16 @@ def svd_resets(svd_name: str, peripherals) -> dict:
     for name in peripherals:
         p = by_name[name]
         src = by_name[p.get("derivedFrom")] if p.get("derivedFrom") else p
-        base = int(p.findtext("baseAddress"), 0)
+        base = int(p.findtext("baseAddress", "0"), 0)
         for reg in src.iter("register"):
             reset = reg.findtext("resetValue")
-            out[base + int(reg.findtext("addressOffset"), 0)] = int(reset, 0) if reset else 0
+            out[base + int(reg.findtext("addressOffset", "0"), 0)] = int(reset, 0) if reset else 0
     return out
 
 
 def load_elf(path: Path) -> list:
     """[(load address, bytes)] of the image's loadable segments (their LMA: what a flasher writes)."""
+    # lazy: pyelftools (optional, it comes with pyocd), loaded only where used
     from elftools.elf.elffile import ELFFile
 
     with open(path, "rb") as f:
@@ -100,7 +102,8 @@ class UnicornBoard:
         self.elf, self.chip = Path(elf), CHIPS[chip]
         self.pty_path: str | None = None
         self.error: str | None = None
-        self._master = self._slave = None
+        self._master: int | None = None     # the pty's two ends while it runs
+        self._slave: int | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._rx = bytearray()
@@ -140,13 +143,13 @@ class UnicornBoard:
             raise UsageError("the unicorn emulator is not installed", INSTALL_HINT) from None
         if not self.elf.is_file():
             raise UsageError(f"firmware image {self.elf} does not exist")
-        import tty
 
         uc = self._machine()
-        self._master, self._slave = os.openpty()
-        tty.setraw(self._slave)
+        self._master, slave = os.openpty()
+        self._slave = slave
+        tty.setraw(slave)
         os.set_blocking(self._master, False)
-        self.pty_path = os.ttyname(self._slave)
+        self.pty_path = os.ttyname(slave)
         self._thread = threading.Thread(target=self._run, args=(uc,), name="unicorn-board", daemon=True)
         self._thread.start()
         return self.pty_path
@@ -172,6 +175,7 @@ class UnicornBoard:
 
     # -- the machine ----------------------------------------------------------------
     def _machine(self):
+        # lazy: unicorn (optional; import unicorn 231 ms measured), loaded only where used
         from unicorn import UC_ARCH_ARM, UC_MODE_MCLASS, UC_MODE_THUMB, Uc
         from unicorn.arm_const import UC_ARM_REG_MSP, UC_ARM_REG_SP, UC_CPU_ARM_CORTEX_M4
 
@@ -203,6 +207,7 @@ class UnicornBoard:
         return uc
 
     def _run(self, uc) -> None:
+        # lazy: unicorn (optional; import unicorn 231 ms measured), loaded only where used
         from unicorn import UcError
         from unicorn.arm_const import UC_ARM_REG_PC
 
@@ -216,6 +221,8 @@ class UnicornBoard:
                 self._count_time(uc)
                 self._flush()
                 if self._idle >= _IDLE_POLLS:       # the firmware waits for input: so do we
+                    if self._master is None:
+                        break                       # the pty was closed by stop()
                     select.select([self._master], [], [], 0.05)
                     self._idle = 0
         except UcError as exc:
@@ -228,6 +235,7 @@ class UnicornBoard:
 
     def _count_time(self, uc) -> None:
         """Count executed instructions (the model's time) while a modelled delay is pending."""
+        # lazy: unicorn (optional; import unicorn 231 ms measured), loaded only where used
         from unicorn import UC_HOOK_BLOCK
 
         busy = self.model is not None and self.model.busy
@@ -241,6 +249,7 @@ class UnicornBoard:
         n = self._block_insns.get((address, size))
         if n is None:
             n = self._block_insns[(address, size)] = thumb_instructions(bytes(uc.mem_read(address, size)))
+        assert self.model is not None   # the hook is added only while the model is busy
         self.model.advance(n)
 
     def _flush(self) -> None:

@@ -14,11 +14,17 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
-from edgebench.errors import AgentError, TransportError, UsageError
+from edgebench.errors import AgentError, EdgebenchError, TransportError, UsageError
 from edgebench.mcu.frames import FRAME_OVERHEAD, abort_frame, crc32, encode_frame, parse_reply_line
-from edgebench.mcu.link import Recovery
+from edgebench.mcu.link import Link, LinkStats, Recovery
+
+if TYPE_CHECKING:
+    from edgebench.mcu.dialect import Reply
 
 DEFAULT_WINDOW = 4
 START_PAYLOAD = 512            # first frames' payload; doubles after clean runs up to the device's limit
@@ -69,6 +75,23 @@ class UploadStats:
 
 class UploadMixin:
     """``upload`` for a client with ``link``, ``request``, ``call``, ``stats``, ``description``, ``device_error``."""
+
+    if TYPE_CHECKING:   # what the client the mixin is part of (DialectClient, DutClient) provides
+        link: Link
+        stats: LinkStats
+        description: str
+        last_seq: int
+        recovery: Recovery | None
+        _upload_unclean: int | bool
+
+        @contextmanager
+        def call(self, budget_s: float = ...) -> Iterator[Recovery]: ...
+
+        def request(self, text: str, timeout_s: float | None = None, end: tuple = (), retries: int = ...,
+                    ok_errors: bool = False, probe_s: float | None = ..., gap_s: float | None = None,
+                    stitch: bool = False, work_s: float = 0.0) -> Reply: ...
+
+        def device_error(self, command: str, err: str) -> EdgebenchError: ...
 
     def upload(self, target: str, data: bytes, window: int = DEFAULT_WINDOW, ack_timeout_s: float = 1.0,
                max_tries: int = 24, payload: int | None = None) -> UploadStats:
@@ -152,7 +175,8 @@ class UploadMixin:
         resent_at = -1             # the base a NAK already sent us back to
         clean = 0
         sent_at: dict = {}         # frame index -> (time of its first sending, bytes in flight then incl. it)
-        srtt = rttvar = None       # smoothed round trip per byte in flight (a UART's RTT grows with it)
+        srtt: float | None = None  # smoothed round trip per byte in flight (a UART's RTT grows with it)
+        rttvar = 0.0               # its mean deviation (set with srtt)
         rto = ack_timeout_s        # smoothed RTT + 4 deviations (RFC 6298) for the bytes now in flight
         final_wait = False
         final: str | None = None

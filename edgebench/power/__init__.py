@@ -21,6 +21,8 @@ for polled meters, ``voltage_v=1.8 freq_hz=1000`` for the LPM01A.
 """
 from __future__ import annotations
 
+import importlib
+import inspect
 from typing import Optional
 
 from edgebench.errors import UsageError
@@ -76,9 +78,6 @@ def parse_options(items) -> dict:
 def open_meter(name: str, port: Optional[str] = None, options: Optional[dict] = None,
                boundary: Optional[str] = None):
     """A meter by name (see the table above); raises UsageError/MeterError with the fix."""
-    import importlib
-    import inspect
-
     if name not in METERS:
         raise UsageError(f"unknown power meter {name!r}", f"use one of {', '.join(METERS)}")
     module, cls_name, port_arg, _ = METERS[name]

@@ -90,9 +90,9 @@ def signed16(word: int) -> int:
     return word - 0x10000 if word & 0x8000 else word
 
 
-def calibration(chip: InaChip, shunt_ohm: float, max_current_a: float) -> tuple:
+def calibration(chip: InaChip, shunt_ohm: float | None, max_current_a: float | None) -> tuple:
     """``(CAL register value, current LSB in A, power LSB in W)`` for a shunt and a full-scale current."""
-    if chip.cal_k is None:
+    if chip.cal_k is None or chip.power_lsb_per_current_lsb is None:   # fixed LSBs (INA260)
         return None, chip.fixed_current_lsb_a, chip.fixed_power_lsb_w
     if not (shunt_ohm and shunt_ohm > 0 and max_current_a and max_current_a > 0):
         raise MeterError(f"{chip.name} needs the shunt resistance and the maximum expected current",
@@ -170,7 +170,9 @@ class InaMeter(PolledMeter):
         self._bus = bus
         self._own_bus = bus is None
         self.regs: Optional[InaRegisters] = None
-        self.cal = self.current_lsb_a = self.power_lsb_w = None
+        self.cal: int | None = None             # the CAL register (None: a chip with fixed LSBs)
+        self.current_lsb_a: float | None = None
+        self.power_lsb_w: float | None = None
         self.period_s: Optional[float] = None
         self.overflows = 0
 
@@ -193,7 +195,7 @@ class InaMeter(PolledMeter):
         config = self.regs.read(0x00)
         self.period_s = conversion_period_s(self.chip, config)
         self.cal, self.current_lsb_a, self.power_lsb_w = calibration(self.chip, self.shunt_ohm, self.max_current_a)
-        if self.cal is not None:
+        if self.cal is not None and self.chip.reg_cal is not None:
             self.regs.write(self.chip.reg_cal, self.cal)
             back = self.regs.read(self.chip.reg_cal)
             if back != self.cal:
@@ -201,13 +203,15 @@ class InaMeter(PolledMeter):
 
     def read_values(self) -> tuple:
         """(power_w, current_a, bus_voltage_v, shunt_voltage_v or None, overflow) from the registers."""
-        c = self.chip
-        raw_bus = self.regs.read(c.reg_bus)
+        c, regs, current_lsb_a, power_lsb_w = self.chip, self.regs, self.current_lsb_a, self.power_lsb_w
+        assert regs is not None and current_lsb_a is not None and power_lsb_w is not None   # set by _open
+        raw_bus = regs.read(c.reg_bus)
         overflow = bool(c.name == "INA219" and raw_bus & 1)
         bus_v = (raw_bus >> c.bus_shift) * c.bus_lsb_v
-        current = signed16(self.regs.read(c.reg_current)) * self.current_lsb_a
-        power = self.regs.read(c.reg_power) * self.power_lsb_w
-        shunt = signed16(self.regs.read(c.reg_shunt)) * c.shunt_lsb_v if c.reg_shunt is not None else None
+        current = signed16(regs.read(c.reg_current)) * current_lsb_a
+        power = regs.read(c.reg_power) * power_lsb_w
+        shunt = (signed16(regs.read(c.reg_shunt)) * c.shunt_lsb_v
+                 if c.reg_shunt is not None and c.shunt_lsb_v is not None else None)
         return power, current, bus_v, shunt, overflow
 
     def _poll(self):

@@ -40,7 +40,7 @@ import queue
 import re
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -105,7 +105,7 @@ class Lpm01aMeter:
         self.command_timeout_s = command_timeout_s
         self._serial_factory = serial_factory
         self._clock = clock
-        self._ser = None
+        self._ser: Any = None            # the serial port (pyserial, or the test's factory) once started
         self._thread: Optional[threading.Thread] = None
         self._running = threading.Event()
         self._replies: "queue.Queue[str]" = queue.Queue()

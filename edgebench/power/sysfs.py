@@ -65,7 +65,7 @@ class RaplMeter(PolledMeter):
         self._last_uj: Optional[int] = None
         self._total_uj = 0
         self._wraps = 0
-        self._name = None
+        self._name: str | None = None
 
     def _open(self) -> None:
         if not self.zone.is_dir():
@@ -85,6 +85,7 @@ class RaplMeter(PolledMeter):
         if self._last_uj is not None:
             delta = now - self._last_uj
             if delta < 0:  # the counter wrapped past max_energy_range_uj
+                assert self._max_uj is not None   # read by _open
                 delta += self._max_uj
                 self._wraps += 1
             self._total_uj += delta
@@ -168,6 +169,7 @@ class HwmonMeter(PolledMeter):
         if "power" in f:
             power = _read_int(f["power"], "power, uW") * 1e-6
         else:
+            assert cur is not None and volt is not None   # _open refused a device with neither
             power = cur * volt
         return ("power", power, cur, volt)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -28,6 +28,7 @@ class _Streamer:
     """Shared thread/buffer logic of the two instruments."""
 
     sample_rate_hz = 1.0
+    name: str                         # the instrument's, set by each subclass
 
     def __init__(self, stall_timeout_s: Optional[float], clock: Callable[[], float]):
         self._clock = clock
@@ -142,7 +143,7 @@ class Ppk2Meter(_Streamer):
         self.marker_bit = None if marker_bit is None else int(marker_bit)
         self.boundary = check_boundary(boundary)
         self._api_class = api_class
-        self.api = None
+        self.api: Any = None          # the ppk2-api package's PPK2_API once started (no types)
 
     def start(self) -> None:
         cls = self._api_class or require_module("ppk2_api.ppk2_api", "ppk2-api", "PPK2").PPK2_API
@@ -256,7 +257,7 @@ class JoulescopeMeter(_Streamer):
         self.device, self.chunk_s = device, float(chunk_s)
         self.boundary = check_boundary(boundary)
         self._module = module
-        self.js = None
+        self.js: Any = None           # the joulescope package's device once started (no types)
 
     def start(self) -> None:
         mod = self._module or require_module("joulescope", "joulescope", "Joulescope")

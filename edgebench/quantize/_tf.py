@@ -53,7 +53,7 @@ def import_tensorflow():
 
 def keras_version(tf) -> str:
     try:
-        import keras
+        import keras  # optional dependency: its absence is handled here
 
         return str(keras.__version__)
     except Exception:  # pragma: no cover - keras ships with tensorflow >= 2.16

@@ -36,6 +36,7 @@ from typing import Optional
 import numpy as np
 
 from edgebench.errors import ModelError
+from edgebench.quantize.checks import run_tflite
 from edgebench.quantize.result import QuantizeWarning
 
 AGREEMENT_SAMPLES = 256     # calibration samples both models run on
@@ -133,7 +134,6 @@ def measure(fp32_path, int8_path, x: np.ndarray, batch: int) -> dict:
 
 
 def _child(argv: list) -> None:  # pragma: no cover - runs in the child process
-    from edgebench.quantize.checks import run_tflite
 
     fp32_path, int8_path, batch = argv[0], argv[1], int(argv[2])
     x = np.load(io.BytesIO(sys.stdin.buffer.read()), allow_pickle=False)

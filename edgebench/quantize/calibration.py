@@ -259,7 +259,7 @@ def select(calib: CalibrationData, count: Optional[int], batch: int) -> tuple:
     return chosen, notes
 
 
-def check_against_input(calib: CalibrationData, input_name: str, input_shape: tuple, input_dtype: str,
+def check_against_input(calib: CalibrationData, input_name: str, input_shape: tuple | None, input_dtype: str,
                         batch: int) -> tuple:
     """The fixed input shape (batch, ...) the model is exported with; DataError if the data does not fit."""
     sample = tuple(int(d) for d in calib.x.shape[1:])

@@ -75,7 +75,7 @@ def degenerate_scale_warning(tensors, role: str = "int8", threshold: float = DEG
 def collapsed_output_warning(fp32_outputs: list, int8_outputs, role: str = "int8") -> Optional[QuantizeWarning]:
     """``fp32_outputs``: per model output, an array (samples, ...) of float outputs on the calibration data.
     ``int8_outputs``: TensorInfo-like (name, dtype, scale, zero_point) of the INT8 model's outputs."""
-    found = []
+    found: list[tuple[str, Optional[int], np.ndarray]] = []   # (tensor, its one value or None: no scale, outputs)
     for y, t in zip(fp32_outputs, int8_outputs):
         if t.dtype not in _RANGES or not t.scale:
             continue
@@ -111,18 +111,19 @@ def run_tflite(model_bytes: bytes, x: np.ndarray, batch: int, with_names: bool =
     output. A quantized input is quantized with its scale and zero point, a quantized output dequantized,
     so an INT8 model's outputs compare with its FP32 baseline's. ``with_names``: also the output names."""
     try:
+        # optional dependency: its absence is handled here
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
         interp = Interpreter(model_content=model_bytes, num_threads=1,
                              experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
     except ImportError:  # pragma: no cover - ai-edge-litert is a dependency on Linux/macOS
-        import tensorflow as tf
+        import tensorflow as tf  # optional dependency: its absence is handled here
 
         interp = tf.lite.Interpreter(model_content=model_bytes, num_threads=1)
     interp.allocate_tensors()
     inp = interp.get_input_details()[0]
     outs = interp.get_output_details()
-    results = [[] for _ in outs]
+    results: list[list[np.ndarray]] = [[] for _ in outs]
     for i in range(0, x.shape[0] - batch + 1, batch):
         interp.set_tensor(inp["index"], _to_input(x[i:i + batch], inp))
         interp.invoke()

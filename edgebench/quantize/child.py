@@ -11,8 +11,12 @@ the parent; anything else (a signal, a crash, the limits) becomes one ``ModelErr
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
+import resource
 import signal
+import sys
+import threading
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -40,8 +44,6 @@ class ChildLimits:
 def run_contained(fn: Callable, args: tuple, kwargs: dict, progress: Optional[Callable[[str], None]] = None,
                   limits: Optional[ChildLimits] = None, what: str = "the conversion"):
     """``fn(*args, **kwargs, progress=...)`` in a limited child; its result (picklable) or its error."""
-    import multiprocessing as mp
-
     limits = limits or ChildLimits.default()
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
@@ -100,9 +102,6 @@ def _death(code, limits: ChildLimits) -> str:
 
 
 def _child_main(conn, fn, args, kwargs, limits: ChildLimits) -> None:  # pragma: no cover - runs in the child
-    import resource
-    import sys
-    import threading
 
     for lim, value in ((resource.RLIMIT_AS, limits.address_space), (resource.RLIMIT_CPU, limits.cpu_seconds)):
         soft, hard = resource.getrlimit(lim)

@@ -22,6 +22,9 @@ from edgebench.quantize import agreement as agr
 from edgebench.quantize import calibration as cal_mod
 from edgebench.quantize import checks, sidecar
 from edgebench.quantize._tf import Quiet, first_error_line, import_tensorflow, keras_version, onednn_setting
+from edgebench.quantize.onnx_lower import reference
+from edgebench.quantize.onnx_lower.graph import import_onnxruntime, read_onnx
+from edgebench.quantize.onnx_lower.verdict import require_convertible
 from edgebench.quantize.result import OutputModel, QuantizeOptions, QuantizeResult, QuantizeWarning
 from edgebench.quantize.source import check_onnx_inputs, export_target, identify, isolated_keras_names, load
 from edgebench.runtime.inspect import inspect_model
@@ -85,8 +88,6 @@ def quantize_model(model, calib, out=None, fp32_out=None, options: Optional[Quan
     timings: dict = {}
     source = identify(model)                                   # missing/unsupported files: before TF loads
     if source.kind == "onnx":               # and a damaged, dynamic-shape or several-input ONNX file too
-        from edgebench.quantize.onnx_lower.graph import import_onnxruntime, read_onnx
-        from edgebench.quantize.onnx_lower.verdict import require_convertible
 
         import_onnxruntime()
         require_convertible(check_onnx_inputs(read_onnx(model, options.batch)))   # inspect's verdict
@@ -289,8 +290,6 @@ def _configure(tf, conv, role: str, options: QuantizeOptions, cal, export_shape,
 def _onnx_lowering(loaded, fp32_bytes: bytes, cal, options: QuantizeOptions) -> dict:
     """The lowering's record, after checking the FP32 .tflite against onnxruntime on up to
     :data:`FAITHFULNESS_SAMPLES` calibration samples; ModelError above the tolerance."""
-    from edgebench.quantize.onnx_lower import reference
-
     g, lowered = loaded.onnx
     lay = lowered.inputs[0]
     n = (min(cal.count, FAITHFULNESS_SAMPLES) // options.batch) * options.batch
@@ -326,6 +325,7 @@ def _sidecar_lowering(lowering) -> dict:
 def _onnx_versions(loaded) -> dict:
     if loaded.onnx is None:
         return {}
+    # lazy: onnx, onnxruntime, numpy (optional; import onnx 735 ms, onnxruntime 458 ms, numpy 460 ms), loaded only where used
     import onnx
     import onnxruntime
 

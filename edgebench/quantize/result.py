@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional
 
-from edgebench.errors import UsageError
+from edgebench.errors import ModelError, UsageError
 
 RESULT_FORMAT = "edgebench-quantize-result"
 RESULT_VERSION = 1
@@ -118,13 +118,19 @@ class QuantizeResult:
                 return o
         return None
 
+    def _written(self, role: str) -> OutputModel:
+        found = self.output(role)
+        if found is None:
+            raise ModelError(f"the quantization wrote no {role} model")
+        return found
+
     @property
     def int8(self) -> OutputModel:
-        return self.output("int8")
+        return self._written("int8")
 
     @property
     def fp32(self) -> OutputModel:
-        return self.output("fp32")
+        return self._written("fp32")
 
     def to_dict(self) -> dict:
         return {

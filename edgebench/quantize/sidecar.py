@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Optional
@@ -110,8 +111,6 @@ def remove_stale(targets) -> list:
     """Remove the temporary files (``.NAME.PID.XXXX.partial``) that a killed quantize left beside each
     of ``targets``: those of a process that is gone, and those of an older edgebench that put no
     process id in the name. Another live quantize's files are left alone. The paths removed."""
-    import re
-
     removed = []
     for target in targets:
         target = Path(target)

@@ -108,6 +108,7 @@ PROFILING_MESSAGES: dict[str, list[tuple[str, int, str, Optional[str], bool]]] =
 
 @lru_cache(maxsize=1)
 def _profiling_pool():
+    # lazy: protobuf (optional, it comes with onnx), loaded only where used
     from google.protobuf import descriptor_pb2, descriptor_pool
 
     F = descriptor_pb2.FieldDescriptorProto
@@ -130,6 +131,7 @@ def profiling_message(name: str = "BenchmarkProfilingData"):
     """The message class ``tflite.profiling.<name>`` of :data:`PROFILING_MESSAGES`, in a descriptor
     pool of its own (never protobuf's default pool, where TensorFlow and LiteRT each register it
     under another file name: see the module docstring)."""
+    # lazy: protobuf (optional, it comes with onnx), loaded only where used
     from google.protobuf import message_factory
 
     pool = _profiling_pool()
@@ -151,6 +153,7 @@ def _row(p, internal: bool) -> OpRow:
 def parse_profile(data: bytes, log: str = "") -> Profile:
     """The runtime profile of a ``BenchmarkProfilingData`` message (and the log's whole-model
     figures); AgentError for bytes that are not one, or one without a runtime profile."""
+    # lazy: protobuf (optional, it comes with onnx), loaded only where used
     from google.protobuf.message import DecodeError
 
     msg = profiling_message()()

@@ -14,6 +14,7 @@ __all__ = ["SimClient", "SimParams"]
 
 def __getattr__(name: str):  # PEP 562: the client (numpy) only when used, so profiles load light
     if name == "SimClient":
+        # lazy: edgebench (measured), kept off `edgebench VERB --help`
         from edgebench.sim.client import SimClient
 
         return SimClient

@@ -27,8 +27,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from edgebench import __version__, errors
 from edgebench import board_protocol as bp
-from edgebench import errors
 from edgebench.agent import protocol
 from edgebench.modelfile import parse_model
 from edgebench.sim.params import SimParams
@@ -138,8 +138,6 @@ class SimClient:
 
     # -- ops ---------------------------------------------------------------------------
     def _op_hello(self, payload):
-        from edgebench import __version__
-
         return {"protocol": protocol.PROTOCOL_VERSION, "agent_version": f"sim {__version__}",
                 "python": sys.version.split()[0], "numpy": np.__version__,
                 "runtime": {"name": "simulated", "version": __version__}, "runtime_error": None,

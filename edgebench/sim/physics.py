@@ -168,7 +168,7 @@ class SimBoard:
     def snapshot(self) -> dict:
         """The agent's ``thermal`` answer, for this board."""
         reading = self.read_sensor()
-        flags = {"raw": hex(self.throttled_raw())}
+        flags: Dict[str, object] = {"raw": hex(self.throttled_raw())}
         for name in THROTTLE_BITS:
             flags[f"{name}_now"] = self.flags_now[name]
             flags[f"{name}_occurred"] = self.flags_occurred[name]

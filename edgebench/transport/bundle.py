@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 from edgebench.errors import TransportError
+from edgebench.results.files import atomic_write
 
 _FIXED_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip entry can hold
 _FILE_MODE = 0o100644 << 16  # regular file, rw-r--r--
@@ -90,7 +91,6 @@ def agent_zipapp(dest_dir: str | os.PathLike) -> tuple[Path, str]:
     path = dest / f"agent-{sha[:12]}.pyz"
     if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
         return path, sha
-    from edgebench.results.files import atomic_write
 
     atomic_write(path, lambda fh: fh.write(data), mode=0o755)
     return path, sha

@@ -86,8 +86,11 @@ class ProcessChannel(BufferedReads):
                 f"cannot start {description} ({self.argv[0]}): {exc.strerror or exc}",
                 hint="check that the program exists and is executable",
             ) from exc
-        self._in_fd = self._proc.stdin.fileno()
-        self._out_fd = self._proc.stdout.fileno()
+        stdin, stdout, stderr = self._proc.stdin, self._proc.stdout, self._proc.stderr
+        assert stdin is not None and stdout is not None and stderr is not None   # the three are pipes
+        self._stdin, self._stdout, self._stderr = stdin, stdout, stderr
+        self._in_fd = stdin.fileno()
+        self._out_fd = stdout.fileno()
         os.set_blocking(self._in_fd, False)
         self._rbuf = bytearray()
         self._eof = False
@@ -171,7 +174,7 @@ class ProcessChannel(BufferedReads):
             return
         self._closed = True
         try:
-            self._proc.stdin.close()  # EOF: a well-behaved agent exits by itself
+            self._stdin.close()  # EOF: a well-behaved agent exits by itself
         except OSError:
             pass
         try:
@@ -183,7 +186,7 @@ class ProcessChannel(BufferedReads):
         for sel in (self._sel_r, self._sel_w):
             sel.close()
         try:
-            self._proc.stdout.close()
+            self._stdout.close()
         except OSError:
             pass
         self._err_thread.join(timeout=1.0)
@@ -224,7 +227,7 @@ class ProcessChannel(BufferedReads):
         return describe_returncode(self._proc.poll())
 
     def _drain_stderr(self) -> None:
-        fd = self._proc.stderr.fileno()
+        fd = self._stderr.fileno()
         try:
             while True:
                 chunk = os.read(fd, 4096)
@@ -239,6 +242,6 @@ class ProcessChannel(BufferedReads):
             pass
         finally:
             try:
-                self._proc.stderr.close()
+                self._stderr.close()
             except OSError:
                 pass

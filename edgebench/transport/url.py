@@ -18,6 +18,9 @@ from __future__ import annotations
 import re
 
 from edgebench.errors import UsageError
+from edgebench.transport.local import LocalTransport
+from edgebench.transport.serial import SerialTransport
+from edgebench.transport.ssh import SshTransport
 
 _SERIAL_SCHEMES = ("serial://", "rfc2217://", "socket://", "loop://", "spy://", "alt://",
                    "hwgrep://", "cp2110://")
@@ -45,13 +48,8 @@ def transport_from_url(url: str, **options):
     """A transport instance for ``url`` (see the module docstring)."""
     kind = transport_kind(url)
     if kind == "local":
-        from edgebench.transport.local import LocalTransport
-
         return LocalTransport(**options)
     if kind == "ssh":
-        from edgebench.transport.ssh import SshTransport
-
         return SshTransport(url.strip(), **options)
-    from edgebench.transport.serial import SerialTransport
 
     return SerialTransport(url.strip(), **options)

@@ -89,6 +89,7 @@ def lower(op: str, opts, ins: list, outs: list):
 def graph_operators(model, subgraph) -> tuple:
     """``(operator names, first-output tensor names)`` of a TFLite subgraph (schema object API), in
     execution order; a custom operator is named ``custom <name>``, a missing output ``?``."""
+    # lazy: numpy (import numpy 460 ms measured), kept off `edgebench VERB --help`
     from edgebench.modelfile import CUSTOM, builtin_code, decode_name, op_names, operator_name
 
     names, codes, tensors = op_names(), model.operatorCodes or [], subgraph.tensors or []

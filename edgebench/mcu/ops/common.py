@@ -147,7 +147,7 @@ def const_bias(t: Optional[Tensor], channels: int) -> np.ndarray:
     """The constant int32 bias ``t`` as int64 (zeros when the operator has none)."""
     if t is None:
         return np.zeros(channels, np.int64)
-    if t.type != TYPE_INT32 or not t.constant:
+    if t.type != TYPE_INT32 or t.data is None:
         raise UnsupportedError(f"bias '{t.name}' must be constant int32")
     if t.data.size != channels:
         raise UnsupportedError(f"bias '{t.name}' has {t.data.size} values for {channels} channels")
@@ -176,7 +176,7 @@ def require_same_quant(a: Tensor, b: Tensor, what: str) -> None:
 
 def const_ints(t: Optional[Tensor], what: str) -> np.ndarray:
     """The values of a constant int32 tensor ``t`` (``what``) as int64; refuse anything else."""
-    if t is None or not t.constant or t.type != TYPE_INT32:
+    if t is None or t.data is None or t.type != TYPE_INT32:
         raise UnsupportedError(f"{what} must be a constant int32 tensor")
     return t.data.astype(np.int64)
 

@@ -60,6 +60,7 @@ def lower_conv(op: str, opts, x: Tensor, w: Tensor, b, y: Tensor) -> Layer:
         if opt_mult not in (0, mult):
             raise UnsupportedError(f"depth_multiplier {opt_mult} disagrees with the shapes ({mult})")
         scales = weight_scales(w, oc, 3, "filter")
+        assert w.data is not None        # weight_scales refused a filter that is not constant
         sums = w.data.reshape(kh * kw, oc).astype(np.int64).sum(axis=0)
         macs = on * oh * ow * oc * kh * kw
     else:
@@ -71,6 +72,7 @@ def lower_conv(op: str, opts, x: Tensor, w: Tensor, b, y: Tensor) -> Layer:
                                    "is not supported")
         mult = 1
         scales = weight_scales(w, oc, 0, "filter")
+        assert w.data is not None        # weight_scales refused a filter that is not constant
         sums = w.data.reshape(oc, -1).astype(np.int64).sum(axis=1)
         macs = on * oh * ow * oc * kh * kw * c
     if on != n:

@@ -40,7 +40,8 @@ def _gather_layer(op: str, x, y, base: int, strides: list) -> Layer:
 
 
 def _in_strides(shape) -> list:
-    st, acc = [], 1
+    st: list[int] = []
+    acc = 1
     for d in reversed(shape):
         st.insert(0, acc)
         acc *= d

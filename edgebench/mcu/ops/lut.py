@@ -8,6 +8,7 @@ exactly as the reference does and the device looks them up.
 """
 from __future__ import annotations
 
+import math
 from math import prod
 
 import numpy as np
@@ -38,15 +39,11 @@ def _float_lut(fn, in_s: float, in_z: int, out_s: float, out_z: int) -> np.ndarr
 
 
 def _logistic(x: np.float32) -> np.float32:
-    import math
-
     e = np.float32(math.exp(-float(x))) if -float(x) < 88.7 else np.float32(np.inf)
     return np.float32(np.float32(1) / np.float32(np.float32(1) + e))
 
 
 def _tanh(x: np.float32) -> np.float32:
-    import math
-
     return np.float32(math.tanh(float(x)))
 
 

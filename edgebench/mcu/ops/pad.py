@@ -15,6 +15,7 @@ def lower(op: str, opts, ins: list, outs: list) -> Layer:
     require_same_quant(x, y, "output")
     rank = len(x.shape)
     pads = const_ints(pads_t, "the paddings")
+    assert pads_t is not None            # const_ints refused a missing one
     if rank > 4 or pads.size != 2 * rank:
         raise UnsupportedError(f"paddings of shape {pads_t.shape} for a rank-{rank} input")
     pads = pads.reshape(rank, 2)
@@ -23,7 +24,7 @@ def lower(op: str, opts, ins: list, outs: list) -> Layer:
     before = [0] * (4 - rank) + [int(v) for v in pads[:, 0]]
     value = y.qparams("output")[1]
     if op == "PADV2" and value_t is not None:
-        if not value_t.constant or value_t.type != TYPE_INT8 or value_t.data.size != 1:
+        if value_t.data is None or value_t.type != TYPE_INT8 or value_t.data.size != 1:
             raise UnsupportedError("PADV2 constant value must be one constant int8")
         value = int(value_t.data[0])
     return Layer(op, [x.index], y.index, {}, (q.INT8_MIN, q.INT8_MAX), before + [value])

@@ -11,6 +11,7 @@ functions (``edgebench --help`` stays fast); without it, :class:`OnnxMissing` na
 """
 from __future__ import annotations
 
+import heapq
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ class OnnxMissing(UsageError):
 
 def import_onnx():
     try:
-        import onnx
+        import onnx  # optional dependency: its absence is handled here
     except ImportError:
         raise OnnxMissing("the onnx package is not installed; ONNX models need it", INSTALL_HINT) from None
     return onnx
@@ -39,7 +40,7 @@ def import_onnx():
 
 def import_onnxruntime():
     try:
-        import onnxruntime
+        import onnxruntime  # optional dependency: its absence is handled here
     except ImportError:
         raise OnnxMissing("onnxruntime is not installed; the lowered model is checked against it",
                           INSTALL_HINT) from None
@@ -139,7 +140,8 @@ def _graph_input(onnx, p: Path, vi, batch: int, notes: list) -> GraphInput:
                          "export the float32 model (model.float() before torch.onnx.export)")
     if not t.HasField("shape"):
         raise ModelError(f"{p}: input {vi.name!r} has no declared shape", "export with an example input of the real shape")
-    declared, shape = [], []
+    declared: list[int | str] = []     # the declared dimensions: sizes or names
+    shape: list[int] = []
     for axis, d in enumerate(t.shape.dim):
         if d.HasField("dim_value") and d.dim_value > 0:
             declared.append(int(d.dim_value))
@@ -193,7 +195,6 @@ def topological_sort(graph) -> int:
                                  "export the model again")
             waiting[k] += 1
             readers.setdefault(producer[name], []).append(k)
-    import heapq
 
     ready = [k for k in range(len(nodes)) if waiting[k] == 0]
     heapq.heapify(ready)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from math import prod
+from typing import Any
 
 import numpy as np
 
@@ -437,14 +438,15 @@ def resize(cx, node, ins):
     return [V.tensor(layer(V.in_layout(cx.ops, x, NHWC)), NHWC, nonneg=x.nonneg)]
 
 
-_RESIZE_LAYER = {}
+_RESIZE_LAYER: dict[str, type] = {}   # "cls": the layer class, made once keras is imported
 
 
-def resize_layer(keras):
+def resize_layer(keras: Any):
     """A Keras layer calling TensorFlow's ResizeNearestNeighbor/ResizeBilinear with explicit flags:
     they convert to TFLite RESIZE_NEAREST_NEIGHBOR/RESIZE_BILINEAR (Keras' UpSampling2D converts to
     TILE v3 under TensorFlow 2.21, which LiteRT 2.3 cannot load)."""
     if "cls" not in _RESIZE_LAYER:
+        # lazy: tensorflow, sklearn, pandas (optional; import tensorflow 18.8 s, sklearn 6.0 s, pandas 1.3 s), loaded only where used
         import tensorflow as tf
 
         class OnnxResize(keras.layers.Layer):

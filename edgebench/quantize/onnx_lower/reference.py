@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from edgebench.errors import ModelError
 from edgebench.quantize.onnx_lower.graph import import_onnxruntime
 
 #: default tolerance: max |lowered - onnxruntime| <= RTOL * max |onnxruntime| + ATOL
@@ -68,8 +69,6 @@ def describe_reference() -> str:
 def run_onnxruntime(path, feeds: dict, batch: int | None = None) -> list:
     """Outputs of the ONNX model on ``feeds`` (name -> array in the ONNX layout), in batches of
     ``batch`` samples (None: all at once)."""
-    from edgebench.errors import ModelError
-
     try:
         sess = session(path)
     except Exception as exc:

@@ -42,12 +42,12 @@ class Value:
 
     @property
     def rank(self) -> int:
-        return self.const.ndim if self.is_const else len(self.t.shape)
+        return self.const.ndim if self.const is not None else len(self.t.shape)
 
     @property
     def shape(self) -> tuple:
         """The ONNX shape of this value."""
-        if self.is_const:
+        if self.const is not None:
             return tuple(int(d) for d in self.const.shape)
         kshape = [int(d) for d in self.t.shape]
         out = [0] * len(kshape)
@@ -81,7 +81,7 @@ def keras_axis(v: Value, onnx_axis: int) -> int:
 
 def materialize(ops, v: Value):
     """The Keras tensor of a flattened value in ONNX feature order (identity layout)."""
-    if v.order is None:
+    if v.order is None or v.unflat is None:   # (a flattened value has both)
         return v.t
     kshape, perm = v.unflat
     if all(int(d) == 1 for i, d in enumerate(kshape) if perm[i] not in (0, 1)):
@@ -93,7 +93,7 @@ def materialize(ops, v: Value):
 
 def in_layout(ops, v: Value, perm: tuple):
     """The Keras tensor of ``v`` held in layout ``perm`` (a TRANSPOSE when it is held otherwise)."""
-    if v.is_const:
+    if v.const is not None:
         return np.transpose(v.const, perm)
     if v.order is not None:
         t, cur = materialize(ops, v), identity(2)
