@@ -153,7 +153,7 @@ class TransportSpec:
         return validate(Transport, data, where, ProfileError, key=prefix)
 
     @classmethod
-    def from_url(cls, url: str, base: "TransportSpec | None" = None) -> "TransportSpec":
+    def from_url(cls, url: str, base: "TransportSpec | None" = None) -> "LocalTransport | SshTransport | SerialTransport":
         """A transport for a user-given URL (the CLI's ``--url``), classified like
         :func:`edgebench.transport.url.transport_kind`: ``local``, ssh
         (``ssh://…``, ``user@host``) or serial (``/dev/…``, ``COM3``, ``socket://…``).
