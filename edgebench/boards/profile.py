@@ -153,7 +153,7 @@ class TransportSpec:
         return validate(Transport, data, where, ProfileError, key=prefix)
 
     @classmethod
-    def from_url(cls, url: str, base: "TransportSpec | None" = None) -> "LocalTransport | SshTransport | SerialTransport":
+    def from_url(cls, url: str, base: "TransportSpec | None" = None) -> "LocalTransportSpec | SshTransportSpec | SerialTransportSpec":
         """A transport for a user-given URL (the CLI's ``--url``), classified like
         :func:`edgebench.transport.url.transport_kind`: ``local``, ssh
         (``ssh://…``, ``user@host``) or serial (``/dev/…``, ``COM3``, ``socket://…``).
@@ -167,14 +167,14 @@ class TransportSpec:
                 "serial port (/dev/ttyUSB0, COM3, socket://host:port) or 'local'") from None
         same = base if base is not None and base.type == kind else None
         if kind == "local":
-            return LocalTransport(type="local", python=same.python if same else None)
+            return LocalTransportSpec(type="local", python=same.python if same else None)
         if kind == "ssh":
             try:
                 _check_ssh_url(text)
             except FieldProblem as exc:
                 raise ProfileError(f"transport URL: {exc.what}") from None
-            return SshTransport(type="ssh", url=text, python=(same.python if same else None) or DEFAULT_SSH_PYTHON)
-        return SerialTransport(type="serial", url=text, baud=(same.baud if same else None) or DEFAULT_BAUD)
+            return SshTransportSpec(type="ssh", url=text, python=(same.python if same else None) or DEFAULT_SSH_PYTHON)
+        return SerialTransportSpec(type="serial", url=text, baud=(same.baud if same else None) or DEFAULT_BAUD)
 
     @property
     def address(self) -> str:
@@ -198,7 +198,7 @@ class TransportSpec:
 
 
 @dataclass(frozen=True, config=CLOSED)
-class LocalTransport(TransportSpec):
+class LocalTransportSpec(TransportSpec):
     """The agent runs as a child process on this computer."""
 
     type: Literal["local"]
@@ -207,7 +207,7 @@ class LocalTransport(TransportSpec):
 
 
 @dataclass(frozen=True, config=CLOSED)
-class SshTransport(TransportSpec):
+class SshTransportSpec(TransportSpec):
     """The agent runs on the board through the system OpenSSH client (host keys checked)."""
 
     type: Literal["ssh"]
@@ -221,7 +221,7 @@ class SshTransport(TransportSpec):
 
 
 @dataclass(frozen=True, config=CLOSED)
-class SerialTransport(TransportSpec):
+class SerialTransportSpec(TransportSpec):
     """A serial port (/dev/ttyUSB0, COM3) or a pyserial URL (socket://host:port, rfc2217://..., loop://);
     `url: emulator`: the pseudo-terminal of the emulator edgebench starts (needs `firmware.emulator`)."""
 
@@ -234,23 +234,23 @@ class SerialTransport(TransportSpec):
                                   "virtual COM port, 0483:374b): how `url: auto` finds it")] = None
 
     @model_validator(mode="after")
-    def _auto(self) -> "SerialTransport":
+    def _auto(self) -> "SerialTransportSpec":
         if self.url == AUTO_URL and not self.usb:
             raise FieldProblem("usb", f"missing: url {AUTO_URL!r} finds the port by its USB ids")
         return self
 
 
 @dataclass(frozen=True, config=CLOSED)
-class SimTransport(TransportSpec):
+class SimTransportSpec(TransportSpec):
     """A simulated board (edgebench.sim), modelled by the profile's `simulated` block: nothing is reached,
     `--url` is refused."""
 
     type: Literal["sim"]
 
 
-Transport = Annotated[Union[LocalTransport, SshTransport, SerialTransport, SimTransport],
+Transport = Annotated[Union[LocalTransportSpec, SshTransportSpec, SerialTransportSpec, SimTransportSpec],
                       Field(discriminator="type", description="how to reach the board")]
-TRANSPORTS = (LocalTransport, SshTransport, SerialTransport, SimTransport)
+TRANSPORTS = (LocalTransportSpec, SshTransportSpec, SerialTransportSpec, SimTransportSpec)
 
 
 # ---------------------------------------------------------------------------
@@ -638,7 +638,7 @@ def load_profile(path: "str | os.PathLike") -> BoardProfile:
 
 __all__ = [
     "BoardProfile", "Datasheet", "FirmwareSpec", "FlasherSpec", "TransportSpec", "load_profile", "display_path",
-    "LocalTransport", "SshTransport", "SerialTransport", "SimTransport", "TRANSPORTS", "close_matches",
+    "LocalTransportSpec", "SshTransportSpec", "SerialTransportSpec", "SimTransportSpec", "TRANSPORTS", "close_matches",
     "figure_info",
     "ESTIMATED_LABEL", "SCHEMA_VERSION", "AUTO_URL", "COUNTERS", "KINDS", "AGENT_CLIENT", "MCU_CLIENT", "SIM_CLIENT", "TRANSPORT_TYPES",
     "RUNTIMES", "KERNELS",

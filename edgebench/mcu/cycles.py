@@ -65,7 +65,7 @@ _FP_LONG = ("vdiv", "vsqrt")
 
 
 @dataclass
-class Block:
+class BasicBlock:
     """One basic block's static cost: cycles fixed by the TRM, and the counts of the variable parts."""
     base: int                    # cycles with P, divide and wait states left out
     instructions: int
@@ -124,7 +124,7 @@ def instruction_cost(insn, prev) -> tuple:
     return cycles, refill, divides, literal
 
 
-def decode_block(code: bytes, address: int) -> Block:
+def decode_block(code: bytes, address: int) -> BasicBlock:
     """The static cost of the block of ``code`` at ``address`` (Thumb, M profile)."""
     # lazy: capstone (optional; import capstone 252 ms measured), loaded only where used
     import capstone
@@ -147,7 +147,7 @@ def decode_block(code: bytes, address: int) -> Block:
         if lo <= address < hi:
             off = address - lo
             lines = tuple(range(off // ICACHE_LINE_BYTES, (off + max(len(code), 1) - 1) // ICACHE_LINE_BYTES + 1))
-    return Block(base, n, refills, divides, literals, conditional, address + len(code), lines)
+    return BasicBlock(base, n, refills, divides, literals, conditional, address + len(code), lines)
 
 
 @dataclass
@@ -187,7 +187,7 @@ class CycleModel:
             uc.ctl_flush_tb()       # blocks translated before the hook would run uncounted
             self._attached.set()
 
-    def block(self, uc, address: int, size: int) -> Block:
+    def block(self, uc, address: int, size: int) -> BasicBlock:
         key = (address, size)
         b = self._blocks.get(key)
         if b is None:
@@ -197,7 +197,7 @@ class CycleModel:
     def _hook(self, uc, address, size, _user) -> None:
         self.execute(self.block(uc, address, size), address)
 
-    def execute(self, b: Block, address: int) -> None:
+    def execute(self, b: BasicBlock, address: int) -> None:
         c = self.counts
         if self._pending is not None:
             c["not_taken" if address == self._pending else "taken"] += 1
@@ -332,5 +332,5 @@ def estimate_model(model_path, image=None, seed: int = 1, warmup: int = 1, timeo
     return out
 
 
-__all__ = ["estimate_model", "CycleModel", "Block", "decode_block", "instruction_cost", "price", "difference", "describe", "sentence",
+__all__ = ["estimate_model", "CycleModel", "BasicBlock", "decode_block", "instruction_cost", "price", "difference", "describe", "sentence",
            "BOARD", "CLOCK_HZ", "LABEL"]

@@ -150,7 +150,7 @@ def _content_kind(p: Path, head: bytes, size: int) -> str:
 
 
 @dataclass
-class LoadedModel:
+class ImportedModel:
     """A loaded model and what the converter needs from it."""
 
     source: SourceModel
@@ -164,7 +164,7 @@ class LoadedModel:
     onnx: Any = None              # ONNX: (OnnxGraph, onnx_lower.lower.Lowered); obj is the lowered Keras model
 
 
-def load(tf, source: SourceModel, batch: int = 1) -> LoadedModel:
+def load(tf, source: SourceModel, batch: int = 1) -> ImportedModel:
     if source.kind == "saved_model":
         return _load_saved_model(tf, source)
     if source.kind == "onnx":
@@ -181,7 +181,7 @@ def check_onnx_inputs(g):
     return g
 
 
-def _load_onnx(tf, source: SourceModel, batch: int) -> LoadedModel:
+def _load_onnx(tf, source: SourceModel, batch: int) -> ImportedModel:
     """Read the ONNX file and lower it to a Keras model whose input has batch ``batch``."""
     # lazy: tensorflow, sklearn, pandas (optional; import tensorflow 18.8 s, sklearn 6.0 s, pandas 1.3 s), loaded only where used
     import keras
@@ -196,11 +196,11 @@ def _load_onnx(tf, source: SourceModel, batch: int) -> LoadedModel:
     lay = lowered.inputs[0]
     loader = (f"edgebench ONNX lowering (onnx {onnx.__version__}, opset {g.opset}, produced by {g.producer}; "
               f"Keras {keras_version(tf)})")
-    return LoadedModel(source, loader, lay.name, (None,) + tuple(lay.model_shape[1:]), "float32",
+    return ImportedModel(source, loader, lay.name, (None,) + tuple(lay.model_shape[1:]), "float32",
                        lowered.model, onnx=(g, lowered))
 
 
-def _load_keras(tf, source: SourceModel) -> LoadedModel:
+def _load_keras(tf, source: SourceModel) -> ImportedModel:
     # lazy: tensorflow, sklearn, pandas (optional; import tensorflow 18.8 s, sklearn 6.0 s, pandas 1.3 s), loaded only where used
     import keras
 
@@ -217,12 +217,12 @@ def _load_keras(tf, source: SourceModel) -> LoadedModel:
     if inputs is not None and len(inputs) != 1:
         raise UsageError(f"{source.path} has {len(inputs)} inputs; quantize supports models with one input")
     if inputs is None:  # a subclassed model: the calibration data will give the input shape
-        return LoadedModel(source, loader, "input", None, "float32", model)
+        return ImportedModel(source, loader, "input", None, "float32", model)
     t = inputs[0]
     shape = tuple(None if d is None else int(d) for d in t.shape)
     name = str(getattr(t, "name", "input") or "input")
     dtype = str(getattr(t, "dtype", "float32"))
-    return LoadedModel(source, loader, name, shape, _dtype_name(dtype), model)
+    return ImportedModel(source, loader, name, shape, _dtype_name(dtype), model)
 
 
 def _keras_inputs(model):
@@ -240,7 +240,7 @@ def _dtype_name(dtype) -> str:
     return name.replace("tf.", "").replace("<dtype: '", "").replace("'>", "")
 
 
-def _load_saved_model(tf, source: SourceModel) -> LoadedModel:
+def _load_saved_model(tf, source: SourceModel) -> ImportedModel:
     loader = f"tf.saved_model.load (TensorFlow {tf.__version__})"
     q = Quiet()
     try:
@@ -262,7 +262,7 @@ def _load_saved_model(tf, source: SourceModel) -> LoadedModel:
         raise UsageError(f"{source.path}: signature {key!r} has {n} inputs; quantize supports models with one input")
     name, spec = next(iter(specs.items()))
     shape = tuple(None if d is None else int(d) for d in spec.shape.as_list())
-    return LoadedModel(source, f"{loader}, signature {key!r}", name, shape, _dtype_name(spec.dtype), obj, sig)
+    return ImportedModel(source, f"{loader}, signature {key!r}", name, shape, _dtype_name(spec.dtype), obj, sig)
 
 
 @contextlib.contextmanager
@@ -287,7 +287,7 @@ def isolated_keras_names():
 
 # ---------------------------------------------------------------- fixed-batch export copy
 
-def export_target(tf, loaded: LoadedModel, shape: tuple, probe) -> tuple:
+def export_target(tf, loaded: ImportedModel, shape: tuple, probe) -> tuple:
     """(converter factory, how) for a model whose input has exactly ``shape``.
 
     ``probe`` is one calibration batch of that shape, used to check the copy.
@@ -305,7 +305,7 @@ def export_target(tf, loaded: LoadedModel, shape: tuple, probe) -> tuple:
     return _keras_target(tf, loaded, shape, probe)
 
 
-def _saved_model_target(tf, loaded: LoadedModel, shape: tuple):
+def _saved_model_target(tf, loaded: ImportedModel, shape: tuple):
     sig, name = loaded.signature, loaded.input_name
 
     @tf.function(input_signature=[tf.TensorSpec(shape, tf.dtypes.as_dtype(loaded.input_dtype), name=name)])
@@ -320,7 +320,7 @@ def _saved_model_target(tf, loaded: LoadedModel, shape: tuple):
     return factory, "TFLiteConverter.from_concrete_functions (SavedModel signature, fixed input shape)"
 
 
-def _keras_target(tf, loaded: LoadedModel, shape: tuple, probe):
+def _keras_target(tf, loaded: ImportedModel, shape: tuple, probe):
     model = loaded.obj
     copy, how = None, ""
     try:

@@ -26,12 +26,13 @@ p-value, carries the decision.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
 
 from edgebench.errors import DataError, UsageError
+from edgebench.results.figures.thermal import Trend
 from edgebench.stats._samples import check_level
 
 MAX_POINTS = 60          # bins fitted at most
@@ -40,34 +41,6 @@ MAX_RAW = 60_000         # samples binned at most (larger windows are strided fi
 MIN_COVERAGE = 0.9       # the data must span this fraction of the window
 DEFAULT_TEMP_FLOOR_C = 0.5
 DEFAULT_LATENCY_FLOOR_REL = 0.01
-
-
-@dataclass(frozen=True)
-class Trend:
-    """Trend of one series over a trailing window. ``change*`` = slope × ``window_s``."""
-
-    quantity: str
-    unit: str
-    window_s: float
-    covered_s: float
-    n: int
-    n_points: int
-    level: Optional[float]
-    slope_per_s: Optional[float]
-    ci_low_per_s: Optional[float]
-    ci_high_per_s: Optional[float]
-    change: Optional[float]
-    change_low: Optional[float]
-    change_high: Optional[float]
-    step: Optional[float]      # median of the last third minus median of the first third
-    floor: Optional[float]
-    ci_level: float
-    flat: bool
-    state: str        # flat | rising | falling | step | undetermined | too-short
-    reason: str
-
-    def to_dict(self) -> dict:
-        return {k: (float(v) if isinstance(v, (np.floating,)) else v) for k, v in asdict(self).items()}
 
 
 @dataclass(frozen=True)
@@ -206,13 +179,13 @@ def steady_state(temp_t_s, temp_c, lat_t_s, latency_s, window_s: float,
     lat = trend(lat_t, latency_s, window_s, rel_floor=latency_floor_rel, quantity="latency", unit="s",
                 ci_level=ci_level, t_end=t_end)
     if not has_temp:
-        steady = lat.flat
+        steady = bool(lat.flat)
         reason = ("no thermal source: thermal steady state cannot be judged; verdict on latency only — "
-                  + lat.reason)
+                  + str(lat.reason))
         return SteadyVerdict(steady, False, None, lat, reason)
     temp = trend(temp_t_s, temp_c, window_s, floor=temp_floor_c, quantity="temperature", unit="°C",
                  ci_level=ci_level, t_end=t_end)
-    steady = temp.flat and lat.flat
+    steady = bool(temp.flat and lat.flat)
     return SteadyVerdict(steady, True, temp, lat, f"{temp.reason}; {lat.reason}")
 
 
