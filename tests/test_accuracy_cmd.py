@@ -71,6 +71,7 @@ def test_digits_figures_match_the_model_card(edge_run):
     assert result.scenario.inputs.count == 540
 
 
+@pytest.mark.slow
 def test_paired_comparison_and_resolution_warning(edge_run):
     result, _ = edge_run
     a = result.extra.accuracy.to_dict()
@@ -163,6 +164,7 @@ def test_edge_cases_are_deterministic(edge_run, tmp_path, host):
     assert store.read_result(again_dir) == again  # the stored run is the returned one
 
 
+@pytest.mark.slow
 def test_user_edge_set(tmp_path, host):
     ds = load_digits("test")
     x = np.concatenate([ds.x[:60] * 0.15, ds.x[60:120]])
@@ -192,6 +194,7 @@ class _StopAfter:
             raise KeyboardInterrupt
 
 
+@pytest.mark.slow
 def test_interrupted_run_keeps_the_paired_samples_and_says_incomplete(tmp_path, host):
     # the host board gives the baseline an agent of its own: chunks alternate, the baseline is stopped
     # after 200 clean samples, so 200 samples were evaluated by both and the figures cover exactly those
@@ -211,6 +214,7 @@ def test_interrupted_run_keeps_the_paired_samples_and_says_incomplete(tmp_path, 
     assert not store.journal_paths(run_dir, "outputs")  # the figures are written: the journal is gone
 
 
+@pytest.mark.slow
 def test_interleaved_passes_keep_a_paired_prefix_and_nothing_evaluated_leaves_no_folder(tmp_path, host):
     from edgebench.boards.connect import open_client
 

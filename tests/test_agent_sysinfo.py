@@ -131,6 +131,7 @@ def find_python39() -> str | None:
     return None
 
 
+@pytest.mark.slow
 def test_agent_compiles_with_python39(tmp_path):
     exe = find_python39()
     if exe is None:

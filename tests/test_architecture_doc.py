@@ -420,6 +420,7 @@ def _named_exceptions(marker: str) -> set:
             if r.endswith(".py") and not r.startswith(("tests/", "scripts/", "benchmarks/"))}
 
 
+@pytest.mark.slow
 def test_run_kind_strings_are_compared_only_where_the_page_says():
     from edgebench.results.kinds import NAMES
 
@@ -429,6 +430,7 @@ def test_run_kind_strings_are_compared_only_where_the_page_says():
                             f"docs/architecture.md names {sorted(named)}")
 
 
+@pytest.mark.slow
 def test_client_kind_strings_are_compared_only_where_the_page_says():
     from edgebench.boards.profile import AGENT_CLIENT, MCU_CLIENT, SIM_CLIENT
 

@@ -174,6 +174,7 @@ def test_verify_refuses_object_and_complex_inputs(tmp_path):
     one_error_line(run_cli("verify", INT8, "--board", "host", "--inputs", cplx), "inputs are complex (complex64)")
 
 
+@pytest.mark.slow
 def test_verify_warns_about_clamped_inputs(tmp_path):
     x = np.full((2, 8, 8, 1), 0.5, np.float32)
     x[0, 0, 0, 0], x[1, 0, 0, 0] = 50.0, -3.0                   # the int8 input spans [0, 1]

@@ -30,6 +30,7 @@ def single(tmp_path_factory, host):
     return run_bench(INT8, host, _opts(), runs_root=root)
 
 
+@pytest.mark.slow
 def test_single_stream_result_is_complete_and_conditioned(single):
     result, run_dir = single
     assert result.status == "complete" and result.label == "measured"
@@ -289,6 +290,7 @@ def test_recover_from_the_command_line(tmp_path):
     assert res.returncode == 1 and "not an unfinished bench run" in res.stderr
 
 
+@pytest.mark.slow
 def test_two_models_run_interleaved_and_compare_without_the_session_term(tmp_path, capsys):
     """`bench A.tflite B.tflite`: one invocation, repeats A B A B, each run naming the other, and
     `compare` says it judged them without the variation between invocations."""
@@ -311,6 +313,7 @@ def test_two_models_run_interleaved_and_compare_without_the_session_term(tmp_pat
     assert "named twice" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_cold_statistics_import_is_spent_time_not_measuring_window(tmp_path, host, monkeypatch):
     # scipy.stats and arch take seconds to import cold (3-4 s on this machine); the wait used to
     # fall inside the first repeat's measuring window, which then measured one chunk of a 2.5 s

@@ -32,6 +32,7 @@ def _fake_image(tmp_path) -> Path:
     return elf
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flasher, tool", [("openocd", "openocd"), ("st-flash", "st-flash"), ("pyocd", None)])
 def test_flash_without_a_probe_is_one_line(tmp_path, flasher, tool):
     """The real tool, no probe: exit 1, one line saying to plug the board in (never a hang: the timeout)."""
@@ -183,6 +184,7 @@ def test_shipped_flasher_targets_name_known_backends():
         assert p.flasher.tool in FLASHERS
 
 
+@pytest.mark.slow
 def test_flash_model_too_big_for_the_chip_is_refused_before_building(tmp_path):
     """--model runs the fit check for the flash placement first: a 673 KiB blob on a 512 KiB chip."""
     from test_inspect import _big_fc

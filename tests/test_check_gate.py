@@ -21,6 +21,7 @@ def sessions(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_check_gate_is_compare_gate(sessions, capsys):
     assert cli("check", "a0", "b0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--json") == 2
     doc = json.loads(capsys.readouterr().out)
@@ -95,6 +96,7 @@ def test_read_history_selects_by_recorded_board_not_folder_name(sessions):
     assert "b1" not in {rec.run_id for rec in read_history(ra, sessions, later_too=True)}
 
 
+@pytest.mark.slow
 def test_report_comparisons_are_compare_stored(sessions, tmp_path):
     from edgebench.cli.report_cmd import _comparisons, gather
     from edgebench.report.html import render_html, render_markdown

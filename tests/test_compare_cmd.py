@@ -139,6 +139,7 @@ def test_interleaved_runs_are_compared_without_the_session_term(runs, capsys):
         assert c["speedup"]["ci_low"] <= c["speedup"]["ratio"] <= c["speedup"]["ci_high"]
 
 
+@pytest.mark.slow
 def test_max_slowdown_gate(runs, capsys):
     assert cli("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "1.2") == 2
     captured = capsys.readouterr()
@@ -152,6 +153,7 @@ def test_max_slowdown_gate(runs, capsys):
     assert cli("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "0") == 1
 
 
+@pytest.mark.slow
 def test_gate_below_its_mde_does_not_pass_silently(runs, capsys):
     assert cli("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", "1.05", "--json") == 3
     c = json.loads(capsys.readouterr().out)
@@ -164,6 +166,7 @@ def test_gate_below_its_mde_does_not_pass_silently(runs, capsys):
     assert "this comparison detects a difference of >=" in out and "passed" in out
 
 
+@pytest.mark.slow
 def test_every_session_on_record_of_both_sides_is_combined(tmp_path, capsys):
     for k in range(3):     # three invocations of each model, the candidate 5% slower
         make_run(tmp_path, f"a{k}", 1e-3, seed=10 + k, sha="a" * 64)
@@ -190,6 +193,7 @@ def test_every_session_on_record_of_both_sides_is_combined(tmp_path, capsys):
             assert s["verdict"] != "no difference resolved"
 
 
+@pytest.mark.slow
 def test_a_level_shift_against_the_sessions_on_record_is_flagged(tmp_path, capsys):
     for k in range(4):
         make_run(tmp_path, f"a{k}", 1e-3, seed=40 + k, sha="a" * 64)

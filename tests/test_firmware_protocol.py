@@ -40,6 +40,7 @@ def lines(data: bytes) -> list[str]:
 
 # --- MLPerf Tiny dialect ----------------------------------------------------
 
+@pytest.mark.slow
 def test_start_up_lines_like_the_reference(posix_firmware_bin):
     # pyserial drops what arrived before it opened the port, so read them on --stdio.
     out = subprocess.run([str(posix_firmware_bin), "--stdio"], input=b"", capture_output=True,

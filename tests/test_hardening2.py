@@ -257,6 +257,7 @@ def _bench(runs: Path, repeat: int = 1):
     return BenchSession(INT8, get_profile("sim-pi5"), opts, runs_root=runs)
 
 
+@pytest.mark.slow
 def test_a_nan_median_skips_that_run_only(tmp_path):
     runs = tmp_path / "runs"
     for _ in range(2):
@@ -327,6 +328,7 @@ def test_a_full_disk_in_a_journal_or_run_json_is_a_typed_error(tmp_path, monkeyp
         store.open_journal(tmp_path).append(pd.DataFrame({"e2e_s": [1.0]}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", ["bench", "inspect", "quantize"])
 def test_proc_self_mem_and_a_fifo_as_a_model_are_one_line(tmp_path, verb):
     fifo = tmp_path / "m.tflite"
@@ -384,6 +386,7 @@ def test_a_sigkilled_profile_is_recovered(tmp_path):
     assert again.returncode == 1 and "not an unfinished profile run" in again.stderr
 
 
+@pytest.mark.slow
 def test_a_sigkilled_layer_error_is_recovered_and_the_wrong_verb_named(tmp_path):
     runs = tmp_path / "runs"
     assert _killed(KILL_LAYER_ERROR, INT8, runs, ROOT / "models" / "digits" / "digits_fp32.tflite") == -9
@@ -396,6 +399,7 @@ def test_a_sigkilled_layer_error_is_recovered_and_the_wrong_verb_named(tmp_path)
     assert json.loads((d / "run.json").read_text())["status"] == "incomplete"
 
 
+@pytest.mark.slow
 def test_a_selftest_left_running_is_recovered(tmp_path):
     from edgebench.bench.record import RunFolder, new_result
 
@@ -408,6 +412,7 @@ def test_a_selftest_left_running_is_recovered(tmp_path):
     assert json.loads((d / "run.json").read_text())["status"] == "incomplete"
 
 
+@pytest.mark.slow
 def test_bench_recover_on_the_command_line_uses_the_journal_copy_of_a_damaged_run_json(tmp_path, monkeypatch):
     from edgebench.bench.latency import BenchSession
 

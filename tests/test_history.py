@@ -101,6 +101,7 @@ def _cli(*args, cwd=None):
                           timeout=120)
 
 
+@pytest.mark.slow
 def test_the_history_verb_prints_json_csv_and_changes(tmp_path):
     swapped_series(tmp_path)
     p = _cli("history", "digits_fp32", "--board", "host", "--runs-dir", str(tmp_path), "--json")

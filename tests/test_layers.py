@@ -77,6 +77,7 @@ def _census():
     return house_census
 
 
+@pytest.mark.slow
 def test_no_new_file_level_import_circle():
     try:
         import grimp  # noqa: F401
@@ -90,6 +91,7 @@ def test_no_new_file_level_import_circle():
     assert not fixed, f"fixed, remove from KNOWN_CIRCLES: {sorted(fixed)}"
 
 
+@pytest.mark.slow
 def test_the_circle_finder_finds_a_planted_circle(tmp_path):
     try:
         import grimp  # noqa: F401

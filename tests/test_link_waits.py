@@ -235,6 +235,7 @@ def test_an_error_answer_is_never_stitched_into_a_reply():
     assert dut.stats.retries == 2
 
 
+@pytest.mark.slow
 def test_a_board_that_stops_answering_is_told_from_a_damaged_link():
     """After a working exchange the device falls silent: the request gets its tries, then two probes
     (the abort frame and a lone '%'); nothing answers them, so 'board not answering', not a link error."""
@@ -249,6 +250,7 @@ def test_a_board_that_stops_answering_is_told_from_a_damaged_link():
     assert "board not answering" in err.value.message and dut.stats.probes >= 2
 
 
+@pytest.mark.slow
 def test_a_damaged_link_that_answers_probes_fails_as_a_link_error():
     """Every answer to eb-output loses a line, forever: the retries end within the recovery budget
     with a link error (the board answers), never 'board not answering'."""
@@ -284,6 +286,7 @@ def test_one_call_has_one_recovery_budget_however_many_steps():
     assert dut.recovery is None                                 # the call ended with its block
 
 
+@pytest.mark.slow
 def test_a_request_outside_a_call_is_its_own_call():
     """Without an enclosing call each request gets a budget of its own: a second request retries again."""
     from edgebench.errors import TransportError

@@ -235,6 +235,7 @@ def test_ad_score_matches_a_host_computation(client, tmp_path):
 
 # ----------------------------------------------------------------------------- bench --mlperf checks
 
+@pytest.mark.slow
 def test_bench_mlperf_warns_when_the_dut_holds_another_model(client, tmp_path):
     from edgebench.bench.mlperf_mode import MlperfOptions, run_mlperf
 

@@ -177,6 +177,7 @@ def test_each_run_reports_in_markdown(cli, roots, case, tmp_path):
 HTML_FAST = [(v, "bench-host-int8") for v in (1, 2, 3)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", HTML_FAST, ids=[f"v{v}-{name}" for v, name in HTML_FAST])
 def test_a_bench_run_of_each_version_reports_in_html(cli, roots, case, tmp_path):
     _report(cli, roots, case, tmp_path, "html")
@@ -193,6 +194,7 @@ def _pair_ids(pairs) -> list:
     return [f"v{a[0]}-{a[1]}-vs-v{b[0]}-{b[1]}" for a, b in pairs]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a,b", SAME, ids=_pair_ids(SAME))
 def test_two_bench_runs_of_a_version_compare(cli, roots, a, b, monkeypatch):
     _compare(cli, roots, a, b, monkeypatch, ["--only-these"])

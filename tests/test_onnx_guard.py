@@ -221,6 +221,7 @@ def test_child_crash_limits_and_errors_are_one_line():
         run_contained(_refuse, (), {})
 
 
+@pytest.mark.slow
 def test_cli_refuses_bombs_in_one_line(onnx_mod, tmp_path):
     """quantize and inspect on the Resize bomb: exit 1, one line, no traceback, before TensorFlow."""
     import subprocess

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
 from conftest import require_module
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "port_registers.py"
@@ -21,6 +22,7 @@ def _script():
     return mod
 
 
+@pytest.mark.slow
 def test_every_register_of_the_stm32_ports_is_checked():
     require_module("pyocd")
     mod = _script()

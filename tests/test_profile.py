@@ -25,6 +25,7 @@ DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 QUICK = ("--repeat", "2", "--op-time", "0.05", "--whole-time", "0.2")
 
 
+@pytest.mark.slow
 def test_isolated_operators_on_the_host(cli, tmp_path):
     got = cli("profile", DIGITS, "--board", "host", *QUICK, "--runs-dir", tmp_path, "--json")
     assert got.returncode == 0, got.stderr
@@ -87,6 +88,7 @@ def test_bad_input_is_one_line(cli, tmp_path, args, message):
     assert not list(tmp_path.glob("*"))
 
 
+@pytest.mark.slow
 def test_a_stop_keeps_what_was_measured(tmp_path):
     """Ctrl-C (or SIGTERM/SIGHUP, raised as KeyboardInterrupt by the CLI) after the first repeat: the
     run is kept, incomplete, with the first repeat's figures; nothing is left running."""
@@ -107,6 +109,7 @@ def test_a_stop_keeps_what_was_measured(tmp_path):
     assert set(store.read_samples(folder)["repeat"]) == {0} and not store.journal_paths(folder)
 
 
+@pytest.mark.slow
 def test_without_the_models_inner_values_operators_get_random_ones_and_say_so(tmp_path, monkeypatch):
     import edgebench.bench.profile as profile
 

@@ -94,6 +94,7 @@ def test_planted_outlier_is_refused_and_nothing_is_written(work):
     assert side["agreement"]["outputs"][0]["top1_agreement"] < MIN_AGREEMENT
 
 
+@pytest.mark.slow
 def test_clean_model_records_agreement(work):
     r = quantize_model(work["model"], work["calib"], out=work["dir"] / "agr" / "tiny_int8.tflite")
     a = r.agreement["outputs"][0]

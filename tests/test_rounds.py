@@ -127,6 +127,7 @@ def _sim_measure(profiles, runs):
     return measure, calls
 
 
+@pytest.mark.slow
 def test_planted_slowdown_on_a_sim_board_is_detected_and_runs_are_stored(tmp_path):
     profiles = {"A": _sim_profile(tmp_path, "sim-a", 0.005), "B": _sim_profile(tmp_path, "sim-b", 0.0055)}
     runs = tmp_path / "runs"
@@ -155,6 +156,7 @@ def test_planted_slowdown_on_a_sim_board_is_detected_and_runs_are_stored(tmp_pat
             assert store.read_result(blk[side]["run_dir"]).run_id == blk[side]["run_id"]
 
 
+@pytest.mark.slow
 def test_aa_on_a_sim_board_is_not_called(tmp_path):
     profiles = {"A": _sim_profile(tmp_path, "sim-a", 0.005)}
     profiles["B"] = profiles["A"]
@@ -170,6 +172,7 @@ def test_aa_on_a_sim_board_is_not_called(tmp_path):
 
 # --- the command line, host board -----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_rounds_on_host_end_to_end(tmp_path, cli):
     runs = tmp_path / "runs"
     res = cli("bench", INT8, INT8, "--rounds", "2", "--repeat", "1", "--min-samples", "30", "--min-time", "0.2",

@@ -270,6 +270,7 @@ def test_the_exported_json_schemas_accept_what_edgebench_writes_and_refuse_a_tam
         sidecar.validate(json.loads(path.read_text()))
 
 
+@pytest.mark.slow
 def test_the_docs_tables_are_written_from_the_schemas():
     import importlib.util
 

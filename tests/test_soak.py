@@ -416,6 +416,7 @@ def test_cli_json_equals_the_stored_run(tmp_path):
     assert printed["kind"] == "soak" and printed["label"] == "simulated" and printed["extra"]["soak"]["steady"]
 
 
+@pytest.mark.slow
 def test_cli_text_and_errors(tmp_path):
     from edgebench.cli.app import app
 

@@ -58,6 +58,7 @@ def test_independent_samples_keep_textbook_width():
     assert (q.high - q.low) < 1.6 * (hi - lo)           # nor much wider when nothing is dependent
 
 
+@pytest.mark.slow
 def test_ratio_false_positive_rate_under_dependence():
     rng = np.random.default_rng(3)
     a = ar1_lognormal(rng, 0.9, 2000, 150)

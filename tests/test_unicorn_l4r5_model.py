@@ -209,6 +209,7 @@ def _boot(elf, **options):
     return info, model
 
 
+@pytest.mark.slow
 def test_the_new_image_trims_its_clock_and_reads_its_sensor(images):
     info, model = _boot(images["new"])
     assert (info["clock"], info["clock-ppm"], info["clock-fallback"]) == ("msi-lse", 2500, "none")
@@ -226,6 +227,7 @@ def test_the_old_image_fails_in_the_model(images):
     assert any(w == "aden-ignored" for _, w in model.trace)
 
 
+@pytest.mark.slow
 def test_an_emulated_board_records_no_die_temperature(tmp_path, monkeypatch):
     """The image reads its (modelled) sensor, but a run on the emulator stores no temperature from it."""
     require_tool("arm-none-eabi-gcc")

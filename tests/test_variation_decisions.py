@@ -47,6 +47,7 @@ def test_one_invocation_per_side_on_a_noisy_machine_is_not_called_different():
     assert false / trials <= 0.07
 
 
+@pytest.mark.slow
 def test_a_quiet_boards_headline_is_decided_by_its_pooled_sessions():
     """CV 0.2%, three sessions of this model and three of four other models on record: the headline's
     width is at most about 3x the spread of re-run invocations and still covers the truth."""
