@@ -152,7 +152,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 result, _ = run_accuracy(model, baseline, data, host, opts, runs_root=tmp / "runs")
                 whole.append(2 * len(x) / (time.perf_counter() - t0))
-                harness.append(result.extra["accuracy"]["evaluation"]["candidate"]["samples_per_s"])
+                harness.append(result.extra.accuracy.evaluation["candidate"]["samples_per_s"])
             med = lambda v: float(np.median(v))  # noqa: E731
             ratio = lambda a, b: float(np.median(np.asarray(a) / np.asarray(b)))  # noqa: E731
             print(f"{name} ({model.name}), {args.kernels}, {args.threads} thread(s)")

@@ -28,8 +28,8 @@ def main() -> None:
         for name, src in _models(tmp).items():
             r = quantize_model(src, tmp / "calib.npy", out=tmp / f"{name}_int8.tflite")
             result, _ = run_layer_error(r.int8.path, r.fp32.path, LayerErrorOptions(count=16), runs_root=tmp / "runs")
-            s = result.extra["layer_error"]
-            print(f"== {name}: output SQNR {s['layers'][-1]['sqnr_db']:.1f} dB")
+            s = result.extra.layer_error
+            print(f"== {name}: output SQNR {(s.layers or [])[-1].sqnr_db:.1f} dB")
             for line in jump_text(s):
                 print(line)
             for row in s["layers"]:

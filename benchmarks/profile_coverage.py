@@ -89,7 +89,7 @@ def compare_cells(rng, reps: int, layers: int, run_cv: float) -> None:
                 frames.append(pd.DataFrame({"repeat": k, "row": key, "latency_s": x[k], "statistic": "sample"}))
             if key != "whole":
                 rows.append({"key": key, "index": j - 1, "op": "CONV_2D", "median_s": med})
-        r.extra["profile"] = {"method": "device-counter", "statistic": "median", "layers": rows,
+        r.extra.profile = {"method": "device-counter", "statistic": "median", "layers": rows,
                               "whole": {"median_s": 1e-3}, "clock_resolution_s": 1e-9}
         return r, pd.concat(frames, ignore_index=True)
 
@@ -115,7 +115,7 @@ def sum_ratio_cells(rng, reps: int, layers: int, run_cv: float) -> None:
         rows = [row_summary(list(_runs(rng, m, 3, 100, 0.5, run_cv)), 0.0) for m in meds]
         whole = row_summary(list(_runs(rng, meds.sum() / true, 3, 100, 0.5, run_cv)), 0.0)
         q = sum_ratio(rows, whole)
-        cover += q["ci_low"] <= true <= q["ci_high"]
+        cover += q is not None and q.ci_low is not None and q.ci_high is not None and q.ci_low <= true <= q.ci_high
     print(f"sum ratio    {layers} layers, run CV {run_cv:.2f}, K=3: coverage {cover / reps:.3f}  ({reps} reps)")
 
 

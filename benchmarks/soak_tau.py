@@ -37,9 +37,9 @@ def one(params, window_s: float, until: str, max_s: float, root: Path):
 
     opts = SoakOptions(window_s=window_s, burst_s=5.0, max_duration_s=max_s, until=until)
     result, _ = run_soak(MODEL, get_profile("sim-pi5"), opts, runs_root=root, client=SimClient(params))
-    fig = result.extra["soak"]
-    return {"stop_s": fig["duration_s"], "steady": fig["steady"], "median_s": fig["sustained"]["median_s"],
-            "temp_c": fig["thermal"].get("steady_temp_c"), "throttle_s": fig["thermal"].get("time_to_first_throttle_s")}
+    fig = result.extra.soak
+    return {"stop_s": fig.duration_s, "steady": fig.steady, "median_s": fig.sustained.median_s,
+            "temp_c": fig.thermal.steady_temp_c, "throttle_s": fig.thermal.time_to_first_throttle_s}
 
 
 def main() -> None:

@@ -150,7 +150,7 @@ def test_a_bench_run_is_labelled_indexed_and_queued_for_an_unreachable_store(tmp
              "--store", "postgresql://lab:hunter2@127.0.0.1:9/runs?connect_timeout=1", cwd=tmp_path)
     assert p.returncode in (0, 2), p.stderr
     [d] = find_runs(runs)
-    assert read_result(d).extra["labels"] == {"ci": "nightly"}        # tmp_path is no git repository
+    assert read_result(d).extra.labels == {"ci": "nightly"}        # tmp_path is no git repository
     with EmbeddedStore(runs) as s:
         assert s.last_read == [] and [k.model for k in s.series()] == ["digits_fp32"]
         s.refresh()
