@@ -98,6 +98,18 @@ def test_help_imports_no_verb_module_and_no_typer():
     assert "LOADED []" in p.stdout, p.stdout + p.stderr
 
 
+def test_a_verbs_help_loads_no_measuring_analysis_or_record_module():
+    """`edgebench VERB --help` loads the verb's module and its options, never what runs or reads a run
+    (bench, stats, mcu, the run record: 0.1-0.3 s each, measured): each verb in one fresh process."""
+    heavy = ("edgebench.bench", "edgebench.stats", "edgebench.mcu", "edgebench.results.model", "numpy")
+    code = ("import sys\nfrom edgebench.cli.app import main\nfor_verb = sys.argv[1]\ntry:\n"
+            "    main([for_verb, '--help'])\nexcept SystemExit:\n    pass\n"
+            f"print('LOADED', sorted(m for m in sys.modules if m.startswith({heavy!r})))")
+    for name in verbs.names():
+        p = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, timeout=60)
+        assert "LOADED []" in p.stdout, (name, p.stdout[-600:], p.stderr[-600:])
+
+
 def test_flags_are_shown_as_flags():
     text = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "200"}).stdout
     for flag in ("--json", "--mlperf", "--help"):

@@ -7,14 +7,6 @@ from typing import Optional
 import typer
 
 from edgebench import ranges as R
-from edgebench.bench.battery import (
-    above_idle_from_active,
-    estimate,
-    figures_from_run,
-    load_from_figures,
-    load_from_window,
-    make_cell,
-)
 from edgebench.cli import options as opt
 from edgebench.errors import UsageError
 
@@ -31,7 +23,15 @@ def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, volt
     ``event_j`` is the deprecated name of the same figure), or the board's power while active
     (``active_w``, idle included) for ``event_s`` seconds.
     """
-    # lazy: numpy (import numpy 460 ms measured), kept off `edgebench VERB --help`
+    # lazy: numpy, pandas (battery 0.18 s, numpy 460 ms measured), kept off `edgebench VERB --help`
+    from edgebench.bench.battery import (
+        above_idle_from_active,
+        estimate,
+        figures_from_run,
+        load_from_figures,
+        load_from_window,
+        make_cell,
+    )
     from edgebench.stats.energy import parse_rate
 
     notes = []

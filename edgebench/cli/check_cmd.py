@@ -7,7 +7,6 @@ from typing import List, Optional
 import typer
 
 from edgebench import ranges as R
-from edgebench.bench.conditions import condition_differences, refused_differences, short_value
 from edgebench.cli import options as opt
 from edgebench.errors import GateFailed, UsageError
 from edgebench.results.kinds import kind_of
@@ -42,6 +41,7 @@ def gated_comparisons(pairs: list, max_slowdown: float, baseline: Optional[str],
     side unless ``only_these``) and gated at ``max_slowdown``."""
     # lazy: pydantic (import pydantic 199 ms measured), kept off `edgebench VERB --help`
     from edgebench.bench.compare import compare_stored
+    from edgebench.bench.conditions import condition_differences, refused_differences, short_value
     from edgebench.results.store import resolve_run
 
     lat = [(d, r) for d, r in pairs if kind_of(r).repeats and r.stage(stage).median_s]

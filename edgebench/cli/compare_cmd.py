@@ -7,9 +7,7 @@ from typing import Optional
 import typer
 
 from edgebench import ranges as R
-from edgebench.bench.conditions import condition_differences, refused_differences, short_value
 from edgebench.cli import options as opt
-from edgebench.cli.render.profile import print_layer_comparison
 from edgebench.errors import ResultError, UsageError
 from edgebench.report import format as fmt
 
@@ -65,6 +63,7 @@ def compare(
     difference)."""
     # lazy: pydantic, rich (import pydantic 199 ms, rich 52 ms measured), kept off `edgebench VERB --help`
     from edgebench.bench.compare import compare_stored
+    from edgebench.bench.conditions import condition_differences, refused_differences, short_value
     from edgebench.cli.output import emit_json, get_console
     from edgebench.results.model import STAGES, refuse_mixed_labels
     from edgebench.results.store import read_result, read_samples, resolve_run
@@ -79,6 +78,7 @@ def compare(
     if "profile" in (ra.kind, rb.kind):     # two profile runs: layer by layer (bench/profile_compare.py)
         # lazy: pydantic (import pydantic 199 ms measured), kept off `edgebench VERB --help`
         from edgebench.bench.profile_compare import compare_layers
+        from edgebench.cli.render.profile import print_layer_comparison
 
         layers = compare_layers(ra, read_samples(da), rb, read_samples(db))
         emit_json(layers) if json_out else print_layer_comparison(get_console(), layers, ra, rb)

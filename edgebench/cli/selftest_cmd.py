@@ -7,9 +7,7 @@ from __future__ import annotations
 import typer
 
 from edgebench import ranges as R
-from edgebench.bench.selftest import SelftestOptions, run_selftest
 from edgebench.cli import options as opt
-from edgebench.cli.render.selftest import print_selftest
 from edgebench.cli.runargs import RunArgs
 from edgebench.errors import GateFailed
 
@@ -40,6 +38,10 @@ def selftest(
             err.print(f"[dim]bit-exact check of {ev['model']}…[/]")
         elif ev["event"] == "timed":
             err.print(f"[dim]timing {ev['n']} inferences of {ev['model']}…[/]")
+
+    # lazy: the firmware link and the run record (0.32 s measured), kept off `edgebench selftest --help`
+    from edgebench.bench.selftest import SelftestOptions, run_selftest
+    from edgebench.cli.render.selftest import print_selftest
 
     result = run_selftest(profile, SelftestOptions(clock_s=clock_s, count=count), url=run.url,
                           runs_root=run.runs_dir, progress=run.progress(profile.name, show), image=run.image)
