@@ -147,3 +147,12 @@ def test_an_edge_tpu_model_shows_the_delegate_node_against_the_cpu_operators(tmp
     assert tpu["delegate_share"] == pytest.approx(60 / 85, rel=0.03)
     assert tpu["cpu_share"] == pytest.approx(20 / 85, rel=0.03) and "CONV_2D" in tpu["cpu_operators"]
     assert [o["status"] for o in tpu["not_mapped"]] == ["More than one subgraph"] and len(tpu["mapped"]) == 1
+
+
+def test_a_layer_comparison_of_a_run_that_is_not_a_profile_names_the_verb_for_it():
+    from edgebench.bench.profile_compare import compare_layers
+    from edgebench.errors import ResultError
+
+    bench = new_result("bench", "emulated")
+    with pytest.raises(ResultError, match="needs a profile run, this is a bench run"):
+        compare_layers(bench, None, _profile(), None)

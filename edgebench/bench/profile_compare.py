@@ -14,6 +14,7 @@ import math
 from edgebench.errors import ResultError, UsageError
 from edgebench.report import format as fmt
 from edgebench.results.figures.profile import ProfileFigure
+from edgebench.results.kinds import PROFILE, require
 from edgebench.results.model import RunResult, refuse_mixed_labels
 from edgebench.stats.compare import holm, ratio_of_medians
 
@@ -22,11 +23,11 @@ WHOLE = "whole"
 
 
 def _section(run: RunResult) -> ProfileFigure:
-    sec = run.extra.profile
-    if run.kind != "profile" or not sec:
-        raise UsageError(f"run {run.run_id} is a {run.kind} run, not a profile run",
-                         "compare two runs of edgebench profile layer by layer")
-    return sec
+    require(run, PROFILE, "a layer-by-layer comparison", run.run_id)
+    if not run.extra.profile:
+        raise UsageError(f"run {run.run_id} has no layer profile (extra.profile)",
+                         "compare two complete runs of edgebench profile layer by layer")
+    return run.extra.profile
 
 
 def _runs(samples, row: str) -> list:
