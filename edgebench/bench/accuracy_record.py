@@ -20,8 +20,8 @@ import numpy as np
 
 from edgebench.bench import accuracy_eval as ev
 from edgebench.bench.accuracy_options import AccuracyOptions
+from edgebench.bench.describe import figure_label
 from edgebench.bench.hostinfo import host_description
-from edgebench.bench.latency import figure_label
 from edgebench.bench.memory import run_memory
 from edgebench.bench.record import board_section, new_result
 from edgebench.data.datasets import Dataset

@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import numpy as np
 
 from edgebench import ranges as R
-from edgebench.bench.latency import BenchOptions
+from edgebench.bench.options import BenchOptions
 from edgebench.errors import UsageError
 from edgebench.ranges import check_fields
 from edgebench.report.claim import claim

@@ -33,7 +33,7 @@ from edgebench.bench.latency_recover import REPEAT_COLUMNS, recover_bench
 from edgebench.bench.latency_summary import frame_of, summarise
 from edgebench.bench.mac_rate import attach
 from edgebench.bench.memory import run_memory
-from edgebench.bench.options import KERNELS, RANGES, SCENARIOS, BenchOptions
+from edgebench.bench.options import BenchOptions
 from edgebench.bench.record import (
     RunFolder,
     Status,
@@ -454,6 +454,5 @@ def _concat(chunks: list, key: str) -> np.ndarray:
     return np.concatenate(parts).astype(np.float64) if parts else np.zeros(0)
 
 
-__all__ = ["BenchOptions", "BenchSession", "recover_bench", "run_bench", "run_benches", "run_interleaved", "SCENARIOS",
-           "KERNELS", "RANGES", "describe_run", "figure_label", "e2e_includes", "wait_to_start", "suggested_max_time",
-           "REPEAT_COLUMNS"]
+__all__ = ["BenchOptions", "BenchSession", "recover_bench", "run_bench", "run_benches", "run_interleaved",
+           "wait_to_start", "suggested_max_time"]

@@ -25,7 +25,7 @@ import numpy as np
 from edgebench.bench.accuracy import check_signatures
 from edgebench.bench.accuracy_eval import plain
 from edgebench.bench.hostinfo import host_description
-from edgebench.bench.latency import KERNELS
+from edgebench.bench.options import KERNELS
 from edgebench.bench.record import RunFolder, new_result
 from edgebench.bench.tensors import HostTensors, tensor_bytes
 from edgebench.data.datasets import check_against_model, load_dataset

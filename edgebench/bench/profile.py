@@ -18,8 +18,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from edgebench.bench.describe import figure_label
 from edgebench.bench.hostinfo import host_description
-from edgebench.bench.latency import KERNELS, figure_label
+from edgebench.bench.options import KERNELS
 from edgebench.bench.profile_methods import ISOLATED_WARNING, METHODS, check_method, default_method
 from edgebench.bench.profile_summary import Means
 from edgebench.bench.profile_table import profile_section

@@ -33,7 +33,9 @@ import numpy as np
 
 from edgebench import board_protocol as bp
 from edgebench import ranges as R
-from edgebench.bench.latency import BenchOptions, describe_run, figure_label, wait_to_start
+from edgebench.bench.describe import describe_run, figure_label
+from edgebench.bench.latency import wait_to_start
+from edgebench.bench.options import BenchOptions
 from edgebench.bench.record import RunFolder, board_client, new_result
 from edgebench.bench.steady import phases, summarize_run
 from edgebench.bench.window_power import EnergyCounter, energy_basis, window_energy

@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Callable, List, Optional, cast
 
 from edgebench import ranges as R
+from edgebench.bench.describe import figure_label
 from edgebench.bench.energy import probe_e2e
 from edgebench.bench.energy_analysis import EnergyOptions
-from edgebench.bench.latency import KERNELS, figure_label
+from edgebench.bench.options import KERNELS
 from edgebench.bench.record import RunFolder, board_client, board_section, new_result, stop_reason
 from edgebench.bench.soak import SoakOptions, recover_run, run_soak
 from edgebench.bench.steady import RunStatus

@@ -7,7 +7,7 @@
 instead of a device. Differences a caller can see:
 
 * ``hello()["timing"] == "simulated"``: every figure of a run on it is labelled
-  ``simulated`` (``edgebench.bench.latency.figure_label``), never ``measured``;
+  ``simulated`` (``edgebench.bench.describe.figure_label``), never ``measured``;
 * the clock is simulated: ``run`` returns per-inference arrays whose stamps
   advance deterministically, without sleeping (``max_time_s`` is simulated time);
 * ``load`` describes the model's tensors from the file but runs nothing; the
