@@ -283,7 +283,7 @@ def _soak_figures(result: RunResult, rate_hz, duty) -> dict:
 
 
 def _sweep_figures(result: RunResult, rate_hz, duty) -> dict:
-    axis = result.extra.other("axis")
+    axis = result.extra.axis
     every = result.extra.points or []
     pts = [e for e in every if e.energy.avg_power_w is not None]
     if not pts:

@@ -61,7 +61,7 @@ from edgebench.results.figures.thermal import SoakFigure, ThermalSection
 from edgebench.results.figures.verify import VerifyFigure
 from edgebench.results.types import Figure, Mapping_, Num, Str, Text, field, sub
 from edgebench.results.upgrade import SCHEMA_HISTORY, SCHEMA_VERSION, upgrade
-from edgebench.schema import MAX_TEXT, expects, got, validate
+from edgebench.schema import MAX_TEXT, adapter, expects, got, validate
 
 FORMAT: Final = "edgebench-run"
 LABELS = ("measured", "emulated", "simulated", "estimated")
@@ -92,6 +92,8 @@ class Extra(Figure):
     accuracy: AccuracyFigure = sub(AccuracyFigure, "the candidate model against its baseline on the same samples")
     soak: SoakFigure = sub(SoakFigure, "burst against sustained, the thermal course and the steady-state verdict")
     points: Optional[List[Point]] = field("a sweep's points, one per configuration")
+    axis: Text = field("a sweep: what its grid varies (`duty`, `rate`, `threads`, ...)")
+    table: Text = field("a sweep: the file beside run.json with one row per point (`points.parquet`)")
     verify: VerifyFigure = sub(VerifyFigure, "the board's outputs against the host's reference kernels")
     mlperf: Optional[Mapping_] = field("the MLPerf Tiny dialect's own figures (docs/mlperf-tiny.md)")
     mac_rate: MacRate = sub(MacRate, "a microcontroller's instructions or cycles per MAC")
@@ -245,7 +247,6 @@ class RunResult:
 
     def to_dict(self) -> dict:
         """The run as run.json holds it."""
-        from edgebench.schema import adapter
         # warnings="error": a section holding an untyped dict (a writer that mutated a mapping in place) fails here
         return {"format": FORMAT, **adapter(RunResult).dump_python(self, mode="python", warnings="error")}
 
