@@ -223,6 +223,17 @@ def _in_transaction(url: str) -> bool:
                                  "AND state = 'idle in transaction' AND datname = current_database()").fetchone()[0])
 
 
+def _paused_in_commit(url: str) -> bool:
+    """A push is in its pause before the commit: its transaction is open and its last statement
+    inserted the figures (the schema check at connect is a transaction of its own, before the samples)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return bool(conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'edgebench' "
+                                 "AND state = 'idle in transaction' AND datname = current_database() "
+                                 "AND query LIKE 'INSERT INTO figures%'").fetchone()[0])
+
+
 def _wait(predicate, timeout: float = 120.0) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -241,7 +252,7 @@ def test_a_push_killed_inside_its_transaction_leaves_nothing(db, tmp_path):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=_env(EDGEBENCH_STORE_PAUSE_IN_COMMIT="300"))
     try:
-        assert _wait(lambda: _in_transaction(db)), "the push never reached its transaction"
+        assert _wait(lambda: _paused_in_commit(db)), "the push never reached its pause before the commit"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
