@@ -152,6 +152,7 @@ def test_a_hostile_acks_file_is_one_warning_and_ack_refuses_it(tmp_path):
     assert (runs / acks.ACKS_FILE).read_text().startswith("[[[")           # not overwritten
 
 
+@pytest.mark.slow
 def test_bench_with_a_hostile_acks_file_stores_its_run_and_exits_0(tmp_path):
     from edgebench.results import acks
 
@@ -372,6 +373,7 @@ def _killed(script: str, *args) -> int:
     return p.returncode
 
 
+@pytest.mark.slow
 def test_a_sigkilled_profile_is_recovered(tmp_path):
     runs = tmp_path / "runs"
     assert _killed(KILL_PROFILE, INT8, runs) == -9

@@ -219,6 +219,7 @@ def test_the_new_image_trims_its_clock_and_reads_its_sensor(images):
     assert (info["clock"], info["clock-fallback"]) == ("msi", "msi-lse") and info["counter-hz"] == 120_000_000
 
 
+@pytest.mark.slow
 def test_the_old_image_fails_in_the_model(images):
     info, model = _boot(images["old"])
     assert info["counter-hz"] == 16_000_000                     # the switch was refused: it fell back to HSI

@@ -100,14 +100,40 @@ def test_help_imports_no_verb_module_and_no_typer():
 
 def test_a_verbs_help_loads_no_measuring_analysis_or_record_module():
     """`edgebench VERB --help` loads the verb's module and its options, never what runs or reads a run
-    (bench, stats, mcu, the run record: 0.1-0.3 s each, measured): each verb in one fresh process."""
+    (bench, stats, mcu, the run record: 0.1-0.3 s each, measured). One process imports the CLI (itself
+    loading none of them) and typer's help machinery, then forks a child per verb, so each verb starts
+    from that state alone."""
     heavy = ("edgebench.bench", "edgebench.stats", "edgebench.mcu", "edgebench.results.model", "numpy")
-    code = ("import sys\nfrom edgebench.cli.app import main\nfor_verb = sys.argv[1]\ntry:\n"
-            "    main([for_verb, '--help'])\nexcept SystemExit:\n    pass\n"
-            f"print('LOADED', sorted(m for m in sys.modules if m.startswith({heavy!r})))")
+    code = f"""import os, sys
+from edgebench.cli.app import main
+heavy = {heavy!r}
+def loaded():
+    return sorted(m for m in sys.modules if m.startswith(heavy))
+print('CLI', loaded(), flush=True)
+import typer.main, typer.rich_utils, rich.markdown, pydantic  # what every verb's help needs: once, here
+for verb in sys.argv[1:]:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        try:
+            main([verb, '--help'])
+        except SystemExit:
+            pass
+        os.write(w, repr(loaded()).encode())
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        print(verb, f.read(), flush=True)
+    os.waitpid(pid, 0)
+"""
+    p = subprocess.run([sys.executable, "-c", code, *verbs.names()], capture_output=True, text=True, timeout=120)
+    lines = dict(line.split(" ", 1) for line in p.stdout.splitlines() if " " in line)
+    assert lines.get("CLI") == "[]", (p.stdout[-600:], p.stderr[-600:])
     for name in verbs.names():
-        p = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, timeout=60)
-        assert "LOADED []" in p.stdout, (name, p.stdout[-600:], p.stderr[-600:])
+        assert lines.get(name) == "[]", (name, lines.get(name), p.stderr[-600:])
 
 
 def test_flags_are_shown_as_flags():
