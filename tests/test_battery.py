@@ -280,7 +280,7 @@ def test_an_estimate_from_a_real_energy_run_names_its_instrument(tmp_path):
     est = battery_estimate(str(run_dir), tmp_path, "18650", None, None, 0.8, 0.85, None, None, None, None, None,
                            None, None, None)
     assert est.load["detail"]["source"]["instrument"] == power.instrument
-    assert f"measured with {power.instrument}" in "\n".join(battery_lines(est))
+    assert f"meter: {power.instrument}" in "\n".join(battery_lines(est))
     shown = CliRunner().invoke(app, ["battery", str(run_dir), "--cell", "18650", "--json", "--runs-dir",
                                      str(tmp_path)])
     assert shown.exit_code == 0, shown.output

@@ -122,7 +122,7 @@ def battery_lines(est) -> list:
 
     c, load, a = est.cell, est.load, est.assumptions
     src = load["detail"].get("source") or {}
-    how = (f", measured with {src['instrument']}" if src.get("instrument")
+    how = (f", meter: {src['instrument']}" if src.get("instrument")
            else f", {src['method']}" if src.get("method") else "")    # the meter; without one, how power is known
     origin = (f"{src.get('kind') or 'energy'} run {src.get('run_id')} ({src.get('model')} on {src.get('board')}, "
               f"boundary {src.get('boundary')}{how})" if src.get("run_id") else "given figures")
