@@ -145,13 +145,17 @@ class EmbeddedStore:
         if not os.path.lexists(self.path):
             name = str(self.path).replace("'", "''")
             mem = self.db.execute("SELECT current_database()").fetchone()[0]
-            self.db.execute(f"ATTACH '{name}' AS disk")
             try:
-                self.db.execute(_TABLES.replace("EXISTS ", "EXISTS disk."))
-                for table in _TABLE_NAMES:
-                    self.db.execute(f"INSERT INTO disk.{table} SELECT * FROM {mem}.main.{table}")
-            finally:
-                self.db.execute("DETACH disk")
+                self.db.execute(f"ATTACH '{name}' AS disk")
+            except duckdb.Error:        # another process made it meanwhile: that one is used below
+                pass
+            else:
+                try:
+                    self.db.execute(_TABLES.replace("EXISTS ", "EXISTS disk."))
+                    for table in _TABLE_NAMES:
+                        self.db.execute(f"INSERT INTO disk.{table} SELECT * FROM {mem}.main.{table}")
+                finally:
+                    self.db.execute("DETACH disk")
         self.db.close()
         try:
             self.db, self.on_disk = _connect(self.path, self.wait_s, create=True)
