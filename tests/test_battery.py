@@ -264,3 +264,35 @@ def test_a_sweep_point_is_picked_by_its_duty_and_named(tmp_path):
     with pytest.raises(UsageError, match="has 2 points with energy: say which"):
         battery_estimate(str(run_dir), tmp_path, "2xAA", None, None, 0.8, 0.85, None, None, None, None, None,
                          None, None, None)
+
+
+def test_an_estimate_from_a_real_energy_run_names_its_instrument(tmp_path):
+    """The meter of the run (power.instrument, what `energy` writes) is named in the estimate's source,
+    its --json and its text; a soak's or sweep's window names how its power is known (power.method)
+    apart from the instrument it never had."""
+    model = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
+    res = CliRunner().invoke(app, ["energy", str(model), "--board", "sim-pi5", "--rate", "20", "--idle-s", "0.5",
+                                   "--min-time", "1", "--max-time", "2", "--runs-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    (run_dir,) = store.find_runs(tmp_path)
+    power = store.read_result(run_dir).power
+    assert power.instrument                                    # what the energy writer sets
+    est = battery_estimate(str(run_dir), tmp_path, "18650", None, None, 0.8, 0.85, None, None, None, None, None,
+                           None, None, None)
+    assert est.load["detail"]["source"]["instrument"] == power.instrument
+    assert f"meter: {power.instrument}" in "\n".join(battery_lines(est))
+    shown = CliRunner().invoke(app, ["battery", str(run_dir), "--cell", "18650", "--json", "--runs-dir",
+                                     str(tmp_path)])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["load"]["detail"]["source"]["instrument"] == power.instrument
+    # a window with no instrument: the instrument stays None, the method is named as the method
+    sweep = RunResult(run_id="sw", created_utc="2026-01-01T00:00:00+00:00", kind="sweep", status="complete",
+                      label="simulated", model={"name": "kws"}, board={"name": "sim-pi5"},
+                      power={"measured": False, "label": "simulated", "boundary": "the simulated board",
+                             "instrument": None, "method": "the simulated board's energy counter"},
+                      extra={"axis": "duty", "points": [
+                          {"id": "p01", "name": "duty 1", "duty": 1.0, "steady": True, "throughput_per_s": 200,
+                           "realized_duty": 1.0, "model": {"name": "kws"},
+                           "energy": {"avg_power_w": 9.0, "rate_hz": 200, "label": "simulated"}}]})
+    figs = figures_from_run(sweep)
+    assert figs["instrument"] is None and figs["method"] == "the simulated board's energy counter"

@@ -7,6 +7,7 @@ import pytest
 
 from edgebench.bench.compare import compare, condition_differences
 from edgebench.cli.app import main
+from edgebench.report.comparisons import comparison_row
 from edgebench.results import store
 from edgebench.results.model import RunResult
 
@@ -236,3 +237,35 @@ def test_soak_runs_compare_their_sustained_window(tmp_path):
     r = store.read_result(d)
     comp = compare(r, frame, r, frame)
     assert comp.speedup["ratio"] == pytest.approx(1.0)
+
+
+def test_nothing_detectable_within_the_limit_is_said_not_printed_as_a_number(tmp_path, capsys):
+    """Two invocations of very few, very noisy samples: the minimum detectable effect lies beyond
+    the largest ratio it is quoted up to, so it is no figure (once printed as '>= 375738.5%')."""
+    from edgebench.stats.power import MDE_LIMIT
+
+    for run_id, seed in (("a", 1), ("b", 2)):
+        d = make_run(tmp_path, run_id, 1e-3, repeats=2, n=12, seed=seed)
+        frame = store.read_samples(d)
+        frame["e2e_s"] = 1e-3 * np.exp(np.random.default_rng(seed).normal(0, 6, len(frame)))
+        store.write_samples(d, frame)
+    limit = f"+{100 * (MDE_LIMIT - 1):.0f}%"
+    assert cli("compare", "a", "b", "--runs-dir", tmp_path) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"this comparison detects no difference up to {limit}" in out and "too few invocations" in out
+    assert "detects a difference of >=" not in out and "now detects >=" not in out
+    assert cli("compare", "a", "b", "--runs-dir", tmp_path, "--json") == 0
+    c = json.loads(capsys.readouterr().out)
+    assert c["mde"]["ratio"] is None and c["mde"]["percent"] is None and c["mde"]["beyond_limit"] is True
+    assert c["mde"]["limit_ratio"] == MDE_LIMIT and "too few invocations" in c["mde"]["reason"]
+    assert c["mde"]["interleaved_ratio"] is None
+    # a gate cannot rest on it: it cannot decide (exit 3), and says why without a figure
+    assert cli("compare", "a", "b", "--runs-dir", tmp_path, "--max-slowdown", "1.05") == 3
+    captured = capsys.readouterr()
+    gate_line = next(ln for ln in captured.out.splitlines() if ln.startswith("gate "))
+    assert f"detects no slowdown up to {limit}" in gate_line and "CANNOT DECIDE" in gate_line
+    err = " ".join(captured.err.split())
+    assert f"detects no slowdown up to {limit}" in err and ">=" not in err
+    da, db = store.resolve_run("a", tmp_path), store.resolve_run("b", tmp_path)
+    c = compare(store.read_result(da), store.read_samples(da), store.read_result(db), store.read_samples(db))
+    assert comparison_row("e2e", c.stages["e2e"], 1)[-1] == f"none up to {limit}"     # the report's table row

@@ -139,9 +139,9 @@ def test_the_views_read_runs_figures_and_samples(tmp_path):
 
 
 def test_a_deleted_or_outdated_index_is_rebuilt_from_the_folder(tmp_path):
-    for i in range(3):
-        make_run(tmp_path, i)
+    dirs = [make_run(tmp_path, i) for i in range(3)]
     with EmbeddedStore(tmp_path) as s:
+        s.append(dirs[0])                                       # an append (a run written) makes the index
         s.refresh()
         s.db.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
     with EmbeddedStore(tmp_path) as s:
@@ -222,3 +222,71 @@ def test_a_read_only_runs_folder_is_indexed_in_memory(tmp_path, monkeypatch):
         s.refresh()
         assert len(s.read_series(KEY, "e2e")) == 2
     assert not (tmp_path / INDEX).exists()
+
+
+def test_reading_leaves_no_index_and_the_first_append_makes_it(tmp_path, reads):
+    dirs = [make_run(tmp_path, i) for i in range(3)]
+    with EmbeddedStore(tmp_path) as s:
+        s.refresh()
+        assert len(s.read_series(KEY, "e2e")) == 3
+    assert not (tmp_path / INDEX).exists()                      # a read indexed the folder in memory
+    load_runs(tmp_path)
+    assert not (tmp_path / INDEX).exists()
+    d = make_run(tmp_path, 3)
+    with EmbeddedStore(tmp_path) as s:
+        s.refresh()
+        assert s.append(d).status == ALREADY                   # indexed in memory by the refresh ...
+    assert (tmp_path / INDEX).is_file()                         # ... and put on disk by the append
+    reads.clear()
+    with EmbeddedStore(tmp_path) as s:
+        assert s.refresh() == [] and reads == [] and len(s.read_series(KEY, "e2e")) == 4
+    assert dirs
+
+
+def _files(root) -> list:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def _eb(*args) -> int:
+    from edgebench.cli.app import main
+
+    try:
+        main([str(a) for a in args])
+    except SystemExit as exc:
+        return exc.code or 0
+    return 0
+
+
+def test_read_verbs_write_nothing_into_the_runs_folder(tmp_path, monkeypatch, capsys):
+    """report and check only read the runs folder: no index appears in it (and one already there
+    is used, not joined by another file); a read-only folder reads the same, indexed in memory."""
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    runs.mkdir()
+    out.mkdir()
+    for i in range(3):
+        make_run(runs, i)
+    before = _files(runs)
+    assert _eb("report", "latest", "--runs-dir", runs, "-o", out / "r.html") == 0
+    assert _eb("check", f"{0:012x}", f"{2:012x}", "--runs-dir", runs, "--max-slowdown", "1.5") in (0, 3)
+    assert _files(runs) == before                               # once: .edgebench-index.duckdb
+    with EmbeddedStore(runs) as s:                              # a run written: the index is made
+        s.append(make_run(runs, 3))
+    before = _files(runs)
+    assert INDEX in before
+    assert _eb("check", f"{0:012x}", f"{3:012x}", "--runs-dir", runs, "--max-slowdown", "1.5") in (0, 3)
+    assert _files(runs) == before
+    (runs / INDEX).unlink()
+    from edgebench.store import embedded
+
+    real_access = os.access
+    monkeypatch.setattr(embedded.os, "access",                 # as a read-only share answers (not root)
+                        lambda path, mode: (not mode & os.W_OK or not str(path).startswith(str(runs)))
+                        and real_access(path, mode))
+    os.chmod(runs, 0o555)
+    try:
+        assert _eb("report", "latest", "--runs-dir", runs, "-o", out / "r2.html") == 0
+        assert _eb("check", f"{0:012x}", f"{3:012x}", "--runs-dir", runs, "--json") == 0
+    finally:
+        os.chmod(runs, 0o755)
+    assert INDEX not in _files(runs) and (out / "r2.html").is_file()
+    capsys.readouterr()

@@ -253,7 +253,7 @@ def figures_from_run(result: RunResult, rate_hz: Optional[float] = None, duty: O
             "event_j": event.energy_j, "event_ci": (event.ci_low_j, event.ci_high_j),
             "event_s": inf.duration_s,
             "rate_hz": p.average.rate_hz or result.scenario.rate_hz,
-            "boundary": p.boundary, "instrument": p.instrument,
+            "boundary": p.boundary, "instrument": p.instrument, "method": p.method,
             "board": result.board.name, "model": result.model.name}
 
 
@@ -278,7 +278,7 @@ def _soak_figures(result: RunResult, rate_hz, duty) -> dict:
             "avg_power_w": w.avg_power_w, "rate_hz": w.rate_hz,
             "window": f"the soak's {w.window or 'final'} window ({w.t_from_s or 0:.0f}-"
                       f"{w.t_to_s or 0:.0f} s after the load started)",
-            "boundary": p.boundary, "instrument": p.instrument or p.method,
+            "boundary": p.boundary, "instrument": p.instrument, "method": p.method,
             "board": result.board.name, "model": result.model.name}
 
 
@@ -310,7 +310,7 @@ def _sweep_figures(result: RunResult, rate_hz, duty) -> dict:
             "point": e.id,
             "window": f"sweep point {e.id} ({e.name}), its {'sustained' if e.steady else 'final'} "
                       "window",
-            "boundary": result.power.boundary, "instrument": result.power.method,
+            "boundary": result.power.boundary, "instrument": result.power.instrument, "method": result.power.method,
             "board": result.board.name, "model": e.model.name}
 
 
@@ -324,13 +324,17 @@ def _point_value(e: Point, axis: Optional[str]) -> str:
     return f"{e.id}: {axis} {value:g}" if value is not None else f"{e.id}: {axis} ?"
 
 
+#: what a :class:`Load` names of the run its figures come from: ``instrument`` is the meter
+#: (``power.instrument``, None without one), ``method`` how the power is known (``power.method``)
+SOURCE_KEYS = ("run_id", "kind", "board", "model", "boundary", "instrument", "method", "point")
+
+
 def load_from_window(figs: dict) -> "Load":
     """A soak's or sweep's average power over the window :func:`figures_from_run` named, as a :class:`Load`."""
     return Load(figs["avg_power_w"], figs["label"],
                 detail={"avg_power_w": figs["avg_power_w"], "rate_hz": figs.get("rate_hz"), "duty": figs.get("duty"),
                         "window": figs.get("window"),
-                        "source": {k: figs.get(k) for k in ("run_id", "kind", "board", "model", "boundary",
-                                                            "instrument", "point")}})
+                        "source": {k: figs.get(k) for k in SOURCE_KEYS}})
 
 
 def above_idle_from_active(idle_w: float, active_w: float, event_s: Optional[float]) -> float:
@@ -364,4 +368,4 @@ def load_from_figures(idle_w: float, event_j: float, label: str, *, rate_hz: Opt
 
 
 __all__ = ["Cell", "PRESETS", "preset", "make_cell", "Load", "BatteryEstimate", "estimate",
-           "figures_from_run", "load_from_figures", "load_from_window", "above_idle_from_active", "HOURS_PER_MONTH"]
+           "figures_from_run", "load_from_figures", "SOURCE_KEYS", "load_from_window", "above_idle_from_active", "HOURS_PER_MONTH"]

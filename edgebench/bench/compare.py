@@ -33,7 +33,7 @@ from edgebench.results.model import STAGES, RunResult, refuse_mixed_labels
 from edgebench.results.store import read_samples
 from edgebench.stats.compare import SAME, holm, ratio_of_medians, side_figures
 from edgebench.stats.dependence import observed_tick
-from edgebench.stats.power import detectable, sessions_needed
+from edgebench.stats.power import MDE_LIMIT, beyond_limit, detectable, sessions_needed, within_limit
 from edgebench.stats.variation import (
     DIFFERS_LEVEL,
     LogEstimate,
@@ -105,10 +105,11 @@ class Comparison:
         sd = self.slowdown(stage)
         failed = sd["ci_low"] > max_slowdown
         mde = self.stages.get(stage, self.speedup).get("mde") or {}
-        undecided = bool(not failed and mde and max_slowdown < mde["ratio"])
+        nothing = bool(mde.get("beyond_limit"))      # nothing detectable within MDE_LIMIT: no figure to weigh
+        undecided = bool(not failed and mde and (nothing or max_slowdown < mde["ratio"]))
         self.gate = {"max_slowdown": max_slowdown, "stage": stage, "slowdown": sd["ratio"],
                      "slowdown_ci_low": sd["ci_low"], "slowdown_ci_high": sd["ci_high"], "failed": failed,
-                     "undecided": undecided, "mde": mde.get("ratio"),
+                     "undecided": undecided, "mde": mde.get("ratio"), "mde_beyond_limit": nothing,
                      "rule": "fails when the lower bound of the slowdown interval exceeds max_slowdown; cannot "
                              "decide (exit 3) when it did not fail and max_slowdown lies below the smallest "
                              "slowdown the comparison detects with 80% power (its mde)"}
@@ -122,7 +123,8 @@ class Comparison:
         if not g:
             return ""
         state = "FAILED" if g["failed"] else "CANNOT DECIDE" if g["undecided"] else "passed"
-        mde = f"; detects >= {100 * (g['mde'] - 1):.1f}% (80% power)" if g.get("mde") else ""
+        mde = (f"; detects >= {100 * (g['mde'] - 1):.1f}% (80% power)" if g.get("mde")
+               else f"; detects no slowdown up to {_limit()} (80% power)" if g.get("mde_beyond_limit") else "")
         return (f"gate --max-slowdown {g['max_slowdown']:g}: slowdown {g['slowdown']:.3f} "
                 f"(95% CI {g['slowdown_ci_low']:.3f}–{g['slowdown_ci_high']:.3f}{mde}) {state}")
 
@@ -135,8 +137,10 @@ class Comparison:
                              f"({g['stage']} slowdown {g['slowdown']:.3f}, 95% CI {g['slowdown_ci_low']:.3f}–"
                              f"{g['slowdown_ci_high']:.3f})")
         if g.get("undecided"):
+            detects = (f"detects no slowdown up to {_limit()}" if g.get("mde_beyond_limit")
+                       else f"detects only slowdowns >= {100 * (g['mde'] - 1):.1f}%")
             raise GateUndecided(f"the gate --max-slowdown {g['max_slowdown']:g} cannot decide: this comparison "
-                                f"detects only slowdowns >= {100 * (g['mde'] - 1):.1f}% (80% power)",
+                                f"{detects} (80% power)",
                                 g.get("to_detect", "").split("; ", 1)[-1] or "measure more invocations of each")
 
     def mde_advice(self, target: float | None = None, stage: str | None = None) -> str:
@@ -146,10 +150,16 @@ class Comparison:
         if not m:
             return ""
         target = target if target and target > 1.0 else 1.05
-        line = f"this comparison detects a difference of >= {m['percent']:.1f}% (80% power, alpha {m['alpha']:g}"
-        line += f" over {m['tests']} stages)" if m["tests"] > 1 else ")"
-        if m["ratio"] <= target:
-            return line
+        over = f" over {m['tests']} stages)" if m["tests"] > 1 else ")"
+        if m.get("beyond_limit"):
+            line = (f"this comparison detects no difference up to {_limit(m)} (80% power, alpha {m['alpha']:g}"
+                    f"{over}: too few invocations or samples, or too noisy")
+            if target >= m["limit_ratio"]:
+                return line
+        else:
+            line = f"this comparison detects a difference of >= {m['percent']:.1f}% (80% power, alpha {m['alpha']:g}{over}"
+            if m["ratio"] <= target:
+                return line
         want = f"{100 * (target - 1):.3g}%"
         more = (m.get("more_sessions_for") or {}).get(f"{target:.6g}")
         parts = []
@@ -161,6 +171,9 @@ class Comparison:
         elif inter is not None:
             parts.append(f"`edgebench bench A B` interleaved with more repeats (one such invocation now "
                          f"detects >= {100 * (inter - 1):.1f}%)")
+        elif "interleaved_ratio" in m:
+            parts.append("`edgebench bench A B` interleaved with more repeats, on a quieter board (pinned with "
+                         f"--cpus: one such invocation at this spread detects no difference up to {_limit(m)})")
         return line + (f"; to detect {want}: " + ", or ".join(parts) if parts else f"; {want} is out of reach")
 
     def sentence(self, stage: str | None = None) -> str:
@@ -178,6 +191,11 @@ class Comparison:
                 f"({stage} median ratio, {int(round(100 * s['ci_level']))}% CI {s['ci_low']:.2f}–{s['ci_high']:.2f}: "
                 f"{s['verdict']}; {fmt.p_value(s['p_value'])}{adjusted}; {runs}, "
                 f"n={s['n_a']:,} vs {s['n_b']:,})")
+
+
+def _limit(m: dict | None = None) -> str:
+    """The largest difference a detectable difference is quoted up to, as "+900%"."""
+    return f"+{100 * ((m or {}).get('limit_ratio', MDE_LIMIT) - 1):.0f}%"
 
 
 def _runs(samples, col: str) -> list:
@@ -247,7 +265,7 @@ def _mde(d: dict, tests: int, same: bool, per_a: float, per_b: float, s_a: int, 
          targets: tuple, interleaved_var: float) -> dict:
     """The smallest ratio detected with 80% power (:func:`edgebench.stats.power.detectable`), the
     sessions of each side that would reach each of ``targets``, and one interleaved invocation's."""
-    m = detectable(d["se_log"], d["df"], ALPHA, tests=tests).to_dict()
+    m = beyond_limit(detectable(d["se_log"], d["df"], ALPHA, tests=tests))   # none within MDE_LIMIT: ratio None
     if not same:
         more = {}
         for t in targets:
@@ -255,7 +273,8 @@ def _mde(d: dict, tests: int, same: bool, per_a: float, per_b: float, s_a: int, 
             need = sessions_needed(t, 0.0, (per_a + per_b) / 2.0, d["df"], ALPHA, tests=tests) if t > 1 else None
             more[f"{t:.6g}"] = None if need is None else max(0, need - min(s_a, s_b))
         m["more_sessions_for"] = more
-        m["interleaved_ratio"] = detectable(math.sqrt(interleaved_var), d["df"], ALPHA, tests=tests).ratio
+        m["interleaved_ratio"] = within_limit(detectable(math.sqrt(interleaved_var), d["df"], ALPHA,
+                                                         tests=tests).ratio)
     return m
 
 

@@ -25,6 +25,7 @@ def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, volt
     """
     # lazy: numpy, pandas (battery 0.18 s, numpy 460 ms measured), kept off `edgebench VERB --help`
     from edgebench.bench.battery import (
+        SOURCE_KEYS,
         above_idle_from_active,
         estimate,
         figures_from_run,
@@ -82,7 +83,7 @@ def battery_estimate(run: Optional[str], runs_dir, cell: str, capacity_mah, volt
     load = load_from_figures(i_w, e_j, label, rate_hz=r, duty=duty, event_s=e_s,
                              idle_ci=figs.get("idle_ci", (None, None)) if idle_w is None else (None, None),
                              event_ci=figs.get("event_ci", (None, None)) if own_event else (None, None),
-                             source={k: figs.get(k) for k in ("run_id", "board", "model", "boundary", "instrument")}
+                             source={k: figs.get(k) for k in SOURCE_KEYS if k in figs}
                              if figs else {"given": True})
     if active_w is not None:
         load.detail["active_w"] = float(active_w)
@@ -121,8 +122,10 @@ def battery_lines(est) -> list:
 
     c, load, a = est.cell, est.load, est.assumptions
     src = load["detail"].get("source") or {}
+    how = (f", meter: {src['instrument']}" if src.get("instrument")
+           else f", {src['method']}" if src.get("method") else "")    # the meter; without one, how power is known
     origin = (f"{src.get('kind') or 'energy'} run {src.get('run_id')} ({src.get('model')} on {src.get('board')}, "
-              f"boundary {src.get('boundary')})" if src.get("run_id") else "given figures")
+              f"boundary {src.get('boundary')}{how})" if src.get("run_id") else "given figures")
     d = load["detail"]
     rng = ""
     if est.life_low_h and est.life_high_h:

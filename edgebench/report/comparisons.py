@@ -19,7 +19,9 @@ def comparison_row(stage: str, s: Dict[str, Any], tests: int) -> List[Any]:
     adj = (f"{s['ci_adjusted_low']:.3f}–{s['ci_adjusted_high']:.3f} ({100 * s['ci_adjusted_level']:.1f}%)"
            if tests > 1 and "ci_adjusted_low" in s else "same (one stage)")
     sessions = f"{s['sessions_a']}/{s['sessions_b']}" if s.get("sessions_a") else "interleaved"
-    mde = f">= {s['mde']['percent']:.1f}%" if s.get("mde") else "n/a"
+    m = s.get("mde") or {}
+    mde = ("n/a" if not m else f"none up to +{100 * (m['limit_ratio'] - 1):.0f}%" if m.get("beyond_limit")
+           else f">= {m['percent']:.1f}%")
     return [stage, f"{s['ratio']:.3f}", f"{s['ci_low']:.3f}–{s['ci_high']:.3f}", adj, fmt.p_value(s["p_holm"]),
             s["verdict"], sessions, mde]
 

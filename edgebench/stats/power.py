@@ -19,6 +19,10 @@ from edgebench.errors import DataError
 
 #: the power at which a detectable difference is quoted
 DEFAULT_POWER = 0.8
+#: the largest ratio a detectable difference is quoted up to: beyond it (a tenfold change) the
+#: figure says only that the data resolve nothing (two noisy invocations of a few samples once
+#: printed "detects >= 375738.5%"), so it is reported as none within this limit (:func:`within_limit`)
+MDE_LIMIT = 10.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,22 @@ def detectable(se_log: float, df: float, alpha: float = 0.05, power: float = DEF
     a = alpha / tests
     return Detectable(ratio=math.exp((_t(1.0 - a / 2.0, df) + _t(power, df)) * se_log),
                       alpha=alpha, power=power, tests=tests, se_log=se_log, df=df)
+
+
+def within_limit(ratio: float | None, limit: float = MDE_LIMIT) -> float | None:
+    """``ratio`` when it is a detectable ratio at most ``limit``; None when nothing within ``limit`` is."""
+    return ratio if ratio is not None and math.isfinite(ratio) and ratio <= limit else None
+
+
+def beyond_limit(d: Detectable, limit: float = MDE_LIMIT) -> dict:
+    """:meth:`Detectable.to_dict` when its ratio lies within ``limit``; otherwise the same inputs with
+    ``ratio`` and ``percent`` null, ``beyond_limit`` true and the reason in words."""
+    out = {**d.to_dict(), "beyond_limit": False, "limit_ratio": limit}
+    if within_limit(d.ratio, limit) is None:
+        out.update(ratio=None, percent=None, beyond_limit=True,
+                   reason=f"no difference up to +{100 * (limit - 1):.0f}% is detected with "
+                          f"{100 * d.power:.0f}% power: too few invocations or samples, or too noisy")
+    return out
 
 
 def power_at(ratio: float, se_log: float, df: float, alpha: float = 0.05, tests: int = 1) -> float:

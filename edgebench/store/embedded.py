@@ -17,7 +17,11 @@ history reads as before. Queries go through the views ``runs``, ``figures`` (fig
 their series key) and ``samples`` (``read_parquet`` over the indexed runs' samples files).
 
 The index is a cache: deleting it loses nothing (the next read rebuilds it), and one of an
-older layout is rebuilt. DuckDB lets one process write a database file at a time; a writer
+older layout is rebuilt. Only a verb that writes a run into the folder creates it (the first
+:meth:`EmbeddedStore.append`): a verb that only reads (report, check, compare, history,
+``load_runs``) uses the index when it is already there and writable, and otherwise indexes the
+folder in memory, so reading a results folder never leaves a file in it (``history
+--changes``, which asks for its change points to be kept, makes it too). DuckDB lets one process write a database file at a time; a writer
 that finds it locked for longer than :data:`LOCK_WAIT_S` leaves the run to the next refresh.
 """
 from __future__ import annotations
@@ -51,6 +55,9 @@ CREATE TABLE IF NOT EXISTS change_points (series VARCHAR, metric VARCHAR, positi
 """
 
 
+_TABLE_NAMES = ("meta", "folder_state", "run_rows", "figure_rows", "change_points")
+
+
 def _epoch(text) -> float:
     try:
         t = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
@@ -74,18 +81,25 @@ def _mtime_ns(path: Path) -> int | None:
     return max(times)
 
 
-def _connect(path: Path, wait_s: float = LOCK_WAIT_S):
-    """The index database at ``path``; in memory when its folder cannot be written (a read-only
-    share: every read then indexes the folder afresh)."""
+def _writable(path: Path) -> bool:
+    """Whether the index at ``path`` can be written: its folder (DuckDB keeps a write-ahead log
+    beside it) and, when it exists, the file."""
+    return os.access(path.parent, os.W_OK) and (not os.path.lexists(path) or os.access(path, os.W_OK))
+
+
+def _connect(path: Path, wait_s: float = LOCK_WAIT_S, create: bool = False):
+    """``(database, on disk)``: the index database at ``path`` when it exists (``create``: or is to be
+    made) and can be written; otherwise in memory (a read of a folder without an index, or a
+    read-only share: every read then indexes the folder afresh)."""
     import duckdb
 
-    if not os.access(path.parent, os.W_OK) and not os.access(path, os.W_OK):
-        return duckdb.connect(":memory:")
+    if not (create or os.path.lexists(path)) or not _writable(path):
+        return duckdb.connect(":memory:"), False
     refuse_link(path, "index")
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            return duckdb.connect(str(path))
+            return duckdb.connect(str(path)), True
         except duckdb.IOException as exc:   # another process holds the write lock
             if time.monotonic() >= deadline:
                 raise StoreError(f"the runs index {path} is busy ({exc})".splitlines()[0],
@@ -101,7 +115,8 @@ class EmbeddedStore:
         self.url = url or f"duckdb:{self.root}"
         if not self.root.is_dir():
             raise ResultError(f"no runs folder {self.root}", "give the folder the runs are in (default: runs)")
-        self.db = _connect(self.root / INDEX, wait_s)
+        self.path, self.wait_s = self.root / INDEX, wait_s
+        self.db, self.on_disk = _connect(self.path, wait_s)     # created by the first append only
         self._samples_stale = True
         self._prepare()
         #: what each refresh read: folder names (read_result was called on these only)
@@ -115,8 +130,38 @@ class EmbeddedStore:
             for table in ("folder_state", "run_rows", "figure_rows", "change_points", "meta"):
                 self.db.execute(f"DROP TABLE IF EXISTS {table}")
             self.db.execute(_TABLES)
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+        if row is None or row[0] != str(SCHEMA_VERSION):     # an index up to date is not written by opening it
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
         self._views()
+
+    def _persist(self) -> None:
+        """Put the index on disk for an append (a run written into the folder), with what this
+        store has indexed in memory so far; nothing when the folder cannot be written."""
+        if self.on_disk or not _writable(self.path):
+            return
+        import duckdb
+
+        refuse_link(self.path, "index")
+        if not os.path.lexists(self.path):
+            name = str(self.path).replace("'", "''")
+            mem = self.db.execute("SELECT current_database()").fetchone()[0]
+            try:
+                self.db.execute(f"ATTACH '{name}' AS disk")
+            except duckdb.Error:        # another process made it meanwhile: that one is used below
+                pass
+            else:
+                try:
+                    self.db.execute(_TABLES.replace("EXISTS ", "EXISTS disk."))
+                    for table in _TABLE_NAMES:
+                        self.db.execute(f"INSERT INTO disk.{table} SELECT * FROM {mem}.main.{table}")
+                finally:
+                    self.db.execute("DETACH disk")
+        self.db.close()
+        try:
+            self.db, self.on_disk = _connect(self.path, self.wait_s, create=True)
+        except (StoreError, duckdb.Error):          # busy: this append stays in memory, the next refresh has it
+            self.db, self.on_disk = duckdb.connect(":memory:"), False
+        self._prepare()
 
     def _views(self) -> None:
         root = str(self.root.resolve()).replace("'", "''")
@@ -154,6 +199,7 @@ class EmbeddedStore:
         if d.resolve().parent != self.root.resolve():
             raise StoreError(f"{d} is not a folder of the runs folder {self.root}",
                              "the embedded store indexes its own runs folder; copy the run there")
+        self._persist()
         mtime = _mtime_ns(d)
         try:
             rows = run_rows(d)
@@ -297,6 +343,8 @@ class EmbeddedStore:
         return {f for (f,) in self.db.execute("SELECT folder FROM run_rows").fetchall()}
 
     def record_changes(self, key: SeriesKey, metric: str, changes: list) -> None:
+        """Keep ``changes`` beside the series (``history --changes`` asks for it: the index is made)."""
+        self._persist()
         series = json.dumps(key.to_dict(), sort_keys=True)
         self.db.execute("DELETE FROM change_points WHERE series = ? AND metric = ?", [series, metric])
         if changes:
