@@ -99,6 +99,22 @@ def test_gate_fails_on_lower_bound_and_cannot_decide_below_mde():
         gate(noisy, 0.9)
 
 
+def test_rounds_that_resolve_nothing_say_so_instead_of_a_huge_percentage():
+    """Three wildly noisy rounds: the detectable ratio lies beyond MDE_LIMIT, so no figure is quoted (it
+    once printed "detects >= 1e5 %"), and a gate on them cannot decide, whatever its threshold."""
+    from edgebench.cli.bench_rounds import summary_lines
+    from edgebench.stats.power import MDE_LIMIT
+
+    r = paired_blocks(_blocks(1.0, 3, 3.0, seed=4))
+    assert r.mde["beyond_limit"] and r.mde["ratio"] is None and r.mde["limit_ratio"] == MDE_LIMIT
+    g = gate(r, 5.0)
+    assert g["mde_beyond_limit"] and (g["undecided"] or g["failed"])
+    doc = {"result": r.to_dict(), "a": {"model": "a.tflite"}, "b": {"model": "b.tflite"}, "board": "sim",
+           "label": "simulated", "orders": ["AB", "BA", "AB"], "seed": 1, "gate": g, "record": "x"}
+    text = "\n".join(summary_lines(doc))
+    assert f"detects no difference up to +{100 * (MDE_LIMIT - 1):.0f}%" in text and "detects >=" not in text
+
+
 def test_bad_figures_refused():
     with pytest.raises(DataError):
         paired_blocks([])

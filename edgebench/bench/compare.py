@@ -33,7 +33,7 @@ from edgebench.results.model import STAGES, RunResult, refuse_mixed_labels
 from edgebench.results.store import read_samples
 from edgebench.stats.compare import SAME, holm, ratio_of_medians, side_figures
 from edgebench.stats.dependence import observed_tick
-from edgebench.stats.power import MDE_LIMIT, beyond_limit, detectable, sessions_needed, within_limit
+from edgebench.stats.power import beyond_limit, detectable, limit_text, sessions_needed, within_limit
 from edgebench.stats.variation import (
     DIFFERS_LEVEL,
     LogEstimate,
@@ -124,7 +124,7 @@ class Comparison:
             return ""
         state = "FAILED" if g["failed"] else "CANNOT DECIDE" if g["undecided"] else "passed"
         mde = (f"; detects >= {100 * (g['mde'] - 1):.1f}% (80% power)" if g.get("mde")
-               else f"; detects no slowdown up to {_limit()} (80% power)" if g.get("mde_beyond_limit") else "")
+               else f"; detects no slowdown up to {limit_text()} (80% power)" if g.get("mde_beyond_limit") else "")
         return (f"gate --max-slowdown {g['max_slowdown']:g}: slowdown {g['slowdown']:.3f} "
                 f"(95% CI {g['slowdown_ci_low']:.3f}–{g['slowdown_ci_high']:.3f}{mde}) {state}")
 
@@ -137,7 +137,7 @@ class Comparison:
                              f"({g['stage']} slowdown {g['slowdown']:.3f}, 95% CI {g['slowdown_ci_low']:.3f}–"
                              f"{g['slowdown_ci_high']:.3f})")
         if g.get("undecided"):
-            detects = (f"detects no slowdown up to {_limit()}" if g.get("mde_beyond_limit")
+            detects = (f"detects no slowdown up to {limit_text()}" if g.get("mde_beyond_limit")
                        else f"detects only slowdowns >= {100 * (g['mde'] - 1):.1f}%")
             raise GateUndecided(f"the gate --max-slowdown {g['max_slowdown']:g} cannot decide: this comparison "
                                 f"{detects} (80% power)",
@@ -152,7 +152,7 @@ class Comparison:
         target = target if target and target > 1.0 else 1.05
         over = f" over {m['tests']} stages)" if m["tests"] > 1 else ")"
         if m.get("beyond_limit"):
-            line = (f"this comparison detects no difference up to {_limit(m)} (80% power, alpha {m['alpha']:g}"
+            line = (f"this comparison detects no difference up to {limit_text(m)} (80% power, alpha {m['alpha']:g}"
                     f"{over}: too few invocations or samples, or too noisy")
             if target >= m["limit_ratio"]:
                 return line
@@ -173,7 +173,7 @@ class Comparison:
                          f"detects >= {100 * (inter - 1):.1f}%)")
         elif "interleaved_ratio" in m:
             parts.append("`edgebench bench A B` interleaved with more repeats, on a quieter board (pinned with "
-                         f"--cpus: one such invocation at this spread detects no difference up to {_limit(m)})")
+                         f"--cpus: one such invocation at this spread detects no difference up to {limit_text(m)})")
         return line + (f"; to detect {want}: " + ", or ".join(parts) if parts else f"; {want} is out of reach")
 
     def sentence(self, stage: str | None = None) -> str:
@@ -191,11 +191,6 @@ class Comparison:
                 f"({stage} median ratio, {int(round(100 * s['ci_level']))}% CI {s['ci_low']:.2f}–{s['ci_high']:.2f}: "
                 f"{s['verdict']}; {fmt.p_value(s['p_value'])}{adjusted}; {runs}, "
                 f"n={s['n_a']:,} vs {s['n_b']:,})")
-
-
-def _limit(m: dict | None = None) -> str:
-    """The largest difference a detectable difference is quoted up to, as "+900%"."""
-    return f"+{100 * ((m or {}).get('limit_ratio', MDE_LIMIT) - 1):.0f}%"
 
 
 def _runs(samples, col: str) -> list:

@@ -52,9 +52,15 @@ def run_rounds_command(models, run, opts, rounds: int, seed: int, max_slowdown) 
         raise GateFailed(f"B is slower than {g['max_slowdown']:g}x A: slowdown {g['slowdown']:.3f} (95% CI "
                          f"{g['slowdown_ci_low']:.3f}-{g['slowdown_ci_high']:.3f})", hint=f"record {rec.record}")
     if g and g["undecided"]:
-        raise GateUndecided(f"--max-slowdown {g['max_slowdown']:g} is below what {rounds} rounds detect "
-                            f"({g['mde_ratio']:.3f} with 80% power): cannot decide",
-                            hint=_more_rounds_hint(rec.to_dict(), g["max_slowdown"]))
+        from edgebench.stats.power import limit_text  # lazy: kept off `edgebench VERB --help` (stats)
+
+        detect = (f"{rounds} rounds detect no slowdown up to {limit_text(rec.to_dict()['result']['mde'])}"
+                  if g.get("mde_beyond_limit") else
+                  f"--max-slowdown {g['max_slowdown']:g} is below what {rounds} rounds detect "
+                  f"({g['mde_ratio']:.3f} with 80% power)"
+                  if g.get("mde_ratio") is not None and g["max_slowdown"] < g["mde_ratio"] else
+                  f"{rounds} rounds give no verdict (fewer than 3 rounds)")
+        raise GateUndecided(f"{detect}: cannot decide", hint=_more_rounds_hint(rec.to_dict(), g["max_slowdown"]))
 
 
 def round_line(ev: dict) -> str:
@@ -73,7 +79,12 @@ def summary_lines(doc: dict) -> list:
              f"  {r['method']}"]
     if r.get("fallback"):
         lines.append(f"  fewer than 3 rounds: {r['fallback']}")
-    if r.get("mde"):
+    if r.get("mde") and r["mde"].get("beyond_limit"):
+        from edgebench.stats.power import limit_text  # lazy: kept off `edgebench VERB --help` (stats)
+
+        lines.append(f"  this comparison detects no difference up to {limit_text(r['mde'])} (80% power, alpha "
+                     f"{r['mde']['alpha']:g}): too few rounds, or too noisy")
+    elif r.get("mde"):
         pct = r["mde"]["percent"]
         lines.append(f"  this comparison detects >= {pct:.{1 if pct >= 1 else 3}f}% (80% power, alpha "
                      f"{r['mde']['alpha']:g})")

@@ -91,7 +91,7 @@ def paired_blocks(blocks: Sequence[Block], level: float = 0.95, alpha: float = 0
     """The paired-by-block ratio B / A with its interval, verdict and minimum detectable ratio (module doc)."""
     from scipy.stats import t as student_t
 
-    from edgebench.stats.power import detectable
+    from edgebench.stats.power import beyond_limit, detectable
     from edgebench.stats.variation import priors
 
     if not blocks:
@@ -137,7 +137,7 @@ def paired_blocks(blocks: Sequence[Block], level: float = 0.95, alpha: float = 0
     verdict = "no difference resolved" if lo <= 0.0 <= hi else ("B larger" if lo > 0 else "B smaller")
     if fallback is not None:        # one df of its own: a machine noisier than the prior would be called
         verdict = NO_VERDICT
-    mde = detectable(se, df, alpha=alpha).to_dict() if df > 0 else None
+    mde = beyond_limit(detectable(se, df, alpha=alpha)) if df > 0 else None
     return PairedResult(ratio=math.exp(mean), ci_low=math.exp(lo), ci_high=math.exp(hi), ci_level=level,
                         se_log=se, df=df, blocks=n, p_value=p, verdict=verdict,
                         block_ratios=[math.exp(x) for x in d], between_block_sd_log=sd, within_var_log=within,
@@ -153,11 +153,13 @@ def gate(result: PairedResult, max_slowdown: float) -> dict:
     if not (math.isfinite(max_slowdown) and max_slowdown >= 1.0):
         raise DataError(f"--max-slowdown must be a ratio >= 1, got {max_slowdown}", "e.g. --max-slowdown 1.05")
     failed = result.ci_low > max_slowdown
-    mde_ratio = (result.mde or {}).get("ratio")
-    undecided = not failed and (result.fallback is not None or mde_ratio is not None and max_slowdown < mde_ratio)
+    mde = result.mde or {}
+    mde_ratio, nothing = mde.get("ratio"), bool(mde.get("beyond_limit"))   # nothing detectable within MDE_LIMIT
+    undecided = not failed and (result.fallback is not None or nothing
+                                or mde_ratio is not None and max_slowdown < mde_ratio)
     return {"max_slowdown": max_slowdown, "slowdown": result.ratio, "slowdown_ci_low": result.ci_low,
             "slowdown_ci_high": result.ci_high, "failed": failed, "undecided": undecided,
-            "mde_ratio": mde_ratio,
+            "mde_ratio": mde_ratio, "mde_beyond_limit": nothing,
             "rule": "fails when the lower bound of the slowdown interval exceeds max_slowdown; cannot decide "
                     "when max_slowdown is below the minimum detectable ratio (80% power)"}
 

@@ -81,6 +81,11 @@ def beyond_limit(d: Detectable, limit: float = MDE_LIMIT) -> dict:
     return out
 
 
+def limit_text(mde: dict | None = None) -> str:
+    """The largest difference a detectable difference is quoted up to (``mde``'s limit), as "+900%"."""
+    return f"+{100 * ((mde or {}).get('limit_ratio') or MDE_LIMIT) - 100:.0f}%"
+
+
 def power_at(ratio: float, se_log: float, df: float, alpha: float = 0.05, tests: int = 1) -> float:
     """Probability that a true ``ratio`` (either side of 1) is called, two-sided t at ``alpha/tests``."""
     from scipy.stats import norm
