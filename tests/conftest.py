@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -83,6 +84,17 @@ def require_file(path):
     if not os.path.isfile(path):
         missing(f"{path} is not present")
     return path
+
+
+def load_script(relpath: str):
+    """A script of the repository (benchmarks/, scripts/: folders that are not packages), imported
+    from ``relpath`` as a module named after its file."""
+    path = Path(__file__).resolve().parents[1] / relpath
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def stop_process(proc: subprocess.Popen) -> None:
