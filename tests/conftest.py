@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from edgebench.modelfile import read_model
+from edgebench.results import store
 
 # The firmware fixtures (posix_firmware_bin, fw, client) for every test module, without importing them
 pytest_plugins = ["fw_util"]
@@ -95,6 +96,29 @@ def load_script(relpath: str):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+class CtrlCAt:
+    """A progress callback that presses Ctrl-C (raises KeyboardInterrupt) at the ``n``-th event
+    named ``event``; ``seen`` holds those events."""
+
+    def __init__(self, event: str, n: int):
+        self.event, self.n = event, n
+        self.seen: list = []
+
+    def __call__(self, ev: dict) -> None:
+        if ev["event"] == self.event:
+            self.seen.append(ev)
+            if len(self.seen) == self.n:
+                raise KeyboardInterrupt
+
+
+def interrupted_run(runs_dir):
+    """The one run in ``runs_dir``, which Ctrl-C left incomplete: its folder and result."""
+    (run_dir,) = store.find_runs(runs_dir)
+    result = store.read_result(run_dir)
+    assert result.status == "incomplete" and "Ctrl-C" in result.status_reason, result.status_reason
+    return run_dir, result
 
 
 def stop_process(proc: subprocess.Popen) -> None:

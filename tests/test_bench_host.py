@@ -3,6 +3,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CtrlCAt, interrupted_run
 
 from edgebench.bench.latency import BenchOptions, run_bench
 from edgebench.boards.registry import get_profile
@@ -123,20 +124,10 @@ def test_offline_scenario(tmp_path, host):
 
 
 def test_interrupted_run_keeps_samples_and_says_incomplete(tmp_path, host):
-    chunks = []
-
-    def progress(ev):
-        if ev["event"] == "chunk":
-            chunks.append(ev)
-            if len(chunks) == 3:
-                raise KeyboardInterrupt
-
     with pytest.raises(KeyboardInterrupt):
-        run_bench(INT8, host, _opts(max_time_s=10.0, min_time_s=5.0), runs_root=tmp_path, progress=progress)
-    (run_dir,) = store.find_runs(tmp_path)
-    result = store.read_result(run_dir)
-    assert result.status == "incomplete"
-    assert "Ctrl-C" in result.status_reason
+        run_bench(INT8, host, _opts(max_time_s=10.0, min_time_s=5.0), runs_root=tmp_path,
+                  progress=CtrlCAt("chunk", 3))
+    run_dir, result = interrupted_run(tmp_path)
     assert len(store.read_samples(run_dir)) > 10
     assert "INCOMPLETE run" in result.extra.claim
 

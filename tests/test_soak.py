@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CtrlCAt, interrupted_run
 from typer.testing import CliRunner
 
 from edgebench import board_protocol as bp
@@ -210,21 +211,12 @@ def test_cool_down_timeout_is_a_warning(tmp_path):
 
 # -- interruptions ---------------------------------------------------------------------------
 def test_ctrl_c_keeps_samples_and_marks_incomplete(tmp_path):
-    seen = []
-
-    def progress(ev):
-        if ev["event"] == "chunk":
-            seen.append(ev)
-            if len(seen) == 20:
-                raise KeyboardInterrupt
-
+    progress = CtrlCAt("chunk", 20)
     with pytest.raises(KeyboardInterrupt):
         soak(tmp_path, progress=progress)
-    (run_dir,) = store.find_runs(tmp_path)
-    result = store.read_result(run_dir)
-    assert result.status == "incomplete" and "Ctrl-C" in result.status_reason
+    run_dir, result = interrupted_run(tmp_path)
     samples = store.read_samples(run_dir)
-    assert len(samples) == seen[-1]["n"] + 1             # every inference measured, plus the cold one
+    assert len(samples) == progress.seen[-1]["n"] + 1             # every inference measured, plus the cold one
     assert len(read_telemetry(run_dir)) > 30
     assert result.extra.soak.duration_s == pytest.approx(20.0, abs=1.5)
     assert "INCOMPLETE run" in result.extra.claim
