@@ -321,21 +321,6 @@ def test_simulated_soak_states_the_energy_of_its_sustained_window(tmp_path):
 
 
 # -- boards without telemetry ---------------------------------------------------------------
-class NoThermalSim(SimClient):
-    """A board that has no temperature source at all, and an agent without the telemetry feature."""
-
-    capabilities = SimClient.capabilities - {bp.TELEMETRY}
-
-    def _op_hello(self, payload):
-        header, _ = super()._op_hello(payload)
-        header["features"] = []
-        return header, None
-
-    def _op_thermal(self, payload):
-        return {"available": False, "temps_c": {}, "freqs_hz": {}, "throttled": None, "clock_ns": 0,
-                "errors": {}}, None
-
-
 class SnapshotOnlySim(SimClient):
     """An older agent (or a microcontroller): no telemetry during runs, thermal() only."""
 
@@ -345,6 +330,14 @@ class SnapshotOnlySim(SimClient):
         header, _ = super()._op_hello(payload)
         header["features"] = []
         return header, None
+
+
+class NoThermalSim(SnapshotOnlySim):
+    """A board that has no temperature source at all, and an agent without the telemetry feature."""
+
+    def _op_thermal(self, payload):
+        return {"available": False, "temps_c": {}, "freqs_hz": {}, "throttled": None, "clock_ns": 0,
+                "errors": {}}, None
 
 
 def test_board_without_thermal_source_still_soaks_and_says_so(tmp_path):
