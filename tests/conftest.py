@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from edgebench.boards.registry import get_profile
 from edgebench.modelfile import read_model
 from edgebench.results import store
 
@@ -164,6 +165,12 @@ def _fresh_consoles():
     output = sys.modules.get("edgebench.cli.output")
     if output is not None:
         output._consoles.clear()
+
+
+@pytest.fixture(scope="module")
+def host():
+    """The built-in ``host`` board profile (this machine, a local agent)."""
+    return get_profile("host")
 
 
 @pytest.fixture

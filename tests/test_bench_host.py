@@ -21,11 +21,6 @@ def _opts(**kw):
 
 
 @pytest.fixture(scope="module")
-def host():
-    return get_profile("host")
-
-
-@pytest.fixture(scope="module")
 def single(tmp_path_factory, host):
     root = tmp_path_factory.mktemp("runs")
     return run_bench(INT8, host, _opts(), runs_root=root)
@@ -262,11 +257,11 @@ def test_bad_bench_options_are_one_line_and_leave_no_run(tmp_path, args, words):
     assert store.find_runs(tmp_path) == []
 
 
-def test_recover_from_the_command_line(tmp_path):
+def test_recover_from_the_command_line(tmp_path, host):
     import subprocess
     import sys
 
-    result, run_dir = run_bench(INT8, get_profile("host"), _opts(repeat=2, max_repeats=2), runs_root=tmp_path)
+    result, run_dir = run_bench(INT8, host, _opts(repeat=2, max_repeats=2), runs_root=tmp_path)
     # pretend the process died after writing its repeats
     result.status = "running"
     store.write_result(run_dir, result)
