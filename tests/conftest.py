@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -13,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from edgebench.boards.registry import get_profile
 from edgebench.modelfile import read_model
+from edgebench.results import store
 
 # The firmware fixtures (posix_firmware_bin, fw, client) for every test module, without importing them
 pytest_plugins = ["fw_util"]
@@ -85,6 +88,40 @@ def require_file(path):
     return path
 
 
+def load_script(relpath: str):
+    """A script of the repository (benchmarks/, scripts/: folders that are not packages), imported
+    from ``relpath`` as a module named after its file."""
+    path = Path(__file__).resolve().parents[1] / relpath
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class CtrlCAt:
+    """A progress callback that presses Ctrl-C (raises KeyboardInterrupt) at the ``n``-th event
+    named ``event``; ``seen`` holds those events."""
+
+    def __init__(self, event: str, n: int):
+        self.event, self.n = event, n
+        self.seen: list = []
+
+    def __call__(self, ev: dict) -> None:
+        if ev["event"] == self.event:
+            self.seen.append(ev)
+            if len(self.seen) == self.n:
+                raise KeyboardInterrupt
+
+
+def interrupted_run(runs_dir):
+    """The one run in ``runs_dir``, which Ctrl-C left incomplete: its folder and result."""
+    (run_dir,) = store.find_runs(runs_dir)
+    result = store.read_result(run_dir)
+    assert result.status == "incomplete" and "Ctrl-C" in result.status_reason, result.status_reason
+    return run_dir, result
+
+
 def stop_process(proc: subprocess.Popen) -> None:
     """A test's helper process: SIGTERM, then SIGKILL after 5 s."""
     proc.terminate()
@@ -128,6 +165,12 @@ def _fresh_consoles():
     output = sys.modules.get("edgebench.cli.output")
     if output is not None:
         output._consoles.clear()
+
+
+@pytest.fixture(scope="module")
+def host():
+    """The built-in ``host`` board profile (this machine, a local agent)."""
+    return get_profile("host")
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CtrlCAt, interrupted_run
 
 from edgebench.bench.latency import BenchOptions, run_bench
 from edgebench.boards.registry import get_profile
@@ -17,11 +18,6 @@ def _opts(**kw):
     base = dict(min_samples=50, min_time_s=0.3, max_time_s=2.0, chunk_time_s=0.1)
     base.update(kw)
     return BenchOptions(**base)
-
-
-@pytest.fixture(scope="module")
-def host():
-    return get_profile("host")
 
 
 @pytest.fixture(scope="module")
@@ -123,20 +119,10 @@ def test_offline_scenario(tmp_path, host):
 
 
 def test_interrupted_run_keeps_samples_and_says_incomplete(tmp_path, host):
-    chunks = []
-
-    def progress(ev):
-        if ev["event"] == "chunk":
-            chunks.append(ev)
-            if len(chunks) == 3:
-                raise KeyboardInterrupt
-
     with pytest.raises(KeyboardInterrupt):
-        run_bench(INT8, host, _opts(max_time_s=10.0, min_time_s=5.0), runs_root=tmp_path, progress=progress)
-    (run_dir,) = store.find_runs(tmp_path)
-    result = store.read_result(run_dir)
-    assert result.status == "incomplete"
-    assert "Ctrl-C" in result.status_reason
+        run_bench(INT8, host, _opts(max_time_s=10.0, min_time_s=5.0), runs_root=tmp_path,
+                  progress=CtrlCAt("chunk", 3))
+    run_dir, result = interrupted_run(tmp_path)
     assert len(store.read_samples(run_dir)) > 10
     assert "INCOMPLETE run" in result.extra.claim
 
@@ -271,11 +257,11 @@ def test_bad_bench_options_are_one_line_and_leave_no_run(tmp_path, args, words):
     assert store.find_runs(tmp_path) == []
 
 
-def test_recover_from_the_command_line(tmp_path):
+def test_recover_from_the_command_line(tmp_path, host):
     import subprocess
     import sys
 
-    result, run_dir = run_bench(INT8, get_profile("host"), _opts(repeat=2, max_repeats=2), runs_root=tmp_path)
+    result, run_dir = run_bench(INT8, host, _opts(repeat=2, max_repeats=2), runs_root=tmp_path)
     # pretend the process died after writing its repeats
     result.status = "running"
     store.write_result(run_dir, result)

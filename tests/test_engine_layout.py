@@ -6,21 +6,18 @@ The firmware side of the table (the built engine refuses exactly the codes the t
 is in tests/test_firmware_engine.py, which builds eb_run."""
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from conftest import load_script, require_tool
 from fw_util import build_firmware
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
 
-_spec = importlib.util.spec_from_file_location("file_circles", ROOT / "scripts" / "file_circles.py")
-circles = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(circles)
+circles = load_script("scripts/file_circles.py")
 
 
 # ---- the checker itself finds circles ------------------------------------------------------

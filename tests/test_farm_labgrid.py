@@ -6,6 +6,7 @@ pseudo-terminal as a RawSerialPort (served over RFC 2217 by Debian's ``ser2net``
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -148,15 +149,10 @@ def test_unknown_place_and_untagged_place(farm):
 
 
 def test_sigterm_releases_the_place(farm, tmp_path):
-    proc = _start_bench(farm, tmp_path, "--board", "labgrid:pa")
-    try:
+    with _reaped(_start_bench(farm, tmp_path, "--board", "labgrid:pa")) as proc:
         _wait_acquired(farm, "pa")
         time.sleep(1.0)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill() if proc.poll() is None else None
-    assert proc.returncode == 128 + signal.SIGTERM, err
+        err = _sigterm(proc, timeout_s=60)
     assert held_by(farm, "pa") is None, err
 
 
@@ -203,29 +199,45 @@ def test_exporter_gone_mid_run(farm, tmp_path):
 def _broken_mid_run(farm, place, runs_dir, breaking, timeout_s):
     """A bench on ``place`` that ``breaking()`` interrupts once it has written samples: it exits 1 and
     keeps an incomplete run with its samples. Returns its error line and its run.json."""
-    proc = _start_bench(farm, runs_dir, "--board", f"labgrid:{place}")
-    try:
+    with _reaped(_start_bench(farm, runs_dir, "--board", f"labgrid:{place}")) as proc:
         _wait_acquired(farm, place)
         run_json = _wait_samples(runs_dir)
         breaking()
         _, err = proc.communicate(timeout=timeout_s)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 1, err
     result = json.loads(run_json.read_text())
     assert result["status"] == "incomplete" and (run_json.parent / "samples.parquet").is_file()
     return one_error_line(err), result
 
 
-def _start_bench(farm, runs_dir, *boards):
-    """A long bench of INT8 (the farm's coordinator in its environment) on ``boards`` (its --board or
-    --farm arguments)."""
-    env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="10")
+def _start_bench(farm, runs_dir, *boards, wait_s=10, **popen):
+    """A long bench of INT8 (the farm's coordinator in its environment, waiting at most ``wait_s`` for a
+    busy place) on ``boards`` (its --board or --farm arguments); its stdout and stderr piped as text
+    unless ``popen`` says otherwise."""
+    env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT=str(wait_s))
+    popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, **popen}
     return subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), *boards,
                              "--runs-dir", str(runs_dir), "--min-samples", "50", "--min-time", "0.5",
                              "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target-ci", "0.0001"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, **popen)
+
+
+@contextlib.contextmanager
+def _reaped(proc: subprocess.Popen):
+    """``proc`` for the block; killed if it still runs at the end (a wait or an assertion failed)."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def _sigterm(proc: subprocess.Popen, timeout_s: float) -> str:
+    """SIGTERM to ``proc``, which must end by it (exit 128 + SIGTERM); its stderr."""
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=timeout_s)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    return err
 
 
 def _wait_acquired(farm, place, timeout_s=30):
@@ -405,21 +417,12 @@ def test_a_place_with_a_power_port_is_power_cycled_first(farm, power_switch, pos
 def test_sigterm_while_waiting_for_a_busy_place_cancels_the_reservation(farm, tmp_path):
     farm.client("-p", "pb", "acquire", user="carol")
     try:
-        env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="60")
-        proc = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--board", "labgrid:pb",
-                                 "--runs-dir", str(tmp_path)], env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-        try:
+        with _reaped(_start_bench(farm, tmp_path, "--board", "labgrid:pb", wait_s=60)) as proc:
             deadline = time.monotonic() + 30
             while "Reservation" not in farm.client("reservations").stdout and time.monotonic() < deadline:
                 time.sleep(0.2)
             assert "Reservation" in farm.client("reservations").stdout
-            proc.send_signal(signal.SIGTERM)
-            _, err = proc.communicate(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == 128 + signal.SIGTERM, err
+            _sigterm(proc, timeout_s=30)
         assert "Reservation" not in farm.client("reservations").stdout      # cancelled, not left queued
         assert held_by(farm, "pb").endswith("/carol")
     finally:
@@ -427,19 +430,13 @@ def test_sigterm_while_waiting_for_a_busy_place_cancels_the_reservation(farm, tm
 
 
 def test_sigterm_to_a_fan_out_reaches_every_place(farm, tmp_path):
-    proc = _start_bench(farm, tmp_path, "--farm", "board=posix")
-    try:
+    with _reaped(_start_bench(farm, tmp_path, "--farm", "board=posix")) as proc:
         _wait_acquired(farm, "pa")
         _wait_acquired(farm, "pb")
         deadline = time.monotonic() + 60
         while len(list(tmp_path.glob("farm-bench-*/p?/*/samples.parquet"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 128 + signal.SIGTERM, err
+        _sigterm(proc, timeout_s=90)
     assert held_by(farm, "pa") is None and held_by(farm, "pb") is None
     summary = json.loads(next(tmp_path.glob("farm-bench-*/farm.json")).read_text())
     assert {p["status"] for p in summary["places"]} == {"interrupted"}, summary
@@ -453,12 +450,8 @@ def test_places_of_a_killed_fan_out_are_named_at_once_and_taken_over(farm, tmp_p
     item 3). The next command does not wait the 60 s for them: it says at once that their holder
     is gone and how to release them; `edgebench farm --take-over` does, and the places work again."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))     # where holders are recorded
-    env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT="10")
-    proc = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--farm", "board=posix",
-                             "--runs-dir", str(tmp_path / "runs"), "--min-samples", "50", "--min-time", "0.5",
-                             "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target", "0.0001"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
+    with _reaped(_start_bench(farm, tmp_path / "runs", "--farm", "board=posix", stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)) as proc:
         _wait_acquired(farm, "pa")
         _wait_acquired(farm, "pb")
         records = sorted((tmp_path / "state").rglob("p?.json"))
@@ -474,9 +467,6 @@ def test_places_of_a_killed_fan_out_are_named_at_once_and_taken_over(farm, tmp_p
             deadline = time.monotonic() + 30
             while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
                 time.sleep(0.1)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert held_by(farm, "pa") and held_by(farm, "pb")  # nobody released them
     start = time.monotonic()
     r = edgebench(farm, "bench", INT8, "--board", "labgrid:pa", "--runs-dir", tmp_path / "runs2", *FAST, wait_s=60)
@@ -496,8 +486,7 @@ def test_places_of_a_killed_fan_out_are_named_at_once_and_taken_over(farm, tmp_p
 
 def test_take_over_refuses_a_place_whose_holder_still_runs(farm, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    proc = _start_bench(farm, tmp_path, "--board", "labgrid:pa")
-    try:
+    with _reaped(_start_bench(farm, tmp_path, "--board", "labgrid:pa")) as proc:
         _wait_acquired(farm, "pa")
         deadline = time.monotonic() + 30
         while not list((tmp_path / "state").rglob("pa.json")) and time.monotonic() < deadline:
@@ -506,9 +495,5 @@ def test_take_over_refuses_a_place_whose_holder_still_runs(farm, tmp_path, monke
         line = one_error_line(r.stderr)
         assert r.returncode == 1 and "which is still running" in line and str(proc.pid) in line, line
         assert held_by(farm, "pa")
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+        _sigterm(proc, timeout_s=60)
     assert held_by(farm, "pa") is None

@@ -21,20 +21,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_file, require_module, require_tool
+from conftest import MLPERF_DIR, require_file, require_module, require_tool
 
 from edgebench.mcu.qemu import QemuBoard, QemuError, QemuMissingError
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
 SMOKE = FIRMWARE / "ports" / "mps2-common" / "smoke"
-MLPERF_TINY = Path(os.environ.get("EDGEBENCH_MLPERF_TINY_DIR", ROOT.parent / "shared" / "models" / "mlperf-tiny"))
 MODELS = {
     "digits": ROOT / "models" / "digits" / "digits_int8.tflite",
-    "kws": MLPERF_TINY / "kws_ref_model.tflite",
-    "resnet8": MLPERF_TINY / "pretrainedResnet_quant.tflite",
-    "vww": MLPERF_TINY / "vww_96_int8.tflite",
-    "ad": MLPERF_TINY / "ad01_int8.tflite",
+    "kws": MLPERF_DIR / "kws_ref_model.tflite",
+    "resnet8": MLPERF_DIR / "pretrainedResnet_quant.tflite",
+    "vww": MLPERF_DIR / "vww_96_int8.tflite",
+    "ad": MLPERF_DIR / "ad01_int8.tflite",
 }
 # Seeded random inputs per model, plus the two extreme constant inputs. Measured
 # under QEMU -icount shift=0 on the M4 build: one ResNet-8 inference (12.5 M MACs,

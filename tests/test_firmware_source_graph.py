@@ -10,18 +10,16 @@ eb_mul_round_f64, defined in ops/eb_op_fully_connected.c, which includes eb_dot.
 now lives in the shared requantization source (eb_kernels.h inline, eb_rescale.c exact)."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "firmware" / "core"
 KERNEL_SETS = sorted(p.name for p in (CORE / "kernels").iterdir() if p.is_dir())
 
-_spec = importlib.util.spec_from_file_location("file_circles", ROOT / "scripts" / "file_circles.py")
-circles = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(circles)
+circles = load_script("scripts/file_circles.py")
 
 
 def kernel_layer_into_ops(graph: dict) -> dict:

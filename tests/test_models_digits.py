@@ -1,6 +1,7 @@
 """The committed digits reference model: hashes, contracts and recorded accuracy.
 
-Uses only numpy + ai_edge_litert (no TensorFlow), as the product does. The files are
+Uses only numpy + ai_edge_litert (no TensorFlow), as the product does; the accuracy is measured
+through the product's own inference (the agent's ``infer``). The files are
 produced by models/digits/build.py; if this test fails after a rebuild, the card,
 sidecars and models were not regenerated together.
 """
@@ -14,6 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+from edgebench.agent.loop import Runner
+from edgebench.agent.runtime import LoadedModel
 
 DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits"
 MODELS = {"fp32": "digits_fp32.tflite", "int8": "digits_int8.tflite"}
@@ -71,19 +75,10 @@ def _interpreter(precision: str, delegates: bool = True) -> Interpreter:
 
 
 def _predict(precision: str, x: np.ndarray) -> np.ndarray:
-    it = _interpreter(precision)
-    inp, out = it.get_input_details()[0], it.get_output_details()[0]
-    in_scale, in_zp = inp["quantization"]
-    preds = np.empty(len(x), dtype=np.int64)
-    for i in range(len(x)):
-        xi = x[i:i + 1]
-        if inp["dtype"] == np.int8:
-            xi = np.clip(np.round(xi / in_scale) + in_zp, -128, 127).astype(np.int8)
-        it.set_tensor(inp["index"], xi)
-        it.invoke()
-        # argmax is invariant under the (monotonic) output dequantization
-        preds[i] = int(np.argmax(it.get_tensor(out["index"])[0]))
-    return preds
+    """Class predictions the way the product infers (the agent's ``infer``: its quantization, batch 1)."""
+    runner = Runner(LoadedModel(str(DIGITS / MODELS[precision])), x[:1])
+    # argmax is invariant under the (monotonic) output dequantization
+    return runner.infer(x)["y"].argmax(axis=-1).astype(np.int64)
 
 
 @pytest.fixture(scope="module")

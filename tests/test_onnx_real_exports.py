@@ -7,11 +7,10 @@ benchmarks/onnx_exports.py's own row function, the one the table in docs/models.
 """
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
-from conftest import missing, require_tool
+from conftest import load_script, missing, require_tool
 
 pytestmark = [pytest.mark.tensorflow, pytest.mark.slow,
               pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")]
@@ -35,10 +34,7 @@ def _bench():
         import onnxruntime  # noqa: F401
     except ImportError as exc:
         missing(f"{exc.name} is not importable (pip install 'edgebench[onnx]')")
-    spec = importlib.util.spec_from_file_location("onnx_exports", ROOT / "benchmarks" / "onnx_exports.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/onnx_exports.py")
 
 
 def test_every_committed_export_is_listed_and_small():

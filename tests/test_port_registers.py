@@ -6,26 +6,14 @@ field's bits) or a manual section (L4+/F446-only bits, Armv7-M core registers).
 """
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-from conftest import require_module
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "port_registers.py"
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("port_registers", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from conftest import load_script, require_module
 
 
 @pytest.mark.slow
 def test_every_register_of_the_stm32_ports_is_checked():
     require_module("pyocd")
-    mod = _script()
+    mod = load_script("benchmarks/port_registers.py")
     rows = list(mod.rows())
     assert not mod.check(), mod.check()
     names = {r[0].split("/")[0] for r in rows}
@@ -41,7 +29,7 @@ def test_every_register_of_the_stm32_ports_is_checked():
 def test_a_wrong_bit_is_caught(tmp_path, monkeypatch):
     """The check can fail: a header with USART SR.RXNE at bit 6 (it is 5) is reported."""
     require_module("pyocd")
-    mod = _script()
+    mod = load_script("benchmarks/port_registers.py")
     bad = tmp_path / "bad" / "bad_regs.h"
     bad.parent.mkdir()
     bad.write_text("#define USART_SR_RXNE (1u << 6) /* svd STM32F41x USART2.SR.RXNE */\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import run_tamper as rt
-from conftest import require_module
+from conftest import load_script, require_module
 
 from edgebench.errors import InputWarning, ResultError
 from edgebench.results import store, table
@@ -272,12 +272,7 @@ def test_the_exported_json_schemas_accept_what_edgebench_writes_and_refuse_a_tam
 
 @pytest.mark.slow
 def test_the_docs_tables_are_written_from_the_schemas():
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "scripts" / "schema_docs.py"
-    spec = importlib.util.spec_from_file_location("schema_docs", path)
-    docs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(docs)
+    docs = load_script("scripts/schema_docs.py")
     for page in docs.PAGES:
         text = page.read_text()
         assert "<!-- schema: " in text

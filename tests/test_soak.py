@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CtrlCAt, interrupted_run
 from typer.testing import CliRunner
 
 from edgebench import board_protocol as bp
@@ -210,21 +211,12 @@ def test_cool_down_timeout_is_a_warning(tmp_path):
 
 # -- interruptions ---------------------------------------------------------------------------
 def test_ctrl_c_keeps_samples_and_marks_incomplete(tmp_path):
-    seen = []
-
-    def progress(ev):
-        if ev["event"] == "chunk":
-            seen.append(ev)
-            if len(seen) == 20:
-                raise KeyboardInterrupt
-
+    progress = CtrlCAt("chunk", 20)
     with pytest.raises(KeyboardInterrupt):
         soak(tmp_path, progress=progress)
-    (run_dir,) = store.find_runs(tmp_path)
-    result = store.read_result(run_dir)
-    assert result.status == "incomplete" and "Ctrl-C" in result.status_reason
+    run_dir, result = interrupted_run(tmp_path)
     samples = store.read_samples(run_dir)
-    assert len(samples) == seen[-1]["n"] + 1             # every inference measured, plus the cold one
+    assert len(samples) == progress.seen[-1]["n"] + 1             # every inference measured, plus the cold one
     assert len(read_telemetry(run_dir)) > 30
     assert result.extra.soak.duration_s == pytest.approx(20.0, abs=1.5)
     assert "INCOMPLETE run" in result.extra.claim
@@ -329,21 +321,6 @@ def test_simulated_soak_states_the_energy_of_its_sustained_window(tmp_path):
 
 
 # -- boards without telemetry ---------------------------------------------------------------
-class NoThermalSim(SimClient):
-    """A board that has no temperature source at all, and an agent without the telemetry feature."""
-
-    capabilities = SimClient.capabilities - {bp.TELEMETRY}
-
-    def _op_hello(self, payload):
-        header, _ = super()._op_hello(payload)
-        header["features"] = []
-        return header, None
-
-    def _op_thermal(self, payload):
-        return {"available": False, "temps_c": {}, "freqs_hz": {}, "throttled": None, "clock_ns": 0,
-                "errors": {}}, None
-
-
 class SnapshotOnlySim(SimClient):
     """An older agent (or a microcontroller): no telemetry during runs, thermal() only."""
 
@@ -353,6 +330,14 @@ class SnapshotOnlySim(SimClient):
         header, _ = super()._op_hello(payload)
         header["features"] = []
         return header, None
+
+
+class NoThermalSim(SnapshotOnlySim):
+    """A board that has no temperature source at all, and an agent without the telemetry feature."""
+
+    def _op_thermal(self, payload):
+        return {"available": False, "temps_c": {}, "freqs_hz": {}, "throttled": None, "clock_ns": 0,
+                "errors": {}}, None
 
 
 def test_board_without_thermal_source_still_soaks_and_says_so(tmp_path):

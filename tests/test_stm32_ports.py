@@ -25,10 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_file, require_module, require_tool
+from conftest import MLPERF_DIR, require_file, require_module, require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-MLPERF = Path(os.environ.get("EDGEBENCH_MLPERF_TINY_DIR", ROOT.parent / "shared" / "models" / "mlperf-tiny"))
 DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 STM32_PORTS = ("netduinoplus2", "nucleo-f446re", "nucleo-f411re", "nucleo-l4r5zi")
 
@@ -131,7 +130,7 @@ def test_qemu_f405_verify_and_bench_match_qemu_m4(f405, tmp_path):
     from edgebench.bench.verify import VerifyOptions, run_verify
     from edgebench.boards.registry import get_profile
 
-    kws = require_file(MLPERF / "kws_ref_model.tflite")
+    kws = require_file(MLPERF_DIR / "kws_ref_model.tflite")
     v = run_verify(kws, get_profile("qemu-f405"), VerifyOptions(count=3), client=f405)
     assert v.bit_exact and v.gate["passed"] is True
     proc = _cli("bench", str(kws), "--board", "qemu-f405", "--max-time", "20", "--repeat", "2",
@@ -172,7 +171,7 @@ def test_resnet8_runs_from_flash_on_qemu_f405(fw_build, tmp_path):
     from edgebench.boards.connect import open_client
     from edgebench.boards.registry import get_profile
 
-    resnet = require_file(MLPERF / "pretrainedResnet_quant.tflite")
+    resnet = require_file(MLPERF_DIR / "pretrainedResnet_quant.tflite")
     proc = _cli("deploy", str(resnet), "--board", "qemu-f405")
     assert proc.returncode == 1 and "with its blob in ram" in proc.stderr
     assert "edgebench flash --board qemu-f405 --model" in proc.stderr
@@ -270,7 +269,7 @@ def test_l4r5_image_is_bit_exact_on_unicorn_and_keeps_no_time(l4r5):
     from edgebench.boards.registry import get_profile
     from edgebench.errors import UsageError
 
-    for model in (DIGITS, require_file(MLPERF / "kws_ref_model.tflite")):
+    for model in (DIGITS, require_file(MLPERF_DIR / "kws_ref_model.tflite")):
         v = run_verify(model, get_profile("unicorn-l4r5zi"), VerifyOptions(count=3), client=l4r5)
         assert v.bit_exact, model
     out = l4r5.dut.eb_infer(4, 1, timeout_s=60)          # eb-infer runs; its ticks are not reported anywhere

@@ -33,6 +33,7 @@ MAX_START_AHEAD_NS = 10 * 10**9  # fixed-rate start_ns: at most this far in the 
 MODES = ("single-stream", "offline", "fixed-rate")
 #: the prepared inputs of one run at most this large; beyond, each inference quantizes its own
 PREPARED_LIMIT_BYTES = 256 * 2**20
+NEVER_NS = 2**63 - 1  # a stop time no perf_counter_ns stamp reaches
 
 
 def dequantize_table(detail: dict) -> Optional[np.ndarray]:
@@ -174,10 +175,11 @@ class Runner:
         pick, period, p0, self.last_prep = self.inputs_from(start)
         stamps = [np.empty(count, np.int64) for _ in range(5)]
         max_ns = int(max_time_s * 1e9)
-        if mode == "offline":
-            done, t_begin = self._loop_offline(stamps, count, max_ns, (pick, period, p0), sampler)
+        if sched is not None:
+            done, t_begin = self._loop_fixed_rate(stamps, count, max_ns, (pick, period, p0), sched, sampler, start_ns)
         else:
-            done, t_begin = self._loop_stream(stamps, count, max_ns, (pick, period, p0), sched, sampler, start_ns)
+            done, t_begin = self._loop_back_to_back(stamps, count, max_ns, (pick, period, p0), sampler,
+                                                    prep_stage=mode != "offline")
         t0, t1, t2, t3, t4 = (s[:done] for s in stamps)
         out = {
             "t_start_ns": t0.copy(),
@@ -192,78 +194,54 @@ class Runner:
             out["scheduled_ns"] = sched[:done] + t_begin
         return out
 
-    def _loop_stream(self, stamps, count, max_ns, cycle, sched, sampler=None, start_ns=None):
-        pc = time.perf_counter_ns
-        if sched is None:
-            if sampler is None:
-                t_begin = pc()
-                return self._back_to_back(stamps, 0, count, t_begin + max_ns, cycle), t_begin
-            sampler.sample_if_due()
-            t_begin = pc()
-            t_stop = t_begin + max_ns
-            k, a4 = 0, stamps[4]
-            while k < count:  # slices end at the first inference that ends past the sample time
-                k = self._back_to_back(stamps, k, count, min(sampler.t_next, t_stop), cycle)
-                if a4[k - 1] >= t_stop:
-                    break
-                sampler.sample_if_due()
-            return k, t_begin
+    def _loop_fixed_rate(self, stamps, count, max_ns, cycle, sched, sampler=None, start_ns=None):
+        """Fixed-rate: request ``k`` due at ``sched[k]`` from the start; with a ``sampler``, in slices
+        that end before the first request due after the sample time."""
         if sampler is not None:
             sampler.sample_if_due()
         # first request a little ahead (its start is then on time), or where the caller's schedule is
-        t_begin = pc() + SPIN_NS if start_ns is None else start_ns
+        t_begin = time.perf_counter_ns() + SPIN_NS if start_ns is None else start_ns
         t_stop = t_begin + max_ns
         due_list = (sched + t_begin).tolist()
         if sampler is None:
-            return self._paced(stamps, 0, count, due_list, t_stop, cycle), t_begin
+            return self._timed(stamps, 0, count, t_stop, cycle, due_list), t_begin
         k = 0
         while k < count:  # slices end before the first request due after the sample time
             k_end = min(max(bisect.bisect_left(due_list, sampler.t_next, k), k + 1), count)
-            k_new = self._paced(stamps, k, k_end, due_list, t_stop, cycle)
+            k_new = self._timed(stamps, k, k_end, t_stop, cycle, due_list)
             if k_new < k_end:  # the next request is due after the stop time
                 return k_new, t_begin
             k = k_new
             sampler.sample_if_due()  # in the slack before the next request
         return k, t_begin
 
-    def _back_to_back(self, stamps, k, count, t_stop, cycle):
-        """Single-stream from invoke ``k`` until ``count`` or the first that ends at/after ``t_stop``."""
-        a0, a1, a2, a3, a4 = stamps
-        pc = time.perf_counter_ns
-        get = self.get
-        set_tensor = self.model.interpreter.set_tensor
-        invoke = self.model.interpreter.invoke
-        in_index = self.in_index
-        pick, period, p0 = cycle
-        p = (p0 + k) % period
+    def _loop_back_to_back(self, stamps, count, max_ns, cycle, sampler, prep_stage):
+        """Single-stream (``prep_stage``) or offline: inferences back to back until ``count`` or
+        ``max_ns``; with a ``sampler``, in slices that end at the first inference ending past the
+        sample time."""
+        if sampler is None:
+            t_begin = time.perf_counter_ns()
+            return self._timed(stamps, 0, count, t_begin + max_ns, cycle, None, prep_stage), t_begin
+        sampler.sample_if_due()
+        t_begin = time.perf_counter_ns()
+        t_stop = t_begin + max_ns
+        k, a4 = 0, stamps[4]
         while k < count:
-            t0 = pc()
-            x = pick(p)
-            t1 = pc()
-            set_tensor(in_index, x)
-            t2 = pc()
-            invoke()
-            t3 = pc()
-            get()
-            t4 = pc()
-            a0[k] = t0
-            a1[k] = t1
-            a2[k] = t2
-            a3[k] = t3
-            a4[k] = t4
-            k += 1
-            p += 1
-            if p == period:
-                p = 0
-            if t4 >= t_stop:
+            k = self._timed(stamps, k, count, min(sampler.t_next, t_stop), cycle, None, prep_stage)
+            if a4[k - 1] >= t_stop:
                 break
-        return k
+            sampler.sample_if_due()
+        return k, t_begin
 
-    def _paced(self, stamps, k, k_end, due_list, t_stop, cycle):
-        """Fixed-rate requests ``k``..``k_end - 1``, each started at its due time (or late).
+    def _timed(self, stamps, k, k_end, t_stop, cycle, due_list=None, prep_stage=True):
+        """Inferences ``k``..``k_end - 1`` with their five stamps; returns the next ``k``.
 
-        The timed body repeats ``_back_to_back``'s on purpose: a shared helper would add a
-        Python call per inference to the hot loop that the overhead benchmark holds to 1-3%."""
+        Back to back (``due_list`` None): stops after the first that ends at/after ``t_stop``.
+        Fixed-rate: each request starts at its due time ``due_list[k]`` (or late); stops before the
+        first due after ``t_stop``. Without ``prep_stage`` (offline) the batch is picked before the
+        clock starts, so the prep stage is zero. One loop serves every mode: its mode tests stand
+        outside the stamps (each stage times the same work as a loop written out per mode), and
+        they are a few branches, not a Python call, per inference."""
         a0, a1, a2, a3, a4 = stamps
         pc = time.perf_counter_ns
         sleep = time.sleep
@@ -273,18 +251,25 @@ class Runner:
         in_index = self.in_index
         pick, period, p0 = cycle
         p = (p0 + k) % period
+        paced = due_list is not None
+        t_end = NEVER_NS if paced else t_stop  # fixed-rate stops on the due time, not the end
         while k < k_end:
-            due = due_list[k]
-            if due > t_stop:
-                break
-            wait = due - pc()
-            if wait > SPIN_NS:
-                sleep((wait - SPIN_NS) * 1e-9)
-            while pc() < due:
-                pass
-            t0 = pc()
-            x = pick(p)
-            t1 = pc()
+            if paced:
+                due = due_list[k]
+                if due > t_stop:
+                    break
+                wait = due - pc()
+                if wait > SPIN_NS:
+                    sleep((wait - SPIN_NS) * 1e-9)
+                while pc() < due:
+                    pass
+            if prep_stage:
+                t0 = pc()
+                x = pick(p)
+                t1 = pc()
+            else:
+                x = pick(p)
+                t0 = t1 = pc()
             set_tensor(in_index, x)
             t2 = pc()
             invoke()
@@ -300,53 +285,7 @@ class Runner:
             p += 1
             if p == period:
                 p = 0
-        return k
-
-    def _loop_offline(self, stamps, count, max_ns, cycle, sampler=None):
-        if sampler is None:
-            t_begin = time.perf_counter_ns()
-            return self._offline(stamps, 0, count, t_begin + max_ns, cycle), t_begin
-        sampler.sample_if_due()
-        t_begin = time.perf_counter_ns()
-        t_stop = t_begin + max_ns
-        k, a4 = 0, stamps[4]
-        while k < count:
-            k = self._offline(stamps, k, count, min(sampler.t_next, t_stop), cycle)
-            if a4[k - 1] >= t_stop:
-                break
-            sampler.sample_if_due()
-        return k, t_begin
-
-    def _offline(self, stamps, k, count, t_stop, cycle):
-        """Prepared batches from invoke ``k`` until ``count`` or the first that ends at/after ``t_stop``
-        (the batch is picked before the clock starts: offline has no prep stage)."""
-        a0, a1, a2, a3, a4 = stamps
-        pc = time.perf_counter_ns
-        get = self.get
-        set_tensor = self.model.interpreter.set_tensor
-        invoke = self.model.interpreter.invoke
-        in_index = self.in_index
-        pick, period, p0 = cycle
-        p = (p0 + k) % period
-        while k < count:
-            x = pick(p)
-            t0 = pc()
-            set_tensor(in_index, x)
-            t2 = pc()
-            invoke()
-            t3 = pc()
-            get()
-            t4 = pc()
-            a0[k] = t0
-            a1[k] = t0  # prepared batch: no quantize step
-            a2[k] = t2
-            a3[k] = t3
-            a4[k] = t4
-            k += 1
-            p += 1
-            if p == period:
-                p = 0
-            if t4 >= t_stop:
+            if t4 >= t_end:
                 break
         return k
 

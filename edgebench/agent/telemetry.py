@@ -54,6 +54,26 @@ _HWMON_RE = re.compile(r"^(temp|in|curr|power)(\d+)_input$")
 _HWMON_UNITS = {"temp": ("temp_c", "°C", 1e-3), "in": ("volt_v", "V", 1e-3),
                 "curr": ("curr_a", "A", 1e-3), "power": ("power_w", "W", 1e-6)}
 _NAN = float("nan")
+#: the channels read through ``vcgencmd``, in row order: name, quantity, unit, label
+VCGENCMD_CHANNELS = (("vcgencmd.temp_c", "temp", "°C", "measure_temp"),
+                     ("vcgencmd.arm_freq_hz", "freq", "Hz", "measure_clock arm"),
+                     ("vcgencmd.throttled", "flags", "bits", "get_throttled"))
+CPUFREQ_KEYS = ("cur", "min", "max")  # the scaling_{key}_freq channels of a policy, in row order
+
+
+def channel(name: str, source: str, quantity: str, unit: Optional[str], label: Optional[str]) -> dict:
+    """One channel as a run header lists it (``channels`` / ``text_channels``)."""
+    return {"name": name, "source": source, "quantity": quantity, "unit": unit, "label": label}
+
+
+def cpufreq_channel(policy: str, key: str) -> dict:
+    """The ``scaling_{key}_freq`` channel of a cpufreq ``policy`` (Hz)."""
+    return channel(f"{policy}.{key}_freq_hz", "cpufreq", "freq", "Hz", f"{policy} scaling_{key}_freq")
+
+
+def governor_channel(policy: str) -> dict:
+    """The text channel of a cpufreq ``policy``'s governor."""
+    return channel(f"{policy}.governor", "cpufreq", "governor", None, f"{policy} governor")
 
 
 class _Attr:
@@ -140,15 +160,14 @@ class Sampler:
             self.found[source] = len(self.channels) + len(self.text_channels) - before
 
     # -- discovery ---------------------------------------------------------------------
-    def _add(self, path: str, scale: float, name: str, source: str, quantity: str, unit: str,
-             label: Optional[str]) -> None:
+    def _add(self, path: str, scale: float, chan: dict) -> None:
+        """Channel ``chan``, read from ``path`` times ``scale``, where the file opens."""
         try:
             attr = _Attr(path)
         except OSError:
             return
         self._numeric.append((attr, scale))
-        self.channels.append({"name": name, "source": source, "quantity": quantity, "unit": unit,
-                              "label": label})
+        self.channels.append(chan)
 
     def _discover_thermal_zone(self, root) -> None:
         base = under_root(root, "sys/class/thermal")
@@ -165,7 +184,7 @@ class Sampler:
                               "temp_c": milli / 1000.0 if milli is not None else None,
                               "hyst_c": hyst / 1000.0 if hyst is not None else None})
             self.static[zone] = {"source": "thermal_zone", "type": ztype, "trips": trips}
-            self._add(os.path.join(zdir, "temp"), 1e-3, f"{zone}.temp_c", "thermal_zone", "temp", "°C", ztype)
+            self._add(os.path.join(zdir, "temp"), 1e-3, channel(f"{zone}.temp_c", "thermal_zone", "temp", "°C", ztype))
 
     def _discover_cpufreq(self, root) -> None:
         base = under_root(root, "sys/devices/system/cpu/cpufreq")
@@ -183,13 +202,11 @@ class Sampler:
             if cpus:
                 info["cpus"] = [int(c) for c in cpus.split() if c.isdigit()]
             self.static[policy] = info
-            for key in ("cur", "min", "max"):
-                self._add(os.path.join(pdir, f"scaling_{key}_freq"), 1e3, f"{policy}.{key}_freq_hz",
-                          "cpufreq", "freq", "Hz", f"{policy} scaling_{key}_freq")
+            for key in CPUFREQ_KEYS:
+                self._add(os.path.join(pdir, f"scaling_{key}_freq"), 1e3, cpufreq_channel(policy, key))
             try:
                 self._text.append(_Attr(os.path.join(pdir, "scaling_governor")))
-                self.text_channels.append({"name": f"{policy}.governor", "source": "cpufreq",
-                                           "quantity": "governor", "unit": None, "label": f"{policy} governor"})
+                self.text_channels.append(governor_channel(policy))
             except OSError:
                 pass
 
@@ -211,8 +228,8 @@ class Sampler:
                     kind, idx = m.group(1), m.group(2)
                     qty, unit, scale = _HWMON_UNITS[kind]
                     label = read_text(os.path.join(adir, f"{kind}{idx}_label")) or f"{kind}{idx}"
-                    self._add(os.path.join(adir, entry), scale, f"{dev}.{kind}{idx}.{qty}", "hwmon",
-                              qty.split("_")[0], unit, f"{name}: {label}")
+                    self._add(os.path.join(adir, entry), scale, channel(f"{dev}.{kind}{idx}.{qty}", "hwmon",
+                                                                       qty.split("_")[0], unit, f"{name}: {label}"))
 
     def _discover_apex(self, root) -> None:
         for ddir in sorted(glob.glob(under_root(root, "sys/class/apex/apex_*")), key=natural_key):
@@ -228,7 +245,7 @@ class Sampler:
                 if value is not None:
                     info[key] = bool(value)
             self.static[dev] = info
-            self._add(os.path.join(ddir, "temp"), 1e-3, f"{dev}.temp_c", "apex", "temp", "°C", "Edge TPU")
+            self._add(os.path.join(ddir, "temp"), 1e-3, channel(f"{dev}.temp_c", "apex", "temp", "°C", "Edge TPU"))
 
     def _discover_vcgencmd(self, root) -> None:
         exe = shutil.which("vcgencmd")
@@ -236,11 +253,8 @@ class Sampler:
             return
         self._vc_exe = exe
         self._vc_first = len(self.channels)
-        for name, qty, unit, label in (("vcgencmd.temp_c", "temp", "°C", "measure_temp"),
-                                       ("vcgencmd.arm_freq_hz", "freq", "Hz", "measure_clock arm"),
-                                       ("vcgencmd.throttled", "flags", "bits", "get_throttled")):
-            self.channels.append({"name": name, "source": "vcgencmd", "quantity": qty, "unit": unit,
-                                  "label": label})
+        for name, qty, unit, label in VCGENCMD_CHANNELS:
+            self.channels.append(channel(name, "vcgencmd", qty, unit, label))
         self.static["vcgencmd"] = {"source": "vcgencmd", "interval_s": self.vcgencmd_interval_s}
 
     # -- sampling ----------------------------------------------------------------------

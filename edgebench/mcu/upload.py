@@ -216,15 +216,7 @@ class UploadMixin:
                 if nxt == len(offs):
                     offs.append(start)
                     lens.append(min(size, len(data) - start))
-                tries[start] = tries.get(start, 0) + 1
-                if tries[start] > max_tries:
-                    self._abort(dev_max, sid)
-                    raise TransportError(
-                        f"upload to {stats.target} on {self.description} failed: the frame at byte {start:,} of "
-                        f"{len(data):,} was not acknowledged after {max_tries} tries ({stats.naks} NAKs, "
-                        f"{stats.timeouts} timeouts); nothing was loaded",
-                        hint="the link loses or corrupts too many bytes: check the cable, lower the baud rate")
-                if tries[start] > 1:
+                if self._count_try(sid, len(data), start, tries, max_tries, stats, dev_max) > 1:
                     stats.retransmits += 1
                 else:
                     inflight = offs[nxt] + lens[nxt] - (offs[base] if base < len(offs) else 0)
@@ -345,17 +337,23 @@ class UploadMixin:
 
     def _resend_one(self, sid, data, start, length, index, tries, max_tries, stats, pmax) -> None:
         """Frame ``index`` (bytes ``start``..) once more, counted against its tries."""
-        tries[start] = tries.get(start, 0) + 1
-        if tries[start] > max_tries:
-            self._abort(pmax, sid)
-            raise TransportError(
-                f"upload to {stats.target} on {self.description} failed: the frame at byte {start:,} of "
-                f"{len(data):,} was not acknowledged after {max_tries} tries ({stats.naks} NAKs, "
-                f"{stats.timeouts} timeouts); nothing was loaded",
-                hint="the link loses or corrupts too many bytes: check the cable, lower the baud rate")
+        self._count_try(sid, len(data), start, tries, max_tries, stats, pmax)
         stats.retransmits += 1
         stats.frames += 1
         self.link.write(encode_frame(index, data[start:start + length], sid) + FILLER)
+
+    def _count_try(self, sid, total, start, tries, max_tries, stats, pmax) -> int:
+        """One more send of the frame at byte ``start`` of ``total``: its count of tries. Past
+        ``max_tries`` the upload session is aborted and the upload fails (nothing was loaded)."""
+        n = tries[start] = tries.get(start, 0) + 1
+        if n > max_tries:
+            self._abort(pmax, sid)
+            raise TransportError(
+                f"upload to {stats.target} on {self.description} failed: the frame at byte {start:,} of "
+                f"{total:,} was not acknowledged after {max_tries} tries ({stats.naks} NAKs, "
+                f"{stats.timeouts} timeouts); nothing was loaded",
+                hint="the link loses or corrupts too many bytes: check the cable, lower the baud rate")
+        return n
 
     def _unknown_outcome(self, stats: UploadStats, why: str) -> TransportError:
         self._upload_unclean = False     # the device is back in command mode

@@ -30,12 +30,18 @@ import numpy as np
 from edgebench import __version__, errors
 from edgebench import board_protocol as bp
 from edgebench.agent import protocol
+from edgebench.agent.telemetry import (
+    DEFAULT_INTERVAL_S,
+    MAX_IDLE_S,
+    MAX_INTERVAL_S,
+    MIN_INTERVAL_S,
+    SOURCES,
+    governor_channel,
+)
 from edgebench.modelfile import parse_model
 from edgebench.sim.params import SimParams
 from edgebench.sim.physics import SimBoard
 
-SOURCES = ("thermal_zone", "cpufreq", "hwmon", "vcgencmd", "apex")
-MIN_INTERVAL_S, MAX_INTERVAL_S, DEFAULT_INTERVAL_S, MAX_IDLE_S = 0.1, 60.0, 0.5, 60.0
 _MODES = ("single-stream", "offline", "fixed-rate")
 _STAGE_SHARE = (0.04, 0.01, 0.02)  # prep, set, get as fractions of an inference; invoke is the rest
 
@@ -80,8 +86,7 @@ class _SimSampler:
         return summary, arrays
 
     def describe(self) -> dict:
-        text = [{"name": "policy0.governor", "source": "cpufreq", "quantity": "governor", "unit": None,
-                 "label": "policy0 governor"}] if self.text else []
+        text = [governor_channel("policy0")] if self.text else []
         static = {k: v for k, v in self.board.static().items() if v["source"] in self.sources}
         return {"clock": "perf_counter_ns (simulated)", "interval_s": self.interval_s,
                 "vcgencmd_interval_s": self.interval_s if "vcgencmd" in self.sources else None,

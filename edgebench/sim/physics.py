@@ -14,6 +14,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
+from edgebench.agent.telemetry import CPUFREQ_KEYS, VCGENCMD_CHANNELS, channel, cpufreq_channel
 from edgebench.sim.params import SimParams
 
 CLOCK_ORIGIN_NS = 1_000_000_000_000   # the simulated perf_counter_ns starts here
@@ -126,24 +127,11 @@ class SimBoard:
 
     # -- telemetry ---------------------------------------------------------------------
     def channels(self) -> list:
-        return [
-            {"name": "thermal_zone0.temp_c", "source": "thermal_zone", "quantity": "temp", "unit": "°C",
-             "label": "cpu-thermal"},
-            {"name": "policy0.cur_freq_hz", "source": "cpufreq", "quantity": "freq", "unit": "Hz",
-             "label": "policy0 scaling_cur_freq"},
-            {"name": "policy0.min_freq_hz", "source": "cpufreq", "quantity": "freq", "unit": "Hz",
-             "label": "policy0 scaling_min_freq"},
-            {"name": "policy0.max_freq_hz", "source": "cpufreq", "quantity": "freq", "unit": "Hz",
-             "label": "policy0 scaling_max_freq"},
-            {"name": "hwmon0.power1.power_w", "source": "hwmon", "quantity": "power", "unit": "W",
-             "label": "sim-power: board power (simulated)"},
-            {"name": "vcgencmd.temp_c", "source": "vcgencmd", "quantity": "temp", "unit": "°C",
-             "label": "measure_temp"},
-            {"name": "vcgencmd.arm_freq_hz", "source": "vcgencmd", "quantity": "freq", "unit": "Hz",
-             "label": "measure_clock arm"},
-            {"name": "vcgencmd.throttled", "source": "vcgencmd", "quantity": "flags", "unit": "bits",
-             "label": "get_throttled"},
-        ]
+        """The channels of :meth:`sample_row`: those the agent finds on a Raspberry Pi, plus power."""
+        return [channel("thermal_zone0.temp_c", "thermal_zone", "temp", "°C", "cpu-thermal"),
+                *(cpufreq_channel("policy0", key) for key in CPUFREQ_KEYS),
+                channel("hwmon0.power1.power_w", "hwmon", "power", "W", "sim-power: board power (simulated)"),
+                *(channel(name, "vcgencmd", qty, unit, label) for name, qty, unit, label in VCGENCMD_CHANNELS)]
 
     def static(self) -> dict:
         p = self.p
