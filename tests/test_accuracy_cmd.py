@@ -11,7 +11,6 @@ import pytest
 from conftest import MLPERF_DIR, require_file
 
 from edgebench.bench.accuracy import DIAGRAMS, PREDICTIONS, AccuracyOptions, run_accuracy
-from edgebench.boards.registry import get_profile
 from edgebench.cli.app import main
 from edgebench.data.datasets import load_digits
 from edgebench.report.claim import accuracy_claim
@@ -24,11 +23,6 @@ MLPERF = MLPERF_DIR
 KWS_INT8, KWS_FP32 = MLPERF / "kws_ref_model.tflite", MLPERF / "kws_ref_model_float32.tflite"
 RESNET_INT8, RESNET_FP32 = MLPERF / "pretrainedResnet_quant.tflite", MLPERF / "pretrainedResnet.tflite"
 CARD_TOP1 = 529 / 540  # models/digits/model_card.md, both models
-
-
-@pytest.fixture(scope="module")
-def host():
-    return get_profile("host")
 
 
 @pytest.fixture(scope="module")

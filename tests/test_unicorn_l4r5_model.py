@@ -8,11 +8,10 @@ themselves under unicorn: the new one from this tree, the old one built from git
 """
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
-from conftest import require_module, require_tool
+from conftest import load_script, require_module, require_tool
 
 from edgebench.mcu import l4r5_model as m
 from edgebench.mcu.unicorn_board import thumb_instructions
@@ -188,24 +187,17 @@ def test_thumb_instruction_count():
 
 # ------------------------------------------------------------------ the images under unicorn
 
-def _script():
-    spec = importlib.util.spec_from_file_location("port_registers", ROOT / "benchmarks" / "port_registers.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def images(tmp_path_factory):
     """{"new": this tree's image, "old": 3bb8176's port (plus the eb_port_clock the core now calls)}."""
     require_tool("arm-none-eabi-gcc")
     require_module("unicorn")
     require_module("pyocd")
-    return _script().build_l4r5_images(tmp_path_factory.mktemp("l4r5"))
+    return load_script("benchmarks/port_registers.py").build_l4r5_images(tmp_path_factory.mktemp("l4r5"))
 
 
 def _boot(elf, **options):
-    info, model, _ = _script().boot_info(elf, **options)
+    info, model, _ = load_script("benchmarks/port_registers.py").boot_info(elf, **options)
     return info, model
 
 
