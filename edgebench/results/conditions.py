@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Union
 
+from edgebench.results.figures.common import Labelled
 from edgebench.results.types import Count, Figure, Flag, Int, Mapping_, Num, Str, Text, field, sub
 
 
@@ -155,23 +156,21 @@ class SettingsSection(Figure):
     wall_s: Num = field("mlperf-tiny: the wall time the dialect's runner took", "s")
 
 
-class ColdStart(Figure):
+class ColdStart(Labelled):
     """The first repeat's cold start: model load and first inference, and one per repeat."""
     load_s: Num = field("model load: interpreter construction + allocate_tensors")
     first_inference_s: Num = field("the first inference after the load, end to end, timed alone")
     first_invoke_s: Num = field("the first invoke after the load")
     per_repeat: Optional[List[Dict[str, Num]]] = field("each repeat's `repeat`, `load_s`, `first_inference_s`, "
                                                        "`first_invoke_s`")
-    label: Text = field("the figures' label (`measured`, `emulated`, ...)")
     note: Text = field("what the cold start covers")
 
 
-class Warmup(Figure):
+class Warmup(Labelled):
     """The inferences discarded as warm-up before the measured samples."""
     n_warmup: Count = field("inferences discarded as warm-up, over all repeats")
     duration_s: Num = field("their total duration")
     method: Text = field("how the warm-up's end was found (MSER-5 on the e2e series)")
     at_limit: Flag = field("the search hit its limit (the series may not have settled)")
     per_repeat: Optional[List[Mapping_]] = field("each repeat's own warm-up (`repeat`, `n_warmup`, `duration_s`, ...)")
-    label: Text = field("the figures' label")
 

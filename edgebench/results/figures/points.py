@@ -3,17 +3,14 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+from edgebench.results.figures.common import Labelled, SoakTemperatures
 from edgebench.results.figures.energy import WindowEnergy
+from edgebench.results.figures.thermal import WindowLatency
 from edgebench.results.types import Count, Figure, Flag, Num, Str, Text, field, sub
 
 
-class PointLatency(Figure):
+class PointLatency(WindowLatency):
     """The point's end-to-end latency over its final (sustained) window."""
-    median_s: Num = field("median end-to-end latency over the final window")
-    ci_low_s: Num = field("its 95% interval, low end")
-    ci_high_s: Num = field("... high end")
-    p99_s: Num = field("99th percentile over the final window")
-    n: Count = field("inferences in the final window")
 
 
 class PointModel(Figure):
@@ -24,7 +21,7 @@ class PointModel(Figure):
     precision: Text = field("its precision (`fp32`, `int8`, ...)")
 
 
-class Point(Figure):
+class Point(Labelled, SoakTemperatures):
     """One point of a sweep (docs/soak.md, "Sweeps")."""
     index: Count = field("the point's place in the grid, from 1 (lightest load first)")
     id: Text = field("the point's id (its configuration in short)")
@@ -35,7 +32,6 @@ class Point(Figure):
     error: Text = field("a failed point: the error")
     run_dir: Text = field("the point's soak run folder, relative to the sweep's")
     run_id: Text = field("the point's soak run id")
-    label: Text = field("the figures' label")
     model: PointModel = sub(PointModel, "the model the point ran")
     kernels: Text = field("the kernels (`xnnpack`, `builtin`, `reference`)")
     delegate: Text = field("the delegate, or null")
@@ -54,11 +50,8 @@ class Point(Figure):
     thermal_judged: Flag = field("whether thermal steady state could be judged")
     throughput_per_s: Num = field("achieved throughput over the final window")
     throughput_definition: Text = field("what it divides, in words")
-    max_temp_c: Num = field("the hottest the primary sensor read")
-    steady_temp_c: Num = field("median temperature over the trailing window")
     sustained_temp_c: Num = field("median temperature over the point's final window", "°C")
     sustained_freq_hz: Num = field("median CPU clock over the final window")
-    time_to_first_throttle_s: Num = field("the first throttle onset (null: none)")
     steady: Flag = field("steady state was reached")
     throttled: Flag = field("the board throttled during the point")
     rate_sustained: Flag = field("the board sustained the rate asked for")
