@@ -17,14 +17,18 @@ class TensorSection(Figure):
                                       "float tensor")
 
 
-class ModelSection(Figure):
-    """The model file: identity, precision read from its tensor types, its quantize sidecar."""
+class ModelIdentity(Figure):
+    """Which model file: its path, name, hash and precision."""
     path: Text = field("the model file's path as given")
     name: Text = field("the model's name (the file's stem)")
     sha256: Text = field("SHA-256 of the model file (hex)")
-    bytes: Count = field("size of the model file", "bytes")
     precision: Text = field("`fp32`, `int8`, `uint8`, `fp16`, `dynamic-range` or `mixed`, read from the tensor types "
                             "(not the name)")
+
+
+class ModelSection(ModelIdentity):
+    """The model file: identity, precision read from its tensor types, its quantize sidecar."""
+    bytes: Count = field("size of the model file", "bytes")
     weights_dtype: Text = field("the weights' dtype")
     activations_dtype: Text = field("the activations' dtype")
     weights_bits: Count = field("bits per weight", "bits")

@@ -3,22 +3,19 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+from edgebench.results.conditions import ModelIdentity
 from edgebench.results.figures.common import Labelled, SoakTemperatures
 from edgebench.results.figures.energy import WindowEnergy
 from edgebench.results.figures.thermal import WindowLatency
-from edgebench.results.types import Count, Figure, Flag, Num, Str, Text, field, sub
+from edgebench.results.types import Count, Flag, Num, Str, Text, field, sub
 
 
 class PointLatency(WindowLatency):
     """The point's end-to-end latency over its final (sustained) window."""
 
 
-class PointModel(Figure):
-    """The model file a point ran."""
-    name: Text = field("the model's name")
-    path: Text = field("its file")
-    sha256: Text = field("SHA-256 of the file (hex)")
-    precision: Text = field("its precision (`fp32`, `int8`, ...)")
+class PointModel(ModelIdentity):
+    """The model file a point ran (its model section's identity)."""
 
 
 class Point(Labelled, SoakTemperatures):
