@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Union
 
-from edgebench.results.figures.common import Labelled
+from edgebench.results.figures.common import Batched, Engine, Labelled
 from edgebench.results.types import Count, Figure, Flag, Int, Mapping_, Num, Str, Text, field, sub
 
 
@@ -43,16 +43,14 @@ class ModelSection(ModelIdentity):
                                                      "section")
 
 
-class RuntimeSection(Figure):
+class RuntimeSection(Engine):
     """The interpreter that ran the model: runtime, kernels, threads, delegate."""
     name: Text = field("the runtime the agent or firmware reports")
     version: Text = field("its version")
-    kernels: Text = field("the kernels: `xnnpack`, `builtin` or `reference`")
     op_resolver: Text = field("the op resolver the interpreter was built with")
     # a sweep over thread counts lists them
     threads: Union[Int, List[Int], Str, None] = field("the interpreter's threads (a sweep over thread counts lists "
                                                       "them)")
-    delegate: Text = field("the delegate (e.g. the Edge TPU's), null without one")
     device_model: Text = field("mlperf-tiny: the model id the DUT reports (`m-model-[...]`)")
 
 
@@ -120,11 +118,10 @@ class Inputs(Figure):
     class_order: ClassOrder = sub(ClassOrder, "how an image folder's subfolders became class indices")
 
 
-class ScenarioSection(Figure):
+class ScenarioSection(Batched):
     """How inferences were issued: single-stream, offline or fixed-rate, and on what inputs."""
     name: Text = field("`single-stream`, `offline` or `fixed-rate`")
     rate_hz: Num = field("fixed-rate: the rate inferences were scheduled at")
-    batch: Count = field("inputs per inference")
     inputs: Inputs = sub(Inputs, "the inputs fed to the model")
     duty: Num = field("energy, battery: the share of time spent inferring (0-1)")
     idle_s: Num = field("energy: the idle time between bursts", "s")

@@ -50,6 +50,7 @@ from edgebench.results.conditions import (
     Warmup,
 )
 from edgebench.results.figures.accuracy import AccuracyFigure
+from edgebench.results.figures.common import FixedRate
 from edgebench.results.figures.device import MacRate, MemoryFigure
 from edgebench.results.figures.energy import PowerSection
 from edgebench.results.figures.latency import LatencyFigure, Stopping, Throughput
@@ -85,7 +86,7 @@ class RunWarning(Figure):
     remedy: Text = field("what to do about it")
 
 
-class Extra(Figure):
+class Extra(FixedRate):
     """A verb's own figures (each documented in its page under docs/) and the claim."""
     claim: Annotated[Text, Field(max_length=100_000)] = field("the run's claim: what it shows and under what "
                                                               "conditions, in sentences (docs/claim.md)")
@@ -109,8 +110,6 @@ class Extra(Figure):
     memory: MemoryFigure = sub(MemoryFigure, "peak memory: a Linux board's process, or a microcontroller's plan and "
                                              "fit")
     plots: Optional[List[Str]] = field("the plot files written beside run.json")
-    achieved_rate_hz: Num = field("fixed-rate scenario: the rate achieved", "Hz")
-    requested_rate_hz: Num = field("fixed-rate scenario: the rate asked for", "Hz")
     lateness_median_s: Num = field("fixed-rate scenario: the median delay of an inference's start past its slot", "s")
     lateness_p99_s: Num = field("... its 99th percentile", "s")
     figure_window: Optional[Mapping_] = field("soak: the window the claim's figures come from (`name`, `freq_hz`, "

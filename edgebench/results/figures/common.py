@@ -5,7 +5,7 @@ Pydantic orders a class's keys base by base, the last base's first: ``class X(La
 lists ``ci_method``, ``ci_level``, ``label``, then ``X``'s own keys."""
 from __future__ import annotations
 
-from edgebench.results.types import Figure, Num, Text, field
+from edgebench.results.types import Count, Figure, Num, Text, field
 
 
 class Labelled(Figure):
@@ -30,6 +30,28 @@ class IntervalLevel(Figure):
 
 class Interval(IntervalLevel, IntervalMethod):
     """A figure with an interval: how it was made and its level."""
+
+
+class Batched(Figure):
+    """Figures of inferences over a batch of inputs."""
+    batch: Count = field("inputs per inference")
+
+
+class Engine(Figure):
+    """The kernels and delegate a model ran on."""
+    kernels: Text = field("the kernels: `xnnpack`, `builtin` or `reference`")
+    delegate: Text = field("the delegate (e.g. the Edge TPU's), null without one")
+
+
+class FixedRate(Figure):
+    """A fixed-rate scenario's rate: asked for and achieved."""
+    requested_rate_hz: Num = field("fixed-rate scenario: the rate asked for", "Hz")
+    achieved_rate_hz: Num = field("fixed-rate scenario: the rate achieved", "Hz")
+
+
+class Statistic(Figure):
+    """A timed figure that is a median or a mean."""
+    statistic: Text = field("`median` or `mean`")
 
 
 class LoadWindow(Figure):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Union
 
-from edgebench.results.figures.common import Interval, IntervalMethod, Labelled
+from edgebench.results.figures.common import Batched, Interval, IntervalMethod, Labelled
 from edgebench.results.types import Bool, Count, Figure, Flag, Int, Mapping_, Num, Pair, Text, field, sub
 
 
@@ -15,7 +15,7 @@ class LogMedian(IntervalMethod):
     df: Num = field("its degrees of freedom")
 
 
-class RepeatFigure(LogMedian):
+class RepeatFigure(Batched, LogMedian):
     """One repeat's (or session's) median and interval."""
     median_s: Num = field("the repeat's median latency (or the invocation's, pooled)")
     ci_low_s: Num = field("its interval's low end (95%, dependence-aware)")
@@ -25,7 +25,6 @@ class RepeatFigure(LogMedian):
     lag1: Num = field("lag-1 autocorrelation of the repeat's samples")
     rel_ci_halfwidth: Num = field("the interval's half-width over the median (0-1)")
     runs: Count = field("repeats the figure rests on (the invocation's)")
-    batch: Count = field("inputs per inference")
 
 
 class CombinedFigure(LogMedian):

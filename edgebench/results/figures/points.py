@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from edgebench.results.conditions import ModelIdentity
-from edgebench.results.figures.common import Labelled, SoakTemperatures
+from edgebench.results.figures.common import Engine, FixedRate, Labelled, SoakTemperatures
 from edgebench.results.figures.energy import WindowEnergy
 from edgebench.results.figures.thermal import WindowLatency
 from edgebench.results.types import Count, Flag, Num, Str, Text, field, sub
@@ -18,7 +18,7 @@ class PointModel(ModelIdentity):
     """The model file a point ran (its model section's identity)."""
 
 
-class Point(Labelled, SoakTemperatures):
+class Point(Labelled, Engine, FixedRate, SoakTemperatures):
     """One point of a sweep (docs/soak.md, "Sweeps")."""
     index: Count = field("the point's place in the grid, from 1 (lightest load first)")
     id: Text = field("the point's id (its configuration in short)")
@@ -30,12 +30,8 @@ class Point(Labelled, SoakTemperatures):
     run_dir: Text = field("the point's soak run folder, relative to the sweep's")
     run_id: Text = field("the point's soak run id")
     model: PointModel = sub(PointModel, "the model the point ran")
-    kernels: Text = field("the kernels (`xnnpack`, `builtin`, `reference`)")
-    delegate: Text = field("the delegate, or null")
     threads: Count = field("the interpreter's threads")
     duty: Num = field("duty axis: the share of time asked to be spent inferring (0-1)")
-    requested_rate_hz: Num = field("the rate asked for")
-    achieved_rate_hz: Num = field("the rate achieved")
     probe_e2e_s: Num = field("duty axis: the probe's median back-to-back latency", "s")
     load_from: Text = field("how the point's load was derived")
     window_s: Num = field("the trailing window of the steady-state verdict", "s")

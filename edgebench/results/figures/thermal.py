@@ -8,9 +8,13 @@ from edgebench.results.figures.common import Labelled, LoadWindow, SoakCourse
 from edgebench.results.types import Bool, Count, Figure, Flag, Int, Mapping_, Num, Pair, Str, Text, field, sub
 
 
-class Snapshot(Figure):
-    """A thermal snapshot: temperatures, clocks, decoded throttle flags."""
+class ThermalSensors(Figure):
+    """Thermal figures of a board that may have no sensor."""
     available: Flag = field("whether the board reports any thermal sensor")
+
+
+class Snapshot(ThermalSensors):
+    """A thermal snapshot: temperatures, clocks, decoded throttle flags."""
     temps_c: Optional[Dict[str, Num]] = field("temperature per sensor (thermal zone, or vcgencmd)")
     freqs_hz: Optional[Dict[str, Num]] = field("clock per CPU policy (or the SoC's clocks)")
     throttled: Optional[Dict[str, Union[Bool, Str, Int, None]]] = field("decoded throttle flags (a Raspberry Pi's "
@@ -19,9 +23,8 @@ class Snapshot(Figure):
     errors: Optional[Mapping_] = field("the readings that failed, each with its error")
 
 
-class ThermalSection(SoakCourse):
+class ThermalSection(SoakCourse, ThermalSensors):
     """The `thermal` section: snapshots at the start and end of the run, and a soak's course."""
-    available: Flag = field("whether the board reports any thermal sensor")
     start: Snapshot = sub(Snapshot, "the snapshot before the first measurement")
     end: Snapshot = sub(Snapshot, "the snapshot after the last measurement")
     telemetry: Optional[Mapping_] = field("the telemetry file and how it was sampled")
