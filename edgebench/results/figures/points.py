@@ -6,7 +6,7 @@ from typing import List, Optional
 from edgebench.results.conditions import ModelIdentity
 from edgebench.results.figures.common import Engine, FixedRate, Labelled, SoakTemperatures
 from edgebench.results.figures.energy import WindowEnergy
-from edgebench.results.figures.thermal import WindowLatency
+from edgebench.results.figures.thermal import SoakOutcome, WindowLatency
 from edgebench.results.types import Count, Flag, Num, Str, Text, field, sub
 
 
@@ -18,7 +18,7 @@ class PointModel(ModelIdentity):
     """The model file a point ran (its model section's identity)."""
 
 
-class Point(Labelled, Engine, FixedRate, SoakTemperatures):
+class Point(Labelled, Engine, FixedRate, SoakOutcome, SoakTemperatures):
     """One point of a sweep (docs/soak.md, "Sweeps")."""
     index: Count = field("the point's place in the grid, from 1 (lightest load first)")
     id: Text = field("the point's id (its configuration in short)")
@@ -38,14 +38,12 @@ class Point(Labelled, Engine, FixedRate, SoakTemperatures):
     notes: Optional[List[Str]] = field("notes on the point")
     realized_duty: Num = field("the share of time spent inferring (0-1): achieved rate x median latency at a fixed "
                                "rate, else the soak's busy fraction")
-    duration_s: Num = field("the point's soak duration")
     verdict: Text = field("why the point's soak stopped")
     thermal_judged: Flag = field("whether thermal steady state could be judged")
     throughput_per_s: Num = field("achieved throughput over the final window")
     throughput_definition: Text = field("what it divides, in words")
     sustained_temp_c: Num = field("median temperature over the point's final window", "°C")
     sustained_freq_hz: Num = field("median CPU clock over the final window")
-    steady: Flag = field("steady state was reached")
     throttled: Flag = field("the board throttled during the point")
     rate_sustained: Flag = field("the board sustained the rate asked for")
     rate_message: Text = field("what the board achieved when it did not sustain the rate")

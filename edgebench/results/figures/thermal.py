@@ -114,7 +114,13 @@ class SoakVerdict(Figure):
     temperature: Trend = sub(Trend, "absent without a thermal source")
 
 
-class SoakFigure(Figure):
+class SoakOutcome(Figure):
+    """How a soak ended: steady or not, after how long."""
+    steady: Flag = field("steady state was reached")
+    duration_s: Num = field("the soak's duration from the load's start")
+
+
+class SoakFigure(SoakOutcome):
     """`soak`: burst against sustained, the thermal course, the steady-state verdict (docs/soak.md)."""
     burst: SoakWindow = sub(SoakWindow, "the first seconds of the load (`--burst-s`)")
     sustained: SoakWindow = sub(SoakWindow, "the trailing window at the end of the soak")
@@ -122,9 +128,7 @@ class SoakFigure(Figure):
     sustained_over_burst_ci: Pair = field("its 95% interval (the two windows' within-window uncertainties)")
     latency_sustained_over_burst: Num = field("sustained median latency / burst median latency")
     busy_fraction: Num = field("device time inferring / soak duration")
-    steady: Flag = field("steady state was reached")
     steady_at_s: Num = field("when steady state was established (the end of the soak)", "s")
-    duration_s: Num = field("the soak's duration from the load's start")
     cool_down: Optional[Mapping_] = field("the cool-down before the soak (`--cool-down`): `done`, `duration_s`, "
                                            "`baseline_temp_c`, `reason`")
     thermal: SoakThermal = sub(SoakThermal, "the soak's thermal course")
