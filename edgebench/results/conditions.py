@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Union
 
+from edgebench.results.figures.common import Batched, Engine, Labelled
 from edgebench.results.types import Count, Figure, Flag, Int, Mapping_, Num, Str, Text, field, sub
 
 
@@ -16,14 +17,18 @@ class TensorSection(Figure):
                                       "float tensor")
 
 
-class ModelSection(Figure):
-    """The model file: identity, precision read from its tensor types, its quantize sidecar."""
+class ModelIdentity(Figure):
+    """Which model file: its path, name, hash and precision."""
     path: Text = field("the model file's path as given")
     name: Text = field("the model's name (the file's stem)")
     sha256: Text = field("SHA-256 of the model file (hex)")
-    bytes: Count = field("size of the model file", "bytes")
     precision: Text = field("`fp32`, `int8`, `uint8`, `fp16`, `dynamic-range` or `mixed`, read from the tensor types "
                             "(not the name)")
+
+
+class ModelSection(ModelIdentity):
+    """The model file: identity, precision read from its tensor types, its quantize sidecar."""
+    bytes: Count = field("size of the model file", "bytes")
     weights_dtype: Text = field("the weights' dtype")
     activations_dtype: Text = field("the activations' dtype")
     weights_bits: Count = field("bits per weight", "bits")
@@ -38,16 +43,14 @@ class ModelSection(Figure):
                                                      "section")
 
 
-class RuntimeSection(Figure):
+class RuntimeSection(Engine):
     """The interpreter that ran the model: runtime, kernels, threads, delegate."""
     name: Text = field("the runtime the agent or firmware reports")
     version: Text = field("its version")
-    kernels: Text = field("the kernels: `xnnpack`, `builtin` or `reference`")
     op_resolver: Text = field("the op resolver the interpreter was built with")
     # a sweep over thread counts lists them
     threads: Union[Int, List[Int], Str, None] = field("the interpreter's threads (a sweep over thread counts lists "
                                                       "them)")
-    delegate: Text = field("the delegate (e.g. the Edge TPU's), null without one")
     device_model: Text = field("mlperf-tiny: the model id the DUT reports (`m-model-[...]`)")
 
 
@@ -115,11 +118,10 @@ class Inputs(Figure):
     class_order: ClassOrder = sub(ClassOrder, "how an image folder's subfolders became class indices")
 
 
-class ScenarioSection(Figure):
+class ScenarioSection(Batched):
     """How inferences were issued: single-stream, offline or fixed-rate, and on what inputs."""
     name: Text = field("`single-stream`, `offline` or `fixed-rate`")
     rate_hz: Num = field("fixed-rate: the rate inferences were scheduled at")
-    batch: Count = field("inputs per inference")
     inputs: Inputs = sub(Inputs, "the inputs fed to the model")
     duty: Num = field("energy, battery: the share of time spent inferring (0-1)")
     idle_s: Num = field("energy: the idle time between bursts", "s")
@@ -155,23 +157,21 @@ class SettingsSection(Figure):
     wall_s: Num = field("mlperf-tiny: the wall time the dialect's runner took", "s")
 
 
-class ColdStart(Figure):
+class ColdStart(Labelled):
     """The first repeat's cold start: model load and first inference, and one per repeat."""
     load_s: Num = field("model load: interpreter construction + allocate_tensors")
     first_inference_s: Num = field("the first inference after the load, end to end, timed alone")
     first_invoke_s: Num = field("the first invoke after the load")
     per_repeat: Optional[List[Dict[str, Num]]] = field("each repeat's `repeat`, `load_s`, `first_inference_s`, "
                                                        "`first_invoke_s`")
-    label: Text = field("the figures' label (`measured`, `emulated`, ...)")
     note: Text = field("what the cold start covers")
 
 
-class Warmup(Figure):
+class Warmup(Labelled):
     """The inferences discarded as warm-up before the measured samples."""
     n_warmup: Count = field("inferences discarded as warm-up, over all repeats")
     duration_s: Num = field("their total duration")
     method: Text = field("how the warm-up's end was found (MSER-5 on the e2e series)")
     at_limit: Flag = field("the search hit its limit (the series may not have settled)")
     per_repeat: Optional[List[Mapping_]] = field("each repeat's own warm-up (`repeat`, `n_warmup`, `duration_s`, ...)")
-    label: Text = field("the figures' label")
 

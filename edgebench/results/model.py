@@ -50,6 +50,7 @@ from edgebench.results.conditions import (
     Warmup,
 )
 from edgebench.results.figures.accuracy import AccuracyFigure
+from edgebench.results.figures.common import FixedRate
 from edgebench.results.figures.device import MacRate, MemoryFigure
 from edgebench.results.figures.energy import PowerSection
 from edgebench.results.figures.latency import LatencyFigure, Stopping, Throughput
@@ -85,7 +86,7 @@ class RunWarning(Figure):
     remedy: Text = field("what to do about it")
 
 
-class Extra(Figure):
+class Extra(FixedRate):
     """A verb's own figures (each documented in its page under docs/) and the claim."""
     claim: Annotated[Text, Field(max_length=100_000)] = field("the run's claim: what it shows and under what "
                                                               "conditions, in sentences (docs/claim.md)")
@@ -109,8 +110,6 @@ class Extra(Figure):
     memory: MemoryFigure = sub(MemoryFigure, "peak memory: a Linux board's process, or a microcontroller's plan and "
                                              "fit")
     plots: Optional[List[Str]] = field("the plot files written beside run.json")
-    achieved_rate_hz: Num = field("fixed-rate scenario: the rate achieved", "Hz")
-    requested_rate_hz: Num = field("fixed-rate scenario: the rate asked for", "Hz")
     lateness_median_s: Num = field("fixed-rate scenario: the median delay of an inference's start past its slot", "s")
     lateness_p99_s: Num = field("... its 99th percentile", "s")
     figure_window: Optional[Mapping_] = field("soak: the window the claim's figures come from (`name`, `freq_hz`, "
@@ -124,6 +123,8 @@ class Extra(Figure):
 
 RunId = Annotated[Str, Field(min_length=1, max_length=200, pattern=r"^[^/\\\x00]+$",
                              json_schema_extra=expects("a non-empty id without slashes"))]
+Status = Literal["running", "complete", "incomplete", "failed"]
+Label = Literal["measured", "emulated", "simulated", "estimated"]
 Kind = Annotated[Str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", json_schema_extra=expects("a run kind (bench, accuracy, soak, ...)"))]
 
 
@@ -136,114 +137,72 @@ class RunResult:
                     'prefix')
     created_utc: Str = Field(
         description='when the run started, ISO 8601 with its offset')
-    format: Literal["edgebench-run"] = Field(
-        default=FORMAT,
-        description='always `edgebench-run`')
-    kind: Kind = Field(
-        default="bench",
-        description="what produced it: `bench`, `accuracy`, `soak`, `sweep`, `energy`, `mlperf-tiny`, `verify`, "
-                    "`profile`, `layer-error`, `selftest` (`edgebench/results/kinds.py`; each verb's own figures live "
-                    "in `extra`, one table each below)")
-    status: Literal["running", "complete", "incomplete", "failed"] = Field(
-        default="running",
-        description='`running` while measuring; `complete`; `incomplete` (Ctrl-C, SIGTERM/SIGHUP or'
-                    ' an error after the first samples: what was measured is kept; the reason says '
-                    'which, e.g. `stopped by SIGTERM`); `failed`. While `running`, `extra.writer` '
-                    'names the writing process (`pid`, `host`, `boot_id`, `process_start_ticks` '
-                    'from `/proc/<pid>/stat`, `platform`); a finished run has no writer. '
-                    '`abandoned` is never stored: `edgebench runs` and `edgebench.load_runs` *show*'
-                    ' a `running` run as `abandoned` when its writer was on this host and is gone '
-                    '(pid gone, pid reused by a process with another start time, or the computer '
-                    'restarted since); a run from another host, or without a writer, stays '
-                    '`running`')
-    status_reason: Text = Field(
-        default=None,
-        description='why a run is `incomplete` or `failed` (e.g. `stopped by SIGTERM`)')
-    label: Literal["measured", "emulated", "simulated", "estimated"] = Field(
-        default="measured",
-        description='`measured`, `emulated` (QEMU), `simulated` (a physics model) or `estimated` '
-                    '(datasheet arithmetic): applies to every figure of the run')
-    edgebench_version: Str = Field(
-        default="",
-        description='the edgebench that wrote the run')
-    host: Mapping_ = Field(
-        default_factory=dict,
-        description='the computer that ran edgebench (not the board)')
-    model: ModelSection = Field(
-        default_factory=ModelSection,
-        description='path, name, sha256, bytes, precision (`fp32`, `int8`, `uint8`, `fp16`, '
-                    "`dynamic-range`, `mixed`, read from the file's tensor types, not its name), "
-                    'weights and activation dtypes and bits, operators, inputs/outputs with '
-                    'quantization, `sidecar` (the `<model>.json` written by quantize), '
-                    '`calibration` (source, count, sha256)')
-    runtime: RuntimeSection = Field(
-        default_factory=RuntimeSection,
-        description='runtime name and version, `kernels` (`xnnpack`, `builtin`, `reference`), op '
-                    'resolver, threads, delegate')
-    board: BoardSection = Field(
-        default_factory=BoardSection,
-        description="profile name, title, kind, transport, the board's system description from the "
-                    "agent's collectors (os, cpu, board model, cpufreq, thermal zones, apex, "
-                    'vcgencmd, memory, load, software) and collector errors')
-    scenario: ScenarioSection = Field(
-        default_factory=ScenarioSection,
-        description='`single-stream`, `offline` or `fixed-rate`; `rate_hz`; `batch`; `inputs` '
-                    '(source, seed, count, shape, range, sha256)')
-    timing: TimingSection = Field(
-        default_factory=TimingSection,
-        description='the clock (device `time.perf_counter_ns`, or the MCU counter), '
-                    '`clock_resolution_s` (seconds per tick: `time.get_clock_info` on a Linux '
-                    'board, 1 / counter Hz on firmware), each stage and what it covers, what '
-                    'end-to-end includes and excludes')
-    settings: SettingsSection = Field(
-        default_factory=SettingsSection,
-        description='stop rule (target CI half-width, minimum samples and time per repeat, time '
-                    'budget), `repeat` and `max_repeats`, `fresh_process_per_repeat`, '
-                    '`interleaved_with` (run ids measured in alternation with this one), minimum '
-                    'warm-up, seed, `agent_cpus` (CPUs a local agent was pinned to, or null)')
-    cold_start: ColdStart = Field(
-        default_factory=ColdStart,
-        description='model load time (interpreter construction + allocate), first inference, first '
-                    'invoke of the first repeat; `per_repeat` (one cold start per fresh process)')
-    warmup: Warmup = Field(
-        default_factory=Warmup,
-        description='inferences discarded as warm-up (all repeats), their duration, the method '
-                    '(MSER-5) and whether it hit its search limit; `per_repeat`')
-    thermal: ThermalSection = Field(
-        default_factory=ThermalSection,
-        description='`available`; snapshots at `start` and `end` (temperatures, frequencies, '
-                    'decoded throttle flags)')
-    power: PowerSection = Field(
-        default_factory=PowerSection,
-        description='`measured` (false without a meter), boundary, instrument')
-    latency: Dict[str, LatencyFigure] = Field(
-        default_factory=dict,
-        description="per stage (`e2e`, `prep`, `set`, `invoke`, `get`): its latency over the samples after each "
-                    "repeat's warm-up, with the headline 95% interval (the `latency.<stage>` table below; "
-                    "docs/statistics.md)")
-    throughput: Throughput = Field(
-        default_factory=Throughput,
-        description="achieved throughput (`per_s`: inferences completed over the measuring windows' wall time) "
-                    "with its interval over repeats and sessions (the `throughput` table below)")
-    stopping: Stopping = Field(
-        default_factory=Stopping,
-        description="the stop rule's outcome: whether the headline interval reached the target, its relative "
-                    "half-width, why the run stopped, the repeats, each repeat's own decision")
-    warnings: List[RunWarning] = Field(
-        default_factory=list,
-        description='`{code, message, remedy}`: spread, drift, outliers, too-few, warm-up '
-                    'unsettled, target not reached, rate not sustained')
-    agent: Mapping_ = Field(
-        default_factory=dict,
-        description='agent and protocol version, Python, numpy, resident memory at the end')
-    extra: Extra = Field(
-        default_factory=Extra,
-        description="a verb's own figures (`accuracy`, `soak`, `points`, `verify`, `profile`, `layer_error`, "
-                    "`selftest`, `mac_rate`, `memory`, `mlperf`), the `claim`, fixed-rate lateness, the run's "
-                    "`labels` (docs/store.md); one table each below")
-    schema_version: Literal[1, 2, 3, 4] = Field(
-        default=SCHEMA_VERSION,
-        description="this format's version (the schema history above; older files are upgraded when read)")
+    format: Literal["edgebench-run"] = field("always `edgebench-run`", default=FORMAT)
+    # Field, not field(): field() would blank the `x-expected` phrase Kind's own Field carries
+    kind: Kind = Field(default="bench", description="what produced it: `bench`, `accuracy`, `soak`, `sweep`, `energy`, "
+                       "`mlperf-tiny`, `verify`, `profile`, `layer-error`, `selftest` (`edgebench/results/kinds.py`; "
+                       "each verb's own figures live in `extra`, one table each below)")
+    status: Status = field("`running` while measuring; `complete`; `incomplete` (Ctrl-C, SIGTERM/SIGHUP or an error "
+                           "after the first samples: what was measured is kept; the reason says which, e.g. `stopped "
+                           "by SIGTERM`); `failed`. While `running`, `extra.writer` names the writing process (`pid`, "
+                           "`host`, `boot_id`, `process_start_ticks` from `/proc/<pid>/stat`, `platform`); a finished "
+                           "run has no writer. `abandoned` is never stored: `edgebench runs` and "
+                           "`edgebench.load_runs` *show* a `running` run as `abandoned` when its writer was on this "
+                           "host and is gone (pid gone, pid reused by a process with another start time, or the "
+                           "computer restarted since); a run from another host, or without a writer, stays `running`",
+                           default="running")
+    status_reason: Text = field("why a run is `incomplete` or `failed` (e.g. `stopped by SIGTERM`)", default=None)
+    label: Label = field("`measured`, `emulated` (QEMU), `simulated` (a physics model) or `estimated` (datasheet "
+                         "arithmetic): applies to every figure of the run", default="measured")
+    edgebench_version: Str = field("the edgebench that wrote the run", default="")
+    host: Mapping_ = sub(dict, "the computer that ran edgebench (not the board)")
+    model: ModelSection = sub(ModelSection, "path, name, sha256, bytes, precision (`fp32`, `int8`, `uint8`, `fp16`, "
+                                            "`dynamic-range`, `mixed`, read from the file's tensor types, not its "
+                                            "name), weights and activation dtypes and bits, operators, inputs/outputs "
+                                            "with quantization, `sidecar` (the `<model>.json` written by quantize), "
+                                            "`calibration` (source, count, sha256)")
+    runtime: RuntimeSection = sub(RuntimeSection, "runtime name and version, `kernels` (`xnnpack`, `builtin`, "
+                                                  "`reference`), op resolver, threads, delegate")
+    board: BoardSection = sub(BoardSection, "profile name, title, kind, transport, the board's system description "
+                                            "from the agent's collectors (os, cpu, board model, cpufreq, thermal "
+                                            "zones, apex, vcgencmd, memory, load, software) and collector errors")
+    scenario: ScenarioSection = sub(ScenarioSection, "`single-stream`, `offline` or `fixed-rate`; `rate_hz`; `batch`; "
+                                                     "`inputs` (source, seed, count, shape, range, sha256)")
+    timing: TimingSection = sub(TimingSection, "the clock (device `time.perf_counter_ns`, or the MCU counter), "
+                                               "`clock_resolution_s` (seconds per tick: `time.get_clock_info` on a "
+                                               "Linux board, 1 / counter Hz on firmware), each stage and what it "
+                                               "covers, what end-to-end includes and excludes")
+    settings: SettingsSection = sub(SettingsSection, "stop rule (target CI half-width, minimum samples and time per "
+                                                     "repeat, time budget), `repeat` and `max_repeats`, "
+                                                     "`fresh_process_per_repeat`, `interleaved_with` (run ids "
+                                                     "measured in alternation with this one), minimum warm-up, seed, "
+                                                     "`agent_cpus` (CPUs a local agent was pinned to, or null)")
+    cold_start: ColdStart = sub(ColdStart, "model load time (interpreter construction + allocate), first inference, "
+                                           "first invoke of the first repeat; `per_repeat` (one cold start per fresh "
+                                           "process)")
+    warmup: Warmup = sub(Warmup, "inferences discarded as warm-up (all repeats), their duration, the method (MSER-5) "
+                                 "and whether it hit its search limit; `per_repeat`")
+    thermal: ThermalSection = sub(ThermalSection, "`available`; snapshots at `start` and `end` (temperatures, "
+                                                  "frequencies, decoded throttle flags)")
+    power: PowerSection = sub(PowerSection, "`measured` (false without a meter), boundary, instrument")
+    latency: Dict[str, LatencyFigure] = sub(dict, "per stage (`e2e`, `prep`, `set`, `invoke`, `get`): its latency "
+                                                  "over the samples after each repeat's warm-up, with the headline "
+                                                  "95% interval (the `latency.<stage>` table below; "
+                                                  "docs/statistics.md)")
+    throughput: Throughput = sub(Throughput, "achieved throughput (`per_s`: inferences completed over the measuring "
+                                             "windows' wall time) with its interval over repeats and sessions (the "
+                                             "`throughput` table below)")
+    stopping: Stopping = sub(Stopping, "the stop rule's outcome: whether the headline interval reached the target, "
+                                       "its relative half-width, why the run stopped, the repeats, each repeat's own "
+                                       "decision")
+    warnings: List[RunWarning] = sub(list, "`{code, message, remedy}`: spread, drift, outliers, too-few, warm-up "
+                                           "unsettled, target not reached, rate not sustained")
+    agent: Mapping_ = sub(dict, "agent and protocol version, Python, numpy, resident memory at the end")
+    extra: Extra = sub(Extra, "a verb's own figures (`accuracy`, `soak`, `points`, `verify`, `profile`, "
+                              "`layer_error`, `selftest`, `mac_rate`, `memory`, `mlperf`), the `claim`, fixed-rate "
+                              "lateness, the run's `labels` (docs/store.md); one table each below")
+    schema_version: Literal[1, 2, 3, 4] = field("this format's version (the schema history above; older files are "
+                                                "upgraded when read)", default=SCHEMA_VERSION)
 
     def to_dict(self) -> dict:
         """The run as run.json holds it."""

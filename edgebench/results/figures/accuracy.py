@@ -5,37 +5,39 @@ from __future__ import annotations
 from typing import Any, Dict, List, Literal, Optional
 
 from edgebench.results.conditions import ModelSection, RuntimeSection
+from edgebench.results.figures.common import IntervalLevel, Labelled
 from edgebench.results.types import Count, Figure, Flag, Int, Mapping_, Num, Str, Text, field, sub
 
 
-class Proportion(Figure):
-    """A proportion (0-1) with its 95% interval."""
+class WilsonAccuracy(Figure):
+    """An accuracy (0-1): the samples a model got right of those it evaluated, with their 95% Wilson interval."""
     accuracy: Num = field("correct / n (0-1)")
-    ci_low: Num = field("its 95% Wilson interval, low end (0-1)")
-    ci_high: Num = field("... high end (0-1)")
     n: Count = field("samples evaluated")
     correct: Count = field("samples the model got right")
-    ci_level: Num = field("the interval's level (Wilson)")
+    ci_low: Num = field("its 95% Wilson interval, low end (0-1)")
+    ci_high: Num = field("... high end (0-1)")
 
 
-class PerClass(Figure):
-    """One class's accuracy with its Wilson interval."""
+class Proportion(IntervalLevel, WilsonAccuracy):
+    """A proportion (0-1) with its 95% interval."""
+
+
+class PerClass(WilsonAccuracy):
+    """One class's top-1 accuracy over the class's samples, with its Wilson interval."""
     class_name: Text = field("the class's name (null when the set names none)")
     class_index: Count = field("the class's index in the model's output")
-    accuracy: Num = field("the class's top-1 accuracy (0-1)")
-    n: Count = field("samples of the class")
-    correct: Count = field("samples of the class the model got right")
-    ci_low: Num = field("95% Wilson interval of its accuracy, low end")
-    ci_high: Num = field("... high end")
 
 
-class ClassifierFigures(Figure):
+class Classified(Labelled):
+    """Figures of a classifier's outputs."""
+    num_classes: Count = field("classes of the model's output")
+
+
+class ClassifierFigures(Classified):
     """One model's classifier figures: top-1, top-5 and per class."""
     top1: Proportion = sub(Proportion, "top-1 accuracy with its interval")
     top5: Proportion = sub(Proportion, "top-5 accuracy with its interval (null with fewer than 5 classes)")
     per_class: Optional[List[PerClass]] = field("each class's accuracy")
-    label: Text = field("the figures' label")
-    num_classes: Count = field("classes of the model's output")
 
 
 class BaselineProvenance(Figure):
@@ -75,7 +77,12 @@ class CalibrationBin(Figure):
     hi: Num = field("its upper edge")
 
 
-class CalibrationFigure(Figure):
+class ConfidenceBins(Figure):
+    """Calibration figures over equal-width confidence bins."""
+    n_bins: Count = field("confidence bins")
+
+
+class CalibrationFigure(ConfidenceBins):
     """One model's calibration: the ECE (plug-in and bias-corrected) and its bins."""
     bins: Optional[List[CalibrationBin]] = field("the confidence bins (equal width)")
     ece: Num = field("plug-in expected calibration error: sum of n_b / N x abs(accuracy - confidence) (0-1)")
@@ -85,7 +92,6 @@ class CalibrationFigure(Figure):
     ece_null_expected: Num = field("the plug-in ECE a perfectly calibrated model would score on these samples "
                                    "(context)")
     n: Count = field("samples")
-    n_bins: Count = field("confidence bins")
     ece_ci_level: Num = field("the bootstrap interval's level")
     ece_n_boot: Count = field("bootstrap resamples of the interval")
     ece_method: Text = field("how the bias-corrected ECE and its interval were made")
@@ -110,52 +116,53 @@ class TemperatureScaling(Figure):
     method: Text = field("how the temperature was fitted and judged")
 
 
-class CalibrationSection(Figure):
+class CalibrationSection(Labelled, ConfidenceBins):
     """Calibration of both models: ECE, bins, reliability diagrams, temperature scaling."""
     baseline: CalibrationFigure = sub(CalibrationFigure, "the baseline's calibration")
     candidate: CalibrationFigure = sub(CalibrationFigure, "the candidate's calibration")
     diagrams: Optional[Dict[str, Text]] = field("the reliability diagrams written beside run.json, per role")
     temperature_scaling: TemperatureScaling = sub(TemperatureScaling, "the temperature each model's logits are best "
                                                                       "scaled by")
-    n_bins: Count = field("confidence bins")
     confidence: Text = field("what the confidence is")
     ece_meaning: Text = field("what each ECE figure means")
-    label: Text = field("the figures' label (`measured`, `emulated`, ...)")
 
 
-class Paired(Figure):
-    """The paired comparison on the same samples: flips, difference in points, McNemar's test."""
+class PairedTest(Figure):
+    """Both models on the same samples: their agreement, the flips between them and McNemar's test."""
     n: Count = field("samples both models evaluated")
-    agreement_rate: Num = field("share of samples with the same top-1 on both (0-1)")
+    agreement_rate: Num = field("share of samples with the same top-1 on both models (0-1)")
     flips_right_to_wrong: Count = field("samples the baseline got right and the candidate wrong")
     flips_wrong_to_right: Count = field("samples the baseline got wrong and the candidate right")
-    diff_points: Num = field("candidate - baseline top-1 accuracy, x 100 (negative: a drop)")
-    diff_ci_low_points: Num = field("its paired 95% interval, low end (Newcombe method 10)")
-    diff_ci_high_points: Num = field("... high end")
     mcnemar_p: Num = field("McNemar's exact two-sided p (1 without discordant samples)")
+
+
+class RelativeFigures(Figure):
+    """The candidate relative to the baseline, three ways (:class:`Relative` repeats :class:`Paired`'s)."""
+    diff_points: Num = field("candidate - baseline top-1 accuracy, x 100 (negative: a drop)")
+    error_increase_pct: Num = field("100 x (candidate errors - baseline errors) / baseline errors (null: the "
+                                    "baseline made none and the candidate did)")
+    candidate_pct_of_baseline_correct: Num = field("100 x candidate correct / baseline correct: the candidate's "
+                                                   "correct answers as a percentage of the baseline's", "%")
+    baseline_errors: Count = field("samples the baseline got wrong")
+    candidate_errors: Count = field("samples the candidate got wrong")
+
+
+class Paired(Labelled, RelativeFigures, PairedTest):
+    """The paired comparison on the same samples: flips, difference in points, McNemar's test."""
+    diff_ci_low_points: Num = field("the paired 95% interval of `diff_points`, low end (Newcombe method 10)")
+    diff_ci_high_points: Num = field("... high end")
     baseline_correct: Count = field("samples the baseline got right")
     candidate_correct: Count = field("samples the candidate got right")
     baseline_accuracy: Num = field("the baseline's top-1 accuracy (0-1)")
     candidate_accuracy: Num = field("the candidate's top-1 accuracy (0-1)")
     discordant_proportion: Num = field("(right-to-wrong + wrong-to-right flips) / n")
     ci_level: Num = field("the difference interval's level (Newcombe method 10)")
-    candidate_pct_of_baseline_correct: Num = field("candidate's correct answers as a percentage of the baseline's", "%")
-    baseline_errors: Count = field("samples the baseline got wrong")
-    candidate_errors: Count = field("samples the candidate got wrong")
-    error_increase_pct: Num = field("100 x (candidate errors - baseline errors) / baseline errors (null: the "
-                                    "baseline made none and the candidate did)")
     test: Text = field("the significance test")
-    label: Text = field("the figures' label")
 
 
-class Relative(Figure):
+class Relative(RelativeFigures):
     """The candidate relative to the baseline, three ways, with statements in words."""
     statements: Optional[List[Str]] = field("the comparison in sentences")
-    diff_points: Num = field("candidate - baseline top-1 accuracy, x 100")
-    error_increase_pct: Num = field("100 x (candidate errors - baseline errors) / baseline errors")
-    candidate_pct_of_baseline_correct: Num = field("100 x candidate correct / baseline correct", "%")
-    baseline_errors: Count = field("samples the baseline got wrong")
-    candidate_errors: Count = field("samples the candidate got wrong")
 
 
 class Resolution(Figure):
@@ -179,7 +186,7 @@ class Resolution(Figure):
     warning: Text = field("the statement when no difference is resolved (else null)")
 
 
-class Fidelity(Figure):
+class Fidelity(Labelled):
     """Agreement of outputs with reference outputs: ``rmse`` and ``max_abs_error`` over all elements;
     ``cosine_similarity`` the mean over samples (both vectors zero: 1, one zero: 0);
     ``relative_l2_error`` = ||test - ref|| / ||ref|| over all elements, None when the reference is all zeros."""
@@ -190,38 +197,26 @@ class Fidelity(Figure):
     relative_l2_error: Num = field("norm(test - reference) / norm(reference) over all elements (null: the reference "
                                    "is all zeros)")
     compared: Text = field("what was compared with what")
-    label: Text = field("the figures' label")
 
 
-class SliceSide(Figure):
-    """One model's accuracy on a slice, with its Wilson interval."""
-    accuracy: Num = field("top-1 accuracy on the slice (0-1)")
-    n: Count = field("samples of the slice")
-    correct: Count = field("samples the model got right")
-    ci_low: Num = field("95% Wilson interval, low end")
-    ci_high: Num = field("... high end")
-    ci_level: Num = field("the interval's level (0.95)")
+class SliceSide(Proportion):
+    """One model's top-1 accuracy on a slice, with its Wilson interval."""
 
 
-class SliceRow(Figure):
-    """One edge-case slice: both models' accuracy and the candidate's paired drop."""
+class SliceRow(PairedTest):
+    """One edge-case slice (its samples): both models' accuracy and the candidate's paired drop."""
     slice: Text = field("the slice's name (family and severity, or the file's slice)")
     family: Text = field("the perturbation family (null: the clean set, or a slice of an edge-case file)")
     severity: Count = field("its severity (1-5)")
-    n: Count = field("samples of the slice")
     baseline: SliceSide = sub(SliceSide, "the baseline's accuracy on it")
     candidate: SliceSide = sub(SliceSide, "the candidate's accuracy on it")
     drop_points: Num = field("baseline - candidate top-1 accuracy on the slice, x 100 (positive: a drop)")
     drop_ci_low_points: Num = field("its paired 95% interval, low end")
     drop_ci_high_points: Num = field("... high end")
-    mcnemar_p: Num = field("McNemar's exact p on the slice")
-    mcnemar_p_holm: Num = field("that p, Holm-adjusted over all slices")
-    agreement_rate: Num = field("share of samples with the same top-1 on both models")
-    flips_right_to_wrong: Count = field("samples the baseline got right and the candidate wrong")
-    flips_wrong_to_right: Count = field("samples the baseline got wrong and the candidate right")
+    mcnemar_p_holm: Num = field("McNemar's p, Holm-adjusted over all slices")
 
 
-class EdgeCases(Figure):
+class EdgeCases(Labelled):
     """The edge-case slices: built-in perturbation families (`source` builtin) or a labelled file (`file`)."""
     source: Text = field("`builtin` (perturbation families) or `file` (a labelled edge-case set)")
     seed: Count = field("the perturbations' seed")
@@ -237,7 +232,6 @@ class EdgeCases(Figure):
     slices: Optional[List[SliceRow]] = field("each slice's row")
     worst: Text = field("the slice with the largest drop")
     multiple_comparisons: Optional[Mapping_] = field("the adjustment over all slices (`method`, `m`, `note`)")
-    label: Text = field("the figures' label")
 
 
 class GateRow(Figure):
@@ -280,7 +274,7 @@ class BothFigures(Figure):
     candidate: ClassifierFigures = sub(ClassifierFigures, "the candidate's")
 
 
-class AccuracyFigure(Figure):
+class AccuracyFigure(Classified):
     """`accuracy`: the candidate against its baseline on the same samples (docs/accuracy.md)."""
     accuracy: BothFigures = sub(BothFigures, "both models' top-1, top-5 and per-class accuracy")
     baseline: AccuracySide = sub(AccuracySide, "the baseline's model, runtime and board")
@@ -293,8 +287,6 @@ class AccuracyFigure(Figure):
     relative: Relative = sub(Relative, "the candidate relative to the baseline")
     resolution: Resolution = sub(Resolution, "what the test set can resolve")
     validation: Validation = sub(Validation, "the gates and their outcome")
-    label: Text = field("the figures' label (`measured`, `emulated`, ...)")
-    num_classes: Count = field("classes of the model's output")
     output_kind: Optional[Dict[str, Text]] = field("per role: `probabilities` or `logits` (softmax applied)")
     evaluation: Optional[Mapping_] = field("evaluation rates per role (samples over host wall time) and `wall_s`")
     evaluated: Optional[Mapping_] = field("a stopped run: the `samples` both models evaluated of those `planned`")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
+from edgebench.results.figures.common import Interval, LoadWindow, PowerLabelled
 from edgebench.results.types import Count, Figure, Flag, Mapping_, Num, Text, field, sub
 
 
-class EnergyFigure(Figure):
+class EnergyFigure(PowerLabelled, Interval):
     """An energy or power figure with its interval (docs/energy.md)."""
     energy_j: Num = field("the energy (the mean over inferences, or events), with the share its definition says")
     power_w: Num = field("the mean power (idle: over the quiet windows)")
@@ -15,7 +16,6 @@ class EnergyFigure(Figure):
     ci_high_j: Num = field("... high end")
     ci_low_w: Num = field("the power's interval, low end")
     ci_high_w: Num = field("... high end")
-    ci_level: Num = field("the interval's level (0.95)")
     above_idle_j: Num = field("inference: its energy minus idle power x its duration")
     above_idle_ci_low_j: Num = field("... its interval, low end")
     above_idle_ci_high_j: Num = field("... high end")
@@ -28,8 +28,6 @@ class EnergyFigure(Figure):
     n: Count = field("inferences (or events) the figure rests on")
     sd_j: Num = field("standard deviation of the per-inference energies")
     sd_w: Num = field("standard deviation of the power (idle: of its batch means)")
-    label: Text = field("the figure's label (`measured`, `estimated (datasheet)`, `simulated`)")
-    ci_method: Text = field("how the interval was made")
     window: Text = field("which window the figure covers")
     resolution_j: Num = field("the smallest energy the meter's samples resolve (rounding floor)", "J")
     resolved: Flag = field("whether the figure and its interval exceed the rounding floor")
@@ -39,7 +37,7 @@ class EnergyFigure(Figure):
     windows: Optional[List[Mapping_]] = field("idle: each quiet window's own power and interval")
 
 
-class DutyCycle(Figure):
+class DutyCycle(PowerLabelled):
     """The duty-cycle model at the run's rate: idle power + energy per event x rate (docs/energy.md)."""
     rate_hz: Num = field("the rate the model is evaluated at (the run's)")
     duty: Num = field("fraction of time spent inferring (null when the event time is unknown)")
@@ -48,12 +46,11 @@ class DutyCycle(Figure):
     avg_power_w: Num = field("idle power + energy per event x rate")
     asleep_fraction: Num = field("the share of time not inferring (0-1)")
     model: Text = field("the model's formula in words")
-    label: Text = field("the figures' label")
     requested_duty: Num = field("the duty cycle asked for (`--duty`)")
     error: Text = field("why the model could not be evaluated at this rate")
 
 
-class AveragePower(Figure):
+class AveragePower(PowerLabelled):
     """Average power at the run's rate: measured and from the model (idle + energy per event x rate)."""
     measured_w: Num = field("average power the meter measured over the fixed-rate span (harness replies between "
                             "chunks included)")
@@ -61,7 +58,6 @@ class AveragePower(Figure):
     rate_hz: Num = field("the rate achieved over that span")
     requested_rate_hz: Num = field("the rate asked for")
     span_s: Num = field("the fixed-rate span the measured average covers")
-    label: Text = field("the figures' label")
     note: Text = field("how the two compare, or why one is missing")
 
 
@@ -80,7 +76,7 @@ class Alignment(Figure):
     notes: Optional[List[Text]] = field("notes on the alignment")
 
 
-class WindowEnergy(Figure):
+class WindowEnergy(LoadWindow):
     """Energy of a soak's (or a sweep point's) window without a meter (bench/window_power.py)."""
     per_inference_j: Num = field("energy per inference, idle time between inferences included", "J")
     avg_power_w: Num = field("average power over the window", "W")
@@ -91,11 +87,9 @@ class WindowEnergy(Figure):
     busy_fraction: Num = field("achieved rate x median latency (datasheet estimate)")
     definition: Text = field("what `per_inference_j` divides, in words")
     window: Text = field("`sustained` or `final`")
-    t_from_s: Num = field("window start after the load started", "s")
-    t_to_s: Num = field("window end after the load started", "s")
 
 
-class PowerSection(Figure):
+class PowerSection(PowerLabelled):
     """The `power` section: the meter, the energy figures and their model (docs/energy.md)."""
     measured: Flag = field("whether a meter measured the run (false: no meter, or figures estimated)")
     boundary: Text = field("what the meter's current passes through (the power boundary)")
@@ -103,7 +97,6 @@ class PowerSection(Figure):
     instrument: Text = field("the meter")
     tested_against: Text = field("what the meter's figures were checked against")
     sample_rate_hz: Num = field("the meter's sample rate", "Hz")
-    label: Text = field("the figures' label (`measured`, `estimated (datasheet)`, `simulated`)")
     method: Text = field("how the figures were obtained, in words")
     model: Text = field("the average-power model in words (idle power + energy per event x rate)")
     note: Text = field("why there is no figure (no meter attached, ...)")

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Union
 
+from edgebench.results.figures.common import Batched, Interval, IntervalMethod, Labelled
 from edgebench.results.types import Bool, Count, Figure, Flag, Int, Mapping_, Num, Pair, Text, field, sub
 
 
-class RepeatFigure(Figure):
+class LogMedian(IntervalMethod):
+    """A median with its interval made on the log scale: the log median's standard error and its degrees of freedom."""
+    se_log: Num = field("standard error of the log median")
+    df: Num = field("its degrees of freedom")
+
+
+class RepeatFigure(Batched, LogMedian):
     """One repeat's (or session's) median and interval."""
     median_s: Num = field("the repeat's median latency (or the invocation's, pooled)")
     ci_low_s: Num = field("its interval's low end (95%, dependence-aware)")
@@ -17,33 +24,24 @@ class RepeatFigure(Figure):
     n_eff: Num = field("effective sample size (the samples' autocorrelation taken into account)")
     lag1: Num = field("lag-1 autocorrelation of the repeat's samples")
     rel_ci_halfwidth: Num = field("the interval's half-width over the median (0-1)")
-    ci_method: Text = field("how the interval was made")
     runs: Count = field("repeats the figure rests on (the invocation's)")
-    se_log: Num = field("standard error of the log median")
-    df: Num = field("its degrees of freedom")
-    batch: Count = field("inputs per inference")
 
 
-class CombinedFigure(Figure):
+class CombinedFigure(LogMedian):
     """The headline over every session combined: the long-run figure's centre, interval, se and df."""
     median_s: Num = field("the long-run median over every session")
     ci_low_s: Num = field("its 95% interval, low end (Student t on the sessions' log medians)")
     ci_high_s: Num = field("its high end")
-    se_log: Num = field("standard error of the log median")
-    df: Num = field("its degrees of freedom")
     sessions: Count = field("sessions (invocations) combined")
-    ci_method: Text = field("how the interval was made")
 
 
-class LatencyFigure(Figure):
+class LatencyFigure(Labelled, Interval):
     """One stage's latency over the measured samples (docs/statistics.md)."""
     n: Count = field("samples after each repeat's warm-up, over all repeats")
     median_s: Num = field("median of the pooled samples")
     ci_low_s: Num = field("the headline interval's low end (Student t on the repeats' log medians, each repeat's own "
                           "interval dependence-aware; with sessions: combined over them)")
     ci_high_s: Num = field("the headline interval's high end")
-    ci_level: Num = field("the interval's level (0.95)")
-    ci_method: Text = field("how the headline interval was made")
     rel_ci_halfwidth: Num = field("(ci_high_s - ci_low_s) / 2 / median_s (0-1)")
     runs: Count = field("repeats pooled")
     per_run: Optional[List[RepeatFigure]] = field("each repeat's median, interval, n, n_eff, lag1, se_log, df")
@@ -75,7 +73,6 @@ class LatencyFigure(Figure):
     p99_ci_s: Pair = field("95% interval of the 99th percentile [low, high] over the repeats")
     inverse_median_per_s: Num = field("1 / median_s: not a throughput (completed inferences over wall time is "
                                       "`throughput.per_s`); run.json 1-3 called it `throughput_per_s`", "1/s")
-    label: Text = field("the figures' label (`measured`, `emulated`, `simulated`, `estimated`)")
     repeat_variation: Optional[Mapping_] = field("the between-repeat component used (`var`, `cv`, `df`, `source`, ...)")
     repeats_disagree_p: Num = field("p that the runs spread beyond it (set: their own spread was used)")
     session_variation: Optional[Mapping_] = field("the between-invocation component used (same keys)")
@@ -92,20 +89,18 @@ class RateFigure(Figure):
     window_s: Num = field("the window's wall time on the device clock", "s")
 
 
-class RateInterval(Figure):
+class RateInterval(Interval):
     """A throughput's interval: this invocation's own (``throughput.invocation``), or the host-limited rate's."""
     per_s: Num = field("the invocation's rate (the mean log rate of its repeats)", "1/s")
     ci_low_per_s: Num = field("the rate's interval, low end")
     ci_high_per_s: Num = field("... high end")
-    ci_level: Num = field("the interval's level (0.95)")
     se_log: Num = field("standard error of the log rate")
     df: Num = field("its degrees of freedom")
     sessions: Count = field("sessions combined")
     invocation: Optional[Mapping_] = field("the invocation's own interval (as ``throughput.invocation``)")
-    ci_method: Text = field("how the interval was made")
 
 
-class Throughput(Figure):
+class Throughput(Labelled, Interval):
     """The throughput achieved: inferences completed over wall time, with its interval."""
     per_s: Num = field("achieved: inferences completed over the wall time of the measuring windows (device clock, "
                        "all repeats)")
@@ -113,16 +108,13 @@ class Throughput(Figure):
     per_repeat_per_s: Optional[List[Num]] = field("each repeat's achieved rate")
     per_repeat: Optional[List[RateFigure]] = field("each repeat's achieved rate with its standard error")
     inverse_median_per_s: Num = field("1 / the e2e median (not a throughput: the rate back to back at the median)")
-    label: Text = field("the figures' label")
     device_busy_per_s: Num = field("inferences completed over the device time spent inferring (back to back)",
                                    "1/s")
     device_busy_definition: Text = field("what `device_busy_per_s` divides")
     ci_low_per_s: Num = field("the interval of `per_s` over repeats and sessions (the model of variation)", "1/s")
     ci_high_per_s: Num = field("... its upper end", "1/s")
-    ci_level: Num = field("the interval's coverage")
     sessions: Count = field("sessions of the measurement combined into the interval")
     invocation: RateInterval = sub(RateInterval, "this invocation's own rate and interval")
-    ci_method: Text = field("how the interval was made")
     host_limited_per_s: Num = field("an emulated board: the wall-clock rate with the emulator and the link", "1/s")
     host_limited_definition: Text = field("what `host_limited_per_s` divides")
     host_limited_interval: RateInterval = sub(RateInterval, "an emulated board: the interval of the host-limited rate")

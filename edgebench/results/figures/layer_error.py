@@ -20,28 +20,35 @@ class LocalError(Figure):
     what: Text = field("what the figure measures")
 
 
-class LayerErrorRow(Figure):
-    """One compared tensor (a layer's output, or the model input)."""
+class LayerSqnr(Figure):
+    """A compared tensor's error against FP32 and what rounding explains of it (a :class:`LayerPick` repeats
+    its row's)."""
     index: Count = field("the operator's index (null: the model input)")
     op: Text = field("the operator (`input` for the model input)")
     name: Text = field("the output tensor's name")
+    sqnr_db: Num = field("mean over inputs of the SQNR of this output against FP32", "dB")
+    output_sqnr_db: Num = field("SQNR of the FP32 output rounded with the layer's own scale and zero point", "dB")
+    best_sqnr_db: Num = field("what 8-bit rounding alone allows for this tensor", "dB")
+    reference_db: Num = field("the SQNR 8-bit rounding explains for the layer", "dB")
+    reference: Text = field("how `reference_db` was made")
+    local: LocalError = sub(LocalError, "the layer's own error")
+    explained_by: Optional[List[Str]] = field("what explains the layer's error, one phrase each")
+
+
+class LayerErrorRow(LayerSqnr):
+    """One compared tensor (a layer's output, or the model input)."""
     baseline_index: Count = field("the matched FP32 operator's index")
     matched_by: Text = field("how it was matched: `name`, `position` or `input`")
-    sqnr_db: Num = field("mean over inputs of the SQNR of this output against FP32", "dB")
-    sqnr_ci: Pair = field("its 95% interval", "dB")
+    sqnr_ci: Pair = field("the 95% interval of `sqnr_db`", "dB")
     cosine: Num = field("mean over inputs of the cosine similarity of this output with FP32")
     cosine_ci: Pair = field("its 95% interval")
-    output_sqnr_db: Num = field("SQNR of the FP32 output rounded with the layer's own scale and zero point", "dB")
-    output_sqnr_ci: Pair = field("its 95% interval", "dB")
+    output_sqnr_ci: Pair = field("the 95% interval of `output_sqnr_db`", "dB")
     saturated_share: Num = field("mean over inputs of the share of FP32 values outside the INT8 range (0-1)")
     saturated_ci: Pair = field("its 95% interval")
     n: Count = field("inputs with a figure")
     n_exact: Count = field("inputs whose INT8 tensor equals the FP32 one exactly")
     n_zero: Count = field("inputs whose FP32 tensor is all zeros")
     exact: Flag = field("the INT8 tensor equals the FP32 one on every input (no SQNR)")
-    best_sqnr_db: Num = field("what 8-bit rounding alone allows for this tensor", "dB")
-    reference_db: Num = field("the SQNR 8-bit rounding explains for the layer", "dB")
-    reference: Text = field("how `reference_db` was made")
     scale: Num = field("the INT8 scale")
     zero_point: Count = field("the INT8 zero point")
     fp32_min: Num = field("the FP32 output's observed minimum")
@@ -49,24 +56,13 @@ class LayerErrorRow(Figure):
     levels_used: Num = field("INT8 steps the observed range spans")
     saturated_below: Num = field("share of values clipped at the low end (0-1)")
     clip_excess_steps: Num = field("rms distance of the clipped values to the range, in steps")
-    local: LocalError = sub(LocalError, "the layer's own error")
     weights: Optional[Mapping_] = field("the weights' own rounding (`sqnr_db`, `scale_spread`, ...)")
     channels: Optional[Mapping_] = field("the per-channel range (`widest`, `widest_share`, `crushed`, ...)")
-    explained_by: Optional[List[Str]] = field("what explains the layer's error, one phrase each")
 
 
-class LayerPick(Figure):
-    """A layer singled out (the first jump, the largest drop)."""
-    index: Count = field("the operator's index")
-    op: Text = field("the operator")
-    name: Text = field("its output tensor")
-    local: LocalError = sub(LocalError, "its own error")
-    sqnr_db: Num = field("its output's SQNR", "dB")
-    output_sqnr_db: Num = field("SQNR of its FP32 output rounded with its own scale and zero point", "dB")
-    best_sqnr_db: Num = field("what rounding alone allows", "dB")
-    reference_db: Num = field("what rounding explains", "dB")
-    reference: Text = field("how `reference_db` was made")
-    explained_by: Optional[List[Str]] = field("what explains it, one phrase each")
+class LayerPick(LayerSqnr):
+    """A layer singled out (the first jump, the largest drop): its row's figures (``PICKED`` in
+    :mod:`edgebench.bench.layer_error`)."""
     which: Text = field("the first jump: which figure jumped (`typical` or `worst tenth`)")
 
 

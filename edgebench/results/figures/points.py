@@ -3,28 +3,22 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+from edgebench.results.conditions import ModelIdentity
+from edgebench.results.figures.common import Engine, FixedRate, Labelled, SoakTemperatures
 from edgebench.results.figures.energy import WindowEnergy
-from edgebench.results.types import Count, Figure, Flag, Num, Str, Text, field, sub
+from edgebench.results.figures.thermal import SoakOutcome, WindowLatency
+from edgebench.results.types import Count, Flag, Num, Str, Text, field, sub
 
 
-class PointLatency(Figure):
+class PointLatency(WindowLatency):
     """The point's end-to-end latency over its final (sustained) window."""
-    median_s: Num = field("median end-to-end latency over the final window")
-    ci_low_s: Num = field("its 95% interval, low end")
-    ci_high_s: Num = field("... high end")
-    p99_s: Num = field("99th percentile over the final window")
-    n: Count = field("inferences in the final window")
 
 
-class PointModel(Figure):
-    """The model file a point ran."""
-    name: Text = field("the model's name")
-    path: Text = field("its file")
-    sha256: Text = field("SHA-256 of the file (hex)")
-    precision: Text = field("its precision (`fp32`, `int8`, ...)")
+class PointModel(ModelIdentity):
+    """The model file a point ran (its model section's identity)."""
 
 
-class Point(Figure):
+class Point(Labelled, Engine, FixedRate, SoakOutcome, SoakTemperatures):
     """One point of a sweep (docs/soak.md, "Sweeps")."""
     index: Count = field("the point's place in the grid, from 1 (lightest load first)")
     id: Text = field("the point's id (its configuration in short)")
@@ -35,31 +29,21 @@ class Point(Figure):
     error: Text = field("a failed point: the error")
     run_dir: Text = field("the point's soak run folder, relative to the sweep's")
     run_id: Text = field("the point's soak run id")
-    label: Text = field("the figures' label")
     model: PointModel = sub(PointModel, "the model the point ran")
-    kernels: Text = field("the kernels (`xnnpack`, `builtin`, `reference`)")
-    delegate: Text = field("the delegate, or null")
     threads: Count = field("the interpreter's threads")
     duty: Num = field("duty axis: the share of time asked to be spent inferring (0-1)")
-    requested_rate_hz: Num = field("the rate asked for")
-    achieved_rate_hz: Num = field("the rate achieved")
     probe_e2e_s: Num = field("duty axis: the probe's median back-to-back latency", "s")
     load_from: Text = field("how the point's load was derived")
     window_s: Num = field("the trailing window of the steady-state verdict", "s")
     notes: Optional[List[Str]] = field("notes on the point")
     realized_duty: Num = field("the share of time spent inferring (0-1): achieved rate x median latency at a fixed "
                                "rate, else the soak's busy fraction")
-    duration_s: Num = field("the point's soak duration")
     verdict: Text = field("why the point's soak stopped")
     thermal_judged: Flag = field("whether thermal steady state could be judged")
     throughput_per_s: Num = field("achieved throughput over the final window")
     throughput_definition: Text = field("what it divides, in words")
-    max_temp_c: Num = field("the hottest the primary sensor read")
-    steady_temp_c: Num = field("median temperature over the trailing window")
     sustained_temp_c: Num = field("median temperature over the point's final window", "°C")
     sustained_freq_hz: Num = field("median CPU clock over the final window")
-    time_to_first_throttle_s: Num = field("the first throttle onset (null: none)")
-    steady: Flag = field("steady state was reached")
     throttled: Flag = field("the board throttled during the point")
     rate_sustained: Flag = field("the board sustained the rate asked for")
     rate_message: Text = field("what the board achieved when it did not sustain the rate")

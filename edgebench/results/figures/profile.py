@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
+from edgebench.results.figures.common import Interval, IntervalMethod, Statistic
 from edgebench.results.types import Count, Figure, Flag, Mapping_, Num, Pair, Text, field, sub
 
 
@@ -14,15 +15,13 @@ class RepeatEstimate(Figure):
     ci_high_s: Num = field("its interval's high end", "s")
 
 
-class LayerTime(Figure):
+class LayerTime(Statistic, IntervalMethod):
     """A timed figure over the repeats: a layer's, or the whole model's."""
     median_s: Num = field("the figure over the repeats (a median, or a mean where the tool keeps no samples)", "s")
     ci_low_s: Num = field("95% interval, low end", "s")
     ci_high_s: Num = field("95% interval, high end", "s")
     runs: Count = field("repeats the figure rests on")
     n: Count = field("timed invocations over all repeats")
-    statistic: Text = field("`median` or `mean`")
-    ci_method: Text = field("how the interval was made")
     lag1_autocorr: Num = field("lag-1 autocorrelation of the samples")
     per_repeat: Optional[List[RepeatEstimate]] = field("each repeat's estimate")
 
@@ -44,23 +43,20 @@ class ProfileRow(LayerTime):
     note: Text = field("why a row has no time, or what it includes")
 
 
-class SumRatio(Figure):
+class SumRatio(Interval):
     """The layers' sum against the whole model."""
     ratio: Num = field("sum of the layers' medians over the whole model's median")
     ci_low: Num = field("95% interval, low end")
     ci_high: Num = field("95% interval, high end")
-    ci_level: Num = field("the interval's level")
     runs: Count = field("repeats whose ratio the interval rests on")
     per_repeat: Optional[List[Num]] = field("each repeat's ratio")
     between_run_cv: Num = field("spread of the repeats' ratios (of their logs)")
-    ci_method: Text = field("how the interval was made")
 
 
-class ProfileFigure(Figure):
+class ProfileFigure(Statistic):
     """`extra.profile`: where the time goes, layer by layer (docs/profile.md)."""
     method: Text = field("how the layers were timed (`engine`, `isolated`, `benchmark-model`, ...)")
     method_title: Text = field("the method in words")
-    statistic: Text = field("`median` or `mean`")
     sees: Text = field("what the method can see")
     cannot_see: Text = field("what it cannot")
     repeats: Count = field("independent repeats")

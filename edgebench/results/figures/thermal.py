@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Union
 
+from edgebench.results.figures.common import Labelled, LoadWindow, SoakCourse
 from edgebench.results.types import Bool, Count, Figure, Flag, Int, Mapping_, Num, Pair, Str, Text, field, sub
 
 
-class Snapshot(Figure):
-    """A thermal snapshot: temperatures, clocks, decoded throttle flags."""
+class ThermalSensors(Figure):
+    """Thermal figures of a board that may have no sensor."""
     available: Flag = field("whether the board reports any thermal sensor")
+
+
+class Snapshot(ThermalSensors):
+    """A thermal snapshot: temperatures, clocks, decoded throttle flags."""
     temps_c: Optional[Dict[str, Num]] = field("temperature per sensor (thermal zone, or vcgencmd)")
     freqs_hz: Optional[Dict[str, Num]] = field("clock per CPU policy (or the SoC's clocks)")
     throttled: Optional[Dict[str, Union[Bool, Str, Int, None]]] = field("decoded throttle flags (a Raspberry Pi's "
@@ -18,28 +23,25 @@ class Snapshot(Figure):
     errors: Optional[Mapping_] = field("the readings that failed, each with its error")
 
 
-class ThermalSection(Figure):
+class ThermalSection(SoakCourse, ThermalSensors):
     """The `thermal` section: snapshots at the start and end of the run, and a soak's course."""
-    available: Flag = field("whether the board reports any thermal sensor")
     start: Snapshot = sub(Snapshot, "the snapshot before the first measurement")
     end: Snapshot = sub(Snapshot, "the snapshot after the last measurement")
-    max_temp_c: Num = field("a soak: the hottest the primary sensor read")
-    start_temp_c: Num = field("a soak: the primary sensor's first reading")
-    steady_temp_c: Num = field("a soak: median temperature over the trailing window")
-    time_to_first_throttle_s: Num = field("a soak: the first throttle onset after the load started (null: none)")
     telemetry: Optional[Mapping_] = field("the telemetry file and how it was sampled")
 
 
-class SoakWindow(Figure):
-    """A soak's burst or sustained window: latency and throughput, clock and temperature."""
-    median_s: Num = field("the window's median end-to-end latency")
+class WindowLatency(Figure):
+    """The end-to-end latency over a window of a soak."""
+    median_s: Num = field("median end-to-end latency over the window")
     ci_low_s: Num = field("its 95% interval, low end")
     ci_high_s: Num = field("... high end")
-    p99_s: Num = field("the window's 99th percentile latency")
+    p99_s: Num = field("99th percentile latency over the window")
     n: Count = field("inferences in the window")
+
+
+class SoakWindow(Labelled, LoadWindow, WindowLatency):
+    """A soak's burst or sustained window: latency and throughput, clock and temperature."""
     span_s: Num = field("the window's wall time on the device clock (first start to last end)")
-    t_from_s: Num = field("the window's start after the load started")
-    t_to_s: Num = field("the window's end after the load started")
     temp_c: Num = field("median temperature over the window")
     freq_hz: Num = field("median CPU clock over the window")
     throughput_per_s: Num = field("achieved: inferences completed over the window's wall time")
@@ -47,7 +49,6 @@ class SoakWindow(Figure):
     throughput_se_log: Num = field("standard error of the log throughput (within the window)")
     throughput_df: Num = field("its degrees of freedom")
     scenario: Text = field("`single-stream` or `fixed-rate`")
-    label: Text = field("the figures' label")
     telemetry_samples: Count = field("telemetry samples inside the window (temp_c, freq_hz are their medians)")
 
 
@@ -65,17 +66,13 @@ class FrequencyShare(Figure):
     time_s: Num = field("the time spent at it")
 
 
-class SoakThermal(Figure):
+class SoakThermal(SoakCourse):
     """A soak's thermal course: telemetry, temperatures, throttling, time at each clock."""
     telemetry: Text = field("how telemetry was sampled: `on-device`, `between-chunks` or `none`")
     judged: Flag = field("whether thermal steady state could be judged (a thermal source)")
     temp_columns: Optional[List[Str]] = field("the telemetry's temperature columns")
     frequency_source: Text = field("where the CPU clock was read (null: no clock source)")
-    max_temp_c: Num = field("the hottest the primary sensor read")
-    max_temp_at_s: Num = field("when, after the load started")
-    start_temp_c: Num = field("the primary sensor's first reading")
-    steady_temp_c: Num = field("median temperature over the trailing window")
-    time_to_first_throttle_s: Num = field("the first throttle onset after the load started (null: none)")
+    max_temp_at_s: Num = field("when the primary sensor read its hottest, after the load started")
     telemetry_samples: Count = field("telemetry samples taken during the soak")
     telemetry_cost_s: Num = field("device time spent sampling telemetry", "s")
     telemetry_cost_fraction: Num = field("device time spent sampling telemetry over the soak's duration (0-1)")
@@ -117,7 +114,13 @@ class SoakVerdict(Figure):
     temperature: Trend = sub(Trend, "absent without a thermal source")
 
 
-class SoakFigure(Figure):
+class SoakOutcome(Figure):
+    """How a soak ended: steady or not, after how long."""
+    steady: Flag = field("steady state was reached")
+    duration_s: Num = field("the soak's duration from the load's start")
+
+
+class SoakFigure(SoakOutcome):
     """`soak`: burst against sustained, the thermal course, the steady-state verdict (docs/soak.md)."""
     burst: SoakWindow = sub(SoakWindow, "the first seconds of the load (`--burst-s`)")
     sustained: SoakWindow = sub(SoakWindow, "the trailing window at the end of the soak")
@@ -125,9 +128,7 @@ class SoakFigure(Figure):
     sustained_over_burst_ci: Pair = field("its 95% interval (the two windows' within-window uncertainties)")
     latency_sustained_over_burst: Num = field("sustained median latency / burst median latency")
     busy_fraction: Num = field("device time inferring / soak duration")
-    steady: Flag = field("steady state was reached")
     steady_at_s: Num = field("when steady state was established (the end of the soak)", "s")
-    duration_s: Num = field("the soak's duration from the load's start")
     cool_down: Optional[Mapping_] = field("the cool-down before the soak (`--cool-down`): `done`, `duration_s`, "
                                            "`baseline_temp_c`, `reason`")
     thermal: SoakThermal = sub(SoakThermal, "the soak's thermal course")
