@@ -321,14 +321,14 @@ def test_the_layer_drawing_is_the_import_contract():
             assert (PACKAGE / pkg).is_dir() or (PACKAGE / f"{pkg}.py").is_file(), pkg
 
 
-def test_the_agent_island_and_the_hosts_two_agent_modules():
+def test_the_agent_island_and_the_hosts_three_agent_modules():
     island = [pkgs for label, pkgs in layer_block() if label == "island"]
     assert island == [["agent"]]
     forbidden = [c for c in _contracts() if c["type"] == "forbidden"]
     assert any(c["source_modules"] == ["edgebench.agent"] for c in forbidden)
     text = DOC.read_text(encoding="utf-8")
     allowed = set(re.findall(r"\bagent\.(\w+)", text.split("## Layers", 1)[1].split("```", 2)[1]))
-    assert allowed == {"protocol", "quant"}
+    assert allowed == {"protocol", "quant", "channels"}
     modules = {p.stem for p in (PACKAGE / "agent").glob("*.py")} - {"__init__"}
     host = next(c for c in forbidden if "edgebench.agent.loop" in c["forbidden_modules"])
     assert {m.removeprefix("edgebench.agent.") for m in host["forbidden_modules"]} == modules - allowed, \

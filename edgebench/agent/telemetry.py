@@ -41,41 +41,26 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .channels import (  # noqa: F401  (SOURCES and the limits: the server reads them here)
+    CPUFREQ_KEYS,
+    DEFAULT_INTERVAL_S,
+    MAX_IDLE_S,
+    MAX_INTERVAL_S,
+    MIN_INTERVAL_S,
+    SOURCES,
+    VCGENCMD_CHANNELS,
+    channel,
+    cpufreq_channel,
+    governor_channel,
+)
 from .protocol import UsageFailure
 from .sysinfo import natural_key, read_int, read_text, run_vcgencmd, under_root
 
-SOURCES = ("thermal_zone", "cpufreq", "hwmon", "vcgencmd", "apex")
-DEFAULT_INTERVAL_S = 0.5      # 2 Hz
-MIN_INTERVAL_S = 0.1          # at most 10 Hz
-MAX_INTERVAL_S = 60.0
 DEFAULT_VCGENCMD_INTERVAL_S = 5.0
-MAX_IDLE_S = 60.0             # longest idle sampling one ``telemetry`` request may take
 _HWMON_RE = re.compile(r"^(temp|in|curr|power)(\d+)_input$")
 _HWMON_UNITS = {"temp": ("temp_c", "°C", 1e-3), "in": ("volt_v", "V", 1e-3),
                 "curr": ("curr_a", "A", 1e-3), "power": ("power_w", "W", 1e-6)}
 _NAN = float("nan")
-#: the channels read through ``vcgencmd``, in row order: name, quantity, unit, label
-VCGENCMD_CHANNELS = (("vcgencmd.temp_c", "temp", "°C", "measure_temp"),
-                     ("vcgencmd.arm_freq_hz", "freq", "Hz", "measure_clock arm"),
-                     ("vcgencmd.throttled", "flags", "bits", "get_throttled"))
-CPUFREQ_KEYS = ("cur", "min", "max")  # the scaling_{key}_freq channels of a policy, in row order
-
-
-def channel(name: str, source: str, quantity: str, unit: Optional[str], label: Optional[str]) -> dict:
-    """One channel as a run header lists it (``channels`` / ``text_channels``)."""
-    return {"name": name, "source": source, "quantity": quantity, "unit": unit, "label": label}
-
-
-def cpufreq_channel(policy: str, key: str) -> dict:
-    """The ``scaling_{key}_freq`` channel of a cpufreq ``policy`` (Hz)."""
-    return channel(f"{policy}.{key}_freq_hz", "cpufreq", "freq", "Hz", f"{policy} scaling_{key}_freq")
-
-
-def governor_channel(policy: str) -> dict:
-    """The text channel of a cpufreq ``policy``'s governor."""
-    return channel(f"{policy}.governor", "cpufreq", "governor", None, f"{policy} governor")
-
-
 class _Attr:
     """One sysfs attribute kept open and re-read from offset 0."""
 

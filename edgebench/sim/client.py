@@ -30,7 +30,7 @@ import numpy as np
 from edgebench import __version__, errors
 from edgebench import board_protocol as bp
 from edgebench.agent import protocol
-from edgebench.agent.telemetry import (
+from edgebench.agent.channels import (
     DEFAULT_INTERVAL_S,
     MAX_IDLE_S,
     MAX_INTERVAL_S,

@@ -14,7 +14,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
-from edgebench.agent.telemetry import CPUFREQ_KEYS, VCGENCMD_CHANNELS, channel, cpufreq_channel
+from edgebench.agent.channels import CPUFREQ_KEYS, VCGENCMD_CHANNELS, channel, cpufreq_channel
 from edgebench.sim.params import SimParams
 
 CLOCK_ORIGIN_NS = 1_000_000_000_000   # the simulated perf_counter_ns starts here
