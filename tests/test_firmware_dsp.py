@@ -137,6 +137,13 @@ CASES = {
     "conv_1x1_k8_odd_oc_batch2": dict(h=5, w=7, c=8, oc=11, kh=1, kw=1, n=2, in_z=-128, act=1),
     "conv_k6_same_padding": dict(h=6, w=5, c=3, oc=8, kh=1, kw=2, in_z=127),
     "conv_k4_stride2_relu6": dict(h=7, w=6, c=2, oc=5, kh=2, kw=1, sh=2, sw=2, in_z=-9, act=3),
+    # fields widened straight from the input rows (KW*C % 4 == 0, eb_widen_rows): every pixel
+    # inside and an odd last one (18 groups: the loop unrolled by two), padding rows and
+    # columns with a dilated H (9 groups: not unrolled), 36 groups (unrolled by four) with
+    # stride 2
+    "conv_rows_valid_odd_pixels": dict(h=5, w=5, c=8, oc=8, kh=3, kw=3, same=False, in_z=-128),
+    "conv_rows_same_dilated_h": dict(h=8, w=6, c=4, oc=12, kh=3, kw=3, dh=2, in_z=127, act=1),
+    "conv_rows_g36_stride2": dict(h=9, w=9, c=16, oc=8, kh=3, kw=3, sh=2, sw=2, in_z=-3),
 }
 
 
