@@ -373,6 +373,70 @@ static EB_NOINLINE void eb_conv_requant_tbl(const int32_t *acc, int32_t OC, cons
     }
 }
 
+/* The table of eb_conv_requant_tbl2: {m, hc, e} per channel for eb_rq_mul2 on the
+ * doubled sums, e = -shift, hc = 2^(e-1) + off * 2^e (the output offset folded in,
+ * as eb_dw_requant_lines does). Needs eb_requant_table's case and |acc| < 2^30, so
+ * that 2 * acc fits int32: |bias| < 2^29 and K * 2^14 < 2^29 (an int8 product is at
+ * most 2^14 in magnitude). 1 when every channel qualifies, else 0. */
+static int eb_requant_table2(int32_t OC, const uint8_t *chan, int32_t K, int32_t off, int32_t lo, int32_t hi,
+                             int32_t *tbl)
+{
+    int32_t u;
+    if (lo != -128 || hi != 127 || K >= (1 << 15)) {
+        return 0;
+    }
+    for (u = 0; u < OC; u++) {
+        const int32_t bias = eb_ld32(chan + 4 * (size_t)u);
+        const int32_t m = eb_ld32(chan + 4 * ((size_t)OC + u)), s = eb_ld32(chan + 4 * (2 * (size_t)OC + u));
+        int32_t e;
+        if (!(m > 0 && (uint32_t)(-s - 2) <= 19u) || bias >= (1 << 29) || bias <= -(1 << 29)) {
+            return 0;
+        }
+        e = -s;
+        tbl[3 * u] = m;
+        tbl[3 * u + 1] = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)off << e));
+        tbl[3 * u + 2] = e;
+    }
+    return 1;
+}
+
+/* eb_conv_requant_tbl with eb_rq_mul2 on the doubled sums (table of
+ * eb_requant_table2): 18 instructions per channel for both pixels (25 with
+ * eb_rq_mul's SMLAL form). */
+static EB_NOINLINE void eb_conv_requant_tbl2(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0,
+                                             int8_t *o1)
+{
+    const int32_t *const end = tbl + 3 * OC;
+    int32_t m, hc, e, a0, a1, h;
+    if (OC <= 0) {
+        return;
+    }
+    __asm__ volatile(
+        "1:\n\t"
+        "ldrd   %[m], %[hc], [%[t]], #12\n\t"
+        "ldr    %[e], [%[t], #-4]\n\t"
+        "ldr    %[a0], [%[a]], #8\n\t"
+        "ldr    %[a1], [%[a], #-4]\n\t"
+        "lsl    %[a0], %[a0], #1\n\t"
+        "add    %[h], %[hc], %[a0], asr #31\n\t"
+        "smmlar %[h], %[a0], %[m], %[h]\n\t"
+        "asr    %[h], %[h], %[e]\n\t"
+        "ssat   %[h], #8, %[h]\n\t"
+        "strb   %[h], [%[o0]], #1\n\t"
+        "lsl    %[a1], %[a1], #1\n\t"
+        "add    %[h], %[hc], %[a1], asr #31\n\t"
+        "smmlar %[h], %[a1], %[m], %[h]\n\t"
+        "asr    %[h], %[h], %[e]\n\t"
+        "ssat   %[h], #8, %[h]\n\t"
+        "strb   %[h], [%[o1]], #1\n\t"
+        "cmp    %[t], %[end]\n\t"
+        "bne    1b\n\t"
+        : [t] "+r"(tbl), [a] "+r"(acc), [o0] "+r"(o0), [o1] "+r"(o1), [m] "=&r"(m), [hc] "=&r"(hc),
+          [e] "=&r"(e), [a0] "=&r"(a0), [a1] "=&r"(a1), [h] "=&r"(h)
+        : [end] "r"(end)
+        : "cc", "memory");
+}
+
 /* The filter of a layer with K % 4 != 0 (a 3-channel stem: K = 27) and OC % 4 == 0
  * copied into the blocked layout of K rounded up to a multiple of four, the rows'
  * tails (firmware/BLOB.md: R bytes of row 0, 1, 2, 3 after the groups) padded with
@@ -418,9 +482,11 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
         return 0;
     }
     eb_pad_blocks(p->filter, K, OC, wp);
-    use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES &&
-              eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
-                               p->act_min, p->act_max, tbl);
+    use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
+    use_tbl = !use_tbl ? 0
+              : eb_requant_table2(OC, p->chan, Kp, p->out_offset, p->act_min, p->act_max, tbl) ? 2
+              : eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
+                                 p->act_min, p->act_max, tbl);
     for (pi = K; pi < Kp; pi++) {
         col[pi] = 0;
     }
@@ -444,6 +510,10 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
             }
         }
         eb_mm_blocks(xq, Gp, wp, p->chan, OC >> 2, acc);
+        if (use_tbl == 2) {
+            eb_conv_requant_tbl2(acc, OC, tbl, o0, o1 ? o1 : col);
+            continue;
+        }
         if (use_tbl) {
             eb_conv_requant_tbl(acc, OC, tbl, o0, o1 ? o1 : col);
             continue;
@@ -597,9 +667,11 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
         return 0;
     }
     /* the requantisation table when it fits after col */
-    use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES &&
-              eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
-                               p->act_min, p->act_max, tbl);
+    use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
+    use_tbl = !use_tbl ? 0
+              : eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, tbl) ? 2
+              : eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
+                                 p->act_min, p->act_max, tbl);
     for (pi = 0; pi < npix; pi += 2) {
         int8_t *const o0 = out + (size_t)pi * OC;
         int8_t *const o1 = pi + 1 < npix ? o0 + OC : NULL;
@@ -677,6 +749,10 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 acc[2 * u + 3] = a[3];
             }
             w += 2 * (size_t)K;
+        }
+        if (use_tbl == 2) {
+            eb_conv_requant_tbl2(acc, OC, tbl, o0, o1 ? o1 : col);
+            continue;
         }
         if (use_tbl) {
             eb_conv_requant_tbl(acc, OC, tbl, o0, o1 ? o1 : col);
