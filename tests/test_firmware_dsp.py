@@ -144,6 +144,8 @@ CASES = {
     "conv_rows_valid_odd_pixels": dict(h=5, w=5, c=8, oc=8, kh=3, kw=3, same=False, in_z=-128),
     "conv_rows_same_dilated_h": dict(h=8, w=6, c=4, oc=12, kh=3, kw=3, dh=2, in_z=127, act=1),
     "conv_rows_g36_stride2": dict(h=9, w=9, c=16, oc=8, kh=3, kw=3, sh=2, sw=2, in_z=-3),
+    # a depthwise plane along W with even lines in bands: each band's requantisation in one run
+    "dw_3x3_line_w_even_bands": dict(h=40, w=50, c=4, kh=3, kw=3, in_z=-128, act=1, depthwise=True),
 }
 
 

@@ -459,6 +459,31 @@ static void eb_pad_blocks(const int8_t *w, int32_t K, int32_t OC, int8_t *wp)
     }
 }
 
+/* eb_im2col for a window wholly inside the input (dilation 1 along W): the KH rows'
+ * runs of KW*C bytes copied a word at a time, no library call (a 3-channel stem's runs
+ * are 9 bytes). 0 (nothing written) for a window that reaches the padding. */
+static int eb_gather_inside(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, int32_t ix0, int8_t *col)
+{
+    const int32_t W = p->in.w, C = p->in.c, run = p->kw * C;
+    int32_t ky, i;
+    if (p->dw != 1 || ix0 < 0 || ix0 + p->kw > W || iy0 < 0 || iy0 + (p->kh - 1) * p->dh >= p->in.h) {
+        return 0;
+    }
+    for (ky = 0; ky < p->kh; ky++) {
+        const int8_t *src = in_b + ((size_t)(iy0 + ky * p->dh) * W + ix0) * C;
+        for (i = 0; i + 4 <= run; i += 4) {
+            uint32_t v;
+            EB_COPY4(&v, src + i);
+            EB_COPY4(col + i, &v);
+        }
+        for (; i < run; i++) {
+            col[i] = src[i];
+        }
+        col += run;
+    }
+    return 1;
+}
+
 /* Layers with K % 4 != 0 gathered through im2col: the zero-padded copy of the filter
  * (eb_pad_blocks) and fields of K rounded up (zeros after the K values); 1 when done,
  * 0 when it does not apply or does not fit. Working set: 4*Kp + 8*OC + Kp + OC*Kp. */
@@ -474,7 +499,6 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
     int8_t *const wp = (int8_t *)(void *)(acc + 2 * OC);
     int8_t *const col = wp + (size_t)OC * Kp;        /* Kp bytes, and OC for an odd last pixel */
     int32_t *const tbl = (int32_t *)(void *)(col + (((Kp > OC ? Kp : OC) + 3) & ~3));
-    int16_t unused_tail[1];
     int use_tbl;
     int32_t pi, b = 0, oy = 0, ox = 0;
     if ((K & 3) == 0 || (OC & 3) != 0 || eb_conv_direct(p) ||
@@ -495,10 +519,14 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
         int8_t *const o1 = pi + 1 < npix ? o0 + OC : NULL;
         int32_t slot;
         for (slot = 0; slot < 2; slot++) {
-            eb_im2col(p, in + (size_t)b * H * W * C, oy * p->sh - p->ph, ox * p->sw - p->pw, pad, col);
-            eb_widen_field(col, Gp, 0, xq, unused_tail, slot);
+            const int8_t *const in_b = in + (size_t)b * H * W * C;
+            const int32_t iy0 = oy * p->sh - p->ph, ix0 = ox * p->sw - p->pw;
+            if (!eb_gather_inside(p, in_b, iy0, ix0, col)) {
+                eb_im2col(p, in_b, iy0, ix0, pad, col);
+            }
+            eb_widen_run(col, Gp, xq + 2 * slot);
             if (slot == 0 && !o1) {
-                eb_widen_field(col, Gp, 0, xq, unused_tail, 1);
+                eb_widen_run(col, Gp, xq + 2);
                 break;
             }
             if (++ox == OW) {

@@ -296,6 +296,12 @@ static EB_NOINLINE void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, i
          * output offset included (|hi| < 2^30 + 2^20 + 2^28 for e <= 21). */
         const int32_t m = q->m, e = q->sh + 1, b2 = (int32_t)((uint32_t)bias << 1);
         const int32_t hc = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)off << e));
+        if (lp2 == Lo && ocs == Lo * ls) {
+            /* even lines whose outputs follow each other (line axis W): the band's
+             * accumulators and outputs are one run, one call */
+            eb_dw_rq_pairs(acc, n_out * (Lo >> 1), dst, ls, m, hc, e, b2);
+            return;
+        }
         for (o = 0; o < n_out; o++) {
             const int32_t *a = acc + (size_t)o * lp2;
             int8_t *d = dst + (size_t)o * ocs;
