@@ -373,15 +373,53 @@ static EB_NOINLINE void eb_conv_requant_tbl(const int32_t *acc, int32_t OC, cons
     }
 }
 
+/* The fix-up list of the layer that runs (one at a time), set by eb_requant_table2:
+ * n entries, none when the table covers every channel. */
+static struct {
+    const uint32_t *list;
+    int32_t n;
+    const eb_conv_params *p;
+} eb_conv_fix;
+
+/* 1 when every weight of output channel u is zero (blocked filter order of
+ * firmware/BLOB.md): its sum is its bias whatever the input. */
+static int eb_row_zero(const int8_t *w, int32_t K, int32_t OC, int32_t u)
+{
+    const int32_t G = K >> 2, R = K & 3, j = u & 3;
+    uint32_t any = 0;
+    int32_t g, i;
+    if (u >= (OC & ~3)) {
+        const int8_t *const row = w + (size_t)u * K;
+        for (i = 0; i < K; i++) {
+            any |= (uint32_t)(uint8_t)row[i];
+        }
+        return any == 0;
+    }
+    w += (size_t)(u & ~3) * K;
+    for (g = 0; g < G; g++) {
+        any |= eb_ldw(w + 16 * (size_t)g + 4 * j);
+    }
+    for (i = 0; i < R; i++) {
+        any |= (uint32_t)(uint8_t)w[16 * (size_t)G + (size_t)R * j + i];
+    }
+    return any == 0;
+}
+
 /* The table of eb_conv_requant_tbl2: {m, hc, e} per channel for eb_rq_mul2 on the
  * doubled sums, e = -shift, hc = 2^(e-1) + off * 2^e (the output offset folded in,
  * as eb_dw_requant_lines does). Needs eb_requant_table's case and |acc| < 2^30, so
  * that 2 * acc fits int32: |bias| < 2^29 and K * 2^14 < 2^29 (an int8 product is at
- * most 2^14 in magnitude). 1 when every channel qualifies, else 0. */
+ * most 2^14 in magnitude). 1 when every channel qualifies, else 0; or, with a fix
+ * list (fix != NULL, room for maxfix entries), 1 with the channels that do not
+ * qualify listed in fix[0..eb_conv_fix.n) for eb_conv_requant_fix (their table entries
+ * are zeros: the asm loop writes a byte that the fix-up overwrites): u, and when
+ * channel u's weights are all zero (MobileNet's dead channels: a tiny scale, bias
+ * near 2^30) bit 24 and its constant output byte in bits 16..23. */
 static int eb_requant_table2(int32_t OC, const uint8_t *chan, int32_t K, int32_t off, int32_t lo, int32_t hi,
-                             int32_t *tbl)
+                             int32_t *tbl, const eb_conv_params *p, uint32_t *fix, int32_t maxfix)
 {
-    int32_t u;
+    int32_t u, n = 0;
+    eb_conv_fix.n = 0;
     if (lo != -128 || hi != 127 || K >= (1 << 15)) {
         return 0;
     }
@@ -390,14 +428,48 @@ static int eb_requant_table2(int32_t OC, const uint8_t *chan, int32_t K, int32_t
         const int32_t m = eb_ld32(chan + 4 * ((size_t)OC + u)), s = eb_ld32(chan + 4 * (2 * (size_t)OC + u));
         int32_t e;
         if (!(m > 0 && (uint32_t)(-s - 2) <= 19u) || bias >= (1 << 29) || bias <= -(1 << 29)) {
-            return 0;
+            if (!fix || n >= maxfix || u > 0xFFFF) {
+                return 0;
+            }
+            fix[n] = (uint32_t)u;
+            if (eb_row_zero(p->filter, K, OC, u)) {
+                fix[n] |= (1u << 24) | ((uint32_t)(uint8_t)eb_requant(bias, m, s, off, lo, hi) << 16);
+            }
+            n++;
+            tbl[3 * u] = tbl[3 * u + 1] = tbl[3 * u + 2] = 0;
+            continue;
         }
         e = -s;
         tbl[3 * u] = m;
         tbl[3 * u + 1] = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)off << e));
         tbl[3 * u + 2] = e;
     }
+    eb_conv_fix.list = fix;
+    eb_conv_fix.n = n;
+    eb_conv_fix.p = p;
     return 1;
+}
+
+/* The outputs of the channels listed by eb_requant_table2 (after eb_conv_requant_tbl2
+ * wrote the others): a dead channel's constant, else eb_requant of its sums. */
+static EB_NOINLINE void eb_conv_requant_fix(const int32_t *acc, int8_t *o0, int8_t *o1)
+{
+    const eb_conv_params *const p = eb_conv_fix.p;
+    const uint32_t *const fix = eb_conv_fix.list;
+    const int32_t OC = p->out.c, nfix = eb_conv_fix.n;
+    int32_t i;
+    for (i = 0; i < nfix; i++) {
+        const uint32_t f = fix[i];
+        const int32_t u = (int32_t)(f & 0xFFFFu);
+        if (f & (1u << 24)) {
+            o0[u] = o1[u] = (int8_t)(uint8_t)(f >> 16);
+        } else {
+            const int32_t m = eb_ld32(p->chan + 4 * ((size_t)OC + u));
+            const int32_t s = eb_ld32(p->chan + 4 * (2 * (size_t)OC + u));
+            o0[u] = eb_requant(acc[2 * u], m, s, p->out_offset, p->act_min, p->act_max);
+            o1[u] = eb_requant(acc[2 * u + 1], m, s, p->out_offset, p->act_min, p->act_max);
+        }
+    }
 }
 
 /* eb_conv_requant_tbl with eb_rq_mul2 on the doubled sums (table of
@@ -508,7 +580,7 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
     eb_pad_blocks(p->filter, K, OC, wp);
     use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
     use_tbl = !use_tbl ? 0
-              : eb_requant_table2(OC, p->chan, Kp, p->out_offset, p->act_min, p->act_max, tbl) ? 2
+              : eb_requant_table2(OC, p->chan, Kp, p->out_offset, p->act_min, p->act_max, tbl, p, NULL, 0) ? 2
               : eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
                                  p->act_min, p->act_max, tbl);
     for (pi = K; pi < Kp; pi++) {
@@ -683,6 +755,8 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int8_t *const col = (int8_t *)(void *)(acc + 2 * OC);
     int32_t *const tbl = (int32_t *)(void *)(col + (((K > OC ? K : OC) + 3) & ~3));
     int use_tbl;
+    uint32_t *fix;
+    int32_t maxfix;
     int32_t pi, b = 0, oy = 0, ox = 0;
     /* col also takes the unused second pixel's outputs when the count is odd */
     if (K <= 8 && eb_conv_k8(p, in, out)) {
@@ -696,8 +770,11 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     }
     /* the requantisation table when it fits after col */
     use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
+    /* the channels outside the table's case fixed up after it, listed after it */
+    fix = (uint32_t *)(void *)(tbl + 3 * OC);
+    maxfix = use_tbl ? (int32_t)(((uint8_t *)eb_dsp_buf + EB_DSP_SCRATCH_BYTES - (uint8_t *)fix) / 4) : 0;
     use_tbl = !use_tbl ? 0
-              : eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, tbl) ? 2
+              : eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, tbl, p, fix, maxfix) ? 2 + (eb_conv_fix.n > 0)
               : eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
                                  p->act_min, p->act_max, tbl);
     for (pi = 0; pi < npix; pi += 2) {
@@ -778,8 +855,11 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
             }
             w += 2 * (size_t)K;
         }
-        if (use_tbl == 2) {
+        if (use_tbl >= 2) {
             eb_conv_requant_tbl2(acc, OC, tbl, o0, o1 ? o1 : col);
+            if (use_tbl == 3) {
+                eb_conv_requant_fix(acc, o0, o1 ? o1 : col);
+            }
             continue;
         }
         if (use_tbl) {
