@@ -272,10 +272,17 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
           [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)   \
         : [end] "r"(rend), [c] "r"(rc)                                                                         \
         : "cc", "memory")
-    /* unrolled by four (or two) when G allows: 15.5 (16) instructions per 16 MACs
-     * instead of 17 */
-    if ((G & 3) == 0) {
+    /* unrolled by a divisor of G (8, 4, 5 - a 10x4 one-channel stem -, 7 - a 3x3
+     * three-channel stem padded to 28 - or 2): 15 instructions per 16 MACs plus the
+     * loop's CMP/BNE once per REPT groups, instead of 17 */
+    if ((G & 7) == 0) {
+        EB_MM_BLOCKS_ASM(8);
+    } else if ((G & 3) == 0) {
         EB_MM_BLOCKS_ASM(4);
+    } else if (G % 5 == 0) {
+        EB_MM_BLOCKS_ASM(5);
+    } else if (G == 7) {
+        EB_MM_BLOCKS_ASM(7);
     } else if ((G & 1) == 0) {
         EB_MM_BLOCKS_ASM(2);
     } else {
@@ -800,6 +807,15 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
             } else {
                 eb_im2col(p, in_b, iy0, ix0, pad, col);
                 src = col;
+            }
+            if (R == 0 && G > 0) {
+                /* the asm run: 6 instructions a group instead of 8 */
+                eb_widen_run(src, G, xq + 2 * slot);
+                if (slot == 0 && !o1) {
+                    eb_widen_run(src, G, xq + 2);
+                    break;
+                }
+                goto next;
             }
             eb_widen_field(src, G, R, xq, xt, slot);
             if (slot == 0 && !o1) {
