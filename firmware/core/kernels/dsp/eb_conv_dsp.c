@@ -480,41 +480,51 @@ static EB_NOINLINE void eb_conv_requant_fix(const int32_t *acc, int8_t *o0, int8
 }
 
 /* eb_conv_requant_tbl with eb_rq_mul2 on the doubled sums (table of
- * eb_requant_table2): 18 instructions per channel for both pixels (25 with
- * eb_rq_mul's SMLAL form). */
+ * eb_requant_table2): 16 instructions per channel for both pixels, and the
+ * loop's CMP/BNE once per two channels (an odd count runs one first; 25 with
+ * eb_rq_mul's SMLAL form) */
+#define EB_RQ2_CHAN                                       \
+    "ldrd   %[m], %[hc], [%[t]], #12\n\t"                 \
+    "ldr    %[e], [%[t], #-4]\n\t"                        \
+    "ldr    %[a0], [%[a]], #8\n\t"                        \
+    "ldr    %[a1], [%[a], #-4]\n\t"                       \
+    "lsl    %[a0], %[a0], #1\n\t"                         \
+    "add    %[h], %[hc], %[a0], asr #31\n\t"              \
+    "smmlar %[h], %[a0], %[m], %[h]\n\t"                  \
+    "asr    %[h], %[h], %[e]\n\t"                         \
+    "ssat   %[h], #8, %[h]\n\t"                           \
+    "strb   %[h], [%[o0]], #1\n\t"                        \
+    "lsl    %[a1], %[a1], #1\n\t"                         \
+    "add    %[h], %[hc], %[a1], asr #31\n\t"              \
+    "smmlar %[h], %[a1], %[m], %[h]\n\t"                  \
+    "asr    %[h], %[h], %[e]\n\t"                         \
+    "ssat   %[h], #8, %[h]\n\t"                           \
+    "strb   %[h], [%[o1]], #1\n\t"
+#define EB_RQ2_OPERANDS                                                                                  \
+    : [t] "+r"(tbl), [a] "+r"(acc), [o0] "+r"(o0), [o1] "+r"(o1), [m] "=&r"(m), [hc] "=&r"(hc),         \
+      [e] "=&r"(e), [a0] "=&r"(a0), [a1] "=&r"(a1), [h] "=&r"(h)                                        \
+    : [end] "r"(end)                                                                                     \
+    : "cc", "memory"
 static EB_NOINLINE void eb_conv_requant_tbl2(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0,
                                              int8_t *o1)
 {
     const int32_t *const end = tbl + 3 * OC;
     int32_t m, hc, e, a0, a1, h;
-    if (OC <= 0) {
-        return;
+    if (OC & 1) {
+        __asm__ volatile(EB_RQ2_CHAN EB_RQ2_OPERANDS);
     }
-    __asm__ volatile(
-        "1:\n\t"
-        "ldrd   %[m], %[hc], [%[t]], #12\n\t"
-        "ldr    %[e], [%[t], #-4]\n\t"
-        "ldr    %[a0], [%[a]], #8\n\t"
-        "ldr    %[a1], [%[a], #-4]\n\t"
-        "lsl    %[a0], %[a0], #1\n\t"
-        "add    %[h], %[hc], %[a0], asr #31\n\t"
-        "smmlar %[h], %[a0], %[m], %[h]\n\t"
-        "asr    %[h], %[h], %[e]\n\t"
-        "ssat   %[h], #8, %[h]\n\t"
-        "strb   %[h], [%[o0]], #1\n\t"
-        "lsl    %[a1], %[a1], #1\n\t"
-        "add    %[h], %[hc], %[a1], asr #31\n\t"
-        "smmlar %[h], %[a1], %[m], %[h]\n\t"
-        "asr    %[h], %[h], %[e]\n\t"
-        "ssat   %[h], #8, %[h]\n\t"
-        "strb   %[h], [%[o1]], #1\n\t"
-        "cmp    %[t], %[end]\n\t"
-        "bne    1b\n\t"
-        : [t] "+r"(tbl), [a] "+r"(acc), [o0] "+r"(o0), [o1] "+r"(o1), [m] "=&r"(m), [hc] "=&r"(hc),
-          [e] "=&r"(e), [a0] "=&r"(a0), [a1] "=&r"(a1), [h] "=&r"(h)
-        : [end] "r"(end)
-        : "cc", "memory");
+    if (OC > 1) {
+        __asm__ volatile(
+            "1:\n\t"
+            EB_RQ2_CHAN
+            EB_RQ2_CHAN
+            "cmp    %[t], %[end]\n\t"
+            "bne    1b\n\t"
+            EB_RQ2_OPERANDS);
+    }
 }
+#undef EB_RQ2_CHAN
+#undef EB_RQ2_OPERANDS
 
 /* The filter of a layer with K % 4 != 0 (a 3-channel stem: K = 27) and OC % 4 == 0
  * copied into the blocked layout of K rounded up to a multiple of four, the rows'
