@@ -672,9 +672,15 @@ static int eb_conv_k8(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int32_t *const rq = (int32_t *)(void *)(tab + 8 * (size_t)OC);
     int8_t *const col = (int8_t *)(void *)(rq + 3 * (size_t)OC);
     int32_t u, k, b, oy, ox;
-    if (K > 8 || (size_t)OC * 44u + 8u > EB_DSP_SCRATCH_BYTES ||
-        !eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset, p->act_min,
-                          p->act_max, rq)) {
+    int dbl;
+    if (K > 8 || (size_t)OC * 44u + 8u > EB_DSP_SCRATCH_BYTES) {
+        return 0;
+    }
+    /* {m, hc, e} of eb_rq_mul2 on the doubled sums when every channel allows it, else
+     * eb_requant_table's {m, chi, sh} */
+    dbl = eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, rq, p, NULL, 0);
+    if (!dbl && !eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
+                                  p->act_min, p->act_max, rq)) {
         return 0;
     }
     for (u = 0; u < OC; u++) {
@@ -723,6 +729,40 @@ static int eb_conv_k8(const eb_conv_params *p, const int8_t *in, int8_t *out)
                     register int32_t a __asm__("r2");
                     register uint32_t w0 __asm__("r3"), w1 __asm__("r4"), w2 __asm__("r5"), w3 __asm__("r6");
                     register int32_t s __asm__("r12");
+                    /* doubled sums: 14 instructions a channel, two channels a pass when OC
+                     * is even */
+#define EB_K8_DBL                                                         \
+    "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"              \
+    "smlad  %[a], %[w0], %[x0], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x1], %[a]\n\t"                               \
+    "smlad  %[a], %[w2], %[x2], %[a]\n\t"                               \
+    "smlad  %[a], %[w3], %[x3], %[a]\n\t"                               \
+    "ldmia  %[t]!, {%[w0], %[w1], %[w2]}\n\t"     /* m, hc, e */         \
+    "lsl    %[a], %[a], #1\n\t"                                         \
+    "add    %[w1], %[w1], %[a], asr #31\n\t"                            \
+    "smmlar %[w1], %[a], %[w0], %[w1]\n\t"                              \
+    "asr    %[w1], %[w1], %[w2]\n\t"                                    \
+    "ssat   %[w1], #8, %[w1]\n\t"                                       \
+    "strb   %[w1], [%[o]], #1\n\t"
+#define EB_K8_OPERANDS                                                                             \
+    : [t] "+r"(rt), [o] "+r"(ro), [a] "=&r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2),   \
+      [w3] "=&r"(w3), [s] "=&r"(s)                                                                 \
+    : [end] "r"(rend), [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2), [x3] "r"(x3)                     \
+    : "cc", "memory"
+                    if (dbl && (OC & 1) == 0) {
+                        __asm__ volatile("1:\n\t" EB_K8_DBL EB_K8_DBL "cmp    %[t], %[end]\n\t"
+                                         "bne    1b\n\t" EB_K8_OPERANDS);
+                        out = ro;
+                        continue;
+                    }
+                    if (dbl) {
+                        __asm__ volatile("1:\n\t" EB_K8_DBL "cmp    %[t], %[end]\n\t"
+                                         "bne    1b\n\t" EB_K8_OPERANDS);
+                        out = ro;
+                        continue;
+                    }
+#undef EB_K8_DBL
+#undef EB_K8_OPERANDS
                     __asm__ volatile(
                         "1:\n\t"
                         "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"
