@@ -272,12 +272,12 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
           [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)   \
         : [end] "r"(rend), [c] "r"(rc)                                                                         \
         : "cc", "memory")
-    /* unrolled by a divisor of G (8, 4, 5 - a 10x4 one-channel stem -, 7 - a 3x3
+    /* unrolled by a divisor of G (4, 5 - a 10x4 one-channel stem -, 7 - a 3x3
      * three-channel stem padded to 28 - or 2): 15 instructions per 16 MACs plus the
-     * loop's CMP/BNE once per REPT groups, instead of 17 */
-    if ((G & 7) == 0) {
-        EB_MM_BLOCKS_ASM(8);
-    } else if ((G & 3) == 0) {
+     * loop's CMP/BNE once per REPT groups, instead of 17. Not by 8: the two loops
+     * would take most of the 1 KiB instruction cache of an STM32L4 (ART), and the
+     * cycle model (edgebench.mcu.cycles) estimates more cycles for 1x1 layers. */
+    if ((G & 3) == 0) {
         EB_MM_BLOCKS_ASM(4);
     } else if (G % 5 == 0) {
         EB_MM_BLOCKS_ASM(5);
