@@ -150,8 +150,8 @@ CASES = {
     # channel whose shift is -1 (outside the table's case), beside table channels:
     # eb_conv_requant_fix's two kinds
     "conv_dead_channels": dict(h=5, w=5, c=16, oc=12, kh=1, kw=1, in_z=-128, dead=True),
-    # eb_mm_blocks unrolled by five (a 10x4 one-channel stem: 10 groups) and by eight (1x1 over
-    # 32 channels, an odd pixel count)
+    # eb_mm_blocks unrolled by five (a 10x4 one-channel stem: 10 groups) and by four (1x1 over
+    # 32 channels: 8 groups, an odd pixel count)
     "conv_kws_stem_g10": dict(h=13, w=6, c=1, oc=8, kh=10, kw=4, sh=2, sw=2, in_z=-5),
     "conv_1x1_g8_odd_pixels": dict(h=3, w=5, c=32, oc=8, kh=1, kw=1, in_z=127),
 }
