@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import require_tool
-from test_firmware_engine import _out_size, conv_model, run_reference, synth_fc
+from test_firmware_engine import TinyModel, _out_size, conv_model, run_reference, synth_fc
 
 from edgebench.mcu import convert
 
@@ -137,6 +137,23 @@ CASES = {
     "conv_1x1_k8_odd_oc_batch2": dict(h=5, w=7, c=8, oc=11, kh=1, kw=1, n=2, in_z=-128, act=1),
     "conv_k6_same_padding": dict(h=6, w=5, c=3, oc=8, kh=1, kw=2, in_z=127),
     "conv_k4_stride2_relu6": dict(h=7, w=6, c=2, oc=5, kh=2, kw=1, sh=2, sw=2, in_z=-9, act=3),
+    # fields widened straight from the input rows (KW*C % 4 == 0, eb_widen_rows): every pixel
+    # inside and an odd last one (18 groups: the loop unrolled by two), padding rows and
+    # columns with a dilated H (9 groups: not unrolled), 36 groups (unrolled by four) with
+    # stride 2
+    "conv_rows_valid_odd_pixels": dict(h=5, w=5, c=8, oc=8, kh=3, kw=3, same=False, in_z=-128),
+    "conv_rows_same_dilated_h": dict(h=8, w=6, c=4, oc=12, kh=3, kw=3, dh=2, in_z=127, act=1),
+    "conv_rows_g36_stride2": dict(h=9, w=9, c=16, oc=8, kh=3, kw=3, sh=2, sw=2, in_z=-3),
+    # a depthwise plane along W with even lines in bands: each band's requantisation in one run
+    "dw_3x3_line_w_even_bands": dict(h=40, w=50, c=4, kh=3, kw=3, in_z=-128, act=1, depthwise=True),
+    # dead output channels (all-zero weights, a tiny scale, bias 2^30: MobileNetV1's) and one live
+    # channel whose shift is -1 (outside the table's case), beside table channels:
+    # eb_conv_requant_fix's two kinds
+    "conv_dead_channels": dict(h=5, w=5, c=16, oc=12, kh=1, kw=1, in_z=-128, dead=True),
+    # eb_mm_blocks unrolled by five (a 10x4 one-channel stem: 10 groups) and by four (1x1 over
+    # 32 channels: 8 groups, an odd pixel count)
+    "conv_kws_stem_g10": dict(h=13, w=6, c=1, oc=8, kh=10, kw=4, sh=2, sw=2, in_z=-5),
+    "conv_1x1_g8_odd_pixels": dict(h=3, w=5, c=32, oc=8, kh=1, kw=1, in_z=127),
 }
 
 
@@ -151,9 +168,38 @@ FC_CASES = {
 }
 
 
+def _dead_channels_model(rng, *, h, w, c, oc, kh, kw, in_z, dead):
+    """A 1x1-style CONV_2D whose channels 1, 4-7 and 11 are dead (zero weights, scale 1e-10, bias
+    2^30) and whose channel 9 rescales by about 0.3 (shift -1: outside the table's case; weights
+    of alternating sign and no bias keep its outputs inside int8)."""
+    g = TinyModel()
+    in_s = 0.05
+    ws = np.full(oc, 0.01)
+    wq = rng.integers(-127, 128, size=(oc, kh, kw, c)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, size=oc).astype(np.int32)
+    for u in (1, 4, 5, 6, 7, 11):
+        wq[u] = 0
+        ws[u] = 1e-10
+        bias[u] = 1 << 30
+    out_s = float(np.sqrt(kh * kw * c) * 73 * 60 * in_s * 0.01 * 3 / 127)
+    wq[9] = np.resize(np.array([1, -1], np.int8), wq[9].shape)    # a zero sum: no offset term
+    ws[9] = 0.3 * out_s / in_s
+    bias[9] = 0
+    x = g.tensor((1, h, w, c), scale=in_s, zp=in_z)
+    wt = g.tensor(wq.shape, scale=ws, zp=np.zeros(oc, int), data=wq, axis=0)
+    bt = g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(oc, int), data=bias)
+    y = g.tensor((1, h, w, oc), scale=out_s, zp=3)
+    g.op("CONV_2D", [x, wt, bt], [y], g.options("Conv2DOptions", padding=0, strideH=1, strideW=1,
+                                                 dilationHFactor=1, dilationWFactor=1,
+                                                 fusedActivationFunction=0))
+    return g.build([x], [y]), h * w * c
+
+
 def _model(rng, name):
     if name in FC_CASES:    # own seeds: adding a convolution case leaves these models alone
         return synth_fc(np.random.default_rng(list(FC_CASES).index(name) + 31), **FC_CASES[name])
+    if CASES[name].get("dead"):
+        return _dead_channels_model(rng, **CASES[name])
     return _conv_model(rng, **CASES[name])
 
 

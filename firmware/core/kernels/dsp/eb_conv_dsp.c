@@ -37,6 +37,69 @@ static inline void eb_widen_field(const int8_t *src, int32_t G, int32_t R, uint3
     }
 }
 
+/* ng >= 1 groups of four int8 at src widened into slot words d[0], d[1], then
+ * d += 4 (eb_widen_field's layout, no tail): 6 instructions per group, two
+ * groups a pass (an odd count runs one group first). */
+static void eb_widen_run(const int8_t *src, int32_t ng, uint32_t *d)
+{
+    const int8_t *const end = src + 4 * ng;
+    uint32_t v, e, o, v2;
+    if (ng & 1) {
+        v = eb_ldw(src);
+        d[0] = (uint32_t)eb_sx02(v);
+        d[1] = (uint32_t)eb_sx13(v);
+        d += 4;
+        src += 4;
+    }
+    if (src == end) {
+        return;
+    }
+    __asm__ volatile(
+        "1:\n\t"
+        "ldr    %[v], [%[s]], #4\n\t"
+        "ldr    %[v2], [%[s]], #4\n\t"
+        "sxtb16 %[e], %[v]\n\t"
+        "sxtb16 %[o], %[v], ror #8\n\t"
+        "str    %[e], [%[d]]\n\t"
+        "str    %[o], [%[d], #4]\n\t"
+        "sxtb16 %[e], %[v2]\n\t"
+        "sxtb16 %[o], %[v2], ror #8\n\t"
+        "str    %[e], [%[d], #16]\n\t"
+        "str    %[o], [%[d], #20]\n\t"
+        "add    %[d], %[d], #32\n\t"
+        "cmp    %[s], %[end]\n\t"
+        "bne    1b\n\t"
+        : [s] "+r"(src), [d] "+r"(d), [v] "=&r"(v), [v2] "=&r"(v2), [e] "=&r"(e), [o] "=&r"(o)
+        : [end] "r"(end)
+        : "cc", "memory");
+}
+
+/* The field of the pixel whose window starts at (iy0, ix0), when its columns
+ * are inside the input (dilation 1 along W) and a kernel row is whole groups
+ * (KW*C % 4 == 0): widened straight from the input rows, rows outside it as
+ * the zero point's pair zz, no im2col copy. */
+static void eb_widen_rows(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, int32_t ix0, uint32_t zz,
+                          uint32_t *q, int slot)
+{
+    const int32_t W = p->in.w, C = p->in.c, H = p->in.h;
+    const int32_t ng = (p->kw * C) >> 2;
+    uint32_t *d = q + 2 * slot;
+    int32_t ky, g;
+    for (ky = 0; ky < p->kh; ky++) {
+        const int32_t iy = iy0 + ky * p->dh;
+        if (iy < 0 || iy >= H) {
+            for (g = 0; g < ng; g++) {
+                d[0] = zz;
+                d[1] = zz;
+                d += 4;
+            }
+            continue;
+        }
+        eb_widen_run(in_b + ((size_t)iy * W + ix0) * C, ng, d);
+        d += 4 * ng;
+    }
+}
+
 /* a[0..3] += (row a . px0, row a . px1, row b . px0, row b . px1) over G
  * groups; row b's weight words are `boff` bytes after row a's, rows advance by
  * `step` bytes per group (16 in the blocked layout, 4 for plain rows). */
@@ -119,7 +182,9 @@ static void eb_mm2x2_blocked(const uint32_t *xq, int32_t G, const int8_t *wa, in
  * px1 for u < 4 * nblocks. The inner loop is eb_mm2x2_blocked's; between
  * pairs (15 instructions) the state that does not fit the registers (the
  * accumulator and bias pointers, 16 * G, the blocks left) lives in a small
- * block that r7 points to. */
+ * block that r7 points to. Register map: r0 x (the widened fields), r1 their
+ * end, lr w, r7 the control block, r6/r8 row a's sums (px0, px1), r9/r10 row
+ * b's, r2-r5 the four words of x of a group, r11/r12 weight word and scratch. */
 static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t *bias, int32_t nblocks,
                          int32_t *acc)
 {
@@ -150,6 +215,8 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
     "str    %[t], [%[c], #4]\n\t"                         \
     "mov    %[a01], %[a00]\n\t"                           \
     "mov    %[a11], %[a10]\n\t"
+/* one group of four elements: 15 instructions for 16 MACs (the loop's CMP/BNE
+ * come once per EB_MM_REPT groups) */
 #define EB_MM_GROUP                                       \
     "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"  \
     "ldr    %[v], [%[w], #4]\n\t"                         \
@@ -165,8 +232,7 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
     "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"             \
     "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"             \
     "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"             \
-    "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"             \
-    "cmp    %[x], %[end]\n\t"
+    "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
 #define EB_MM_PAIR_STORE                                  \
     "ldr    %[t], [%[c]]\n\t"                             \
     "strd   %[a00], %[a01], [%[t]], #8\n\t"               \
@@ -174,29 +240,55 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
     "str    %[t], [%[c]]\n\t"                             \
     "ldr    %[t], [%[c], #8]\n\t"                         \
     "sub    %[x], %[x], %[t]\n\t"
-    __asm__ volatile(
-        "2:\n\t"
-        EB_MM_PAIR_INIT
-        "1:\n\t"
-        EB_MM_GROUP
-        "bne    1b\n\t"
-        EB_MM_PAIR_STORE
-        "sub    %[w], %[w], %[t]\n\t"          /* row u+2: back to the block, 8 bytes in */
-        "add    %[w], %[w], #8\n\t"
-        EB_MM_PAIR_INIT
-        "3:\n\t"
-        EB_MM_GROUP
-        "bne    3b\n\t"
-        EB_MM_PAIR_STORE
-        "sub    %[w], %[w], #8\n\t"            /* the next block */
-        "ldr    %[t], [%[c], #12]\n\t"
-        "subs   %[t], %[t], #1\n\t"
-        "str    %[t], [%[c], #12]\n\t"
-        "bne    2b\n\t"
-        : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11),
-          [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)
-        : [end] "r"(rend), [c] "r"(rc)
-        : "cc", "memory");
+/* the whole loop nest with the inner loop unrolled REPT times (G % REPT == 0):
+ * REPT groups, then one CMP/BNE */
+#define EB_MM_BLOCKS_ASM(REPT)                                                                                  \
+    __asm__ volatile(                                                                                           \
+        "2:\n\t"                                                                                                \
+        EB_MM_PAIR_INIT                                                                                         \
+        "1:\n\t"                                                                                                \
+        ".rept " #REPT "\n\t"                                                                                   \
+        EB_MM_GROUP                                                                                             \
+        ".endr\n\t"                                                                                             \
+        "cmp    %[x], %[end]\n\t"                                                                               \
+        "bne    1b\n\t"                                                                                         \
+        EB_MM_PAIR_STORE                                                                                        \
+        "sub    %[w], %[w], %[t]\n\t"          /* row u+2: back to the block, 8 bytes in */                     \
+        "add    %[w], %[w], #8\n\t"                                                                             \
+        EB_MM_PAIR_INIT                                                                                         \
+        "3:\n\t"                                                                                                \
+        ".rept " #REPT "\n\t"                                                                                   \
+        EB_MM_GROUP                                                                                             \
+        ".endr\n\t"                                                                                             \
+        "cmp    %[x], %[end]\n\t"                                                                               \
+        "bne    3b\n\t"                                                                                         \
+        EB_MM_PAIR_STORE                                                                                        \
+        "sub    %[w], %[w], #8\n\t"            /* the next block */                                             \
+        "ldr    %[t], [%[c], #12]\n\t"                                                                          \
+        "subs   %[t], %[t], #1\n\t"                                                                             \
+        "str    %[t], [%[c], #12]\n\t"                                                                          \
+        "bne    2b\n\t"                                                                                         \
+        : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), \
+          [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)   \
+        : [end] "r"(rend), [c] "r"(rc)                                                                         \
+        : "cc", "memory")
+    /* unrolled by a divisor of G (4, 5 - a 10x4 one-channel stem -, 7 - a 3x3
+     * three-channel stem padded to 28 - or 2): 15 instructions per 16 MACs plus the
+     * loop's CMP/BNE once per REPT groups, instead of 17. Not by 8: the two loops
+     * would take most of the 1 KiB instruction cache of an STM32L4 (ART), and the
+     * cycle model (edgebench.mcu.cycles) estimates more cycles for 1x1 layers. */
+    if ((G & 3) == 0) {
+        EB_MM_BLOCKS_ASM(4);
+    } else if (G % 5 == 0) {
+        EB_MM_BLOCKS_ASM(5);
+    } else if (G == 7) {
+        EB_MM_BLOCKS_ASM(7);
+    } else if ((G & 1) == 0) {
+        EB_MM_BLOCKS_ASM(2);
+    } else {
+        EB_MM_BLOCKS_ASM(1);
+    }
+#undef EB_MM_BLOCKS_ASM
 #undef EB_MM_PAIR_INIT
 #undef EB_MM_GROUP
 #undef EB_MM_PAIR_STORE
@@ -288,6 +380,152 @@ static EB_NOINLINE void eb_conv_requant_tbl(const int32_t *acc, int32_t OC, cons
     }
 }
 
+/* The fix-up list of the layer that runs (one at a time), set by eb_requant_table2:
+ * n entries, none when the table covers every channel. */
+static struct {
+    const uint32_t *list;
+    int32_t n;
+    const eb_conv_params *p;
+} eb_conv_fix;
+
+/* 1 when every weight of output channel u is zero (blocked filter order of
+ * firmware/BLOB.md): its sum is its bias whatever the input. */
+static int eb_row_zero(const int8_t *w, int32_t K, int32_t OC, int32_t u)
+{
+    const int32_t G = K >> 2, R = K & 3, j = u & 3;
+    uint32_t any = 0;
+    int32_t g, i;
+    if (u >= (OC & ~3)) {
+        const int8_t *const row = w + (size_t)u * K;
+        for (i = 0; i < K; i++) {
+            any |= (uint32_t)(uint8_t)row[i];
+        }
+        return any == 0;
+    }
+    w += (size_t)(u & ~3) * K;
+    for (g = 0; g < G; g++) {
+        any |= eb_ldw(w + 16 * (size_t)g + 4 * j);
+    }
+    for (i = 0; i < R; i++) {
+        any |= (uint32_t)(uint8_t)w[16 * (size_t)G + (size_t)R * j + i];
+    }
+    return any == 0;
+}
+
+/* The table of eb_conv_requant_tbl2: {m, hc, e} per channel for eb_rq_mul2 on the
+ * doubled sums, e = -shift, hc = 2^(e-1) + off * 2^e (the output offset folded in,
+ * as eb_dw_requant_lines does). Needs eb_requant_table's case and |acc| < 2^30, so
+ * that 2 * acc fits int32: |bias| < 2^29 and K * 2^14 < 2^29 (an int8 product is at
+ * most 2^14 in magnitude). 1 when every channel qualifies, else 0; or, with a fix
+ * list (fix != NULL, room for maxfix entries), 1 with the channels that do not
+ * qualify listed in fix[0..eb_conv_fix.n) for eb_conv_requant_fix (their table entries
+ * are zeros: the asm loop writes a byte that the fix-up overwrites): u, and when
+ * channel u's weights are all zero (MobileNet's dead channels: a tiny scale, bias
+ * near 2^30) bit 24 and its constant output byte in bits 16..23. */
+static int eb_requant_table2(int32_t OC, const uint8_t *chan, int32_t K, int32_t off, int32_t lo, int32_t hi,
+                             int32_t *tbl, const eb_conv_params *p, uint32_t *fix, int32_t maxfix)
+{
+    int32_t u, n = 0;
+    eb_conv_fix.n = 0;
+    if (lo != -128 || hi != 127 || K >= (1 << 15)) {
+        return 0;
+    }
+    for (u = 0; u < OC; u++) {
+        const int32_t bias = eb_ld32(chan + 4 * (size_t)u);
+        const int32_t m = eb_ld32(chan + 4 * ((size_t)OC + u)), s = eb_ld32(chan + 4 * (2 * (size_t)OC + u));
+        int32_t e;
+        if (!(m > 0 && (uint32_t)(-s - 2) <= 19u) || bias >= (1 << 29) || bias <= -(1 << 29)) {
+            if (!fix || n >= maxfix || u > 0xFFFF) {
+                return 0;
+            }
+            fix[n] = (uint32_t)u;
+            if (eb_row_zero(p->filter, K, OC, u)) {
+                fix[n] |= (1u << 24) | ((uint32_t)(uint8_t)eb_requant(bias, m, s, off, lo, hi) << 16);
+            }
+            n++;
+            tbl[3 * u] = tbl[3 * u + 1] = tbl[3 * u + 2] = 0;
+            continue;
+        }
+        e = -s;
+        tbl[3 * u] = m;
+        tbl[3 * u + 1] = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)off << e));
+        tbl[3 * u + 2] = e;
+    }
+    eb_conv_fix.list = fix;
+    eb_conv_fix.n = n;
+    eb_conv_fix.p = p;
+    return 1;
+}
+
+/* The outputs of the channels listed by eb_requant_table2 (after eb_conv_requant_tbl2
+ * wrote the others): a dead channel's constant, else eb_requant of its sums. */
+static EB_NOINLINE void eb_conv_requant_fix(const int32_t *acc, int8_t *o0, int8_t *o1)
+{
+    const eb_conv_params *const p = eb_conv_fix.p;
+    const uint32_t *const fix = eb_conv_fix.list;
+    const int32_t OC = p->out.c, nfix = eb_conv_fix.n;
+    int32_t i;
+    for (i = 0; i < nfix; i++) {
+        const uint32_t f = fix[i];
+        const int32_t u = (int32_t)(f & 0xFFFFu);
+        if (f & (1u << 24)) {
+            o0[u] = o1[u] = (int8_t)(uint8_t)(f >> 16);
+        } else {
+            const int32_t m = eb_ld32(p->chan + 4 * ((size_t)OC + u));
+            const int32_t s = eb_ld32(p->chan + 4 * (2 * (size_t)OC + u));
+            o0[u] = eb_requant(acc[2 * u], m, s, p->out_offset, p->act_min, p->act_max);
+            o1[u] = eb_requant(acc[2 * u + 1], m, s, p->out_offset, p->act_min, p->act_max);
+        }
+    }
+}
+
+/* eb_conv_requant_tbl with eb_rq_mul2 on the doubled sums (table of
+ * eb_requant_table2): 16 instructions per channel for both pixels, and the
+ * loop's CMP/BNE once per two channels (an odd count runs one first; 25 with
+ * eb_rq_mul's SMLAL form) */
+#define EB_RQ2_CHAN                                       \
+    "ldrd   %[m], %[hc], [%[t]], #12\n\t"                 \
+    "ldr    %[e], [%[t], #-4]\n\t"                        \
+    "ldr    %[a0], [%[a]], #8\n\t"                        \
+    "ldr    %[a1], [%[a], #-4]\n\t"                       \
+    "lsl    %[a0], %[a0], #1\n\t"                         \
+    "add    %[h], %[hc], %[a0], asr #31\n\t"              \
+    "smmlar %[h], %[a0], %[m], %[h]\n\t"                  \
+    "asr    %[h], %[h], %[e]\n\t"                         \
+    "ssat   %[h], #8, %[h]\n\t"                           \
+    "strb   %[h], [%[o0]], #1\n\t"                        \
+    "lsl    %[a1], %[a1], #1\n\t"                         \
+    "add    %[h], %[hc], %[a1], asr #31\n\t"              \
+    "smmlar %[h], %[a1], %[m], %[h]\n\t"                  \
+    "asr    %[h], %[h], %[e]\n\t"                         \
+    "ssat   %[h], #8, %[h]\n\t"                           \
+    "strb   %[h], [%[o1]], #1\n\t"
+#define EB_RQ2_OPERANDS                                                                                  \
+    : [t] "+r"(tbl), [a] "+r"(acc), [o0] "+r"(o0), [o1] "+r"(o1), [m] "=&r"(m), [hc] "=&r"(hc),         \
+      [e] "=&r"(e), [a0] "=&r"(a0), [a1] "=&r"(a1), [h] "=&r"(h)                                        \
+    : [end] "r"(end)                                                                                     \
+    : "cc", "memory"
+static EB_NOINLINE void eb_conv_requant_tbl2(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0,
+                                             int8_t *o1)
+{
+    const int32_t *const end = tbl + 3 * OC;
+    int32_t m, hc, e, a0, a1, h;
+    if (OC & 1) {
+        __asm__ volatile(EB_RQ2_CHAN EB_RQ2_OPERANDS);
+    }
+    if (OC > 1) {
+        __asm__ volatile(
+            "1:\n\t"
+            EB_RQ2_CHAN
+            EB_RQ2_CHAN
+            "cmp    %[t], %[end]\n\t"
+            "bne    1b\n\t"
+            EB_RQ2_OPERANDS);
+    }
+}
+#undef EB_RQ2_CHAN
+#undef EB_RQ2_OPERANDS
+
 /* The filter of a layer with K % 4 != 0 (a 3-channel stem: K = 27) and OC % 4 == 0
  * copied into the blocked layout of K rounded up to a multiple of four, the rows'
  * tails (firmware/BLOB.md: R bytes of row 0, 1, 2, 3 after the groups) padded with
@@ -310,6 +548,31 @@ static void eb_pad_blocks(const int8_t *w, int32_t K, int32_t OC, int8_t *wp)
     }
 }
 
+/* eb_im2col for a window wholly inside the input (dilation 1 along W): the KH rows'
+ * runs of KW*C bytes copied a word at a time, no library call (a 3-channel stem's runs
+ * are 9 bytes). 0 (nothing written) for a window that reaches the padding. */
+static int eb_gather_inside(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, int32_t ix0, int8_t *col)
+{
+    const int32_t W = p->in.w, C = p->in.c, run = p->kw * C;
+    int32_t ky, i;
+    if (p->dw != 1 || ix0 < 0 || ix0 + p->kw > W || iy0 < 0 || iy0 + (p->kh - 1) * p->dh >= p->in.h) {
+        return 0;
+    }
+    for (ky = 0; ky < p->kh; ky++) {
+        const int8_t *src = in_b + ((size_t)(iy0 + ky * p->dh) * W + ix0) * C;
+        for (i = 0; i + 4 <= run; i += 4) {
+            uint32_t v;
+            EB_COPY4(&v, src + i);
+            EB_COPY4(col + i, &v);
+        }
+        for (; i < run; i++) {
+            col[i] = src[i];
+        }
+        col += run;
+    }
+    return 1;
+}
+
 /* Layers with K % 4 != 0 gathered through im2col: the zero-padded copy of the filter
  * (eb_pad_blocks) and fields of K rounded up (zeros after the K values); 1 when done,
  * 0 when it does not apply or does not fit. Working set: 4*Kp + 8*OC + Kp + OC*Kp. */
@@ -325,7 +588,6 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
     int8_t *const wp = (int8_t *)(void *)(acc + 2 * OC);
     int8_t *const col = wp + (size_t)OC * Kp;        /* Kp bytes, and OC for an odd last pixel */
     int32_t *const tbl = (int32_t *)(void *)(col + (((Kp > OC ? Kp : OC) + 3) & ~3));
-    int16_t unused_tail[1];
     int use_tbl;
     int32_t pi, b = 0, oy = 0, ox = 0;
     if ((K & 3) == 0 || (OC & 3) != 0 || eb_conv_direct(p) ||
@@ -333,9 +595,11 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
         return 0;
     }
     eb_pad_blocks(p->filter, K, OC, wp);
-    use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES &&
-              eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
-                               p->act_min, p->act_max, tbl);
+    use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
+    use_tbl = !use_tbl ? 0
+              : eb_requant_table2(OC, p->chan, Kp, p->out_offset, p->act_min, p->act_max, tbl, p, NULL, 0) ? 2
+              : eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
+                                 p->act_min, p->act_max, tbl);
     for (pi = K; pi < Kp; pi++) {
         col[pi] = 0;
     }
@@ -344,10 +608,14 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
         int8_t *const o1 = pi + 1 < npix ? o0 + OC : NULL;
         int32_t slot;
         for (slot = 0; slot < 2; slot++) {
-            eb_im2col(p, in + (size_t)b * H * W * C, oy * p->sh - p->ph, ox * p->sw - p->pw, pad, col);
-            eb_widen_field(col, Gp, 0, xq, unused_tail, slot);
+            const int8_t *const in_b = in + (size_t)b * H * W * C;
+            const int32_t iy0 = oy * p->sh - p->ph, ix0 = ox * p->sw - p->pw;
+            if (!eb_gather_inside(p, in_b, iy0, ix0, col)) {
+                eb_im2col(p, in_b, iy0, ix0, pad, col);
+            }
+            eb_widen_run(col, Gp, xq + 2 * slot);
             if (slot == 0 && !o1) {
-                eb_widen_field(col, Gp, 0, xq, unused_tail, 1);
+                eb_widen_run(col, Gp, xq + 2);
                 break;
             }
             if (++ox == OW) {
@@ -359,6 +627,10 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
             }
         }
         eb_mm_blocks(xq, Gp, wp, p->chan, OC >> 2, acc);
+        if (use_tbl == 2) {
+            eb_conv_requant_tbl2(acc, OC, tbl, o0, o1 ? o1 : col);
+            continue;
+        }
         if (use_tbl) {
             eb_conv_requant_tbl(acc, OC, tbl, o0, o1 ? o1 : col);
             continue;
@@ -400,9 +672,15 @@ static int eb_conv_k8(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int32_t *const rq = (int32_t *)(void *)(tab + 8 * (size_t)OC);
     int8_t *const col = (int8_t *)(void *)(rq + 3 * (size_t)OC);
     int32_t u, k, b, oy, ox;
-    if (K > 8 || (size_t)OC * 44u + 8u > EB_DSP_SCRATCH_BYTES ||
-        !eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset, p->act_min,
-                          p->act_max, rq)) {
+    int dbl;
+    if (K > 8 || (size_t)OC * 44u + 8u > EB_DSP_SCRATCH_BYTES) {
+        return 0;
+    }
+    /* {m, hc, e} of eb_rq_mul2 on the doubled sums when every channel allows it, else
+     * eb_requant_table's {m, chi, sh} */
+    dbl = eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, rq, p, NULL, 0);
+    if (!dbl && !eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
+                                  p->act_min, p->act_max, rq)) {
         return 0;
     }
     for (u = 0; u < OC; u++) {
@@ -451,6 +729,40 @@ static int eb_conv_k8(const eb_conv_params *p, const int8_t *in, int8_t *out)
                     register int32_t a __asm__("r2");
                     register uint32_t w0 __asm__("r3"), w1 __asm__("r4"), w2 __asm__("r5"), w3 __asm__("r6");
                     register int32_t s __asm__("r12");
+                    /* doubled sums: 14 instructions a channel, two channels a pass when OC
+                     * is even */
+#define EB_K8_DBL                                                         \
+    "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"              \
+    "smlad  %[a], %[w0], %[x0], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x1], %[a]\n\t"                               \
+    "smlad  %[a], %[w2], %[x2], %[a]\n\t"                               \
+    "smlad  %[a], %[w3], %[x3], %[a]\n\t"                               \
+    "ldmia  %[t]!, {%[w0], %[w1], %[w2]}\n\t"     /* m, hc, e */         \
+    "lsl    %[a], %[a], #1\n\t"                                         \
+    "add    %[w1], %[w1], %[a], asr #31\n\t"                            \
+    "smmlar %[w1], %[a], %[w0], %[w1]\n\t"                              \
+    "asr    %[w1], %[w1], %[w2]\n\t"                                    \
+    "ssat   %[w1], #8, %[w1]\n\t"                                       \
+    "strb   %[w1], [%[o]], #1\n\t"
+#define EB_K8_OPERANDS                                                                             \
+    : [t] "+r"(rt), [o] "+r"(ro), [a] "=&r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2),   \
+      [w3] "=&r"(w3), [s] "=&r"(s)                                                                 \
+    : [end] "r"(rend), [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2), [x3] "r"(x3)                     \
+    : "cc", "memory"
+                    if (dbl && (OC & 1) == 0) {
+                        __asm__ volatile("1:\n\t" EB_K8_DBL EB_K8_DBL "cmp    %[t], %[end]\n\t"
+                                         "bne    1b\n\t" EB_K8_OPERANDS);
+                        out = ro;
+                        continue;
+                    }
+                    if (dbl) {
+                        __asm__ volatile("1:\n\t" EB_K8_DBL "cmp    %[t], %[end]\n\t"
+                                         "bne    1b\n\t" EB_K8_OPERANDS);
+                        out = ro;
+                        continue;
+                    }
+#undef EB_K8_DBL
+#undef EB_K8_OPERANDS
                     __asm__ volatile(
                         "1:\n\t"
                         "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"
@@ -490,6 +802,9 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int32_t npix = p->out.n * OH * OW;
     const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);
     const int direct = eb_conv_direct(p);
+    /* fields widened from the input rows when a kernel row is whole groups */
+    const int rows = !direct && p->dw == 1 && ((p->kw * C) & 3) == 0 && G > 0;
+    const uint32_t zz = (uint32_t)(uint16_t)pad * 0x10001u;
     const uint8_t *const bias = p->chan;
     uint32_t *const xq = eb_dsp_buf;
     int16_t *const xt = (int16_t *)(void *)(xq + 4 * G);
@@ -497,6 +812,8 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int8_t *const col = (int8_t *)(void *)(acc + 2 * OC);
     int32_t *const tbl = (int32_t *)(void *)(col + (((K > OC ? K : OC) + 3) & ~3));
     int use_tbl;
+    uint32_t *fix;
+    int32_t maxfix;
     int32_t pi, b = 0, oy = 0, ox = 0;
     /* col also takes the unused second pixel's outputs when the count is odd */
     if (K <= 8 && eb_conv_k8(p, in, out)) {
@@ -509,9 +826,14 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
         return 0;
     }
     /* the requantisation table when it fits after col */
-    use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES &&
-              eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
-                               p->act_min, p->act_max, tbl);
+    use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
+    /* the channels outside the table's case fixed up after it, listed after it */
+    fix = (uint32_t *)(void *)(tbl + 3 * OC);
+    maxfix = use_tbl ? (int32_t)(((uint8_t *)eb_dsp_buf + EB_DSP_SCRATCH_BYTES - (uint8_t *)fix) / 4) : 0;
+    use_tbl = !use_tbl ? 0
+              : eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, tbl, p, fix, maxfix) ? 2 + (eb_conv_fix.n > 0)
+              : eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
+                                 p->act_min, p->act_max, tbl);
     for (pi = 0; pi < npix; pi += 2) {
         int8_t *const o0 = out + (size_t)pi * OC;
         int8_t *const o1 = pi + 1 < npix ? o0 + OC : NULL;
@@ -522,17 +844,35 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
             const int8_t *in_b = in + (size_t)b * H * W * C;
             const int32_t iy0 = oy * p->sh - p->ph, ix0 = ox * p->sw - p->pw;
             const int8_t *src;
+            if (rows && ix0 >= 0 && ix0 + p->kw <= W) {
+                eb_widen_rows(p, in_b, iy0, ix0, zz, xq, slot);
+                if (slot == 0 && !o1) {
+                    eb_widen_rows(p, in_b, iy0, ix0, zz, xq, 1);
+                    break;
+                }
+                goto next;
+            }
             if (direct) {
                 src = in_b + ((size_t)iy0 * W + ix0) * C;
             } else {
                 eb_im2col(p, in_b, iy0, ix0, pad, col);
                 src = col;
             }
+            if (R == 0 && G > 0) {
+                /* the asm run: 6 instructions a group instead of 8 */
+                eb_widen_run(src, G, xq + 2 * slot);
+                if (slot == 0 && !o1) {
+                    eb_widen_run(src, G, xq + 2);
+                    break;
+                }
+                goto next;
+            }
             eb_widen_field(src, G, R, xq, xt, slot);
             if (slot == 0 && !o1) {
                 eb_widen_field(src, G, R, xq, xt, 1);
                 break;
             }
+        next:
             if (++ox == OW) {
                 ox = 0;
                 if (++oy == OH) {
@@ -580,6 +920,13 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 acc[2 * u + 3] = a[3];
             }
             w += 2 * (size_t)K;
+        }
+        if (use_tbl >= 2) {
+            eb_conv_requant_tbl2(acc, OC, tbl, o0, o1 ? o1 : col);
+            if (use_tbl == 3) {
+                eb_conv_requant_fix(acc, o0, o1 ? o1 : col);
+            }
+            continue;
         }
         if (use_tbl) {
             eb_conv_requant_tbl(acc, OC, tbl, o0, o1 ? o1 : col);
