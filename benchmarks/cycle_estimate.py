@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from edgebench.mcu.anchors import compare, lines  # noqa: E402
 from edgebench.mcu.cycles import estimate_model, sentence  # noqa: E402
 
-MLPERF_TINY = ROOT.parent / "shared" / "models" / "mlperf-tiny"
+MLPERF_TINY = Path(os.environ.get("EDGEBENCH_MLPERF_TINY_DIR") or ROOT.parent / "shared" / "models" / "mlperf-tiny")
 MODELS = {
     "kws01": MLPERF_TINY / "kws_ref_model.tflite",
     "ic01": MLPERF_TINY / "pretrainedResnet_quant.tflite",
