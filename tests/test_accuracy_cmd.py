@@ -481,6 +481,7 @@ def test_input_range_warnings_catch_wrong_preprocessing():
     assert input_range_warnings(read_model(FP32), rng.uniform(0, 1, (8, 8, 8, 1))) == []  # float input
 
 
+@pytest.mark.slow
 def test_gates_mean_one_thing_default_thresholds_warn(tmp_path, capsys):
     """Issue 18: `accuracy --edge-cases` used to exit 2 on a default threshold nobody set, while `runs`
     listed the run as ok and `check --strict` passed it. One rule now: a threshold the user set is a

@@ -50,6 +50,7 @@ def test_flash_without_a_probe_is_one_line(tmp_path, flasher, tool):
     assert "plug the board in" in lines[-1]
 
 
+@pytest.mark.slow
 def test_default_flasher_of_the_profile_builds_and_runs_openocd():
     """docs/mlperf-tiny.md's first command: builds the port's image, runs OpenOCD, says what is missing."""
     require_tool("openocd")

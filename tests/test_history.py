@@ -125,6 +125,7 @@ def test_the_history_verb_prints_json_csv_and_changes(tmp_path):
     assert p.returncode == 1 and p.stderr.count("\n") <= 2 and "Traceback" not in p.stderr
 
 
+@pytest.mark.slow
 def test_the_report_draws_the_trend_with_its_change_point(tmp_path):
     runs = tmp_path / "runs"
     swapped_series(runs)
