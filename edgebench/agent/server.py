@@ -20,7 +20,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from . import __version__, protocol, sysinfo, telemetry, tools
+from . import __version__, channels, protocol, sysinfo, telemetry, tools
 from .loop import Runner
 from .protocol import AgentFailure, DataFailure, ModelFailure, TransferFailure, UsageFailure
 from .runtime import LoadedModel, runtime_summary
@@ -109,8 +109,8 @@ class Agent:
         return {"protocol": protocol.PROTOCOL_VERSION, "agent_version": __version__,
                 "python": sys.version.split()[0], "numpy": np.__version__, "runtime": runtime,
                 "runtime_error": error, "pid": os.getpid(), "cache_dir": self.cache_dir,
-                "features": list(FEATURES), "telemetry_sources": list(telemetry.SOURCES),
-                "telemetry_max_hz": 1 / telemetry.MIN_INTERVAL_S,
+                "features": list(FEATURES), "telemetry_sources": list(channels.SOURCES),
+                "telemetry_max_hz": 1 / channels.MIN_INTERVAL_S,
                 "clock": "time.perf_counter_ns",
                 "clock_resolution_s": time.get_clock_info("perf_counter").resolution}, b""
 
@@ -254,8 +254,8 @@ class Agent:
         sampler = self._telemetry({"sources": sources, "interval_s": interval_s,
                                    "vcgencmd_interval_s": vcgencmd_interval_s})
         if isinstance(duration_s, bool) or not isinstance(duration_s, (int, float)) \
-                or not 0 <= duration_s <= telemetry.MAX_IDLE_S:
-            raise UsageFailure(f"duration_s must be in [0, {telemetry.MAX_IDLE_S:g}] seconds, got {duration_s!r}")
+                or not 0 <= duration_s <= channels.MAX_IDLE_S:
+            raise UsageFailure(f"duration_s must be in [0, {channels.MAX_IDLE_S:g}] seconds, got {duration_s!r}")
         if duration_s:
             sampler.idle(float(duration_s))
         else:

@@ -41,10 +41,9 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .channels import (  # noqa: F401  (SOURCES and the limits: the server reads them here)
+from .channels import (
     CPUFREQ_KEYS,
     DEFAULT_INTERVAL_S,
-    MAX_IDLE_S,
     MAX_INTERVAL_S,
     MIN_INTERVAL_S,
     SOURCES,
