@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from edgebench.errors import DataError
-from edgebench.stats.power import detectable, power_at, sessions_needed
+from edgebench.stats.power import detectable, gate_verdict, power_at, sessions_needed
 
 
 def test_mde_is_detected_with_the_stated_power_by_simulation():
@@ -42,3 +42,19 @@ def test_bad_arguments_are_one_clear_error():
         detectable(-1.0, 10)
     with pytest.raises(DataError):
         detectable(0.1, 10, alpha=1.5)
+
+
+def test_the_one_gate_rule_fails_passes_and_cannot_decide_where_it_should():
+    mde = {"ratio": 1.08, "beyond_limit": False}
+    assert gate_verdict(1.06, 1.05, mde)["failed"]                       # interval wholly above the limit
+    passed = gate_verdict(0.99, 1.10, mde)
+    assert not passed["failed"] and not passed["undecided"]              # the limit lies above the mde
+    blind = gate_verdict(0.99, 1.05, mde)
+    assert not blind["failed"] and blind["undecided"] and blind["mde_ratio"] == 1.08
+    nothing = gate_verdict(0.99, 1.5, {"ratio": None, "beyond_limit": True})
+    assert nothing["undecided"] and nothing["mde_beyond_limit"]
+    assert gate_verdict(0.99, 1.5, None, no_verdict=True)["undecided"]    # too few blocks
+    assert not gate_verdict(0.99, 1.5, None)["undecided"]                 # no power figure: no doubt from it
+    assert gate_verdict(1.2, 1.05, {"ratio": None, "beyond_limit": True})["failed"]   # failing needs no power
+    with pytest.raises(DataError):
+        gate_verdict(1.0, 0.9, mde)

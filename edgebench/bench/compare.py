@@ -33,7 +33,15 @@ from edgebench.results.model import STAGES, RunResult, refuse_mixed_labels
 from edgebench.results.store import read_samples
 from edgebench.stats.compare import SAME, holm, ratio_of_medians, side_figures
 from edgebench.stats.dependence import observed_tick
-from edgebench.stats.power import beyond_limit, detectable, limit_text, sessions_needed, within_limit
+from edgebench.stats.power import (
+    GATE_RULE,
+    beyond_limit,
+    detectable,
+    gate_verdict,
+    limit_text,
+    sessions_needed,
+    within_limit,
+)
 from edgebench.stats.variation import (
     DIFFERS_LEVEL,
     LogEstimate,
@@ -103,16 +111,12 @@ class Comparison:
         (the candidate is slower than that beyond the interval's doubt). Stored in ``gate``."""
         stage = stage or self.stage
         sd = self.slowdown(stage)
-        failed = sd["ci_low"] > max_slowdown
         mde = self.stages.get(stage, self.speedup).get("mde") or {}
-        nothing = bool(mde.get("beyond_limit"))      # nothing detectable within MDE_LIMIT: no figure to weigh
-        undecided = bool(not failed and mde and (nothing or max_slowdown < mde["ratio"]))
+        v = gate_verdict(sd["ci_low"], max_slowdown, mde)
         self.gate = {"max_slowdown": max_slowdown, "stage": stage, "slowdown": sd["ratio"],
-                     "slowdown_ci_low": sd["ci_low"], "slowdown_ci_high": sd["ci_high"], "failed": failed,
-                     "undecided": undecided, "mde": mde.get("ratio"), "mde_beyond_limit": nothing,
-                     "rule": "fails when the lower bound of the slowdown interval exceeds max_slowdown; cannot "
-                             "decide (exit 3) when it did not fail and max_slowdown lies below the smallest "
-                             "slowdown the comparison detects with 80% power (its mde)"}
+                     "slowdown_ci_low": sd["ci_low"], "slowdown_ci_high": sd["ci_high"], "failed": v["failed"],
+                     "undecided": v["undecided"], "mde": v["mde_ratio"], "mde_beyond_limit": v["mde_beyond_limit"],
+                     "rule": GATE_RULE}
         if mde:
             self.gate["to_detect"] = self.mde_advice(max_slowdown, stage)
         return self.gate

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from edgebench.errors import DataError
+from edgebench.stats.power import GATE_RULE, beyond_limit, detectable, gate_verdict
 
 #: below this many blocks the between-block variance is pooled with the stated prior (module doc)
 MIN_BLOCKS = 3
@@ -91,7 +92,6 @@ def paired_blocks(blocks: Sequence[Block], level: float = 0.95, alpha: float = 0
     """The paired-by-block ratio B / A with its interval, verdict and minimum detectable ratio (module doc)."""
     from scipy.stats import t as student_t
 
-    from edgebench.stats.power import beyond_limit, detectable
     from edgebench.stats.variation import priors
 
     if not blocks:
@@ -150,18 +150,9 @@ def gate(result: PairedResult, max_slowdown: float) -> dict:
     and ``max_slowdown`` lies below the minimum detectable ratio (a slowdown just beyond the
     threshold would pass more often than not: the gate cannot decide), or with fewer than
     :data:`MIN_BLOCKS` blocks (no verdict: module doc)."""
-    if not (math.isfinite(max_slowdown) and max_slowdown >= 1.0):
-        raise DataError(f"--max-slowdown must be a ratio >= 1, got {max_slowdown}", "e.g. --max-slowdown 1.05")
-    failed = result.ci_low > max_slowdown
-    mde = result.mde or {}
-    mde_ratio, nothing = mde.get("ratio"), bool(mde.get("beyond_limit"))   # nothing detectable within MDE_LIMIT
-    undecided = not failed and (result.fallback is not None or nothing
-                                or mde_ratio is not None and max_slowdown < mde_ratio)
+    v = gate_verdict(result.ci_low, max_slowdown, result.mde, no_verdict=result.fallback is not None)
     return {"max_slowdown": max_slowdown, "slowdown": result.ratio, "slowdown_ci_low": result.ci_low,
-            "slowdown_ci_high": result.ci_high, "failed": failed, "undecided": undecided,
-            "mde_ratio": mde_ratio, "mde_beyond_limit": nothing,
-            "rule": "fails when the lower bound of the slowdown interval exceeds max_slowdown; cannot decide "
-                    "when max_slowdown is below the minimum detectable ratio (80% power)"}
+            "slowdown_ci_high": result.ci_high, **v, "rule": GATE_RULE}
 
 
 __all__ = ["Block", "PairedResult", "paired_blocks", "gate", "MIN_BLOCKS", "NO_VERDICT"]

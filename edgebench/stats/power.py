@@ -86,6 +86,28 @@ def limit_text(mde: dict | None = None) -> str:
     return f"+{100 * ((mde or {}).get('limit_ratio') or MDE_LIMIT) - 100:.0f}%"
 
 
+#: the regression gate's rule in words, for --json and the docs
+GATE_RULE = ("fails when the lower bound of the slowdown interval exceeds max_slowdown; cannot decide (exit 3) "
+             "when it did not fail and max_slowdown lies below the smallest slowdown the comparison detects "
+             "with 80% power (its mde), when nothing within the limit is detectable, or when the comparison "
+             "has too few blocks for a verdict")
+
+
+def gate_verdict(slowdown_ci_low: float, max_slowdown: float, mde: dict | None, no_verdict: bool = False) -> dict:
+    """The one regression-gate rule of ``compare``/``check`` and of paired rounds: ``failed`` when the
+    slowdown interval's lower bound exceeds ``max_slowdown``; ``undecided`` when it did not fail and
+    either ``no_verdict`` (too few blocks), nothing is detectable within the limit (``mde`` of
+    :func:`beyond_limit`), or ``max_slowdown`` lies below the detectable ratio (a slowdown just
+    past the threshold would pass more often than not). ``mde`` None: no power figure, no doubt from it."""
+    if not (math.isfinite(max_slowdown) and max_slowdown >= 1.0):
+        raise DataError(f"--max-slowdown must be a ratio >= 1, got {max_slowdown}", "e.g. --max-slowdown 1.05")
+    mde = mde or {}
+    ratio, nothing = mde.get("ratio"), bool(mde.get("beyond_limit"))
+    failed = slowdown_ci_low > max_slowdown
+    undecided = not failed and (no_verdict or nothing or (ratio is not None and max_slowdown < ratio))
+    return {"failed": bool(failed), "undecided": bool(undecided), "mde_ratio": ratio, "mde_beyond_limit": nothing}
+
+
 def power_at(ratio: float, se_log: float, df: float, alpha: float = 0.05, tests: int = 1) -> float:
     """Probability that a true ``ratio`` (either side of 1) is called, two-sided t at ``alpha/tests``."""
     from scipy.stats import norm
