@@ -8,7 +8,9 @@ batch 2, an odd number of output pixels, depth multiplier 2 (the portable kernel
 depthwise plane too large for the scratch buffer (processed in bands), a convolution
 whose receptive field does not fit it (the portable kernel), ReLU clamps, and input zero
 points at both extremes (-128 and 127); and FULLY_CONNECTED models (depth tails, batches,
-per-channel factors, more sums than the scratch holds). Each model's output bytes are compared with
+per-channel factors, more sums than the scratch holds), and AVERAGE_POOL_2D models (global,
+edge windows, stride 2, the 256-tap bound of its 16-bit sums, the layers it leaves to the
+portable kernel). Each model's output bytes are compared with
 BUILTIN_REF for uniformly random int8 inputs.
 
 The requantisation rewrite the DSP kernels use (eb_rq_mul: one SMLAL onto a constant)
@@ -168,6 +170,31 @@ FC_CASES = {
 }
 
 
+#: AVERAGE_POOL_2D (eb_pool_dsp.c): KWS's global pool (125 taps over 64 channels), edge
+#: windows of 4/6/9 taps under SAME padding with a ReLU6 clamp, stride 2, a window of exactly
+#: 256 taps (the 16-bit lane sums' bound: all -128 sums to -32768), and two layers the
+#: kernel leaves to the portable one (257+ taps; C % 8 != 0)
+POOL_CASES = {
+    "avgpool_global_kws": dict(h=25, w=5, c=64, kh=25, kw=5, sh=1, sw=1, same=False, in_z=-20, act=0),
+    "avgpool_3x3_same_edges_relu6": dict(h=7, w=6, c=16, kh=3, kw=3, sh=1, sw=1, same=True, in_z=5, act=3),
+    "avgpool_2x3_stride2_same": dict(h=9, w=7, c=8, kh=2, kw=3, sh=2, sw=2, same=True, in_z=-128, act=1),
+    "avgpool_window_256": dict(h=16, w=16, c=16, kh=16, kw=16, sh=1, sw=1, same=False, in_z=127, act=0),
+    "avgpool_window_272_portable": dict(h=17, w=16, c=16, kh=17, kw=16, sh=1, sw=1, same=False, in_z=-3, act=0),
+    "avgpool_c12_portable": dict(h=5, w=5, c=12, kh=3, kw=3, sh=1, sw=1, same=True, in_z=9, act=0),
+}
+
+
+def _pool_model(rng, *, h, w, c, kh, kw, sh, sw, same, in_z, act):
+    g = TinyModel()
+    scale = float(10 ** rng.uniform(-2, 0))
+    x = g.tensor((1, h, w, c), scale=scale, zp=in_z)
+    y = g.tensor((1, _out_size(h, kh, sh, 1, same), _out_size(w, kw, sw, 1, same), c), scale=scale, zp=in_z)
+    g.op("AVERAGE_POOL_2D", [x], [y], g.options("Pool2DOptions", padding=0 if same else 1, strideH=sh,
+                                                strideW=sw, filterHeight=kh, filterWidth=kw,
+                                                fusedActivationFunction=act))
+    return g.build([x], [y]), h * w * c
+
+
 def _dead_channels_model(rng, *, h, w, c, oc, kh, kw, in_z, dead):
     """A 1x1-style CONV_2D whose channels 1, 4-7 and 11 are dead (zero weights, scale 1e-10, bias
     2^30) and whose channel 9 rescales by about 0.3 (shift -1: outside the table's case; weights
@@ -198,6 +225,8 @@ def _dead_channels_model(rng, *, h, w, c, oc, kh, kw, in_z, dead):
 def _model(rng, name):
     if name in FC_CASES:    # own seeds: adding a convolution case leaves these models alone
         return synth_fc(np.random.default_rng(list(FC_CASES).index(name) + 31), **FC_CASES[name])
+    if name in POOL_CASES:
+        return _pool_model(rng, **POOL_CASES[name])
     if CASES[name].get("dead"):
         return _dead_channels_model(rng, **CASES[name])
     return _conv_model(rng, **CASES[name])
@@ -222,9 +251,9 @@ def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
     port, elf = firmware
     rng = np.random.default_rng(2024)
     jobs, blobs = [], []
-    names = [*CASES, *FC_CASES]
+    names = [*CASES, *FC_CASES, *POOL_CASES]
     for name in names:
-        shape = CASES.get(name, FC_CASES.get(name))
+        shape = CASES.get(name) or FC_CASES.get(name) or POOL_CASES[name]
         model, n_in = _model(rng, name)
         path = tmp_path / f"{name}.tflite"
         path.write_bytes(model)

@@ -6,6 +6,7 @@
  *    count, rounding half away from zero; then the activation clamp.
  *  - MaxPool: max over the taps inside the input; then the clamp.
  */
+#include "eb_kernels_opt.h"
 #include "eb_ops.h"
 
 /* One window pass for both pools (avg a constant in each caller, so the branch
@@ -49,6 +50,9 @@ static EB_ALWAYS_INLINE void pool_s8(const eb_pool_params *params, const int8_t 
 
 void eb_avgpool_s8(const eb_pool_params *p, const int8_t *in, int8_t *out)
 {
+    if (eb_avgpool_s8_opt(p, in, out)) {   /* the kernel set's (kernels/dsp/eb_pool_dsp.c) */
+        return;
+    }
     pool_s8(p, in, out, 1);
 }
 

@@ -1,7 +1,7 @@
 /*
  * eb_dsp.c - the DSP kernel set (kernels/dsp/): CONV_2D (eb_conv_dsp.c),
- * DEPTHWISE_CONV_2D (eb_depthwise_conv_dsp.c) and FULLY_CONNECTED (eb_fc_dsp.c)
- * for cores with the Armv7E-M DSP
+ * DEPTHWISE_CONV_2D (eb_depthwise_conv_dsp.c), FULLY_CONNECTED (eb_fc_dsp.c) and
+ * AVERAGE_POOL_2D (eb_pool_dsp.c) for cores with the Armv7E-M DSP
  * extension (Cortex-M4, M7, M33 ...): dual 16-bit multiply-accumulate (SMLAD) on
  * operands widened from int8 by SXTB16. The build compiles this directory instead
  * of kernels/portable/ when the compiler targets such a core (core.mk,
@@ -28,6 +28,7 @@
  *            the band; B as large as fits, at least 1.
  *   FULLY_CONNECTED (eb_fc_dsp.c): 2 * depth bytes (the input vector widened),
  *            depth rounded down to a multiple of four.
+ *   AVERAGE_POOL_2D (eb_pool_dsp.c): none (sums in registers).
  */
 #include "eb_dsp.h"
 #include "eb_kernels_opt.h"
