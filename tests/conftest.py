@@ -132,6 +132,18 @@ def stop_process(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
 
 
+def exit_code(*args) -> int:
+    """``edgebench ARGS`` in this process, its output left where it goes (to ``capsys``): its exit code, as the
+    console script would give it (error lines, not tracebacks)."""
+    from edgebench.cli.app import main  # imported here: conftest loads for every test, the app's take a second
+
+    try:
+        main([str(a) for a in args])
+    except SystemExit as exc:
+        return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+    return 0
+
+
 def run_edgebench(*args, cwd=None) -> subprocess.CompletedProcess:
     """``edgebench ARGS`` in this process: the same entry point (main: error lines, exit codes)
     without a Python start-up per call (about a second of imports each), as a CompletedProcess;
@@ -139,19 +151,13 @@ def run_edgebench(*args, cwd=None) -> subprocess.CompletedProcess:
     import contextlib
     import io
 
-    from edgebench.cli.app import main
-
     out, err = io.StringIO(), io.StringIO()
     here = os.getcwd()
     try:
         if cwd is not None:
             os.chdir(cwd)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main([str(a) for a in args])
-                code = 0
-            except SystemExit as exc:
-                code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+            code = exit_code(*args)
     finally:
         os.chdir(here)
     return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
