@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mlperf_models import MLPERF_DIR
 
 from edgebench.boards.registry import get_profile
 from edgebench.modelfile import read_model
@@ -21,15 +22,10 @@ from edgebench.results import store
 # The firmware fixtures (posix_firmware_bin, fw, client) for every test module, without importing them
 pytest_plugins = ["fw_util"]
 
-# The MLPerf Tiny reference models (kws_ref_model.tflite, pretrainedResnet_quant.tflite, ...):
-# $EDGEBENCH_MLPERF_TINY_DIR if set, else the first folder holding them of shared/ beside the clone
-# (here, and in CI) and ~/.cache/edgebench/mlperf-tiny. A test that names one is marked `mlperf`:
-# out of `make test-fast`, so the everyday lane needs nothing outside the repository; `make test`
-# runs them (and fails under CI=true when they are missing).
-MLPERF_CANDIDATES = [Path(os.environ["EDGEBENCH_MLPERF_TINY_DIR"])] if os.environ.get("EDGEBENCH_MLPERF_TINY_DIR") \
-    else [Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny",
-          Path.home() / ".cache" / "edgebench" / "mlperf-tiny"]
-MLPERF_DIR = next((p for p in MLPERF_CANDIDATES if (p / "kws_ref_model.tflite").is_file()), MLPERF_CANDIDATES[0])
+# The MLPerf Tiny reference models are found in MLPERF_DIR (tests/mlperf_models.py says where it looks; the
+# tests import it from here). A test that names one is marked `mlperf`: out of `make test-fast`, so the
+# everyday lane needs nothing outside the repository; `make test` runs them (and fails under CI=true when
+# they are missing).
 _MLPERF_NAMES = re.compile(r"(MLPERF|KWS|RESNET)\w*")   # how the test modules name them
 
 
