@@ -6,6 +6,8 @@ when present, `` (<hint>)`` on one line, and exits with ``exit_code``.
 """
 from __future__ import annotations
 
+import stat
+
 
 class EdgebenchError(Exception):
     """Base of all edgebench errors: one clear line, an exit code."""
@@ -91,6 +93,16 @@ def interrupt_reason(exc: BaseException) -> str:
     """The reason a run records when ``exc`` (a KeyboardInterrupt) stopped it."""
     name = getattr(exc, "signal_name", None)
     return f"stopped by {name}" if name else "interrupted by the user (Ctrl-C)"
+
+
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words, for the error line that refuses it
+    (``mode``: an ``os.stat`` result's ``st_mode``): "a named pipe", "a socket", ..."""
+    for test, text in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return text
+    return "not a regular file"
 
 
 class InputWarning(UserWarning):

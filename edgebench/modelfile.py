@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgebench.errors import ModelError
+from edgebench.errors import ModelError, file_kind
 
 # TensorType enum of the TFLite schema -> (name, bits)
 TENSOR_TYPES = {
@@ -126,7 +126,7 @@ def read_model(path) -> ModelFile:
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
-            raise ModelError(f"{p} is {_file_kind(st.st_mode)}, not a model file", "pass a .tflite file")
+            raise ModelError(f"{p} is {file_kind(st.st_mode)}, not a model file", "pass a .tflite file")
         if st.st_size > MAX_MODEL_BYTES:
             raise ModelError(f"{p} is {st.st_size:,} bytes, more than the {MAX_MODEL_BYTES:,} a TFLite "
                              f"flatbuffer can hold", "pass a .tflite model")
@@ -137,14 +137,6 @@ def read_model(path) -> ModelFile:
     if len(data) > MAX_MODEL_BYTES:  # grew while it was read
         raise ModelError(f"{p} is more than {MAX_MODEL_BYTES:,} bytes", "pass a .tflite model")
     return parse_model(data, str(p))
-
-
-def _file_kind(mode: int) -> str:
-    for test, text in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return text
-    return "not a regular file"
 
 
 def parse_model(data: bytes, path: str = "<bytes>") -> ModelFile:

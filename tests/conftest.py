@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mlperf_models import MLPERF_DIR
 
 from edgebench.boards.registry import get_profile
 from edgebench.modelfile import read_model
@@ -21,15 +22,10 @@ from edgebench.results import store
 # The firmware fixtures (posix_firmware_bin, fw, client) for every test module, without importing them
 pytest_plugins = ["fw_util"]
 
-# The MLPerf Tiny reference models (kws_ref_model.tflite, pretrainedResnet_quant.tflite, ...):
-# $EDGEBENCH_MLPERF_TINY_DIR if set, else the first folder holding them of shared/ beside the clone
-# (here, and in CI) and ~/.cache/edgebench/mlperf-tiny. A test that names one is marked `mlperf`:
-# out of `make test-fast`, so the everyday lane needs nothing outside the repository; `make test`
-# runs them (and fails under CI=true when they are missing).
-MLPERF_CANDIDATES = [Path(os.environ["EDGEBENCH_MLPERF_TINY_DIR"])] if os.environ.get("EDGEBENCH_MLPERF_TINY_DIR") \
-    else [Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf-tiny",
-          Path.home() / ".cache" / "edgebench" / "mlperf-tiny"]
-MLPERF_DIR = next((p for p in MLPERF_CANDIDATES if (p / "kws_ref_model.tflite").is_file()), MLPERF_CANDIDATES[0])
+# The MLPerf Tiny reference models are found in MLPERF_DIR (tests/mlperf_models.py says where it looks; the
+# tests import it from here). A test that names one is marked `mlperf`: out of `make test-fast`, so the
+# everyday lane needs nothing outside the repository; `make test` runs them (and fails under CI=true when
+# they are missing).
 _MLPERF_NAMES = re.compile(r"(MLPERF|KWS|RESNET)\w*")   # how the test modules name them
 
 
@@ -132,6 +128,18 @@ def stop_process(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
 
 
+def exit_code(*args) -> int:
+    """``edgebench ARGS`` in this process, its output left where it goes (to ``capsys``): its exit code, as the
+    console script would give it (error lines, not tracebacks)."""
+    from edgebench.cli.app import main  # imported here: conftest loads for every test, the app's take a second
+
+    try:
+        main([str(a) for a in args])
+    except SystemExit as exc:
+        return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+    return 0
+
+
 def run_edgebench(*args, cwd=None) -> subprocess.CompletedProcess:
     """``edgebench ARGS`` in this process: the same entry point (main: error lines, exit codes)
     without a Python start-up per call (about a second of imports each), as a CompletedProcess;
@@ -139,19 +147,13 @@ def run_edgebench(*args, cwd=None) -> subprocess.CompletedProcess:
     import contextlib
     import io
 
-    from edgebench.cli.app import main
-
     out, err = io.StringIO(), io.StringIO()
     here = os.getcwd()
     try:
         if cwd is not None:
             os.chdir(cwd)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main([str(a) for a in args])
-                code = 0
-            except SystemExit as exc:
-                code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+            code = exit_code(*args)
     finally:
         os.chdir(here)
     return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())

@@ -4,9 +4,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import exit_code
 
 from edgebench.bench.compare import compare, condition_differences
-from edgebench.cli.app import main
 from edgebench.report.comparisons import comparison_row
 from edgebench.results import store
 from edgebench.results.model import RunResult
@@ -47,15 +47,6 @@ def make_run(root, run_id, median_s=1e-3, label="measured", repeats=3, n=2000, s
     return d
 
 
-def cli(*args) -> int:
-    """Run the command line as the console script does (error lines, exit codes); its exit code."""
-    try:
-        main([str(a) for a in args])
-    except SystemExit as exc:
-        return exc.code or 0
-    return 0
-
-
 @pytest.fixture
 def runs(tmp_path):
     make_run(tmp_path, "base", 1e-3, seed=1)
@@ -68,7 +59,7 @@ def runs(tmp_path):
 
 
 def test_same_conditions_compare_every_stage(runs, capsys):
-    assert cli("compare", "base", "slow", "--runs-dir", runs) == 0
+    assert exit_code("compare", "base", "slow", "--runs-dir", runs) == 0
     text = capsys.readouterr().out
     rows = {ln.split()[0]: ln.split() for ln in text.splitlines() if ln.split()}
     for stage in ("e2e", "prep", "set", "invoke", "get"):    # one line per stage: medians, ratio, CI, verdict
@@ -79,7 +70,7 @@ def test_same_conditions_compare_every_stage(runs, capsys):
 
 
 def test_json_is_the_comparison_to_dict(runs, capsys):
-    assert cli("compare", "base", "slow", "--runs-dir", runs, "--json") == 0
+    assert exit_code("compare", "base", "slow", "--runs-dir", runs, "--json") == 0
     d = json.loads(capsys.readouterr().out)
     assert d["format"] == "edgebench-compare" and d["baseline"] == "base" and d["candidate"] == "slow"
     s = d["stages"]["e2e"]
@@ -90,20 +81,20 @@ def test_json_is_the_comparison_to_dict(runs, capsys):
 
 
 def test_no_difference_gives_no_verdict(runs, capsys):
-    assert cli("compare", "base", "same", "--runs-dir", runs, "--json") == 0
+    assert exit_code("compare", "base", "same", "--runs-dir", runs, "--json") == 0
     s = json.loads(capsys.readouterr().out)["stages"]["e2e"]
     assert s["ci_low"] < 1 < s["ci_high"] and s["verdict"] == "no difference resolved"
 
 
 def test_refuses_measured_against_simulated(runs, capsys):
-    assert cli("compare", "base", "sim", "--runs-dir", runs, "--allow-different") == 1
+    assert exit_code("compare", "base", "sim", "--runs-dir", runs, "--allow-different") == 1
     err = capsys.readouterr().err
     assert err.startswith("error: refusing to compare measured with simulated") and err.count("\n") == 1
 
 
 def test_compares_two_precisions_and_reports_differing_conditions(runs, capsys):
     # FP32 (4 threads, unpinned) against INT8: what compare is for; the differences are reported, not refused
-    assert cli("compare", "fp32", "base", "--runs-dir", runs) == 0
+    assert exit_code("compare", "fp32", "base", "--runs-dir", runs) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "conditions differ (3):" in out and "threads: 4 (A) vs 1 (B)" in out and "faster" in out
     assert "pinning (settings.agent_cpus): None (A) vs 0 (B)" in out
@@ -115,11 +106,11 @@ def test_refuses_another_board_unless_allowed(runs, capsys):
     r = store.read_result(d)
     r.board = {"name": "pi4", "system": {"cpu": {"model_name": "Cortex-A72"}}}
     store.write_result(d, r)
-    assert cli("compare", "fp32", "base", "--runs-dir", runs) == 1
+    assert exit_code("compare", "fp32", "base", "--runs-dir", runs) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "refusing to compare runs measured under different board pi4 vs pi5" in err
     assert "CPU model" in err and "--allow-different" in err and "threads" not in err
-    assert cli("compare", "fp32", "base", "--runs-dir", runs, "--allow-different") == 0
+    assert exit_code("compare", "fp32", "base", "--runs-dir", runs, "--allow-different") == 0
 
 
 def test_interleaved_runs_are_compared_without_the_session_term(runs, capsys):
@@ -128,10 +119,10 @@ def test_interleaved_runs_are_compared_without_the_session_term(runs, capsys):
         r = store.read_result(d)
         r.settings.interleaved_with = [other]
         store.write_result(d, r)
-    assert cli("compare", "base", "same", "--runs-dir", runs, "--json") == 0
+    assert exit_code("compare", "base", "same", "--runs-dir", runs, "--json") == 0
     paired = json.loads(capsys.readouterr().out)
     assert paired["case"].startswith("interleaved") and paired["variation"]["session"] is None
-    assert cli("compare", "base", "slow", "--runs-dir", runs, "--json") == 0
+    assert exit_code("compare", "base", "slow", "--runs-dir", runs, "--json") == 0
     apart = json.loads(capsys.readouterr().out)
     assert apart["case"].startswith("different") and apart["variation"]["session"]["cv"] > 0
     width = lambda c: c["speedup"]["ci_high"] / c["speedup"]["ci_low"]   # noqa: E731
@@ -142,27 +133,27 @@ def test_interleaved_runs_are_compared_without_the_session_term(runs, capsys):
 
 @pytest.mark.slow
 def test_max_slowdown_gate(runs, capsys):
-    assert cli("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "1.2") == 2
+    assert exit_code("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "1.2") == 2
     captured = capsys.readouterr()
     assert "FAILED" in captured.out and captured.err.startswith("error: model_slow is slower than 1.2x")
-    assert cli("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "1.8", "--json") == 0
+    assert exit_code("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "1.8", "--json") == 0
     gate = json.loads(capsys.readouterr().out)["gate"]
     assert gate["failed"] is False and gate["slowdown_ci_low"] < 1.5 < gate["slowdown_ci_high"]
     # the CI contains 1 but 0% lies below what one invocation against one detects: cannot decide, exit 3
-    assert cli("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", "1.0") == 3
+    assert exit_code("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", "1.0") == 3
     assert "cannot decide" in capsys.readouterr().err
-    assert cli("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "0") == 1
+    assert exit_code("compare", "base", "slow", "--runs-dir", runs, "--max-slowdown", "0") == 1
 
 
 @pytest.mark.slow
 def test_gate_below_its_mde_does_not_pass_silently(runs, capsys):
-    assert cli("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", "1.05", "--json") == 3
+    assert exit_code("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", "1.05", "--json") == 3
     c = json.loads(capsys.readouterr().out)
     mde = c["mde"]["ratio"]
     assert c["gate"]["undecided"] is True and c["gate"]["failed"] is False and mde > 1.05
     assert c["mde"]["power"] == 0.8 and c["mde"]["more_sessions_for"]["1.05"] > 0
     # a threshold above the detectable difference decides: it passes
-    assert cli("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", f"{mde + 0.01:.3f}") == 0
+    assert exit_code("compare", "base", "same", "--runs-dir", runs, "--max-slowdown", f"{mde + 0.01:.3f}") == 0
     out = capsys.readouterr().out
     assert "this comparison detects a difference of >=" in out and "passed" in out
 
@@ -173,17 +164,17 @@ def test_every_session_on_record_of_both_sides_is_combined(tmp_path, capsys):
         make_run(tmp_path, f"a{k}", 1e-3, seed=10 + k, sha="a" * 64)
         make_run(tmp_path, f"b{k}", 1.05e-3, seed=20 + k, sha="b" * 64)
     make_run(tmp_path, "other", 3e-3, seed=30, sha="c" * 64)   # another model: pooled for variation, not a side
-    assert cli("compare", "a0", "b0", "--runs-dir", tmp_path, "--json") == 0
+    assert exit_code("compare", "a0", "b0", "--runs-dir", tmp_path, "--json") == 0
     c = json.loads(capsys.readouterr().out)
     assert sorted(c["sessions"]["baseline"]) == ["a0", "a1", "a2"]
     assert sorted(c["sessions"]["candidate"]) == ["b0", "b1", "b2"]
     head = c["speedup"]
     assert head["sessions_a"] == 3 and head["sessions_b"] == 3
     assert head["this_invocation"]["se_log"] > head["se_log"]   # three sessions a side: a narrower interval
-    assert cli("compare", "a0", "b0", "--runs-dir", tmp_path) == 0
+    assert exit_code("compare", "a0", "b0", "--runs-dir", tmp_path) == 0
     out = capsys.readouterr().out
     assert "every session on record combined: 3 of A" in out and "3 vs 3 sessions on record" in out
-    assert cli("compare", "a0", "b0", "--runs-dir", tmp_path, "--only-these", "--json") == 0
+    assert exit_code("compare", "a0", "b0", "--runs-dir", tmp_path, "--only-these", "--json") == 0
     only = json.loads(capsys.readouterr().out)
     assert only["sessions"] == {} and only["speedup"]["se_log"] == pytest.approx(head["this_invocation"]["se_log"])
     assert only["mde"]["ratio"] > c["mde"]["ratio"]
@@ -200,12 +191,12 @@ def test_a_level_shift_against_the_sessions_on_record_is_flagged(tmp_path, capsy
         make_run(tmp_path, f"a{k}", 1e-3, seed=40 + k, sha="a" * 64)
         make_run(tmp_path, f"b{k}", 1e-3, seed=50 + k, sha="b" * 64)
     make_run(tmp_path, "bnew", 1.4e-3, seed=60, sha="b" * 64)    # this week B's runs sit 40% higher
-    assert cli("compare", "a0", "bnew", "--runs-dir", tmp_path, "--json") == 0
+    assert exit_code("compare", "a0", "bnew", "--runs-dir", tmp_path, "--json") == 0
     c = json.loads(capsys.readouterr().out)
     assert c["speedup"]["level_shift_p_b"] is not None and c["speedup"]["level_shift_p_a"] is None
-    assert cli("compare", "a0", "bnew", "--runs-dir", tmp_path) == 0
+    assert exit_code("compare", "a0", "bnew", "--runs-dir", tmp_path) == 0
     assert "WARNING: this run of B" in capsys.readouterr().out
-    assert cli("compare", "a0", "b0", "--runs-dir", tmp_path, "--json") == 0
+    assert exit_code("compare", "a0", "b0", "--runs-dir", tmp_path, "--json") == 0
     c = json.loads(capsys.readouterr().out)
     assert c["speedup"]["level_shift_p_a"] is None and c["speedup"]["level_shift_p_b"] is None
 
@@ -213,7 +204,7 @@ def test_a_level_shift_against_the_sessions_on_record_is_flagged(tmp_path, capsy
 def test_bad_input_is_one_line(runs, capsys):
     for args, needle in ((("base", "nosuch"), "no run 'nosuch'"), (("base", "acc"), "has no e2e latency"),
                          (("base", "slow", "--stage", "kernel"), "unknown stage 'kernel'")):
-        assert cli("compare", *args, "--runs-dir", runs) == 1
+        assert exit_code("compare", *args, "--runs-dir", runs) == 1
         err = capsys.readouterr().err
         assert needle in err and err.count("\n") == 1, err
 
@@ -250,17 +241,17 @@ def test_nothing_detectable_within_the_limit_is_said_not_printed_as_a_number(tmp
         frame["e2e_s"] = 1e-3 * np.exp(np.random.default_rng(seed).normal(0, 6, len(frame)))
         store.write_samples(d, frame)
     limit = f"+{100 * (MDE_LIMIT - 1):.0f}%"
-    assert cli("compare", "a", "b", "--runs-dir", tmp_path) == 0
+    assert exit_code("compare", "a", "b", "--runs-dir", tmp_path) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"this comparison detects no difference up to {limit}" in out and "too few invocations" in out
     assert "detects a difference of >=" not in out and "now detects >=" not in out
-    assert cli("compare", "a", "b", "--runs-dir", tmp_path, "--json") == 0
+    assert exit_code("compare", "a", "b", "--runs-dir", tmp_path, "--json") == 0
     c = json.loads(capsys.readouterr().out)
     assert c["mde"]["ratio"] is None and c["mde"]["percent"] is None and c["mde"]["beyond_limit"] is True
     assert c["mde"]["limit_ratio"] == MDE_LIMIT and "too few invocations" in c["mde"]["reason"]
     assert c["mde"]["interleaved_ratio"] is None
     # a gate cannot rest on it: it cannot decide (exit 3), and says why without a figure
-    assert cli("compare", "a", "b", "--runs-dir", tmp_path, "--max-slowdown", "1.05") == 3
+    assert exit_code("compare", "a", "b", "--runs-dir", tmp_path, "--max-slowdown", "1.05") == 3
     captured = capsys.readouterr()
     gate_line = next(ln for ln in captured.out.splitlines() if ln.startswith("gate "))
     assert f"detects no slowdown up to {limit}" in gate_line and "CANNOT DECIDE" in gate_line

@@ -333,6 +333,12 @@ def test_corrupted_frame_is_naked_then_retransmitted(dut):
     assert up.sent.count(1) == 2 and up.sent[:4] == [0, 1, 2, 3]
 
 
+def _acked_then_done(dut, acks: list, data: bytes) -> None:
+    """The frames ``acks`` acknowledged in this order, then the upload of ``data`` OK (its CRC) and the prompt."""
+    expected = [f"m-eb-ack-{n}" for n in acks] + [f"m-eb-upload-ok-[{zlib.crc32(data):08x}]", "m-ready"]
+    assert [dut.readline() for _ in expected] == expected
+
+
 def test_nak_then_silence_until_the_missing_frame_arrives(dut):
     data = bytes(range(256)) * 12
     Uploader(dut).start("model", len(data), zlib.crc32(data))
@@ -348,10 +354,7 @@ def test_nak_then_silence_until_the_missing_frame_arrives(dut):
     dut.write(frame(0, chunks[0]))     # a duplicate is acknowledged again
     assert dut.readline() == "m-eb-ack-0"
     dut.write(frame(1, chunks[1]) + frame(2, chunks[2]))
-    assert dut.readline() == "m-eb-ack-1"
-    assert dut.readline() == "m-eb-ack-2"
-    assert dut.readline() == f"m-eb-upload-ok-[{zlib.crc32(data):08x}]"
-    assert dut.readline() == "m-ready"
+    _acked_then_done(dut, [1, 2], data)
 
 
 def test_every_damaged_frame_is_naked_at_once(dut):
@@ -369,10 +372,7 @@ def test_every_damaged_frame_is_naked_at_once(dut):
     dut.write(bytes(bad))              # the resend damaged again: NAKed again
     assert dut.readline() == "e-[eb-nak-0]"
     dut.write(frame(0, chunks[0]) + frame(1, chunks[1]))
-    assert dut.readline() == "m-eb-ack-0"
-    assert dut.readline() == "m-eb-ack-1"
-    assert dut.readline() == f"m-eb-upload-ok-[{zlib.crc32(data):08x}]"
-    assert dut.readline() == "m-ready"
+    _acked_then_done(dut, [0, 1], data)
 
 
 def test_dropped_bytes_recover_through_nak_and_timeout(dut):

@@ -21,20 +21,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MLPERF_DIR, require_file, require_module, require_tool
+from conftest import require_file, require_module, require_tool
+from mlperf_models import FIRMWARE_MODELS
 
 from edgebench.mcu.qemu import QemuBoard, QemuError, QemuMissingError
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
 SMOKE = FIRMWARE / "ports" / "mps2-common" / "smoke"
-MODELS = {
-    "digits": ROOT / "models" / "digits" / "digits_int8.tflite",
-    "kws": MLPERF_DIR / "kws_ref_model.tflite",
-    "resnet8": MLPERF_DIR / "pretrainedResnet_quant.tflite",
-    "vww": MLPERF_DIR / "vww_96_int8.tflite",
-    "ad": MLPERF_DIR / "ad01_int8.tflite",
-}
 # Seeded random inputs per model, plus the two extreme constant inputs. Measured
 # under QEMU -icount shift=0 on the M4 build: one ResNet-8 inference (12.5 M MACs,
 # ~38 M emulated instructions) takes ~0.3 s of host time, KWS ~0.03 s.
@@ -246,29 +240,29 @@ def reference(tmp_path_factory):
     require_module("ai_edge_litert")
     from edgebench.mcu import convert
 
-    for p in MODELS.values():
+    for p in FIRMWARE_MODELS.values():
         require_file(p)
     work = tmp_path_factory.mktemp("reference")
     rng = np.random.default_rng(20240611)
     blobs, inputs = {}, {}
-    for key, path in MODELS.items():
+    for key, path in FIRMWARE_MODELS.items():
         blob = convert(path)
         size = blob.input["bytes"]
         xs = [rng.integers(-128, 128, size=size, dtype=np.int8) for _ in range(N_RANDOM[key])]
         xs += [np.full(size, -128, np.int8), np.full(size, 127, np.int8)]
         blobs[key], inputs[key] = blob, np.stack(xs)
     np.savez(work / "in.npz", **inputs)
-    job = {"models": {k: str(p) for k, p in MODELS.items()},
+    job = {"models": {k: str(p) for k, p in FIRMWARE_MODELS.items()},
            "inputs": str(work / "in.npz"), "outputs": str(work / "out.npz")}
     (work / "job.json").write_text(json.dumps(job))
     proc = subprocess.run([sys.executable, "-c", _REFERENCE_CHILD, str(work / "job.json")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     outputs = dict(np.load(work / "out.npz"))
-    return {key: (blobs[key], inputs[key], outputs[key]) for key in MODELS}
+    return {key: (blobs[key], inputs[key], outputs[key]) for key in FIRMWARE_MODELS}
 
 
-@pytest.mark.parametrize("model", list(MODELS))
+@pytest.mark.parametrize("model", list(FIRMWARE_MODELS))
 def test_bit_exact_on_cortex_m4(boards, reference, model):
     """Every output byte equal to LiteRT's reference kernels, on the M4 build."""
     _, client = boards["mps2-an386"]

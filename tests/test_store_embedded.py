@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from tests.conftest import require_module
+from tests.conftest import exit_code, require_module
 from tests.store_runs import make_run
 
 require_module("duckdb")
@@ -247,16 +247,6 @@ def _files(root) -> list:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
-def _eb(*args) -> int:
-    from edgebench.cli.app import main
-
-    try:
-        main([str(a) for a in args])
-    except SystemExit as exc:
-        return exc.code or 0
-    return 0
-
-
 def test_read_verbs_write_nothing_into_the_runs_folder(tmp_path, monkeypatch, capsys):
     """report and check only read the runs folder: no index appears in it (and one already there
     is used, not joined by another file); a read-only folder reads the same, indexed in memory."""
@@ -266,14 +256,14 @@ def test_read_verbs_write_nothing_into_the_runs_folder(tmp_path, monkeypatch, ca
     for i in range(3):
         make_run(runs, i)
     before = _files(runs)
-    assert _eb("report", "latest", "--runs-dir", runs, "-o", out / "r.html") == 0
-    assert _eb("check", f"{0:012x}", f"{2:012x}", "--runs-dir", runs, "--max-slowdown", "1.5") in (0, 3)
+    assert exit_code("report", "latest", "--runs-dir", runs, "-o", out / "r.html") == 0
+    assert exit_code("check", f"{0:012x}", f"{2:012x}", "--runs-dir", runs, "--max-slowdown", "1.5") in (0, 3)
     assert _files(runs) == before                               # once: .edgebench-index.duckdb
     with EmbeddedStore(runs) as s:                              # a run written: the index is made
         s.append(make_run(runs, 3))
     before = _files(runs)
     assert INDEX in before
-    assert _eb("check", f"{0:012x}", f"{3:012x}", "--runs-dir", runs, "--max-slowdown", "1.5") in (0, 3)
+    assert exit_code("check", f"{0:012x}", f"{3:012x}", "--runs-dir", runs, "--max-slowdown", "1.5") in (0, 3)
     assert _files(runs) == before
     (runs / INDEX).unlink()
     from edgebench.store import embedded
@@ -284,8 +274,8 @@ def test_read_verbs_write_nothing_into_the_runs_folder(tmp_path, monkeypatch, ca
                         and real_access(path, mode))
     os.chmod(runs, 0o555)
     try:
-        assert _eb("report", "latest", "--runs-dir", runs, "-o", out / "r2.html") == 0
-        assert _eb("check", f"{0:012x}", f"{3:012x}", "--runs-dir", runs, "--json") == 0
+        assert exit_code("report", "latest", "--runs-dir", runs, "-o", out / "r2.html") == 0
+        assert exit_code("check", f"{0:012x}", f"{3:012x}", "--runs-dir", runs, "--json") == 0
     finally:
         os.chmod(runs, 0o755)
     assert INDEX not in _files(runs) and (out / "r2.html").is_file()

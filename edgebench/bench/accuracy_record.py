@@ -30,7 +30,6 @@ from edgebench.provenance import baseline_provenance, read_sidecar
 from edgebench.report.claim import accuracy_claim
 from edgebench.results import store
 from edgebench.results.conditions import (
-    BoardSection,
     ModelSection,
     RuntimeSection,
     ScenarioSection,
@@ -246,7 +245,7 @@ def describe(run: Run) -> RunResult:
     result.host = host_description()
     result.model = ModelSection.model_validate({**run.model.to_dict(), "sidecar": sidecar,
                                                 "calibration": (sidecar or {}).get("calibration")})
-    result.board = BoardSection.model_validate(board_section(run.profile, run.client_desc or "", run.system))
+    result.board = board_section(run.profile, run.client_desc or "", run.system)
     result.scenario = ScenarioSection(name="accuracy", batch=1, inputs=run.dataset.to_dict())
     result.agent = {k: run.hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid", "timing")}
     result.thermal = ThermalSection(available=bool(run.thermal[0].get("available")), start=run.thermal[0])

@@ -24,7 +24,7 @@ from edgebench.bench.options import KERNELS
 from edgebench.bench.profile_methods import ISOLATED_WARNING, METHODS, check_method, default_method
 from edgebench.bench.profile_summary import Means
 from edgebench.bench.profile_table import profile_section
-from edgebench.bench.record import RunFolder, board_client, new_result, record_end_state
+from edgebench.bench.record import RunFolder, board_client, board_section, new_result, record_end_state
 from edgebench.bench.tensors import tensor_bytes, try_host_tensors
 from edgebench.boards.connect import require_runtime
 from edgebench.data.inputs import InputSet, load_inputs, random_inputs
@@ -34,7 +34,6 @@ from edgebench.provenance import read_sidecar
 from edgebench.report.layers import profile_claim
 from edgebench.results import store
 from edgebench.results.conditions import (
-    BoardSection,
     ModelSection,
     RuntimeSection,
     ScenarioSection,
@@ -229,11 +228,7 @@ def describe(result: RunResult, run: ProfileRun, client, hello: dict) -> None:
     result.runtime = RuntimeSection(name=runtime.get("name"), version=runtime.get("version"),
                                     kernels="reference" if mcu else o.kernels, threads=1 if mcu else o.threads,
                                     delegate=None if mcu else o.delegate)
-    result.board = BoardSection(name=run.profile.name, title=getattr(run.profile, "title", run.profile.name),
-                                kind=getattr(run.profile, "kind", None), transport=client.description,
-                                profile_origin=str(getattr(run.profile, "origin", "") or ""),
-                                system=system.get("system", system),
-                                collector_errors=system.get("collector_errors", {}))
+    result.board = board_section(run.profile, client.description, system)
     result.agent = {k: hello.get(k) for k in ("protocol", "agent_version", "python", "numpy", "pid")}
     result.scenario = ScenarioSection.model_validate({"name": "profile", "method": run.method.name,
                                                       "inputs": run.inputs.describe()})

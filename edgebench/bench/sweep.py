@@ -63,7 +63,7 @@ from edgebench.report import plots
 from edgebench.report.format import duration
 from edgebench.results import kinds as rk
 from edgebench.results import store
-from edgebench.results.conditions import BoardSection, ModelSection, RuntimeSection, ScenarioSection, SettingsSection
+from edgebench.results.conditions import ModelSection, RuntimeSection, ScenarioSection, SettingsSection
 from edgebench.results.figures.energy import PowerSection
 from edgebench.results.figures.latency import Stopping
 from edgebench.results.figures.points import Point, PointModel
@@ -233,7 +233,7 @@ class _Sweep:
         self.entries = [self._planned(gp) for gp in self.points]
         r = self.result = new_result("sweep", self.label)
         r.model = ModelSection.model_validate({**first.to_dict(), "variants": [m.to_dict() for m in self.models[1:]]})
-        r.board = BoardSection.model_validate(board_section(self.profile, self.client.description))
+        r.board = board_section(self.profile, self.client.description)
         one = lambda xs: xs[0] if len(xs) == 1 else ",".join(str(x) for x in xs)  # noqa: E731
         r.runtime = RuntimeSection(kernels=one(o.kernels), delegate=one([d or "none" for d in o.delegates]),
                                    threads=one(o.threads), note="per point: see extra.points and each point's run.json")

@@ -30,23 +30,20 @@ def _hz(value: float) -> str:
     return f"{value:g} Hz"
 
 
+def _watts(value) -> str | None:
+    return f"{value:g}" if value else None
+
+
 def _power_summary(ds) -> str:
     """Short power figures from a datasheet (all estimates), '-' if none are published."""
     if ds is None:
         return "-"
-    parts = []
-    if ds.idle_power_w:
-        parts.append(f"idle {ds.idle_power_w:g} W")
-    if ds.typical_load_power_w:
-        parts.append(f"typ {ds.typical_load_power_w:g} W")
-    elif ds.typical_current_a and ds.supply_voltage_v:
-        parts.append(f"typ ~{ds.typical_current_a * ds.supply_voltage_v:.1f} W")
-    if ds.max_power_w:
-        parts.append(f"max {ds.max_power_w:g} W")
-    if ds.accel_power_w:
-        parts.append(f"TPU {ds.accel_power_w:g} W")
-    if ds.supply_current_a and ds.supply_voltage_v:
-        parts.append(f"PSU {ds.supply_current_a * ds.supply_voltage_v:g} W")
+    estimated = ds.typical_current_a * ds.supply_voltage_v if ds.typical_current_a and ds.supply_voltage_v else None
+    psu = ds.supply_current_a * ds.supply_voltage_v if ds.supply_current_a and ds.supply_voltage_v else None
+    figures = (("idle", _watts(ds.idle_power_w)),
+               ("typ", _watts(ds.typical_load_power_w) or (estimated and f"~{estimated:.1f}")),
+               ("max", _watts(ds.max_power_w)), ("TPU", _watts(ds.accel_power_w)), ("PSU", _watts(psu)))
+    parts = [f"{label} {text} W" for label, text in figures if text]
     return ", ".join(parts) if parts else "-"
 
 

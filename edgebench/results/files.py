@@ -20,7 +20,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from edgebench.errors import DiskFullError, ResultError, UsageError
+from edgebench.errors import DiskFullError, ResultError, UsageError, file_kind
 
 LINK_HINT = "a run folder holds only its own files: remove the link (or copy the file in its place)"
 
@@ -98,7 +98,7 @@ def write_output(path, write, what: str = "output") -> Path:
     try:
         target = Path(os.path.realpath(p)) if os.path.islink(p) else p
         if target.exists() and not target.is_file():
-            kind = "a folder" if target.is_dir() else _kind(os.stat(target).st_mode)
+            kind = "a folder" if target.is_dir() else file_kind(os.stat(target).st_mode)
             hint = (f"give a file name, e.g. {p / 'report.html'}" if target.is_dir()
                     else "give the path of a regular file")
             raise UsageError(f"{what} {p} is {kind}, not a file", hint)
@@ -180,7 +180,7 @@ def read_regular(path, limit: int, what: str = "file") -> bytes | None:
         raise ResultError(f"{what} {path} is a symbolic link (to {os.readlink(path)}): edgebench does not read "
                           "it through a link", LINK_HINT)
     if not stat.S_ISREG(st.st_mode):
-        raise ResultError(f"{what} {path} is {_kind(st.st_mode)}, not a file", "remove it")
+        raise ResultError(f"{what} {path} is {file_kind(st.st_mode)}, not a file", "remove it")
     try:
         with open(path, "rb", opener=_nofollow_opener) as f:
             return f.read(limit + 1)
@@ -225,7 +225,7 @@ def check_run_folder(run_dir) -> Path:
                     raise ResultError(f"run folder {d}: {os.path.relpath(entry, d)} is a symbolic link to "
                                       f"{target}, outside the folder; refusing the folder", LINK_HINT)
             elif not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
-                raise ResultError(f"run folder {d}: {os.path.relpath(entry, d)} is {_kind(st.st_mode)}, not a "
+                raise ResultError(f"run folder {d}: {os.path.relpath(entry, d)} is {file_kind(st.st_mode)}, not a "
                                   "file; refusing the folder", "a run folder holds only regular files: remove it")
     return d
 
@@ -239,14 +239,6 @@ def check_writable_folder(run_dir) -> Path:
 
 def _raise(exc: OSError) -> None:
     raise exc
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 __all__ = [

@@ -63,19 +63,29 @@ default_threads: 1
 datasheet: {source: a test datasheet, idle_power_w: 1.0, typical_load_power_w: 3.0}
 """
 
+BOTH = [   # (name, arguments): the runs both versions make with the same command
+    ("bench-host-int8", ["bench", INT8, "--board", "host", *SHORT, *REPEATS]),
+    ("bench-host-fp32", ["bench", FP32, "--board", "host", *SHORT, *REPEATS]),
+    ("bench-sim-fixed-rate", ["bench", INT8, "--board", "sim-pi5", "--scenario", "fixed-rate", "--rate", "50",
+                              *SHORT, *REPEATS]),
+    ("bench-qemu-m4", ["bench", INT8, "--board", "qemu-m4", *QEMU]),
+    ("accuracy-host", ["accuracy", INT8, "--baseline", FP32, "--data", "digits"]),
+    ("soak-sim", ["soak", INT8, "--board", "sim-pi5", "--max-duration", "120"]),
+    ("sweep-sim", ["sweep", INT8, "--board", "sim-pi5", "--duty", "0.5,1", "--window", "20",
+                   "--max-duration-per-point", "60"]),
+]
+
+
+def at(commit: str, runs: list) -> list:
+    """``runs`` ((name, arguments)) as made by the edgebench of ``commit``: (name, commit, arguments)."""
+    return [(name, commit, args) for name, args in runs]
+
+
 RUNS = {   # version folder -> [(name, commit, arguments)]
     "runs-v1": [
         ("first-bench-host-int8", FIRST, ["bench", INT8, "--board", "host", *SHORT]),
         ("first-bench-host-fp32", FIRST, ["bench", FP32, "--board", "host", *SHORT]),
-        ("bench-host-int8", BEFORE_2, ["bench", INT8, "--board", "host", *SHORT, *REPEATS]),
-        ("bench-host-fp32", BEFORE_2, ["bench", FP32, "--board", "host", *SHORT, *REPEATS]),
-        ("bench-sim-fixed-rate", BEFORE_2, ["bench", INT8, "--board", "sim-pi5", "--scenario", "fixed-rate",
-                                            "--rate", "50", *SHORT, *REPEATS]),
-        ("bench-qemu-m4", BEFORE_2, ["bench", INT8, "--board", "qemu-m4", *QEMU]),
-        ("accuracy-host", BEFORE_2, ["accuracy", INT8, "--baseline", FP32, "--data", "digits"]),
-        ("soak-sim", BEFORE_2, ["soak", INT8, "--board", "sim-pi5", "--max-duration", "120"]),
-        ("sweep-sim", BEFORE_2, ["sweep", INT8, "--board", "sim-pi5", "--duty", "0.5,1", "--window", "20",
-                                 "--max-duration-per-point", "60"]),
+        *at(BEFORE_2, BOTH),
         # version 1's sim-pi5 had no datasheet power (and this machine no RAPL): the datasheet estimate
         # on a host profile with figures, the profile of version 1's own test (tests/test_energy.py)
         ("energy-host-datasheet", BEFORE_2, ["energy", INT8, "--board", "host-datasheet", "--boards-dir", BOARDS,
@@ -84,15 +94,7 @@ RUNS = {   # version folder -> [(name, commit, arguments)]
         ("mlperf-posix", BEFORE_2, ["bench", INT8, "--board", "posix-sim", "--mlperf"]),
     ],
     "runs-v3": [
-        ("bench-host-int8", V3, ["bench", INT8, "--board", "host", *SHORT, *REPEATS]),
-        ("bench-host-fp32", V3, ["bench", FP32, "--board", "host", *SHORT, *REPEATS]),
-        ("bench-sim-fixed-rate", V3, ["bench", INT8, "--board", "sim-pi5", "--scenario", "fixed-rate",
-                                      "--rate", "50", *SHORT, *REPEATS]),
-        ("bench-qemu-m4", V3, ["bench", INT8, "--board", "qemu-m4", *QEMU]),
-        ("accuracy-host", V3, ["accuracy", INT8, "--baseline", FP32, "--data", "digits"]),
-        ("soak-sim", V3, ["soak", INT8, "--board", "sim-pi5", "--max-duration", "120"]),
-        ("sweep-sim", V3, ["sweep", INT8, "--board", "sim-pi5", "--duty", "0.5,1", "--window", "20",
-                           "--max-duration-per-point", "60"]),
+        *at(V3, BOTH),
         ("energy-sim", V3, ["energy", INT8, "--board", "sim-pi5", "--rate", "20", "--idle-s", "1",
                             "--min-samples", "20", "--min-time", "1", "--max-time", "3"]),
         ("verify-posix", V3, ["verify", INT8, "--board", "posix-sim"]),
