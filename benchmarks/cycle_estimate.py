@@ -13,23 +13,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mcu_models import FIRMWARE_MODELS  # noqa: E402
+
 from edgebench.mcu.anchors import compare, lines  # noqa: E402
 from edgebench.mcu.cycles import estimate_model, sentence  # noqa: E402
 
-MLPERF_TINY = Path(os.environ.get("EDGEBENCH_MLPERF_TINY_DIR") or ROOT.parent / "shared" / "models" / "mlperf-tiny")
-MODELS = {
-    "kws01": MLPERF_TINY / "kws_ref_model.tflite",
-    "ic01": MLPERF_TINY / "pretrainedResnet_quant.tflite",
-    "vww01": MLPERF_TINY / "vww_96_int8.tflite",
-    "ad01": MLPERF_TINY / "ad01_int8.tflite",
-}
+#: MLPerf Tiny benchmark id -> .tflite (found where the tests find them: tests/mlperf_models.py)
+MODELS = {"kws01": FIRMWARE_MODELS["kws"], "ic01": FIRMWARE_MODELS["resnet8"],
+          "vww01": FIRMWARE_MODELS["vww"], "ad01": FIRMWARE_MODELS["ad"]}
 
 
 def main() -> int:

@@ -24,17 +24,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mcu_models import MLPERF_TINY, ROOT
+from mcu_models import FIRMWARE_MODELS, ROOT
 
 #: the engine before issue 31's kernel work (the parent of e513167)
 DEFAULT_BASE = "a931d60"
-MODELS = {
-    "kws": MLPERF_TINY / "kws_ref_model.tflite",
-    "ic": MLPERF_TINY / "pretrainedResnet_quant.tflite",
-    "vww": MLPERF_TINY / "vww_96_int8.tflite",
-    "ad": MLPERF_TINY / "ad01_int8.tflite",
-    "digits": ROOT / "models" / "digits" / "digits_int8.tflite",
-}
+#: the MLPerf Tiny ids' short names (ic: ResNet-8) -> .tflite
+MODELS = {"ic" if key == "resnet8" else key: path for key, path in FIRMWARE_MODELS.items()}
 
 
 def profile(tree: Path, model: Path, board: str) -> list[dict]:
