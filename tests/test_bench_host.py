@@ -282,20 +282,20 @@ def test_two_models_run_interleaved_and_compare_without_the_session_term(tmp_pat
     `compare` says it judged them without the variation between invocations."""
     import json
 
-    from test_compare_cmd import cli
+    from conftest import exit_code
 
     fp32 = DIGITS / "digits_fp32.tflite"
-    assert cli("bench", INT8, fp32, "--board", "host", "--repeat", "2", "--min-time", "0.3", "--max-time", "4",
+    assert exit_code("bench", INT8, fp32, "--board", "host", "--repeat", "2", "--min-time", "0.3", "--max-time", "4",
                "--min-samples", "50", "--runs-dir", tmp_path, "--json") == 0
     a, b = json.loads(capsys.readouterr().out)
     assert a["settings"]["interleaved_with"] == [b["run_id"]] and b["settings"]["interleaved_with"] == [a["run_id"]]
     assert a["latency"]["e2e"]["runs"] == b["latency"]["e2e"]["runs"] == 2
     frames = [store.read_samples(d) for d in store.find_runs(tmp_path)]
     assert all(sorted(f["repeat"].unique()) == [0, 1] for f in frames)
-    assert cli("compare", b["run_id"], a["run_id"], "--runs-dir", tmp_path) == 0
+    assert exit_code("compare", b["run_id"], a["run_id"], "--runs-dir", tmp_path) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "case: the runs were interleaved in one invocation" in out
-    assert cli("bench", INT8, INT8, "--board", "host", "--runs-dir", tmp_path) == 1   # the same model twice
+    assert exit_code("bench", INT8, INT8, "--board", "host", "--runs-dir", tmp_path) == 1   # the same model twice
     assert "named twice" in capsys.readouterr().err
 
 

@@ -2,7 +2,7 @@
 import copy
 import json
 
-from test_compare_cmd import cli  # the command line in this process; its exit code
+from conftest import exit_code  # the command line in this process; its exit code
 
 from edgebench.report import check as ck
 from edgebench.results import store
@@ -310,14 +310,14 @@ def _store(tmp_path, *runs):
 
 def test_check_command_json_strict_and_errors(tmp_path, capsys):
     root = _store(tmp_path, bench(), bench("sim", label="simulated"))
-    assert cli("check", "r1", "sim", "--runs-dir", root, "--json") == 0
+    assert exit_code("check", "r1", "sim", "--runs-dir", root, "--json") == 0
     out = json.loads(capsys.readouterr().out)
     assert out["format"] == "edgebench-check" and out["counts"]["fail"] >= 1
-    assert cli("check", "r1", "sim", "--runs-dir", root, "--strict") == 2
+    assert exit_code("check", "r1", "sim", "--runs-dir", root, "--strict") == 2
     captured = capsys.readouterr()
     assert "mixed-labels" in captured.err and "fail" in captured.out and captured.err.count("\n") == 1
-    assert cli("check", "r1", "--runs-dir", root, "--strict") == 0  # one measured run: warns, no fail
+    assert exit_code("check", "r1", "--runs-dir", root, "--strict") == 0  # one measured run: warns, no fail
     capsys.readouterr()
-    assert cli("check", "nosuch", "--runs-dir", root) == 1
+    assert exit_code("check", "nosuch", "--runs-dir", root) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: no run 'nosuch'") and err.count("\n") == 1

@@ -8,7 +8,8 @@ import pytest
 from edgebench.bench.compare import compare_stored
 from edgebench.bench.sessions import read_history
 from edgebench.results import store
-from tests.test_compare_cmd import cli, make_run
+from tests.conftest import exit_code
+from tests.test_compare_cmd import make_run
 
 
 @pytest.fixture
@@ -23,7 +24,7 @@ def sessions(tmp_path):
 
 @pytest.mark.slow
 def test_check_gate_is_compare_gate(sessions, capsys):
-    assert cli("check", "a0", "b0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--json") == 2
+    assert exit_code("check", "a0", "b0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--json") == 2
     doc = json.loads(capsys.readouterr().out)
     (c,) = doc["comparisons"]
     assert sorted(c["sessions"]["baseline"]) == ["a0", "a1", "a2"]
@@ -32,14 +33,14 @@ def test_check_gate_is_compare_gate(sessions, capsys):
     v = next(v for v in doc["verdicts"] if v["rule"] == "slowdown-gate")
     assert v["verdict"] == "fail" and "3 vs 3 sessions" in v["evidence"]
     # the same comparison compare makes: its gate and interval, figure for figure
-    assert cli("compare", "a0", "b0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--json") == 2
+    assert exit_code("compare", "a0", "b0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--json") == 2
     ref = json.loads(capsys.readouterr().out)
     assert ref["gate"]["slowdown_ci_low"] == pytest.approx(c["gate"]["slowdown_ci_low"])
     assert ref["mde"] == c["mde"]
 
 
 def test_check_gate_text_names_sessions_and_mde(sessions, capsys):
-    assert cli("check", "a0", "b0", "--runs-dir", sessions, "--max-slowdown", "1.05") == 2
+    assert exit_code("check", "a0", "b0", "--runs-dir", sessions, "--max-slowdown", "1.05") == 2
     captured = capsys.readouterr()
     out = " ".join(captured.out.split())
     assert "every session on record combined: 3 of A (a0, a" in out
@@ -48,7 +49,7 @@ def test_check_gate_text_names_sessions_and_mde(sessions, capsys):
 
 
 def test_check_gate_aa_does_not_fail(sessions, capsys):
-    rc = cli("check", "a0", "t0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--json")
+    rc = exit_code("check", "a0", "t0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--json")
     c = json.loads(capsys.readouterr().out)["comparisons"][0]
     assert rc in (0, 3) and c["gate"]["failed"] is False
     assert (rc == 3) == c["gate"]["undecided"]
@@ -56,26 +57,26 @@ def test_check_gate_aa_does_not_fail(sessions, capsys):
 
 def test_check_gate_cannot_decide_below_mde(sessions, capsys):
     # these two runs alone: one invocation against one cannot resolve 1%
-    assert cli("check", "a0", "t0", "--runs-dir", sessions, "--max-slowdown", "1.01", "--only-these") == 3
+    assert exit_code("check", "a0", "t0", "--runs-dir", sessions, "--max-slowdown", "1.01", "--only-these") == 3
     captured = capsys.readouterr()
     assert "CANNOT DECIDE" in captured.out and "cannot decide" in captured.err
-    assert cli("check", "a0", "t0", "--runs-dir", sessions, "--max-slowdown", "1.01", "--only-these",
+    assert exit_code("check", "a0", "t0", "--runs-dir", sessions, "--max-slowdown", "1.01", "--only-these",
                "--json") == 3
     c = json.loads(capsys.readouterr().out)["comparisons"][0]
     assert c["sessions"] == {} and c["gate"]["undecided"] is True
 
 
 def test_check_gate_baseline_and_bad_input(sessions, capsys):
-    assert cli("check", "b0", "a0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--baseline-run", "a0",
+    assert exit_code("check", "b0", "a0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--baseline-run", "a0",
                "--json") == 2
     assert json.loads(capsys.readouterr().out)["comparisons"][0]["baseline"] == "a0"
-    assert cli("check", "a0", "--runs-dir", sessions, "--max-slowdown", "1.05") == 1
+    assert exit_code("check", "a0", "--runs-dir", sessions, "--max-slowdown", "1.05") == 1
     err = capsys.readouterr().err
     assert err.startswith("error: --max-slowdown needs a second latency run") and "Traceback" not in err
-    assert cli("check", "a0", "b0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--baseline-run", "t0") == 1
+    assert exit_code("check", "a0", "b0", "--runs-dir", sessions, "--max-slowdown", "1.05", "--baseline-run", "t0") == 1
     assert "is not a run with e2e latency among the runs checked" in capsys.readouterr().err
     # without a gate, check is unchanged: no comparison, no slowdown rule
-    assert cli("check", "a0", "b0", "--runs-dir", sessions, "--json") == 0
+    assert exit_code("check", "a0", "b0", "--runs-dir", sessions, "--json") == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["comparisons"] == [] and all(v["rule"] != "slowdown-gate" for v in doc["verdicts"])
 

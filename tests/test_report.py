@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
-from test_compare_cmd import cli, make_run
+from conftest import exit_code, require_tool
+from test_compare_cmd import make_run
 
 from edgebench.report import html
 from edgebench.report.check import check
@@ -111,7 +111,7 @@ def assert_self_contained(text: str):
 def test_every_kind_in_one_report_renders_without_console_errors(runs, tmp_path):
     k = runs["kinds"]
     out = tmp_path / "all.html"
-    assert cli("report", *(k[x] for x in ("bench_fp32", "bench", "soak", "accuracy", "energy", "sweep",
+    assert exit_code("report", *(k[x] for x in ("bench_fp32", "bench", "soak", "accuracy", "energy", "sweep",
                                           "energy_sim")), "-o", out) == 0
     text = out.read_text()
     assert assert_self_contained(text) >= 10
@@ -138,7 +138,7 @@ def test_every_kind_in_one_report_renders_without_console_errors(runs, tmp_path)
 def test_two_bench_runs_are_compared_and_the_markdown_form(runs, tmp_path):
     synth = runs["synthetic"]
     out = tmp_path / "cmp.html"
-    assert cli("report", "base", "slow", "--runs-dir", synth, "-o", out) == 0
+    assert exit_code("report", "base", "slow", "--runs-dir", synth, "-o", out) == 0
     text = out.read_text()
     assert_self_contained(text)
     dom, console = chromium_render(out, tmp_path / "cmp.png")
@@ -146,7 +146,7 @@ def test_two_bench_runs_are_compared_and_the_markdown_form(runs, tmp_path):
     page = _text(dom)
     assert "Comparisons" in page and "model_slow is 0.67x the speed of model_base" in page
     md = tmp_path / "cmp.md"
-    assert cli("report", "base", "slow", "--runs-dir", synth, "--md", "-o", md) == 0
+    assert exit_code("report", "base", "slow", "--runs-dir", synth, "--md", "-o", md) == 0
     m = md.read_text()
     assert m.startswith("## edgebench report") and "| condition | base | slow |" in m
     assert "### Check" in m and "`single-run`" in m and "### Latency" in m and "<img" not in m
@@ -166,7 +166,7 @@ def test_sparse_runs_still_render(tmp_path):
 
 
 def test_report_errors_are_one_line(runs, tmp_path, capsys):
-    assert cli("report", "nosuch", "--runs-dir", runs["synthetic"], "-o", tmp_path / "x.html") == 1
+    assert exit_code("report", "nosuch", "--runs-dir", runs["synthetic"], "-o", tmp_path / "x.html") == 1
     err = capsys.readouterr().err
     assert err.startswith("error: no run 'nosuch'") and err.count("\n") == 1
     assert not (tmp_path / "x.html").exists()
