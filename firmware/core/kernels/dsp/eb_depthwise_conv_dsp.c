@@ -28,26 +28,55 @@
     "ssat   %[h], #8, %[h]\n\t"                           \
     "strb   %[h], [%[d], %[ls]]\n\t"                      \
     "add    %[d], %[d], %[ls], lsl #1\n\t"
-#define EB_DW_RQ_OPERANDS                                                                                   \
-    : [a] "+r"(a), [d] "+r"(d), [t0] "=&r"(t0), [t1] "=&r"(t1), [h] "=&r"(h)                             \
-    : [end] "r"(end), [ls] "r"(ls), [m] "r"(m), [hc] "r"(hc), [e] "r"(e), [b2] "r"(b2)                   \
-    : "cc", "memory"
-static void eb_dw_rq_pairs(const int32_t *a, int32_t npairs, int8_t *d, int32_t ls, int32_t m, int32_t hc,
-                           int32_t e, int32_t b2)
+/* Line-to-line steps of eb_dw_rq_lines, set per call (its address goes into the
+ * asm as an immediate): bytes of a line's pairs of accumulators, bytes from the
+ * end of a line's outputs to the next line's first, and whether a line has an odd
+ * last output (whose accumulator is followed by one unused: lines of Lp2 sums). */
+static struct {
+    int32_t pair_bytes, dstep, odd;
+} eb_dw_rqctl;
+
+/* Requantises lines of accumulators from a up to last: per line, pair_bytes / 8
+ * pairs (EB_DW_RQ_PAIR, at least one), the odd last output when odd, then d steps
+ * by dstep. All lines of a band in one call: 9 instructions from one line to the
+ * next (16 more for an odd last output), instead of a C loop around a call per line. */
+static EB_NOINLINE void eb_dw_rq_lines(const int32_t *a, const int32_t *last, int8_t *d, int32_t ls, int32_t m,
+                                       int32_t hc, int32_t e, int32_t b2)
 {
-    const int32_t *const end = a + 2 * npairs;
     int32_t t0, t1, h;
-    if (npairs > 0) {
-        __asm__ volatile(
-            "1:\n\t"
-            EB_DW_RQ_PAIR
-            "cmp    %[a], %[end]\n\t"
-            "bne    1b\n\t"
-            EB_DW_RQ_OPERANDS);
-    }
+    const int32_t *end;
+    uint32_t X;
+    __asm__ volatile(
+        "movw   %[X], #:lower16:%c[ctl]\n\t"
+        "movt   %[X], #:upper16:%c[ctl]\n\t"
+        "2:\n\t"
+        "ldr    %[t0], [%[X]]\n\t"
+        "add    %[end], %[a], %[t0]\n\t"
+        "1:\n\t"
+        EB_DW_RQ_PAIR
+        "cmp    %[a], %[end]\n\t"
+        "bne    1b\n\t"
+        "ldr    %[t0], [%[X], #8]\n\t"
+        "cmp    %[t0], #0\n\t"
+        "beq    3f\n\t"
+        "ldr    %[t0], [%[a]], #8\n\t"
+        "add    %[t0], %[b2], %[t0], lsl #1\n\t"
+        "add    %[h], %[hc], %[t0], asr #31\n\t"
+        "smmlar %[h], %[t0], %[m], %[h]\n\t"
+        "asr    %[h], %[h], %[e]\n\t"
+        "ssat   %[h], #8, %[h]\n\t"
+        "strb   %[h], [%[d]]\n\t"
+        "3:\n\t"
+        "ldr    %[t0], [%[X], #4]\n\t"
+        "add    %[d], %[d], %[t0]\n\t"
+        "cmp    %[a], %[last]\n\t"
+        "bne    2b\n\t"
+        : [a] "+r"(a), [d] "+r"(d), [t0] "=&r"(t0), [t1] "=&r"(t1), [h] "=&r"(h), [end] "=&r"(end), [X] "=&r"(X)
+        : [last] "r"(last), [ls] "r"(ls), [m] "r"(m), [hc] "r"(hc), [e] "r"(e), [b2] "r"(b2),
+          [ctl] "i"(&eb_dw_rqctl)
+        : "cc", "memory");
 }
 #undef EB_DW_RQ_PAIR
-#undef EB_DW_RQ_OPERANDS
 
 /* ---- DEPTHWISE_CONV_2D -----------------------------------------------------
  * Depth multiplier 1 with a filter axis of three taps, stride 1 and dilation 1
@@ -298,7 +327,8 @@ static EB_NOINLINE void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, i
 {
     const int32_t lp2 = (Lo + 1) & ~1;
     int32_t o;
-    if (q->fast && lo == -128 && hi == 127 && q->sh <= 21 && bias < (1 << 29) && bias > -(1 << 29)) {
+    if (Lo >= 2 && q->fast && lo == -128 && hi == 127 && q->sh <= 21 && bias < (1 << 29) &&
+        bias > -(1 << 29)) {
         /* The common case, without per-line set-up, on doubled sums: t = 2 * (acc + bias)
          * fits int32 (|acc| <= taps * 2^14 < 2^20 here), so eb_rq_mul's numerator doubled,
          * 2P + 2C - [t < 0] * 2^32, has the constant 2^31 low word and the sign correction
@@ -308,21 +338,16 @@ static EB_NOINLINE void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, i
         const int32_t hc = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)off << e));
         if (lp2 == Lo && ocs == Lo * ls) {
             /* even lines whose outputs follow each other (line axis W): the band's
-             * accumulators and outputs are one run, one call */
-            eb_dw_rq_pairs(acc, n_out * (Lo >> 1), dst, ls, m, hc, e, b2);
-            return;
+             * accumulators and outputs are one run */
+            eb_dw_rqctl.pair_bytes = 4 * n_out * Lo;
+            eb_dw_rqctl.dstep = 0;
+            eb_dw_rqctl.odd = 0;
+        } else {
+            eb_dw_rqctl.pair_bytes = 4 * (Lo & ~1);
+            eb_dw_rqctl.dstep = ocs - (Lo & ~1) * ls;
+            eb_dw_rqctl.odd = Lo & 1;
         }
-        for (o = 0; o < n_out; o++) {
-            const int32_t *a = acc + (size_t)o * lp2;
-            int8_t *d = dst + (size_t)o * ocs;
-            if (Lo >= 2) {
-                eb_dw_rq_pairs(a, Lo >> 1, d, ls, m, hc, e, b2);
-            }
-            if (Lo & 1) {
-                d[(size_t)(Lo - 1) * ls] =
-                    (int8_t)__ssat(eb_rq_mul2((int32_t)(((uint32_t)a[Lo - 1] << 1) + (uint32_t)b2), m, hc, e), 8);
-            }
-        }
+        eb_dw_rq_lines(acc, acc + (size_t)n_out * lp2, dst, ls, m, hc, e, b2);
         return;
     }
     for (o = 0; o < n_out; o++) {
@@ -352,27 +377,23 @@ static EB_NOINLINE void eb_dw_widen(const int8_t *s, int32_t ls, int32_t lp, int
     }
 }
 
-/* d0[j], d1[j] = input position j - lp of channels 0 and 1 of the line at s
- * (stride ls), or zp outside [0, li); j < wp; for nl lines (input lines ss
- * bytes apart, plane lines wp apart). Two channels per halfword load, split by
- * SXTB16. */
-static EB_NOINLINE void eb_dw_widen2(const int8_t *s, int32_t ls, int32_t lp, int32_t li, int32_t wp,
-                                     int16_t zp, int16_t *d0, int16_t *d1, int32_t nl, int32_t ss)
+/* d0[j], d1[j] = channels 0 and 1 of input position j - j0 of the line at s
+ * (stride ls), for j0 <= j < jend; for nl lines (input lines ss bytes apart,
+ * plane lines wp apart). The padding columns (j < j0, j >= jend) are not
+ * written: they hold zero points from the plane's fill (eb_depthwise_s8_opt).
+ * Two channels per halfword load, split by SXTB16. */
+static EB_NOINLINE void eb_dw_widen2(const int8_t *s, int32_t ls, int32_t j0, int32_t jend, int32_t wp,
+                                     int16_t *d0, int16_t *d1, int32_t nl, int32_t ss)
 {
-    const int32_t jend = lp + li < wp ? lp + li : wp;
-    const int32_t j0 = lp < wp ? lp : wp;
+    const int32_t np = (jend - j0) >> 1;
+    d0 += j0;
+    d1 += j0;
     for (; nl > 0; nl--) {
-        const int8_t *sp = s + (size_t)(j0 - lp) * ls;
-        int32_t j;
-        for (j = 0; j < j0; j++) {
-            d0[j] = zp;
-            d1[j] = zp;
-        }
-        if (j + 1 < jend) {
+        const int8_t *sp = s;
+        int16_t *e0 = d0, *e1 = d1;
+        if (np > 0) {
             /* pairs of positions: two halfword loads (channels 0 and 1 at positions j
              * and j + 1), SXTB16 splits them into a word of each plane; 10 instructions */
-            const int32_t np = (jend - j) >> 1;
-            int16_t *e0 = d0 + j, *e1 = d1 + j;
             int16_t *const stop = e0 + 2 * np;
             uint32_t h0, h1, v;
             __asm__ volatile(
@@ -390,16 +411,10 @@ static EB_NOINLINE void eb_dw_widen2(const int8_t *s, int32_t ls, int32_t lp, in
                 : [s] "+r"(sp), [e0] "+r"(e0), [e1] "+r"(e1), [h0] "=&r"(h0), [h1] "=&r"(h1), [v] "=&r"(v)
                 : [ls] "r"(ls), [stop] "r"(stop)
                 : "cc", "memory");
-            j += 2 * np;
         }
-        if (j < jend) {
-            d0[j] = sp[0];
-            d1[j] = sp[1];
-            j++;
-        }
-        for (; j < wp; j++) {
-            d0[j] = zp;
-            d1[j] = zp;
+        if ((jend - j0) & 1) {
+            e0[0] = sp[0];
+            e1[0] = sp[1];
         }
         s += ss;
         d0 += wp;
@@ -419,7 +434,7 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     eb_dw_geom g;
     void (*lines3)(const int16_t *, const int16_t *, const int16_t *, const uint32_t *, const uint32_t *, int32_t,
                    int32_t, int32_t, int32_t *);
-    int32_t Wp, band, b, c;
+    int32_t Wp, band, b, c, j0, jend;
     size_t pstride;
     int16_t *plane;
     int32_t *acc;
@@ -460,6 +475,19 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
         plane = (int16_t *)(void *)(acc + (size_t)band * lp2);
     }
     pstride = (size_t)((band - 1) * g.Cs + (g.Ck - 1) * g.Cd + 1) * Wp;
+    /* Both planes hold zero points to begin with: the padding columns are never
+     * written again (eb_dw_widen2 writes the inside positions only), nor are the
+     * padding lines when the band is the whole plane (the same plane lines are
+     * padding for every channel then). */
+    {
+        uint32_t *z = (uint32_t *)(void *)plane;
+        uint32_t *const zend = z + pstride;        /* 2 * pstride halfwords */
+        while (z < zend) {
+            *z++ = zz;
+        }
+    }
+    j0 = g.Lp < Wp ? g.Lp : Wp;
+    jend = g.Lp + g.Li < Wp ? g.Lp + g.Li : Wp;
     for (b = 0; b < p->out.n; b++) {
         const int8_t *in_b = in + (size_t)b * H * W * C;
         int8_t *out_b = out + (size_t)b * p->out.h * p->out.w * C;
@@ -486,32 +514,37 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 const int32_t n_out = g.Co - o0 < band ? g.Co - o0 : band;
                 const int32_t ci0 = o0 * g.Cs - g.Cp;
                 const int32_t n_in = (n_out - 1) * g.Cs + (g.Ck - 1) * g.Cd + 1;
+                /* plane lines [r_lo, r_hi) are input lines, the others padding */
+                const int32_t r_lo = ci0 < 0 ? (-ci0 < n_in ? -ci0 : n_in) : 0;
+                const int32_t r_hi = g.Ci - ci0 < n_in ? g.Ci - ci0 : n_in;
                 int32_t r, o;
-                /* widen the band's input lines of the channels; padding lines hold zero
-                 * points, written once per layer when the band is the whole plane */
-                for (r = 0; r < n_in; r++) {
-                    const int32_t ci = ci0 + r;
-                    int16_t *d = plane + (size_t)r * Wp;
-                    int32_t j;
-                    if (ci < 0 || ci >= g.Ci) {
-                        uint32_t *d0 = (uint32_t *)(void *)d, *d1 = (uint32_t *)(void *)(d + pstride);
-                        if (band < g.Co || (b == 0 && c == 0)) {
+                if (band < g.Co) {
+                    /* padding lines of this band: a line may have held input in another band */
+                    for (r = 0; r < n_in; r++) {
+                        if (r < r_lo || r >= r_hi) {
+                            uint32_t *d0 = (uint32_t *)(void *)(plane + (size_t)r * Wp);
+                            uint32_t *d1 = (uint32_t *)(void *)(plane + (size_t)r * Wp + pstride);
+                            int32_t j;
                             for (j = 0; j < Wp; j += 2) {
                                 *d0++ = zz;
                                 *d1++ = zz;
                             }
                         }
-                    } else if (cn == 2) {
-                        /* the run of input lines inside the input, in one call */
-                        int32_t r1 = r;
-                        while (r1 + 1 < n_in && ci0 + r1 + 1 < g.Ci) {
-                            r1++;
-                        }
-                        eb_dw_widen2(in_b + (size_t)ci * g.CSs + c, g.Ls, g.Lp, g.Li, Wp, zp, d, d + pstride,
-                                     r1 - r + 1, g.CSs);
-                        r = r1;
+                    }
+                }
+                if (r_hi > r_lo) {
+                    const int8_t *src = in_b + (size_t)(ci0 + r_lo) * g.CSs + c;
+                    int16_t *d = plane + (size_t)r_lo * Wp;
+                    if (cn == 2) {
+                        /* the run of input lines, in one call */
+                        eb_dw_widen2(src + (size_t)(j0 - g.Lp) * g.Ls, g.Ls, j0, jend, Wp, d, d + pstride,
+                                     r_hi - r_lo, g.CSs);
                     } else {
-                        eb_dw_widen(in_b + (size_t)ci * g.CSs + c, g.Ls, g.Lp, g.Li, Wp, zp, d);
+                        for (r = r_lo; r < r_hi; r++) {
+                            eb_dw_widen(src, g.Ls, g.Lp, g.Li, Wp, zp, d);
+                            src += g.CSs;
+                            d += Wp;
+                        }
                     }
                 }
                 for (k = 0; k < cn; k++) {
