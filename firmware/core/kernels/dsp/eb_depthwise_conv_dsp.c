@@ -9,25 +9,30 @@
 #include "eb_dsp.h"
 #include "eb_kernels_opt.h"
 
-/* d[j * ls] = SSAT8(eb_rq_mul2(2 * a[j] + b2, ...)) for j < 2 * npairs: 16
- * instructions per pair (unrolled by two it saves one a pair, but the cycle model
- * estimates more cycles for the small depthwise layers: the larger code misses
- * the STM32L4's 1 KiB instruction cache) */
-#define EB_DW_RQ_PAIR                                     \
+/* d[j * ls] = SSAT8(eb_rq_mul2(t[j], ...)), j < 2, for a pair of sums t: with ADD
+ * "add t, b2, t, lsl #1" they are made from accumulators a (t = 2 * a + b2: 16
+ * instructions per pair); empty, the accumulators are already the doubled sums with
+ * the bias (eb_dw_lines3 on doubled weights from b2: 14). (Unrolled by two it saves
+ * one a pair, but the cycle model estimates more cycles for the small depthwise
+ * layers: the larger code misses the STM32L4's 1 KiB instruction cache.) */
+#define EB_DW_RQ_PAIR(ADD0, ADD1)                         \
     "ldrd   %[t0], %[t1], [%[a]], #8\n\t"                 \
-    "add    %[t0], %[b2], %[t0], lsl #1\n\t"              \
+    ADD0                                                  \
     "add    %[h], %[hc], %[t0], asr #31\n\t"              \
     "smmlar %[h], %[t0], %[m], %[h]\n\t"                  \
     "asr    %[h], %[h], %[e]\n\t"                         \
     "ssat   %[h], #8, %[h]\n\t"                           \
     "strb   %[h], [%[d]]\n\t"                             \
-    "add    %[t1], %[b2], %[t1], lsl #1\n\t"              \
+    ADD1                                                  \
     "add    %[h], %[hc], %[t1], asr #31\n\t"              \
     "smmlar %[h], %[t1], %[m], %[h]\n\t"                  \
     "asr    %[h], %[h], %[e]\n\t"                         \
     "ssat   %[h], #8, %[h]\n\t"                           \
     "strb   %[h], [%[d], %[ls]]\n\t"                      \
     "add    %[d], %[d], %[ls], lsl #1\n\t"
+#define EB_DW_ADD0 "add    %[t0], %[b2], %[t0], lsl #1\n\t"
+#define EB_DW_ADD1 "add    %[t1], %[b2], %[t1], lsl #1\n\t"
+
 /* Line-to-line steps of eb_dw_rq_lines, set per call (its address goes into the
  * asm as an immediate): bytes of a line's pairs of accumulators, bytes from the
  * end of a line's outputs to the next line's first, and whether a line has an odd
@@ -39,44 +44,52 @@ static struct {
 /* Requantises lines of accumulators from a up to last: per line, pair_bytes / 8
  * pairs (EB_DW_RQ_PAIR, at least one), the odd last output when odd, then d steps
  * by dstep. All lines of a band in one call: 9 instructions from one line to the
- * next (16 more for an odd last output), instead of a C loop around a call per line. */
-static EB_NOINLINE void eb_dw_rq_lines(const int32_t *a, const int32_t *last, int8_t *d, int32_t ls, int32_t m,
-                                       int32_t hc, int32_t e, int32_t b2)
-{
-    int32_t t0, t1, h;
-    const int32_t *end;
-    uint32_t X;
-    __asm__ volatile(
-        "movw   %[X], #:lower16:%c[ctl]\n\t"
-        "movt   %[X], #:upper16:%c[ctl]\n\t"
-        "2:\n\t"
-        "ldr    %[t0], [%[X]]\n\t"
-        "add    %[end], %[a], %[t0]\n\t"
-        "1:\n\t"
-        EB_DW_RQ_PAIR
-        "cmp    %[a], %[end]\n\t"
-        "bne    1b\n\t"
-        "ldr    %[t0], [%[X], #8]\n\t"
-        "cmp    %[t0], #0\n\t"
-        "beq    3f\n\t"
-        "ldr    %[t0], [%[a]], #8\n\t"
-        "add    %[t0], %[b2], %[t0], lsl #1\n\t"
-        "add    %[h], %[hc], %[t0], asr #31\n\t"
-        "smmlar %[h], %[t0], %[m], %[h]\n\t"
-        "asr    %[h], %[h], %[e]\n\t"
-        "ssat   %[h], #8, %[h]\n\t"
-        "strb   %[h], [%[d]]\n\t"
-        "3:\n\t"
-        "ldr    %[t0], [%[X], #4]\n\t"
-        "add    %[d], %[d], %[t0]\n\t"
-        "cmp    %[a], %[last]\n\t"
-        "bne    2b\n\t"
-        : [a] "+r"(a), [d] "+r"(d), [t0] "=&r"(t0), [t1] "=&r"(t1), [h] "=&r"(h), [end] "=&r"(end), [X] "=&r"(X)
-        : [last] "r"(last), [ls] "r"(ls), [m] "r"(m), [hc] "r"(hc), [e] "r"(e), [b2] "r"(b2),
-          [ctl] "i"(&eb_dw_rqctl)
-        : "cc", "memory");
-}
+ * next (16 more for an odd last output), instead of a C loop around a call per line.
+ * Two variants (ADD0/ADD1 as in EB_DW_RQ_PAIR): only one runs in a layer. */
+#define EB_DW_RQ_LINES(NAME, ADD0, ADD1)                                                                     \
+    static EB_NOINLINE void NAME(const int32_t *a, const int32_t *last, int8_t *d, int32_t ls, int32_t m,    \
+                                 int32_t hc, int32_t e, int32_t b2)                                          \
+    {                                                                                                        \
+        int32_t t0, t1, h;                                                                                   \
+        const int32_t *end;                                                                                  \
+        uint32_t X;                                                                                          \
+        __asm__ volatile(                                                                                    \
+            "movw   %[X], #:lower16:%c[ctl]\n\t"                                                            \
+            "movt   %[X], #:upper16:%c[ctl]\n\t"                                                            \
+            "2:\n\t"                                                                                         \
+            "ldr    %[t0], [%[X]]\n\t"                                                                      \
+            "add    %[end], %[a], %[t0]\n\t"                                                                \
+            "1:\n\t"                                                                                         \
+            EB_DW_RQ_PAIR(ADD0, ADD1)                                                                        \
+            "cmp    %[a], %[end]\n\t"                                                                       \
+            "bne    1b\n\t"                                                                                  \
+            "ldr    %[t0], [%[X], #8]\n\t"                                                                  \
+            "cmp    %[t0], #0\n\t"                                                                          \
+            "beq    3f\n\t"                                                                                  \
+            "ldr    %[t0], [%[a]], #8\n\t"                                                                  \
+            ADD0                                                                                             \
+            "add    %[h], %[hc], %[t0], asr #31\n\t"                                                        \
+            "smmlar %[h], %[t0], %[m], %[h]\n\t"                                                            \
+            "asr    %[h], %[h], %[e]\n\t"                                                                   \
+            "ssat   %[h], #8, %[h]\n\t"                                                                     \
+            "strb   %[h], [%[d]]\n\t"                                                                       \
+            "3:\n\t"                                                                                         \
+            "ldr    %[t0], [%[X], #4]\n\t"                                                                  \
+            "add    %[d], %[d], %[t0]\n\t"                                                                  \
+            "cmp    %[a], %[last]\n\t"                                                                      \
+            "bne    2b\n\t"                                                                                  \
+            : [a] "+r"(a), [d] "+r"(d), [t0] "=&r"(t0), [t1] "=&r"(t1), [h] "=&r"(h), [end] "=&r"(end),      \
+              [X] "=&r"(X)                                                                                   \
+            : [last] "r"(last), [ls] "r"(ls), [m] "r"(m), [hc] "r"(hc), [e] "r"(e), [b2] "r"(b2),           \
+              [ctl] "i"(&eb_dw_rqctl)                                                                        \
+            : "cc", "memory");                                                                               \
+    }
+EB_DW_RQ_LINES(eb_dw_rq_lines, EB_DW_ADD0, EB_DW_ADD1)
+EB_DW_RQ_LINES(eb_dw_rq_lines_t, "", "")
+#undef EB_DW_RQ_LINES
 #undef EB_DW_RQ_PAIR
+#undef EB_DW_ADD0
+#undef EB_DW_ADD1
 
 /* ---- DEPTHWISE_CONV_2D -----------------------------------------------------
  * Depth multiplier 1 with a filter axis of three taps, stride 1 and dilation 1
@@ -137,26 +150,31 @@ static inline int eb_dw_ctl_init(int32_t row_delta, int32_t lp2, int32_t *acc, i
     "cmp    %[ap], %[X]\n\t"                             \
     "bne    1b\n\t"
 
-/* For n lines: acc[line][0..Lp2) = sum over three cross taps (rows r0, r1, r2
- * of the first line; each next line's rows are row_step bytes further), no
- * bias, Lp2 = Lo rounded up to even. Two outputs per pass: 6 loads, 12
- * multiply-accumulates and one store pair for 18 MACs; 11 instructions from
+/* For n lines: acc[line][0..Lp2) = w[6] + the sum over three cross taps (rows x,
+ * x + rs and x + 2 * rs bytes of the first line; each next line's rows are
+ * row_step bytes further), Lp2 = Lo rounded up to even; w[0..5] = the taps' pairs
+ * (p0, q0, p1, q1, p2, q2: (w0, w1) and (w1, w2) of each cross tap). On doubled
+ * weights from w[6] = 2 * bias the sums are the doubled sums with the bias that
+ * eb_dw_rq_lines_t requantises. The three rows through one pointer and the
+ * register rs (LDR [x, rs] and [x, rs, LSL #1]): that frees the register which
+ * carries w[6] into the first multiply-accumulates. Two outputs per pass: 6 loads,
+ * 12 multiply-accumulates and one store pair for 18 MACs; 9 instructions from
  * one line to the next. Hand-scheduled with pinned registers (all 14). */
-static void eb_dw_lines3(const int16_t *r0, const int16_t *r1, const int16_t *r2, const uint32_t *w01,
-                         const uint32_t *w12, int32_t Lo, int32_t n, int32_t row_step, int32_t *acc)
+static void eb_dw_lines3(const int16_t *x, const uint32_t *w, int32_t rs, int32_t Lo, int32_t n, int32_t row_step,
+                         int32_t *acc)
 {
     const int32_t lp2 = (Lo + 1) & ~1;
-    register const int16_t *x0 __asm__("r0") = r0;
-    register const int16_t *x1 __asm__("r1") = r1;
-    register const int16_t *x2 __asm__("r2") = r2;
+    register const int16_t *xp __asm__("r0") = x;
+    register int32_t rr __asm__("r1") = rs;
+    register uint32_t b2 __asm__("r2") = w[6];
     register int32_t *ap __asm__("r3") = acc;
     register int32_t *aend __asm__("r4") = acc + lp2;
-    register uint32_t p0 __asm__("r5") = w01[0];
-    register uint32_t q0 __asm__("r6") = w12[0];
-    register uint32_t p1 __asm__("r7") = w01[1];
-    register uint32_t q1 __asm__("r8") = w12[1];
-    register uint32_t p2 __asm__("r9") = w01[2];
-    register uint32_t q2 __asm__("r10") = w12[2];
+    register uint32_t p0 __asm__("r5") = w[0];
+    register uint32_t q0 __asm__("r6") = w[1];
+    register uint32_t p1 __asm__("r7") = w[2];
+    register uint32_t q1 __asm__("r8") = w[3];
+    register uint32_t p2 __asm__("r9") = w[4];
+    register uint32_t q2 __asm__("r10") = w[5];
     register int32_t a0 __asm__("r11");
     register int32_t a1 __asm__("r12");
     register uint32_t X __asm__("lr");
@@ -165,29 +183,39 @@ static void eb_dw_lines3(const int16_t *r0, const int16_t *r1, const int16_t *r2
     }
     __asm__ volatile(
         "1:\n\t"
-        "ldr    %[X], [%[x0]], #4\n\t"
-        "smuad  %[a0], %[X], %[p0]\n\t"
-        "smultb %[a1], %[X], %[p0]\n\t"
-        "ldr    %[X], [%[x0]]\n\t"
-        "smlabt %[a0], %[X], %[q0], %[a0]\n\t"
-        "smlad  %[a1], %[X], %[q0], %[a1]\n\t"
-        "ldr    %[X], [%[x1]], #4\n\t"
-        "smlad  %[a0], %[X], %[p1], %[a0]\n\t"
-        "smlatb %[a1], %[X], %[p1], %[a1]\n\t"
-        "ldr    %[X], [%[x1]]\n\t"
-        "smlabt %[a0], %[X], %[q1], %[a0]\n\t"
-        "smlad  %[a1], %[X], %[q1], %[a1]\n\t"
-        "ldr    %[X], [%[x2]], #4\n\t"
+        "ldr    %[X], [%[x], %[rs]]\n\t"
+        "smlad  %[a0], %[X], %[p1], %[b2]\n\t"
+        "smlatb %[a1], %[X], %[p1], %[b2]\n\t"
+        "ldr    %[X], [%[x], %[rs], lsl #1]\n\t"
         "smlad  %[a0], %[X], %[p2], %[a0]\n\t"
         "smlatb %[a1], %[X], %[p2], %[a1]\n\t"
-        "ldr    %[X], [%[x2]]\n\t"
+        "ldr    %[X], [%[x]], #4\n\t"
+        "smlad  %[a0], %[X], %[p0], %[a0]\n\t"
+        "smlatb %[a1], %[X], %[p0], %[a1]\n\t"
+        "ldr    %[X], [%[x]]\n\t"
+        "smlabt %[a0], %[X], %[q0], %[a0]\n\t"
+        "smlad  %[a1], %[X], %[q0], %[a1]\n\t"
+        "ldr    %[X], [%[x], %[rs]]\n\t"
+        "smlabt %[a0], %[X], %[q1], %[a0]\n\t"
+        "smlad  %[a1], %[X], %[q1], %[a1]\n\t"
+        "ldr    %[X], [%[x], %[rs], lsl #1]\n\t"
         "smlabt %[a0], %[X], %[q2], %[a0]\n\t"
         "smlad  %[a1], %[X], %[q2], %[a1]\n\t"
-        EB_DW_LINE_END
-        : [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [ap] "+r"(ap), [end] "+r"(aend), [a0] "=&r"(a0),
-          [a1] "=&r"(a1), [X] "=&r"(X)
-        : [p0] "r"(p0), [q0] "r"(q0), [p1] "r"(p1), [q1] "r"(q1), [p2] "r"(p2), [q2] "r"(q2),
-          [ctl] "i"(&eb_dw_ctl)
+        "strd   %[a0], %[a1], [%[ap]], #8\n\t"
+        "cmp    %[ap], %[end]\n\t"
+        "bne    1b\n\t"
+        "movw   %[X], #:lower16:%c[ctl]\n\t"
+        "movt   %[X], #:upper16:%c[ctl]\n\t"
+        "ldr    %[a0], [%[X]]\n\t"
+        "ldr    %[a1], [%[X], #4]\n\t"
+        "ldr    %[X], [%[X], #8]\n\t"
+        "add    %[x], %[x], %[a0]\n\t"
+        "add    %[end], %[end], %[a1]\n\t"
+        "cmp    %[ap], %[X]\n\t"
+        "bne    1b\n\t"
+        : [x] "+r"(xp), [ap] "+r"(ap), [end] "+r"(aend), [a0] "=&r"(a0), [a1] "=&r"(a1), [X] "=&r"(X)
+        : [rs] "r"(rr), [b2] "r"(b2), [p0] "r"(p0), [q0] "r"(q0), [p1] "r"(p1), [q1] "r"(q1), [p2] "r"(p2),
+          [q2] "r"(q2), [ctl] "i"(&eb_dw_ctl)
         : "cc", "memory");
 }
 
@@ -319,16 +347,22 @@ static EB_ALWAYS_INLINE void eb_dw_requant(const int32_t *acc, int32_t n, int32_
     }
 }
 
+/* The requantisation on doubled sums (eb_dw_rq_lines) applies: see eb_dw_requant_lines */
+static inline int eb_dw_fast(int32_t Lo, const eb_rq *q, int32_t lo, int32_t hi, int32_t bias)
+{
+    return Lo >= 2 && q->fast && lo == -128 && hi == 127 && q->sh <= 21 && bias < (1 << 29) && bias > -(1 << 29);
+}
+
 /* eb_dw_requant for n_out lines: line o's accumulators at acc + o * lp2, its
- * outputs from dst + o * ocs */
+ * outputs from dst + o * ocs; pre: the accumulators are already the doubled sums
+ * with the bias (eb_dw_fast holds) */
 static EB_NOINLINE void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, int32_t Lo, int32_t bias,
                                             const eb_rq *q, int32_t off, int32_t lo, int32_t hi, int8_t *dst,
-                                            int32_t ls, int32_t ocs)
+                                            int32_t ls, int32_t ocs, int pre)
 {
     const int32_t lp2 = (Lo + 1) & ~1;
     int32_t o;
-    if (Lo >= 2 && q->fast && lo == -128 && hi == 127 && q->sh <= 21 && bias < (1 << 29) &&
-        bias > -(1 << 29)) {
+    if (pre || eb_dw_fast(Lo, q, lo, hi, bias)) {
         /* The common case, without per-line set-up, on doubled sums: t = 2 * (acc + bias)
          * fits int32 (|acc| <= taps * 2^14 < 2^20 here), so eb_rq_mul's numerator doubled,
          * 2P + 2C - [t < 0] * 2^32, has the constant 2^31 low word and the sign correction
@@ -347,7 +381,11 @@ static EB_NOINLINE void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, i
             eb_dw_rqctl.dstep = ocs - (Lo & ~1) * ls;
             eb_dw_rqctl.odd = Lo & 1;
         }
-        eb_dw_rq_lines(acc, acc + (size_t)n_out * lp2, dst, ls, m, hc, e, b2);
+        if (pre) {
+            eb_dw_rq_lines_t(acc, acc + (size_t)n_out * lp2, dst, ls, m, hc, e, b2);
+        } else {
+            eb_dw_rq_lines(acc, acc + (size_t)n_out * lp2, dst, ls, m, hc, e, b2);
+        }
         return;
     }
     for (o = 0; o < n_out; o++) {
@@ -432,8 +470,7 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int16_t zp = (int8_t)(0u - (uint32_t)p->in_offset);
     const uint32_t zz = (uint16_t)zp | ((uint32_t)(uint16_t)zp << 16);
     eb_dw_geom g;
-    void (*lines3)(const int16_t *, const int16_t *, const int16_t *, const uint32_t *, const uint32_t *, int32_t,
-                   int32_t, int32_t, int32_t *);
+    int s1;       /* eb_dw_lines3: stride 1 along the line, three cross taps */
     int32_t Wp, band, b, c, j0, jend;
     size_t pstride;
     int16_t *plane;
@@ -459,7 +496,7 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
      * so every line starts word-aligned); the plane holds the band's input
      * lines, padding lines included (input zero points) */
     Wp = line_w2 ? 2 * ((g.Lo + 1) & ~1) + 2 : (g.Lo + 4) & ~1;
-    lines3 = line_w2 ? eb_dw_lines3_s2 : eb_dw_lines3;
+    s1 = !line_w2 && g.Ck == 3;
     {
         /* a band of B output lines: B accumulator lines of Lp2 int32 and two planes of
          * (B - 1) * Cs + need1 input lines of Wp int16 */
@@ -494,20 +531,34 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
         for (c = 0; c < C; c += 2) {
             /* channels c and c + 1 (when C is odd, the last one alone) */
             const int32_t cn = c + 1 < C ? 2 : 1;
-            uint32_t w01[2][EB_DW_DSP_CK], w12[2][EB_DW_DSP_CK];
+            uint32_t w01[2][EB_DW_DSP_CK], w12[2][EB_DW_DSP_CK], w3[2][7];
             int32_t bias[2];
+            int pre[2];
             eb_rq q[2];
             int32_t t, k, o0;
             for (k = 0; k < cn; k++) {
                 bias[k] = eb_ld32(p->chan + 4 * (c + k));
                 eb_rq_init(&q[k], eb_ld32(p->chan + 4 * ((size_t)C + c + k)),
                            eb_ld32(p->chan + 4 * (2 * (size_t)C + c + k)));
+                /* stride 1, three cross taps, the fast requantisation: eb_dw_lines3 sums
+                 * on doubled weights from 2 * bias */
+                pre[k] = s1 && eb_dw_fast(g.Lo, &q[k], p->act_min, p->act_max, bias[k]);
                 for (t = 0; t < g.Ck; t++) {
                     const int8_t *f = p->filter + (size_t)t * g.wc + c + k;
-                    const uint32_t v0 = (uint16_t)(int16_t)f[0], v1 = (uint16_t)(int16_t)f[g.wl];
-                    const uint32_t v2 = (uint16_t)(int16_t)f[2 * g.wl];
+                    const uint32_t v0 = (uint16_t)(int16_t)(f[0] * (pre[k] + 1));
+                    const uint32_t v1 = (uint16_t)(int16_t)(f[g.wl] * (pre[k] + 1));
+                    const uint32_t v2 = (uint16_t)(int16_t)(f[2 * g.wl] * (pre[k] + 1));
                     w01[k][t] = v0 | (v1 << 16);
                     w12[k][t] = v1 | (v2 << 16);
+                }
+                if (s1) {
+                    w3[k][0] = w01[k][0];
+                    w3[k][1] = w12[k][0];
+                    w3[k][2] = w01[k][1];
+                    w3[k][3] = w12[k][1];
+                    w3[k][4] = w01[k][2];
+                    w3[k][5] = w12[k][2];
+                    w3[k][6] = pre[k] ? (uint32_t)bias[k] << 1 : 0u;
                 }
             }
             for (o0 = 0; o0 < g.Co; o0 += band) {
@@ -549,9 +600,11 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 }
                 for (k = 0; k < cn; k++) {
                     const int16_t *base = plane + k * pstride;
-                    if (g.Ck == 3) {
-                        lines3(base, base + (size_t)g.Cd * Wp, base + (size_t)2 * g.Cd * Wp, w01[k], w12[k], g.Lo,
-                               n_out, 2 * g.Cs * Wp, acc);
+                    if (s1) {
+                        eb_dw_lines3(base, w3[k], 2 * g.Cd * Wp, g.Lo, n_out, 2 * g.Cs * Wp, acc);
+                    } else if (g.Ck == 3) {
+                        eb_dw_lines3_s2(base, base + (size_t)g.Cd * Wp, base + (size_t)2 * g.Cd * Wp, w01[k],
+                                        w12[k], g.Lo, n_out, 2 * g.Cs * Wp, acc);
                     } else {
                         for (o = 0; o < n_out; o++) {
                             const int16_t *rows[EB_DW_DSP_CK];
@@ -563,7 +616,7 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
                         }
                     }
                     eb_dw_requant_lines(acc, n_out, g.Lo, bias[k], &q[k], p->out_offset, p->act_min, p->act_max,
-                                        out_b + (size_t)o0 * g.OCs + c + k, g.OLs, g.OCs);
+                                        out_b + (size_t)o0 * g.OCs + c + k, g.OLs, g.OCs, pre[k]);
                 }
             }
         }
