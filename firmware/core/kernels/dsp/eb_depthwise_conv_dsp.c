@@ -109,27 +109,14 @@ typedef struct {
     int32_t wl, wc;                       /* weight strides (bytes) along line / cross taps */
 } eb_dw_geom;
 
-/* Line-to-line steps of eb_dw_lines3, read by its outer loop (one layer runs
- * at a time; its address goes into the asm as an immediate, so no register is
- * needed for it). */
+/* Line-to-line steps of eb_dw_lines3 / eb_dw_lines3_s2, read by their outer loop,
+ * set once per band (one layer runs at a time; its address goes into the asm as
+ * an immediate, so no register is needed for it). */
 static struct {
     int32_t row_delta;      /* bytes from the end of a line's pairs to the next line's rows */
     int32_t line_bytes;     /* bytes of accumulators per line */
     int32_t *final;         /* end of the last line's accumulators */
 } eb_dw_ctl;
-
-/* eb_dw_ctl for n lines of lp2 sums from acc, the row pointers stepping by row_delta
- * bytes after a line's pairs; 0 when there is nothing to do */
-static inline int eb_dw_ctl_init(int32_t row_delta, int32_t lp2, int32_t *acc, int32_t n)
-{
-    if (lp2 <= 0 || n <= 0) {
-        return 0;
-    }
-    eb_dw_ctl.row_delta = row_delta;
-    eb_dw_ctl.line_bytes = 4 * lp2;
-    eb_dw_ctl.final = acc + (size_t)n * lp2;
-    return 1;
-}
 
 /* The end of a pass of eb_dw_lines3 / eb_dw_lines3_s2: store the pair of sums, loop
  * over the line, then step the three row pointers and the line's end by eb_dw_ctl and
@@ -160,10 +147,8 @@ static inline int eb_dw_ctl_init(int32_t row_delta, int32_t lp2, int32_t *acc, i
  * carries w[6] into the first multiply-accumulates. Two outputs per pass: 6 loads,
  * 12 multiply-accumulates and one store pair for 18 MACs; 9 instructions from
  * one line to the next. Hand-scheduled with pinned registers (all 14). */
-static void eb_dw_lines3(const int16_t *x, const uint32_t *w, int32_t rs, int32_t Lo, int32_t n, int32_t row_step,
-                         int32_t *acc)
+static void eb_dw_lines3(const int16_t *x, const uint32_t *w, int32_t rs, int32_t lp2, int32_t *acc)
 {
-    const int32_t lp2 = (Lo + 1) & ~1;
     register const int16_t *xp __asm__("r0") = x;
     register int32_t rr __asm__("r1") = rs;
     register uint32_t b2 __asm__("r2") = w[6];
@@ -178,9 +163,6 @@ static void eb_dw_lines3(const int16_t *x, const uint32_t *w, int32_t rs, int32_
     register int32_t a0 __asm__("r11");
     register int32_t a1 __asm__("r12");
     register uint32_t X __asm__("lr");
-    if (!eb_dw_ctl_init(row_step - 2 * lp2, lp2, acc, n)) {
-        return;
-    }
     __asm__ volatile(
         "1:\n\t"
         "ldr    %[X], [%[x], %[rs]]\n\t"
@@ -228,9 +210,8 @@ static void eb_dw_lines3(const int16_t *x, const uint32_t *w, int32_t rs, int32_
  * rows 0 and 1 in the low and high halves, q2: row 2 in the high half), which frees
  * the second load register. The plane's lines are 2 * Lp2 + 2 positions. */
 static void eb_dw_lines3_s2(const int16_t *r0, const int16_t *r1, const int16_t *r2, const uint32_t *w01,
-                            const uint32_t *w12, int32_t Lo, int32_t n, int32_t row_step, int32_t *acc)
+                            const uint32_t *w12, int32_t lp2, int32_t *acc)
 {
-    const int32_t lp2 = (Lo + 1) & ~1;
     register const int16_t *x0 __asm__("r0") = r0;
     register const int16_t *x1 __asm__("r1") = r1;
     register const int16_t *x2 __asm__("r2") = r2;
@@ -245,9 +226,6 @@ static void eb_dw_lines3_s2(const int16_t *r0, const int16_t *r1, const int16_t 
     register int32_t a1 __asm__("r11");
     register uint32_t X __asm__("r12");
     register uint32_t Y __asm__("lr");
-    if (!eb_dw_ctl_init(row_step - 4 * lp2, lp2, acc, n)) {
-        return;
-    }
     __asm__ volatile(
         "1:\n\t"
         "ldrd   %[X], %[Y], [%[x0]], #8\n\t"
@@ -347,47 +325,14 @@ static EB_ALWAYS_INLINE void eb_dw_requant(const int32_t *acc, int32_t n, int32_
     }
 }
 
-/* The requantisation on doubled sums (eb_dw_rq_lines) applies: see eb_dw_requant_lines */
-static inline int eb_dw_fast(int32_t Lo, const eb_rq *q, int32_t lo, int32_t hi, int32_t bias)
-{
-    return Lo >= 2 && q->fast && lo == -128 && hi == 127 && q->sh <= 21 && bias < (1 << 29) && bias > -(1 << 29);
-}
-
-/* eb_dw_requant for n_out lines: line o's accumulators at acc + o * lp2, its
- * outputs from dst + o * ocs; pre: the accumulators are already the doubled sums
- * with the bias (eb_dw_fast holds) */
+/* eb_dw_requant for n_out lines (the channels outside eb_dw_rq_lines' case): line
+ * o's accumulators at acc + o * lp2, its outputs from dst + o * ocs */
 static EB_NOINLINE void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, int32_t Lo, int32_t bias,
                                             const eb_rq *q, int32_t off, int32_t lo, int32_t hi, int8_t *dst,
-                                            int32_t ls, int32_t ocs, int pre)
+                                            int32_t ls, int32_t ocs)
 {
     const int32_t lp2 = (Lo + 1) & ~1;
     int32_t o;
-    if (pre || eb_dw_fast(Lo, q, lo, hi, bias)) {
-        /* The common case, without per-line set-up, on doubled sums: t = 2 * (acc + bias)
-         * fits int32 (|acc| <= taps * 2^14 < 2^20 here), so eb_rq_mul's numerator doubled,
-         * 2P + 2C - [t < 0] * 2^32, has the constant 2^31 low word and the sign correction
-         * in the high word only: hi = 2^(e-1) + off * 2^e + (t >> 31), v = hi >> e, the
-         * output offset included (|hi| < 2^30 + 2^20 + 2^28 for e <= 21). */
-        const int32_t m = q->m, e = q->sh + 1, b2 = (int32_t)((uint32_t)bias << 1);
-        const int32_t hc = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)off << e));
-        if (lp2 == Lo && ocs == Lo * ls) {
-            /* even lines whose outputs follow each other (line axis W): the band's
-             * accumulators and outputs are one run */
-            eb_dw_rqctl.pair_bytes = 4 * n_out * Lo;
-            eb_dw_rqctl.dstep = 0;
-            eb_dw_rqctl.odd = 0;
-        } else {
-            eb_dw_rqctl.pair_bytes = 4 * (Lo & ~1);
-            eb_dw_rqctl.dstep = ocs - (Lo & ~1) * ls;
-            eb_dw_rqctl.odd = Lo & 1;
-        }
-        if (pre) {
-            eb_dw_rq_lines_t(acc, acc + (size_t)n_out * lp2, dst, ls, m, hc, e, b2);
-        } else {
-            eb_dw_rq_lines(acc, acc + (size_t)n_out * lp2, dst, ls, m, hc, e, b2);
-        }
-        return;
-    }
     for (o = 0; o < n_out; o++) {
         eb_dw_requant(acc, Lo, bias, q, off, lo, hi, dst, ls);
         acc += lp2;
@@ -471,7 +416,8 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const uint32_t zz = (uint16_t)zp | ((uint32_t)(uint16_t)zp << 16);
     eb_dw_geom g;
     int s1;       /* eb_dw_lines3: stride 1 along the line, three cross taps */
-    int32_t Wp, band, b, c, j0, jend;
+    int32_t Wp, band, b, c, j0, jend, lp2, o0;
+    int rq_layer;
     size_t pstride;
     int16_t *plane;
     int32_t *acc;
@@ -525,64 +471,55 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     }
     j0 = g.Lp < Wp ? g.Lp : Wp;
     jend = g.Lp + g.Li < Wp ? g.Lp + g.Li : Wp;
+    lp2 = (g.Lo + 1) & ~1;
+    /* the fast requantisation (eb_dw_rq_lines) for the whole layer: full int8 range, Lo >= 2 */
+    rq_layer = g.Lo >= 2 && p->act_min == -128 && p->act_max == 127;
     for (b = 0; b < p->out.n; b++) {
         const int8_t *in_b = in + (size_t)b * H * W * C;
         int8_t *out_b = out + (size_t)b * p->out.h * p->out.w * C;
-        for (c = 0; c < C; c += 2) {
-            /* channels c and c + 1 (when C is odd, the last one alone) */
-            const int32_t cn = c + 1 < C ? 2 : 1;
-            uint32_t w01[2][EB_DW_DSP_CK], w12[2][EB_DW_DSP_CK], w3[2][7];
-            int32_t bias[2];
-            int pre[2];
-            eb_rq q[2];
-            int32_t t, k, o0;
-            for (k = 0; k < cn; k++) {
-                bias[k] = eb_ld32(p->chan + 4 * (c + k));
-                eb_rq_init(&q[k], eb_ld32(p->chan + 4 * ((size_t)C + c + k)),
-                           eb_ld32(p->chan + 4 * (2 * (size_t)C + c + k)));
-                /* stride 1, three cross taps, the fast requantisation: eb_dw_lines3 sums
-                 * on doubled weights from 2 * bias */
-                pre[k] = s1 && eb_dw_fast(g.Lo, &q[k], p->act_min, p->act_max, bias[k]);
-                for (t = 0; t < g.Ck; t++) {
-                    const int8_t *f = p->filter + (size_t)t * g.wc + c + k;
-                    const uint32_t v0 = (uint16_t)(int16_t)(f[0] * (pre[k] + 1));
-                    const uint32_t v1 = (uint16_t)(int16_t)(f[g.wl] * (pre[k] + 1));
-                    const uint32_t v2 = (uint16_t)(int16_t)(f[2 * g.wl] * (pre[k] + 1));
-                    w01[k][t] = v0 | (v1 << 16);
-                    w12[k][t] = v1 | (v2 << 16);
-                }
-                if (s1) {
-                    w3[k][0] = w01[k][0];
-                    w3[k][1] = w12[k][0];
-                    w3[k][2] = w01[k][1];
-                    w3[k][3] = w12[k][1];
-                    w3[k][4] = w01[k][2];
-                    w3[k][5] = w12[k][2];
-                    w3[k][6] = pre[k] ? (uint32_t)bias[k] << 1 : 0u;
-                }
-            }
-            for (o0 = 0; o0 < g.Co; o0 += band) {
-                const int32_t n_out = g.Co - o0 < band ? g.Co - o0 : band;
-                const int32_t ci0 = o0 * g.Cs - g.Cp;
-                const int32_t n_in = (n_out - 1) * g.Cs + (g.Ck - 1) * g.Cd + 1;
-                /* plane lines [r_lo, r_hi) are input lines, the others padding */
-                const int32_t r_lo = ci0 < 0 ? (-ci0 < n_in ? -ci0 : n_in) : 0;
-                const int32_t r_hi = g.Ci - ci0 < n_in ? g.Ci - ci0 : n_in;
-                int32_t r, o;
-                if (band < g.Co) {
-                    /* padding lines of this band: a line may have held input in another band */
-                    for (r = 0; r < n_in; r++) {
-                        if (r < r_lo || r >= r_hi) {
-                            uint32_t *d0 = (uint32_t *)(void *)(plane + (size_t)r * Wp);
-                            uint32_t *d1 = (uint32_t *)(void *)(plane + (size_t)r * Wp + pstride);
-                            int32_t j;
-                            for (j = 0; j < Wp; j += 2) {
-                                *d0++ = zz;
-                                *d1++ = zz;
-                            }
+        for (o0 = 0; o0 < g.Co; o0 += band) {
+            /* Bands outside, channels inside: the band's line steps are set once */
+            const int32_t n_out = g.Co - o0 < band ? g.Co - o0 : band;
+            const int32_t ci0 = o0 * g.Cs - g.Cp;
+            const int32_t n_in = (n_out - 1) * g.Cs + (g.Ck - 1) * g.Cd + 1;
+            /* plane lines [r_lo, r_hi) are input lines, the others padding */
+            const int32_t r_lo = ci0 < 0 ? (-ci0 < n_in ? -ci0 : n_in) : 0;
+            const int32_t r_hi = g.Ci - ci0 < n_in ? g.Ci - ci0 : n_in;
+            const int32_t *const last = acc + (size_t)n_out * lp2;
+            int8_t *const out_o = out_b + (size_t)o0 * g.OCs;
+            int32_t r;
+            if (band < g.Co) {
+                /* padding lines of this band: a line may have held input in another band */
+                for (r = 0; r < n_in; r++) {
+                    if (r < r_lo || r >= r_hi) {
+                        uint32_t *d0 = (uint32_t *)(void *)(plane + (size_t)r * Wp);
+                        uint32_t *d1 = (uint32_t *)(void *)(plane + (size_t)r * Wp + pstride);
+                        int32_t j;
+                        for (j = 0; j < Wp; j += 2) {
+                            *d0++ = zz;
+                            *d1++ = zz;
                         }
                     }
                 }
+            }
+            eb_dw_ctl.row_delta = 2 * g.Cs * Wp - (s1 ? 2 : 4) * lp2;
+            eb_dw_ctl.line_bytes = 4 * lp2;
+            eb_dw_ctl.final = (int32_t *)last;
+            if (lp2 == g.Lo && g.OCs == g.Lo * g.OLs) {
+                /* even lines whose outputs follow each other (line axis W): the band's
+                 * accumulators and outputs are one run */
+                eb_dw_rqctl.pair_bytes = 4 * n_out * g.Lo;
+                eb_dw_rqctl.dstep = 0;
+                eb_dw_rqctl.odd = 0;
+            } else {
+                eb_dw_rqctl.pair_bytes = 4 * (g.Lo & ~1);
+                eb_dw_rqctl.dstep = g.OCs - (g.Lo & ~1) * g.OLs;
+                eb_dw_rqctl.odd = g.Lo & 1;
+            }
+            for (c = 0; c < C; c += 2) {
+                /* channels c and c + 1 (when C is odd, the last one alone) */
+                const int32_t cn = c + 1 < C ? 2 : 1;
+                int32_t k;
                 if (r_hi > r_lo) {
                     const int8_t *src = in_b + (size_t)(ci0 + r_lo) * g.CSs + c;
                     int16_t *d = plane + (size_t)r_lo * Wp;
@@ -599,24 +536,74 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
                     }
                 }
                 for (k = 0; k < cn; k++) {
-                    const int16_t *base = plane + k * pstride;
+                    const int16_t *const base = plane + k * pstride;
+                    const int32_t ch = c + k;
+                    const int32_t bias = eb_ld32(p->chan + 4 * ch);
+                    const int32_t m = eb_ld32(p->chan + 4 * ((size_t)C + ch));
+                    const int32_t shift = eb_ld32(p->chan + 4 * (2 * (size_t)C + ch));
+                    /* eb_rq_init's fast case with sh = -shift - 1 <= 21 (eb_dw_rq_lines) and a
+                     * bias for which the doubled sums fit int32 */
+                    const int fast = rq_layer && m > 0 && shift <= -2 && shift >= -22 && bias < (1 << 29) &&
+                                     bias > -(1 << 29);
+                    const int32_t mul = s1 && fast ? 2 : 1;     /* eb_dw_lines3's doubled weights */
+                    uint32_t w01[EB_DW_DSP_CK], w12[EB_DW_DSP_CK];
+                    int32_t t;
                     if (s1) {
-                        eb_dw_lines3(base, w3[k], 2 * g.Cd * Wp, g.Lo, n_out, 2 * g.Cs * Wp, acc);
-                    } else if (g.Ck == 3) {
-                        eb_dw_lines3_s2(base, base + (size_t)g.Cd * Wp, base + (size_t)2 * g.Cd * Wp, w01[k],
-                                        w12[k], g.Lo, n_out, 2 * g.Cs * Wp, acc);
+                        /* w3 = (w0, w1) and (w1, w2) of the three cross taps, then 2 * bias */
+                        uint32_t w3[7];
+                        for (t = 0; t < 3; t++) {
+                            const int8_t *f = p->filter + (size_t)t * g.wc + ch;
+                            const uint32_t v0 = (uint16_t)(int16_t)(f[0] * mul);
+                            const uint32_t v1 = (uint16_t)(int16_t)(f[g.wl] * mul);
+                            const uint32_t v2 = (uint16_t)(int16_t)(f[2 * g.wl] * mul);
+                            w3[2 * t] = v0 | (v1 << 16);
+                            w3[2 * t + 1] = v1 | (v2 << 16);
+                        }
+                        w3[6] = fast ? (uint32_t)bias << 1 : 0u;
+                        eb_dw_lines3(base, w3, 2 * g.Cd * Wp, lp2, acc);
+                        goto requant;
+                    }
+                    for (t = 0; t < g.Ck; t++) {
+                        const int8_t *f = p->filter + (size_t)t * g.wc + ch;
+                        const uint32_t v0 = (uint16_t)(int16_t)f[0], v1 = (uint16_t)(int16_t)f[g.wl];
+                        const uint32_t v2 = (uint16_t)(int16_t)f[2 * g.wl];
+                        w01[t] = v0 | (v1 << 16);
+                        w12[t] = v1 | (v2 << 16);
+                    }
+                    if (g.Ck == 3) {
+                        eb_dw_lines3_s2(base, base + (size_t)g.Cd * Wp, base + (size_t)2 * g.Cd * Wp, w01, w12, lp2,
+                                        acc);
                     } else {
+                        int32_t o;
                         for (o = 0; o < n_out; o++) {
                             const int16_t *rows[EB_DW_DSP_CK];
                             const int16_t *ob = base + (size_t)(o * g.Cs) * Wp;
                             for (t = 0; t < g.Ck; t++) {
                                 rows[t] = ob + (size_t)(t * g.Cd) * Wp;
                             }
-                            eb_dw_line(rows, g.Ck, w01[k], w12[k], g.Lo, acc + (size_t)o * ((g.Lo + 1) & ~1));
+                            eb_dw_line(rows, g.Ck, w01, w12, g.Lo, acc + (size_t)o * lp2);
                         }
                     }
-                    eb_dw_requant_lines(acc, n_out, g.Lo, bias[k], &q[k], p->out_offset, p->act_min, p->act_max,
-                                        out_b + (size_t)o0 * g.OCs + c + k, g.OLs, g.OCs, pre[k]);
+                requant:
+                    if (fast) {
+                        /* on doubled sums t = 2 * (acc + bias), which fit int32 (|acc| <= taps * 2^14
+                         * < 2^20 here): eb_rq_mul's numerator doubled, 2P + 2C - [t < 0] * 2^32, has
+                         * the constant 2^31 low word and the sign correction in the high word only:
+                         * hi = 2^(e-1) + off * 2^e + (t >> 31), v = hi >> e, the output offset
+                         * included (|hi| < 2^30 + 2^20 + 2^28 for e = -shift <= 22) */
+                        const int32_t e = -shift;
+                        const int32_t hc = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)p->out_offset << e));
+                        if (s1) {
+                            eb_dw_rq_lines_t(acc, last, out_o + ch, g.OLs, m, hc, e, 0);
+                        } else {
+                            eb_dw_rq_lines(acc, last, out_o + ch, g.OLs, m, hc, e, (int32_t)((uint32_t)bias << 1));
+                        }
+                    } else {
+                        eb_rq q;
+                        eb_rq_init(&q, m, shift);
+                        eb_dw_requant_lines(acc, n_out, g.Lo, bias, &q, p->out_offset, p->act_min, p->act_max,
+                                            out_o + ch, g.OLs, g.OCs);
+                    }
                 }
             }
         }
