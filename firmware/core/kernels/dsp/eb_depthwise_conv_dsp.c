@@ -87,6 +87,68 @@ static struct {
 EB_DW_RQ_LINES(eb_dw_rq_lines, EB_DW_ADD0, EB_DW_ADD1)
 EB_DW_RQ_LINES(eb_dw_rq_lines_t, "", "")
 #undef EB_DW_RQ_LINES
+
+/* eb_dw_rq_lines_t for one shift e = E, an immediate: SSAT's own shift does the
+ * final v = hi >> e (SSAT h, #8, h, ASR #E saturates hi >> E), so an output costs
+ * 4 instructions (ADD, SMMLAR, SSAT, STRB), a pair 12. Per-channel shifts vary
+ * within a layer, so a table of these for e = 3..9 (nearly all of the MLPerf Tiny
+ * models' depthwise channels; the others take eb_dw_rq_lines_t). */
+#define EB_DW_RQE_ONE(T, STORE, E)                                                                           \
+    "add    %[h], %[hc], %[" T "], asr #31\n\t"                                                            \
+    "smmlar %[h], %[" T "], %[m], %[h]\n\t"                                                                \
+    "ssat   %[h], #8, %[h], asr #" #E "\n\t"                                                               \
+    STORE
+#define EB_DW_RQ_LINES_E(E)                                                                                  \
+    static EB_NOINLINE void eb_dw_rq_lines_e##E(const int32_t *a, const int32_t *last, int8_t *d, int32_t ls, \
+                                               int32_t m, int32_t hc)                                        \
+    {                                                                                                        \
+        int32_t t0, t1, h;                                                                                   \
+        const int32_t *end;                                                                                  \
+        uint32_t X;                                                                                          \
+        __asm__ volatile(                                                                                    \
+            "movw   %[X], #:lower16:%c[ctl]\n\t"                                                            \
+            "movt   %[X], #:upper16:%c[ctl]\n\t"                                                            \
+            "2:\n\t"                                                                                         \
+            "ldr    %[t0], [%[X]]\n\t"                                                                      \
+            "add    %[end], %[a], %[t0]\n\t"                                                                \
+            "1:\n\t"                                                                                         \
+            "ldrd   %[t0], %[t1], [%[a]], #8\n\t"                                                           \
+            EB_DW_RQE_ONE("t0", "strb   %[h], [%[d]]\n\t", E)                                               \
+            EB_DW_RQE_ONE("t1", "strb   %[h], [%[d], %[ls]]\n\t", E)                                        \
+            "add    %[d], %[d], %[ls], lsl #1\n\t"                                                          \
+            "cmp    %[a], %[end]\n\t"                                                                       \
+            "bne    1b\n\t"                                                                                  \
+            "ldr    %[t0], [%[X], #8]\n\t"                                                                  \
+            "cmp    %[t0], #0\n\t"                                                                          \
+            "beq    3f\n\t"                                                                                  \
+            "ldr    %[t0], [%[a]], #8\n\t"                                                                  \
+            EB_DW_RQE_ONE("t0", "strb   %[h], [%[d]]\n\t", E)                                               \
+            "3:\n\t"                                                                                         \
+            "ldr    %[t0], [%[X], #4]\n\t"                                                                  \
+            "add    %[d], %[d], %[t0]\n\t"                                                                  \
+            "cmp    %[a], %[last]\n\t"                                                                      \
+            "bne    2b\n\t"                                                                                  \
+            : [a] "+r"(a), [d] "+r"(d), [t0] "=&r"(t0), [t1] "=&r"(t1), [h] "=&r"(h), [end] "=&r"(end),      \
+              [X] "=&r"(X)                                                                                   \
+            : [last] "r"(last), [ls] "r"(ls), [m] "r"(m), [hc] "r"(hc), [ctl] "i"(&eb_dw_rqctl)             \
+            : "cc", "memory");                                                                               \
+    }
+EB_DW_RQ_LINES_E(3)
+EB_DW_RQ_LINES_E(4)
+EB_DW_RQ_LINES_E(5)
+EB_DW_RQ_LINES_E(6)
+EB_DW_RQ_LINES_E(7)
+EB_DW_RQ_LINES_E(8)
+EB_DW_RQ_LINES_E(9)
+#undef EB_DW_RQ_LINES_E
+#undef EB_DW_RQE_ONE
+#define EB_DW_RQE_MIN 3
+#define EB_DW_RQE_MAX 9
+static void (*const eb_dw_rq_e[EB_DW_RQE_MAX - EB_DW_RQE_MIN + 1])(const int32_t *, const int32_t *, int8_t *,
+                                                                    int32_t, int32_t, int32_t) = {
+    eb_dw_rq_lines_e3, eb_dw_rq_lines_e4, eb_dw_rq_lines_e5, eb_dw_rq_lines_e6,
+    eb_dw_rq_lines_e7, eb_dw_rq_lines_e8, eb_dw_rq_lines_e9,
+};
 #undef EB_DW_RQ_PAIR
 #undef EB_DW_ADD0
 #undef EB_DW_ADD1
@@ -593,7 +655,9 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
                          * included (|hi| < 2^30 + 2^20 + 2^28 for e = -shift <= 22) */
                         const int32_t e = -shift;
                         const int32_t hc = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)p->out_offset << e));
-                        if (s1) {
+                        if (s1 && e >= EB_DW_RQE_MIN && e <= EB_DW_RQE_MAX) {
+                            eb_dw_rq_e[e - EB_DW_RQE_MIN](acc, last, out_o + ch, g.OLs, m, hc);
+                        } else if (s1) {
                             eb_dw_rq_lines_t(acc, last, out_o + ch, g.OLs, m, hc, e, 0);
                         } else {
                             eb_dw_rq_lines(acc, last, out_o + ch, g.OLs, m, hc, e, (int32_t)((uint32_t)bias << 1));
