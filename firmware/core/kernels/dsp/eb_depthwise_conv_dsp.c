@@ -438,23 +438,50 @@ static EB_NOINLINE void eb_dw_widen2(const int8_t *s, int32_t ls, int32_t j0, in
         int16_t *e0 = d0, *e1 = d1;
         if (np > 0) {
             /* pairs of positions: two halfword loads (channels 0 and 1 at positions j
-             * and j + 1), SXTB16 splits them into a word of each plane; 10 instructions */
+             * and j + 1), SXTB16 splits them into a word of each plane; 8 instructions,
+             * then two pairs a pass (positions j..j + 3 at s, s + ls, s + 2 ls and
+             * s + ls3, one pointer step): 17 instructions for 8 elements. An odd pair
+             * count does one pair first. Single STRs: a plane line's inside may start
+             * at an odd position (j0 = 1), and only LDR/STR take unaligned addresses. */
             int16_t *const stop = e0 + 2 * np;
-            uint32_t h0, h1, v;
+            const int32_t ls3 = 3 * ls;
+            uint32_t h0, h1, h2, h3;
             __asm__ volatile(
-                "1:\n\t"
+                "tst    %[np], #1\n\t"
+                "beq    2f\n\t"
                 "ldrh   %[h1], [%[s], %[ls]]\n\t"
                 "ldrh   %[h0], [%[s]]\n\t"
                 "add    %[s], %[s], %[ls], lsl #1\n\t"
-                "orr    %[v], %[h0], %[h1], lsl #16\n\t"
-                "sxtb16 %[h0], %[v]\n\t"
-                "sxtb16 %[v], %[v], ror #8\n\t"
-                "str    %[h0], [%[e0]], #4\n\t"
-                "str    %[v], [%[e1]], #4\n\t"
+                "orr    %[h0], %[h0], %[h1], lsl #16\n\t"
+                "sxtb16 %[h1], %[h0]\n\t"
+                "sxtb16 %[h0], %[h0], ror #8\n\t"
+                "str    %[h1], [%[e0]], #4\n\t"
+                "str    %[h0], [%[e1]], #4\n\t"
+                "2:\n\t"
+                "cmp    %[e0], %[stop]\n\t"
+                "beq    3f\n\t"
+                "1:\n\t"
+                "ldrh   %[h1], [%[s], %[ls]]\n\t"
+                "ldrh   %[h0], [%[s]]\n\t"
+                "ldrh   %[h3], [%[s], %[ls3]]\n\t"
+                "ldrh   %[h2], [%[s], %[ls], lsl #1]\n\t"
+                "add    %[s], %[s], %[ls], lsl #2\n\t"
+                "orr    %[h0], %[h0], %[h1], lsl #16\n\t"
+                "orr    %[h2], %[h2], %[h3], lsl #16\n\t"
+                "sxtb16 %[h1], %[h0]\n\t"
+                "sxtb16 %[h0], %[h0], ror #8\n\t"
+                "sxtb16 %[h3], %[h2]\n\t"
+                "sxtb16 %[h2], %[h2], ror #8\n\t"
+                "str    %[h1], [%[e0]], #4\n\t"
+                "str    %[h0], [%[e1]], #4\n\t"
+                "str    %[h3], [%[e0]], #4\n\t"
+                "str    %[h2], [%[e1]], #4\n\t"
                 "cmp    %[e0], %[stop]\n\t"
                 "bne    1b\n\t"
-                : [s] "+r"(sp), [e0] "+r"(e0), [e1] "+r"(e1), [h0] "=&r"(h0), [h1] "=&r"(h1), [v] "=&r"(v)
-                : [ls] "r"(ls), [stop] "r"(stop)
+                "3:\n\t"
+                : [s] "+r"(sp), [e0] "+r"(e0), [e1] "+r"(e1), [h0] "=&r"(h0), [h1] "=&r"(h1), [h2] "=&r"(h2),
+                  [h3] "=&r"(h3)
+                : [ls] "r"(ls), [ls3] "r"(ls3), [stop] "r"(stop), [np] "r"(np)
                 : "cc", "memory");
         }
         if ((jend - j0) & 1) {
