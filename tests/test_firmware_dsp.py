@@ -156,6 +156,13 @@ CASES = {
     # 32 channels: 8 groups, an odd pixel count)
     "conv_kws_stem_g10": dict(h=13, w=6, c=1, oc=8, kh=10, kw=4, sh=2, sw=2, in_z=-5),
     "conv_1x1_g8_odd_pixels": dict(h=3, w=5, c=32, oc=8, kh=1, kw=1, in_z=127),
+    # depthwise stride 1 on doubled-weight sums with the bias (eb_dw_lines3 + eb_dw_rq_lines_t):
+    # KWS's shape (odd lines along H: every line's odd last output), a 3x3 plane (VWW's
+    # deepest layer: one pair and an odd output a line), an odd channel count (the last
+    # channel widened alone)
+    "dw_3x3_line_h_odd_fast": dict(h=9, w=5, c=6, kh=3, kw=3, in_z=-128, depthwise=True),
+    "dw_3x3_tiny_plane_fast": dict(h=3, w=3, c=8, kh=3, kw=3, in_z=127, depthwise=True),
+    "dw_3x3_odd_channels_fast": dict(h=6, w=8, c=7, kh=3, kw=3, in_z=5, depthwise=True),
 }
 
 
