@@ -255,6 +255,7 @@ void eb_depthwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out);
 typedef struct {
     int32_t batches, depth, units;
     int32_t in_offset, out_offset, act_min, act_max;
+    int32_t one_factor;        /* 1: every unit's factor is the same (blob p2, checked at init) */
     const int8_t *filter;      /* [units][depth] blocked as for CONV_2D, even depth
                                 * positions biased (w ^ 0x80; firmware/BLOB.md) */
     const uint8_t *chan;

@@ -48,5 +48,5 @@ def lower(op: str, opts, ins: list, outs: list) -> Layer:
     chan = np.concatenate([wrap32(const_bias(b, units) + (-in_z) * sums + 128 * odd_sums),
                            words[:, 0].view("<i4"), words[:, 1].view("<i4")]).astype(np.int32)
     return Layer("FULLY_CONNECTED", [x.index, w.index], y.index, {},
-                 fused_activation(opts, out_s, out_z), [-in_z, out_z], chan,
+                 fused_activation(opts, out_s, out_z), [-in_z, out_z, int(len(set(factors.tolist())) == 1)], chan,
                  macs=(n_in // depth) * units * depth, blocked_filter=True, biased_filter=True)

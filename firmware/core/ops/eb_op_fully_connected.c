@@ -81,9 +81,18 @@ eb_status eb_fully_connected_check(const eb_view *v, const eb_layer *L, uint32_t
     const uint32_t units = (uint32_t)L->dfilt.n * L->dfilt.h * L->dfilt.w;
     const uint32_t depth = (uint32_t)L->dfilt.c;
     const uint32_t n_in = dims_count(&L->din), n_out = dims_count(&L->dout);
+    uint32_t u;
     if (!is_const(v, L->in[1]) || !act_ok(L) || !conv_offsets_ok(L) || depth == 0 || n_in % depth != 0 ||
-        (n_in / depth) * units != n_out || !eb_chan_ok(v, L, units, 1)) {
+        (n_in / depth) * units != n_out || !eb_chan_ok(v, L, units, 1) || (L->p[2] & ~1) != 0) {
         return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent fully connected layer", k);
+    }
+    /* p2 = 1: one rescale factor for all units (checked here once, so the kernels
+     * need not compare the arrays at every inference) */
+    for (u = 1; L->p[2] && u < units; u++) {
+        const uint8_t *const f = v->blob + L->chan_off + 4u * units;
+        if (rd_u32(f + 4u * u) != rd_u32(f) || rd_u32(f + 4u * (units + u)) != rd_u32(f + 4u * units)) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "fully connected factors differ but p2 says one", k);
+        }
     }
     return EB_OK;
 }
@@ -98,6 +107,7 @@ void eb_fully_connected_run(eb_model *m, const eb_view *v, const eb_layer *L)
     p.out_offset = L->p[1];
     p.act_min = L->act_min;
     p.act_max = L->act_max;
+    p.one_factor = L->p[2];
     p.filter = tensor_data(m, v, L->in[1]);
     p.chan = v->blob + L->chan_off;
     eb_fc_s8(&p, tensor_data(m, v, L->in[0]), tensor_data(m, v, L->out));
