@@ -49,9 +49,13 @@
  * instructions per output (LDR, EOR, ORR for the range test, LSL, SMMLA, CMN,
  * ADC, SSAT, STRB), one fewer for the first, and 6 per block of four.
  *
+ * The units % 4 last rows (and layers of fewer than four units, which then
+ * build no streams) make their P, Q pairs from x on the way (eb_fc_rows2, two
+ * rows at a time) and requantise exactly.
+ *
  * eb_fc_s8_opt returns 0 (the portable kernel runs) when the filter is not
- * word-aligned, depth < 4 or the P/Q streams (8 bytes per four
- * depth positions) do not fit the scratch (depth > EB_DSP_SCRATCH_BYTES).
+ * word-aligned, depth < 4 or the P/Q streams (8 bytes per four depth
+ * positions, 2 * depth bytes) do not fit the scratch (depth > 2051 with 4 KiB).
  */
 #include "eb_dsp.h"
 #include "eb_kernels_opt.h"
