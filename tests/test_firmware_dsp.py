@@ -174,6 +174,16 @@ FC_CASES = {
     "fc_batch2_per_channel": dict(batch=2, depth=64, units=9, per_channel=True, act=1),
     "fc_chunks_of_sums": dict(batch=1, depth=24, units=1100, per_channel=False, act=0),
     "fc_depth_below_kernel": dict(batch=3, depth=6, units=8, per_channel=False, act=0),
+    # blob format 2 (biased weights): the SMMLA requantisation (per-tensor factor, no
+    # activation) after an odd group count and a depth % 4 tail, with plain last rows, two
+    # batches; and an even group count of eight positions (AD's 8 -> 128 layer's shape)
+    "fc_fast_requant_odd_groups_tail": dict(batch=2, depth=134, units=22, per_channel=False, act=0),
+    "fc_fast_requant_depth8": dict(batch=1, depth=8, units=128, per_channel=False, act=0),
+    # fewer units than a block (VWW's 256 -> 2): plain rows from the P, Q streams only
+    "fc_units_below_block": dict(batch=1, depth=254, units=3, per_channel=False, act=0),
+    # sums too large for the SMMLA path's 2^L scaling (units 0 and 5: one in each of the first
+    # two blocks; their outputs saturate) beside ordinary ones: those blocks redone exactly
+    "fc_saturating_blocks": dict(batch=1, depth=64, units=12, per_channel=False, act=0, saturating=True),
 }
 
 
@@ -229,7 +239,24 @@ def _dead_channels_model(rng, *, h, w, c, oc, kh, kw, in_z, dead):
     return g.build([x], [y]), h * w * c
 
 
+def _saturating_fc_model(rng, *, depth, units, **_):
+    """A per-tensor FULLY_CONNECTED (factor about 2^-5) whose units 0 and 5 have all weights 127
+    and the input zero point -128, so that |acc| ~ 2^20 exceeds the fast path's 2^(15+sh); the
+    other units' weights are small and their outputs stay inside int8."""
+    g = TinyModel()
+    in_s, ws = 0.05, 0.01
+    wq = rng.integers(-3, 4, size=(units, depth)).astype(np.int8)
+    wq[0] = wq[5] = 127
+    x = g.tensor((1, depth), scale=in_s, zp=-128)
+    wt = g.tensor(wq.shape, scale=np.array([ws]), zp=np.zeros(1, int), data=wq)
+    y = g.tensor((1, units), scale=in_s * ws / 0.033, zp=-7)
+    g.op("FULLY_CONNECTED", [x, wt, -1], [y], g.options("FullyConnectedOptions", fusedActivationFunction=0))
+    return g.build([x], [y]), depth
+
+
 def _model(rng, name):
+    if FC_CASES.get(name, {}).get("saturating"):
+        return _saturating_fc_model(np.random.default_rng(list(FC_CASES).index(name) + 31), **FC_CASES[name])
     if name in FC_CASES:    # own seeds: adding a convolution case leaves these models alone
         return synth_fc(np.random.default_rng(list(FC_CASES).index(name) + 31), **FC_CASES[name])
     if name in POOL_CASES:

@@ -674,7 +674,7 @@ def test_engine_refuses_bad_blobs(build, tmp_path):
     b[0:4] = b"TFL3"
     cases["bad-magic"] = bytes(b)
     b = bytearray(good)
-    struct.pack_into("<H", b, 4, 2)
+    struct.pack_into("<H", b, 4, 1)                 # format 1: FC weights not biased
     cases["bad-version"] = bytes(b)
     b = bytearray(good)
     b[-5] ^= 0x40                                   # a weight or parameter byte

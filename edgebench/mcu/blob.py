@@ -31,6 +31,7 @@ from edgebench.mcu.ops import (
     SUPPORTED_OPS,
     Tensor,
     UnsupportedError,
+    bias_filter,
     block_filter,
     describe_unsupported,
     graph_operators,
@@ -39,7 +40,7 @@ from edgebench.mcu.ops import (
 )
 from edgebench.modelfile import ModelFile, decode_name, parse_model
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MAGIC = b"EBNN"
 HEADER_BYTES, TENSOR_BYTES, LAYER_BYTES = 64, 40, 96
 NO_TENSOR = 0xFFFF
@@ -268,10 +269,14 @@ def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
 
     # CONV_2D and FULLY_CONNECTED filters are stored in the engine's blocked order
     blocked = {layer.inputs[1] for layer in layers if layer.blocked_filter}
+    biased = {layer.inputs[1] for layer in layers if layer.biased_filter}
     for layer in layers:
         uses = layer.inputs[:1] if layer.blocked_filter else layer.inputs
         if blocked & set(uses):
             raise ModelError(f"{name}: a convolution filter is also used as another operand "
+                             f"(layer {layer.op})", None)
+        if layer.blocked_filter and not layer.biased_filter and layer.inputs[1] in biased:
+            raise ModelError(f"{name}: a FULLY_CONNECTED filter is also a convolution's "
                              f"(layer {layer.op})", None)
 
     # constant data: tensors, then per-layer channel arrays; 4-byte aligned
@@ -283,8 +288,9 @@ def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
     for i in order:
         if tensors[i].constant:
             const_off[i] = data_off + len(data)
-            data += (block_filter(tensors[i].data.reshape(tensors[i].shape)) if i in blocked
-                     else tensors[i].data.tobytes())   # little-endian already
+            w = tensors[i].data.reshape(tensors[i].shape)
+            w = bias_filter(w) if i in biased else w
+            data += block_filter(w) if i in blocked else w.tobytes()   # little-endian already
             data += bytes(-len(data) % 4)
     chan_off: dict = {}
     for k, layer in enumerate(layers):

@@ -248,13 +248,16 @@ void eb_im2col(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, int32_t
 void eb_conv_s8(const eb_conv_params *p, const int8_t *in, int8_t *out);
 void eb_depthwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out);
 
-/* FULLY_CONNECTED. chan: i32 bias'[units] as for convolutions, then the
+/* FULLY_CONNECTED. chan: i32 bias'[units] as for convolutions (plus 128 times
+ * the sum of the unit's odd-position weights, see eb_op_fully_connected.c), then the
  * binary64 rescale factor of each unit as two u32 arrays, low words[units]
  * and high words[units] (see eb_mul_round_f64). */
 typedef struct {
     int32_t batches, depth, units;
     int32_t in_offset, out_offset, act_min, act_max;
-    const int8_t *filter;      /* [units][depth] blocked as for CONV_2D */
+    int32_t one_factor;        /* 1: every unit's factor is the same (blob p2, checked at init) */
+    const int8_t *filter;      /* [units][depth] blocked as for CONV_2D, even depth
+                                * positions biased (w ^ 0x80; firmware/BLOB.md) */
     const uint8_t *chan;
 } eb_fc_params;
 

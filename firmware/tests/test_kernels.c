@@ -453,13 +453,24 @@ static void make_fc_chan(uint8_t *chan, int32_t units, int32_t depth, const int3
 {
     int32_t u, i;
     for (u = 0; u < units; u++) {
-        int32_t sum = 0;
+        int32_t sum = 0, odd = 0;
         for (i = 0; i < depth; i++) {
             sum += filter[u * depth + i];
+            odd += (i & 1) ? filter[u * depth + i] : 0;
         }
-        put32(chan + 4 * u, bias[u] + in_offset * sum);
+        /* blob format 2: bias'' = bias' + 128 * sum(odd-position weights) */
+        put32(chan + 4 * u, bias[u] + in_offset * sum + 128 * odd);
         put32(chan + 4 * (units + u), (int32_t)lo_word(factor[u]));
         put32(chan + 4 * (2 * units + u), (int32_t)hi_word(factor[u]));
+    }
+}
+
+/* blob format 2: the even-position weights of plain [units][depth] stored w ^ 0x80 */
+static void bias_fc_filter(const int8_t *plain, int32_t units, int32_t depth, int8_t *biased)
+{
+    int32_t i;
+    for (i = 0; i < units * depth; i++) {
+        biased[i] = (int8_t)((i % depth) & 1 ? plain[i] : plain[i] ^ (int8_t)0x80);
     }
 }
 
@@ -500,6 +511,7 @@ static void test_fc(void)
     /* weights [[1,2,3],[-1,0,1]], bias [10,-5], x [1,2,3], input zero point -1:
      * acc = [30, -3]; * 0.5 -> [15, -2] (-1.5 rounds away from zero); + 5 */
     static const int8_t w[6] = {1, 2, 3, -1, 0, 1};
+    static int8_t wb[6];
     static const int8_t x[3] = {1, 2, 3};
     static const int8_t want[2] = {20, 3};
     static double factor[256];
@@ -517,7 +529,8 @@ static void test_fc(void)
     g_bias[1] = -5;
     factor[0] = factor[1] = 0.5;
     make_fc_chan(g_chan, 2, 3, g_bias, factor, w, 1);
-    p.filter = w;
+    bias_fc_filter(w, 2, 3, wb);
+    p.filter = wb;
     p.chan = g_chan;
     eb_fc_s8(&p, x, g_out);
     CHECK_BYTES(g_out, want, 2, "fully connected");
@@ -541,6 +554,7 @@ static void test_fc(void)
         make_fc_chan(g_chan, p.units, p.depth, g_bias, factor, g_filter, p.in_offset);
         p.chan = g_chan;
         ref_fc(&p, g_in, g_bias, factor, g_want);
+        bias_fc_filter(g_filter, p.units, p.depth, g_filter);
         eb_block_filter(g_filter, p.units, p.depth, g_blocked);
         p.filter = g_blocked;
         eb_fc_s8(&p, g_in, g_out);

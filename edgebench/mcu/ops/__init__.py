@@ -28,7 +28,7 @@ from edgebench.mcu.ops import (
     softmax,
     transpose_conv,
 )
-from edgebench.mcu.ops.common import Layer, Tensor, UnsupportedError, block_filter
+from edgebench.mcu.ops.common import Layer, Tensor, UnsupportedError, bias_filter, block_filter
 from edgebench.mcu.ops.table import operators
 
 #: family name -> its module (the family column of eb_ops.def)
@@ -48,7 +48,7 @@ ALIASES = {a: t for m in FAMILIES.values() for a, t in m.ALIASES.items()}
 SUPPORTED_OPS = tuple(sorted([*OPS, *ALIASES]))
 
 __all__ = ["ALIASES", "ENGINE_OPS", "ENGINE_VERSION", "FAMILIES", "Layer", "OPS", "OP_NAMES", "SUPPORTED_OPS",
-           "Tensor", "UnsupportedError", "block_filter", "describe_unsupported", "engine_supports",
+           "Tensor", "UnsupportedError", "bias_filter", "block_filter", "describe_unsupported", "engine_supports",
            "graph_operators", "lower", "unsupported_layers"]
 
 

@@ -61,6 +61,7 @@ class Layer:
     scratch_bytes: int = 0            # arena scratch the kernel needs while the layer runs
     macs: int = 0
     blocked_filter: bool = False      # inputs[1] is stored in the blocked order (block_filter)
+    biased_filter: bool = False       # ... with its even-position bytes biased (bias_filter)
     aliases_input: bool = False       # the output may share the input's bytes (a plain copy)
 
 
@@ -80,6 +81,15 @@ def block_filter(w: np.ndarray) -> bytes:
     tail = blocks[:, :, k4:].reshape(nb, -1)
     return np.concatenate([np.concatenate([main, tail], axis=1).reshape(-1),
                            plain[nb * 4:].reshape(-1)]).tobytes()
+
+
+def bias_filter(w: np.ndarray) -> np.ndarray:
+    """FULLY_CONNECTED weights ``[units, depth]`` with the weights at even depth positions
+    stored biased, ``w ^ 0x80`` (= ``w + 128`` read as uint8), the odd ones as they are
+    (firmware/BLOB.md, blob format 2); the layer's ``bias'`` carries ``128 * sum(odd w)``."""
+    rows = np.array(w, dtype=np.int8).reshape(w.shape[0], -1)
+    rows[:, 0::2] = (rows[:, 0::2].view(np.uint8) ^ 0x80).view(np.int8)
+    return rows.reshape(w.shape)
 
 
 def fused_activation(opts, out_scale: float, out_zp: int) -> tuple:

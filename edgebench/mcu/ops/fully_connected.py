@@ -3,7 +3,10 @@
 LiteRT's reference FULLY_CONNECTED rescales in double precision, ``round(acc * (in *
 filter / out))``, not with a fixed-point multiplier: the blob carries each unit's binary64
 factor (low, high word) and the engine reproduces the double multiply and ``round()`` in
-integers. The weights are stored blocked, as CONV_2D's; no scratch.
+integers. The weights are stored blocked, as CONV_2D's, with the bytes of even depth
+positions biased (``w ^ 0x80``, blob format 2) and ``bias'`` raised by 128 times the sum of the
+odd-position weights: the engine's dot product then needs one SXTB16 per weight word instead
+of two (firmware/BLOB.md, "Filter layouts"). No scratch.
 """
 from __future__ import annotations
 
@@ -34,14 +37,16 @@ def lower(op: str, opts, ins: list, outs: list) -> Layer:
     if n_in % depth or (n_in // depth) * units != n_out:
         raise UnsupportedError(f"input {x.shape}, weights {w.shape} and output {y.shape} disagree")
     scales = weight_scales(w, units, 0, "weights")
-    sums = w.data.reshape(units, depth).astype(np.int64).sum(axis=1)
+    rows = w.data.reshape(units, depth).astype(np.int64)
+    sums = rows.sum(axis=1)
+    odd_sums = rows[:, 1::2].sum(axis=1)
     try:
         factors = np.array([q.fc_rescale(in_s, fs, out_s) for fs in scales], dtype="<f8")
     except ValueError as exc:
         raise UnsupportedError(str(exc)) from None
     words = factors.view("<u4").reshape(units, 2)
-    chan = np.concatenate([wrap32(const_bias(b, units) + (-in_z) * sums),
+    chan = np.concatenate([wrap32(const_bias(b, units) + (-in_z) * sums + 128 * odd_sums),
                            words[:, 0].view("<i4"), words[:, 1].view("<i4")]).astype(np.int32)
     return Layer("FULLY_CONNECTED", [x.index, w.index], y.index, {},
-                 fused_activation(opts, out_s, out_z), [-in_z, out_z], chan,
-                 macs=(n_in // depth) * units * depth, blocked_filter=True)
+                 fused_activation(opts, out_s, out_z), [-in_z, out_z, int(len(set(factors.tolist())) == 1)], chan,
+                 macs=(n_in // depth) * units * depth, blocked_filter=True, biased_filter=True)

@@ -1,15 +1,69 @@
 /*
  * eb_op_fully_connected.c - FULLY_CONNECTED (int8, per tensor or per channel).
  *
- * acc = bias' + sum(w * x) over the blocked weights (eb_dot.h's matrix-vector
- * product, SMLAD on DSP cores), then LiteRT's reference rescale: it no longer
+ * acc = bias' + sum(w * x), then LiteRT's reference rescale: it no longer
  * uses a fixed-point multiplier for int8 but round(acc * (in_scale *
  * filter_scale / out_scale)) in IEEE binary64, reproduced in integers by
  * eb_mul_round_f64 (eb_rescale.c), then the fused activation's clamp.
+ *
+ * The weights are stored blocked (firmware/BLOB.md) with the bytes of even
+ * depth positions biased: b_k = w_k ^ 0x80, so (uint8)b_k = w_k + 128 for even
+ * k, and b_k = w_k for odd k; the blob's bias'' = bias' + 128 * sum(odd w).
+ * For any x (summing over all k):
+ *   sum(even k) x_k * (uint8)b_k + sum(odd k) (x_k - 128) * (int8)b_k
+ *     = sum x_k w_k + 128 * sum(even k) x_k - 128 * sum(odd k) w_k
+ * so acc = bias'' - 128 * sum(even k) x_k + that sum, exactly (modulo 2^32,
+ * as every accumulation here: firmware/BLOB.md, "Integer overflow"). The
+ * layout exists for the DSP kernel (kernels/dsp/eb_fc_dsp.c), whose SMLAD reads
+ * the raw weight word; this portable kernel is the reference it must match.
  */
 #include "eb_dot.h"
 #include "eb_kernels_opt.h"
 #include "eb_ops.h"
+
+/* acc + the sum above over one row's n weights: whole groups of four at w, w +
+ * step, ...; the n % 4 last ones at tail (depth positions from 0) */
+static int32_t eb_fc_row(int32_t acc, const int8_t *x, const int8_t *w, int32_t step, const int8_t *tail,
+                         int32_t n)
+{
+    const int32_t g4 = n & ~3;
+    int32_t k;
+    for (k = 0; k < g4; k += 4, w += step) {
+        acc = eb_acc(acc, x[k] * (int32_t)(uint8_t)w[0] + (x[k + 1] - 128) * w[1] +
+                              x[k + 2] * (int32_t)(uint8_t)w[2] + (x[k + 3] - 128) * w[3]);
+    }
+    for (; k < n; k++) {
+        const int32_t b = *tail++;
+        acc = eb_acc(acc, (k & 1) ? (x[k] - 128) * b : x[k] * (b & 0xFF));
+    }
+    return acc;
+}
+
+/* one input vector: the blocks of four rows, then the units % 4 plain rows */
+static void eb_fc_vector(const eb_fc_params *p, const int8_t *x, int8_t *out)
+{
+    const int32_t depth = p->depth, units = p->units, g4 = depth & ~3;
+    const uint8_t *const arr1 = p->chan + 4 * (size_t)units;
+    const uint8_t *const arr2 = p->chan + 8 * (size_t)units;
+    const int8_t *w = p->filter;
+    int32_t s = 0, k, u;
+    for (k = 0; k < depth; k += 2) {
+        s += x[k];
+    }
+    s = (int32_t)(0u - 128u * (uint32_t)s);  /* -128 * sum(even x), |sum| < 2^23 */
+    for (u = 0; u < units; u++) {
+        const int32_t j = u & 3;
+        int32_t acc = eb_acc(eb_ld32(p->chan + 4 * (size_t)u), s);
+        if (u < (units & ~3)) {
+            const int8_t *const blk = p->filter + (size_t)(u - j) * depth;
+            acc = eb_fc_row(acc, x, blk + 4 * j, 16, blk + 4 * (size_t)g4 + j * (size_t)(depth - g4), depth);
+        } else {
+            w = p->filter + (size_t)u * depth;
+            acc = eb_fc_row(acc, x, w, 4, w + g4, depth);
+        }
+        out[u] = eb_requant_chan(acc, arr1, arr2, u, 1, p->out_offset, p->act_min, p->act_max);
+    }
+}
 
 void eb_fc_s8(const eb_fc_params *p, const int8_t *in, int8_t *out)
 {
@@ -18,8 +72,7 @@ void eb_fc_s8(const eb_fc_params *p, const int8_t *in, int8_t *out)
         return;
     }
     for (b = 0; b < p->batches; b++) {
-        eb_matvec(in + (size_t)b * p->depth, p->filter, p->depth, p->units, p->chan, 1,
-                  p->out_offset, p->act_min, p->act_max, out + (size_t)b * p->units);
+        eb_fc_vector(p, in + (size_t)b * p->depth, out + (size_t)b * p->units);
     }
 }
 
@@ -28,9 +81,18 @@ eb_status eb_fully_connected_check(const eb_view *v, const eb_layer *L, uint32_t
     const uint32_t units = (uint32_t)L->dfilt.n * L->dfilt.h * L->dfilt.w;
     const uint32_t depth = (uint32_t)L->dfilt.c;
     const uint32_t n_in = dims_count(&L->din), n_out = dims_count(&L->dout);
+    uint32_t u;
     if (!is_const(v, L->in[1]) || !act_ok(L) || !conv_offsets_ok(L) || depth == 0 || n_in % depth != 0 ||
-        (n_in / depth) * units != n_out || !eb_chan_ok(v, L, units, 1)) {
+        (n_in / depth) * units != n_out || !eb_chan_ok(v, L, units, 1) || (L->p[2] & ~1) != 0) {
         return eb_layer_fail(msg, EB_ERR_INVALID, "inconsistent fully connected layer", k);
+    }
+    /* p2 = 1: one rescale factor for all units (checked here once, so the kernels
+     * need not compare the arrays at every inference) */
+    for (u = 1; L->p[2] && u < units; u++) {
+        const uint8_t *const f = v->blob + L->chan_off + 4u * units;
+        if (rd_u32(f + 4u * u) != rd_u32(f) || rd_u32(f + 4u * (units + u)) != rd_u32(f + 4u * units)) {
+            return eb_layer_fail(msg, EB_ERR_INVALID, "fully connected factors differ but p2 says one", k);
+        }
     }
     return EB_OK;
 }
@@ -45,6 +107,7 @@ void eb_fully_connected_run(eb_model *m, const eb_view *v, const eb_layer *L)
     p.out_offset = L->p[1];
     p.act_min = L->act_min;
     p.act_max = L->act_max;
+    p.one_factor = L->p[2];
     p.filter = tensor_data(m, v, L->in[1]);
     p.chan = v->blob + L->chan_off;
     eb_fc_s8(&p, tensor_data(m, v, L->in[0]), tensor_data(m, v, L->out));
