@@ -452,6 +452,23 @@ def test_model_needing_more_arena_than_the_board_has(small_arena_firmware, capsy
                 c.dut.load_model()
 
 
+def test_a_blob_of_another_format_says_to_flash_this_edgebench_firmware(client):
+    """A board whose firmware reads another blob format (an older edgebench's, before FULLY_CONNECTED's
+    biased weights) refuses the blob; the error says to build and flash this edgebench's firmware."""
+    import struct
+    import zlib
+
+    from edgebench.mcu.blob import convert
+
+    blob = bytearray(convert(KWS.read_bytes()).data)
+    struct.pack_into("<H", blob, 4, 1)                                   # format version 1
+    struct.pack_into("<I", blob, 12, zlib.crc32(bytes(blob[16:])))
+    client.dut.upload("model", bytes(blob))
+    with pytest.raises(ModelError, match="reads another blob format than this edgebench writes") as exc:
+        client.dut.load_model()
+    assert "edgebench flash" in exc.value.hint
+
+
 def test_float_model_is_refused_with_one_line(fw, capsys):
     code, _, err = run_main(capsys, "deploy", DIGITS_FP32, "--board", "posix-sim", "--url", fw)
     assert code == 1

@@ -276,6 +276,10 @@ class DialectClient:
         if "arena" in low:
             return ModelError(f"{self.description}: the model needs more arena RAM than the firmware has "
                               f"({err})", hint="use a smaller model or a board/firmware build with a larger arena")
+        if low.startswith("eb-model-version"):
+            return ModelError(f"{self.description} reads another blob format than this edgebench writes ({err})",
+                              hint="build and flash the firmware of this edgebench (edgebench flash --board B), "
+                                   "then deploy again")
         if low.startswith("eb-model") or low.startswith("eb-upload-too") or "version" in low:
             return ModelError(f"{self.description} rejected the model: {err}",
                               hint="redeploy with this edgebench (edgebench deploy MODEL --board B)")
