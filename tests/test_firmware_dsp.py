@@ -164,16 +164,10 @@ CASES = {
     # stride 1 with padding on every side, a dilated H with border windows through im2col
     "conv_3ch_stem_rows_same": dict(h=6, w=7, c=3, oc=12, kh=3, kw=3, in_z=-128, act=1),
     "conv_3ch_stem_rows_dilated_h": dict(h=9, w=8, c=3, oc=4, kh=3, kw=3, dh=2, in_z=127),
-    # the filter widened into the scratch (eb_mm_pairs_wide) unrolled by two (6 groups); in
-    # chunks of channels (eb_conv_chunked: 22, 22, 20 channels, a chunk starting inside a
-    # block of four) with an odd pixel count, by rows with padding (3x3x16, two chunks), 1x1
-    # stride 2 over a batch (two chunks); a layer too large for either (eb_mm_blocks)
+    # the filter widened into the scratch (eb_mm_pairs_wide) unrolled by two (6 groups), and
+    # a layer whose widened filter does not fit (eb_mm_blocks on the blob's filter)
     "conv_1x1_k24_wide_rept2": dict(h=4, w=5, c=24, oc=4, kh=1, kw=1, in_z=127, act=1),
-    "conv_1x1_k64_oc64_chunked": dict(h=3, w=3, c=64, oc=64, kh=1, kw=1, in_z=-128),
-    "conv_3x3_c16_chunked_rows": dict(h=6, w=6, c=16, oc=16, kh=3, kw=3, in_z=-128, act=1),
-    "conv_1x1_k32_oc64_stride2_batch2": dict(h=5, w=5, c=32, oc=64, kh=1, kw=1, sh=2, sw=2, same=False,
-                                             n=2, in_z=127),
-    "conv_1x1_k128_oc128_blocks": dict(h=3, w=2, c=128, oc=128, kh=1, kw=1, in_z=-3),
+    "conv_1x1_k64_oc64_not_wide": dict(h=3, w=3, c=64, oc=64, kh=1, kw=1, in_z=-128),
 }
 
 

@@ -296,21 +296,22 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
 /* The filter widened once per layer into RAM (when it fits the scratch): for each
  * pair of output channels (a, b) and group g of four elements, the four words
  *   (a: (w0, w2), (w1, w3)) (b: (w0, w2), (w1, w3))
- * as int16 pairs, the pairs one after another (2*K bytes a channel), for the n
- * channels from c0 (both even). From the blocked layout of G groups (the channels
- * in whole blocks of four). */
-static void eb_widen_filter(const int8_t *w, int32_t G, int32_t c0, int32_t n, uint32_t *wt)
+ * as int16 pairs, the pairs one after another (2*K*OC bytes). From the blocked
+ * layout of G groups (OC % 4 == 0). */
+static void eb_widen_filter(const int8_t *w, int32_t G, int32_t OC, uint32_t *wt)
 {
-    int32_t u, g, j;
-    for (u = c0; u < c0 + n; u += 2) {
-        const int8_t *const blk = w + 16 * (size_t)G * (size_t)(u >> 2);
-        for (g = 0; g < G; g++) {
-            for (j = u & 3; j < (u & 3) + 2; j++) {
-                const uint32_t v = eb_ldw(blk + 16 * (size_t)g + 4 * j);
-                *wt++ = (uint32_t)eb_sx02(v);
-                *wt++ = (uint32_t)eb_sx13(v);
+    int32_t b, h, g, j;
+    for (b = 0; b < OC; b += 4) {
+        for (h = 0; h < 4; h += 2) {
+            for (g = 0; g < G; g++) {
+                for (j = h; j < h + 2; j++) {
+                    const uint32_t v = eb_ldw(w + 16 * (size_t)g + 4 * j);
+                    *wt++ = (uint32_t)eb_sx02(v);
+                    *wt++ = (uint32_t)eb_sx13(v);
+                }
             }
         }
+        w += 16 * (size_t)G;
     }
 }
 
@@ -384,12 +385,9 @@ static void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, 
           [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)   \
         : [end] "r"(rend), [c] "r"(rc)                                                                         \
         : "cc", "memory")
-    /* unrolled by a divisor of G as eb_mm_blocks (5: a 10x4 one-channel stem; 7: a 3x3
-     * three-channel stem padded to 28) */
+    /* unrolled by a divisor of G as eb_mm_blocks (7: a 3x3 three-channel stem padded to 28) */
     if ((G & 3) == 0) {
         EB_MW_ASM(4);
-    } else if (G % 5 == 0) {
-        EB_MW_ASM(5);
     } else if (G == 7) {
         EB_MW_ASM(7);
     } else if ((G & 1) == 0) {
@@ -696,7 +694,7 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
     }
     wide = (size_t)((uint8_t *)(wt + 2 * (size_t)Gp * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
     if (wide) {
-        eb_widen_filter(wp, Gp, 0, OC, wt);
+        eb_widen_filter(wp, Gp, OC, wt);
     }
     use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
     use_tbl = !use_tbl ? 0
@@ -745,109 +743,6 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
     return 1;
 }
 
-/* Layers whose widened filter (eb_widen_filter) does not fit the scratch at once but
- * would in a few chunks of channels (KWS's 1x1 64 -> 64 layers, ResNet-8's 3x3
- * 16-channel layers, the 1x1 32 -> 64 layers): the channels in chunks of n, the loop
- * over the pixels once per chunk (their fields widened again each time), so that
- * every output runs eb_mm_pairs_wide's 11 instructions per 16 MACs instead of
- * eb_mm_blocks' 15. Worth it when the 4 instructions saved per group and channel
- * pair outweigh widening the fields once more per extra chunk (estimated below).
- * Only for R == 0, OC % 4 == 0 and eb_requant_table2's case with no fix-up. Layout:
- * xq (4K bytes), col, the table (12*OC), acc (8n), the chunk's filter (8*G*n).
- * 1 when done, 0 when another path must run. */
-static int eb_conv_chunked(const eb_conv_params *p, const int8_t *in, int8_t *out)
-{
-    const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
-    const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
-    const int32_t K = p->kh * p->kw * C, G = K >> 2;
-    const int32_t npix = p->out.n * OH * OW;
-    const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);
-    const int direct = eb_conv_direct(p);
-    const int rows = !direct && p->dw == 1 && ((p->kw * C) & 3) == 0;
-    const uint32_t zz = (uint32_t)(uint16_t)pad * 0x10001u;
-    const int32_t ncol = ((K > OC ? K : OC) + 3) & ~3;
-    const size_t fixed = 4u * (size_t)K + (size_t)ncol + 12u * (size_t)OC;
-    uint32_t *const xq = eb_dsp_buf;
-    int8_t *const col = (int8_t *)(void *)(xq + K);
-    int32_t *const tbl = (int32_t *)(void *)(col + ncol);
-    int32_t *const acc = tbl + 3 * OC;
-    int32_t n, nch, c0, f16;
-    if ((K & 3) != 0 || G == 0 || (OC & 3) != 0 || fixed >= EB_DSP_SCRATCH_BYTES) {
-        return 0;
-    }
-    n = (int32_t)((EB_DSP_SCRATCH_BYTES - fixed) / (8u + 8u * (size_t)G)) & ~1;
-    if (n < 2 || n >= OC) {
-        return 0;   /* no room, or the whole widened filter fits: eb_conv_s8_opt's wide path */
-    }
-    nch = (OC + n - 1) / n;
-    /* im2col windows per 16 output columns (the rest widened straight from the input) */
-    f16 = direct ? 0 : 16;
-    if (rows) {
-        int32_t ox, nb = 0;
-        for (ox = 0; ox < OW; ox++) {
-            const int32_t ix0 = ox * p->sw - p->pw;
-            nb += ix0 < 0 || ix0 + p->kw > W;
-        }
-        f16 = 16 * nb / OW;
-    }
-    /* saved: 4 instructions per group and channel pair, per pixel pair; spent per
-     * extra chunk and pixel pair (estimates from the emulated counts): widening both
-     * fields again (7 a group, 15 a kernel row by rows, ~40 a kernel tap through
-     * im2col) and the calls */
-    if (2 * G * OC <= (nch - 1) * (2 * (7 * G + 40) + (rows ? 30 * p->kh : 0) +
-                                   (f16 * 80 * p->kh * p->kw) / 16 + 150)) {
-        return 0;
-    }
-    if (!eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, tbl, p, NULL, 0)) {
-        return 0;
-    }
-    for (c0 = 0; c0 < OC; c0 += n) {
-        const int32_t nc = OC - c0 < n ? OC - c0 : n;
-        uint32_t *const wt = (uint32_t *)(void *)(acc + 2 * n);
-        int32_t pi, b = 0, oy = 0, ox = 0;
-        eb_widen_filter(p->filter, G, c0, nc, wt);
-        for (pi = 0; pi < npix; pi += 2) {
-            int8_t *const o0 = out + (size_t)pi * OC;
-            int8_t *const o1 = pi + 1 < npix ? o0 + OC : NULL;
-            int32_t slot;
-            for (slot = 0; slot < 2; slot++) {
-                const int8_t *in_b = in + (size_t)b * H * W * C;
-                const int32_t iy0 = oy * p->sh - p->ph, ix0 = ox * p->sw - p->pw;
-                const int8_t *src;
-                if (rows && ix0 >= 0 && ix0 + p->kw <= W) {
-                    eb_widen_rows(p, in_b, iy0, ix0, zz, xq, slot);
-                    if (slot == 0 && !o1) {
-                        eb_widen_rows(p, in_b, iy0, ix0, zz, xq, 1);
-                        break;
-                    }
-                } else {
-                    if (direct) {
-                        src = in_b + ((size_t)iy0 * W + ix0) * C;
-                    } else {
-                        eb_im2col(p, in_b, iy0, ix0, pad, col);
-                        src = col;
-                    }
-                    eb_widen_run(src, G, xq + 2 * slot);
-                    if (slot == 0 && !o1) {
-                        eb_widen_run(src, G, xq + 2);
-                        break;
-                    }
-                }
-                if (++ox == OW) {
-                    ox = 0;
-                    if (++oy == OH) {
-                        oy = 0;
-                        b++;
-                    }
-                }
-            }
-            eb_mm_pairs_wide(xq, G, wt, p->chan + 4 * (size_t)c0, nc >> 1, acc);
-            eb_conv_requant_tbl2(acc, nc, tbl + 3 * c0, o0 + c0, o1 ? o1 + c0 : col);
-        }
-    }
-    return 1;
-}
-
 /* 1 when done, 0 when the working set does not fit EB_DSP_SCRATCH_BYTES */
 int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
@@ -877,9 +772,6 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     if (R != 0 && eb_conv_padded(p, in, out)) {
         return 1;
     }
-    if (R == 0 && eb_conv_chunked(p, in, out)) {
-        return 1;
-    }
     if ((size_t)K * 4u + 8u * (size_t)OC + (size_t)(K > OC ? K : OC) + 4u > EB_DSP_SCRATCH_BYTES) {
         return 0;
     }
@@ -892,7 +784,7 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
            (size_t)((uint8_t *)(wt + 2 * (size_t)G * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
     fix = wide ? wt + 2 * (size_t)G * OC : wt;
     if (wide) {
-        eb_widen_filter(p->filter, G, 0, OC, wt);
+        eb_widen_filter(p->filter, G, OC, wt);
     }
     maxfix = use_tbl ? (int32_t)(((uint8_t *)eb_dsp_buf + EB_DSP_SCRATCH_BYTES - (uint8_t *)fix) / 4) : 0;
     use_tbl = !use_tbl ? 0
