@@ -164,7 +164,7 @@ CASES = {
     # stride 1 with padding on every side, a dilated H with border windows through im2col
     "conv_3ch_stem_rows_same": dict(h=6, w=7, c=3, oc=12, kh=3, kw=3, in_z=-128, act=1),
     "conv_3ch_stem_rows_dilated_h": dict(h=9, w=8, c=3, oc=4, kh=3, kw=3, dh=2, in_z=127),
-    # the filter widened into the scratch (eb_mm_pairs_wide) unrolled by two (6 groups), and
+    # the filter widened into the scratch (eb_conv_wide, eb_mm_pairs_wide) unrolled by two (6 groups), and
     # a layer whose widened filter does not fit (eb_mm_blocks on the blob's filter)
     "conv_1x1_k24_wide_rept2": dict(h=4, w=5, c=24, oc=4, kh=1, kw=1, in_z=127, act=1),
     "conv_1x1_k64_oc64_not_wide": dict(h=3, w=3, c=64, oc=64, kh=1, kw=1, in_z=-128),

@@ -296,22 +296,21 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
 /* The filter widened once per layer into RAM (when it fits the scratch): for each
  * pair of output channels (a, b) and group g of four elements, the four words
  *   (a: (w0, w2), (w1, w3)) (b: (w0, w2), (w1, w3))
- * as int16 pairs, the pairs one after another (2*K*OC bytes). From the blocked
- * layout of G groups (OC % 4 == 0). */
-static void eb_widen_filter(const int8_t *w, int32_t G, int32_t OC, uint32_t *wt)
+ * as int16 pairs, the pairs one after another (2*K bytes a channel), for the n
+ * channels from c0 (both even). From the blocked layout of G groups (the channels
+ * in whole blocks of four). */
+static void eb_widen_filter(const int8_t *w, int32_t G, int32_t c0, int32_t n, uint32_t *wt)
 {
-    int32_t b, h, g, j;
-    for (b = 0; b < OC; b += 4) {
-        for (h = 0; h < 4; h += 2) {
-            for (g = 0; g < G; g++) {
-                for (j = h; j < h + 2; j++) {
-                    const uint32_t v = eb_ldw(w + 16 * (size_t)g + 4 * j);
-                    *wt++ = (uint32_t)eb_sx02(v);
-                    *wt++ = (uint32_t)eb_sx13(v);
-                }
+    int32_t u, g, j;
+    for (u = c0; u < c0 + n; u += 2) {
+        const int8_t *const blk = w + 16 * (size_t)G * (size_t)(u >> 2);
+        for (g = 0; g < G; g++) {
+            for (j = u & 3; j < (u & 3) + 2; j++) {
+                const uint32_t v = eb_ldw(blk + 16 * (size_t)g + 4 * j);
+                *wt++ = (uint32_t)eb_sx02(v);
+                *wt++ = (uint32_t)eb_sx13(v);
             }
         }
-        w += 16 * (size_t)G;
     }
 }
 
@@ -694,7 +693,7 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
     }
     wide = (size_t)((uint8_t *)(wt + 2 * (size_t)Gp * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
     if (wide) {
-        eb_widen_filter(wp, Gp, OC, wt);
+        eb_widen_filter(wp, Gp, 0, OC, wt);
     }
     use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
     use_tbl = !use_tbl ? 0
@@ -743,6 +742,90 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
     return 1;
 }
 
+/* Layers with R == 0 and OC % 4 == 0 whose filter widened to int16 pairs
+ * (eb_widen_filter, 2*K*OC bytes) fits the scratch beside the two fields (4K bytes),
+ * the im2col column, the requantisation table (12*OC) and the sums (8*OC), in
+ * eb_requant_table2's case without fix-ups: every output runs eb_mm_pairs_wide (11
+ * instructions per 16 MACs instead of eb_mm_blocks' 15; in the cycle model of
+ * edgebench.mcu.cycles 19 cycles a group instead of 20). Only the whole filter at
+ * once: in chunks of channels (the pixels once per chunk) the instructions went down
+ * further but the cycle estimate up (widening the fields again costs more than the
+ * one cycle a group saves). 1 when done, 0 when another path must run. */
+static int eb_conv_wide(const eb_conv_params *p, const int8_t *in, int8_t *out)
+{
+    const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
+    const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
+    const int32_t K = p->kh * p->kw * C, G = K >> 2;
+    const int32_t npix = p->out.n * OH * OW;
+    const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);
+    const int direct = eb_conv_direct(p);
+    const int rows = !direct && p->dw == 1 && ((p->kw * C) & 3) == 0;
+    const uint32_t zz = (uint32_t)(uint16_t)pad * 0x10001u;
+    const int32_t ncol = ((K > OC ? K : OC) + 3) & ~3;
+    const size_t fixed = 4u * (size_t)K + (size_t)ncol + 12u * (size_t)OC;
+    uint32_t *const xq = eb_dsp_buf;
+    int8_t *const col = (int8_t *)(void *)(xq + K);
+    int32_t *const tbl = (int32_t *)(void *)(col + ncol);
+    int32_t *const acc = tbl + 3 * OC;
+    int32_t n, c0;
+    if ((K & 3) != 0 || G == 0 || (OC & 3) != 0 || fixed >= EB_DSP_SCRATCH_BYTES) {
+        return 0;
+    }
+    n = (int32_t)((EB_DSP_SCRATCH_BYTES - fixed) / (8u + 8u * (size_t)G)) & ~1;
+    if (n < OC) {
+        return 0;
+    }
+    n = OC;
+    if (!eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, tbl, p, NULL, 0)) {
+        return 0;
+    }
+    for (c0 = 0; c0 < OC; c0 += n) {
+        const int32_t nc = OC - c0 < n ? OC - c0 : n;
+        uint32_t *const wt = (uint32_t *)(void *)(acc + 2 * n);
+        int32_t pi, b = 0, oy = 0, ox = 0;
+        eb_widen_filter(p->filter, G, c0, nc, wt);
+        for (pi = 0; pi < npix; pi += 2) {
+            int8_t *const o0 = out + (size_t)pi * OC;
+            int8_t *const o1 = pi + 1 < npix ? o0 + OC : NULL;
+            int32_t slot;
+            for (slot = 0; slot < 2; slot++) {
+                const int8_t *in_b = in + (size_t)b * H * W * C;
+                const int32_t iy0 = oy * p->sh - p->ph, ix0 = ox * p->sw - p->pw;
+                const int8_t *src;
+                if (rows && ix0 >= 0 && ix0 + p->kw <= W) {
+                    eb_widen_rows(p, in_b, iy0, ix0, zz, xq, slot);
+                    if (slot == 0 && !o1) {
+                        eb_widen_rows(p, in_b, iy0, ix0, zz, xq, 1);
+                        break;
+                    }
+                } else {
+                    if (direct) {
+                        src = in_b + ((size_t)iy0 * W + ix0) * C;
+                    } else {
+                        eb_im2col(p, in_b, iy0, ix0, pad, col);
+                        src = col;
+                    }
+                    eb_widen_run(src, G, xq + 2 * slot);
+                    if (slot == 0 && !o1) {
+                        eb_widen_run(src, G, xq + 2);
+                        break;
+                    }
+                }
+                if (++ox == OW) {
+                    ox = 0;
+                    if (++oy == OH) {
+                        oy = 0;
+                        b++;
+                    }
+                }
+            }
+            eb_mm_pairs_wide(xq, G, wt, p->chan + 4 * (size_t)c0, nc >> 1, acc);
+            eb_conv_requant_tbl2(acc, nc, tbl + 3 * c0, o0 + c0, o1 ? o1 + c0 : col);
+        }
+    }
+    return 1;
+}
+
 /* 1 when done, 0 when the working set does not fit EB_DSP_SCRATCH_BYTES */
 int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
@@ -761,8 +844,8 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int32_t *const acc = (int32_t *)(void *)(xq + 4 * G + R);
     int8_t *const col = (int8_t *)(void *)(acc + 2 * OC);
     int32_t *const tbl = (int32_t *)(void *)(col + (((K > OC ? K : OC) + 3) & ~3));
-    int use_tbl, wide;
-    uint32_t *fix, *wt;
+    int use_tbl;
+    uint32_t *fix;
     int32_t maxfix;
     int32_t pi, b = 0, oy = 0, ox = 0;
     /* col also takes the unused second pixel's outputs when the count is odd */
@@ -772,20 +855,16 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     if (R != 0 && eb_conv_padded(p, in, out)) {
         return 1;
     }
+    if (R == 0 && eb_conv_wide(p, in, out)) {
+        return 1;
+    }
     if ((size_t)K * 4u + 8u * (size_t)OC + (size_t)(K > OC ? K : OC) + 4u > EB_DSP_SCRATCH_BYTES) {
         return 0;
     }
     /* the requantisation table when it fits after col */
     use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
-    /* the widened filter (eb_widen_filter) after the table when both fit, then the
-     * channels outside the table's case fixed up after it, listed after them */
-    wt = (uint32_t *)(void *)(tbl + 3 * OC);
-    wide = use_tbl && R == 0 && G > 0 && (OC & 3) == 0 &&
-           (size_t)((uint8_t *)(wt + 2 * (size_t)G * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
-    fix = wide ? wt + 2 * (size_t)G * OC : wt;
-    if (wide) {
-        eb_widen_filter(p->filter, G, OC, wt);
-    }
+    /* the channels outside the table's case fixed up after it, listed after it */
+    fix = (uint32_t *)(void *)(tbl + 3 * OC);
     maxfix = use_tbl ? (int32_t)(((uint8_t *)eb_dsp_buf + EB_DSP_SCRATCH_BYTES - (uint8_t *)fix) / 4) : 0;
     use_tbl = !use_tbl ? 0
               : eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, tbl, p, fix, maxfix) ? 2 + (eb_conv_fix.n > 0)
@@ -841,11 +920,7 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
         /* blocks of four channels (blob's blocked layout): two pairs each */
         u = 0;
         if (R == 0 && G > 0 && OC >= 4) {
-            if (wide) {
-                eb_mm_pairs_wide(xq, G, wt, bias, OC >> 1, acc);
-            } else {
-                eb_mm_blocks(xq, G, w, bias, OC >> 2, acc);
-            }
+            eb_mm_blocks(xq, G, w, bias, OC >> 2, acc);
             u = OC & ~3;
             w += (size_t)u * K;
         }
