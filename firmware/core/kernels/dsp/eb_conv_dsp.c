@@ -751,7 +751,7 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
  * once: in chunks of channels (the pixels once per chunk) the instructions went down
  * further but the cycle estimate up (widening the fields again costs more than the
  * one cycle a group saves). 1 when done, 0 when another path must run. */
-static int eb_conv_wide(const eb_conv_params *p, const int8_t *in, int8_t *out)
+static EB_NOINLINE int eb_conv_wide(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
     const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
     const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
