@@ -133,7 +133,7 @@ CASES = {
                                      depthwise=True),
     "dw_stride2_w_dilated_rows": dict(h=11, w=12, c=4, kh=3, kw=3, dh=2, sw=2, in_z=127, depthwise=True),
     "dw_stride2_in_bands": dict(h=96, w=96, c=3, kh=3, kw=3, sh=2, sw=2, in_z=-3, act=3, depthwise=True),
-    # fields of at most 8 elements (eb_conv_k8): 1x1 over 8 channels in place, gathered
+    # fields of at most 8 elements (eb_conv_small_dsp.c): 1x1 over 8 channels in place, gathered
     # fields of 6 with padding, plain last filter rows (OC % 4), a clamp inside int8 (not
     # this path: eb_requant_table's case only)
     "conv_1x1_k8_odd_oc_batch2": dict(h=5, w=7, c=8, oc=11, kh=1, kw=1, n=2, in_z=-128, act=1),
@@ -163,6 +163,20 @@ CASES = {
     "dw_3x3_line_h_odd_fast": dict(h=9, w=5, c=6, kh=3, kw=3, in_z=-128, depthwise=True),
     "dw_3x3_tiny_plane_fast": dict(h=3, w=3, c=8, kh=3, kw=3, in_z=127, depthwise=True),
     "dw_3x3_odd_channels_fast": dict(h=6, w=8, c=7, kh=3, kw=3, in_z=5, depthwise=True),
+    # fields of 9 to 16 elements (eb_conv_small_dsp.c, one pixel in registers, doubled sums):
+    # 1x1 over 16 channels in place with an odd channel count (one channel a pass), gathered
+    # fields of 12 with padding and a batch, a one-channel 3x3 stride-2 field of 9
+    "conv_1x1_k16_odd_oc": dict(h=5, w=6, c=16, oc=9, kh=1, kw=1, in_z=-128, act=1),
+    "conv_k12_same_batch2": dict(h=6, w=5, c=4, oc=10, kh=1, kw=3, n=2, in_z=127),
+    "conv_k9_stride2": dict(h=7, w=7, c=1, oc=6, kh=3, kw=3, sh=2, sw=2, in_z=-3),
+    # 3x3 three-channel stems widened by rows (eb_widen_stem3, the reordered padded filter):
+    # stride 1 with padding on every side, a dilated H with border windows through im2col
+    "conv_3ch_stem_rows_same": dict(h=6, w=7, c=3, oc=12, kh=3, kw=3, in_z=-128, act=1),
+    "conv_3ch_stem_rows_dilated_h": dict(h=9, w=8, c=3, oc=4, kh=3, kw=3, dh=2, in_z=127),
+    # the filter widened into the scratch (eb_conv_wide, eb_mm_pairs_wide) unrolled by two (6 groups), and
+    # a layer whose widened filter does not fit (eb_mm_blocks on the blob's filter)
+    "conv_1x1_k24_wide_rept2": dict(h=4, w=5, c=24, oc=4, kh=1, kw=1, in_z=127, act=1),
+    "conv_1x1_k64_oc64_not_wide": dict(h=3, w=3, c=64, oc=64, kh=1, kw=1, in_z=-128),
 }
 
 

@@ -6,8 +6,7 @@
  * working set does not fit the scratch: 4*K + 8*OC + max(K, OC) + 4 bytes,
  * K = KH*KW*IC.
  */
-#include "eb_dsp.h"
-#include "eb_kernels_opt.h"
+#include "eb_conv_dsp.h"
 
 /* ---- CONV_2D --------------------------------------------------------------
  * Two output pixels at a time. Their receptive fields (K = KH*KW*IC int8
@@ -294,6 +293,111 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
 #undef EB_MM_PAIR_STORE
 }
 
+/* The filter widened once per layer into RAM (when it fits the scratch): for each
+ * pair of output channels (a, b) and group g of four elements, the four words
+ *   (a: (w0, w2), (w1, w3)) (b: (w0, w2), (w1, w3))
+ * as int16 pairs, the pairs one after another (2*K bytes a channel), for the n
+ * channels from c0 (both even). From the blocked layout of G groups (the channels
+ * in whole blocks of four). */
+static void eb_widen_filter(const int8_t *w, int32_t G, int32_t c0, int32_t n, uint32_t *wt)
+{
+    int32_t u, g, j;
+    for (u = c0; u < c0 + n; u += 2) {
+        const int8_t *const blk = w + 16 * (size_t)G * (size_t)(u >> 2);
+        for (g = 0; g < G; g++) {
+            for (j = u & 3; j < (u & 3) + 2; j++) {
+                const uint32_t v = eb_ldw(blk + 16 * (size_t)g + 4 * j);
+                *wt++ = (uint32_t)eb_sx02(v);
+                *wt++ = (uint32_t)eb_sx13(v);
+            }
+        }
+    }
+}
+
+/* eb_mm_blocks on the widened filter of eb_widen_filter: every pair of channels in
+ * one asm loop, acc[2u], acc[2u+1] = bias[u] + row u . px0, px1. Per group of four
+ * elements: one LDM of x, two LDRD of weights (no SXTB16), eight SMLAD: 11
+ * instructions for 16 MACs instead of 15. Register map: r0 x, r1 its end, lr the
+ * widened weights, r7 the control block {acc, bias, 16 * G, pairs left}, r6/r8 row
+ * a's sums (px0, px1), r9/r10 row b's, r2-r5 x, r11/r12 a weight pair. */
+static void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, const uint8_t *bias,
+                             int32_t npairs, int32_t *acc)
+{
+    struct {
+        int32_t *acc;
+        const uint8_t *bias;
+        int32_t g16;
+        int32_t left;
+    } ctl;
+    register const uint32_t *rx __asm__("r0") = xq;
+    register const uint32_t *rend __asm__("r1") = xq + 4 * G;
+    register const uint32_t *rw __asm__("lr") = wt;
+    register void *rc __asm__("r7") = &ctl;
+    register int32_t a00 __asm__("r6"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
+    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
+    register uint32_t v __asm__("r11"), t __asm__("r12");
+    if (G <= 0 || npairs <= 0) {
+        return;
+    }
+    ctl.acc = acc;
+    ctl.bias = bias;
+    ctl.g16 = 16 * G;
+    ctl.left = npairs;
+#define EB_MW_GROUP                                       \
+    "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"  \
+    "ldrd   %[t], %[v], [%[w], #8]\n\t"                   \
+    "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"             \
+    "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"             \
+    "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"             \
+    "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"             \
+    "ldrd   %[t], %[v], [%[w]], #16\n\t"                  \
+    "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"             \
+    "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"             \
+    "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"             \
+    "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
+#define EB_MW_ASM(REPT)                                                                                         \
+    __asm__ volatile(                                                                                           \
+        "2:\n\t"                                                                                                \
+        "ldr    %[t], [%[c], #4]\n\t"                                                                           \
+        "ldr    %[a00], [%[t]], #4\n\t"                                                                         \
+        "ldr    %[a10], [%[t]], #4\n\t"                                                                         \
+        "str    %[t], [%[c], #4]\n\t"                                                                           \
+        "mov    %[a01], %[a00]\n\t"                                                                             \
+        "mov    %[a11], %[a10]\n\t"                                                                             \
+        "1:\n\t"                                                                                                \
+        ".rept " #REPT "\n\t"                                                                                   \
+        EB_MW_GROUP                                                                                             \
+        ".endr\n\t"                                                                                             \
+        "cmp    %[x], %[end]\n\t"                                                                               \
+        "bne    1b\n\t"                                                                                         \
+        "ldr    %[t], [%[c]]\n\t"                                                                               \
+        "strd   %[a00], %[a01], [%[t]], #8\n\t"                                                                 \
+        "strd   %[a10], %[a11], [%[t]], #8\n\t"                                                                 \
+        "str    %[t], [%[c]]\n\t"                                                                               \
+        "ldr    %[t], [%[c], #8]\n\t"                                                                           \
+        "sub    %[x], %[x], %[t]\n\t"                                                                           \
+        "ldr    %[t], [%[c], #12]\n\t"                                                                          \
+        "subs   %[t], %[t], #1\n\t"                                                                             \
+        "str    %[t], [%[c], #12]\n\t"                                                                          \
+        "bne    2b\n\t"                                                                                         \
+        : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), \
+          [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)   \
+        : [end] "r"(rend), [c] "r"(rc)                                                                         \
+        : "cc", "memory")
+    /* unrolled by a divisor of G as eb_mm_blocks (7: a 3x3 three-channel stem padded to 28) */
+    if ((G & 3) == 0) {
+        EB_MW_ASM(4);
+    } else if (G == 7) {
+        EB_MW_ASM(7);
+    } else if ((G & 1) == 0) {
+        EB_MW_ASM(2);
+    } else {
+        EB_MW_ASM(1);
+    }
+#undef EB_MW_ASM
+#undef EB_MW_GROUP
+}
+
 /* The K % 4 last products of rows a and b (tails ta, tb) for both pixels. */
 static inline void eb_mm2x2_tail(const int16_t *xt, int32_t R, const int8_t *ta, const int8_t *tb,
                                  int32_t *a)
@@ -340,31 +444,6 @@ static EB_NOINLINE void eb_conv_requant(const int32_t *acc, int32_t OC, const ui
     }
 }
 
-/* The per-channel constants of eb_conv_requant's common case, once per layer:
- * {m, chi (output offset folded in), sh} of every channel into tbl (3 * OC words).
- * 1 when every channel is in that case (no clamp inside int8, m > 0,
- * 2 <= e <= 21), else 0 and eb_conv_requant runs. */
-static int eb_requant_table(int32_t OC, const uint8_t *mult, const uint8_t *shift, int32_t off, int32_t lo,
-                            int32_t hi, int32_t *tbl)
-{
-    int32_t u;
-    if (lo != -128 || hi != 127) {
-        return 0;
-    }
-    for (u = 0; u < OC; u++) {
-        const int32_t m = eb_ld32(mult + 4 * u), s = eb_ld32(shift + 4 * u);
-        int32_t sh;
-        if (!(m > 0 && (uint32_t)(-s - 2) <= 19u)) {
-            return 0;
-        }
-        sh = -s - 1;
-        tbl[3 * u] = m;
-        tbl[3 * u + 1] = (int32_t)((1u << (uint32_t)(sh - 1)) + ((uint32_t)off << sh));
-        tbl[3 * u + 2] = sh;
-    }
-    return 1;
-}
-
 /* eb_conv_requant's common case from the table of eb_requant_table: the same
  * integers, the per-channel constants loaded instead of derived per pixel pair. */
 static EB_NOINLINE void eb_conv_requant_tbl(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0,
@@ -378,83 +457,6 @@ static EB_NOINLINE void eb_conv_requant_tbl(const int32_t *acc, int32_t OC, cons
         acc += 2;
         tbl += 3;
     }
-}
-
-/* The fix-up list of the layer that runs (one at a time), set by eb_requant_table2:
- * n entries, none when the table covers every channel. */
-static struct {
-    const uint32_t *list;
-    int32_t n;
-    const eb_conv_params *p;
-} eb_conv_fix;
-
-/* 1 when every weight of output channel u is zero (blocked filter order of
- * firmware/BLOB.md): its sum is its bias whatever the input. */
-static int eb_row_zero(const int8_t *w, int32_t K, int32_t OC, int32_t u)
-{
-    const int32_t G = K >> 2, R = K & 3, j = u & 3;
-    uint32_t any = 0;
-    int32_t g, i;
-    if (u >= (OC & ~3)) {
-        const int8_t *const row = w + (size_t)u * K;
-        for (i = 0; i < K; i++) {
-            any |= (uint32_t)(uint8_t)row[i];
-        }
-        return any == 0;
-    }
-    w += (size_t)(u & ~3) * K;
-    for (g = 0; g < G; g++) {
-        any |= eb_ldw(w + 16 * (size_t)g + 4 * j);
-    }
-    for (i = 0; i < R; i++) {
-        any |= (uint32_t)(uint8_t)w[16 * (size_t)G + (size_t)R * j + i];
-    }
-    return any == 0;
-}
-
-/* The table of eb_conv_requant_tbl2: {m, hc, e} per channel for eb_rq_mul2 on the
- * doubled sums, e = -shift, hc = 2^(e-1) + off * 2^e (the output offset folded in,
- * as eb_dw_requant_lines does). Needs eb_requant_table's case and |acc| < 2^30, so
- * that 2 * acc fits int32: |bias| < 2^29 and K * 2^14 < 2^29 (an int8 product is at
- * most 2^14 in magnitude). 1 when every channel qualifies, else 0; or, with a fix
- * list (fix != NULL, room for maxfix entries), 1 with the channels that do not
- * qualify listed in fix[0..eb_conv_fix.n) for eb_conv_requant_fix (their table entries
- * are zeros: the asm loop writes a byte that the fix-up overwrites): u, and when
- * channel u's weights are all zero (MobileNet's dead channels: a tiny scale, bias
- * near 2^30) bit 24 and its constant output byte in bits 16..23. */
-static int eb_requant_table2(int32_t OC, const uint8_t *chan, int32_t K, int32_t off, int32_t lo, int32_t hi,
-                             int32_t *tbl, const eb_conv_params *p, uint32_t *fix, int32_t maxfix)
-{
-    int32_t u, n = 0;
-    eb_conv_fix.n = 0;
-    if (lo != -128 || hi != 127 || K >= (1 << 15)) {
-        return 0;
-    }
-    for (u = 0; u < OC; u++) {
-        const int32_t bias = eb_ld32(chan + 4 * (size_t)u);
-        const int32_t m = eb_ld32(chan + 4 * ((size_t)OC + u)), s = eb_ld32(chan + 4 * (2 * (size_t)OC + u));
-        int32_t e;
-        if (!(m > 0 && (uint32_t)(-s - 2) <= 19u) || bias >= (1 << 29) || bias <= -(1 << 29)) {
-            if (!fix || n >= maxfix || u > 0xFFFF) {
-                return 0;
-            }
-            fix[n] = (uint32_t)u;
-            if (eb_row_zero(p->filter, K, OC, u)) {
-                fix[n] |= (1u << 24) | ((uint32_t)(uint8_t)eb_requant(bias, m, s, off, lo, hi) << 16);
-            }
-            n++;
-            tbl[3 * u] = tbl[3 * u + 1] = tbl[3 * u + 2] = 0;
-            continue;
-        }
-        e = -s;
-        tbl[3 * u] = m;
-        tbl[3 * u + 1] = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)off << e));
-        tbl[3 * u + 2] = e;
-    }
-    eb_conv_fix.list = fix;
-    eb_conv_fix.n = n;
-    eb_conv_fix.p = p;
-    return 1;
 }
 
 /* The outputs of the channels listed by eb_requant_table2 (after eb_conv_requant_tbl2
@@ -526,25 +528,49 @@ static EB_NOINLINE void eb_conv_requant_tbl2(const int32_t *acc, int32_t OC, con
 #undef EB_RQ2_CHAN
 #undef EB_RQ2_OPERANDS
 
+/* The field order of eb_conv_padded. Plain: the K values of im2col, then zeros up to
+ * Kp = K rounded up to four. By rows (KW*C = r = 4*gr + lft with 0 < lft and
+ * KH*lft <= 4, a 3x3 three-channel stem: r = 9, gr = 2, lft = 1): each kernel row's
+ * first 4*gr values (gr whole groups, which a window inside the input supplies as
+ * words straight from its input row), then the rows' lft last values together in
+ * one more group, zeros after them. Both orders have Kp / 4 groups. The position q
+ * of the field holds element eb_field_k(q) of the im2col order, or nothing (-1). */
+typedef struct {
+    int32_t K, r, gr, lft, rows;
+} eb_field_order;
+
+static int32_t eb_field_k(const eb_field_order *f, int32_t q)
+{
+    const int32_t body = f->rows * 4 * f->gr;
+    if (!f->lft) {
+        return q < f->K ? q : -1;
+    }
+    if (q < body) {
+        return (q / (4 * f->gr)) * f->r + q % (4 * f->gr);
+    }
+    q -= body;
+    return q < f->rows * f->lft ? (q / f->lft) * f->r + 4 * f->gr + q % f->lft : -1;
+}
+
 /* The filter of a layer with K % 4 != 0 (a 3-channel stem: K = 27) and OC % 4 == 0
- * copied into the blocked layout of K rounded up to a multiple of four, the rows'
- * tails (firmware/BLOB.md: R bytes of row 0, 1, 2, 3 after the groups) padded with
- * zero weights into one more group, so every block runs eb_mm_blocks' asm loop
+ * copied into the blocked layout of Gp groups in the field order f, zero weights
+ * where the order has no element, so every block runs eb_mm_blocks' asm loop
  * instead of eb_mm2x2_blocked and a scalar tail. The products of the padded
  * weights are zero: the sums, and the outputs, are those of the unpadded filter. */
-static void eb_pad_blocks(const int8_t *w, int32_t K, int32_t OC, int8_t *wp)
+static void eb_pad_blocks(const int8_t *w, int32_t OC, const eb_field_order *f, int32_t Gp, int8_t *wp)
 {
-    const int32_t G = K >> 2, R = K & 3;
-    int32_t b, j, i;
+    const int32_t K = f->K, G = K >> 2, R = K & 3;
+    int32_t b, g, j, i;
     for (b = 0; b < OC; b += 4) {
-        memcpy(wp, w, 16u * (size_t)G);
-        for (j = 0; j < 4; j++) {
-            for (i = 0; i < 4; i++) {
-                wp[16 * G + 4 * j + i] = i < R ? w[16 * G + R * j + i] : 0;
+        for (g = 0; g < Gp; g++) {
+            for (j = 0; j < 4; j++) {
+                for (i = 0; i < 4; i++) {
+                    const int32_t k = eb_field_k(f, 4 * g + i);
+                    *wp++ = k < 0 ? 0 : k < 4 * G ? w[16 * (k >> 2) + 4 * j + (k & 3)] : w[16 * G + R * j + (k - 4 * G)];
+                }
             }
         }
         w += 4 * (size_t)K;
-        wp += 16 * (size_t)(G + 1);
     }
 }
 
@@ -573,28 +599,102 @@ static int eb_gather_inside(const eb_conv_params *p, const int8_t *in_b, int32_t
     return 1;
 }
 
-/* Layers with K % 4 != 0 gathered through im2col: the zero-padded copy of the filter
- * (eb_pad_blocks) and fields of K rounded up (zeros after the K values); 1 when done,
- * 0 when it does not apply or does not fit. Working set: 4*Kp + 8*OC + Kp + OC*Kp. */
+/* The field by rows (eb_field_order) of a 3x3 three-channel window inside the input
+ * (r = 9: gr = 2, lft = 1, three rows), widened straight from its input rows (s: the
+ * first, rs bytes apart) into slot words d[0], d[1], d += 4 (eb_widen_run's layout):
+ * two words a row, the rows' ninth values as bytes 0-2 of the seventh group (its
+ * byte 3 meets a zero weight), no im2col copy. */
+static void eb_widen_stem3(const int8_t *s, int32_t rs, uint32_t *d)
+{
+    const int8_t *const s1 = s + rs, *const s2 = s1 + rs;
+    uint32_t v;
+    v = eb_ldw(s);
+    d[0] = (uint32_t)eb_sx02(v);
+    d[1] = (uint32_t)eb_sx13(v);
+    v = eb_ldw(s + 4);
+    d[4] = (uint32_t)eb_sx02(v);
+    d[5] = (uint32_t)eb_sx13(v);
+    v = eb_ldw(s1);
+    d[8] = (uint32_t)eb_sx02(v);
+    d[9] = (uint32_t)eb_sx13(v);
+    v = eb_ldw(s1 + 4);
+    d[12] = (uint32_t)eb_sx02(v);
+    d[13] = (uint32_t)eb_sx13(v);
+    v = eb_ldw(s2);
+    d[16] = (uint32_t)eb_sx02(v);
+    d[17] = (uint32_t)eb_sx13(v);
+    v = eb_ldw(s2 + 4);
+    d[20] = (uint32_t)eb_sx02(v);
+    d[21] = (uint32_t)eb_sx13(v);
+    v = (uint32_t)(uint8_t)s[8] | ((uint32_t)(uint8_t)s1[8] << 8) | ((uint32_t)(uint8_t)s2[8] << 16);
+    d[24] = (uint32_t)eb_sx02(v);
+    d[25] = (uint32_t)eb_sx13(v);
+}
+
+/* One pixel's field in eb_conv_padded's order, widened into slot words d (the window
+ * at iy0, ix0): by rows straight from the input when the order is by rows and the
+ * window inside the input, else through im2col (col), reordered into col2 by the map
+ * (Kp positions: the im2col index of each, or -1 for a zero) when by rows. */
+static void eb_padded_field(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, int32_t ix0,
+                            const int16_t *map, int32_t Gp, int8_t *col, int8_t *col2, uint32_t *d)
+{
+    const int32_t W = p->in.w, C = p->in.c;
+    int32_t q;
+    if (map && ix0 >= 0 && ix0 + 3 <= W && iy0 >= 0 && iy0 + 2 * p->dh < p->in.h) {
+        eb_widen_stem3(in_b + ((size_t)iy0 * W + ix0) * C, W * C * p->dh, d);
+        return;
+    }
+    if (!eb_gather_inside(p, in_b, iy0, ix0, col)) {
+        eb_im2col(p, in_b, iy0, ix0, (int8_t)(0u - (uint32_t)p->in_offset), col);
+    }
+    if (map) {
+        for (q = 0; q < 4 * Gp; q++) {
+            col2[q] = map[q] < 0 ? 0 : col[map[q]];
+        }
+        col = col2;
+    }
+    eb_widen_run(col, Gp, d);
+}
+
+/* Layers with K % 4 != 0: the zero-padded copy of the filter in the field order
+ * (eb_pad_blocks) and fields of Kp = K rounded up; 1 when done, 0 when it does not
+ * apply or does not fit. Working set: 4*Kp + 8*OC + OC*Kp + max(Kp, OC) + 3*Kp + 12*OC. */
 static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
     const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
     const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
     const int32_t K = p->kh * p->kw * C, Kp = (K + 3) & ~3, Gp = Kp >> 2;
-    const int32_t npix = p->out.n * OH * OW;
-    const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);
+    const int32_t npix = p->out.n * OH * OW, r = p->kw * C;
+    const int32_t ncol = ((Kp > OC ? Kp : OC) + 3) & ~3;
     uint32_t *const xq = eb_dsp_buf;
     int32_t *const acc = (int32_t *)(void *)(xq + 4 * Gp);
     int8_t *const wp = (int8_t *)(void *)(acc + 2 * OC);
     int8_t *const col = wp + (size_t)OC * Kp;        /* Kp bytes, and OC for an odd last pixel */
-    int32_t *const tbl = (int32_t *)(void *)(col + (((Kp > OC ? Kp : OC) + 3) & ~3));
-    int use_tbl;
+    int8_t *const col2 = col + ncol;                 /* the field reordered by rows */
+    int16_t *const map = (int16_t *)(void *)(col2 + Kp);   /* Kp entries */
+    int32_t *const tbl = (int32_t *)(void *)(map + Kp);
+    uint32_t *const wt = (uint32_t *)(void *)(tbl + 3 * OC);   /* the widened filter, when it fits */
+    eb_field_order f;
+    int use_tbl, wide;
     int32_t pi, b = 0, oy = 0, ox = 0;
     if ((K & 3) == 0 || (OC & 3) != 0 || eb_conv_direct(p) ||
-        4u * (size_t)Kp + 8u * (size_t)OC + (size_t)OC * Kp + (size_t)(Kp > OC ? Kp : OC) > EB_DSP_SCRATCH_BYTES) {
+        4u * (size_t)Kp + 8u * (size_t)OC + (size_t)OC * Kp + (size_t)ncol + 3u * (size_t)Kp > EB_DSP_SCRATCH_BYTES) {
         return 0;
     }
-    eb_pad_blocks(p->filter, K, OC, wp);
+    f.K = K;
+    f.r = r;
+    f.gr = r >> 2;
+    f.rows = p->kh;
+    /* by rows: the 3x3 three-channel stems (eb_widen_stem3) */
+    f.lft = p->dw == 1 && p->kw == 3 && C == 3 && p->kh == 3 ? 1 : 0;
+    eb_pad_blocks(p->filter, OC, &f, Gp, wp);
+    for (pi = 0; pi < Kp; pi++) {
+        map[pi] = (int16_t)eb_field_k(&f, pi);
+    }
+    wide = (size_t)((uint8_t *)(wt + 2 * (size_t)Gp * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
+    if (wide) {
+        eb_widen_filter(wp, Gp, 0, OC, wt);
+    }
     use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
     use_tbl = !use_tbl ? 0
               : eb_requant_table2(OC, p->chan, Kp, p->out_offset, p->act_min, p->act_max, tbl, p, NULL, 0) ? 2
@@ -610,12 +710,9 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
         for (slot = 0; slot < 2; slot++) {
             const int8_t *const in_b = in + (size_t)b * H * W * C;
             const int32_t iy0 = oy * p->sh - p->ph, ix0 = ox * p->sw - p->pw;
-            if (!eb_gather_inside(p, in_b, iy0, ix0, col)) {
-                eb_im2col(p, in_b, iy0, ix0, pad, col);
-            }
-            eb_widen_run(col, Gp, xq + 2 * slot);
+            eb_padded_field(p, in_b, iy0, ix0, f.lft ? map : NULL, Gp, col, col2, xq + 2 * slot);
             if (slot == 0 && !o1) {
-                eb_widen_run(col, Gp, xq + 2);
+                eb_padded_field(p, in_b, iy0, ix0, f.lft ? map : NULL, Gp, col, col2, xq + 2);
                 break;
             }
             if (++ox == OW) {
@@ -626,7 +723,11 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
                 }
             }
         }
-        eb_mm_blocks(xq, Gp, wp, p->chan, OC >> 2, acc);
+        if (wide) {
+            eb_mm_pairs_wide(xq, Gp, wt, p->chan, OC >> 1, acc);
+        } else {
+            eb_mm_blocks(xq, Gp, wp, p->chan, OC >> 2, acc);
+        }
         if (use_tbl == 2) {
             eb_conv_requant_tbl2(acc, OC, tbl, o0, o1 ? o1 : col);
             continue;
@@ -641,153 +742,85 @@ static int eb_conv_padded(const eb_conv_params *p, const int8_t *in, int8_t *out
     return 1;
 }
 
-/* Weight k of output channel oc in the blob's blocked filter order (firmware/BLOB.md) */
-static int8_t eb_filter_at(const int8_t *w, int32_t K, int32_t OC, int32_t oc, int32_t k)
-{
-    const int32_t G = K >> 2, R = K & 3, j = oc & 3;
-    const int8_t *b = w + (size_t)(oc & ~3) * K;
-    if (oc >= (OC & ~3)) {
-        return w[(size_t)oc * K + k];
-    }
-    return k < 4 * G ? b[16 * (k >> 2) + 4 * j + (k & 3)] : b[16 * G + R * j + (k - 4 * G)];
-}
-
-/* Fields of at most 8 elements (K <= 8: the 1x1 convolutions of 8 input channels in
- * MobileNet, tiny stems): the whole filter widened once per layer into a table of
- * eight words per output channel, {bias, (w0, w2), (w1, w3), (w4, w6), (w5, w7),
- * m, chi, sh} (zero weights after K, eb_requant_table's constants), so one pixel's
- * four words of x stay in registers and each output channel costs two LDM, four
- * SMLAD and the requantisation: 16 instructions for up to 8 MACs, where the
- * two-pixel kernel spends about 25 per channel and pixel on so short a field.
- * 1 when done; 0 (another path runs) when K > 8, the table does not fit or the
- * requantisation is not eb_requant_table's common case. */
-static int eb_conv_k8(const eb_conv_params *p, const int8_t *in, int8_t *out)
+/* Layers with R == 0 and OC % 4 == 0 whose filter widened to int16 pairs
+ * (eb_widen_filter, 2*K*OC bytes) fits the scratch beside the two fields (4K bytes),
+ * the im2col column, the requantisation table (12*OC) and the sums (8*OC), in
+ * eb_requant_table2's case without fix-ups: every output runs eb_mm_pairs_wide (11
+ * instructions per 16 MACs instead of eb_mm_blocks' 15; in the cycle model of
+ * edgebench.mcu.cycles 19 cycles a group instead of 20). Only the whole filter at
+ * once: in chunks of channels (the pixels once per chunk) the instructions went down
+ * further but the cycle estimate up (widening the fields again costs more than the
+ * one cycle a group saves). 1 when done, 0 when another path must run. */
+static EB_NOINLINE int eb_conv_wide(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
     const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
     const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
-    const int32_t K = p->kh * p->kw * C;
-    const int direct = K == 8 && eb_conv_direct(p);
+    const int32_t K = p->kh * p->kw * C, G = K >> 2;
+    const int32_t npix = p->out.n * OH * OW;
     const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);
-    uint32_t *const tab = eb_dsp_buf;
-    int32_t *const rq = (int32_t *)(void *)(tab + 8 * (size_t)OC);
-    int8_t *const col = (int8_t *)(void *)(rq + 3 * (size_t)OC);
-    int32_t u, k, b, oy, ox;
-    int dbl;
-    if (K > 8 || (size_t)OC * 44u + 8u > EB_DSP_SCRATCH_BYTES) {
+    const int direct = eb_conv_direct(p);
+    const int rows = !direct && p->dw == 1 && ((p->kw * C) & 3) == 0;
+    const uint32_t zz = (uint32_t)(uint16_t)pad * 0x10001u;
+    const int32_t ncol = ((K > OC ? K : OC) + 3) & ~3;
+    const size_t fixed = 4u * (size_t)K + (size_t)ncol + 12u * (size_t)OC;
+    uint32_t *const xq = eb_dsp_buf;
+    int8_t *const col = (int8_t *)(void *)(xq + K);
+    int32_t *const tbl = (int32_t *)(void *)(col + ncol);
+    int32_t *const acc = tbl + 3 * OC;
+    int32_t n, c0;
+    if ((K & 3) != 0 || G == 0 || (OC & 3) != 0 || fixed >= EB_DSP_SCRATCH_BYTES) {
         return 0;
     }
-    /* {m, hc, e} of eb_rq_mul2 on the doubled sums when every channel allows it, else
-     * eb_requant_table's {m, chi, sh} */
-    dbl = eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, rq, p, NULL, 0);
-    if (!dbl && !eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
-                                  p->act_min, p->act_max, rq)) {
+    n = (int32_t)((EB_DSP_SCRATCH_BYTES - fixed) / (8u + 8u * (size_t)G)) & ~1;
+    if (n < OC) {
         return 0;
     }
-    for (u = 0; u < OC; u++) {
-        uint32_t *const e = tab + 8 * (size_t)u;
-        int8_t row[8];
-        uint32_t v0, v1;
-        for (k = 0; k < 8; k++) {
-            row[k] = k < K ? eb_filter_at(p->filter, K, OC, u, k) : 0;
-        }
-        memcpy(&v0, row, 4);
-        memcpy(&v1, row + 4, 4);
-        e[0] = (uint32_t)eb_ld32(p->chan + 4 * (size_t)u);
-        e[1] = (uint32_t)eb_sx02(v0);
-        e[2] = (uint32_t)eb_sx13(v0);
-        e[3] = (uint32_t)eb_sx02(v1);
-        e[4] = (uint32_t)eb_sx13(v1);
-        e[5] = (uint32_t)rq[3 * u];
-        e[6] = (uint32_t)rq[3 * u + 1];
-        e[7] = (uint32_t)rq[3 * u + 2];
+    n = OC;
+    if (!eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, tbl, p, NULL, 0)) {
+        return 0;
     }
-    for (k = K; k < 8; k++) {
-        col[k] = 0;
-    }
-    for (b = 0; b < p->out.n; b++) {
-        const int8_t *const in_b = in + (size_t)b * H * W * C;
-        for (oy = 0; oy < OH; oy++) {
-            for (ox = 0; ox < OW; ox++) {
+    for (c0 = 0; c0 < OC; c0 += n) {
+        const int32_t nc = OC - c0 < n ? OC - c0 : n;
+        uint32_t *const wt = (uint32_t *)(void *)(acc + 2 * n);
+        int32_t pi, b = 0, oy = 0, ox = 0;
+        eb_widen_filter(p->filter, G, c0, nc, wt);
+        for (pi = 0; pi < npix; pi += 2) {
+            int8_t *const o0 = out + (size_t)pi * OC;
+            int8_t *const o1 = pi + 1 < npix ? o0 + OC : NULL;
+            int32_t slot;
+            for (slot = 0; slot < 2; slot++) {
+                const int8_t *in_b = in + (size_t)b * H * W * C;
                 const int32_t iy0 = oy * p->sh - p->ph, ix0 = ox * p->sw - p->pw;
-                const int8_t *src = col;
-                uint32_t v0, v1;
-                if (direct) {
-                    src = in_b + ((size_t)iy0 * W + ix0) * C;
+                const int8_t *src;
+                if (rows && ix0 >= 0 && ix0 + p->kw <= W) {
+                    eb_widen_rows(p, in_b, iy0, ix0, zz, xq, slot);
+                    if (slot == 0 && !o1) {
+                        eb_widen_rows(p, in_b, iy0, ix0, zz, xq, 1);
+                        break;
+                    }
                 } else {
-                    eb_im2col(p, in_b, iy0, ix0, pad, col);
+                    if (direct) {
+                        src = in_b + ((size_t)iy0 * W + ix0) * C;
+                    } else {
+                        eb_im2col(p, in_b, iy0, ix0, pad, col);
+                        src = col;
+                    }
+                    eb_widen_run(src, G, xq + 2 * slot);
+                    if (slot == 0 && !o1) {
+                        eb_widen_run(src, G, xq + 2);
+                        break;
+                    }
                 }
-                v0 = eb_ldw(src);
-                v1 = eb_ldw(src + 4);
-                {
-                    register const uint32_t *rt __asm__("r0") = tab;
-                    register const uint32_t *rend __asm__("r1") = tab + 8 * (size_t)OC;
-                    register int8_t *ro __asm__("lr") = out;
-                    register uint32_t x0 __asm__("r8") = (uint32_t)eb_sx02(v0);
-                    register uint32_t x1 __asm__("r9") = (uint32_t)eb_sx13(v0);
-                    register uint32_t x2 __asm__("r10") = (uint32_t)eb_sx02(v1);
-                    register uint32_t x3 __asm__("r11") = (uint32_t)eb_sx13(v1);
-                    register int32_t a __asm__("r2");
-                    register uint32_t w0 __asm__("r3"), w1 __asm__("r4"), w2 __asm__("r5"), w3 __asm__("r6");
-                    register int32_t s __asm__("r12");
-                    /* doubled sums: 14 instructions a channel, two channels a pass when OC
-                     * is even */
-#define EB_K8_DBL                                                         \
-    "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"              \
-    "smlad  %[a], %[w0], %[x0], %[a]\n\t"                               \
-    "smlad  %[a], %[w1], %[x1], %[a]\n\t"                               \
-    "smlad  %[a], %[w2], %[x2], %[a]\n\t"                               \
-    "smlad  %[a], %[w3], %[x3], %[a]\n\t"                               \
-    "ldmia  %[t]!, {%[w0], %[w1], %[w2]}\n\t"     /* m, hc, e */         \
-    "lsl    %[a], %[a], #1\n\t"                                         \
-    "add    %[w1], %[w1], %[a], asr #31\n\t"                            \
-    "smmlar %[w1], %[a], %[w0], %[w1]\n\t"                              \
-    "asr    %[w1], %[w1], %[w2]\n\t"                                    \
-    "ssat   %[w1], #8, %[w1]\n\t"                                       \
-    "strb   %[w1], [%[o]], #1\n\t"
-#define EB_K8_OPERANDS                                                                             \
-    : [t] "+r"(rt), [o] "+r"(ro), [a] "=&r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2),   \
-      [w3] "=&r"(w3), [s] "=&r"(s)                                                                 \
-    : [end] "r"(rend), [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2), [x3] "r"(x3)                     \
-    : "cc", "memory"
-                    if (dbl && (OC & 1) == 0) {
-                        __asm__ volatile("1:\n\t" EB_K8_DBL EB_K8_DBL "cmp    %[t], %[end]\n\t"
-                                         "bne    1b\n\t" EB_K8_OPERANDS);
-                        out = ro;
-                        continue;
+                if (++ox == OW) {
+                    ox = 0;
+                    if (++oy == OH) {
+                        oy = 0;
+                        b++;
                     }
-                    if (dbl) {
-                        __asm__ volatile("1:\n\t" EB_K8_DBL "cmp    %[t], %[end]\n\t"
-                                         "bne    1b\n\t" EB_K8_OPERANDS);
-                        out = ro;
-                        continue;
-                    }
-#undef EB_K8_DBL
-#undef EB_K8_OPERANDS
-                    __asm__ volatile(
-                        "1:\n\t"
-                        "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"
-                        "smlad  %[a], %[w0], %[x0], %[a]\n\t"
-                        "smlad  %[a], %[w1], %[x1], %[a]\n\t"
-                        "smlad  %[a], %[w2], %[x2], %[a]\n\t"
-                        "smlad  %[a], %[w3], %[x3], %[a]\n\t"
-                        "ldmia  %[t]!, {%[w0], %[w1], %[w2]}\n\t"     /* m, chi, sh */
-                        "asr    %[s], %[a], #31\n\t"
-                        "mov    %[w3], #0x40000000\n\t"
-                        "orr    %[w3], %[w3], %[s], lsl #31\n\t"
-                        "add    %[w1], %[w1], %[s]\n\t"
-                        "smlal  %[w3], %[w1], %[a], %[w0]\n\t"
-                        "asr    %[w1], %[w1], %[w2]\n\t"
-                        "ssat   %[w1], #8, %[w1]\n\t"
-                        "strb   %[w1], [%[o]], #1\n\t"
-                        "cmp    %[t], %[end]\n\t"
-                        "bne    1b\n\t"
-                        : [t] "+r"(rt), [o] "+r"(ro), [a] "=&r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1),
-                          [w2] "=&r"(w2), [w3] "=&r"(w3), [s] "=&r"(s)
-                        : [end] "r"(rend), [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2), [x3] "r"(x3)
-                        : "cc", "memory");
-                    out = ro;
                 }
             }
+            eb_mm_pairs_wide(xq, G, wt, p->chan + 4 * (size_t)c0, nc >> 1, acc);
+            eb_conv_requant_tbl2(acc, nc, tbl + 3 * c0, o0 + c0, o1 ? o1 + c0 : col);
         }
     }
     return 1;
@@ -816,10 +849,13 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int32_t maxfix;
     int32_t pi, b = 0, oy = 0, ox = 0;
     /* col also takes the unused second pixel's outputs when the count is odd */
-    if (K <= 8 && eb_conv_k8(p, in, out)) {
+    if (K <= 16 && eb_conv_small(p, in, out)) {
         return 1;
     }
     if (R != 0 && eb_conv_padded(p, in, out)) {
+        return 1;
+    }
+    if (R == 0 && eb_conv_wide(p, in, out)) {
         return 1;
     }
     if ((size_t)K * 4u + 8u * (size_t)OC + (size_t)(K > OC ? K : OC) + 4u > EB_DSP_SCRATCH_BYTES) {
