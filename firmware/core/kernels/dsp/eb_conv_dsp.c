@@ -176,37 +176,35 @@ static void eb_mm2x2_blocked(const uint32_t *xq, int32_t G, const int8_t *wa, in
     acc[3] = a11;
 }
 
-/* Every block of four channels of the blocked layout (K % 4 == 0), both
- * pairs of each, in one asm loop: acc[2u], acc[2u+1] = bias[u] + row u . px0,
- * px1 for u < 4 * nblocks. The inner loop is eb_mm2x2_blocked's; between
- * pairs (15 instructions) the state that does not fit the registers (the
- * accumulator and bias pointers, 16 * G, the blocks left) lives in a small
- * block that r7 points to. Register map: r0 x (the widened fields), r1 their
- * end, lr w, r7 the control block, r6/r8 row a's sums (px0, px1), r9/r10 row
- * b's, r2-r5 the four words of x of a group, r11/r12 weight word and scratch. */
-static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t *bias, int32_t nblocks,
-                         int32_t *acc)
-{
-    struct {
-        int32_t *acc;
-        const uint8_t *bias;
-        int32_t g16;
-        int32_t left;
-    } ctl;
-    register const uint32_t *rx __asm__("r0") = xq;
-    register const uint32_t *rend __asm__("r1") = xq + 4 * G;
-    register const int8_t *rw __asm__("lr") = w;
-    register void *rc __asm__("r7") = &ctl;
-    register int32_t a00 __asm__("r6"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
-    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
-    register uint32_t v __asm__("r11"), t __asm__("r12");
-    if (G <= 0 || nblocks <= 0) {
-        return;
-    }
-    ctl.acc = acc;
-    ctl.bias = bias;
-    ctl.g16 = 16 * G;
-    ctl.left = nblocks;
+/* What the two pair loops (eb_mm_blocks on the blob's blocked filter, eb_mm_pairs_wide
+ * on the widened one) share: the state that does not fit the registers, in a block r7
+ * points to (the accumulator and bias pointers, 16 * G, the blocks or pairs left); one
+ * register plan (r0 x, r1 its end, lr the weights of type WT, r7 the control block,
+ * r6/r8 row a's sums (px0, px1), r9/r10 row b's, r2-r5 the four words of x of a group,
+ * r11/r12 a weight word and scratch: the LDM list in ascending order); a pair's start
+ * (both rows' sums from the bias) and end (the four sums stored, x back to the fields'
+ * start); the asm operands. Used inside those functions only (#undef after them). */
+typedef struct {
+    int32_t *acc;
+    const uint8_t *bias;
+    int32_t g16;
+    int32_t left;
+} eb_mm_ctl;
+#define EB_MM_REGISTERS(WT, wptr)                                                                 \
+    register const uint32_t *rx __asm__("r0") = xq;                                               \
+    register const uint32_t *rend __asm__("r1") = xq + 4 * G;                                     \
+    register WT rw __asm__("lr") = (wptr);                                                        \
+    register void *rc __asm__("r7") = &ctl;                                                       \
+    register int32_t a00 __asm__("r6"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10"); \
+    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5"); \
+    register uint32_t v __asm__("r11"), t __asm__("r12")
+#define EB_MM_CTL_SET(c, acc_, bias_, G_, n_) \
+    do {                                      \
+        (c).acc = (acc_);                     \
+        (c).bias = (bias_);                   \
+        (c).g16 = 16 * (G_);                  \
+        (c).left = (n_);                      \
+    } while (0)
 #define EB_MM_PAIR_INIT                                   \
     "ldr    %[t], [%[c], #4]\n\t"                         \
     "ldr    %[a00], [%[t]], #4\n\t"                       \
@@ -214,6 +212,35 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
     "str    %[t], [%[c], #4]\n\t"                         \
     "mov    %[a01], %[a00]\n\t"                           \
     "mov    %[a11], %[a10]\n\t"
+#define EB_MM_PAIR_STORE                                  \
+    "ldr    %[t], [%[c]]\n\t"                             \
+    "strd   %[a00], %[a01], [%[t]], #8\n\t"               \
+    "strd   %[a10], %[a11], [%[t]], #8\n\t"               \
+    "str    %[t], [%[c]]\n\t"                             \
+    "ldr    %[t], [%[c], #8]\n\t"                         \
+    "sub    %[x], %[x], %[t]\n\t"
+#define EB_MM_OPERANDS                                                                                    \
+    : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), \
+      [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)   \
+    : [end] "r"(rend), [c] "r"(rc)                                                                         \
+    : "cc", "memory"
+
+/* Every block of four channels of the blocked layout (K % 4 == 0), both
+ * pairs of each, in one asm loop: acc[2u], acc[2u+1] = bias[u] + row u . px0,
+ * px1 for u < 4 * nblocks. The inner loop is eb_mm2x2_blocked's; between
+ * pairs (15 instructions) the state that does not fit the registers (the
+ * accumulator and bias pointers, 16 * G, the blocks left) lives in a small
+ * block that r7 points to (eb_mm_ctl; the register plan of EB_MM_REGISTERS, lr
+ * the blocked filter). */
+static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t *bias, int32_t nblocks,
+                         int32_t *acc)
+{
+    eb_mm_ctl ctl;
+    EB_MM_REGISTERS(const int8_t *, w);
+    if (G <= 0 || nblocks <= 0) {
+        return;
+    }
+    EB_MM_CTL_SET(ctl, acc, bias, G, nblocks);
 /* one group of four elements: 15 instructions for 16 MACs (the loop's CMP/BNE
  * come once per EB_MM_REPT groups) */
 #define EB_MM_GROUP                                       \
@@ -232,13 +259,6 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
     "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"             \
     "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"             \
     "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
-#define EB_MM_PAIR_STORE                                  \
-    "ldr    %[t], [%[c]]\n\t"                             \
-    "strd   %[a00], %[a01], [%[t]], #8\n\t"               \
-    "strd   %[a10], %[a11], [%[t]], #8\n\t"               \
-    "str    %[t], [%[c]]\n\t"                             \
-    "ldr    %[t], [%[c], #8]\n\t"                         \
-    "sub    %[x], %[x], %[t]\n\t"
 /* the whole loop nest with the inner loop unrolled REPT times (G % REPT == 0):
  * REPT groups, then one CMP/BNE */
 #define EB_MM_BLOCKS_ASM(REPT)                                                                                  \
@@ -267,10 +287,7 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
         "subs   %[t], %[t], #1\n\t"                                                                             \
         "str    %[t], [%[c], #12]\n\t"                                                                          \
         "bne    2b\n\t"                                                                                         \
-        : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), \
-          [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)   \
-        : [end] "r"(rend), [c] "r"(rc)                                                                         \
-        : "cc", "memory")
+        EB_MM_OPERANDS)
     /* unrolled by a divisor of G (4, 5 - a 10x4 one-channel stem -, 7 - a 3x3
      * three-channel stem padded to 28 - or 2): 15 instructions per 16 MACs plus the
      * loop's CMP/BNE once per REPT groups, instead of 17. Not by 8: the two loops
@@ -288,9 +305,7 @@ static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const u
         EB_MM_BLOCKS_ASM(1);
     }
 #undef EB_MM_BLOCKS_ASM
-#undef EB_MM_PAIR_INIT
 #undef EB_MM_GROUP
-#undef EB_MM_PAIR_STORE
 }
 
 /* The filter widened once per layer into RAM (when it fits the scratch): for each
@@ -317,32 +332,17 @@ static void eb_widen_filter(const int8_t *w, int32_t G, int32_t c0, int32_t n, u
 /* eb_mm_blocks on the widened filter of eb_widen_filter: every pair of channels in
  * one asm loop, acc[2u], acc[2u+1] = bias[u] + row u . px0, px1. Per group of four
  * elements: one LDM of x, two LDRD of weights (no SXTB16), eight SMLAD: 11
- * instructions for 16 MACs instead of 15. Register map: r0 x, r1 its end, lr the
- * widened weights, r7 the control block {acc, bias, 16 * G, pairs left}, r6/r8 row
- * a's sums (px0, px1), r9/r10 row b's, r2-r5 x, r11/r12 a weight pair. */
+ * instructions for 16 MACs instead of 15. Registers as EB_MM_REGISTERS (lr the
+ * widened weights, r11/r12 a weight pair). */
 static void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, const uint8_t *bias,
                              int32_t npairs, int32_t *acc)
 {
-    struct {
-        int32_t *acc;
-        const uint8_t *bias;
-        int32_t g16;
-        int32_t left;
-    } ctl;
-    register const uint32_t *rx __asm__("r0") = xq;
-    register const uint32_t *rend __asm__("r1") = xq + 4 * G;
-    register const uint32_t *rw __asm__("lr") = wt;
-    register void *rc __asm__("r7") = &ctl;
-    register int32_t a00 __asm__("r6"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
-    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
-    register uint32_t v __asm__("r11"), t __asm__("r12");
+    eb_mm_ctl ctl;
+    EB_MM_REGISTERS(const uint32_t *, wt);
     if (G <= 0 || npairs <= 0) {
         return;
     }
-    ctl.acc = acc;
-    ctl.bias = bias;
-    ctl.g16 = 16 * G;
-    ctl.left = npairs;
+    EB_MM_CTL_SET(ctl, acc, bias, G, npairs);
 #define EB_MW_GROUP                                       \
     "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"  \
     "ldrd   %[t], %[v], [%[w], #8]\n\t"                   \
@@ -358,32 +358,19 @@ static void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, 
 #define EB_MW_ASM(REPT)                                                                                         \
     __asm__ volatile(                                                                                           \
         "2:\n\t"                                                                                                \
-        "ldr    %[t], [%[c], #4]\n\t"                                                                           \
-        "ldr    %[a00], [%[t]], #4\n\t"                                                                         \
-        "ldr    %[a10], [%[t]], #4\n\t"                                                                         \
-        "str    %[t], [%[c], #4]\n\t"                                                                           \
-        "mov    %[a01], %[a00]\n\t"                                                                             \
-        "mov    %[a11], %[a10]\n\t"                                                                             \
+        EB_MM_PAIR_INIT                                                                                         \
         "1:\n\t"                                                                                                \
         ".rept " #REPT "\n\t"                                                                                   \
         EB_MW_GROUP                                                                                             \
         ".endr\n\t"                                                                                             \
         "cmp    %[x], %[end]\n\t"                                                                               \
         "bne    1b\n\t"                                                                                         \
-        "ldr    %[t], [%[c]]\n\t"                                                                               \
-        "strd   %[a00], %[a01], [%[t]], #8\n\t"                                                                 \
-        "strd   %[a10], %[a11], [%[t]], #8\n\t"                                                                 \
-        "str    %[t], [%[c]]\n\t"                                                                               \
-        "ldr    %[t], [%[c], #8]\n\t"                                                                           \
-        "sub    %[x], %[x], %[t]\n\t"                                                                           \
+        EB_MM_PAIR_STORE                                                                                        \
         "ldr    %[t], [%[c], #12]\n\t"                                                                          \
         "subs   %[t], %[t], #1\n\t"                                                                             \
         "str    %[t], [%[c], #12]\n\t"                                                                          \
         "bne    2b\n\t"                                                                                         \
-        : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), \
-          [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)   \
-        : [end] "r"(rend), [c] "r"(rc)                                                                         \
-        : "cc", "memory")
+        EB_MM_OPERANDS)
     /* unrolled by a divisor of G as eb_mm_blocks (7: a 3x3 three-channel stem padded to 28) */
     if ((G & 3) == 0) {
         EB_MW_ASM(4);
@@ -397,6 +384,11 @@ static void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, 
 #undef EB_MW_ASM
 #undef EB_MW_GROUP
 }
+#undef EB_MM_REGISTERS
+#undef EB_MM_CTL_SET
+#undef EB_MM_PAIR_INIT
+#undef EB_MM_PAIR_STORE
+#undef EB_MM_OPERANDS
 
 /* The K % 4 last products of rows a and b (tails ta, tb) for both pixels. */
 static inline void eb_mm2x2_tail(const int16_t *xt, int32_t R, const int8_t *ta, const int8_t *tb,

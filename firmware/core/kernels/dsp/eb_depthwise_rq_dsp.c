@@ -38,6 +38,38 @@
  * immediate, so no register holds it */
 eb_dw_rqctl_t eb_dw_rqctl;
 
+/* The line walk both families of requantisation loops below share: a line's end from
+ * eb_dw_rqctl (pair bytes at +0), the pairs (the caller's), the odd last output when
+ * eb_dw_rqctl says so (+8: its accumulator loaded into t0, then the caller's one
+ * output), the step to the next line's output (+4), until last; and their locals and
+ * asm outputs. */
+#define EB_DW_LINES_LOCALS \
+    int32_t t0, t1, h;     \
+    const int32_t *end;    \
+    uint32_t X
+#define EB_DW_LINES_HEAD                          \
+    "movw   %[X], #:lower16:%c[ctl]\n\t"          \
+    "movt   %[X], #:upper16:%c[ctl]\n\t"          \
+    "2:\n\t"                                       \
+    "ldr    %[t0], [%[X]]\n\t"                    \
+    "add    %[end], %[a], %[t0]\n\t"              \
+    "1:\n\t"
+#define EB_DW_LINES_ODD                           \
+    "cmp    %[a], %[end]\n\t"                     \
+    "bne    1b\n\t"                                \
+    "ldr    %[t0], [%[X], #8]\n\t"                \
+    "cmp    %[t0], #0\n\t"                        \
+    "beq    3f\n\t"                                \
+    "ldr    %[t0], [%[a]], #8\n\t"
+#define EB_DW_LINES_TAIL                                                                            \
+    "3:\n\t"                                                                                       \
+    "ldr    %[t0], [%[X], #4]\n\t"                                                                \
+    "add    %[d], %[d], %[t0]\n\t"                                                                \
+    "cmp    %[a], %[last]\n\t"                                                                    \
+    "bne    2b\n\t"                                                                                \
+    : [a] "+r"(a), [d] "+r"(d), [t0] "=&r"(t0), [t1] "=&r"(t1), [h] "=&r"(h), [end] "=&r"(end), \
+      [X] "=&r"(X)
+
 /* Requantises lines of accumulators from a up to last: per line, pair_bytes / 8
  * pairs (EB_DW_RQ_PAIR, at least one), the odd last output when odd, then d steps
  * by dstep. All lines of a band in one call: 9 instructions from one line to the
@@ -47,36 +79,18 @@ eb_dw_rqctl_t eb_dw_rqctl;
     EB_NOINLINE void NAME(const int32_t *a, const int32_t *last, int8_t *d, int32_t ls, int32_t m, int32_t hc, \
                           int32_t e, int32_t b2)                                                             \
     {                                                                                                        \
-        int32_t t0, t1, h;                                                                                   \
-        const int32_t *end;                                                                                  \
-        uint32_t X;                                                                                          \
+        EB_DW_LINES_LOCALS;                                                                                  \
         __asm__ volatile(                                                                                    \
-            "movw   %[X], #:lower16:%c[ctl]\n\t"                                                            \
-            "movt   %[X], #:upper16:%c[ctl]\n\t"                                                            \
-            "2:\n\t"                                                                                         \
-            "ldr    %[t0], [%[X]]\n\t"                                                                      \
-            "add    %[end], %[a], %[t0]\n\t"                                                                \
-            "1:\n\t"                                                                                         \
+            EB_DW_LINES_HEAD                                                                                 \
             EB_DW_RQ_PAIR(ADD0, ADD1)                                                                        \
-            "cmp    %[a], %[end]\n\t"                                                                       \
-            "bne    1b\n\t"                                                                                  \
-            "ldr    %[t0], [%[X], #8]\n\t"                                                                  \
-            "cmp    %[t0], #0\n\t"                                                                          \
-            "beq    3f\n\t"                                                                                  \
-            "ldr    %[t0], [%[a]], #8\n\t"                                                                  \
+            EB_DW_LINES_ODD                                                                                  \
             ADD0                                                                                             \
             "add    %[h], %[hc], %[t0], asr #31\n\t"                                                        \
             "smmlar %[h], %[t0], %[m], %[h]\n\t"                                                            \
             "asr    %[h], %[h], %[e]\n\t"                                                                   \
             "ssat   %[h], #8, %[h]\n\t"                                                                     \
             "strb   %[h], [%[d]]\n\t"                                                                       \
-            "3:\n\t"                                                                                         \
-            "ldr    %[t0], [%[X], #4]\n\t"                                                                  \
-            "add    %[d], %[d], %[t0]\n\t"                                                                  \
-            "cmp    %[a], %[last]\n\t"                                                                      \
-            "bne    2b\n\t"                                                                                  \
-            : [a] "+r"(a), [d] "+r"(d), [t0] "=&r"(t0), [t1] "=&r"(t1), [h] "=&r"(h), [end] "=&r"(end),      \
-              [X] "=&r"(X)                                                                                   \
+            EB_DW_LINES_TAIL                                                                                 \
             : [last] "r"(last), [ls] "r"(ls), [m] "r"(m), [hc] "r"(hc), [e] "r"(e), [b2] "r"(b2),           \
               [ctl] "i"(&eb_dw_rqctl)                                                                        \
             : "cc", "memory");                                                                               \
@@ -99,34 +113,16 @@ EB_DW_RQ_LINES(eb_dw_rq_lines_t, "", "")
     static EB_NOINLINE void eb_dw_rq_lines_e##E(const int32_t *a, const int32_t *last, int8_t *d, int32_t ls, \
                                                int32_t m, int32_t hc)                                        \
     {                                                                                                        \
-        int32_t t0, t1, h;                                                                                   \
-        const int32_t *end;                                                                                  \
-        uint32_t X;                                                                                          \
+        EB_DW_LINES_LOCALS;                                                                                  \
         __asm__ volatile(                                                                                    \
-            "movw   %[X], #:lower16:%c[ctl]\n\t"                                                            \
-            "movt   %[X], #:upper16:%c[ctl]\n\t"                                                            \
-            "2:\n\t"                                                                                         \
-            "ldr    %[t0], [%[X]]\n\t"                                                                      \
-            "add    %[end], %[a], %[t0]\n\t"                                                                \
-            "1:\n\t"                                                                                         \
+            EB_DW_LINES_HEAD                                                                                 \
             "ldrd   %[t0], %[t1], [%[a]], #8\n\t"                                                           \
             EB_DW_RQE_ONE("t0", "strb   %[h], [%[d]]\n\t", E)                                               \
             EB_DW_RQE_ONE("t1", "strb   %[h], [%[d], %[ls]]\n\t", E)                                        \
             "add    %[d], %[d], %[ls], lsl #1\n\t"                                                          \
-            "cmp    %[a], %[end]\n\t"                                                                       \
-            "bne    1b\n\t"                                                                                  \
-            "ldr    %[t0], [%[X], #8]\n\t"                                                                  \
-            "cmp    %[t0], #0\n\t"                                                                          \
-            "beq    3f\n\t"                                                                                  \
-            "ldr    %[t0], [%[a]], #8\n\t"                                                                  \
+            EB_DW_LINES_ODD                                                                                  \
             EB_DW_RQE_ONE("t0", "strb   %[h], [%[d]]\n\t", E)                                               \
-            "3:\n\t"                                                                                         \
-            "ldr    %[t0], [%[X], #4]\n\t"                                                                  \
-            "add    %[d], %[d], %[t0]\n\t"                                                                  \
-            "cmp    %[a], %[last]\n\t"                                                                      \
-            "bne    2b\n\t"                                                                                  \
-            : [a] "+r"(a), [d] "+r"(d), [t0] "=&r"(t0), [t1] "=&r"(t1), [h] "=&r"(h), [end] "=&r"(end),      \
-              [X] "=&r"(X)                                                                                   \
+            EB_DW_LINES_TAIL                                                                                 \
             : [last] "r"(last), [ls] "r"(ls), [m] "r"(m), [hc] "r"(hc), [ctl] "i"(&eb_dw_rqctl)             \
             : "cc", "memory");                                                                               \
     }
@@ -138,6 +134,10 @@ EB_DW_RQ_LINES_E(7)
 EB_DW_RQ_LINES_E(8)
 EB_DW_RQ_LINES_E(9)
 #undef EB_DW_RQ_LINES_E
+#undef EB_DW_LINES_LOCALS
+#undef EB_DW_LINES_HEAD
+#undef EB_DW_LINES_ODD
+#undef EB_DW_LINES_TAIL
 #undef EB_DW_RQE_ONE
 const eb_dw_rqe_fn eb_dw_rq_e[EB_DW_RQE_MAX - EB_DW_RQE_MIN + 1] = {
     eb_dw_rq_lines_e3, eb_dw_rq_lines_e4, eb_dw_rq_lines_e5, eb_dw_rq_lines_e6,
