@@ -16,20 +16,19 @@
  * the bias (eb_dw_lines3 on doubled weights from b2: 14). (Unrolled by two it saves
  * one a pair, but the cycle model estimates more cycles for the small depthwise
  * layers: the larger code misses the STM32L4's 1 KiB instruction cache.) */
+/* one output: the doubled sum in T requantised (eb_rq_mul2's SMMLAR form) and stored by STORE */
+#define EB_DW_RQ_ONE(T, STORE)                            \
+    "add    %[h], %[hc], %[" T "], asr #31\n\t"          \
+    "smmlar %[h], %[" T "], %[m], %[h]\n\t"              \
+    "asr    %[h], %[h], %[e]\n\t"                         \
+    "ssat   %[h], #8, %[h]\n\t"                           \
+    STORE
 #define EB_DW_RQ_PAIR(ADD0, ADD1)                         \
     "ldrd   %[t0], %[t1], [%[a]], #8\n\t"                 \
     ADD0                                                  \
-    "add    %[h], %[hc], %[t0], asr #31\n\t"              \
-    "smmlar %[h], %[t0], %[m], %[h]\n\t"                  \
-    "asr    %[h], %[h], %[e]\n\t"                         \
-    "ssat   %[h], #8, %[h]\n\t"                           \
-    "strb   %[h], [%[d]]\n\t"                             \
+    EB_DW_RQ_ONE("t0", "strb   %[h], [%[d]]\n\t")        \
     ADD1                                                  \
-    "add    %[h], %[hc], %[t1], asr #31\n\t"              \
-    "smmlar %[h], %[t1], %[m], %[h]\n\t"                  \
-    "asr    %[h], %[h], %[e]\n\t"                         \
-    "ssat   %[h], #8, %[h]\n\t"                           \
-    "strb   %[h], [%[d], %[ls]]\n\t"                      \
+    EB_DW_RQ_ONE("t1", "strb   %[h], [%[d], %[ls]]\n\t") \
     "add    %[d], %[d], %[ls], lsl #1\n\t"
 #define EB_DW_ADD0 "add    %[t0], %[b2], %[t0], lsl #1\n\t"
 #define EB_DW_ADD1 "add    %[t1], %[b2], %[t1], lsl #1\n\t"
@@ -85,11 +84,7 @@ eb_dw_rqctl_t eb_dw_rqctl;
             EB_DW_RQ_PAIR(ADD0, ADD1)                                                                        \
             EB_DW_LINES_ODD                                                                                  \
             ADD0                                                                                             \
-            "add    %[h], %[hc], %[t0], asr #31\n\t"                                                        \
-            "smmlar %[h], %[t0], %[m], %[h]\n\t"                                                            \
-            "asr    %[h], %[h], %[e]\n\t"                                                                   \
-            "ssat   %[h], #8, %[h]\n\t"                                                                     \
-            "strb   %[h], [%[d]]\n\t"                                                                       \
+            EB_DW_RQ_ONE("t0", "strb   %[h], [%[d]]\n\t")                                                 \
             EB_DW_LINES_TAIL                                                                                 \
             : [last] "r"(last), [ls] "r"(ls), [m] "r"(m), [hc] "r"(hc), [e] "r"(e), [b2] "r"(b2),           \
               [ctl] "i"(&eb_dw_rqctl)                                                                        \
@@ -144,6 +139,7 @@ const eb_dw_rqe_fn eb_dw_rq_e[EB_DW_RQE_MAX - EB_DW_RQE_MIN + 1] = {
     eb_dw_rq_lines_e7, eb_dw_rq_lines_e8, eb_dw_rq_lines_e9,
 };
 #undef EB_DW_RQ_PAIR
+#undef EB_DW_RQ_ONE
 #undef EB_DW_ADD0
 #undef EB_DW_ADD1
 
