@@ -674,7 +674,7 @@ def test_engine_refuses_bad_blobs(build, tmp_path):
     b[0:4] = b"TFL3"
     cases["bad-magic"] = bytes(b)
     b = bytearray(good)
-    struct.pack_into("<H", b, 4, 1)                 # format 1: FC weights not biased
+    struct.pack_into("<H", b, 4, 2)                 # format 2: 1x1 CONV_2D weights not biased
     cases["bad-version"] = bytes(b)
     b = bytearray(good)
     b[-5] ^= 0x40                                   # a weight or parameter byte
@@ -691,7 +691,7 @@ def test_engine_refuses_bad_blobs(build, tmp_path):
     for status, blob in cases.items():
         code, err = _eb_run_status(build, blob, tmp_path / status)
         assert code == 3 and f"eb_model_init: {status}:" in err, (status, code, err)
-    assert "version 2" in _eb_run_status(build, cases["bad-version"], tmp_path / "v")[1]
+    assert "version 3" in _eb_run_status(build, cases["bad-version"], tmp_path / "v")[1]
     assert "CRC" in _eb_run_status(build, cases["bad-crc"], tmp_path / "c")[1]
 
 

@@ -40,7 +40,7 @@ from edgebench.mcu.ops import (
 )
 from edgebench.modelfile import ModelFile, decode_name, parse_model
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MAGIC = b"EBNN"
 HEADER_BYTES, TENSOR_BYTES, LAYER_BYTES = 64, 40, 96
 NO_TENSOR = 0xFFFF
@@ -276,8 +276,8 @@ def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
             raise ModelError(f"{name}: a convolution filter is also used as another operand "
                              f"(layer {layer.op})", None)
         if layer.blocked_filter and not layer.biased_filter and layer.inputs[1] in biased:
-            raise ModelError(f"{name}: a FULLY_CONNECTED filter is also a convolution's "
-                             f"(layer {layer.op})", None)
+            raise ModelError(f"{name}: a filter stored biased (FULLY_CONNECTED, 1x1 CONV_2D) is also "
+                             f"another convolution's (layer {layer.op})", None)
 
     # constant data: tensors, then per-layer channel arrays; 4-byte aligned
     tensors_off = HEADER_BYTES

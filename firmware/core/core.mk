@@ -22,7 +22,7 @@ ifeq ($(wildcard $(EB_CORE_DIR)/kernels/$(EB_KERNELS)/*.c),)
 $(error unknown EB_KERNELS=$(EB_KERNELS): no sources in core/kernels/$(EB_KERNELS)/ (sets: $(notdir $(wildcard $(EB_CORE_DIR)/kernels/*))))
 endif
 
-EB_ENGINE_COMMON := $(addprefix $(EB_CORE_DIR)/,eb_engine.c eb_layer.c eb_ops.c eb_conv_util.c eb_rescale.c eb_crc32.c) \
+EB_ENGINE_COMMON := $(addprefix $(EB_CORE_DIR)/,eb_engine.c eb_layer.c eb_ops.c eb_conv_util.c eb_matvec.c eb_rescale.c eb_crc32.c) \
                     $(sort $(wildcard $(EB_CORE_DIR)/ops/*.c))
 eb_engine_srcs    = $(EB_ENGINE_COMMON) $(sort $(wildcard $(EB_CORE_DIR)/kernels/$(1)/*.c))
 EB_ENGINE_SRCS   := $(call eb_engine_srcs,$(EB_KERNELS))

@@ -16,7 +16,7 @@
 #define EB_BLOB_MAGIC1 'B'
 #define EB_BLOB_MAGIC2 'N'
 #define EB_BLOB_MAGIC3 'N'
-#define EB_BLOB_VERSION 2u
+#define EB_BLOB_VERSION 3u
 
 /* Header: 64 bytes. */
 #define EB_HDR_BYTES 64u

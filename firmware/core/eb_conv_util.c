@@ -1,7 +1,7 @@
 /*
  * eb_conv_util.c - what the portable and the DSP convolution kernels share: the
- * blob's blocked filter order, the test for a convolution that reads its input in
- * place, and the gathering of one receptive field with its padding.
+ * blob's blocked filter order, the tests for a convolution that reads its input in
+ * place and for one whose filter is stored biased, and the gathering of one receptive field with its padding.
  */
 #include "eb_kernels.h"
 
@@ -35,6 +35,11 @@ int eb_conv_direct(const eb_conv_params *p)
 {
     return p->kh == 1 && p->kw == 1 && p->ph == 0 && p->pw == 0 &&
            (p->out.h - 1) * p->sh < p->in.h && (p->out.w - 1) * p->sw < p->in.w;
+}
+
+int eb_conv_biased(const eb_conv_params *p)
+{
+    return p->kh == 1 && p->kw == 1 && p->ph == 0 && p->pw == 0 && (p->in.c & 3) == 0;
 }
 
 /* Gather one receptive field into col (kh*kw*c bytes, [ky][kx][c] order as the

@@ -3,7 +3,8 @@
  * kernels (ops/eb_op_conv.c, ops/eb_op_fully_connected.c and the DSP kernels of
  * kernels/dsp/): modulo-2^32 accumulation, four-byte loads, the SXTB16 lane
  * split, dot products over the blob's blocked filter layout (firmware/BLOB.md),
- * and the matrix-vector product with its requantisation. Static inline: each
+ * and the matrix-vector products with their requantisation (the biased one in
+ * eb_matvec.c). Static inline: each
  * includer gets the code inlined where it is used.
  */
 #ifndef EB_DOT_H
@@ -301,5 +302,12 @@ static EB_ALWAYS_INLINE void eb_matvec(const int8_t *x, const int8_t *filter, in
     }
     eb_matvec_last_rows(x, w, depth, u, units, chan, fc, out_offset, act_min, act_max, out);
 }
+
+/* eb_matvec over a BIASED blocked filter (even depth positions stored w ^ 0x80,
+ * chan's bias'' + 128 * sum(odd w): firmware/BLOB.md): FULLY_CONNECTED's
+ * portable kernel (fc = 1) and 1x1 CONV_2D's when eb_conv_biased() (fc = 0).
+ * eb_matvec.c, out of line. */
+void eb_matvec_biased(const int8_t *x, const int8_t *filter, int32_t depth, int32_t units, const uint8_t *chan,
+                      int fc, int32_t out_offset, int32_t act_min, int32_t act_max, int8_t *out);
 
 #endif /* EB_DOT_H */

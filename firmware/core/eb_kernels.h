@@ -241,6 +241,12 @@ void eb_block_filter(const int8_t *plain, int32_t rows, int32_t depth, int8_t *b
 /* 1 when the convolution reads its input in place (1x1, no padding, every
  * window inside the input) and needs no scratch. */
 int eb_conv_direct(const eb_conv_params *p);
+/* 1 when the blob stores the convolution's filter BIASED (blob format 3: 1x1, no
+ * padding, a multiple of four input channels; even input-channel positions
+ * stored w ^ 0x80 and bias'' = bias' + 128 * sum(odd w), as FULLY_CONNECTED's:
+ * firmware/BLOB.md). The converter applies the same rule
+ * (edgebench/mcu/ops/conv.py); every kernel that takes such a layer reads it so. */
+int eb_conv_biased(const eb_conv_params *p);
 /* Gather one receptive field into col (kh*kw*c bytes, [ky][kx][c] order as the
  * filter), padded taps set to pad (eb_conv_util.c). */
 void eb_im2col(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, int32_t ix0, int8_t pad,

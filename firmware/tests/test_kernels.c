@@ -74,6 +74,7 @@ static void rnd_fill(int8_t *p, size_t n)
 }
 
 static void put32(uint8_t *p, int32_t v) { memcpy(p, &v, 4); }
+static int32_t get32(const uint8_t *p) { int32_t v; memcpy(&v, p, 4); return v; }
 
 /* ---- fixed point --------------------------------------------------------- */
 
@@ -340,6 +341,33 @@ static void random_requant(int32_t channels)
     }
 }
 
+/* blob formats 2 and 3: the even-position weights of plain [units][depth] stored w ^ 0x80
+ * (FULLY_CONNECTED; 1x1 CONV_2D when eb_conv_biased) */
+static void bias_filter(const int8_t *plain, int32_t units, int32_t depth, int8_t *biased)
+{
+    int32_t i;
+    for (i = 0; i < units * depth; i++) {
+        biased[i] = (int8_t)((i % depth) & 1 ? plain[i] : plain[i] ^ (int8_t)0x80);
+    }
+}
+
+/* blob format 3: a 1x1 CONV_2D's filter (plain [oc][ic], in place) and bias' as the
+ * converter stores them when eb_conv_biased(): even input channels w ^ 0x80, bias''
+ * = bias' + 128 * sum(odd w) */
+static void bias_conv_layer(const eb_conv_params *p, int8_t *filter, uint8_t *chan)
+{
+    const int32_t K = p->in.c;
+    int32_t o, k;
+    for (o = 0; o < p->out.c; o++) {
+        int32_t odd = 0;
+        for (k = 1; k < K; k += 2) {
+            odd += filter[o * K + k];
+        }
+        put32(chan + 4 * o, get32(chan + 4 * o) + 128 * odd);
+    }
+    bias_filter(filter, p->out.c, K, filter);
+}
+
 static void test_conv_random(int trials, int depthwise)
 {
     int t;
@@ -394,6 +422,9 @@ static void test_conv_random(int trials, int depthwise)
         if (depthwise) {
             eb_depthwise_s8(&p, g_in, g_out);
         } else {
+            if (eb_conv_biased(&p)) {
+                bias_conv_layer(&p, g_filter, g_chan);
+            }
             eb_block_filter(g_filter, p.out.c, p.kh * p.kw * p.in.c, g_blocked);
             p.filter = g_blocked;
             eb_conv_s8(&p, g_in, g_out);
@@ -465,15 +496,6 @@ static void make_fc_chan(uint8_t *chan, int32_t units, int32_t depth, const int3
     }
 }
 
-/* blob format 2: the even-position weights of plain [units][depth] stored w ^ 0x80 */
-static void bias_fc_filter(const int8_t *plain, int32_t units, int32_t depth, int8_t *biased)
-{
-    int32_t i;
-    for (i = 0; i < units * depth; i++) {
-        biased[i] = (int8_t)((i % depth) & 1 ? plain[i] : plain[i] ^ (int8_t)0x80);
-    }
-}
-
 static void ref_fc(const eb_fc_params *p, const int8_t *in, const int32_t *bias,
                    const double *factor, int8_t *out)
 {
@@ -529,7 +551,7 @@ static void test_fc(void)
     g_bias[1] = -5;
     factor[0] = factor[1] = 0.5;
     make_fc_chan(g_chan, 2, 3, g_bias, factor, w, 1);
-    bias_fc_filter(w, 2, 3, wb);
+    bias_filter(w, 2, 3, wb);
     p.filter = wb;
     p.chan = g_chan;
     eb_fc_s8(&p, x, g_out);
@@ -554,7 +576,7 @@ static void test_fc(void)
         make_fc_chan(g_chan, p.units, p.depth, g_bias, factor, g_filter, p.in_offset);
         p.chan = g_chan;
         ref_fc(&p, g_in, g_bias, factor, g_want);
-        bias_fc_filter(g_filter, p.units, p.depth, g_filter);
+        bias_filter(g_filter, p.units, p.depth, g_filter);
         eb_block_filter(g_filter, p.units, p.depth, g_blocked);
         p.filter = g_blocked;
         eb_fc_s8(&p, g_in, g_out);

@@ -84,9 +84,10 @@ def block_filter(w: np.ndarray) -> bytes:
 
 
 def bias_filter(w: np.ndarray) -> np.ndarray:
-    """FULLY_CONNECTED weights ``[units, depth]`` with the weights at even depth positions
-    stored biased, ``w ^ 0x80`` (= ``w + 128`` read as uint8), the odd ones as they are
-    (firmware/BLOB.md, blob format 2); the layer's ``bias'`` carries ``128 * sum(odd w)``."""
+    """FULLY_CONNECTED weights ``[units, depth]`` (blob format 2) and 1x1 CONV_2D filters
+    ``[oc, 1, 1, ic]`` (format 3) with the weights at even depth positions stored biased,
+    ``w ^ 0x80`` (= ``w + 128`` read as uint8), the odd ones as they are (firmware/BLOB.md);
+    the layer's ``bias'`` carries ``128 * sum(odd w)``."""
     rows = np.array(w, dtype=np.int8).reshape(w.shape[0], -1)
     rows[:, 0::2] = (rows[:, 0::2].view(np.uint8) ^ 0x80).view(np.int8)
     return rows.reshape(w.shape)

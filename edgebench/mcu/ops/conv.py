@@ -4,7 +4,8 @@ Per-channel int8 convolutions, ``reference_integer_ops::ConvPerChannel`` /
 ``DepthwiseConvPerChannel``: the bias folded with the input offset (``bias'``), a Q31
 multiplier and shift per channel, the fused activation as the clamp. Scratch: a gathered
 receptive field for CONV_2D (none for a 1x1 convolution without padding), a row of input
-zero points for DEPTHWISE_CONV_2D.
+zero points for DEPTHWISE_CONV_2D. A 1x1 CONV_2D without padding over a multiple of four input
+channels stores its filter biased (blob format 3), as FULLY_CONNECTED does.
 """
 from __future__ import annotations
 
@@ -82,11 +83,18 @@ def lower_conv(op: str, opts, x: Tensor, w: Tensor, b, y: Tensor) -> Layer:
     ph = window_padding(h, kh, sh, dh, int(opts.padding), oh)
     pw = window_padding(wd, kw, sw, dw, int(opts.padding), ow)
     direct = kh == 1 and kw == 1 and ph == 0 and pw == 0
+    # blob format 3: a 1x1 convolution over a multiple of four input channels stores its filter
+    # biased as FULLY_CONNECTED's (even input-channel positions w ^ 0x80, bias + 128 * sum(odd w));
+    # the firmware's eb_conv_biased() is the same rule
+    biased = not depthwise and direct and c % 4 == 0
+    bias = const_bias(b, oc)
+    if biased:
+        bias = bias + 128 * w.data.reshape(oc, -1)[:, 1::2].astype(np.int64).sum(axis=1)
     # conv: one receptive field gathered with its padding (none for 1x1);
     # depthwise: a row of input zero points that padded taps read
     scratch = c if depthwise else (0 if direct else kh * kw * c)
     return Layer(op, [x.index, w.index], y.index,
                  dict(stride=(sh, sw), dilation=(dh, dw), pad=(ph, pw), filter=(kh, kw), depth_mult=mult),
                  fused_activation(opts, out_s, out_z), [-in_z, out_z],
-                 folded_chan(const_bias(b, oc), sums, -in_z, in_s, scales, out_s), macs=macs,
-                 scratch_bytes=scratch, blocked_filter=not depthwise)
+                 folded_chan(bias, sums, -in_z, in_s, scales, out_s), macs=macs,
+                 scratch_bytes=scratch, blocked_filter=not depthwise, biased_filter=biased)

@@ -32,6 +32,7 @@ static EB_NOINLINE void conv_s8_portable(const eb_conv_params *p, const int8_t *
     const int32_t K = p->kh * p->kw * C;
     const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);   /* the input zero point */
     const int direct = eb_conv_direct(p);
+    const int biased = eb_conv_biased(p);   /* blob format 3: then direct too */
     int32_t b, oy, ox;
     for (b = 0; b < p->out.n; b++) {
         const int8_t *in_b = in + (size_t)b * H * W * C;
@@ -46,8 +47,13 @@ static EB_NOINLINE void conv_s8_portable(const eb_conv_params *p, const int8_t *
                     eb_im2col(p, in_b, iy0, ix0, pad, p->scratch);
                     col = p->scratch;
                 }
-                eb_matvec(col, p->filter, K, OC, p->chan, 0, p->out_offset, p->act_min,
-                          p->act_max, out);
+                if (biased) {
+                    eb_matvec_biased(col, p->filter, K, OC, p->chan, 0, p->out_offset, p->act_min,
+                                     p->act_max, out);
+                } else {
+                    eb_matvec(col, p->filter, K, OC, p->chan, 0, p->out_offset, p->act_min,
+                              p->act_max, out);
+                }
                 out += OC;
             }
         }

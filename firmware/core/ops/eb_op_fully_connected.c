@@ -15,55 +15,12 @@
  * so acc = bias'' - 128 * sum(even k) x_k + that sum, exactly (modulo 2^32,
  * as every accumulation here: firmware/BLOB.md, "Integer overflow"). The
  * layout exists for the DSP kernel (kernels/dsp/eb_fc_dsp.c), whose SMLAD reads
- * the raw weight word; this portable kernel is the reference it must match.
+ * the raw weight word; this portable kernel (eb_matvec_biased, eb_matvec.c, which
+ * 1x1 CONV_2D's portable kernel shares) is the reference it must match.
  */
 #include "eb_dot.h"
 #include "eb_kernels_opt.h"
 #include "eb_ops.h"
-
-/* acc + the sum above over one row's n weights: whole groups of four at w, w +
- * step, ...; the n % 4 last ones at tail (depth positions from 0) */
-static int32_t eb_fc_row(int32_t acc, const int8_t *x, const int8_t *w, int32_t step, const int8_t *tail,
-                         int32_t n)
-{
-    const int32_t g4 = n & ~3;
-    int32_t k;
-    for (k = 0; k < g4; k += 4, w += step) {
-        acc = eb_acc(acc, x[k] * (int32_t)(uint8_t)w[0] + (x[k + 1] - 128) * w[1] +
-                              x[k + 2] * (int32_t)(uint8_t)w[2] + (x[k + 3] - 128) * w[3]);
-    }
-    for (; k < n; k++) {
-        const int32_t b = *tail++;
-        acc = eb_acc(acc, (k & 1) ? (x[k] - 128) * b : x[k] * (b & 0xFF));
-    }
-    return acc;
-}
-
-/* one input vector: the blocks of four rows, then the units % 4 plain rows */
-static void eb_fc_vector(const eb_fc_params *p, const int8_t *x, int8_t *out)
-{
-    const int32_t depth = p->depth, units = p->units, g4 = depth & ~3;
-    const uint8_t *const arr1 = p->chan + 4 * (size_t)units;
-    const uint8_t *const arr2 = p->chan + 8 * (size_t)units;
-    const int8_t *w = p->filter;
-    int32_t s = 0, k, u;
-    for (k = 0; k < depth; k += 2) {
-        s += x[k];
-    }
-    s = (int32_t)(0u - 128u * (uint32_t)s);  /* -128 * sum(even x), |sum| < 2^23 */
-    for (u = 0; u < units; u++) {
-        const int32_t j = u & 3;
-        int32_t acc = eb_acc(eb_ld32(p->chan + 4 * (size_t)u), s);
-        if (u < (units & ~3)) {
-            const int8_t *const blk = p->filter + (size_t)(u - j) * depth;
-            acc = eb_fc_row(acc, x, blk + 4 * j, 16, blk + 4 * (size_t)g4 + j * (size_t)(depth - g4), depth);
-        } else {
-            w = p->filter + (size_t)u * depth;
-            acc = eb_fc_row(acc, x, w, 4, w + g4, depth);
-        }
-        out[u] = eb_requant_chan(acc, arr1, arr2, u, 1, p->out_offset, p->act_min, p->act_max);
-    }
-}
 
 void eb_fc_s8(const eb_fc_params *p, const int8_t *in, int8_t *out)
 {
@@ -72,7 +29,8 @@ void eb_fc_s8(const eb_fc_params *p, const int8_t *in, int8_t *out)
         return;
     }
     for (b = 0; b < p->batches; b++) {
-        eb_fc_vector(p, in + (size_t)b * p->depth, out + (size_t)b * p->units);
+        eb_matvec_biased(in + (size_t)b * p->depth, p->filter, p->depth, p->units, p->chan, 1, p->out_offset,
+                         p->act_min, p->act_max, out + (size_t)b * p->units);
     }
 }
 

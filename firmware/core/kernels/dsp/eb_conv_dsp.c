@@ -841,6 +841,9 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int32_t maxfix;
     int32_t pi, b = 0, oy = 0, ox = 0;
     /* col also takes the unused second pixel's outputs when the count is odd */
+    if (eb_conv_biased(p)) {
+        return 0;   /* blob format 3: a biased filter, which none of the paths below reads */
+    }
     if (K <= 16 && eb_conv_small(p, in, out)) {
         return 1;
     }
