@@ -403,123 +403,6 @@ static inline void eb_mm2x2_tail(const int16_t *xt, int32_t R, const int8_t *ta,
     }
 }
 
-/* requantise acc[2*u] (px0) and acc[2*u+1] (px1) of every channel u into o0
- * and o1. The common case (no fused clamp inside int8, 2 <= e <= 21) folds the
- * output offset into the SMLAL constant as eb_dw_requant does. */
-static EB_NOINLINE void eb_conv_requant(const int32_t *acc, int32_t OC, const uint8_t *mult,
-                                        const uint8_t *shift, int32_t off, int32_t lo, int32_t hi,
-                                        int8_t *o0, int8_t *o1)
-{
-    const int full = lo == -128 && hi == 127;
-    int32_t u;
-    for (u = 0; u < OC; u++) {
-        const int32_t m = eb_ld32(mult + 4 * u), s = eb_ld32(shift + 4 * u);
-        int32_t v0, v1;
-        if (full && m > 0 && (uint32_t)(-s - 2) <= 19u) {
-            const int32_t sh = -s - 1;
-            const int32_t chi = (int32_t)((1u << (uint32_t)(sh - 1)) + ((uint32_t)off << sh));
-            v0 = __ssat(eb_rq_mul(acc[0], m, chi, sh), 8);
-            v1 = __ssat(eb_rq_mul(acc[1], m, chi, sh), 8);
-        } else if (m > 0 && s <= -2 && s >= -31) {
-            const int32_t chi = (int32_t)(1u << (uint32_t)(-s - 2)), sh = -s - 1;
-            v0 = eb_rq_mul(acc[0], m, chi, sh) + off;
-            v1 = eb_rq_mul(acc[1], m, chi, sh) + off;
-            v0 = v0 < lo ? lo : (v0 > hi ? hi : v0);
-            v1 = v1 < lo ? lo : (v1 > hi ? hi : v1);
-        } else {
-            v0 = eb_requant(acc[0], m, s, off, lo, hi);
-            v1 = eb_requant(acc[1], m, s, off, lo, hi);
-        }
-        o0[u] = (int8_t)v0;
-        o1[u] = (int8_t)v1;
-        acc += 2;
-    }
-}
-
-/* eb_conv_requant's common case from the table of eb_requant_table: the same
- * integers, the per-channel constants loaded instead of derived per pixel pair. */
-static EB_NOINLINE void eb_conv_requant_tbl(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0,
-                                            int8_t *o1)
-{
-    const int32_t *const end = tbl + 3 * OC;
-    while (tbl < end) {
-        const int32_t m = tbl[0], chi = tbl[1], sh = tbl[2];
-        *o0++ = (int8_t)__ssat(eb_rq_mul(acc[0], m, chi, sh), 8);
-        *o1++ = (int8_t)__ssat(eb_rq_mul(acc[1], m, chi, sh), 8);
-        acc += 2;
-        tbl += 3;
-    }
-}
-
-/* The outputs of the channels listed by eb_requant_table2 (after eb_conv_requant_tbl2
- * wrote the others): a dead channel's constant, else eb_requant of its sums. */
-static EB_NOINLINE void eb_conv_requant_fix(const int32_t *acc, int8_t *o0, int8_t *o1)
-{
-    const eb_conv_params *const p = eb_conv_fix.p;
-    const uint32_t *const fix = eb_conv_fix.list;
-    const int32_t OC = p->out.c, nfix = eb_conv_fix.n;
-    int32_t i;
-    for (i = 0; i < nfix; i++) {
-        const uint32_t f = fix[i];
-        const int32_t u = (int32_t)(f & 0xFFFFu);
-        if (f & (1u << 24)) {
-            o0[u] = o1[u] = (int8_t)(uint8_t)(f >> 16);
-        } else {
-            const int32_t m = eb_ld32(p->chan + 4 * ((size_t)OC + u));
-            const int32_t s = eb_ld32(p->chan + 4 * (2 * (size_t)OC + u));
-            o0[u] = eb_requant(acc[2 * u], m, s, p->out_offset, p->act_min, p->act_max);
-            o1[u] = eb_requant(acc[2 * u + 1], m, s, p->out_offset, p->act_min, p->act_max);
-        }
-    }
-}
-
-/* eb_conv_requant_tbl with eb_rq_mul2 on the doubled sums (table of
- * eb_requant_table2): 16 instructions per channel for both pixels, and the
- * loop's CMP/BNE once per two channels (an odd count runs one first; 25 with
- * eb_rq_mul's SMLAL form) */
-#define EB_RQ2_CHAN                                       \
-    "ldrd   %[m], %[hc], [%[t]], #12\n\t"                 \
-    "ldr    %[e], [%[t], #-4]\n\t"                        \
-    "ldr    %[a0], [%[a]], #8\n\t"                        \
-    "ldr    %[a1], [%[a], #-4]\n\t"                       \
-    "lsl    %[a0], %[a0], #1\n\t"                         \
-    "add    %[h], %[hc], %[a0], asr #31\n\t"              \
-    "smmlar %[h], %[a0], %[m], %[h]\n\t"                  \
-    "asr    %[h], %[h], %[e]\n\t"                         \
-    "ssat   %[h], #8, %[h]\n\t"                           \
-    "strb   %[h], [%[o0]], #1\n\t"                        \
-    "lsl    %[a1], %[a1], #1\n\t"                         \
-    "add    %[h], %[hc], %[a1], asr #31\n\t"              \
-    "smmlar %[h], %[a1], %[m], %[h]\n\t"                  \
-    "asr    %[h], %[h], %[e]\n\t"                         \
-    "ssat   %[h], #8, %[h]\n\t"                           \
-    "strb   %[h], [%[o1]], #1\n\t"
-#define EB_RQ2_OPERANDS                                                                                  \
-    : [t] "+r"(tbl), [a] "+r"(acc), [o0] "+r"(o0), [o1] "+r"(o1), [m] "=&r"(m), [hc] "=&r"(hc),         \
-      [e] "=&r"(e), [a0] "=&r"(a0), [a1] "=&r"(a1), [h] "=&r"(h)                                        \
-    : [end] "r"(end)                                                                                     \
-    : "cc", "memory"
-static EB_NOINLINE void eb_conv_requant_tbl2(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0,
-                                             int8_t *o1)
-{
-    const int32_t *const end = tbl + 3 * OC;
-    int32_t m, hc, e, a0, a1, h;
-    if (OC & 1) {
-        __asm__ volatile(EB_RQ2_CHAN EB_RQ2_OPERANDS);
-    }
-    if (OC > 1) {
-        __asm__ volatile(
-            "1:\n\t"
-            EB_RQ2_CHAN
-            EB_RQ2_CHAN
-            "cmp    %[t], %[end]\n\t"
-            "bne    1b\n\t"
-            EB_RQ2_OPERANDS);
-    }
-}
-#undef EB_RQ2_CHAN
-#undef EB_RQ2_OPERANDS
-
 /* The field order of eb_conv_padded. Plain: the K values of im2col, then zeros up to
  * Kp = K rounded up to four. By rows (KW*C = r = 4*gr + lft with 0 < lft and
  * KH*lft <= 4, a 3x3 three-channel stem: r = 9, gr = 2, lft = 1): each kernel row's
@@ -842,7 +725,9 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int32_t pi, b = 0, oy = 0, ox = 0;
     /* col also takes the unused second pixel's outputs when the count is odd */
     if (eb_conv_biased(p)) {
-        return 0;   /* blob format 3: a biased filter, which none of the paths below reads */
+        /* blob format 3: a biased filter, which none of the paths below reads;
+         * eb_conv_small unbiases it into its table */
+        return (K <= 16 && eb_conv_small(p, in, out)) || eb_pointwise_s8(p, in, out);
     }
     if (K <= 16 && eb_conv_small(p, in, out)) {
         return 1;

@@ -32,4 +32,19 @@ int eb_requant_table2(int32_t OC, const uint8_t *chan, int32_t K, int32_t off, i
  * 1 when done, 0 when another path must run. */
 int eb_conv_small(const eb_conv_params *p, const int8_t *in, int8_t *out);
 
+/* The requantisation of the two-pixel kernels (eb_conv_requant_dsp.c): acc[2u], acc[2u+1]
+ * (pixels 0, 1) of every output channel u into o0[u], o1[u]. eb_conv_requant: from
+ * the per-channel arrays (any case); _tbl: eb_requant_table's table; _tbl2:
+ * eb_requant_table2's (|acc| < 2^30), then _fix for the channels of its fix-up list. */
+void eb_conv_requant(const int32_t *acc, int32_t OC, const uint8_t *mult, const uint8_t *shift, int32_t off,
+                     int32_t lo, int32_t hi, int8_t *o0, int8_t *o1);
+void eb_conv_requant_tbl(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0, int8_t *o1);
+void eb_conv_requant_tbl2(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0, int8_t *o1);
+void eb_conv_requant_fix(const int32_t *acc, int8_t *o0, int8_t *o1);
+
+/* 1x1 CONV_2D on the biased filter of blob format 3 (eb_conv_biased, C > 16 or
+ * wherever eb_conv_small does not run; eb_pointwise_dsp.c): 1 when done, 0 when
+ * the portable kernel must run. */
+int eb_pointwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out);
+
 #endif /* EB_CONV_DSP_H */

@@ -13,6 +13,11 @@
  * doubled (2 * w in [-256, 254] is still an int16 halfword for SMLAD), so the
  * channel's sum is 2 * acc exactly, the operand eb_rq_mul2 wants, without the
  * LSL per output the other paths spend.
+ *
+ * A biased filter (blob format 3, eb_conv_biased: 1x1 over 4, 8 or 16 channels here)
+ * is unbiased while the table is built: w = stored ^ 0x80 at even positions, bias' =
+ * bias'' - 128 * sum(odd w) (|bias' - bias''| <= 2^17 for K <= 16, far inside the
+ * doubled sums' margin).
  */
 #include <string.h>
 #include "eb_conv_dsp.h"
@@ -42,18 +47,28 @@ static void eb_small_table(const eb_conv_params *p, int32_t K, int32_t ng, int d
                            uint32_t *tab)
 {
     const int32_t OC = p->out.c, d = dbl ? 2 : 1;
+    const int biased = eb_conv_biased(p);
     int32_t u, g, i;
     for (u = 0; u < OC; u++) {
         uint32_t *const e = tab + (size_t)(4 + 2 * ng) * u;
-        e[0] = (uint32_t)eb_ld32(p->chan + 4 * (size_t)u) * (uint32_t)d;
+        uint32_t bias = (uint32_t)eb_ld32(p->chan + 4 * (size_t)u);
         for (g = 0; g < ng; g++) {
             int32_t w[4];
             for (i = 0; i < 4; i++) {
-                w[i] = 4 * g + i < K ? d * eb_filter_at(p->filter, K, OC, u, 4 * g + i) : 0;
+                const int32_t k = 4 * g + i;
+                int32_t v = k < K ? eb_filter_at(p->filter, K, OC, u, k) : 0;
+                /* a biased filter (blob format 3): w ^ 0x80 at even k, and the bias
+                 * bias'' = bias' + 128 * sum(odd w) */
+                if (biased && k < K) {
+                    v = (k & 1) == 0 ? (int32_t)(int8_t)(uint8_t)((uint32_t)v ^ 0x80u) : v;
+                    bias -= (k & 1) ? 128u * (uint32_t)v : 0u;
+                }
+                w[i] = d * v;
             }
             e[1 + 2 * g] = eb_pair16(w[0], w[2]);
             e[2 + 2 * g] = eb_pair16(w[1], w[3]);
         }
+        e[0] = bias * (uint32_t)d;
         e[1 + 2 * ng] = (uint32_t)rq[3 * u];
         e[2 + 2 * ng] = (uint32_t)rq[3 * u + 1];
         e[3 + 2 * ng] = (uint32_t)rq[3 * u + 2];

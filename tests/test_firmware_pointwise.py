@@ -1,0 +1,130 @@
+"""The DSP pointwise kernel (firmware/core/kernels/dsp/eb_pointwise_dsp.c) against LiteRT's BUILTIN_REF.
+
+Blob format 3 stores the filter of every 1x1 CONV_2D without padding over a multiple of
+four input channels biased (firmware/BLOB.md); on a core with the DSP extension such a
+layer runs eb_pointwise_s8 (two pixels by two output channels, FULLY_CONNECTED's
+biased-weight identity) or, for at most 16 input channels, eb_conv_small's table built
+from the unbiased weights. Single-operator models on the Cortex-M4F (mps2-an386) and
+Cortex-M7 (mps2-an500) builds under QEMU, with the shapes that stress the kernel's edges:
+input channel counts 4 to 256 (group loops unrolled by 1, 2 and 4), output channel
+counts with and without whole blocks of four (the plain last rows), odd pixel counts (the
+last pixel paired with itself), stride 2 and batches (the input pixel of each output),
+ReLU and ReLU6 (the requantisation paths without the table), per-channel scales, an
+output count whose table does not fit the scratch, input zero points at both extremes,
+and dead channels beside a live channel whose stored weight bytes are all zero (its
+even-position weights -128) - each model's output bytes against BUILTIN_REF for random
+int8 inputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_firmware_dsp import N_INPUTS, _conv_model, firmware  # noqa: F401  (firmware: the fixture)
+from test_firmware_engine import TinyModel, run_reference
+
+from edgebench.mcu import convert
+
+pytestmark = pytest.mark.slow
+
+#: name -> shape (1x1, no padding; act 1 = ReLU at the zero point -128, 3 = ReLU6)
+CASES = {
+    # at most 16 input channels: eb_conv_small on the unbiased weights (K = 4, 8, 16)
+    "pw_c4_oc3_odd_pixels": dict(h=5, w=3, c=4, oc=3, in_z=-128),
+    "pw_c8_oc6_stride2": dict(h=7, w=6, c=8, oc=6, sh=2, sw=2, in_z=127, act=1),
+    "pw_c16_oc2_relu6": dict(h=5, w=5, c=16, oc=2, in_z=-3, act=3),
+    "pw_c16_oc64_batch2": dict(h=3, w=3, c=16, oc=64, n=2, in_z=-128),
+    # eb_pointwise_s8: KWS's shape on an odd pixel count (G = 16: unrolled by four)
+    "pw_c64_oc64_odd_pixels": dict(h=5, w=5, c=64, oc=64, in_z=-128),
+    # G = 5 (not unrolled) with plain last rows; G = 6 (by two) with one of them
+    "pw_c20_oc6": dict(h=4, w=5, c=20, oc=6, in_z=127, act=1),
+    "pw_c24_oc5_stride2": dict(h=7, w=7, c=24, oc=5, sh=2, sw=2, in_z=-128),
+    # no block at all (OC < 4): plain rows only
+    "pw_c64_oc1": dict(h=3, w=5, c=64, oc=1, in_z=5),
+    "pw_c32_oc3_batch2": dict(h=3, w=3, c=32, oc=3, n=2, in_z=-128, act=1),
+    # deep input, stride 2 over an odd output count, ReLU6 (eb_conv_requant, no table)
+    "pw_c128_oc64_stride2_relu6": dict(h=5, w=5, c=128, oc=64, sh=2, sw=2, in_z=127, act=3),
+    "pw_c256_oc4": dict(h=3, w=3, c=256, oc=4, in_z=-128),
+    # VWW's 128 -> 256: the requantisation table does not fit the scratch beside the sums
+    "pw_c128_oc256": dict(h=3, w=3, c=128, oc=256, in_z=-128),
+    # stride 2 along H only, an odd width
+    "pw_c64_oc8_stride_h": dict(h=6, w=3, c=64, oc=8, sh=2, sw=1, in_z=127),
+    # dead channels (the fix-up list) and a live channel whose stored bytes are all zero
+    "pw_dead_and_zero_bytes": dict(h=5, w=5, c=32, oc=12, in_z=0, dead=True),
+}
+
+
+def _dead_model(rng, *, h, w, c, oc, in_z, **_):
+    """A 1x1 CONV_2D whose channels 1 and 4-7 are dead (zero weights, scale 1e-10, bias 2^30), whose
+    channel 9 rescales by about 0.3 (shift -1: outside the table's case) and whose channel 2 also
+    does, with its weights -128 at the even input channels and 0 at the odd ones: biased, all its
+    stored bytes are zero, yet its outputs depend on the input."""
+    g = TinyModel()
+    in_s = 0.05
+    ws = np.full(oc, 0.01)
+    wq = rng.integers(-127, 128, size=(oc, 1, 1, c)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, size=oc).astype(np.int32)
+    for u in (1, 4, 5, 6, 7):
+        wq[u] = 0
+        ws[u] = 1e-10
+        bias[u] = 1 << 30
+    out_s = float(np.sqrt(c) * 73 * 60 * in_s * 0.01 * 3 / 127)
+    wq[9] = np.resize(np.array([1, -1], np.int8), wq[9].shape)
+    ws[9] = 0.3 * out_s / in_s
+    bias[9] = 0
+    wq[2] = np.resize(np.array([-128, 0], np.int8), wq[2].shape)
+    ws[2] = 0.3 * out_s / in_s          # in_z 0: its sums 1000 - 128 * sum(even x) saturate to
+    bias[2] = 1000                      # -128 or 127 by the input, not a constant
+    x = g.tensor((1, h, w, c), scale=in_s, zp=in_z)
+    wt = g.tensor(wq.shape, scale=ws, zp=np.zeros(oc, int), data=wq, axis=0)
+    bt = g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(oc, int), data=bias)
+    y = g.tensor((1, h, w, oc), scale=out_s, zp=3)
+    g.op("CONV_2D", [x, wt, bt], [y], g.options("Conv2DOptions", padding=1, strideH=1, strideW=1,
+                                                 dilationHFactor=1, dilationWFactor=1,
+                                                 fusedActivationFunction=0))
+    return g.build([x], [y]), h * w * c
+
+
+def _model(rng, name):
+    shape = dict(CASES[name])
+    if shape.pop("dead", False):
+        return _dead_model(rng, **shape)
+    return _conv_model(rng, kh=1, kw=1, same=False, **shape)
+
+
+def test_pointwise_bit_exact_on_qemu(firmware, tmp_path):  # noqa: F811  (the imported fixture)
+    from edgebench.mcu.protocol import DutClient
+    from edgebench.mcu.qemu import QemuBoard
+
+    port, elf = firmware
+    rng = np.random.default_rng(1931)
+    jobs, blobs = [], []
+    for name, shape in CASES.items():
+        model, n_in = _model(rng, name)
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(model)
+        x = rng.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
+        x[0] = -128 if shape.get("in_z", 0) > 0 else 127    # the far end from the zero point
+        jobs.append((path, x))
+        blobs.append(convert(path))
+    refs = run_reference(jobs, tmp_path / "ref")
+    failures = []
+    with QemuBoard(port, elf, icount_shift=0) as board:
+        client = DutClient(board.pty_path, timeout_s=30, name=port)
+        try:
+            client.sync()
+            for name, (_path, x), blob, (outs, sizes, _ops) in zip(CASES, jobs, blobs, refs):
+                client.upload("model", blob.data)
+                client.load_model()
+                final = outs[:, -sizes[-1]:]
+                for i, row in enumerate(x):
+                    client.upload("input", row.tobytes())
+                    client.eb_infer(1)
+                    dev = np.frombuffer(client.output(), dtype=np.int8)
+                    if dev.shape != final[i].shape or np.any(dev != final[i]):
+                        diff = int(np.count_nonzero(dev != final[i])) if dev.shape == final[i].shape else -1
+                        failures.append(f"{port} {name} input {i}: {diff} of {final[i].size} bytes differ")
+        finally:
+            client.close()
+    for name, (outs, sizes, _ops) in zip(CASES, refs):
+        assert len(np.unique(outs[:, -sizes[-1]:])) > 8, f"{name}: reference output nearly constant"
+    assert not failures, "; ".join(failures)
