@@ -44,17 +44,21 @@ CASES = {
     # deep input, stride 2 over an odd output count, ReLU6 (eb_conv_requant, no table)
     "pw_c128_oc64_stride2_relu6": dict(h=5, w=5, c=128, oc=64, sh=2, sw=2, in_z=127, act=3),
     "pw_c256_oc4": dict(h=3, w=3, c=256, oc=4, in_z=-128),
-    # VWW's 128 -> 256: the requantisation table does not fit the scratch beside the sums
+    # no dead channel: 128 -> 128 fits with its last channels requantised the exact way;
+    # 128 -> 256 does not fit the scratch (the portable kernel)
+    "pw_c128_oc128_all_live": dict(h=3, w=3, c=128, oc=128, in_z=-128),
     "pw_c128_oc256": dict(h=3, w=3, c=128, oc=256, in_z=-128),
     # stride 2 along H only, an odd width
     "pw_c64_oc8_stride_h": dict(h=6, w=3, c=64, oc=8, sh=2, sw=1, in_z=127),
-    # dead channels (the fix-up list) and a live channel whose stored bytes are all zero
-    "pw_dead_and_zero_bytes": dict(h=5, w=5, c=32, oc=12, in_z=0, dead=True),
+    # dead channels (skipped pairs, a dead row beside a live one, a dead plain last row: the
+    # template's constants), a live channel outside the doubled-sum case, and a live
+    # channel whose stored bytes are all zero
+    "pw_dead_and_zero_bytes": dict(h=5, w=5, c=32, oc=14, in_z=0, dead=True),
 }
 
 
 def _dead_model(rng, *, h, w, c, oc, in_z, **_):
-    """A 1x1 CONV_2D whose channels 1 and 4-7 are dead (zero weights, scale 1e-10, bias 2^30), whose
+    """A 1x1 CONV_2D whose channels 1, 4-7 and 13 are dead (zero weights, scale 1e-10, bias 2^30), whose
     channel 9 rescales by about 0.3 (shift -1: outside the table's case) and whose channel 2 also
     does, with its weights -128 at the even input channels and 0 at the odd ones: biased, all its
     stored bytes are zero, yet its outputs depend on the input."""
@@ -63,7 +67,7 @@ def _dead_model(rng, *, h, w, c, oc, in_z, **_):
     ws = np.full(oc, 0.01)
     wq = rng.integers(-127, 128, size=(oc, 1, 1, c)).astype(np.int8)
     bias = rng.integers(-3000, 3000, size=oc).astype(np.int32)
-    for u in (1, 4, 5, 6, 7):
+    for u in (1, 4, 5, 6, 7, 13):
         wq[u] = 0
         ws[u] = 1e-10
         bias[u] = 1 << 30

@@ -25,8 +25,8 @@
  * exactly modulo 2^32 (SMLAD wraps; the intermediate wraps cancel). Summed over the
  * row: bias'' + s + that = bias' + sum(w x), the portable kernel's integer.
  *
- * The inner loop (eb_pw_blocks), two rows (a, b: rows 0-1, then 2-3 of a block) by
- * two pixels, per group of four input channels:
+ * The inner loop (eb_pw_pairs), two rows (a, b: rows 0-1 or 2-3 of a block) by two
+ * pixels, per group of four input channels:
  *   LDM x!, {PA, QA, PB, QB}; LDRD Wa, Wb, [w], #16;
  *   4 SMLAD with the P's; SXTB16 ror 8 of Wa and Wb in place; 4 SMLAD with the Q's
  * = 12 instructions per 16 MACs (the unbiased pair loop of eb_conv_dsp.c takes 15: its
@@ -34,30 +34,45 @@
  * edgebench.mcu.cycles: LDM 5, LDRD 3, 10 one-cycle ALU = 18 a group (20 before).
  * Register plan (all 14 allocatable registers): r0 x, r1 its end, r2-r5 PA QA PB QB
  * (the LDM list ascending), r6/r8 row a's sums (A, B), r9/r10 row b's, r11/r12 Wa/Wb,
- * lr the filter, r7 a control block in memory (the accumulator and bias pointers,
- * 16 * G, the blocks left, the two pixels' s).
+ * lr the filter, r7 a control block in memory (the live pairs' list, where the sums
+ * go, 16 * G, the two pixels' s).
  *
- * Requantisation: the two-pixel kernels' (eb_conv_requant_dsp.c), the same tables and
- * paths as eb_conv_s8_opt. Bounds: the sums are exact modulo 2^32 whatever the order;
- * eb_conv_requant_tbl2 needs |bias' + sum(w x)| < 2^30, which
- * eb_requant_table2 vouches for on bias'' (|bias''| < 2^29): |bias' - bias''| =
- * 128 * |sum(odd w)| <= 2^13 * C and |sum(w x)| <= 2^14 * C, so |acc| < 2^29 + 3 * 2^13
- * * C < 2^30 for C <= 1024, which the scratch bound below implies.
+ * Dead channels. A channel whose weights are all zero has the sum bias'' (= bias')
+ * whatever the input, so its output is one constant: the layer's plan (eb_pw_make_plan,
+ * once per call) lists only the pairs of rows with a live row and keeps a template of
+ * the outputs with the dead channels' constants;
+ * per pixel the template is copied (a word per instruction pair) and only the live
+ * channels requantised. MobileNet v1 (VWW) has many such channels: its 1x1 layers
+ * 14-26 have 71-234 dead output channels of 128-256 (zero weights, a tiny scale, bias
+ * near 2^30). The outputs are the same bytes; the MACs of the model are counted as
+ * they are.
+ *
+ * Requantisation of the live channels: eb_conv_requant_tbl2's SMMLAR form on the
+ * doubled sums (eb_conv_requant_dsp.c) from per-channel entries {m, hc, e, u} of
+ * eb_requant_table2's case, 17 instructions a channel for both pixels; any other live
+ * channel exactly by eb_requant. Bounds: the sums are exact modulo 2^32 whatever the
+ * order; the doubled-sum form needs |bias' + sum(w x)| < 2^30, vouched for on bias''
+ * (|bias''| < 2^29): |bias' - bias''| = 128 * |sum(odd w)| <= 2^13 * C and
+ * |sum(w x)| <= 2^14 * C, so |acc| < 2^29 + 3 * 2^13 * C < 2^30 for C <= 1024, which
+ * the scratch bound implies.
  *
  * eb_pointwise_s8 returns 0 (the portable kernel runs, which reads the same biased
- * layout) when the layer is not eb_conv_biased's, C < 4, the filter or the per-channel
- * arrays are not word-aligned, or the working set does not fit the scratch:
- * 4 * C (the P, Q streams) + 8 * OC (the sums) + OC rounded up to 4 (the odd last
- * pixel's discarded outputs) bytes; 12 * OC more for the requantisation table.
+ * layout) when the layer is not eb_conv_biased's, the filter or the per-channel arrays
+ * are not word-aligned, or the working set does not fit the scratch: 4 * C (the P, Q
+ * streams) + 8 * OC (the sums) + OC rounded up to 4 (the template) + 8 per live pair
+ * + 4 + 16 per live channel (4 for one outside the doubled-sum case, and for those
+ * that would not fit) bytes: KWS's 64 -> 64 2,116; VWW's 128 -> 128 (57 live channels)
+ * 3,036, 64 -> 128 3,636, 128 -> 256 3,588, 256 -> 256 3,860. Without dead channels a
+ * 128 -> 128 layer fits (a few channels the exact way), a 256 -> 256 one does not.
  */
 #include "eb_conv_dsp.h"
 
-/* The state of eb_pw_blocks that does not fit the registers (r7 points to it). */
+/* The state of eb_pw_pairs that does not fit the registers (r7 points to it). */
 typedef struct {
-    int32_t *acc;           /* [c, #0]: where the next pair's four sums go */
-    const uint8_t *bias;    /* [c, #4]: the next pair's two bias'' */
+    const uint32_t *list;   /* [c, #0]: the next live pair's entry {bias'' pointer, filter pointer} */
+    uint32_t acck;          /* [c, #4]: acc - 2 * chan: a pair's sums go to acck + 2 * its bias'' pointer */
     int32_t g16;            /* [c, #8]: 16 * G, the bytes of the P, Q streams */
-    int32_t left;           /* [c, #12]: blocks of four rows left */
+    uint32_t bcur;          /* [c, #12]: the running pair's bias'' pointer */
     int32_t sa, sb;         /* [c, #16], [c, #20]: -128 * sum(even x) of pixels A, B */
 } eb_pw_ctl;
 
@@ -104,39 +119,46 @@ static int32_t eb_pw_prep(const int8_t *src, int32_t G, uint32_t *d)
     return (int32_t)(0u - 128u * (uint32_t)s);
 }
 
-/* Every block of four rows (nblocks >= 1), both pairs of each, for the two prepared
- * pixels: acc[2u], acc[2u + 1] = bias''[u] + s(A), s(B) + the biased dot products =
- * bias'[u] + row u . A, B, for u < 4 * nblocks (the accumulator order of the pair loops
- * of eb_conv_dsp.c, which eb_conv_requant_tbl2 reads). The loop nest of eb_mm_blocks
- * there, with the biased group. */
-static void eb_pw_blocks(const uint32_t *xq, int32_t G, const int8_t *w, eb_pw_ctl *ctl)
+/* Every live pair of rows (rows 0-1 or 2-3 of a block whose four-byte words are not all
+ * the biased zero 0x00800080: eb_pointwise_s8's list, ended by a zero bias'' pointer) for
+ * the two prepared pixels: acc[2u], acc[2u + 1] = bias''[u] + s(A), s(B) + the biased dot
+ * products = bias'[u] + row u . A, B for both rows u of the pair (the accumulator order
+ * of the two-pixel kernels of eb_conv_dsp.c). Per pair: its entry loaded with one LDM
+ * into the bias'' pointer and the filter register, the four sums started from the two
+ * bias'' and s(A), s(B) (13 instructions), the group loop, the sums stored (6 and the
+ * branch back): as many as the block walk of eb_mm_blocks, and a dead pair costs nothing. */
+static void eb_pw_pairs(const uint32_t *xq, int32_t G, eb_pw_ctl *ctl)
 {
     register const uint32_t *rx __asm__("r0") = xq;
     register const uint32_t *rend __asm__("r1") = xq + 4 * G;
-    register const int8_t *rw __asm__("lr") = w;
+    register const int8_t *rw __asm__("lr");
     register eb_pw_ctl *rc __asm__("r7") = ctl;
     register int32_t a00 __asm__("r6"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
     register uint32_t pa __asm__("r2"), qa __asm__("r3"), pb __asm__("r4"), qb __asm__("r5");
     register uint32_t wa __asm__("r11"), wb __asm__("r12");
-/* a pair's start: both rows' bias'' plus each pixel's s (PA, QA serve as scratch) */
+/* a pair's start: its entry (qa = the bias'' pointer, w = the rows' first words), the end
+ * test, both rows' bias'' plus each pixel's s (PA, QA serve as scratch) */
 #define EB_PW_PAIR_INIT                                   \
-    "ldr    %[wb], [%[c], #4]\n\t"                        \
-    "ldr    %[a00], [%[wb]], #4\n\t"                      \
-    "ldr    %[a10], [%[wb]], #4\n\t"                      \
-    "str    %[wb], [%[c], #4]\n\t"                        \
-    "ldrd   %[pa], %[qa], [%[c], #16]\n\t"                \
-    "add    %[a01], %[a00], %[qa]\n\t"                    \
-    "add    %[a00], %[a00], %[pa]\n\t"                    \
-    "add    %[a11], %[a10], %[qa]\n\t"                    \
+    "ldr    %[wb], [%[c]]\n\t"                           \
+    "ldmia  %[wb]!, {%[qa], %[w]}\n\t"                   \
+    "cmp    %[qa], #0\n\t"                               \
+    "beq    9f\n\t"                                      \
+    "str    %[wb], [%[c]]\n\t"                           \
+    "str    %[qa], [%[c], #12]\n\t"                      \
+    "ldrd   %[a00], %[a10], [%[qa]]\n\t"                 \
+    "ldrd   %[pa], %[qa], [%[c], #16]\n\t"               \
+    "add    %[a01], %[a00], %[qa]\n\t"                   \
+    "add    %[a00], %[a00], %[pa]\n\t"                   \
+    "add    %[a11], %[a10], %[qa]\n\t"                   \
     "add    %[a10], %[a10], %[pa]\n\t"
-/* a pair's end: the four sums stored, x back to the streams' start (wb = 16 * G) */
+/* a pair's end: the four sums stored at acck + 2 * bcur, x back to the streams' start */
 #define EB_PW_PAIR_STORE                                  \
-    "ldr    %[wb], [%[c]]\n\t"                            \
-    "strd   %[a00], %[a01], [%[wb]], #8\n\t"              \
-    "strd   %[a10], %[a11], [%[wb]], #8\n\t"              \
-    "str    %[wb], [%[c]]\n\t"                            \
-    "ldr    %[wb], [%[c], #8]\n\t"                        \
-    "sub    %[x], %[x], %[wb]\n\t"
+    "ldrd   %[wa], %[wb], [%[c], #8]\n\t"                \
+    "sub    %[x], %[x], %[wa]\n\t"                       \
+    "ldr    %[wa], [%[c], #4]\n\t"                       \
+    "add    %[wb], %[wa], %[wb], lsl #1\n\t"             \
+    "strd   %[a00], %[a01], [%[wb]]\n\t"                 \
+    "strd   %[a10], %[a11], [%[wb], #8]\n\t"
 /* one group of four input channels: 12 instructions for 16 MACs */
 #define EB_PW_GROUP                                       \
     "ldmia  %[x]!, {%[pa], %[qa], %[pb], %[qb]}\n\t"      \
@@ -151,8 +173,8 @@ static void eb_pw_blocks(const uint32_t *xq, int32_t G, const int8_t *w, eb_pw_c
     "smlad  %[a01], %[wa], %[qb], %[a01]\n\t"             \
     "smlad  %[a10], %[wb], %[qa], %[a10]\n\t"             \
     "smlad  %[a11], %[wb], %[qb], %[a11]\n\t"
-/* the loop nest, the group loop unrolled REPT times (G % REPT == 0) */
-#define EB_PW_BLOCKS_ASM(REPT)                                                                                  \
+/* the loop over the pairs, the group loop unrolled REPT times (G % REPT == 0) */
+#define EB_PW_PAIRS_ASM(REPT)                                                                                   \
     __asm__ volatile(                                                                                           \
         "2:\n\t"                                                                                                \
         EB_PW_PAIR_INIT                                                                                         \
@@ -163,34 +185,21 @@ static void eb_pw_blocks(const uint32_t *xq, int32_t G, const int8_t *w, eb_pw_c
         "cmp    %[x], %[end]\n\t"                                                                               \
         "bne    1b\n\t"                                                                                         \
         EB_PW_PAIR_STORE                                                                                        \
-        "sub    %[w], %[w], %[wb]\n\t"         /* rows 2, 3: back to the block, 8 bytes in */                   \
-        "add    %[w], %[w], #8\n\t"                                                                             \
-        EB_PW_PAIR_INIT                                                                                         \
-        "3:\n\t"                                                                                                \
-        ".rept " #REPT "\n\t"                                                                                   \
-        EB_PW_GROUP                                                                                             \
-        ".endr\n\t"                                                                                             \
-        "cmp    %[x], %[end]\n\t"                                                                               \
-        "bne    3b\n\t"                                                                                         \
-        EB_PW_PAIR_STORE                                                                                        \
-        "sub    %[w], %[w], #8\n\t"            /* the next block */                                             \
-        "ldr    %[wb], [%[c], #12]\n\t"                                                                         \
-        "subs   %[wb], %[wb], #1\n\t"                                                                           \
-        "str    %[wb], [%[c], #12]\n\t"                                                                         \
-        "bne    2b\n\t"                                                                                         \
-        : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10),                    \
+        "b      2b\n\t"                                                                                         \
+        "9:\n\t"                                                                                                \
+        : [x] "+r"(rx), [w] "=&r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10),                   \
           [a11] "=&r"(a11), [pa] "=&r"(pa), [qa] "=&r"(qa), [pb] "=&r"(pb), [qb] "=&r"(qb), [wa] "=&r"(wa),    \
           [wb] "=&r"(wb)                                                                                        \
         : [end] "r"(rend), [c] "r"(rc)                                                                          \
         : "cc", "memory")
     if ((G & 3) == 0) {
-        EB_PW_BLOCKS_ASM(4);
+        EB_PW_PAIRS_ASM(4);
     } else if ((G & 1) == 0) {
-        EB_PW_BLOCKS_ASM(2);
+        EB_PW_PAIRS_ASM(2);
     } else {
-        EB_PW_BLOCKS_ASM(1);
+        EB_PW_PAIRS_ASM(1);
     }
-#undef EB_PW_BLOCKS_ASM
+#undef EB_PW_PAIRS_ASM
 #undef EB_PW_GROUP
 #undef EB_PW_PAIR_STORE
 #undef EB_PW_PAIR_INIT
@@ -213,43 +222,194 @@ static EB_NOINLINE void eb_pw_row(const uint32_t *xq, int32_t G, const int8_t *r
     a[1] = a1;
 }
 
+/* 1 when every weight of output channel u is zero: each of its four-byte words the
+ * biased zero 0x00800080 (w0 = w2 = 0 stored as 0x80); rows of the blocks (u < OC4)
+ * at 16 * g + 4 * (u & 3) of their block, the plain last rows whole. A live row
+ * usually stops at its first word; a dead one costs about 4 instructions a word. */
+static int eb_pw_zero(const int8_t *filter, int32_t G, int32_t OC4, int32_t u)
+{
+    const int8_t *w = filter + (size_t)u * 4 * (size_t)G;
+    int32_t step = 4, g;
+    if (u < OC4) {
+        w = filter + (size_t)(u & ~3) * 4 * (size_t)G + 4 * (u & 3);
+        step = 16;
+    }
+    for (g = 0; g < G; g++) {
+        if (eb_ldw(w + (size_t)step * g) != 0x00800080u) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The live channels' requantisation from their {m, hc, e, u} entries (rq .. end), the
+ * SMMLAR form on doubled sums of eb_conv_requant_tbl2 (eb_conv_requant_dsp.c; |acc| <
+ * 2^30, see the header comment): o0[u], o1[u] from acc[2u], acc[2u + 1]. 17 instructions
+ * a channel. */
+static EB_NOINLINE void eb_pw_requant(const uint32_t *rq, const uint32_t *end, const int32_t *acc, int8_t *o0,
+                                      int8_t *o1)
+{
+    register const uint32_t *rt __asm__("r0") = rq;
+    register uint32_t m __asm__("r2"), hc __asm__("r3"), e __asm__("r4"), u __asm__("r5");
+    uint32_t h, a0, a1;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldmia  %[t]!, {%[m], %[hc], %[e], %[u]}\n\t"
+        "add    %[h], %[acc], %[u], lsl #3\n\t"
+        "ldrd   %[a0], %[a1], [%[h]]\n\t"
+        "lsl    %[a0], %[a0], #1\n\t"
+        "add    %[h], %[hc], %[a0], asr #31\n\t"
+        "smmlar %[h], %[a0], %[m], %[h]\n\t"
+        "asr    %[h], %[h], %[e]\n\t"
+        "ssat   %[h], #8, %[h]\n\t"
+        "strb   %[h], [%[o0], %[u]]\n\t"
+        "lsl    %[a1], %[a1], #1\n\t"
+        "add    %[h], %[hc], %[a1], asr #31\n\t"
+        "smmlar %[h], %[a1], %[m], %[h]\n\t"
+        "asr    %[h], %[h], %[e]\n\t"
+        "ssat   %[h], #8, %[h]\n\t"
+        "strb   %[h], [%[o1], %[u]]\n\t"
+        "cmp    %[t], %[end]\n\t"
+        "bne    1b\n\t"
+        : [t] "+r"(rt), [m] "=&r"(m), [hc] "=&r"(hc), [e] "=&r"(e), [u] "=&r"(u), [h] "=&r"(h), [a0] "=&r"(a0),
+          [a1] "=&r"(a1)
+        : [end] "r"(end), [acc] "r"(acc), [o0] "r"(o0), [o1] "r"(o1)
+        : "cc", "memory");
+}
+
+/* n bytes of the word-aligned template t to o (any alignment: STR takes unaligned
+ * addresses on Armv7-M): four words a pass, then words, then the n % 4 last bytes */
+static EB_NOINLINE void eb_pw_fill(const uint32_t *t, int32_t n, int8_t *o)
+{
+    int32_t i = 0;
+    for (; i + 16 <= n; i += 16, t += 4) {
+        const uint32_t v0 = t[0], v1 = t[1], v2 = t[2], v3 = t[3];
+        EB_COPY4(o + i, &v0);
+        EB_COPY4(o + i + 4, &v1);
+        EB_COPY4(o + i + 8, &v2);
+        EB_COPY4(o + i + 12, &v3);
+    }
+    for (; i + 4 <= n; i += 4, t++) {
+        EB_COPY4(o + i, t);
+    }
+    for (; i < n; i++) {
+        o[i] = ((const int8_t *)(const void *)t)[i & 3];
+    }
+}
+
+/* The layer's plan in the scratch, after the P, Q streams (4 * C bytes) and the sums
+ * (8 * OC bytes): the template of the outputs (OC bytes rounded up to four: the dead
+ * channels' constant outputs), the live pairs' list (two words a pair {bias'' pointer,
+ * filter pointer}, then a zero), the live channels' requantisation entries ({m, hc, e,
+ * u} of eb_requant_table2's case: m > 0, 2 <= e <= 21, |bias''| < 2^29, no clamp inside
+ * int8) and the other live channels (u; eb_requant, exact). A channel whose weights are
+ * all zero is dead: its sum is bias'' (= bias': sum(odd w) = 0) whatever the input, its
+ * output a constant of the template; a pair of dead rows is skipped. 0 when the plan
+ * does not fit the scratch. */
+typedef struct {
+    const uint32_t *pairs, *rq, *rq_end, *slow, *slow_end;
+    int32_t ndead;
+} eb_pw_plan;
+
+static EB_NOINLINE int eb_pw_make_plan(const eb_conv_params *p, uint32_t *tmpl, eb_pw_plan *pl)
+{
+    const int32_t C = p->in.c, OC = p->out.c, G = C >> 2, OC4 = OC & ~3;
+    const uint8_t *const chan = p->chan;
+    const int32_t off = p->out_offset, lo = p->act_min, hi = p->act_max;
+    const uint32_t *const lim = eb_dsp_buf + EB_DSP_SCRATCH_BYTES / 4u;
+    const int full = lo == -128 && hi == 127;
+    uint32_t *q = tmpl + ((OC + 3) >> 2);
+    uint32_t *slow;
+    int8_t *const t8 = (int8_t *)(void *)tmpl;
+    int32_t u;
+    if (q > lim) {
+        return 0;
+    }
+    /* which channels are dead (t8[u] = 1 for now) */
+    for (u = 0; u < OC; u++) {
+        t8[u] = (int8_t)eb_pw_zero(p->filter, G, OC4, u);
+    }
+    /* the live pairs of the blocks (a dead pair's sums are never read: its outputs are
+     * the template's) */
+    pl->pairs = q;
+    for (u = 0; u < OC4; u += 2) {
+        if (t8[u] && t8[u + 1]) {
+            continue;
+        }
+        if (q + 3 > lim) {
+            return 0;
+        }
+        *q++ = (uint32_t)(uintptr_t)(chan + 4 * (size_t)u);
+        *q++ = (uint32_t)(uintptr_t)(p->filter + (size_t)(u >> 2) * 16 * (size_t)G + 4 * (u & 3));
+    }
+    if (q + 1 > lim) {
+        return 0;
+    }
+    *q++ = 0;
+    /* the channels: dead (their constant into the template), live in the doubled-sum
+     * case (entries from q up), other live (u from the end of the scratch down) */
+    pl->rq = q;
+    slow = (uint32_t *)(uintptr_t)lim;
+    pl->ndead = 0;
+    for (u = 0; u < OC; u++) {
+        const int32_t bias = eb_ld32(chan + 4 * (size_t)u);
+        const int32_t m = eb_ld32(chan + 4 * ((size_t)OC + u)), sft = eb_ld32(chan + 4 * (2 * (size_t)OC + u));
+        if (t8[u]) {
+            t8[u] = eb_requant(bias, m, sft, off, lo, hi);
+            pl->ndead++;
+            continue;
+        }
+        /* (when the entries would outgrow the scratch, the last channels go the exact way) */
+        if (full && m > 0 && (uint32_t)(-sft - 2) <= 19u && bias < (1 << 29) && bias > -(1 << 29) &&
+            q + 4 <= slow - (OC - 1 - u)) {
+            const int32_t e = -sft;
+            *q++ = (uint32_t)m;
+            *q++ = (1u << (uint32_t)(e - 1)) + ((uint32_t)off << e);
+            *q++ = (uint32_t)e;
+            *q++ = (uint32_t)u;
+            continue;
+        }
+        if (q + 1 > slow) {
+            return 0;
+        }
+        *--slow = (uint32_t)u;
+    }
+    pl->rq_end = q;
+    pl->slow = slow;
+    pl->slow_end = lim;
+    return 1;
+}
+
 int eb_pointwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
     const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
     const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
     const int32_t G = C >> 2, OC4 = OC & ~3;
     const int32_t npix = p->out.n * OH * OW;
-    const uint8_t *const bias = p->chan;
+    const uint8_t *const chan = p->chan;
     uint32_t *const xq = eb_dsp_buf;
     int32_t *const acc = (int32_t *)(void *)(xq + 4 * G);
-    int8_t *const col = (int8_t *)(void *)(acc + 2 * OC);
-    int32_t *const tbl = (int32_t *)(void *)(col + ((OC + 3) & ~3));
-    uint32_t *fix;
-    int32_t maxfix, use_tbl;
-    int32_t pi, b = 0, oy = 0, ox = 0;
+    uint32_t *const tmpl = (uint32_t *)(void *)(acc + 2 * OC);
+    const int32_t off = p->out_offset, lo = p->act_min, hi = p->act_max;
+    eb_pw_plan pl;
     eb_pw_ctl ctl;
+    int32_t pi, b = 0, oy = 0, ox = 0;
     if (!eb_conv_biased(p) || G < 1 || (((uintptr_t)p->filter | (uintptr_t)p->chan) & 3u) != 0 ||
-        4u * (size_t)C + 8u * (size_t)OC + (size_t)((OC + 3) & ~3) > EB_DSP_SCRATCH_BYTES) {
+        4u * (size_t)C + 8u * (size_t)OC >= EB_DSP_SCRATCH_BYTES || !eb_pw_make_plan(p, tmpl, &pl)) {
         return 0;
     }
-    /* the requantisation table (and its fix-up list) when it fits after col, as
-     * eb_conv_s8_opt */
-    use_tbl = (size_t)((uint8_t *)(tbl + 3 * OC) - (uint8_t *)eb_dsp_buf) <= EB_DSP_SCRATCH_BYTES;
-    fix = (uint32_t *)(void *)(tbl + 3 * OC);
-    maxfix = use_tbl ? (int32_t)(((uint8_t *)eb_dsp_buf + EB_DSP_SCRATCH_BYTES - (uint8_t *)fix) / 4) : 0;
-    use_tbl = !use_tbl ? 0
-              : eb_requant_table2(OC, p->chan, C, p->out_offset, p->act_min, p->act_max, tbl, p, fix, maxfix)
-                  ? 2 + (eb_conv_fix.n > 0)
-              : eb_requant_table(OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
-                                 p->act_min, p->act_max, tbl);
+    ctl.acck = (uint32_t)(uintptr_t)acc - 2u * (uint32_t)(uintptr_t)chan;
+    ctl.g16 = 16 * G;
     for (pi = 0; pi < npix; pi += 2) {
         int8_t *const o0 = out + (size_t)pi * OC;
-        int8_t *const o1 = pi + 1 < npix ? o0 + OC : col;
+        /* an odd last pixel pairs with itself: both halves write the same bytes */
+        int8_t *const o1 = pi + 1 < npix ? o0 + OC : o0;
+        const uint32_t *e;
         int32_t slot, u;
         /* the two pixels' P, Q streams (the odd last pixel twice) */
         for (slot = 0; slot < 2; slot++) {
             const int8_t *const src = in + (((size_t)b * H + (size_t)oy * p->sh) * W + (size_t)ox * p->sw) * C;
-            int32_t s = eb_pw_prep(src, G, xq + 2 * slot);
+            const int32_t s = eb_pw_prep(src, G, xq + 2 * slot);
             if (slot == 0) {
                 ctl.sa = s;
                 if (pi + 1 >= npix) {
@@ -267,31 +427,30 @@ int eb_pointwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 }
             }
         }
-        if (OC4 > 0) {
-            ctl.acc = acc;
-            ctl.bias = bias;
-            ctl.g16 = 16 * G;
-            ctl.left = OC4 >> 2;
-            eb_pw_blocks(xq, G, p->filter, &ctl);
-        }
+        ctl.list = pl.pairs;
+        eb_pw_pairs(xq, G, &ctl);
         /* the OC % 4 last rows, plain */
         for (u = OC4; u < OC; u++) {
             int32_t *const a = acc + 2 * u;
-            const int32_t bu = eb_ld32(bias + 4 * (size_t)u);
+            const int32_t bu = eb_ld32(chan + 4 * (size_t)u);
             a[0] = eb_acc(bu, ctl.sa);
             a[1] = eb_acc(bu, ctl.sb);
             eb_pw_row(xq, G, p->filter + (size_t)u * C, a);
         }
-        if (use_tbl >= 2) {
-            eb_conv_requant_tbl2(acc, OC, tbl, o0, o1);
-            if (use_tbl == 3) {
-                eb_conv_requant_fix(acc, o0, o1);
+        /* the dead channels' constants, then the live channels */
+        if (pl.ndead) {
+            eb_pw_fill(tmpl, OC, o0);
+            if (o1 != o0) {
+                eb_pw_fill(tmpl, OC, o1);
             }
-        } else if (use_tbl) {
-            eb_conv_requant_tbl(acc, OC, tbl, o0, o1);
-        } else {
-            eb_conv_requant(acc, OC, p->chan + 4 * (size_t)OC, p->chan + 8 * (size_t)OC, p->out_offset,
-                            p->act_min, p->act_max, o0, o1);
+        }
+        if (pl.rq != pl.rq_end) {
+            eb_pw_requant(pl.rq, pl.rq_end, acc, o0, o1);
+        }
+        for (e = pl.slow; e < pl.slow_end; e++) {
+            const int32_t m = eb_ld32(chan + 4 * ((size_t)OC + *e)), sft = eb_ld32(chan + 4 * (2 * (size_t)OC + *e));
+            o0[*e] = eb_requant(acc[2 * *e], m, sft, off, lo, hi);
+            o1[*e] = eb_requant(acc[2 * *e + 1], m, sft, off, lo, hi);
         }
     }
     return 1;
