@@ -192,7 +192,9 @@ static void eb_pw_pairs(const uint32_t *xq, int32_t G, eb_pw_ctl *ctl)
           [wb] "=&r"(wb)                                                                                        \
         : [end] "r"(rend), [c] "r"(rc)                                                                          \
         : "cc", "memory")
-    if ((G & 3) == 0) {
+    if ((G & 7) == 0) {
+        EB_PW_PAIRS_ASM(8);
+    } else if ((G & 3) == 0) {
         EB_PW_PAIRS_ASM(4);
     } else if ((G & 1) == 0) {
         EB_PW_PAIRS_ASM(2);
