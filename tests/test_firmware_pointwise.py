@@ -9,8 +9,8 @@ Cortex-M7 (mps2-an500) builds under QEMU, with the shapes that stress the kernel
 input channel counts 4 to 256 (group loops unrolled by 1, 2 and 4), output channel
 counts with and without whole blocks of four (the plain last rows), odd pixel counts (the
 last pixel paired with itself), stride 2 and batches (the input pixel of each output),
-ReLU and ReLU6 (the requantisation paths without the table), per-channel scales, an
-output count whose table does not fit the scratch, input zero points at both extremes,
+ReLU and ReLU6 (the requantisation paths without the table), per-channel scales, layers
+whose plan fits the scratch only in chunks of channels, input zero points at both extremes,
 and dead channels beside a live channel whose stored weight bytes are all zero (its
 even-position weights -128) - each model's output bytes against BUILTIN_REF for random
 int8 inputs.
@@ -45,9 +45,12 @@ CASES = {
     "pw_c128_oc64_stride2_relu6": dict(h=5, w=5, c=128, oc=64, sh=2, sw=2, in_z=127, act=3),
     "pw_c256_oc4": dict(h=3, w=3, c=256, oc=4, in_z=-128),
     # no dead channel: 128 -> 128 fits with its last channels requantised the exact way;
-    # 128 -> 256 does not fit the scratch (the portable kernel)
+    # 128 -> 256 runs in two chunks of channels, 256 -> 258 in two of 128 and a last
+    # chunk of the two plain rows; 512 input channels
     "pw_c128_oc128_all_live": dict(h=3, w=3, c=128, oc=128, in_z=-128),
-    "pw_c128_oc256": dict(h=3, w=3, c=128, oc=256, in_z=-128),
+    "pw_c128_oc256_chunks": dict(h=3, w=3, c=128, oc=256, in_z=-128),
+    "pw_c256_oc258_chunks": dict(h=3, w=1, c=256, oc=258, in_z=127, act=1),
+    "pw_c512_oc8": dict(h=1, w=3, c=512, oc=8, in_z=-128),
     # stride 2 along H only, an odd width
     "pw_c64_oc8_stride_h": dict(h=6, w=3, c=64, oc=8, sh=2, sw=1, in_z=127),
     # dead channels (skipped pairs, a dead row beside a live one, a dead plain last row: the

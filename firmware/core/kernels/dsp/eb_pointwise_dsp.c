@@ -313,29 +313,30 @@ typedef struct {
     int32_t ndead;
 } eb_pw_plan;
 
-static EB_NOINLINE int eb_pw_make_plan(const eb_conv_params *p, uint32_t *tmpl, eb_pw_plan *pl)
+static EB_NOINLINE int eb_pw_make_plan(const eb_conv_params *p, int32_t c0, int32_t c1, uint32_t *tmpl,
+                                       eb_pw_plan *pl)
 {
-    const int32_t C = p->in.c, OC = p->out.c, G = C >> 2, OC4 = OC & ~3;
+    const int32_t C = p->in.c, OC = p->out.c, G = C >> 2, OC4 = OC & ~3, n = c1 - c0;
     const uint8_t *const chan = p->chan;
     const int32_t off = p->out_offset, lo = p->act_min, hi = p->act_max;
     const uint32_t *const lim = eb_dsp_buf + EB_DSP_SCRATCH_BYTES / 4u;
     const int full = lo == -128 && hi == 127;
-    uint32_t *q = tmpl + ((OC + 3) >> 2);
+    uint32_t *q = tmpl + ((n + 3) >> 2);
     uint32_t *slow;
     int8_t *const t8 = (int8_t *)(void *)tmpl;
     int32_t u;
     if (q > lim) {
         return 0;
     }
-    /* which channels are dead (t8[u] = 1 for now) */
-    for (u = 0; u < OC; u++) {
-        t8[u] = (int8_t)eb_pw_zero(p->filter, G, OC4, u);
+    /* which channels are dead (t8[u - c0] = 1 for now) */
+    for (u = c0; u < c1; u++) {
+        t8[u - c0] = (int8_t)eb_pw_zero(p->filter, G, OC4, u);
     }
     /* the live pairs of the blocks (a dead pair's sums are never read: its outputs are
      * the template's) */
     pl->pairs = q;
-    for (u = 0; u < OC4; u += 2) {
-        if (t8[u] && t8[u + 1]) {
+    for (u = c0; u < c1 && u < OC4; u += 2) {
+        if (t8[u - c0] && t8[u + 1 - c0]) {
             continue;
         }
         if (q + 3 > lim) {
@@ -349,32 +350,32 @@ static EB_NOINLINE int eb_pw_make_plan(const eb_conv_params *p, uint32_t *tmpl, 
     }
     *q++ = 0;
     /* the channels: dead (their constant into the template), live in the doubled-sum
-     * case (entries from q up), other live (u from the end of the scratch down) */
+     * case (entries from q up), other live (from the end of the scratch down); u - c0 in both */
     pl->rq = q;
     slow = (uint32_t *)(uintptr_t)lim;
     pl->ndead = 0;
-    for (u = 0; u < OC; u++) {
+    for (u = c0; u < c1; u++) {
         const int32_t bias = eb_ld32(chan + 4 * (size_t)u);
         const int32_t m = eb_ld32(chan + 4 * ((size_t)OC + u)), sft = eb_ld32(chan + 4 * (2 * (size_t)OC + u));
-        if (t8[u]) {
-            t8[u] = eb_requant(bias, m, sft, off, lo, hi);
+        if (t8[u - c0]) {
+            t8[u - c0] = eb_requant(bias, m, sft, off, lo, hi);
             pl->ndead++;
             continue;
         }
         /* (when the entries would outgrow the scratch, the last channels go the exact way) */
         if (full && m > 0 && (uint32_t)(-sft - 2) <= 19u && bias < (1 << 29) && bias > -(1 << 29) &&
-            q + 4 <= slow - (OC - 1 - u)) {
+            q + 4 <= slow - (c1 - 1 - u)) {
             const int32_t e = -sft;
             *q++ = (uint32_t)m;
             *q++ = (1u << (uint32_t)(e - 1)) + ((uint32_t)off << e);
             *q++ = (uint32_t)e;
-            *q++ = (uint32_t)u;
+            *q++ = (uint32_t)(u - c0);
             continue;
         }
         if (q + 1 > slow) {
             return 0;
         }
-        *--slow = (uint32_t)u;
+        *--slow = (uint32_t)(u - c0);
     }
     pl->rq_end = q;
     pl->slow = slow;
@@ -382,32 +383,57 @@ static EB_NOINLINE int eb_pw_make_plan(const eb_conv_params *p, uint32_t *tmpl, 
     return 1;
 }
 
-int eb_pointwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
+/* The plain rows u0 <= u < n (from c0) of the chunk for the prepared pixels (sums at acc) */
+static EB_NOINLINE void eb_pw_tail(const eb_conv_params *p, int32_t c0, int32_t u0, int32_t n, const eb_pw_ctl *ctl,
+                                   int32_t *acc)
+{
+    const int32_t C = p->in.c;
+    int32_t u;
+    for (u = u0; u < n; u++) {
+        int32_t *const a = acc + 2 * u;
+        const int32_t bu = eb_ld32(p->chan + 4 * (size_t)(c0 + u));
+        a[0] = eb_acc(bu, ctl->sa);
+        a[1] = eb_acc(bu, ctl->sb);
+        eb_pw_row(eb_dsp_buf, C >> 2, p->filter + (size_t)(c0 + u) * C, a);
+    }
+}
+
+/* The live channels outside the doubled-sum case (pl's slow list, u from c0): exactly */
+static EB_NOINLINE void eb_pw_slow(const eb_conv_params *p, int32_t c0, const eb_pw_plan *pl, const int32_t *acc,
+                                   int8_t *o0, int8_t *o1)
+{
+    const int32_t OC = p->out.c;
+    const uint8_t *const mult = p->chan + 4 * ((size_t)OC + c0), *const shift = mult + 4 * (size_t)OC;
+    const uint32_t *e;
+    for (e = pl->slow; e < pl->slow_end; e++) {
+        const int32_t m = eb_ld32(mult + 4 * *e), sft = eb_ld32(shift + 4 * *e);
+        o0[*e] = eb_requant(acc[2 * *e], m, sft, p->out_offset, p->act_min, p->act_max);
+        o1[*e] = eb_requant(acc[2 * *e + 1], m, sft, p->out_offset, p->act_min, p->act_max);
+    }
+}
+
+/* The channels [c0, c1) of every output pixel with the plan pl (sums at acc, acc[0] the
+ * pair (A, B) of channel c0). */
+static EB_NOINLINE void eb_pw_run(const eb_conv_params *p, const int8_t *in, int8_t *out, int32_t c0, int32_t c1,
+                                  const eb_pw_plan *pl, int32_t *acc, const uint32_t *tmpl)
 {
     const int32_t H = p->in.h, W = p->in.w, C = p->in.c;
     const int32_t OH = p->out.h, OW = p->out.w, OC = p->out.c;
-    const int32_t G = C >> 2, OC4 = OC & ~3;
+    const int32_t G = C >> 2, OC4 = OC & ~3, n = c1 - c0;
+    const int32_t tail = (c0 > OC4 ? c0 : OC4) - c0;   /* the first plain row, from c0 */
     const int32_t npix = p->out.n * OH * OW;
-    const uint8_t *const chan = p->chan;
+    const uint8_t *const chan = p->chan + 4 * (size_t)c0;   /* the chunk's bias'' */
     uint32_t *const xq = eb_dsp_buf;
-    int32_t *const acc = (int32_t *)(void *)(xq + 4 * G);
-    uint32_t *const tmpl = (uint32_t *)(void *)(acc + 2 * OC);
-    const int32_t off = p->out_offset, lo = p->act_min, hi = p->act_max;
-    eb_pw_plan pl;
     eb_pw_ctl ctl;
     int32_t pi, b = 0, oy = 0, ox = 0;
-    if (!eb_conv_biased(p) || G < 1 || (((uintptr_t)p->filter | (uintptr_t)p->chan) & 3u) != 0 ||
-        4u * (size_t)C + 8u * (size_t)OC >= EB_DSP_SCRATCH_BYTES || !eb_pw_make_plan(p, tmpl, &pl)) {
-        return 0;
-    }
     ctl.acck = (uint32_t)(uintptr_t)acc - 2u * (uint32_t)(uintptr_t)chan;
     ctl.g16 = 16 * G;
+    out += c0;   /* the chunk's outputs; u below counts from c0 */
     for (pi = 0; pi < npix; pi += 2) {
         int8_t *const o0 = out + (size_t)pi * OC;
         /* an odd last pixel pairs with itself: both halves write the same bytes */
         int8_t *const o1 = pi + 1 < npix ? o0 + OC : o0;
-        const uint32_t *e;
-        int32_t slot, u;
+        int32_t slot;
         /* the two pixels' P, Q streams (the odd last pixel twice) */
         for (slot = 0; slot < 2; slot++) {
             const int8_t *const src = in + (((size_t)b * H + (size_t)oy * p->sh) * W + (size_t)ox * p->sw) * C;
@@ -429,31 +455,56 @@ int eb_pointwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 }
             }
         }
-        ctl.list = pl.pairs;
+        ctl.list = pl->pairs;
         eb_pw_pairs(xq, G, &ctl);
         /* the OC % 4 last rows, plain */
-        for (u = OC4; u < OC; u++) {
-            int32_t *const a = acc + 2 * u;
-            const int32_t bu = eb_ld32(chan + 4 * (size_t)u);
-            a[0] = eb_acc(bu, ctl.sa);
-            a[1] = eb_acc(bu, ctl.sb);
-            eb_pw_row(xq, G, p->filter + (size_t)u * C, a);
+        if (tail < n) {
+            eb_pw_tail(p, c0, tail, n, &ctl, acc);
         }
         /* the dead channels' constants, then the live channels */
-        if (pl.ndead) {
-            eb_pw_fill(tmpl, OC, o0);
+        if (pl->ndead) {
+            eb_pw_fill(tmpl, n, o0);
             if (o1 != o0) {
-                eb_pw_fill(tmpl, OC, o1);
+                eb_pw_fill(tmpl, n, o1);
             }
         }
-        if (pl.rq != pl.rq_end) {
-            eb_pw_requant(pl.rq, pl.rq_end, acc, o0, o1);
+        if (pl->rq != pl->rq_end) {
+            eb_pw_requant(pl->rq, pl->rq_end, acc, o0, o1);
         }
-        for (e = pl.slow; e < pl.slow_end; e++) {
-            const int32_t m = eb_ld32(chan + 4 * ((size_t)OC + *e)), sft = eb_ld32(chan + 4 * (2 * (size_t)OC + *e));
-            o0[*e] = eb_requant(acc[2 * *e], m, sft, off, lo, hi);
-            o1[*e] = eb_requant(acc[2 * *e + 1], m, sft, off, lo, hi);
+        if (pl->slow != pl->slow_end) {
+            eb_pw_slow(p, c0, pl, acc, o0, o1);
         }
+    }
+}
+
+/* The output channels in chunks whose plan fits the scratch (all at once when it does:
+ * every layer of the four MLPerf Tiny models); the P, Q streams are prepared again for
+ * every chunk. 0 (the portable kernel runs) when the layer is not this kernel's or not
+ * even four channels fit (4 * C + 29 * 4 + 4 > 4096: C > 993). */
+int eb_pointwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out)
+{
+    const int32_t C = p->in.c, OC = p->out.c, G = C >> 2;
+    int32_t *const acc = (int32_t *)(void *)(eb_dsp_buf + 4 * G);
+    int32_t c0 = 0, n = OC;
+    eb_pw_plan pl;
+    if (!eb_conv_biased(p) || G < 1 || (((uintptr_t)p->filter | (uintptr_t)p->chan) & 3u) != 0 ||
+        4u * (size_t)C >= EB_DSP_SCRATCH_BYTES) {
+        return 0;
+    }
+    while (c0 < OC) {
+        /* [c0, c1): n channels, whole blocks unless it reaches the plain last rows */
+        const int32_t c1 = OC - c0 <= n ? OC : c0 + n;
+        uint32_t *const tmpl = (uint32_t *)(void *)(acc + 2 * (c1 - c0));
+        if ((size_t)((uint8_t *)tmpl - (uint8_t *)eb_dsp_buf) >= EB_DSP_SCRATCH_BYTES ||
+            !eb_pw_make_plan(p, c0, c1, tmpl, &pl)) {
+            n = ((c1 - c0) >> 1) & ~3;
+            if (n < 4) {
+                return 0;   /* the portable kernel redoes the layer (outputs written so far too) */
+            }
+            continue;
+        }
+        eb_pw_run(p, in, out, c0, c1, &pl, acc, tmpl);
+        c0 = c1;
     }
     return 1;
 }
