@@ -32,4 +32,25 @@ int eb_requant_table2(int32_t OC, const uint8_t *chan, int32_t K, int32_t off, i
  * 1 when done, 0 when another path must run. */
 int eb_conv_small(const eb_conv_params *p, const int8_t *in, int8_t *out);
 
+/* The channel loops (eb_conv_mm_dsp.c) that eb_conv_dsp.c and the stem paths
+ * (eb_conv_stem_dsp.c) share, on two
+ * fields widened as eb_conv_dsp.c describes (xq: G groups of four words):
+ * eb_mm_blocks: acc[2u], acc[2u+1] = bias[u] + row u . px0, px1 for every channel of
+ * nblocks blocks of the blob's blocked filter (15 instructions per 16 MACs);
+ * eb_widen_filter / eb_mm_pairs_wide: the same on the filter widened into RAM
+ * (channels c0 .. c0+n, 2*G*4 words a pair; 11 per 16 MACs);
+ * eb_conv_requant_tbl2: both pixels' outputs from the doubled-sum table. */
+void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t *bias, int32_t nblocks,
+                  int32_t *acc);
+void eb_widen_filter(const int8_t *w, int32_t G, int32_t c0, int32_t n, uint32_t *wt);
+void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, const uint8_t *bias, int32_t npairs,
+                      int32_t *acc);
+void eb_conv_requant_tbl2(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0, int8_t *o1);
+
+/* One-channel-row stems (KW*C % 4 == 0, dilation 1) whose windows reach the padding
+ * along W: the input copied once per band of output rows into a plane padded with the
+ * zero point, every field widened straight from it (eb_conv_stem_dsp.c). 1 when done,
+ * 0 when another path must run. */
+int eb_conv_stem_rows(const eb_conv_params *p, const int8_t *in, int8_t *out);
+
 #endif /* EB_CONV_DSP_H */
