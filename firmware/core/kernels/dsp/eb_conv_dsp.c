@@ -586,6 +586,9 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     if (rows && eb_conv_stem_rows(p, in, out)) {
         return 1;
     }
+    if (C == 3 && p->kh == 3 && p->kw == 3 && eb_conv_stem3(p, in, out)) {
+        return 1;
+    }
     if (R != 0 && eb_conv_padded(p, in, out)) {
         return 1;
     }

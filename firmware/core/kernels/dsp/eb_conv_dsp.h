@@ -28,6 +28,10 @@ int eb_requant_table(int32_t OC, const uint8_t *mult, const uint8_t *shift, int3
 int eb_requant_table2(int32_t OC, const uint8_t *chan, int32_t K, int32_t off, int32_t lo, int32_t hi,
                       int32_t *tbl, const eb_conv_params *p, uint32_t *fix, int32_t maxfix);
 
+/* Weight k (im2col order) of output channel oc of a filter of OC rows of K in the
+ * blob's blocked order (eb_conv_small_dsp.c). */
+int8_t eb_conv_filter_at(const int8_t *w, int32_t K, int32_t OC, int32_t oc, int32_t k);
+
 /* Fields of at most 16 elements (K <= 16) with one pixel's field in registers:
  * 1 when done, 0 when another path must run. */
 int eb_conv_small(const eb_conv_params *p, const int8_t *in, int8_t *out);
@@ -52,5 +56,11 @@ void eb_conv_requant_tbl2(const int32_t *acc, int32_t OC, const int32_t *tbl, in
  * zero point, every field widened straight from it (eb_conv_stem_dsp.c). 1 when done,
  * 0 when another path must run. */
 int eb_conv_stem_rows(const eb_conv_params *p, const int8_t *in, int8_t *out);
+
+/* 3x3 three-channel stems (dilation 1 along W, an even channel count): a per-layer
+ * table of doubled widened weights and requantisation constants, two pixels against
+ * one channel pair per pass with the requantisation in the same asm loop
+ * (eb_conv_stem_dsp.c). 1 when done, 0 when another path must run. */
+int eb_conv_stem3(const eb_conv_params *p, const int8_t *in, int8_t *out);
 
 #endif /* EB_CONV_DSP_H */

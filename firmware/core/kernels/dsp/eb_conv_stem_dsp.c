@@ -22,6 +22,7 @@
  * to 4), then the plane: rows of Wp*C bytes, Wp = (OW-1)*sw + KW, as many output rows
  * a band as fit (KWS: 58 rows of 12 bytes, the whole plane, 696 bytes; 2,216 in all).
  */
+#include <stddef.h>
 #include <string.h>
 #include "eb_conv_dsp.h"
 
@@ -132,6 +133,230 @@ int eb_conv_stem_rows(const eb_conv_params *p, const int8_t *in, int8_t *out)
             }
             out += (size_t)npix * OC;
         }
+    }
+    return 1;
+}
+
+/* ---- 3x3 three-channel stems (VWW: 96x96x3 -> 48x48x8, ResNet-8: 32x32x3 -> 16) ---
+ * K = 27. A pixel's field in the by-rows order of eb_conv_dsp.c's padded path: each
+ * kernel row's first 8 values (columns 0-1 and channels 0-1 of column 2: two words
+ * straight from the input row), then the three rows' ninth values in one more group
+ * with a zero after them: 28 positions, 7 groups, widened into the two-pixel layout
+ * (word 4g + 2*slot: (x0, x2), 4g + 2*slot + 1: (x1, x3)).
+ *
+ * The table, built once per layer, holds per channel pair (a, b) = (u, u + 1) 38 words
+ *   {2*bias_a, 2*bias_b,
+ *    7 x {a: 2(w0, w2), 2(w1, w3), b: 2(w0, w2), 2(w1, w3)}   (int16 pairs, field order)
+ *    m_a, hc_a, e_a, OC,  m_b, hc_b, e_b, OC}
+ * with the weights doubled (2w in [-256, 254] is still an int16 halfword) and the bias
+ * doubled, so each channel's sum is 2*acc exactly (|acc| < 2^30: eb_requant_table2's
+ * bounds for K = 28), the operand eb_rq_mul2 wants, and {m, hc, e} its constants:
+ *   out = ssat8((hc + (2acc >> 31) + smmlar(2acc, m)) >> e).
+ * The zero weight at position 27 makes that position's input byte irrelevant.
+ *
+ * eb_stem3_pairs (one asm loop over the channel pairs, registers: r0 the fields, r1 the
+ * table's end, lr the table, r6 the output, r7/r8 channel a's sums (px0, px1), r9/r10
+ * channel b's, r2-r5 the four words of x of a group, then m, hc, e, OC; r11/r12 a
+ * weight pair, then the result): per channel pair 3 instructions to start both sums
+ * from the doubled biases, 7 groups of 11 (one LDM of x, two LDRD of weights, eight
+ * SMLAD: 16 MACs), one SUB that rewinds x, the requantisation of the four outputs
+ * (one LDM of the constants a channel and ADD, SMMLAR, ASR, SSAT, STRB an output: 22)
+ * and CMP/BNE: 105 instructions for 108 MACs, against eb_mm_pairs_wide's 95 and 34 of
+ * eb_conv_requant_tbl2 (the four sums stored and loaded again) before. px1's outputs
+ * go to o + OC (the table's OC word as STRB's register offset). */
+static EB_NOINLINE void eb_stem3_pairs(const uint32_t *xq, const uint32_t *tab, const uint32_t *tend, int8_t *out)
+{
+    register const uint32_t *rx __asm__("r0") = xq;
+    register const uint32_t *rend __asm__("r1") = tend;
+    register const uint32_t *rt __asm__("lr") = tab;
+    register int8_t *ro __asm__("r6") = out;
+    register int32_t a00 __asm__("r7"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
+    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
+    register uint32_t wa __asm__("r11"), wb __asm__("r12");
+/* one output: sum s, constants m (x0e), hc (x0o), e (x1e) */
+#define EB_S3_RQ(s)                                   \
+    "add    %[wa], %[x0o], %[" s "], asr #31\n\t"     \
+    "smmlar %[wa], %[" s "], %[x0e], %[wa]\n\t"       \
+    "asr    %[wa], %[wa], %[x1e]\n\t"                 \
+    "ssat   %[wa], #8, %[wa]\n\t"
+    __asm__ volatile(
+        "1:\n\t"
+        "ldrd   %[a00], %[a10], [%[t]], #8\n\t"
+        "mov    %[a01], %[a00]\n\t"
+        "mov    %[a11], %[a10]\n\t"
+        ".rept 7\n\t"
+        "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"
+        "ldrd   %[wa], %[wb], [%[t]], #8\n\t"
+        "smlad  %[a00], %[wa], %[x0e], %[a00]\n\t"
+        "smlad  %[a01], %[wa], %[x1e], %[a01]\n\t"
+        "smlad  %[a00], %[wb], %[x0o], %[a00]\n\t"
+        "smlad  %[a01], %[wb], %[x1o], %[a01]\n\t"
+        "ldrd   %[wa], %[wb], [%[t]], #8\n\t"
+        "smlad  %[a10], %[wa], %[x0e], %[a10]\n\t"
+        "smlad  %[a11], %[wa], %[x1e], %[a11]\n\t"
+        "smlad  %[a10], %[wb], %[x0o], %[a10]\n\t"
+        "smlad  %[a11], %[wb], %[x1o], %[a11]\n\t"
+        ".endr\n\t"
+        "sub    %[x], %[x], #112\n\t"
+        "ldmia  %[t]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"     /* m, hc, e, OC of a */
+        EB_S3_RQ("a01")
+        "strb   %[wa], [%[o], %[x1o]]\n\t"
+        EB_S3_RQ("a00")
+        "strb   %[wa], [%[o]], #1\n\t"
+        "ldmia  %[t]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"     /* m, hc, e, OC of b */
+        EB_S3_RQ("a11")
+        "strb   %[wa], [%[o], %[x1o]]\n\t"
+        EB_S3_RQ("a10")
+        "strb   %[wa], [%[o]], #1\n\t"
+        "cmp    %[t], %[end]\n\t"
+        "bne    1b\n\t"
+        : [x] "+r"(rx), [t] "+r"(rt), [o] "+r"(ro), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10),
+          [a11] "=&r"(a11), [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o),
+          [wa] "=&r"(wa), [wb] "=&r"(wb)
+        : [end] "r"(rend)
+        : "cc", "memory");
+#undef EB_S3_RQ
+}
+
+/* Four int8 at s widened into slot words d[0], d[1] */
+static EB_ALWAYS_INLINE void eb_stem3_word(uint32_t v, uint32_t *d)
+{
+    d[0] = (uint32_t)eb_sx02(v);
+    d[1] = (uint32_t)eb_sx13(v);
+}
+
+/* The field of a window inside the input in the by-rows order, widened straight from
+ * its three input rows (s0: the first, rs bytes apart) into slot words d: two words a
+ * row, the rows' ninth values as bytes 0-2 of the seventh group (byte 3 meets a zero
+ * weight). */
+static EB_ALWAYS_INLINE void eb_stem3_inside(const int8_t *s0, int32_t rs, uint32_t *d)
+{
+    const int8_t *const s1 = s0 + rs, *const s2 = s1 + rs;
+    eb_stem3_word(eb_ldw(s0), d);
+    eb_stem3_word(eb_ldw(s0 + 4), d + 4);
+    eb_stem3_word(eb_ldw(s1), d + 8);
+    eb_stem3_word(eb_ldw(s1 + 4), d + 12);
+    eb_stem3_word(eb_ldw(s2), d + 16);
+    eb_stem3_word(eb_ldw(s2 + 4), d + 20);
+    eb_stem3_word((uint32_t)(uint8_t)s0[8] | ((uint32_t)(uint8_t)s1[8] << 8) | ((uint32_t)(uint8_t)s2[8] << 16),
+                  d + 24);
+}
+
+/* The field of a window that reaches the padding (at iy0, ix0): gathered in the by-rows
+ * order with the zero point pad into col (28 bytes, col[27] == 0), then widened. */
+static EB_NOINLINE void eb_stem3_border(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, int32_t ix0,
+                                        int8_t pad, int8_t *col, uint32_t *d)
+{
+    const int32_t H = p->in.h, W = p->in.w;
+    int32_t ky, i;
+    for (ky = 0; ky < 3; ky++) {
+        const int32_t iy = iy0 + ky * p->dh;
+        const int rowin = iy >= 0 && iy < H;
+        int8_t t[12];
+        int32_t kx;
+        for (kx = 0; kx < 3; kx++) {
+            const int32_t ix = ix0 + kx;
+            if (rowin && ix >= 0 && ix < W) {
+                const int8_t *const src = in_b + ((size_t)iy * W + ix) * 3;
+                t[3 * kx] = src[0];
+                t[3 * kx + 1] = src[1];
+                t[3 * kx + 2] = src[2];
+            } else {
+                t[3 * kx] = t[3 * kx + 1] = t[3 * kx + 2] = pad;
+            }
+        }
+        EB_COPY4(col + 8 * ky, t);
+        EB_COPY4(col + 8 * ky + 4, t + 4);
+        col[24 + ky] = t[8];
+    }
+    for (i = 0; i < 7; i++) {
+        eb_stem3_word(eb_ldw(col + 4 * i), d + 4 * i);
+    }
+}
+
+/* The field position q (0..27) -> the im2col index of its element, -1 for none */
+static int32_t eb_stem3_k(int32_t q)
+{
+    return q < 24 ? (q >> 3) * 9 + (q & 7) : q < 27 ? (q - 24) * 9 + 8 : -1;
+}
+
+/* Scratch: the two fields (112 bytes), the border gather (28, 32 reserved), the odd last
+ * pixel's outputs (2*OC), the table (152 bytes a channel pair), eb_requant_table2's
+ * constants while the table is built (12*OC): VWW 864 bytes, ResNet-8 1,632. */
+int eb_conv_stem3(const eb_conv_params *p, const int8_t *in, int8_t *out)
+{
+    const int32_t H = p->in.h, W = p->in.w, OH = p->out.h, OW = p->out.w, OC = p->out.c;
+    const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);
+    uint32_t *const xq = eb_dsp_buf;
+    int8_t *const col = (int8_t *)(void *)(xq + 28);
+    int8_t *const ocol = col + 32;
+    uint32_t *const tab = (uint32_t *)(void *)(ocol + ((2 * OC + 3) & ~3));
+    uint32_t *const tend = tab + 19 * (size_t)OC;
+    int32_t *const rq = (int32_t *)(void *)tend;
+    const int32_t rs = 3 * W * p->dh;
+    int8_t *o = out;
+    int32_t u, g, j, i, b, oy, ox, slot = 0;
+    if (p->in.c != 3 || p->kh != 3 || p->kw != 3 || p->dw != 1 || (OC & 1) != 0 || OC < 2 ||
+        (size_t)((uint8_t *)(rq + 3 * OC) - (uint8_t *)eb_dsp_buf) > EB_DSP_SCRATCH_BYTES) {
+        return 0;
+    }
+    if (!eb_requant_table2(OC, p->chan, 28, p->out_offset, p->act_min, p->act_max, rq, p, NULL, 0)) {
+        return 0;
+    }
+    for (u = 0; u < OC; u += 2) {
+        uint32_t *e = tab + 19 * (size_t)u;
+        *e++ = (uint32_t)eb_ld32(p->chan + 4 * (size_t)u) * 2u;
+        *e++ = (uint32_t)eb_ld32(p->chan + 4 * (size_t)(u + 1)) * 2u;
+        for (g = 0; g < 7; g++) {
+            for (j = 0; j < 2; j++) {
+                int32_t w[4];
+                for (i = 0; i < 4; i++) {
+                    const int32_t k = eb_stem3_k(4 * g + i);
+                    w[i] = k < 0 ? 0 : 2 * eb_conv_filter_at(p->filter, 27, OC, u + j, k);
+                }
+                *e++ = (uint32_t)(uint16_t)w[0] | ((uint32_t)(uint16_t)w[2] << 16);
+                *e++ = (uint32_t)(uint16_t)w[1] | ((uint32_t)(uint16_t)w[3] << 16);
+            }
+        }
+        for (j = 0; j < 2; j++) {
+            *e++ = (uint32_t)rq[3 * (u + j)];
+            *e++ = (uint32_t)rq[3 * (u + j) + 1];
+            *e++ = (uint32_t)rq[3 * (u + j) + 2];
+            *e++ = (uint32_t)OC;
+        }
+    }
+    col[27] = 0;
+    /* pixels in order, fields into slot 0 then 1; a pass per pair of pixels */
+    for (b = 0; b < p->out.n; b++) {
+        const int8_t *const in_b = in + (size_t)b * H * W * 3;
+        for (oy = 0; oy < OH; oy++) {
+            const int32_t iy0 = oy * p->sh - p->ph;
+            const int rowin = iy0 >= 0 && iy0 + 2 * p->dh < H;
+            int32_t ix0 = -p->pw;
+            const int8_t *s0 = in_b + ((ptrdiff_t)iy0 * W + ix0) * 3;
+            for (ox = 0; ox < OW; ox++, ix0 += p->sw, s0 += 3 * p->sw) {
+                uint32_t *const d = xq + 2 * slot;
+                if (rowin && (uint32_t)ix0 <= (uint32_t)(W - 3)) {
+                    eb_stem3_inside(s0, rs, d);
+                } else {
+                    eb_stem3_border(p, in_b, iy0, ix0, pad, col, d);
+                }
+                if (slot) {
+                    eb_stem3_pairs(xq, tab, tend, o);
+                    o += 2 * OC;
+                }
+                slot ^= 1;
+            }
+        }
+    }
+    if (slot) {
+        /* an odd pixel count: the last field twice, its outputs through ocol */
+        for (g = 0; g < 7; g++) {
+            xq[4 * g + 2] = xq[4 * g];
+            xq[4 * g + 3] = xq[4 * g + 1];
+        }
+        eb_stem3_pairs(xq, tab, tend, ocol);
+        memcpy(o, ocol, (size_t)OC);
     }
     return 1;
 }
