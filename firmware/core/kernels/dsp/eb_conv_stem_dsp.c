@@ -15,29 +15,34 @@
  * read the zero point, which is what the reference's padding means (bias' already
  * holds in_offset * sum(w), firmware/core/eb_kernels.h), so the sums are exactly
  * those of eb_conv_s8. The channel loop is eb_mm_blocks on the blob's blocked filter
- * and eb_conv_requant_tbl2 (doubled-sum table, no fix-up list), as the general path.
+ * and eb_conv_requant_tbl2 (doubled-sum table, no fix-up list), as the general path,
+ * or, for fields of 10 groups (KWS), eb_stem10_pairs: the same products with the
+ * requantisation inside the channel-pair loop.
  *
- * Scratch (EB_DSP_SCRATCH_BYTES): the two fields (4*K bytes), the sums (8*OC), the
- * requantisation table (12*OC), the odd last pixel's unused outputs (OC, rounded up
- * to 4), then the plane: rows of Wp*C bytes, Wp = (OW-1)*sw + KW, as many output rows
- * a band as fit (KWS: 58 rows of 12 bytes, the whole plane, 696 bytes; 2,216 in all).
+ * Scratch (EB_DSP_SCRATCH_BYTES): the two fields (4*K bytes), the requantisation table
+ * (12*OC), the sums (8*OC) or eb_stem10_pairs' table (22*OC), the odd last pixel's
+ * outputs (OC rounded up to 4, or 2*OC), then the plane: rows of Wp*C bytes, Wp =
+ * (OW-1)*sw + KW, as many output rows a band as fit (KWS: 58 rows of 12 bytes, the
+ * whole plane, 696 bytes; 3,096 in all).
  */
 #include <stddef.h>
 #include <string.h>
 #include "eb_conv_dsp.h"
 
 /* One field: KH runs of ngr groups (4*ngr bytes) at s, rs bytes apart, widened into
- * slot words d[0], d[1], d += 4 per group. */
-static void eb_stem_field(const int8_t *s, int32_t rs, int32_t kh, int32_t ngr, uint32_t *d)
+ * slot words d[0], d[1], d += 4 per group; with dbl, every int16 lane doubled (SADD16
+ * of the word with itself: 2x in [-256, 254] is exact in a lane). */
+static void eb_stem_field(const int8_t *s, int32_t rs, int32_t kh, int32_t ngr, int dbl, uint32_t *d)
 {
     int32_t ky, g;
-    if (ngr == 1) {
+    if (ngr == 1 && dbl) {
         /* a one-channel row of four taps: one word a row */
         const int8_t *const end = s + (size_t)kh * rs;
         do {
             const uint32_t v = eb_ldw(s);
-            d[0] = (uint32_t)eb_sx02(v);
-            d[1] = (uint32_t)eb_sx13(v);
+            const int32_t e = eb_sx02(v), o = eb_sx13(v);
+            d[0] = (uint32_t)__sadd16(e, e);
+            d[1] = (uint32_t)__sadd16(o, o);
             d += 4;
             s += rs;
         } while (s != end);
@@ -47,11 +52,112 @@ static void eb_stem_field(const int8_t *s, int32_t rs, int32_t kh, int32_t ngr, 
         const int8_t *r = s + (size_t)ky * rs;
         for (g = 0; g < ngr; g++) {
             const uint32_t v = eb_ldw(r);
-            d[0] = (uint32_t)eb_sx02(v);
-            d[1] = (uint32_t)eb_sx13(v);
+            const int32_t e = eb_sx02(v), o = eb_sx13(v);
+            d[0] = (uint32_t)(dbl ? __sadd16(e, e) : e);
+            d[1] = (uint32_t)(dbl ? __sadd16(o, o) : o);
             d += 4;
             r += 4;
         }
+    }
+}
+
+/* ---- the fused channel loop of 10-group fields (KWS's 10x4 one-channel stem) -------
+ * Two pixels against one channel pair (a, b) = rows 2j, 2j + 1 of a block of the blob's
+ * blocked filter per pass, the requantisation in the same asm loop. The fields are
+ * widened doubled (2x) and the table holds the doubled biases, so a channel's sum is
+ * 2*acc exactly (|acc| < 2^30: eb_requant_table2's bounds), eb_rq_mul2's operand:
+ *   out = ssat8((hc + (2acc >> 31) + smmlar(2acc, m)) >> e).
+ * Table (eb_stem10_table), 11 words a channel pair:
+ *   {2*bias_a, 2*bias_b, m_a, hc_a, e_a, OC, m_b, hc_b, e_b | last, OC, wstep}
+ * where OC is px1's output offset (STRB's register offset), last = 0x100 on the final
+ * pair (ASR by register uses the register's low byte only, so e | 0x100 shifts by e,
+ * and TST #0x100 ends the loop: no end pointer, one register fewer) and wstep brings
+ * the filter pointer from the end of this pair's rows to the next pair's (-152 after
+ * rows 0/1 of a block, -8 after rows 2/3).
+ * Registers: r0 the fields, lr the filter, r1 the table, r6 the output, r7/r8 channel
+ * a's sums (px0, px1), r9/r10 channel b's, r2-r5 a group's four words of x, then m,
+ * hc, e, OC; r11/r12 a weight word and its halves, then wstep and the result.
+ * Per channel pair (160 MACs): 3 to start the sums, 10 groups of 15 (LDM of x; per row
+ * LDR, two SXTB16, four SMLAD), SUB rewinding x, 2 x (LDM + 2 x (ADD, SMMLAR, ASR, SSAT,
+ * STRB)), ADD of wstep, TST/BEQ: 179 instructions, against 169 for eb_mm_blocks' pair
+ * and 34 for eb_conv_requant_tbl2 (the sums stored and loaded again). */
+static EB_NOINLINE void eb_stem10_pairs(const uint32_t *xq, const int8_t *w, const uint32_t *tab, int8_t *out)
+{
+    register const uint32_t *rx __asm__("r0") = xq;
+    register const uint32_t *rt __asm__("r1") = tab;
+    register const int8_t *rw __asm__("lr") = w;
+    register int8_t *ro __asm__("r6") = out;
+    register int32_t a00 __asm__("r7"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
+    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
+    register uint32_t v __asm__("r11"), t __asm__("r12");
+/* one output: sum s, constants m (x0e), hc (x0o), e (x1e) */
+#define EB_S10_RQ(s)                                  \
+    "add    %[t], %[x0o], %[" s "], asr #31\n\t"      \
+    "smmlar %[t], %[" s "], %[x0e], %[t]\n\t"         \
+    "asr    %[t], %[t], %[x1e]\n\t"                   \
+    "ssat   %[t], #8, %[t]\n\t"
+    __asm__ volatile(
+        "1:\n\t"
+        "ldrd   %[a00], %[a10], [%[tab]], #8\n\t"
+        "mov    %[a01], %[a00]\n\t"
+        "mov    %[a11], %[a10]\n\t"
+        ".rept 10\n\t"
+        "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"
+        "ldr    %[v], [%[w], #4]\n\t"
+        "sxtb16 %[t], %[v]\n\t"
+        "sxtb16 %[v], %[v], ror #8\n\t"
+        "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"
+        "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"
+        "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"
+        "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"
+        "ldr    %[v], [%[w]], #16\n\t"
+        "sxtb16 %[t], %[v]\n\t"
+        "sxtb16 %[v], %[v], ror #8\n\t"
+        "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"
+        "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"
+        "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"
+        "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
+        ".endr\n\t"
+        "sub    %[x], %[x], #160\n\t"
+        "ldmia  %[tab]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"            /* m, hc, e, OC of a */
+        EB_S10_RQ("a01")
+        "strb   %[t], [%[o], %[x1o]]\n\t"
+        EB_S10_RQ("a00")
+        "strb   %[t], [%[o]], #1\n\t"
+        "ldmia  %[tab]!, {%[x0e], %[x0o], %[x1e], %[x1o], %[v]}\n\t"      /* m, hc, e, OC of b, wstep */
+        "add    %[w], %[w], %[v]\n\t"
+        EB_S10_RQ("a11")
+        "strb   %[t], [%[o], %[x1o]]\n\t"
+        EB_S10_RQ("a10")
+        "strb   %[t], [%[o]], #1\n\t"
+        "tst    %[x1e], #256\n\t"
+        "beq    1b\n\t"
+        : [x] "+r"(rx), [tab] "+r"(rt), [w] "+r"(rw), [o] "+r"(ro), [a00] "=&r"(a00), [a01] "=&r"(a01),
+          [a10] "=&r"(a10), [a11] "=&r"(a11), [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e),
+          [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)
+        :
+        : "cc", "memory");
+#undef EB_S10_RQ
+}
+
+/* eb_stem10_pairs' table from eb_requant_table2's {m, hc, e} (rq) for OC channels
+ * (OC % 4 == 0) of 10-group fields */
+static void eb_stem10_table(const eb_conv_params *p, int32_t OC, const int32_t *rq, uint32_t *tab)
+{
+    int32_t u, j;
+    for (u = 0; u < OC; u += 2) {
+        for (j = 0; j < 2; j++) {
+            tab[j] = (uint32_t)eb_ld32(p->chan + 4 * (size_t)(u + j)) * 2u;
+            tab[2 + 4 * j] = (uint32_t)rq[3 * (u + j)];
+            tab[3 + 4 * j] = (uint32_t)rq[3 * (u + j) + 1];
+            tab[4 + 4 * j] = (uint32_t)rq[3 * (u + j) + 2];
+            tab[5 + 4 * j] = (uint32_t)OC;
+        }
+        tab[10] = (uint32_t)((u & 2) ? -8 : 8 - 160);
+        if (u + 2 == OC) {
+            tab[8] |= 0x100u;
+        }
+        tab += 11;
     }
 }
 
@@ -86,11 +192,14 @@ int eb_conv_stem_rows(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int32_t Wp = (OW - 1) * p->sw + p->kw;
     const size_t rb = (size_t)Wp * C;
     const int8_t pad = (int8_t)(0u - (uint32_t)p->in_offset);
+    /* 10-group fields (KWS's 10x4 one-channel stem): the fused loop */
+    const int fused = G == 10;
     uint32_t *const xq = eb_dsp_buf;
-    int32_t *const acc = (int32_t *)(void *)(xq + 4 * G);
-    int32_t *const tbl = acc + 2 * OC;
-    int8_t *const col = (int8_t *)(void *)(tbl + 3 * OC);
-    int8_t *const plane = col + ((OC + 3) & ~3);
+    int32_t *const tbl = (int32_t *)(void *)(xq + 4 * G);
+    int32_t *const acc = tbl + 3 * OC;                       /* or the fused loop's table */
+    uint32_t *const ftab = (uint32_t *)(void *)acc;
+    int8_t *const col = (int8_t *)(void *)(acc + (fused ? 11 * (OC >> 1) : 2 * OC));
+    int8_t *const plane = col + ((fused ? 2 * OC : OC + 3) & ~3);
     const size_t fixed = (size_t)(plane - (int8_t *)(void *)eb_dsp_buf);
     int32_t nb, b, oy0;
     if (p->dh != 1 || p->dw != 1 || ((p->kw * C) & 3) != 0 || K <= 16 || (OC & 3) != 0 ||
@@ -107,6 +216,9 @@ int eb_conv_stem_rows(const eb_conv_params *p, const int8_t *in, int8_t *out)
     if (!eb_requant_table2(OC, p->chan, K, p->out_offset, p->act_min, p->act_max, tbl, p, NULL, 0)) {
         return 0;
     }
+    if (fused) {
+        eb_stem10_table(p, OC, tbl, ftab);
+    }
     for (b = 0; b < p->out.n; b++) {
         const int8_t *const in_b = in + (size_t)b * H * W * C;
         for (oy0 = 0; oy0 < OH; oy0 += nb) {
@@ -122,11 +234,19 @@ int eb_conv_stem_rows(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 int32_t slot;
                 for (slot = 0; slot < 2; slot++) {
                     eb_stem_field(plane + (size_t)oy * p->sh * rb + (size_t)ox * p->sw * C, (int32_t)rb, p->kh,
-                                  ngr, xq + 2 * slot);
+                                  ngr, fused, xq + 2 * slot);
                     if (pi + 1 < npix && ++ox == OW) {
                         ox = 0;
                         oy++;
                     }
+                }
+                if (fused) {
+                    /* px1's outputs at o0 + OC: the odd last pixel's through col */
+                    eb_stem10_pairs(xq, p->filter, ftab, o1 == col ? col : o0);
+                    if (o1 == col) {
+                        memcpy(o0, col, (size_t)OC);
+                    }
+                    continue;
                 }
                 eb_mm_blocks(xq, G, p->filter, p->chan, OC >> 2, acc);
                 eb_conv_requant_tbl2(acc, OC, tbl, o0, o1);
