@@ -29,8 +29,17 @@ int eb_requant_table2(int32_t OC, const uint8_t *chan, int32_t K, int32_t off, i
                       int32_t *tbl, const eb_conv_params *p, uint32_t *fix, int32_t maxfix);
 
 /* Weight k (im2col order) of output channel oc of a filter of OC rows of K in the
- * blob's blocked order (eb_conv_small_dsp.c). */
-int8_t eb_conv_filter_at(const int8_t *w, int32_t K, int32_t OC, int32_t oc, int32_t k);
+ * blob's blocked order (firmware/BLOB.md); for the per-layer tables of
+ * eb_conv_small_dsp.c and eb_conv_stem_dsp.c */
+static inline int8_t eb_conv_filter_at(const int8_t *w, int32_t K, int32_t OC, int32_t oc, int32_t k)
+{
+    const int32_t G = K >> 2, R = K & 3, j = oc & 3;
+    const int8_t *b = w + (size_t)(oc & ~3) * K;
+    if (oc >= (OC & ~3)) {
+        return w[(size_t)oc * K + k];
+    }
+    return k < 4 * G ? b[16 * (k >> 2) + 4 * j + (k & 3)] : b[16 * G + R * j + (k - 4 * G)];
+}
 
 /* Fields of at most 16 elements (K <= 16) with one pixel's field in registers:
  * 1 when done, 0 when another path must run. */

@@ -17,18 +17,6 @@
 #include <string.h>
 #include "eb_conv_dsp.h"
 
-/* Weight k of output channel oc in the blob's blocked filter order (firmware/BLOB.md);
- * also used by the stems' tables (eb_conv_stem_dsp.c) */
-int8_t eb_conv_filter_at(const int8_t *w, int32_t K, int32_t OC, int32_t oc, int32_t k)
-{
-    const int32_t G = K >> 2, R = K & 3, j = oc & 3;
-    const int8_t *b = w + (size_t)(oc & ~3) * K;
-    if (oc >= (OC & ~3)) {
-        return w[(size_t)oc * K + k];
-    }
-    return k < 4 * G ? b[16 * (k >> 2) + 4 * j + (k & 3)] : b[16 * G + R * j + (k - 4 * G)];
-}
-
 /* (lo, hi) as the int16 halfwords of one word */
 static uint32_t eb_pair16(int32_t lo, int32_t hi)
 {

@@ -50,13 +50,19 @@ static void eb_stem_field(const int8_t *s, int32_t rs, int32_t kh, int32_t ngr, 
     }
     for (ky = 0; ky < kh; ky++) {
         const int8_t *r = s + (size_t)ky * rs;
-        for (g = 0; g < ngr; g++) {
+        if (dbl) {
+            for (g = 0; g < ngr; g++, r += 4, d += 4) {
+                const uint32_t v = eb_ldw(r);
+                const int32_t e = eb_sx02(v), o = eb_sx13(v);
+                d[0] = (uint32_t)__sadd16(e, e);
+                d[1] = (uint32_t)__sadd16(o, o);
+            }
+            continue;
+        }
+        for (g = 0; g < ngr; g++, r += 4, d += 4) {
             const uint32_t v = eb_ldw(r);
-            const int32_t e = eb_sx02(v), o = eb_sx13(v);
-            d[0] = (uint32_t)(dbl ? __sadd16(e, e) : e);
-            d[1] = (uint32_t)(dbl ? __sadd16(o, o) : o);
-            d += 4;
-            r += 4;
+            d[0] = (uint32_t)eb_sx02(v);
+            d[1] = (uint32_t)eb_sx13(v);
         }
     }
 }
@@ -202,7 +208,11 @@ int eb_conv_stem_rows(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int8_t *const plane = col + ((fused ? 2 * OC : OC + 3) & ~3);
     const size_t fixed = (size_t)(plane - (int8_t *)(void *)eb_dsp_buf);
     int32_t nb, b, oy0;
-    if (p->dh != 1 || p->dw != 1 || ((p->kw * C) & 3) != 0 || K <= 16 || (OC & 3) != 0 ||
+    /* stems only (C <= 4): with more channels a row is several groups, eb_conv_s8_opt's
+     * asm widening from the input rows costs less than this plane's copies and loop (and
+     * its few border windows less); ResNet-8's 3x3 layers of 16 and 32 channels ran
+     * 4-7 % more instructions here */
+    if (C > 4 || p->dh != 1 || p->dw != 1 || ((p->kw * C) & 3) != 0 || K <= 16 || (OC & 3) != 0 ||
         (p->pw == 0 && Wp <= W) || fixed >= EB_DSP_SCRATCH_BYTES) {
         return 0;
     }
