@@ -191,11 +191,14 @@ CASES = {
     # requantisation in the channel-pair loop): VWW's shape (stride 2, padding only after the
     # last row and column), pixel pairs across the images of a batch with 2 channels, stride
     # (2, 1) with 16 channels, a dilated H with an odd pixel count and 6 channels (not a
-    # multiple of 4)
+    # multiple of 4) and a ReLU
     "stem3_vww_like": dict(h=17, w=16, c=3, oc=8, kh=3, kw=3, sh=2, sw=2, in_z=-128),
     "stem3_oc2_valid_batch2": dict(h=7, w=9, c=3, oc=2, kh=3, kw=3, same=False, n=2, in_z=127),
     "stem3_oc16_stride21": dict(h=8, w=7, c=3, oc=16, kh=3, kw=3, sh=2, in_z=-3),
     "stem3_odd_pixels_dilated_oc6": dict(h=9, w=5, c=3, oc=6, kh=3, kw=3, dh=2, in_z=5, act=1),
+    # an input narrower than the window (W = 2: every window reaches the padding; left to
+    # eb_conv_padded)
+    "stem3_narrow_w2": dict(h=5, w=2, c=3, oc=4, kh=3, kw=3, in_z=-128),
 }
 
 

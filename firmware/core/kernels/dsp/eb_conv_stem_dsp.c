@@ -25,7 +25,6 @@
  * (OW-1)*sw + KW, as many output rows a band as fit (KWS: 58 rows of 12 bytes, the
  * whole plane, 696 bytes; 3,096 in all).
  */
-#include <stddef.h>
 #include <string.h>
 #include "eb_conv_dsp.h"
 
@@ -426,7 +425,7 @@ int eb_conv_stem3(const eb_conv_params *p, const int8_t *in, int8_t *out)
     const int32_t rs = 3 * W * p->dh;
     int8_t *o = out;
     int32_t u, g, j, i, b, oy, ox, slot = 0;
-    if (p->in.c != 3 || p->kh != 3 || p->kw != 3 || p->dw != 1 || (OC & 1) != 0 || OC < 2 ||
+    if (p->in.c != 3 || p->kh != 3 || p->kw != 3 || p->dw != 1 || (OC & 1) != 0 || OC < 2 || W < 3 ||
         (size_t)((uint8_t *)(rq + 3 * OC) - (uint8_t *)eb_dsp_buf) > EB_DSP_SCRATCH_BYTES) {
         return 0;
     }
@@ -462,12 +461,14 @@ int eb_conv_stem3(const eb_conv_params *p, const int8_t *in, int8_t *out)
         for (oy = 0; oy < OH; oy++) {
             const int32_t iy0 = oy * p->sh - p->ph;
             const int rowin = iy0 >= 0 && iy0 + 2 * p->dh < H;
+            /* the window's first input row (read only when rowin) and its first byte's column
+             * offset 3 * ix0 */
+            const int8_t *const row = in_b + (size_t)(rowin ? iy0 : 0) * W * 3;
             int32_t ix0 = -p->pw;
-            const int8_t *s0 = in_b + ((ptrdiff_t)iy0 * W + ix0) * 3;
-            for (ox = 0; ox < OW; ox++, ix0 += p->sw, s0 += 3 * p->sw) {
+            for (ox = 0; ox < OW; ox++, ix0 += p->sw) {
                 uint32_t *const d = xq + 2 * slot;
-                if (rowin && (uint32_t)ix0 <= (uint32_t)(W - 3)) {
-                    eb_stem3_inside(s0, rs, d);
+                if (rowin && (uint32_t)ix0 <= (uint32_t)(W - 3)) {       /* 0 <= ix0 <= W - 3 (W >= 3) */
+                    eb_stem3_inside(row + 3 * ix0, rs, d);
                 } else {
                     eb_stem3_border(p, in_b, iy0, ix0, pad, col, d);
                 }
