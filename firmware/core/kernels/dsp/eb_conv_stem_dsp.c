@@ -1,7 +1,10 @@
 /*
- * eb_conv_stem_dsp.c - CONV_2D stems on cores with the DSP extension: layers whose
- * kernel rows are whole groups of four input bytes (KW*C % 4 == 0: KWS's 10x4
- * one-channel stem, a row of 4 bytes) and whose windows reach the padding along W.
+ * eb_conv_stem_dsp.c - CONV_2D stems (first layers, C <= 4 input channels) on cores
+ * with the DSP extension, two paths that eb_conv_s8_opt tries after the short fields
+ * of eb_conv_small_dsp.c: eb_conv_stem_rows for kernel rows of whole groups of four
+ * input bytes (KW*C % 4 == 0: KWS's 10x4 one-channel stem, a row of 4 bytes) whose
+ * windows reach the padding along W, and eb_conv_stem3 for 3x3 three-channel stems
+ * (VWW, ResNet-8; described before it below).
  *
  * eb_conv_s8_opt's general path widens a window from the input rows only when its
  * columns are inside the input; the others (KWS: the first and last of five output
@@ -15,15 +18,15 @@
  * read the zero point, which is what the reference's padding means (bias' already
  * holds in_offset * sum(w), firmware/core/eb_kernels.h), so the sums are exactly
  * those of eb_conv_s8. The channel loop is eb_mm_blocks on the blob's blocked filter
- * and eb_conv_requant_tbl2 (doubled-sum table, no fix-up list), as the general path,
- * or, for fields of 10 groups (KWS), eb_stem10_pairs: the same products with the
- * requantisation inside the channel-pair loop.
+ * and eb_conv_requant_tbl2 (eb_conv_mm_dsp.c; doubled-sum table, no fix-up list), as
+ * the general path, or, for fields of 10 groups (KWS), eb_stem10_pairs: the same
+ * products with the requantisation inside the channel-pair loop.
  *
  * Scratch (EB_DSP_SCRATCH_BYTES): the two fields (4*K bytes), the requantisation table
  * (12*OC), the sums (8*OC) or eb_stem10_pairs' table (22*OC), the odd last pixel's
  * outputs (OC rounded up to 4, or 2*OC), then the plane: rows of Wp*C bytes, Wp =
  * (OW-1)*sw + KW, as many output rows a band as fit (KWS: 58 rows of 12 bytes, the
- * whole plane, 696 bytes; 3,096 in all).
+ * whole plane, 696 bytes; 3,160 in all).
  */
 #include <string.h>
 #include "eb_conv_dsp.h"
@@ -411,7 +414,7 @@ static int32_t eb_stem3_k(int32_t q)
 
 /* Scratch: the two fields (112 bytes), the border gather (28, 32 reserved), the odd last
  * pixel's outputs (2*OC), the table (152 bytes a channel pair), eb_requant_table2's
- * constants while the table is built (12*OC): VWW 864 bytes, ResNet-8 1,632. */
+ * constants while the table is built (12*OC): VWW 864 bytes, ResNet-8 1,584. */
 int eb_conv_stem3(const eb_conv_params *p, const int8_t *in, int8_t *out)
 {
     const int32_t H = p->in.h, W = p->in.w, OH = p->out.h, OW = p->out.w, OC = p->out.c;
