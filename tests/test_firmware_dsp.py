@@ -180,13 +180,17 @@ CASES = {
     # stems whose kernel rows are whole words and whose windows reach the padding along W
     # (eb_conv_stem_dsp.c: the input copied into a zero-point-padded plane, every field widened
     # from it): KWS's 10x4 one-channel stride-2 stem with 64 channels, a 5x4 stride-1 stem with an
-    # odd width and pixel count and a ReLU, two channels of 2x2 taps with stride (2, 1) in a
+    # odd width and pixel count and a ReLU, two channels of 5x2 taps with stride (2, 1) in a
     # batch, three groups a row (4 channels, 3x3) over a plane too large for the scratch (bands
-    # of output rows, an odd pixel count a band)
+    # of 22 and 19 output rows, the second's pixel count odd)
     "stem_rows_kws_oc64": dict(h=15, w=10, c=1, oc=64, kh=10, kw=4, sh=2, sw=2, in_z=-128),
     "stem_rows_5x4_odd_width": dict(h=7, w=5, c=1, oc=4, kh=5, kw=4, in_z=127, act=1),
-    "stem_rows_c2_stride21_batch2": dict(h=9, w=7, c=2, oc=8, kh=3, kw=2, sh=2, n=2, in_z=-7),
-    "stem_rows_bands": dict(h=41, w=37, c=4, oc=8, kh=3, kw=3, in_z=-128, act=3),
+    "stem_rows_c2_stride21_batch2": dict(h=9, w=7, c=2, oc=8, kh=5, kw=2, sh=2, n=2, in_z=-7),
+    "stem_rows_bands": dict(h=41, w=37, c=4, oc=8, kh=3, kw=3, in_z=-128, act=1),
+    # a 10x4 one-channel stem (eb_stem10_pairs) over a plane too large for the scratch: bands
+    # of 49 and 11 output rows of 59 pixels, an odd pixel count in each (the odd last pixel
+    # through col)
+    "stem_rows_g10_bands": dict(h=60, w=59, c=1, oc=8, kh=10, kw=4, in_z=3),
     # 3x3 three-channel stems (eb_conv_stem3: doubled widened weights in a per-layer table, the
     # requantisation in the channel-pair loop): VWW's shape (stride 2, padding only after the
     # last row and column), pixel pairs across the images of a batch with 2 channels, stride
