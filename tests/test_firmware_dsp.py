@@ -191,6 +191,10 @@ CASES = {
     # of 49 and 11 output rows of 59 pixels, an odd pixel count in each (the odd last pixel
     # through col)
     "stem_rows_g10_bands": dict(h=60, w=59, c=1, oc=8, kh=10, kw=4, in_z=3),
+    # one-channel stems on the paths they keep: 5x5 (K = 25: eb_conv_padded) and 3x3 with
+    # stride 1 and VALID padding (K = 9: eb_conv_small)
+    "stem_1ch_5x5_stride2": dict(h=9, w=8, c=1, oc=8, kh=5, kw=5, sh=2, sw=2, in_z=-128),
+    "stem_1ch_3x3_valid": dict(h=7, w=9, c=1, oc=12, kh=3, kw=3, same=False, in_z=127),
     # 3x3 three-channel stems (eb_conv_stem3: doubled widened weights in a per-layer table, the
     # requantisation in the channel-pair loop): VWW's shape (stride 2, padding only after the
     # last row and column), pixel pairs across the images of a batch with 2 channels, stride
