@@ -177,6 +177,36 @@ CASES = {
     # a layer whose widened filter does not fit (eb_mm_blocks on the blob's filter)
     "conv_1x1_k24_wide_rept2": dict(h=4, w=5, c=24, oc=4, kh=1, kw=1, in_z=127, act=1),
     "conv_1x1_k64_oc64_not_wide": dict(h=3, w=3, c=64, oc=64, kh=1, kw=1, in_z=-128),
+    # stems whose kernel rows are whole words and whose windows reach the padding along W
+    # (eb_conv_stem_dsp.c: the input copied into a zero-point-padded plane, every field widened
+    # from it): KWS's 10x4 one-channel stride-2 stem with 64 channels, a 5x4 stride-1 stem with an
+    # odd width and pixel count and a ReLU, two channels of 5x2 taps with stride (2, 1) in a
+    # batch, three groups a row (4 channels, 3x3) over a plane too large for the scratch (bands
+    # of 22 and 19 output rows, the second's pixel count odd)
+    "stem_rows_kws_oc64": dict(h=15, w=10, c=1, oc=64, kh=10, kw=4, sh=2, sw=2, in_z=-128),
+    "stem_rows_5x4_odd_width": dict(h=7, w=5, c=1, oc=4, kh=5, kw=4, in_z=127, act=1),
+    "stem_rows_c2_stride21_batch2": dict(h=9, w=7, c=2, oc=8, kh=5, kw=2, sh=2, n=2, in_z=-7),
+    "stem_rows_bands": dict(h=41, w=37, c=4, oc=8, kh=3, kw=3, in_z=-128, act=1),
+    # a 10x4 one-channel stem (eb_stem10_pairs) over a plane too large for the scratch: bands
+    # of 49 and 11 output rows of 59 pixels, an odd pixel count in each (the odd last pixel
+    # through col)
+    "stem_rows_g10_bands": dict(h=60, w=59, c=1, oc=8, kh=10, kw=4, in_z=3),
+    # one-channel stems on the paths they keep: 5x5 (K = 25: eb_conv_padded) and 3x3 with
+    # stride 1 and VALID padding (K = 9: eb_conv_small)
+    "stem_1ch_5x5_stride2": dict(h=9, w=8, c=1, oc=8, kh=5, kw=5, sh=2, sw=2, in_z=-128),
+    "stem_1ch_3x3_valid": dict(h=7, w=9, c=1, oc=12, kh=3, kw=3, same=False, in_z=127),
+    # 3x3 three-channel stems (eb_conv_stem3: doubled widened weights in a per-layer table, the
+    # requantisation in the channel-pair loop): VWW's shape (stride 2, padding only after the
+    # last row and column), pixel pairs across the images of a batch with 2 channels, stride
+    # (2, 1) with 16 channels, a dilated H with an odd pixel count and 6 channels (not a
+    # multiple of 4) and a ReLU
+    "stem3_vww_like": dict(h=17, w=16, c=3, oc=8, kh=3, kw=3, sh=2, sw=2, in_z=-128),
+    "stem3_oc2_valid_batch2": dict(h=7, w=9, c=3, oc=2, kh=3, kw=3, same=False, n=2, in_z=127),
+    "stem3_oc16_stride21": dict(h=8, w=7, c=3, oc=16, kh=3, kw=3, sh=2, in_z=-3),
+    "stem3_odd_pixels_dilated_oc6": dict(h=9, w=5, c=3, oc=6, kh=3, kw=3, dh=2, in_z=5, act=1),
+    # an input narrower than the window (W = 2: every window reaches the padding; left to
+    # eb_conv_padded)
+    "stem3_narrow_w2": dict(h=5, w=2, c=3, oc=4, kh=3, kw=3, in_z=-128),
 }
 
 
@@ -302,10 +332,13 @@ def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
     names = [*CASES, *FC_CASES, *POOL_CASES]
     for name in names:
         shape = CASES.get(name) or FC_CASES.get(name) or POOL_CASES[name]
-        model, n_in = _model(rng, name)
+        # the stem cases draw from seeds of their own: the other cases' models and inputs stay
+        # those of the shared sequence
+        r = np.random.default_rng(list(CASES).index(name) + 71) if name.startswith("stem") else rng
+        model, n_in = _model(r, name)
         path = tmp_path / f"{name}.tflite"
         path.write_bytes(model)
-        x = rng.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
+        x = r.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
         x[0] = -128 if shape.get("in_z", 0) > 0 else 127    # the far end from the zero point
         jobs.append((path, x))
         blobs.append(convert(path))

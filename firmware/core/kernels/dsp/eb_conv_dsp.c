@@ -176,220 +176,6 @@ static void eb_mm2x2_blocked(const uint32_t *xq, int32_t G, const int8_t *wa, in
     acc[3] = a11;
 }
 
-/* What the two pair loops (eb_mm_blocks on the blob's blocked filter, eb_mm_pairs_wide
- * on the widened one) share: the state that does not fit the registers, in a block r7
- * points to (the accumulator and bias pointers, 16 * G, the blocks or pairs left); one
- * register plan (r0 x, r1 its end, lr the weights of type WT, r7 the control block,
- * r6/r8 row a's sums (px0, px1), r9/r10 row b's, r2-r5 the four words of x of a group,
- * r11/r12 a weight word and scratch: the LDM list in ascending order); a pair's start
- * (both rows' sums from the bias) and end (the four sums stored, x back to the fields'
- * start); the asm operands. Used inside those functions only (#undef after them). */
-typedef struct {
-    int32_t *acc;
-    const uint8_t *bias;
-    int32_t g16;
-    int32_t left;
-} eb_mm_ctl;
-#define EB_MM_REGISTERS(WT, wptr)                                                                 \
-    register const uint32_t *rx __asm__("r0") = xq;                                               \
-    register const uint32_t *rend __asm__("r1") = xq + 4 * G;                                     \
-    register WT rw __asm__("lr") = (wptr);                                                        \
-    register void *rc __asm__("r7") = &ctl;                                                       \
-    register int32_t a00 __asm__("r6"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10"); \
-    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5"); \
-    register uint32_t v __asm__("r11"), t __asm__("r12")
-#define EB_MM_CTL_SET(c, acc_, bias_, G_, n_) \
-    do {                                      \
-        (c).acc = (acc_);                     \
-        (c).bias = (bias_);                   \
-        (c).g16 = 16 * (G_);                  \
-        (c).left = (n_);                      \
-    } while (0)
-#define EB_MM_PAIR_INIT                                   \
-    "ldr    %[t], [%[c], #4]\n\t"                         \
-    "ldr    %[a00], [%[t]], #4\n\t"                       \
-    "ldr    %[a10], [%[t]], #4\n\t"                       \
-    "str    %[t], [%[c], #4]\n\t"                         \
-    "mov    %[a01], %[a00]\n\t"                           \
-    "mov    %[a11], %[a10]\n\t"
-#define EB_MM_PAIR_STORE                                  \
-    "ldr    %[t], [%[c]]\n\t"                             \
-    "strd   %[a00], %[a01], [%[t]], #8\n\t"               \
-    "strd   %[a10], %[a11], [%[t]], #8\n\t"               \
-    "str    %[t], [%[c]]\n\t"                             \
-    "ldr    %[t], [%[c], #8]\n\t"                         \
-    "sub    %[x], %[x], %[t]\n\t"
-#define EB_MM_OPERANDS                                                                                    \
-    : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), \
-      [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)   \
-    : [end] "r"(rend), [c] "r"(rc)                                                                         \
-    : "cc", "memory"
-
-/* Every block of four channels of the blocked layout (K % 4 == 0), both
- * pairs of each, in one asm loop: acc[2u], acc[2u+1] = bias[u] + row u . px0,
- * px1 for u < 4 * nblocks. The inner loop is eb_mm2x2_blocked's; between
- * pairs (15 instructions) the state that does not fit the registers (the
- * accumulator and bias pointers, 16 * G, the blocks left) lives in a small
- * block that r7 points to (eb_mm_ctl; the register plan of EB_MM_REGISTERS, lr
- * the blocked filter). */
-static void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t *bias, int32_t nblocks,
-                         int32_t *acc)
-{
-    eb_mm_ctl ctl;
-    EB_MM_REGISTERS(const int8_t *, w);
-    if (G <= 0 || nblocks <= 0) {
-        return;
-    }
-    EB_MM_CTL_SET(ctl, acc, bias, G, nblocks);
-/* one group of four elements: 15 instructions for 16 MACs (the loop's CMP/BNE
- * come once per EB_MM_REPT groups) */
-#define EB_MM_GROUP                                       \
-    "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"  \
-    "ldr    %[v], [%[w], #4]\n\t"                         \
-    "sxtb16 %[t], %[v]\n\t"                               \
-    "sxtb16 %[v], %[v], ror #8\n\t"                       \
-    "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"             \
-    "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"             \
-    "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"             \
-    "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"             \
-    "ldr    %[v], [%[w]], #16\n\t"                        \
-    "sxtb16 %[t], %[v]\n\t"                               \
-    "sxtb16 %[v], %[v], ror #8\n\t"                       \
-    "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"             \
-    "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"             \
-    "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"             \
-    "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
-/* the whole loop nest with the inner loop unrolled REPT times (G % REPT == 0):
- * REPT groups, then one CMP/BNE */
-#define EB_MM_BLOCKS_ASM(REPT)                                                                                  \
-    __asm__ volatile(                                                                                           \
-        "2:\n\t"                                                                                                \
-        EB_MM_PAIR_INIT                                                                                         \
-        "1:\n\t"                                                                                                \
-        ".rept " #REPT "\n\t"                                                                                   \
-        EB_MM_GROUP                                                                                             \
-        ".endr\n\t"                                                                                             \
-        "cmp    %[x], %[end]\n\t"                                                                               \
-        "bne    1b\n\t"                                                                                         \
-        EB_MM_PAIR_STORE                                                                                        \
-        "sub    %[w], %[w], %[t]\n\t"          /* row u+2: back to the block, 8 bytes in */                     \
-        "add    %[w], %[w], #8\n\t"                                                                             \
-        EB_MM_PAIR_INIT                                                                                         \
-        "3:\n\t"                                                                                                \
-        ".rept " #REPT "\n\t"                                                                                   \
-        EB_MM_GROUP                                                                                             \
-        ".endr\n\t"                                                                                             \
-        "cmp    %[x], %[end]\n\t"                                                                               \
-        "bne    3b\n\t"                                                                                         \
-        EB_MM_PAIR_STORE                                                                                        \
-        "sub    %[w], %[w], #8\n\t"            /* the next block */                                             \
-        "ldr    %[t], [%[c], #12]\n\t"                                                                          \
-        "subs   %[t], %[t], #1\n\t"                                                                             \
-        "str    %[t], [%[c], #12]\n\t"                                                                          \
-        "bne    2b\n\t"                                                                                         \
-        EB_MM_OPERANDS)
-    /* unrolled by a divisor of G (4, 5 - a 10x4 one-channel stem -, 7 - a 3x3
-     * three-channel stem padded to 28 - or 2): 15 instructions per 16 MACs plus the
-     * loop's CMP/BNE once per REPT groups, instead of 17. Not by 8: the two loops
-     * would take most of the 1 KiB instruction cache of an STM32L4 (ART), and the
-     * cycle model (edgebench.mcu.cycles) estimates more cycles for 1x1 layers. */
-    if ((G & 3) == 0) {
-        EB_MM_BLOCKS_ASM(4);
-    } else if (G % 5 == 0) {
-        EB_MM_BLOCKS_ASM(5);
-    } else if (G == 7) {
-        EB_MM_BLOCKS_ASM(7);
-    } else if ((G & 1) == 0) {
-        EB_MM_BLOCKS_ASM(2);
-    } else {
-        EB_MM_BLOCKS_ASM(1);
-    }
-#undef EB_MM_BLOCKS_ASM
-#undef EB_MM_GROUP
-}
-
-/* The filter widened once per layer into RAM (when it fits the scratch): for each
- * pair of output channels (a, b) and group g of four elements, the four words
- *   (a: (w0, w2), (w1, w3)) (b: (w0, w2), (w1, w3))
- * as int16 pairs, the pairs one after another (2*K bytes a channel), for the n
- * channels from c0 (both even). From the blocked layout of G groups (the channels
- * in whole blocks of four). */
-static void eb_widen_filter(const int8_t *w, int32_t G, int32_t c0, int32_t n, uint32_t *wt)
-{
-    int32_t u, g, j;
-    for (u = c0; u < c0 + n; u += 2) {
-        const int8_t *const blk = w + 16 * (size_t)G * (size_t)(u >> 2);
-        for (g = 0; g < G; g++) {
-            for (j = u & 3; j < (u & 3) + 2; j++) {
-                const uint32_t v = eb_ldw(blk + 16 * (size_t)g + 4 * j);
-                *wt++ = (uint32_t)eb_sx02(v);
-                *wt++ = (uint32_t)eb_sx13(v);
-            }
-        }
-    }
-}
-
-/* eb_mm_blocks on the widened filter of eb_widen_filter: every pair of channels in
- * one asm loop, acc[2u], acc[2u+1] = bias[u] + row u . px0, px1. Per group of four
- * elements: one LDM of x, two LDRD of weights (no SXTB16), eight SMLAD: 11
- * instructions for 16 MACs instead of 15. Registers as EB_MM_REGISTERS (lr the
- * widened weights, r11/r12 a weight pair). */
-static void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, const uint8_t *bias,
-                             int32_t npairs, int32_t *acc)
-{
-    eb_mm_ctl ctl;
-    EB_MM_REGISTERS(const uint32_t *, wt);
-    if (G <= 0 || npairs <= 0) {
-        return;
-    }
-    EB_MM_CTL_SET(ctl, acc, bias, G, npairs);
-#define EB_MW_GROUP                                       \
-    "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"  \
-    "ldrd   %[t], %[v], [%[w], #8]\n\t"                   \
-    "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"             \
-    "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"             \
-    "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"             \
-    "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"             \
-    "ldrd   %[t], %[v], [%[w]], #16\n\t"                  \
-    "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"             \
-    "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"             \
-    "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"             \
-    "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
-#define EB_MW_ASM(REPT)                                                                                         \
-    __asm__ volatile(                                                                                           \
-        "2:\n\t"                                                                                                \
-        EB_MM_PAIR_INIT                                                                                         \
-        "1:\n\t"                                                                                                \
-        ".rept " #REPT "\n\t"                                                                                   \
-        EB_MW_GROUP                                                                                             \
-        ".endr\n\t"                                                                                             \
-        "cmp    %[x], %[end]\n\t"                                                                               \
-        "bne    1b\n\t"                                                                                         \
-        EB_MM_PAIR_STORE                                                                                        \
-        "ldr    %[t], [%[c], #12]\n\t"                                                                          \
-        "subs   %[t], %[t], #1\n\t"                                                                             \
-        "str    %[t], [%[c], #12]\n\t"                                                                          \
-        "bne    2b\n\t"                                                                                         \
-        EB_MM_OPERANDS)
-    /* unrolled by a divisor of G as eb_mm_blocks (7: a 3x3 three-channel stem padded to 28) */
-    if ((G & 3) == 0) {
-        EB_MW_ASM(4);
-    } else if (G == 7) {
-        EB_MW_ASM(7);
-    } else if ((G & 1) == 0) {
-        EB_MW_ASM(2);
-    } else {
-        EB_MW_ASM(1);
-    }
-#undef EB_MW_ASM
-#undef EB_MW_GROUP
-}
-#undef EB_MM_REGISTERS
-#undef EB_MM_CTL_SET
-#undef EB_MM_PAIR_INIT
-#undef EB_MM_PAIR_STORE
-#undef EB_MM_OPERANDS
-
 /* The K % 4 last products of rows a and b (tails ta, tb) for both pixels. */
 static inline void eb_mm2x2_tail(const int16_t *xt, int32_t R, const int8_t *ta, const int8_t *tb,
                                  int32_t *a)
@@ -400,6 +186,76 @@ static inline void eb_mm2x2_tail(const int16_t *xt, int32_t R, const int8_t *ta,
         a[1] = eb_mac(a[1], xt[R + i], ta[i]);
         a[2] = eb_mac(a[2], xt[i], tb[i]);
         a[3] = eb_mac(a[3], xt[R + i], tb[i]);
+    }
+}
+
+/* requantise acc[2*u] (px0) and acc[2*u+1] (px1) of every channel u into o0
+ * and o1. The common case (no fused clamp inside int8, 2 <= e <= 21) folds the
+ * output offset into the SMLAL constant as eb_dw_requant does. */
+static EB_NOINLINE void eb_conv_requant(const int32_t *acc, int32_t OC, const uint8_t *mult,
+                                        const uint8_t *shift, int32_t off, int32_t lo, int32_t hi,
+                                        int8_t *o0, int8_t *o1)
+{
+    const int full = lo == -128 && hi == 127;
+    int32_t u;
+    for (u = 0; u < OC; u++) {
+        const int32_t m = eb_ld32(mult + 4 * u), s = eb_ld32(shift + 4 * u);
+        int32_t v0, v1;
+        if (full && m > 0 && (uint32_t)(-s - 2) <= 19u) {
+            const int32_t sh = -s - 1;
+            const int32_t chi = (int32_t)((1u << (uint32_t)(sh - 1)) + ((uint32_t)off << sh));
+            v0 = __ssat(eb_rq_mul(acc[0], m, chi, sh), 8);
+            v1 = __ssat(eb_rq_mul(acc[1], m, chi, sh), 8);
+        } else if (m > 0 && s <= -2 && s >= -31) {
+            const int32_t chi = (int32_t)(1u << (uint32_t)(-s - 2)), sh = -s - 1;
+            v0 = eb_rq_mul(acc[0], m, chi, sh) + off;
+            v1 = eb_rq_mul(acc[1], m, chi, sh) + off;
+            v0 = v0 < lo ? lo : (v0 > hi ? hi : v0);
+            v1 = v1 < lo ? lo : (v1 > hi ? hi : v1);
+        } else {
+            v0 = eb_requant(acc[0], m, s, off, lo, hi);
+            v1 = eb_requant(acc[1], m, s, off, lo, hi);
+        }
+        o0[u] = (int8_t)v0;
+        o1[u] = (int8_t)v1;
+        acc += 2;
+    }
+}
+
+/* eb_conv_requant's common case from the table of eb_requant_table: the same
+ * integers, the per-channel constants loaded instead of derived per pixel pair. */
+static EB_NOINLINE void eb_conv_requant_tbl(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0,
+                                            int8_t *o1)
+{
+    const int32_t *const end = tbl + 3 * OC;
+    while (tbl < end) {
+        const int32_t m = tbl[0], chi = tbl[1], sh = tbl[2];
+        *o0++ = (int8_t)__ssat(eb_rq_mul(acc[0], m, chi, sh), 8);
+        *o1++ = (int8_t)__ssat(eb_rq_mul(acc[1], m, chi, sh), 8);
+        acc += 2;
+        tbl += 3;
+    }
+}
+
+/* The outputs of the channels listed by eb_requant_table2 (after eb_conv_requant_tbl2
+ * wrote the others): a dead channel's constant, else eb_requant of its sums. */
+static EB_NOINLINE void eb_conv_requant_fix(const int32_t *acc, int8_t *o0, int8_t *o1)
+{
+    const eb_conv_params *const p = eb_conv_fix.p;
+    const uint32_t *const fix = eb_conv_fix.list;
+    const int32_t OC = p->out.c, nfix = eb_conv_fix.n;
+    int32_t i;
+    for (i = 0; i < nfix; i++) {
+        const uint32_t f = fix[i];
+        const int32_t u = (int32_t)(f & 0xFFFFu);
+        if (f & (1u << 24)) {
+            o0[u] = o1[u] = (int8_t)(uint8_t)(f >> 16);
+        } else {
+            const int32_t m = eb_ld32(p->chan + 4 * ((size_t)OC + u));
+            const int32_t s = eb_ld32(p->chan + 4 * (2 * (size_t)OC + u));
+            o0[u] = eb_requant(acc[2 * u], m, s, p->out_offset, p->act_min, p->act_max);
+            o1[u] = eb_requant(acc[2 * u + 1], m, s, p->out_offset, p->act_min, p->act_max);
+        }
     }
 }
 
@@ -730,6 +586,12 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
         return (K <= 16 && eb_conv_small(p, in, out)) || eb_pointwise_s8(p, in, out);
     }
     if (K <= 16 && eb_conv_small(p, in, out)) {
+        return 1;
+    }
+    if (rows && eb_conv_stem_rows(p, in, out)) {
+        return 1;
+    }
+    if (C == 3 && p->kh == 3 && p->kw == 3 && eb_conv_stem3(p, in, out)) {
         return 1;
     }
     if (R != 0 && eb_conv_padded(p, in, out)) {

@@ -28,23 +28,53 @@ int eb_requant_table(int32_t OC, const uint8_t *mult, const uint8_t *shift, int3
 int eb_requant_table2(int32_t OC, const uint8_t *chan, int32_t K, int32_t off, int32_t lo, int32_t hi,
                       int32_t *tbl, const eb_conv_params *p, uint32_t *fix, int32_t maxfix);
 
+/* Weight k (im2col order) of output channel oc of a filter of OC rows of K in the
+ * blob's blocked order (firmware/BLOB.md); for the per-layer tables of
+ * eb_conv_small_dsp.c and eb_conv_stem_dsp.c */
+static inline int8_t eb_conv_filter_at(const int8_t *w, int32_t K, int32_t OC, int32_t oc, int32_t k)
+{
+    const int32_t G = K >> 2, R = K & 3, j = oc & 3;
+    const int8_t *b = w + (size_t)(oc & ~3) * K;
+    if (oc >= (OC & ~3)) {
+        return w[(size_t)oc * K + k];
+    }
+    return k < 4 * G ? b[16 * (k >> 2) + 4 * j + (k & 3)] : b[16 * G + R * j + (k - 4 * G)];
+}
+
 /* Fields of at most 16 elements (K <= 16) with one pixel's field in registers:
  * 1 when done, 0 when another path must run. */
 int eb_conv_small(const eb_conv_params *p, const int8_t *in, int8_t *out);
 
-/* The requantisation of the two-pixel kernels (eb_conv_requant_dsp.c): acc[2u], acc[2u+1]
- * (pixels 0, 1) of every output channel u into o0[u], o1[u]. eb_conv_requant: from
- * the per-channel arrays (any case); _tbl: eb_requant_table's table; _tbl2:
- * eb_requant_table2's (|acc| < 2^30), then _fix for the channels of its fix-up list. */
-void eb_conv_requant(const int32_t *acc, int32_t OC, const uint8_t *mult, const uint8_t *shift, int32_t off,
-                     int32_t lo, int32_t hi, int8_t *o0, int8_t *o1);
-void eb_conv_requant_tbl(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0, int8_t *o1);
+/* The channel loops (eb_conv_mm_dsp.c) that eb_conv_dsp.c and the stem paths
+ * (eb_conv_stem_dsp.c) share, on two
+ * fields widened as eb_conv_dsp.c describes (xq: G groups of four words):
+ * eb_mm_blocks: acc[2u], acc[2u+1] = bias[u] + row u . px0, px1 for every channel of
+ * nblocks blocks of the blob's blocked filter (15 instructions per 16 MACs);
+ * eb_widen_filter / eb_mm_pairs_wide: the same on the filter widened into RAM
+ * (channels c0 .. c0+n, 2*G*4 words a pair; 11 per 16 MACs);
+ * eb_conv_requant_tbl2: both pixels' outputs from the doubled-sum table. */
+void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t *bias, int32_t nblocks,
+                  int32_t *acc);
+void eb_widen_filter(const int8_t *w, int32_t G, int32_t c0, int32_t n, uint32_t *wt);
+void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, const uint8_t *bias, int32_t npairs,
+                      int32_t *acc);
 void eb_conv_requant_tbl2(const int32_t *acc, int32_t OC, const int32_t *tbl, int8_t *o0, int8_t *o1);
-void eb_conv_requant_fix(const int32_t *acc, int8_t *o0, int8_t *o1);
 
-/* 1x1 CONV_2D on the biased filter of blob format 3 (eb_conv_biased, C > 16 or
- * wherever eb_conv_small does not run; eb_pointwise_dsp.c): 1 when done, 0 when
- * the portable kernel must run. */
+/* One-channel-row stems (KW*C % 4 == 0, dilation 1) whose windows reach the padding
+ * along W: the input copied once per band of output rows into a plane padded with the
+ * zero point, every field widened straight from it (eb_conv_stem_dsp.c). 1 when done,
+ * 0 when another path must run. */
+int eb_conv_stem_rows(const eb_conv_params *p, const int8_t *in, int8_t *out);
+
+/* 3x3 three-channel stems (dilation 1 along W, an even channel count): a per-layer
+ * table of doubled widened weights and requantisation constants, two pixels against
+ * one channel pair per pass with the requantisation in the same asm loop
+ * (eb_conv_stem_dsp.c). 1 when done, 0 when another path must run. */
+int eb_conv_stem3(const eb_conv_params *p, const int8_t *in, int8_t *out);
+
+/* 1x1 CONV_2D on the biased filter of blob format 3 (eb_conv_biased; where
+ * eb_conv_small does not run; eb_pointwise_dsp.c): 1 when done, 0 when the
+ * portable kernel must run. */
 int eb_pointwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out);
 
 #endif /* EB_CONV_DSP_H */

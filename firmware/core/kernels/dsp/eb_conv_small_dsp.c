@@ -22,17 +22,6 @@
 #include <string.h>
 #include "eb_conv_dsp.h"
 
-/* Weight k of output channel oc in the blob's blocked filter order (firmware/BLOB.md) */
-static int8_t eb_filter_at(const int8_t *w, int32_t K, int32_t OC, int32_t oc, int32_t k)
-{
-    const int32_t G = K >> 2, R = K & 3, j = oc & 3;
-    const int8_t *b = w + (size_t)(oc & ~3) * K;
-    if (oc >= (OC & ~3)) {
-        return w[(size_t)oc * K + k];
-    }
-    return k < 4 * G ? b[16 * (k >> 2) + 4 * j + (k & 3)] : b[16 * G + R * j + (k - 4 * G)];
-}
-
 /* (lo, hi) as the int16 halfwords of one word */
 static uint32_t eb_pair16(int32_t lo, int32_t hi)
 {
@@ -56,7 +45,7 @@ static void eb_small_table(const eb_conv_params *p, int32_t K, int32_t ng, int d
             int32_t w[4];
             for (i = 0; i < 4; i++) {
                 const int32_t k = 4 * g + i;
-                int32_t v = k < K ? eb_filter_at(p->filter, K, OC, u, k) : 0;
+                int32_t v = k < K ? eb_conv_filter_at(p->filter, K, OC, u, k) : 0;
                 /* a biased filter (blob format 3): w ^ 0x80 at even k, and the bias
                  * bias'' = bias' + 128 * sum(odd w) */
                 if (biased && k < K) {

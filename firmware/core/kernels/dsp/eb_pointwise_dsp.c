@@ -48,7 +48,7 @@
  * they are.
  *
  * Requantisation of the live channels: eb_conv_requant_tbl2's SMMLAR form on the
- * doubled sums (eb_conv_requant_dsp.c) from per-channel entries {m, hc, e, u} of
+ * doubled sums (eb_conv_mm_dsp.c) from per-channel entries {m, hc, e, u} of
  * eb_requant_table2's case, 17 instructions a channel for both pixels; any other live
  * channel exactly by eb_requant. Bounds: the sums are exact modulo 2^32 whatever the
  * order; the doubled-sum form needs |bias' + sum(w x)| < 2^30, vouched for on bias''
@@ -245,7 +245,7 @@ static int eb_pw_zero(const int8_t *filter, int32_t G, int32_t OC4, int32_t u)
 }
 
 /* The live channels' requantisation from their {m, hc, e, u} entries (rq .. end), the
- * SMMLAR form on doubled sums of eb_conv_requant_tbl2 (eb_conv_requant_dsp.c; |acc| <
+ * SMMLAR form on doubled sums of eb_conv_requant_tbl2 (eb_conv_mm_dsp.c; |acc| <
  * 2^30, see the header comment): o0[u], o1[u] from acc[2u], acc[2u + 1]. 17 instructions
  * a channel. */
 static EB_NOINLINE void eb_pw_requant(const uint32_t *rq, const uint32_t *end, const int32_t *acc, int8_t *o0,
