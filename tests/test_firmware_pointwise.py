@@ -64,7 +64,8 @@ def _dead_model(rng, *, h, w, c, oc, in_z, **_):
     """A 1x1 CONV_2D whose channels 1, 4-7 and 13 are dead (zero weights, scale 1e-10, bias 2^30), whose
     channel 9 rescales by about 0.3 (shift -1: outside the table's case) and whose channel 2 also
     does, with its weights -128 at the even input channels and 0 at the odd ones: biased, all its
-    stored bytes are zero, yet its outputs depend on the input."""
+    stored bytes are zero, yet its outputs depend on the input; channels 3 and 12 have one nonzero
+    weight, the last."""
     g = TinyModel()
     in_s = 0.05
     ws = np.full(oc, 0.01)
@@ -78,6 +79,9 @@ def _dead_model(rng, *, h, w, c, oc, in_z, **_):
     wq[9] = np.resize(np.array([1, -1], np.int8), wq[9].shape)
     ws[9] = 0.3 * out_s / in_s
     bias[9] = 0
+    for u in (3, 12):                   # live by their last weight only (a block row, a plain row)
+        wq[u] = 0
+        wq[u, 0, 0, -1] = 100
     wq[2] = np.resize(np.array([-128, 0], np.int8), wq[2].shape)
     ws[2] = 0.3 * out_s / in_s          # in_z 0: its sums 1000 - 128 * sum(even x) saturate to
     bias[2] = 1000                      # -128 or 127 by the input, not a constant
