@@ -177,6 +177,23 @@ CASES = {
     # a layer whose widened filter does not fit (eb_mm_blocks on the blob's filter)
     "conv_1x1_k24_wide_rept2": dict(h=4, w=5, c=24, oc=4, kh=1, kw=1, in_z=127, act=1),
     "conv_1x1_k64_oc64_not_wide": dict(h=3, w=3, c=64, oc=64, kh=1, kw=1, in_z=-128),
+    # depthwise on small planes (eb_depthwise_small_dsp.c: four channels widened per group, a
+    # line's pairs unrolled): 6x6 SAME (three pairs a line, one run of sums), 3x3 SAME with a
+    # last group of three channels (an odd output a line), 5x5 VALID, 5x4 with a batch and a
+    # ReLU at the zero point, stride 2 6x6 -> 3x3 (SAME: no top padding) with two last
+    # channels, 12x12 -> 6x6, VALID 8x9 -> 3x4 (input rows and columns the outputs never
+    # read); and the planes it leaves to the line kernel (2x2, one line of 7, a ReLU6 clamp)
+    "dw_small_6x6_s1": dict(h=6, w=6, c=12, kh=3, kw=3, in_z=-128, depthwise=True),
+    "dw_small_3x3_s1_c7": dict(h=3, w=3, c=7, kh=3, kw=3, in_z=127, depthwise=True),
+    "dw_small_5x5_valid": dict(h=5, w=5, c=4, kh=3, kw=3, same=False, in_z=-3, depthwise=True),
+    "dw_small_5x4_batch2_relu": dict(h=5, w=4, c=8, kh=3, kw=3, n=2, in_z=9, act=1, depthwise=True),
+    "dw_small_s2_6x6_c10": dict(h=6, w=6, c=10, kh=3, kw=3, sh=2, sw=2, in_z=-128, depthwise=True),
+    "dw_small_s2_12x12": dict(h=12, w=12, c=8, kh=3, kw=3, sh=2, sw=2, in_z=127, depthwise=True),
+    "dw_small_s2_valid_8x9_c5": dict(h=8, w=9, c=5, kh=3, kw=3, sh=2, sw=2, same=False, in_z=-5,
+                                     depthwise=True),
+    "dw_2x2_plane": dict(h=2, w=2, c=5, kh=3, kw=3, in_z=-128, depthwise=True),
+    "dw_1x7_line": dict(h=1, w=7, c=4, kh=3, kw=3, in_z=127, depthwise=True),
+    "dw_6x6_relu6_line_kernel": dict(h=6, w=6, c=6, kh=3, kw=3, in_z=-7, act=3, depthwise=True),
 }
 
 

@@ -323,6 +323,9 @@ int eb_depthwise_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
     if (p->depth_mult != 1 || !(line_w || line_h || line_w2)) {
         return 0;
     }
+    if (eb_dw_small(p, in, out)) {
+        return 1;
+    }
     if (line_w2 || (line_w && (!line_h || p->out.w >= p->out.h))) {
         g.Li = W; g.Lo = p->out.w; g.Lp = p->pw; g.Ls = C; g.OLs = C;
         g.Ci = H; g.Co = p->out.h; g.Ck = p->kh; g.Cs = p->sh; g.Cd = p->dh; g.Cp = p->ph;

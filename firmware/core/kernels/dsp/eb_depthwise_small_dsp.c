@@ -1,0 +1,306 @@
+/*
+ * eb_depthwise_small_dsp.c - DEPTHWISE_CONV_2D on small planes (the DSP kernel set):
+ * a 3x3 filter of stride 1 or 2 (both axes), dilation 1, depth multiplier 1, output
+ * lines of 3..6 outputs (MobileNet's 6x6 and 3x3 planes, and its 12x12 -> 6x6 and
+ * 6x6 -> 3x3 downsampling layers). eb_dw_small returns 0 for any other layer (the
+ * line kernel of eb_depthwise_conv_dsp.c takes it).
+ *
+ * What the line kernel pays per line and per channel is most of the work on planes
+ * this small (VWW's 6x6x128 layers: about 990 instructions a channel for 324 MACs);
+ * this plan removes it by construction:
+ *
+ *  - the geometry is fixed per kernel variant: a plane line is WP = 2 * NP + 2 int16
+ *    (stride 1) or 4 * NP + 2 (stride 2) positions for NP pairs of outputs a line, so
+ *    the three rows of a pass are immediate offsets from one pointer and a line's NP
+ *    pairs are unrolled: the pointer moves once per line (one ADD), the row stride
+ *    needs no register, and LDRD can fetch four positions of a row at once (the row
+ *    starts word-aligned and the pairs start at even positions);
+ *  - a group of four channels is widened at a time straight from the NHWC words
+ *    (one LDR per position, SXTB16 splits channels 0/2 and 1/3, PKHBT/PKHTB pair two
+ *    positions per plane word: 14 instructions per 8 elements), into four planes
+ *    whose padding (the input zero point) is written once per layer;
+ *  - the sums start from 2 * bias on doubled weights for the channels the fast
+ *    requantisation takes (eb_depthwise_rq_dsp.c: 4 instructions an output for
+ *    shifts 3..9), one call per channel for the whole plane; the requantisation's
+ *    line steps (eb_dw_rqctl) are set once per layer.
+ *
+ * The padding taps are multiplied like the others: the zero point times the weight,
+ * which the folded bias' = bias + in_offset * sum(w) cancels exactly (eb_kernels.h).
+ */
+#include "eb_depthwise_dsp.h"
+
+/* ---- the multiply-accumulate kernels ---------------------------------------
+ * x: row 0 of the channel's plane (WP int16 a row, word-aligned), w: the packed
+ * weights (below), acc: the sums, lines of 2 * NP int32 (the pairs of a line), end:
+ * the end of the last line's sums. Register plan (all 14 pinned): x r0, ap r1,
+ * end r2, b2 r3 (the sums' start: 2 * bias, or 0), six weight words r4..r9, the
+ * pair's sums a0 a1 r10 r11, the loaded row words X Y r12 lr.
+ *
+ * Stride 1, outputs j and j + 1 (j even) of a line, per row t (X = x[j..j+1],
+ * Y = x[j+2..j+3] from one LDRD; p = (w0, w1), q = (w1, w2) of row t):
+ *   a0 += SMLAD(X, p) + Y.lo * q.hi = x[j] w0 + x[j+1] w1 + x[j+2] w2
+ *   a1 += X.hi * p.lo + SMLAD(Y, q) = x[j+1] w0 + x[j+2] w1 + x[j+3] w2
+ * 3 LDRD, 12 multiplies and one STRD: 16 instructions for 18 MACs; 3 per line
+ * (ADD of the row stride, CMP, BNE). Words: w[2t] = p, w[2t + 1] = q. */
+#define EB_DWS_S1_ROW(OFS, P, Q, A0IN, A1IN)                  \
+    "ldrd   %[X], %[Y], [%[x], #" OFS "]\n\t"                 \
+    "smlad  %[a0], %[X], %[" P "], %[" A0IN "]\n\t"          \
+    "smlatb %[a1], %[X], %[" P "], %[" A1IN "]\n\t"          \
+    "smlabt %[a0], %[Y], %[" Q "], %[a0]\n\t"                \
+    "smlad  %[a1], %[Y], %[" Q "], %[a1]\n\t"
+#define EB_DWS_S1_PAIR(O, RS)                                 \
+    EB_DWS_S1_ROW(#O, "p0", "q0", "b2", "b2")                 \
+    EB_DWS_S1_ROW(#O "+" #RS, "p1", "q1", "a0", "a1")         \
+    EB_DWS_S1_ROW(#O "+2*" #RS, "p2", "q2", "a0", "a1")       \
+    "strd   %[a0], %[a1], [%[ap]], #8\n\t"
+
+/* Stride 2, outputs j and j + 1 of a line read positions 2j..2j+4 (k = 2j):
+ *   a0 += SMLAD(x[k..k+1], (w0, w1)) + x[k+2] w2
+ *   a1 += SMLAD(x[k+2..k+3], (w0, w1)) + x[k+4] w2
+ * per row an LDRD (x[k..k+3]), an LDR (x[k+4..k+5]) and four multiplies: 19
+ * instructions for 18 MACs. Words: w[2t] = (w0, w1) of row t; w[1] = w2 of row 0
+ * (low half) and of row 1 (high half), w[3] = w2 of row 2 (low half). */
+#define EB_DWS_S2_PAIR(O, RS)                                                                           \
+    "ldrd   %[X], %[Y], [%[x], #" #O "]\n\t"                                                           \
+    "smlad  %[a0], %[X], %[p0], %[b2]\n\t"                                                            \
+    "smlabb %[a0], %[Y], %[q0], %[a0]\n\t"                                                            \
+    "smlad  %[a1], %[Y], %[p0], %[b2]\n\t"                                                            \
+    "ldr    %[X], [%[x], #" #O "+8]\n\t"                                                               \
+    "smlabb %[a1], %[X], %[q0], %[a1]\n\t"                                                            \
+    "ldrd   %[X], %[Y], [%[x], #" #O "+" #RS "]\n\t"                                                   \
+    "smlad  %[a0], %[X], %[p1], %[a0]\n\t"                                                            \
+    "smlabt %[a0], %[Y], %[q0], %[a0]\n\t"                                                            \
+    "smlad  %[a1], %[Y], %[p1], %[a1]\n\t"                                                            \
+    "ldr    %[X], [%[x], #" #O "+8+" #RS "]\n\t"                                                       \
+    "smlabt %[a1], %[X], %[q0], %[a1]\n\t"                                                            \
+    "ldrd   %[X], %[Y], [%[x], #" #O "+2*" #RS "]\n\t"                                                 \
+    "smlad  %[a0], %[X], %[p2], %[a0]\n\t"                                                            \
+    "smlabb %[a0], %[Y], %[q1], %[a0]\n\t"                                                             \
+    "smlad  %[a1], %[Y], %[p2], %[a1]\n\t"                                                            \
+    "ldr    %[X], [%[x], #" #O "+8+2*" #RS "]\n\t"                                                     \
+    "smlabb %[a1], %[X], %[q1], %[a1]\n\t"                                                             \
+    "strd   %[a0], %[a1], [%[ap]], #8\n\t"
+
+/* the pinned registers and the loop around a line's unrolled pairs (PAIRS), the
+ * pointer stepped by STEP bytes a line */
+#define EB_DWS_KERNEL(NAME, PAIRS, STEP)                                                                  \
+    static EB_NOINLINE void NAME(const int16_t *x, const uint32_t *w, int32_t *acc, int32_t *end)         \
+    {                                                                                                      \
+        register const int16_t *xp __asm__("r0") = x;                                                      \
+        register int32_t *ap __asm__("r1") = acc;                                                          \
+        register int32_t *ae __asm__("r2") = end;                                                          \
+        register uint32_t b2 __asm__("r3") = w[6];                                                         \
+        register uint32_t w0 __asm__("r4") = w[0];                                                         \
+        register uint32_t w1 __asm__("r5") = w[1];                                                         \
+        register uint32_t w2 __asm__("r6") = w[2];                                                         \
+        register uint32_t w3 __asm__("r7") = w[3];                                                         \
+        register uint32_t w4 __asm__("r8") = w[4];                                                         \
+        register uint32_t w5 __asm__("r9") = w[5];                                                         \
+        register int32_t a0 __asm__("r10");                                                                \
+        register int32_t a1 __asm__("r11");                                                                \
+        register uint32_t X __asm__("r12");                                                                \
+        register uint32_t Y __asm__("lr");                                                                 \
+        __asm__ volatile("1:\n\t" PAIRS "add    %[x], %[x], #" STEP "\n\t"                                   \
+                         "cmp    %[ap], %[end]\n\t"                                                        \
+                         "bne    1b\n\t"                                                                   \
+                         : [x] "+r"(xp), [ap] "+r"(ap), [a0] "=&r"(a0), [a1] "=&r"(a1), [X] "=&r"(X),      \
+                           [Y] "=&r"(Y)                                                                    \
+                         : [end] "r"(ae), [b2] "r"(b2), [p0] "r"(w0), [q0] "r"(w1), [p1] "r"(w2),          \
+                           [q1] "r"(w3), [p2] "r"(w4), [q2] "r"(w5)                         \
+                         : "cc", "memory");                                                                \
+    }
+
+/* variants: NP pairs a line; stride 1 rows RS = 2 * WP = 4 * NP + 4 bytes apart, the
+ * next line one row further; stride 2 rows 8 * NP + 4 bytes apart, the next line two
+ * rows further */
+EB_DWS_KERNEL(eb_dws_s1_np2, EB_DWS_S1_PAIR(0, 12) EB_DWS_S1_PAIR(4, 12), "12")
+EB_DWS_KERNEL(eb_dws_s1_np3, EB_DWS_S1_PAIR(0, 16) EB_DWS_S1_PAIR(4, 16) EB_DWS_S1_PAIR(8, 16), "16")
+EB_DWS_KERNEL(eb_dws_s2_np2, EB_DWS_S2_PAIR(0, 20) EB_DWS_S2_PAIR(8, 20), "40")
+EB_DWS_KERNEL(eb_dws_s2_np3, EB_DWS_S2_PAIR(0, 28) EB_DWS_S2_PAIR(8, 28) EB_DWS_S2_PAIR(16, 28), "56")
+#undef EB_DWS_KERNEL
+#undef EB_DWS_S1_PAIR
+#undef EB_DWS_S1_ROW
+#undef EB_DWS_S2_PAIR
+
+typedef void (*eb_dws_fn)(const int16_t *x, const uint32_t *w, int32_t *acc, int32_t *end);
+#define EB_DWS_NP_MIN 2
+#define EB_DWS_NP_MAX 3
+static const eb_dws_fn eb_dws_s1[EB_DWS_NP_MAX - EB_DWS_NP_MIN + 1] = {eb_dws_s1_np2, eb_dws_s1_np3};
+static const eb_dws_fn eb_dws_s2[EB_DWS_NP_MAX - EB_DWS_NP_MIN + 1] = {eb_dws_s2_np2, eb_dws_s2_np3};
+
+static inline void eb_dws_st32(int16_t *d, uint32_t v)
+{
+    EB_COPY4(d, &v);
+}
+
+/* The inside of four channels' planes (channels c..c+3 of the input words at s):
+ * nr input rows (row stride rs bytes) of nc positions (position stride C bytes) to
+ * d (plane row stride wp, planes psz int16 apart). Per two positions one LDR each,
+ * SXTB16 of bytes 0/2 and 1/3, and the halves of the two paired per plane:
+ *   plane 0: (A.lo, A'.lo)  plane 1: (B.lo, B'.lo)  plane 2: (A.hi, A'.hi)  plane 3: (B.hi, B'.hi)
+ * (A, B = bytes 0/2, 1/3 of the first word, A', B' of the second), four single
+ * STRs (a plane line's inside may start at an odd position). */
+static EB_NOINLINE void eb_dws_widen4(const int8_t *s, int32_t C, int32_t rs, int32_t nr, int32_t nc, int16_t *d,
+                                      int32_t wp, int32_t psz)
+{
+    for (; nr > 0; nr--) {
+        const int8_t *sp = s;
+        int16_t *e = d;
+        int32_t n;
+        for (n = nc; n >= 2; n -= 2) {
+            const uint32_t v0 = eb_ldw(sp), v1 = eb_ldw(sp + C);
+            const uint32_t a = (uint32_t)eb_sx02(v0), b = (uint32_t)eb_sx13(v0);
+            const uint32_t a1 = (uint32_t)eb_sx02(v1), b1 = (uint32_t)eb_sx13(v1);
+            eb_dws_st32(e, (a & 0xFFFFu) | (a1 << 16));
+            eb_dws_st32(e + psz, (b & 0xFFFFu) | (b1 << 16));
+            eb_dws_st32(e + 2 * psz, (a >> 16) | (a1 & 0xFFFF0000u));
+            eb_dws_st32(e + 3 * psz, (b >> 16) | (b1 & 0xFFFF0000u));
+            sp += 2 * C;
+            e += 2;
+        }
+        if (n) {
+            e[0] = sp[0];
+            e[psz] = sp[1];
+            e[2 * psz] = sp[2];
+            e[3 * psz] = sp[3];
+        }
+        s += rs;
+        d += wp;
+    }
+}
+
+/* the same for cn < 4 channels (the last channels when C % 4 != 0), one at a time */
+static EB_NOINLINE void eb_dws_widen_tail(const int8_t *s, int32_t C, int32_t rs, int32_t nr, int32_t nc, int16_t *d,
+                                          int32_t wp, int32_t psz, int32_t cn)
+{
+    int32_t k, r, j;
+    for (k = 0; k < cn; k++) {
+        for (r = 0; r < nr; r++) {
+            for (j = 0; j < nc; j++) {
+                d[(size_t)k * psz + (size_t)r * wp + j] = s[(size_t)r * rs + (size_t)j * C + k];
+            }
+        }
+    }
+}
+
+int eb_dw_small(const eb_conv_params *p, const int8_t *in, int8_t *out)
+{
+    const int32_t C = p->in.c, Hi = p->in.h, Wi = p->in.w, Ho = p->out.h, Wo = p->out.w;
+    const int32_t st = p->sw, np = (Wo + 1) >> 1, lp2 = 2 * np;
+    const int16_t zp = (int8_t)(0u - (uint32_t)p->in_offset);
+    const uint32_t zz = (uint16_t)zp | ((uint32_t)(uint16_t)zp << 16);
+    int32_t wp, R, psz, ri1, ci1, b, c;
+    int32_t *acc, *last;
+    int16_t *plane;
+    eb_dws_fn fn;
+    if (p->depth_mult != 1 || p->kh != 3 || p->kw != 3 || p->dh != 1 || p->dw != 1 || p->sh != st ||
+        (st != 1 && st != 2) || np < EB_DWS_NP_MIN || np > EB_DWS_NP_MAX || Ho > 8 || p->act_min != -128 ||
+        p->act_max != 127) {
+        return 0;
+    }
+    /* plane row r = input row r - ph, column j = input column j - pw: the rows and
+     * columns the outputs read (stride 1: Ho + 2 rows of 2 NP + 2; stride 2: 2 Ho + 1
+     * rows of 4 NP + 2), four planes (one group of channels), then the sums (Ho lines
+     * of 2 NP) */
+    wp = st == 1 ? lp2 + 2 : 2 * lp2 + 2;
+    R = st == 1 ? Ho + 2 : 2 * Ho + 1;
+    psz = R * wp;
+    if ((size_t)(4 * psz) * 2 + (size_t)Ho * lp2 * 4 > EB_DSP_SCRATCH_BYTES) {
+        return 0;
+    }
+    fn = (st == 1 ? eb_dws_s1 : eb_dws_s2)[np - EB_DWS_NP_MIN];
+    plane = (int16_t *)(void *)eb_dsp_buf;
+    acc = (int32_t *)(void *)(plane + 4 * psz);
+    last = acc + (size_t)Ho * lp2;
+    {
+        /* the padding: every plane position the input does not reach holds the zero
+         * point, written once (the inside is rewritten for every group) */
+        uint32_t *z = (uint32_t *)(void *)plane;
+        uint32_t *const zend = (uint32_t *)(void *)acc;
+        while (z < zend) {
+            *z++ = zz;
+        }
+    }
+    /* the inside: input rows [0, ri1), columns [0, ci1) (those inside the plane) */
+    ri1 = R - p->ph < Hi ? R - p->ph : Hi;
+    ci1 = wp - p->pw < Wi ? wp - p->pw : Wi;
+    /* the requantisation's line steps (eb_depthwise_rq_dsp.c): even lines are one run of
+     * sums and outputs; an odd line's last sum is followed by an unused one */
+    if (Wo == lp2) {
+        eb_dw_rqctl.pair_bytes = 4 * Ho * Wo;
+        eb_dw_rqctl.dstep = 0;
+        eb_dw_rqctl.odd = 0;
+    } else {
+        eb_dw_rqctl.pair_bytes = 4 * (Wo - 1);
+        eb_dw_rqctl.dstep = C;
+        eb_dw_rqctl.odd = 1;
+    }
+    for (b = 0; b < p->out.n; b++) {
+        const int8_t *in_b = in + (size_t)b * Hi * Wi * C;
+        int8_t *out_b = out + (size_t)b * Ho * Wo * C;
+        for (c = 0; c < C; c += 4) {
+            const int32_t cn = C - c < 4 ? C - c : 4;
+            int32_t k;
+            if (ri1 > 0 && ci1 > 0) {
+                int16_t *const d = plane + (size_t)p->ph * wp + p->pw;
+                if (cn == 4) {
+                    eb_dws_widen4(in_b + c, C, Wi * C, ri1, ci1, d, wp, psz);
+                } else {
+                    eb_dws_widen_tail(in_b + c, C, Wi * C, ri1, ci1, d, wp, psz, cn);
+                }
+            }
+            for (k = 0; k < cn; k++) {
+                const int32_t ch = c + k;
+                const int32_t bias = eb_ld32(p->chan + 4 * ch);
+                const int32_t m = eb_ld32(p->chan + 4 * ((size_t)C + ch));
+                const int32_t shift = eb_ld32(p->chan + 4 * (2 * (size_t)C + ch));
+                /* eb_dw_rq_lines_t's case (eb_depthwise_conv_dsp.c): the doubled sums
+                 * with the bias fit int32 */
+                const int fast = m > 0 && shift <= -2 && shift >= -22 && bias < (1 << 29) && bias > -(1 << 29);
+                const int32_t mul = fast ? 2 : 1;
+                const int8_t *const f = p->filter + ch;
+                uint32_t w[7];
+                int32_t t;
+                for (t = 0; t < 3; t++) {
+                    const uint32_t v0 = (uint16_t)(int16_t)(f[(size_t)(3 * t) * C] * mul);
+                    const uint32_t v1 = (uint16_t)(int16_t)(f[(size_t)(3 * t + 1) * C] * mul);
+                    const uint32_t v2 = (uint16_t)(int16_t)(f[(size_t)(3 * t + 2) * C] * mul);
+                    if (st == 1) {
+                        w[2 * t] = v0 | (v1 << 16);
+                        w[2 * t + 1] = v1 | (v2 << 16);
+                    } else {
+                        w[2 * t] = v0 | (v1 << 16);
+                        if (t == 0) {
+                            w[1] = v2;
+                        } else if (t == 1) {
+                            w[1] |= v2 << 16;
+                        } else {
+                            w[3] = v2;
+                        }
+                    }
+                }
+                if (st == 2) {
+                    w[5] = 0;
+                }
+                w[6] = fast ? (uint32_t)bias << 1 : 0u;
+                fn(plane + (size_t)k * psz, w, acc, last);
+                if (fast) {
+                    /* doubled sums with the bias: hc = 2^(e-1) + out_offset * 2^e */
+                    const int32_t e = -shift;
+                    const int32_t hc = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)p->out_offset << e));
+                    if (e >= EB_DW_RQE_MIN && e <= EB_DW_RQE_MAX) {
+                        eb_dw_rq_e[e - EB_DW_RQE_MIN](acc, last, out_b + ch, C, m, hc);
+                    } else {
+                        eb_dw_rq_lines_t(acc, last, out_b + ch, C, m, hc, e, 0);
+                    }
+                } else {
+                    eb_rq q;
+                    eb_rq_init(&q, m, shift);
+                    eb_dw_requant_lines(acc, Ho, Wo, bias, &q, p->out_offset, p->act_min, p->act_max, out_b + ch,
+                                        C, Wo * C);
+                }
+            }
+        }
+    }
+    return 1;
+}
