@@ -133,32 +133,46 @@ static inline void eb_dws_st32(int16_t *d, uint32_t v)
     EB_COPY4(d, &v);
 }
 
+/* (lo.bottom, hi.bottom) and (lo.top, hi.top) as one word: PKHBT, PKHTB */
+static inline uint32_t eb_dws_bb(uint32_t lo, uint32_t hi)
+{
+    uint32_t r;
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(lo), "r"(hi));
+    return r;
+}
+static inline uint32_t eb_dws_tt(uint32_t lo, uint32_t hi)
+{
+    uint32_t r;
+    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(hi), "r"(lo));
+    return r;
+}
+
 /* The inside of four channels' planes (channels c..c+3 of the input words at s):
  * nr input rows (row stride rs bytes) of nc positions (position stride C bytes) to
  * d (plane row stride wp, planes psz int16 apart). Per two positions one LDR each,
- * SXTB16 of bytes 0/2 and 1/3, and the halves of the two paired per plane:
+ * SXTB16 of bytes 0/2 (A) and 1/3 (B), and the halves of the two paired per plane:
  *   plane 0: (A.lo, A'.lo)  plane 1: (B.lo, B'.lo)  plane 2: (A.hi, A'.hi)  plane 3: (B.hi, B'.hi)
- * (A, B = bytes 0/2, 1/3 of the first word, A', B' of the second), four single
- * STRs (a plane line's inside may start at an odd position). */
+ * (A', B' of the second word; PKHBT/PKHTB), four single STRs (a plane line's
+ * inside may start at an odd position): 14 instructions for 8 elements. */
 static EB_NOINLINE void eb_dws_widen4(const int8_t *s, int32_t C, int32_t rs, int32_t nr, int32_t nc, int16_t *d,
                                       int32_t wp, int32_t psz)
 {
     for (; nr > 0; nr--) {
         const int8_t *sp = s;
         int16_t *e = d;
-        int32_t n;
-        for (n = nc; n >= 2; n -= 2) {
+        int16_t *const stop = d + (nc & ~1);
+        while (e != stop) {
             const uint32_t v0 = eb_ldw(sp), v1 = eb_ldw(sp + C);
             const uint32_t a = (uint32_t)eb_sx02(v0), b = (uint32_t)eb_sx13(v0);
             const uint32_t a1 = (uint32_t)eb_sx02(v1), b1 = (uint32_t)eb_sx13(v1);
-            eb_dws_st32(e, (a & 0xFFFFu) | (a1 << 16));
-            eb_dws_st32(e + psz, (b & 0xFFFFu) | (b1 << 16));
-            eb_dws_st32(e + 2 * psz, (a >> 16) | (a1 & 0xFFFF0000u));
-            eb_dws_st32(e + 3 * psz, (b >> 16) | (b1 & 0xFFFF0000u));
+            eb_dws_st32(e, eb_dws_bb(a, a1));
+            eb_dws_st32(e + psz, eb_dws_bb(b, b1));
+            eb_dws_st32(e + 2 * psz, eb_dws_tt(a, a1));
+            eb_dws_st32(e + 3 * psz, eb_dws_tt(b, b1));
             sp += 2 * C;
             e += 2;
         }
-        if (n) {
+        if (nc & 1) {
             e[0] = sp[0];
             e[psz] = sp[1];
             e[2 * psz] = sp[2];
@@ -166,6 +180,45 @@ static EB_NOINLINE void eb_dws_widen4(const int8_t *s, int32_t C, int32_t rs, in
         }
         s += rs;
         d += wp;
+    }
+}
+
+/* The weight words of four channels (the taps' words at f, f + fs, ..., f + 8 fs:
+ * [kh][kw] order, four channels a word), doubled (SADD16 of the SXTB16 lanes) for
+ * the sums t = 2 * (acc + bias): w[k] for channel k in the kernel's order (stride 1:
+ * (w0, w1), (w1, w2) per row; stride 2: (w0, w1) per row, w2 of rows 0 and 1, w2 of
+ * row 2). Channels 0 and 2 come from the low and high lanes of SXTB16 of bytes 0/2,
+ * 1 and 3 of bytes 1/3; a pair of taps is one PKHBT (low lanes) or PKHTB (high). */
+static EB_NOINLINE void eb_dws_pack4(const int8_t *f, int32_t fs, int32_t st, uint32_t (*w)[8])
+{
+    uint32_t L[2][9];
+    int32_t t, r, h;
+    for (t = 0; t < 9; t++) {
+        const uint32_t v = eb_ldw(f + (size_t)t * fs);
+        const uint32_t a = (uint32_t)eb_sx02(v), b = (uint32_t)eb_sx13(v);
+        L[0][t] = (uint32_t)__sadd16((int16x2_t)a, (int16x2_t)a);
+        L[1][t] = (uint32_t)__sadd16((int16x2_t)b, (int16x2_t)b);
+    }
+    for (h = 0; h < 2; h++) {
+        /* lanes of L[h]: channel h (low) and h + 2 (high) */
+        uint32_t *const lo = w[h], *const hi = w[h + 2];
+        const uint32_t *const x = L[h];
+        for (r = 0; r < 3; r++) {
+            const uint32_t x0 = x[3 * r], x1 = x[3 * r + 1], x2 = x[3 * r + 2];
+            lo[2 * r] = eb_dws_bb(x0, x1);
+            hi[2 * r] = eb_dws_tt(x0, x1);
+            if (st == 1) {
+                lo[2 * r + 1] = eb_dws_bb(x1, x2);
+                hi[2 * r + 1] = eb_dws_tt(x1, x2);
+            }
+        }
+        if (st != 1) {
+            lo[1] = eb_dws_bb(x[2], x[5]);
+            hi[1] = eb_dws_tt(x[2], x[5]);
+            lo[3] = x[8];
+            hi[3] = x[8] >> 16;
+            lo[5] = hi[5] = 0;
+        }
     }
 }
 
@@ -192,6 +245,7 @@ int eb_dw_small(const eb_conv_params *p, const int8_t *in, int8_t *out)
     int32_t wp, R, psz, ri1, ci1, b, c;
     int32_t *acc, *last;
     int16_t *plane;
+    uint32_t w[4][8];
     eb_dws_fn fn;
     if (p->depth_mult != 1 || p->kh != 3 || p->kw != 3 || p->dh != 1 || p->dw != 1 || p->sh != st ||
         (st != 1 && st != 2) || np < EB_DWS_NP_MIN || np > EB_DWS_NP_MAX || Ho > 8 || p->act_min != -128 ||
@@ -249,6 +303,19 @@ int eb_dw_small(const eb_conv_params *p, const int8_t *in, int8_t *out)
                     eb_dws_widen_tail(in_b + c, C, Wi * C, ri1, ci1, d, wp, psz, cn);
                 }
             }
+            if (cn == 4) {
+                eb_dws_pack4(p->filter + c, C, st, w);
+            } else {
+                /* the last channels' taps, padded to words (no read past the filter) */
+                int8_t ft[9][4] = {{0}};
+                int32_t t;
+                for (t = 0; t < 9; t++) {
+                    for (k = 0; k < cn; k++) {
+                        ft[t][k] = p->filter[(size_t)t * C + c + k];
+                    }
+                }
+                eb_dws_pack4(&ft[0][0], 4, st, w);
+            }
             for (k = 0; k < cn; k++) {
                 const int32_t ch = c + k;
                 const int32_t bias = eb_ld32(p->chan + 4 * ch);
@@ -257,33 +324,8 @@ int eb_dw_small(const eb_conv_params *p, const int8_t *in, int8_t *out)
                 /* eb_dw_rq_lines_t's case (eb_depthwise_conv_dsp.c): the doubled sums
                  * with the bias fit int32 */
                 const int fast = m > 0 && shift <= -2 && shift >= -22 && bias < (1 << 29) && bias > -(1 << 29);
-                const int32_t mul = fast ? 2 : 1;
-                const int8_t *const f = p->filter + ch;
-                uint32_t w[7];
-                int32_t t;
-                for (t = 0; t < 3; t++) {
-                    const uint32_t v0 = (uint16_t)(int16_t)(f[(size_t)(3 * t) * C] * mul);
-                    const uint32_t v1 = (uint16_t)(int16_t)(f[(size_t)(3 * t + 1) * C] * mul);
-                    const uint32_t v2 = (uint16_t)(int16_t)(f[(size_t)(3 * t + 2) * C] * mul);
-                    if (st == 1) {
-                        w[2 * t] = v0 | (v1 << 16);
-                        w[2 * t + 1] = v1 | (v2 << 16);
-                    } else {
-                        w[2 * t] = v0 | (v1 << 16);
-                        if (t == 0) {
-                            w[1] = v2;
-                        } else if (t == 1) {
-                            w[1] |= v2 << 16;
-                        } else {
-                            w[3] = v2;
-                        }
-                    }
-                }
-                if (st == 2) {
-                    w[5] = 0;
-                }
-                w[6] = fast ? (uint32_t)bias << 1 : 0u;
-                fn(plane + (size_t)k * psz, w, acc, last);
+                w[k][6] = fast ? (uint32_t)bias << 1 : 0u;
+                fn(plane + (size_t)k * psz, w[k], acc, last);
                 if (fast) {
                     /* doubled sums with the bias: hc = 2^(e-1) + out_offset * 2^e */
                     const int32_t e = -shift;
@@ -294,7 +336,13 @@ int eb_dw_small(const eb_conv_params *p, const int8_t *in, int8_t *out)
                         eb_dw_rq_lines_t(acc, last, out_b + ch, C, m, hc, e, 0);
                     }
                 } else {
+                    /* the doubled sums without the bias halved (exact: every product is
+                     * even), then the C requantisation */
                     eb_rq q;
+                    int32_t *a;
+                    for (a = acc; a < last; a++) {
+                        *a >>= 1;
+                    }
                     eb_rq_init(&q, m, shift);
                     eb_dw_requant_lines(acc, Ho, Wo, bias, &q, p->out_offset, p->act_min, p->act_max, out_b + ch,
                                         C, Wo * C);
