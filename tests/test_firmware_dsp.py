@@ -182,7 +182,7 @@ CASES = {
     # last group of three channels (an odd output a line), 5x5 VALID, 5x4 with a batch and a
     # ReLU at the zero point, stride 2 6x6 -> 3x3 (SAME: no top padding) with two last
     # channels, 12x12 -> 6x6, VALID 8x9 -> 3x4 (input rows and columns the outputs never
-    # read); and the planes it leaves to the line kernel (2x2, one line of 7, a ReLU6 clamp)
+    # read); and the planes it leaves to the line kernel (2x2, one line of 7, a dilated H)
     "dw_small_6x6_s1": dict(h=6, w=6, c=12, kh=3, kw=3, in_z=-128, depthwise=True),
     "dw_small_3x3_s1_c7": dict(h=3, w=3, c=7, kh=3, kw=3, in_z=127, depthwise=True),
     "dw_small_5x5_valid": dict(h=5, w=5, c=4, kh=3, kw=3, same=False, in_z=-3, depthwise=True),
@@ -191,9 +191,16 @@ CASES = {
     "dw_small_s2_12x12": dict(h=12, w=12, c=8, kh=3, kw=3, sh=2, sw=2, in_z=127, depthwise=True),
     "dw_small_s2_valid_8x9_c5": dict(h=8, w=9, c=5, kh=3, kw=3, sh=2, sw=2, same=False, in_z=-5,
                                      depthwise=True),
+    # stride 2 in tiles of 8 outputs across: bands of 10 lines and a last tile of 3 with two
+    # last channels; a remainder of one output (tiles of 7 and 2); VALID, two tiles of 8
+    "dw_small_s2_tiles_bands": dict(h=40, w=21, c=6, kh=3, kw=3, sh=2, sw=2, in_z=-128, act=1,
+                                    depthwise=True),
+    "dw_small_s2_tiles_remainder_one": dict(h=10, w=18, c=4, kh=3, kw=3, sh=2, sw=2, in_z=127, depthwise=True),
+    "dw_small_s2_tiles_valid": dict(h=19, w=33, c=8, kh=3, kw=3, sh=2, sw=2, same=False, in_z=3,
+                                    depthwise=True),
     "dw_2x2_plane": dict(h=2, w=2, c=5, kh=3, kw=3, in_z=-128, depthwise=True),
     "dw_1x7_line": dict(h=1, w=7, c=4, kh=3, kw=3, in_z=127, depthwise=True),
-    "dw_6x6_relu6_line_kernel": dict(h=6, w=6, c=6, kh=3, kw=3, in_z=-7, act=3, depthwise=True),
+    "dw_6x6_dilated_h_line_kernel": dict(h=6, w=6, c=6, kh=3, kw=3, dh=2, in_z=-7, depthwise=True),
 }
 
 

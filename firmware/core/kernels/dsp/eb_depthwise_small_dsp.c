@@ -1,31 +1,35 @@
 /*
- * eb_depthwise_small_dsp.c - DEPTHWISE_CONV_2D on small planes (the DSP kernel set):
- * a 3x3 filter of stride 1 or 2 (both axes), dilation 1, depth multiplier 1, output
- * lines of 3..6 outputs (MobileNet's 6x6 and 3x3 planes, and its 12x12 -> 6x6 and
- * 6x6 -> 3x3 downsampling layers). eb_dw_small returns 0 for any other layer (the
- * line kernel of eb_depthwise_conv_dsp.c takes it).
+ * eb_depthwise_small_dsp.c - DEPTHWISE_CONV_2D in tiles of fixed geometry (the DSP
+ * kernel set): a 3x3 filter, dilation 1, depth multiplier 1, no clamp inside int8,
+ * and either stride 1 on planes of 3..6 outputs across and at most 8 lines (MobileNet's
+ * 6x6 and 3x3 planes: one tile across) or stride 2 on any plane (tiles of up to 8
+ * outputs across: MobileNet's downsampling layers). eb_dw_small returns 0 for any
+ * other layer (the line kernel of eb_depthwise_conv_dsp.c takes it).
  *
  * What the line kernel pays per line and per channel is most of the work on planes
  * this small (VWW's 6x6x128 layers: about 990 instructions a channel for 324 MACs);
- * this plan removes it by construction:
+ * this plan removes most of it by construction:
  *
  *  - the geometry is fixed per kernel variant: a plane line is WP = 2 * NP + 2 int16
  *    (stride 1) or 4 * NP + 2 (stride 2) positions for NP pairs of outputs a line, so
  *    the three rows of a pass are immediate offsets from one pointer and a line's NP
  *    pairs are unrolled: the pointer moves once per line (one ADD), the row stride
- *    needs no register, and LDRD can fetch four positions of a row at once (the row
+ *    needs no register, and LDRD fetches four positions of a row at once (the row
  *    starts word-aligned and the pairs start at even positions);
- *  - a group of four channels is widened at a time straight from the NHWC words
- *    (one LDR per position, SXTB16 splits channels 0/2 and 1/3, PKHBT/PKHTB pair two
- *    positions per plane word: 14 instructions per 8 elements), into four planes
- *    whose padding (the input zero point) is written once per layer;
+ *  - tiles outside, groups of four channels inside: a group's inside positions are
+ *    widened straight from the NHWC words (one LDR per position for four channels,
+ *    SXTB16 splits channels 0/2 and 1/3, PKHBT/PKHTB pair two positions per plane
+ *    word) into four planes whose padding (the input zero point) is written once per
+ *    tile; a group's weights are packed at once the same way;
  *  - the sums start from 2 * bias on doubled weights for the channels the fast
  *    requantisation takes (eb_depthwise_rq_dsp.c: 4 instructions an output for
- *    shifts 3..9), one call per channel for the whole plane; the requantisation's
- *    line steps (eb_dw_rqctl) are set once per layer.
+ *    shifts 3..9), one call per channel and tile for all its lines; the
+ *    requantisation's line steps (eb_dw_rqctl) are set once per tile.
  *
  * The padding taps are multiplied like the others: the zero point times the weight,
  * which the folded bias' = bias + in_offset * sum(w) cancels exactly (eb_kernels.h).
+ * Scratch: four planes of R * WP int16 and the tile's sums, at most EB_DSP_SCRATCH_BYTES
+ * (the tile height is chosen so; stride 2, 8 across: 12 lines, 3,984 bytes).
  */
 #include "eb_depthwise_dsp.h"
 
@@ -115,18 +119,24 @@
  * rows further */
 EB_DWS_KERNEL(eb_dws_s1_np2, EB_DWS_S1_PAIR(0, 12) EB_DWS_S1_PAIR(4, 12), "12")
 EB_DWS_KERNEL(eb_dws_s1_np3, EB_DWS_S1_PAIR(0, 16) EB_DWS_S1_PAIR(4, 16) EB_DWS_S1_PAIR(8, 16), "16")
+EB_DWS_KERNEL(eb_dws_s2_np1, EB_DWS_S2_PAIR(0, 12), "24")
 EB_DWS_KERNEL(eb_dws_s2_np2, EB_DWS_S2_PAIR(0, 20) EB_DWS_S2_PAIR(8, 20), "40")
 EB_DWS_KERNEL(eb_dws_s2_np3, EB_DWS_S2_PAIR(0, 28) EB_DWS_S2_PAIR(8, 28) EB_DWS_S2_PAIR(16, 28), "56")
+EB_DWS_KERNEL(eb_dws_s2_np4, EB_DWS_S2_PAIR(0, 36) EB_DWS_S2_PAIR(8, 36) EB_DWS_S2_PAIR(16, 36)
+                                 EB_DWS_S2_PAIR(24, 36), "72")
 #undef EB_DWS_KERNEL
 #undef EB_DWS_S1_PAIR
 #undef EB_DWS_S1_ROW
 #undef EB_DWS_S2_PAIR
 
+/* kernel of a tile's lines of 2 NP sums: [stride - 1][NP - 1] (stride 1 takes lines
+ * of 3..6 outputs, one tile across; stride 2 tiles of up to 8 outputs across) */
 typedef void (*eb_dws_fn)(const int16_t *x, const uint32_t *w, int32_t *acc, int32_t *end);
-#define EB_DWS_NP_MIN 2
-#define EB_DWS_NP_MAX 3
-static const eb_dws_fn eb_dws_s1[EB_DWS_NP_MAX - EB_DWS_NP_MIN + 1] = {eb_dws_s1_np2, eb_dws_s1_np3};
-static const eb_dws_fn eb_dws_s2[EB_DWS_NP_MAX - EB_DWS_NP_MIN + 1] = {eb_dws_s2_np2, eb_dws_s2_np3};
+#define EB_DWS_NP_MAX 4
+static const eb_dws_fn eb_dws_fns[2][EB_DWS_NP_MAX] = {
+    {0, eb_dws_s1_np2, eb_dws_s1_np3, 0},
+    {eb_dws_s2_np1, eb_dws_s2_np2, eb_dws_s2_np3, eb_dws_s2_np4},
+};
 
 static inline void eb_dws_st32(int16_t *d, uint32_t v)
 {
@@ -236,117 +246,152 @@ static EB_NOINLINE void eb_dws_widen_tail(const int8_t *s, int32_t C, int32_t rs
     }
 }
 
-int eb_dw_small(const eb_conv_params *p, const int8_t *in, int8_t *out)
+/* The plane geometry of a tile of th lines of lines of np pairs: plane line WP int16
+ * (the kernel variant's), R plane lines */
+#define EB_DWS_WP(st, np) ((st) == 1 ? 2 * (np) + 2 : 4 * (np) + 2)
+#define EB_DWS_R(st, th) ((st) == 1 ? (th) + 2 : 2 * (th) + 1)
+
+/* One tile of outputs: lines y0..y0+th-1, columns x0..x0+tw-1, all channels. Plane
+ * position (r, j) of the tile is input (iy0 + r, ix0 + j), iy0 = st * y0 - ph,
+ * ix0 = st * x0 - pw; the plane positions outside the input hold the zero point
+ * (written once per tile: the inside is rewritten for every group of channels). */
+static EB_NOINLINE void eb_dws_tile(const eb_conv_params *p, const int8_t *in_b, int8_t *out_b, int32_t y0,
+                                    int32_t th, int32_t x0, int32_t tw, uint32_t zz)
 {
-    const int32_t C = p->in.c, Hi = p->in.h, Wi = p->in.w, Ho = p->out.h, Wo = p->out.w;
-    const int32_t st = p->sw, np = (Wo + 1) >> 1, lp2 = 2 * np;
-    const int16_t zp = (int8_t)(0u - (uint32_t)p->in_offset);
-    const uint32_t zz = (uint16_t)zp | ((uint32_t)(uint16_t)zp << 16);
-    int32_t wp, R, psz, ri1, ci1, b, c;
-    int32_t *acc, *last;
-    int16_t *plane;
+    const int32_t C = p->in.c, Hi = p->in.h, Wi = p->in.w, Wo = p->out.w, st = p->sw;
+    const int32_t np = (tw + 1) >> 1, lp2 = 2 * np;
+    const int32_t wp = EB_DWS_WP(st, np), R = EB_DWS_R(st, th), psz = R * wp;
+    const int32_t iy0 = st * y0 - p->ph, ix0 = st * x0 - p->pw;
+    /* the inside: plane lines [r0, r1), columns [j0, j1) */
+    const int32_t r0 = iy0 < 0 ? -iy0 : 0, r1 = Hi - iy0 < R ? Hi - iy0 : R;
+    const int32_t j0 = ix0 < 0 ? -ix0 : 0, j1 = Wi - ix0 < wp ? Wi - ix0 : wp;
+    const eb_dws_fn fn = eb_dws_fns[st - 1][np - 1];
+    int16_t *const plane = (int16_t *)(void *)eb_dsp_buf;
+    int32_t *const acc = (int32_t *)(void *)(plane + 4 * psz);
+    int32_t *const last = acc + (size_t)th * lp2;
+    int8_t *const out_t = out_b + ((size_t)y0 * Wo + x0) * C;
     uint32_t w[4][8];
-    eb_dws_fn fn;
-    if (p->depth_mult != 1 || p->kh != 3 || p->kw != 3 || p->dh != 1 || p->dw != 1 || p->sh != st ||
-        (st != 1 && st != 2) || np < EB_DWS_NP_MIN || np > EB_DWS_NP_MAX || Ho > 8 || p->act_min != -128 ||
-        p->act_max != 127) {
-        return 0;
-    }
-    /* plane row r = input row r - ph, column j = input column j - pw: the rows and
-     * columns the outputs read (stride 1: Ho + 2 rows of 2 NP + 2; stride 2: 2 Ho + 1
-     * rows of 4 NP + 2), four planes (one group of channels), then the sums (Ho lines
-     * of 2 NP) */
-    wp = st == 1 ? lp2 + 2 : 2 * lp2 + 2;
-    R = st == 1 ? Ho + 2 : 2 * Ho + 1;
-    psz = R * wp;
-    if ((size_t)(4 * psz) * 2 + (size_t)Ho * lp2 * 4 > EB_DSP_SCRATCH_BYTES) {
-        return 0;
-    }
-    fn = (st == 1 ? eb_dws_s1 : eb_dws_s2)[np - EB_DWS_NP_MIN];
-    plane = (int16_t *)(void *)eb_dsp_buf;
-    acc = (int32_t *)(void *)(plane + 4 * psz);
-    last = acc + (size_t)Ho * lp2;
-    {
-        /* the padding: every plane position the input does not reach holds the zero
-         * point, written once (the inside is rewritten for every group) */
+    int32_t c;
+    if (r0 > 0 || j0 > 0 || r1 < R || j1 < wp) {
         uint32_t *z = (uint32_t *)(void *)plane;
         uint32_t *const zend = (uint32_t *)(void *)acc;
         while (z < zend) {
             *z++ = zz;
         }
     }
-    /* the inside: input rows [0, ri1), columns [0, ci1) (those inside the plane) */
-    ri1 = R - p->ph < Hi ? R - p->ph : Hi;
-    ci1 = wp - p->pw < Wi ? wp - p->pw : Wi;
-    /* the requantisation's line steps (eb_depthwise_rq_dsp.c): even lines are one run of
-     * sums and outputs; an odd line's last sum is followed by an unused one */
-    if (Wo == lp2) {
-        eb_dw_rqctl.pair_bytes = 4 * Ho * Wo;
+    /* the requantisation's line steps (eb_depthwise_rq_dsp.c): lines of tw outputs Wo * C
+     * bytes apart (an odd line's last sum is followed by an unused one); when the tile
+     * is the plane's width and even, its sums and outputs are one run */
+    if (tw == Wo && !(tw & 1)) {
+        eb_dw_rqctl.pair_bytes = 4 * th * tw;
         eb_dw_rqctl.dstep = 0;
         eb_dw_rqctl.odd = 0;
     } else {
-        eb_dw_rqctl.pair_bytes = 4 * (Wo - 1);
-        eb_dw_rqctl.dstep = C;
-        eb_dw_rqctl.odd = 1;
+        eb_dw_rqctl.pair_bytes = 4 * (tw & ~1);
+        eb_dw_rqctl.dstep = (Wo - (tw & ~1)) * C;
+        eb_dw_rqctl.odd = tw & 1;
     }
+    for (c = 0; c < C; c += 4) {
+        const int32_t cn = C - c < 4 ? C - c : 4;
+        int32_t k;
+        if (r1 > r0 && j1 > j0) {
+            const int8_t *const src = in_b + ((size_t)(iy0 + r0) * Wi + ix0 + j0) * C + c;
+            int16_t *const d = plane + (size_t)r0 * wp + j0;
+            if (cn == 4) {
+                eb_dws_widen4(src, C, Wi * C, r1 - r0, j1 - j0, d, wp, psz);
+            } else {
+                eb_dws_widen_tail(src, C, Wi * C, r1 - r0, j1 - j0, d, wp, psz, cn);
+            }
+        }
+        if (cn == 4) {
+            eb_dws_pack4(p->filter + c, C, st, w);
+        } else {
+            /* the last channels' taps, padded to words (no read past the filter) */
+            int8_t ft[9][4] = {{0}};
+            int32_t t;
+            for (t = 0; t < 9; t++) {
+                for (k = 0; k < cn; k++) {
+                    ft[t][k] = p->filter[(size_t)t * C + c + k];
+                }
+            }
+            eb_dws_pack4(&ft[0][0], 4, st, w);
+        }
+        for (k = 0; k < cn; k++) {
+            const int32_t ch = c + k;
+            const int32_t bias = eb_ld32(p->chan + 4 * ch);
+            const int32_t m = eb_ld32(p->chan + 4 * ((size_t)C + ch));
+            const int32_t shift = eb_ld32(p->chan + 4 * (2 * (size_t)C + ch));
+            /* eb_dw_rq_lines_t's case (eb_depthwise_conv_dsp.c): the doubled sums
+             * with the bias fit int32 */
+            const int fast = m > 0 && shift <= -2 && shift >= -22 && bias < (1 << 29) && bias > -(1 << 29);
+            w[k][6] = fast ? (uint32_t)bias << 1 : 0u;
+            fn(plane + (size_t)k * psz, w[k], acc, last);
+            if (fast) {
+                /* doubled sums with the bias: hc = 2^(e-1) + out_offset * 2^e */
+                const int32_t e = -shift;
+                const int32_t hc = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)p->out_offset << e));
+                if (e >= EB_DW_RQE_MIN && e <= EB_DW_RQE_MAX) {
+                    eb_dw_rq_e[e - EB_DW_RQE_MIN](acc, last, out_t + ch, C, m, hc);
+                } else {
+                    eb_dw_rq_lines_t(acc, last, out_t + ch, C, m, hc, e, 0);
+                }
+            } else {
+                /* the doubled sums without the bias halved (exact: every product is
+                 * even), then the C requantisation */
+                eb_rq q;
+                int32_t *a;
+                for (a = acc; a < last; a++) {
+                    *a >>= 1;
+                }
+                eb_rq_init(&q, m, shift);
+                eb_dw_requant_lines(acc, th, tw, bias, &q, p->out_offset, p->act_min, p->act_max, out_t + ch, C,
+                                    Wo * C);
+            }
+        }
+    }
+}
+
+int eb_dw_small(const eb_conv_params *p, const int8_t *in, int8_t *out)
+{
+    const int32_t C = p->in.c, Hi = p->in.h, Wi = p->in.w, Ho = p->out.h, Wo = p->out.w;
+    const int32_t st = p->sw;
+    const int16_t zp = (int8_t)(0u - (uint32_t)p->in_offset);
+    const uint32_t zz = (uint16_t)zp | ((uint32_t)(uint16_t)zp << 16);
+    int32_t TW, np, wp, lp2, TH, nb, b, y0, x0;
+    if (p->depth_mult != 1 || p->kh != 3 || p->kw != 3 || p->dh != 1 || p->dw != 1 || p->sh != st ||
+        (st != 1 && st != 2) || p->act_min != -128 || p->act_max != 127) {
+        return 0;
+    }
+    /* stride 1: one tile across (lines of 3..6 outputs), at most 8 lines; stride 2:
+     * tiles of 8 outputs across (the last one narrower) */
+    if (st == 1 ? Wo < 3 || Wo > 6 || Ho > 8 : Wo < 2) {
+        return 0;
+    }
+    TW = st == 1 ? Wo : (Wo < 2 * EB_DWS_NP_MAX ? Wo : 2 * EB_DWS_NP_MAX);
+    np = (TW + 1) >> 1;
+    lp2 = 2 * np;
+    wp = EB_DWS_WP(st, np);
+    /* tiles of TH lines: four planes of R(TH) lines of wp int16 and TH lines of lp2 sums
+     * in the scratch; nb bands of equal height */
+    TH = st == 1 ? ((int32_t)EB_DSP_SCRATCH_BYTES - 16 * wp) / (8 * wp + 4 * lp2)
+                 : ((int32_t)EB_DSP_SCRATCH_BYTES - 8 * wp) / (16 * wp + 4 * lp2);
+    if (TH < 1) {
+        return 0;
+    }
+    nb = (Ho + TH - 1) / TH;
+    TH = (Ho + nb - 1) / nb;
     for (b = 0; b < p->out.n; b++) {
         const int8_t *in_b = in + (size_t)b * Hi * Wi * C;
         int8_t *out_b = out + (size_t)b * Ho * Wo * C;
-        for (c = 0; c < C; c += 4) {
-            const int32_t cn = C - c < 4 ? C - c : 4;
-            int32_t k;
-            if (ri1 > 0 && ci1 > 0) {
-                int16_t *const d = plane + (size_t)p->ph * wp + p->pw;
-                if (cn == 4) {
-                    eb_dws_widen4(in_b + c, C, Wi * C, ri1, ci1, d, wp, psz);
-                } else {
-                    eb_dws_widen_tail(in_b + c, C, Wi * C, ri1, ci1, d, wp, psz, cn);
-                }
-            }
-            if (cn == 4) {
-                eb_dws_pack4(p->filter + c, C, st, w);
-            } else {
-                /* the last channels' taps, padded to words (no read past the filter) */
-                int8_t ft[9][4] = {{0}};
-                int32_t t;
-                for (t = 0; t < 9; t++) {
-                    for (k = 0; k < cn; k++) {
-                        ft[t][k] = p->filter[(size_t)t * C + c + k];
-                    }
-                }
-                eb_dws_pack4(&ft[0][0], 4, st, w);
-            }
-            for (k = 0; k < cn; k++) {
-                const int32_t ch = c + k;
-                const int32_t bias = eb_ld32(p->chan + 4 * ch);
-                const int32_t m = eb_ld32(p->chan + 4 * ((size_t)C + ch));
-                const int32_t shift = eb_ld32(p->chan + 4 * (2 * (size_t)C + ch));
-                /* eb_dw_rq_lines_t's case (eb_depthwise_conv_dsp.c): the doubled sums
-                 * with the bias fit int32 */
-                const int fast = m > 0 && shift <= -2 && shift >= -22 && bias < (1 << 29) && bias > -(1 << 29);
-                w[k][6] = fast ? (uint32_t)bias << 1 : 0u;
-                fn(plane + (size_t)k * psz, w[k], acc, last);
-                if (fast) {
-                    /* doubled sums with the bias: hc = 2^(e-1) + out_offset * 2^e */
-                    const int32_t e = -shift;
-                    const int32_t hc = (int32_t)((1u << (uint32_t)(e - 1)) + ((uint32_t)p->out_offset << e));
-                    if (e >= EB_DW_RQE_MIN && e <= EB_DW_RQE_MAX) {
-                        eb_dw_rq_e[e - EB_DW_RQE_MIN](acc, last, out_b + ch, C, m, hc);
-                    } else {
-                        eb_dw_rq_lines_t(acc, last, out_b + ch, C, m, hc, e, 0);
-                    }
-                } else {
-                    /* the doubled sums without the bias halved (exact: every product is
-                     * even), then the C requantisation */
-                    eb_rq q;
-                    int32_t *a;
-                    for (a = acc; a < last; a++) {
-                        *a >>= 1;
-                    }
-                    eb_rq_init(&q, m, shift);
-                    eb_dw_requant_lines(acc, Ho, Wo, bias, &q, p->out_offset, p->act_min, p->act_max, out_b + ch,
-                                        C, Wo * C);
-                }
+        for (y0 = 0; y0 < Ho; y0 += TH) {
+            const int32_t th = Ho - y0 < TH ? Ho - y0 : TH;
+            int32_t tw;
+            for (x0 = 0; x0 < Wo; x0 += tw) {
+                /* no tile of one output (the requantisation's lines hold a pair at least):
+                 * a remainder of one takes one from the tile before it */
+                tw = Wo - x0 < TW ? Wo - x0 : TW;
+                tw -= Wo - x0 - tw == 1;
+                eb_dws_tile(p, in_b, out_b, y0, th, x0, tw, zz);
             }
         }
     }
