@@ -198,6 +198,11 @@ CASES = {
     "dw_small_s2_tiles_remainder_one": dict(h=10, w=18, c=4, kh=3, kw=3, sh=2, sw=2, in_z=127, depthwise=True),
     "dw_small_s2_tiles_valid": dict(h=19, w=33, c=8, kh=3, kw=3, sh=2, sw=2, same=False, in_z=3,
                                     depthwise=True),
+    # stride 1 in tiles of 12 across: 30x30 (tiles 12, 12, 6; two bands of 15 lines) with an odd
+    # channel count, VALID 14x17 -> 12x15 (a last tile of 3: odd lines) in a batch of two
+    "dw_small_s1_tiles_bands": dict(h=30, w=30, c=5, kh=3, kw=3, in_z=-128, depthwise=True),
+    "dw_small_s1_tiles_valid_batch2": dict(h=14, w=17, c=4, kh=3, kw=3, n=2, same=False, in_z=127,
+                                           depthwise=True),
     "dw_2x2_plane": dict(h=2, w=2, c=5, kh=3, kw=3, in_z=-128, depthwise=True),
     "dw_1x7_line": dict(h=1, w=7, c=4, kh=3, kw=3, in_z=127, depthwise=True),
     "dw_6x6_dilated_h_line_kernel": dict(h=6, w=6, c=6, kh=3, kw=3, dh=2, in_z=-7, depthwise=True),

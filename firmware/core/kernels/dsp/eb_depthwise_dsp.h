@@ -37,7 +37,8 @@ void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, int32_t Lo, int32_t 
 
 /* DEPTHWISE_CONV_2D in tiles of fixed geometry (eb_depthwise_small_dsp.c): 1 when it
  * ran the layer, 0 when the layer is not one it takes (3x3, dilation 1, no clamp inside
- * int8; stride 1 on planes of 3..6 outputs across and at most 8 lines, or stride 2) */
+ * int8; stride 1 on planes of 3..6 outputs across and at most 8 lines or tiles of 12
+ * across and a last one of 3..6, or stride 2) */
 int eb_dw_small(const eb_conv_params *p, const int8_t *in, int8_t *out);
 
 #endif /* EB_DEPTHWISE_DSP_H */

@@ -1,14 +1,16 @@
 /*
  * eb_depthwise_small_dsp.c - DEPTHWISE_CONV_2D in tiles of fixed geometry (the DSP
  * kernel set): a 3x3 filter, dilation 1, depth multiplier 1, no clamp inside int8,
- * and either stride 1 on planes of 3..6 outputs across and at most 8 lines (MobileNet's
- * 6x6 and 3x3 planes: one tile across) or stride 2 on any plane (tiles of up to 8
+ * and either stride 1 (planes of 3..6 outputs across and at most 8 lines: MobileNet's
+ * 6x6 and 3x3 planes, one tile across; or tiles of 12 across and a last one of 3..6:
+ * its 48x48, 24x24 and 12x12 planes) or stride 2 on any plane (tiles of up to 8
  * outputs across: MobileNet's downsampling layers). eb_dw_small returns 0 for any
  * other layer (the line kernel of eb_depthwise_conv_dsp.c takes it).
  *
- * What the line kernel pays per line and per channel is most of the work on planes
- * this small (VWW's 6x6x128 layers: about 990 instructions a channel for 324 MACs);
- * this plan removes most of it by construction:
+ * What the line kernel pays per line and per channel is most of the work on small
+ * planes (VWW's 6x6x128 layers: about 990 instructions a channel for 324 MACs), and
+ * its pass (6 LDR, 12 multiplies, STRD, loop: 21 instructions per 18 MACs) is five
+ * more than this one's; this plan removes most of it by construction:
  *
  *  - the geometry is fixed per kernel variant: a plane line is WP = 2 * NP + 2 int16
  *    (stride 1) or 4 * NP + 2 (stride 2) positions for NP pairs of outputs a line, so
@@ -29,7 +31,8 @@
  * The padding taps are multiplied like the others: the zero point times the weight,
  * which the folded bias' = bias + in_offset * sum(w) cancels exactly (eb_kernels.h).
  * Scratch: four planes of R * WP int16 and the tile's sums, at most EB_DSP_SCRATCH_BYTES
- * (the tile height is chosen so; stride 2, 8 across: 12 lines, 3,984 bytes).
+ * (the tile height is chosen so: stride 2, 8 across: 12 lines, 3,984 bytes; stride 1,
+ * 12 across: 24 lines, 4,064 bytes).
  */
 #include "eb_depthwise_dsp.h"
 
@@ -119,6 +122,8 @@
  * rows further */
 EB_DWS_KERNEL(eb_dws_s1_np2, EB_DWS_S1_PAIR(0, 12) EB_DWS_S1_PAIR(4, 12), "12")
 EB_DWS_KERNEL(eb_dws_s1_np3, EB_DWS_S1_PAIR(0, 16) EB_DWS_S1_PAIR(4, 16) EB_DWS_S1_PAIR(8, 16), "16")
+EB_DWS_KERNEL(eb_dws_s1_np6, EB_DWS_S1_PAIR(0, 28) EB_DWS_S1_PAIR(4, 28) EB_DWS_S1_PAIR(8, 28)
+                                 EB_DWS_S1_PAIR(12, 28) EB_DWS_S1_PAIR(16, 28) EB_DWS_S1_PAIR(20, 28), "28")
 EB_DWS_KERNEL(eb_dws_s2_np1, EB_DWS_S2_PAIR(0, 12), "24")
 EB_DWS_KERNEL(eb_dws_s2_np2, EB_DWS_S2_PAIR(0, 20) EB_DWS_S2_PAIR(8, 20), "40")
 EB_DWS_KERNEL(eb_dws_s2_np3, EB_DWS_S2_PAIR(0, 28) EB_DWS_S2_PAIR(8, 28) EB_DWS_S2_PAIR(16, 28), "56")
@@ -129,13 +134,14 @@ EB_DWS_KERNEL(eb_dws_s2_np4, EB_DWS_S2_PAIR(0, 36) EB_DWS_S2_PAIR(8, 36) EB_DWS_
 #undef EB_DWS_S1_ROW
 #undef EB_DWS_S2_PAIR
 
-/* kernel of a tile's lines of 2 NP sums: [stride - 1][NP - 1] (stride 1 takes lines
- * of 3..6 outputs, one tile across; stride 2 tiles of up to 8 outputs across) */
+/* kernel of a tile's lines of 2 NP sums: [stride - 1][NP - 1] (stride 1: tiles of 12
+ * outputs across and a last one of 3..6, or one tile of 3..6; stride 2: tiles of up
+ * to 8 outputs across) */
 typedef void (*eb_dws_fn)(const int16_t *x, const uint32_t *w, int32_t *acc, int32_t *end);
-#define EB_DWS_NP_MAX 4
+#define EB_DWS_NP_MAX 6
 static const eb_dws_fn eb_dws_fns[2][EB_DWS_NP_MAX] = {
-    {0, eb_dws_s1_np2, eb_dws_s1_np3, 0},
-    {eb_dws_s2_np1, eb_dws_s2_np2, eb_dws_s2_np3, eb_dws_s2_np4},
+    {0, eb_dws_s1_np2, eb_dws_s1_np3, 0, 0, eb_dws_s1_np6},
+    {eb_dws_s2_np1, eb_dws_s2_np2, eb_dws_s2_np3, eb_dws_s2_np4, 0, 0},
 };
 
 static inline void eb_dws_st32(int16_t *d, uint32_t v)
@@ -193,6 +199,12 @@ static EB_NOINLINE void eb_dws_widen4(const int8_t *s, int32_t C, int32_t rs, in
     }
 }
 
+/* both int16 lanes doubled (SADD16) */
+static inline uint32_t eb_dws_dbl(uint32_t v)
+{
+    return (uint32_t)__sadd16((int16x2_t)v, (int16x2_t)v);
+}
+
 /* The weight words of four channels (the taps' words at f, f + fs, ..., f + 8 fs:
  * [kh][kw] order, four channels a word), doubled (SADD16 of the SXTB16 lanes) for
  * the sums t = 2 * (acc + bias): w[k] for channel k in the kernel's order (stride 1:
@@ -201,34 +213,49 @@ static EB_NOINLINE void eb_dws_widen4(const int8_t *s, int32_t C, int32_t rs, in
  * 1 and 3 of bytes 1/3; a pair of taps is one PKHBT (low lanes) or PKHTB (high). */
 static EB_NOINLINE void eb_dws_pack4(const int8_t *f, int32_t fs, int32_t st, uint32_t (*w)[8])
 {
-    uint32_t L[2][9];
-    int32_t t, r, h;
-    for (t = 0; t < 9; t++) {
-        const uint32_t v = eb_ldw(f + (size_t)t * fs);
-        const uint32_t a = (uint32_t)eb_sx02(v), b = (uint32_t)eb_sx13(v);
-        L[0][t] = (uint32_t)__sadd16((int16x2_t)a, (int16x2_t)a);
-        L[1][t] = (uint32_t)__sadd16((int16x2_t)b, (int16x2_t)b);
-    }
-    for (h = 0; h < 2; h++) {
-        /* lanes of L[h]: channel h (low) and h + 2 (high) */
-        uint32_t *const lo = w[h], *const hi = w[h + 2];
-        const uint32_t *const x = L[h];
+    int32_t r;
+    if (st == 1) {
+        /* row by row: the three taps' words, their lanes doubled, then (w0, w1) and
+         * (w1, w2) of each channel */
         for (r = 0; r < 3; r++) {
-            const uint32_t x0 = x[3 * r], x1 = x[3 * r + 1], x2 = x[3 * r + 2];
-            lo[2 * r] = eb_dws_bb(x0, x1);
-            hi[2 * r] = eb_dws_tt(x0, x1);
-            if (st == 1) {
-                lo[2 * r + 1] = eb_dws_bb(x1, x2);
-                hi[2 * r + 1] = eb_dws_tt(x1, x2);
-            }
+            const uint32_t v0 = eb_ldw(f), v1 = eb_ldw(f + fs), v2 = eb_ldw(f + 2 * fs);
+            const uint32_t a0 = eb_dws_dbl((uint32_t)eb_sx02(v0)), b0 = eb_dws_dbl((uint32_t)eb_sx13(v0));
+            const uint32_t a1 = eb_dws_dbl((uint32_t)eb_sx02(v1)), b1 = eb_dws_dbl((uint32_t)eb_sx13(v1));
+            const uint32_t a2 = eb_dws_dbl((uint32_t)eb_sx02(v2)), b2 = eb_dws_dbl((uint32_t)eb_sx13(v2));
+            w[0][2 * r] = eb_dws_bb(a0, a1);
+            w[0][2 * r + 1] = eb_dws_bb(a1, a2);
+            w[1][2 * r] = eb_dws_bb(b0, b1);
+            w[1][2 * r + 1] = eb_dws_bb(b1, b2);
+            w[2][2 * r] = eb_dws_tt(a0, a1);
+            w[2][2 * r + 1] = eb_dws_tt(a1, a2);
+            w[3][2 * r] = eb_dws_tt(b0, b1);
+            w[3][2 * r + 1] = eb_dws_tt(b1, b2);
+            f += 3 * fs;
         }
-        if (st != 1) {
-            lo[1] = eb_dws_bb(x[2], x[5]);
-            hi[1] = eb_dws_tt(x[2], x[5]);
-            lo[3] = x[8];
-            hi[3] = x[8] >> 16;
-            lo[5] = hi[5] = 0;
+    } else {
+        /* (w0, w1) of each row, then w2 of rows 0 and 1 paired, w2 of row 2 */
+        uint32_t a2[3], b2[3];
+        for (r = 0; r < 3; r++) {
+            const uint32_t v0 = eb_ldw(f), v1 = eb_ldw(f + fs), v2 = eb_ldw(f + 2 * fs);
+            const uint32_t a0 = eb_dws_dbl((uint32_t)eb_sx02(v0)), b0 = eb_dws_dbl((uint32_t)eb_sx13(v0));
+            const uint32_t a1 = eb_dws_dbl((uint32_t)eb_sx02(v1)), b1 = eb_dws_dbl((uint32_t)eb_sx13(v1));
+            a2[r] = eb_dws_dbl((uint32_t)eb_sx02(v2));
+            b2[r] = eb_dws_dbl((uint32_t)eb_sx13(v2));
+            w[0][2 * r] = eb_dws_bb(a0, a1);
+            w[1][2 * r] = eb_dws_bb(b0, b1);
+            w[2][2 * r] = eb_dws_tt(a0, a1);
+            w[3][2 * r] = eb_dws_tt(b0, b1);
+            f += 3 * fs;
         }
+        w[0][1] = eb_dws_bb(a2[0], a2[1]);
+        w[1][1] = eb_dws_bb(b2[0], b2[1]);
+        w[2][1] = eb_dws_tt(a2[0], a2[1]);
+        w[3][1] = eb_dws_tt(b2[0], b2[1]);
+        w[0][3] = a2[2];
+        w[1][3] = b2[2];
+        w[2][3] = a2[2] >> 16;
+        w[3][3] = b2[2] >> 16;
+        w[0][5] = w[1][5] = w[2][5] = w[3][5] = 0;
     }
 }
 
@@ -362,12 +389,13 @@ int eb_dw_small(const eb_conv_params *p, const int8_t *in, int8_t *out)
         (st != 1 && st != 2) || p->act_min != -128 || p->act_max != 127) {
         return 0;
     }
-    /* stride 1: one tile across (lines of 3..6 outputs), at most 8 lines; stride 2:
-     * tiles of 8 outputs across (the last one narrower) */
-    if (st == 1 ? Wo < 3 || Wo > 6 || Ho > 8 : Wo < 2) {
+    /* stride 1: one tile across of 3..6 outputs and at most 8 lines (longer columns of
+     * short lines, e.g. KWS's 25x5, gain nothing), or tiles of 12 across and a last one
+     * of 0 or 3..6; stride 2: tiles of 8 across (the last one narrower, not 1) */
+    if (st == 1 ? (Wo <= 6 ? Wo < 3 || Ho > 8 : Wo % 12 != 0 && (Wo % 12 < 3 || Wo % 12 > 6)) : Wo < 2) {
         return 0;
     }
-    TW = st == 1 ? Wo : (Wo < 2 * EB_DWS_NP_MAX ? Wo : 2 * EB_DWS_NP_MAX);
+    TW = st == 1 ? (Wo <= 6 ? Wo : 12) : (Wo < 8 ? Wo : 8);
     np = (TW + 1) >> 1;
     lp2 = 2 * np;
     wp = EB_DWS_WP(st, np);
