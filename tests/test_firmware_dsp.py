@@ -203,6 +203,9 @@ CASES = {
     "dw_small_s1_tiles_bands": dict(h=30, w=30, c=5, kh=3, kw=3, in_z=-128, depthwise=True),
     "dw_small_s1_tiles_valid_batch2": dict(h=14, w=17, c=4, kh=3, kw=3, n=2, same=False, in_z=127,
                                            depthwise=True),
+    # the line kernel on lines of 32 positions (eb_dw_lines3_w32: LDRD rows at immediate offsets):
+    # lines of 22 along W in two bands (a width the tiles leave to it), an odd channel count
+    "dw_w32_line_bands": dict(h=20, w=22, c=3, kh=3, kw=3, in_z=5, depthwise=True),
     "dw_2x2_plane": dict(h=2, w=2, c=5, kh=3, kw=3, in_z=-128, depthwise=True),
     "dw_1x7_line": dict(h=1, w=7, c=4, kh=3, kw=3, in_z=127, depthwise=True),
     "dw_6x6_dilated_h_line_kernel": dict(h=6, w=6, c=6, kh=3, kw=3, dh=2, in_z=-7, depthwise=True),
