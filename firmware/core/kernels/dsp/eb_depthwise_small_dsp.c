@@ -163,39 +163,89 @@ static inline uint32_t eb_dws_tt(uint32_t lo, uint32_t hi)
     return r;
 }
 
+/* The row steps of eb_dws_widen4's loop (bytes): source and destination from the end
+ * of a row's pairs to the next row's start, and a row's pairs in the destination; its
+ * address goes into the asm as an immediate */
+static struct {
+    int32_t ds, de, pb;
+} eb_dws_wctl;
+
 /* The inside of four channels' planes (channels c..c+3 of the input words at s):
  * nr input rows (row stride rs bytes) of nc positions (position stride C bytes) to
  * d (plane row stride wp, planes psz int16 apart). Per two positions one LDR each,
  * SXTB16 of bytes 0/2 (A) and 1/3 (B), and the halves of the two paired per plane:
  *   plane 0: (A.lo, A'.lo)  plane 1: (B.lo, B'.lo)  plane 2: (A.hi, A'.hi)  plane 3: (B.hi, B'.hi)
- * (A', B' of the second word; PKHBT/PKHTB), four single STRs (a plane line's
- * inside may start at an odd position): 14 instructions for 8 elements. */
+ * (A', B' of the second word; PKHBT/PKHTB), four single STRs (a plane line's inside
+ * may start at an odd position): 16 instructions per 8 elements with the loop, 10
+ * from one row to the next (all rows in one asm loop; registers pinned, all 14). An
+ * odd last position is widened afterwards, row by row. */
 static EB_NOINLINE void eb_dws_widen4(const int8_t *s, int32_t C, int32_t rs, int32_t nr, int32_t nc, int16_t *d,
                                       int32_t wp, int32_t psz)
 {
-    for (; nr > 0; nr--) {
-        const int8_t *sp = s;
-        int16_t *e = d;
-        int16_t *const stop = d + (nc & ~1);
-        while (e != stop) {
-            const uint32_t v0 = eb_ldw(sp), v1 = eb_ldw(sp + C);
-            const uint32_t a = (uint32_t)eb_sx02(v0), b = (uint32_t)eb_sx13(v0);
-            const uint32_t a1 = (uint32_t)eb_sx02(v1), b1 = (uint32_t)eb_sx13(v1);
-            eb_dws_st32(e, eb_dws_bb(a, a1));
-            eb_dws_st32(e + psz, eb_dws_bb(b, b1));
-            eb_dws_st32(e + 2 * psz, eb_dws_tt(a, a1));
-            eb_dws_st32(e + 3 * psz, eb_dws_tt(b, b1));
-            sp += 2 * C;
-            e += 2;
-        }
-        if (nc & 1) {
+    const int32_t np = nc >> 1;
+    if (np > 0 && nr > 0) {
+        register const int8_t *sp __asm__("r0") = s;
+        register int16_t *e __asm__("r1") = d;
+        register int32_t cs __asm__("r2") = C;
+        register int32_t p1 __asm__("r3") = 2 * psz;
+        register int32_t p2 __asm__("r4") = 4 * psz;
+        register int32_t p3 __asm__("r5") = 6 * psz;
+        register int16_t *stop __asm__("r6") = d + 2 * np;
+        register uint32_t v0 __asm__("r7");
+        register uint32_t v1 __asm__("r8");
+        register uint32_t a __asm__("r9");
+        register uint32_t b __asm__("r10");
+        register uint32_t t __asm__("r11");
+        register int32_t n __asm__("r12") = nr;
+        register uint32_t X __asm__("lr");
+        eb_dws_wctl.ds = rs - 2 * np * C;
+        eb_dws_wctl.de = 2 * wp - 4 * np;
+        eb_dws_wctl.pb = 4 * np;
+        __asm__ volatile(
+            "1:\n\t"
+            "ldr    %[v0], [%[s]]\n\t"
+            "ldr    %[v1], [%[s], %[C]]\n\t"
+            "add    %[s], %[s], %[C], lsl #1\n\t"
+            "sxtb16 %[a], %[v0]\n\t"
+            "sxtb16 %[b], %[v1]\n\t"
+            "sxtb16 %[v0], %[v0], ror #8\n\t"
+            "sxtb16 %[v1], %[v1], ror #8\n\t"
+            "pkhbt  %[t], %[a], %[b], lsl #16\n\t"
+            "pkhtb  %[a], %[b], %[a], asr #16\n\t"
+            "pkhbt  %[b], %[v0], %[v1], lsl #16\n\t"
+            "pkhtb  %[v0], %[v1], %[v0], asr #16\n\t"
+            "str    %[b], [%[e], %[p1]]\n\t"
+            "str    %[a], [%[e], %[p2]]\n\t"
+            "str    %[v0], [%[e], %[p3]]\n\t"
+            "str    %[t], [%[e]], #4\n\t"
+            "cmp    %[e], %[stop]\n\t"
+            "bne    1b\n\t"
+            "movw   %[X], #:lower16:%c[ctl]\n\t"
+            "movt   %[X], #:upper16:%c[ctl]\n\t"
+            "ldr    %[t], [%[X]]\n\t"
+            "add    %[s], %[s], %[t]\n\t"
+            "ldr    %[t], [%[X], #4]\n\t"
+            "add    %[e], %[e], %[t]\n\t"
+            "ldr    %[t], [%[X], #8]\n\t"
+            "add    %[stop], %[e], %[t]\n\t"
+            "subs   %[n], %[n], #1\n\t"
+            "bne    1b\n\t"
+            : [s] "+r"(sp), [e] "+r"(e), [stop] "+r"(stop), [n] "+r"(n), [v0] "=&r"(v0), [v1] "=&r"(v1),
+              [a] "=&r"(a), [b] "=&r"(b), [t] "=&r"(t), [X] "=&r"(X)
+            : [C] "r"(cs), [p1] "r"(p1), [p2] "r"(p2), [p3] "r"(p3), [ctl] "i"(&eb_dws_wctl)
+            : "cc", "memory");
+    }
+    if (nc & 1) {
+        const int8_t *sp = s + (size_t)(nc - 1) * C;
+        int16_t *e = d + nc - 1;
+        for (; nr > 0; nr--) {
             e[0] = sp[0];
             e[psz] = sp[1];
             e[2 * psz] = sp[2];
             e[3 * psz] = sp[3];
+            sp += rs;
+            e += wp;
         }
-        s += rs;
-        d += wp;
     }
 }
 
