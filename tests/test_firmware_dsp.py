@@ -206,6 +206,12 @@ CASES = {
     # the line kernel on lines of 32 positions (eb_dw_lines3_w32: LDRD rows at immediate offsets):
     # lines of 22 along W in two bands (a width the tiles leave to it), an odd channel count
     "dw_w32_line_bands": dict(h=20, w=22, c=3, kh=3, kw=3, in_z=5, depthwise=True),
+    # dead channels (zero weights, scale 1e-10, bias 2^30) and a channel of shift -1 beside
+    # ordinary ones: the channels outside the fast requantisation (their sums halved, then the C
+    # path) in the stride-1 tiles, the stride-2 tiles and the line kernel of lines of 32
+    "dw_small_dead_channels": dict(h=6, w=6, c=8, sh=1, in_z=-128, dead=True, depthwise=True),
+    "dw_small_s2_dead_channels": dict(h=9, w=12, c=8, sh=2, in_z=127, dead=True, depthwise=True),
+    "dw_w32_dead_channels": dict(h=9, w=5, c=8, sh=1, in_z=3, dead=True, depthwise=True),
     "dw_2x2_plane": dict(h=2, w=2, c=5, kh=3, kw=3, in_z=-128, depthwise=True),
     "dw_1x7_line": dict(h=1, w=7, c=4, kh=3, kw=3, in_z=127, depthwise=True),
     "dw_6x6_dilated_h_line_kernel": dict(h=6, w=6, c=6, kh=3, kw=3, dh=2, in_z=-7, depthwise=True),
@@ -285,6 +291,35 @@ def _dead_channels_model(rng, *, h, w, c, oc, kh, kw, in_z, dead):
     return g.build([x], [y]), h * w * c
 
 
+def _dead_dw_model(rng, *, h, w, c, sh, in_z, **_):
+    """A 3x3 SAME DEPTHWISE_CONV_2D (stride sh) whose channels 1 and 5 are dead (zero weights,
+    scale 1e-10, bias 2^30) and whose channel 3 rescales by about 0.3 (shift -1; taps +1 and -1
+    and no bias keep its outputs inside int8); the others random."""
+    g = TinyModel()
+    in_s = 0.05
+    ws = np.full(c, 0.01)
+    wq = rng.integers(-127, 128, size=(1, 3, 3, c)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, size=c).astype(np.int32)
+    for u in (1, 5):
+        wq[..., u] = 0
+        ws[u] = 1e-10
+        bias[u] = 1 << 30
+    out_s = float(3 * 73 * 60 * in_s * 0.01 * 3 / 127)
+    wq[..., 3] = 0
+    wq[0, 0, 0, 3], wq[0, 2, 2, 3] = 1, -1
+    ws[3] = 0.3 * out_s / in_s
+    bias[3] = 0
+    oh, ow = _out_size(h, 3, sh, 1, True), _out_size(w, 3, sh, 1, True)
+    x = g.tensor((1, h, w, c), scale=in_s, zp=in_z)
+    wt = g.tensor(wq.shape, scale=ws, zp=np.zeros(c, int), data=wq, axis=3)
+    bt = g.tensor((c,), "int32", scale=in_s * ws, zp=np.zeros(c, int), data=bias)
+    y = g.tensor((1, oh, ow, c), scale=out_s, zp=-5)
+    g.op("DEPTHWISE_CONV_2D", [x, wt, bt], [y],
+         g.options("DepthwiseConv2DOptions", depthMultiplier=1, padding=0, strideH=sh, strideW=sh,
+                   dilationHFactor=1, dilationWFactor=1, fusedActivationFunction=0))
+    return g.build([x], [y]), h * w * c
+
+
 def _saturating_fc_model(rng, *, depth, units, **_):
     """A per-tensor FULLY_CONNECTED (factor about 2^-5) whose units 0 and 5 have all weights 127
     and the input zero point -128, so that |acc| ~ 2^20 exceeds the fast path's 2^(15+sh); the
@@ -308,6 +343,8 @@ def _model(rng, name):
     if name in POOL_CASES:
         return _pool_model(rng, **POOL_CASES[name])
     if CASES[name].get("dead"):
+        if CASES[name].get("depthwise"):
+            return _dead_dw_model(rng, **CASES[name])
         return _dead_channels_model(rng, **CASES[name])
     return _conv_model(rng, **CASES[name])
 
