@@ -207,6 +207,44 @@ CASES = {
     # an input narrower than the window (W = 2: every window reaches the padding; left to
     # eb_conv_padded)
     "stem3_narrow_w2": dict(h=5, w=2, c=3, oc=4, kh=3, kw=3, in_z=-128),
+    # depthwise on small planes (eb_depthwise_small_dsp.c: four channels widened per group, a
+    # line's pairs unrolled): 6x6 SAME (three pairs a line, one run of sums), 3x3 SAME with a
+    # last group of three channels (an odd output a line), 5x5 VALID, 5x4 with a batch and a
+    # ReLU at the zero point, stride 2 6x6 -> 3x3 (SAME: no top padding) with two last
+    # channels, 12x12 -> 6x6, VALID 8x9 -> 3x4 (input rows and columns the outputs never
+    # read); and the planes it leaves to the line kernel (2x2, one line of 7, a dilated H)
+    "dw_small_6x6_s1": dict(h=6, w=6, c=12, kh=3, kw=3, in_z=-128, depthwise=True),
+    "dw_small_3x3_s1_c7": dict(h=3, w=3, c=7, kh=3, kw=3, in_z=127, depthwise=True),
+    "dw_small_5x5_valid": dict(h=5, w=5, c=4, kh=3, kw=3, same=False, in_z=-3, depthwise=True),
+    "dw_small_5x4_batch2_relu": dict(h=5, w=4, c=8, kh=3, kw=3, n=2, in_z=9, act=1, depthwise=True),
+    "dw_small_s2_6x6_c10": dict(h=6, w=6, c=10, kh=3, kw=3, sh=2, sw=2, in_z=-128, depthwise=True),
+    "dw_small_s2_12x12": dict(h=12, w=12, c=8, kh=3, kw=3, sh=2, sw=2, in_z=127, depthwise=True),
+    "dw_small_s2_valid_8x9_c5": dict(h=8, w=9, c=5, kh=3, kw=3, sh=2, sw=2, same=False, in_z=-5,
+                                     depthwise=True),
+    # stride 2 in tiles of 8 outputs across: bands of 10 lines and a last tile of 3 with two
+    # last channels; a remainder of one output (tiles of 7 and 2); VALID, two tiles of 8
+    "dw_small_s2_tiles_bands": dict(h=40, w=21, c=6, kh=3, kw=3, sh=2, sw=2, in_z=-128, act=1,
+                                    depthwise=True),
+    "dw_small_s2_tiles_remainder_one": dict(h=10, w=18, c=4, kh=3, kw=3, sh=2, sw=2, in_z=127, depthwise=True),
+    "dw_small_s2_tiles_valid": dict(h=19, w=33, c=8, kh=3, kw=3, sh=2, sw=2, same=False, in_z=3,
+                                    depthwise=True),
+    # stride 1 in tiles of 12 across: 30x30 (tiles 12, 12, 6; two bands of 15 lines) with an odd
+    # channel count, VALID 14x17 -> 12x15 (a last tile of 3: odd lines) in a batch of two
+    "dw_small_s1_tiles_bands": dict(h=30, w=30, c=5, kh=3, kw=3, in_z=-128, depthwise=True),
+    "dw_small_s1_tiles_valid_batch2": dict(h=14, w=17, c=4, kh=3, kw=3, n=2, same=False, in_z=127,
+                                           depthwise=True),
+    # the line kernel on lines of 32 positions (eb_dw_lines3_w32: LDRD rows at immediate offsets):
+    # lines of 22 along W in two bands (a width the tiles leave to it), an odd channel count
+    "dw_w32_line_bands": dict(h=20, w=22, c=3, kh=3, kw=3, in_z=5, depthwise=True),
+    # dead channels (zero weights, scale 1e-10, bias 2^30) and a channel of shift -1 beside
+    # ordinary ones: the channels outside the fast requantisation (their sums halved, then the C
+    # path) in the stride-1 tiles, the stride-2 tiles and the line kernel of lines of 32
+    "dw_small_dead_channels": dict(h=6, w=6, c=8, sh=1, in_z=-128, dead=True, depthwise=True),
+    "dw_small_s2_dead_channels": dict(h=9, w=12, c=8, sh=2, in_z=127, dead=True, depthwise=True),
+    "dw_w32_dead_channels": dict(h=9, w=5, c=8, sh=1, in_z=3, dead=True, depthwise=True),
+    "dw_2x2_plane": dict(h=2, w=2, c=5, kh=3, kw=3, in_z=-128, depthwise=True),
+    "dw_1x7_line": dict(h=1, w=7, c=4, kh=3, kw=3, in_z=127, depthwise=True),
+    "dw_6x6_dilated_h_line_kernel": dict(h=6, w=6, c=6, kh=3, kw=3, dh=2, in_z=-7, depthwise=True),
 }
 
 
@@ -283,6 +321,35 @@ def _dead_channels_model(rng, *, h, w, c, oc, kh, kw, in_z, dead):
     return g.build([x], [y]), h * w * c
 
 
+def _dead_dw_model(rng, *, h, w, c, sh, in_z, **_):
+    """A 3x3 SAME DEPTHWISE_CONV_2D (stride sh) whose channels 1 and 5 are dead (zero weights,
+    scale 1e-10, bias 2^30) and whose channel 3 rescales by about 0.3 (shift -1; taps +1 and -1
+    and no bias keep its outputs inside int8); the others random."""
+    g = TinyModel()
+    in_s = 0.05
+    ws = np.full(c, 0.01)
+    wq = rng.integers(-127, 128, size=(1, 3, 3, c)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, size=c).astype(np.int32)
+    for u in (1, 5):
+        wq[..., u] = 0
+        ws[u] = 1e-10
+        bias[u] = 1 << 30
+    out_s = float(3 * 73 * 60 * in_s * 0.01 * 3 / 127)
+    wq[..., 3] = 0
+    wq[0, 0, 0, 3], wq[0, 2, 2, 3] = 1, -1
+    ws[3] = 0.3 * out_s / in_s
+    bias[3] = 0
+    oh, ow = _out_size(h, 3, sh, 1, True), _out_size(w, 3, sh, 1, True)
+    x = g.tensor((1, h, w, c), scale=in_s, zp=in_z)
+    wt = g.tensor(wq.shape, scale=ws, zp=np.zeros(c, int), data=wq, axis=3)
+    bt = g.tensor((c,), "int32", scale=in_s * ws, zp=np.zeros(c, int), data=bias)
+    y = g.tensor((1, oh, ow, c), scale=out_s, zp=-5)
+    g.op("DEPTHWISE_CONV_2D", [x, wt, bt], [y],
+         g.options("DepthwiseConv2DOptions", depthMultiplier=1, padding=0, strideH=sh, strideW=sh,
+                   dilationHFactor=1, dilationWFactor=1, fusedActivationFunction=0))
+    return g.build([x], [y]), h * w * c
+
+
 def _saturating_fc_model(rng, *, depth, units, **_):
     """A per-tensor FULLY_CONNECTED (factor about 2^-5) whose units 0 and 5 have all weights 127
     and the input zero point -128, so that |acc| ~ 2^20 exceeds the fast path's 2^(15+sh); the
@@ -306,6 +373,8 @@ def _model(rng, name):
     if name in POOL_CASES:
         return _pool_model(rng, **POOL_CASES[name])
     if CASES[name].get("dead"):
+        if CASES[name].get("depthwise"):
+            return _dead_dw_model(rng, **CASES[name])
         return _dead_channels_model(rng, **CASES[name])
     return _conv_model(rng, **CASES[name])
 

@@ -35,4 +35,10 @@ extern const eb_dw_rqe_fn eb_dw_rq_e[EB_DW_RQE_MAX - EB_DW_RQE_MIN + 1];
 void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, int32_t Lo, int32_t bias, const eb_rq *q, int32_t off,
                          int32_t lo, int32_t hi, int8_t *dst, int32_t ls, int32_t ocs);
 
+/* DEPTHWISE_CONV_2D in tiles of fixed geometry (eb_depthwise_small_dsp.c): 1 when it
+ * ran the layer, 0 when the layer is not one it takes (3x3, dilation 1, no clamp inside
+ * int8; stride 1 on planes of 3..6 outputs across and at most 8 lines or tiles of 12
+ * across and a last one of 3..6, or stride 2) */
+int eb_dw_small(const eb_conv_params *p, const int8_t *in, int8_t *out);
+
 #endif /* EB_DEPTHWISE_DSP_H */
