@@ -22,7 +22,9 @@ wait states nor multi-cycle instructions, so they are not cycles of a real board
     .venv/bin/python benchmarks/engine_instructions.py [--json] [--build DIR] [--port mps2-an386]
 
 (--port mps2-an500: the Cortex-M7 build; netduinoplus2: the qemu-f405 build, whose 48 KiB
-upload buffer takes digits and KWS only, without the loop calibration.)
+upload buffer takes digits and KWS only, without the loop calibration. --all-rows: the pointwise
+kernel executes the output channels whose weights are all zero too, which it otherwise skips
+(their outputs are constants); MACs are the model's in both cases.)
 """
 from __future__ import annotations
 
@@ -56,10 +58,10 @@ OP_TARGETS = {"DEPTHWISE_CONV_2D": 3.0}
 UNCALIBRATED = ("netduinoplus2",)
 
 
-def build(port: str, build_dir: Path) -> dict:
+def build(port: str, build_dir: Path, cppflags: str = "") -> dict:
     fw, smoke = build_dir / port, build_dir / f"{port}-smoke"
-    subprocess.run(["make", "-s", "-C", str(ROOT / "firmware"), "-j2", f"PORT={port}", f"BUILD={fw}"],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["make", "-s", "-C", str(ROOT / "firmware"), "-j2", f"PORT={port}", f"BUILD={fw}",
+                    f"CPPFLAGS={cppflags}"], check=True, stdout=subprocess.DEVNULL)
     if port in UNCALIBRATED:
         return {"firmware": fw / "eb-firmware.elf", "smoke": None}
     subprocess.run(["make", "-s", "-C", str(ROOT / "firmware/ports/mps2-common/smoke"), f"PORT={port}",
@@ -155,15 +157,18 @@ def main() -> int:
     ap.add_argument("-n", type=int, default=3, help="timed inferences per model")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--all-rows", action="store_true",
+                    help="a measurement build (-DEB_PW_ALL_ROWS=1) whose pointwise kernel treats no output channel "
+                         "as dead (all-zero weights), so every MAC of the model is executed")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        elves = build(args.port, args.build or Path(tmp))
+        elves = build(args.port, args.build or Path(tmp), "-DEB_PW_ALL_ROWS=1" if args.all_rows else "")
         cal = calibrate(args.port, elves["smoke"])
         ipt = cal["instructions_per_tick"]
         results = measure(args.port, elves["firmware"], ipt, args.n, args.warmup)
 
-    doc = {"port": args.port, "timing": "emulated", "qemu_icount_shift": SHIFT,
+    doc = {"port": args.port, "timing": "emulated", "qemu_icount_shift": SHIFT, "all_rows": args.all_rows,
            "counter_hz": 25_000_000, "calibration": cal, "models": results,
            "targets": {"models": MODEL_TARGETS, "ops": OP_TARGETS}}
     if args.json:

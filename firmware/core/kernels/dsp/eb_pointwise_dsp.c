@@ -224,6 +224,12 @@ static EB_NOINLINE void eb_pw_row(const uint32_t *xq, int32_t G, const int8_t *r
     a[1] = a1;
 }
 
+/* EB_PW_ALL_ROWS=1: a measurement build (benchmarks/engine_instructions.py --all-rows) in
+ * which no channel counts as dead, so that every MAC of a model is executed */
+#ifndef EB_PW_ALL_ROWS
+#define EB_PW_ALL_ROWS 0
+#endif
+
 /* 1 when every weight of output channel u is zero: each of its four-byte words the
  * biased zero 0x00800080 (w0 = w2 = 0 stored as 0x80); rows of the blocks (u < OC4)
  * at 16 * g + 4 * (u & 3) of their block, the plain last rows whole (G >= 1). A live
@@ -232,6 +238,9 @@ static int eb_pw_zero(const int8_t *filter, int32_t G, int32_t OC4, int32_t u)
 {
     const int8_t *w = filter + (size_t)u * 4 * (size_t)G;
     int32_t step = 4, g;
+    if (EB_PW_ALL_ROWS) {
+        return 0;
+    }
     if (u < OC4) {
         w = filter + (size_t)(u & ~3) * 4 * (size_t)G + 4 * (u & 3);
         step = 16;
