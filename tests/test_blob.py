@@ -349,3 +349,46 @@ def test_constant_graph_ends_and_empty_dimensions_are_refused():
     # the model reader refuses an empty input before the converter sees it (issue 22 item 9)
     with pytest.raises(ModelError, match=r"zero-size dimension in its shape \[1, 0, 4\]"):
         convert(g.build([x], [y]))
+
+
+def _conv_model(c: int, oc: int, k: int, wq: np.ndarray, bias: np.ndarray) -> bytes:
+    g = TinyModel()
+    x = g.tensor((1, 3, 3, c), scale=0.05, zp=-3)
+    wt = g.tensor(wq.shape, scale=np.full(oc, 0.01), zp=np.zeros(oc, int), data=wq, axis=0)
+    bt = g.tensor((oc,), "int32", scale=0.05 * np.full(oc, 0.01), zp=np.zeros(oc, int), data=bias)
+    y = g.tensor((1, 3, 3, oc), scale=0.5, zp=1)
+    g.op("CONV_2D", [x, wt, bt], [y], g.options("Conv2DOptions", padding=0, strideH=1, strideW=1,
+                                                 dilationHFactor=1, dilationWFactor=1))
+    return g.build([x], [y])
+
+
+@pytest.mark.parametrize("c,k,biased", [(8, 1, True), (6, 1, False), (8, 3, False)])
+def test_a_1x1_convolution_over_whole_groups_stores_its_filter_biased(c, k, biased):
+    """Blob format 3 (firmware/BLOB.md "Filter layouts"): a 1x1 CONV_2D over a multiple of four input
+    channels stores its even input-channel weights as w ^ 0x80 and raises bias' by 128 * sum(odd w),
+    as FULLY_CONNECTED does; other convolutions keep the plain blocked filter and bias'. The zero-weight
+    output channels are counted in the layer summary."""
+    oc = 5
+    rng = np.random.default_rng(7)
+    wq = rng.integers(-128, 128, size=(oc, k, k, c)).astype(np.int8)
+    wq[2] = 0                                              # an output channel with all-zero weights
+    bias = rng.integers(-5000, 5000, size=oc).astype(np.int32)
+    blob = convert(_conv_model(c, oc, k, wq, bias))
+    info = parse(blob.data)
+    layer = info["layers"][0]
+    t = info["tensors"][layer["inputs"][1]]
+    stored = np.frombuffer(blob.data, np.int8, t["bytes"], t["offset"])
+    rows = wq.reshape(oc, -1)
+    plain = rows.copy()
+    if biased:
+        plain[:, 0::2] = (plain[:, 0::2].view(np.uint8) ^ 0x80).view(np.int8)
+    # the first block of four rows, group by group: row 0's four bytes, row 1's, row 2's, row 3's
+    depth = rows.shape[1]
+    first = stored[:16].reshape(4, 4)
+    assert (first == plain[:4, :4]).all()
+    assert (stored[4 * depth:] == plain[4]).all()          # the last row plain
+    chan = np.frombuffer(blob.data, "<i4", oc, layer["chan_offset"])
+    folded = bias.astype(np.int64) + 3 * rows.astype(np.int64).sum(axis=1)    # -input zero point = 3
+    odd = 128 * rows[:, 1::2].astype(np.int64).sum(axis=1)
+    assert (chan == folded + (odd if biased else 0)).all()
+    assert blob.layers[0]["zero_weight_channels"] == 1

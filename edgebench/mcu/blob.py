@@ -328,9 +328,15 @@ def _build(source: bytes, name: str, tensors: list, layers: list, graph_in: int,
                          OPS[layer.op], len(layer.inputs), index[layer.output], *ins, *u16,
                          *layer.act, chan_off.get(k, 0), chan_n,
                          sc.offset if sc else 0, sc.size if sc else 0, *params)
-        summary.append({"index": k, "op": layer.op, "output_tensor": int(layer.output),
-                        "output_shape": list(tensors[layer.output].shape),
-                        "macs": int(layer.macs), "scratch_bytes": int(layer.scratch_bytes)})
+        entry = {"index": k, "op": layer.op, "output_tensor": int(layer.output),
+                 "output_shape": list(tensors[layer.output].shape),
+                 "macs": int(layer.macs), "scratch_bytes": int(layer.scratch_bytes)}
+        if layer.blocked_filter:
+            # output channels whose weights are all zero: their outputs are constants, which an
+            # engine may write without computing (the DSP pointwise kernel does; docs/firmware-ports.md)
+            rows = tensors[layer.inputs[1]].data.reshape(tensors[layer.inputs[1]].shape[0], -1)
+            entry["zero_weight_channels"] = int((~rows.any(axis=1)).sum())
+        summary.append(entry)
     out[data_off:] = data
     sha = bytes.fromhex(source_sha256)
     struct.pack_into("<4sHHII", out, 0, MAGIC, FORMAT_VERSION, HEADER_BYTES, total, 0)
