@@ -384,6 +384,7 @@ static EB_NOINLINE void eb_pw_fill(const uint32_t *t, int32_t n, int8_t *o)
 typedef struct {
     const uint32_t *pairs, *rq, *rq_end, *ex_end, *slow, *slow_end;   /* ex: rq_end .. ex_end */
     int32_t ndead;
+    int32_t extra;   /* 1 when eb_pw_slow has channels (exact or slow entries) */
 } eb_pw_plan;
 
 static EB_NOINLINE int eb_pw_make_plan(const eb_conv_params *p, int32_t c0, int32_t c1, uint32_t *tmpl,
@@ -475,6 +476,7 @@ static EB_NOINLINE int eb_pw_make_plan(const eb_conv_params *p, int32_t c0, int3
     }
     pl->ex_end = q;
     pl->slow = slow;
+    pl->extra = pl->rq_end != pl->ex_end || pl->slow != pl->slow_end;
     return 1;
 }
 
@@ -493,13 +495,17 @@ static EB_NOINLINE void eb_pw_tail(const eb_conv_params *p, int32_t c0, int32_t 
     }
 }
 
-/* The live channels outside the doubled-sum case (pl's slow list, u from c0): exactly */
+/* The live channels outside the doubled-sum case, exactly: eb_pw_requant_exact's entries,
+ * then the slow list (u from c0) by eb_requant */
 static EB_NOINLINE void eb_pw_slow(const eb_conv_params *p, int32_t c0, const eb_pw_plan *pl, const int32_t *acc,
                                    int8_t *o0, int8_t *o1)
 {
     const int32_t OC = p->out.c;
     const uint8_t *const mult = p->chan + 4 * ((size_t)OC + c0), *const shift = mult + 4 * (size_t)OC;
     const uint32_t *e;
+    if (pl->rq_end != pl->ex_end) {
+        eb_pw_requant_exact(pl->rq_end, pl->ex_end, acc, o0, o1);
+    }
     for (e = pl->slow; e < pl->slow_end; e++) {
         const int32_t m = eb_ld32(mult + 4 * *e), sft = eb_ld32(shift + 4 * *e);
         o0[*e] = eb_requant(acc[2 * *e], m, sft, p->out_offset, p->act_min, p->act_max);
@@ -566,10 +572,7 @@ static EB_NOINLINE void eb_pw_run(const eb_conv_params *p, const int8_t *in, int
         if (pl->rq != pl->rq_end) {
             eb_pw_requant(pl->rq, pl->rq_end, acc, o0, o1);
         }
-        if (pl->rq_end != pl->ex_end) {
-            eb_pw_requant_exact(pl->rq_end, pl->ex_end, acc, o0, o1);
-        }
-        if (pl->slow != pl->slow_end) {
+        if (pl->extra) {
             eb_pw_slow(p, c0, pl, acc, o0, o1);
         }
     }
