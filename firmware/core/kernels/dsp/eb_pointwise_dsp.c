@@ -50,7 +50,9 @@
  * Requantisation of the live channels: eb_conv_requant_tbl2's SMMLAR form on the
  * doubled sums (eb_conv_mm_dsp.c) from per-channel entries {m, hc, e, u} of
  * eb_requant_table2's case, 17 instructions a channel for both pixels; any other live
- * channel exactly by eb_requant. Bounds: the sums are exact modulo 2^32 whatever the
+ * channel exactly: eb_pw_requant_exact's asm on the plain sums when shift <= -1 and no
+ * int32 overflow can occur (VWW's zero-weight channels in the --all-rows build: bias
+ * 2^30, outside the doubled sums), else eb_requant. Bounds: the sums are exact modulo 2^32 whatever the
  * order; the doubled-sum form needs |bias' + sum(w x)| < 2^30, vouched for on bias''
  * (|bias''| < 2^29): |bias' - bias''| = 128 * |sum(odd w)| <= 2^13 * C and
  * |sum(w x)| <= 2^14 * C, so |acc| < 2^29 + 3 * 2^13 * C < 2^30 for C <= 1024, which
