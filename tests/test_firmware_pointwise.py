@@ -33,6 +33,10 @@ CASES = {
     "pw_c8_oc6_stride2": dict(h=7, w=6, c=8, oc=6, sh=2, sw=2, in_z=127, act=1),
     "pw_c16_oc2_relu6": dict(h=5, w=5, c=16, oc=2, in_z=-3, act=3),
     "pw_c16_oc64_batch2": dict(h=3, w=3, c=16, oc=64, n=2, in_z=-128),
+    # stride 1, even OC: eb_conv_small's fused pixel loops (VWW's layers 2 and 4: K = 8, 16)
+    "pw_c8_oc16_fused": dict(h=7, w=5, c=8, oc=16, in_z=127),
+    "pw_c8_oc4_fused_relu": dict(h=5, w=5, c=8, oc=4, in_z=-128, act=1),
+    "pw_c16_oc32_fused": dict(h=5, w=3, c=16, oc=32, in_z=-5),
     # eb_pointwise_s8: KWS's shape on an odd pixel count (G = 16: unrolled by four)
     "pw_c64_oc64_odd_pixels": dict(h=5, w=5, c=64, oc=64, in_z=-128),
     # G = 5 (not unrolled) with plain last rows; G = 6 (by two) with one of them

@@ -191,6 +191,130 @@ static void eb_small_k16(const uint32_t *tab, int32_t OC, const int8_t *src, int
 #undef EB_K16_OPERANDS
 }
 
+/* The fused pixel loops (doubled sums, OC even, a 1x1 stride-1 layer without padding:
+ * the pixels' fields are contiguous, C = K bytes apart, and the outputs OC bytes apart,
+ * which the channel loop's post-incremented output pointer already walks). The whole
+ * layer is one asm block: per pixel the field is loaded and widened inside the loop and
+ * the table pointer reset from a word stored right after the table, instead of a C call
+ * per pixel (its register pinning, prologue, epilogue and index arithmetic: about 50
+ * instructions a pixel on K = 8, 100 on K = 16, now 9 and 19). The channel loop is
+ * EB_K8_DBL / EB_K16_CHAN unchanged. ctl = tab + nw * OC (the table's end) holds
+ * {table start, then for K = 16 the running field pointer, the fields' end}. */
+static void eb_small_k8_all(const uint32_t *tab, int32_t OC, const int8_t *src, int32_t npix, int8_t *out)
+{
+    uint32_t *const ctl = (uint32_t *)(uintptr_t)(tab + 8 * (size_t)OC);
+    const int8_t *const src_end = src + 8 * (size_t)npix;
+    register const uint32_t *rt __asm__("r0") = tab;
+    register const uint32_t *rend __asm__("r1") = ctl;
+    register int8_t *ro __asm__("lr") = out;
+    register const int8_t *rs __asm__("r12") = src;
+    register uint32_t x0 __asm__("r8"), x1 __asm__("r9"), x2 __asm__("r10"), x3 __asm__("r11");
+    register int32_t a __asm__("r2");
+    register uint32_t w0 __asm__("r3"), w1 __asm__("r4"), w2 __asm__("r5"), w3 __asm__("r6");
+    ctl[0] = (uint32_t)(uintptr_t)tab;
+    ctl[1] = (uint32_t)(uintptr_t)src_end;
+#define EB_K8A_CHAN                                                       \
+    "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"              \
+    "smlad  %[a], %[w0], %[x0], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x1], %[a]\n\t"                               \
+    "smlad  %[a], %[w2], %[x2], %[a]\n\t"                               \
+    "smlad  %[a], %[w3], %[x3], %[a]\n\t"                               \
+    "ldmia  %[t]!, {%[w0], %[w1], %[w2]}\n\t"     /* m, hc, e */         \
+    "add    %[w1], %[w1], %[a], asr #31\n\t"                            \
+    "smmlar %[w1], %[a], %[w0], %[w1]\n\t"                              \
+    "asr    %[w1], %[w1], %[w2]\n\t"                                    \
+    "ssat   %[w1], #8, %[w1]\n\t"                                       \
+    "strb   %[w1], [%[o]], #1\n\t"
+    __asm__ volatile(
+        "2:\n\t"
+        /* the pixel's eight x: (x0, x2), (x1, x3), (x4, x6), (x5, x7) */
+        "ldr    %[w0], [%[s]], #4\n\t"
+        "ldr    %[w1], [%[s]], #4\n\t"
+        "sxtb16 %[x0], %[w0]\n\t"
+        "sxtb16 %[x1], %[w0], ror #8\n\t"
+        "sxtb16 %[x2], %[w1]\n\t"
+        "sxtb16 %[x3], %[w1], ror #8\n\t"
+        "1:\n\t" EB_K8A_CHAN EB_K8A_CHAN
+        "cmp    %[t], %[end]\n\t"
+        "bne    1b\n\t"
+        /* t == ctl: the table's start and the fields' end */
+        "ldrd   %[w0], %[w1], [%[end]]\n\t"
+        "mov    %[t], %[w0]\n\t"
+        "cmp    %[s], %[w1]\n\t"
+        "bne    2b\n\t"
+        : [t] "+r"(rt), [o] "+r"(ro), [s] "+r"(rs), [a] "=&r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1),
+          [w2] "=&r"(w2), [w3] "=&r"(w3), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3)
+        : [end] "r"(rend)
+        : "cc", "memory");
+#undef EB_K8A_CHAN
+}
+
+/* K = 16: every allocatable register is taken by the channel loop (see eb_small_k16), so
+ * the field pointer lives in ctl[1] between pixels (in a while the field is loaded) */
+static void eb_small_k16_all(const uint32_t *tab, int32_t OC, const int8_t *src, int32_t npix, int8_t *out)
+{
+    uint32_t *const ctl = (uint32_t *)(uintptr_t)(tab + 12 * (size_t)OC);
+    register const uint32_t *rt __asm__("r0") = tab;
+    register const uint32_t *rend __asm__("r1") = ctl;
+    register int8_t *ro __asm__("lr") = out;
+    register uint32_t x0 __asm__("r5"), x1 __asm__("r6"), x2 __asm__("r7"), x3 __asm__("r8");
+    register uint32_t x4 __asm__("r9"), x5 __asm__("r10"), x6 __asm__("r11"), x7 __asm__("r12");
+    register int32_t a __asm__("r2") = (int32_t)(uintptr_t)src;
+    register uint32_t w0 __asm__("r3"), w1 __asm__("r4");
+    ctl[0] = (uint32_t)(uintptr_t)tab;
+    ctl[2] = (uint32_t)(uintptr_t)(src + 16 * (size_t)npix);
+#define EB_K16A_CHAN                                                      \
+    "ldmia  %[t]!, {%[a], %[w0], %[w1]}\n\t"                            \
+    "smlad  %[a], %[w0], %[x0], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x1], %[a]\n\t"                               \
+    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
+    "smlad  %[a], %[w0], %[x2], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x3], %[a]\n\t"                               \
+    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
+    "smlad  %[a], %[w0], %[x4], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x5], %[a]\n\t"                               \
+    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
+    "smlad  %[a], %[w0], %[x6], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x7], %[a]\n\t"                               \
+    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"            /* m, hc */          \
+    "add    %[w1], %[w1], %[a], asr #31\n\t"                            \
+    "smmlar %[w1], %[a], %[w0], %[w1]\n\t"                              \
+    "ldr    %[w0], [%[t]], #4\n\t"                /* e */              \
+    "asr    %[w1], %[w1], %[w0]\n\t"                                    \
+    "ssat   %[w1], #8, %[w1]\n\t"                                       \
+    "strb   %[w1], [%[o]], #1\n\t"
+    __asm__ volatile(
+        "2:\n\t"
+        /* a = the field pointer: x0..x7 = (x0, x2), (x1, x3), ... of its 16 bytes */
+        "ldr    %[x1], [%[a]], #4\n\t"
+        "sxtb16 %[x0], %[x1]\n\t"
+        "sxtb16 %[x1], %[x1], ror #8\n\t"
+        "ldr    %[x3], [%[a]], #4\n\t"
+        "sxtb16 %[x2], %[x3]\n\t"
+        "sxtb16 %[x3], %[x3], ror #8\n\t"
+        "ldr    %[x5], [%[a]], #4\n\t"
+        "sxtb16 %[x4], %[x5]\n\t"
+        "sxtb16 %[x5], %[x5], ror #8\n\t"
+        "ldr    %[x7], [%[a]], #4\n\t"
+        "sxtb16 %[x6], %[x7]\n\t"
+        "sxtb16 %[x7], %[x7], ror #8\n\t"
+        "str    %[a], [%[end], #4]\n\t"
+        "1:\n\t" EB_K16A_CHAN EB_K16A_CHAN
+        "cmp    %[t], %[end]\n\t"
+        "bne    1b\n\t"
+        /* t == ctl: the table's start, the field pointer, the fields' end */
+        "ldr    %[t], [%[end]]\n\t"
+        "ldrd   %[a], %[w0], [%[end], #4]\n\t"
+        "cmp    %[a], %[w0]\n\t"
+        "bne    2b\n\t"
+        : [t] "+r"(rt), [o] "+r"(ro), [a] "+r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1), [x0] "=&r"(x0),
+          [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [x4] "=&r"(x4), [x5] "=&r"(x5), [x6] "=&r"(x6),
+          [x7] "=&r"(x7)
+        : [end] "r"(rend)
+        : "cc", "memory");
+#undef EB_K16A_CHAN
+}
+
 /* 1 when done; 0 (another path runs) when K > 16, the table does not fit the
  * scratch, or the requantisation is not the common case (for 8 < K: not the
  * doubled-sum case). Scratch: the table (4 + 2*ng words a channel), the
@@ -219,6 +343,18 @@ int eb_conv_small(const eb_conv_params *p, const int8_t *in, int8_t *out)
         return 0;
     }
     eb_small_table(p, K, ng, dbl, rq, tab);
+    /* a 1x1 stride-1 layer without padding on doubled sums and an even OC: the fused
+     * pixel loop (its control words overwrite the start of rq, no longer needed) */
+    if (dbl && (OC & 1) == 0 && K == 4 * ng && p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 &&
+        p->ph == 0 && p->pw == 0 && OH == H && OW == W) {
+        const int32_t npix = p->out.n * OH * OW;
+        if (ng == 2) {
+            eb_small_k8_all(tab, OC, in, npix, out);
+        } else {
+            eb_small_k16_all(tab, OC, in, npix, out);
+        }
+        return 1;
+    }
     for (k = K; k < 4 * ng; k++) {
         col[k] = 0;
     }

@@ -50,7 +50,9 @@
  * Requantisation of the live channels: eb_conv_requant_tbl2's SMMLAR form on the
  * doubled sums (eb_conv_mm_dsp.c) from per-channel entries {m, hc, e, u} of
  * eb_requant_table2's case, 17 instructions a channel for both pixels; any other live
- * channel exactly by eb_requant. Bounds: the sums are exact modulo 2^32 whatever the
+ * channel exactly: eb_pw_requant_exact's asm on the plain sums when shift <= -1 and no
+ * int32 overflow can occur (VWW's zero-weight channels in the --all-rows build: bias
+ * 2^30, outside the doubled sums), else eb_requant. Bounds: the sums are exact modulo 2^32 whatever the
  * order; the doubled-sum form needs |bias' + sum(w x)| < 2^30, vouched for on bias''
  * (|bias''| < 2^29): |bias' - bias''| = 128 * |sum(odd w)| <= 2^13 * C and
  * |sum(w x)| <= 2^14 * C, so |acc| < 2^29 + 3 * 2^13 * C < 2^30 for C <= 1024, which
@@ -293,6 +295,65 @@ static EB_NOINLINE void eb_pw_requant(const uint32_t *rq, const uint32_t *end, c
         : "cc", "memory");
 }
 
+/* The live channels outside the doubled-sum case whose requantisation is
+ * eb_requant's with shift <= -1 (e = -shift in 1..31), m > 0 and the full int8 range,
+ * from entries {m, hh = 2^(e-1), E = e | (off << 8), u} (rq .. end): exactly, on the
+ * plain sums, 27 instructions a channel for both pixels (eb_pw_slow's C: about 60).
+ *   srdhm:  x = (acc * m + 2^30) >> 31     SMULL, ADDS #2^30, ADC, LSL #1, ORR LSR #31
+ *           (the 64-bit sum; x fits int32 as |acc * m| < 2^62)
+ *   rdbypot: (x + 2^(e-1) - (x < 0)) >> e  (ties away from zero: gemmlowp's
+ *           remainder > threshold test, exactly, for e >= 1) if that sum fits int32,
+ *           which eb_pw_exact_ok vouches for at plan time
+ *   + off (E asr 8: ASR by register uses E's low byte alone), SSAT 8, STRB. */
+static EB_NOINLINE void eb_pw_requant_exact(const uint32_t *rq, const uint32_t *end, const int32_t *acc, int8_t *o0,
+                                            int8_t *o1)
+{
+    register const uint32_t *rt __asm__("r0") = rq;
+    /* the LDM list ascending: m, hh, E, u in r2-r5 */
+    register uint32_t m __asm__("r2"), hh __asm__("r3"), ee __asm__("r4"), u __asm__("r5");
+    uint32_t a0, a1, lo, hi;
+#define EB_PW_EXACT_ONE(A, O)                                   \
+    "smull  %[lo], %[hi], " A ", %[m]\n\t"                      \
+    "adds   %[lo], %[lo], #0x40000000\n\t"                      \
+    "adc    %[hi], %[hi], #0\n\t"                               \
+    "lsl    %[hi], %[hi], #1\n\t"                               \
+    "orr    %[hi], %[hi], %[lo], lsr #31\n\t"                   \
+    "add    %[lo], %[hh], %[hi], asr #31\n\t"                   \
+    "add    %[hi], %[hi], %[lo]\n\t"                            \
+    "asr    %[hi], %[hi], %[e]\n\t"                             \
+    "add    %[hi], %[hi], %[e], asr #8\n\t"                     \
+    "ssat   %[hi], #8, %[hi]\n\t"                               \
+    "strb   %[hi], [" O ", %[u]]\n\t"
+    __asm__ volatile(
+        "1:\n\t"
+        "ldmia  %[t]!, {%[m], %[hh], %[e], %[u]}\n\t"
+        "add    %[lo], %[acc], %[u], lsl #3\n\t"
+        "ldrd   %[a0], %[a1], [%[lo]]\n\t"
+        EB_PW_EXACT_ONE("%[a0]", "%[o0]")
+        EB_PW_EXACT_ONE("%[a1]", "%[o1]")
+        "cmp    %[t], %[end]\n\t"
+        "bne    1b\n\t"
+        : [t] "+r"(rt), [m] "=&r"(m), [hh] "=&r"(hh), [e] "=&r"(ee), [u] "=&r"(u), [a0] "=&r"(a0),
+          [a1] "=&r"(a1), [lo] "=&r"(lo), [hi] "=&r"(hi)
+        : [end] "r"(end), [acc] "r"(acc), [o0] "r"(o0), [o1] "r"(o1)
+        : "cc", "memory");
+#undef EB_PW_EXACT_ONE
+}
+
+/* 1 when channel (bias'', m, shift) of a layer over C input channels with the full int8
+ * range takes eb_pw_requant_exact: m > 0, 1 <= e = -shift <= 31, and |x| + 2^(e-1) + 1 <
+ * 2^31 for every sum: |acc| <= |bias''| + 2^15 * C (|bias' - bias''| <= 2^13 * C, |w.x| <=
+ * 2^14 * C) < 2^31 and |x| <= (|acc| * m + 2^30) / 2^31. */
+static int eb_pw_exact_ok(int32_t bias, int32_t m, int32_t sft, int32_t C)
+{
+    const int64_t amax = (bias < 0 ? -(int64_t)bias : (int64_t)bias) + ((int64_t)C << 15);
+    const int32_t e = -sft;
+    if (m <= 0 || e < 1 || e > 31 || amax >= ((int64_t)1 << 31)) {
+        return 0;
+    }
+    return ((amax * m + ((int64_t)1 << 30)) >> 31) + ((int64_t)1 << (e - 1)) + 1 < ((int64_t)1 << 31);
+}
+
 /* n bytes of the word-aligned template t to o (any alignment: STR takes unaligned
  * addresses on Armv7-M): four words a pass, then words, then the n % 4 last bytes */
 static EB_NOINLINE void eb_pw_fill(const uint32_t *t, int32_t n, int8_t *o)
@@ -323,8 +384,9 @@ static EB_NOINLINE void eb_pw_fill(const uint32_t *t, int32_t n, int8_t *o)
  * output a constant of the template; a pair of dead rows is skipped. 0 when the plan
  * does not fit the scratch. */
 typedef struct {
-    const uint32_t *pairs, *rq, *rq_end, *slow, *slow_end;
+    const uint32_t *pairs, *rq, *rq_end, *ex_end, *slow, *slow_end;   /* ex: rq_end .. ex_end */
     int32_t ndead;
+    int32_t extra;   /* 1 when eb_pw_slow has channels (exact or slow entries) */
 } eb_pw_plan;
 
 static EB_NOINLINE int eb_pw_make_plan(const eb_conv_params *p, int32_t c0, int32_t c1, uint32_t *tmpl,
@@ -392,8 +454,31 @@ static EB_NOINLINE int eb_pw_make_plan(const eb_conv_params *p, int32_t c0, int3
         *--slow = (uint32_t)(u - c0);
     }
     pl->rq_end = q;
+    /* the other live channels that eb_pw_requant_exact takes, as long as their entries
+     * fit between the doubled-sum entries and the slow list (which is compacted
+     * upwards from slow: its kept entries are never above the one being read) */
+    if (full) {
+        uint32_t *r, *w = slow;
+        for (r = slow; r < lim; r++) {
+            const uint32_t v = *r, uu = (uint32_t)c0 + v;
+            const int32_t bias = eb_ld32(chan + 4 * (size_t)uu);
+            const int32_t m = eb_ld32(chan + 4 * ((size_t)OC + uu)), sft = eb_ld32(chan + 4 * (2 * (size_t)OC + uu));
+            if (q + 4 <= slow && eb_pw_exact_ok(bias, m, sft, C)) {
+                *q++ = (uint32_t)m;
+                *q++ = 1u << (uint32_t)(-sft - 1);
+                *q++ = (uint32_t)(-sft) | ((uint32_t)off << 8);
+                *q++ = v;
+            } else {
+                *w++ = v;
+            }
+        }
+        pl->slow_end = w;
+    } else {
+        pl->slow_end = lim;
+    }
+    pl->ex_end = q;
     pl->slow = slow;
-    pl->slow_end = lim;
+    pl->extra = pl->rq_end != pl->ex_end || pl->slow != pl->slow_end;
     return 1;
 }
 
@@ -412,13 +497,17 @@ static EB_NOINLINE void eb_pw_tail(const eb_conv_params *p, int32_t c0, int32_t 
     }
 }
 
-/* The live channels outside the doubled-sum case (pl's slow list, u from c0): exactly */
+/* The live channels outside the doubled-sum case, exactly: eb_pw_requant_exact's entries,
+ * then the slow list (u from c0) by eb_requant */
 static EB_NOINLINE void eb_pw_slow(const eb_conv_params *p, int32_t c0, const eb_pw_plan *pl, const int32_t *acc,
                                    int8_t *o0, int8_t *o1)
 {
     const int32_t OC = p->out.c;
     const uint8_t *const mult = p->chan + 4 * ((size_t)OC + c0), *const shift = mult + 4 * (size_t)OC;
     const uint32_t *e;
+    if (pl->rq_end != pl->ex_end) {
+        eb_pw_requant_exact(pl->rq_end, pl->ex_end, acc, o0, o1);
+    }
     for (e = pl->slow; e < pl->slow_end; e++) {
         const int32_t m = eb_ld32(mult + 4 * *e), sft = eb_ld32(shift + 4 * *e);
         o0[*e] = eb_requant(acc[2 * *e], m, sft, p->out_offset, p->act_min, p->act_max);
@@ -485,7 +574,7 @@ static EB_NOINLINE void eb_pw_run(const eb_conv_params *p, const int8_t *in, int
         if (pl->rq != pl->rq_end) {
             eb_pw_requant(pl->rq, pl->rq_end, acc, o0, o1);
         }
-        if (pl->slow != pl->slow_end) {
+        if (pl->extra) {
             eb_pw_slow(p, c0, pl, acc, o0, o1);
         }
     }
