@@ -76,5 +76,12 @@ int eb_conv_stem3(const eb_conv_params *p, const int8_t *in, int8_t *out);
  * eb_conv_small does not run; eb_pointwise_dsp.c): 1 when done, 0 when the
  * portable kernel must run. */
 int eb_pointwise_s8(const eb_conv_params *p, const int8_t *in, int8_t *out);
+/* its outputs (eb_pointwise_rq_dsp.c): the live channels' requantisation from the plan's
+ * entries {m, hc, e, u} on doubled sums and {m, 2^(e-1), e | off << 8, u} exactly on plain
+ * sums, the test for the exact form, the copy of the dead channels' template */
+void eb_pw_requant(const uint32_t *rq, const uint32_t *end, const int32_t *acc, int8_t *o0, int8_t *o1);
+void eb_pw_requant_exact(const uint32_t *rq, const uint32_t *end, const int32_t *acc, int8_t *o0, int8_t *o1);
+int eb_pw_exact_ok(int32_t bias, int32_t m, int32_t sft, int32_t C);
+void eb_pw_fill(const uint32_t *t, int32_t n, int8_t *o);
 
 #endif /* EB_CONV_DSP_H */
