@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_firmware_dsp import N_INPUTS, _conv_model, firmware  # noqa: F401  (firmware: the fixture)
-from test_firmware_engine import TinyModel, run_reference
-
-from edgebench.mcu import convert
+from test_firmware_dsp import (  # noqa: F401  (firmware: the fixture)
+    _conv_model,
+    _dead_channels_model,
+    assert_bit_exact_on_qemu,
+    firmware,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -64,82 +66,28 @@ CASES = {
 }
 
 
-def _dead_model(rng, *, h, w, c, oc, in_z, **_):
-    """A 1x1 CONV_2D whose channels 1, 4-7 and 13 are dead (zero weights, scale 1e-10, bias 2^30), whose
-    channel 9 rescales by about 0.3 (shift -1: outside the table's case) and whose channel 2 also
-    does, with its weights -128 at the even input channels and 0 at the odd ones: biased, all its
-    stored bytes are zero, yet its outputs depend on the input; channels 3 and 12 have one nonzero
-    weight, the last."""
-    g = TinyModel()
-    in_s = 0.05
-    ws = np.full(oc, 0.01)
-    wq = rng.integers(-127, 128, size=(oc, 1, 1, c)).astype(np.int8)
-    bias = rng.integers(-3000, 3000, size=oc).astype(np.int32)
-    for u in (1, 4, 5, 6, 7, 13):
-        wq[u] = 0
-        ws[u] = 1e-10
-        bias[u] = 1 << 30
-    out_s = float(np.sqrt(c) * 73 * 60 * in_s * 0.01 * 3 / 127)
-    wq[9] = np.resize(np.array([1, -1], np.int8), wq[9].shape)
-    ws[9] = 0.3 * out_s / in_s
-    bias[9] = 0
+def _pointwise_edits(wq, ws, bias, in_s, out_s):
+    """Channel 2 rescales by about 0.3 with its weights -128 at the even input channels and 0 at the
+    odd ones: biased, all its stored bytes are zero, yet its outputs depend on the input; channels 3
+    and 12 have one nonzero weight, the last."""
     for u in (3, 12):                   # live by their last weight only (a block row, a plain row)
         wq[u] = 0
         wq[u, 0, 0, -1] = 100
     wq[2] = np.resize(np.array([-128, 0], np.int8), wq[2].shape)
     ws[2] = 0.3 * out_s / in_s          # in_z 0: its sums 1000 - 128 * sum(even x) saturate to
     bias[2] = 1000                      # -128 or 127 by the input, not a constant
-    x = g.tensor((1, h, w, c), scale=in_s, zp=in_z)
-    wt = g.tensor(wq.shape, scale=ws, zp=np.zeros(oc, int), data=wq, axis=0)
-    bt = g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(oc, int), data=bias)
-    y = g.tensor((1, h, w, oc), scale=out_s, zp=3)
-    g.op("CONV_2D", [x, wt, bt], [y], g.options("Conv2DOptions", padding=1, strideH=1, strideW=1,
-                                                 dilationHFactor=1, dilationWFactor=1,
-                                                 fusedActivationFunction=0))
-    return g.build([x], [y]), h * w * c
 
 
 def _model(rng, name):
     shape = dict(CASES[name])
-    if shape.pop("dead", False):
-        return _dead_model(rng, **shape)
+    if shape.get("dead"):
+        # channels 1, 4-7 and 13 dead, 9 outside the doubled-sum case, and the edits above
+        return _dead_channels_model(rng, kh=1, kw=1, dead_channels=(1, 4, 5, 6, 7, 13), edit=_pointwise_edits,
+                                    **shape)
     return _conv_model(rng, kh=1, kw=1, same=False, **shape)
 
 
 def test_pointwise_bit_exact_on_qemu(firmware, tmp_path):  # noqa: F811  (the imported fixture)
-    from edgebench.mcu.protocol import DutClient
-    from edgebench.mcu.qemu import QemuBoard
-
-    port, elf = firmware
     rng = np.random.default_rng(1931)
-    jobs, blobs = [], []
-    for name, shape in CASES.items():
-        model, n_in = _model(rng, name)
-        path = tmp_path / f"{name}.tflite"
-        path.write_bytes(model)
-        x = rng.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
-        x[0] = -128 if shape.get("in_z", 0) > 0 else 127    # the far end from the zero point
-        jobs.append((path, x))
-        blobs.append(convert(path))
-    refs = run_reference(jobs, tmp_path / "ref")
-    failures = []
-    with QemuBoard(port, elf, icount_shift=0) as board:
-        client = DutClient(board.pty_path, timeout_s=30, name=port)
-        try:
-            client.sync()
-            for name, (_path, x), blob, (outs, sizes, _ops) in zip(CASES, jobs, blobs, refs):
-                client.upload("model", blob.data)
-                client.load_model()
-                final = outs[:, -sizes[-1]:]
-                for i, row in enumerate(x):
-                    client.upload("input", row.tobytes())
-                    client.eb_infer(1)
-                    dev = np.frombuffer(client.output(), dtype=np.int8)
-                    if dev.shape != final[i].shape or np.any(dev != final[i]):
-                        diff = int(np.count_nonzero(dev != final[i])) if dev.shape == final[i].shape else -1
-                        failures.append(f"{port} {name} input {i}: {diff} of {final[i].size} bytes differ")
-        finally:
-            client.close()
-    for name, (outs, sizes, _ops) in zip(CASES, refs):
-        assert len(np.unique(outs[:, -sizes[-1]:])) > 8, f"{name}: reference output nearly constant"
-    assert not failures, "; ".join(failures)
+    assert_bit_exact_on_qemu(firmware, tmp_path, list(CASES),
+                             lambda name: (*_model(rng, name), rng, CASES[name].get("in_z", 0)))
