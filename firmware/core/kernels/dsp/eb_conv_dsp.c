@@ -147,21 +147,7 @@ static void eb_mm2x2_blocked(const uint32_t *xq, int32_t G, const int8_t *wa, in
     if (G > 0) {
         __asm__ volatile(
             "1:\n\t"
-            "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"
-            "ldr    %[v], [%[w], #4]\n\t"
-            "sxtb16 %[t], %[v]\n\t"
-            "sxtb16 %[v], %[v], ror #8\n\t"
-            "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"
-            "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"
-            "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"
-            "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"
-            "ldr    %[v], [%[w]], #16\n\t"
-            "sxtb16 %[t], %[v]\n\t"
-            "sxtb16 %[v], %[v], ror #8\n\t"
-            "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"
-            "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"
-            "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"
-            "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
+            EB_MM_GROUP
             "cmp    %[x], %[end]\n\t"
             "bne    1b\n\t"
             : [x] "+r"(rx), [w] "+r"(rw), [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10),

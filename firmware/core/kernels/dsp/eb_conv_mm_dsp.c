@@ -75,24 +75,6 @@ void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t 
         return;
     }
     EB_MM_CTL_SET(ctl, acc, bias, G, nblocks);
-/* one group of four elements: 15 instructions for 16 MACs (the loop's CMP/BNE
- * come once per EB_MM_REPT groups) */
-#define EB_MM_GROUP                                       \
-    "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"  \
-    "ldr    %[v], [%[w], #4]\n\t"                         \
-    "sxtb16 %[t], %[v]\n\t"                               \
-    "sxtb16 %[v], %[v], ror #8\n\t"                       \
-    "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"             \
-    "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"             \
-    "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"             \
-    "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"             \
-    "ldr    %[v], [%[w]], #16\n\t"                        \
-    "sxtb16 %[t], %[v]\n\t"                               \
-    "sxtb16 %[v], %[v], ror #8\n\t"                       \
-    "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"             \
-    "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"             \
-    "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"             \
-    "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
 /* the whole loop nest with the inner loop unrolled REPT times (G % REPT == 0):
  * REPT groups, then one CMP/BNE */
 #define EB_MM_BLOCKS_ASM(REPT)                                                                                  \
@@ -139,7 +121,6 @@ void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t 
         EB_MM_BLOCKS_ASM(1);
     }
 #undef EB_MM_BLOCKS_ASM
-#undef EB_MM_GROUP
 }
 
 /* The filter widened once per layer into RAM (when it fits the scratch): for each
