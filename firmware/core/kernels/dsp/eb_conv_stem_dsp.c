@@ -31,6 +31,20 @@
 #include <string.h>
 #include "eb_conv_dsp.h"
 
+/* What eb_stem10_pairs and eb_stem3_pairs share: the registers both pin alike (r6 the
+ * output, r7/r8 channel a's sums (px0, px1), r9/r10 channel b's, r2-r5 the four words
+ * of x of a group, then m, hc, e, OC), and one output's requantisation into T: sum S,
+ * constants m (x0e), hc (x0o), e (x1e). */
+#define EB_STEM_PINS                                                                              \
+    register int8_t *ro __asm__("r6") = out;                                                      \
+    register int32_t a00 __asm__("r7"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10"); \
+    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5")
+#define EB_STEM_RQ(T, S)                                   \
+    "add    %[" T "], %[x0o], %[" S "], asr #31\n\t"      \
+    "smmlar %[" T "], %[" S "], %[x0e], %[" T "]\n\t"     \
+    "asr    %[" T "], %[" T "], %[x1e]\n\t"               \
+    "ssat   %[" T "], #8, %[" T "]\n\t"
+
 /* One field: KH runs of ngr groups (4*ngr bytes) at s, rs bytes apart, widened into
  * slot words d[0], d[1], d += 4 per group; with dbl, every int16 lane doubled (SADD16
  * of the word with itself: 2x in [-256, 254] is exact in a lane). */
@@ -94,16 +108,8 @@ static EB_NOINLINE void eb_stem10_pairs(const uint32_t *xq, const int8_t *w, con
     register const uint32_t *rx __asm__("r0") = xq;
     register const uint32_t *rt __asm__("r1") = tab;
     register const int8_t *rw __asm__("lr") = w;
-    register int8_t *ro __asm__("r6") = out;
-    register int32_t a00 __asm__("r7"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
-    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
+    EB_STEM_PINS;
     register uint32_t v __asm__("r11"), t __asm__("r12");
-/* one output: sum s, constants m (x0e), hc (x0o), e (x1e) */
-#define EB_S10_RQ(s)                                  \
-    "add    %[t], %[x0o], %[" s "], asr #31\n\t"      \
-    "smmlar %[t], %[" s "], %[x0e], %[t]\n\t"         \
-    "asr    %[t], %[t], %[x1e]\n\t"                   \
-    "ssat   %[t], #8, %[t]\n\t"
     __asm__ volatile(
         "1:\n\t"
         "ldrd   %[a00], %[a10], [%[tab]], #8\n\t"
@@ -114,15 +120,15 @@ static EB_NOINLINE void eb_stem10_pairs(const uint32_t *xq, const int8_t *w, con
         ".endr\n\t"
         "sub    %[x], %[x], #160\n\t"
         "ldmia  %[tab]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"            /* m, hc, e, OC of a */
-        EB_S10_RQ("a01")
+        EB_STEM_RQ("t", "a01")
         "strb   %[t], [%[o], %[x1o]]\n\t"
-        EB_S10_RQ("a00")
+        EB_STEM_RQ("t", "a00")
         "strb   %[t], [%[o]], #1\n\t"
         "ldmia  %[tab]!, {%[x0e], %[x0o], %[x1e], %[x1o], %[v]}\n\t"      /* m, hc, e, OC of b, wstep */
         "add    %[w], %[w], %[v]\n\t"
-        EB_S10_RQ("a11")
+        EB_STEM_RQ("t", "a11")
         "strb   %[t], [%[o], %[x1o]]\n\t"
-        EB_S10_RQ("a10")
+        EB_STEM_RQ("t", "a10")
         "strb   %[t], [%[o]], #1\n\t"
         "tst    %[x1e], #256\n\t"
         "beq    1b\n\t"
@@ -131,7 +137,6 @@ static EB_NOINLINE void eb_stem10_pairs(const uint32_t *xq, const int8_t *w, con
           [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)
         :
         : "cc", "memory");
-#undef EB_S10_RQ
 }
 
 /* eb_stem10_pairs' table from eb_requant_table2's {m, hc, e} (rq) for OC channels
@@ -287,16 +292,8 @@ static EB_NOINLINE void eb_stem3_pairs(const uint32_t *xq, const uint32_t *tab, 
     register const uint32_t *rx __asm__("r0") = xq;
     register const uint32_t *rend __asm__("r1") = tend;
     register const uint32_t *rt __asm__("lr") = tab;
-    register int8_t *ro __asm__("r6") = out;
-    register int32_t a00 __asm__("r7"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
-    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
+    EB_STEM_PINS;
     register uint32_t wa __asm__("r11"), wb __asm__("r12");
-/* one output: sum s, constants m (x0e), hc (x0o), e (x1e) */
-#define EB_S3_RQ(s)                                   \
-    "add    %[wa], %[x0o], %[" s "], asr #31\n\t"     \
-    "smmlar %[wa], %[" s "], %[x0e], %[wa]\n\t"       \
-    "asr    %[wa], %[wa], %[x1e]\n\t"                 \
-    "ssat   %[wa], #8, %[wa]\n\t"
     __asm__ volatile(
         "1:\n\t"
         "ldrd   %[a00], %[a10], [%[t]], #8\n\t"
@@ -317,14 +314,14 @@ static EB_NOINLINE void eb_stem3_pairs(const uint32_t *xq, const uint32_t *tab, 
         ".endr\n\t"
         "sub    %[x], %[x], #112\n\t"
         "ldmia  %[t]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"     /* m, hc, e, OC of a */
-        EB_S3_RQ("a01")
+        EB_STEM_RQ("wa", "a01")
         "strb   %[wa], [%[o], %[x1o]]\n\t"
-        EB_S3_RQ("a00")
+        EB_STEM_RQ("wa", "a00")
         "strb   %[wa], [%[o]], #1\n\t"
         "ldmia  %[t]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"     /* m, hc, e, OC of b */
-        EB_S3_RQ("a11")
+        EB_STEM_RQ("wa", "a11")
         "strb   %[wa], [%[o], %[x1o]]\n\t"
-        EB_S3_RQ("a10")
+        EB_STEM_RQ("wa", "a10")
         "strb   %[wa], [%[o]], #1\n\t"
         "cmp    %[t], %[end]\n\t"
         "bne    1b\n\t"
@@ -333,7 +330,6 @@ static EB_NOINLINE void eb_stem3_pairs(const uint32_t *xq, const uint32_t *tab, 
           [wa] "=&r"(wa), [wb] "=&r"(wb)
         : [end] "r"(rend)
         : "cc", "memory");
-#undef EB_S3_RQ
 }
 
 /* Four int8 at s widened into slot words d[0], d[1] */
