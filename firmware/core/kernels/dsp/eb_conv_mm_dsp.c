@@ -53,6 +53,20 @@ typedef struct {
     "str    %[t], [%[c]]\n\t"                             \
     "ldr    %[t], [%[c], #8]\n\t"                         \
     "sub    %[x], %[x], %[t]\n\t"
+/* the inner loop at label L: REPT groups (GROUP), then one CMP/BNE; and the count of
+ * pairs (or blocks) left, ctl.left, down by one, back to label 2 while some are left */
+#define EB_MM_INNER(L, REPT, GROUP)                       \
+    L ":\n\t"                                             \
+    ".rept " #REPT "\n\t"                                 \
+    GROUP                                                 \
+    ".endr\n\t"                                           \
+    "cmp    %[x], %[end]\n\t"                             \
+    "bne    " L "b\n\t"
+#define EB_MM_PAIRS_LEFT                                  \
+    "ldr    %[t], [%[c], #12]\n\t"                        \
+    "subs   %[t], %[t], #1\n\t"                           \
+    "str    %[t], [%[c], #12]\n\t"                        \
+    "bne    2b\n\t"
 #define EB_MM_OPERANDS                                                                                    \
     : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), \
       [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)   \
@@ -81,28 +95,15 @@ void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t 
     __asm__ volatile(                                                                                           \
         "2:\n\t"                                                                                                \
         EB_MM_PAIR_INIT                                                                                         \
-        "1:\n\t"                                                                                                \
-        ".rept " #REPT "\n\t"                                                                                   \
-        EB_MM_GROUP                                                                                             \
-        ".endr\n\t"                                                                                             \
-        "cmp    %[x], %[end]\n\t"                                                                               \
-        "bne    1b\n\t"                                                                                         \
+        EB_MM_INNER("1", REPT, EB_MM_GROUP)                                                                     \
         EB_MM_PAIR_STORE                                                                                        \
         "sub    %[w], %[w], %[t]\n\t"          /* row u+2: back to the block, 8 bytes in */                     \
         "add    %[w], %[w], #8\n\t"                                                                             \
         EB_MM_PAIR_INIT                                                                                         \
-        "3:\n\t"                                                                                                \
-        ".rept " #REPT "\n\t"                                                                                   \
-        EB_MM_GROUP                                                                                             \
-        ".endr\n\t"                                                                                             \
-        "cmp    %[x], %[end]\n\t"                                                                               \
-        "bne    3b\n\t"                                                                                         \
+        EB_MM_INNER("3", REPT, EB_MM_GROUP)                                                                     \
         EB_MM_PAIR_STORE                                                                                        \
         "sub    %[w], %[w], #8\n\t"            /* the next block */                                             \
-        "ldr    %[t], [%[c], #12]\n\t"                                                                          \
-        "subs   %[t], %[t], #1\n\t"                                                                             \
-        "str    %[t], [%[c], #12]\n\t"                                                                          \
-        "bne    2b\n\t"                                                                                         \
+        EB_MM_PAIRS_LEFT                                                                                        \
         EB_MM_OPERANDS)
     /* unrolled by a divisor of G (4, 5 - a 10x4 one-channel stem -, 7 - a 3x3
      * three-channel stem padded to 28 - or 2): 15 instructions per 16 MACs plus the
@@ -174,17 +175,9 @@ void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, const u
     __asm__ volatile(                                                                                           \
         "2:\n\t"                                                                                                \
         EB_MM_PAIR_INIT                                                                                         \
-        "1:\n\t"                                                                                                \
-        ".rept " #REPT "\n\t"                                                                                   \
-        EB_MW_GROUP                                                                                             \
-        ".endr\n\t"                                                                                             \
-        "cmp    %[x], %[end]\n\t"                                                                               \
-        "bne    1b\n\t"                                                                                         \
+        EB_MM_INNER("1", REPT, EB_MW_GROUP)                                                                     \
         EB_MM_PAIR_STORE                                                                                        \
-        "ldr    %[t], [%[c], #12]\n\t"                                                                          \
-        "subs   %[t], %[t], #1\n\t"                                                                             \
-        "str    %[t], [%[c], #12]\n\t"                                                                          \
-        "bne    2b\n\t"                                                                                         \
+        EB_MM_PAIRS_LEFT                                                                                        \
         EB_MM_OPERANDS)
     /* unrolled by a divisor of G as eb_mm_blocks (7: a 3x3 three-channel stem padded to 28) */
     if ((G & 3) == 0) {
@@ -204,6 +197,8 @@ void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, const u
 #undef EB_MM_PAIR_INIT
 #undef EB_MM_PAIR_STORE
 #undef EB_MM_OPERANDS
+#undef EB_MM_INNER
+#undef EB_MM_PAIRS_LEFT
 
 /* eb_conv_requant_tbl with eb_rq_mul2 on the doubled sums (table of
  * eb_requant_table2): 16 instructions per channel for both pixels, and the
