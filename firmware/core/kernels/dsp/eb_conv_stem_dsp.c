@@ -332,30 +332,6 @@ static EB_NOINLINE void eb_stem3_pairs(const uint32_t *xq, const uint32_t *tab, 
         : "cc", "memory");
 }
 
-/* Four int8 at s widened into slot words d[0], d[1] */
-static EB_ALWAYS_INLINE void eb_stem3_word(uint32_t v, uint32_t *d)
-{
-    d[0] = (uint32_t)eb_sx02(v);
-    d[1] = (uint32_t)eb_sx13(v);
-}
-
-/* The field of a window inside the input in the by-rows order, widened straight from
- * its three input rows (s0: the first, rs bytes apart) into slot words d: two words a
- * row, the rows' ninth values as bytes 0-2 of the seventh group (byte 3 meets a zero
- * weight). */
-static EB_ALWAYS_INLINE void eb_stem3_inside(const int8_t *s0, int32_t rs, uint32_t *d)
-{
-    const int8_t *const s1 = s0 + rs, *const s2 = s1 + rs;
-    eb_stem3_word(eb_ldw(s0), d);
-    eb_stem3_word(eb_ldw(s0 + 4), d + 4);
-    eb_stem3_word(eb_ldw(s1), d + 8);
-    eb_stem3_word(eb_ldw(s1 + 4), d + 12);
-    eb_stem3_word(eb_ldw(s2), d + 16);
-    eb_stem3_word(eb_ldw(s2 + 4), d + 20);
-    eb_stem3_word((uint32_t)(uint8_t)s0[8] | ((uint32_t)(uint8_t)s1[8] << 8) | ((uint32_t)(uint8_t)s2[8] << 16),
-                  d + 24);
-}
-
 /* The field of a window that reaches the padding (at iy0, ix0): gathered in the by-rows
  * order with the zero point pad into col (28 bytes, col[27] == 0), then widened. */
 static EB_NOINLINE void eb_stem3_border(const eb_conv_params *p, const int8_t *in_b, int32_t iy0, int32_t ix0,
@@ -384,7 +360,7 @@ static EB_NOINLINE void eb_stem3_border(const eb_conv_params *p, const int8_t *i
         col[24 + ky] = t[8];
     }
     for (i = 0; i < 7; i++) {
-        eb_stem3_word(eb_ldw(col + 4 * i), d + 4 * i);
+        eb_widen_word(eb_ldw(col + 4 * i), d + 4 * i);
     }
 }
 
