@@ -44,6 +44,17 @@
     "smmlar %[" T "], %[" S "], %[x0e], %[" T "]\n\t"     \
     "asr    %[" T "], %[" T "], %[x1e]\n\t"               \
     "ssat   %[" T "], #8, %[" T "]\n\t"
+/* a channel's two outputs (sums S1 of px1, S0 of px0) into T, px1's at o + OC (x1o) */
+#define EB_STEM_OUT2(T, S1, S0)                            \
+    EB_STEM_RQ(T, S1)                                      \
+    "strb   %[" T "], [%[o], %[x1o]]\n\t"                 \
+    EB_STEM_RQ(T, S0)                                      \
+    "strb   %[" T "], [%[o]], #1\n\t"
+/* a channel pair's four sums started from its two doubled biases at TAB */
+#define EB_STEM_START(TAB)                                 \
+    "ldrd   %[a00], %[a10], [%[" TAB "]], #8\n\t"         \
+    "mov    %[a01], %[a00]\n\t"                           \
+    "mov    %[a11], %[a10]\n\t"
 
 /* One field: KH runs of ngr groups (4*ngr bytes) at s, rs bytes apart, widened into
  * slot words d[0], d[1], d += 4 per group; with dbl, every int16 lane doubled (SADD16
@@ -112,24 +123,16 @@ static EB_NOINLINE void eb_stem10_pairs(const uint32_t *xq, const int8_t *w, con
     register uint32_t v __asm__("r11"), t __asm__("r12");
     __asm__ volatile(
         "1:\n\t"
-        "ldrd   %[a00], %[a10], [%[tab]], #8\n\t"
-        "mov    %[a01], %[a00]\n\t"
-        "mov    %[a11], %[a10]\n\t"
+        EB_STEM_START("tab")
         ".rept 10\n\t"
         EB_MM_GROUP
         ".endr\n\t"
         "sub    %[x], %[x], #160\n\t"
         "ldmia  %[tab]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"            /* m, hc, e, OC of a */
-        EB_STEM_RQ("t", "a01")
-        "strb   %[t], [%[o], %[x1o]]\n\t"
-        EB_STEM_RQ("t", "a00")
-        "strb   %[t], [%[o]], #1\n\t"
+        EB_STEM_OUT2("t", "a01", "a00")
         "ldmia  %[tab]!, {%[x0e], %[x0o], %[x1e], %[x1o], %[v]}\n\t"      /* m, hc, e, OC of b, wstep */
         "add    %[w], %[w], %[v]\n\t"
-        EB_STEM_RQ("t", "a11")
-        "strb   %[t], [%[o], %[x1o]]\n\t"
-        EB_STEM_RQ("t", "a10")
-        "strb   %[t], [%[o]], #1\n\t"
+        EB_STEM_OUT2("t", "a11", "a10")
         "tst    %[x1e], #256\n\t"
         "beq    1b\n\t"
         : [x] "+r"(rx), [tab] "+r"(rt), [w] "+r"(rw), [o] "+r"(ro), [a00] "=&r"(a00), [a01] "=&r"(a01),
@@ -296,9 +299,7 @@ static EB_NOINLINE void eb_stem3_pairs(const uint32_t *xq, const uint32_t *tab, 
     register uint32_t wa __asm__("r11"), wb __asm__("r12");
     __asm__ volatile(
         "1:\n\t"
-        "ldrd   %[a00], %[a10], [%[t]], #8\n\t"
-        "mov    %[a01], %[a00]\n\t"
-        "mov    %[a11], %[a10]\n\t"
+        EB_STEM_START("t")
         ".rept 7\n\t"
         "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"
         "ldrd   %[wa], %[wb], [%[t]], #8\n\t"
@@ -314,15 +315,9 @@ static EB_NOINLINE void eb_stem3_pairs(const uint32_t *xq, const uint32_t *tab, 
         ".endr\n\t"
         "sub    %[x], %[x], #112\n\t"
         "ldmia  %[t]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"     /* m, hc, e, OC of a */
-        EB_STEM_RQ("wa", "a01")
-        "strb   %[wa], [%[o], %[x1o]]\n\t"
-        EB_STEM_RQ("wa", "a00")
-        "strb   %[wa], [%[o]], #1\n\t"
+        EB_STEM_OUT2("wa", "a01", "a00")
         "ldmia  %[t]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"     /* m, hc, e, OC of b */
-        EB_STEM_RQ("wa", "a11")
-        "strb   %[wa], [%[o], %[x1o]]\n\t"
-        EB_STEM_RQ("wa", "a10")
-        "strb   %[wa], [%[o]], #1\n\t"
+        EB_STEM_OUT2("wa", "a11", "a10")
         "cmp    %[t], %[end]\n\t"
         "bne    1b\n\t"
         : [x] "+r"(rx), [t] "+r"(rt), [o] "+r"(ro), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10),
