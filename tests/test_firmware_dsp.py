@@ -391,27 +391,12 @@ def firmware(request, tmp_path_factory) -> tuple:
     return port, out / "eb-firmware.elf"
 
 
-def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
+def assert_bit_exact_on_qemu(port, elf, names, jobs, blobs, refs) -> None:
+    """Every model (blob) on the firmware under QEMU, each input row of its job against the
+    final output of its reference run; the references must not be degenerate."""
     from edgebench.mcu.protocol import DutClient
     from edgebench.mcu.qemu import QemuBoard
 
-    port, elf = firmware
-    rng = np.random.default_rng(2024)
-    jobs, blobs = [], []
-    names = [*CASES, *FC_CASES, *POOL_CASES]
-    for name in names:
-        shape = CASES.get(name) or FC_CASES.get(name) or POOL_CASES[name]
-        # the stem cases draw from seeds of their own: the other cases' models and inputs stay
-        # those of the shared sequence
-        r = np.random.default_rng(list(CASES).index(name) + 71) if name.startswith("stem") else rng
-        model, n_in = _model(r, name)
-        path = tmp_path / f"{name}.tflite"
-        path.write_bytes(model)
-        x = r.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
-        x[0] = -128 if shape.get("in_z", 0) > 0 else 127    # the far end from the zero point
-        jobs.append((path, x))
-        blobs.append(convert(path))
-    refs = run_reference(jobs, tmp_path / "ref")
     failures = []
     with QemuBoard(port, elf, icount_shift=0) as board:
         client = DutClient(board.pty_path, timeout_s=30, name=port)
@@ -434,6 +419,27 @@ def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
     for name, (outs, sizes, _ops) in zip(names, refs):
         assert len(np.unique(outs[:, -sizes[-1]:])) > 8, f"{name}: reference output nearly constant"
     assert not failures, "; ".join(failures)
+
+
+def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
+    port, elf = firmware
+    rng = np.random.default_rng(2024)
+    jobs, blobs = [], []
+    names = [*CASES, *FC_CASES, *POOL_CASES]
+    for name in names:
+        shape = CASES.get(name) or FC_CASES.get(name) or POOL_CASES[name]
+        # the stem cases draw from seeds of their own: the other cases' models and inputs stay
+        # those of the shared sequence
+        r = np.random.default_rng(list(CASES).index(name) + 71) if name.startswith("stem") else rng
+        model, n_in = _model(r, name)
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(model)
+        x = r.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
+        x[0] = -128 if shape.get("in_z", 0) > 0 else 127    # the far end from the zero point
+        jobs.append((path, x))
+        blobs.append(convert(path))
+    refs = run_reference(jobs, tmp_path / "ref")
+    assert_bit_exact_on_qemu(port, elf, names, jobs, blobs, refs)
 
 
 def test_fit_check_counts_the_dsp_scratch_of_the_firmware():

@@ -19,7 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_firmware_dsp import N_INPUTS, _conv_model, firmware  # noqa: F401  (firmware: the fixture)
+from test_firmware_dsp import (  # noqa: F401  (firmware: the fixture)
+    N_INPUTS,
+    _conv_model,
+    assert_bit_exact_on_qemu,
+    firmware,
+)
 from test_firmware_engine import TinyModel, run_reference
 
 from edgebench.mcu import convert
@@ -107,9 +112,6 @@ def _model(rng, name):
 
 
 def test_pointwise_bit_exact_on_qemu(firmware, tmp_path):  # noqa: F811  (the imported fixture)
-    from edgebench.mcu.protocol import DutClient
-    from edgebench.mcu.qemu import QemuBoard
-
     port, elf = firmware
     rng = np.random.default_rng(1931)
     jobs, blobs = [], []
@@ -122,24 +124,4 @@ def test_pointwise_bit_exact_on_qemu(firmware, tmp_path):  # noqa: F811  (the im
         jobs.append((path, x))
         blobs.append(convert(path))
     refs = run_reference(jobs, tmp_path / "ref")
-    failures = []
-    with QemuBoard(port, elf, icount_shift=0) as board:
-        client = DutClient(board.pty_path, timeout_s=30, name=port)
-        try:
-            client.sync()
-            for name, (_path, x), blob, (outs, sizes, _ops) in zip(CASES, jobs, blobs, refs):
-                client.upload("model", blob.data)
-                client.load_model()
-                final = outs[:, -sizes[-1]:]
-                for i, row in enumerate(x):
-                    client.upload("input", row.tobytes())
-                    client.eb_infer(1)
-                    dev = np.frombuffer(client.output(), dtype=np.int8)
-                    if dev.shape != final[i].shape or np.any(dev != final[i]):
-                        diff = int(np.count_nonzero(dev != final[i])) if dev.shape == final[i].shape else -1
-                        failures.append(f"{port} {name} input {i}: {diff} of {final[i].size} bytes differ")
-        finally:
-            client.close()
-    for name, (outs, sizes, _ops) in zip(CASES, refs):
-        assert len(np.unique(outs[:, -sizes[-1]:])) > 8, f"{name}: reference output nearly constant"
-    assert not failures, "; ".join(failures)
+    assert_bit_exact_on_qemu(port, elf, list(CASES), jobs, blobs, refs)
