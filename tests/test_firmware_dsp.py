@@ -391,6 +391,23 @@ def firmware(request, tmp_path_factory) -> tuple:
     return port, out / "eb-firmware.elf"
 
 
+def build_jobs(names, shape_of, make, rng_of, tmp_path) -> tuple[list, list]:
+    """Per name its model (make(rng, name) -> (tflite bytes, input size), written to tmp_path)
+    and N_INPUTS random int8 inputs from the same rng (rng_of(name)), the first at the far end
+    from the input zero point (shape_of(name)["in_z"]): the (path, inputs) jobs and the blobs."""
+    jobs, blobs = [], []
+    for name in names:
+        r = rng_of(name)
+        model, n_in = make(r, name)
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(model)
+        x = r.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
+        x[0] = -128 if shape_of(name).get("in_z", 0) > 0 else 127    # the far end from the zero point
+        jobs.append((path, x))
+        blobs.append(convert(path))
+    return jobs, blobs
+
+
 def assert_bit_exact_on_qemu(port, elf, names, jobs, blobs, refs) -> None:
     """Every model (blob) on the firmware under QEMU, each input row of its job against the
     final output of its reference run; the references must not be degenerate."""
@@ -424,20 +441,16 @@ def assert_bit_exact_on_qemu(port, elf, names, jobs, blobs, refs) -> None:
 def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
     port, elf = firmware
     rng = np.random.default_rng(2024)
-    jobs, blobs = [], []
     names = [*CASES, *FC_CASES, *POOL_CASES]
-    for name in names:
-        shape = CASES.get(name) or FC_CASES.get(name) or POOL_CASES[name]
-        # the stem cases draw from seeds of their own: the other cases' models and inputs stay
-        # those of the shared sequence
-        r = np.random.default_rng(list(CASES).index(name) + 71) if name.startswith("stem") else rng
-        model, n_in = _model(r, name)
-        path = tmp_path / f"{name}.tflite"
-        path.write_bytes(model)
-        x = r.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
-        x[0] = -128 if shape.get("in_z", 0) > 0 else 127    # the far end from the zero point
-        jobs.append((path, x))
-        blobs.append(convert(path))
+    # the stem cases draw from seeds of their own: the other cases' models and inputs stay
+    # those of the shared sequence
+    jobs, blobs = build_jobs(
+        names,
+        lambda name: CASES.get(name) or FC_CASES.get(name) or POOL_CASES[name],
+        _model,
+        lambda name: np.random.default_rng(list(CASES).index(name) + 71) if name.startswith("stem") else rng,
+        tmp_path,
+    )
     refs = run_reference(jobs, tmp_path / "ref")
     assert_bit_exact_on_qemu(port, elf, names, jobs, blobs, refs)
 

@@ -20,14 +20,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_firmware_dsp import (  # noqa: F401  (firmware: the fixture)
-    N_INPUTS,
     _conv_model,
     assert_bit_exact_on_qemu,
+    build_jobs,
     firmware,
 )
 from test_firmware_engine import TinyModel, run_reference
-
-from edgebench.mcu import convert
 
 pytestmark = pytest.mark.slow
 
@@ -114,14 +112,6 @@ def _model(rng, name):
 def test_pointwise_bit_exact_on_qemu(firmware, tmp_path):  # noqa: F811  (the imported fixture)
     port, elf = firmware
     rng = np.random.default_rng(1931)
-    jobs, blobs = [], []
-    for name, shape in CASES.items():
-        model, n_in = _model(rng, name)
-        path = tmp_path / f"{name}.tflite"
-        path.write_bytes(model)
-        x = rng.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
-        x[0] = -128 if shape.get("in_z", 0) > 0 else 127    # the far end from the zero point
-        jobs.append((path, x))
-        blobs.append(convert(path))
+    jobs, blobs = build_jobs(CASES, CASES.get, _model, lambda _name: rng, tmp_path)
     refs = run_reference(jobs, tmp_path / "ref")
     assert_bit_exact_on_qemu(port, elf, list(CASES), jobs, blobs, refs)
