@@ -294,6 +294,20 @@ def _pool_model(rng, *, h, w, c, kh, kw, sh, sw, same, in_z, act):
     return g.build([x], [y]), h * w * c
 
 
+def _dead_conv_graph(g, h, w, c, in_s, in_z, wq, ws, bias, out_s, padding):
+    """The stride-1 CONV_2D of the dead-channel models on g (filter wq with per-channel scales ws,
+    bias, output zero point 3): (the model, its input size)."""
+    oc = len(wq)
+    x = g.tensor((1, h, w, c), scale=in_s, zp=in_z)
+    wt = g.tensor(wq.shape, scale=ws, zp=np.zeros(oc, int), data=wq, axis=0)
+    bt = g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(oc, int), data=bias)
+    y = g.tensor((1, h, w, oc), scale=out_s, zp=3)
+    g.op("CONV_2D", [x, wt, bt], [y], g.options("Conv2DOptions", padding=padding, strideH=1, strideW=1,
+                                                 dilationHFactor=1, dilationWFactor=1,
+                                                 fusedActivationFunction=0))
+    return g.build([x], [y]), h * w * c
+
+
 def _dead_channels_model(rng, *, h, w, c, oc, kh, kw, in_z, dead):
     """A 1x1-style CONV_2D whose channels 1, 4-7 and 11 are dead (zero weights, scale 1e-10, bias
     2^30) and whose channel 9 rescales by about 0.3 (shift -1: outside the table's case; weights
@@ -311,14 +325,7 @@ def _dead_channels_model(rng, *, h, w, c, oc, kh, kw, in_z, dead):
     wq[9] = np.resize(np.array([1, -1], np.int8), wq[9].shape)    # a zero sum: no offset term
     ws[9] = 0.3 * out_s / in_s
     bias[9] = 0
-    x = g.tensor((1, h, w, c), scale=in_s, zp=in_z)
-    wt = g.tensor(wq.shape, scale=ws, zp=np.zeros(oc, int), data=wq, axis=0)
-    bt = g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(oc, int), data=bias)
-    y = g.tensor((1, h, w, oc), scale=out_s, zp=3)
-    g.op("CONV_2D", [x, wt, bt], [y], g.options("Conv2DOptions", padding=0, strideH=1, strideW=1,
-                                                 dilationHFactor=1, dilationWFactor=1,
-                                                 fusedActivationFunction=0))
-    return g.build([x], [y]), h * w * c
+    return _dead_conv_graph(g, h, w, c, in_s, in_z, wq, ws, bias, out_s, padding=0)
 
 
 def _dead_dw_model(rng, *, h, w, c, sh, in_z, **_):

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from test_firmware_dsp import (  # noqa: F401  (firmware: the fixture)
     _conv_model,
+    _dead_conv_graph,
     assert_bit_exact_on_qemu,
     build_jobs,
     firmware,
@@ -92,14 +93,7 @@ def _dead_model(rng, *, h, w, c, oc, in_z, **_):
     wq[2] = np.resize(np.array([-128, 0], np.int8), wq[2].shape)
     ws[2] = 0.3 * out_s / in_s          # in_z 0: its sums 1000 - 128 * sum(even x) saturate to
     bias[2] = 1000                      # -128 or 127 by the input, not a constant
-    x = g.tensor((1, h, w, c), scale=in_s, zp=in_z)
-    wt = g.tensor(wq.shape, scale=ws, zp=np.zeros(oc, int), data=wq, axis=0)
-    bt = g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(oc, int), data=bias)
-    y = g.tensor((1, h, w, oc), scale=out_s, zp=3)
-    g.op("CONV_2D", [x, wt, bt], [y], g.options("Conv2DOptions", padding=1, strideH=1, strideW=1,
-                                                 dilationHFactor=1, dilationWFactor=1,
-                                                 fusedActivationFunction=0))
-    return g.build([x], [y]), h * w * c
+    return _dead_conv_graph(g, h, w, c, in_s, in_z, wq, ws, bias, out_s, padding=1)
 
 
 def _model(rng, name):
