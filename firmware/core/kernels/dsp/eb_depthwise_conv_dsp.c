@@ -141,12 +141,6 @@ static void eb_dw_lines3(const int16_t *x, const uint32_t *w, int32_t rs, int32_
  * 18 MACs instead of 21 (KWS's lines of 25 along H). Same register plan as
  * eb_dw_lines3 with Y (lr) in place of rs. */
 #define EB_DW_W32 32
-#define EB_DW_W32_ROW(OFS, P, Q, A0IN, A1IN)                  \
-    "ldrd   %[X], %[Y], [%[x], " OFS "]\n\t"                  \
-    "smlad  %[a0], %[X], %[" P "], %[" A0IN "]\n\t"          \
-    "smlatb %[a1], %[X], %[" P "], %[" A1IN "]\n\t"          \
-    "smlabt %[a0], %[Y], %[" Q "], %[a0]\n\t"                \
-    "smlad  %[a1], %[Y], %[" Q "], %[a1]\n\t"
 static void eb_dw_lines3_w32(const int16_t *x, const uint32_t *w, int32_t lp2, int32_t *acc)
 {
     register const int16_t *xp __asm__("r0") = x;
@@ -154,8 +148,8 @@ static void eb_dw_lines3_w32(const int16_t *x, const uint32_t *w, int32_t lp2, i
     register uint32_t Y __asm__("r1");
     __asm__ volatile(
         "1:\n\t"
-        EB_DW_W32_ROW("#64", "p1", "q1", "b2", "b2")
-        EB_DW_W32_ROW("#128", "p2", "q2", "a0", "a1")
+        EB_DW_ROW_LDRD("#64", "p1", "q1", "b2", "b2")
+        EB_DW_ROW_LDRD("#128", "p2", "q2", "a0", "a1")
         "ldrd   %[X], %[Y], [%[x]], #4\n\t"
         "smlad  %[a0], %[X], %[p0], %[a0]\n\t"
         "smlatb %[a1], %[X], %[p0], %[a1]\n\t"
@@ -168,7 +162,6 @@ static void eb_dw_lines3_w32(const int16_t *x, const uint32_t *w, int32_t lp2, i
           [ctl] "i"(&eb_dw_ctl)
         : "cc", "memory");
 }
-#undef EB_DW_W32_ROW
 
 /* eb_dw_lines3 with stride 2 along the line: output j reads line positions 2j,
  * 2j + 1, 2j + 2, so x[2j..2j+1] is one word of the widened line:
