@@ -294,17 +294,30 @@ def _pool_model(rng, *, h, w, c, kh, kw, sh, sw, same, in_z, act):
     return g.build([x], [y]), h * w * c
 
 
-def _dead_channels_model(rng, *, h, w, c, oc, kh, kw, in_z, dead, dead_channels=(1, 4, 5, 6, 7, 11), edit=None):
-    """A 1x1-style CONV_2D whose channels 1, 4-7 and 11 (dead_channels) are dead (zero weights,
-    scale 1e-10, bias 2^30) and whose channel 9 rescales by about 0.3 (shift -1: outside the table's
-    case; weights of alternating sign and no bias keep its outputs inside int8); edit(wq, ws, bias,
-    in_s, out_s) changes more channels in place before the model is built."""
+def _dead_conv_graph(g, h, w, c, in_s, in_z, wq, ws, bias, out_s, padding):
+    """The stride-1 CONV_2D of the dead-channel models on g (filter wq with per-channel scales ws,
+    bias, output zero point 3): (the model, its input size)."""
+    oc = len(wq)
+    x = g.tensor((1, h, w, c), scale=in_s, zp=in_z)
+    wt = g.tensor(wq.shape, scale=ws, zp=np.zeros(oc, int), data=wq, axis=0)
+    bt = g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(oc, int), data=bias)
+    y = g.tensor((1, h, w, oc), scale=out_s, zp=3)
+    g.op("CONV_2D", [x, wt, bt], [y], g.options("Conv2DOptions", padding=padding, strideH=1, strideW=1,
+                                                 dilationHFactor=1, dilationWFactor=1,
+                                                 fusedActivationFunction=0))
+    return g.build([x], [y]), h * w * c
+
+
+def _dead_channels_model(rng, *, h, w, c, oc, kh, kw, in_z, dead):
+    """A 1x1-style CONV_2D whose channels 1, 4-7 and 11 are dead (zero weights, scale 1e-10, bias
+    2^30) and whose channel 9 rescales by about 0.3 (shift -1: outside the table's case; weights
+    of alternating sign and no bias keep its outputs inside int8)."""
     g = TinyModel()
     in_s = 0.05
     ws = np.full(oc, 0.01)
     wq = rng.integers(-127, 128, size=(oc, kh, kw, c)).astype(np.int8)
     bias = rng.integers(-3000, 3000, size=oc).astype(np.int32)
-    for u in dead_channels:
+    for u in (1, 4, 5, 6, 7, 11):
         wq[u] = 0
         ws[u] = 1e-10
         bias[u] = 1 << 30
@@ -312,16 +325,7 @@ def _dead_channels_model(rng, *, h, w, c, oc, kh, kw, in_z, dead, dead_channels=
     wq[9] = np.resize(np.array([1, -1], np.int8), wq[9].shape)    # a zero sum: no offset term
     ws[9] = 0.3 * out_s / in_s
     bias[9] = 0
-    if edit:
-        edit(wq, ws, bias, in_s, out_s)
-    x = g.tensor((1, h, w, c), scale=in_s, zp=in_z)
-    wt = g.tensor(wq.shape, scale=ws, zp=np.zeros(oc, int), data=wq, axis=0)
-    bt = g.tensor((oc,), "int32", scale=in_s * ws, zp=np.zeros(oc, int), data=bias)
-    y = g.tensor((1, h, w, oc), scale=out_s, zp=3)
-    g.op("CONV_2D", [x, wt, bt], [y], g.options("Conv2DOptions", padding=0, strideH=1, strideW=1,
-                                                 dilationHFactor=1, dilationWFactor=1,
-                                                 fusedActivationFunction=0))
-    return g.build([x], [y]), h * w * c
+    return _dead_conv_graph(g, h, w, c, in_s, in_z, wq, ws, bias, out_s, padding=0)
 
 
 def _dead_dw_model(rng, *, h, w, c, sh, in_z, **_):
@@ -394,25 +398,29 @@ def firmware(request, tmp_path_factory) -> tuple:
     return port, out / "eb-firmware.elf"
 
 
-def assert_bit_exact_on_qemu(firmware: tuple, tmp_path: Path, names: list, make) -> None:
-    """Each case on the QEMU board: make(name) gives (model bytes, input size, the generator to draw
-    its inputs from, input zero point), called in order (the models and inputs of a seeded sequence);
-    each input is inferred once and the final output's bytes compared with the reference kernels'; the
-    reference outputs must not be degenerate (a constant output proves little)."""
+def build_jobs(names, shape_of, make, rng_of, tmp_path) -> tuple[list, list]:
+    """Per name its model (make(rng, name) -> (tflite bytes, input size), written to tmp_path)
+    and N_INPUTS random int8 inputs from the same rng (rng_of(name)), the first at the far end
+    from the input zero point (shape_of(name)["in_z"]): the (path, inputs) jobs and the blobs."""
     jobs, blobs = [], []
     for name in names:
-        model, n_in, r, in_z = make(name)
+        r = rng_of(name)
+        model, n_in = make(r, name)
         path = tmp_path / f"{name}.tflite"
         path.write_bytes(model)
         x = r.integers(-128, 128, size=(N_INPUTS, n_in)).astype(np.int8)
-        x[0] = -128 if in_z > 0 else 127    # the far end from the zero point
+        x[0] = -128 if shape_of(name).get("in_z", 0) > 0 else 127    # the far end from the zero point
         jobs.append((path, x))
         blobs.append(convert(path))
-    refs = run_reference(jobs, tmp_path / "ref")
+    return jobs, blobs
+
+
+def assert_bit_exact_on_qemu(port, elf, names, jobs, blobs, refs) -> None:
+    """Every model (blob) on the firmware under QEMU, each input row of its job against the
+    final output of its reference run; the references must not be degenerate."""
     from edgebench.mcu.protocol import DutClient
     from edgebench.mcu.qemu import QemuBoard
 
-    port, elf = firmware
     failures = []
     with QemuBoard(port, elf, icount_shift=0) as board:
         client = DutClient(board.pty_path, timeout_s=30, name=port)
@@ -431,22 +439,27 @@ def assert_bit_exact_on_qemu(firmware: tuple, tmp_path: Path, names: list, make)
                         failures.append(f"{port} {name} input {i}: {diff} of {final[i].size} bytes differ")
         finally:
             client.close()
+    # the reference outputs must not be degenerate (a constant output proves little)
     for name, (outs, sizes, _ops) in zip(names, refs):
         assert len(np.unique(outs[:, -sizes[-1]:])) > 8, f"{name}: reference output nearly constant"
     assert not failures, "; ".join(failures)
 
 
 def test_dsp_kernels_bit_exact_on_qemu(firmware, tmp_path):
+    port, elf = firmware
     rng = np.random.default_rng(2024)
-
-    def make(name):
-        shape = CASES.get(name) or FC_CASES.get(name) or POOL_CASES[name]
-        # the stem cases draw from seeds of their own: the other cases' models and inputs stay
-        # those of the shared sequence
-        r = np.random.default_rng(list(CASES).index(name) + 71) if name.startswith("stem") else rng
-        return (*_model(r, name), r, shape.get("in_z", 0))
-
-    assert_bit_exact_on_qemu(firmware, tmp_path, [*CASES, *FC_CASES, *POOL_CASES], make)
+    names = [*CASES, *FC_CASES, *POOL_CASES]
+    # the stem cases draw from seeds of their own: the other cases' models and inputs stay
+    # those of the shared sequence
+    jobs, blobs = build_jobs(
+        names,
+        lambda name: CASES.get(name) or FC_CASES.get(name) or POOL_CASES[name],
+        _model,
+        lambda name: np.random.default_rng(list(CASES).index(name) + 71) if name.startswith("stem") else rng,
+        tmp_path,
+    )
+    refs = run_reference(jobs, tmp_path / "ref")
+    assert_bit_exact_on_qemu(port, elf, names, jobs, blobs, refs)
 
 
 def test_fit_check_counts_the_dsp_scratch_of_the_firmware():

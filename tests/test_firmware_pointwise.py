@@ -21,10 +21,12 @@ import numpy as np
 import pytest
 from test_firmware_dsp import (  # noqa: F401  (firmware: the fixture)
     _conv_model,
-    _dead_channels_model,
+    _dead_conv_graph,
     assert_bit_exact_on_qemu,
+    build_jobs,
     firmware,
 )
+from test_firmware_engine import TinyModel, run_reference
 
 pytestmark = pytest.mark.slow
 
@@ -66,28 +68,44 @@ CASES = {
 }
 
 
-def _pointwise_edits(wq, ws, bias, in_s, out_s):
-    """Channel 2 rescales by about 0.3 with its weights -128 at the even input channels and 0 at the
-    odd ones: biased, all its stored bytes are zero, yet its outputs depend on the input; channels 3
-    and 12 have one nonzero weight, the last."""
+def _dead_model(rng, *, h, w, c, oc, in_z, **_):
+    """A 1x1 CONV_2D whose channels 1, 4-7 and 13 are dead (zero weights, scale 1e-10, bias 2^30), whose
+    channel 9 rescales by about 0.3 (shift -1: outside the table's case) and whose channel 2 also
+    does, with its weights -128 at the even input channels and 0 at the odd ones: biased, all its
+    stored bytes are zero, yet its outputs depend on the input; channels 3 and 12 have one nonzero
+    weight, the last."""
+    g = TinyModel()
+    in_s = 0.05
+    ws = np.full(oc, 0.01)
+    wq = rng.integers(-127, 128, size=(oc, 1, 1, c)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, size=oc).astype(np.int32)
+    for u in (1, 4, 5, 6, 7, 13):
+        wq[u] = 0
+        ws[u] = 1e-10
+        bias[u] = 1 << 30
+    out_s = float(np.sqrt(c) * 73 * 60 * in_s * 0.01 * 3 / 127)
+    wq[9] = np.resize(np.array([1, -1], np.int8), wq[9].shape)
+    ws[9] = 0.3 * out_s / in_s
+    bias[9] = 0
     for u in (3, 12):                   # live by their last weight only (a block row, a plain row)
         wq[u] = 0
         wq[u, 0, 0, -1] = 100
     wq[2] = np.resize(np.array([-128, 0], np.int8), wq[2].shape)
     ws[2] = 0.3 * out_s / in_s          # in_z 0: its sums 1000 - 128 * sum(even x) saturate to
     bias[2] = 1000                      # -128 or 127 by the input, not a constant
+    return _dead_conv_graph(g, h, w, c, in_s, in_z, wq, ws, bias, out_s, padding=1)
 
 
 def _model(rng, name):
     shape = dict(CASES[name])
-    if shape.get("dead"):
-        # channels 1, 4-7 and 13 dead, 9 outside the doubled-sum case, and the edits above
-        return _dead_channels_model(rng, kh=1, kw=1, dead_channels=(1, 4, 5, 6, 7, 13), edit=_pointwise_edits,
-                                    **shape)
+    if shape.pop("dead", False):
+        return _dead_model(rng, **shape)
     return _conv_model(rng, kh=1, kw=1, same=False, **shape)
 
 
 def test_pointwise_bit_exact_on_qemu(firmware, tmp_path):  # noqa: F811  (the imported fixture)
+    port, elf = firmware
     rng = np.random.default_rng(1931)
-    assert_bit_exact_on_qemu(firmware, tmp_path, list(CASES),
-                             lambda name: (*_model(rng, name), rng, CASES[name].get("in_z", 0)))
+    jobs, blobs = build_jobs(CASES, CASES.get, _model, lambda _name: rng, tmp_path)
+    refs = run_reference(jobs, tmp_path / "ref")
+    assert_bit_exact_on_qemu(port, elf, list(CASES), jobs, blobs, refs)

@@ -147,21 +147,7 @@ static void eb_mm2x2_blocked(const uint32_t *xq, int32_t G, const int8_t *wa, in
     if (G > 0) {
         __asm__ volatile(
             "1:\n\t"
-            "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"
-            "ldr    %[v], [%[w], #4]\n\t"
-            "sxtb16 %[t], %[v]\n\t"
-            "sxtb16 %[v], %[v], ror #8\n\t"
-            "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"
-            "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"
-            "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"
-            "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"
-            "ldr    %[v], [%[w]], #16\n\t"
-            "sxtb16 %[t], %[v]\n\t"
-            "sxtb16 %[v], %[v], ror #8\n\t"
-            "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"
-            "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"
-            "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"
-            "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
+            EB_MM_GROUP
             "cmp    %[x], %[end]\n\t"
             "bne    1b\n\t"
             : [x] "+r"(rx), [w] "+r"(rw), [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10),
@@ -330,36 +316,11 @@ static int eb_gather_inside(const eb_conv_params *p, const int8_t *in_b, int32_t
     return 1;
 }
 
-/* The field by rows (eb_field_order) of a 3x3 three-channel window inside the input
- * (r = 9: gr = 2, lft = 1, three rows), widened straight from its input rows (s: the
- * first, rs bytes apart) into slot words d[0], d[1], d += 4 (eb_widen_run's layout):
- * two words a row, the rows' ninth values as bytes 0-2 of the seventh group (its
- * byte 3 meets a zero weight), no im2col copy. */
+/* eb_stem3_inside (eb_conv_dsp.h) as a function of its own: the field by rows of a 3x3
+ * three-channel window inside the input (s: its first row, rs bytes apart) */
 static void eb_widen_stem3(const int8_t *s, int32_t rs, uint32_t *d)
 {
-    const int8_t *const s1 = s + rs, *const s2 = s1 + rs;
-    uint32_t v;
-    v = eb_ldw(s);
-    d[0] = (uint32_t)eb_sx02(v);
-    d[1] = (uint32_t)eb_sx13(v);
-    v = eb_ldw(s + 4);
-    d[4] = (uint32_t)eb_sx02(v);
-    d[5] = (uint32_t)eb_sx13(v);
-    v = eb_ldw(s1);
-    d[8] = (uint32_t)eb_sx02(v);
-    d[9] = (uint32_t)eb_sx13(v);
-    v = eb_ldw(s1 + 4);
-    d[12] = (uint32_t)eb_sx02(v);
-    d[13] = (uint32_t)eb_sx13(v);
-    v = eb_ldw(s2);
-    d[16] = (uint32_t)eb_sx02(v);
-    d[17] = (uint32_t)eb_sx13(v);
-    v = eb_ldw(s2 + 4);
-    d[20] = (uint32_t)eb_sx02(v);
-    d[21] = (uint32_t)eb_sx13(v);
-    v = (uint32_t)(uint8_t)s[8] | ((uint32_t)(uint8_t)s1[8] << 8) | ((uint32_t)(uint8_t)s2[8] << 16);
-    d[24] = (uint32_t)eb_sx02(v);
-    d[25] = (uint32_t)eb_sx13(v);
+    eb_stem3_inside(s, rs, d);
 }
 
 /* One pixel's field in eb_conv_padded's order, widened into slot words d (the window

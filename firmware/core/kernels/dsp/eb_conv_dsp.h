@@ -41,6 +41,54 @@ static inline int8_t eb_conv_filter_at(const int8_t *w, int32_t K, int32_t OC, i
     return k < 4 * G ? b[16 * (k >> 2) + 4 * j + (k & 3)] : b[16 * G + R * j + (k - 4 * G)];
 }
 
+/* Four int8 (the word v) widened into slot words d[0], d[1] */
+static EB_ALWAYS_INLINE void eb_widen_word(uint32_t v, uint32_t *d)
+{
+    d[0] = (uint32_t)eb_sx02(v);
+    d[1] = (uint32_t)eb_sx13(v);
+}
+
+/* The field by rows of a 3x3 three-channel window inside the input (eb_field_order's
+ * r = 9: gr = 2, lft = 1, three rows), widened straight from its three input rows (s0:
+ * the first, rs bytes apart) into slot words d[0], d[1], d += 4 a group (eb_widen_run's
+ * layout): two words a row, the rows' ninth values as bytes 0-2 of the seventh group
+ * (byte 3 meets a zero weight), no im2col copy. eb_conv_dsp.c's eb_widen_stem3 and
+ * eb_conv_stem_dsp.c's stem3 path. */
+static EB_ALWAYS_INLINE void eb_stem3_inside(const int8_t *s0, int32_t rs, uint32_t *d)
+{
+    const int8_t *const s1 = s0 + rs, *const s2 = s1 + rs;
+    eb_widen_word(eb_ldw(s0), d);
+    eb_widen_word(eb_ldw(s0 + 4), d + 4);
+    eb_widen_word(eb_ldw(s1), d + 8);
+    eb_widen_word(eb_ldw(s1 + 4), d + 12);
+    eb_widen_word(eb_ldw(s2), d + 16);
+    eb_widen_word(eb_ldw(s2 + 4), d + 20);
+    eb_widen_word((uint32_t)(uint8_t)s0[8] | ((uint32_t)(uint8_t)s1[8] << 8) | ((uint32_t)(uint8_t)s2[8] << 16),
+                  d + 24);
+}
+
+/* One group of four elements of the blocked filter against two widened fields (the
+ * register plan of eb_mm2x2_blocked / EB_MM_REGISTERS: x the fields, w the filter, the
+ * four sums a00/a01 (row 0, px0/px1) and a10/a11 (row 1), x0e..x1o the fields' words,
+ * v/t a weight word and its halves): 15 instructions for 16 MACs. The inner loop of
+ * eb_mm2x2_blocked and eb_mm_blocks (eb_conv_mm_dsp.c), and of eb_stem10_pairs. */
+#define EB_MM_GROUP                                       \
+    "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"  \
+    "ldr    %[v], [%[w], #4]\n\t"                         \
+    "sxtb16 %[t], %[v]\n\t"                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                       \
+    "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"             \
+    "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"             \
+    "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"             \
+    "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"             \
+    "ldr    %[v], [%[w]], #16\n\t"                        \
+    "sxtb16 %[t], %[v]\n\t"                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                       \
+    "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"             \
+    "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"             \
+    "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"             \
+    "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
+
 /* Fields of at most 16 elements (K <= 16) with one pixel's field in registers:
  * 1 when done, 0 when another path must run. */
 int eb_conv_small(const eb_conv_params *p, const int8_t *in, int8_t *out);

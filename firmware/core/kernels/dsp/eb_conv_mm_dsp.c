@@ -53,6 +53,20 @@ typedef struct {
     "str    %[t], [%[c]]\n\t"                             \
     "ldr    %[t], [%[c], #8]\n\t"                         \
     "sub    %[x], %[x], %[t]\n\t"
+/* the inner loop at label L: REPT groups (GROUP), then one CMP/BNE; and the count of
+ * pairs (or blocks) left, ctl.left, down by one, back to label 2 while some are left */
+#define EB_MM_INNER(L, REPT, GROUP)                       \
+    L ":\n\t"                                             \
+    ".rept " #REPT "\n\t"                                 \
+    GROUP                                                 \
+    ".endr\n\t"                                           \
+    "cmp    %[x], %[end]\n\t"                             \
+    "bne    " L "b\n\t"
+#define EB_MM_PAIRS_LEFT                                  \
+    "ldr    %[t], [%[c], #12]\n\t"                        \
+    "subs   %[t], %[t], #1\n\t"                           \
+    "str    %[t], [%[c], #12]\n\t"                        \
+    "bne    2b\n\t"
 #define EB_MM_OPERANDS                                                                                    \
     : [x] "+r"(rx), [w] "+r"(rw), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), \
       [x0e] "=&r"(x0e), [x0o] "=&r"(x0o), [x1e] "=&r"(x1e), [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)   \
@@ -75,52 +89,21 @@ void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t 
         return;
     }
     EB_MM_CTL_SET(ctl, acc, bias, G, nblocks);
-/* one group of four elements: 15 instructions for 16 MACs (the loop's CMP/BNE
- * come once per EB_MM_REPT groups) */
-#define EB_MM_GROUP                                       \
-    "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"  \
-    "ldr    %[v], [%[w], #4]\n\t"                         \
-    "sxtb16 %[t], %[v]\n\t"                               \
-    "sxtb16 %[v], %[v], ror #8\n\t"                       \
-    "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"             \
-    "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"             \
-    "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"             \
-    "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"             \
-    "ldr    %[v], [%[w]], #16\n\t"                        \
-    "sxtb16 %[t], %[v]\n\t"                               \
-    "sxtb16 %[v], %[v], ror #8\n\t"                       \
-    "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"             \
-    "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"             \
-    "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"             \
-    "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
 /* the whole loop nest with the inner loop unrolled REPT times (G % REPT == 0):
  * REPT groups, then one CMP/BNE */
 #define EB_MM_BLOCKS_ASM(REPT)                                                                                  \
     __asm__ volatile(                                                                                           \
         "2:\n\t"                                                                                                \
         EB_MM_PAIR_INIT                                                                                         \
-        "1:\n\t"                                                                                                \
-        ".rept " #REPT "\n\t"                                                                                   \
-        EB_MM_GROUP                                                                                             \
-        ".endr\n\t"                                                                                             \
-        "cmp    %[x], %[end]\n\t"                                                                               \
-        "bne    1b\n\t"                                                                                         \
+        EB_MM_INNER("1", REPT, EB_MM_GROUP)                                                                     \
         EB_MM_PAIR_STORE                                                                                        \
         "sub    %[w], %[w], %[t]\n\t"          /* row u+2: back to the block, 8 bytes in */                     \
         "add    %[w], %[w], #8\n\t"                                                                             \
         EB_MM_PAIR_INIT                                                                                         \
-        "3:\n\t"                                                                                                \
-        ".rept " #REPT "\n\t"                                                                                   \
-        EB_MM_GROUP                                                                                             \
-        ".endr\n\t"                                                                                             \
-        "cmp    %[x], %[end]\n\t"                                                                               \
-        "bne    3b\n\t"                                                                                         \
+        EB_MM_INNER("3", REPT, EB_MM_GROUP)                                                                     \
         EB_MM_PAIR_STORE                                                                                        \
         "sub    %[w], %[w], #8\n\t"            /* the next block */                                             \
-        "ldr    %[t], [%[c], #12]\n\t"                                                                          \
-        "subs   %[t], %[t], #1\n\t"                                                                             \
-        "str    %[t], [%[c], #12]\n\t"                                                                          \
-        "bne    2b\n\t"                                                                                         \
+        EB_MM_PAIRS_LEFT                                                                                        \
         EB_MM_OPERANDS)
     /* unrolled by a divisor of G (4, 5 - a 10x4 one-channel stem -, 7 - a 3x3
      * three-channel stem padded to 28 - or 2): 15 instructions per 16 MACs plus the
@@ -139,7 +122,6 @@ void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t 
         EB_MM_BLOCKS_ASM(1);
     }
 #undef EB_MM_BLOCKS_ASM
-#undef EB_MM_GROUP
 }
 
 /* The filter widened once per layer into RAM (when it fits the scratch): for each
@@ -193,17 +175,9 @@ void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, const u
     __asm__ volatile(                                                                                           \
         "2:\n\t"                                                                                                \
         EB_MM_PAIR_INIT                                                                                         \
-        "1:\n\t"                                                                                                \
-        ".rept " #REPT "\n\t"                                                                                   \
-        EB_MW_GROUP                                                                                             \
-        ".endr\n\t"                                                                                             \
-        "cmp    %[x], %[end]\n\t"                                                                               \
-        "bne    1b\n\t"                                                                                         \
+        EB_MM_INNER("1", REPT, EB_MW_GROUP)                                                                     \
         EB_MM_PAIR_STORE                                                                                        \
-        "ldr    %[t], [%[c], #12]\n\t"                                                                          \
-        "subs   %[t], %[t], #1\n\t"                                                                             \
-        "str    %[t], [%[c], #12]\n\t"                                                                          \
-        "bne    2b\n\t"                                                                                         \
+        EB_MM_PAIRS_LEFT                                                                                        \
         EB_MM_OPERANDS)
     /* unrolled by a divisor of G as eb_mm_blocks (7: a 3x3 three-channel stem padded to 28) */
     if ((G & 3) == 0) {
@@ -223,6 +197,8 @@ void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, const u
 #undef EB_MM_PAIR_INIT
 #undef EB_MM_PAIR_STORE
 #undef EB_MM_OPERANDS
+#undef EB_MM_INNER
+#undef EB_MM_PAIRS_LEFT
 
 /* eb_conv_requant_tbl with eb_rq_mul2 on the doubled sums (table of
  * eb_requant_table2): 16 instructions per channel for both pixels, and the

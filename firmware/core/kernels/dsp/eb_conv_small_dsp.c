@@ -64,6 +64,45 @@ static void eb_small_table(const eb_conv_params *p, int32_t K, int32_t ng, int d
     }
 }
 
+/* the channel loops' bodies, shared by the per-pixel kernels and the fused pixel loops:
+ * EB_K8_SUMS the K <= 8 sum (bias and four SMLAD), EB_K8_DBL its requantisation on
+ * doubled sums (doubled bias and weights): 13 instructions a channel; EB_K16_CHAN the
+ * 8 < K <= 16 channel on doubled sums (see eb_small_k16) */
+#define EB_K8_SUMS                                                        \
+    "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"              \
+    "smlad  %[a], %[w0], %[x0], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x1], %[a]\n\t"                               \
+    "smlad  %[a], %[w2], %[x2], %[a]\n\t"                               \
+    "smlad  %[a], %[w3], %[x3], %[a]\n\t"
+#define EB_K8_DBL                                                         \
+    EB_K8_SUMS                                                            \
+    "ldmia  %[t]!, {%[w0], %[w1], %[w2]}\n\t"     /* m, hc, e */         \
+    "add    %[w1], %[w1], %[a], asr #31\n\t"                            \
+    "smmlar %[w1], %[a], %[w0], %[w1]\n\t"                              \
+    "asr    %[w1], %[w1], %[w2]\n\t"                                    \
+    "ssat   %[w1], #8, %[w1]\n\t"                                       \
+    "strb   %[w1], [%[o]], #1\n\t"
+#define EB_K16_CHAN                                                       \
+    "ldmia  %[t]!, {%[a], %[w0], %[w1]}\n\t"                            \
+    "smlad  %[a], %[w0], %[x0], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x1], %[a]\n\t"                               \
+    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
+    "smlad  %[a], %[w0], %[x2], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x3], %[a]\n\t"                               \
+    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
+    "smlad  %[a], %[w0], %[x4], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x5], %[a]\n\t"                               \
+    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
+    "smlad  %[a], %[w0], %[x6], %[a]\n\t"                               \
+    "smlad  %[a], %[w1], %[x7], %[a]\n\t"                               \
+    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"            /* m, hc */          \
+    "add    %[w1], %[w1], %[a], asr #31\n\t"                            \
+    "smmlar %[w1], %[a], %[w0], %[w1]\n\t"                              \
+    "ldr    %[w0], [%[t]], #4\n\t"                /* e */              \
+    "asr    %[w1], %[w1], %[w0]\n\t"                                    \
+    "ssat   %[w1], #8, %[w1]\n\t"                                       \
+    "strb   %[w1], [%[o]], #1\n\t"
+
 /* K <= 8: eight words a channel {bias, 4 pairs, rq}; one pixel's four words of x in
  * r8-r11; per channel two LDM, four SMLAD and the requantisation (13 instructions
  * on doubled sums, 15 with eb_requant_table's SMLAL form), two channels a pass when
@@ -81,19 +120,6 @@ static void eb_small_k8(const uint32_t *tab, int32_t OC, int dbl, const int8_t *
     register int32_t a __asm__("r2");
     register uint32_t w0 __asm__("r3"), w1 __asm__("r4"), w2 __asm__("r5"), w3 __asm__("r6");
     register int32_t s __asm__("r12");
-    /* doubled sums (doubled bias and weights): 13 instructions a channel */
-#define EB_K8_DBL                                                         \
-    "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"              \
-    "smlad  %[a], %[w0], %[x0], %[a]\n\t"                               \
-    "smlad  %[a], %[w1], %[x1], %[a]\n\t"                               \
-    "smlad  %[a], %[w2], %[x2], %[a]\n\t"                               \
-    "smlad  %[a], %[w3], %[x3], %[a]\n\t"                               \
-    "ldmia  %[t]!, {%[w0], %[w1], %[w2]}\n\t"     /* m, hc, e */         \
-    "add    %[w1], %[w1], %[a], asr #31\n\t"                            \
-    "smmlar %[w1], %[a], %[w0], %[w1]\n\t"                              \
-    "asr    %[w1], %[w1], %[w2]\n\t"                                    \
-    "ssat   %[w1], #8, %[w1]\n\t"                                       \
-    "strb   %[w1], [%[o]], #1\n\t"
 #define EB_K8_OPERANDS                                                                             \
     : [t] "+r"(rt), [o] "+r"(ro), [a] "=&r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2),   \
       [w3] "=&r"(w3), [s] "=&r"(s)                                                                 \
@@ -109,15 +135,9 @@ static void eb_small_k8(const uint32_t *tab, int32_t OC, int dbl, const int8_t *
                          "bne    1b\n\t" EB_K8_OPERANDS);
         return;
     }
-#undef EB_K8_DBL
     /* eb_rq_mul's SMLAL form on the plain sums ({m, chi, sh}) */
     __asm__ volatile(
-        "1:\n\t"
-        "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"
-        "smlad  %[a], %[w0], %[x0], %[a]\n\t"
-        "smlad  %[a], %[w1], %[x1], %[a]\n\t"
-        "smlad  %[a], %[w2], %[x2], %[a]\n\t"
-        "smlad  %[a], %[w3], %[x3], %[a]\n\t"
+        "1:\n\t" EB_K8_SUMS
         "ldmia  %[t]!, {%[w0], %[w1], %[w2]}\n\t"     /* m, chi, sh */
         "asr    %[s], %[a], #31\n\t"
         "mov    %[w3], #0x40000000\n\t"
@@ -155,26 +175,6 @@ static void eb_small_k16(const uint32_t *tab, int32_t OC, const int8_t *src, int
     register uint32_t x7 __asm__("r12") = (uint32_t)eb_sx13(v3);
     register int32_t a __asm__("r2");
     register uint32_t w0 __asm__("r3"), w1 __asm__("r4");
-#define EB_K16_CHAN                                                       \
-    "ldmia  %[t]!, {%[a], %[w0], %[w1]}\n\t"                            \
-    "smlad  %[a], %[w0], %[x0], %[a]\n\t"                               \
-    "smlad  %[a], %[w1], %[x1], %[a]\n\t"                               \
-    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
-    "smlad  %[a], %[w0], %[x2], %[a]\n\t"                               \
-    "smlad  %[a], %[w1], %[x3], %[a]\n\t"                               \
-    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
-    "smlad  %[a], %[w0], %[x4], %[a]\n\t"                               \
-    "smlad  %[a], %[w1], %[x5], %[a]\n\t"                               \
-    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
-    "smlad  %[a], %[w0], %[x6], %[a]\n\t"                               \
-    "smlad  %[a], %[w1], %[x7], %[a]\n\t"                               \
-    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"            /* m, hc */          \
-    "add    %[w1], %[w1], %[a], asr #31\n\t"                            \
-    "smmlar %[w1], %[a], %[w0], %[w1]\n\t"                              \
-    "ldr    %[w0], [%[t]], #4\n\t"                /* e */              \
-    "asr    %[w1], %[w1], %[w0]\n\t"                                    \
-    "ssat   %[w1], #8, %[w1]\n\t"                                       \
-    "strb   %[w1], [%[o]], #1\n\t"
 #define EB_K16_OPERANDS                                                                            \
     : [t] "+r"(rt), [o] "+r"(ro), [a] "=&r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1)                   \
     : [end] "r"(rend), [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2), [x3] "r"(x3), [x4] "r"(x4),     \
@@ -187,7 +187,6 @@ static void eb_small_k16(const uint32_t *tab, int32_t OC, const int8_t *src, int
     }
     __asm__ volatile("1:\n\t" EB_K16_CHAN "cmp    %[t], %[end]\n\t"
                      "bne    1b\n\t" EB_K16_OPERANDS);
-#undef EB_K16_CHAN
 #undef EB_K16_OPERANDS
 }
 
@@ -213,18 +212,6 @@ static void eb_small_k8_all(const uint32_t *tab, int32_t OC, const int8_t *src, 
     register uint32_t w0 __asm__("r3"), w1 __asm__("r4"), w2 __asm__("r5"), w3 __asm__("r6");
     ctl[0] = (uint32_t)(uintptr_t)tab;
     ctl[1] = (uint32_t)(uintptr_t)src_end;
-#define EB_K8A_CHAN                                                       \
-    "ldmia  %[t]!, {%[a], %[w0], %[w1], %[w2], %[w3]}\n\t"              \
-    "smlad  %[a], %[w0], %[x0], %[a]\n\t"                               \
-    "smlad  %[a], %[w1], %[x1], %[a]\n\t"                               \
-    "smlad  %[a], %[w2], %[x2], %[a]\n\t"                               \
-    "smlad  %[a], %[w3], %[x3], %[a]\n\t"                               \
-    "ldmia  %[t]!, {%[w0], %[w1], %[w2]}\n\t"     /* m, hc, e */         \
-    "add    %[w1], %[w1], %[a], asr #31\n\t"                            \
-    "smmlar %[w1], %[a], %[w0], %[w1]\n\t"                              \
-    "asr    %[w1], %[w1], %[w2]\n\t"                                    \
-    "ssat   %[w1], #8, %[w1]\n\t"                                       \
-    "strb   %[w1], [%[o]], #1\n\t"
     __asm__ volatile(
         "2:\n\t"
         /* the pixel's eight x: (x0, x2), (x1, x3), (x4, x6), (x5, x7) */
@@ -234,7 +221,7 @@ static void eb_small_k8_all(const uint32_t *tab, int32_t OC, const int8_t *src, 
         "sxtb16 %[x1], %[w0], ror #8\n\t"
         "sxtb16 %[x2], %[w1]\n\t"
         "sxtb16 %[x3], %[w1], ror #8\n\t"
-        "1:\n\t" EB_K8A_CHAN EB_K8A_CHAN
+        "1:\n\t" EB_K8_DBL EB_K8_DBL
         "cmp    %[t], %[end]\n\t"
         "bne    1b\n\t"
         /* t == ctl: the table's start and the fields' end */
@@ -246,7 +233,6 @@ static void eb_small_k8_all(const uint32_t *tab, int32_t OC, const int8_t *src, 
           [w2] "=&r"(w2), [w3] "=&r"(w3), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3)
         : [end] "r"(rend)
         : "cc", "memory");
-#undef EB_K8A_CHAN
 }
 
 /* K = 16: every allocatable register is taken by the channel loop (see eb_small_k16), so
@@ -263,26 +249,6 @@ static void eb_small_k16_all(const uint32_t *tab, int32_t OC, const int8_t *src,
     register uint32_t w0 __asm__("r3"), w1 __asm__("r4");
     ctl[0] = (uint32_t)(uintptr_t)tab;
     ctl[2] = (uint32_t)(uintptr_t)(src + 16 * (size_t)npix);
-#define EB_K16A_CHAN                                                      \
-    "ldmia  %[t]!, {%[a], %[w0], %[w1]}\n\t"                            \
-    "smlad  %[a], %[w0], %[x0], %[a]\n\t"                               \
-    "smlad  %[a], %[w1], %[x1], %[a]\n\t"                               \
-    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
-    "smlad  %[a], %[w0], %[x2], %[a]\n\t"                               \
-    "smlad  %[a], %[w1], %[x3], %[a]\n\t"                               \
-    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
-    "smlad  %[a], %[w0], %[x4], %[a]\n\t"                               \
-    "smlad  %[a], %[w1], %[x5], %[a]\n\t"                               \
-    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"                                  \
-    "smlad  %[a], %[w0], %[x6], %[a]\n\t"                               \
-    "smlad  %[a], %[w1], %[x7], %[a]\n\t"                               \
-    "ldmia  %[t]!, {%[w0], %[w1]}\n\t"            /* m, hc */          \
-    "add    %[w1], %[w1], %[a], asr #31\n\t"                            \
-    "smmlar %[w1], %[a], %[w0], %[w1]\n\t"                              \
-    "ldr    %[w0], [%[t]], #4\n\t"                /* e */              \
-    "asr    %[w1], %[w1], %[w0]\n\t"                                    \
-    "ssat   %[w1], #8, %[w1]\n\t"                                       \
-    "strb   %[w1], [%[o]], #1\n\t"
     __asm__ volatile(
         "2:\n\t"
         /* a = the field pointer: x0..x7 = (x0, x2), (x1, x3), ... of its 16 bytes */
@@ -299,7 +265,7 @@ static void eb_small_k16_all(const uint32_t *tab, int32_t OC, const int8_t *src,
         "sxtb16 %[x6], %[x7]\n\t"
         "sxtb16 %[x7], %[x7], ror #8\n\t"
         "str    %[a], [%[end], #4]\n\t"
-        "1:\n\t" EB_K16A_CHAN EB_K16A_CHAN
+        "1:\n\t" EB_K16_CHAN EB_K16_CHAN
         "cmp    %[t], %[end]\n\t"
         "bne    1b\n\t"
         /* t == ctl: the table's start, the field pointer, the fields' end */
@@ -312,8 +278,10 @@ static void eb_small_k16_all(const uint32_t *tab, int32_t OC, const int8_t *src,
           [x7] "=&r"(x7)
         : [end] "r"(rend)
         : "cc", "memory");
-#undef EB_K16A_CHAN
 }
+#undef EB_K8_SUMS
+#undef EB_K8_DBL
+#undef EB_K16_CHAN
 
 /* 1 when done; 0 (another path runs) when K > 16, the table does not fit the
  * scratch, or the requantisation is not the common case (for 8 < K: not the

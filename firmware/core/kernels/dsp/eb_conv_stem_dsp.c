@@ -31,6 +31,31 @@
 #include <string.h>
 #include "eb_conv_dsp.h"
 
+/* What eb_stem10_pairs and eb_stem3_pairs share: the registers both pin alike (r6 the
+ * output, r7/r8 channel a's sums (px0, px1), r9/r10 channel b's, r2-r5 the four words
+ * of x of a group, then m, hc, e, OC), and one output's requantisation into T: sum S,
+ * constants m (x0e), hc (x0o), e (x1e). */
+#define EB_STEM_PINS                                                                              \
+    register int8_t *ro __asm__("r6") = out;                                                      \
+    register int32_t a00 __asm__("r7"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10"); \
+    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5")
+#define EB_STEM_RQ(T, S)                                   \
+    "add    %[" T "], %[x0o], %[" S "], asr #31\n\t"      \
+    "smmlar %[" T "], %[" S "], %[x0e], %[" T "]\n\t"     \
+    "asr    %[" T "], %[" T "], %[x1e]\n\t"               \
+    "ssat   %[" T "], #8, %[" T "]\n\t"
+/* a channel's two outputs (sums S1 of px1, S0 of px0) into T, px1's at o + OC (x1o) */
+#define EB_STEM_OUT2(T, S1, S0)                            \
+    EB_STEM_RQ(T, S1)                                      \
+    "strb   %[" T "], [%[o], %[x1o]]\n\t"                 \
+    EB_STEM_RQ(T, S0)                                      \
+    "strb   %[" T "], [%[o]], #1\n\t"
+/* a channel pair's four sums started from its two doubled biases at TAB */
+#define EB_STEM_START(TAB)                                 \
+    "ldrd   %[a00], %[a10], [%[" TAB "]], #8\n\t"         \
+    "mov    %[a01], %[a00]\n\t"                           \
+    "mov    %[a11], %[a10]\n\t"
+
 /* One field: KH runs of ngr groups (4*ngr bytes) at s, rs bytes apart, widened into
  * slot words d[0], d[1], d += 4 per group; with dbl, every int16 lane doubled (SADD16
  * of the word with itself: 2x in [-256, 254] is exact in a lane). */
@@ -94,50 +119,20 @@ static EB_NOINLINE void eb_stem10_pairs(const uint32_t *xq, const int8_t *w, con
     register const uint32_t *rx __asm__("r0") = xq;
     register const uint32_t *rt __asm__("r1") = tab;
     register const int8_t *rw __asm__("lr") = w;
-    register int8_t *ro __asm__("r6") = out;
-    register int32_t a00 __asm__("r7"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
-    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
+    EB_STEM_PINS;
     register uint32_t v __asm__("r11"), t __asm__("r12");
-/* one output: sum s, constants m (x0e), hc (x0o), e (x1e) */
-#define EB_S10_RQ(s)                                  \
-    "add    %[t], %[x0o], %[" s "], asr #31\n\t"      \
-    "smmlar %[t], %[" s "], %[x0e], %[t]\n\t"         \
-    "asr    %[t], %[t], %[x1e]\n\t"                   \
-    "ssat   %[t], #8, %[t]\n\t"
     __asm__ volatile(
         "1:\n\t"
-        "ldrd   %[a00], %[a10], [%[tab]], #8\n\t"
-        "mov    %[a01], %[a00]\n\t"
-        "mov    %[a11], %[a10]\n\t"
+        EB_STEM_START("tab")
         ".rept 10\n\t"
-        "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"
-        "ldr    %[v], [%[w], #4]\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad  %[a10], %[t], %[x0e], %[a10]\n\t"
-        "smlad  %[a11], %[t], %[x1e], %[a11]\n\t"
-        "smlad  %[a10], %[v], %[x0o], %[a10]\n\t"
-        "smlad  %[a11], %[v], %[x1o], %[a11]\n\t"
-        "ldr    %[v], [%[w]], #16\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad  %[a00], %[t], %[x0e], %[a00]\n\t"
-        "smlad  %[a01], %[t], %[x1e], %[a01]\n\t"
-        "smlad  %[a00], %[v], %[x0o], %[a00]\n\t"
-        "smlad  %[a01], %[v], %[x1o], %[a01]\n\t"
+        EB_MM_GROUP
         ".endr\n\t"
         "sub    %[x], %[x], #160\n\t"
         "ldmia  %[tab]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"            /* m, hc, e, OC of a */
-        EB_S10_RQ("a01")
-        "strb   %[t], [%[o], %[x1o]]\n\t"
-        EB_S10_RQ("a00")
-        "strb   %[t], [%[o]], #1\n\t"
+        EB_STEM_OUT2("t", "a01", "a00")
         "ldmia  %[tab]!, {%[x0e], %[x0o], %[x1e], %[x1o], %[v]}\n\t"      /* m, hc, e, OC of b, wstep */
         "add    %[w], %[w], %[v]\n\t"
-        EB_S10_RQ("a11")
-        "strb   %[t], [%[o], %[x1o]]\n\t"
-        EB_S10_RQ("a10")
-        "strb   %[t], [%[o]], #1\n\t"
+        EB_STEM_OUT2("t", "a11", "a10")
         "tst    %[x1e], #256\n\t"
         "beq    1b\n\t"
         : [x] "+r"(rx), [tab] "+r"(rt), [w] "+r"(rw), [o] "+r"(ro), [a00] "=&r"(a00), [a01] "=&r"(a01),
@@ -145,7 +140,6 @@ static EB_NOINLINE void eb_stem10_pairs(const uint32_t *xq, const int8_t *w, con
           [x1o] "=&r"(x1o), [v] "=&r"(v), [t] "=&r"(t)
         :
         : "cc", "memory");
-#undef EB_S10_RQ
 }
 
 /* eb_stem10_pairs' table from eb_requant_table2's {m, hc, e} (rq) for OC channels
@@ -301,21 +295,11 @@ static EB_NOINLINE void eb_stem3_pairs(const uint32_t *xq, const uint32_t *tab, 
     register const uint32_t *rx __asm__("r0") = xq;
     register const uint32_t *rend __asm__("r1") = tend;
     register const uint32_t *rt __asm__("lr") = tab;
-    register int8_t *ro __asm__("r6") = out;
-    register int32_t a00 __asm__("r7"), a01 __asm__("r8"), a10 __asm__("r9"), a11 __asm__("r10");
-    register uint32_t x0e __asm__("r2"), x0o __asm__("r3"), x1e __asm__("r4"), x1o __asm__("r5");
+    EB_STEM_PINS;
     register uint32_t wa __asm__("r11"), wb __asm__("r12");
-/* one output: sum s, constants m (x0e), hc (x0o), e (x1e) */
-#define EB_S3_RQ(s)                                   \
-    "add    %[wa], %[x0o], %[" s "], asr #31\n\t"     \
-    "smmlar %[wa], %[" s "], %[x0e], %[wa]\n\t"       \
-    "asr    %[wa], %[wa], %[x1e]\n\t"                 \
-    "ssat   %[wa], #8, %[wa]\n\t"
     __asm__ volatile(
         "1:\n\t"
-        "ldrd   %[a00], %[a10], [%[t]], #8\n\t"
-        "mov    %[a01], %[a00]\n\t"
-        "mov    %[a11], %[a10]\n\t"
+        EB_STEM_START("t")
         ".rept 7\n\t"
         "ldmia  %[x]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"
         "ldrd   %[wa], %[wb], [%[t]], #8\n\t"
@@ -331,15 +315,9 @@ static EB_NOINLINE void eb_stem3_pairs(const uint32_t *xq, const uint32_t *tab, 
         ".endr\n\t"
         "sub    %[x], %[x], #112\n\t"
         "ldmia  %[t]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"     /* m, hc, e, OC of a */
-        EB_S3_RQ("a01")
-        "strb   %[wa], [%[o], %[x1o]]\n\t"
-        EB_S3_RQ("a00")
-        "strb   %[wa], [%[o]], #1\n\t"
+        EB_STEM_OUT2("wa", "a01", "a00")
         "ldmia  %[t]!, {%[x0e], %[x0o], %[x1e], %[x1o]}\n\t"     /* m, hc, e, OC of b */
-        EB_S3_RQ("a11")
-        "strb   %[wa], [%[o], %[x1o]]\n\t"
-        EB_S3_RQ("a10")
-        "strb   %[wa], [%[o]], #1\n\t"
+        EB_STEM_OUT2("wa", "a11", "a10")
         "cmp    %[t], %[end]\n\t"
         "bne    1b\n\t"
         : [x] "+r"(rx), [t] "+r"(rt), [o] "+r"(ro), [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10),
@@ -347,31 +325,6 @@ static EB_NOINLINE void eb_stem3_pairs(const uint32_t *xq, const uint32_t *tab, 
           [wa] "=&r"(wa), [wb] "=&r"(wb)
         : [end] "r"(rend)
         : "cc", "memory");
-#undef EB_S3_RQ
-}
-
-/* Four int8 at s widened into slot words d[0], d[1] */
-static EB_ALWAYS_INLINE void eb_stem3_word(uint32_t v, uint32_t *d)
-{
-    d[0] = (uint32_t)eb_sx02(v);
-    d[1] = (uint32_t)eb_sx13(v);
-}
-
-/* The field of a window inside the input in the by-rows order, widened straight from
- * its three input rows (s0: the first, rs bytes apart) into slot words d: two words a
- * row, the rows' ninth values as bytes 0-2 of the seventh group (byte 3 meets a zero
- * weight). */
-static EB_ALWAYS_INLINE void eb_stem3_inside(const int8_t *s0, int32_t rs, uint32_t *d)
-{
-    const int8_t *const s1 = s0 + rs, *const s2 = s1 + rs;
-    eb_stem3_word(eb_ldw(s0), d);
-    eb_stem3_word(eb_ldw(s0 + 4), d + 4);
-    eb_stem3_word(eb_ldw(s1), d + 8);
-    eb_stem3_word(eb_ldw(s1 + 4), d + 12);
-    eb_stem3_word(eb_ldw(s2), d + 16);
-    eb_stem3_word(eb_ldw(s2 + 4), d + 20);
-    eb_stem3_word((uint32_t)(uint8_t)s0[8] | ((uint32_t)(uint8_t)s1[8] << 8) | ((uint32_t)(uint8_t)s2[8] << 16),
-                  d + 24);
 }
 
 /* The field of a window that reaches the padding (at iy0, ix0): gathered in the by-rows
@@ -402,7 +355,7 @@ static EB_NOINLINE void eb_stem3_border(const eb_conv_params *p, const int8_t *i
         col[24 + ky] = t[8];
     }
     for (i = 0; i < 7; i++) {
-        eb_stem3_word(eb_ldw(col + 4 * i), d + 4 * i);
+        eb_widen_word(eb_ldw(col + 4 * i), d + 4 * i);
     }
 }
 

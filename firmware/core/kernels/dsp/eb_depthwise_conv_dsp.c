@@ -51,10 +51,11 @@ static struct {
     int32_t *final;         /* end of the last line's accumulators */
 } eb_dw_ctl;
 
-/* The end of a pass of eb_dw_lines3 / eb_dw_lines3_s2: store the pair of sums, loop
- * over the line, then step the three row pointers and the line's end by eb_dw_ctl and
- * loop over the lines (11 instructions from one line to the next). */
-#define EB_DW_LINE_END                                    \
+/* The end of a pass of eb_dw_lines3 / eb_dw_lines3_w32 / eb_dw_lines3_s2: store the
+ * pair of sums, loop over the line, then step the row pointers (STEP: one ADD of a0
+ * to each) and the line's end by eb_dw_ctl and loop over the lines (9 instructions
+ * from one line to the next with one row pointer, 11 with three). */
+#define EB_DW_LINE_END_STEP(STEP)                         \
     "strd   %[a0], %[a1], [%[ap]], #8\n\t"               \
     "cmp    %[ap], %[end]\n\t"                           \
     "bne    1b\n\t"                                      \
@@ -63,12 +64,32 @@ static struct {
     "ldr    %[a0], [%[X]]\n\t"                           \
     "ldr    %[a1], [%[X], #4]\n\t"                       \
     "ldr    %[X], [%[X], #8]\n\t"                        \
-    "add    %[x0], %[x0], %[a0]\n\t"                     \
-    "add    %[x1], %[x1], %[a0]\n\t"                     \
-    "add    %[x2], %[x2], %[a0]\n\t"                     \
+    STEP                                                  \
     "add    %[end], %[end], %[a1]\n\t"                   \
     "cmp    %[ap], %[X]\n\t"                             \
     "bne    1b\n\t"
+#define EB_DW_LINE_END                                    \
+    EB_DW_LINE_END_STEP("add    %[x0], %[x0], %[a0]\n\t"  \
+                        "add    %[x1], %[x1], %[a0]\n\t"  \
+                        "add    %[x2], %[x2], %[a0]\n\t")
+#define EB_DW_LINE_END1 EB_DW_LINE_END_STEP("add    %[x], %[x], %[a0]\n\t")
+
+/* The registers eb_dw_lines3 and eb_dw_lines3_w32 pin alike: 2 * bias (r2), the
+ * accumulators' pointer and the line's end (r3, r4), the taps' pairs (r5-r10), the
+ * two sums (r11, r12) and the load word X (lr). */
+#define EB_DW_LINES3_PINS(W, ACC, LP2)                          \
+    register uint32_t b2 __asm__("r2") = (W)[6];                \
+    register int32_t *ap __asm__("r3") = (ACC);                 \
+    register int32_t *aend __asm__("r4") = (ACC) + (LP2);       \
+    register uint32_t p0 __asm__("r5") = (W)[0];                \
+    register uint32_t q0 __asm__("r6") = (W)[1];                \
+    register uint32_t p1 __asm__("r7") = (W)[2];                \
+    register uint32_t q1 __asm__("r8") = (W)[3];                \
+    register uint32_t p2 __asm__("r9") = (W)[4];                \
+    register uint32_t q2 __asm__("r10") = (W)[5];               \
+    register int32_t a0 __asm__("r11");                         \
+    register int32_t a1 __asm__("r12");                         \
+    register uint32_t X __asm__("lr")
 
 /* For the band's lines (eb_dw_ctl): acc[line][0..Lp2) = w[6] + the sum over three
  * cross taps (rows x, x + rs and x + 2 * rs bytes of the first line; each next
@@ -84,18 +105,7 @@ static void eb_dw_lines3(const int16_t *x, const uint32_t *w, int32_t rs, int32_
 {
     register const int16_t *xp __asm__("r0") = x;
     register int32_t rr __asm__("r1") = rs;
-    register uint32_t b2 __asm__("r2") = w[6];
-    register int32_t *ap __asm__("r3") = acc;
-    register int32_t *aend __asm__("r4") = acc + lp2;
-    register uint32_t p0 __asm__("r5") = w[0];
-    register uint32_t q0 __asm__("r6") = w[1];
-    register uint32_t p1 __asm__("r7") = w[2];
-    register uint32_t q1 __asm__("r8") = w[3];
-    register uint32_t p2 __asm__("r9") = w[4];
-    register uint32_t q2 __asm__("r10") = w[5];
-    register int32_t a0 __asm__("r11");
-    register int32_t a1 __asm__("r12");
-    register uint32_t X __asm__("lr");
+    EB_DW_LINES3_PINS(w, acc, lp2);
     __asm__ volatile(
         "1:\n\t"
         "ldr    %[X], [%[x], %[rs]]\n\t"
@@ -116,18 +126,7 @@ static void eb_dw_lines3(const int16_t *x, const uint32_t *w, int32_t rs, int32_
         "ldr    %[X], [%[x], %[rs], lsl #1]\n\t"
         "smlabt %[a0], %[X], %[q2], %[a0]\n\t"
         "smlad  %[a1], %[X], %[q2], %[a1]\n\t"
-        "strd   %[a0], %[a1], [%[ap]], #8\n\t"
-        "cmp    %[ap], %[end]\n\t"
-        "bne    1b\n\t"
-        "movw   %[X], #:lower16:%c[ctl]\n\t"
-        "movt   %[X], #:upper16:%c[ctl]\n\t"
-        "ldr    %[a0], [%[X]]\n\t"
-        "ldr    %[a1], [%[X], #4]\n\t"
-        "ldr    %[X], [%[X], #8]\n\t"
-        "add    %[x], %[x], %[a0]\n\t"
-        "add    %[end], %[end], %[a1]\n\t"
-        "cmp    %[ap], %[X]\n\t"
-        "bne    1b\n\t"
+        EB_DW_LINE_END1
         : [x] "+r"(xp), [ap] "+r"(ap), [end] "+r"(aend), [a0] "=&r"(a0), [a1] "=&r"(a1), [X] "=&r"(X)
         : [rs] "r"(rr), [b2] "r"(b2), [p0] "r"(p0), [q0] "r"(q0), [p1] "r"(p1), [q1] "r"(q1), [p2] "r"(p2),
           [q2] "r"(q2), [ctl] "i"(&eb_dw_ctl)
@@ -142,56 +141,27 @@ static void eb_dw_lines3(const int16_t *x, const uint32_t *w, int32_t rs, int32_
  * 18 MACs instead of 21 (KWS's lines of 25 along H). Same register plan as
  * eb_dw_lines3 with Y (lr) in place of rs. */
 #define EB_DW_W32 32
-#define EB_DW_W32_ROW(OFS, P, Q, A0IN, A1IN)                  \
-    "ldrd   %[X], %[Y], [%[x], " OFS "]\n\t"                  \
-    "smlad  %[a0], %[X], %[" P "], %[" A0IN "]\n\t"          \
-    "smlatb %[a1], %[X], %[" P "], %[" A1IN "]\n\t"          \
-    "smlabt %[a0], %[Y], %[" Q "], %[a0]\n\t"                \
-    "smlad  %[a1], %[Y], %[" Q "], %[a1]\n\t"
 static void eb_dw_lines3_w32(const int16_t *x, const uint32_t *w, int32_t lp2, int32_t *acc)
 {
     register const int16_t *xp __asm__("r0") = x;
-    register uint32_t b2 __asm__("r2") = w[6];
-    register int32_t *ap __asm__("r3") = acc;
-    register int32_t *aend __asm__("r4") = acc + lp2;
-    register uint32_t p0 __asm__("r5") = w[0];
-    register uint32_t q0 __asm__("r6") = w[1];
-    register uint32_t p1 __asm__("r7") = w[2];
-    register uint32_t q1 __asm__("r8") = w[3];
-    register uint32_t p2 __asm__("r9") = w[4];
-    register uint32_t q2 __asm__("r10") = w[5];
-    register int32_t a0 __asm__("r11");
-    register int32_t a1 __asm__("r12");
-    register uint32_t X __asm__("lr");
+    EB_DW_LINES3_PINS(w, acc, lp2);
     register uint32_t Y __asm__("r1");
     __asm__ volatile(
         "1:\n\t"
-        EB_DW_W32_ROW("#64", "p1", "q1", "b2", "b2")
-        EB_DW_W32_ROW("#128", "p2", "q2", "a0", "a1")
+        EB_DW_ROW_LDRD("#64", "p1", "q1", "b2", "b2")
+        EB_DW_ROW_LDRD("#128", "p2", "q2", "a0", "a1")
         "ldrd   %[X], %[Y], [%[x]], #4\n\t"
         "smlad  %[a0], %[X], %[p0], %[a0]\n\t"
         "smlatb %[a1], %[X], %[p0], %[a1]\n\t"
         "smlabt %[a0], %[Y], %[q0], %[a0]\n\t"
         "smlad  %[a1], %[Y], %[q0], %[a1]\n\t"
-        "strd   %[a0], %[a1], [%[ap]], #8\n\t"
-        "cmp    %[ap], %[end]\n\t"
-        "bne    1b\n\t"
-        "movw   %[X], #:lower16:%c[ctl]\n\t"
-        "movt   %[X], #:upper16:%c[ctl]\n\t"
-        "ldr    %[a0], [%[X]]\n\t"
-        "ldr    %[a1], [%[X], #4]\n\t"
-        "ldr    %[X], [%[X], #8]\n\t"
-        "add    %[x], %[x], %[a0]\n\t"
-        "add    %[end], %[end], %[a1]\n\t"
-        "cmp    %[ap], %[X]\n\t"
-        "bne    1b\n\t"
+        EB_DW_LINE_END1
         : [x] "+r"(xp), [ap] "+r"(ap), [end] "+r"(aend), [a0] "=&r"(a0), [a1] "=&r"(a1), [X] "=&r"(X),
           [Y] "=&r"(Y)
         : [b2] "r"(b2), [p0] "r"(p0), [q0] "r"(q0), [p1] "r"(p1), [q1] "r"(q1), [p2] "r"(p2), [q2] "r"(q2),
           [ctl] "i"(&eb_dw_ctl)
         : "cc", "memory");
 }
-#undef EB_DW_W32_ROW
 
 /* eb_dw_lines3 with stride 2 along the line: output j reads line positions 2j,
  * 2j + 1, 2j + 2, so x[2j..2j+1] is one word of the widened line:

@@ -35,6 +35,18 @@ extern const eb_dw_rqe_fn eb_dw_rq_e[EB_DW_RQE_MAX - EB_DW_RQE_MIN + 1];
 void eb_dw_requant_lines(const int32_t *acc, int32_t n_out, int32_t Lo, int32_t bias, const eb_rq *q, int32_t off,
                          int32_t lo, int32_t hi, int8_t *dst, int32_t ls, int32_t ocs);
 
+/* One cross tap of two adjacent outputs on widened lines, the row's four int16 from one
+ * LDRD at x + OFS (an immediate, "#..."): a0 = SMLAD(X, P) + Y.lo * Q.hi from A0IN,
+ * a1 = X.hi * P.lo + SMLAD(Y, Q) from A1IN (P = (w0, w1), Q = (w1, w2) of the tap's row).
+ * The rows of eb_dw_lines3_w32 (eb_depthwise_conv_dsp.c) and of the stride-1 tiles
+ * (eb_depthwise_small_dsp.c). */
+#define EB_DW_ROW_LDRD(OFS, P, Q, A0IN, A1IN)                 \
+    "ldrd   %[X], %[Y], [%[x], " OFS "]\n\t"                  \
+    "smlad  %[a0], %[X], %[" P "], %[" A0IN "]\n\t"          \
+    "smlatb %[a1], %[X], %[" P "], %[" A1IN "]\n\t"          \
+    "smlabt %[a0], %[Y], %[" Q "], %[a0]\n\t"                \
+    "smlad  %[a1], %[Y], %[" Q "], %[a1]\n\t"
+
 /* DEPTHWISE_CONV_2D in tiles of fixed geometry (eb_depthwise_small_dsp.c): 1 when it
  * ran the layer, 0 when the layer is not one it takes (3x3, dilation 1, no clamp inside
  * int8; stride 1 on planes of 3..6 outputs across and at most 8 lines or tiles of 12

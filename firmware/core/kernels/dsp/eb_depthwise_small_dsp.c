@@ -48,17 +48,12 @@
  *   a0 += SMLAD(X, p) + Y.lo * q.hi = x[j] w0 + x[j+1] w1 + x[j+2] w2
  *   a1 += X.hi * p.lo + SMLAD(Y, q) = x[j+1] w0 + x[j+2] w1 + x[j+3] w2
  * 3 LDRD, 12 multiplies and one STRD: 16 instructions for 18 MACs; 3 per line
- * (ADD of the row stride, CMP, BNE). Words: w[2t] = p, w[2t + 1] = q. */
-#define EB_DWS_S1_ROW(OFS, P, Q, A0IN, A1IN)                  \
-    "ldrd   %[X], %[Y], [%[x], #" OFS "]\n\t"                 \
-    "smlad  %[a0], %[X], %[" P "], %[" A0IN "]\n\t"          \
-    "smlatb %[a1], %[X], %[" P "], %[" A1IN "]\n\t"          \
-    "smlabt %[a0], %[Y], %[" Q "], %[a0]\n\t"                \
-    "smlad  %[a1], %[Y], %[" Q "], %[a1]\n\t"
+ * (ADD of the row stride, CMP, BNE). Words: w[2t] = p, w[2t + 1] = q. A row: EB_DW_ROW_LDRD
+ * (eb_depthwise_dsp.h). */
 #define EB_DWS_S1_PAIR(O, RS)                                 \
-    EB_DWS_S1_ROW(#O, "p0", "q0", "b2", "b2")                 \
-    EB_DWS_S1_ROW(#O "+" #RS, "p1", "q1", "a0", "a1")         \
-    EB_DWS_S1_ROW(#O "+2*" #RS, "p2", "q2", "a0", "a1")       \
+    EB_DW_ROW_LDRD("#" #O, "p0", "q0", "b2", "b2")            \
+    EB_DW_ROW_LDRD("#" #O "+" #RS, "p1", "q1", "a0", "a1")    \
+    EB_DW_ROW_LDRD("#" #O "+2*" #RS, "p2", "q2", "a0", "a1")  \
     "strd   %[a0], %[a1], [%[ap]], #8\n\t"
 
 /* Stride 2, outputs j and j + 1 of a line read positions 2j..2j+4 (k = 2j):
@@ -67,25 +62,17 @@
  * per row an LDRD (x[k..k+3]), an LDR (x[k+4..k+5]) and four multiplies: 19
  * instructions for 18 MACs. Words: w[2t] = (w0, w1) of row t; w[1] = w2 of row 0
  * (low half) and of row 1 (high half), w[3] = w2 of row 2 (low half). */
-#define EB_DWS_S2_PAIR(O, RS)                                                                           \
-    "ldrd   %[X], %[Y], [%[x], #" #O "]\n\t"                                                           \
-    "smlad  %[a0], %[X], %[p0], %[b2]\n\t"                                                            \
-    "smlabb %[a0], %[Y], %[q0], %[a0]\n\t"                                                            \
-    "smlad  %[a1], %[Y], %[p0], %[b2]\n\t"                                                            \
-    "ldr    %[X], [%[x], #" #O "+8]\n\t"                                                               \
-    "smlabb %[a1], %[X], %[q0], %[a1]\n\t"                                                            \
-    "ldrd   %[X], %[Y], [%[x], #" #O "+" #RS "]\n\t"                                                   \
-    "smlad  %[a0], %[X], %[p1], %[a0]\n\t"                                                            \
-    "smlabt %[a0], %[Y], %[q0], %[a0]\n\t"                                                            \
-    "smlad  %[a1], %[Y], %[p1], %[a1]\n\t"                                                            \
-    "ldr    %[X], [%[x], #" #O "+8+" #RS "]\n\t"                                                       \
-    "smlabt %[a1], %[X], %[q0], %[a1]\n\t"                                                            \
-    "ldrd   %[X], %[Y], [%[x], #" #O "+2*" #RS "]\n\t"                                                 \
-    "smlad  %[a0], %[X], %[p2], %[a0]\n\t"                                                            \
-    "smlabb %[a0], %[Y], %[q1], %[a0]\n\t"                                                             \
-    "smlad  %[a1], %[Y], %[p2], %[a1]\n\t"                                                            \
-    "ldr    %[X], [%[x], #" #O "+8+2*" #RS "]\n\t"                                                     \
-    "smlabb %[a1], %[X], %[q1], %[a1]\n\t"                                                             \
+#define EB_DWS_S2_ROW(O, OFS, P, Q, H, A0IN, A1IN)            \
+    "ldrd   %[X], %[Y], [%[x], #" O OFS "]\n\t"               \
+    "smlad  %[a0], %[X], %[" P "], %[" A0IN "]\n\t"          \
+    "smlab" H " %[a0], %[Y], %[" Q "], %[a0]\n\t"            \
+    "smlad  %[a1], %[Y], %[" P "], %[" A1IN "]\n\t"          \
+    "ldr    %[X], [%[x], #" O "+8" OFS "]\n\t"                \
+    "smlab" H " %[a1], %[X], %[" Q "], %[a1]\n\t"
+#define EB_DWS_S2_PAIR(O, RS)                                 \
+    EB_DWS_S2_ROW(#O, "", "p0", "q0", "b", "b2", "b2")        \
+    EB_DWS_S2_ROW(#O, "+" #RS, "p1", "q0", "t", "a0", "a1")   \
+    EB_DWS_S2_ROW(#O, "+2*" #RS, "p2", "q1", "b", "a0", "a1") \
     "strd   %[a0], %[a1], [%[ap]], #8\n\t"
 
 /* the pinned registers and the loop around a line's unrolled pairs (PAIRS), the
@@ -131,8 +118,8 @@ EB_DWS_KERNEL(eb_dws_s2_np4, EB_DWS_S2_PAIR(0, 36) EB_DWS_S2_PAIR(8, 36) EB_DWS_
                                  EB_DWS_S2_PAIR(24, 36), "72")
 #undef EB_DWS_KERNEL
 #undef EB_DWS_S1_PAIR
-#undef EB_DWS_S1_ROW
 #undef EB_DWS_S2_PAIR
+#undef EB_DWS_S2_ROW
 
 /* kernel of a tile's lines of 2 NP sums: [stride - 1][NP - 1] (stride 1: tiles of 12
  * outputs across and a last one of 3..6, or one tile of 3..6; stride 2: tiles of up

@@ -98,25 +98,23 @@ static int32_t eb_pw_prep(const int8_t *src, int32_t G, uint32_t *d)
         src += 4;
     }
     if (src != end) {
+/* one word of the field: its two slot words stored, its sum into e (two a pass) */
+#define EB_PW_WORD                                      \
+    "ldr    %[v], [%[s]], #4\n\t"                      \
+    "sxtb16 %[p], %[v]\n\t"                            \
+    "rev16  %[q], %[v]\n\t"                            \
+    "eor    %[q], %[q], %[k]\n\t"                      \
+    "strd   %[p], %[q], [%[d]], #16\n\t"               \
+    "smlad  %[e], %[p], %[one], %[e]\n\t"
         __asm__ volatile(
             "1:\n\t"
-            "ldr    %[v], [%[s]], #4\n\t"
-            "sxtb16 %[p], %[v]\n\t"
-            "rev16  %[q], %[v]\n\t"
-            "eor    %[q], %[q], %[k]\n\t"
-            "strd   %[p], %[q], [%[d]], #16\n\t"
-            "smlad  %[e], %[p], %[one], %[e]\n\t"
-            "ldr    %[v], [%[s]], #4\n\t"
-            "sxtb16 %[p], %[v]\n\t"
-            "rev16  %[q], %[v]\n\t"
-            "eor    %[q], %[q], %[k]\n\t"
-            "strd   %[p], %[q], [%[d]], #16\n\t"
-            "smlad  %[e], %[p], %[one], %[e]\n\t"
+            EB_PW_WORD EB_PW_WORD
             "cmp    %[s], %[end]\n\t"
             "bne    1b\n\t"
             : [s] "+r"(src), [d] "+r"(d), [e] "+r"(s), [v] "=&r"(v), [p] "=&r"(pv), [q] "=&r"(qv)
             : [end] "r"(end), [k] "r"(k), [one] "r"(one)
             : "cc", "memory");
+#undef EB_PW_WORD
     }
     return (int32_t)(0u - 128u * (uint32_t)s);
 }
