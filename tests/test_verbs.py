@@ -1,14 +1,18 @@
 """The verb table (edgebench.cli.verbs) and the run-kind table (edgebench.results.kinds): every
 reference resolves, every part the tables promise exists, and nothing is silently dropped."""
+import inspect
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from edgebench.cli import verbs
 from edgebench.cli.app import ROOT_OPTIONS, app, commands, root_help
+from edgebench.cli.runargs import RunArgs, RuntimeArgs, command
 from edgebench.results import kinds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +68,30 @@ def test_the_app_has_exactly_the_declared_verbs_each_with_its_shared_options():
             assert spelled in opts, (v.name, spelled)
         assert ("--recover" in opts) == bool(v.recover and "recover" in v.shared), v.name
         assert ("--farm" in opts) == v.farm, v.name
+
+
+def _with_runtime(model: Optional[Path] = typer.Argument(None), first: int = typer.Option(1),  # noqa: B008
+                  rt: RuntimeArgs = RuntimeArgs(), last: int = typer.Option(2), *, run: RunArgs) -> None:  # noqa: B008
+    """A measuring verb's command function, as cli/*_cmd.py declare them (typer reads the defaults)."""
+    _with_runtime.got = (first, rt, last, run)  # type: ignore[attr-defined]
+
+
+def test_a_runtime_args_parameter_is_the_five_runtime_options_in_its_place():
+    verb = verbs.Verb("fake", "tests:fake", "", verbs.MEASURE, shared=("runs_dir", "json_out"), needs=("model",))
+    cmd = command(verb, _with_runtime)
+    assert list(inspect.signature(cmd).parameters) == ["model", "first", "kernels", "threads", "delegate", "inputs",
+                                                       "seed", "last", "runs_dir", "json_out"]
+    one = typer.Typer()
+    one.command()(cmd)
+    res = CliRunner().invoke(one, [str(INT8), "--kernels", "reference", "--seed", "7", "--inputs", "x.npy",
+                                   "--last", "3"])
+    assert res.exit_code == 0, res.output
+    first, rt, last, run = _with_runtime.got  # type: ignore[attr-defined]
+    assert (first, last, run.runs_dir) == (1, 3, Path("runs"))
+    assert rt == RuntimeArgs(kernels="reference", threads=1, delegate=None, inputs=Path("x.npy"), seed=7)
+    assert rt.options() == {"kernels": "reference", "threads": 1, "delegate": None, "inputs": "x.npy", "seed": 7}
+    res = CliRunner().invoke(one, [str(INT8), "--threads", "0"])
+    assert res.exit_code == 2 and "--threads" in res.output      # the shared declaration's range check
 
 
 def test_a_verb_whose_module_is_missing_is_an_error_not_a_missing_command(monkeypatch):

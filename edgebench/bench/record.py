@@ -104,6 +104,26 @@ def board_client(profile, url: str | None = None, client=None, emit=None, cpus: 
         yield opened
 
 
+class BoardRun:
+    """A run driven over one board client by an object of a subclass (``_Soak``, ``_Sweep``): the
+    client, the profile, the options ``o``, the runs folder and the progress callback ``emit``."""
+
+    def __init__(self, client, profile, opts, runs_root, emit):
+        self.client, self.profile, self.o = client, profile, opts
+        self.runs_root, self.emit = runs_root, emit
+
+    @classmethod
+    def on_board(cls, subject, profile, opts, runs_root, url, progress, client):
+        """``cls(client, subject, ...).run()`` on ``profile``'s board (``client`` if given, else one opened
+        for the run, pinned to ``opts.cpus``); ``progress`` (may be None) is told of each step."""
+        emit = progress or (lambda event: None)
+        with board_client(profile, url, client, emit, cpus=opts.cpus) as opened:
+            return cls(opened, subject, profile, opts, runs_root, emit).run()  # type: ignore[call-arg]  # (cause: each subclass adds its subject)
+
+    def run(self):  # pragma: no cover - each subclass runs its own kind
+        raise NotImplementedError
+
+
 def record_end_state(result: RunResult, client) -> None:
     """The board's thermal reading and status at the end of a run, into ``result`` (a board that
     cannot say keeps what the run started with)."""
@@ -211,5 +231,5 @@ def recover_selftest(run_dir) -> RunResult:
                                                    "not written")
 
 
-__all__ = ["RunFolder", "new_result", "recover_stored", "recover_profile", "recover_layer_error", "recover_selftest", "stop_reason", "farm_section", "board_client", "board_section",
+__all__ = ["BoardRun", "RunFolder", "new_result", "recover_stored", "recover_profile", "recover_layer_error", "recover_selftest", "stop_reason", "farm_section", "board_client", "board_section",
            "record_end_state"]

@@ -36,7 +36,7 @@ from edgebench import ranges as R
 from edgebench.bench.describe import describe_run, figure_label
 from edgebench.bench.latency import wait_to_start
 from edgebench.bench.options import BenchOptions
-from edgebench.bench.record import RunFolder, board_client, new_result
+from edgebench.bench.record import BoardRun, RunFolder, new_result
 from edgebench.bench.steady import phases, summarize_run
 from edgebench.bench.window_power import EnergyCounter, energy_basis, window_energy
 from edgebench.boards.connect import require_runtime
@@ -135,15 +135,13 @@ def run_soak(model_path, profile, opts: SoakOptions, runs_root="runs", url: Opti
     """Soak ``model_path`` on ``profile``'s board; returns the stored result and its folder."""
     opts.validate()
     model = read_model(model_path)
-    emit = progress or (lambda event: None)
-    with board_client(profile, url, client, emit, cpus=opts.cpus) as client:
-        return _Soak(client, model, profile, opts, runs_root, emit).run()
+    return _Soak.on_board(model, profile, opts, runs_root, url, progress, client)
 
 
-class _Soak:
+class _Soak(BoardRun):
     def __init__(self, client, model, profile, opts, runs_root, emit):
-        self.client, self.model, self.profile, self.o = client, model, profile, opts
-        self.runs_root, self.emit = runs_root, emit
+        super().__init__(client, profile, opts, runs_root, emit)
+        self.model = model
         self.tel_frames: list = []            # every telemetry frame (small: a few Hz)
         self.temps: list = []                 # (t_ns, primary temperature) per frame, for the verdict
         self.recent: deque = deque()          # (t_start_ns, e2e_ns) chunks within the trailing window

@@ -43,7 +43,7 @@ from edgebench.bench.describe import figure_label
 from edgebench.bench.energy import probe_e2e
 from edgebench.bench.energy_analysis import EnergyOptions
 from edgebench.bench.options import KERNELS
-from edgebench.bench.record import RunFolder, board_client, board_section, new_result, stop_reason
+from edgebench.bench.record import BoardRun, RunFolder, board_section, new_result, stop_reason
 from edgebench.bench.soak import SoakOptions, recover_run, run_soak
 from edgebench.bench.steady import RunStatus
 from edgebench.bench.sweep_figures import (
@@ -209,15 +209,13 @@ def run_sweep(model_path, profile, opts: SweepOptions, runs_root="runs", url: Op
         if same is not None:
             raise UsageError(f"variant {path} is the same model as {same.path}", "give each model once")
         models.append(m)
-    emit = progress or (lambda event: None)
-    with board_client(profile, url, client, emit, cpus=opts.cpus) as client:
-        return _Sweep(client, models, profile, opts, runs_root, emit).run()
+    return _Sweep.on_board(models, profile, opts, runs_root, url, progress, client)
 
 
-class _Sweep:
+class _Sweep(BoardRun):
     def __init__(self, client, models, profile, opts, runs_root, emit):
-        self.client, self.models, self.profile, self.o = client, models, profile, opts
-        self.runs_root, self.emit = runs_root, emit
+        super().__init__(client, profile, opts, runs_root, emit)
+        self.models = models
         self.points = grid(opts, models)
         self.vary = {name for name, n in (("model", len(models)), ("kernels", len(opts.kernels)),
                                           ("delegate", len(opts.delegates)), ("threads", len(opts.threads))) if n > 1}

@@ -10,7 +10,7 @@ from edgebench import ranges as R
 from edgebench.cli import options as opt
 from edgebench.cli.progress import end_live_line
 from edgebench.cli.render import progress_printer
-from edgebench.cli.runargs import RunArgs
+from edgebench.cli.runargs import RunArgs, RuntimeArgs
 from edgebench.errors import UsageError
 from edgebench.farm.spec import is_farm
 
@@ -60,11 +60,7 @@ def energy(
     alignment: str = typer.Option(
         "auto", rich_help_panel=METER,
         help="auto, clock (device timestamps) or marker (GPIO edges)."),
-    kernels: str = opt.kernels(rich_help_panel=opt.RUNTIME),
-    threads: int = opt.threads(rich_help_panel=opt.RUNTIME),
-    delegate: Optional[str] = opt.delegate(rich_help_panel=opt.RUNTIME),
-    inputs: Optional[Path] = opt.inputs(rich_help_panel=opt.RUNTIME),
-    seed: int = opt.seed(rich_help_panel=opt.RUNTIME),
+    rt: RuntimeArgs = RuntimeArgs(),    # --kernels, --threads, --delegate, --inputs, --seed
     min_samples: int = typer.Option(
         30, callback=opt.within(R.MIN_SAMPLES), rich_help_panel=opt.STOPPING, help="Minimum measured inferences."),
     min_time: float = typer.Option(
@@ -85,9 +81,8 @@ def energy(
 
     err = get_err_console()
     opts = EnergyOptions(rate_hz=parse_rate(rate) if rate is not None else None, duty=duty, idle_s=idle_s,
-                         margin_s=margin_s, alignment=alignment, kernels=kernels, threads=threads,
-                         delegate=delegate, inputs=str(inputs) if inputs else None, seed=seed,
-                         min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, cpus=run.cpus)
+                         margin_s=margin_s, alignment=alignment, **rt.options(), min_samples=min_samples,
+                         min_time_s=min_time, max_time_s=max_time, cpus=run.cpus)
     opts.validate()
 
     if is_farm(run.board) and meter is not None:   # before a place is reserved

@@ -16,6 +16,10 @@ what every measuring verb does first:
 3. a missing input (the model, ...): one line with the verb's usage.
 
 The function then measures, and ends with :meth:`RunArgs.show` (``--json`` or the verb's printer).
+
+A verb that takes the runtime options as they are (``--kernels``, ``--threads``, ``--delegate``,
+``--inputs``, ``--seed``) declares them as one parameter of type :class:`RuntimeArgs`, in the place
+its ``--help`` lists them.
 """
 from __future__ import annotations
 
@@ -133,6 +137,35 @@ class RunArgs:
         self._recorded = str(run_dir)
 
 
+@dataclass
+class RuntimeArgs:
+    """How the model runs on the board: ``--kernels``, ``--threads``, ``--delegate``, ``--inputs``,
+    ``--seed``, in the "How the model runs" panel with their common help. A verb that takes the five
+    as they are declares one parameter ``rt: RuntimeArgs = RuntimeArgs()``; :func:`command` puts the
+    options in its place and gives the function their values in one :class:`RuntimeArgs`."""
+
+    kernels: str = "xnnpack"
+    threads: int = 1
+    delegate: Optional[str] = None
+    inputs: Optional[Path] = None
+    seed: int = 0
+
+    def options(self) -> dict:
+        """The fields of a verb's library options (``BenchOptions``, ``SoakOptions``, ...) they set."""
+        return dict(kernels=self.kernels, threads=self.threads, delegate=self.delegate,
+                    inputs=str(self.inputs) if self.inputs else None, seed=self.seed)
+
+
+def _runtime_declarations() -> dict:
+    return {
+        "kernels": (str, opt.kernels(rich_help_panel=opt.RUNTIME)),
+        "threads": (int, opt.threads(rich_help_panel=opt.RUNTIME)),
+        "delegate": (Optional[str], opt.delegate(rich_help_panel=opt.RUNTIME)),
+        "inputs": (Optional[Path], opt.inputs(rich_help_panel=opt.RUNTIME)),
+        "seed": (int, opt.seed(rich_help_panel=opt.RUNTIME)),
+    }
+
+
 # The shared options: name -> (annotation, the typer declaration for a verb). Each factory of
 # edgebench.cli.options fixes the spelling and help; the panel groups them in the verb's --help.
 def _declarations(verb) -> dict:
@@ -168,9 +201,15 @@ def command(verb, func: Callable) -> Callable:
         raise ValueError(f"{func.__module__}.{func.__name__} takes no `run: RunArgs` parameter")
     extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=declared[name][1],
                                annotation=declared[name][0]) for name in verb.shared]
+    groups = [p.name for p in own if p.annotation is RuntimeArgs]     # the runtime options go in its place
+    if len(groups) > 1:
+        raise ValueError(f"{func.__module__}.{func.__name__}: one RuntimeArgs parameter at most, got {groups}")
+    runtime = _runtime_declarations()
 
     @functools.wraps(func)
     def wrapper(**values):
+        for name in groups:
+            values[name] = RuntimeArgs(**{option: values.pop(option) for option in runtime})
         given = {name: values.pop(name) for name in verb.shared}
         if "image" in given:       # --image may be given twice (bench --rounds): the list, and the one
             images = list(given["image"] or [])
@@ -179,7 +218,14 @@ def command(verb, func: Callable) -> Callable:
         if before(verb, run, values):
             func(**values, run=run)
 
-    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + extra
+    params = []
+    for p in own:
+        if p.name in groups:
+            params += [inspect.Parameter(option, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+                       for option, (annotation, default) in runtime.items()]
+        else:
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+    params += extra
     setattr(wrapper, "__signature__", sig.replace(parameters=params))   # noqa: B010 (mypy: not on a functools wrapper)
     wrapper.__annotations__ = {p.name: p.annotation for p in params}
     del wrapper.__wrapped__    # typer must read the signature above, not the function's own
@@ -229,4 +275,4 @@ def _spelled(names) -> str:
     return ", ".join("MODEL" if n in ("model", "models") else f"--{n.replace('_', '-')}" for n in names)
 
 
-__all__ = ["RunArgs", "command", "before", "recover"]
+__all__ = ["RunArgs", "RuntimeArgs", "command", "before", "recover"]

@@ -8,7 +8,7 @@ import typer
 
 from edgebench import ranges as R
 from edgebench.cli import options as opt
-from edgebench.cli.runargs import RunArgs
+from edgebench.cli.runargs import RunArgs, RuntimeArgs
 from edgebench.errors import UsageError
 from edgebench.report import format as fmt
 
@@ -122,11 +122,7 @@ def soak(
     latency_floor: float = typer.Option(
         0.01, callback=opt.within(R.LATENCY_FLOOR), rich_help_panel=opt.STEADY,
         help="Largest negligible latency change per window, fraction."),
-    kernels: str = opt.kernels(rich_help_panel=opt.RUNTIME),
-    threads: int = opt.threads(rich_help_panel=opt.RUNTIME),
-    delegate: Optional[str] = opt.delegate(rich_help_panel=opt.RUNTIME),
-    inputs: Optional[Path] = opt.inputs(rich_help_panel=opt.RUNTIME),
-    seed: int = opt.seed(rich_help_panel=opt.RUNTIME),
+    rt: RuntimeArgs = RuntimeArgs(),    # --kernels, --threads, --delegate, --inputs, --seed
     *,
     run: RunArgs,                       # given by edgebench.cli.runargs.command
 ) -> None:
@@ -136,8 +132,7 @@ def soak(
 
     assert model is not None                # runargs.before refused a run without one
     profile = run.profile()
-    opts = SoakOptions(rate_hz=parse_rate(rate), kernels=kernels, threads=threads, delegate=delegate,
-                       inputs=str(inputs) if inputs else None, seed=seed, cool_down=cool_down,
+    opts = SoakOptions(rate_hz=parse_rate(rate), **rt.options(), cool_down=cool_down,
                        cool_timeout_s=cool_timeout, window_s=window, burst_s=burst, max_duration_s=max_duration,
                        until=until, telemetry_hz=telemetry_hz, temp_floor_c=temp_floor,
                        latency_floor_rel=latency_floor, cpus=run.cpus)

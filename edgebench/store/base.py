@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Optional, Protocol, runtime_checkable
+from typing import ClassVar, Optional, Protocol, Type, TypeVar, runtime_checkable
 
 #: The metrics a series can be read for: name -> (unit, which way is better, what it is).
 METRICS = {
@@ -31,21 +31,35 @@ METRICS = {
 #: What :meth:`ResultsStore.append` answers: the run was new, or the store holds it already.
 ADDED, ALREADY = "added", "already"
 
+_R = TypeVar("_R", bound="Record")
+
+
+class Record:
+    """Base of the store's dataclass records: to a dict and back, field by field."""
+
+    __dataclass_fields__: ClassVar[dict]     # each record is a @dataclass (and so mypy knows it)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls: Type[_R], d: dict) -> _R:
+        """The record from ``d``; keys that are not fields (written by a later version) are ignored."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
 
 @dataclass(frozen=True)
-class AppendOutcome:
+class AppendOutcome(Record):
     """The result of appending one run: ``status`` is :data:`ADDED` or :data:`ALREADY`
     (the same run id with the same samples digest was there: nothing changed)."""
     run_id: str
     status: str
     samples_digest: str = ""
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
 
 @dataclass(frozen=True, order=True)
-class SeriesKey:
+class SeriesKey(Record):
     """What makes runs comparable over time: one model name on one board with one runtime,
     kernels, thread count and scenario. Missing parts are ``""`` (never None), so keys compare."""
     model: str
@@ -55,11 +69,9 @@ class SeriesKey:
     threads: str = ""
     scenario: str = ""
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
     @classmethod
     def from_dict(cls, d: dict) -> "SeriesKey":
+        """The key from ``d``, every part a string (missing or None: ``""``)."""
         return cls(**{f.name: str(d.get(f.name) or "") for f in dataclasses.fields(cls)})
 
     def describe(self) -> str:
@@ -70,7 +82,7 @@ class SeriesKey:
 
 
 @dataclass(frozen=True)
-class SeriesPoint:
+class SeriesPoint(Record):
     """One run's figure of one metric in a series, with its interval.
 
     ``value`` is the headline figure (a median latency, an achieved rate, an energy, an
@@ -98,13 +110,13 @@ class SeriesPoint:
         return str(self.labels.get("commit") or "")
 
     def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
+        d = super().to_dict()
         d["commit"] = self.commit
         return d
 
 
 @dataclass(frozen=True)
-class ChangePoint:
+class ChangePoint(Record):
     """A level shift found in a series: the points from ``index`` on sit at ``ratio`` times
     the level before (``ci_low``..``ci_high`` its interval), with the permutation ``p_value``.
 
@@ -122,14 +134,6 @@ class ChangePoint:
     commit_after: str = ""
     created_utc: str = ""
     method: str = ""
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "ChangePoint":
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 @runtime_checkable

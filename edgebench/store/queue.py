@@ -13,7 +13,6 @@ still unreachable leaves everything queued.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from pathlib import Path
 from edgebench.errors import ResultError, StoreUnreachable
 from edgebench.results.files import atomic_write, fsync_dir
 from edgebench.results.store import read_result
-from edgebench.store.base import ADDED, ALREADY
+from edgebench.store.base import ADDED, ALREADY, Record
 from edgebench.store.open import redact
 
 QUEUE_DIR = ".edgebench-queue"
@@ -74,15 +73,12 @@ def dequeue(root, run_id: str) -> bool:
 
 
 @dataclass
-class Pushed:
+class Pushed(Record):
     """What became of one run in a push: ``status`` is added / already / queued / refused."""
     run_id: str
     run_dir: str
     status: str
     message: str = ""
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 @dataclass

@@ -3,13 +3,17 @@
 A channel subclasses :class:`BufferedReads`, keeps received bytes in ``self._rbuf``
 and implements ``_fill(deadline, timeout_s, what, want)``: append at least one byte
 to the buffer before ``deadline`` or raise TransportError (``want`` is how many bytes
-the caller still needs, a hint for the read size).
+the caller still needs, a hint for the read size), and ``close()``, which ``with``
+calls on leaving the block.
 """
 from __future__ import annotations
 
 import time
+from typing import TypeVar
 
 from edgebench.errors import TransportError
+
+_C = TypeVar("_C", bound="BufferedReads")
 
 
 class BufferedReads:
@@ -18,6 +22,15 @@ class BufferedReads:
 
     def _fill(self, deadline: float, timeout_s: float, what: str, want: int) -> None:  # pragma: no cover
         raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def __enter__(self: _C) -> _C:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def read_exact(self, n: int, timeout_s: float) -> bytes:
         deadline = time.monotonic() + timeout_s

@@ -191,12 +191,6 @@ class ProcessChannel(BufferedReads):
             pass
         self._err_thread.join(timeout=1.0)
 
-    def __enter__(self) -> ProcessChannel:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"ProcessChannel({self.description!r}, pid={self._proc.pid})"
 

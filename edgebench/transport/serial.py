@@ -118,12 +118,6 @@ class SerialChannel(BufferedReads):
         except Exception:  # noqa: BLE001 - closing a broken port must not raise
             pass
 
-    def __enter__(self) -> SerialChannel:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"SerialChannel({self.url!r}, baud={self.baud})"
 
