@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from mlperf_models import MLPERF_DIR
+from mlperf_models import DIGITS_FP32, DIGITS_INT8, MLPERF_DIR  # noqa: F401 (the tests import them from here)
 
 from edgebench.boards.registry import get_profile
 from edgebench.modelfile import read_model

@@ -8,6 +8,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# The bundled digits models (models/digits/build.py makes them; model_card.md has their figures).
+DIGITS_INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
+DIGITS_FP32 = ROOT / "models" / "digits" / "digits_fp32.tflite"
+
 # The MLPerf Tiny reference models (kws_ref_model.tflite, pretrainedResnet_quant.tflite, ...):
 # $EDGEBENCH_MLPERF_TINY_DIR if set, else the first folder holding them of shared/ beside the clone
 # (here, and in CI) and ~/.cache/edgebench/mlperf-tiny.
@@ -17,7 +21,7 @@ MLPERF_DIR = next((p for p in MLPERF_CANDIDATES if (p / "kws_ref_model.tflite").
 
 #: key -> .tflite, smallest first: the bundled digits model and the four MLPerf Tiny reference models
 FIRMWARE_MODELS = {
-    "digits": ROOT / "models" / "digits" / "digits_int8.tflite",
+    "digits": DIGITS_INT8,
     "kws": MLPERF_DIR / "kws_ref_model.tflite",
     "resnet8": MLPERF_DIR / "pretrainedResnet_quant.tflite",
     "vww": MLPERF_DIR / "vww_96_int8.tflite",

@@ -1,8 +1,8 @@
 """Battery-life estimates against hand-computed cases; presets; bad input; `battery` --json parity."""
 import json
-from pathlib import Path
 
 import pytest
+from conftest import DIGITS_INT8
 from typer.testing import CliRunner
 
 from edgebench.bench.battery import (
@@ -222,7 +222,7 @@ def test_a_simulated_soak_gives_its_sustained_window_power(tmp_path):
     from edgebench.bench.soak import SoakOptions, run_soak
     from edgebench.boards.registry import get_profile
 
-    model = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
+    model = DIGITS_INT8
     result, run_dir = run_soak(model, get_profile("sim-pi5"), SoakOptions(rate_hz=20.0, window_s=30.0,
                                                                           max_duration_s=120.0, until="max"),
                                runs_root=tmp_path)
@@ -270,7 +270,7 @@ def test_an_estimate_from_a_real_energy_run_names_its_instrument(tmp_path):
     """The meter of the run (power.instrument, what `energy` writes) is named in the estimate's source,
     its --json and its text; a soak's or sweep's window names how its power is known (power.method)
     apart from the instrument it never had."""
-    model = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
+    model = DIGITS_INT8
     res = CliRunner().invoke(app, ["energy", str(model), "--board", "sim-pi5", "--rate", "20", "--idle-s", "0.5",
                                    "--min-time", "1", "--max-time", "2", "--runs-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output

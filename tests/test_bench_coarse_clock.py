@@ -1,14 +1,13 @@
 """A device clock that ticks every millisecond (microcontroller timers do): the bench must
 not print a zero-width interval, must warn, and the claim must say so."""
-from pathlib import Path
 
 import numpy as np
+from conftest import DIGITS_INT8
 
 from edgebench.bench.latency import BenchOptions, run_bench
 from edgebench.boards.registry import get_profile
 from edgebench.sim import SimClient
 
-DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
 TICK_NS = 1_000_000
 TRUE_MEDIAN_NS = 2_600_000
 
@@ -34,7 +33,7 @@ def test_coarse_clock_is_widened_warned_and_claimed(tmp_path):
     client = CoarseClockClient(profile.simulated, description="simulated board with a 1 ms timer")
     opts = BenchOptions(min_samples=50, min_time_s=0.3, max_time_s=3.0, chunk_time_s=0.1, repeat=2,
                         max_repeats=2)
-    result, _ = run_bench(DIGITS, profile, opts, runs_root=tmp_path, client=client)
+    result, _ = run_bench(DIGITS_INT8, profile, opts, runs_root=tmp_path, client=client)
     e2e = result.latency["e2e"]
     assert set(np.round(np.array([r.median_s for r in e2e.per_run]) * 1e3)) <= {2.0, 3.0}
     # not [3, 3] ms: at least one tick either side, and it holds the true 2.6 ms

@@ -9,17 +9,16 @@ fixed emulated duration and takes ``wall_s`` of real time, as a slow emulator wo
 QEMU run of VWW is benchmarks/engine_instructions.py and the command in the closing note.)"""
 import re
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DIGITS_INT8
 
 from edgebench.bench.latency import BenchOptions, run_bench
 from edgebench.boards.registry import get_profile
 from edgebench.sim import SimClient
 from edgebench.stats.warmup import emulated_warmup, warmup_for
 
-DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
 STEADY_NS = 700_000_000          # one emulated inference: 0.7 s of emulated time, every time
 FIRST_NS = 760_000_000           # the first one after the cold start differs (a timer tick, caches)
 
@@ -76,7 +75,7 @@ def test_slow_emulated_model_gets_a_figure_within_the_budget(tmp_path):
     profile, client = _client(wall_s=0.12)
     opts = BenchOptions(min_samples=200, min_time_s=0.2, max_time_s=3.0, chunk_time_s=0.1, repeat=2,
                         max_repeats=2, sessions=1)
-    result, run_dir = run_bench(DIGITS, profile, opts, runs_root=tmp_path, client=client)
+    result, run_dir = run_bench(DIGITS_INT8, profile, opts, runs_root=tmp_path, client=client)
     assert result.label == "emulated"
     assert result.status == "complete", result.status_reason
     e2e = result.latency["e2e"]
@@ -94,7 +93,7 @@ def test_a_run_that_measured_nothing_is_incomplete_and_says_what_to_raise(tmp_pa
     profile, client = _client(wall_s=0.8)
     opts = BenchOptions(min_samples=200, min_time_s=0.1, max_time_s=1.2, chunk_time_s=0.1, repeat=1,
                         max_repeats=1, sessions=1)
-    result, run_dir = run_bench(DIGITS, profile, opts, runs_root=tmp_path, client=client)
+    result, run_dir = run_bench(DIGITS_INT8, profile, opts, runs_root=tmp_path, client=client)
     assert not result.latency
     assert result.status == "incomplete"
     assert "measured nothing" in result.status_reason and "raise --max-time to at least" in result.status_reason

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DIGITS_INT8
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -26,7 +27,6 @@ from edgebench.boards.registry import get_profile
 from edgebench.errors import EdgebenchError, UsageError
 from edgebench.modelfile import read_model
 
-DIGITS = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
 BOARDS = {"agent": "host", "sim": "sim-pi5", "mcu": "posix-sim"}
 
 
@@ -64,9 +64,9 @@ def test_each_client_implements_the_protocol(board):
     assert client.hello()["runtime"]["name"]
     assert "system" in client.sysinfo()
     assert "available" in client.thermal()
-    model = read_model(DIGITS)
+    model = read_model(DIGITS_INT8)
     sha = client.ensure_model(model)
-    assert sha == model.sha256 == hashlib.sha256(DIGITS.read_bytes()).hexdigest()
+    assert sha == model.sha256 == hashlib.sha256(DIGITS_INT8.read_bytes()).hexdigest()
     assert client.ensure_model(model) == sha                  # the second time: already there
     loaded = client.load(sha)
     assert loaded["inputs"][0]["shape"][1:] == [t for t in model.inputs[0].shape[1:]]
@@ -80,7 +80,7 @@ def test_declared_capabilities_are_what_the_client_does(board):
     """Each capability, declared or not, is tried: a declared one works, an undeclared one is refused."""
     kind, client = board
     caps = client.capabilities
-    model = read_model(DIGITS)
+    model = read_model(DIGITS_INT8)
     loaded = client.load(client.ensure_model(model))
     x = _x(loaded)
     client.set_inputs(x)
@@ -159,7 +159,7 @@ def test_declared_capabilities_are_what_the_client_does(board):
 
 def test_a_model_is_read_and_hashed_once_per_upload(board, monkeypatch):
     kind, client = board
-    size = DIGITS.stat().st_size
+    size = DIGITS_INT8.stat().st_size
     calls = []
     real = hashlib.sha256
 
@@ -169,7 +169,7 @@ def test_a_model_is_read_and_hashed_once_per_upload(board, monkeypatch):
         return real(data, *a, **k)
 
     monkeypatch.setattr(hashlib, "sha256", counting)
-    model = read_model(DIGITS)
+    model = read_model(DIGITS_INT8)
     client.load(client.ensure_model(model))   # MCU: converted to a blob, uploaded, CRC-checked, loaded
     assert calls == [kind]                    # read_model's hash, none after it (in this process)
 
@@ -179,7 +179,7 @@ def test_verify_on_a_board_without_outputs_is_refused_in_one_line(tmp_path):
     profile = get_profile("sim-pi5")
     with open_client(profile) as sim:
         with pytest.raises(UsageError) as info:
-            run_verify(DIGITS, profile, VerifyOptions(count=4), client=sim)
+            run_verify(DIGITS_INT8, profile, VerifyOptions(count=4), client=sim)
     text = info.value.one_line()
     assert "computing outputs" in text and "sim-pi5" in text and "\n" not in text
 
@@ -188,10 +188,10 @@ def test_accuracy_on_a_board_without_outputs_is_refused(tmp_path):
     profile = get_profile("sim-pi5")
     x = np.random.default_rng(0).uniform(0, 1, (20, 8, 8, 1)).astype(np.float32)
     np.savez(tmp_path / "d.npz", x=x, y=np.arange(20) % 10)
-    fp32 = DIGITS.with_name("digits_fp32.tflite")
+    fp32 = DIGITS_INT8.with_name("digits_fp32.tflite")
     with open_client(profile) as sim:
         with pytest.raises(UsageError, match="computing outputs"):
-            run_accuracy(DIGITS, fp32, str(tmp_path / "d.npz"), profile, AccuracyOptions(), runs_root=tmp_path,
+            run_accuracy(DIGITS_INT8, fp32, str(tmp_path / "d.npz"), profile, AccuracyOptions(), runs_root=tmp_path,
                          client=sim, baseline_client=sim)
 
 
@@ -200,7 +200,7 @@ def test_fixed_rate_on_a_board_without_a_scheduler_is_refused(posix_firmware_bin
     profile = get_profile("posix-sim")
     with open_client(profile, image=posix_firmware_bin) as mcu:
         with pytest.raises(UsageError) as info:
-            run_bench(DIGITS, profile, BenchOptions(scenario="fixed-rate", rate_hz=10.0), runs_root=tmp_path,
+            run_bench(DIGITS_INT8, profile, BenchOptions(scenario="fixed-rate", rate_hz=10.0), runs_root=tmp_path,
                       client=mcu)
     assert "device-side request scheduler" in info.value.one_line() and "posix-sim" in info.value.one_line()
 

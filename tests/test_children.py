@@ -18,12 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from conftest import DIGITS_INT8, require_tool
 
 from edgebench.transport.child import descendants, proc_stat, still_alive
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="reads /proc; the parent-death signal is Linux's")
@@ -157,7 +156,7 @@ def test_sigkill_of_bench_leaves_no_child_behind(tmp_path, board):
         require_tool("qemu-system-arm")
     if board != "host":
         require_tool("make")
-    p, kids, _ = _start(["bench", INT8, "--board", board, "--runs-dir", tmp_path,
+    p, kids, _ = _start(["bench", DIGITS_INT8, "--board", board, "--runs-dir", tmp_path,
                          "--min-time", "120", "--max-time", "300", "--repeat", "1"], _measuring(board))
     try:
         assert kids, "bench started no child process"

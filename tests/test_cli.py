@@ -5,13 +5,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import DIGITS_INT8
 from typer.testing import CliRunner
 
 from edgebench.cli.app import app
 from edgebench.results import store
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 FAST = ["--min-samples", "50", "--min-time", "0.3", "--max-time", "1.5"]
 
 
@@ -21,7 +21,7 @@ def run_cli(*args, cwd=None):
 
 
 def test_bench_json_equals_stored_result(tmp_path):
-    res = CliRunner().invoke(app, ["bench", str(INT8), "--runs-dir", str(tmp_path), "--json", *FAST])
+    res = CliRunner().invoke(app, ["bench", str(DIGITS_INT8), "--runs-dir", str(tmp_path), "--json", *FAST])
     assert res.exit_code == 0, res.output
     printed = json.loads(res.stdout)
     (run_dir,) = store.find_runs(tmp_path)
@@ -29,7 +29,7 @@ def test_bench_json_equals_stored_result(tmp_path):
 
 
 def test_runs_lists_and_shows(tmp_path):
-    assert CliRunner().invoke(app, ["bench", str(INT8), "--runs-dir", str(tmp_path), *FAST]).exit_code == 0
+    assert CliRunner().invoke(app, ["bench", str(DIGITS_INT8), "--runs-dir", str(tmp_path), *FAST]).exit_code == 0
     listing = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path), "--json"])
     rows = json.loads(listing.stdout)
     assert len(rows) == 1 and rows[0]["model"] == "digits_int8" and rows[0]["status"] == "complete"
@@ -39,11 +39,11 @@ def test_runs_lists_and_shows(tmp_path):
 
 @pytest.mark.parametrize("args,needle", [
     (["bench", "nope.tflite"], "model file nope.tflite does not exist"),
-    (["bench", str(INT8), "--board", "raspbery-pi-5"], "unknown board"),
-    (["bench", str(INT8), "--scenario", "fixed-rate"], "positive --rate"),
+    (["bench", str(DIGITS_INT8), "--board", "raspbery-pi-5"], "unknown board"),
+    (["bench", str(DIGITS_INT8), "--scenario", "fixed-rate"], "positive --rate"),
     (["runs", "zzz"], "no run 'zzz'"),
-    (["bench", str(INT8), "--bogus"], "No such option: --bogus"),
-    (["bench", str(INT8), "--threads", "abc"], "Invalid value for '--threads'"),
+    (["bench", str(DIGITS_INT8), "--bogus"], "No such option: --bogus"),
+    (["bench", str(DIGITS_INT8), "--threads", "abc"], "Invalid value for '--threads'"),
 ])
 def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle, cli):
     p = cli(*args, "--runs-dir", tmp_path) if args[0] in ("bench", "runs") else cli(*args)
@@ -56,7 +56,7 @@ def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle, cli):
 
 
 def test_usage_error_points_at_the_verbs_help(cli):
-    p = cli("bench", str(INT8), "--bogus")
+    p = cli("bench", str(DIGITS_INT8), "--bogus")
     assert p.returncode == 1 and p.stderr.strip().endswith("(see edgebench bench --help)")
 
 
@@ -68,7 +68,7 @@ def test_unknown_verb_is_one_line(cli):
 
 def test_corrupt_model(tmp_path, cli):
     bad = tmp_path / "bad.tflite"
-    bad.write_bytes(INT8.read_bytes()[:100])
+    bad.write_bytes(DIGITS_INT8.read_bytes()[:100])
     p = cli("bench", bad, "--runs-dir", tmp_path / "runs")
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert "TFLite model" in p.stderr
@@ -199,10 +199,10 @@ def test_wheel_ships_the_firmware_sources_and_the_licence(tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["bench", str(INT8), "--image", "x.elf"], "board host is a linux board"),
-    (["verify", str(INT8), "--board", "nucleo-l4r5zi", "--image", str(INT8)], "is a real board"),
-    (["deploy", str(INT8), "--board", "qemu-m4", "--image", str(INT8), "--url", "/dev/null"], "give one of the two"),
-    (["bench", str(INT8), "--board", "qemu-m4", "--image", "missing.elf"], "firmware image missing.elf does not"),
+    (["bench", str(DIGITS_INT8), "--image", "x.elf"], "board host is a linux board"),
+    (["verify", str(DIGITS_INT8), "--board", "nucleo-l4r5zi", "--image", str(DIGITS_INT8)], "is a real board"),
+    (["deploy", str(DIGITS_INT8), "--board", "qemu-m4", "--image", str(DIGITS_INT8), "--url", "/dev/null"], "give one of the two"),
+    (["bench", str(DIGITS_INT8), "--board", "qemu-m4", "--image", "missing.elf"], "firmware image missing.elf does not"),
     (["demo", "--image", "missing.elf"], "firmware image missing.elf does not"),
 ])
 def test_image_is_refused_where_it_cannot_start_the_board(tmp_path, args, needle, cli, monkeypatch):
@@ -219,18 +219,18 @@ def test_image_starts_the_emulated_board_with_that_firmware(tmp_path, posix_firm
 
     image = tmp_path / "my-firmware"
     shutil.copy2(posix_firmware_bin, image)
-    p = run_cli("verify", INT8, "--board", "posix-sim", "--image", image, "--count", "4", "--json",
+    p = run_cli("verify", DIGITS_INT8, "--board", "posix-sim", "--image", image, "--count", "4", "--json",
                 "--runs-dir", tmp_path / "runs")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["gate"]["passed"] is True
-    p = run_cli("bench", INT8, "--board", "posix-sim", "--image", image, "--runs-dir", tmp_path / "runs",
+    p = run_cli("bench", DIGITS_INT8, "--board", "posix-sim", "--image", image, "--runs-dir", tmp_path / "runs",
                 "--repeat", "2", "--min-time", "0.2", "--max-time", "1", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["latency"]["e2e"]["runs"] == 2
     broken = tmp_path / "broken"       # an image that is no firmware: the board does not come up
     broken.write_text("#!/bin/sh\nexit 3\n")
     broken.chmod(0o755)
-    p = run_cli("verify", INT8, "--board", "posix-sim", "--image", broken, "--count", "4")
+    p = run_cli("verify", DIGITS_INT8, "--board", "posix-sim", "--image", broken, "--count", "4")
     assert p.returncode == 1 and "Traceback" not in p.stderr and p.stderr.count("\n") == 1, p.stderr
 
 

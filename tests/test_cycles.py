@@ -10,13 +10,12 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import require_module, require_tool
+from conftest import DIGITS_INT8, require_module, require_tool
 
 from edgebench.mcu import cycles
 from edgebench.mcu.cycles import CycleModel, decode_block, difference, price, timed_interval
 
 ROOT = Path(__file__).resolve().parents[1]
-DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 RAM = 0x2000_0000
 
 # arm-none-eabi-as, .thumb, cortex-m4 (objdump in the comments)
@@ -150,7 +149,7 @@ def test_one_inference_of_the_l4r5_image_is_priced_and_timed_by_its_own_counter(
 
     shared = os.environ.get("EDGEBENCH_FIRMWARE_BUILD")          # else a build of its own
     image = build_firmware("nucleo-l4r5zi", None if shared else tmp_path / "l4r5")
-    est = cycles.estimate_model(DIGITS, image=image)
+    est = cycles.estimate_model(DIGITS_INT8, image=image)
     assert est["firmware_ticks"] == est["cycles"]      # the firmware's DWT interval is the model's count
     assert est["label"] == "estimated" and est["board"] == "NUCLEO-L4R5ZI"
     assert est["cycles_low"] <= est["cycles"] <= est["cycles_high"]

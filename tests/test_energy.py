@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import DIGITS_INT8
 from typer.testing import CliRunner
 
 from edgebench.bench.energy import estimate_energy, measure_energy
@@ -36,7 +37,6 @@ from edgebench.stats.energy import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 MS = 1e-3
 
 
@@ -271,7 +271,7 @@ FAST = dict(idle_s=0.5, min_samples=30, min_time_s=1.0, max_time_s=3.0)
 def host_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("energy")
     meter = CounterMeter()
-    result, run_dir = measure_energy(INT8, get_profile("host"), EnergyOptions(rate_hz=50.0, **FAST), meter,
+    result, run_dir = measure_energy(DIGITS_INT8, get_profile("host"), EnergyOptions(rate_hz=50.0, **FAST), meter,
                                      runs_root=root)
     return result, run_dir, root
 
@@ -301,7 +301,7 @@ def test_absent_meter_fails_before_running(tmp_path):
     from edgebench.power.sysfs import RaplMeter
 
     with pytest.raises(MeterError, match="no RAPL powercap zone"):
-        measure_energy(INT8, get_profile("host"), EnergyOptions(rate_hz=10.0, **FAST),
+        measure_energy(DIGITS_INT8, get_profile("host"), EnergyOptions(rate_hz=10.0, **FAST),
                        RaplMeter(zone=str(tmp_path / "intel-rapl:9")), runs_root=tmp_path / "runs")
     assert store.find_runs(tmp_path / "runs") == []
 
@@ -310,7 +310,7 @@ def test_own_power_meter_refuses_a_remote_board(tmp_path):
     from edgebench.power.sysfs import RaplMeter
 
     with pytest.raises(UsageError) as e:
-        measure_energy(INT8, get_profile("raspberry-pi-5"), EnergyOptions(rate_hz=1.0), RaplMeter(), runs_root=tmp_path)
+        measure_energy(DIGITS_INT8, get_profile("raspberry-pi-5"), EnergyOptions(rate_hz=1.0), RaplMeter(), runs_root=tmp_path)
     assert "measures the computer running edgebench" in e.value.one_line()
 
 
@@ -332,7 +332,7 @@ def test_meter_stopping_mid_run_keeps_partial_data_and_marks_the_run(tmp_path):
 
     try:
         with pytest.raises(MeterError) as e:
-            measure_energy(INT8, get_profile("host"), EnergyOptions(rate_hz=50.0, **{**FAST, "max_time_s": 8.0}),
+            measure_energy(DIGITS_INT8, get_profile("host"), EnergyOptions(rate_hz=50.0, **{**FAST, "max_time_s": 8.0}),
                            Hanging(stall_timeout_s=0.3), runs_root=tmp_path, progress=progress)
     finally:
         release.set()
@@ -356,7 +356,7 @@ def test_no_meter_estimates_from_the_datasheet_and_says_so(tmp_path):
     from edgebench.cli.render.energy import energy_lines
 
     profile = BoardProfile.from_dict(DATASHEET_BOARD)
-    result, run_dir = estimate_energy(INT8, profile, EnergyOptions(rate_hz=50.0, **FAST), runs_root=tmp_path)
+    result, run_dir = estimate_energy(DIGITS_INT8, profile, EnergyOptions(rate_hz=50.0, **FAST), runs_root=tmp_path)
     p = result.power
     e2e = result.latency["e2e"].median_s
     assert p.measured is False and p.label == "estimated (datasheet)" and p.instrument is None
@@ -366,7 +366,7 @@ def test_no_meter_estimates_from_the_datasheet_and_says_so(tmp_path):
     lines = energy_lines(result, run_dir)
     assert lines and all(line.rstrip().endswith("[estimated (datasheet)]") for line in lines)
     with pytest.raises(UsageError, match="no datasheet power figures"):
-        estimate_energy(INT8, get_profile("host"), EnergyOptions(rate_hz=1.0), runs_root=tmp_path)
+        estimate_energy(DIGITS_INT8, get_profile("host"), EnergyOptions(rate_hz=1.0), runs_root=tmp_path)
 
 
 # ---------------------------------------------------------------------------
@@ -398,7 +398,7 @@ def fake_rapl(tmp_path):
 
 
 def test_cli_json_equals_the_stored_run(tmp_path, fake_rapl):
-    args = ["energy", str(INT8), "--meter", "rapl", "--meter-port", str(fake_rapl), "--rate", "20/s",
+    args = ["energy", str(DIGITS_INT8), "--meter", "rapl", "--meter-port", str(fake_rapl), "--rate", "20/s",
             "--idle-s", "0.5", "--min-time", "1", "--max-time", "2", "--min-samples", "20",
             "--runs-dir", str(tmp_path / "runs")]
     res = CliRunner().invoke(app, args + ["--json"])
@@ -427,7 +427,7 @@ def run_cli(*args):
     (["--rate", "1/s"], "no datasheet power figures"),
 ])
 def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle):
-    p = run_cli("energy", INT8, "--runs-dir", tmp_path, *args)
+    p = run_cli("energy", DIGITS_INT8, "--runs-dir", tmp_path, *args)
     assert p.returncode == 1, p.stderr
     lines = [ln for ln in p.stderr.splitlines() if ln.strip() and "…" not in ln]
     assert len(lines) == 1 and needle in lines[0], p.stderr
@@ -436,7 +436,7 @@ def test_bad_input_gives_one_line_and_exit_1(tmp_path, args, needle):
 
 def test_duty_cycle_becomes_a_rate_from_measured_latency(tmp_path):
     profile = BoardProfile.from_dict(DATASHEET_BOARD)
-    result, _ = estimate_energy(INT8, profile, EnergyOptions(duty=0.02, **FAST), runs_root=tmp_path)
+    result, _ = estimate_energy(DIGITS_INT8, profile, EnergyOptions(duty=0.02, **FAST), runs_root=tmp_path)
     assert result.scenario.duty == 0.02 and result.scenario.rate_hz > 0
     assert result.power.duty_cycle.requested_duty == 0.02
     realized = result.power.duty_cycle.duty
@@ -458,7 +458,7 @@ def test_simulated_board_energy_through_the_meter_interface(tmp_path):
     from edgebench.sim.meter import SimMeter
 
     assert isinstance(SimMeter(SimClient()), PowerMeter)
-    res = CliRunner().invoke(app, ["energy", str(INT8), "--board", "sim-pi5", "--rate", "20", "--min-time", "1",
+    res = CliRunner().invoke(app, ["energy", str(DIGITS_INT8), "--board", "sim-pi5", "--rate", "20", "--min-time", "1",
                                    "--max-time", "5", "--idle-s", "2", "--runs-dir", str(tmp_path), "--json"])
     assert res.exit_code == 0, res.output
     printed = json.loads(res.stdout)
@@ -491,7 +491,7 @@ def test_simulated_board_energy_through_the_meter_interface(tmp_path):
 
 
 def test_a_simulated_board_refuses_a_meter(tmp_path):
-    p = run_cli("energy", INT8, "--board", "sim-pi5", "--rate", "1/s", "--meter", "rapl", "--runs-dir", tmp_path)
+    p = run_cli("energy", DIGITS_INT8, "--board", "sim-pi5", "--rate", "1/s", "--meter", "rapl", "--runs-dir", tmp_path)
     assert p.returncode == 1 and "is simulated: its power comes from its power model" in p.stderr
     assert store.find_runs(tmp_path) == []
 
@@ -502,7 +502,7 @@ def test_a_killed_energy_run_is_finished_from_its_journal(tmp_path):
     give the energy figures of what was measured (idle from the window before the run only)."""
     from test_soak import start_measuring
 
-    p = start_measuring(["energy", INT8, "--board", "sim-pi5", "--rate", "20", "--min-time", "100",
+    p = start_measuring(["energy", DIGITS_INT8, "--board", "sim-pi5", "--rate", "20", "--min-time", "100",
                          "--max-time", "120", "--idle-s", "2"], tmp_path, "*/windows.journal.*.arrows", 20_000)
     p.kill()
     p.wait(timeout=60)
@@ -524,7 +524,7 @@ def test_a_killed_energy_run_is_finished_from_its_journal(tmp_path):
 
 
 def test_a_finished_energy_run_leaves_no_journal(tmp_path):
-    res = CliRunner().invoke(app, ["energy", str(INT8), "--board", "sim-pi5", "--rate", "20", "--min-time", "1",
+    res = CliRunner().invoke(app, ["energy", str(DIGITS_INT8), "--board", "sim-pi5", "--rate", "20", "--min-time", "1",
                                    "--max-time", "3", "--idle-s", "1", "--runs-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output
     (run_dir,) = store.find_runs(tmp_path)

@@ -12,10 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import require_module, require_tool, stop_process
+from conftest import DIGITS_INT8, require_module, require_tool, stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 pytestmark = pytest.mark.slow
 
 
@@ -73,7 +72,7 @@ def test_farm_demo_serves_a_place_to_try_and_ctrl_c_stops_every_process(posix_fi
                                 text=True, env=env, timeout=60)
         places = json.loads(listed.stdout)["places"]
         assert [(p["name"], p["profile"]) for p in places] == [("posix-1", "posix-sim")], listed.stdout
-        checked = subprocess.run([sys.executable, "-m", "edgebench", "verify", str(INT8), "--board",
+        checked = subprocess.run([sys.executable, "-m", "edgebench", "verify", str(DIGITS_INT8), "--board",
                                   "labgrid:board=posix", "--count", "4", "--json", "--runs-dir", str(tmp_path)],
                                  capture_output=True, text=True, env=env, timeout=120)
         assert checked.returncode == 0 and json.loads(checked.stdout)["bit_exact"] is True, checked.stderr

@@ -16,10 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import require_module, require_tool
+from conftest import DIGITS_INT8, require_module, require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 FAST = ["--min-samples", "50", "--min-time", "0.3", "--max-time", "3", "--repeat", "1", "--max-repeats", "1"]
 TAGS = {"edgebench-profile": "posix-sim", "board": "posix"}
 
@@ -103,7 +102,7 @@ def enough_samples_or_said_so(result: dict, n: int, minimum: int = 50) -> None:
 
 
 def test_bench_on_a_place_records_it_and_releases_it(farm, tmp_path):
-    r = edgebench(farm, "bench", INT8, "--board", "labgrid:pa", "--runs-dir", tmp_path, "--json", *FAST)
+    r = edgebench(farm, "bench", DIGITS_INT8, "--board", "labgrid:pa", "--runs-dir", tmp_path, "--json", *FAST)
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert result["status"] == "complete"
@@ -118,11 +117,11 @@ def test_bench_on_a_place_records_it_and_releases_it(farm, tmp_path):
 
 
 def test_verify_and_deploy_by_tags(farm, tmp_path):
-    r = edgebench(farm, "verify", INT8, "--board", "labgrid:board=posix", "--json")
+    r = edgebench(farm, "verify", DIGITS_INT8, "--board", "labgrid:board=posix", "--json")
     assert r.returncode == 0, r.stderr
     verdict = json.loads(r.stdout)
     assert "labgrid place" in json.dumps(verdict)
-    r = edgebench(farm, "deploy", INT8, "--board", "labgrid:board=posix")
+    r = edgebench(farm, "deploy", DIGITS_INT8, "--board", "labgrid:board=posix")
     assert r.returncode == 0, r.stderr
     assert held_by(farm, "pa") is None and held_by(farm, "pb") is None
 
@@ -131,7 +130,7 @@ def test_place_taken_by_someone_else(farm, tmp_path):
     farm.client("-p", "pb", "acquire", user="alice")
     try:
         start = time.monotonic()
-        r = edgebench(farm, "bench", INT8, "--board", "labgrid:pb", "--runs-dir", tmp_path, *FAST, wait_s=1)
+        r = edgebench(farm, "bench", DIGITS_INT8, "--board", "labgrid:pb", "--runs-dir", tmp_path, *FAST, wait_s=1)
         assert r.returncode == 75     # EX_TEMPFAIL: try again later
         line = one_error_line(r.stderr)
         assert "taken" in line and "alice" in line and "waited 1 s" in line, line
@@ -143,7 +142,7 @@ def test_place_taken_by_someone_else(farm, tmp_path):
 
 
 def test_unknown_place_and_untagged_place(farm):
-    r = edgebench(farm, "bench", INT8, "--board", "labgrid:nosuch")
+    r = edgebench(farm, "bench", DIGITS_INT8, "--board", "labgrid:nosuch")
     line = one_error_line(r.stderr)
     assert r.returncode == 1 and "no labgrid place matches place nosuch" in line and "pa, pb" in line
 
@@ -216,7 +215,7 @@ def _start_bench(farm, runs_dir, *boards, wait_s=10, **popen):
     unless ``popen`` says otherwise."""
     env = dict(os.environ, LG_COORDINATOR=farm.address, EDGEBENCH_FARM_WAIT=str(wait_s))
     popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, **popen}
-    return subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), *boards,
+    return subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(DIGITS_INT8), *boards,
                              "--runs-dir", str(runs_dir), "--min-samples", "50", "--min-time", "0.5",
                              "--max-time", "60", "--repeat", "10", "--max-repeats", "10", "--target-ci", "0.0001"],
                             env=env, **popen)
@@ -259,7 +258,7 @@ def _wait_samples(runs_dir: Path, timeout_s=60) -> Path:
 
 
 def test_bench_fans_out_over_two_places(farm, tmp_path):
-    r = edgebench(farm, "bench", INT8, "--farm", "board=posix", "--runs-dir", tmp_path, "--json", *FAST)
+    r = edgebench(farm, "bench", DIGITS_INT8, "--farm", "board=posix", "--runs-dir", tmp_path, "--json", *FAST)
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["format"] == "edgebench-farm-fanout" and summary["counts"] == {"ok": 2}, (summary, r.stderr)
@@ -280,7 +279,7 @@ def test_bench_fans_out_over_two_places(farm, tmp_path):
     assert comp["ci_low"] <= comp["ratio"] <= comp["ci_high"] and 0 < comp["p_holm"] <= 1
     assert comp["verdict"] in ("faster", "slower", "no difference shown")
     # the table: one row per place with its interval
-    r = edgebench(farm, "bench", INT8, "--farm", "board=posix", "--runs-dir", tmp_path, *FAST)
+    r = edgebench(farm, "bench", DIGITS_INT8, "--farm", "board=posix", "--runs-dir", tmp_path, *FAST)
     assert r.returncode == 0, r.stderr
     rows = [ln for ln in r.stdout.splitlines() if ln.startswith(("pa ", "pb ")) and "posix-sim" in ln]
     assert len(rows) == 2 and all(" ok " in row for row in rows), (r.stdout, r.stderr)
@@ -290,7 +289,7 @@ def test_bench_fans_out_over_two_places(farm, tmp_path):
 def test_fan_out_skips_a_busy_place_with_a_line(farm, tmp_path):
     farm.client("-p", "pb", "acquire", user="bob")
     try:
-        r = edgebench(farm, "bench", INT8, "--farm", "board=posix", "--runs-dir", tmp_path, "--json", *FAST,
+        r = edgebench(farm, "bench", DIGITS_INT8, "--farm", "board=posix", "--runs-dir", tmp_path, "--json", *FAST,
                       wait_s=1)
     finally:
         farm.client("-p", "pb", "release", user="bob")
@@ -301,14 +300,14 @@ def test_fan_out_skips_a_busy_place_with_a_line(farm, tmp_path):
 
 
 def test_verify_fans_out_too(farm, tmp_path):
-    r = edgebench(farm, "verify", INT8, "--farm", "board=posix", "--count", "8", "--json", cwd=tmp_path)
+    r = edgebench(farm, "verify", DIGITS_INT8, "--farm", "board=posix", "--count", "8", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert Path(json.loads(r.stdout)["session_dir"]).parent == Path("runs")    # ./runs/farm-verify-...
     summary = json.loads(r.stdout)
     assert summary["verb"] == "verify" and summary["counts"] == {"ok": 2}
     assert {p["verdict"] for p in summary["places"]} == {"bit-exact"}
     assert all(p["result"]["board"]["name"] == "posix-sim" for p in summary["places"])
-    r = edgebench(farm, "verify", INT8)
+    r = edgebench(farm, "verify", DIGITS_INT8)
     assert r.returncode == 1 and "missing option --board" in r.stderr
 
 
@@ -351,7 +350,7 @@ def ssh_place(farm, sshd_server, tmp_path_factory):
 
 def test_linux_board_over_its_network_service(farm, ssh_place, tmp_path):
     boards, env = ssh_place
-    r = edgebench(farm, "bench", INT8, "--board", "labgrid:board=linux", "--boards-dir", boards,
+    r = edgebench(farm, "bench", DIGITS_INT8, "--board", "labgrid:board=linux", "--boards-dir", boards,
                   "--runs-dir", tmp_path, "--json", *FAST, env=env)
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
@@ -404,7 +403,7 @@ def test_a_place_with_a_power_port_is_power_cycled_first(farm, power_switch, pos
                                              "host": f"http://127.0.0.1:{port}/relay/{{index}}/{{value}}"}}}
     power = farm.add_place("pc-power", groups, {}, firmware=None)   # its exporter; matched into place pc
     farm.client("-p", "pc", "add-match", f"{power.exporter}/power/NetworkPowerPort")
-    r = edgebench(farm, "bench", INT8, "--board", "labgrid:board=powered", "--runs-dir", tmp_path, "--json", *FAST)
+    r = edgebench(farm, "bench", DIGITS_INT8, "--board", "labgrid:board=powered", "--runs-dir", tmp_path, "--json", *FAST)
     assert r.returncode == 0, r.stderr
     assert [(i, v) for i, v, _ in switched] == [(7, 0), (7, 1)]          # off, then on
     assert switched[1][2] - switched[0][2] >= 0.3
@@ -469,7 +468,7 @@ def test_places_of_a_killed_fan_out_are_named_at_once_and_taken_over(farm, tmp_p
                 time.sleep(0.1)
     assert held_by(farm, "pa") and held_by(farm, "pb")  # nobody released them
     start = time.monotonic()
-    r = edgebench(farm, "bench", INT8, "--board", "labgrid:pa", "--runs-dir", tmp_path / "runs2", *FAST, wait_s=60)
+    r = edgebench(farm, "bench", DIGITS_INT8, "--board", "labgrid:pa", "--runs-dir", tmp_path / "runs2", *FAST, wait_s=60)
     assert r.returncode == 1 and time.monotonic() - start < 30       # not the 60 s wait
     line = one_error_line(r.stderr)
     assert "place pa is held by" in line and "which ended without releasing it" in line, line
@@ -479,7 +478,7 @@ def test_places_of_a_killed_fan_out_are_named_at_once_and_taken_over(farm, tmp_p
     assert r.stdout.count("released place") == 2, r.stdout
     assert held_by(farm, "pa") is None and held_by(farm, "pb") is None
     assert not list((tmp_path / "state").rglob("p?.json"))
-    r = edgebench(farm, "bench", INT8, "--board", "labgrid:pa", "--runs-dir", tmp_path / "runs2", "--json", *FAST)
+    r = edgebench(farm, "bench", DIGITS_INT8, "--board", "labgrid:pa", "--runs-dir", tmp_path / "runs2", "--json", *FAST)
     assert r.returncode == 0, r.stderr
     assert held_by(farm, "pa") is None
 

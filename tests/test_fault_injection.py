@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MLPERF_DIR
+from conftest import DIGITS_INT8, MLPERF_DIR
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -35,7 +35,6 @@ from edgebench.errors import AgentError, EdgebenchError, ModelError, TransportEr
 from edgebench.modelfile import read_model
 
 ROOT = Path(__file__).resolve().parents[1]
-DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 KWS = MLPERF_DIR / "kws_ref_model.tflite"
 
 
@@ -229,7 +228,7 @@ def test_model_upload_through_a_noisy_link_loads_bit_exact_or_fails_clearly(devi
     from edgebench.mcu.board import McuClient
 
     profile = get_profile("posix-sim")
-    model = {"kws": KWS, "digits": DIGITS}[model]
+    model = {"kws": KWS, "digits": DIGITS_INT8}[model]
     with SerialProxy(device, seed=100 + seed, corrupt=rate, drop=rate / 2) as proxy:
         proxy.enabled = False
         client = McuClient(_dut(proxy.host_path), profile)
@@ -376,7 +375,7 @@ def deploy_digits(device) -> bytes:
 
     client = McuClient(_dut(device), get_profile("posix-sim"))
     client.hello()
-    client.deploy(read_model(DIGITS))
+    client.deploy(read_model(DIGITS_INT8))
     client.dut.upload("input", bytes(np.random.default_rng(0).integers(-128, 128, 64, dtype=np.int8)))
     client.dut.eb_infer(1, 0)
     truth = client.dut.output()
@@ -454,7 +453,7 @@ def test_a_host_killed_mid_upload_leaves_a_board_that_works(device, tmp_path):
         assert client.hello()["dialect"] == "edgebench"
         assert time.monotonic() - t0 < 5, "the first command after the kill must not wait out a timeout"
         assert "none" in str(client.dut.info()["loaded"])         # nothing half-uploaded is kept
-        client.deploy(read_model(DIGITS))
+        client.deploy(read_model(DIGITS_INT8))
         assert client.dut.load_model()["layers"] > 0
     finally:
         client.dut.close()

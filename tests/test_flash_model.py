@@ -11,10 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_tool
+from conftest import DIGITS_INT8, require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 pytestmark = pytest.mark.qemu
 
@@ -25,7 +24,7 @@ def image(tmp_path_factory):
     require_tool("gcc")
     from edgebench.mcu.firmware import build_firmware
 
-    return build_firmware("posix", out=tmp_path_factory.mktemp("fw-flash-model"), model=DIGITS)
+    return build_firmware("posix", out=tmp_path_factory.mktemp("fw-flash-model"), model=DIGITS_INT8)
 
 
 def test_the_linked_model_is_loaded_at_start_up(image):
@@ -35,7 +34,7 @@ def test_the_linked_model_is_loaded_at_start_up(image):
     from edgebench.mcu.frames import crc32
     from edgebench.modelfile import read_model
 
-    blob = convert(DIGITS)
+    blob = convert(DIGITS_INT8)
     assert image.parent.name == f"model-{blob.crc32:08x}"
     with open_client(get_profile("posix-sim"), image=image) as client:
         info = client.info
@@ -46,7 +45,7 @@ def test_the_linked_model_is_loaded_at_start_up(image):
         client.dut.upload("input", bytes(64))
         out = client.dut.eb_infer(2, 0, timeout_s=10)
         assert len(out["ticks"]) == 2
-        report = client.deploy(read_model(DIGITS), force=False)
+        report = client.deploy(read_model(DIGITS_INT8), force=False)
         assert report.upload["skipped"] is True
 
 
@@ -58,9 +57,9 @@ def test_linked_model_outputs_are_bit_exact_and_an_upload_replaces_it(image):
 
     profile = get_profile("posix-sim")
     with open_client(profile, image=image) as client:
-        v = run_verify(DIGITS, profile, VerifyOptions(count=4), client=client)
+        v = run_verify(DIGITS_INT8, profile, VerifyOptions(count=4), client=client)
         assert v.bit_exact
-        report = client.deploy(read_model(DIGITS), force=True)        # into the RAM buffer
+        report = client.deploy(read_model(DIGITS_INT8), force=True)        # into the RAM buffer
         assert report.upload.get("skipped") is not True and report.upload["bytes"] > 0
         assert client.dut.info()["flash-model-bytes"] > 0              # still in the image
         y = client.infer_all(np.zeros((1, 8, 8, 1), np.float32))["y"]

@@ -14,11 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import DIGITS_FP32, DIGITS_INT8
 
 from edgebench.errors import ResultError, UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 
 def run_cli(*args, cwd=None, env=None):
@@ -98,24 +98,24 @@ def test_flash_model_blob_is_not_written_through_a_link(tmp_path):
     from edgebench.modelfile import read_model
 
     victim = _victim(tmp_path)
-    crc = convert(read_model(INT8)).crc32
+    crc = convert(read_model(DIGITS_INT8)).crc32
     where = tmp_path / "build" / f"model-{crc:08x}"
     where.mkdir(parents=True)
     os.symlink(victim, where / "model.ebm")
     with pytest.raises(UsageError, match="symbolic link"):
-        _stage_blob(INT8, tmp_path / "build")
+        _stage_blob(DIGITS_INT8, tmp_path / "build")
     assert victim.read_text() == "precious\n"
     os.unlink(where / "model.ebm")
     os.rmdir(where)
     os.symlink(tmp_path, where)                     # the folder itself a link out of the build folder
     with pytest.raises(UsageError, match="symbolic link"):
-        _stage_blob(INT8, tmp_path / "build")
+        _stage_blob(DIGITS_INT8, tmp_path / "build")
     assert not (tmp_path / "model.ebm").exists()
     os.unlink(where)
-    _, path = _stage_blob(INT8, tmp_path / "build")
-    assert path.read_bytes() == convert(read_model(INT8)).data
+    _, path = _stage_blob(DIGITS_INT8, tmp_path / "build")
+    assert path.read_bytes() == convert(read_model(DIGITS_INT8)).data
     mtime = path.stat().st_mtime_ns
-    _stage_blob(INT8, tmp_path / "build")            # same bytes: not rewritten (make relinks only on change)
+    _stage_blob(DIGITS_INT8, tmp_path / "build")            # same bytes: not rewritten (make relinks only on change)
     assert path.stat().st_mtime_ns == mtime
 
 
@@ -159,7 +159,7 @@ def test_bench_with_a_hostile_acks_file_stores_its_run_and_exits_0(tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()
     (runs / acks.ACKS_FILE).write_text("[" * 200_000 + "]" * 200_000)
-    p = run_cli("bench", INT8, "--board", "sim-pi5", "--max-time", "1", "--min-time", "0.2", "--repeat", "1",
+    p = run_cli("bench", DIGITS_INT8, "--board", "sim-pi5", "--max-time", "1", "--min-time", "0.2", "--repeat", "1",
                 "--max-repeats", "1", "--sessions", "1", "--min-samples", "20", "--runs-dir", runs)
     assert p.returncode == 0, p.stderr
     assert "Traceback" not in p.stderr and "unexpected" not in p.stderr
@@ -255,7 +255,7 @@ def _bench(runs: Path, repeat: int = 1):
     from edgebench.boards.registry import get_profile
 
     opts = BenchOptions(min_samples=30, min_time_s=0.2, max_time_s=2, repeat=repeat, max_repeats=repeat, sessions=1)
-    return BenchSession(INT8, get_profile("sim-pi5"), opts, runs_root=runs)
+    return BenchSession(DIGITS_INT8, get_profile("sim-pi5"), opts, runs_root=runs)
 
 
 @pytest.mark.slow
@@ -376,7 +376,7 @@ def _killed(script: str, *args) -> int:
 @pytest.mark.slow
 def test_a_sigkilled_profile_is_recovered(tmp_path):
     runs = tmp_path / "runs"
-    assert _killed(KILL_PROFILE, INT8, runs) == -9
+    assert _killed(KILL_PROFILE, DIGITS_INT8, runs) == -9
     (d,) = [x for x in runs.iterdir() if x.is_dir()]
     assert json.loads((d / "run.json").read_text())["status"] == "running"
     p = run_cli("profile", "--recover", d)
@@ -391,7 +391,7 @@ def test_a_sigkilled_profile_is_recovered(tmp_path):
 @pytest.mark.slow
 def test_a_sigkilled_layer_error_is_recovered_and_the_wrong_verb_named(tmp_path):
     runs = tmp_path / "runs"
-    assert _killed(KILL_LAYER_ERROR, INT8, runs, ROOT / "models" / "digits" / "digits_fp32.tflite") == -9
+    assert _killed(KILL_LAYER_ERROR, DIGITS_INT8, runs, DIGITS_FP32) == -9
     (d,) = [x for x in runs.iterdir() if x.is_dir()]
     wrong = run_cli("profile", "--recover", d)
     assert wrong.returncode == 1 and "edgebench layer-error --recover" in wrong.stderr

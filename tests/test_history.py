@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import DIGITS_FP32
 
 from tests.conftest import require_module
 from tests.store_runs import make_run
@@ -139,12 +140,11 @@ def test_the_report_draws_the_trend_with_its_change_point(tmp_path):
 
 @pytest.mark.slow
 def test_a_bench_run_is_labelled_indexed_and_queued_for_an_unreachable_store(tmp_path):
-    from pathlib import Path
 
     from edgebench.results.store import find_runs, read_result
     from edgebench.store.queue import pending
 
-    model = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_fp32.tflite"
+    model = DIGITS_FP32
     runs = tmp_path / "runs"
     p = _cli("bench", str(model), "--board", "host", "--runs-dir", str(runs), "--min-samples", "50", "--min-time",
              "0.2", "--max-time", "2", "--repeat", "2", "--max-repeats", "2", "-q", "--label", "ci=nightly",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DIGITS_FP32, DIGITS_INT8
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -26,8 +27,6 @@ from edgebench.stats.layer_error import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
-FP32 = ROOT / "models" / "digits" / "digits_fp32.tflite"
 
 
 def _edited(tmp_path, name: str, edit) -> Path:
@@ -35,7 +34,7 @@ def _edited(tmp_path, name: str, edit) -> Path:
     import flatbuffers
     from ai_edge_litert import schema_py_generated as s
 
-    m = s.ModelT.InitFromPackedBuf(bytearray(INT8.read_bytes()), 0)
+    m = s.ModelT.InitFromPackedBuf(bytearray(DIGITS_INT8.read_bytes()), 0)
     edit(m.subgraphs[0])
     b = flatbuffers.Builder(1024)
     b.Finish(m.Pack(b), file_identifier=b"TFL3")
@@ -131,7 +130,7 @@ def test_the_best_range_reference_is_what_8_bits_give_over_the_observed_range():
 # ---------------------------------------------------------------- the verb, real LiteRT
 
 def test_the_bundled_digits_model_has_no_jump(cli, tmp_path):
-    got = cli("layer-error", INT8, "--baseline", FP32, "--data", "digits", "--count", "32", "--runs-dir", tmp_path,
+    got = cli("layer-error", DIGITS_INT8, "--baseline", DIGITS_FP32, "--data", "digits", "--count", "32", "--runs-dir", tmp_path,
               "--json")
     assert got.returncode == 0, got.stderr
     run = RunResult.from_dict(json.loads(got.stdout))
@@ -156,21 +155,21 @@ def test_a_layer_whose_range_is_too_narrow_is_pointed_at(cli, tmp_path):
     """conv2's output scale divided by 8 (a calibration that saw a eighth of its real range): the first
     jump is conv2, explained by saturation; the layers before it are untouched."""
     bad = _edited(tmp_path, "narrow", _scale_output(1, 1 / 8))
-    got = cli("layer-error", bad, "--baseline", FP32, "--data", "digits", "--count", "32", "--runs-dir", tmp_path,
+    got = cli("layer-error", bad, "--baseline", DIGITS_FP32, "--data", "digits", "--count", "32", "--runs-dir", tmp_path,
               "--json")
     assert got.returncode == 0, got.stderr
     s = json.loads(got.stdout)["extra"]["layer_error"]
     assert s["first_jump"]["index"] == 1 and s["first_jump"]["op"] == "CONV_2D"
     assert any("saturate" in why for why in s["first_jump"]["explained_by"])
     assert s["layers"][0]["sqnr_db"] > 40 and s["layers"][1]["saturated_share"] > 0.1
-    got = cli("layer-error", bad, "--baseline", FP32, "--data", "digits", "--count", "32", "--runs-dir", tmp_path)
+    got = cli("layer-error", bad, "--baseline", DIGITS_FP32, "--data", "digits", "--count", "32", "--runs-dir", tmp_path)
     assert "first jump: layer 1 CONV_2D" in " ".join(got.stdout.split())
 
 
 @pytest.mark.slow
 def test_a_layer_whose_range_is_far_too_wide_is_pointed_at(cli, tmp_path):
     bad = _edited(tmp_path, "wide", _scale_output(0, 30.0))
-    got = cli("layer-error", bad, "--baseline", FP32, "--data", "digits", "--count", "32", "--runs-dir", tmp_path,
+    got = cli("layer-error", bad, "--baseline", DIGITS_FP32, "--data", "digits", "--count", "32", "--runs-dir", tmp_path,
               "--json")
     assert got.returncode == 0, got.stderr
     s = json.loads(got.stdout)["extra"]["layer_error"]
@@ -184,7 +183,7 @@ def test_layers_whose_names_differ_are_matched_by_position_with_a_note(cli, tmp_
         for op in sg.operators:
             sg.tensors[op.outputs[0]].name = b"renamed/" + sg.tensors[op.outputs[0]].name
     renamed = _edited(tmp_path, "renamed", rename)
-    got = cli("layer-error", renamed, "--baseline", FP32, "--count", "8", "--runs-dir", tmp_path, "--json")
+    got = cli("layer-error", renamed, "--baseline", DIGITS_FP32, "--count", "8", "--runs-dir", tmp_path, "--json")
     assert got.returncode == 0, got.stderr
     run = json.loads(got.stdout)
     s = run["extra"]["layer_error"]
@@ -208,12 +207,12 @@ def test_resnet8_residual_adds_take_their_worst_input(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    ((INT8, "--baseline", INT8), "is a int8 model, not a float one"),
-    ((FP32, "--baseline", FP32), "there is no quantization error to locate"),
-    ((INT8, "--baseline", FP32, "--data", "digits", "--inputs", "x.npy"), "--data and --inputs exclude each other"),
-    ((INT8, "--baseline", FP32, "--count", "1"), "'--count': must be a whole number from 2 to 1,000,000, got 1"),
-    ((INT8, "--baseline", FP32, "--kernels", "gpu"), "unknown kernel set 'gpu'"),
-    ((INT8, "--baseline", ROOT / "models" / "missing.tflite"), "does not exist"),
+    ((DIGITS_INT8, "--baseline", DIGITS_INT8), "is a int8 model, not a float one"),
+    ((DIGITS_FP32, "--baseline", DIGITS_FP32), "there is no quantization error to locate"),
+    ((DIGITS_INT8, "--baseline", DIGITS_FP32, "--data", "digits", "--inputs", "x.npy"), "--data and --inputs exclude each other"),
+    ((DIGITS_INT8, "--baseline", DIGITS_FP32, "--count", "1"), "'--count': must be a whole number from 2 to 1,000,000, got 1"),
+    ((DIGITS_INT8, "--baseline", DIGITS_FP32, "--kernels", "gpu"), "unknown kernel set 'gpu'"),
+    ((DIGITS_INT8, "--baseline", ROOT / "models" / "missing.tflite"), "does not exist"),
 ])
 def test_bad_input_is_one_line(cli, tmp_path, args, message):
     got = cli("layer-error", *args, "--runs-dir", tmp_path)

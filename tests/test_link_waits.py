@@ -17,7 +17,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from test_fault_injection import DIGITS, SerialProxy  # noqa: E402
+from conftest import DIGITS_INT8  # noqa: E402
+from test_fault_injection import SerialProxy  # noqa: E402
 
 from edgebench.mcu.frames import crc32  # noqa: E402
 
@@ -148,7 +149,7 @@ def test_verify_with_one_lost_terminator_does_not_stall(device, verb_call):
         client = McuClient(DutClient(proxy.host_path, timeout_s=5.0), get_profile("posix-sim"))
         try:
             client.hello()
-            sha = client.ensure_model(read_model(DIGITS))
+            sha = client.ensure_model(read_model(DIGITS_INT8))
             client.load(sha)
             x = np.random.default_rng(0).random((4, 8, 8, 1), dtype=np.float32)
             if verb_call == "later":

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MLPERF_DIR
+from conftest import DIGITS_FP32, DIGITS_INT8, MLPERF_DIR
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -34,8 +34,6 @@ from edgebench.modelfile import read_model
 from edgebench.results import store
 
 ROOT = Path(__file__).resolve().parents[1]
-DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
-DIGITS_FP32 = ROOT / "models" / "digits" / "digits_fp32.tflite"
 KWS = MLPERF_DIR / "kws_ref_model.tflite"
 FAST = ["--min-samples", "50", "--min-time", "0.3", "--max-time", "2"]
 
@@ -62,18 +60,18 @@ def one_error_line(err: str) -> str:
 # ----------------------------------------------------------------------------- deploy
 
 def test_deploy_json_and_text(fw, capsys):
-    code, out, _ = run_main(capsys, "deploy", DIGITS, "--board", "posix-sim", "--url", fw, "--json")
+    code, out, _ = run_main(capsys, "deploy", DIGITS_INT8, "--board", "posix-sim", "--url", fw, "--json")
     assert code == 0
     rep = json.loads(out)
     from edgebench.mcu.blob import convert
 
-    blob = convert(DIGITS.read_bytes())
+    blob = convert(DIGITS_INT8.read_bytes())
     assert rep["blob_bytes"] == len(blob.data) == rep["upload"]["bytes"]
     assert rep["upload"]["crc32"] == f"{blob.crc32:08x}" or rep["upload"]["crc32"] == f"{_crc(blob.data):08x}"
     assert rep["peak_arena_bytes"] == blob.peak_arena_bytes == rep["loaded"]["arena"]
     assert rep["loaded"]["in"] == 64 and rep["loaded"]["out"] == 10
     assert rep["upload"]["bytes_per_s"] > 0 and rep["device"]["port"] == "posix"
-    code, out, _ = run_main(capsys, "deploy", DIGITS, "--board", "posix-sim", "--url", fw)
+    code, out, _ = run_main(capsys, "deploy", DIGITS_INT8, "--board", "posix-sim", "--url", fw)
     assert code == 0
     assert f"CRC-32 {rep['upload']['crc32']} verified by the device" in " ".join(out.split())
     assert "peak arena 2,320 bytes" in out or f"peak arena {blob.peak_arena_bytes:,} bytes" in out
@@ -101,16 +99,16 @@ def test_deploy_json_parity_with_the_library(fw, capsys):
 
 
 def test_ensure_model_skips_a_blob_the_device_holds(client):
-    first = client.deploy(read_model(DIGITS))
+    first = client.deploy(read_model(DIGITS_INT8))
     client._on_device = None                       # a new session would not know
-    again = client.deploy(read_model(DIGITS), force=False)
+    again = client.deploy(read_model(DIGITS_INT8), force=False)
     assert again.upload.get("skipped") and again.upload["crc32"] == first.upload["crc32"]
 
 
 # ----------------------------------------------------------------------------- bench
 
 def test_bench_starts_the_firmware_itself_and_times_on_the_device(tmp_path):
-    res = CliRunner().invoke(app, ["bench", str(DIGITS), "--board", "posix-sim", "--runs-dir", str(tmp_path),
+    res = CliRunner().invoke(app, ["bench", str(DIGITS_INT8), "--board", "posix-sim", "--runs-dir", str(tmp_path),
                                    "--json", *FAST])
     assert res.exit_code == 0, res.output
     printed = json.loads(res.stdout)
@@ -151,7 +149,7 @@ def test_run_groups_inferences_per_uploaded_input(client):
 
 # ----------------------------------------------------------------------------- verify
 
-@pytest.mark.parametrize("model", [DIGITS, KWS], ids=["digits_int8", "kws"])
+@pytest.mark.parametrize("model", [DIGITS_INT8, KWS], ids=["digits_int8", "kws"])
 def test_verify_bit_exact(fw, capsys, model, tmp_path):
     code, out, _ = run_main(capsys, "verify", model, "--board", "posix-sim", "--url", fw, "--count", "24",
                             "--json", "--runs-dir", tmp_path)
@@ -175,11 +173,11 @@ def test_verify_bit_exact(fw, capsys, model, tmp_path):
 def test_verify_json_parity_with_the_library(fw, capsys, tmp_path):
     from edgebench.bench.verify import VerifyOptions, run_verify
 
-    code, out, _ = run_main(capsys, "verify", DIGITS, "--board", "posix-sim", "--url", fw, "--count", "8",
+    code, out, _ = run_main(capsys, "verify", DIGITS_INT8, "--board", "posix-sim", "--url", fw, "--count", "8",
                             "--seed", "3", "--json", "--runs-dir", tmp_path)
     assert code == 0
     printed = json.loads(out)
-    lib = run_verify(DIGITS, get_profile("posix-sim"), VerifyOptions(count=8, seed=3), url=fw,
+    lib = run_verify(DIGITS_INT8, get_profile("posix-sim"), VerifyOptions(count=8, seed=3), url=fw,
                      runs_root=tmp_path).to_dict()
     assert printed["run_id"] != lib["run_id"] and len(store.find_runs(tmp_path)) == 2
     for d in (printed, lib):
@@ -201,7 +199,7 @@ def test_verify_exit_2_when_a_bit_exact_board_differs(fw, capsys, monkeypatch, t
         return out
 
     monkeypatch.setattr(McuClient, "infer_all", off_by_one)
-    code, out, err = run_main(capsys, "verify", DIGITS, "--board", "posix-sim", "--url", fw, "--count", "4",
+    code, out, err = run_main(capsys, "verify", DIGITS_INT8, "--board", "posix-sim", "--url", fw, "--count", "4",
                               "--runs-dir", tmp_path)
     assert code == 2
     line = one_error_line(err)
@@ -215,7 +213,7 @@ def test_verify_exit_2_when_a_bit_exact_board_differs(fw, capsys, monkeypatch, t
 
 
 def test_verify_on_a_linux_board_reports_without_a_gate(capsys, tmp_path):
-    code, out, _ = run_main(capsys, "verify", DIGITS, "--board", "host", "--count", "8", "--json",
+    code, out, _ = run_main(capsys, "verify", DIGITS_INT8, "--board", "host", "--count", "8", "--json",
                             "--runs-dir", tmp_path)
     assert code == 0
     r = json.loads(out)
@@ -226,14 +224,14 @@ def test_verify_on_a_linux_board_reports_without_a_gate(capsys, tmp_path):
 # ----------------------------------------------------------------------------- accuracy
 
 def test_accuracy_through_the_same_command(fw, tmp_path, capsys):
-    code, out, err = run_main(capsys, "accuracy", DIGITS, "--baseline", DIGITS_FP32, "--data", "digits",
+    code, out, err = run_main(capsys, "accuracy", DIGITS_INT8, "--baseline", DIGITS_FP32, "--data", "digits",
                               "--board", "posix-sim", "--url", fw, "--runs-dir", tmp_path, "--json")
     assert code in (0, 2), err                      # 2: a compression threshold, not an error
     r = json.loads(out)
     assert r["kind"] == "accuracy" and r["runtime"]["name"] == "edgebench-firmware"
     assert r["extra"]["link"]["checked"] is True and r["extra"]["link"]["requests"] > 0
     # the firmware is bit-exact with the reference kernels: same top-1 as the host running them
-    code, out_ref, err = run_main(capsys, "accuracy", DIGITS, "--baseline", DIGITS_FP32, "--data", "digits",
+    code, out_ref, err = run_main(capsys, "accuracy", DIGITS_INT8, "--baseline", DIGITS_FP32, "--data", "digits",
                                   "--kernels", "reference", "--runs-dir", tmp_path / "ref", "--json")
     assert code in (0, 2), err
     ref = json.loads(out_ref)
@@ -297,7 +295,7 @@ def test_mlperf_run_goes_through_the_run_skeleton(client, tmp_path):
 
     opts = MlperfOptions(window_s=0.2, deploy=True, input_count=5)
     with pytest.raises(KeyboardInterrupt):
-        run_mlperf(DIGITS, get_profile("posix-sim"), opts, runs_root=tmp_path, client=client, progress=progress)
+        run_mlperf(DIGITS_INT8, get_profile("posix-sim"), opts, runs_root=tmp_path, client=client, progress=progress)
     (folder,) = store.find_runs(tmp_path)
     r = store.read_result(folder)
     assert seen["status"] == "running"
@@ -330,13 +328,13 @@ def test_mlperf_accuracy_scores_match_the_reference(client):
 def test_adapter_in_mlperf_dialect_sends_no_extension_commands(client):
     from edgebench.mcu.board import McuClient
 
-    client.deploy(read_model(DIGITS))
+    client.deploy(read_model(DIGITS_INT8))
     profile = dataclasses.replace(get_profile("posix-sim"), runtimes=("mlperf_tiny",))
     plain = McuClient(client.dut, profile)
     sent = _record_commands(client.dut)
     hello = plain.hello()
     assert hello["runtime"]["name"] == "mlperf-tiny-reference" and hello["dialect"] == "mlperf"
-    sha = plain.ensure_model(read_model(DIGITS))
+    sha = plain.ensure_model(read_model(DIGITS_INT8))
     plain.load(sha)
     x = np.random.default_rng(2).uniform(0, 1, (3, 8, 8, 1)).astype(np.float32)
     y_raw, y = plain.infer(x)
@@ -358,9 +356,9 @@ def test_an_emulator_that_keeps_no_time_times_nothing(client):
         def describe(self):
             return "an untimed emulator"
 
-    client.deploy(read_model(DIGITS))
+    client.deploy(read_model(DIGITS_INT8))
     untimed = McuClient(client.dut, get_profile("posix-sim"), Untimed())   # not closed: the dut is client's
-    sha = untimed.ensure_model(read_model(DIGITS))
+    sha = untimed.ensure_model(read_model(DIGITS_INT8))
     untimed.load(sha)
     untimed.set_inputs(np.zeros((1, 8, 8, 1), np.float32))
     assert untimed.hello()["timing"] == "emulated"
@@ -374,7 +372,7 @@ def test_an_emulator_that_keeps_no_time_times_nothing(client):
 # ----------------------------------------------------------------------------- bad input
 
 def test_wrong_port_is_one_line(capsys):
-    code, _, err = run_main(capsys, "deploy", DIGITS, "--board", "posix-sim", "--url", "/dev/ttyEB_NOPE")
+    code, _, err = run_main(capsys, "deploy", DIGITS_INT8, "--board", "posix-sim", "--url", "/dev/ttyEB_NOPE")
     assert code == 1
     assert "serial port /dev/ttyEB_NOPE does not exist" in one_error_line(err)
 
@@ -393,7 +391,7 @@ def silent_port():
 
 def test_no_answer_hints_at_energy_mode(capsys, silent_port):
     _, path = silent_port
-    code, _, err = run_main(capsys, "verify", DIGITS, "--board", "posix-sim", "--url", path, "--count", "1")
+    code, _, err = run_main(capsys, "verify", DIGITS_INT8, "--board", "posix-sim", "--url", path, "--count", "1")
     assert code == 1
     line = one_error_line(err)
     assert "no answer from serial" in line
@@ -413,7 +411,7 @@ def test_garbage_answer_hints_at_the_baud_rate(capsys, silent_port):
     t = threading.Thread(target=noise, daemon=True)
     t.start()
     try:
-        code, _, err = run_main(capsys, "deploy", DIGITS, "--board", "posix-sim", "--url", path)
+        code, _, err = run_main(capsys, "deploy", DIGITS_INT8, "--board", "posix-sim", "--url", path)
     finally:
         stop.set()
         t.join()
@@ -476,7 +474,7 @@ def test_float_model_is_refused_with_one_line(fw, capsys):
 
 
 def test_deploy_to_a_linux_board_is_a_usage_error(capsys):
-    code, _, err = run_main(capsys, "deploy", DIGITS, "--board", "host")
+    code, _, err = run_main(capsys, "deploy", DIGITS_INT8, "--board", "host")
     assert code == 1 and "is a Linux board" in one_error_line(err)
 
 
@@ -491,7 +489,7 @@ def test_flash_keeps_an_emulated_board_running_until_ctrl_c(posix_firmware_bin, 
         assert m, line
         url = m.group(1)
         for _ in range(2):                     # two commands, one after the other, on the same firmware
-            done = subprocess.run([sys.executable, "-m", "edgebench", "deploy", str(DIGITS), "--board", "posix-sim",
+            done = subprocess.run([sys.executable, "-m", "edgebench", "deploy", str(DIGITS_INT8), "--board", "posix-sim",
                                    "--url", url, "--json"], capture_output=True, text=True, timeout=120)
             assert done.returncode == 0, done.stderr
             assert json.loads(done.stdout)["loaded"]["layers"] == 6
@@ -607,7 +605,7 @@ def test_qemu_m4_verify_and_bench_are_emulated(tmp_path, capsys):
     assert code == 0, err
     r = json.loads(out)
     assert r["bit_exact"] and r["gate"]["passed"] and r["device"]["timing"] == "emulated"
-    code, out, err = run_main(capsys, "bench", DIGITS, "--board", "qemu-m4", "--runs-dir", tmp_path, "--json",
+    code, out, err = run_main(capsys, "bench", DIGITS_INT8, "--board", "qemu-m4", "--runs-dir", tmp_path, "--json",
                               "--min-samples", "30", "--min-time", "0.2", "--max-time", "2")
     assert code == 0, err
     b = json.loads(out)

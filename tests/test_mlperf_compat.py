@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MLPERF_DIR, require_file, require_tool
+from conftest import DIGITS_INT8, MLPERF_DIR, require_file, require_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -29,7 +29,6 @@ from edgebench.errors import InputWarning, UsageError
 from edgebench.modelfile import read_model
 
 ROOT = Path(__file__).resolve().parents[1]
-DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 KWS = MLPERF_DIR / "kws_ref_model.tflite"
 RESNET = MLPERF_DIR / "pretrainedResnet_quant.tflite"
 
@@ -94,7 +93,7 @@ def test_model_ids_the_runner_knows_are_recognised_by_shape():
 
     assert default_model_id(read_model(require_file(KWS))) == "kws01"      # file stem kws_ref_model crashed the runner
     assert default_model_id(read_model(require_file(RESNET))) == "ic01"
-    assert default_model_id(read_model(DIGITS)) == "digits_int8"
+    assert default_model_id(read_model(DIGITS_INT8)) == "digits_int8"
     assert "not one the MLCommons runner has a script for" in runner_note("digits_int8", None, "int8", "outputs")
     assert "--input-encoding uint8-offset" in runner_note("ic01", None, "int8", "outputs")
     assert runner_note("kws01", None, "int8", "outputs") is None
@@ -104,7 +103,7 @@ def test_model_ids_the_runner_knows_are_recognised_by_shape():
 
 
 def test_deploy_model_id_is_profiles_m_model(fw, capsys):
-    code, out, err = run_main(capsys, "deploy", DIGITS, "--board", "posix-sim", "--url", fw, "--model-id", "vww01",
+    code, out, err = run_main(capsys, "deploy", DIGITS_INT8, "--board", "posix-sim", "--url", fw, "--model-id", "vww01",
                               "--json")
     assert code == 0, err
     rep = json.loads(out)
@@ -117,7 +116,7 @@ def test_deploy_model_id_is_profiles_m_model(fw, capsys):
         assert prof["model"] == "vww01" and prof["input"] == "int8" and prof["results"] == "outputs"
         runner_view = dict(m.groups() for m in map(RUNNER_PROFILE_RE.match, prof["lines"]) if m)
         assert runner_view == {"profile": "edgebench firmware 1.0", "model": "vww01"}
-    code, out, err = run_main(capsys, "deploy", DIGITS, "--board", "posix-sim", "--url", fw)
+    code, out, err = run_main(capsys, "deploy", DIGITS_INT8, "--board", "posix-sim", "--url", fw)
     assert code == 0, err
     text = " ".join(out.split())
     assert "m-model-[digits_int8]" in text and "not one the MLCommons runner has a script for" in text
@@ -130,7 +129,7 @@ def test_deploy_model_id_is_profiles_m_model(fw, capsys):
     (["--results", "score"], "unknown --results 'score'"),
 ])
 def test_deploy_bad_mlperf_options_are_one_line(capsys, args, message):
-    code, _, err = run_main(capsys, "deploy", DIGITS, "--board", "posix-sim", "--url", "/dev/null-not-used", *args)
+    code, _, err = run_main(capsys, "deploy", DIGITS_INT8, "--board", "posix-sim", "--url", "/dev/null-not-used", *args)
     assert code == 1
     lines = [ln for ln in err.splitlines() if ln.startswith("error")]
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in err, err
@@ -139,7 +138,7 @@ def test_deploy_bad_mlperf_options_are_one_line(capsys, args, message):
 def test_eb_model_options_and_their_errors(client):
     from edgebench.errors import ModelError
 
-    client.deploy(read_model(DIGITS))
+    client.deploy(read_model(DIGITS_INT8))
     dut = client.dut
     for cmd, text in (("eb-model input=uint8", "eb-model-option: 'input=uint8' is not"),
                       ("eb-model a b", "eb-model-usage"),
@@ -183,7 +182,7 @@ def _uint8_results(client, model: Path, seed: int):
     return np.asarray(got), want
 
 
-@pytest.mark.parametrize("model", [DIGITS, RESNET], ids=["digits", "resnet8-ic01"])
+@pytest.mark.parametrize("model", [DIGITS_INT8, RESNET], ids=["digits", "resnet8-ic01"])
 def test_uint8_offset_matches_the_host_reference_on_posix(client, model):
     got, want = _uint8_results(client, require_file(model), seed=5)
     assert got.shape == want.shape and np.abs(got - want).max() <= 0.0005 + 1e-9
@@ -240,11 +239,11 @@ def test_bench_mlperf_warns_when_the_dut_holds_another_model(client, tmp_path):
     from edgebench.bench.mlperf_mode import MlperfOptions, run_mlperf
 
     ae = read_model(autoencoder(tmp_path / "ae.tflite"))
-    client.deploy(read_model(DIGITS), model_id="kws01")            # the DUT says kws01
+    client.deploy(read_model(DIGITS_INT8), model_id="kws01")            # the DUT says kws01
     opts = MlperfOptions(window_s=0.05, windows=2, deploy=False, input_count=2)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result, _ = run_mlperf(DIGITS, get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
+        result, _ = run_mlperf(DIGITS_INT8, get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
     codes = [w.code for w in result.warnings]
     assert codes.count("model-id-mismatch") == 1
     mismatch = next(w for w in result.warnings if w.code == "model-id-mismatch")
@@ -277,7 +276,7 @@ def test_bench_mlperf_deploys_with_the_runners_conventions(client, tmp_path):
     from edgebench.bench.mlperf_mode import MlperfOptions, run_mlperf
 
     opts = MlperfOptions(window_s=0.05, windows=2, input_count=2, input_encoding="uint8-offset", model_id="ic01")
-    result, _ = run_mlperf(DIGITS, get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
+    result, _ = run_mlperf(DIGITS_INT8, get_profile("posix-sim"), opts, runs_root=tmp_path, client=client)
     fw = result.board.system.firmware
     assert (fw["model"], fw["input"], fw["results"]) == ("ic01", "uint8-offset", "outputs")
     assert result.scenario.input_encoding == "uint8-offset"
@@ -315,7 +314,7 @@ def qemu_m4(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model, model_id", [(DIGITS, "digits_int8"), (RESNET, "ic01")], ids=["digits", "resnet8-ic01"])
+@pytest.mark.parametrize("model, model_id", [(DIGITS_INT8, "digits_int8"), (RESNET, "ic01")], ids=["digits", "resnet8-ic01"])
 def test_uint8_offset_and_emulated_profile_on_qemu_m4(qemu_m4, model, model_id):
     got, want = _uint8_results(qemu_m4, require_file(model), seed=9)
     assert np.abs(got - want).max() <= 0.0005 + 1e-9
@@ -347,18 +346,18 @@ def test_bench_mlperf_flags_reach_the_mlperf_options(capsys, monkeypatch, tmp_pa
         raise SystemExit(0)
 
     monkeypatch.setattr(mm, "run_mlperf", fake_run)
-    code, _, err = run_main(capsys, "bench", DIGITS, "--board", "posix-sim", "--mlperf", "--url", "/dev/null",
+    code, _, err = run_main(capsys, "bench", DIGITS_INT8, "--board", "posix-sim", "--mlperf", "--url", "/dev/null",
                             "--model-id", "ic01", "--input-encoding", "uint8-offset", "--results", "outputs",
                             "--runs-dir", tmp_path)
     assert code == 0, err
     assert seen == {"model_id": "ic01", "input_encoding": "uint8-offset", "results": "outputs"}
-    code, _, err = run_main(capsys, "bench", DIGITS, "--board", "posix-sim", "--mlperf", "--url", "/dev/null",
+    code, _, err = run_main(capsys, "bench", DIGITS_INT8, "--board", "posix-sim", "--mlperf", "--url", "/dev/null",
                             "--input-encoding", "uint8", "--runs-dir", tmp_path)
     assert code == 1 and "unknown input encoding 'uint8'" in err
 
 
 def test_mlperf_flags_without_mlperf_are_one_line(capsys, tmp_path):
-    code, _, err = run_main(capsys, "bench", DIGITS, "--board", "host", "--model-id", "kws01", "--results", "mse",
+    code, _, err = run_main(capsys, "bench", DIGITS_INT8, "--board", "host", "--model-id", "kws01", "--results", "mse",
                             "--runs-dir", tmp_path)
     assert code == 1
     lines = [ln for ln in err.splitlines() if ln.strip()]

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import DIGITS_INT8
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -21,13 +22,12 @@ from edgebench.boards.registry import get_profile  # noqa: E402
 from edgebench.results import store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 QUICK = ("--repeat", "2", "--op-time", "0.05", "--whole-time", "0.2")
 
 
 @pytest.mark.slow
 def test_isolated_operators_on_the_host(cli, tmp_path):
-    got = cli("profile", DIGITS, "--board", "host", *QUICK, "--runs-dir", tmp_path, "--json")
+    got = cli("profile", DIGITS_INT8, "--board", "host", *QUICK, "--runs-dir", tmp_path, "--json")
     assert got.returncode == 0, got.stderr
     run = json.loads(got.stdout)
     p = run["extra"]["profile"]
@@ -63,7 +63,7 @@ def test_isolated_operators_on_the_host(cli, tmp_path):
 
 @pytest.mark.slow
 def test_the_human_table(cli, tmp_path):
-    got = cli("profile", DIGITS, "--board", "host", *QUICK, "--runs-dir", tmp_path)
+    got = cli("profile", DIGITS_INT8, "--board", "host", *QUICK, "--runs-dir", tmp_path)
     assert got.returncode == 0, got.stderr
     out = " ".join(got.stdout.split())
     for text in ("layer by layer: isolated", "FULLY_CONNECTED", "165,888", "sum of layers",
@@ -83,7 +83,7 @@ def test_bad_input_is_one_line(cli, tmp_path, args, message):
     board = "host"
     if args[0] == "--board":
         board, args = args[1], args[2:]
-    got = cli("profile", DIGITS, "--board", board, *args, "--runs-dir", tmp_path)
+    got = cli("profile", DIGITS_INT8, "--board", board, *args, "--runs-dir", tmp_path)
     assert got.returncode == 1 and message in got.stderr and "Traceback" not in got.stderr
     assert not list(tmp_path.glob("*"))
 
@@ -100,7 +100,7 @@ def test_a_stop_keeps_what_was_measured(tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_profile(DIGITS, get_profile("host"), ProfileOptions(repeat=3, op_time_s=0.05, whole_time_s=0.2),
+        run_profile(DIGITS_INT8, get_profile("host"), ProfileOptions(repeat=3, op_time_s=0.05, whole_time_s=0.2),
                     runs_root=tmp_path, progress=progress)
     folder = store.find_runs(tmp_path)[0]
     r = store.read_result(folder)
@@ -114,7 +114,7 @@ def test_without_the_models_inner_values_operators_get_random_ones_and_say_so(tm
     import edgebench.bench.profile as profile
 
     monkeypatch.setattr(profile, "try_host_tensors", lambda *a, **k: (None, "no runtime on this computer"))
-    r, _ = run_profile(DIGITS, get_profile("host"), ProfileOptions(repeat=1, op_time_s=0.05, whole_time_s=0.2),
+    r, _ = run_profile(DIGITS_INT8, get_profile("host"), ProfileOptions(repeat=1, op_time_s=0.05, whole_time_s=0.2),
                        runs_root=tmp_path)
     notes = " ".join(r.extra.profile.notes or [])
     assert "seeded random values" in notes and "no runtime on this computer" in notes
@@ -125,7 +125,7 @@ def test_without_the_models_inner_values_operators_get_random_ones_and_say_so(tm
 
 @pytest.mark.slow
 def test_device_counter_on_the_posix_firmware(cli, tmp_path, posix_firmware_bin):
-    got = cli("profile", DIGITS, "--board", "posix-sim", "--image", posix_firmware_bin, "--repeat", "2",
+    got = cli("profile", DIGITS_INT8, "--board", "posix-sim", "--image", posix_firmware_bin, "--repeat", "2",
               "--layer-samples", "6", "--runs-dir", tmp_path, "--json")
     assert got.returncode == 0, got.stderr
     p = json.loads(got.stdout)["extra"]["profile"]
@@ -133,7 +133,7 @@ def test_device_counter_on_the_posix_firmware(cli, tmp_path, posix_firmware_bin)
     assert all(r["median_s"] is not None for r in p["layers"])
     assert not p["per_mac"]["available"] and "this computer" in p["per_mac"]["reason"]
     assert 0.8 < p["sum_ratio"]["ratio"] < 1.25          # host time: noisy, but the same work
-    got = cli("profile", DIGITS, "--board", "posix-sim", "--image", posix_firmware_bin, "--method", "isolated",
+    got = cli("profile", DIGITS_INT8, "--board", "posix-sim", "--image", posix_firmware_bin, "--method", "isolated",
               "--runs-dir", tmp_path)
     assert got.returncode == 1 and "runs on Linux boards and this computer" in got.stderr
 
@@ -292,7 +292,7 @@ def test_compare_points_at_the_layer_that_got_slower(tmp_path):
 @pytest.mark.slow
 def test_compare_command_takes_two_profile_runs(cli, tmp_path):
     for _ in range(2):
-        assert cli("profile", DIGITS, "--board", "host", *QUICK, "--runs-dir", tmp_path).returncode == 0
+        assert cli("profile", DIGITS_INT8, "--board", "host", *QUICK, "--runs-dir", tmp_path).returncode == 0
     a, b = sorted(store.find_runs(tmp_path))
     got = cli("compare", a.name, b.name, "--runs-dir", tmp_path, "--json")
     assert got.returncode == 0, got.stderr

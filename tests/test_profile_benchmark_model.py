@@ -23,13 +23,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import missing
+from conftest import DIGITS_INT8, missing
 
 from edgebench.errors import AgentError
 from edgebench.runtime.benchmark_model import PROFILING_MESSAGES, parse_log, parse_profile, profiling_message
 
 ROOT = Path(__file__).resolve().parents[1]
-DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 FAKE = Path(__file__).parent / "fakes" / "fake_benchmark_model.py"
 LOG = """INFO: STARTING!
 INFO: Log parameter values verbosely: [0]
@@ -175,7 +174,7 @@ def fake_binary(tmp_path):
 
 
 def _profile(cli, tmp_path, *more):
-    return cli("profile", DIGITS, "--board", "host", "--method", "benchmark-model", "--repeat", "2", "--runs", "20",
+    return cli("profile", DIGITS_INT8, "--board", "host", "--method", "benchmark-model", "--repeat", "2", "--runs", "20",
                "--runs-dir", tmp_path / "runs", "--json", *more)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DIGITS_INT8
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -17,7 +18,6 @@ from edgebench.errors import ModelError  # noqa: E402
 from edgebench.runtime.cut import cut_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 
 def _whole(path):
@@ -60,7 +60,7 @@ def _check_every_operator(path) -> list:
 
 
 def test_every_operator_of_the_digits_model_alone_gives_the_models_bytes():
-    assert _check_every_operator(DIGITS) == []
+    assert _check_every_operator(DIGITS_INT8) == []
 
 
 def test_resnet8_residual_adds_keep_their_second_operand_as_a_constant():
@@ -95,4 +95,4 @@ def test_bad_input_is_one_clear_error(tmp_path):
     with pytest.raises(ModelError, match="cannot be read"):       # bytes no reader verified
         cut_model(b"\x00" * 64)
     with pytest.raises(ModelError, match="no operator 99"):
-        cut_model(DIGITS).cut(99)
+        cut_model(DIGITS_INT8).cut(99)

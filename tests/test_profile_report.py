@@ -3,9 +3,9 @@ and `check` (the layers-add-up rule), from stored results."""
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
+from conftest import DIGITS_INT8
 
 from edgebench.bench.record import new_result
 from edgebench.report import check as ck
@@ -118,7 +118,7 @@ def test_an_edge_tpu_model_shows_the_delegate_node_against_the_cpu_operators(tmp
     from edgebench.boards.registry import get_profile
     from edgebench.runtime.inspect import inspect_model
 
-    src = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
+    src = DIGITS_INT8
     m = s.ModelT.InitFromPackedBuf(bytearray(src.read_bytes()), 0)
     code = s.OperatorCodeT()
     code.builtinCode, code.deprecatedBuiltinCode, code.customCode = 32, 32, b"edgetpu-custom-op"   # CUSTOM

@@ -3,12 +3,11 @@ import io
 from pathlib import Path
 
 import pytest
+from conftest import DIGITS_INT8
 from rich.console import Console
 
 from edgebench.cli import progress as pr
 from edgebench.cli.progress import HEARTBEAT_S, Reporter
-
-INT8 = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
 
 
 class Clock:
@@ -107,7 +106,7 @@ def _bench_log(tmp_path, *extra):
     root = Path(__file__).resolve().parents[1]
     err = tmp_path / "stderr.log"
     with open(err, "w") as f:              # stderr a file, as in a CI log
-        p = subprocess.run([sys.executable, "-m", "edgebench", "bench", str(INT8), "--runs-dir", str(tmp_path / "r"),
+        p = subprocess.run([sys.executable, "-m", "edgebench", "bench", str(DIGITS_INT8), "--runs-dir", str(tmp_path / "r"),
                             "--max-time", "4", "--min-time", "0.3", "--repeat", "2", "--max-repeats", "2", *extra],
                            stdout=subprocess.PIPE, stderr=f, text=True, timeout=120,
                            env=dict(os.environ, PYTHONPATH=str(root)))

@@ -9,12 +9,12 @@ import typing
 from pathlib import Path
 
 import pytest
+from conftest import DIGITS_INT8
 
 from edgebench import ranges as R
 from edgebench.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 
 def _numeric_options():
@@ -38,14 +38,14 @@ def test_every_numeric_option_declares_its_range():
 
 @pytest.mark.slow  # seven commands in subprocesses (test_the_library_checks_the_same_ranges stays in the lane)
 @pytest.mark.parametrize("args,needle", [
-    (["bench", INT8, "--scenario", "fixed-rate", "--rate", "1e-320"],
+    (["bench", DIGITS_INT8, "--scenario", "fixed-rate", "--rate", "1e-320"],
      "--rate must be a finite number from 0.0001 to 1,000,000 inferences per second, got 1e-320"),
-    (["energy", INT8, "--board", "sim-pi5", "--duty", "1e-320"], "'--duty': must be a finite number from 1e-06 to 1"),
-    (["soak", INT8, "--board", "sim-pi5", "--window", "1e-320"], "'--window': must be a finite number from 1 to"),
-    (["bench", INT8, "--threads", "0"], "'--threads': must be a whole number from 1 to 1024, got 0"),
-    (["bench", INT8, "--target", "nan"], "'--target': must be a finite number above 0 and at most 1"),
-    (["verify", INT8, "--seed", "-1"], "'--seed': must be a whole number from 0 to 4,294,967,295, got -1"),
-    (["accuracy", INT8, "--max-ece", "-0.1"], "'--max-ece': must be a number of at least 0 (inf: no limit)"),
+    (["energy", DIGITS_INT8, "--board", "sim-pi5", "--duty", "1e-320"], "'--duty': must be a finite number from 1e-06 to 1"),
+    (["soak", DIGITS_INT8, "--board", "sim-pi5", "--window", "1e-320"], "'--window': must be a finite number from 1 to"),
+    (["bench", DIGITS_INT8, "--threads", "0"], "'--threads': must be a whole number from 1 to 1024, got 0"),
+    (["bench", DIGITS_INT8, "--target", "nan"], "'--target': must be a finite number above 0 and at most 1"),
+    (["verify", DIGITS_INT8, "--seed", "-1"], "'--seed': must be a whole number from 0 to 4,294,967,295, got -1"),
+    (["accuracy", DIGITS_INT8, "--max-ece", "-0.1"], "'--max-ece': must be a number of at least 0 (inf: no limit)"),
 ])
 def test_out_of_range_options_are_one_line_naming_the_range(tmp_path, args, needle):
     p = subprocess.run([sys.executable, "-m", "edgebench", *map(str, args), "--runs-dir", str(tmp_path)],
@@ -87,5 +87,5 @@ def test_a_schedule_slower_than_one_request_per_10_s_continues_across_chunks(tmp
 
     opts = BenchOptions(scenario="fixed-rate", rate_hz=0.05, max_time_s=45, min_samples=2, repeat=1,
                         max_repeats=1, sessions=1)
-    result, _ = run_bench(INT8, get_profile("sim-pi5"), opts, runs_root=tmp_path)
+    result, _ = run_bench(DIGITS_INT8, get_profile("sim-pi5"), opts, runs_root=tmp_path)
     assert result.status == "complete" and result.latency["e2e"].n + result.warmup.n_warmup >= 2

@@ -7,15 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import exit_code, require_tool
+from conftest import DIGITS_FP32, DIGITS_INT8, exit_code, require_tool
 from test_compare_cmd import make_run
 
 from edgebench.report import html
 from edgebench.report.check import check
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
-FP32 = ROOT / "models" / "digits" / "digits_fp32.tflite"
 DATASHEET_BOARD = """schema: 1
 name: ds-host
 title: host with datasheet power (test)
@@ -45,17 +43,17 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     boards = tmp_path_factory.mktemp("boards")
     (boards / "ds-host.yaml").write_text(DATASHEET_BOARD)
-    for model in (FP32, INT8):
+    for model in (DIGITS_FP32, DIGITS_INT8):
         eb("bench", model, "--runs-dir", root, "--repeat", "2", "--max-repeats", "2", "--min-samples", "50",
            "--min-time", "0.3", "--max-time", "1.5")
-    eb("soak", INT8, "--board", "sim-pi5", "--window", "20", "--runs-dir", root)
-    eb("accuracy", INT8, "--baseline", FP32, "--data", "digits:test", "--edge-cases", "--families", "low_light,blur",
+    eb("soak", DIGITS_INT8, "--board", "sim-pi5", "--window", "20", "--runs-dir", root)
+    eb("accuracy", DIGITS_INT8, "--baseline", DIGITS_FP32, "--data", "digits:test", "--edge-cases", "--families", "low_light,blur",
        "--max-edge-drop", "5", "--runs-dir", root)  # gates act on the upper bound: low_light/s5 reaches 4.1
-    eb("energy", INT8, "--board", "ds-host", "--boards-dir", boards, "--rate", "20", "--idle-s", "0.5",
+    eb("energy", DIGITS_INT8, "--board", "ds-host", "--boards-dir", boards, "--rate", "20", "--idle-s", "0.5",
        "--min-time", "1", "--max-time", "2", "--runs-dir", root)
-    eb("sweep", INT8, "--board", "sim-pi5", "--duty", "0.5,1", "--window", "10", "--runs-dir", root)
+    eb("sweep", DIGITS_INT8, "--board", "sim-pi5", "--duty", "0.5,1", "--window", "10", "--runs-dir", root)
     # the simulated power meter records a trace (the datasheet board above has none)
-    eb("energy", INT8, "--board", "sim-pi5", "--rate", "20", "--idle-s", "0.5", "--min-time", "1", "--max-time", "2",
+    eb("energy", DIGITS_INT8, "--board", "sim-pi5", "--rate", "20", "--idle-s", "0.5", "--min-time", "1", "--max-time", "2",
        "--runs-dir", root)
     dirs = sorted(p for p in root.iterdir() if (p / "run.json").exists())
     kinds = {}

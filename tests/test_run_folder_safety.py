@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import DIGITS_INT8
 
 from edgebench.errors import ResultError
 from edgebench.results import journal, store
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 
 def _result(**kw):
@@ -190,7 +190,7 @@ def killed_bench(tmp_path, monkeypatch):
 
     monkeypatch.setattr(BenchSession, "finish", lambda self, status, reason: None)
     opts = BenchOptions(min_samples=50, min_time_s=0.2, max_time_s=5, repeat=2, max_repeats=2, sessions=1)
-    session = BenchSession(INT8, get_profile("sim-pi5"), opts, runs_root=tmp_path / "runs")
+    session = BenchSession(DIGITS_INT8, get_profile("sim-pi5"), opts, runs_root=tmp_path / "runs")
     session.run()
     monkeypatch.undo()
     d = session.run_dir

@@ -4,10 +4,10 @@ on the same board and host counted once, the earlier sessions of one measurement
 import dataclasses
 import math
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DIGITS_INT8
 
 from edgebench.bench.latency import BenchOptions, run_bench
 from edgebench.bench.record import new_result
@@ -16,8 +16,6 @@ from edgebench.boards.registry import get_profile
 from edgebench.errors import UsageError
 from edgebench.results import store
 from edgebench.results.figures.latency import LatencyFigure
-
-INT8 = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
 
 
 # ---------------------------------------------------------------- finding earlier sessions (level 4)
@@ -145,7 +143,7 @@ def test_second_invocation_combines_the_first(tmp_path):
     # pinned: unpinned repeats land on vCPUs tens of percent apart, and repeats that disagree that much
     # take their own spread (Student t), which can leave the session term nothing to add
     opts = dict(min_samples=50, min_time_s=0.3, max_time_s=2.0, chunk_time_s=0.1, repeat=2, max_repeats=2, cpus="0")
-    first, _ = run_bench(INT8, host, BenchOptions(**opts), runs_root=tmp_path)
+    first, _ = run_bench(DIGITS_INT8, host, BenchOptions(**opts), runs_root=tmp_path)
     e1 = first.latency["e2e"]
     assert e1.sessions == 1 and "single-session" in {w.code for w in first.warnings}
     assert "one session of this model" in first.extra.claim
@@ -156,7 +154,7 @@ def test_second_invocation_combines_the_first(tmp_path):
     # (not strictly wider: two repeats on this VM's modes, tens of percent apart even pinned, give an own
     # interval so wide that the combined one, with more degrees of freedom, is narrower; the headline then
     # keeps the own one, which failed a strict assertion here in CI)
-    second, d2 = run_bench(INT8, host, BenchOptions(**opts), runs_root=tmp_path)
+    second, d2 = run_bench(DIGITS_INT8, host, BenchOptions(**opts), runs_root=tmp_path)
     e2 = second.latency["e2e"]
     assert e2.sessions == 2 and e2.session_runs == [first.run_id]
     def geo(fig):   # what a session contributes: the geometric mean of its runs' medians
@@ -182,7 +180,7 @@ def test_second_invocation_combines_the_first(tmp_path):
     assert stored.latency["e2e"].sessions == 2
     assert stored.stopping.rel_ci_halfwidth == e2.invocation.rel_ci_halfwidth
     # --sessions 1: this invocation only
-    third, _ = run_bench(INT8, host, dataclasses.replace(BenchOptions(**opts), sessions=1), runs_root=tmp_path)
+    third, _ = run_bench(DIGITS_INT8, host, dataclasses.replace(BenchOptions(**opts), sessions=1), runs_root=tmp_path)
     assert third.latency["e2e"].sessions == 1
 
 

@@ -9,11 +9,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import DIGITS_INT8
 
 from edgebench.results import store
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 
 def _sighup_default() -> None:
@@ -56,7 +56,7 @@ def _bench_until_measuring(runs_dir):
     """Start a long bench and return it once it reports measured samples (its live progress line,
     shown because FORCE_COLOR makes stderr count as a terminal); the stderr read so far."""
     env = {**os.environ, "FORCE_COLOR": "1", "COLUMNS": "200"}
-    p = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(INT8), "--runs-dir", str(runs_dir),
+    p = subprocess.Popen([sys.executable, "-m", "edgebench", "bench", str(DIGITS_INT8), "--runs-dir", str(runs_dir),
                           "--min-time", "120", "--max-time", "300", "--repeat", "1"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, preexec_fn=_sighup_default)
     seen = b""

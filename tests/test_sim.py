@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DIGITS_INT8
 
 from edgebench import errors
 from edgebench.boards.profile import BoardProfile
@@ -19,13 +20,12 @@ from edgebench.sim.physics import SimBoard
 from edgebench.telemetry import capture
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 NO_THROTTLE = dict(trip_c=500.0, critical_c=600.0, sensor_noise_c=0.0)
 
 
 def client_for(params: SimParams, seed=None) -> SimClient:
     c = SimClient(params, seed=seed)
-    info = c.load(c.ensure_model(read_model(INT8)))
+    info = c.load(c.ensure_model(read_model(DIGITS_INT8)))
     c.set_inputs(np.zeros([8] + info["inputs"][0]["shape"][1:], np.float32))
     return c
 
@@ -171,7 +171,7 @@ def test_hello_says_simulated_and_infer_is_refused():
 def test_bench_on_the_simulated_board_is_labelled_simulated(tmp_path):
     from edgebench.bench.latency import BenchOptions, run_bench
 
-    result, run_dir = run_bench(INT8, get_profile("sim-pi5"), BenchOptions(min_samples=50, min_time_s=0.5,
+    result, run_dir = run_bench(DIGITS_INT8, get_profile("sim-pi5"), BenchOptions(min_samples=50, min_time_s=0.5,
                                                                            max_time_s=3.0), runs_root=tmp_path)
     assert result.label == "simulated"
     assert result.latency["e2e"].label == "simulated" and result.throughput.label == "simulated"

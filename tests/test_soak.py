@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CtrlCAt, interrupted_run
+from conftest import DIGITS_INT8, CtrlCAt, interrupted_run
 from typer.testing import CliRunner
 
 from edgebench import board_protocol as bp
@@ -23,7 +23,6 @@ from edgebench.sim import SimClient, SimParams
 from edgebench.stats.steady import steady_state, trend
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 SIM = get_profile("sim-pi5")
 
 
@@ -96,7 +95,7 @@ def test_bad_parameters():
 def soak(tmp_path, params=None, progress=None, **kw):
     opts = SoakOptions(**{"window_s": 30.0, "burst_s": 5.0, "max_duration_s": 600.0, **kw})
     client = SimClient(params) if params is not None else None
-    return run_soak(INT8, SIM, opts, runs_root=tmp_path, progress=progress, client=client)
+    return run_soak(DIGITS_INT8, SIM, opts, runs_root=tmp_path, progress=progress, client=client)
 
 
 def test_soak_on_the_simulated_board_reaches_steady_state_and_stops(tmp_path):
@@ -251,7 +250,7 @@ def start_measuring(args, runs_dir, journal_glob: str, min_bytes: int):
 
 def _soak_process(runs_dir):
     """A long soak of the simulated board (about 100 s of host time to finish), once it measures."""
-    return start_measuring(["soak", INT8, "--board", "sim-pi5", "--until", "max", "--max-duration", "20000",
+    return start_measuring(["soak", DIGITS_INT8, "--board", "sim-pi5", "--until", "max", "--max-duration", "20000",
                             "--window", "30"], runs_dir, "*/samples.journal.*.arrows", 200_000)
 
 
@@ -343,7 +342,7 @@ class NoThermalSim(SnapshotOnlySim):
 def test_board_without_thermal_source_still_soaks_and_says_so(tmp_path):
     events = []
     opts = SoakOptions(window_s=20.0, max_duration_s=300.0)
-    result, _ = run_soak(INT8, SIM, opts, runs_root=tmp_path, client=NoThermalSim(SimParams()),
+    result, _ = run_soak(DIGITS_INT8, SIM, opts, runs_root=tmp_path, client=NoThermalSim(SimParams()),
                          progress=events.append)
     fig = result.extra.soak
     assert result.status == "complete" and fig.steady is False or fig.steady is True
@@ -357,7 +356,7 @@ def test_board_without_thermal_source_still_soaks_and_says_so(tmp_path):
 
 def test_snapshot_fallback_between_chunks(tmp_path):
     opts = SoakOptions(window_s=30.0, max_duration_s=400.0)
-    result, _ = run_soak(INT8, SIM, opts, runs_root=tmp_path, client=SnapshotOnlySim(SimParams()))
+    result, _ = run_soak(DIGITS_INT8, SIM, opts, runs_root=tmp_path, client=SnapshotOnlySim(SimParams()))
     fig = result.extra.soak
     assert fig.thermal.telemetry == "between-chunks" and fig.verdict.thermal_judged
     assert fig.steady and fig.thermal.max_temp_c == pytest.approx(80.0, abs=1.0)
@@ -369,7 +368,7 @@ def test_host_board_without_sensors_runs_latency_only(tmp_path, monkeypatch):
     monkeypatch.setenv("EDGEBENCH_SYSFS_ROOT", str(tmp_path / "empty"))   # no thermal zone, cpufreq, hwmon
     monkeypatch.setenv("PATH", str(tmp_path))                               # and no vcgencmd
     opts = SoakOptions(window_s=1.0, burst_s=0.5, max_duration_s=6.0, chunk_s=0.25)
-    result, _ = run_soak(INT8, get_profile("host"), opts, runs_root=tmp_path / "runs")
+    result, _ = run_soak(DIGITS_INT8, get_profile("host"), opts, runs_root=tmp_path / "runs")
     fig = result.extra.soak
     assert result.label == "measured" and fig.thermal.telemetry == "none"
     assert not fig.verdict.thermal_judged and "no-thermal-source" in [w.code for w in result.warnings]
@@ -392,7 +391,7 @@ def test_bad_options(kw, needle, tmp_path):
 def test_cli_json_equals_the_stored_run(tmp_path):
     from edgebench.cli.app import app
 
-    res = CliRunner().invoke(app, ["soak", str(INT8), "--board", "sim-pi5", "--window", "30",
+    res = CliRunner().invoke(app, ["soak", str(DIGITS_INT8), "--board", "sim-pi5", "--window", "30",
                                    "--runs-dir", str(tmp_path), "--json"])
     assert res.exit_code == 0, res.output
     printed = json.loads(res.stdout)
@@ -405,11 +404,11 @@ def test_cli_json_equals_the_stored_run(tmp_path):
 def test_cli_text_and_errors(tmp_path):
     from edgebench.cli.app import app
 
-    res = CliRunner().invoke(app, ["soak", str(INT8), "--board", "sim-pi5", "--window", "30", "--rate", "20",
+    res = CliRunner().invoke(app, ["soak", str(DIGITS_INT8), "--board", "sim-pi5", "--window", "30", "--rate", "20",
                                    "--max-duration", "90", "--runs-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output
     assert "burst (first" in res.stdout and "claim:" in res.stdout and "time at frequency" in res.stdout
     assert " GHz; sustained: " in res.stdout and "per inference, average" in res.stdout
     assert "window): " in res.stdout and "[simulated]" in res.stdout
-    bad = CliRunner().invoke(app, ["soak", str(INT8), "--board", "sim-pi5", "--rate", "fast"])
+    bad = CliRunner().invoke(app, ["soak", str(DIGITS_INT8), "--board", "sim-pi5", "--rate", "fast"])
     assert bad.exit_code != 0 and "neither a number nor 'continuous'" in str(bad.exception)

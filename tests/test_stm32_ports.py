@@ -25,10 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MLPERF_DIR, require_file, require_module, require_tool
+from conftest import DIGITS_FP32, DIGITS_INT8, MLPERF_DIR, require_file, require_module, require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-DIGITS = ROOT / "models" / "digits" / "digits_int8.tflite"
 STM32_PORTS = ("netduinoplus2", "nucleo-f446re", "nucleo-f411re", "nucleo-l4r5zi")
 
 pytestmark = pytest.mark.slow
@@ -150,11 +149,11 @@ def test_qemu_f405_accuracy_and_mlperf_mode(f405, tmp_path):
     from edgebench.bench.mlperf_mode import MlperfOptions, run_mlperf
     from edgebench.boards.registry import get_profile
 
-    result, folder = run_mlperf(DIGITS, get_profile("qemu-f405"), MlperfOptions(windows=2, window_s=1.0),
+    result, folder = run_mlperf(DIGITS_INT8, get_profile("qemu-f405"), MlperfOptions(windows=2, window_s=1.0),
                                 runs_root=tmp_path / "runs", client=f405)
     assert result.status == "complete" and result.label == "emulated"
     assert result.throughput.per_s > 0 and result.throughput.label == "emulated"
-    proc = _cli("accuracy", str(DIGITS), "--baseline", str(ROOT / "models" / "digits" / "digits_fp32.tflite"),
+    proc = _cli("accuracy", str(DIGITS_INT8), "--baseline", str(DIGITS_FP32),
                 "--data", "digits:test", "--board", "qemu-f405", "--runs-dir", str(tmp_path / "runs"), "--json")
     assert proc.returncode == 0, proc.stderr
     acc = json.loads(proc.stdout)["extra"]["accuracy"]
@@ -269,7 +268,7 @@ def test_l4r5_image_is_bit_exact_on_unicorn_and_keeps_no_time(l4r5):
     from edgebench.boards.registry import get_profile
     from edgebench.errors import UsageError
 
-    for model in (DIGITS, require_file(MLPERF_DIR / "kws_ref_model.tflite")):
+    for model in (DIGITS_INT8, require_file(MLPERF_DIR / "kws_ref_model.tflite")):
         v = run_verify(model, get_profile("unicorn-l4r5zi"), VerifyOptions(count=3), client=l4r5)
         assert v.bit_exact, model
     out = l4r5.dut.eb_infer(4, 1, timeout_s=60)          # eb-infer runs; its ticks are not reported anywhere

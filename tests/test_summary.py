@@ -1,8 +1,8 @@
 """The one-screen summary, warnings ranked and folded across runs, acknowledged warnings, peak memory."""
 import json
-from pathlib import Path
 
 import pytest
+from conftest import DIGITS_INT8
 from test_check import SHA_FP32, accuracy, bench
 
 from edgebench.bench.memory import HWM, MAXRSS, mcu_memory, process_memory
@@ -12,7 +12,6 @@ from edgebench.report.summary import fit_text, memory_text, summarise
 from edgebench.report.warnings import acknowledged_line, fold
 from edgebench.results import acks, store
 
-INT8 = Path(__file__).resolve().parents[1] / "models" / "digits" / "digits_int8.tflite"
 W = {"spread": {"code": "spread", "message": "latencies vary", "remedy": "close other programs"},
      "single": {"code": "single-session", "message": "first session", "remedy": "run it again"},
      "nosensor": {"code": "no-thermal-source", "message": "no sensor", "remedy": "add one"}}
@@ -87,7 +86,7 @@ def test_process_memory_prefers_the_high_water_mark_and_keeps_the_peak_of_repeat
 
 
 def test_a_microcontroller_run_has_its_arena_and_the_fit_against_the_board():
-    mem = mcu_memory(str(INT8), get_profile("qemu-m4"))
+    mem = mcu_memory(str(DIGITS_INT8), get_profile("qemu-m4"))
     assert mem["arena_bytes"] > 0 and mem["model_bytes"] > 0
     assert {c["what"] for c in mem["fit"]} >= {"arena"} and all(c["fits"] for c in mem["fit"])
     assert memory_text(mem).startswith("arena ")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import DIGITS_FP32, DIGITS_INT8
 from typer.testing import CliRunner
 
 from edgebench import errors
@@ -18,8 +19,6 @@ from edgebench.boards.registry import get_profile
 from edgebench.results import store
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
-FP32 = ROOT / "models" / "digits" / "digits_fp32.tflite"
 SIM = get_profile("sim-pi5")
 FAST = {"window_s": 30.0, "burst_s": 5.0, "max_duration_per_point_s": 300.0}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -37,8 +36,8 @@ def swept(tmp_path_factory):
     """Two duty cycles × two model variants (INT8, FP32) on the simulated board."""
     root = tmp_path_factory.mktemp("sweep")
     events: list = []
-    opts = SweepOptions(duty=(0.1, 1.0), variants=(str(FP32),), **FAST)
-    result, run_dir = run_sweep(INT8, SIM, opts, runs_root=root, progress=events.append)
+    opts = SweepOptions(duty=(0.1, 1.0), variants=(str(DIGITS_FP32),), **FAST)
+    result, run_dir = run_sweep(DIGITS_INT8, SIM, opts, runs_root=root, progress=events.append)
     return result, run_dir, events, root
 
 
@@ -50,7 +49,7 @@ def by_point(result) -> dict:
 def test_grid_order_lightest_load_first():
     from edgebench.modelfile import read_model
 
-    models = [read_model(INT8), read_model(FP32)]
+    models = [read_model(DIGITS_INT8), read_model(DIGITS_FP32)]
     pts = grid(SweepOptions(duty=(1.0, 0.1), threads=(1, 4)), models)
     assert [(p.load, p.model.precision, p.threads) for p in pts] == [
         (0.1, "int8", 1), (0.1, "int8", 4), (0.1, "fp32", 1), (0.1, "fp32", 4),
@@ -142,7 +141,7 @@ def _sweep_process(runs_dir):
     """A sweep whose first point runs for long (about 100 s of host time), once that point measures."""
     from test_soak import start_measuring
 
-    return start_measuring(["sweep", INT8, "--board", "sim-pi5", "--duty", "0.5,1", "--window", "30",
+    return start_measuring(["sweep", DIGITS_INT8, "--board", "sim-pi5", "--duty", "0.5,1", "--window", "30",
                             "--max-duration-per-point", "20000"], runs_dir, "*/points/*/samples.journal.*.arrows",
                            100_000)
 
@@ -230,7 +229,7 @@ def test_bad_duty_is_one_clear_line(duty, needle, tmp_path, capsys):
     from edgebench.cli.app import main
 
     with pytest.raises(SystemExit) as exc:
-        main(["sweep", str(INT8), "--board", "sim-pi5", "--duty", duty, "--runs-dir", str(tmp_path)])
+        main(["sweep", str(DIGITS_INT8), "--board", "sim-pi5", "--duty", duty, "--runs-dir", str(tmp_path)])
     assert exc.value.code == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(needle), err
@@ -246,10 +245,10 @@ def test_bad_options_are_refused_before_anything_runs(tmp_path):
         (SweepOptions(window_s=60.0, max_duration_per_point_s=30.0), "shorter than the burst"),
     ]:
         with pytest.raises(errors.UsageError, match=None) as exc:
-            run_sweep(INT8, SIM, opts, runs_root=tmp_path)
+            run_sweep(DIGITS_INT8, SIM, opts, runs_root=tmp_path)
         assert needle in exc.value.message
     with pytest.raises(errors.UsageError, match="same model"):
-        run_sweep(INT8, SIM, SweepOptions(variants=(str(INT8),)), runs_root=tmp_path)
+        run_sweep(DIGITS_INT8, SIM, SweepOptions(variants=(str(DIGITS_INT8),)), runs_root=tmp_path)
     assert not list(tmp_path.iterdir())
 
 
@@ -260,7 +259,7 @@ def test_ctrl_c_keeps_finished_points_and_marks_the_sweep_incomplete(tmp_path):
 
     opts = SweepOptions(duty=(0.1, 1.0), threads=(1, 4), **FAST)   # two duty cycles x two thread counts
     with pytest.raises(KeyboardInterrupt):
-        run_sweep(INT8, SIM, opts, runs_root=tmp_path, progress=progress)
+        run_sweep(DIGITS_INT8, SIM, opts, runs_root=tmp_path, progress=progress)
     (run_dir,) = store.find_runs(tmp_path)
     r = store.read_result(run_dir)
     assert r.status == "incomplete" and "Ctrl-C" in r.status_reason and "1 of 4 points finished" in r.status_reason
@@ -284,7 +283,7 @@ def test_estimated_energy_on_a_measured_board_is_labelled_apart(tmp_path, monkey
     host = dataclasses.replace(get_profile("host"), datasheet=Datasheet(
         source="test figures", idle_power_w=2.0, typical_load_power_w=6.0))
     opts = SweepOptions(duty=(1.0,), window_s=1.0, burst_s=0.5, max_duration_per_point_s=4.0)
-    r, run_dir = run_sweep(INT8, host, opts, runs_root=tmp_path / "runs")
+    r, run_dir = run_sweep(DIGITS_INT8, host, opts, runs_root=tmp_path / "runs")
     (p,) = r.extra.points
     assert r.label == p.label == "measured" and p.energy.label == ESTIMATED_LABEL
     # continuous, yet busy only while inferring: the achieved rate x the median latency (host round trips
@@ -303,7 +302,7 @@ def test_estimated_energy_on_a_measured_board_is_labelled_apart(tmp_path, monkey
 def test_cli_json_equals_the_stored_run(tmp_path):
     from edgebench.cli.app import app
 
-    res = CliRunner().invoke(app, ["sweep", str(INT8), "--board", "sim-pi5", "--duty", "0.5,1", "--window", "30",
+    res = CliRunner().invoke(app, ["sweep", str(DIGITS_INT8), "--board", "sim-pi5", "--duty", "0.5,1", "--window", "30",
                                    "--max-duration-per-point", "300", "--runs-dir", str(tmp_path), "--json"])
     assert res.exit_code == 0, res.output
     printed = json.loads(res.stdout)
@@ -316,7 +315,7 @@ def test_cli_json_equals_the_stored_run(tmp_path):
 def test_cli_table_says_when_a_rate_is_not_sustained_and_goes_on(tmp_path):
     from edgebench.cli.app import app
 
-    res = CliRunner().invoke(app, ["sweep", str(INT8), "--board", "sim-pi5", "--rate", "50,400", "--threads", "1",
+    res = CliRunner().invoke(app, ["sweep", str(DIGITS_INT8), "--board", "sim-pi5", "--rate", "50,400", "--threads", "1",
                                    "--window", "30", "--max-duration-per-point", "120", "--runs-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output
     out = res.stdout
@@ -350,7 +349,7 @@ def test_cli_ctrl_c_shows_the_finished_points_and_exits_130(tmp_path, monkeypatc
 
     monkeypatch.setattr(sweep_cmd, "_keeping", keeping)
     with pytest.raises(SystemExit) as exc:
-        main(["sweep", str(INT8), "--board", "sim-pi5", "--duty", "0.5,1", "--window", "30",
+        main(["sweep", str(DIGITS_INT8), "--board", "sim-pi5", "--duty", "0.5,1", "--window", "30",
               "--max-duration-per-point", "300", "--runs-dir", str(tmp_path), "--json"])
     assert exc.value.code == 130
     captured = capsys.readouterr()

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import DIGITS_INT8
 from fakes.sysfs import VCGENCMD_FAILING, fake_vcgencmd, write
 
 from edgebench import errors
@@ -18,7 +19,6 @@ from edgebench.modelfile import read_model
 from edgebench.telemetry import analysis, capture
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 
 @pytest.fixture
@@ -238,7 +238,7 @@ def agent(pi5, vcgencmd, tmp_path):
     transport = LocalTransport(cache_dir=str(tmp_path / "cache"),
                                env={"EDGEBENCH_SYSFS_ROOT": str(pi5), "PATH": os.environ["PATH"]})
     client = AgentClient(transport.open(), transport.describe(), timeout_s=60)
-    sha = client.ensure_model(read_model(INT8))
+    sha = client.ensure_model(read_model(DIGITS_INT8))
     info = client.load(sha)
     x = np.random.default_rng(0).uniform(0, 1, [16] + info["inputs"][0]["shape"][1:]).astype(np.float32)
     client.set_inputs(x)

@@ -8,6 +8,7 @@ from typing import Optional
 
 import pytest
 import typer
+from conftest import DIGITS_INT8
 from typer.testing import CliRunner
 
 from edgebench.cli import verbs
@@ -16,7 +17,6 @@ from edgebench.cli.runargs import RunArgs, RuntimeArgs, command
 from edgebench.results import kinds
 
 ROOT = Path(__file__).resolve().parents[1]
-INT8 = ROOT / "models" / "digits" / "digits_int8.tflite"
 
 
 def test_every_declared_reference_resolves():
@@ -83,14 +83,14 @@ def test_a_runtime_args_parameter_is_the_five_runtime_options_in_its_place():
                                                        "seed", "last", "runs_dir", "json_out"]
     one = typer.Typer()
     one.command()(cmd)
-    res = CliRunner().invoke(one, [str(INT8), "--kernels", "reference", "--seed", "7", "--inputs", "x.npy",
+    res = CliRunner().invoke(one, [str(DIGITS_INT8), "--kernels", "reference", "--seed", "7", "--inputs", "x.npy",
                                    "--last", "3"])
     assert res.exit_code == 0, res.output
     first, rt, last, run = _with_runtime.got  # type: ignore[attr-defined]
     assert (first, last, run.runs_dir) == (1, 3, Path("runs"))
     assert rt == RuntimeArgs(kernels="reference", threads=1, delegate=None, inputs=Path("x.npy"), seed=7)
     assert rt.options() == {"kernels": "reference", "threads": 1, "delegate": None, "inputs": "x.npy", "seed": 7}
-    res = CliRunner().invoke(one, [str(INT8), "--threads", "0"])
+    res = CliRunner().invoke(one, [str(DIGITS_INT8), "--threads", "0"])
     assert res.exit_code == 2 and "--threads" in res.output      # the shared declaration's range check
 
 
@@ -195,9 +195,9 @@ def test_recover_of_another_kind_of_the_same_verb_does_not_send_the_user_back_to
 
 @pytest.mark.parametrize("args,needle", [
     (["bench"], "missing MODEL"),
-    (["accuracy", str(INT8)], "missing --baseline, --data"),
-    (["soak", str(INT8), "--recover", "x"], "give MODEL or --recover RUN_DIR, not both"),
-    (["sweep", str(INT8), "--farm", "board=x", "--recover", "x"], "--farm runs new work"),
+    (["accuracy", str(DIGITS_INT8)], "missing --baseline, --data"),
+    (["soak", str(DIGITS_INT8), "--recover", "x"], "give MODEL or --recover RUN_DIR, not both"),
+    (["sweep", str(DIGITS_INT8), "--farm", "board=x", "--recover", "x"], "--farm runs new work"),
 ])
 def test_the_shared_preamble_speaks_for_every_measuring_verb(args, needle):
     res = CliRunner().invoke(app, args)
