@@ -253,9 +253,8 @@ static inline int8_t eb_requant_chan(int32_t acc, const uint8_t *arr1, const uin
 /* eb_matvec's units % 4 last rows (plain, from unit u, whose row starts at w):
  * in a pair, then one */
 static EB_ALWAYS_INLINE void eb_matvec_last_rows(const int8_t *x, const int8_t *w, int32_t depth, int32_t u,
-                                                 int32_t units, const uint8_t *chan, int fc,
-                                                 int32_t out_offset, int32_t act_min, int32_t act_max,
-                                                 int8_t *out)
+                                                 int32_t units, const uint8_t *chan, int32_t out_offset,
+                                                 int32_t act_min, int32_t act_max, int8_t *out)
 {
     const uint8_t *bias = chan;
     const uint8_t *arr1 = chan + 4 * (size_t)units;
@@ -263,26 +262,27 @@ static EB_ALWAYS_INLINE void eb_matvec_last_rows(const int8_t *x, const int8_t *
     if (u + 1 < units) {
         int32_t a0 = eb_ld32(bias + 4 * u), a1 = eb_ld32(bias + 4 * u + 4);
         eb_dot2(x, w, w + depth, depth, &a0, &a1);
-        out[u] = eb_requant_chan(a0, arr1, arr2, u, fc, out_offset, act_min, act_max);
-        out[u + 1] = eb_requant_chan(a1, arr1, arr2, u + 1, fc, out_offset, act_min, act_max);
+        out[u] = eb_requant_chan(a0, arr1, arr2, u, 0, out_offset, act_min, act_max);
+        out[u + 1] = eb_requant_chan(a1, arr1, arr2, u + 1, 0, out_offset, act_min, act_max);
         w += 2 * (size_t)depth;
         u += 2;
     }
     if (u < units) {
         int32_t a0 = eb_ld32(bias + 4 * u);
         eb_dot1(x, w, depth, &a0);
-        out[u] = eb_requant_chan(a0, arr1, arr2, u, fc, out_offset, act_min, act_max);
+        out[u] = eb_requant_chan(a0, arr1, arr2, u, 0, out_offset, act_min, act_max);
     }
 }
 
 /* out[0..units) for one input vector x of length depth: filter rows of
  * length depth, one per output channel, in the blocked layout (groups of four
- * rows interleaved, see eb_dot4; the units % 4 last rows plain). Inlined into
- * its two callers, so `fc` is a constant in each. */
+ * rows interleaved, see eb_dot4; the units % 4 last rows plain), requantized
+ * with the convolutions' fixed-point multiplier and shift (its one caller is
+ * CONV_2D's portable kernel; FULLY_CONNECTED's filter is biased:
+ * eb_matvec_biased). */
 static EB_ALWAYS_INLINE void eb_matvec(const int8_t *x, const int8_t *filter, int32_t depth,
-                                       int32_t units, const uint8_t *chan, int fc,
-                                       int32_t out_offset, int32_t act_min, int32_t act_max,
-                                       int8_t *out)
+                                       int32_t units, const uint8_t *chan, int32_t out_offset,
+                                       int32_t act_min, int32_t act_max, int8_t *out)
 {
     const uint8_t *bias = chan;
     const uint8_t *arr1 = chan + 4 * (size_t)units;
@@ -296,11 +296,11 @@ static EB_ALWAYS_INLINE void eb_matvec(const int8_t *x, const int8_t *filter, in
         }
         eb_dot4(x, w, depth, a);
         for (j = 0; j < 4; j++) {
-            out[u + j] = eb_requant_chan(a[j], arr1, arr2, u + j, fc, out_offset, act_min, act_max);
+            out[u + j] = eb_requant_chan(a[j], arr1, arr2, u + j, 0, out_offset, act_min, act_max);
         }
         w += 4 * (size_t)depth;
     }
-    eb_matvec_last_rows(x, w, depth, u, units, chan, fc, out_offset, act_min, act_max, out);
+    eb_matvec_last_rows(x, w, depth, u, units, chan, out_offset, act_min, act_max, out);
 }
 
 /* eb_matvec over a BIASED blocked filter (even depth positions stored w ^ 0x80,
