@@ -69,6 +69,24 @@ static inline int32_t eb_sx13(uint32_t v)
 }
 #endif
 
+/* acc + x . w over one group of four elements (modulo 2^32): on DSP cores two
+ * SMLAD of the filter word wv's lanes against x's, xe = eb_sx02 and xo = eb_sx13 of
+ * x's word (split once, shared by the rows); else the four products of x0..x3
+ * (loaded once, shared by the rows) and w[0..3]. The group step of eb_dot4,
+ * eb_dot2 and eb_dot1. */
+#if EB_DSP
+static inline int32_t eb_dot_group(int32_t acc, int32_t xe, int32_t xo, uint32_t wv)
+{
+    acc = __smlad(eb_sx02(wv), xe, acc);
+    return __smlad(eb_sx13(wv), xo, acc);
+}
+#else
+static inline int32_t eb_dot_group(int32_t acc, int32_t x0, int32_t x1, int32_t x2, int32_t x3, const int8_t *w)
+{
+    return eb_acc(acc, x0 * w[0] + x1 * w[1] + x2 * w[2] + x3 * w[3]);
+}
+#endif
+
 /* acc[j] += x . w_j, j < 4, over n elements, with the four filter rows
  * stored interleaved (the blob's blocked layout, firmware/BLOB.md): for each
  * group of four elements, four bytes of row 0, of row 1, of row 2, of row 3;
@@ -122,28 +140,20 @@ static inline void eb_dot4(const int8_t *x, const int8_t *w, int32_t n, int32_t 
     while (x < xend) {
         const uint32_t xv = eb_ldw(x);
         const int32_t xe = eb_sx02(xv), xo = eb_sx13(xv);
-        uint32_t wv = eb_ldw(w);
-        a0 = __smlad(eb_sx02(wv), xe, a0);
-        a0 = __smlad(eb_sx13(wv), xo, a0);
-        wv = eb_ldw(w + 4);
-        a1 = __smlad(eb_sx02(wv), xe, a1);
-        a1 = __smlad(eb_sx13(wv), xo, a1);
-        wv = eb_ldw(w + 8);
-        a2 = __smlad(eb_sx02(wv), xe, a2);
-        a2 = __smlad(eb_sx13(wv), xo, a2);
-        wv = eb_ldw(w + 12);
-        a3 = __smlad(eb_sx02(wv), xe, a3);
-        a3 = __smlad(eb_sx13(wv), xo, a3);
+        a0 = eb_dot_group(a0, xe, xo, eb_ldw(w));
+        a1 = eb_dot_group(a1, xe, xo, eb_ldw(w + 4));
+        a2 = eb_dot_group(a2, xe, xo, eb_ldw(w + 8));
+        a3 = eb_dot_group(a3, xe, xo, eb_ldw(w + 12));
         x += 4;
         w += 16;
     }
 #else
     while (x < xend) {
         const int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-        a0 = eb_acc(a0, x0 * w[0] + x1 * w[1] + x2 * w[2] + x3 * w[3]);
-        a1 = eb_acc(a1, x0 * w[4] + x1 * w[5] + x2 * w[6] + x3 * w[7]);
-        a2 = eb_acc(a2, x0 * w[8] + x1 * w[9] + x2 * w[10] + x3 * w[11]);
-        a3 = eb_acc(a3, x0 * w[12] + x1 * w[13] + x2 * w[14] + x3 * w[15]);
+        a0 = eb_dot_group(a0, x0, x1, x2, x3, w);
+        a1 = eb_dot_group(a1, x0, x1, x2, x3, w + 4);
+        a2 = eb_dot_group(a2, x0, x1, x2, x3, w + 8);
+        a3 = eb_dot_group(a3, x0, x1, x2, x3, w + 12);
         x += 4;
         w += 16;
     }
@@ -171,12 +181,8 @@ static inline void eb_dot2(const int8_t *x, const int8_t *w0, const int8_t *w1, 
     while (x < xend) {
         const uint32_t xv = eb_ldw(x);
         const int32_t xe = eb_sx02(xv), xo = eb_sx13(xv);
-        uint32_t wv = eb_ldw(w0);
-        a0 = __smlad(eb_sx02(wv), xe, a0);
-        a0 = __smlad(eb_sx13(wv), xo, a0);
-        wv = eb_ldw(w1);
-        a1 = __smlad(eb_sx02(wv), xe, a1);
-        a1 = __smlad(eb_sx13(wv), xo, a1);
+        a0 = eb_dot_group(a0, xe, xo, eb_ldw(w0));
+        a1 = eb_dot_group(a1, xe, xo, eb_ldw(w1));
         x += 4;
         w0 += 4;
         w1 += 4;
@@ -184,8 +190,8 @@ static inline void eb_dot2(const int8_t *x, const int8_t *w0, const int8_t *w1, 
 #else
     while (x < xend) {
         const int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-        a0 = eb_acc(a0, x0 * w0[0] + x1 * w0[1] + x2 * w0[2] + x3 * w0[3]);
-        a1 = eb_acc(a1, x0 * w1[0] + x1 * w1[1] + x2 * w1[2] + x3 * w1[3]);
+        a0 = eb_dot_group(a0, x0, x1, x2, x3, w0);
+        a1 = eb_dot_group(a1, x0, x1, x2, x3, w1);
         x += 4;
         w0 += 4;
         w1 += 4;
@@ -207,15 +213,13 @@ static inline void eb_dot1(const int8_t *x, const int8_t *w0, int32_t n, int32_t
 #if EB_DSP
     for (; n >= 4; n -= 4) {
         const uint32_t xv = eb_ldw(x);
-        const uint32_t wv = eb_ldw(w0);
-        a0 = __smlad(eb_sx02(wv), eb_sx02(xv), a0);
-        a0 = __smlad(eb_sx13(wv), eb_sx13(xv), a0);
+        a0 = eb_dot_group(a0, eb_sx02(xv), eb_sx13(xv), eb_ldw(w0));
         x += 4;
         w0 += 4;
     }
 #else
     for (; n >= 4; n -= 4) {
-        a0 = eb_acc(a0, x[0] * w0[0] + x[1] * w0[1] + x[2] * w0[2] + x[3] * w0[3]);
+        a0 = eb_dot_group(a0, x[0], x[1], x[2], x[3], w0);
         x += 4;
         w0 += 4;
     }
