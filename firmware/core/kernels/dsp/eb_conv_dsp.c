@@ -99,6 +99,38 @@ static void eb_widen_rows(const eb_conv_params *p, const int8_t *in_b, int32_t i
     }
 }
 
+/* The field of the output pixel whose window starts at (iy0, ix0) in the batch at
+ * in_b, widened into slot `slot` of xq (and xt, R's tail): from the input rows
+ * (eb_widen_rows) where `rows` and its columns are inside the input, else from the
+ * pixel itself (`direct`, a 1x1 window without padding) or its im2col copy in col
+ * (pad: the input zero point), by the asm run when K is whole groups (R == 0, G > 0);
+ * W and C: the input's width and channels (p's, passed as the caller keeps them).
+ * The two-pixel loops of eb_conv_wide (R == 0) and eb_conv_s8_opt; an odd last pixel
+ * is widened into both slots (its im2col done twice, once a layer). */
+static EB_ALWAYS_INLINE void eb_widen_pixel(const eb_conv_params *p, int32_t W, int32_t C, const int8_t *in_b,
+                                            int32_t iy0, int32_t ix0, int rows, int direct, int8_t pad,
+                                            uint32_t zz, int32_t G, int32_t R, int8_t *col, uint32_t *xq,
+                                            int16_t *xt, int slot)
+{
+    const int8_t *src;
+    if (rows && ix0 >= 0 && ix0 + p->kw <= W) {
+        eb_widen_rows(p, in_b, iy0, ix0, zz, xq, slot);
+        return;
+    }
+    if (direct) {
+        src = in_b + ((size_t)iy0 * W + ix0) * C;
+    } else {
+        eb_im2col(p, in_b, iy0, ix0, pad, col);
+        src = col;
+    }
+    if (R == 0 && G > 0) {
+        /* the asm run: 6 instructions a group instead of 8 */
+        eb_widen_run(src, G, xq + 2 * slot);
+    } else {
+        eb_widen_field(src, G, R, xq, xt, slot);
+    }
+}
+
 /* a[0..3] += (row a . px0, row a . px1, row b . px0, row b . px1) over G
  * groups; row b's weight words are `boff` bytes after row a's, rows advance by
  * `step` bytes per group (16 in the blocked layout, 4 for plain rows). */
@@ -494,25 +526,10 @@ static EB_NOINLINE int eb_conv_wide(const eb_conv_params *p, const int8_t *in, i
             for (slot = 0; slot < 2; slot++) {
                 const int8_t *in_b = in + (size_t)b * H * W * C;
                 const int32_t iy0 = oy * p->sh - p->ph, ix0 = ox * p->sw - p->pw;
-                const int8_t *src;
-                if (rows && ix0 >= 0 && ix0 + p->kw <= W) {
-                    eb_widen_rows(p, in_b, iy0, ix0, zz, xq, slot);
-                    if (slot == 0 && !o1) {
-                        eb_widen_rows(p, in_b, iy0, ix0, zz, xq, 1);
-                        break;
-                    }
-                } else {
-                    if (direct) {
-                        src = in_b + ((size_t)iy0 * W + ix0) * C;
-                    } else {
-                        eb_im2col(p, in_b, iy0, ix0, pad, col);
-                        src = col;
-                    }
-                    eb_widen_run(src, G, xq + 2 * slot);
-                    if (slot == 0 && !o1) {
-                        eb_widen_run(src, G, xq + 2);
-                        break;
-                    }
+                eb_widen_pixel(p, W, C, in_b, iy0, ix0, rows, direct, pad, zz, G, 0, col, xq, NULL, slot);
+                if (slot == 0 && !o1) {
+                    eb_widen_pixel(p, W, C, in_b, iy0, ix0, rows, direct, pad, zz, G, 0, col, xq, NULL, 1);
+                    break;
                 }
                 EB_NEXT_PIXEL(b, oy, ox, OH, OW);
             }
@@ -587,36 +604,11 @@ int eb_conv_s8_opt(const eb_conv_params *p, const int8_t *in, int8_t *out)
         for (slot = 0; slot < 2; slot++) {
             const int8_t *in_b = in + (size_t)b * H * W * C;
             const int32_t iy0 = oy * p->sh - p->ph, ix0 = ox * p->sw - p->pw;
-            const int8_t *src;
-            if (rows && ix0 >= 0 && ix0 + p->kw <= W) {
-                eb_widen_rows(p, in_b, iy0, ix0, zz, xq, slot);
-                if (slot == 0 && !o1) {
-                    eb_widen_rows(p, in_b, iy0, ix0, zz, xq, 1);
-                    break;
-                }
-                goto next;
-            }
-            if (direct) {
-                src = in_b + ((size_t)iy0 * W + ix0) * C;
-            } else {
-                eb_im2col(p, in_b, iy0, ix0, pad, col);
-                src = col;
-            }
-            if (R == 0 && G > 0) {
-                /* the asm run: 6 instructions a group instead of 8 */
-                eb_widen_run(src, G, xq + 2 * slot);
-                if (slot == 0 && !o1) {
-                    eb_widen_run(src, G, xq + 2);
-                    break;
-                }
-                goto next;
-            }
-            eb_widen_field(src, G, R, xq, xt, slot);
+            eb_widen_pixel(p, W, C, in_b, iy0, ix0, rows, direct, pad, zz, G, R, col, xq, xt, slot);
             if (slot == 0 && !o1) {
-                eb_widen_field(src, G, R, xq, xt, 1);
+                eb_widen_pixel(p, W, C, in_b, iy0, ix0, rows, direct, pad, zz, G, R, col, xq, xt, 1);
                 break;
             }
-        next:
             EB_NEXT_PIXEL(b, oy, ox, OH, OW);
         }
         /* blocks of four channels (blob's blocked layout): two pairs each */
