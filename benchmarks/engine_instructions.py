@@ -59,9 +59,12 @@ UNCALIBRATED = ("netduinoplus2",)
 
 
 def build(port: str, build_dir: Path, cppflags: str = "") -> dict:
+    """The firmware (and smoke program) of ``port``; ``cppflags`` (--all-rows) goes to make as
+    CPPFLAGS only when given: a command-line CPPFLAGS overrides the port's and the environment's."""
     fw, smoke = build_dir / port, build_dir / f"{port}-smoke"
-    subprocess.run(["make", "-s", "-C", str(ROOT / "firmware"), "-j2", f"PORT={port}", f"BUILD={fw}",
-                    f"CPPFLAGS={cppflags}"], check=True, stdout=subprocess.DEVNULL)
+    extra = [f"CPPFLAGS={cppflags}"] if cppflags else []
+    subprocess.run(["make", "-s", "-C", str(ROOT / "firmware"), "-j2", f"PORT={port}", f"BUILD={fw}", *extra],
+                   check=True, stdout=subprocess.DEVNULL)
     if port in UNCALIBRATED:
         return {"firmware": fw / "eb-firmware.elf", "smoke": None}
     subprocess.run(["make", "-s", "-C", str(ROOT / "firmware/ports/mps2-common/smoke"), f"PORT={port}",

@@ -69,6 +69,24 @@ static inline int32_t eb_sx13(uint32_t v)
 }
 #endif
 
+/* acc + x . w over one group of four elements (modulo 2^32): on DSP cores two
+ * SMLAD of the filter word wv's lanes against x's, xe = eb_sx02 and xo = eb_sx13 of
+ * x's word (split once, shared by the rows); else the four products of x0..x3
+ * (loaded once, shared by the rows) and w[0..3]. The group step of eb_dot4,
+ * eb_dot2 and eb_dot1. */
+#if EB_DSP
+static inline int32_t eb_dot_group(int32_t acc, int32_t xe, int32_t xo, uint32_t wv)
+{
+    acc = __smlad(eb_sx02(wv), xe, acc);
+    return __smlad(eb_sx13(wv), xo, acc);
+}
+#else
+static inline int32_t eb_dot_group(int32_t acc, int32_t x0, int32_t x1, int32_t x2, int32_t x3, const int8_t *w)
+{
+    return eb_acc(acc, x0 * w[0] + x1 * w[1] + x2 * w[2] + x3 * w[3]);
+}
+#endif
+
 /* acc[j] += x . w_j, j < 4, over n elements, with the four filter rows
  * stored interleaved (the blob's blocked layout, firmware/BLOB.md): for each
  * group of four elements, four bytes of row 0, of row 1, of row 2, of row 3;
@@ -122,28 +140,20 @@ static inline void eb_dot4(const int8_t *x, const int8_t *w, int32_t n, int32_t 
     while (x < xend) {
         const uint32_t xv = eb_ldw(x);
         const int32_t xe = eb_sx02(xv), xo = eb_sx13(xv);
-        uint32_t wv = eb_ldw(w);
-        a0 = __smlad(eb_sx02(wv), xe, a0);
-        a0 = __smlad(eb_sx13(wv), xo, a0);
-        wv = eb_ldw(w + 4);
-        a1 = __smlad(eb_sx02(wv), xe, a1);
-        a1 = __smlad(eb_sx13(wv), xo, a1);
-        wv = eb_ldw(w + 8);
-        a2 = __smlad(eb_sx02(wv), xe, a2);
-        a2 = __smlad(eb_sx13(wv), xo, a2);
-        wv = eb_ldw(w + 12);
-        a3 = __smlad(eb_sx02(wv), xe, a3);
-        a3 = __smlad(eb_sx13(wv), xo, a3);
+        a0 = eb_dot_group(a0, xe, xo, eb_ldw(w));
+        a1 = eb_dot_group(a1, xe, xo, eb_ldw(w + 4));
+        a2 = eb_dot_group(a2, xe, xo, eb_ldw(w + 8));
+        a3 = eb_dot_group(a3, xe, xo, eb_ldw(w + 12));
         x += 4;
         w += 16;
     }
 #else
     while (x < xend) {
         const int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-        a0 = eb_acc(a0, x0 * w[0] + x1 * w[1] + x2 * w[2] + x3 * w[3]);
-        a1 = eb_acc(a1, x0 * w[4] + x1 * w[5] + x2 * w[6] + x3 * w[7]);
-        a2 = eb_acc(a2, x0 * w[8] + x1 * w[9] + x2 * w[10] + x3 * w[11]);
-        a3 = eb_acc(a3, x0 * w[12] + x1 * w[13] + x2 * w[14] + x3 * w[15]);
+        a0 = eb_dot_group(a0, x0, x1, x2, x3, w);
+        a1 = eb_dot_group(a1, x0, x1, x2, x3, w + 4);
+        a2 = eb_dot_group(a2, x0, x1, x2, x3, w + 8);
+        a3 = eb_dot_group(a3, x0, x1, x2, x3, w + 12);
         x += 4;
         w += 16;
     }
@@ -171,12 +181,8 @@ static inline void eb_dot2(const int8_t *x, const int8_t *w0, const int8_t *w1, 
     while (x < xend) {
         const uint32_t xv = eb_ldw(x);
         const int32_t xe = eb_sx02(xv), xo = eb_sx13(xv);
-        uint32_t wv = eb_ldw(w0);
-        a0 = __smlad(eb_sx02(wv), xe, a0);
-        a0 = __smlad(eb_sx13(wv), xo, a0);
-        wv = eb_ldw(w1);
-        a1 = __smlad(eb_sx02(wv), xe, a1);
-        a1 = __smlad(eb_sx13(wv), xo, a1);
+        a0 = eb_dot_group(a0, xe, xo, eb_ldw(w0));
+        a1 = eb_dot_group(a1, xe, xo, eb_ldw(w1));
         x += 4;
         w0 += 4;
         w1 += 4;
@@ -184,8 +190,8 @@ static inline void eb_dot2(const int8_t *x, const int8_t *w0, const int8_t *w1, 
 #else
     while (x < xend) {
         const int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-        a0 = eb_acc(a0, x0 * w0[0] + x1 * w0[1] + x2 * w0[2] + x3 * w0[3]);
-        a1 = eb_acc(a1, x0 * w1[0] + x1 * w1[1] + x2 * w1[2] + x3 * w1[3]);
+        a0 = eb_dot_group(a0, x0, x1, x2, x3, w0);
+        a1 = eb_dot_group(a1, x0, x1, x2, x3, w1);
         x += 4;
         w0 += 4;
         w1 += 4;
@@ -207,15 +213,13 @@ static inline void eb_dot1(const int8_t *x, const int8_t *w0, int32_t n, int32_t
 #if EB_DSP
     for (; n >= 4; n -= 4) {
         const uint32_t xv = eb_ldw(x);
-        const uint32_t wv = eb_ldw(w0);
-        a0 = __smlad(eb_sx02(wv), eb_sx02(xv), a0);
-        a0 = __smlad(eb_sx13(wv), eb_sx13(xv), a0);
+        a0 = eb_dot_group(a0, eb_sx02(xv), eb_sx13(xv), eb_ldw(w0));
         x += 4;
         w0 += 4;
     }
 #else
     for (; n >= 4; n -= 4) {
-        a0 = eb_acc(a0, x[0] * w0[0] + x[1] * w0[1] + x[2] * w0[2] + x[3] * w0[3]);
+        a0 = eb_dot_group(a0, x[0], x[1], x[2], x[3], w0);
         x += 4;
         w0 += 4;
     }
@@ -253,9 +257,8 @@ static inline int8_t eb_requant_chan(int32_t acc, const uint8_t *arr1, const uin
 /* eb_matvec's units % 4 last rows (plain, from unit u, whose row starts at w):
  * in a pair, then one */
 static EB_ALWAYS_INLINE void eb_matvec_last_rows(const int8_t *x, const int8_t *w, int32_t depth, int32_t u,
-                                                 int32_t units, const uint8_t *chan, int fc,
-                                                 int32_t out_offset, int32_t act_min, int32_t act_max,
-                                                 int8_t *out)
+                                                 int32_t units, const uint8_t *chan, int32_t out_offset,
+                                                 int32_t act_min, int32_t act_max, int8_t *out)
 {
     const uint8_t *bias = chan;
     const uint8_t *arr1 = chan + 4 * (size_t)units;
@@ -263,26 +266,27 @@ static EB_ALWAYS_INLINE void eb_matvec_last_rows(const int8_t *x, const int8_t *
     if (u + 1 < units) {
         int32_t a0 = eb_ld32(bias + 4 * u), a1 = eb_ld32(bias + 4 * u + 4);
         eb_dot2(x, w, w + depth, depth, &a0, &a1);
-        out[u] = eb_requant_chan(a0, arr1, arr2, u, fc, out_offset, act_min, act_max);
-        out[u + 1] = eb_requant_chan(a1, arr1, arr2, u + 1, fc, out_offset, act_min, act_max);
+        out[u] = eb_requant_chan(a0, arr1, arr2, u, 0, out_offset, act_min, act_max);
+        out[u + 1] = eb_requant_chan(a1, arr1, arr2, u + 1, 0, out_offset, act_min, act_max);
         w += 2 * (size_t)depth;
         u += 2;
     }
     if (u < units) {
         int32_t a0 = eb_ld32(bias + 4 * u);
         eb_dot1(x, w, depth, &a0);
-        out[u] = eb_requant_chan(a0, arr1, arr2, u, fc, out_offset, act_min, act_max);
+        out[u] = eb_requant_chan(a0, arr1, arr2, u, 0, out_offset, act_min, act_max);
     }
 }
 
 /* out[0..units) for one input vector x of length depth: filter rows of
  * length depth, one per output channel, in the blocked layout (groups of four
- * rows interleaved, see eb_dot4; the units % 4 last rows plain). Inlined into
- * its two callers, so `fc` is a constant in each. */
+ * rows interleaved, see eb_dot4; the units % 4 last rows plain), requantized
+ * with the convolutions' fixed-point multiplier and shift (its one caller is
+ * CONV_2D's portable kernel; FULLY_CONNECTED's filter is biased:
+ * eb_matvec_biased). */
 static EB_ALWAYS_INLINE void eb_matvec(const int8_t *x, const int8_t *filter, int32_t depth,
-                                       int32_t units, const uint8_t *chan, int fc,
-                                       int32_t out_offset, int32_t act_min, int32_t act_max,
-                                       int8_t *out)
+                                       int32_t units, const uint8_t *chan, int32_t out_offset,
+                                       int32_t act_min, int32_t act_max, int8_t *out)
 {
     const uint8_t *bias = chan;
     const uint8_t *arr1 = chan + 4 * (size_t)units;
@@ -296,11 +300,11 @@ static EB_ALWAYS_INLINE void eb_matvec(const int8_t *x, const int8_t *filter, in
         }
         eb_dot4(x, w, depth, a);
         for (j = 0; j < 4; j++) {
-            out[u + j] = eb_requant_chan(a[j], arr1, arr2, u + j, fc, out_offset, act_min, act_max);
+            out[u + j] = eb_requant_chan(a[j], arr1, arr2, u + j, 0, out_offset, act_min, act_max);
         }
         w += 4 * (size_t)depth;
     }
-    eb_matvec_last_rows(x, w, depth, u, units, chan, fc, out_offset, act_min, act_max, out);
+    eb_matvec_last_rows(x, w, depth, u, units, chan, out_offset, act_min, act_max, out);
 }
 
 /* eb_matvec over a BIASED blocked filter (even depth positions stored w ^ 0x80,

@@ -6,6 +6,8 @@
  */
 #include "eb_layer.h"
 
+#include "eb_decimal.h"
+
 void eb_msg_str(eb_msg *m, const char *s)
 {
     while (*s && m->pos + 1 < m->len) {
@@ -18,14 +20,9 @@ void eb_msg_str(eb_msg *m, const char *s)
 
 void eb_msg_u32(eb_msg *m, uint32_t v)
 {
-    char tmp[11];
-    int i = 10;
-    tmp[i] = '\0';
-    do {
-        tmp[--i] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v && i > 0);
-    eb_msg_str(m, tmp + i);
+    char tmp[EB_DEC_U32_MAX + 1];
+    tmp[EB_DEC_U32_MAX] = '\0';
+    eb_msg_str(m, eb_dec_u32(v, tmp + EB_DEC_U32_MAX));
 }
 
 eb_status eb_layer_fail(eb_msg *m, eb_status st, const char *what, uint32_t layer)

@@ -93,6 +93,13 @@ def bias_filter(w: np.ndarray) -> np.ndarray:
     return rows.reshape(w.shape)
 
 
+def biased_filter_bias(w: np.ndarray, rows: int) -> np.ndarray:
+    """What :func:`bias_filter` adds to each row's ``bias'``: ``128 * sum(odd-position w)``
+    (int64, one per row of ``w`` read as ``rows`` rows of depth weights), which cancels the
+    engine's ``-128 * x`` at the odd positions (firmware/BLOB.md, "Filter layouts")."""
+    return 128 * np.asarray(w).reshape(rows, -1)[:, 1::2].astype(np.int64).sum(axis=1)
+
+
 def fused_activation(opts, out_scale: float, out_zp: int) -> tuple:
     """The clamp range of an operator's fused activation (NONE, RELU, RELU_N1_TO_1, RELU6): the
     engine applies it after requantisation, as TFLite's reference kernels do."""

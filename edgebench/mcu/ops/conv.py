@@ -15,6 +15,7 @@ from edgebench.mcu.ops.common import (
     Layer,
     Tensor,
     UnsupportedError,
+    biased_filter_bias,
     const_bias,
     conv_multipliers,
     fused_activation,
@@ -89,7 +90,7 @@ def lower_conv(op: str, opts, x: Tensor, w: Tensor, b, y: Tensor) -> Layer:
     biased = not depthwise and direct and c % 4 == 0
     bias = const_bias(b, oc)
     if biased:
-        bias = bias + 128 * w.data.reshape(oc, -1)[:, 1::2].astype(np.int64).sum(axis=1)
+        bias = bias + biased_filter_bias(w.data, oc)
     # conv: one receptive field gathered with its padding (none for 1x1);
     # depthwise: a row of input zero points that padded taps read
     scratch = c if depthwise else (0 if direct else kh * kw * c)

@@ -15,7 +15,15 @@ from math import prod
 import numpy as np
 
 from edgebench.mcu import blob_quant as q
-from edgebench.mcu.ops.common import Layer, UnsupportedError, const_bias, fused_activation, weight_scales, wrap32
+from edgebench.mcu.ops.common import (
+    Layer,
+    UnsupportedError,
+    biased_filter_bias,
+    const_bias,
+    fused_activation,
+    weight_scales,
+    wrap32,
+)
 
 OPTIONS = {"FULLY_CONNECTED": "FullyConnectedOptionsT"}
 NEEDS_OPTIONS: frozenset = frozenset()
@@ -39,13 +47,12 @@ def lower(op: str, opts, ins: list, outs: list) -> Layer:
     scales = weight_scales(w, units, 0, "weights")
     rows = w.data.reshape(units, depth).astype(np.int64)
     sums = rows.sum(axis=1)
-    odd_sums = rows[:, 1::2].sum(axis=1)
     try:
         factors = np.array([q.fc_rescale(in_s, fs, out_s) for fs in scales], dtype="<f8")
     except ValueError as exc:
         raise UnsupportedError(str(exc)) from None
     words = factors.view("<u4").reshape(units, 2)
-    chan = np.concatenate([wrap32(const_bias(b, units) + (-in_z) * sums + 128 * odd_sums),
+    chan = np.concatenate([wrap32(const_bias(b, units) + (-in_z) * sums + biased_filter_bias(rows, units)),
                            words[:, 0].view("<i4"), words[:, 1].view("<i4")]).astype(np.int32)
     return Layer("FULLY_CONNECTED", [x.index, w.index], y.index, {},
                  fused_activation(opts, out_s, out_z), [-in_z, out_z, int(len(set(factors.tolist())) == 1)], chan,

@@ -51,8 +51,8 @@ static EB_NOINLINE void conv_s8_portable(const eb_conv_params *p, const int8_t *
                     eb_matvec_biased(col, p->filter, K, OC, p->chan, 0, p->out_offset, p->act_min,
                                      p->act_max, out);
                 } else {
-                    eb_matvec(col, p->filter, K, OC, p->chan, 0, p->out_offset, p->act_min,
-                              p->act_max, out);
+                    eb_matvec(col, p->filter, K, OC, p->chan, p->out_offset, p->act_min, p->act_max,
+                              out);
                 }
                 out += OC;
             }

@@ -41,6 +41,21 @@ static inline int8_t eb_conv_filter_at(const int8_t *w, int32_t K, int32_t OC, i
     return k < 4 * G ? b[16 * (k >> 2) + 4 * j + (k & 3)] : b[16 * G + R * j + (k - 4 * G)];
 }
 
+/* The next output pixel in NHWC order (ox across OW, then oy across OH, then the
+ * batch b; all lvalues): the pixel walk of the two-pixel loops (eb_conv_dsp.c,
+ * eb_pointwise_dsp.c). A macro, not an inline function taking &b, &oy, &ox: with the
+ * counters' addresses taken GCC laid out eb_conv_s8_opt and eb_conv_wide differently. */
+#define EB_NEXT_PIXEL(b, oy, ox, OH, OW) \
+    do {                                 \
+        if (++(ox) == (OW)) {            \
+            (ox) = 0;                    \
+            if (++(oy) == (OH)) {        \
+                (oy) = 0;                \
+                (b)++;                   \
+            }                            \
+        }                                \
+    } while (0)
+
 /* Four int8 (the word v) widened into slot words d[0], d[1] */
 static EB_ALWAYS_INLINE void eb_widen_word(uint32_t v, uint32_t *d)
 {

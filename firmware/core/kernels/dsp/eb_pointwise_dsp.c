@@ -434,13 +434,7 @@ static EB_NOINLINE void eb_pw_run(const eb_conv_params *p, const int8_t *in, int
             } else {
                 ctl.sb = s;
             }
-            if (++ox == OW) {
-                ox = 0;
-                if (++oy == OH) {
-                    oy = 0;
-                    b++;
-                }
-            }
+            EB_NEXT_PIXEL(b, oy, ox, OH, OW);
         }
         ctl.list = pl->pairs;
         eb_pw_pairs(xq, G, &ctl);

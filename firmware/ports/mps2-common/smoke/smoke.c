@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eb_decimal.h"
 #include "eb_port.h"
 
 static void put(const char *s)
@@ -32,14 +33,9 @@ static void put(const char *s)
 
 static void put_u32(uint32_t v)
 {
-    char buf[11];
-    int i = 10;
-    buf[i] = '\0';
-    do {
-        buf[--i] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v);
-    put(&buf[i]);
+    char buf[EB_DEC_U32_MAX + 1];
+    buf[EB_DEC_U32_MAX] = '\0';
+    put(eb_dec_u32(v, buf + EB_DEC_U32_MAX));
 }
 
 static int starts(const char *line, const char *word)
