@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import numpy as np
 
 from edgebench import ranges as R
-from edgebench.bench.options import BenchOptions
+from edgebench.bench.options import BenchOptions, RuntimeOptions
 from edgebench.errors import UsageError
 from edgebench.ranges import check_fields
 from edgebench.report.claim import claim
@@ -66,23 +66,16 @@ RANGES = {"rate_hz": R.RATE_HZ, "duty": R.DUTY, "idle_s": R.IDLE_S, "margin_s": 
 
 
 @dataclass
-class EnergyOptions:
+class EnergyOptions(RuntimeOptions):
     rate_hz: Optional[float] = None
     duty: Optional[float] = None
     idle_s: float = 3.0
     margin_s: Optional[float] = None      # largest margin around an inference (default: half the period)
     alignment: str = "auto"               # auto | clock | marker
-    kernels: str = "xnnpack"
-    threads: int = 1
-    delegate: Optional[str] = None
-    inputs: Optional[str] = None
-    input_range: Optional[tuple] = None
-    seed: int = 0
     min_samples: int = 30
     min_time_s: float = 10.0
     max_time_s: float = 60.0
     target_rel_ci: float = 0.05
-    cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
 
     def validate(self) -> None:
         check_fields(self, RANGES)
@@ -92,13 +85,11 @@ class EnergyOptions:
             raise UsageError(f"alignment {self.alignment!r}: use auto, clock or marker")
 
     def bench_options(self, rate_hz: float) -> BenchOptions:
-        return BenchOptions(scenario="fixed-rate", kernels=self.kernels, threads=self.threads,
-                            delegate=self.delegate, rate_hz=rate_hz, inputs=self.inputs,
-                            input_range=self.input_range, seed=self.seed, target_rel_ci=self.target_rel_ci,
-                            min_samples=self.min_samples, min_time_s=self.min_time_s,
-                            max_time_s=self.max_time_s,
+        return BenchOptions(scenario="fixed-rate", **self.runtime(), rate_hz=rate_hz,
+                            target_rel_ci=self.target_rel_ci, min_samples=self.min_samples,
+                            min_time_s=self.min_time_s, max_time_s=self.max_time_s,
                             # one timed window: the meter's trace is aligned to it as a whole
-                            repeat=1, max_repeats=1, cpus=self.cpus, run_kind="energy",
+                            repeat=1, max_repeats=1, run_kind="energy",
                             chunk_time_s=max(0.25, min(20.0 / rate_hz, 10.0)))
 
 

@@ -3,7 +3,7 @@ the command line checks too (:mod:`edgebench.ranges`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Optional
 
 from edgebench import ranges as R
@@ -15,17 +15,28 @@ KERNELS = ("xnnpack", "builtin", "reference")
 
 
 @dataclass
-class BenchOptions:
-    scenario: str = "single-stream"
+class RuntimeOptions:
+    """How the model runs on the board, as the measuring verbs' options (bench, energy, soak) take it: the
+    kernel set, threads and delegate, the inputs, and the CPUs a local agent is pinned to."""
     kernels: str = "xnnpack"
     threads: int = 1
     delegate: Optional[str] = None
-    rate_hz: Optional[float] = None
-    batch: int = 1
     inputs: Optional[str] = None          # .npy/.npz path; None: seeded random in range
-    input_count: int = 64
     input_range: Optional[tuple] = None
     seed: int = 0
+    cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
+
+    def runtime(self) -> dict:
+        """These fields by name: what a verb that measures through another's options hands on."""
+        return {f.name: getattr(self, f.name) for f in fields(RuntimeOptions)}
+
+
+@dataclass
+class BenchOptions(RuntimeOptions):
+    scenario: str = "single-stream"
+    rate_hz: Optional[float] = None
+    batch: int = 1
+    input_count: int = 64
     target_rel_ci: float = 0.01
     min_samples: int = 200
     min_time_s: float = 1.0               # per repeat
@@ -34,7 +45,6 @@ class BenchOptions:
     max_repeats: int = 10
     min_warmup: int = 10
     chunk_time_s: float = 0.25
-    cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
     sessions: int = 10                    # combine up to this many invocations (this one included); 1: this only
     run_kind: str = "bench"               # the run.json kind from the start: "energy" when energy measures with it
 
@@ -82,4 +92,4 @@ RANGES = {"threads": R.THREADS, "rate_hz": R.RATE_HZ, "batch": R.BATCH, "input_c
           "min_warmup": R.MIN_WARMUP, "chunk_time_s": R.CHUNK_TIME_S, "sessions": R.SESSIONS}
 
 
-__all__ = ["BenchOptions", "RANGES", "SCENARIOS", "KERNELS"]
+__all__ = ["RuntimeOptions", "BenchOptions", "RANGES", "SCENARIOS", "KERNELS"]

@@ -35,7 +35,7 @@ from edgebench import board_protocol as bp
 from edgebench import ranges as R
 from edgebench.bench.describe import describe_run, figure_label
 from edgebench.bench.latency import wait_to_start
-from edgebench.bench.options import BenchOptions
+from edgebench.bench.options import BenchOptions, RuntimeOptions
 from edgebench.bench.record import BoardRun, RunFolder, new_result
 from edgebench.bench.steady import phases, summarize_run
 from edgebench.bench.window_power import EnergyCounter, energy_basis, window_energy
@@ -67,15 +67,9 @@ Progress = Callable[[dict], None]
 
 
 @dataclass
-class SoakOptions:
+class SoakOptions(RuntimeOptions):
     rate_hz: Optional[float] = None       # None: continuous (single-stream, back to back)
-    kernels: str = "xnnpack"
-    threads: int = 1
-    delegate: Optional[str] = None
-    inputs: Optional[str] = None
     input_count: int = 64
-    input_range: Optional[tuple] = None
-    seed: int = 0
     cool_down: bool = False
     cool_timeout_s: float = 600.0
     window_s: float = 60.0
@@ -87,7 +81,6 @@ class SoakOptions:
     latency_floor_rel: float = 0.01
     ci_level: float = 0.95
     chunk_s: float = 1.0
-    cpus: Optional[str] = None            # pin a local agent to these CPUs ("0", "2,3")
 
     @property
     def scenario(self) -> str:
