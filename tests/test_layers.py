@@ -122,3 +122,24 @@ def test_no_verb_module_imports_the_app():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module == "edgebench.cli.app":
                 raise AssertionError(f"{path.name} imports edgebench.cli.app")
+
+
+def _classes_defined_twice(package: Path) -> dict:
+    """Class names the package's modules define more than once (module level), with where."""
+    import ast
+    where: dict = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(f"{path.relative_to(package.parent)}:{node.lineno}")
+    return {name: places for name, places in where.items() if len(places) > 1}
+
+
+def test_no_class_name_is_defined_twice_in_the_package(tmp_path):
+    """Issue 30: one name, one class (a reader importing `Record` gets the one it means)."""
+    assert _classes_defined_twice(ROOT / "edgebench") == {}
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("class Record:\n    pass\n")
+    (pkg / "b.py").write_text("x = 1\n\n\nclass Record:\n    pass\n")
+    assert _classes_defined_twice(pkg) == {"Record": ["pkg/a.py:1", "pkg/b.py:4"]}

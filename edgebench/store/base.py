@@ -31,10 +31,10 @@ METRICS = {
 #: What :meth:`ResultsStore.append` answers: the run was new, or the store holds it already.
 ADDED, ALREADY = "added", "already"
 
-_R = TypeVar("_R", bound="Record")
+_R = TypeVar("_R", bound="StoreRecord")
 
 
-class Record:
+class StoreRecord:
     """Base of the store's dataclass records: to a dict and back, field by field."""
 
     __dataclass_fields__: ClassVar[dict]     # each record is a @dataclass (and so mypy knows it)
@@ -50,7 +50,7 @@ class Record:
 
 
 @dataclass(frozen=True)
-class AppendOutcome(Record):
+class AppendOutcome(StoreRecord):
     """The result of appending one run: ``status`` is :data:`ADDED` or :data:`ALREADY`
     (the same run id with the same samples digest was there: nothing changed)."""
     run_id: str
@@ -59,7 +59,7 @@ class AppendOutcome(Record):
 
 
 @dataclass(frozen=True, order=True)
-class SeriesKey(Record):
+class SeriesKey(StoreRecord):
     """What makes runs comparable over time: one model name on one board with one runtime,
     kernels, thread count and scenario. Missing parts are ``""`` (never None), so keys compare."""
     model: str
@@ -82,7 +82,7 @@ class SeriesKey(Record):
 
 
 @dataclass(frozen=True)
-class SeriesPoint(Record):
+class SeriesPoint(StoreRecord):
     """One run's figure of one metric in a series, with its interval.
 
     ``value`` is the headline figure (a median latency, an achieved rate, an energy, an
@@ -116,7 +116,7 @@ class SeriesPoint(Record):
 
 
 @dataclass(frozen=True)
-class ChangePoint(Record):
+class ChangePoint(StoreRecord):
     """A level shift found in a series: the points from ``index`` on sit at ``ratio`` times
     the level before (``ci_low``..``ci_high`` its interval), with the permutation ``p_value``.
 

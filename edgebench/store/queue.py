@@ -21,7 +21,7 @@ from pathlib import Path
 from edgebench.errors import ResultError, StoreUnreachable
 from edgebench.results.files import atomic_write, fsync_dir
 from edgebench.results.store import read_result
-from edgebench.store.base import ADDED, ALREADY, Record
+from edgebench.store.base import ADDED, ALREADY, StoreRecord
 from edgebench.store.open import redact
 
 QUEUE_DIR = ".edgebench-queue"
@@ -73,7 +73,7 @@ def dequeue(root, run_id: str) -> bool:
 
 
 @dataclass
-class Pushed(Record):
+class Pushed(StoreRecord):
     """What became of one run in a push: ``status`` is added / already / queued / refused."""
     run_id: str
     run_dir: str
