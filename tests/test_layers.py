@@ -9,6 +9,7 @@ the tree with one forbidden import added, to show each kind of contract is live.
 """
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -126,7 +127,6 @@ def test_no_verb_module_imports_the_app():
 
 def _classes_defined_twice(package: Path) -> dict:
     """Class names the package's modules define more than once (module level), with where."""
-    import ast
     where: dict = {}
     for path in sorted(package.rglob("*.py")):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:

@@ -106,9 +106,11 @@ def board_client(profile, url: str | None = None, client=None, emit=None, cpus: 
 
 class BoardRun:
     """A run driven over one board client by an object of a subclass (``_Soak``, ``_Sweep``): the
-    client, the profile, the options ``o``, the runs folder and the progress callback ``emit``."""
+    client, the profile, the options ``o``, the runs folder and the progress callback ``emit``;
+    ``subject`` is what the run measures (a soak's model, a sweep's models), which each subclass
+    keeps under its own name."""
 
-    def __init__(self, client, profile, opts, runs_root, emit):
+    def __init__(self, client, subject, profile, opts, runs_root, emit):
         self.client, self.profile, self.o = client, profile, opts
         self.runs_root, self.emit = runs_root, emit
 
@@ -118,7 +120,7 @@ class BoardRun:
         for the run, pinned to ``opts.cpus``); ``progress`` (may be None) is told of each step."""
         emit = progress or (lambda event: None)
         with board_client(profile, url, client, emit, cpus=opts.cpus) as opened:
-            return cls(opened, subject, profile, opts, runs_root, emit).run()  # type: ignore[call-arg]  # (cause: each subclass adds its subject)
+            return cls(opened, subject, profile, opts, runs_root, emit).run()
 
     def run(self):  # pragma: no cover - each subclass runs its own kind
         raise NotImplementedError

@@ -133,7 +133,7 @@ def run_soak(model_path, profile, opts: SoakOptions, runs_root="runs", url: Opti
 
 class _Soak(BoardRun):
     def __init__(self, client, model, profile, opts, runs_root, emit):
-        super().__init__(client, profile, opts, runs_root, emit)
+        super().__init__(client, model, profile, opts, runs_root, emit)
         self.model = model
         self.tel_frames: list = []            # every telemetry frame (small: a few Hz)
         self.temps: list = []                 # (t_ns, primary temperature) per frame, for the verdict

@@ -214,7 +214,7 @@ def run_sweep(model_path, profile, opts: SweepOptions, runs_root="runs", url: Op
 
 class _Sweep(BoardRun):
     def __init__(self, client, models, profile, opts, runs_root, emit):
-        super().__init__(client, profile, opts, runs_root, emit)
+        super().__init__(client, models, profile, opts, runs_root, emit)
         self.models = models
         self.points = grid(opts, models)
         self.vary = {name for name, n in (("model", len(models)), ("kernels", len(opts.kernels)),

@@ -204,7 +204,7 @@ def command(verb, func: Callable) -> Callable:
     groups = [p.name for p in own if p.annotation is RuntimeArgs]     # the runtime options go in its place
     if len(groups) > 1:
         raise ValueError(f"{func.__module__}.{func.__name__}: one RuntimeArgs parameter at most, got {groups}")
-    runtime = _runtime_declarations()
+    runtime = _runtime_declarations() if groups else {}
 
     @functools.wraps(func)
     def wrapper(**values):
