@@ -1,7 +1,8 @@
 /*
  * eb_conv_util.c - what the portable and the DSP convolution kernels share: the
  * blob's blocked filter order, the tests for a convolution that reads its input in
- * place and for one whose filter is stored biased, and the gathering of one receptive field with its padding.
+ * place and for one whose filter is stored biased, and the gathering of one
+ * receptive field with its padding.
  */
 #include "eb_kernels.h"
 

@@ -3,9 +3,9 @@
  * kernels (ops/eb_op_conv.c, ops/eb_op_fully_connected.c and the DSP kernels of
  * kernels/dsp/): modulo-2^32 accumulation, four-byte loads, the SXTB16 lane
  * split, dot products over the blob's blocked filter layout (firmware/BLOB.md),
- * and the matrix-vector products with their requantisation (the biased one in
- * eb_matvec.c). Static inline: each
- * includer gets the code inlined where it is used.
+ * and the matrix-vector products with their requantisation (the biased one out of
+ * line, in eb_matvec.c). Static inline: each includer gets the code inlined where it
+ * is used.
  */
 #ifndef EB_DOT_H
 #define EB_DOT_H

@@ -7,16 +7,10 @@
  * eb_mul_round_f64 (eb_rescale.c), then the fused activation's clamp.
  *
  * The weights are stored blocked (firmware/BLOB.md) with the bytes of even
- * depth positions biased: b_k = w_k ^ 0x80, so (uint8)b_k = w_k + 128 for even
- * k, and b_k = w_k for odd k; the blob's bias'' = bias' + 128 * sum(odd w).
- * For any x (summing over all k):
- *   sum(even k) x_k * (uint8)b_k + sum(odd k) (x_k - 128) * (int8)b_k
- *     = sum x_k w_k + 128 * sum(even k) x_k - 128 * sum(odd k) w_k
- * so acc = bias'' - 128 * sum(even k) x_k + that sum, exactly (modulo 2^32,
- * as every accumulation here: firmware/BLOB.md, "Integer overflow"). The
- * layout exists for the DSP kernel (kernels/dsp/eb_fc_dsp.c), whose SMLAD reads
- * the raw weight word; this portable kernel (eb_matvec_biased, eb_matvec.c, which
- * 1x1 CONV_2D's portable kernel shares) is the reference it must match.
+ * depth positions biased (b_k = w_k ^ 0x80, bias'' = bias' + 128 * sum(odd w));
+ * the portable kernel is eb_matvec_biased (eb_matvec.c, which has the identity
+ * and which 1x1 CONV_2D's portable kernel shares), the reference the DSP kernel
+ * (kernels/dsp/eb_fc_dsp.c) must match.
  */
 #include "eb_dot.h"
 #include "eb_kernels_opt.h"

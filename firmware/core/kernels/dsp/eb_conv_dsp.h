@@ -1,7 +1,10 @@
 /*
  * eb_conv_dsp.h - shared by the CONV_2D files of the DSP kernel set: the
- * per-layer requantisation tables (eb_conv_dsp.c) and the short-field path
- * (eb_conv_small_dsp.c). Not part of the engine's interface.
+ * per-layer requantisation tables (eb_conv_requant_dsp.c), the field widening and
+ * pixel walk of the two-pixel loops, the short-field path (eb_conv_small_dsp.c), the
+ * channel loops (eb_conv_mm_dsp.c), the stems (eb_conv_stem_dsp.c) and the pointwise
+ * kernel (eb_pointwise_dsp.c, eb_pointwise_rq_dsp.c). Not part of the engine's
+ * interface.
  */
 #ifndef EB_CONV_DSP_H
 #define EB_CONV_DSP_H
@@ -109,8 +112,8 @@ static EB_ALWAYS_INLINE void eb_stem3_inside(const int8_t *s0, int32_t rs, uint3
 int eb_conv_small(const eb_conv_params *p, const int8_t *in, int8_t *out);
 
 /* The channel loops (eb_conv_mm_dsp.c) that eb_conv_dsp.c and the stem paths
- * (eb_conv_stem_dsp.c) share, on two
- * fields widened as eb_conv_dsp.c describes (xq: G groups of four words):
+ * (eb_conv_stem_dsp.c) share, on two fields widened as eb_conv_dsp.c describes (xq:
+ * G groups of four words):
  * eb_mm_blocks: acc[2u], acc[2u+1] = bias[u] + row u . px0, px1 for every channel of
  * nblocks blocks of the blob's blocked filter (15 instructions per 16 MACs);
  * eb_widen_filter / eb_mm_pairs_wide: the same on the filter widened into RAM

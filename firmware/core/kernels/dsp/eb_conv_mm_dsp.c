@@ -81,7 +81,7 @@ typedef struct {
  * block that r7 points to (eb_mm_ctl; the register plan of EB_MM_REGISTERS, lr
  * the blocked filter). */
 void eb_mm_blocks(const uint32_t *xq, int32_t G, const int8_t *w, const uint8_t *bias, int32_t nblocks,
-                         int32_t *acc)
+                  int32_t *acc)
 {
     eb_mm_ctl ctl;
     EB_MM_REGISTERS(const int8_t *, w);
@@ -150,8 +150,8 @@ void eb_widen_filter(const int8_t *w, int32_t G, int32_t c0, int32_t n, uint32_t
  * elements: one LDM of x, two LDRD of weights (no SXTB16), eight SMLAD: 11
  * instructions for 16 MACs instead of 15. Registers as EB_MM_REGISTERS (lr the
  * widened weights, r11/r12 a weight pair). */
-void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, const uint8_t *bias,
-                             int32_t npairs, int32_t *acc)
+void eb_mm_pairs_wide(const uint32_t *xq, int32_t G, const uint32_t *wt, const uint8_t *bias, int32_t npairs,
+                      int32_t *acc)
 {
     eb_mm_ctl ctl;
     EB_MM_REGISTERS(const uint32_t *, wt);

@@ -131,11 +131,6 @@ static const eb_dws_fn eb_dws_fns[2][EB_DWS_NP_MAX] = {
     {eb_dws_s2_np1, eb_dws_s2_np2, eb_dws_s2_np3, eb_dws_s2_np4, 0, 0},
 };
 
-static inline void eb_dws_st32(int16_t *d, uint32_t v)
-{
-    EB_COPY4(d, &v);
-}
-
 /* (lo.bottom, hi.bottom) and (lo.top, hi.top) as one word: PKHBT, PKHTB */
 static inline uint32_t eb_dws_bb(uint32_t lo, uint32_t hi)
 {

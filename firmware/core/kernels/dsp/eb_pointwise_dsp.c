@@ -29,8 +29,8 @@
  * pixels, per group of four input channels:
  *   LDM x!, {PA, QA, PB, QB}; LDRD Wa, Wb, [w], #16;
  *   4 SMLAD with the P's; SXTB16 ror 8 of Wa and Wb in place; 4 SMLAD with the Q's
- * = 12 instructions per 16 MACs (the unbiased pair loop of eb_conv_dsp.c takes 15: its
- * four SXTB16 widen both halves of both weight words). Cycle model of
+ * = 12 instructions per 16 MACs (the unbiased pair loop, eb_mm_blocks of eb_conv_mm_dsp.c,
+ * takes 15: its four SXTB16 widen both halves of both weight words). Cycle model of
  * edgebench.mcu.cycles: LDM 5, LDRD 3, 10 one-cycle ALU = 18 a group (20 before).
  * Register plan (all 14 allocatable registers): r0 x, r1 its end, r2-r5 PA QA PB QB
  * (the LDM list ascending), r6/r8 row a's sums (A, B), r9/r10 row b's, r11/r12 Wa/Wb,
